@@ -1,0 +1,1 @@
+"""The `sluice` command line: one entry point for everything an operator does."""

@@ -1,0 +1,56 @@
+"""Clients for the servers, built from settings in one place (secrets stay inside)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streams.config import ElasticsearchSettings, ObjectStoreSettings, RegistrySettings
+
+
+def s3_client(settings: ObjectStoreSettings, timeout_s: float = 30.0) -> Any:
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "s3",
+        endpoint_url=settings.endpoint_url,
+        region_name=settings.region,
+        aws_access_key_id=settings.access_key_id,
+        aws_secret_access_key=settings.secret_access_key.get_secret_value(),
+        config=Config(
+            connect_timeout=timeout_s,
+            read_timeout=timeout_s,
+            retries={"max_attempts": 2, "mode": "standard"},
+            s3={"addressing_style": "path"},  # local servers have no per-bucket DNS names
+        ),
+    )
+
+
+def _es_kwargs(settings: ElasticsearchSettings) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"request_timeout": settings.request_timeout_s}
+    if settings.api_key is not None:
+        kwargs["api_key"] = settings.api_key.get_secret_value()
+    elif settings.username:
+        password = settings.password.get_secret_value() if settings.password else ""
+        kwargs["basic_auth"] = (settings.username, password)
+    if settings.ca_certs:
+        kwargs["ca_certs"] = settings.ca_certs
+    return kwargs
+
+
+def es_client(settings: ElasticsearchSettings) -> Any:
+    from elasticsearch import Elasticsearch
+
+    return Elasticsearch(settings.url, **_es_kwargs(settings))
+
+
+def async_es_client(settings: ElasticsearchSettings) -> Any:
+    from elasticsearch import AsyncElasticsearch
+
+    return AsyncElasticsearch(settings.url, **_es_kwargs(settings))
+
+
+def registry_client(settings: RegistrySettings) -> Any:
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    return SchemaRegistryClient({"url": settings.url})

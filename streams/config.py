@@ -1,0 +1,196 @@
+"""Typed configuration: one YAML file plus environment overrides.
+
+Resolution order (later wins): defaults declared here, the YAML file (``$SLUICE_CONFIG``, else
+``./sluice.yaml`` when present), then environment variables ``SLUICE_<SECTION>__<FIELD>``
+(for example ``SLUICE_KAFKA__BOOTSTRAP_SERVERS=broker:9092``). Secrets are ``SecretStr``
+so they never print.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import YamlConfigSettingsSource
+
+from streams.errors import ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+class KafkaSettings(BaseModel):
+    # Loopback port away from 9092 so the local stack does not collide with a real broker.
+    bootstrap_servers: str = "127.0.0.1:19092"
+    security_protocol: str = "PLAINTEXT"
+    sasl_mechanism: str | None = None
+    sasl_username: str | None = None
+    sasl_password: SecretStr | None = None
+    ssl_cafile: str | None = None
+
+    def client_config(self) -> dict[str, Any]:
+        """librdkafka (confluent-kafka) settings, secrets included: never log the result."""
+        conf: dict[str, Any] = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "security.protocol": self.security_protocol,
+        }
+        if self.sasl_mechanism:
+            conf["sasl.mechanism"] = self.sasl_mechanism
+            conf["sasl.username"] = self.sasl_username or ""
+            conf["sasl.password"] = self.sasl_password.get_secret_value() if self.sasl_password else ""
+        if self.ssl_cafile:
+            conf["ssl.ca.location"] = self.ssl_cafile
+        return conf
+
+
+class RegistrySettings(BaseModel):
+    # Apicurio's Confluent-compatible API lives under /apis/ccompat/v7.
+    url: str = "http://127.0.0.1:18081/apis/ccompat/v7"
+    # Backward-transitive: a new reader must read every older writer's data (replays go back days).
+    compatibility: str = "BACKWARD_TRANSITIVE"
+
+
+class ElasticsearchSettings(BaseModel):
+    url: str = "http://127.0.0.1:19200"
+    username: str | None = None
+    password: SecretStr | None = None
+    api_key: SecretStr | None = None
+    ca_certs: str | None = None
+    request_timeout_s: float = 30.0
+
+
+class ObjectStoreSettings(BaseModel):
+    endpoint_url: str = "http://127.0.0.1:19000"
+    region: str = "us-east-1"
+    access_key_id: str = "sluice"
+    secret_access_key: SecretStr = SecretStr("sluice-local-secret")
+    default_bucket: str = "sluice-cold"
+
+
+class TopicSettings(BaseModel):
+    raw: str = "logs.raw"
+    events_prefix: str = "logs.events."
+    metrics: str = "logs.metrics"
+    alerts: str = "logs.alerts"
+    dlq: str = "logs.dlq"
+    # Partitions bound the parallelism of every stage; 6 lets 1, 2, 3 or 6 workers share evenly.
+    raw_partitions: int = 6
+    events_partitions: int = 3
+    metrics_partitions: int = 3
+    alerts_partitions: int = 1
+    dlq_partitions: int = 1
+    # The raw topic is the replay window: 7 days, as DESIGN.md promises operators.
+    raw_retention_ms: int = 7 * 24 * 3600 * 1000
+    events_retention_ms: int = 3 * 24 * 3600 * 1000
+    dlq_retention_ms: int = 30 * 24 * 3600 * 1000
+    replication_factor: int = 1
+
+    def events_topic(self, project: str) -> str:
+        return self.events_prefix + project
+
+
+class ProjectRoute(BaseModel):
+    """One row of the routing table: where a project's events go and what they may cost."""
+
+    index_prefix: str | None = None  # default: logs-<project>
+    bucket: str | None = None  # default: object_store.default_bucket
+    retention_days: int = 7
+    events_per_s: float | None = None  # per-project share of the sink budget; None = fair share
+
+
+class RoutingSettings(BaseModel):
+    default_project: str = "default"
+    projects: dict[str, ProjectRoute] = Field(default_factory=lambda: {"default": ProjectRoute()})
+
+    @field_validator("projects")
+    @classmethod
+    def _names_are_topic_safe(cls, projects: dict[str, ProjectRoute]) -> dict[str, ProjectRoute]:
+        for name in projects:
+            if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", name):
+                raise ValueError(
+                    f"project name {name!r} must be lowercase letters, digits, '-' or '_' "
+                    "(it becomes a Kafka topic and an Elasticsearch index name)"
+                )
+        return projects
+
+
+class StackSettings(BaseModel):
+    """The local servers started by ``sluice stack up``. Ports come from the connection URLs."""
+
+    dir: Path = REPO_ROOT / ".stack"
+    kafka_controller_port: int = 19093
+    kafka_version: str = "4.1.1"
+    elasticsearch_version: str = "9.5.0"
+    s3proxy_version: str = "4.1.0"
+    kafka_heap: str = "512m"
+    elasticsearch_heap: str = "512m"
+    # Elasticsearch refuses to run as root; the stack runs it as this user (created if missing).
+    elasticsearch_user: str = "sluice"
+    # Elasticsearch 9 needs Java 21+; None = the newest JDK found under /usr/lib/jvm or JAVA_HOME.
+    elasticsearch_java_home: Path | None = None
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SLUICE_", env_nested_delimiter="__", extra="forbid")
+
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    registry: RegistrySettings = Field(default_factory=RegistrySettings)
+    elasticsearch: ElasticsearchSettings = Field(default_factory=ElasticsearchSettings)
+    object_store: ObjectStoreSettings = Field(default_factory=ObjectStoreSettings)
+    topics: TopicSettings = Field(default_factory=TopicSettings)
+    routing: RoutingSettings = Field(default_factory=RoutingSettings)
+    stack: StackSettings = Field(default_factory=StackSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        path = config_path()
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if path is not None:
+            sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=path))
+        return (*sources, file_secret_settings)
+
+    def projects(self) -> list[str]:
+        names = set(self.routing.projects)
+        names.add(self.routing.default_project)
+        return sorted(names)
+
+
+def config_path() -> Path | None:
+    explicit = os.environ.get("SLUICE_CONFIG")
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"SLUICE_CONFIG={explicit} does not exist; point it at a YAML file or unset it")
+        return path
+    default = Path.cwd() / "sluice.yaml"
+    return default if default.is_file() else None
+
+
+def load_settings(**overrides: Any) -> Settings:
+    try:
+        return Settings(**overrides)
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        where = config_path() or "defaults and environment"
+        raise ConfigError(f"invalid configuration ({where}): {exc}") from exc
+
+
+def port_of(url_or_hostport: str) -> int:
+    """The port of ``http://h:p/...`` or ``h:p`` (first entry of a bootstrap list)."""
+    first = url_or_hostport.split(",")[0].strip()
+    if "://" not in first:
+        first = "tcp://" + first
+    port = urlsplit(first).port
+    if port is None:
+        raise ConfigError(f"{url_or_hostport!r} names no port; the local stack needs an explicit one")
+    return port

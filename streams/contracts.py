@@ -1,0 +1,105 @@
+"""Avro contracts: load ``schemas/*.avsc``, register them as ``<topic>-value``, check compatibility."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import fastavro
+
+from streams.config import REPO_ROOT, Settings
+from streams.errors import SchemaError
+from streams.topics import topic_specs
+
+SCHEMA_DIR = REPO_ROOT / "schemas"
+
+
+@cache
+def schema_text(name: str) -> str:
+    path = SCHEMA_DIR / f"{name}.avsc"
+    try:
+        # Stripped: the Confluent serializer strips the text it looks up, and Apicurio compares
+        # schema text exactly unless asked to normalise.
+        text = path.read_text().strip()
+        fastavro.parse_schema(json.loads(text))
+    except FileNotFoundError:
+        raise SchemaError(f"no contract {path}; the known ones are {sorted(p.stem for p in SCHEMA_DIR.glob('*.avsc'))}") from None
+    except (ValueError, fastavro.schema.SchemaParseException) as exc:
+        raise SchemaError(f"{path} is not a valid Avro schema: {exc}") from exc
+    return text
+
+
+@cache
+def parsed_schema(name: str) -> Any:
+    return fastavro.parse_schema(json.loads(schema_text(name)))
+
+
+@dataclass(frozen=True)
+class Registration:
+    subject: str
+    schema_id: int
+    version: int
+
+
+def subjects(settings: Settings) -> dict[str, str]:
+    """``<topic>-value`` -> contract name, for every Avro topic."""
+    return {f"{s.name}-value": s.schema for s in topic_specs(settings) if s.schema}
+
+
+def register_all(settings: Settings, client: Any | None = None) -> list[Registration]:
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+    client = client or SchemaRegistryClient({"url": settings.registry.url})
+    done = []
+    for subject, name in subjects(settings).items():
+        schema = Schema(schema_text(name), "AVRO")
+        try:
+            # Set the level first so that the very first version is already guarded.
+            client.set_compatibility(subject_name=subject, level=settings.registry.compatibility)
+            schema_id = client.register_schema(subject, schema)
+            version = client.lookup_schema(subject, schema).version
+        except SchemaRegistryError as exc:
+            raise SchemaError(
+                f"registering schemas/{name}.avsc as {subject} at {settings.registry.url} failed "
+                f"(HTTP {exc.http_status_code}): {exc.error_message}. If the change is incompatible, "
+                "add defaults to new fields or use a new topic"
+            ) from exc
+        done.append(Registration(subject, schema_id, version))
+    return done
+
+
+@dataclass(frozen=True)
+class Compatibility:
+    subject: str
+    compatible: bool
+    detail: str
+
+
+def check_all(settings: Settings, client: Any | None = None) -> list[Compatibility]:
+    """Would the local contracts be accepted? (``backward-transitive`` against every registered version)."""
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+    client = client or SchemaRegistryClient({"url": settings.registry.url})
+    results = []
+    for subject, name in subjects(settings).items():
+        try:
+            registered = client.get_subjects()
+            if subject not in registered:
+                results.append(Compatibility(subject, True, "not registered yet"))
+                continue
+            ok = client.test_compatibility(subject, Schema(schema_text(name), "AVRO"))
+            results.append(Compatibility(subject, bool(ok), "compatible" if ok else "INCOMPATIBLE"))
+        except SchemaRegistryError as exc:
+            results.append(Compatibility(subject, False, f"HTTP {exc.http_status_code}: {exc.error_message}"))
+    return results
+
+
+def load_schema_file(path: Path) -> str:
+    text = path.read_text()
+    fastavro.parse_schema(json.loads(text))
+    return text

@@ -1,0 +1,159 @@
+"""Elasticsearch from the integ-test-zip distribution on Maven Central, run as a non-root user.
+
+The integ-test-zip is the server with a minimal module set (transport-netty4, x-pack-core,
+x-pack-security, apm): composable index templates, bulk, search and aliases are there; ILM and
+data streams are not (``GET /_ilm/policy`` answers "no handler"), so the hot tier uses daily
+indices and its own retention job against this server. Written down in the README.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pwd
+import shutil
+import stat
+import tempfile
+import zipfile
+from pathlib import Path
+
+import httpx
+
+from streams.config import port_of
+from streams.errors import StackError
+from streams.stack.base import Service, run_checked
+from streams.stack.java import find_java_home
+from streams.stack.maven import fetch_artifact
+
+
+class ElasticsearchService(Service):
+    name = "elasticsearch"
+    start_timeout_s = 180.0
+
+    def port(self) -> int:
+        return port_of(self.settings.elasticsearch.url)
+
+    def endpoint(self) -> str:
+        return self.settings.elasticsearch.url
+
+    # Elasticsearch refuses to start as root. As root we run it as a system user that owns only its
+    # own directory; its files must then sit where that user can reach them.
+    def run_as(self) -> str | None:
+        return self.settings.stack.elasticsearch_user if os.geteuid() == 0 else None
+
+    @property
+    def es_root(self) -> Path:
+        if self.run_as() is None or _world_traversable(self.home.parent):
+            return self.home
+        digest = hashlib.sha256(str(self.home).encode()).hexdigest()[:12]
+        return Path(tempfile.gettempdir()) / f"sluice-stack-{digest}" / "elasticsearch"
+
+    @property
+    def dist(self) -> Path:
+        return self.es_root / f"elasticsearch-{self.settings.stack.elasticsearch_version}"
+
+    def install(self) -> None:
+        version = self.settings.stack.elasticsearch_version
+        if (self.dist / "bin" / "elasticsearch").is_file():
+            return
+        archive = fetch_artifact(
+            f"org.elasticsearch.distribution.integ-test-zip:elasticsearch:{version}:zip", self.home / "download"
+        )
+        self.es_root.mkdir(parents=True, exist_ok=True)
+        tmp = self.es_root / "unpack.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        _unzip(archive, tmp)
+        (tmp / f"elasticsearch-{version}").rename(self.dist)
+        tmp.rmdir()
+
+    def prepare(self) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        for sub in ("data", "logs", "config", "tmp"):
+            (self.es_root / sub).mkdir(parents=True, exist_ok=True)
+        conf = self.es_root / "config"
+        for item in (self.dist / "config").iterdir():
+            target = conf / item.name
+            if item.is_dir():
+                shutil.copytree(item, target, dirs_exist_ok=True)
+            elif not target.exists() or item.name != "elasticsearch.yml":
+                shutil.copy2(item, target)
+        settings = {
+            "cluster.name": "sluice",
+            "node.name": "sluice-1",
+            "discovery.type": "single-node",
+            "network.host": "127.0.0.1",
+            "http.port": str(self.port()),
+            "transport.port": "0",
+            "path.data": str(self.es_root / "data"),
+            "path.logs": str(self.es_root / "logs"),
+            "xpack.security.enabled": "false",
+            # A developer's or CI's disk is often fuller than a server's; do not go read-only at 90%.
+            "cluster.routing.allocation.disk.threshold_enabled": "false",
+            "action.destructive_requires_name": "false",
+        }
+        (conf / "elasticsearch.yml").write_text("".join(f"{k}: {v}\n" for k, v in settings.items()))
+        user = self.run_as()
+        if user is not None:
+            _ensure_user(user)
+            run_checked(["chown", "-R", f"{user}:", str(self.es_root)], "giving Elasticsearch its directory")
+            if self.es_root != self.home:
+                link = self.home / "files"
+                if not link.is_symlink():
+                    link.symlink_to(self.es_root)
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ES_", "JAVA_"))}
+        java = find_java_home(21, self.settings.stack.elasticsearch_java_home)
+        heap = self.settings.stack.elasticsearch_heap
+        env.update(
+            ES_JAVA_HOME=str(java),
+            ES_PATH_CONF=str(self.es_root / "config"),
+            ES_JAVA_OPTS=f"-Xms{heap} -Xmx{heap}",
+            ES_TMPDIR=str(self.es_root / "tmp"),
+        )
+        if self.run_as():
+            env["HOME"] = str(self.es_root)
+        return env
+
+    def workdir(self) -> Path:
+        return self.es_root
+
+    def command(self) -> list[str]:
+        return [str(self.dist / "bin" / "elasticsearch")]
+
+    def healthy(self) -> bool:
+        try:
+            resp = httpx.get(f"{self.endpoint()}/_cluster/health", timeout=2)
+        except httpx.HTTPError:
+            return False
+        return resp.status_code == 200 and resp.json().get("status") in ("yellow", "green")
+
+
+def _world_traversable(path: Path) -> bool:
+    for part in [path, *path.parents]:
+        if not part.exists():
+            continue
+        if not part.stat().st_mode & stat.S_IXOTH:
+            return False
+    return True
+
+
+def _ensure_user(user: str) -> None:
+    try:
+        pwd.getpwnam(user)
+    except KeyError:
+        useradd = shutil.which("useradd")
+        if useradd is None:
+            raise StackError(f"user {user!r} is missing and useradd is not available; create it") from None
+        run_checked([useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user],
+                    f"creating the {user!r} user for Elasticsearch")
+
+
+def _unzip(archive: Path, dest: Path) -> None:
+    """Unpack keeping the executable bits (zipfile alone drops them)."""
+    with zipfile.ZipFile(archive) as zf:
+        for info in zf.infolist():
+            path = zf.extract(info, dest)
+            mode = (info.external_attr >> 16) & 0o777
+            if mode:
+                Path(path).chmod(mode)

@@ -1,0 +1,39 @@
+"""`sluice stack up|down|status`: the four servers, in dependency order."""
+
+from __future__ import annotations
+
+import time
+
+from streams.config import Settings
+from streams.stack.base import Log, Service, ServiceStatus
+from streams.stack.elasticsearch import ElasticsearchService
+from streams.stack.kafka import KafkaService
+from streams.stack.objectstore import ObjectStoreService
+from streams.stack.registry import RegistryService
+
+SERVICE_TYPES: tuple[type[Service], ...] = (KafkaService, RegistryService, ElasticsearchService, ObjectStoreService)
+
+
+def services(settings: Settings, log: Log = print) -> list[Service]:
+    return [cls(settings, log) for cls in SERVICE_TYPES]
+
+
+def up(settings: Settings, log: Log = print, only: list[str] | None = None) -> float:
+    """Start whatever is not running; returns the wall time in seconds."""
+    started = time.monotonic()
+    for service in services(settings, log):
+        if only and service.name not in only:
+            continue
+        service.up()
+    return time.monotonic() - started
+
+
+def down(settings: Settings, log: Log = print, only: list[str] | None = None) -> None:
+    for service in reversed(services(settings, log)):
+        if only and service.name not in only:
+            continue
+        service.down()
+
+
+def status(settings: Settings) -> list[ServiceStatus]:
+    return [service.status() for service in services(settings, lambda _msg: None)]

@@ -1,0 +1,61 @@
+"""S3-compatible object store: S3Proxy (Apache-2.0, a real S3 server) over a local filesystem.
+
+S3Proxy implements the S3 REST API (SigV2/SigV4, multipart upload, listing) on top of jclouds'
+filesystem blob store. It does not implement bucket lifecycle rules; Sluice reports that instead of
+pretending (see the cold tier).
+"""
+
+from __future__ import annotations
+
+from streams.config import port_of
+from streams.stack.base import Service
+from streams.stack.java import find_java_home
+from streams.stack.maven import fetch_artifact
+
+
+class ObjectStoreService(Service):
+    name = "objectstore"
+    start_timeout_s = 60.0
+
+    def port(self) -> int:
+        return port_of(self.settings.object_store.endpoint_url)
+
+    def endpoint(self) -> str:
+        return self.settings.object_store.endpoint_url
+
+    def _jar(self):  # type: ignore[no-untyped-def]
+        version = self.settings.stack.s3proxy_version
+        return fetch_artifact(f"org.gaul:s3proxy:{version}:jar:jar-with-dependencies", self.home / "lib")
+
+    def install(self) -> None:
+        self._jar()
+
+    def prepare(self) -> None:
+        store = self.settings.object_store
+        (self.home / "data").mkdir(parents=True, exist_ok=True)
+        props = {
+            "s3proxy.endpoint": f"http://127.0.0.1:{self.port()}",
+            "s3proxy.authorization": "aws-v2-or-v4",
+            "s3proxy.identity": store.access_key_id,
+            "s3proxy.credential": store.secret_access_key.get_secret_value(),
+            "jclouds.provider": "filesystem-nio2",
+            "jclouds.filesystem.basedir": str(self.home / "data"),
+            "s3proxy.ignore-unknown-headers": "true",
+        }
+        conf = self.home / "s3proxy.conf"
+        conf.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        conf.chmod(0o600)  # holds the secret
+
+    def command(self) -> list[str]:
+        java = find_java_home(17) / "bin" / "java"
+        return [str(java), "-Xmx256m", "-XX:+UseSerialGC", "-jar", str(self._jar()),
+                "--properties", str(self.home / "s3proxy.conf")]
+
+    def healthy(self) -> bool:
+        from streams.clients import s3_client
+
+        try:
+            s3_client(self.settings.object_store, timeout_s=2).list_buckets()
+        except Exception:  # noqa: BLE001 - any failure means "not yet"
+            return False
+        return True

@@ -1,0 +1,88 @@
+"""Topic definitions (partitions, retention, compaction) and their creation on the broker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from streams.config import Settings
+from streams.errors import SluiceError
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    name: str
+    partitions: int
+    config: dict[str, str] = field(default_factory=dict)
+    # The Avro contract of the values, registered as <name>-value; None = not Avro (internal).
+    schema: str | None = None
+
+
+def topic_specs(settings: Settings) -> list[TopicSpec]:
+    t = settings.topics
+    specs = [
+        TopicSpec(
+            t.raw, t.raw_partitions,
+            {"retention.ms": str(t.raw_retention_ms), "cleanup.policy": "delete", "compression.type": "producer"},
+            "raw_batch",
+        ),
+        TopicSpec(t.metrics, t.metrics_partitions, {"retention.ms": str(t.events_retention_ms)}, "metric_point"),
+        # Alerts are keyed by a deterministic incident id: compaction keeps the latest state of each
+        # incident, deletion after the retention bounds the topic.
+        TopicSpec(
+            t.alerts, t.alerts_partitions,
+            {"cleanup.policy": "compact,delete", "retention.ms": str(t.dlq_retention_ms)},
+            "alert",
+        ),
+        TopicSpec(t.dlq, t.dlq_partitions, {"retention.ms": str(t.dlq_retention_ms)}, "dead_letter"),
+    ]
+    specs += [
+        TopicSpec(t.events_topic(p), t.events_partitions, {"retention.ms": str(t.events_retention_ms)}, "log_event")
+        for p in settings.projects()
+    ]
+    return specs
+
+
+def create_topics(settings: Settings, specs: list[TopicSpec] | None = None, timeout_s: float = 30.0) -> list[str]:
+    """Create missing topics; returns the names created. Existing topics are left as they are."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    specs = specs if specs is not None else topic_specs(settings)
+    admin = AdminClient(settings.kafka.client_config())
+    existing = set(admin.list_topics(timeout=timeout_s).topics)
+    wanted = [s for s in specs if s.name not in existing]
+    if not wanted:
+        return []
+    futures = admin.create_topics(
+        [NewTopic(s.name, num_partitions=s.partitions, replication_factor=settings.topics.replication_factor,
+                  config=s.config) for s in wanted],
+        operation_timeout=timeout_s,
+    )
+    created = []
+    for name, future in futures.items():
+        try:
+            future.result(timeout=timeout_s)
+            created.append(name)
+        except KafkaException as exc:
+            if "TOPIC_ALREADY_EXISTS" in str(exc):
+                continue
+            raise SluiceError(
+                f"could not create topic {name} on {settings.kafka.bootstrap_servers}: {exc}; "
+                "check that the broker is up (`sluice stack status`)"
+            ) from exc
+    return created
+
+
+def describe_topics(settings: Settings, names: list[str]) -> dict[str, dict[str, str]]:
+    """Partition count and the non-default configs of each topic, as the broker reports them."""
+    from confluent_kafka.admin import AdminClient, ConfigResource
+
+    admin = AdminClient(settings.kafka.client_config())
+    meta = admin.list_topics(timeout=10).topics
+    resources = [ConfigResource(ConfigResource.Type.TOPIC, n) for n in names]
+    result: dict[str, dict[str, str]] = {}
+    for res, future in admin.describe_configs(resources).items():
+        entries = future.result(timeout=10)
+        result[res.name] = {k: str(v.value) for k, v in entries.items() if not v.is_default}
+        result[res.name]["partitions"] = str(len(meta[res.name].partitions))
+    return result
