@@ -15,8 +15,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
-from pydantic_settings import YamlConfigSettingsSource
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
 
 from streams.errors import ConfigError
 
@@ -187,7 +191,7 @@ def load_settings(**overrides: Any) -> Settings:
 
 def port_of(url_or_hostport: str) -> int:
     """The port of ``http://h:p/...`` or ``h:p`` (first entry of a bootstrap list)."""
-    first = url_or_hostport.split(",")[0].strip()
+    first = url_or_hostport.split(",", maxsplit=1)[0].strip()
     if "://" not in first:
         first = "tcp://" + first
     port = urlsplit(first).port

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -14,7 +15,8 @@ from streams.config import REPO_ROOT, Settings
 from streams.errors import SchemaError
 from streams.topics import topic_specs
 
-SCHEMA_DIR = REPO_ROOT / "schemas"
+# The repo's schemas/ in a checkout; images set SLUICE_SCHEMA_DIR (the wheel does not carry them).
+SCHEMA_DIR = Path(os.environ.get("SLUICE_SCHEMA_DIR", REPO_ROOT / "schemas"))
 
 
 @cache
@@ -26,7 +28,8 @@ def schema_text(name: str) -> str:
         text = path.read_text().strip()
         fastavro.parse_schema(json.loads(text))
     except FileNotFoundError:
-        raise SchemaError(f"no contract {path}; the known ones are {sorted(p.stem for p in SCHEMA_DIR.glob('*.avsc'))}") from None
+        known = sorted(p.stem for p in SCHEMA_DIR.glob("*.avsc"))
+        raise SchemaError(f"no contract {path}; the known ones are {known}") from None
     except (ValueError, fastavro.schema.SchemaParseException) as exc:
         raise SchemaError(f"{path} is not a valid Avro schema: {exc}") from exc
     return text
@@ -68,7 +71,7 @@ def register_all(settings: Settings, client: Any | None = None) -> list[Registra
                 f"(HTTP {exc.http_status_code}): {exc.error_message}. If the change is incompatible, "
                 "add defaults to new fields or use a new topic"
             ) from exc
-        done.append(Registration(subject, schema_id, version))
+        done.append(Registration(subject, schema_id, int(version or 0)))
     return done
 
 
@@ -80,22 +83,30 @@ class Compatibility:
 
 
 def check_all(settings: Settings, client: Any | None = None) -> list[Compatibility]:
-    """Would the local contracts be accepted? (``backward-transitive`` against every registered version)."""
+    """Would the local contracts be accepted? Each is tested against every registered version.
+
+    The registry's compatibility endpoint tests one version at a time (as Confluent's does), so
+    backward-transitive means asking it about each version in turn.
+    """
     from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
     from confluent_kafka.schema_registry.error import SchemaRegistryError
 
     client = client or SchemaRegistryClient({"url": settings.registry.url})
+    registered = set(client.get_subjects())
     results = []
     for subject, name in subjects(settings).items():
+        if subject not in registered:
+            results.append(Compatibility(subject, True, "not registered yet"))
+            continue
+        schema = Schema(schema_text(name), "AVRO")
         try:
-            registered = client.get_subjects()
-            if subject not in registered:
-                results.append(Compatibility(subject, True, "not registered yet"))
-                continue
-            ok = client.test_compatibility(subject, Schema(schema_text(name), "AVRO"))
-            results.append(Compatibility(subject, bool(ok), "compatible" if ok else "INCOMPATIBLE"))
+            failing = [v for v in client.get_versions(subject)
+                       if not client.test_compatibility(subject, schema, version=v)]
         except SchemaRegistryError as exc:
             results.append(Compatibility(subject, False, f"HTTP {exc.http_status_code}: {exc.error_message}"))
+            continue
+        detail = f"INCOMPATIBLE with version(s) {failing}" if failing else "compatible with every version"
+        results.append(Compatibility(subject, not failing, detail))
     return results
 
 

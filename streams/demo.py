@@ -95,7 +95,7 @@ def read_back_raw(settings: Settings, run_id: str, expect_lines: int, timeout_s:
     return seen
 
 
-def es_roundtrip(settings: Settings, index: str, doc: dict[str, object]) -> int:
+def es_roundtrip(settings: Settings, index: str, doc: dict[str, str]) -> int:
     es = es_client(settings.elasticsearch)
     es.index(index=index, id=str(doc["event_id"]), document=doc, refresh="wait_for")
     hits = es.search(index=index, query={"term": {"_id": doc["event_id"]}})["hits"]["total"]["value"]

@@ -33,7 +33,8 @@ def settings_of(ctx: click.Context) -> Settings:
     root = ctx.find_root()
     if root.obj is None:
         root.obj = load_settings()
-    return root.obj  # type: ignore[no-any-return]
+    settings: Settings = root.obj
+    return settings
 
 
 def _register_commands() -> None:

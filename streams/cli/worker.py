@@ -16,7 +16,7 @@ PLANNED = {
 @click.argument("stage", type=click.Choice(["assemble", "hot", "cold", "watch", "all"]))
 def worker(stage: str) -> None:
     """Run a stage worker (`all` runs every stage in one process, for a demo)."""
-    missing = [s for s in (PLANNED if stage == "all" else {stage: PLANNED[stage]})]
+    missing = list(PLANNED) if stage == "all" else [stage]
     raise click.ClickException(
         f"stage(s) {', '.join(missing)} not built yet ({', '.join(PLANNED[s] for s in missing)})"
     )

@@ -62,7 +62,7 @@ class Service(ABC):
     def healthy(self) -> bool:
         """One cheap probe: does the server answer its real protocol?"""
 
-    def prepare(self) -> None:
+    def prepare(self) -> None:  # noqa: B027 - optional hook; most servers need no preparation
         """First-start work (format storage, write config); runs before every start."""
 
     def env(self) -> dict[str, str]:

@@ -7,6 +7,8 @@ pretending (see the cold tier).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from streams.config import port_of
 from streams.stack.base import Service
 from streams.stack.java import find_java_home
@@ -23,7 +25,7 @@ class ObjectStoreService(Service):
     def endpoint(self) -> str:
         return self.settings.object_store.endpoint_url
 
-    def _jar(self):  # type: ignore[no-untyped-def]
+    def _jar(self) -> Path:
         version = self.settings.stack.s3proxy_version
         return fetch_artifact(f"org.gaul:s3proxy:{version}:jar:jar-with-dependencies", self.home / "lib")
 

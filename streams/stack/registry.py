@@ -7,6 +7,7 @@ this version and what differs from Confluent's server.
 from __future__ import annotations
 
 import os
+
 import httpx
 
 from streams.config import REPO_ROOT, port_of

@@ -1,0 +1,93 @@
+"""One fixture layer for every test that needs servers.
+
+``stack`` yields connection settings for a real Kafka, schema registry, Elasticsearch and object
+store: through testcontainers (docker/compose.yaml) when a Docker engine answers, else the local
+stack of ``sluice stack up``, started here if it is not running. Factory fixtures give each test
+its own topic and consumer-group names, so tests never see each other's data.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from streams.config import REPO_ROOT, Settings, load_settings
+
+CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+
+
+def docker_answers() -> bool:
+    if os.environ.get("SLUICE_TEST_STACK") == "local":
+        return False
+    try:
+        import docker
+
+        docker.from_env(timeout=3).ping()
+    except Exception:  # noqa: BLE001 - no engine, no socket, no permission: use the local stack
+        return False
+    return True
+
+
+def _compose_stack() -> Iterator[Settings]:
+    from testcontainers.compose import DockerCompose
+
+    compose = DockerCompose(str(REPO_ROOT / "docker"), compose_file_name="compose.yaml",
+                            services=["kafka", "registry", "elasticsearch", "objectstore"],
+                            wait=True)
+    with compose:
+        # compose.yaml publishes the same loopback ports as the local stack: same settings.
+        yield load_settings()
+
+
+def _local_stack() -> Iterator[Settings]:
+    from streams.stack import manager
+
+    settings = load_settings()
+    manager.up(settings, log=lambda msg: print(f"[stack] {msg}"))
+    yield settings  # left running: the next session reuses it (`sluice stack down` stops it)
+
+
+@pytest.fixture(scope="session")
+def stack() -> Iterator[Settings]:
+    yield from (_compose_stack() if docker_answers() else _local_stack())
+
+
+@pytest.fixture
+def unique_name() -> Callable[[str], str]:
+    def make(prefix: str) -> str:
+        return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+    return make
+
+
+@pytest.fixture
+def new_topic(stack: Settings, unique_name: Callable[[str], str]) -> Callable[..., str]:
+    """Create a fresh topic on the real broker; returns its name."""
+    from streams.topics import TopicSpec, create_topics
+
+    def make(prefix: str = "test", partitions: int = 1, config: dict[str, str] | None = None) -> str:
+        name = unique_name(prefix)
+        create_topics(stack, [TopicSpec(name, partitions, config or {})])
+        return name
+
+    return make
+
+
+@pytest.fixture
+def corpus() -> Path:
+    assert CORPUS.is_dir(), f"the shared corpus must sit beside the repo at {CORPUS}"
+    return CORPUS
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark by folder: tests/unit -> unit, tests/integration -> integration."""
+    for item in items:
+        parts = Path(str(item.fspath)).parts
+        if "integration" in parts:
+            item.add_marker(pytest.mark.integration)
+        elif "unit" in parts:
+            item.add_marker(pytest.mark.unit)

@@ -1,0 +1,49 @@
+"""The Avro contracts parse, and what the stages will write validates against them."""
+
+from __future__ import annotations
+
+import json
+
+import fastavro
+import fastavro.validation
+import pytest
+
+from streams.config import load_settings
+from streams.contracts import SCHEMA_DIR, parsed_schema, schema_text, subjects
+from streams.errors import SchemaError
+
+
+def test_every_contract_parses() -> None:
+    names = sorted(p.stem for p in SCHEMA_DIR.glob("*.avsc"))
+    assert names == ["alert", "dead_letter", "log_event", "metric_point", "raw_batch", "raw_line", "source"]
+    for name in names:
+        parsed_schema(name)
+
+
+def test_log_event_carries_training_fields() -> None:
+    fields = {f["name"] for f in json.loads(schema_text("log_event"))["fields"]}
+    assert {"timestamp", "level", "task_id", "model_name", "task_type", "phase", "epoch", "step", "loss",
+            "gpu_memory_mb", "gpu_utilization_pct", "source", "labels", "message", "line_count", "truncated",
+            "error_class", "event_id", "raw"} <= fields
+
+
+def test_minimal_event_validates_and_new_fields_have_defaults() -> None:
+    event = {"event_id": "file:abc:0", "timestamp": 1, "ingest_ts": 2, "project": "default", "message": "x",
+             "source": {}, "raw": {"topic": "logs.raw", "partition": 0, "first_offset": 5, "last_offset": 7}}
+    assert fastavro.validation.validate(event, parsed_schema("log_event"))
+    # Every optional field has a default, so a reader of a later version can read old data.
+    for f in json.loads(schema_text("log_event"))["fields"]:
+        if isinstance(f["type"], list) and "null" in f["type"]:
+            assert "default" in f, f["name"]
+
+
+def test_every_avro_topic_has_a_subject() -> None:
+    subs = subjects(load_settings())
+    assert subs["logs.raw-value"] == "raw_batch"
+    assert subs["logs.dlq-value"] == "dead_letter"
+    assert subs["logs.events.default-value"] == "log_event"
+
+
+def test_unknown_contract_is_a_schema_error() -> None:
+    with pytest.raises(SchemaError, match="no contract"):
+        schema_text("nope")
