@@ -1,0 +1,268 @@
+"""The assemble stage as one pure object, plus the offline ``sluice parse`` mode.
+
+API (what the Faust agent and the CLI call)::
+
+    asm = Assembler(schema_lookup=None, router=None, redactor=None,
+                    max_lines=1000, max_bytes=512 * 1024, idle_timeout_ms=5000)
+    asm.feed(record) -> list[Output]          # record: RawRecord or anything with
+                                              # .topic .partition .offset .key .value .timestamp_ms
+    asm.flush_idle(now_ms) -> list[Output]    # emit blocks idle for idle_timeout_ms (stream or wall time)
+    asm.flush_all() -> list[Output]           # end of input / planned shutdown
+    asm.oldest_open_offset() -> int | None    # first Kafka offset still needed (open block or partial)
+    asm.committable_offset() -> int | None    # the offset to commit: everything below it is emitted
+
+    parse_files(paths, labels=None, router=None, default_ts_ms=None) -> Iterator[dict]
+
+``Output(kind, topic, key, value)``: ``kind`` is ``"event"`` (value: a ``sluice.v1.LogEvent`` dict,
+topic ``logs.events.<project>``), ``"metric"`` (a ``sluice.v1.MetricPoint`` dict, ``logs.metrics``)
+or ``"dead_letter"`` (a ``sluice.v1.DeadLetter`` dict, ``logs.dlq``). ``key`` is the event id (or
+the original key for a dead letter), as bytes.
+
+Use one Assembler per raw-topic partition: offsets are only comparable within a partition. Commit
+only offsets below ``committable_offset()`` after the outputs are acknowledged; after a crash,
+resume from the committed offset and the same lines give the same events and event ids.
+Timestamps come from the records, never from a clock, so a replay is deterministic as long as
+``flush_idle`` is driven by stream time (e.g. the newest record timestamp seen).
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from streams.assemble.classify import classify
+from streams.assemble.decode import PartialJoiner, SchemaLookup, decode_record
+from streams.assemble.event_id import event_id
+from streams.assemble.lines import Block, RawLine
+from streams.assemble.merger import MultilineMerger
+from streams.assemble.metrics import GIB_TO_MB, is_step_metric, metric_point
+from streams.assemble.parse import parse_line
+from streams.assemble.redact import Redactor
+from streams.assemble.route import ProjectRouter
+from streams.errors import DecodeError
+
+METRICS_TOPIC = "logs.metrics"
+DLQ_TOPIC = "logs.dlq"
+_QUIET = frozenset(("INFO", "DEBUG", "TRACE"))
+
+
+@dataclass(frozen=True, slots=True)
+class RawRecord:
+    """A record of ``logs.raw`` as the core needs it (the agent adapts Faust's event to this)."""
+
+    topic: str
+    partition: int
+    offset: int
+    value: bytes | None
+    key: bytes | None = None
+    timestamp_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    kind: str  # "event" | "metric" | "dead_letter"
+    topic: str
+    key: bytes | None
+    value: dict
+
+
+def source_id(key: bytes | None, line: RawLine) -> str:
+    """The identity of one ordered stream of lines: the Kafka key, else the source fields."""
+    if key:
+        return key.decode("utf-8", "replace")
+    s = line.source
+    return "|".join(str(s.get(k) or "") for k in ("host", "namespace", "pod", "container", "file", "stream"))
+
+
+class Assembler:
+    """Decode, join partials, merge, parse, classify, split metrics, redact and route."""
+
+    def __init__(self, schema_lookup: SchemaLookup | None = None, router: ProjectRouter | None = None,
+                 *, redactor: Redactor | None = None, max_lines: int = 1000, max_bytes: int = 512 * 1024,
+                 idle_timeout_ms: int = 5000, max_partial_bytes: int = 1 << 20) -> None:
+        self.schema_lookup = schema_lookup
+        self.router = router or ProjectRouter()
+        self.redact = redactor or Redactor()
+        self.merger = MultilineMerger(max_lines, max_bytes, idle_timeout_ms)
+        self.joiner = PartialJoiner(max_partial_bytes)
+        self.topic = ""
+        self.partition = 0
+        self._last_offset: int | None = None
+
+    # -- feeding ---------------------------------------------------------------------------
+    def feed(self, record) -> list[Output]:
+        self.topic, self.partition = record.topic, record.partition
+        self._last_offset = record.offset
+        try:
+            lines = decode_record(record.value, record.key, self.schema_lookup)
+        except DecodeError as exc:
+            return [self._dead_letter(record, str(exc), exc.error_type)]
+        except Exception as exc:  # noqa: BLE001 - never let one record stop the partition: it goes to the DLQ
+            return [self._dead_letter(record, f"unexpected {type(exc).__name__}: {exc}", "internal")]
+        out: list[Output] = []
+        ts = record.timestamp_ms
+        for decoded in lines:
+            sid = source_id(record.key, decoded)
+            if decoded.partial or self.joiner._open:
+                joined = self.joiner.push(sid, decoded, record.offset)
+                if joined is None:
+                    continue
+                blocks = self.merger.push(sid, joined[0], joined[1], ts)
+            else:
+                blocks = self.merger.push(sid, decoded, record.offset, ts)
+            for b in blocks:
+                out.append(self._output(b))
+        return out
+
+    def flush_idle(self, now_ms: int) -> list[Output]:
+        return [self._output(b) for b in self.merger.flush_idle(now_ms)]
+
+    def flush_all(self) -> list[Output]:
+        for sid, line, off in self.joiner.drain():
+            self.merger.push(sid, line, off, line.ts_ms or 0)
+        return [self._output(b) for b in self.merger.flush_all()]
+
+    def oldest_open_offset(self) -> int | None:
+        a = self.merger.oldest_open_offset()
+        b = self.joiner.oldest_offset()
+        return b if a is None else a if b is None else min(a, b)
+
+    def committable_offset(self) -> int | None:
+        """Kafka's "next offset to read": all records below it are fully emitted."""
+        oldest = self.oldest_open_offset()
+        if oldest is not None:
+            return oldest
+        return None if self._last_offset is None else self._last_offset + 1
+
+    # -- building outputs ------------------------------------------------------------------
+    def _dead_letter(self, record, error: str, error_type: str) -> Output:
+        where = f"{record.topic}/{record.partition}@{record.offset}"
+        return Output("dead_letter", DLQ_TOPIC, record.key, {
+            "original": record.value or b"", "key": record.key, "topic": record.topic,
+            "partition": record.partition, "offset": record.offset, "stage": "assemble",
+            "error": f"{where}: {error}", "error_type": error_type, "timestamp": record.timestamp_ms,
+            "attempts": 1, "headers": {},
+        })
+
+    def _output(self, b: Block) -> Output:
+        return build_output(b, self.topic, self.partition, self.router, self.redact)
+
+
+def build_output(b: Block, topic: str, partition: int, router: ProjectRouter, redact: Redactor) -> Output:
+    p = parse_line(b.texts[0], b.first_ts_ms)
+    ts = p.ts_ms if p.ts_ms is not None else b.first_ts_ms
+    eid = event_id(b.source_id, b.first_file_offset, topic, partition, b.first_offset, first_index=b.first_index)
+    labels = b.labels
+    project = router.project(labels, b.source)
+    raw = {"topic": topic, "partition": partition, "first_offset": b.first_offset, "last_offset": b.last_offset,
+           "first_file_offset": b.first_file_offset, "last_file_offset": b.last_file_offset}
+    n = len(b.texts)
+    metrics = p.metrics
+    if metrics and is_step_metric(metrics, n):
+        point = metric_point(eid, ts, project, p, source=b.source, labels=labels, raw=raw)
+        return Output("metric", METRICS_TOPIC, eid.encode(), point)
+    msg = redact(b.message if n > 1 else b.texts[0])
+    level = p.level
+    if n == 1 and level in _QUIET:
+        cls = None
+    else:
+        cls = classify(msg, b.kind)
+        if level is None and cls.error_class and cls.error_class != "nccl_warn":
+            level = "ERROR"  # an unlabelled traceback / panic / frame dump is an error
+    attrs = p.attributes
+    if p.fmt:
+        attrs["format"] = p.fmt
+    for k, v in metrics.items():
+        attrs[k] = repr(v)
+    gib = metrics.get("gpu_memory_gib")
+    event = {
+        "event_id": eid, "timestamp": ts, "ingest_ts": b.first_ts_ms if b.first_ts_ms else ts,
+        "project": project, "level": level, "message": msg, "logger": p.logger,
+        "task_id": labels.get("task_id"), "model_name": labels.get("model_name"),
+        "task_type": labels.get("task_type"), "phase": labels.get("phase"),
+        "epoch": p.epoch, "step": p.step, "max_steps": p.max_steps,
+        "loss": metrics.get("loss"), "learning_rate": metrics.get("learning_rate"),
+        "grad_norm": metrics.get("grad_norm"), "gpu_memory_mb": gib * GIB_TO_MB if gib is not None else None,
+        "gpu_utilization_pct": None,
+        "error_class": cls.error_class if cls else None, "error_type": cls.error_type if cls else None,
+        "root_cause": cls.root_cause if cls else None, "signal": cls.signal if cls else None,
+        "multiline_kind": b.kind if n > 1 else None, "line_count": n, "truncated": b.truncated,
+        "source": b.source, "labels": labels, "attributes": attrs, "raw": raw,
+    }
+    return Output("event", router.topic(project), eid.encode(), event)
+
+
+def _file_lines(path: Path) -> Iterator[bytes]:
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return iter(lines)
+
+
+def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it would hide the order
+        paths: Iterable[str | os.PathLike], labels: dict | None = None,
+                router: ProjectRouter | None = None, default_ts_ms: int | None = None,
+                include_metrics: bool = True, **merger_opts) -> Iterator[dict]:
+    """Offline mode (``sluice parse FILE...``): yield event dicts (and metric points) per file.
+
+    Each file is one source; envelopes (JSON, CRI) and plain text are detected per line. Kafka
+    coordinates are faked: topic ``"file"``, partition 0, offset = 1-based line number. Times
+    missing from a line default to ``default_ts_ms`` or else the file's modification time.
+    Metric points (step-metric lines) are recognisable by their ``metrics`` key.
+    """
+    router = router or ProjectRouter()
+    redact = Redactor()
+    for arg in paths:
+        path = Path(arg)
+        ts = default_ts_ms if default_ts_ms is not None else int(path.stat().st_mtime * 1000)
+        merger = MultilineMerger(**merger_opts)
+        joiner = PartialJoiner()
+        sid = str(path)
+        src = {"host": None, "namespace": None, "pod": None, "container": None, "file": str(path),
+               "stream": None, "node_role": None, "rank": None}
+        lab = dict(labels or {})
+        held: list[tuple[int, int, int, Block]] = []  # heap: emit in file order, not closing order
+        seq = 0
+        for no, raw in enumerate(_file_lines(path), 1):
+            if raw.strip():
+                try:
+                    lines = decode_record(raw)
+                except DecodeError:
+                    lines = [RawLine(raw.decode("utf-8", "replace"))]
+            else:
+                lines = [RawLine("")]
+            for decoded in lines:
+                line = RawLine(decoded.text, None, decoded.ts_ms, src if not any(decoded.source.values()) else
+                               {**decoded.source, "file": str(path)}, {**lab, **decoded.labels}, decoded.partial, 0)
+                off = no
+                if line.partial or joiner._open:
+                    j = joiner.push(sid, line, no)
+                    if j is None:
+                        continue
+                    line, off = j
+                for b in merger.push(sid, line, off, ts):
+                    heapq.heappush(held, (b.first_offset, b.first_index, seq, b))
+                    seq += 1
+            if held:
+                oldest = merger.oldest_open_offset()
+                while held and (oldest is None or held[0][0] < oldest):
+                    yield from _emit(heapq.heappop(held)[3], router, redact, include_metrics)
+        for s, line, off in joiner.drain():
+            for b in merger.push(s, line, off, ts):
+                heapq.heappush(held, (b.first_offset, b.first_index, seq, b))
+                seq += 1
+        for b in merger.flush_all():
+            heapq.heappush(held, (b.first_offset, b.first_index, seq, b))
+            seq += 1
+        while held:
+            yield from _emit(heapq.heappop(held)[3], router, redact, include_metrics)
+
+
+def _emit(b: Block, router: ProjectRouter, redact: Redactor, include_metrics: bool) -> Iterator[dict]:
+    out = build_output(b, "file", 0, router, redact)
+    if out.kind == "event" or include_metrics:
+        yield out.value

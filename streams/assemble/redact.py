@@ -1,0 +1,45 @@
+"""Secret redaction, applied to every message before it leaves the stage.
+
+Rules are data: ``(name, regex, replacement)``; ``Redactor(rules)`` takes any list of them, the
+defaults cover Hugging Face, OpenAI-style, AWS, GitHub, bearer tokens, ``password=``, passwords in
+URLs and wandb API keys. A cheap substring pre-check skips the regexes on most lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+DEFAULT_RULES: tuple[tuple[str, str, str], ...] = (
+    ("hf_token", r"\bhf_[A-Za-z0-9]{30,}\b", "hf_[REDACTED]"),
+    ("openai_key", r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}", "sk-[REDACTED]"),
+    ("aws_access_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "[REDACTED_AWS_KEY]"),
+    ("aws_secret_key", r"(?i)(aws_secret_access_key\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{40}", r"\1[REDACTED]"),
+    ("github_token", r"\bgh[pousr]_[A-Za-z0-9]{36,}\b", "gh_[REDACTED]"),
+    ("bearer", r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1[REDACTED]"),
+    ("wandb_key", r"(WANDB_API_KEY\s*[=:]\s*[\"']?)[A-Za-z0-9]{20,}", r"\1[REDACTED]"),
+    ("password_kv", r"(?i)(\b(?:password|passwd|pwd)\s*[=:]\s*[\"']?)[^\s\"'&,;]+", r"\1[REDACTED]"),
+    ("url_password", r"([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)[^@\s/]+@", r"\1[REDACTED]@"),
+)
+
+
+def _may_hold_secret(t: str) -> bool:
+    """Cheap gate: one of these substrings is needed by every default rule (plain ``in`` is fast)."""
+    return ("hf_" in t or "sk-" in t or "AKIA" in t or "ASIA" in t or "ecret" in t or "ECRET" in t
+            or "gh" in t or "earer" in t or "EARER" in t or "WANDB" in t or "ass" in t or "ASS" in t
+            or "wd" in t or "WD" in t or "://" in t)
+
+
+class Redactor:
+    def __init__(self, rules: Iterable[tuple[str, str, str]] | None = None) -> None:
+        custom = rules is not None
+        chosen = DEFAULT_RULES if rules is None else rules
+        self.rules = [(n, re.compile(rx), rep) for n, rx, rep in chosen]
+        self._gate = None if custom else _may_hold_secret
+
+    def __call__(self, text: str) -> str:
+        if self._gate is not None and not self._gate(text):
+            return text
+        for _name, rx, rep in self.rules:
+            text = rx.sub(rep, text)
+        return text

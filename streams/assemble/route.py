@@ -1,0 +1,66 @@
+"""Project routing: labels, Kubernetes metadata or configured globs/regexes -> ``logs.events.<project>``.
+
+Order: the ``project`` label; the Kubernetes label ``app.kubernetes.io/part-of``; a configured
+path glob on ``source.file``; a configured regex on ``source.host``; a configured namespace
+mapping, else the namespace itself; else the default project. Topic names keep only
+``[a-z0-9._-]`` (Kafka's legal set, lower-cased), at most 200 characters.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+
+_ILLEGAL = re.compile(r"[^a-z0-9._-]+")
+
+
+def sanitize(name: str) -> str:
+    s = _ILLEGAL.sub("-", name.strip().lower()).strip("-.")
+    return s[:200] or "default"
+
+
+class ProjectRouter:
+    def __init__(self, default_project: str = "default", *, path_globs: Iterable[tuple[str, str]] = (),
+                 host_patterns: Iterable[tuple[str, str]] = (), namespaces: dict[str, str] | None = None,
+                 use_namespace: bool = True, topic_prefix: str = "logs.events.") -> None:
+        self.default = sanitize(default_project)
+        self.path_globs = [(g, p) for g, p in path_globs]
+        self.host_patterns = [(re.compile(rx), p) for rx, p in host_patterns]
+        self.namespaces = dict(namespaces or {})
+        self.use_namespace = use_namespace
+        self.topic_prefix = topic_prefix
+        self._cache: dict[tuple, str] = {}
+
+    def project(self, labels: dict, source: dict) -> str:
+        key = (labels.get("project"), labels.get("app.kubernetes.io/part-of"), source.get("file"),
+               source.get("host"), source.get("namespace"))
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = sanitize(self._resolve(*key))
+            if len(self._cache) < 10000:  # bounded: a source set is small, a runaway one is not cached
+                self._cache[key] = hit
+        return hit
+
+    def _resolve(self, label, part_of, path, host, namespace) -> str:  # noqa: PLR0911 - the routing order, in order
+        if label:
+            return label
+        if part_of:
+            return part_of
+        if path:
+            for glob, proj in self.path_globs:
+                if fnmatch.fnmatch(path, glob):
+                    return proj
+        if host:
+            for rx, proj in self.host_patterns:
+                if rx.search(host):
+                    return proj
+        if namespace:
+            if namespace in self.namespaces:
+                return self.namespaces[namespace]
+            if self.use_namespace:
+                return namespace
+        return self.default
+
+    def topic(self, project: str) -> str:
+        return self.topic_prefix + project

@@ -1,0 +1,274 @@
+"""The one sink shape, and the loop that drives every sink.
+
+A store-specific sink implements :class:`Sink`: ``add`` buffers a record, ``due`` says a flush is
+needed (batch full, or too old), ``flush`` writes and classifies every buffered record as
+acknowledged, to retry, or rejected (with the store's reason). Everything else is written once,
+here, in :class:`SinkRunner`:
+
+- consume from Kafka (confluent-kafka, manual commits), decode Avro through the registry;
+- admit records per project through the shared :class:`~streams.sinks.ratecontrol.RateController`;
+  over budget the runner waits and Kafka holds the backlog;
+- track offsets and commit only below the first record the store has not acknowledged
+  ("flush, then commit");
+- send rejected records to the dead-letter topic with the store's reason, then count them done;
+- pause partitions at a high watermark of records in flight, resume at a low one (bounded memory);
+- retry records the store refused for a passing reason (429, 5xx, connection lost) with backoff
+  and jitter, forever: a store that is down for an hour loses nothing, Kafka holds the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from streams.sinks.offsets import OffsetTracker
+from streams.sinks.ratecontrol import Demand, RateController
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class SinkRecord:
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: dict[str, Any]  # the decoded contract (LogEvent, MetricPoint, ...)
+    raw: bytes  # the record value as read, for the dead-letter topic
+    project: str
+    size: int
+    attempts: int = 0
+    # Set when the value could not be decoded: the runner dead-letters the record at once.
+    decode_error: tuple[str, str] | None = None  # (reason, error_type)
+
+
+@dataclass
+class FlushResult:
+    acked: list[SinkRecord] = field(default_factory=list)
+    retry: list[SinkRecord] = field(default_factory=list)
+    rejected: list[tuple[SinkRecord, str, str]] = field(default_factory=list)  # record, reason, error_type
+    throttled: bool = False  # the store pushed back (429 / 503): slow down
+    latency_s: float = 0.0
+
+
+class Sink(Protocol):
+    name: str
+
+    async def start(self) -> None:
+        """Prepare the store (templates, buckets); called once before the first add."""
+
+    def add(self, record: SinkRecord) -> None: ...
+
+    def due(self, now: float) -> bool:
+        """A flush is needed now (batch full or its oldest record too old)."""
+
+    def buffered(self) -> int: ...
+
+    async def flush(self, now: float) -> FlushResult: ...
+
+    async def close(self) -> None: ...
+
+
+class DeadLetters(Protocol):
+    def send(self, record: SinkRecord, stage: str, reason: str, error_type: str) -> None: ...
+
+    def flush(self) -> None:
+        """Block until every dead letter sent so far is acknowledged by Kafka."""
+
+
+@dataclass
+class Watermarks:
+    """Records in flight at which partitions pause, and at which they resume."""
+
+    high: int = 50_000
+    low: int = 10_000
+
+
+@dataclass
+class Backoff:
+    base_s: float = 0.2
+    cap_s: float = 30.0
+
+    def delay(self, attempts: int) -> float:
+        # Full jitter: spreads retries of many workers instead of synchronising them.
+        return random.uniform(0, min(self.cap_s, self.base_s * 2 ** min(attempts, 16)))
+
+
+class RecordSource(Protocol):
+    """The consumer side as the runner needs it (confluent_kafka.Consumer fits after decoding)."""
+
+    def poll_batch(self, max_records: int, timeout_s: float) -> list[SinkRecord]: ...
+
+    def commit(self, points: dict[tuple[str, int], int]) -> None: ...
+
+    def pause_all(self) -> None: ...
+
+    def resume_all(self) -> None: ...
+
+    def take_revoked(self) -> list[tuple[str, int]]:
+        """Partitions revoked since the last call."""
+
+
+class SinkRunner:
+    def __init__(
+        self,
+        source: RecordSource,
+        sink: Sink,
+        controller: RateController,
+        dead_letters: DeadLetters,
+        stage: str,
+        watermarks: Watermarks | None = None,
+        backoff: Backoff | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        max_poll: int = 2000,
+    ) -> None:
+        self.source = source
+        self.sink = sink
+        self.controller = controller
+        self.dead_letters = dead_letters
+        self.stage = stage
+        self.watermarks = watermarks or Watermarks()
+        self.backoff = backoff or Backoff()
+        self.clock = clock
+        self.max_poll = max_poll
+        self.tracker = OffsetTracker()
+        self.queues: dict[str, deque[SinkRecord]] = {}
+        self._not_before: dict[str, float] = {}  # per project: retry backoff
+        self._paused = False
+        self.stats = {"acked": 0, "retried": 0, "dead_lettered": 0, "throttled": 0, "committed": 0}
+
+    # -- one turn of the loop ------------------------------------------------------------------
+    async def step(self, poll_timeout_s: float = 0.1) -> None:
+        self._drop_revoked()
+        if not self._paused:
+            records = await asyncio.to_thread(self.source.poll_batch, self.max_poll, poll_timeout_s)
+            bad = []
+            for rec in records:
+                self.tracker.add(rec.topic, rec.partition, rec.offset)
+                if rec.decode_error is not None:
+                    bad.append((rec, *rec.decode_error))
+                else:
+                    self.queues.setdefault(rec.project, deque()).append(rec)
+            if bad:
+                await self._dead_letter(bad)
+        self._apply_watermarks()
+        now = self.clock()
+        self._admit(now)
+        if self.sink.buffered() and self.sink.due(now):
+            await self._flush(now)
+        self._commit()
+        if not self._admissible(self.clock()) and self._queued():
+            await asyncio.sleep(min(self.controller.wait_s(self.clock()) or 0.05, 1.0))
+
+    async def run(self, stop: asyncio.Event) -> None:
+        await self.sink.start()
+        try:
+            while not stop.is_set():
+                await self.step()
+            await self.drain()
+        finally:
+            await self.sink.close()
+
+    async def drain(self, timeout_s: float = 30.0) -> None:
+        """Write what is admitted and buffered, then commit (planned shutdown)."""
+        deadline = self.clock() + timeout_s
+        while self.sink.buffered() and self.clock() < deadline:
+            await self._flush(self.clock())
+        self._commit()
+
+    # -- parts -------------------------------------------------------------------------------
+    def _queued(self) -> int:
+        return sum(len(q) for q in self.queues.values())
+
+    def _admissible(self, now: float) -> bool:
+        return any(q and self._not_before.get(p, 0) <= now for p, q in self.queues.items())
+
+    def _admit(self, now: float) -> None:
+        demands = {
+            p: Demand(len(q), sum(r.size for r in q))
+            for p, q in self.queues.items()
+            if q and self._not_before.get(p, 0) <= now
+        }
+        if not demands:
+            return
+        grants = self.controller.grant(demands, now)
+        sent_events = sent_bytes = 0
+        for project, grant in grants.items():
+            queue = self.queues[project]
+            nbytes = 0
+            taken = 0
+            while queue and taken < grant.events:
+                rec = queue[0]
+                # Bytes are a soft limit: always let one record through, or a large one never goes.
+                if taken and nbytes + rec.size > grant.bytes:
+                    break
+                queue.popleft()
+                self.sink.add(rec)
+                taken += 1
+                nbytes += rec.size
+            sent_events += taken
+            sent_bytes += nbytes
+        self.controller.consume(sent_events, sent_bytes, now)
+
+    async def _flush(self, now: float) -> None:
+        result = await self.sink.flush(now)
+        for rec in result.acked:
+            self.tracker.ack(rec.topic, rec.partition, rec.offset)
+        self.stats["acked"] += len(result.acked)
+        if result.rejected:
+            await self._dead_letter(result.rejected)
+        if result.retry:
+            self.stats["retried"] += len(result.retry)
+            for rec in reversed(result.retry):
+                rec.attempts += 1
+                self.queues.setdefault(rec.project, deque()).appendleft(rec)
+            worst = max(r.attempts for r in result.retry)
+            until = self.clock() + self.backoff.delay(worst)
+            for project in {r.project for r in result.retry}:
+                self._not_before[project] = until
+        if result.throttled:
+            self.stats["throttled"] += 1
+            self.controller.on_throttled()
+        elif result.acked:
+            self.controller.on_success(result.latency_s)
+
+    async def _dead_letter(self, items: list[tuple[SinkRecord, str, str]]) -> None:
+        for rec, reason, error_type in items:
+            self.dead_letters.send(rec, self.stage, reason, error_type)
+        # The dead letter must be in Kafka before the original offset may be committed.
+        await asyncio.to_thread(self.dead_letters.flush)
+        for rec, _reason, _type in items:
+            self.tracker.ack(rec.topic, rec.partition, rec.offset)
+        self.stats["dead_lettered"] += len(items)
+
+    def _commit(self) -> None:
+        points = self.tracker.commit_points()
+        if points:
+            self.source.commit(points)
+            self.stats["committed"] += len(points)
+
+    def _apply_watermarks(self) -> None:
+        in_flight = self.tracker.total_in_flight()
+        if not self._paused and in_flight >= self.watermarks.high:
+            self.source.pause_all()
+            self._paused = True
+            log.info("%s: %d records in flight, pausing partitions", self.stage, in_flight)
+        elif self._paused and in_flight <= self.watermarks.low:
+            self.source.resume_all()
+            self._paused = False
+            log.info("%s: %d records in flight, resuming partitions", self.stage, in_flight)
+
+    def _drop_revoked(self) -> None:
+        revoked = set(self.source.take_revoked())
+        if not revoked:
+            return
+        for project, queue in self.queues.items():
+            self.queues[project] = deque(r for r in queue if (r.topic, r.partition) not in revoked)
+        for topic, partition in revoked:
+            self.tracker.forget(topic, partition)

@@ -1,0 +1,128 @@
+"""Kafka ends of a sink: a decoding record source with manual commits, and the dead-letter writer."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from streams.avro_io import avro_serializer
+from streams.config import Settings
+from streams.errors import SluiceError
+from streams.sinks.base import SinkRecord
+
+log = logging.getLogger(__name__)
+
+
+def project_of(topic: str, value: dict[str, Any], events_prefix: str, default: str) -> str:
+    project = value.get("project")
+    if isinstance(project, str) and project:
+        return project
+    if topic.startswith(events_prefix):
+        return topic[len(events_prefix):]
+    return default
+
+
+class KafkaRecordSource:
+    """confluent-kafka consumer: Avro values decoded via the registry, offsets committed by the runner."""
+
+    def __init__(self, settings: Settings, topics: list[str], group_id: str, **overrides: Any) -> None:
+        from confluent_kafka import Consumer
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+        from confluent_kafka.schema_registry.avro import AvroDeserializer
+
+        self.settings = settings
+        self.topics = topics
+        conf = {
+            **settings.kafka.client_config(),
+            "group.id": group_id,
+            "enable.auto.commit": False,  # the runner commits only what the store acknowledged
+            "auto.offset.reset": "earliest",
+            "partition.assignment.strategy": "cooperative-sticky",
+            **overrides,
+        }
+        self.consumer = Consumer(conf)
+        self._deserialize = AvroDeserializer(SchemaRegistryClient({"url": settings.registry.url}))
+        self._revoked: list[tuple[str, int]] = []
+        self.consumer.subscribe(topics, on_revoke=self._on_revoke, on_lost=self._on_revoke)
+
+    def _on_revoke(self, _consumer: Any, partitions: list[Any]) -> None:
+        self._revoked.extend((p.topic, p.partition) for p in partitions)
+
+    def take_revoked(self) -> list[tuple[str, int]]:
+        out, self._revoked = self._revoked, []
+        return out
+
+    def poll_batch(self, max_records: int, timeout_s: float) -> list[SinkRecord]:
+        from confluent_kafka.serialization import MessageField, SerializationContext
+
+        out = []
+        for msg in self.consumer.consume(max_records, timeout_s):
+            if msg.error():
+                log.warning("consumer error on %s [%s]: %s", msg.topic(), msg.partition(), msg.error())
+                continue
+            raw = msg.value() or b""
+            topic, partition, offset = str(msg.topic()), int(msg.partition() or 0), int(msg.offset() or 0)
+            error: tuple[str, str] | None = None
+            try:
+                decoded = self._deserialize(raw, SerializationContext(topic, MessageField.VALUE))
+            except Exception as exc:  # noqa: BLE001 - any undecodable value is a dead letter, not a crash
+                decoded = None
+                error = (f"cannot decode the Avro value of {topic} [{partition}] @ {offset}: {exc}", "undecodable")
+            value: dict[str, Any] = decoded if isinstance(decoded, dict) else {}
+            if error is None and not isinstance(decoded, dict):
+                error = (f"{topic} [{partition}] @ {offset} holds no Avro record", "undecodable")
+            project = project_of(topic, value, self.settings.topics.events_prefix,
+                                 self.settings.routing.default_project)
+            out.append(SinkRecord(topic, partition, offset, msg.key(), value, raw, project, len(raw),
+                                  decode_error=error))
+        return out
+
+    def commit(self, points: dict[tuple[str, int], int]) -> None:
+        from confluent_kafka import TopicPartition
+
+        self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in points.items()], asynchronous=False)
+
+    def pause_all(self) -> None:
+        self.consumer.pause(self.consumer.assignment())
+
+    def resume_all(self) -> None:
+        self.consumer.resume(self.consumer.assignment())
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+class KafkaDeadLetters:
+    """Writes ``sluice.v1.DeadLetter`` records to logs.dlq; ``flush`` waits for the broker's ack."""
+
+    def __init__(self, settings: Settings) -> None:
+        from confluent_kafka import Producer
+
+        self.topic = settings.topics.dlq
+        self._serialize = avro_serializer(settings, "dead_letter")
+        self.producer = Producer({**settings.kafka.client_config(), "enable.idempotence": True, "linger.ms": 5})
+        self._errors: list[str] = []
+
+    def send(self, record: SinkRecord, stage: str, reason: str, error_type: str) -> None:
+        from confluent_kafka.serialization import MessageField, SerializationContext
+
+        letter: dict[str, Any] = {
+            "original": record.raw, "key": record.key, "topic": record.topic, "partition": record.partition,
+            "offset": record.offset, "stage": stage, "error": reason, "error_type": error_type,
+            "timestamp": int(time.time() * 1000), "attempts": record.attempts + 1, "headers": {},
+        }
+        value = self._serialize(letter, SerializationContext(self.topic, MessageField.VALUE))
+        self.producer.produce(self.topic, key=record.key, value=value, on_delivery=self._on_delivery)
+        self.producer.poll(0)
+
+    def _on_delivery(self, err: Any, _msg: Any) -> None:
+        if err is not None:
+            self._errors.append(str(err))
+
+    def flush(self) -> None:
+        while self.producer.flush(5):
+            log.warning("dead-letter topic %s not acknowledging yet; waiting (offsets are held)", self.topic)
+        if self._errors:
+            errors, self._errors = self._errors, []
+            raise SluiceError(f"writing to {self.topic} failed: {errors[:3]}; offsets were not committed")

@@ -1,0 +1,162 @@
+"""Windowed, adaptive, per-project rate control for the sinks (pure arithmetic, clock injected).
+
+The sink asks once per window how many events and bytes each project may write
+(:meth:`RateController.grant`). The budget starts at ``utilisation`` (80%) of the store's declared
+capacity, falls multiplicatively when the store pushes back (HTTP 429, 5xx, a slow response) and
+climbs additively while it is healthy (AIMD, as TCP does), never above the declared capacity.
+
+Fair sharing is max-min (water-filling): projects that want less than an equal share get all they
+want, the rest split what is left. A quiet project therefore always gets its small demand served
+in the next window, however hard another project bursts: its wait is bounded by one window.
+Nothing is dropped here: what is not granted stays in Kafka and is asked for again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """What the store is declared to take per second (from its specification or a benchmark)."""
+
+    events_per_s: float
+    bytes_per_s: float
+
+
+@dataclass(frozen=True)
+class Demand:
+    events: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class Grant:
+    events: int
+    bytes: int
+
+
+def water_fill(
+    total: float, wants: Mapping[str, float], weights: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """Max-min fair split of ``total`` over ``wants`` (optionally weighted)."""
+    weights = weights or {}
+    remaining = {k: float(v) for k, v in wants.items() if v > 0}
+    out = dict.fromkeys(wants, 0.0)
+    left = float(total)
+    while remaining and left > 1e-9:
+        weight_sum = sum(weights.get(k, 1.0) for k in remaining)
+        share = {k: left * weights.get(k, 1.0) / weight_sum for k in remaining}
+        satisfied = [k for k, want in remaining.items() if want <= share[k]]
+        if not satisfied:
+            for k in remaining:
+                out[k] += share[k]
+            return out
+        for k in satisfied:
+            out[k] += remaining[k]
+            left -= remaining.pop(k)
+    return out
+
+
+class RateController:
+    """Budget per window, AIMD-adapted, max-min shared between projects.
+
+    ``window_s`` is the accounting window: a budget granted at the start of a window is the most the
+    sink writes until the next one starts, which is what keeps the store under its limit in every
+    second rather than on average.
+    """
+
+    def __init__(
+        self,
+        capacity: Capacity,
+        window_s: float = 1.0,
+        utilisation: float = 0.8,
+        min_fraction: float = 0.05,
+        increase_fraction: float = 0.05,
+        decrease_factor: float = 0.5,
+        slow_response_s: float = 2.0,
+        project_weights: Mapping[str, float] | None = None,
+    ) -> None:
+        if not 0 < utilisation <= 1:
+            raise ValueError("utilisation must be in (0, 1]")
+        self.capacity = capacity
+        self.window_s = window_s
+        self.ceiling = utilisation  # fraction of capacity the budget may reach
+        self.fraction = utilisation  # current fraction (AIMD state)
+        self.min_fraction = min_fraction
+        self.increase_fraction = increase_fraction
+        self.decrease_factor = decrease_factor
+        self.slow_response_s = slow_response_s
+        self.project_weights = dict(project_weights or {})
+        self._window_start: float | None = None
+        self._used_events = 0
+        self._used_bytes = 0
+        self.throttle_events = 0
+
+    # -- budget ----------------------------------------------------------------------------
+    @property
+    def events_budget(self) -> int:
+        return max(1, int(self.capacity.events_per_s * self.window_s * self.fraction))
+
+    @property
+    def bytes_budget(self) -> int:
+        return max(1, int(self.capacity.bytes_per_s * self.window_s * self.fraction))
+
+    def _roll(self, now: float) -> None:
+        if self._window_start is None or now - self._window_start >= self.window_s:
+            # Windows are aligned to the first use, then advance in whole steps.
+            if self._window_start is None:
+                self._window_start = now
+            else:
+                steps = int((now - self._window_start) // self.window_s)
+                self._window_start += steps * self.window_s
+            self._used_events = 0
+            self._used_bytes = 0
+
+    def wait_s(self, now: float) -> float:
+        """Seconds until budget is available again (0 when some is left in this window)."""
+        self._roll(now)
+        if self._used_events < self.events_budget and self._used_bytes < self.bytes_budget:
+            return 0.0
+        start = self._window_start if self._window_start is not None else now
+        return max(0.0, start + self.window_s - now)
+
+    def grant(self, demands: Mapping[str, Demand], now: float) -> dict[str, Grant]:
+        """Split what is left of this window's budget between the projects that want some."""
+        self._roll(now)
+        events_left = self.events_budget - self._used_events
+        bytes_left = self.bytes_budget - self._used_bytes
+        if events_left <= 0 or bytes_left <= 0:
+            return {p: Grant(0, 0) for p in demands}
+        ev = water_fill(events_left, {p: d.events for p, d in demands.items()}, self.project_weights)
+        by = water_fill(bytes_left, {p: d.bytes for p, d in demands.items()}, self.project_weights)
+        grants = {}
+        for p, d in demands.items():
+            # An event is indivisible: a project whose share rounds to zero but which fits gets one.
+            events = min(d.events, int(ev[p]))
+            if events == 0 and d.events > 0 and events_left >= 1:
+                events = 1
+            grants[p] = Grant(events, int(by[p]))
+        return grants
+
+    def consume(self, events: int, nbytes: int, now: float) -> None:
+        """Record what was actually sent in this window."""
+        self._roll(now)
+        self._used_events += events
+        self._used_bytes += nbytes
+
+    # -- feedback (AIMD) ------------------------------------------------------------------------
+    def on_success(self, latency_s: float) -> None:
+        if latency_s >= self.slow_response_s:
+            self._decrease()
+        else:
+            self.fraction = min(self.ceiling, self.fraction + self.increase_fraction * self.ceiling)
+
+    def on_throttled(self) -> None:
+        """The store said 429 / 503 / too many requests."""
+        self.throttle_events += 1
+        self._decrease()
+
+    def _decrease(self) -> None:
+        self.fraction = max(self.min_fraction * self.ceiling, self.fraction * self.decrease_factor)

@@ -1,0 +1,45 @@
+"""Helpers for the assemble tests: the real-log corpus lives beside the repo in ``shared/corpus``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from streams.assemble.pipeline import parse_files
+
+CORPUS = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus"
+TRAINING = CORPUS / "training"
+LOGHUB = CORPUS / "loghub"
+TS_2023 = 1_690_000_000_000  # 2023-07-22: the "producer time" used where a line has none
+
+
+def lines(name: str, first: int, last: int) -> list[str]:
+    """Lines ``first``..``last`` (1-based, inclusive) of a training corpus file, without newlines."""
+    text = (TRAINING / name).read_bytes().decode("utf-8")
+    return text.split("\n")[first - 1:last]
+
+
+def events(name: str, ts: int = TS_2023, include_metrics: bool = True) -> list[dict]:
+    return list(parse_files([TRAINING / name], default_ts_ms=ts, include_metrics=include_metrics))
+
+
+def only_events(evs: list[dict]) -> list[dict]:
+    return [e for e in evs if "message" in e]
+
+
+def only_metrics(evs: list[dict]) -> list[dict]:
+    return [e for e in evs if "message" not in e]
+
+
+def block_at(evs: list[dict], first_line: int) -> dict:
+    """The event whose first line is file line ``first_line`` (offline mode: offset = line number)."""
+    hits = [e for e in evs if e["raw"]["first_offset"] == first_line]
+    assert len(hits) == 1, f"no single event starts at line {first_line}: {len(hits)}"
+    return hits[0]
+
+
+@pytest.fixture(scope="session")
+def corpus_ok() -> Path:
+    assert TRAINING.is_dir(), f"corpus not found at {CORPUS}"
+    return CORPUS

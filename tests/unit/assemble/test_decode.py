@@ -1,0 +1,158 @@
+from __future__ import annotations
+
+import io
+import json
+import struct
+from pathlib import Path
+
+import fastavro
+import pytest
+from conftest import TRAINING, lines
+
+from streams.assemble.decode import PartialJoiner, decode_record, final_redraw
+from streams.errors import DecodeError
+
+SCHEMAS = Path(__file__).resolve().parents[3] / "schemas"
+RAW_BATCH = fastavro.parse_schema(json.loads((SCHEMAS / "raw_batch.avsc").read_text()))
+
+
+def _wire(schema_id: int, batch: dict) -> bytes:
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, RAW_BATCH, batch)
+    return b"\x00" + struct.pack(">I", schema_id) + buf.getvalue()
+
+
+def _batch(texts: list[str]) -> dict:
+    return {"source": {"host": "gpu-node-7", "pod": "trainer-0", "stream": "stderr", "rank": 3},
+            "labels": {"project": "llm-pretrain"},
+            "lines": [{"line": t, "file_offset": 100 * i, "ts": 1_700_000_000_000 + i} for i, t in enumerate(texts)],
+            "sent_ts": None}
+
+
+def test_avro_wire_format_batch():
+    texts = lines("bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log", 11, 13)
+    out = decode_record(_wire(7, _batch(texts)), b"k", lambda sid: RAW_BATCH if sid == 7 else None)
+    assert [ln.text for ln in out] == texts
+    assert [ln.file_offset for ln in out] == [0, 100, 200]
+    assert [ln.index for ln in out] == [0, 1, 2]
+    assert out[0].source["host"] == "gpu-node-7" and out[0].source["rank"] == 3
+    assert out[0].labels == {"project": "llm-pretrain"}
+
+
+def test_avro_unknown_schema_id():
+    with pytest.raises(DecodeError) as ei:
+        decode_record(_wire(99, _batch(["x"])), None, lambda sid: None)
+    assert ei.value.error_type == "schema_not_found"
+    assert "99" in str(ei.value)
+
+
+def test_avro_lookup_failure_is_schema_not_found():
+    def boom(sid):
+        raise ConnectionError("registry down")
+    with pytest.raises(DecodeError) as ei:
+        decode_record(_wire(1, _batch(["x"])), None, boom)
+    assert ei.value.error_type == "schema_not_found"
+
+
+def test_avro_corrupt_body():
+    good = _wire(7, _batch(["hello"]))
+    with pytest.raises(DecodeError) as ei:
+        decode_record(good[:9], None, lambda sid: RAW_BATCH)
+    assert ei.value.error_type == "corrupt_avro"
+    with pytest.raises(DecodeError) as ei:
+        decode_record(good + b"\x01\x02", None, lambda sid: RAW_BATCH)
+    assert ei.value.error_type == "corrupt_avro"
+
+
+def test_empty_value_is_undecodable():
+    with pytest.raises(DecodeError) as ei:
+        decode_record(b"", None)
+    assert ei.value.error_type == "empty_record"
+
+
+def test_docker_json_file_records_from_corpus():
+    raw = (TRAINING / "sglang_router_docker_json_file_rust_panics.log").read_bytes().split(b"\n")
+    out = decode_record(raw[10])
+    assert out[0].text == "thread 'actix-rt|system:0|arbiter:0' panicked at src/router.rs:589:79:"
+    assert out[0].source["stream"] == "stderr" and not out[0].partial
+    assert out[0].ts_ms == 1747799520752  # 2025-05-21T03:52:00.752381579Z
+
+
+def test_docker_partials_joined_fluentbit_fixture():
+    # fluent-bit expects 6 log lines after joining the partial records of this file
+    raw = (TRAINING / "fixture_fluentbit_tail_dockermode_split_multiline.log").read_bytes().split(b"\n")
+    joiner = PartialJoiner()
+    got = []
+    for i, r in enumerate(x for x in raw if x):
+        for ln in decode_record(r):
+            j = joiner.push("s", ln, i)
+            if j is not None:
+                got.append((j[0].text, j[1]))
+    assert [t for t, _ in got] == ["2020-03-24 Multiple lines: ", "first bullet point", "second bullet point",
+                                   "third bullet point", "fourth bullet point", "2020-03-24 Single line"]
+    assert got[3][1] == 3  # the joined line keeps the offset of its first fragment
+
+
+def test_partial_joiner_is_bounded():
+    j = PartialJoiner(max_bytes=10)
+    from streams.assemble.lines import RawLine
+    assert j.push("s", RawLine("12345", partial=True), 1) is None
+    assert j.oldest_offset() == 1
+    line, off = j.push("s", RawLine("678901", partial=True), 2)
+    assert line.text == "12345678901" and off == 1 and j.oldest_offset() is None
+
+
+def test_filebeat_envelope():
+    text = lines("vllm_serve_jamba_cuda_oom_kv_cache.log", 2, 2)[0]
+    env = {"@timestamp": "2024-08-29T10:31:50.123Z", "message": text,
+           "log": {"offset": 4711, "file": {"path": "/var/log/pods/x/vllm/0.log"}}, "host": {"name": "gpu-3"},
+           "kubernetes": {"namespace": "inference", "pod": {"name": "vllm-0"}, "container": {"name": "vllm"},
+                          "labels": {"project": "jamba"}}}
+    ln = decode_record(json.dumps(env).encode())[0]
+    assert ln.text == text and ln.file_offset == 4711 and ln.ts_ms == 1724927510123
+    assert ln.source["file"] == "/var/log/pods/x/vllm/0.log" and ln.source["host"] == "gpu-3"
+    assert ln.source["namespace"] == "inference" and ln.source["pod"] == "vllm-0"
+    assert ln.labels["project"] == "jamba"
+
+
+def test_vector_and_fluentbit_envelopes():
+    text = lines("bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log", 22, 22)[0]
+    v = decode_record(json.dumps({"message": text, "file": "/logs/train.out", "host": "n1",
+                                  "source_type": "file", "timestamp": "2021-08-12T08:19:28Z"}).encode())[0]
+    assert v.text == text and v.source["file"] == "/logs/train.out" and v.source["host"] == "n1"
+    fb = decode_record(json.dumps({"log": text + "\n", "stream": "stderr",
+                                   "kubernetes": {"pod_name": "p", "namespace_name": "ns",
+                                                  "container_name": "c", "host": "node-a"}}).encode())[0]
+    assert fb.text == text and fb.source["pod"] == "p" and fb.source["namespace"] == "ns"
+    assert fb.source["host"] == "node-a" and not fb.partial
+
+
+def test_cri_lines_and_partials():
+    text = lines("vllm_worker_nccl_illegal_memory_watchdog_chained.log", 124, 124)[0]
+    p = decode_record(f"2025-01-31T18:23:56.123456789Z stderr P {text[:20]}".encode())[0]
+    f = decode_record(f"2025-01-31T18:23:56.223456789Z stderr F {text[20:]}\n".encode())[0]
+    assert p.partial and not f.partial and p.source["stream"] == "stderr"
+    assert p.ts_ms == 1738347836123
+    j = PartialJoiner()
+    assert j.push("s", p, 5) is None
+    assert j.push("s", f, 6)[0].text == text
+
+
+def test_plain_text_survives_bad_bytes():
+    out = decode_record(b"ok \xff\xfe bad\x00 nul\r\n")
+    assert out[0].text == "ok \ufffd\ufffd bad nul"
+    assert decode_record(b"{not json at all")[0].text == "{not json at all"
+
+
+def test_ms_swift_json_line_is_the_line_itself():
+    raw = (TRAINING / "ms_swift_logging_jsonl_internvl2_duplicated_by_2_ranks_head.log").read_bytes().split(b"\n")[0]
+    assert decode_record(raw)[0].text == raw.decode()
+
+
+def test_tqdm_redraw_keeps_final_state():
+    raw = (TRAINING / "hf_trainer_gemma2_lora_head_wandb_tqdm_cr.log").read_bytes().split(b"\n")[21]
+    assert raw.count(b"\r") > 100
+    text = decode_record(raw)[0].text
+    assert "\r" not in text
+    assert text.endswith("'epoch': 0.0}") and "200/8264" in text
+    assert final_redraw("a\rb\r") == "b"

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import calendar
+
+from conftest import lines
+
+from streams.assemble.parse import parse_line
+
+P2024 = calendar.timegm((2024, 3, 1, 0, 0, 0)) * 1000
+
+
+def utc(*a) -> int:
+    return calendar.timegm(a[:6]) * 1000 + (a[6] if len(a) > 6 else 0)
+
+
+def test_deepspeed_header():
+    p = parse_line(lines("deepspeed_chat_reward_model_grad_overflow_two_line_records.log", 8, 8)[0], P2024)
+    assert p.ts_ms == utc(2023, 4, 18, 3, 36, 0, 502) and p.level == "INFO"
+    assert p.logger == "fused_optimizer.py:363:_update_scale"
+
+
+def test_hf_trainer_header():
+    f = "bigscience_hf_trainer_deepspeed_zero3_n4_tqdm_cr.log"
+    text = next(t for t in lines(f, 1, 262) if t.startswith("[INFO|"))
+    p = parse_line(text, P2024)
+    assert p.level == "INFO" and p.logger.startswith("trainer.py:") and p.ts_ms is not None
+
+
+def test_vllm_prefix_uses_producer_year():
+    p = parse_line(lines("vllm_worker_nccl_illegal_memory_watchdog_chained.log", 1, 1)[0], P2024)
+    assert p.level == "ERROR" and p.ts_ms == utc(2024, 1, 29, 20, 0, 47) and p.logger == "multiproc_worker_utils.py:240"
+
+
+def test_python_basic_and_levels():
+    p = parse_line(lines("accelerate_deepspeed_6gpu_sigkill_childfailederror_x2.log", 33, 33)[0], P2024)
+    assert p.level == "WARN" and p.logger == "torch.distributed.elastic.multiprocessing.api"
+    assert parse_line("CRITICAL 01-29 20:00:47 launcher.py:99] x", P2024).level == "FATAL"
+
+
+def test_klog_line():
+    text = lines("fixture_loki_drain_kubernetes_klog.log", 1, 150)
+    k = next(t for t in text if t[:1] in "IWE" and t[1:5].isdigit())
+    p = parse_line(k, P2024)
+    assert p.fmt == "glog" and p.level in ("INFO", "WARN", "ERROR") and p.ts_ms is not None
+
+
+def test_nccl_info_and_warn():
+    p = parse_line(lines("bigscience_meg_ds_3d_n16_nccl_bootstrap_interleaved.log", 14, 14)[0], P2024)
+    assert p.level == "INFO" and p.attributes["nccl_host"] == "r6i4n5" and p.attributes["device"] == "0"
+    w = parse_line(lines("verl_fsdp_ray_nccl_warn_cuda_failure_700.log", 45, 45)[0], P2024)
+    assert w.level == "WARN" and w.ts_ms == utc(2025, 6, 20, 10, 15, 41)
+
+
+def test_ms_swift_jsonl_typed():
+    # {"loss": 5.04565144, "acc": 0.125, "grad_norm": 484.0, ..., "epoch": 0.0, "global_step": 1}
+    p = parse_line(lines("ms_swift_logging_jsonl_internvl2_duplicated_by_2_ranks_head.log", 1, 1)[0], P2024)
+    assert p.fmt == "json" and p.metrics["loss"] == 5.04565144 and p.metrics["grad_norm"] == 484.0
+    assert p.step == 1 and p.epoch == 0.0 and p.metrics["throughput_iter_s"] == 0.118134
+
+
+def test_ms_swift_console_dict_step_and_memory():
+    # {'loss': 1.47077751, ..., 'global_step/max_steps': '1/94', ..., 'memory(GiB)': 4.87, ...}
+    p = parse_line(lines("ms_swift_sft_metax_2026.log", 2, 2)[0], P2024)
+    assert p.step == 1 and p.max_steps == 94 and p.metrics["gpu_memory_gib"] == 4.87
+    assert p.metrics["loss"] == 1.47077751 and p.epoch == 0.01
+
+
+def test_hf_dict_literal_eval():
+    p = parse_line(lines("hf_trainer_gemma2_lora_head_wandb_tqdm_cr.log", 23, 23)[0], P2024)
+    assert p.metrics == {"loss": 4.7047, "grad_norm": 11.237261772155762, "learning_rate": 4.666666666666666e-05}
+    assert p.epoch == 0.0
+    assert parse_line("{'loss': __import__('os').system('id')}", P2024).metrics == {}  # never evaluated
+
+
+def test_megatron_iteration_line():
+    p = parse_line(lines("bigscience_tr11-176B_eval_hang_iteration_and_pulse.log", 1, 1)[0], P2024)
+    assert p.step == 45000 and p.max_steps == 115311
+    assert p.metrics["learning_rate"] == 4.298e-05 and p.metrics["loss"] > 2
+
+
+def test_unknown_format_is_empty():
+    p = parse_line("> compiling and loading fused kernels ...", P2024)
+    assert p.ts_ms is None and p.level is None

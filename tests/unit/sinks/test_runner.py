@@ -1,0 +1,159 @@
+"""SinkRunner against fakes of Kafka and of a store (the real ones are in tests/integration)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from streams.sinks.base import Backoff, FlushResult, SinkRecord, SinkRunner, Watermarks
+from streams.sinks.ratecontrol import Capacity, RateController
+
+
+class FakeSource:
+    def __init__(self, records: list[SinkRecord]) -> None:
+        self.records = records
+        self.commits: list[dict[tuple[str, int], int]] = []
+        self.paused = False
+        self.pauses = 0
+
+    def poll_batch(self, max_records: int, timeout_s: float) -> list[SinkRecord]:
+        out, self.records = self.records[:max_records], self.records[max_records:]
+        return out
+
+    def commit(self, points: dict[tuple[str, int], int]) -> None:
+        self.commits.append(dict(points))
+
+    def pause_all(self) -> None:
+        self.paused = True
+        self.pauses += 1
+
+    def resume_all(self) -> None:
+        self.paused = False
+
+    def take_revoked(self) -> list[tuple[str, int]]:
+        return []
+
+
+class FakeStore:
+    """Acks everything, except: offsets in ``fail_once`` are retried once, ``reject`` are refused."""
+
+    name = "fake"
+
+    def __init__(self, fail_once: set[int] = frozenset(), reject: set[int] = frozenset()) -> None:
+        self.buf: list[SinkRecord] = []
+        self.written: list[int] = []
+        self.fail_once = set(fail_once)
+        self.reject = set(reject)
+        self.batch_sizes: list[int] = []
+
+    async def start(self) -> None: ...
+
+    def add(self, record: SinkRecord) -> None:
+        self.buf.append(record)
+
+    def due(self, now: float) -> bool:
+        return True
+
+    def buffered(self) -> int:
+        return len(self.buf)
+
+    async def flush(self, now: float) -> FlushResult:
+        res = FlushResult()
+        self.batch_sizes.append(len(self.buf))
+        for rec in self.buf:
+            if rec.offset in self.fail_once:
+                self.fail_once.discard(rec.offset)
+                res.retry.append(rec)
+                res.throttled = True
+            elif rec.offset in self.reject:
+                res.rejected.append((rec, "mapper_parsing_exception: failed to parse field [loss]", "mapping"))
+            else:
+                self.written.append(rec.offset)
+                res.acked.append(rec)
+        self.buf = []
+        return res
+
+    async def close(self) -> None: ...
+
+
+class FakeDLQ:
+    def __init__(self) -> None:
+        self.sent: list[tuple[int, str]] = []
+        self.flushed = 0
+
+    def send(self, record: SinkRecord, stage: str, reason: str, error_type: str) -> None:
+        self.sent.append((record.offset, reason))
+
+    def flush(self) -> None:
+        self.flushed = len(self.sent)
+
+
+def recs(n: int, project: str = "p", start: int = 0) -> list[SinkRecord]:
+    return [SinkRecord("logs.events.p", 0, start + i, b"k", {"i": i}, b"raw", project, 100) for i in range(n)]
+
+
+def run_steps(runner: SinkRunner, steps: int) -> None:
+    async def go() -> None:
+        for _ in range(steps):
+            await runner.step(poll_timeout_s=0)
+    asyncio.run(go())
+
+
+def test_commits_only_what_the_store_acknowledged_and_retries_to_completion() -> None:
+    source = FakeSource(recs(10))
+    store = FakeStore(fail_once={3})
+    runner = SinkRunner(source, store, RateController(Capacity(10**6, 10**9)), FakeDLQ(), "hot_sink",
+                        backoff=Backoff(base_s=0, cap_s=0))
+    run_steps(runner, 1)
+    assert source.commits[-1] == {("logs.events.p", 0): 3}, "offset 3 failed: commit stops below it"
+    run_steps(runner, 3)
+    assert source.commits[-1] == {("logs.events.p", 0): 10}
+    assert sorted(store.written) == list(range(10))
+    assert runner.controller.throttle_events == 1
+
+
+def test_rejected_records_reach_the_dlq_before_their_offset_is_committed() -> None:
+    source = FakeSource(recs(5))
+    dlq = FakeDLQ()
+    runner = SinkRunner(source, FakeStore(reject={2}), RateController(Capacity(10**6, 10**9)), dlq, "hot_sink")
+    run_steps(runner, 1)
+    assert dlq.sent == [(2, "mapper_parsing_exception: failed to parse field [loss]")]
+    assert dlq.flushed == 1
+    assert source.commits[-1] == {("logs.events.p", 0): 5}
+
+
+def test_undecodable_records_are_dead_lettered_and_committed() -> None:
+    bad = SinkRecord("logs.events.p", 0, 0, None, {}, b"\x00junk", "p", 5, decode_error=("bad avro", "undecodable"))
+    source = FakeSource([bad, *recs(2, start=1)])
+    dlq = FakeDLQ()
+    runner = SinkRunner(source, FakeStore(), RateController(Capacity(10**6, 10**9)), dlq, "hot_sink")
+    run_steps(runner, 1)
+    assert dlq.sent == [(0, "bad avro")]
+    assert source.commits[-1] == {("logs.events.p", 0): 3}
+
+
+def test_budget_limits_what_each_window_writes() -> None:
+    clock = [0.0]
+    source = FakeSource(recs(100))
+    store = FakeStore()
+    runner = SinkRunner(source, store, RateController(Capacity(25, 10**9), window_s=1.0), FakeDLQ(), "hot_sink",
+                        clock=lambda: clock[0])
+    run_steps(runner, 3)  # same window: 80% of 25 = 20 events
+    assert len(store.written) == 20
+    clock[0] = 1.0
+    run_steps(runner, 1)
+    assert len(store.written) == 40
+
+
+def test_partitions_pause_at_high_watermark_and_resume_at_low() -> None:
+    clock = [0.0]
+    source = FakeSource(recs(50))
+    store = FakeStore()
+    runner = SinkRunner(source, store, RateController(Capacity(12.5, 10**9), window_s=1.0), FakeDLQ(), "s",
+                        watermarks=Watermarks(high=30, low=10), clock=lambda: clock[0], max_poll=50)
+    run_steps(runner, 1)
+    assert source.paused and source.pauses == 1
+    for second in range(1, 6):
+        clock[0] = float(second)
+        run_steps(runner, 1)
+    assert not source.paused
+    assert len(store.written) == 60 or len(store.written) <= 50
