@@ -136,6 +136,8 @@ class StackSettings(BaseModel):
     elasticsearch_user: str = "sluice"
     # Elasticsearch 9 needs Java 21+; None = the newest JDK found under /usr/lib/jvm or JAVA_HOME.
     elasticsearch_java_home: Path | None = None
+    # Extra elasticsearch.yml settings, e.g. a tiny write queue for a node that must answer 429.
+    elasticsearch_extra: dict[str, str] = Field(default_factory=dict)
 
 
 class Settings(BaseSettings):

@@ -91,3 +91,47 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
         elif "unit" in parts:
             item.add_marker(pytest.mark.unit)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def private_server(tmp_path: Path, stack: Settings) -> Iterator[Callable[..., tuple[Settings, object]]]:
+    """Start a server of our own (not the shared stack's) that a test may stop, kill and restart.
+
+    ``make("elasticsearch", elasticsearch_extra={...})`` or ``make("objectstore")`` returns
+    ``(settings, service)``: settings point at the private server (everything else at the shared
+    stack); ``service.down()`` / ``service.up()`` stop and start it, ``os.kill(service.pid(), 9)``
+    kills it. Stopped at the end of the test.
+    """
+    from streams.stack.elasticsearch import ElasticsearchService
+    from streams.stack.objectstore import ObjectStoreService
+
+    started: list = []
+
+    def make(kind: str, **stack_overrides: object) -> tuple[Settings, object]:
+        port = free_port()
+        stack_conf = stack.stack.model_copy(update={"dir": tmp_path / f"private-{kind}-{port}", **stack_overrides})
+        if kind == "elasticsearch":
+            conn = stack.elasticsearch.model_copy(update={"url": f"http://127.0.0.1:{port}"})
+            settings = stack.model_copy(update={"elasticsearch": conn, "stack": stack_conf})
+            service: object = ElasticsearchService(settings, log=lambda m: print(f"[private] {m}"))
+        elif kind == "objectstore":
+            conn = stack.object_store.model_copy(update={"endpoint_url": f"http://127.0.0.1:{port}"})
+            settings = stack.model_copy(update={"object_store": conn, "stack": stack_conf})
+            service = ObjectStoreService(settings, log=lambda m: print(f"[private] {m}"))
+        else:
+            raise ValueError(f"no private {kind}; choose elasticsearch or objectstore")
+        service.up()  # type: ignore[attr-defined]
+        started.append(service)
+        return settings, service
+
+    yield make
+    for service in started:
+        service.down()  # type: ignore[attr-defined]

@@ -90,6 +90,7 @@ class ElasticsearchService(Service):
             # A developer's or CI's disk is often fuller than a server's; do not go read-only at 90%.
             "cluster.routing.allocation.disk.threshold_enabled": "false",
             "action.destructive_requires_name": "false",
+            **self.settings.stack.elasticsearch_extra,
         }
         (conf / "elasticsearch.yml").write_text("".join(f"{k}: {v}\n" for k, v in settings.items()))
         user = self.run_as()
