@@ -122,6 +122,20 @@ class RoutingSettings(BaseModel):
         return projects
 
 
+class AssembleSettings(BaseModel):
+    """The assemble stage (a Faust app over logs.raw)."""
+
+    app_id: str = "sluice-assemble"  # the consumer group; one per deployment
+    # A block with no new line for this long is emitted: the last traceback of a job that died.
+    idle_timeout_ms: int = 5000
+    max_lines: int = 1000  # a longer block is cut and flagged truncated
+    max_bytes: int = 512 * 1024
+    # Records handled per turn, and how long a turn waits to fill up (latency vs. per-turn cost).
+    take_max: int = 500
+    take_within_s: float = 0.2
+    web_port: int = 6066
+
+
 class StackSettings(BaseModel):
     """The local servers started by ``sluice stack up``. Ports come from the connection URLs."""
 
@@ -149,6 +163,7 @@ class Settings(BaseSettings):
     object_store: ObjectStoreSettings = Field(default_factory=ObjectStoreSettings)
     topics: TopicSettings = Field(default_factory=TopicSettings)
     routing: RoutingSettings = Field(default_factory=RoutingSettings)
+    assemble: AssembleSettings = Field(default_factory=AssembleSettings)
     stack: StackSettings = Field(default_factory=StackSettings)
 
     @classmethod

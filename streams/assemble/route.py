@@ -23,8 +23,12 @@ def sanitize(name: str) -> str:
 class ProjectRouter:
     def __init__(self, default_project: str = "default", *, path_globs: Iterable[tuple[str, str]] = (),
                  host_patterns: Iterable[tuple[str, str]] = (), namespaces: dict[str, str] | None = None,
-                 use_namespace: bool = True, topic_prefix: str = "logs.events.") -> None:
+                 use_namespace: bool = True, topic_prefix: str = "logs.events.",
+                 known: Iterable[str] | None = None) -> None:
         self.default = sanitize(default_project)
+        # Projects with a topic. Others go to the default route (their label is kept on the event):
+        # a typo in one node's label must not stop the stage on a missing topic.
+        self.known = None if known is None else {sanitize(k) for k in known}
         self.path_globs = [(g, p) for g, p in path_globs]
         self.host_patterns = [(re.compile(rx), p) for rx, p in host_patterns]
         self.namespaces = dict(namespaces or {})
@@ -38,6 +42,8 @@ class ProjectRouter:
         hit = self._cache.get(key)
         if hit is None:
             hit = sanitize(self._resolve(*key))
+            if self.known is not None and hit not in self.known:
+                hit = self.default
             if len(self._cache) < 10000:  # bounded: a source set is small, a runaway one is not cached
                 self._cache[key] = hit
         return hit

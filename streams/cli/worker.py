@@ -1,11 +1,17 @@
-"""`sluice worker <stage>` and the operator commands still to come, each naming its issue."""
+"""`sluice worker <stage>`, `sluice parse`, and the operator commands still to come."""
 
 from __future__ import annotations
 
+import json
+import sys
+import time
+from pathlib import Path
+
 import click
 
+from streams.cli.main import settings_of
+
 PLANNED = {
-    "assemble": "issue 3",
     "hot": "issue 4",
     "cold": "issue 5",
     "watch": "issue 7",
@@ -14,12 +20,46 @@ PLANNED = {
 
 @click.command()
 @click.argument("stage", type=click.Choice(["assemble", "hot", "cold", "watch", "all"]))
-def worker(stage: str) -> None:
-    """Run a stage worker (`all` runs every stage in one process, for a demo)."""
+@click.option("--loglevel", default="info", type=click.Choice(["crit", "error", "warn", "info", "debug"]))
+@click.pass_context
+def worker(ctx: click.Context, stage: str, loglevel: str) -> None:
+    """Run a stage worker until SIGTERM (`all` runs every built stage in one process, for a demo)."""
+    settings = settings_of(ctx)
+    if stage == "assemble":
+        from streams.workers.assemble import run_assemble_worker
+
+        run_assemble_worker(settings, loglevel=loglevel)
+        return
     missing = list(PLANNED) if stage == "all" else [stage]
     raise click.ClickException(
         f"stage(s) {', '.join(missing)} not built yet ({', '.join(PLANNED[s] for s in missing)})"
     )
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--label", "labels", multiple=True, help="KEY=VALUE label put on every event (e.g. project=llm)")
+@click.option("--metrics/--no-metrics", default=True, help="also print step metric points")
+@click.option("--idle-timeout-ms", default=5000, show_default=True)
+def parse(files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool, idle_timeout_ms: int) -> None:
+    """The assemble stage offline over FILES: one JSON event per line on stdout.
+
+    Plain text, JSON envelopes (Filebeat, Fluent Bit, Vector, docker) and CRI lines are recognised per
+    line. Check how your own logs will come out before shipping them.
+    """
+    from streams.assemble.pipeline import parse_files
+
+    label_map = {}
+    for item in labels:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--label")
+        label_map[key] = value
+    out = sys.stdout
+    for event in parse_files(list(files), labels=label_map, default_ts_ms=int(time.time() * 1000),
+                             include_metrics=metrics, idle_timeout_ms=idle_timeout_ms):
+        out.write(json.dumps(event, ensure_ascii=False, default=str))
+        out.write("\n")
 
 
 def _planned(name: str, issue: str, help_text: str) -> click.Command:
@@ -33,8 +73,8 @@ def _planned(name: str, issue: str, help_text: str) -> click.Command:
 
 COMMANDS = [
     worker,
+    parse,
     _planned("produce", "issue 9", "a realistic burst workload from the corpus into logs.raw"),
-    _planned("parse", "issue 3", "the assemble stage offline over files, events as JSON lines"),
     _planned("replay", "issue 6", "re-run history from offsets or timestamps"),
     _planned("dlq", "issue 6", "list, show and re-drive dead letters"),
     _planned("rehydrate", "issue 5", "read cold objects back into Elasticsearch"),

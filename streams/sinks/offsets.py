@@ -49,7 +49,11 @@ class OffsetTracker:
         self._parts.setdefault((topic, partition), PartitionOffsets()).add(offset)
 
     def ack(self, topic: str, partition: int, offset: int) -> None:
-        self._parts[(topic, partition)].ack(offset)
+        part = self._parts.get((topic, partition))
+        if part is None:
+            # Revoked (forgotten) while the store was writing it: the new owner re-reads and commits.
+            return
+        part.ack(offset)
 
     def in_flight(self, topic: str, partition: int) -> int:
         part = self._parts.get((topic, partition))

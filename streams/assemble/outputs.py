@@ -1,0 +1,67 @@
+"""Encode the assemble stage's outputs for Kafka: Avro in the Confluent wire format, our topics."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import fastavro
+
+from streams.assemble.pipeline import Output
+from streams.config import Settings
+from streams.contracts import parsed_schema, schema_text
+
+CONTRACT_OF_KIND = {"event": "log_event", "metric": "metric_point", "dead_letter": "dead_letter"}
+
+
+class OutputEncoder:
+    """Output -> (topic, key, value bytes). Schema ids are looked up once per subject."""
+
+    def __init__(self, settings: Settings, registry: Any) -> None:
+        from confluent_kafka.schema_registry import Schema
+
+        self.settings = settings
+        self._registry = registry
+        self._schema_cls = Schema
+        self._ids: dict[str, int] = {}
+
+    def topic_of(self, out: Output) -> str:
+        if out.kind == "metric":
+            return self.settings.topics.metrics
+        if out.kind == "dead_letter":
+            return self.settings.topics.dlq
+        project = out.value.get("project") or self.settings.routing.default_project
+        return self.settings.topics.events_topic(project)
+
+    def _schema_id(self, topic: str, contract: str) -> int:
+        subject = f"{topic}-value"
+        sid = self._ids.get(subject)
+        if sid is None:
+            # Registered by `sluice schemas register`; a lookup fails loudly if the contract drifted.
+            found = self._registry.lookup_schema(subject, self._schema_cls(schema_text(contract), "AVRO"),
+                                                 normalize_schemas=True)
+            sid = self._ids[subject] = int(found.schema_id)
+        return sid
+
+    def encode(self, out: Output) -> tuple[str, bytes | None, bytes]:
+        topic = self.topic_of(out)
+        contract = CONTRACT_OF_KIND[out.kind]
+        buf = io.BytesIO()
+        buf.write(struct.pack(">bI", 0, self._schema_id(topic, contract)))
+        fastavro.schemaless_writer(buf, parsed_schema(contract), out.value)
+        return topic, out.key, buf.getvalue()
+
+
+def registry_schema_lookup(registry: Any) -> Callable[[int], Any]:
+    """schema id -> parsed fastavro schema, cached (the decoder of Avro raw records)."""
+    cache: dict[int, Any] = {}
+
+    def lookup(schema_id: int) -> Any:
+        if schema_id not in cache:
+            cache[schema_id] = fastavro.parse_schema(json.loads(registry.get_schema(schema_id).schema_str))
+        return cache[schema_id]
+
+    return lookup

@@ -1,0 +1,1 @@
+"""Stage workers: each wires a pure core to Kafka and a store."""

@@ -1,0 +1,168 @@
+"""The assemble stage as a Faust agent over logs.raw.
+
+One :class:`~streams.assemble.pipeline.Assembler` per raw partition. Records are taken in small
+batches with acks disabled (``noack_take``); outputs are sent and their delivery awaited, and only
+then are the raw records acknowledged, and only those below the oldest line still held in an open
+multiline block (``Assembler.committable_offset``). After a kill -9 or a rebalance the next owner
+re-reads from there and rebuilds the open blocks: no line is lost and no block is split. Blocks it
+re-emits carry the same deterministic event ids, so the stores overwrite instead of duplicating.
+
+An open block is emitted once its source has been quiet for ``idle_timeout_ms``: a timer advances
+each partition's stream time by the wall time passed since its last record. That is what emits the
+last traceback of a job that died (no line ever follows it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import faust
+
+from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
+from streams.assemble.pipeline import Assembler, Output, RawRecord
+from streams.assemble.route import ProjectRouter
+from streams.config import Settings
+
+log = logging.getLogger(__name__)
+
+
+class PartitionState:
+    """An Assembler and the raw events it has not acknowledged yet, for one partition."""
+
+    def __init__(self, assembler: Assembler) -> None:
+        self.assembler = assembler
+        self.pending: list[Any] = []  # faust events, in offset order
+        self.newest_ts_ms = 0  # stream time: the newest record timestamp seen
+        self.last_seen = time.monotonic()  # wall time of the last record, for the idle timer
+
+
+class AssembleStage:
+    """Per-partition assemblers, delivery of their outputs, and acks below the open blocks."""
+
+    def __init__(self, settings: Settings, app: faust.App, registry: Any) -> None:
+        self.settings = settings
+        self.conf = settings.assemble
+        self.app = app
+        self.encoder = OutputEncoder(settings, registry)
+        self.lookup = registry_schema_lookup(registry)
+        self.router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
+                                    known=settings.projects())
+        self.states: dict[int, PartitionState] = {}
+        self.lock = asyncio.Lock()  # the agent and the idle timer both touch the assemblers
+
+    def state_of(self, partition: int) -> PartitionState:
+        if partition not in self.states:
+            self.states[partition] = PartitionState(Assembler(
+                self.lookup, self.router, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
+                idle_timeout_ms=self.conf.idle_timeout_ms,
+            ))
+        return self.states[partition]
+
+    async def deliver(self, outputs: list[Output]) -> None:
+        """Send, then wait until Kafka has every output: only then may raw offsets be acked."""
+        futures = []
+        for out in outputs:
+            topic, key, value = self.encoder.encode(out)
+            futures.append(await self.app.producer.send(topic, key, value, None, None, None))
+        if futures:
+            await asyncio.gather(*futures)
+
+    @staticmethod
+    def ack_below(state: PartitionState) -> None:
+        limit = state.assembler.committable_offset()
+        if limit is None:
+            return
+        keep = []
+        for event in state.pending:
+            if event.message.offset < limit:
+                event.ack()
+            else:
+                keep.append(event)
+        state.pending = keep
+
+    async def on_batch(self, events: list[Any]) -> None:
+        async with self.lock:
+            outputs: list[Output] = []
+            touched: set[int] = set()
+            for event in events:
+                msg = event.message
+                state = self.state_of(msg.partition)
+                ts_ms = int((msg.timestamp or 0) * 1000)
+                record = RawRecord(msg.topic, msg.partition, msg.offset, msg.value, msg.key, ts_ms)
+                outputs.extend(state.assembler.feed(record))
+                state.pending.append(event)
+                state.newest_ts_ms = max(state.newest_ts_ms, ts_ms)
+                state.last_seen = time.monotonic()
+                touched.add(msg.partition)
+            for partition in touched:
+                state = self.states[partition]
+                outputs.extend(state.assembler.flush_idle(state.newest_ts_ms))
+            await self.deliver(outputs)
+            for partition in touched:
+                self.ack_below(self.states[partition])
+
+    async def on_idle_tick(self) -> None:
+        async with self.lock:
+            outputs: list[Output] = []
+            now = time.monotonic()
+            for state in self.states.values():
+                quiet_ms = int((now - state.last_seen) * 1000)
+                if quiet_ms >= self.conf.idle_timeout_ms and state.assembler.oldest_open_offset() is not None:
+                    outputs.extend(state.assembler.flush_idle(state.newest_ts_ms + quiet_ms))
+            if outputs:
+                await self.deliver(outputs)
+                for state in self.states.values():
+                    self.ack_below(state)
+
+    async def on_revoked(self, partitions: set[Any]) -> None:
+        # The new owner re-reads from the committed offset and rebuilds these partitions' blocks.
+        async with self.lock:
+            for tp in partitions:
+                if tp.topic == self.settings.topics.raw:
+                    self.states.pop(tp.partition, None)
+
+
+def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    conf = settings.assemble
+    app = faust.App(
+        conf.app_id,
+        broker=f"kafka://{settings.kafka.bootstrap_servers}",
+        store="memory://",
+        topic_allow_declare=False,  # topics come from `sluice topics create`, with their retention
+        topic_disable_leader=True,
+        consumer_auto_offset_reset="earliest",
+        broker_commit_interval=1.0,
+        web_enabled=False,
+        producer_acks=-1,
+        producer_max_request_size=16 * 1024 * 1024,
+    )
+    raw = app.topic(settings.topics.raw, key_serializer="raw", value_serializer="raw")
+    stage = AssembleStage(settings, app, SchemaRegistryClient({"url": settings.registry.url}))
+
+    @app.agent(raw)
+    async def assemble(stream: Any) -> None:
+        async for events in stream.noack_take(conf.take_max, within=conf.take_within_s):
+            await stage.on_batch(events)
+
+    @app.timer(interval=max(0.2, conf.idle_timeout_ms / 5000))
+    async def flush_idle() -> None:
+        await stage.on_idle_tick()
+
+    async def on_revoked(_sender: Any, revoked: set[Any], **_kwargs: Any) -> None:
+        await stage.on_revoked(revoked)
+
+    app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
+    return app, stage
+
+
+def run_assemble_worker(settings: Settings, loglevel: str = "info") -> None:
+    """Blocking: runs until SIGTERM/SIGINT (Faust's own worker handles the signals)."""
+    from faust.worker import Worker
+
+    app, _stage = build_app(settings)
+    Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False).execute_from_commandline()
