@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -38,12 +39,15 @@ def test_elasticsearch_runs_as_non_root(stack: Settings) -> None:
 
 
 def test_readme_demo_command_end_to_end(stack: Settings) -> None:
-    """The README's first command, minus the install: real records, documents and objects."""
+    """The README's first command, minus the install: real records, events, documents and objects."""
     proc = subprocess.run([sys.executable, "-m", "streams.cli", "demo"], capture_output=True, text=True,
-                          timeout=180, check=False)
+                          timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = proc.stdout
-    assert "produced 153 raw lines from 3 corpus files" in out
-    assert "read back 153 lines" in out
+    assert "produced 188 raw lines from 4 corpus files" in out
+    # The events count is the offline parse of the same files: the stage online and offline agree.
+    assert re.search(r"assemble: 188 lines became \d+ events", out), out
+    assert "'cuda_oom': 2" in out and "nccl_timeout" in out
+    assert "22 step-metric lines are metric points" in out
     assert "found it: 1 hit" in out
     assert "(22 Avro records) and read it back" in out
