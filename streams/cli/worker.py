@@ -80,5 +80,4 @@ COMMANDS = [
     _planned("rehydrate", "issue 5", "read cold objects back into Elasticsearch"),
     _planned("top", "issue 6", "live rates, lag and throttling"),
     _planned("bench", "issue 9", "the benchmark report"),
-    _planned("ship", "issue 8", "the node-side shipper"),
 ]

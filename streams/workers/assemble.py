@@ -25,6 +25,7 @@ from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Assembler, Output, RawRecord
 from streams.assemble.route import ProjectRouter
 from streams.config import Settings
+from streams.errors import SluiceError
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +43,18 @@ class PartitionState:
 class AssembleStage:
     """Per-partition assemblers, delivery of their outputs, and acks below the open blocks."""
 
-    def __init__(self, settings: Settings, app: faust.App, registry: Any) -> None:
+    def __init__(self, settings: Settings, registry: Any) -> None:
+        from confluent_kafka import Producer
+
         self.settings = settings
         self.conf = settings.assemble
-        self.app = app
+        # Outputs go through librdkafka, not Faust's producer: about one output per input line, and
+        # per-message cost in the asyncio producer was the stage's bottleneck (tests/perf/assemble_bench.py).
+        self.producer = Producer({
+            **settings.kafka.client_config(), "enable.idempotence": True, "linger.ms": 5,
+            "compression.type": "zstd", "message.max.bytes": 16 * 1024 * 1024,
+        })
+        self._delivery_errors: list[str] = []
         self.encoder = OutputEncoder(settings, registry)
         self.lookup = registry_schema_lookup(registry)
         self.router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
@@ -61,14 +70,29 @@ class AssembleStage:
             ))
         return self.states[partition]
 
+    def _on_delivery(self, err: Any, _msg: Any) -> None:
+        if err is not None:
+            self._delivery_errors.append(str(err))
+
     async def deliver(self, outputs: list[Output]) -> None:
         """Send, then wait until Kafka has every output: only then may raw offsets be acked."""
-        futures = []
+        if not outputs:
+            return
+        produce = self.producer.produce
         for out in outputs:
             topic, key, value = self.encoder.encode(out)
-            futures.append(await self.app.producer.send(topic, key, value, None, None, None))
-        if futures:
-            await asyncio.gather(*futures)
+            while True:
+                try:
+                    produce(topic, value, key, on_delivery=self._on_delivery)
+                    break
+                except BufferError:  # librdkafka's queue is full: let it drain, then go on
+                    await asyncio.to_thread(self.producer.poll, 0.1)
+        while await asyncio.to_thread(self.producer.flush, 5.0):
+            log.warning("outputs not yet acknowledged by Kafka; raw offsets stay uncommitted")
+        if self._delivery_errors:
+            errors, self._delivery_errors = self._delivery_errors, []
+            # Crash rather than ack: the restarted worker re-reads these records (at-least-once).
+            raise SluiceError(f"delivering assemble outputs failed: {errors[:3]}")
 
     @staticmethod
     def ack_below(state: PartitionState) -> None:
@@ -138,11 +162,9 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
         consumer_auto_offset_reset="earliest",
         broker_commit_interval=1.0,
         web_enabled=False,
-        producer_acks=-1,
-        producer_max_request_size=16 * 1024 * 1024,
     )
     raw = app.topic(settings.topics.raw, key_serializer="raw", value_serializer="raw")
-    stage = AssembleStage(settings, app, SchemaRegistryClient({"url": settings.registry.url}))
+    stage = AssembleStage(settings, SchemaRegistryClient({"url": settings.registry.url}))
 
     @app.agent(raw)
     async def assemble(stream: Any) -> None:

@@ -1,0 +1,7 @@
+"""``python -m streams.ship ...``: the same as `sluice ship ...`."""
+
+import sys
+
+from streams.cli.main import cli
+
+cli(["ship", *sys.argv[1:]])

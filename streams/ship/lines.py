@@ -1,0 +1,78 @@
+"""Bytes read from a file into complete lines with their byte offsets (pure).
+
+A line is complete at its newline. The bytes after the last newline are held as a partial line
+until the rest arrives, or until the caller decides it has waited long enough (``flush``): then it
+is sent as is, and whatever is appended to it later starts a new line with its own offset.
+Lines longer than ``max_line_bytes`` are cut into pieces, each a line with its own offset.
+"""
+
+from __future__ import annotations
+
+# (byte offset of the line, byte offset just past it including its newline, text).
+# Text has its newline and one trailing CR removed; invalid UTF-8 is replaced by U+FFFD.
+Line = tuple[int, int, str]
+
+
+class LineSplitter:
+    def __init__(self, offset: int, max_line_bytes: int) -> None:
+        self.partial = b""
+        self.partial_start = offset  # offset of the first byte not yet returned as a line
+        self.max_line_bytes = max_line_bytes
+
+    @property
+    def next_offset(self) -> int:
+        """Offset just past the bytes fed so far."""
+        return self.partial_start + len(self.partial)
+
+    def feed(self, chunk: bytes) -> list[Line]:
+        data = self.partial + chunk if self.partial else chunk
+        pieces = data.split(b"\n")
+        tail = pieces.pop()
+        off = self.partial_start
+        out: list[Line] = []
+        limit = self.max_line_bytes
+        for raw in pieces:
+            end = off + len(raw) + 1
+            if len(raw) > limit:
+                out += self._cut(raw, off, end)
+            else:
+                out.append((off, end, _text(raw)))
+            off = end
+        if len(tail) > limit:
+            keep = len(tail) % limit or limit
+            whole = tail[: len(tail) - keep]
+            out += self._cut(whole, off, off + len(whole))
+            off += len(whole)
+            tail = tail[len(whole):]
+        self.partial = tail
+        self.partial_start = off
+        return out
+
+    def flush(self) -> list[Line]:
+        """The partial line as a line of its own (called when it has waited long enough)."""
+        if not self.partial:
+            return []
+        raw, start = self.partial, self.partial_start
+        self.partial = b""
+        self.partial_start = start + len(raw)
+        return [(start, start + len(raw), _text(raw))]
+
+    def reset(self, offset: int) -> None:
+        self.partial = b""
+        self.partial_start = offset
+
+    def _cut(self, raw: bytes, off: int, end: int) -> list[Line]:
+        limit = self.max_line_bytes
+        out: list[Line] = []
+        for i in range(0, len(raw), limit):
+            piece = raw[i: i + limit]
+            start = off + i
+            last = i + limit >= len(raw)
+            out.append((start, end if last else start + len(piece), _text(piece)))
+        return out
+
+
+def _text(raw: bytes) -> str:
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    return raw.decode("utf-8", errors="replace")
