@@ -76,7 +76,6 @@ COMMANDS = [
     parse,
     _planned("produce", "issue 9", "a realistic burst workload from the corpus into logs.raw"),
     _planned("replay", "issue 6", "re-run history from offsets or timestamps"),
-    _planned("dlq", "issue 6", "list, show and re-drive dead letters"),
     _planned("rehydrate", "issue 5", "read cold objects back into Elasticsearch"),
     _planned("top", "issue 6", "live rates, lag and throttling"),
     _planned("bench", "issue 9", "the benchmark report"),
