@@ -121,9 +121,12 @@ class Assembler:
         return [self._output(b) for b in self.merger.flush_idle(now_ms)]
 
     def flush_all(self) -> list[Output]:
+        blocks = []
         for sid, line, off in self.joiner.drain():
-            self.merger.push(sid, line, off, line.ts_ms or 0)
-        return [self._output(b) for b in self.merger.flush_all()]
+            # A held partial can close the block before it: keep what push returns (found by fuzzing).
+            blocks += self.merger.push(sid, line, off, line.ts_ms or 0)
+        blocks += self.merger.flush_all()
+        return [self._output(b) for b in blocks]
 
     def oldest_open_offset(self) -> int | None:
         a = self.merger.oldest_open_offset()
@@ -148,7 +151,29 @@ class Assembler:
         })
 
     def _output(self, b: Block) -> Output:
+        cap_block(b, self.merger.max_bytes)
         return build_output(b, self.topic, self.partition, self.router, self.redact)
+
+
+def cap_block(b: Block, max_chars: int) -> None:
+    """Cut a block (or one huge line: a 10 MB tqdm redraw, a JSON blob) to ``max_chars``, flagged.
+
+    The merger closes a block once it reaches the limit, but the line that crossed it can be of
+    any length; the event must not be.
+    """
+    if b.nbytes <= max_chars and len(b.texts[-1]) <= max_chars:
+        return
+    kept: list[str] = []
+    room = max_chars
+    for text in b.texts:
+        if len(text) >= room:
+            kept.append(text[:room])
+            break
+        kept.append(text)
+        room -= len(text) + 1
+    if sum(len(t) for t in kept) < sum(len(t) for t in b.texts):
+        b.texts = kept
+        b.truncated = True
 
 
 def build_output(b: Block, topic: str, partition: int, router: ProjectRouter, redact: Redactor) -> Output:
