@@ -56,7 +56,8 @@ hostile = st.one_of(
     st.lists(st.text(max_size=80), max_size=5).map(avro_record),
     st.recursive(st.none() | st.integers() | st.text(max_size=20),
                  lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
-                 max_leaves=30).map(lambda v: json.dumps({"log": v} if isinstance(v, str) else {"message": v}).encode()),
+                 max_leaves=30).map(
+        lambda v: json.dumps({"log": v} if isinstance(v, str) else {"message": v}).encode()),
 )
 
 
