@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -13,7 +17,6 @@ from streams.cli.main import settings_of
 
 PLANNED = {
     "hot": "issue 4",
-    "cold": "issue 5",
     "watch": "issue 7",
 }
 
@@ -29,6 +32,11 @@ def worker(ctx: click.Context, stage: str, loglevel: str) -> None:
         from streams.workers.assemble import run_assemble_worker
 
         run_assemble_worker(settings, loglevel=loglevel)
+        return
+    if stage == "cold":
+        from streams.workers.cold import run_cold_worker
+
+        run_async_worker(run_cold_worker, settings, loglevel)
         return
     missing = list(PLANNED) if stage == "all" else [stage]
     raise click.ClickException(
@@ -62,6 +70,21 @@ def parse(files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool, idle_
         out.write("\n")
 
 
+def run_async_worker(run: Any, settings: Any, loglevel: str) -> None:
+    """Run ``run(settings, stop)`` until SIGTERM or SIGINT, then let it drain and commit."""
+    logging.basicConfig(level=getattr(logging, {"crit": "CRITICAL", "warn": "WARNING"}.get(
+        loglevel, loglevel.upper())), format="[%(asctime)s] %(levelname)s %(name)s: %(message)s")
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await run(settings, stop)
+
+    asyncio.run(main())
+
+
 def _planned(name: str, issue: str, help_text: str) -> click.Command:
     @click.command(name=name, help=f"{help_text} (not built yet: {issue})",
                    context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
@@ -76,7 +99,6 @@ COMMANDS = [
     parse,
     _planned("produce", "issue 9", "a realistic burst workload from the corpus into logs.raw"),
     _planned("replay", "issue 6", "re-run history from offsets or timestamps"),
-    _planned("rehydrate", "issue 5", "read cold objects back into Elasticsearch"),
     _planned("top", "issue 6", "live rates, lag and throttling"),
     _planned("bench", "issue 9", "the benchmark report"),
 ]

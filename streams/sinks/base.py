@@ -163,8 +163,14 @@ class SinkRunner:
         if self.sink.buffered() and self.sink.due(now):
             await self._flush(now)
         self._commit()
-        if not self._admissible(self.clock()) and self._queued():
-            await asyncio.sleep(min(self.controller.wait_s(self.clock()) or 0.05, 1.0))
+        now = self.clock()
+        # Nothing more can go out now (backoff, or this window's budget spent): sleep rather than spin.
+        # Without the budget test, a paused runner over budget looped without ever awaiting, which
+        # held the event loop and a CPU core until the window rolled over.
+        wait = self.controller.wait_s(now)
+        if self._queued() and (wait > 0 or not self._admissible(now)):
+            # Short naps: a buffered batch falls due (max_batch_age) or a backoff ends within the window.
+            await asyncio.sleep(min(wait or 0.05, 0.05 if self.sink.buffered() else 0.1))
 
     async def run(self, stop: asyncio.Event) -> None:
         await self.sink.start()

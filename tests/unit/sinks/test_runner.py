@@ -157,3 +157,20 @@ def test_partitions_pause_at_high_watermark_and_resume_at_low() -> None:
         run_steps(runner, 1)
     assert not source.paused
     assert len(store.written) == 60 or len(store.written) <= 50
+
+
+def test_over_budget_the_runner_sleeps_instead_of_spinning() -> None:
+    import time
+
+    clock = [0.0]
+    source = FakeSource(recs(100))
+    runner = SinkRunner(source, FakeStore(), RateController(Capacity(10, 10**9), window_s=1.0), FakeDLQ(), "s",
+                        clock=lambda: clock[0])
+
+    async def go() -> float:
+        await runner.step(poll_timeout_s=0)  # takes all 100, admits this window's 8
+        started = time.monotonic()
+        await runner.step(poll_timeout_s=0)  # budget spent, 92 queued: must yield to the loop and wait
+        return time.monotonic() - started
+
+    assert asyncio.run(go()) >= 0.04

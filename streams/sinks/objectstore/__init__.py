@@ -1,0 +1,14 @@
+"""The cold tier: LogEvents as compressed Avro objects in S3-compatible storage, exactly once.
+
+- ``partition.py``: record -> bucket and key (pure);
+- ``segment.py``: when a partition's objects are cut (pure, record time only);
+- ``build.py``: events -> object bytes and manifest (pure, deterministic);
+- ``store.py``: boto3 puts, multipart, listings, recorded cuts, lifecycle rules;
+- ``sink.py``: :class:`ColdSink`, the Sink protocol over those;
+- ``rehydrate.py``: objects back into Elasticsearch (``sluice rehydrate``).
+"""
+
+from streams.sinks.objectstore.settings import ColdSinkSettings
+from streams.sinks.objectstore.sink import ColdSink
+
+__all__ = ["ColdSink", "ColdSinkSettings"]

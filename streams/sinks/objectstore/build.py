@@ -1,0 +1,134 @@
+"""The object builder: events in, object bytes and manifest out. Pure: no I/O, no clock.
+
+Same events, same key, same settings -> the same bytes. fastavro's container writer is
+deterministic except for its sync marker, which it draws at random; we derive the marker from the
+object key instead. The header holds only the schema and the codec (no write time), and gzip's
+header time is pinned to zero, so a replay after a crash rewrites an object byte for byte.
+
+The header's schema is the contract file's JSON as written, not fastavro's parsed form: the parsed
+form orders some keys by set iteration, which changes with each process's string-hash seed, and a
+restarted worker must write the very same header as the one that died.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+from typing import Any
+
+import fastavro
+from fastavro.schema import to_parsing_canonical_form
+
+from streams.contracts import parsed_schema, schema_text
+from streams.errors import ConfigError
+from streams.sinks.objectstore.partition import epoch_ms
+
+SCHEMA_NAME = "log_event"
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltObject:
+    key: str
+    body: bytes
+    manifest: dict[str, Any]
+
+    def manifest_bytes(self) -> bytes:
+        return json.dumps(self.manifest, sort_keys=True, separators=(",", ":")).encode()
+
+
+@cache
+def schema_fingerprint() -> str:
+    """SHA-256 of the schema's Parsing Canonical Form (the Avro spec's fingerprint)."""
+    return hashlib.sha256(to_parsing_canonical_form(parsed_schema(SCHEMA_NAME)).encode()).hexdigest()
+
+
+def sync_marker(key: str) -> bytes:
+    return hashlib.sha256(key.encode()).digest()[:16]
+
+
+@cache
+def codec_available(codec: str) -> bool:
+    """Can fastavro write this codec here (zstandard and snappy need optional packages)?"""
+    try:
+        fastavro.writer(io.BytesIO(), {"type": "record", "name": "probe", "fields": []}, [{}], codec=codec)
+    except (ValueError, ImportError):
+        return False
+    return True
+
+
+def check_codec(fmt: str, codec: str) -> None:
+    if fmt == "avro" and not codec_available(codec):
+        raise ConfigError(
+            f"the Avro codec {codec!r} cannot be written here (install its package: zstandard for "
+            "'zstandard', cramjam for 'snappy') or set SLUICE_COLD__CODEC=deflate"
+        )
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, datetime):
+        return _iso(epoch_ms(value))
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def encode_body(events: Sequence[dict[str, Any]], key: str, fmt: str = "avro", codec: str = "deflate",
+                codec_level: int | None = None) -> bytes:
+    if fmt == "ndjson.gz":
+        text = "".join(json.dumps(e, default=_json_default, separators=(",", ":")) + "\n" for e in events)
+        return gzip.compress(text.encode(), mtime=0)
+    buf = io.BytesIO()
+    fastavro.writer(buf, json.loads(schema_text(SCHEMA_NAME)), events, codec=codec, sync_marker=sync_marker(key),
+                    codec_compression_level=codec_level)
+    return buf.getvalue()
+
+
+def build_object(key: str, topic: str, partition: int, offsets: Sequence[int], events: Sequence[dict[str, Any]],
+                 fmt: str = "avro", codec: str = "deflate", codec_level: int | None = None) -> BuiltObject:
+    """One object and its manifest. ``offsets`` and ``events`` are parallel, in offset order."""
+    if not events or len(offsets) != len(events):
+        raise ValueError("an object needs events, one offset each")
+    body = encode_body(events, key, fmt, codec, codec_level)
+    times = [epoch_ms(e["timestamp"]) for e in events]
+    manifest = {
+        "key": key,
+        "format": fmt,
+        "codec": codec if fmt == "avro" else "gzip",
+        "schema": "sluice.v1.LogEvent",
+        "schema_fingerprint": schema_fingerprint(),
+        "topic": topic,
+        "partition": partition,
+        "count": len(events),
+        "first_offset": offsets[0],
+        "last_offset": offsets[-1],
+        # Earliest and latest event time in the object (events are in offset order, not time order).
+        "first_event_time": _iso(min(times)),
+        "last_event_time": _iso(max(times)),
+        "first_event_ms": min(times),
+        "last_event_ms": max(times),
+        "bytes": len(body),
+        "sha256": hashlib.sha256(body).hexdigest(),
+    }
+    return BuiltObject(key, body, manifest)
+
+
+def invalid_events(events: Sequence[dict[str, Any]]) -> list[tuple[int, str]]:
+    """Indexes of events the contract cannot encode, with the reason (to dead-letter them)."""
+    schema = parsed_schema(SCHEMA_NAME)
+    bad = []
+    for i, event in enumerate(events):
+        try:
+            fastavro.schemaless_writer(io.BytesIO(), schema, event, strict=False)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            bad.append((i, f"{type(exc).__name__}: {exc}"))
+    return bad

@@ -1,0 +1,156 @@
+"""Cold objects back into Elasticsearch: one task's events between two times.
+
+Only the task's day prefixes are listed (``<project>/<task>/<yyyy-mm-dd>/``), and each object's
+manifest says whether its events can overlap the range, so objects outside it are never read.
+Documents are indexed with ``_id = event_id``: rehydrating twice overwrites, it does not duplicate.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+import fastavro
+
+from streams.clients import es_client
+from streams.config import Settings
+from streams.errors import SluiceError
+from streams.sinks.objectstore.partition import bucket_for, day_prefixes, epoch_ms, manifest_key
+from streams.sinks.objectstore.settings import ColdSinkSettings
+from streams.sinks.objectstore.store import ObjectStore
+
+log = logging.getLogger(__name__)
+
+DATA_SUFFIXES = (".avro", ".ndjson.gz")
+
+
+@dataclass(frozen=True)
+class ColdObject:
+    bucket: str
+    key: str
+    manifest: dict[str, Any] | None  # None: the object was stored but its manifest was not (crash)
+
+    @property
+    def count(self) -> int | None:
+        return int(self.manifest["count"]) if self.manifest else None
+
+
+@dataclass
+class RehydrateReport:
+    index: str
+    bucket: str
+    objects_listed: int = 0
+    objects_read: int = 0
+    objects_skipped: int = 0  # their manifest puts them outside the range
+    events_indexed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def parse_bound(text: str, *, end: bool) -> datetime:
+    """``2026-11-29`` (a whole day: its start, or its end when ``end``) or an ISO time (UTC if naive)."""
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            moment = datetime.combine(day, time.min, tzinfo=UTC)
+            return moment + timedelta(days=1) - timedelta(milliseconds=1) if end else moment
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise SluiceError(f"{text!r} is not a date (2026-11-29) or an ISO time (2026-11-29T10:00:00Z)") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def default_index(settings: Settings, project: str) -> str:
+    route = settings.routing.projects.get(project)
+    prefix = (route.index_prefix if route and route.index_prefix else None) or f"logs-{project}"
+    return f"{prefix}-rehydrated"
+
+
+def find_objects(store: ObjectStore, bucket: str, project: str, task_id: str, start: datetime,
+                 end: datetime) -> tuple[list[ColdObject], int]:
+    """The task's objects that may hold events in [start, end], and how many were listed in all."""
+    keys: list[str] = []
+    for prefix in day_prefixes(project, task_id, start.date(), end.date()):
+        keys += store.list_keys(bucket, prefix)
+    present = set(keys)
+    start_ms, end_ms = epoch_ms(start), epoch_ms(end)
+    found = []
+    data_keys = [k for k in keys if k.endswith(DATA_SUFFIXES)]
+    for key in data_keys:
+        manifest = None
+        if manifest_key(key) in present:
+            manifest = json.loads(store.get(bucket, manifest_key(key)))
+            if manifest["last_event_ms"] < start_ms or manifest["first_event_ms"] > end_ms:
+                continue
+        found.append(ColdObject(bucket, key, manifest))
+    return found, len(data_keys)
+
+
+def read_events(key: str, body: bytes) -> Iterator[dict[str, Any]]:
+    if key.endswith(".ndjson.gz"):
+        for line in gzip.decompress(body).splitlines():
+            if line.strip():
+                yield json.loads(line)
+        return
+    for event in fastavro.reader(io.BytesIO(body)):
+        if isinstance(event, dict):
+            yield event
+
+
+def to_document(event: dict[str, Any]) -> dict[str, Any]:
+    """JSON-ready: Avro timestamps (datetime) as ISO-8601 UTC with milliseconds."""
+    doc = dict(event)
+    for name in ("timestamp", "ingest_ts"):
+        value = doc.get(name)
+        if value is not None and not isinstance(value, str):
+            ms = epoch_ms(value)
+            doc[name] = datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+    return doc
+
+
+def rehydrate(settings: Settings, project: str, task_id: str, start: datetime, end: datetime,
+              index: str | None = None, conf: ColdSinkSettings | None = None, es: Any | None = None,
+              on_plan: Callable[[int], None] | None = None, on_progress: Callable[[int], None] | None = None,
+              chunk_size: int = 1000) -> RehydrateReport:
+    """Index the task's cold events in [start, end] into ``index``; ``on_progress(n)`` after each object."""
+    from elasticsearch import helpers
+
+    if end < start:
+        raise SluiceError(f"--to ({end.isoformat()}) is before --from ({start.isoformat()})")
+    store = ObjectStore(settings.object_store, conf or ColdSinkSettings())
+    bucket = bucket_for(settings, project)
+    report = RehydrateReport(index or default_index(settings, project), bucket)
+    try:
+        objects, listed = find_objects(store, bucket, project, task_id, start, end)
+    except Exception as exc:
+        raise SluiceError(f"cannot list {bucket} at {settings.object_store.endpoint_url}: {exc}") from exc
+    report.objects_listed = listed
+    report.objects_skipped = listed - len(objects)
+    if on_plan is not None:
+        on_plan(sum(o.count or 0 for o in objects))
+    client = es or es_client(settings.elasticsearch)
+    start_ms, end_ms = epoch_ms(start), epoch_ms(end)
+    for obj in objects:
+        body = store.get(obj.bucket, obj.key)
+        actions = [
+            {"_op_type": "index", "_index": report.index, "_id": event["event_id"], "_source": to_document(event)}
+            for event in read_events(obj.key, body)
+            if start_ms <= epoch_ms(event["timestamp"]) <= end_ms
+        ]
+        ok, errors = helpers.bulk(client, actions, chunk_size=chunk_size, raise_on_error=False, max_retries=5)
+        report.events_indexed += ok
+        report.errors += [json.dumps(e, default=str)[:500] for e in (errors if isinstance(errors, list) else [])]
+        report.objects_read += 1
+        if on_progress is not None:
+            on_progress(obj.count if obj.count is not None else len(actions))
+    if report.events_indexed:
+        client.indices.refresh(index=report.index)
+    if report.errors:
+        raise SluiceError(f"{len(report.errors)} event(s) could not be indexed into {report.index}; first: "
+                          f"{report.errors[0]}")
+    return report

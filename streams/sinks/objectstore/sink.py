@@ -1,0 +1,345 @@
+"""``ColdSink``: LogEvents into compressed Avro objects in S3-compatible storage, exactly once.
+
+One straight pipeline, as every sink here: place each record in its partition's open segment
+(segment.py decides the cuts), build the closed segments' objects (build.py, pure), upload them and
+their manifests (store.py), then acknowledge the segment's records so the runner may commit past
+them. A record in an open or not-yet-uploaded segment is simply not acknowledged yet.
+
+Exactly once: object keys come from offsets and contents from the records, so a worker killed
+between upload and commit re-reads from the last commit point (always a segment boundary), cuts the
+same segments and overwrites the same keys with the same bytes.
+
+Idle partitions. Every rule that cuts a segment looks only at records, so a partition that goes
+quiet would keep its last segment open (and uncommitted) until its next record. Cutting it on a
+timer alone would break replays: a restarted worker could read past the old cut and write an object
+that overlaps one already stored. So the timer only decides *when* to cut; *where* it cut is first
+written to the store as an empty marker ``_sluice/cuts/<topic>+<partition>+<first>+<last>``, then
+the segment is uploaded. A worker that (re)starts on a partition lists the markers from its first
+offset on, and cuts a segment that starts at a recorded first offset at the recorded last offset.
+The objects then depend only on offsets again, which is what a replay needs. The same mechanism cuts
+open segments on a planned shutdown, so a clean stop commits everything.
+
+(Rejected alternatives: a watermark from other partitions' record times depends on poll timing; a
+flush when the consumer reaches the high watermark is a timing decision as well and, with an upload
+retried while later segments close, lets a replay cut elsewhere and store events twice.)
+
+Retries stay inside the sink: a segment that failed to upload keeps its built bytes and is tried
+again after a jittered backoff, so the runner never re-adds records to segments that are already
+cut. Partitions pause when buffered bytes pass ``max_buffered_bytes`` (see the cold worker).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from streams.config import Settings
+from streams.sinks.base import Backoff, FlushResult, SinkRecord
+from streams.sinks.objectstore.build import BuiltObject, build_object, check_codec, invalid_events
+from streams.sinks.objectstore.partition import (
+    GroupKey,
+    bucket_for,
+    epoch_ms,
+    group_of,
+    manifest_key,
+    object_key,
+)
+from streams.sinks.objectstore.segment import PartitionSegments, RotationRules, Segment
+from streams.sinks.objectstore.settings import ColdSinkSettings
+from streams.sinks.objectstore.store import LifecycleStatus, ObjectStore, is_throttle
+from streams.sinks.ratecontrol import Capacity, RateController
+
+log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
+
+
+@dataclass
+class PendingSegment:
+    """A closed segment on its way to the store."""
+
+    segment: Segment
+    objects: list[tuple[str, BuiltObject]] | None = None  # (bucket, object), built once
+    records: list[SinkRecord] = field(default_factory=list)  # what to acknowledge when stored
+    done: set[str] = field(default_factory=set)  # keys stored with their manifest
+    attempts: int = 0
+    not_before: float = 0.0
+
+    @property
+    def nbytes(self) -> int:
+        return self.segment.nbytes
+
+
+@dataclass
+class PartitionState:
+    topic: str
+    partition: int
+    cut_bucket: str
+    segments: PartitionSegments | None = None  # None until recorded cuts are loaded
+    staged: list[SinkRecord] = field(default_factory=list)  # records waiting for the cuts
+    staged_bytes: int = 0
+    last_offset: int = -1
+    last_add: float = 0.0
+    not_before: float = 0.0  # backoff for cut listing / recording
+
+
+def record_time_ms(event: dict[str, Any]) -> int:
+    """Rotation time: when the record entered Kafka (ingest time), else the event's own time."""
+    return epoch_ms(event.get("ingest_ts") or event["timestamp"])
+
+
+class ColdSink:
+    name = "cold"
+
+    def __init__(self, settings: Settings, conf: ColdSinkSettings | None = None, store: ObjectStore | None = None,
+                 clock: Callable[[], float] = time.monotonic, backoff: Backoff | None = None) -> None:
+        self.settings = settings
+        self.conf = conf or ColdSinkSettings()
+        self.store = store or ObjectStore(settings.object_store, self.conf)
+        self.clock = clock
+        self.backoff = backoff or Backoff(base_s=0.5, cap_s=30.0)
+        self.rules = RotationRules(self.conf.rotate_records, self.conf.rotate_bytes, self.conf.rotate_interval_s,
+                                   self.conf.stagger)
+        # The shared windowed controller, counting PUTs as events (an object and its manifest: 2).
+        self.put_control = RateController(Capacity(self.conf.puts_per_s, self.conf.put_bytes_per_s))
+        self.lifecycle: list[LifecycleStatus] = []
+        self._parts: dict[TopicPartition, PartitionState] = {}
+        self._pending: list[PendingSegment] = []
+        self._rejected: list[tuple[SinkRecord, str, str]] = []
+        self._draining = False
+        self.stats = {"objects": 0, "object_bytes": 0, "segments": 0, "cuts_recorded": 0, "upload_failures": 0,
+                      "store_errors": 0}
+
+    # -- Sink protocol ---------------------------------------------------------------------------
+    async def start(self) -> None:
+        check_codec(self.conf.format, self.conf.codec)
+        buckets = {self.settings.object_store.default_bucket}
+        buckets |= {r.bucket for r in self.settings.routing.projects.values() if r.bucket}
+        for bucket in sorted(buckets):
+            await asyncio.to_thread(self.store.ensure_bucket, bucket)
+            if self.conf.lifecycle_enabled:
+                self.lifecycle.append(await asyncio.to_thread(self.store.apply_lifecycle, bucket))
+
+    def add(self, record: SinkRecord) -> None:
+        tp = (record.topic, record.partition)
+        state = self._parts.get(tp)
+        if state is not None and record.offset <= state.last_offset:
+            # Re-delivered from an earlier offset (seek, re-assignment): rebuild from there.
+            log.info("cold: %s [%d] restarts at offset %d; dropping its buffered segments", *tp, record.offset)
+            self.forget([tp])
+            state = None
+        if state is None:
+            state = PartitionState(record.topic, record.partition, self._cut_bucket(record))
+            self._parts[tp] = state
+        state.last_offset = record.offset
+        state.last_add = self.clock()
+        if state.segments is None:
+            state.staged.append(record)
+            state.staged_bytes += record.size
+        else:
+            self._place(state, record)
+
+    def due(self, now: float) -> bool:
+        if self._rejected:
+            return True
+        pressure = self._pressure()
+        for state in self._parts.values():
+            if state.not_before > now:
+                continue
+            if state.segments is None and state.staged:
+                return True
+            if state.segments is not None and state.segments.open is not None and self._should_cut(state, now,
+                                                                                                   pressure):
+                return True
+        return any(p.not_before <= now for p in self._pending) and self.put_control.wait_s(now) == 0
+
+    def buffered(self) -> int:
+        held = sum(len(s.staged) + (s.segments.buffered if s.segments else 0) for s in self._parts.values())
+        return held + sum(len(p.segment.records) for p in self._pending) + len(self._rejected)
+
+    def buffered_bytes(self) -> int:
+        held = sum(s.staged_bytes + (s.segments.buffered_bytes if s.segments else 0) for s in self._parts.values())
+        return held + sum(p.nbytes for p in self._pending)
+
+    async def flush(self, now: float) -> FlushResult:
+        result = FlushResult()
+        result.rejected, self._rejected = self._rejected, []
+        await self._load_cuts(now)
+        await self._cut_open(now)
+        await self._upload_ready(now, result)
+        return result
+
+    async def close(self) -> None:
+        log.info("cold sink closing: %s; %d records not stored (re-read from Kafka on restart)",
+                 self.stats, self.buffered())
+
+    # -- operations the cold worker adds to the protocol -----------------------------------------
+    def begin_drain(self) -> None:
+        """Planned shutdown: cut every open segment (recording the cuts) so everything commits."""
+        self._draining = True
+
+    def forget(self, partitions: Iterable[TopicPartition]) -> None:
+        """Partitions revoked (or re-read from earlier): drop what is buffered for them."""
+        gone = set(partitions)
+        for tp in gone:
+            self._parts.pop(tp, None)
+        self._pending = [p for p in self._pending if (p.segment.topic, p.segment.partition) not in gone]
+
+    # -- parts -------------------------------------------------------------------------------
+    def _idle(self, state: PartitionState, now: float) -> bool:
+        return now - state.last_add >= self.conf.idle_flush_s
+
+    def _pressure(self) -> bool:
+        return self.buffered_bytes() >= self.conf.max_buffered_bytes
+
+    def _should_cut(self, state: PartitionState, now: float, pressure: bool) -> bool:
+        # Memory pressure cuts early too: paused partitions would otherwise wait for the idle timer.
+        return self._draining or pressure or self._idle(state, now)
+
+    def _cut_bucket(self, record: SinkRecord) -> str:
+        prefix = self.settings.topics.events_prefix
+        project = record.topic[len(prefix):] if record.topic.startswith(prefix) else record.project
+        return bucket_for(self.settings, project)
+
+    def _place(self, state: PartitionState, record: SinkRecord) -> None:
+        if state.segments is None:
+            raise ValueError("place records only once the partition's recorded cuts are loaded")
+        try:
+            group = group_of(record.value, record.project)
+            time_ms = record_time_ms(record.value)
+        except (KeyError, TypeError, ValueError, OverflowError, OSError) as exc:
+            self._rejected.append((record, f"cold sink cannot place {record.topic} [{record.partition}] @ "
+                                           f"{record.offset}: {type(exc).__name__}: {exc}", "unpartitionable"))
+            return
+        for segment in state.segments.add(record, group, time_ms):
+            self._pending.append(PendingSegment(segment))
+
+    async def _load_cuts(self, now: float) -> None:
+        for state in list(self._parts.values()):
+            if state.segments is not None or not state.staged or state.not_before > now:
+                continue
+            first = state.staged[0].offset
+            try:
+                cuts = await asyncio.to_thread(self.store.load_cuts, state.cut_bucket, state.topic,
+                                               state.partition, first)
+            except Exception as exc:  # noqa: BLE001 - store unreachable: records stay staged, try later
+                state.not_before = self.clock() + self.backoff.delay(3)
+                self.stats["store_errors"] += 1
+                log.warning("cold: cannot list recorded cuts of %s [%d]: %s", state.topic, state.partition, exc)
+                continue
+            if cuts:
+                log.info("cold: %s [%d]: %d recorded cut(s) from offset %d on", state.topic, state.partition,
+                         len(cuts), first)
+            state.segments = PartitionSegments(state.topic, state.partition, self.rules, cuts)
+            staged, state.staged, state.staged_bytes = state.staged, [], 0
+            for record in staged:
+                self._place(state, record)
+
+    async def _cut_open(self, now: float) -> None:
+        pressure = self._pressure()
+        for state in list(self._parts.values()):
+            segs = state.segments
+            if segs is None or segs.open is None or state.not_before > now:
+                continue
+            if not self._should_cut(state, now, pressure):
+                continue
+            seg = segs.open
+            if seg.forced_end != seg.last_offset:  # already recorded by an earlier run otherwise
+                try:
+                    await asyncio.to_thread(self.store.record_cut, state.cut_bucket, state.topic, state.partition,
+                                            seg.first_offset, seg.last_offset)
+                except Exception as exc:  # noqa: BLE001 - not recorded, not cut: try again later
+                    state.not_before = self.clock() + self.backoff.delay(3)
+                    self.stats["store_errors"] += 1
+                    log.warning("cold: cannot record the cut of %s [%d]: %s", state.topic, state.partition, exc)
+                    continue
+                self.stats["cuts_recorded"] += 1
+            closed = segs.cut("drain" if self._draining else "idle" if self._idle(state, now) else "memory")
+            if closed is not None:
+                self._pending.append(PendingSegment(closed))
+
+    def _build(self, pending: PendingSegment) -> list[tuple[SinkRecord, str, str]]:
+        """Build the segment's objects (once); returns the records the contract cannot encode."""
+        seg = pending.segment
+        rejected: list[tuple[SinkRecord, str, str]] = []
+        objects = []
+        for group, grouped in sorted(seg.by_group().items()):
+            records = grouped
+            try:
+                built = self._build_one(group, seg, records)
+            except (ValueError, TypeError, KeyError, AttributeError):
+                bad = dict(invalid_events([r.value for r in grouped]))
+                rejected += [(r, f"cold sink cannot encode {r.topic} [{r.partition}] @ {r.offset}: {bad[i]}",
+                              "unencodable") for i, r in enumerate(grouped) if i in bad]
+                records = [r for i, r in enumerate(grouped) if i not in bad]
+                if not records:
+                    continue
+                built = self._build_one(group, seg, records)
+            objects.append((bucket_for(self.settings, group.project), built))
+            pending.records.extend(records)
+        pending.objects = objects
+        return rejected
+
+    def _build_one(self, group: GroupKey, seg: Segment, records: list[SinkRecord]) -> BuiltObject:
+        key = object_key(group, seg.topic, seg.partition, records[0].offset, self.conf.extension)
+        return build_object(key, seg.topic, seg.partition, [r.offset for r in records], [r.value for r in records],
+                            self.conf.format, self.conf.codec, self.conf.codec_level)
+
+    async def _upload_ready(self, now: float, result: FlushResult) -> None:
+        ready = [p for p in self._pending if p.not_before <= now]
+        if not ready:
+            return
+        gate = asyncio.Semaphore(self.conf.upload_concurrency)
+        latencies: list[float] = []
+        outcomes = await asyncio.gather(*(self._upload_segment(p, gate, latencies, result) for p in ready))
+        for pending, stored in zip(ready, outcomes, strict=True):
+            if stored:
+                self._pending.remove(pending)
+                result.acked.extend(pending.records)
+                self.stats["segments"] += 1
+        if latencies:
+            result.latency_s = max(latencies)
+            if not result.throttled:
+                self.put_control.on_success(result.latency_s)
+
+    async def _upload_segment(self, pending: PendingSegment, gate: asyncio.Semaphore, latencies: list[float],
+                              result: FlushResult) -> bool:
+        if pending.objects is None:
+            result.rejected.extend(await asyncio.to_thread(self._build, pending))
+        try:
+            for bucket, obj in pending.objects or []:
+                if obj.key in pending.done:
+                    continue
+                async with gate:
+                    now = self.clock()
+                    if self.put_control.wait_s(now) > 0:
+                        return False  # over this window's PUT budget: the rest goes in a later flush
+                    self.put_control.consume(2, len(obj.body), now)
+                    started = self.clock()
+                    await asyncio.to_thread(self._put_object, bucket, obj)
+                    latencies.append(self.clock() - started)
+                pending.done.add(obj.key)
+                self.stats["objects"] += 1
+                self.stats["object_bytes"] += len(obj.body)
+        except Exception as exc:  # noqa: BLE001 - any store failure: keep the bytes, retry after backoff
+            pending.attempts += 1
+            pending.not_before = self.clock() + self.backoff.delay(pending.attempts)
+            self.stats["upload_failures"] += 1
+            self.stats["store_errors"] += 1
+            if is_throttle(exc):
+                result.throttled = True
+                self.put_control.on_throttled()
+            log.warning("cold: upload of %s [%d] from offset %d failed (attempt %d): %s", pending.segment.topic,
+                        pending.segment.partition, pending.segment.first_offset, pending.attempts, exc)
+            return False
+        return True
+
+    def _put_object(self, bucket: str, obj: BuiltObject) -> None:
+        content_type = "avro/binary" if obj.key.endswith(".avro") else "application/x-ndjson"
+        self.store.put(bucket, obj.key, obj.body, content_type)
+        # After the object: a manifest never points at an object that is not there.
+        self.store.put(bucket, manifest_key(obj.key), obj.manifest_bytes(), "application/json")

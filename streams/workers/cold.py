@@ -1,0 +1,130 @@
+"""The cold worker: every ``logs.events.<project>`` topic into the object store, exactly once.
+
+Wiring only: :class:`~streams.sinks.base.SinkRunner` consumes, admits per project, tracks offsets,
+dead-letters and pauses; :class:`~streams.sinks.objectstore.sink.ColdSink` cuts, builds and
+uploads. Two small adaptations live here:
+
+- records are assigned to the project of their *topic*: the runner queues records per project, and a
+  partition's records must reach the sink in offset order for its cuts to be reproducible;
+- partitions also pause on the sink's buffered bytes, and a planned stop cuts open segments first
+  (recording the cuts) so that it commits everything it has read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import Any
+
+from streams.config import Settings
+from streams.sinks.base import RecordSource, SinkRecord, SinkRunner, Watermarks
+from streams.sinks.objectstore.settings import ColdSinkSettings
+from streams.sinks.objectstore.sink import ColdSink
+from streams.sinks.ratecontrol import Capacity, RateController
+
+log = logging.getLogger(__name__)
+
+STAGE = "cold_sink"
+
+
+class TopicProjectSource:
+    """A record source whose records belong to their topic's project; revocations reach the sink."""
+
+    def __init__(self, inner: Any, sink: ColdSink, events_prefix: str) -> None:
+        self.inner = inner
+        self.sink = sink
+        self.events_prefix = events_prefix
+
+    def poll_batch(self, max_records: int, timeout_s: float) -> list[SinkRecord]:
+        records: list[SinkRecord] = self.inner.poll_batch(max_records, timeout_s)
+        for rec in records:
+            if rec.topic.startswith(self.events_prefix):
+                rec.project = rec.topic[len(self.events_prefix):]
+        return records
+
+    def commit(self, points: dict[tuple[str, int], int]) -> None:
+        self.inner.commit(points)
+
+    def pause_all(self) -> None:
+        self.inner.pause_all()
+
+    def resume_all(self) -> None:
+        self.inner.resume_all()
+
+    def take_revoked(self) -> list[tuple[str, int]]:
+        revoked: list[tuple[str, int]] = self.inner.take_revoked()
+        if revoked:
+            self.sink.forget(revoked)
+        return revoked
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
+
+
+class ColdSinkRunner(SinkRunner):
+    sink: ColdSink
+
+    def __init__(self, source: RecordSource, sink: ColdSink, *args: Any, max_buffered_bytes: int,
+                 **kwargs: Any) -> None:
+        super().__init__(source, sink, *args, **kwargs)
+        self.max_buffered_bytes = max_buffered_bytes
+
+    def _apply_watermarks(self) -> None:
+        in_flight = self.tracker.total_in_flight()
+        nbytes = self.sink.buffered_bytes()
+        high = in_flight >= self.watermarks.high or nbytes >= self.max_buffered_bytes
+        low = in_flight <= self.watermarks.low and nbytes <= self.max_buffered_bytes // 2
+        if not self._paused and high:
+            self.source.pause_all()
+            self._paused = True
+            log.info("%s: %d records / %d bytes buffered, pausing partitions", self.stage, in_flight, nbytes)
+        elif self._paused and low:
+            self.source.resume_all()
+            self._paused = False
+            log.info("%s: %d records / %d bytes buffered, resuming partitions", self.stage, in_flight, nbytes)
+
+    async def drain(self, timeout_s: float = 30.0) -> None:
+        self.sink.begin_drain()
+        await super().drain(timeout_s)
+
+
+def events_topics_pattern(settings: Settings) -> str:
+    """A regex subscription: projects added later are picked up without a restart."""
+    return "^" + re.escape(settings.topics.events_prefix) + ".+"
+
+
+def build_cold_runner(settings: Settings, group_id: str = "sluice-cold", conf: ColdSinkSettings | None = None,
+                      topics: list[str] | None = None, **consumer_overrides: Any) -> ColdSinkRunner:
+    """The runner of the cold stage, unstarted (tests and the benchmark drive it themselves)."""
+    from streams.sinks.kafka_io import KafkaDeadLetters, KafkaRecordSource
+
+    conf = conf or ColdSinkSettings()
+    sink = ColdSink(settings, conf)
+    consumer = KafkaRecordSource(settings, topics or [events_topics_pattern(settings)], group_id,
+                                 **consumer_overrides)
+    source = TopicProjectSource(consumer, sink, settings.topics.events_prefix)
+    controller = RateController(Capacity(conf.records_per_s, conf.record_bytes_per_s))
+    return ColdSinkRunner(
+        source, sink, controller, KafkaDeadLetters(settings), STAGE,
+        watermarks=Watermarks(high=conf.max_in_flight_records, low=conf.max_in_flight_records // 5),
+        max_buffered_bytes=conf.max_buffered_bytes,
+    )
+
+
+async def run_cold_worker(settings: Settings, stop: asyncio.Event, group_id: str = "sluice-cold") -> None:
+    """Run the cold stage until ``stop`` is set, then cut, upload and commit what was read."""
+    runner = build_cold_runner(settings, group_id)
+    log.info("cold worker: group %s, topics %s, bucket %s", group_id, events_topics_pattern(settings),
+             settings.object_store.default_bucket)
+    try:
+        await runner.run(stop)
+    finally:
+        for status in runner.sink.lifecycle:
+            log.info("cold worker: lifecycle on %s: %s (%s)", status.bucket,
+                     "applied" if status.applied else "NOT applied", status.detail)
+        close = getattr(runner.source, "close", None)
+        if close is not None:
+            await asyncio.to_thread(close)

@@ -1,0 +1,62 @@
+"""The cold tier's partitioner: keys, buckets, stagger (pure)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+from streams.config import ProjectRoute, RoutingSettings, Settings
+from streams.sinks.objectstore.partition import (
+    GroupKey,
+    bucket_for,
+    day_prefixes,
+    group_of,
+    manifest_key,
+    object_key,
+    stagger_s,
+)
+from streams.sinks.objectstore.testing import corpus_events
+
+
+def test_key_layout_from_a_real_event(corpus) -> None:
+    event = corpus_events(corpus, "llama", "run-42", limit=1)[0]
+    event["timestamp"] = datetime(2026, 11, 29, 23, 59, 59, 999000, tzinfo=UTC)  # as the registry decodes it
+    group = group_of(event, "fallback")
+    key = object_key(group, "logs.events.llama", 2, 42)
+    assert key == "llama/run-42/2026-11-29/trainer/logs.events.llama+2+00000000000000000042.avro"
+    assert manifest_key(key) == key + ".manifest.json"
+
+
+def test_missing_task_and_role_are_unknown_and_slashes_cannot_escape_the_prefix(corpus) -> None:
+    event = corpus_events(corpus, "llama", "run-42", limit=1)[0]
+    event["task_id"] = None
+    event["source"]["node_role"] = "../etc/x"
+    event["timestamp"] = 0
+    group = group_of(event, "fallback")
+    assert group == GroupKey("llama", "unknown", "1970-01-01", ".._etc_x")
+    event["project"] = ""
+    assert group_of(event, "fallback").project == "fallback"
+
+
+def test_day_is_the_event_time_in_utc_not_local() -> None:
+    event = {"project": "p", "timestamp": int(datetime(2026, 1, 1, 0, 30, tzinfo=UTC).timestamp() * 1000),
+             "source": {}}
+    assert group_of(event, "p").day == "2026-01-01"
+
+
+def test_bucket_comes_from_the_routing_table() -> None:
+    settings = Settings(routing=RoutingSettings(projects={"a": ProjectRoute(bucket="bucket-a"), "b": ProjectRoute()}))
+    assert bucket_for(settings, "a") == "bucket-a"
+    assert bucket_for(settings, "b") == settings.object_store.default_bucket
+    assert bucket_for(settings, "unrouted") == settings.object_store.default_bucket
+
+
+def test_day_prefixes_cover_the_range_inclusive() -> None:
+    assert day_prefixes("p", "t", date(2026, 2, 27), date(2026, 3, 1)) == [
+        "p/t/2026-02-27/", "p/t/2026-02-28/", "p/t/2026-03-01/"]
+
+
+def test_stagger_is_stable_spread_and_inside_the_interval() -> None:
+    shifts = [stagger_s("logs.events.p", p, 600) for p in range(12)]
+    assert shifts == [stagger_s("logs.events.p", p, 600) for p in range(12)], "same in every process"
+    assert all(0 <= s < 600 for s in shifts)
+    assert len({int(s) for s in shifts}) >= 10, "partitions must not share a boundary second"
