@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -27,6 +27,29 @@ from streams.errors import ConfigError
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def secrets_from_files(model: BaseModel, pairs: dict[str, str]) -> None:
+    """Fill each secret field from its ``*_file`` twin (``{"sasl_password": "sasl_password_file"}``).
+
+    The file is read once, at load time, and a trailing newline is dropped (``echo pw > file``).
+    Errors name the field and the path, never the contents.
+    """
+    for field, file_field in pairs.items():
+        path = getattr(model, file_field)
+        if path is None:
+            continue
+        try:
+            text = Path(path).read_text(encoding="utf-8").rstrip("\r\n")
+        except OSError as exc:
+            raise ValueError(f"{file_field}: cannot read {path} ({exc.strerror or type(exc).__name__})") from None
+        if not text:
+            raise ValueError(f"{file_field}: {path} is empty")
+        given = getattr(model, field)
+        # Both set is a mistake, unless they agree (settings re-validated from their own dump).
+        if field in model.model_fields_set and given is not None and given.get_secret_value() != text:
+            raise ValueError(f"set {field} or {file_field}, not both")
+        object.__setattr__(model, field, SecretStr(text))
+
+
 class KafkaSettings(BaseModel):
     # Loopback port away from 9092 so the local stack does not collide with a real broker.
     bootstrap_servers: str = "127.0.0.1:19092"
@@ -34,7 +57,13 @@ class KafkaSettings(BaseModel):
     sasl_mechanism: str | None = None
     sasl_username: str | None = None
     sasl_password: SecretStr | None = None
+    sasl_password_file: Path | None = None  # the password read from a file (a mounted secret)
     ssl_cafile: str | None = None
+
+    @model_validator(mode="after")
+    def _read_secret_files(self) -> KafkaSettings:
+        secrets_from_files(self, {"sasl_password": "sasl_password_file"})
+        return self
 
     def client_config(self) -> dict[str, Any]:
         """librdkafka (confluent-kafka) settings, secrets included: never log the result."""
@@ -62,9 +91,16 @@ class ElasticsearchSettings(BaseModel):
     url: str = "http://127.0.0.1:19200"
     username: str | None = None
     password: SecretStr | None = None
-    api_key: SecretStr | None = None
+    api_key: SecretStr | None = None  # the base64 "id:key" that `_security/api_key` returns as "encoded"
+    password_file: Path | None = None
+    api_key_file: Path | None = None
     ca_certs: str | None = None
     request_timeout_s: float = 30.0
+
+    @model_validator(mode="after")
+    def _read_secret_files(self) -> ElasticsearchSettings:
+        secrets_from_files(self, {"password": "password_file", "api_key": "api_key_file"})
+        return self
 
 
 class ObjectStoreSettings(BaseModel):
@@ -72,7 +108,14 @@ class ObjectStoreSettings(BaseModel):
     region: str = "us-east-1"
     access_key_id: str = "sluice"
     secret_access_key: SecretStr = SecretStr("sluice-local-secret")
+    secret_access_key_file: Path | None = None
+    ca_bundle: str | None = None  # CA file that verifies an https endpoint; None = the system's CAs
     default_bucket: str = "sluice-cold"
+
+    @model_validator(mode="after")
+    def _read_secret_files(self) -> ObjectStoreSettings:
+        secrets_from_files(self, {"secret_access_key": "secret_access_key_file"})
+        return self
 
 
 class TopicSettings(BaseModel):
@@ -136,6 +179,12 @@ class AssembleSettings(BaseModel):
     web_port: int = 6066
 
 
+class ObservabilitySettings(BaseModel):
+    # /metrics, /healthz and /readyz of every worker; 0 turns the endpoint off.
+    port: int = 9108
+    host: str = "0.0.0.0"  # noqa: S104 - a pod's probes and Prometheus reach it from outside
+
+
 class StackSettings(BaseModel):
     """The local servers started by ``sluice stack up``. Ports come from the connection URLs."""
 
@@ -152,6 +201,12 @@ class StackSettings(BaseModel):
     elasticsearch_java_home: Path | None = None
     # Extra elasticsearch.yml settings, e.g. a tiny write queue for a node that must answer 429.
     elasticsearch_extra: dict[str, str] = Field(default_factory=dict)
+    # Secured servers (README "Secured connections"): a local CA and server certificate under
+    # <dir>/tls; Kafka's client listener speaks kafka.security_protocol (SASL_SSL, SCRAM users
+    # from kafka.sasl_*), with a loopback PLAINTEXT listener on kafka_internal_port for the broker
+    # itself; Elasticsearch serves https with security on and the elasticsearch.username user.
+    tls: bool = False
+    kafka_internal_port: int = 19094
 
 
 class Settings(BaseSettings):
@@ -164,6 +219,7 @@ class Settings(BaseSettings):
     topics: TopicSettings = Field(default_factory=TopicSettings)
     routing: RoutingSettings = Field(default_factory=RoutingSettings)
     assemble: AssembleSettings = Field(default_factory=AssembleSettings)
+    observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
     stack: StackSettings = Field(default_factory=StackSettings)
 
     @classmethod

@@ -137,7 +137,8 @@ def run_demo(settings: Settings, say: Callable[[str], None] = print) -> None:
     want_events = sum(1 for e in offline if "message" in e)
     want_metrics = len(offline) - want_events
     logs = settings.stack.dir / "logs"
-    workers = [start_worker("assemble", logs, {"SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": "2000"})]
+    workers = [start_worker("assemble", logs, {"SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": "2000",
+                                               "SLUICE_OBSERVABILITY__PORT": "9108"})]
     try:
         events = read_topic(
             settings, settings.topics.events_topic(settings.routing.default_project),

@@ -102,36 +102,82 @@ def free_port() -> int:
 
 
 @pytest.fixture
+def free_tcp_port() -> int:
+    return free_port()
+
+
+def _private_maker(stack: Settings, root: Path, started: list) -> Callable[..., tuple[Settings, object]]:
+    from streams.stack.elasticsearch import ElasticsearchService
+    from streams.stack.kafka import KafkaService
+    from streams.stack.objectstore import ObjectStoreService
+
+    def make(kind: str, connection: dict[str, object] | None = None, base: Settings | None = None,
+             home: Path | None = None, **stack_overrides: object) -> tuple[Settings, object]:
+        base = base or stack
+        port = free_port()
+        home = home or root / f"private-{kind}-{port}"
+        tls = bool(stack_overrides.get("tls"))
+        ca = str(home / "tls" / "ca.pem")
+        if kind == "kafka":
+            stack_overrides = {"kafka_controller_port": free_port(), "kafka_internal_port": free_port(),
+                               **stack_overrides}
+        stack_conf = base.stack.model_copy(update={"dir": home, **stack_overrides})
+        if kind == "elasticsearch":
+            conn = base.elasticsearch.model_copy(update={
+                "url": f"{'https' if tls else 'http'}://127.0.0.1:{port}", **({"ca_certs": ca} if tls else {}),
+                **(connection or {})})
+            settings = base.model_copy(update={"elasticsearch": conn, "stack": stack_conf})
+            service: object = ElasticsearchService(settings, log=lambda m: print(f"[private] {m}"))
+        elif kind == "kafka":
+            conn = base.kafka.model_copy(update={
+                "bootstrap_servers": f"127.0.0.1:{port}", **({"ssl_cafile": ca} if tls else {}), **(connection or {})})
+            settings = base.model_copy(update={"kafka": conn, "stack": stack_conf})
+            shared_lib, lib = stack.stack.dir / "kafka" / "lib", home / "kafka" / "lib"
+            if (shared_lib / ".stamp").is_file() and not lib.exists():  # jars already installed: no Maven run
+                lib.parent.mkdir(parents=True, exist_ok=True)
+                lib.symlink_to(shared_lib)
+            service = KafkaService(settings, log=lambda m: print(f"[private] {m}"))
+        elif kind == "objectstore":
+            conn = base.object_store.model_copy(update={"endpoint_url": f"http://127.0.0.1:{port}",
+                                                        **(connection or {})})
+            settings = base.model_copy(update={"object_store": conn, "stack": stack_conf})
+            service = ObjectStoreService(settings, log=lambda m: print(f"[private] {m}"))
+        else:
+            raise ValueError(f"no private {kind}; choose elasticsearch, objectstore or kafka")
+        started.append(service)
+        service.up()  # type: ignore[attr-defined]
+        return settings, service
+
+    return make
+
+
+@pytest.fixture
 def private_server(tmp_path: Path, stack: Settings) -> Iterator[Callable[..., tuple[Settings, object]]]:
     """Start a server of our own (not the shared stack's) that a test may stop, kill and restart.
 
-    ``make("elasticsearch", elasticsearch_extra={...})`` or ``make("objectstore")`` returns
-    ``(settings, service)``: settings point at the private server (everything else at the shared
-    stack); ``service.down()`` / ``service.up()`` stop and start it, ``os.kill(service.pid(), 9)``
-    kills it. Stopped at the end of the test.
+    ``make("elasticsearch", elasticsearch_extra={...})``, ``make("objectstore")`` or
+    ``make("kafka")`` returns ``(settings, service)``: settings point at the private server
+    (everything else at the shared stack); ``service.down()`` / ``service.up()`` stop and start it,
+    ``os.kill(service.pid(), 9)`` kills it. Stopped at the end of the test.
+
+    ``tls=True`` makes it a secured server (README "Secured connections") with its own CA under
+    ``settings.stack.dir / "tls"``; ``connection={...}`` overrides its connection settings (the
+    credentials the server is made with, e.g. ``{"username": "u", "password": SecretStr("p")}``).
+    ``base=`` layers it on other settings and ``home=`` picks its stack directory, so two private
+    servers can share one directory (one CA, one ``sluice stack status``). A private Kafka reuses
+    the installed jars of the shared stack.
     """
-    from streams.stack.elasticsearch import ElasticsearchService
-    from streams.stack.objectstore import ObjectStoreService
-
     started: list = []
+    yield _private_maker(stack, tmp_path, started)
+    for service in started:
+        service.down()  # type: ignore[attr-defined]
 
-    def make(kind: str, **stack_overrides: object) -> tuple[Settings, object]:
-        port = free_port()
-        stack_conf = stack.stack.model_copy(update={"dir": tmp_path / f"private-{kind}-{port}", **stack_overrides})
-        if kind == "elasticsearch":
-            conn = stack.elasticsearch.model_copy(update={"url": f"http://127.0.0.1:{port}"})
-            settings = stack.model_copy(update={"elasticsearch": conn, "stack": stack_conf})
-            service: object = ElasticsearchService(settings, log=lambda m: print(f"[private] {m}"))
-        elif kind == "objectstore":
-            conn = stack.object_store.model_copy(update={"endpoint_url": f"http://127.0.0.1:{port}"})
-            settings = stack.model_copy(update={"object_store": conn, "stack": stack_conf})
-            service = ObjectStoreService(settings, log=lambda m: print(f"[private] {m}"))
-        else:
-            raise ValueError(f"no private {kind}; choose elasticsearch or objectstore")
-        service.up()  # type: ignore[attr-defined]
-        started.append(service)
-        return settings, service
 
-    yield make
+@pytest.fixture(scope="module")
+def module_private_server(tmp_path_factory: pytest.TempPathFactory,
+                          stack: Settings) -> Iterator[Callable[..., tuple[Settings, object]]]:
+    """``private_server`` for servers that a whole test module shares (slow to start, never stopped by tests)."""
+    started: list = []
+    yield _private_maker(stack, tmp_path_factory.mktemp("private"), started)
     for service in started:
         service.down()  # type: ignore[attr-defined]

@@ -16,7 +16,6 @@ import click
 from streams.cli.main import settings_of
 
 PLANNED = {
-    "hot": "issue 4",
     "watch": "issue 7",
 }
 
@@ -32,6 +31,11 @@ def worker(ctx: click.Context, stage: str, loglevel: str) -> None:
         from streams.workers.assemble import run_assemble_worker
 
         run_assemble_worker(settings, loglevel=loglevel)
+        return
+    if stage == "hot":
+        from streams.workers.hot import run_hot_worker
+
+        run_async_worker(run_hot_worker, settings, loglevel)
         return
     if stage == "cold":
         from streams.workers.cold import run_cold_worker
@@ -76,11 +80,19 @@ def run_async_worker(run: Any, settings: Any, loglevel: str) -> None:
         loglevel, loglevel.upper())), format="[%(asctime)s] %(levelname)s %(name)s: %(message)s")
 
     async def main() -> None:
+        from streams import observability as obs
+
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
-        await run(settings, stop)
+        conf = settings.observability
+        endpoints = await obs.serve(conf.port, host=conf.host) if conf.port else None
+        try:
+            await run(settings, stop)
+        finally:
+            if endpoints is not None:
+                await endpoints.cleanup()
 
     asyncio.run(main())
 
@@ -99,6 +111,5 @@ COMMANDS = [
     parse,
     _planned("produce", "issue 9", "a realistic burst workload from the corpus into logs.raw"),
     _planned("replay", "issue 6", "re-run history from offsets or timestamps"),
-    _planned("top", "issue 6", "live rates, lag and throttling"),
     _planned("bench", "issue 9", "the benchmark report"),
 ]

@@ -22,11 +22,12 @@ import asyncio
 import logging
 import random
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from streams import observability as obs
 from streams.sinks.offsets import OffsetTracker
 from streams.sinks.ratecontrol import Demand, RateController
 
@@ -141,6 +142,7 @@ class SinkRunner:
         self.queues: dict[str, deque[SinkRecord]] = {}
         self._not_before: dict[str, float] = {}  # per project: retry backoff
         self._paused = False
+        self._lag_reported_at = float("-inf")
         self.stats = {"acked": 0, "retried": 0, "dead_lettered": 0, "throttled": 0, "committed": 0}
 
     # -- one turn of the loop ------------------------------------------------------------------
@@ -148,7 +150,10 @@ class SinkRunner:
         self._drop_revoked()
         if not self._paused:
             records = await asyncio.to_thread(self.source.poll_batch, self.max_poll, poll_timeout_s)
+            obs.mark_ready()
             bad = []
+            for topic, n in Counter(r.topic for r in records).items():
+                obs.RECORDS_IN.labels(self.stage, topic).inc(n)
             for rec in records:
                 self.tracker.add(rec.topic, rec.partition, rec.offset)
                 if rec.decode_error is not None:
@@ -158,6 +163,7 @@ class SinkRunner:
             if bad:
                 await self._dead_letter(bad)
         self._apply_watermarks()
+        self._report_lag()
         now = self.clock()
         self._admit(now)
         if self.sink.buffered() and self.sink.due(now):
@@ -170,7 +176,9 @@ class SinkRunner:
         wait = self.controller.wait_s(now)
         if self._queued() and (wait > 0 or not self._admissible(now)):
             # Short naps: a buffered batch falls due (max_batch_age) or a backoff ends within the window.
-            await asyncio.sleep(min(wait or 0.05, 0.05 if self.sink.buffered() else 0.1))
+            nap = min(wait or 0.05, 0.05 if self.sink.buffered() else 0.1)
+            obs.THROTTLE_WAIT.labels(self.stage).inc(nap)
+            await asyncio.sleep(nap)
 
     async def run(self, stop: asyncio.Event) -> None:
         await self.sink.start()
@@ -227,10 +235,17 @@ class SinkRunner:
         for rec in result.acked:
             self.tracker.ack(rec.topic, rec.partition, rec.offset)
         self.stats["acked"] += len(result.acked)
+        for project, n in Counter(r.project for r in result.acked).items():
+            obs.ACKED.labels(self.stage, project).inc(n)
+        written = len(result.acked) + len(result.retry) + len(result.rejected)
+        if written:
+            obs.BATCH_SIZE.labels(self.stage).observe(written)
+            obs.SINK_LATENCY.labels(self.stage).observe(result.latency_s)
         if result.rejected:
             await self._dead_letter(result.rejected)
         if result.retry:
             self.stats["retried"] += len(result.retry)
+            obs.RETRIES.labels(self.stage).inc(len(result.retry))
             for rec in reversed(result.retry):
                 rec.attempts += 1
                 self.queues.setdefault(rec.project, deque()).appendleft(rec)
@@ -240,17 +255,20 @@ class SinkRunner:
                 self._not_before[project] = until
         if result.throttled:
             self.stats["throttled"] += 1
+            obs.THROTTLED.labels(self.stage).inc()
             self.controller.on_throttled()
         elif result.acked:
             self.controller.on_success(result.latency_s)
+        obs.BUDGET.labels(self.stage).set(self.controller.events_budget)
 
     async def _dead_letter(self, items: list[tuple[SinkRecord, str, str]]) -> None:
         for rec, reason, error_type in items:
             self.dead_letters.send(rec, self.stage, reason, error_type)
         # The dead letter must be in Kafka before the original offset may be committed.
         await asyncio.to_thread(self.dead_letters.flush)
-        for rec, _reason, _type in items:
+        for rec, _reason, error_type in items:
             self.tracker.ack(rec.topic, rec.partition, rec.offset)
+            obs.DEAD_LETTERS.labels(self.stage, error_type).inc()
         self.stats["dead_lettered"] += len(items)
 
     def _commit(self) -> None:
@@ -259,15 +277,28 @@ class SinkRunner:
             self.source.commit(points)
             self.stats["committed"] += len(points)
 
+    def _report_lag(self) -> None:
+        now = self.clock()
+        if now - self._lag_reported_at < 5.0:
+            return
+        self._lag_reported_at = now
+        lag = getattr(self.source, "lag", None)
+        if lag is not None:
+            for (topic, partition), behind in lag().items():
+                obs.LAG.labels(self.stage, topic, str(partition)).set(behind)
+
     def _apply_watermarks(self) -> None:
         in_flight = self.tracker.total_in_flight()
+        obs.IN_FLIGHT.labels(self.stage).set(in_flight)
         if not self._paused and in_flight >= self.watermarks.high:
             self.source.pause_all()
             self._paused = True
+            obs.PAUSED.labels(self.stage).set(1)
             log.info("%s: %d records in flight, pausing partitions", self.stage, in_flight)
         elif self._paused and in_flight <= self.watermarks.low:
             self.source.resume_all()
             self._paused = False
+            obs.PAUSED.labels(self.stage).set(0)
             log.info("%s: %d records in flight, resuming partitions", self.stage, in_flight)
 
     def _drop_revoked(self) -> None:

@@ -83,6 +83,18 @@ class KafkaRecordSource:
 
         self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in points.items()], asynchronous=False)
 
+    def lag(self) -> dict[tuple[str, int], int]:
+        """Records behind the end of each assigned partition (watermarks cached by the client)."""
+        out = {}
+        for tp in self.consumer.position(self.consumer.assignment()):
+            try:
+                _low, high = self.consumer.get_watermark_offsets(tp, cached=True)
+            except Exception:  # noqa: BLE001, S112 - no fetch yet for this partition: skip it this round
+                continue
+            if high >= 0 and tp.offset >= 0:
+                out[(tp.topic, tp.partition)] = max(0, high - tp.offset)
+        return out
+
     def pause_all(self) -> None:
         self.consumer.pause(self.consumer.assignment())
 

@@ -17,13 +17,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from typing import Any
 
 import faust
 
+from streams import observability as obs
 from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Assembler, Output, RawRecord
 from streams.assemble.route import ProjectRouter
+from streams.clients import faust_broker_credentials
 from streams.config import Settings
 from streams.errors import SluiceError
 
@@ -107,7 +110,18 @@ class AssembleStage:
                 keep.append(event)
         state.pending = keep
 
+    def _observe(self, outputs: list[Output]) -> None:
+        for kind, n in Counter(o.kind for o in outputs).items():
+            obs.OUTPUTS.labels("assemble", kind).inc(n)
+        for o in outputs:
+            if o.kind == "dead_letter":
+                obs.DEAD_LETTERS.labels("assemble", o.value["error_type"]).inc()
+        for partition, state in self.states.items():
+            obs.OPEN_BLOCKS.labels(str(partition)).set(state.assembler.merger.open_count())
+
     async def on_batch(self, events: list[Any]) -> None:
+        obs.mark_ready()
+        obs.RECORDS_IN.labels("assemble", self.settings.topics.raw).inc(len(events))
         async with self.lock:
             outputs: list[Output] = []
             touched: set[int] = set()
@@ -125,6 +139,7 @@ class AssembleStage:
                 state = self.states[partition]
                 outputs.extend(state.assembler.flush_idle(state.newest_ts_ms))
             await self.deliver(outputs)
+            self._observe(outputs)
             for partition in touched:
                 self.ack_below(self.states[partition])
 
@@ -138,6 +153,7 @@ class AssembleStage:
                     outputs.extend(state.assembler.flush_idle(state.newest_ts_ms + quiet_ms))
             if outputs:
                 await self.deliver(outputs)
+                self._observe(outputs)
                 for state in self.states.values():
                     self.ack_below(state)
 
@@ -156,6 +172,7 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
     app = faust.App(
         conf.app_id,
         broker=f"kafka://{settings.kafka.bootstrap_servers}",
+        broker_credentials=faust_broker_credentials(settings.kafka),  # TLS/SASL as in kafka.client_config()
         store="memory://",
         topic_allow_declare=False,  # topics come from `sluice topics create`, with their retention
         topic_disable_leader=True,
@@ -177,6 +194,11 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
 
     async def on_revoked(_sender: Any, revoked: set[Any], **_kwargs: Any) -> None:
         await stage.on_revoked(revoked)
+
+    if settings.observability.port:
+        @app.task
+        async def endpoints() -> None:
+            await obs.serve(settings.observability.port, host=settings.observability.host)
 
     app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
     return app, stage

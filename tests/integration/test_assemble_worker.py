@@ -30,7 +30,7 @@ OOM_FILE = "training/bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log"
 
 
 @pytest.fixture
-def isolated(stack: Settings, unique_name: Callable[[str], str]) -> Settings:
+def isolated(stack: Settings, unique_name: Callable[[str], str], free_tcp_port: int) -> Settings:
     """Settings whose topics and group are this test's own; topics created, schemas registered."""
     tag = unique_name("asm")
     topics = stack.topics.model_copy(update={
@@ -38,7 +38,7 @@ def isolated(stack: Settings, unique_name: Callable[[str], str]) -> Settings:
         "dlq": f"{tag}.dlq", "alerts": f"{tag}.alerts", "raw_partitions": 2, "events_partitions": 1,
     })
     assemble = stack.assemble.model_copy(update={"app_id": f"{tag}-group", "idle_timeout_ms": 2000,
-                                                 "take_within_s": 0.05})
+                                                 "take_within_s": 0.05, "web_port": free_tcp_port})
     settings = stack.model_copy(update={"topics": topics, "assemble": assemble})
     create_topics(settings, topic_specs(settings))
     register_all(settings)
@@ -53,6 +53,7 @@ def worker_env(settings: Settings) -> dict[str, str]:
         "SLUICE_TOPICS__METRICS": t.metrics, "SLUICE_TOPICS__DLQ": t.dlq, "SLUICE_TOPICS__ALERTS": t.alerts,
         "SLUICE_ASSEMBLE__APP_ID": a.app_id, "SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": str(a.idle_timeout_ms),
         "SLUICE_ASSEMBLE__TAKE_WITHIN_S": str(a.take_within_s),
+        "SLUICE_OBSERVABILITY__PORT": str(a.web_port),
     }
 
 
@@ -166,3 +167,61 @@ def test_kill_9_in_the_middle_of_a_traceback_loses_and_splits_nothing(
     assert message.startswith(lines[tb_first][1]) and message.endswith(lines[-1][1])
     # Re-emitted events (read again after the kill) carry the ids they had before.
     assert {e["event_id"] for e in before} <= set(by_id)
+
+
+def test_metrics_and_health_endpoints_show_real_figures(isolated: Settings, start_worker, corpus) -> None:
+    import httpx
+
+    path = corpus / OOM_FILE
+    produce_lines(isolated, path, list(read_lines(path)), default_source(path))
+    start_worker()
+    base = f"http://127.0.0.1:{isolated.assemble.web_port}"
+    deadline = time.monotonic() + 60
+    text = ""
+    while time.monotonic() < deadline:
+        try:
+            text = httpx.get(f"{base}/metrics", timeout=2).text
+        except httpx.HTTPError:
+            time.sleep(0.5)
+            continue
+        if 'sluice_outputs_total{kind="event",stage="assemble"}' in text and "sluice_records_in_total" in text:
+            got = [line for line in text.splitlines() if line.startswith("sluice_records_in_total{")]
+            if got and float(got[0].split()[-1]) >= 22:
+                break
+        time.sleep(0.5)
+    records_in = [line for line in text.splitlines() if line.startswith("sluice_records_in_total{")]
+    assert records_in and float(records_in[0].split()[-1]) == 22.0, text[-2000:]  # 22 one-line records
+    assert httpx.get(f"{base}/healthz", timeout=2).status_code == 200
+    assert httpx.get(f"{base}/readyz", timeout=2).status_code == 200
+
+
+def test_top_shows_lag_and_rates_of_a_running_worker(isolated: Settings, start_worker, corpus) -> None:
+    from streams.top import compare, take_snapshot
+
+    path = corpus / OOM_FILE
+    lines = list(read_lines(path))
+    group = isolated.assemble.app_id
+    start_worker()
+    produce_lines(isolated, path, lines, default_source(path))
+    raw_end = sum(1 for _ in lines)
+    deadline = time.monotonic() + 60
+    snap = take_snapshot(isolated, [group], [])
+    while time.monotonic() < deadline:
+        committed = sum(o for (t, _p), o in snap.committed.get(group, {}).items() if t == isolated.topics.raw)
+        if committed >= raw_end:
+            break
+        time.sleep(1)
+        snap = take_snapshot(isolated, [group], [])
+    first = snap
+    produce_lines(isolated, path, lines, {**default_source(path), "host": "second-run"})
+    time.sleep(4)
+    url = f"http://127.0.0.1:{isolated.assemble.web_port}/metrics"
+    second = take_snapshot(isolated, [group], [url])
+    view = compare(first, second, isolated.topics.dlq)
+    raw_rows = [r for r in view.groups if r.topic == isolated.topics.raw]
+    assert raw_rows and sum(r.lag for r in raw_rows) == 0, raw_rows
+    assert sum(r.out_per_s for r in raw_rows) > 0, "the group committed the second burst"
+    events_topic = next(t for t in view.topics if t.topic == isolated.topics.events_topic("default"))
+    assert events_topic.end >= 2 * 11 and events_topic.in_per_s > 0
+    assert view.dlq_growth_per_s == 0
+    assert url in second.scraped and any(k.startswith("sluice_records_in_total") for k in second.scraped[url])

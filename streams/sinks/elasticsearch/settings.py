@@ -1,0 +1,50 @@
+"""Settings of the Elasticsearch hot sink (one model, environment overrides ``SLUICE_HOT_<FIELD>``).
+
+The connection itself (URL, credentials) is ``Settings.elasticsearch``; the routing table
+(``Settings.routing``) gives each project its index prefix, retention and rate share. What is here
+is how the sink batches and how fast it may write.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from streams.sinks.ratecontrol import Capacity
+
+
+class HotSinkSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SLUICE_HOT_", extra="forbid")
+
+    # Declared capacity of the cluster for our writes. The defaults are for one local node
+    # (Elasticsearch 9.5 integ-test-zip, 512 MB heap, 2 cores shared with Kafka, ~1 kB corpus events):
+    # tests/perf/hot_sink_bench.py measured 3,600-10,000 docs/s for the raw bulk helper there
+    # (bench-results/hot_sink.md; it varies run to run), so 3,000/s is the low end. Set them from your
+    # own cluster's benchmark: the budget is `utilisation` (80%) of these, adapted down on 429s.
+    capacity_events_per_s: float = Field(default=3000.0, gt=0)
+    capacity_bytes_per_s: float = Field(default=4_000_000.0, gt=0)
+    # Accounting window of the rate controller: a quiet project waits at most about one window.
+    window_s: float = Field(default=1.0, gt=0)
+    utilisation: float = Field(default=0.8, gt=0, le=1)
+    # A bulk request of 5-15 MB is Elasticsearch's own guidance; 1,000 docs / 5 MB keeps one
+    # request well under a second on a small node, so acks (and commits) stay frequent.
+    max_batch_events: int = Field(default=1000, gt=0)
+    max_batch_bytes: int = Field(default=5 * 1024 * 1024, gt=0)
+    # How long a partial batch may wait for company: bounds the added latency for a quiet project.
+    max_batch_age_s: float = Field(default=0.2, ge=0)
+    # A bulk answered slower than this counts as pushback (AIMD decrease).
+    slow_response_s: float = Field(default=2.0, gt=0)
+    request_timeout_s: float = Field(default=30.0, gt=0)
+    # Above Elasticsearch's built-in `logs-*-*` / `metrics-*-*` data-stream templates (priority 100),
+    # which would otherwise turn our daily indices into data streams on a full distribution.
+    template_priority: int = 200
+    # Retention job (where the server has no ILM): how often it runs; 0 disables it.
+    retention_interval_s: float = Field(default=3600.0, ge=0)
+    # Replicas of the daily indices; 0 for a single node (a replica could never be assigned).
+    number_of_replicas: int = Field(default=0, ge=0)
+    number_of_shards: int = Field(default=1, gt=0)
+    # Message text past this many characters is not indexed as a keyword (still searchable as text).
+    keyword_ignore_above: int = Field(default=1024, gt=0)
+
+    def capacity(self) -> Capacity:
+        return Capacity(self.capacity_events_per_s, self.capacity_bytes_per_s)

@@ -1,0 +1,211 @@
+"""The hot sink: the :class:`~streams.sinks.base.Sink` shape over Elasticsearch bulk writes.
+
+One straight pipeline: ``add`` encodes a record into its bulk lines at once (so the batch knows
+its true byte size), ``due`` says the batch is full (count, bytes) or old (age), ``flush`` sends
+one bulk request of pre-serialised NDJSON and classifies every item. One bulk is in flight at a
+time: the runner awaits ``flush``, and that, with the runner's watermarks, bounds memory.
+Consuming, admission, offsets, dead letters and retries are the runner's (streams/sinks/base.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from streams.config import ElasticsearchSettings, RoutingSettings
+from streams.errors import SluiceError
+from streams.sinks.base import FlushResult, SinkRecord
+from streams.sinks.elasticsearch import templates
+from streams.sinks.elasticsearch.classify import (
+    ItemResult,
+    Verdict,
+    classify_bulk,
+    classify_exception,
+)
+from streams.sinks.elasticsearch.request import Action, IndexNamer, bulk_body, encode
+from streams.sinks.elasticsearch.settings import HotSinkSettings
+
+log = logging.getLogger(__name__)
+
+# Only what the classifier reads: the response of a 1,000-item bulk shrinks ~10x.
+_FILTER = "errors,items.*.status,items.*.error"
+
+
+@dataclass
+class HotSinkStats:
+    requests: int = 0
+    docs_acked: int = 0
+    items_retried: int = 0
+    items_rejected: int = 0
+    throttled_flushes: int = 0  # flushes in which Elasticsearch pushed back (429 / rejected execution)
+    request_errors: int = 0  # whole requests that failed (connection, timeout, 5xx)
+    statuses: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Pending:
+    record: SinkRecord
+    action: Action | None
+    error: tuple[str, str] | None = None  # (reason, error_type) when the record could not be encoded
+
+
+AckListener = Callable[[list[SinkRecord], float], None]
+
+
+class HotSink:
+    name = "elasticsearch"
+
+    def __init__(
+        self,
+        es: ElasticsearchSettings,
+        routing: RoutingSettings,
+        hot: HotSinkSettings | None = None,
+        client: Any | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        on_acked: AckListener | None = None,
+    ) -> None:
+        self.es = es
+        self.routing = routing
+        self.hot = hot or HotSinkSettings()
+        self.namer = IndexNamer(routing)
+        self.client = client
+        self.clock = clock
+        self.on_acked = on_acked
+        self.stats = HotSinkStats()
+        self.ilm = False
+        self._buf: deque[_Pending] = deque()
+        self._bytes = 0
+        self._oldest: float | None = None
+        self._owns_client = client is None
+        self._started = False
+        self._policed: set[str] = set()  # indices whose ILM policy was set (projects with own retention)
+
+    async def start(self) -> None:
+        if self._started:
+            return  # the worker starts it early (to learn about ILM); the runner starts it again
+        if self.client is None:
+            from elasticsearch import AsyncElasticsearch
+
+            from streams.clients import async_es_client
+
+            base: AsyncElasticsearch = async_es_client(self.es)
+            # Retries are the runner's (backoff, jitter, re-admission); the client must not retry on its own.
+            self.client = base.options(request_timeout=self.hot.request_timeout_s, max_retries=0,
+                                       retry_on_timeout=False)
+        self.ilm = await templates.install(self.client, self.routing, self.hot)
+        self._started = True
+
+    # -- batching --------------------------------------------------------------------------
+    def add(self, record: SinkRecord) -> None:
+        try:
+            pending = _Pending(record, encode(record.value, self.namer))
+            self._bytes += len(pending.action.lines) if pending.action else 0
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            pending = _Pending(record, None, (f"cannot build an Elasticsearch document: {exc!r}", "unindexable"))
+        if not self._buf:
+            self._oldest = self.clock()
+        self._buf.append(pending)
+
+    def due(self, now: float) -> bool:
+        if not self._buf:
+            return False
+        if len(self._buf) >= self.hot.max_batch_events or self._bytes >= self.hot.max_batch_bytes:
+            return True
+        return self._oldest is not None and now - self._oldest >= self.hot.max_batch_age_s
+
+    def buffered(self) -> int:
+        return len(self._buf)
+
+    def _take_batch(self) -> list[_Pending]:
+        batch: list[_Pending] = []
+        nbytes = 0
+        while self._buf and len(batch) < self.hot.max_batch_events:
+            size = len(self._buf[0].action.lines) if self._buf[0].action else 0
+            if batch and nbytes + size > self.hot.max_batch_bytes:
+                break
+            item = self._buf.popleft()
+            batch.append(item)
+            nbytes += size
+        self._bytes -= nbytes
+        if not self._buf:
+            self._oldest = None  # else keep it: what is left is at least that old
+        return batch
+
+    # -- writing ---------------------------------------------------------------------------
+    async def flush(self, now: float) -> FlushResult:
+        batch = self._take_batch()
+        result = FlushResult()
+        sendable: list[_Pending] = []
+        for p in batch:
+            if p.action is None:
+                reason, etype = p.error or ("unindexable", "unindexable")
+                result.rejected.append((p.record, reason, etype))
+            else:
+                sendable.append(p)
+        if not sendable:
+            return result
+        verdicts, result.latency_s = await self._send(sendable)
+        acked: list[SinkRecord] = []
+        for p, v in zip(sendable, verdicts, strict=True):
+            self.stats.statuses[v.status] = self.stats.statuses.get(v.status, 0) + 1
+            if v.verdict is Verdict.OK:
+                acked.append(p.record)
+            elif v.verdict is Verdict.RETRY:
+                result.retry.append(p.record)
+                result.throttled = result.throttled or v.throttled
+            else:
+                result.rejected.append((p.record, f"{p.action.index if p.action else '?'}: {v.reason}",
+                                        v.error_type))
+        result.acked = acked
+        self.stats.docs_acked += len(acked)
+        self.stats.items_retried += len(result.retry)
+        self.stats.items_rejected += len(result.rejected)
+        if result.throttled:
+            self.stats.throttled_flushes += 1
+        if result.retry:
+            first = next(v for v in verdicts if v.verdict is Verdict.RETRY)
+            log.warning("hot sink: %d of %d items to retry (%s)", len(result.retry), len(sendable), first.reason)
+        if acked and self.on_acked is not None:
+            self.on_acked(acked, self.clock())
+        if self.ilm:
+            await self._attach_policies(sendable)
+        return result
+
+    async def _send(self, batch: list[_Pending]) -> tuple[list[ItemResult], float]:
+        if self.client is None:
+            raise SluiceError("HotSink.flush before start(): the runner starts the sink first")
+        body = bulk_body([p.action for p in batch if p.action is not None])
+        started = self.clock()
+        self.stats.requests += 1
+        try:
+            resp = await self.client.bulk(operations=body, filter_path=_FILTER)
+        except Exception as exc:  # noqa: BLE001 - every failure of the request is classified; none may lose records
+            verdict = classify_exception(exc)
+            self.stats.request_errors += 1
+            log.warning("hot sink: bulk of %d failed: %s", len(batch), verdict.reason)
+            return [verdict] * len(batch), self.clock() - started
+        return classify_bulk(resp.body, len(batch)), self.clock() - started
+
+    async def _attach_policies(self, batch: list[_Pending]) -> None:
+        """With ILM: a project with its own retention gets its policy on the first write to each new index."""
+        for p in batch:
+            index = p.action.index if p.action else ""
+            if index in self._policed:
+                continue
+            self._policed.add(index)
+            route = self.routing.projects.get(p.record.project)
+            if route is not None and route.retention_days != templates.DEFAULT_RETENTION_DAYS:
+                try:
+                    await self.client.indices.put_settings(  # type: ignore[union-attr]
+                        index=index, settings={"index.lifecycle.name": templates.policy_name(route.retention_days)})
+                except Exception:
+                    self._policed.discard(index)
+                    log.exception("hot sink: could not attach the retention policy to %s; will try again", index)
+
+    async def close(self) -> None:
+        if self.client is not None and self._owns_client:
+            await self.client.close()

@@ -1,0 +1,41 @@
+"""The retention decision: which daily indices are past their project's retention."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from streams.config import ProjectRoute, RoutingSettings
+from streams.sinks.elasticsearch.retention import RetentionTable, expired_indices
+
+ROUTING = RoutingSettings(projects={
+    "vision": ProjectRoute(retention_days=3),
+    "a": ProjectRoute(retention_days=1),
+    "a-b": ProjectRoute(retention_days=30),
+    "nlp": ProjectRoute(index_prefix="team-nlp", retention_days=2),
+})
+TABLE = RetentionTable.from_routing(ROUTING)
+TODAY = date(2026, 3, 10)
+
+
+def test_keeps_today_and_retention_days_back() -> None:
+    names = [f"logs-vision-sft-2026.03.{d:02d}" for d in range(5, 11)]
+    assert expired_indices(names, TODAY, TABLE) == ["logs-vision-sft-2026.03.05", "logs-vision-sft-2026.03.06"]
+
+
+def test_projects_with_dashes_are_told_apart_by_the_task_segment() -> None:
+    names = ["logs-a-general-2026.03.08", "logs-a-b-general-2026.03.08", "logs-a-b-general-2026.02.01"]
+    assert expired_indices(names, TODAY, TABLE) == ["logs-a-b-general-2026.02.01", "logs-a-general-2026.03.08"]
+
+
+def test_metrics_custom_prefixes_and_unknown_projects() -> None:
+    names = ["metrics-vision-2026.03.06", "team-nlp-dpo-2026.03.07", "logs-unknown-general-2026.03.02",
+             "logs-unknown-general-2026.03.03"]
+    # unknown project: the default 7 days
+    assert expired_indices(names, TODAY, TABLE) == ["logs-unknown-general-2026.03.02", "metrics-vision-2026.03.06",
+                                                    "team-nlp-dpo-2026.03.07"]
+
+
+def test_indices_not_of_our_layout_are_never_touched() -> None:
+    names = ["sluice-test-1", "other-2020.01.01", "logs-vision-sft-2026.13.40", ".kibana", "logs-2020.01.01",
+             "team-nlpx-sft-2020.01.01"]
+    assert expired_indices(names, TODAY, TABLE) == []
