@@ -142,6 +142,7 @@ class SinkRunner:
         self.queues: dict[str, deque[SinkRecord]] = {}
         self._not_before: dict[str, float] = {}  # per project: retry backoff
         self._paused = False
+        self._paused_parts: set[tuple[str, int]] = set()
         self._lag_reported_at = float("-inf")
         self.stats = {"acked": 0, "retried": 0, "dead_lettered": 0, "throttled": 0, "committed": 0}
 
@@ -290,6 +291,9 @@ class SinkRunner:
     def _apply_watermarks(self) -> None:
         in_flight = self.tracker.total_in_flight()
         obs.IN_FLIGHT.labels(self.stage).set(in_flight)
+        if hasattr(self.source, "pause") and hasattr(self.source, "resume"):
+            self._apply_partition_watermarks(in_flight)
+            return
         if not self._paused and in_flight >= self.watermarks.high:
             self.source.pause_all()
             self._paused = True
@@ -301,6 +305,30 @@ class SinkRunner:
             obs.PAUSED.labels(self.stage).set(0)
             log.info("%s: %d records in flight, resuming partitions", self.stage, in_flight)
 
+    def _apply_partition_watermarks(self, in_flight: int) -> None:
+        """Pause only the partitions that hold more than their share; quiet ones keep flowing.
+
+        Pausing everything at the high watermark would hold a quiet project's records back until a
+        bursting project's backlog drained (minutes), breaking the one-window promise of the fair
+        share. Memory stays bounded: a partition is paused once it holds high/n records in flight.
+        """
+        parts = self.tracker.in_flight_by_partition()
+        n = max(1, len(parts))
+        high_share, low_share = self.watermarks.high / n, self.watermarks.low / n
+        pause = [tp for tp, k in parts.items()
+                 if tp not in self._paused_parts and in_flight >= self.watermarks.high and k >= high_share]
+        resume = [tp for tp in self._paused_parts if parts.get(tp, 0) <= low_share]
+        if pause:
+            self.source.pause(pause)  # type: ignore[attr-defined]
+            self._paused_parts.update(pause)
+            log.info("%s: %d records in flight, pausing %s", self.stage, in_flight, pause)
+        if resume:
+            self.source.resume(resume)  # type: ignore[attr-defined]
+            self._paused_parts.difference_update(resume)
+            log.info("%s: resuming %s", self.stage, resume)
+        self._paused = False  # polling goes on for the partitions that are not paused
+        obs.PAUSED.labels(self.stage).set(len(self._paused_parts))
+
     def _drop_revoked(self) -> None:
         revoked = set(self.source.take_revoked())
         if not revoked:
@@ -309,3 +337,4 @@ class SinkRunner:
             self.queues[project] = deque(r for r in queue if (r.topic, r.partition) not in revoked)
         for topic, partition in revoked:
             self.tracker.forget(topic, partition)
+            self._paused_parts.discard((topic, partition))

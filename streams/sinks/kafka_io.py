@@ -95,6 +95,16 @@ class KafkaRecordSource:
                 out[(tp.topic, tp.partition)] = max(0, high - tp.offset)
         return out
 
+    def pause(self, partitions: list[tuple[str, int]]) -> None:
+        from confluent_kafka import TopicPartition
+
+        self.consumer.pause([TopicPartition(t, p) for t, p in partitions])
+
+    def resume(self, partitions: list[tuple[str, int]]) -> None:
+        from confluent_kafka import TopicPartition
+
+        self.consumer.resume([TopicPartition(t, p) for t, p in partitions])
+
     def pause_all(self) -> None:
         self.consumer.pause(self.consumer.assignment())
 

@@ -59,6 +59,9 @@ class OffsetTracker:
         part = self._parts.get((topic, partition))
         return part.in_flight if part else 0
 
+    def in_flight_by_partition(self) -> dict[tuple[str, int], int]:
+        return {tp: part.in_flight for tp, part in self._parts.items()}
+
     def total_in_flight(self) -> int:
         return sum(p.in_flight for p in self._parts.values())
 

@@ -334,7 +334,7 @@ def fairness(stack: Settings, events: list[dict[str, Any]], burst_s: float) -> d
     lat_sorted = sorted(lat)
     p = (lambda q: lat_sorted[min(len(lat_sorted) - 1, int(q * len(lat_sorted)))]) if lat_sorted else (lambda q: 0.0)
     sent_quiet, acked_quiet = sum(trace.produced[quiet]), sum(trace.acked[quiet])
-    return {"trace": trace, "quiet": quiet, "noisy": noisy, "window_s": 1.0, "n": len(lat),
+    return {"trace": trace, "quiet": quiet, "noisy": noisy, "window_s": HotSinkSettings().window_s, "n": len(lat),
             "quiet_sent": sent_quiet, "quiet_acked": acked_quiet,
             "p50": p(0.50), "p99": p(0.99), "max": max(lat) if lat else 0.0, "pre": pre, "burst_s": burst_s}
 
@@ -408,7 +408,7 @@ def report(tp: dict[str, Any] | None, sm: dict[str, Any] | None, fa: dict[str, A
                   "", f"**Ratio sink / raw: {tp['ratio']:.2f}** (goal >= 0.8)", ""]
     if sm:
         lines += ["## (ii) Smoothing a burst", "",
-                  f"Declared capacity 500 events/s, budget {sm['budget']}/s (80%), window 1 s. Input: "
+                  f"Declared capacity 500 events/s, budget {sm['budget']}/s (80%), window {HotSinkSettings().window_s:g} s. Input: "
                   f"{sm['base_rate']:.0f}/s baseline, {sm['burst_rate']:.0f}/s (10x budget) for {sm['burst_s']:.0f} s "
                   "(shortened from 60 s to keep the drain within a few minutes; the drain scales linearly).", "",
                   f"- max indexed docs in one wall-clock second: {sm['max_per_second']} = "

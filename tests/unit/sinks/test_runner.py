@@ -174,3 +174,40 @@ def test_over_budget_the_runner_sleeps_instead_of_spinning() -> None:
         return time.monotonic() - started
 
     assert asyncio.run(go()) >= 0.04
+
+
+class PartitionPausingSource(FakeSource):
+    """A source that can pause single partitions, like KafkaRecordSource."""
+
+    def __init__(self, records: list[SinkRecord]) -> None:
+        super().__init__(records)
+        self.paused_parts: set[tuple[str, int]] = set()
+
+    def poll_batch(self, max_records: int, timeout_s: float) -> list[SinkRecord]:
+        ready = [r for r in self.records if (r.topic, r.partition) not in self.paused_parts][:max_records]
+        self.records = [r for r in self.records if r not in ready]
+        return ready
+
+    def pause(self, partitions: list[tuple[str, int]]) -> None:
+        self.paused_parts.update(partitions)
+
+    def resume(self, partitions: list[tuple[str, int]]) -> None:
+        self.paused_parts.difference_update(partitions)
+
+
+def test_a_burst_pauses_only_its_own_partition_and_the_quiet_project_keeps_flowing() -> None:
+    clock = [0.0]
+    burst = [SinkRecord("logs.events.noisy", 0, i, b"k", {}, b"r", "noisy", 100) for i in range(500)]
+    quiet = [SinkRecord("logs.events.calm", 0, 1000 + i, b"k", {}, b"r", "calm", 100) for i in range(5)]
+    source = PartitionPausingSource(burst + quiet)
+    store = FakeStore()
+    runner = SinkRunner(source, store, RateController(Capacity(50, 10**9), window_s=1.0), FakeDLQ(), "hot_sink",
+                        watermarks=Watermarks(high=100, low=20), clock=lambda: clock[0], max_poll=300)
+    run_steps(runner, 1)  # reads 300 noisy records: over the high watermark
+    assert ("logs.events.noisy", 0) in source.paused_parts
+    assert ("logs.events.calm", 0) not in source.paused_parts
+    clock[0] = 1.0
+    run_steps(runner, 1)  # the calm partition is still polled and gets its share in the next window
+    assert source.records == [r for r in burst if r.offset >= 300], "the quiet records were all read"
+    calm_acked = [o for o in store.written if o >= 1000]
+    assert len(calm_acked) == 5, "the calm project's 5 records went out within one window of arriving"
