@@ -23,6 +23,8 @@ from pydantic_settings import (
 )
 
 from streams.errors import ConfigError
+from streams.sinks.elasticsearch.settings import HotSinkSettings
+from streams.sinks.objectstore.settings import ColdSinkSettings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -220,6 +222,9 @@ class Settings(BaseSettings):
     routing: RoutingSettings = Field(default_factory=RoutingSettings)
     assemble: AssembleSettings = Field(default_factory=AssembleSettings)
     observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
+    # The sinks' own settings (also SLUICE_HOT__<FIELD> / SLUICE_COLD__<FIELD>).
+    hot: HotSinkSettings = Field(default_factory=HotSinkSettings)
+    cold: ColdSinkSettings = Field(default_factory=ColdSinkSettings)
     stack: StackSettings = Field(default_factory=StackSettings)
 
     @classmethod

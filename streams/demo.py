@@ -5,7 +5,7 @@ Each step prints what it did and where to look, so a newcomer can check it by ha
 
 from __future__ import annotations
 
-import io
+import json
 import os
 import signal
 import subprocess
@@ -17,12 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import fastavro
-
 from streams.avro_io import avro_deserializer
 from streams.clients import es_client, s3_client
 from streams.config import REPO_ROOT, Settings
-from streams.contracts import parsed_schema
 from streams.errors import SluiceError
 from streams.produce import produce_files
 
@@ -48,7 +45,7 @@ def produce_raw(settings: Settings, paths: list[Path], project: str, run_id: str
     """The demo burst: each file one source on a host named after the run, so runs never mix."""
 
     def labels(path: Path) -> dict[str, str]:
-        return {"project": project, "task_id": f"demo-{path.stem[:40]}", "task_type": "pretrain",
+        return {"project": project, "task_id": f"demo-{run_id}-{path.stem[:40]}", "task_type": "pretrain",
                 "demo_run": run_id}
 
     return produce_files(settings, paths, labels, host=f"demo-{run_id}")
@@ -96,25 +93,37 @@ def stop_worker(proc: subprocess.Popen[bytes]) -> None:
             proc.kill()
 
 
-def es_roundtrip(settings: Settings, index: str, doc: dict[str, str]) -> int:
-    es = es_client(settings.elasticsearch)
-    es.index(index=index, id=str(doc["event_id"]), document=doc, refresh="wait_for")
-    hits = es.search(index=index, query={"term": {"_id": doc["event_id"]}})["hits"]["total"]["value"]
-    return int(hits)
+def es_count(settings: Settings, index: str, host: str) -> int:
+    from elasticsearch import NotFoundError
+
+    try:
+        resp = es_client(settings.elasticsearch).count(index=index, query={"term": {"source.host": host}})
+    except NotFoundError:
+        return 0
+    return int(resp["count"])
 
 
-def object_roundtrip(settings: Settings, key: str, lines: list[str]) -> int:
+def cold_objects(settings: Settings, prefix: str) -> tuple[int, int]:
+    """(objects, events) under ``prefix``, from the manifests the cold sink writes beside each object."""
     s3 = s3_client(settings.object_store)
-    bucket = settings.object_store.default_bucket
-    existing = {b["Name"] for b in s3.list_buckets().get("Buckets", [])}
-    if bucket not in existing:
-        s3.create_bucket(Bucket=bucket)
-    buf = io.BytesIO()
-    records = [{"line": line, "file_offset": i, "ts": None} for i, line in enumerate(lines)]
-    fastavro.writer(buf, parsed_schema("raw_line"), records, codec="deflate")
-    s3.put_object(Bucket=bucket, Key=key, Body=buf.getvalue())
-    body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
-    return sum(1 for _ in fastavro.reader(io.BytesIO(body)))
+    objects = events = 0
+    pages = s3.get_paginator("list_objects_v2").paginate(Bucket=settings.object_store.default_bucket, Prefix=prefix)
+    for page in pages:
+        for obj in page.get("Contents", []):
+            if obj["Key"].endswith(".manifest.json"):
+                body = s3.get_object(Bucket=settings.object_store.default_bucket, Key=obj["Key"])["Body"].read()
+                objects += 1
+                events += int(json.loads(body)["count"])
+    return objects, events
+
+
+def wait_for(what: Callable[[], Any], done: Callable[[Any], bool], timeout_s: float) -> Any:
+    deadline = time.monotonic() + timeout_s
+    value = what()
+    while not done(value) and time.monotonic() < deadline:
+        time.sleep(1.0)
+        value = what()
+    return value
 
 
 def run_demo(settings: Settings, say: Callable[[str], None] = print) -> None:
@@ -137,21 +146,34 @@ def run_demo(settings: Settings, say: Callable[[str], None] = print) -> None:
     want_events = sum(1 for e in offline if "message" in e)
     want_metrics = len(offline) - want_events
     logs = settings.stack.dir / "logs"
-    workers = [start_worker("assemble", logs, {"SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": "2000",
-                                               "SLUICE_OBSERVABILITY__PORT": "9108"})]
+    workers = [
+        start_worker("assemble", logs, {"SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": "2000",
+                                        "SLUICE_OBSERVABILITY__PORT": "9108"}),
+        start_worker("hot", logs, {"SLUICE_OBSERVABILITY__PORT": "9109"}),
+        # A quiet partition's open objects are cut after this many seconds (the cut is recorded first).
+        start_worker("cold", logs, {"SLUICE_COLD__IDLE_FLUSH_S": "3", "SLUICE_OBSERVABILITY__PORT": "9110"}),
+    ]
     try:
-        events = read_topic(
-            settings, settings.topics.events_topic(settings.routing.default_project),
-            keep=lambda v: v["source"].get("host") == host,
-            done=lambda found: len({e["event_id"] for e in found}) >= want_events, timeout_s=120,
-        )
-        metrics = read_topic(
-            settings, settings.topics.metrics, keep=lambda v: v["source"].get("host") == host,
-            done=lambda found: len({m["event_id"] for m in found}) >= want_metrics, timeout_s=30,
-        )
+        unique = show_assemble(settings, say, host, sent, want_events, want_metrics, logs)
+        show_hot(settings, say, host, len(unique), logs)
+        show_cold(settings, say, f"{settings.routing.default_project}/demo-{run_id}", len(unique), logs)
     finally:
         for proc in workers:
             stop_worker(proc)
+    say("   metrics while workers run: curl http://127.0.0.1:9108/metrics (assemble), :9109 (hot), :9110 (cold)")
+
+
+def show_assemble(settings: Settings, say: Callable[[str], None], host: str, sent: int, want_events: int,
+                  want_metrics: int, logs: Path) -> dict[str, dict[str, Any]]:
+    events = read_topic(
+        settings, settings.topics.events_topic(settings.routing.default_project),
+        keep=lambda v: v["source"].get("host") == host,
+        done=lambda found: len({e["event_id"] for e in found}) >= want_events, timeout_s=120,
+    )
+    metrics = read_topic(
+        settings, settings.topics.metrics, keep=lambda v: v["source"].get("host") == host,
+        done=lambda found: len({m["event_id"] for m in found}) >= want_metrics, timeout_s=30,
+    )
     unique = {e["event_id"]: e for e in events}
     if len(unique) < want_events:
         raise SluiceError(f"assemble produced {len(unique)} of {want_events} events in 120 s; "
@@ -170,16 +192,29 @@ def run_demo(settings: Settings, say: Callable[[str], None] = print) -> None:
         first, last = oom["message"].splitlines()[0], oom["message"].splitlines()[-1]
         say(f"   e.g. {oom['line_count']}-line {oom['error_type']} event: {first[:60]!r} ... {last[:80]!r}")
     say("   look: sluice parse <file>  (the same stage offline, one JSON event per line)")
+    return unique
 
-    doc = {"event_id": f"demo-{run_id}", "message": paths[0].read_text(errors="replace").splitlines()[-1],
-           "project": "default"}
-    index = "sluice-demo"
-    hits = es_roundtrip(settings, index, doc)
-    say(f"3. indexed one event into Elasticsearch and found it: {hits} hit")
-    say(f"   look: curl '{settings.elasticsearch.url}/{index}/_search?q=_id:{doc['event_id']}&pretty'")
 
-    key = f"demo/{run_id}/{paths[0].stem}.avro"
-    lines = paths[0].read_text(errors="replace").splitlines()
-    count = object_roundtrip(settings, key, lines)
-    say(f"4. wrote s3://{settings.object_store.default_bucket}/{key} ({count} Avro records) and read it back")
-    say(f"   look: the object store's files under {settings.stack.dir / 'objectstore' / 'data'}")
+def show_hot(settings: Settings, say: Callable[[str], None], host: str, want: int, logs: Path) -> None:
+    project = settings.routing.default_project
+    in_es = wait_for(lambda: es_count(settings, f"logs-{project}-*", host), lambda n: n >= want, 120)
+    metrics_in_es = es_count(settings, f"metrics-{project}-*", host)
+    say(f"3. hot sink: {in_es} events in Elasticsearch (logs-{project}-*) and {metrics_in_es} metric points "
+        f"(metrics-{project}-*), _id = event_id")
+    say(f"   look: curl '{settings.elasticsearch.url}/logs-{project}-*/_search?q=error_class:cuda_oom"
+        f"%20AND%20source.host:{host}&pretty'")
+    if in_es < want:
+        raise SluiceError(f"only {in_es} of {want} events reached Elasticsearch in 120 s; "
+                          f"read {logs / 'demo-worker-hot.log'}")
+
+
+def show_cold(settings: Settings, say: Callable[[str], None], prefix: str, want: int, logs: Path) -> None:
+    objects, in_cold = wait_for(lambda: cold_objects(settings, prefix), lambda oe: oe[1] >= want, 120)
+    bucket = settings.object_store.default_bucket
+    say(f"4. cold sink: {in_cold} events in {objects} Avro objects under s3://{bucket}/{prefix}*/ "
+        "(with a manifest each)")
+    say(f"   look: {settings.stack.dir / 'objectstore' / 'data' / bucket / prefix.split('/', maxsplit=1)[0]}, or "
+        f"`sluice rehydrate --project {prefix.split('/', maxsplit=1)[0]} --task <task> --from <today> --to <today>`")
+    if in_cold < want:
+        raise SluiceError(f"only {in_cold} of {want} events reached the object store in 120 s; "
+                          f"read {logs / 'demo-worker-cold.log'}")

@@ -101,7 +101,7 @@ def build_cold_runner(settings: Settings, group_id: str = "sluice-cold", conf: C
     """The runner of the cold stage, unstarted (tests and the benchmark drive it themselves)."""
     from streams.sinks.kafka_io import KafkaDeadLetters, KafkaRecordSource
 
-    conf = conf or ColdSinkSettings()
+    conf = conf or settings.cold
     sink = ColdSink(settings, conf)
     consumer = KafkaRecordSource(settings, topics or [events_topics_pattern(settings)], group_id,
                                  **consumer_overrides)

@@ -13,8 +13,9 @@ import logging
 
 from streams.config import Settings
 from streams.sinks.base import SinkRunner
-from streams.sinks.elasticsearch import HotSink, HotSinkSettings
 from streams.sinks.elasticsearch.retention import RetentionTable, delete_expired, retention_loop
+from streams.sinks.elasticsearch.settings import HotSinkSettings
+from streams.sinks.elasticsearch.sink import HotSink
 from streams.sinks.kafka_io import KafkaDeadLetters, KafkaRecordSource
 from streams.sinks.ratecontrol import Capacity, RateController
 
@@ -36,7 +37,7 @@ def build_runner(
     topics: list[str] | None = None,
 ) -> SinkRunner:
     """The runner the worker runs; tests and benchmarks build it here to look inside it."""
-    hot = hot or HotSinkSettings()
+    hot = hot or settings.hot
     weights = {p: r.events_per_s for p, r in settings.routing.projects.items() if r.events_per_s}
     controller = RateController(capacity or hot.capacity(), window_s=hot.window_s, utilisation=hot.utilisation,
                                 slow_response_s=hot.slow_response_s, project_weights=weights)
@@ -52,7 +53,7 @@ async def run_hot_worker(
     group_id: str = "sluice-hot",
 ) -> None:
     """Index until ``stop`` is set, then write what is admitted, commit, and close."""
-    hot = HotSinkSettings()
+    hot = settings.hot
     sink = HotSink(settings.elasticsearch, settings.routing, hot)
     runner = build_runner(settings, capacity, group_id, hot, sink=sink)
     retention: asyncio.Task[None] | None = None

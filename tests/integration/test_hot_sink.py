@@ -18,7 +18,8 @@ import pytest
 from streams.clients import es_client
 from streams.config import Settings
 from streams.sinks.base import Backoff
-from streams.sinks.elasticsearch import HotSink, HotSinkSettings
+from streams.sinks.elasticsearch.settings import HotSinkSettings
+from streams.sinks.elasticsearch.sink import HotSink
 from streams.sinks.elasticsearch.testing import (
     EventProducer,
     committed_to_end,

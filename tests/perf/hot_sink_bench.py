@@ -30,8 +30,9 @@ from typing import Any
 
 from streams.config import REPO_ROOT, ProjectRoute, RoutingSettings, Settings, load_settings
 from streams.sinks.base import SinkRecord
-from streams.sinks.elasticsearch import HotSink, HotSinkSettings
 from streams.sinks.elasticsearch.request import IndexNamer, document, epoch_ms, is_metric
+from streams.sinks.elasticsearch.settings import HotSinkSettings
+from streams.sinks.elasticsearch.sink import HotSink
 from streams.sinks.elasticsearch.testing import EventProducer, corpus_events, prepare_topics
 from streams.sinks.ratecontrol import Capacity
 from streams.workers.hot import build_runner, hot_topics

@@ -10,7 +10,4 @@
 The worker that wires them to Kafka is :mod:`streams.workers.hot`.
 """
 
-from streams.sinks.elasticsearch.settings import HotSinkSettings
-from streams.sinks.elasticsearch.sink import HotSink
-
-__all__ = ["HotSink", "HotSinkSettings"]
+# Nothing is imported here: streams.config imports .settings, and .sink imports streams.config.

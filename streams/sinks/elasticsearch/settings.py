@@ -1,4 +1,4 @@
-"""Settings of the Elasticsearch hot sink (one model, environment overrides ``SLUICE_HOT_<FIELD>``).
+"""Settings of the Elasticsearch hot sink: YAML section ``hot:``, environment ``SLUICE_HOT__<FIELD>``.
 
 The connection itself (URL, credentials) is ``Settings.elasticsearch``; the routing table
 (``Settings.routing``) gives each project its index prefix, retention and rate share. What is here
@@ -14,7 +14,7 @@ from streams.sinks.ratecontrol import Capacity
 
 
 class HotSinkSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="SLUICE_HOT_", extra="forbid")
+    model_config = SettingsConfigDict(env_prefix="SLUICE_HOT__", extra="forbid")
 
     # Declared capacity of the cluster for our writes. The defaults are for one local node
     # (Elasticsearch 9.5 integ-test-zip, 512 MB heap, 2 cores shared with Kafka, ~1 kB corpus events):

@@ -8,7 +8,5 @@
 - ``rehydrate.py``: objects back into Elasticsearch (``sluice rehydrate``).
 """
 
-from streams.sinks.objectstore.settings import ColdSinkSettings
-from streams.sinks.objectstore.sink import ColdSink
+# Nothing is imported here: streams.config imports .settings, and .sink imports streams.config.
 
-__all__ = ["ColdSink", "ColdSinkSettings"]
