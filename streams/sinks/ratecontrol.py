@@ -77,6 +77,7 @@ class RateController:
         decrease_factor: float = 0.5,
         slow_response_s: float = 2.0,
         project_weights: Mapping[str, float] | None = None,
+        carry_windows: int = 0,
     ) -> None:
         if not 0 < utilisation <= 1:
             raise ValueError("utilisation must be in (0, 1]")
@@ -89,6 +90,7 @@ class RateController:
         self.decrease_factor = decrease_factor
         self.slow_response_s = slow_response_s
         self.project_weights = dict(project_weights or {})
+        self.carry_windows = carry_windows
         self._window_start: float | None = None
         self._used_events = 0
         self._used_bytes = 0
@@ -108,11 +110,21 @@ class RateController:
             # Windows are aligned to the first use, then advance in whole steps.
             if self._window_start is None:
                 self._window_start = now
+                steps = 0
             else:
                 steps = int((now - self._window_start) // self.window_s)
                 self._window_start += steps * self.window_s
-            self._used_events = 0
-            self._used_bytes = 0
+            # Budget left unused while the sink was busy (a bulk slower than a window) carries over, up
+            # to ``carry_windows`` windows: the rate holds at the budget when responses are slower than a
+            # window, and no second can see more than (1 + carry_windows * window_s) of the budget.
+            carry_e = carry_b = 0
+            if self.carry_windows and steps:
+                carry_e = min(self.carry_windows * self.events_budget,
+                              max(0, self.events_budget - self._used_events) + (steps - 1) * self.events_budget)
+                carry_b = min(self.carry_windows * self.bytes_budget,
+                              max(0, self.bytes_budget - self._used_bytes) + (steps - 1) * self.bytes_budget)
+            self._used_events = -carry_e
+            self._used_bytes = -carry_b
 
     def wait_s(self, now: float) -> float:
         """Seconds until budget is available again (0 when some is left in this window)."""

@@ -40,7 +40,8 @@ def build_runner(
     hot = hot or settings.hot
     weights = {p: r.events_per_s for p, r in settings.routing.projects.items() if r.events_per_s}
     controller = RateController(capacity or hot.capacity(), window_s=hot.window_s, utilisation=hot.utilisation,
-                                slow_response_s=hot.slow_response_s, project_weights=weights)
+                                slow_response_s=hot.slow_response_s, project_weights=weights,
+                                carry_windows=hot.carry_windows)
     source = KafkaRecordSource(settings, topics or hot_topics(settings), group_id)
     sink = sink or HotSink(settings.elasticsearch, settings.routing, hot)
     return SinkRunner(source, sink, controller, KafkaDeadLetters(settings), STAGE)

@@ -27,6 +27,9 @@ class HotSinkSettings(BaseSettings):
     # bulk that completes late carries at most one window of writes into the next second (so 0.1 s keeps
     # every second within about 1.1x of the budget; 1 s windows measured 2.0x, bench-results/hot_sink.md).
     window_s: float = Field(default=0.1, gt=0)
+    # Unused budget of windows spent waiting on a slow bulk carries over, up to this many windows: keeps
+    # the rate at the budget when a bulk takes longer than a window, at most +20% in any one second.
+    carry_windows: int = Field(default=2, ge=0)
     utilisation: float = Field(default=0.8, gt=0, le=1)
     # A bulk request of 5-15 MB is Elasticsearch's own guidance; 1,000 docs / 5 MB keeps one
     # request well under a second on a small node, so acks (and commits) stay frequent.

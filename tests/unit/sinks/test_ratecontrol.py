@@ -63,3 +63,29 @@ def test_budget_never_reaches_zero() -> None:
     for _ in range(50):
         rc.on_throttled()
     assert rc.events_budget >= 1
+
+
+def test_budget_unused_during_a_slow_write_carries_over_but_is_capped() -> None:
+    rc = RateController(Capacity(1000, 10**9), window_s=0.1, carry_windows=2)  # 80 per window
+    g = rc.grant({"p": Demand(10_000, 1)}, now=0.0)
+    rc.consume(g["p"].events, 1, now=0.0)
+    assert g["p"].events == 80
+    # The sink was busy for 0.35 s (three windows passed unused): two windows carry over, not three.
+    g = rc.grant({"p": Demand(10_000, 1)}, now=0.35)
+    assert g["p"].events == 80 + 2 * 80
+    # Over a whole second of back-to-back slow writes, admission stays near the budget.
+    admitted, now = 0, 0.35
+    rc.consume(g["p"].events, 1, now)
+    admitted += g["p"].events
+    while now < 1.35:
+        now += 0.3
+        g = rc.grant({"p": Demand(10_000, 1)}, now)
+        rc.consume(g["p"].events, 1, now)
+        admitted += g["p"].events
+    assert admitted <= 800 * 1.0 * 1.2 + 240
+
+
+def test_without_carry_a_slow_sink_gets_one_window_per_grant() -> None:
+    rc = RateController(Capacity(1000, 10**9), window_s=0.1)
+    rc.consume(rc.grant({"p": Demand(10_000, 1)}, now=0.0)["p"].events, 1, 0.0)
+    assert rc.grant({"p": Demand(10_000, 1)}, now=0.35)["p"].events == 80
