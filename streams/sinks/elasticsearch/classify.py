@@ -103,7 +103,8 @@ def classify_request_error(status: int | None, error_type: str, reason: str) -> 
     if status == 413:
         # Request too large for http.max_content_length: the batch byte limit is set too high. Retrying
         # the same body cannot succeed, but the records are fine, so this is the operator's to fix.
-        return ItemResult(Verdict.RETRY, status, f"HTTP 413 bulk too large: lower SLUICE_HOT__MAX_BATCH_BYTES; {reason}",
+        return ItemResult(Verdict.RETRY, status,
+                          f"HTTP 413 bulk too large: lower SLUICE_HOT__MAX_BATCH_BYTES; {reason}",
                           "request_too_large", throttled=True)
     return ItemResult(Verdict.REJECT, status, f"HTTP {status} {error_type}: {reason}", error_type or f"http_{status}")
 
