@@ -33,3 +33,83 @@ def test_deploy_config_loads_and_matches_defaults(monkeypatch) -> None:
     assert loaded.kafka.bootstrap_servers == KafkaSettings().bootstrap_servers
     assert loaded.topics.raw_retention_ms == TopicSettings().raw_retention_ms
     assert loaded.routing.default_project in loaded.routing.projects
+
+
+# -- the Sluice containers of compose.yaml ---------------------------------------------------------
+
+# Connection settings and the compose service that plays each role.
+_ADDRESSES = {("kafka", "bootstrap_servers"): "kafka", ("registry", "url"): "registry",
+              ("elasticsearch", "url"): "elasticsearch", ("object_store", "endpoint_url"): "objectstore"}
+
+
+def _listening_ports(service: dict) -> set[int]:
+    """Ports a compose service listens on inside the network (not the host-published ones)."""
+    env = service.get("environment", {})
+    ports = {int(p.split(":")[-1]) for p in service.get("ports", [])}
+    for listener in str(env.get("KAFKA_LISTENERS", "")).split(","):
+        if listener:
+            ports.add(int(listener.rsplit(":", 1)[1]))
+    for key in ("QUARKUS_HTTP_PORT", "http.port"):
+        if key in env:
+            ports.add(int(env[key]))
+    return ports
+
+
+def _plain(value):
+    """model_dump() with secrets unwrapped, so that differing secrets count as differences."""
+    from pydantic import SecretStr
+
+    if isinstance(value, SecretStr):
+        return value.get_secret_value()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _split(address: str):
+    from urllib.parse import urlsplit
+
+    first = address.split(",", maxsplit=1)[0]
+    return urlsplit(first if "://" in first else "tcp://" + first)
+
+
+def test_compose_runs_every_stage_worker() -> None:
+    compose = yaml.safe_load((REPO_ROOT / "docker" / "compose.yaml").read_text())["services"]
+    for stage in ("assemble", "hot", "cold", "watch"):
+        assert compose[stage]["command"] == ["worker", stage]
+        assert compose[stage]["depends_on"]["setup"]["condition"] == "service_completed_successfully"
+    assert "topics create" in compose["setup"]["command"][0] and "schemas register" in compose["setup"]["command"][0]
+
+
+def test_compose_containers_use_the_local_stacks_settings(monkeypatch, tmp_path) -> None:
+    """Inside compose, only the addresses differ from the local stack: each names the service of its role."""
+    import os
+
+    from streams.config import load_settings
+
+    compose = yaml.safe_load((REPO_ROOT / "docker" / "compose.yaml").read_text())["services"]
+    sluice = [name for name, svc in compose.items() if svc.get("image", "").startswith("sluice:")]
+    assert {"setup", "assemble", "hot", "cold", "watch", "demo"} <= set(sluice)
+    for key in [k for k in os.environ if k.startswith("SLUICE_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.chdir(tmp_path)  # no ./sluice.yaml
+    local = Settings()
+    for name in sluice:
+        env = {k: str(v) for k, v in compose[name]["environment"].items()}
+        assert all(k.startswith("SLUICE_") for k in env), name
+        with monkeypatch.context() as m:
+            for key, value in env.items():
+                m.setenv(key, value)
+            # The image's configuration file (docker/Dockerfile copies deploy/sluice.yaml).
+            m.setenv("SLUICE_CONFIG", str(REPO_ROOT / "deploy" / "sluice.yaml"))
+            inside = load_settings()
+        for (section, field), role in _ADDRESSES.items():
+            value, local_value = getattr(getattr(inside, section), field), getattr(getattr(local, section), field)
+            there, here = _split(value), _split(local_value)
+            assert there.hostname == role, f"{name}: {section}.{field}={value} should name the {role} service"
+            assert there.port in _listening_ports(compose[role]), f"{name}: {role} does not listen on {there.port}"
+            assert (there.scheme, there.path) == (here.scheme, here.path), f"{name}: {section}.{field}"
+            setattr(getattr(inside, section), field, local_value)
+        assert _plain(inside.model_dump()) == _plain(local.model_dump()), f"{name} differs from the local stack"
