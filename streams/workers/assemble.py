@@ -201,6 +201,12 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
             await obs.serve(settings.observability.port, host=settings.observability.host)
 
     app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
+
+    async def on_assigned(_sender: Any, assigned: set[Any], **_kwargs: Any) -> None:
+        # Ready once the group has given this worker its partitions, even while logs.raw is idle.
+        obs.mark_ready()
+
+    app.on_partitions_assigned.connect(on_assigned)  # type: ignore[arg-type]
     return app, stage
 
 
