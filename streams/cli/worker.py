@@ -110,6 +110,5 @@ COMMANDS = [
     worker,
     parse,
     _planned("produce", "issue 9", "a realistic burst workload from the corpus into logs.raw"),
-    _planned("replay", "issue 6", "re-run history from offsets or timestamps"),
     _planned("bench", "issue 9", "the benchmark report"),
 ]

@@ -51,10 +51,11 @@ async def run_hot_worker(
     settings: Settings,
     stop: asyncio.Event,
     capacity: Capacity | None = None,
-    group_id: str = "sluice-hot",
+    group_id: str | None = None,
 ) -> None:
     """Index until ``stop`` is set, then write what is admitted, commit, and close."""
     hot = settings.hot
+    group_id = group_id or hot.group_id
     sink = HotSink(settings.elasticsearch, settings.routing, hot)
     runner = build_runner(settings, capacity, group_id, hot, sink=sink)
     retention: asyncio.Task[None] | None = None

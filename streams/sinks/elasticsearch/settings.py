@@ -22,6 +22,8 @@ class HotSinkSettings(BaseSettings):
     # (bench-results/hot_sink.md; it varies run to run), so 3,000/s is the low end. Set them from your
     # own cluster's benchmark: the budget is `utilisation` (80%) of these, adapted down on 429s.
     capacity_events_per_s: float = Field(default=3000.0, gt=0)
+    # The consumer group of the hot workers (KEDA scales on its lag; deploy/k8s/hot.yaml names it).
+    group_id: str = "sluice-hot"
     capacity_bytes_per_s: float = Field(default=4_000_000.0, gt=0)
     # Accounting window of the rate controller: a quiet project waits at most about one window, and a
     # bulk that completes late carries at most one window of writes into the next second (so 0.1 s keeps
