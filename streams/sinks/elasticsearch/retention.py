@@ -5,7 +5,10 @@ out); :func:`delete_expired` lists the indices and deletes. The worker runs it o
 and then every ``retention_interval_s`` (hourly by default) through :func:`retention_loop`.
 
 An index dated D holds events of day D (UTC). With ``retention_days`` N it is kept while
-D >= today - N, i.e. today plus N full days back, and deleted the day after. Only names of our
+D >= today - N, i.e. today plus N full days back, and deleted the day after - and, as ILM counts
+age from an index's creation, never before it is N days old itself: history replayed or
+rehydrated today into indices dated years ago stays readable for N days instead of vanishing at
+the next pass (and a pass can never race the writes that re-created an index). Only names of our
 own layout are considered (``<events prefix>-<task>-YYYY.MM.DD``, ``metrics-<project>-YYYY.MM.DD``);
 projects missing from the routing table get the default retention.
 """
@@ -70,14 +73,18 @@ class RetentionTable:
         return self.days_by_prefix.get(prefix, self.default_days), day
 
 
-def expired_indices(names: Iterable[str], today: date, table: RetentionTable) -> list[str]:
+def expired_indices(names: Iterable[str], today: date, table: RetentionTable,
+                    created: dict[str, date] | None = None) -> list[str]:
+    """Indices past retention by their day and (when ``created`` is given) by their own age."""
     out = []
     for name in names:
         found = table.days_for(name)
         if found is None:
             continue
         days, day = found
-        if day < today - timedelta(days=days):
+        oldest_kept = today - timedelta(days=days)
+        made = (created or {}).get(name)
+        if day < oldest_kept and (made is None or made < oldest_kept):
             out.append(name)
     return sorted(out)
 
@@ -85,9 +92,13 @@ def expired_indices(names: Iterable[str], today: date, table: RetentionTable) ->
 async def delete_expired(client: Any, table: RetentionTable, today: date | None = None) -> list[str]:
     patterns = ",".join(f"{p}*" for p in table.owned_prefixes)
     resp = await client.indices.get(index=patterns, expand_wildcards="open,closed", allow_no_indices=True,
-                                    filter_path="*.settings.index.provided_name")
-    names = list(resp.body or {})
-    doomed = expired_indices(names, today or datetime.now(UTC).date(), table)
+                                    filter_path="*.settings.index.creation_date")
+    body = resp.body or {}
+    created = {
+        name: datetime.fromtimestamp(int(info["settings"]["index"]["creation_date"]) / 1000, UTC).date()
+        for name, info in body.items()
+    }
+    doomed = expired_indices(list(body), today or datetime.now(UTC).date(), table, created)
     # Explicit names, in chunks: a URL holds only so many, and wildcard deletes may be refused.
     for i in range(0, len(doomed), 50):
         await client.indices.delete(index=",".join(doomed[i:i + 50]), ignore_unavailable=True)

@@ -39,3 +39,11 @@ def test_indices_not_of_our_layout_are_never_touched() -> None:
     names = ["sluice-test-1", "other-2020.01.01", "logs-vision-sft-2026.13.40", ".kibana", "logs-2020.01.01",
              "team-nlpx-sft-2020.01.01"]
     assert expired_indices(names, TODAY, TABLE) == []
+
+
+def test_an_old_dated_index_created_recently_is_kept_until_it_is_old_itself() -> None:
+    """Replayed or rehydrated history (an index dated 2024, created today) must not vanish at once."""
+    name = "logs-vision-sft-2024.05.01"
+    assert expired_indices([name], TODAY, TABLE, created={name: TODAY}) == []
+    assert expired_indices([name], TODAY, TABLE, created={name: date(2026, 3, 7)}) == []  # 3 days old: kept
+    assert expired_indices([name], TODAY, TABLE, created={name: date(2026, 3, 6)}) == [name]  # 4 days old
