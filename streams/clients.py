@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from streams.config import ElasticsearchSettings, ObjectStoreSettings, RegistrySettings
+from streams.config import ElasticsearchSettings, KafkaSettings, ObjectStoreSettings, RegistrySettings
 
 
 def s3_client(settings: ObjectStoreSettings, timeout_s: float = 30.0) -> Any:
@@ -17,6 +17,7 @@ def s3_client(settings: ObjectStoreSettings, timeout_s: float = 30.0) -> Any:
         region_name=settings.region,
         aws_access_key_id=settings.access_key_id,
         aws_secret_access_key=settings.secret_access_key.get_secret_value(),
+        verify=settings.ca_bundle,  # None: the system's CAs (https) or nothing to verify (http)
         config=Config(
             connect_timeout=timeout_s,
             read_timeout=timeout_s,
@@ -54,3 +55,27 @@ def registry_client(settings: RegistrySettings) -> Any:
     from confluent_kafka.schema_registry import SchemaRegistryClient
 
     return SchemaRegistryClient({"url": settings.url})
+
+
+def faust_broker_credentials(settings: KafkaSettings) -> Any:
+    """``broker_credentials`` for a faust.App (aiokafka) matching ``settings.client_config()``.
+
+    None for PLAINTEXT. The TLS context trusts ``ssl_cafile`` (else the system's CAs) and checks
+    the broker's host name, as librdkafka does.
+    """
+    import ssl
+
+    import faust
+
+    protocol = settings.security_protocol.upper()
+    if protocol == "PLAINTEXT":
+        return None
+    context = ssl.create_default_context(cafile=settings.ssl_cafile) if protocol.endswith("SSL") else None
+    if protocol.startswith("SASL_"):
+        return faust.SASLCredentials(
+            username=settings.sasl_username,
+            password=settings.sasl_password.get_secret_value() if settings.sasl_password else None,
+            ssl_context=context,
+            mechanism=settings.sasl_mechanism or "PLAIN",
+        )
+    return faust.SSLCredentials(context)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -25,6 +25,7 @@ from pydantic_settings import (
 from streams.errors import ConfigError
 from streams.sinks.elasticsearch.settings import HotSinkSettings
 from streams.sinks.objectstore.settings import ColdSinkSettings
+from streams.watch.settings import WatchSettings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -225,6 +226,7 @@ class Settings(BaseSettings):
     # The sinks' own settings (also SLUICE_HOT__<FIELD> / SLUICE_COLD__<FIELD>).
     hot: HotSinkSettings = Field(default_factory=HotSinkSettings)
     cold: ColdSinkSettings = Field(default_factory=ColdSinkSettings)
+    watch: WatchSettings = Field(default_factory=WatchSettings)
     stack: StackSettings = Field(default_factory=StackSettings)
 
     @classmethod
@@ -262,9 +264,15 @@ def config_path() -> Path | None:
 def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**overrides)
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+    except ValidationError as exc:
+        # Where and why, never the input: a section's input holds its secrets. `from None` keeps
+        # pydantic's own text (input included) out of tracebacks too.
         where = config_path() or "defaults and environment"
-        raise ConfigError(f"invalid configuration ({where}): {exc}") from exc
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+                             for err in exc.errors(include_input=False, include_url=False))
+        raise ConfigError(f"invalid configuration ({where}): {problems}") from None
+    except ValueError as exc:  # pydantic-settings' own errors (an unparsable environment value)
+        raise ConfigError(f"invalid configuration ({config_path() or 'defaults and environment'}): {exc}") from exc
 
 
 def port_of(url_or_hostport: str) -> int:

@@ -66,6 +66,7 @@ def read_topic(settings: Settings, topic: str, keep: Callable[[dict[str, Any]], 
     deadline = time.monotonic() + timeout_s
     try:
         while not done(found) and time.monotonic() < deadline:
+            check_workers()
             msg = consumer.poll(0.5)
             if msg is None or msg.error():
                 continue
@@ -79,12 +80,17 @@ def read_topic(settings: Settings, topic: str, keep: Callable[[dict[str, Any]], 
 
 def start_worker(stage: str, log_dir: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     log_dir.mkdir(parents=True, exist_ok=True)
-    out = (log_dir / f"demo-worker-{stage}.log").open("ab")
-    return subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", stage, "--loglevel", "warn"],
-                            stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+    log = log_dir / f"demo-worker-{stage}.log"
+    proc = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", stage, "--loglevel", "warn"],
+                            stdout=log.open("ab"), stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+    RUNNING[stage] = (proc, log)
+    return proc
 
 
 def stop_worker(proc: subprocess.Popen[bytes]) -> None:
+    for stage, (running, _log) in list(RUNNING.items()):
+        if running is proc:
+            del RUNNING[stage]
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
         try:
@@ -121,9 +127,20 @@ def wait_for(what: Callable[[], Any], done: Callable[[Any], bool], timeout_s: fl
     deadline = time.monotonic() + timeout_s
     value = what()
     while not done(value) and time.monotonic() < deadline:
+        check_workers()
         time.sleep(1.0)
         value = what()
     return value
+
+
+RUNNING: dict[str, tuple[subprocess.Popen[bytes], Path]] = {}
+
+
+def check_workers() -> None:
+    """Fail at once, with the log to read, when a demo worker died (rather than time out later)."""
+    for stage, (proc, log) in RUNNING.items():
+        if proc.poll() is not None:
+            raise SluiceError(f"the {stage} worker exited with code {proc.returncode}; read {log}")
 
 
 def run_demo(settings: Settings, say: Callable[[str], None] = print) -> None:
@@ -146,21 +163,28 @@ def run_demo(settings: Settings, say: Callable[[str], None] = print) -> None:
     want_events = sum(1 for e in offline if "message" in e)
     want_metrics = len(offline) - want_events
     logs = settings.stack.dir / "logs"
+    ports = {stage: free_port() for stage in ("assemble", "hot", "cold", "watch")}
     workers = [
         start_worker("assemble", logs, {"SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": "2000",
-                                        "SLUICE_OBSERVABILITY__PORT": "9108"}),
-        start_worker("hot", logs, {"SLUICE_OBSERVABILITY__PORT": "9109"}),
+                                        "SLUICE_OBSERVABILITY__PORT": str(ports["assemble"])}),
+        start_worker("hot", logs, {"SLUICE_OBSERVABILITY__PORT": str(ports["hot"])}),
         # A quiet partition's open objects are cut after this many seconds (the cut is recorded first).
-        start_worker("cold", logs, {"SLUICE_COLD__IDLE_FLUSH_S": "3", "SLUICE_OBSERVABILITY__PORT": "9110"}),
+        start_worker("cold", logs, {"SLUICE_COLD__IDLE_FLUSH_S": "3",
+                                    "SLUICE_OBSERVABILITY__PORT": str(ports["cold"])}),
+        start_worker("watch", logs, {"SLUICE_OBSERVABILITY__PORT": str(ports["watch"])}),
     ]
     try:
         unique = show_assemble(settings, say, host, sent, want_events, want_metrics, logs)
         show_hot(settings, say, host, len(unique), logs)
         show_cold(settings, say, f"{settings.routing.default_project}/demo-{run_id}", len(unique), logs)
+        show_alerts(settings, say, f"demo-{run_id}-", logs)
+        say("6. each worker's Prometheus metrics, read while it runs: "
+            + ", ".join(f"{stage} {metric_summary(port)}" for stage, port in ports.items()))
+        say("   look: curl http://127.0.0.1:<port>/metrics on a running `sluice worker <stage>` "
+            "(observability.port, 9108 by default)")
     finally:
         for proc in workers:
             stop_worker(proc)
-    say("   metrics while workers run: curl http://127.0.0.1:9108/metrics (assemble), :9109 (hot), :9110 (cold)")
 
 
 def show_assemble(settings: Settings, say: Callable[[str], None], host: str, sent: int, want_events: int,
@@ -218,3 +242,47 @@ def show_cold(settings: Settings, say: Callable[[str], None], prefix: str, want:
     if in_cold < want:
         raise SluiceError(f"only {in_cold} of {want} events reached the object store in 120 s; "
                           f"read {logs / 'demo-worker-cold.log'}")
+
+
+def show_alerts(settings: Settings, say: Callable[[str], None], task_prefix: str, logs: Path) -> None:
+    """The watch stage's alerts for this run: one per incident, however many ranks reported it."""
+
+    def enough(found: list[dict[str, Any]]) -> bool:
+        rules = Counter(a["rule"] for a in {a["alert_id"]: a for a in found}.values())
+        return rules["cuda_oom"] >= 2 and rules["nccl_timeout"] >= 1
+
+    alerts = read_topic(settings, settings.topics.alerts, keep=lambda a: (a["task_id"] or "").startswith(task_prefix),
+                        done=enough, timeout_s=90)
+    latest = {a["alert_id"]: a for a in alerts}
+    say(f"5. watch: {len(latest)} alerts on {settings.topics.alerts} (one per incident), "
+        f"also indexed in sluice-alerts-{settings.routing.default_project}:")
+    for alert in sorted(latest.values(), key=lambda a: (a["rule"], a["task_id"] or "")):
+        ranks = alert["details"].get("ranks", "")
+        say(f"   [{alert['severity']}] {alert['rule']} in task {alert['task_id'][len(task_prefix):]}: "
+            f"{alert['count']} report(s)" + (f" from {ranks}" if ranks else ""))
+    if not enough(alerts):
+        raise SluiceError(f"the expected CUDA OOM and NCCL timeout alerts did not arrive in 90 s; "
+                          f"read {logs / 'demo-worker-watch.log'}")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def metric_summary(port: int) -> str:
+    """The stage's own count of what it wrote (sluice_outputs_total / sluice_sink_acked_total)."""
+    import httpx
+
+    from streams.top import parse_prometheus
+
+    try:
+        samples = parse_prometheus(httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=3).text)
+    except httpx.HTTPError as exc:
+        return f"(:{port} unreachable: {exc})"
+    wrote = sum(v for k, v in samples.items() if k.startswith(("sluice_outputs_total", "sluice_sink_acked_total")))
+    read = sum(v for k, v in samples.items() if k.startswith("sluice_records_in_total"))
+    return f":{port} read {read:.0f} records, wrote {wrote:.0f}"

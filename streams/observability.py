@@ -91,3 +91,17 @@ async def serve(port: int, ready: Callable[[], bool] = lambda: READY["value"],
                           "host uses it: give each its own SLUICE_OBSERVABILITY__PORT (0 turns it off)") from exc
     log.info("metrics and health on http://%s:%d/metrics", host, port)
     return runner
+
+
+def attach_to_faust(app: Any, port: int, host: str) -> None:
+    """A Faust worker's endpoints: served from a Faust task, ready once partitions are assigned."""
+    if port:
+        @app.task
+        async def endpoints() -> None:
+            await serve(port, host=host)
+
+    async def on_assigned(_sender: Any, assigned: set[Any], **_kwargs: Any) -> None:
+        # Ready once the group has given this worker its partitions, even while its topics are idle.
+        mark_ready()
+
+    app.on_partitions_assigned.connect(on_assigned)

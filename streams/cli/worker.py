@@ -15,22 +15,23 @@ import click
 
 from streams.cli.main import settings_of
 
-PLANNED = {
-    "watch": "issue 7",
-}
-
 
 @click.command()
 @click.argument("stage", type=click.Choice(["assemble", "hot", "cold", "watch", "all"]))
 @click.option("--loglevel", default="info", type=click.Choice(["crit", "error", "warn", "info", "debug"]))
 @click.pass_context
 def worker(ctx: click.Context, stage: str, loglevel: str) -> None:
-    """Run a stage worker until SIGTERM (`all` runs every built stage in one process, for a demo)."""
+    """Run a stage worker until SIGTERM (`all` runs the four stages as child processes, for a demo)."""
     settings = settings_of(ctx)
     if stage == "assemble":
         from streams.workers.assemble import run_assemble_worker
 
         run_assemble_worker(settings, loglevel=loglevel)
+        return
+    if stage == "watch":
+        from streams.workers.watch import run_watch_worker
+
+        run_watch_worker(settings, loglevel=loglevel)
         return
     if stage == "hot":
         from streams.workers.hot import run_hot_worker
@@ -42,10 +43,44 @@ def worker(ctx: click.Context, stage: str, loglevel: str) -> None:
 
         run_async_worker(run_cold_worker, settings, loglevel)
         return
-    missing = list(PLANNED) if stage == "all" else [stage]
-    raise click.ClickException(
-        f"stage(s) {', '.join(missing)} not built yet ({', '.join(PLANNED[s] for s in missing)})"
-    )
+    run_all(settings, loglevel)
+
+
+STAGES = ("assemble", "hot", "cold", "watch")
+
+
+def run_all(settings: Any, loglevel: str) -> None:
+    """Every stage as a child process of this one (each stage keeps its own event loop and group);
+    a signal stops them all, and one dying stops the rest, so a supervisor sees the failure."""
+    import os
+    import subprocess
+
+    base = settings.observability.port
+    procs = {}
+    for i, stage in enumerate(STAGES):
+        env = {**os.environ, "SLUICE_OBSERVABILITY__PORT": str(base + i if base else 0)}
+        procs[stage] = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", stage, "--loglevel", loglevel],
+                                        env=env)
+        click.echo(f"{stage}: pid {procs[stage].pid}" + (f", metrics on :{base + i}" if base else ""))
+    stopping = {"yes": False}
+
+    def stop(_sig: int, _frame: Any) -> None:
+        stopping["yes"] = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    while not stopping["yes"] and all(p.poll() is None for p in procs.values()):
+        time.sleep(0.5)
+    for p in procs.values():
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+    for stage, p in procs.items():
+        try:
+            p.wait(60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+        if p.returncode not in (0, -signal.SIGINT, -signal.SIGTERM):
+            click.echo(f"{stage} exited with {p.returncode}", err=True)
 
 
 @click.command()

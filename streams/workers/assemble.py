@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import tempfile
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import faust
@@ -169,11 +171,15 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
     from confluent_kafka.schema_registry import SchemaRegistryClient
 
     conf = settings.assemble
+    # Faust writes a data directory even with in-memory stores; not into the working directory.
+    datadir = Path(tempfile.gettempdir()) / "sluice-faust" / conf.app_id
+    datadir.parent.mkdir(parents=True, exist_ok=True)
     app = faust.App(
         conf.app_id,
         broker=f"kafka://{settings.kafka.bootstrap_servers}",
         broker_credentials=faust_broker_credentials(settings.kafka),  # TLS/SASL as in kafka.client_config()
         store="memory://",
+        datadir=str(datadir),
         topic_allow_declare=False,  # topics come from `sluice topics create`, with their retention
         topic_disable_leader=True,
         consumer_auto_offset_reset="earliest",
@@ -195,18 +201,8 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
     async def on_revoked(_sender: Any, revoked: set[Any], **_kwargs: Any) -> None:
         await stage.on_revoked(revoked)
 
-    if settings.observability.port:
-        @app.task
-        async def endpoints() -> None:
-            await obs.serve(settings.observability.port, host=settings.observability.host)
-
     app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
-
-    async def on_assigned(_sender: Any, assigned: set[Any], **_kwargs: Any) -> None:
-        # Ready once the group has given this worker its partitions, even while logs.raw is idle.
-        obs.mark_ready()
-
-    app.on_partitions_assigned.connect(on_assigned)  # type: ignore[arg-type]
+    obs.attach_to_faust(app, settings.observability.port, settings.observability.host)
     return app, stage
 
 

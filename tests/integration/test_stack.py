@@ -54,3 +54,7 @@ def test_readme_demo_command_end_to_end(stack: Settings) -> None:
     assert f"3. hot sink: {events} events in Elasticsearch" in out
     assert "22 metric points" in out
     assert re.search(rf"4. cold sink: {events} events in \d+ Avro objects", out), out
+    # Two tasks hit a CUDA OOM: one alert each, however many ranks reported it.
+    assert len(re.findall(r"\] cuda_oom in task", out)) == 2, out
+    assert "] nccl_timeout in task sglang_nccl_watchdog_timeout_hardwrapped" in out
+    assert re.search(r"hot :\d+ read \d+ records, wrote [1-9]", out), out

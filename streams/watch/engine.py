@@ -1,0 +1,72 @@
+"""Every rule over one observation, against a state store: the whole watch logic, no I/O.
+
+The worker backs :class:`WatchStore` with Faust tables (changelogged, so state survives a
+restart); :class:`streams.watch.testing.MemoryWatchStore` backs it with dicts for unit tests.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from streams.watch.incidents import AlertChange, fold
+from streams.watch.observation import Observation
+from streams.watch.rules import Finding, idle_rule, incident_rule, loss_rule, stall_rule
+from streams.watch.settings import WatchSettings
+from streams.watch.windows import UtilSample, sample_of
+
+
+class WatchStore(Protocol):
+    """Three tables: per-task (and per-rank) rule state, open incidents, windowed utilisation."""
+
+    def get_state(self, key: str) -> dict[str, Any] | None: ...
+
+    def put_state(self, key: str, value: dict[str, Any]) -> None: ...
+
+    def get_incident(self, key: str) -> dict[str, Any] | None: ...
+
+    def put_incident(self, key: str, value: dict[str, Any]) -> None: ...
+
+    def add_utilisation(self, key: str, ts_ms: int, sample: UtilSample) -> None:
+        """Fold ``sample`` into every hopping window of ``key`` that contains ``ts_ms``."""
+
+    def utilisation(self, key: str, window_start_ms: int) -> UtilSample | None: ...
+
+
+class WatchEngine:
+    def __init__(self, conf: WatchSettings) -> None:
+        self.conf = conf
+        self.cooldown_ms = int(conf.cooldown_s * 1000)
+
+    def observe(self, obs: Observation, store: WatchStore) -> list[AlertChange]:
+        findings: list[Finding] = []
+        found = incident_rule(obs, self.conf.incident_classes)
+        if found:
+            findings.append(found)
+
+        task = store.get_state(obs.task_key) or {}
+        before = repr(task)
+        for rule in (loss_rule, stall_rule):
+            found = rule(obs, task, self.conf)
+            if found:
+                findings.append(found)
+        if repr(task) != before:
+            store.put_state(obs.task_key, task)  # only changes go to the changelog
+
+        if obs.gpu_util_pct is not None:
+            rank = store.get_state(obs.rank_key) or {}
+            before = repr(rank)
+            store.add_utilisation(obs.rank_key, obs.ts_ms, sample_of(obs.gpu_util_pct, obs.ts_ms))
+            found = idle_rule(obs, rank, self.conf, lambda start: store.utilisation(obs.rank_key, start))
+            if found:
+                findings.append(found)
+            if repr(rank) != before:
+                store.put_state(obs.rank_key, rank)
+
+        changes = []
+        for finding in findings:
+            key = f"{obs.task_key}|{finding.rule}"
+            incident, change = fold(store.get_incident(key), finding, obs, self.cooldown_ms)
+            if change is not None:
+                store.put_incident(key, incident)
+                changes.append(change)
+        return changes

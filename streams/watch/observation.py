@@ -1,0 +1,114 @@
+"""What the rules need from a LogEvent or a MetricPoint: a small, JSON-able ``Observation``.
+
+The router turns every record of the source topics into one and re-keys it by task, so that all
+of a task's records (every rank, events and metrics alike) meet in one partition and one table
+shard. Keeping it small keeps the by-task topic cheap: a 100-line traceback becomes one headline.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+HEADLINE_CHARS = 200
+UTILISATION_KEYS = ("gpu_utilization_pct", "gpu_util_pct", "gpu_util")
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    kind: str  # "event" | "metric"
+    ts_ms: int  # the record's own time: every rule runs on event time, never the wall clock
+    project: str
+    task_id: str | None
+    event_id: str
+    host: str | None = None  # host, else pod
+    rank: int | None = None
+    origin: str | None = None  # host, pod or file: names a task that has no task_id label
+    step: int | None = None
+    max_steps: int | None = None
+    phase: str | None = None
+    loss: float | None = None
+    gpu_util_pct: float | None = None
+    error_class: str | None = None
+    error_type: str | None = None
+    signal: str | None = None
+    headline: str | None = None
+
+    @property
+    def task_key(self) -> str:
+        """The unit of alerting: the task, else (no task label) the host or file that logged it."""
+        return f"{self.project}/{self.task_id}" if self.task_id else f"{self.project}/source:{self.origin or '?'}"
+
+    @property
+    def rank_key(self) -> str:
+        """One GPU stream within a task: utilisation is averaged per rank, not across a job."""
+        return f"{self.task_key}|{self.host or ''}|{'' if self.rank is None else self.rank}"
+
+    def to_json(self) -> bytes:
+        # allow_nan: a NaN loss is exactly what the loss rule looks for.
+        return json.dumps(asdict(self), allow_nan=True, separators=(",", ":")).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> Observation:
+        return cls(**json.loads(data))
+
+
+def _headline(event: dict[str, Any]) -> str:
+    """The line that names the error (a traceback's ``Type: message`` line), else the first line."""
+    lines = [line.strip() for line in (event.get("message") or "").splitlines() if line.strip()]
+    error_type = event.get("error_type")
+    if error_type:
+        short = error_type.rsplit(".", 1)[-1]
+        named = next((line for line in reversed(lines) if short in line), None)
+        return (named or error_type)[:HEADLINE_CHARS]
+    return lines[0][:HEADLINE_CHARS] if lines else ""
+
+
+def to_ms(value: Any) -> int:
+    """Avro ``timestamp-millis`` decodes to an aware datetime; dicts from the pipeline carry ints."""
+    if isinstance(value, datetime):
+        return round(value.timestamp() * 1000)
+    return int(value)
+
+
+def _finite_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def from_log_event(event: dict[str, Any]) -> Observation:
+    source = event.get("source") or {}
+    host = source.get("host") or source.get("pod")
+    return Observation(
+        kind="event", ts_ms=to_ms(event["timestamp"]), project=event["project"], task_id=event.get("task_id"),
+        event_id=event["event_id"], host=host, rank=source.get("rank"), origin=host or source.get("file"),
+        step=event.get("step"),
+        max_steps=event.get("max_steps"), phase=event.get("phase"), loss=_finite_or_none(event.get("loss")),
+        gpu_util_pct=_finite_or_none(event.get("gpu_utilization_pct")), error_class=event.get("error_class"),
+        error_type=event.get("error_type"), signal=event.get("signal"),
+        headline=_headline(event) if event.get("error_class") else None,
+    )
+
+
+def from_metric_point(point: dict[str, Any]) -> Observation:
+    source = point.get("source") or {}
+    metrics = point.get("metrics") or {}
+    util = next((metrics[k] for k in UTILISATION_KEYS if k in metrics), None)
+    return Observation(
+        kind="metric", ts_ms=to_ms(point["timestamp"]), project=point["project"], task_id=point.get("task_id"),
+        event_id=point["event_id"], host=source.get("host") or source.get("pod"), rank=source.get("rank"),
+        origin=source.get("host") or source.get("pod") or source.get("file"), step=point.get("step"),
+        max_steps=point.get("max_steps"),
+        phase=point.get("phase"), loss=_finite_or_none(metrics.get("loss")), gpu_util_pct=_finite_or_none(util),
+    )
+
+
+def from_record(value: dict[str, Any]) -> Observation:
+    """A decoded LogEvent or MetricPoint (metric points are the ones without a ``message``)."""
+    return from_log_event(value) if "message" in value else from_metric_point(value)
+
+
+def is_bad_loss(loss: float | None) -> bool:
+    return loss is not None and not math.isfinite(loss)

@@ -1,0 +1,294 @@
+"""The watch stage as a Faust app: training-health alerts from changelogged, windowed tables.
+
+Two agents:
+
+- ``route`` reads logs.metrics and every logs.events.<project>, decodes the Avro records, reduces
+  each to an :class:`~streams.watch.observation.Observation` and re-keys it by task onto the
+  internal ``<app_id>-by-task`` topic. Source records are acknowledged only after Kafka has the
+  forwarded observations, so nothing is skipped across a crash.
+- ``watch`` reads the by-task topic, where every record of a task (all ranks, events and metrics)
+  lands in one partition, and runs :class:`~streams.watch.engine.WatchEngine` against three tables:
+  ``task_state`` (last step progress, loss history, per-rank idle bookkeeping), ``incidents``
+  (cooldown and de-duplication) and ``gpu_util``, a hopping window table (size
+  ``gpu_idle_window_s``, step ``gpu_idle_step_s``) of utilisation sums per rank, on event time.
+  Tables are in memory and written through to their changelog topics; after a restart Faust
+  rebuilds them from there before the agent sees a record.
+
+A new alert is produced to logs.alerts (Avro ``Alert``, keyed by ``alert_id``) and awaited, indexed
+into ``sluice-alerts-<project>`` (``_id`` = ``alert_id``) and offered to the optional webhook.
+Updates of an open incident (more ranks folded in) are coalesced and written once a second.
+
+The broker does not create topics on demand and Faust is not allowed to declare any: the by-task
+topic and the changelogs are created here, from :func:`internal_topic_specs`, before Faust starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import io
+import logging
+import struct
+import time
+from collections import Counter
+from typing import Any
+
+import fastavro
+import faust
+
+from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
+from streams.assemble.pipeline import Output
+from streams.clients import async_es_client
+from streams.config import Settings
+from streams.contracts import parsed_schema
+from streams.topics import TopicSpec, create_topics
+from streams.watch.engine import WatchEngine
+from streams.watch.incidents import AlertChange
+from streams.watch.observation import Observation, from_record
+from streams.watch.publish import AlertEncoder, AlertIndexer
+from streams.watch.settings import WatchSettings, watch_settings_of
+from streams.watch.webhook import WebhookNotifier
+from streams.watch.windows import UtilSample, empty_sample, faust_range, merge_samples
+
+log = logging.getLogger(__name__)
+
+STAGE = "watch"
+TABLES = ("task_state", "incidents", "gpu_util")
+BY_TASK_RETENTION_MS = 24 * 3600 * 1000  # a hand-off buffer: read within seconds, kept a day for replays
+UPDATE_FLUSH_S = 1.0
+
+
+def internal_topic_specs(settings: Settings, conf: WatchSettings) -> list[TopicSpec]:
+    windowed_retention = str(max(2 * conf.window_expires_s * 1000, BY_TASK_RETENTION_MS))
+    return [
+        TopicSpec(conf.by_task_topic(), conf.partitions, {"retention.ms": str(BY_TASK_RETENTION_MS)}),
+        TopicSpec(conf.changelog_topic("task_state"), conf.partitions, {"cleanup.policy": "compact"}),
+        TopicSpec(conf.changelog_topic("incidents"), conf.partitions, {"cleanup.policy": "compact"}),
+        # Window keys stop being written once the window is past: compaction alone would keep them.
+        TopicSpec(conf.changelog_topic("gpu_util"), conf.partitions,
+                  {"cleanup.policy": "compact,delete", "retention.ms": windowed_retention}),
+    ]
+
+
+def decode_avro(data: bytes, lookup: Any, contract: str) -> dict[str, Any]:
+    """Confluent wire format (magic 0, schema id) -> dict, read with our contract as reader schema."""
+    if len(data) < 5 or data[0] != 0:
+        raise ValueError("not Confluent wire-format Avro (magic byte 0 missing)")
+    (schema_id,) = struct.unpack(">I", data[1:5])
+    return fastavro.schemaless_reader(io.BytesIO(data[5:]), lookup(schema_id), parsed_schema(contract))  # type: ignore[return-value]
+
+
+class TableWatchStore:
+    """:class:`~streams.watch.engine.WatchStore` over Faust tables (values copied in and out)."""
+
+    def __init__(self, state: Any, incidents: Any, util: Any, conf: WatchSettings) -> None:
+        self.state = state
+        self.incidents = incidents
+        self.util = util  # hopping WindowWrapper, relative to self.timestamp_s
+        self.size_ms = conf.gpu_idle_window_s * 1000
+        self._ts_s = 0.0
+
+    def timestamp_s(self, _event: Any = None) -> float:
+        """The windowed table's clock: the observation's event time, not Kafka's record time."""
+        return self._ts_s
+
+    def get_state(self, key: str) -> dict[str, Any] | None:
+        return copy.deepcopy(self.state.get(key))
+
+    def put_state(self, key: str, value: dict[str, Any]) -> None:
+        self.state[key] = value
+
+    def get_incident(self, key: str) -> dict[str, Any] | None:
+        return copy.deepcopy(self.incidents.get(key))
+
+    def put_incident(self, key: str, value: dict[str, Any]) -> None:
+        self.incidents[key] = value
+
+    def add_utilisation(self, key: str, ts_ms: int, sample: UtilSample) -> None:
+        self._ts_s = ts_ms / 1000
+        self.util[key].apply(merge_samples, sample)
+
+    def utilisation(self, key: str, window_start_ms: int) -> UtilSample | None:
+        value = self.util[key][faust_range(window_start_ms, self.size_ms)]
+        return value if value and value["n"] else None
+
+
+class AlertPublisher:
+    """Alerts out: Kafka (awaited), the alerts index, the webhook. Updates coalesced per alert id."""
+
+    def __init__(self, settings: Settings, conf: WatchSettings, app: faust.App, registry: Any) -> None:
+        self.settings = settings
+        self.conf = conf
+        self.app = app
+        self.encoder = AlertEncoder(settings.topics.alerts, registry)
+        self._indexer: AlertIndexer | None = None
+        self.notifier: WebhookNotifier | None = None
+        self.pending: dict[str, dict[str, Any]] = {}
+        self.raised = 0
+
+    @property
+    def indexer(self) -> AlertIndexer:
+        if self._indexer is None:  # the async client binds to the running loop: made on first use
+            self._indexer = AlertIndexer(async_es_client(self.settings.elasticsearch), self.conf.alerts_index_prefix)
+        return self._indexer
+
+    def start(self) -> None:
+        if self.conf.webhook_url is not None:
+            self.notifier = WebhookNotifier(self.conf)
+            self.notifier.start()
+
+    async def _write(self, alerts: list[dict[str, Any]]) -> None:
+        futures = []
+        for alert in alerts:
+            key, value = self.encoder.encode(alert)
+            futures.append(await self.app.producer.send(self.settings.topics.alerts, key, value, None, None, None))
+        await asyncio.gather(*futures)
+        for alert in alerts:
+            await self.indexer.index(alert)
+
+    async def publish(self, changes: list[AlertChange]) -> None:
+        new = [c.alert for c in changes if c.new]
+        for change in changes:
+            if change.new:
+                self.pending.pop(change.alert["alert_id"], None)
+            else:
+                self.pending[change.alert["alert_id"]] = change.alert
+        if new:
+            await self._write(new)
+            self.raised += len(new)
+            from streams import observability
+
+            observability.OUTPUTS.labels("watch", "alert").inc(len(new))
+            for alert in new:
+                log.warning("ALERT %s %s", alert["alert_id"], alert["summary"])
+                if self.notifier is not None:
+                    self.notifier.offer(alert)
+
+    async def flush_updates(self) -> None:
+        if self.pending:
+            alerts, self.pending = list(self.pending.values()), {}
+            await self._write(alerts)
+
+
+class Router:
+    """Source records -> observations on the by-task topic; bad records -> the dead-letter topic."""
+
+    def __init__(self, settings: Settings, conf: WatchSettings, app: faust.App, registry: Any) -> None:
+        self.settings = settings
+        self.conf = conf
+        self.app = app
+        self.lookup = registry_schema_lookup(registry)
+        self.dead_letters = OutputEncoder(settings, registry)
+
+    def contract_of(self, topic: str) -> str:
+        return "metric_point" if topic == self.settings.topics.metrics else "log_event"
+
+    def dead_letter(self, msg: Any, error: str) -> Output:
+        where = f"{msg.topic}/{msg.partition}@{msg.offset}"
+        return Output("dead_letter", self.settings.topics.dlq, msg.key, {
+            "original": msg.value or b"", "key": msg.key, "topic": msg.topic, "partition": msg.partition,
+            "offset": msg.offset, "stage": STAGE, "error": f"{where}: {error}", "error_type": "undecodable",
+            "timestamp": int(time.time() * 1000), "attempts": 1, "headers": {},
+        })
+
+    async def on_batch(self, events: list[Any]) -> None:
+        from streams import observability
+
+        for topic, n in Counter(e.message.topic for e in events).items():
+            observability.RECORDS_IN.labels("watch", topic).inc(n)
+        futures = []
+        producer = self.app.producer
+        for event in events:
+            msg = event.message
+            try:
+                obs = from_record(decode_avro(msg.value, self.lookup, self.contract_of(msg.topic)))
+            except Exception as exc:  # noqa: BLE001 - one bad record must not stop the stream: DLQ
+                topic, key, value = self.dead_letters.encode(self.dead_letter(msg, f"{type(exc).__name__}: {exc}"))
+                futures.append(await producer.send(topic, key, value, None, None, None))
+                continue
+            futures.append(await producer.send(self.conf.by_task_topic(), obs.task_key.encode(), obs.to_json(),
+                                               None, None, None))
+        if futures:
+            await asyncio.gather(*futures)
+        for event in events:
+            event.ack()
+
+
+def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[faust.App, AlertPublisher]:
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    conf = conf or watch_settings_of(settings)
+    app = faust.App(
+        conf.app_id,
+        broker=f"kafka://{settings.kafka.bootstrap_servers}",
+        store="memory://",
+        datadir=conf.faust_data_dir(),
+        topic_allow_declare=False,  # internal topics come from internal_topic_specs(), created up front
+        topic_disable_leader=True,
+        topic_partitions=conf.partitions,
+        consumer_auto_offset_reset="earliest",
+        broker_commit_interval=1.0,
+        broker_session_timeout=conf.session_timeout_s,
+        broker_heartbeat_interval=conf.session_timeout_s / 10,
+        web_enabled=False,
+        producer_acks=-1,
+    )
+    registry = SchemaRegistryClient({"url": settings.registry.url})
+    sources = app.topic(settings.topics.metrics,
+                        *[settings.topics.events_topic(p) for p in settings.projects()],
+                        key_serializer="raw", value_serializer="raw")
+    by_task = app.topic(conf.by_task_topic(), partitions=conf.partitions, key_serializer="raw",
+                        value_serializer="raw")
+    task_state = app.Table("task_state", partitions=conf.partitions)
+    incidents = app.Table("incidents", partitions=conf.partitions)
+    util_table = app.Table("gpu_util", default=empty_sample, partitions=conf.partitions)
+    store = TableWatchStore(task_state, incidents, None, conf)
+    store.util = util_table.hopping(conf.gpu_idle_window_s, conf.gpu_idle_step_s,
+                                    expires=conf.window_expires_s).relative_to(  # type: ignore[attr-defined]
+        store.timestamp_s)  # WindowWrapper has it; Faust's WindowWrapperT protocol omits it
+    engine = WatchEngine(conf)
+    publisher = AlertPublisher(settings, conf, app, registry)
+    router = Router(settings, conf, app, registry)
+
+    @app.agent(sources)
+    async def route(stream: Any) -> None:
+        async for events in stream.noack_take(conf.take_max, within=conf.take_within_s):
+            await router.on_batch(events)
+
+    @app.agent(by_task)
+    async def watch(stream: Any) -> None:
+        async for event in stream.events():
+            obs = Observation.from_json(event.value)
+            await publisher.publish(engine.observe(obs, store))
+
+    @app.task
+    async def start_publisher() -> None:
+        publisher.start()
+
+    @app.timer(interval=UPDATE_FLUSH_S)
+    async def flush_updates() -> None:
+        await publisher.flush_updates()
+
+    from streams import observability
+
+    observability.attach_to_faust(app, settings.observability.port, settings.observability.host)
+
+    return app, publisher
+
+
+def run_watch_worker(settings: Settings, loglevel: str = "info") -> None:
+    """Blocking: runs until SIGTERM/SIGINT (Faust's own worker handles the signals)."""
+    from faust.worker import Worker
+
+    conf = watch_settings_of(settings)
+    create_topics(settings, internal_topic_specs(settings, conf))
+    app, _publisher = build_app(settings, conf)
+    Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False).execute_from_commandline()
+
+
+if __name__ == "__main__":  # `python -m streams.workers.watch [loglevel]` until `sluice worker watch` is wired
+    import sys
+
+    from streams.config import load_settings
+
+    run_watch_worker(load_settings(), loglevel=sys.argv[1] if len(sys.argv) > 1 else "info")
