@@ -138,8 +138,9 @@ def _private_maker(stack: Settings, root: Path, started: list) -> Callable[..., 
                 lib.symlink_to(shared_lib)
             service = KafkaService(settings, log=lambda m: print(f"[private] {m}"))
         elif kind == "objectstore":
-            conn = base.object_store.model_copy(update={"endpoint_url": f"http://127.0.0.1:{port}",
-                                                        **(connection or {})})
+            conn = base.object_store.model_copy(update={
+                "endpoint_url": f"{'https' if tls else 'http'}://127.0.0.1:{port}",
+                **({"ca_bundle": ca} if tls else {}), **(connection or {})})
             settings = base.model_copy(update={"object_store": conn, "stack": stack_conf})
             service = ObjectStoreService(settings, log=lambda m: print(f"[private] {m}"))
         else:

@@ -4,6 +4,10 @@ The integ-test-zip is the server with a minimal module set (transport-netty4, x-
 x-pack-security, apm): composable index templates, bulk, search and aliases are there; ILM and
 data streams are not (``GET /_ilm/policy`` answers "no handler"), so the hot tier uses daily
 indices and its own retention job against this server. Written down in the README.
+
+With ``stack.tls`` the node runs with security on: https with the stack's certificate, a file-realm
+superuser from ``elasticsearch.username`` / ``elasticsearch.password`` (made with the distribution's
+own ``elasticsearch-users`` tool, the password given on stdin), and API keys (``_security/api_key``).
 """
 
 from __future__ import annotations
@@ -12,18 +16,22 @@ import hashlib
 import os
 import pwd
 import shutil
+import ssl
 import stat
+import subprocess
 import tempfile
 import zipfile
 from pathlib import Path
 
 import httpx
+from pydantic import SecretStr
 
 from streams.config import port_of
 from streams.errors import StackError
 from streams.stack.base import Service, run_checked
 from streams.stack.java import find_java_home
 from streams.stack.maven import fetch_artifact
+from streams.stack.tls import ensure_certificates, tls_files
 
 
 class ElasticsearchService(Service):
@@ -92,7 +100,11 @@ class ElasticsearchService(Service):
             "action.destructive_requires_name": "false",
             **self.settings.stack.elasticsearch_extra,
         }
+        if self.settings.stack.tls:
+            settings.update(self._security_settings(conf))
         (conf / "elasticsearch.yml").write_text("".join(f"{k}: {v}\n" for k, v in settings.items()))
+        if self.settings.stack.tls:
+            self._add_file_user()
         user = self.run_as()
         if user is not None:
             _ensure_user(user)
@@ -122,10 +134,62 @@ class ElasticsearchService(Service):
     def command(self) -> list[str]:
         return [str(self.dist / "bin" / "elasticsearch")]
 
+    def _security_settings(self, conf: Path) -> dict[str, str]:
+        es = self.settings.elasticsearch
+        if not es.url.startswith("https://"):
+            raise StackError(f"stack.tls is on but elasticsearch.url is {es.url}; use https://")
+        self._superuser()
+        certs = ensure_certificates(self.root / "tls")
+        # Elasticsearch reads TLS files only from inside its config directory.
+        (conf / "certs").mkdir(exist_ok=True)
+        for src in (certs.ca, certs.cert, certs.key):
+            shutil.copy2(src, conf / "certs" / src.name)
+        return {
+            "xpack.security.enabled": "true",
+            "xpack.security.http.ssl.enabled": "true",
+            "xpack.security.http.ssl.certificate": f"certs/{certs.cert.name}",
+            "xpack.security.http.ssl.key": f"certs/{certs.key.name}",
+            "xpack.security.http.ssl.certificate_authorities": f"certs/{certs.ca.name}",
+            "xpack.security.authc.api_key.enabled": "true",
+        }
+
+    def _superuser(self) -> tuple[str, SecretStr]:
+        es = self.settings.elasticsearch
+        if not es.username or es.password is None:
+            raise StackError("a TLS local Elasticsearch needs elasticsearch.username and elasticsearch.password "
+                             "(or password_file): the stack makes that user a superuser")
+        return es.username, es.password
+
+    def _add_file_user(self) -> None:
+        username, password = self._superuser()
+        users_tool = str(self.dist / "bin" / "elasticsearch-users")
+        env = self.env()
+        for cmd, stdin in (([users_tool, "userdel", username], None),
+                           ([users_tool, "useradd", username, "-r", "superuser"],
+                            f"{password.get_secret_value()}\n" * 2)):
+            proc = subprocess.run(cmd, input=stdin, env=env, capture_output=True, text=True, check=False,
+                                  cwd=self.es_root)
+            if proc.returncode != 0 and cmd[1] == "useradd":
+                tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-10:])
+                raise StackError(f"adding the Elasticsearch user {username!r} failed "
+                                 f"(exit {proc.returncode}): {tail}")
+
+    def _auth(self) -> dict[str, object]:
+        """httpx arguments that reach a secured node: its CA, and the configured user or API key."""
+        if not self.settings.stack.tls:
+            return {}
+        es = self.settings.elasticsearch
+        kwargs: dict[str, object] = {"verify": ssl.create_default_context(cafile=tls_files(self.root / "tls").ca)}
+        if es.api_key is not None:
+            kwargs["headers"] = {"Authorization": f"ApiKey {es.api_key.get_secret_value()}"}
+        elif es.username and es.password is not None:
+            kwargs["auth"] = (es.username, es.password.get_secret_value())
+        return kwargs
+
     def healthy(self) -> bool:
         try:
-            resp = httpx.get(f"{self.endpoint()}/_cluster/health", timeout=2)
-        except httpx.HTTPError:
+            resp = httpx.get(f"{self.endpoint()}/_cluster/health", timeout=2, **self._auth())  # type: ignore[arg-type]
+        except (httpx.HTTPError, OSError):  # OSError: the CA file is not there yet
             return False
         return resp.status_code == 200 and resp.json().get("status") in ("yellow", "green")
 

@@ -1,15 +1,32 @@
-"""Apache Kafka 4 in KRaft mode (one combined broker+controller) from the Maven Central jars."""
+"""Apache Kafka 4 in KRaft mode (one combined broker+controller) from the Maven Central jars.
+
+With ``stack.tls`` the client listener (the port of ``kafka.bootstrap_servers``) speaks
+``kafka.security_protocol`` (SASL_SSL or SSL) with the stack's own certificate, and the broker
+keeps a loopback PLAINTEXT listener on ``stack.kafka_internal_port`` for itself. The SCRAM user of
+``kafka.sasl_username`` / ``kafka.sasl_password`` is upserted through that internal listener when
+the client listener refuses it: on first start, after a password change, and on storage formatted
+before TLS was turned on. (``kafka-storage format --add-scram`` would put the password on a
+command line that every local user can read, and only works on empty storage.)
+"""
 
 from __future__ import annotations
 
 import base64
 import os
 import uuid
+from typing import Any
+
+from pydantic import SecretStr
 
 from streams.config import REPO_ROOT, port_of
+from streams.errors import StackError
 from streams.stack.base import Service, run_checked, tcp_open
 from streams.stack.java import find_java_home
 from streams.stack.maven import copy_dependencies
+from streams.stack.tls import ensure_certificates
+
+SECURE_PROTOCOLS = ("SASL_SSL", "SSL")
+SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
 LOG4J2 = """Configuration:
   Appenders:
@@ -73,6 +90,8 @@ class KafkaService(Service):
             "message.max.bytes": str(16 * 1024 * 1024),
         }
         self.home.mkdir(parents=True, exist_ok=True)
+        if self.settings.stack.tls:
+            props.update(self._secure_listener_props())
         (self.home / "server.properties").write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         (self.home / "log4j2.yaml").write_text(LOG4J2)
         if not (data / "meta.properties").is_file():
@@ -96,13 +115,83 @@ class KafkaService(Service):
         env.pop("KAFKA_OPTS", None)
         return env
 
-    def healthy(self) -> bool:
-        if not tcp_open(self.port()):
-            return False
+    def _secure_listener_props(self) -> dict[str, str]:
+        kafka, port = self.settings.kafka, self.port()
+        internal, controller = self.settings.stack.kafka_internal_port, self.settings.stack.kafka_controller_port
+        protocol = kafka.security_protocol.upper()
+        if protocol not in SECURE_PROTOCOLS:
+            raise StackError(f"stack.tls is on but kafka.security_protocol is {kafka.security_protocol}; "
+                             f"set it to SASL_SSL (or SSL) so clients talk TLS to the listener at {port}")
+        certs = ensure_certificates(self.root / "tls")
+        keystore = self.home / "keystore.pem"  # Kafka's PEM keystore: the key, then the chain
+        keystore.touch(mode=0o600)
+        keystore.write_bytes(certs.key.read_bytes() + certs.cert.read_bytes())
+        props = {
+            "listeners": f"CLIENT://127.0.0.1:{port},INTERNAL://127.0.0.1:{internal},"
+                         f"CONTROLLER://127.0.0.1:{controller}",
+            "advertised.listeners": f"CLIENT://127.0.0.1:{port},INTERNAL://127.0.0.1:{internal}",
+            "listener.security.protocol.map": f"CLIENT:{protocol},INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "inter.broker.listener.name": "INTERNAL",
+            "listener.name.client.ssl.keystore.type": "PEM",
+            "listener.name.client.ssl.keystore.location": str(keystore),
+        }
+        if protocol == "SASL_SSL":
+            mechanism, _user, _password = self._scram_user()
+            props["listener.name.client.sasl.enabled.mechanisms"] = mechanism
+            props[f"listener.name.client.{mechanism.lower()}.sasl.jaas.config"] = (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;")
+        return props
+
+    def _scram_user(self) -> tuple[str, str, SecretStr]:
+        """(mechanism, user name, password) of the SCRAM user the stack makes for its clients."""
+        kafka = self.settings.kafka
+        mechanism = (kafka.sasl_mechanism or "SCRAM-SHA-512").upper()
+        if mechanism not in SCRAM_MECHANISMS or not kafka.sasl_username or kafka.sasl_password is None:
+            raise StackError("a SASL_SSL local Kafka needs kafka.sasl_mechanism SCRAM-SHA-512 (or -256), "
+                             "kafka.sasl_username and kafka.sasl_password (or sasl_password_file)")
+        return mechanism, kafka.sasl_username, kafka.sasl_password
+
+    def _answers(self, conf: dict[str, Any]) -> bool:
         from confluent_kafka.admin import AdminClient
 
         try:
-            AdminClient({"bootstrap.servers": self.endpoint()}).list_topics(timeout=2)
+            AdminClient({**conf, "log_level": 0}).list_topics(timeout=2)  # quiet: a refusal is an answer here
         except Exception:  # noqa: BLE001 - any failure means "not yet"
             return False
         return True
+
+    def healthy(self) -> bool:
+        if not tcp_open(self.port()):
+            return False
+        if not self.settings.stack.tls:
+            return self._answers({"bootstrap.servers": self.endpoint()})
+        internal = {"bootstrap.servers": f"127.0.0.1:{self.settings.stack.kafka_internal_port}"}
+        if not self._answers(internal):
+            return False
+        # Healthy means a client with the configured credentials gets in over TLS.
+        client = self.settings.kafka.client_config()
+        if self._answers(client):
+            return True
+        if self.settings.kafka.security_protocol.upper() == "SASL_SSL":
+            try:
+                self._upsert_scram_user(internal)
+            except Exception:  # noqa: BLE001 - not ready for metadata writes yet: "not yet"
+                return False
+        return self._answers(client)
+
+    def _upsert_scram_user(self, internal: dict[str, Any]) -> None:
+        from confluent_kafka.admin import (
+            AdminClient,
+            ScramCredentialInfo,
+            ScramMechanism,
+            UserScramCredentialUpsertion,
+        )
+
+        name, user, password = self._scram_user()
+        mechanism = ScramMechanism[name.replace("-", "_")]
+        upsert = UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, 8192),
+                                              password.get_secret_value().encode())
+        admin = AdminClient(internal)  # kept referenced until the futures resolve
+        for future in admin.alter_user_scram_credentials([upsert]).values():
+            future.result(timeout=10)
+        self.log(f"{self.name}: SCRAM user {user!r} ({name}) set")

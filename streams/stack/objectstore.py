@@ -3,16 +3,22 @@
 S3Proxy implements the S3 REST API (SigV2/SigV4, multipart upload, listing) on top of jclouds'
 filesystem blob store. It does not implement bucket lifecycle rules; Sluice reports that instead of
 pretending (see the cold tier).
+
+With ``stack.tls`` it serves https only (``object_store.endpoint_url`` must say https) with the
+stack's certificate, from a PKCS#12 keystore whose throwaway password lives in the 0600 config.
 """
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 from streams.config import port_of
+from streams.errors import StackError
 from streams.stack.base import Service
 from streams.stack.java import find_java_home
 from streams.stack.maven import fetch_artifact
+from streams.stack.tls import ensure_certificates
 
 
 class ObjectStoreService(Service):
@@ -44,9 +50,30 @@ class ObjectStoreService(Service):
             "jclouds.filesystem.basedir": str(self.home / "data"),
             "s3proxy.ignore-unknown-headers": "true",
         }
+        if self.settings.stack.tls:
+            props.pop("s3proxy.endpoint")
+            props.update(self._tls_props())
         conf = self.home / "s3proxy.conf"
         conf.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         conf.chmod(0o600)  # holds the secret
+
+    def _tls_props(self) -> dict[str, str]:
+        from cryptography import x509
+        from cryptography.hazmat.primitives.serialization import BestAvailableEncryption, load_pem_private_key
+        from cryptography.hazmat.primitives.serialization.pkcs12 import serialize_key_and_certificates
+
+        if not self.endpoint().startswith("https://"):
+            raise StackError(f"stack.tls is on but object_store.endpoint_url is {self.endpoint()}; use https://")
+        certs = ensure_certificates(self.root / "tls")
+        key = load_pem_private_key(certs.key.read_bytes(), password=None)
+        chain = x509.load_pem_x509_certificates(certs.cert.read_bytes())
+        password = secrets.token_urlsafe(24)
+        keystore = self.home / "keystore.p12"
+        keystore.touch(mode=0o600)
+        keystore.write_bytes(serialize_key_and_certificates(
+            b"s3proxy", key, chain[0], chain[1:], BestAvailableEncryption(password.encode())))  # type: ignore[arg-type]
+        return {"s3proxy.secure-endpoint": f"https://127.0.0.1:{self.port()}",
+                "s3proxy.keystore-path": str(keystore), "s3proxy.keystore-password": password}
 
     def command(self) -> list[str]:
         java = find_java_home(17) / "bin" / "java"

@@ -38,7 +38,7 @@ import faust
 
 from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Output
-from streams.clients import async_es_client
+from streams.clients import async_es_client, faust_broker_credentials
 from streams.config import Settings
 from streams.contracts import parsed_schema
 from streams.topics import TopicSpec, create_topics
@@ -221,6 +221,7 @@ def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[fa
     app = faust.App(
         conf.app_id,
         broker=f"kafka://{settings.kafka.bootstrap_servers}",
+        broker_credentials=faust_broker_credentials(settings.kafka),  # TLS/SASL as in kafka.client_config()
         store="memory://",
         datadir=conf.faust_data_dir(),
         topic_allow_declare=False,  # internal topics come from internal_topic_specs(), created up front
