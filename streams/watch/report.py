@@ -1,0 +1,55 @@
+"""The daily summary per project, from what the hot tier holds: `sluice summary --day D`.
+
+The fold is pure (:mod:`streams.watch.summary`); this module reads one UTC day of events and
+metric points back from Elasticsearch (search_after over timestamp and event_id), folds them, and
+optionally indexes each report into ``sluice-summary-<project>`` with ``_id`` = ``<project>/<day>``
+so a rerun overwrites. Run it once a day (a cron job or Kubernetes CronJob) for yesterday.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from streams.clients import es_client
+from streams.config import Settings
+from streams.watch.summary import daily_summaries
+
+PAGE = 2000
+
+
+def day_bounds(day: str) -> tuple[int, int]:
+    start = datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC)
+    return int(start.timestamp() * 1000), int((start + timedelta(days=1)).timestamp() * 1000)
+
+
+def read_day(settings: Settings, day: str, project: str | None = None) -> Iterator[dict[str, Any]]:
+    """Every LogEvent and MetricPoint document of ``day`` (UTC), for one project or all."""
+    es = es_client(settings.elasticsearch)
+    start, end = day_bounds(day)
+    who = project or "*"
+    query: dict[str, Any] = {"range": {"timestamp": {"gte": start, "lt": end}}}
+    after: list[Any] | None = None
+    while True:
+        body: dict[str, Any] = {"size": PAGE, "query": query, "sort": [{"timestamp": "asc"}, {"event_id": "asc"}]}
+        if after is not None:
+            body["search_after"] = after
+        hits = es.search(index=f"logs-{who}-*,metrics-{who}-*", allow_no_indices=True, ignore_unavailable=True,
+                         **body)["hits"]["hits"]
+        for hit in hits:
+            yield hit["_source"]
+        if len(hits) < PAGE:
+            return
+        after = hits[-1]["sort"]
+
+
+def summarize_day(settings: Settings, day: str, project: str | None = None, top: int = 10,
+                  index: bool = False) -> list[dict[str, Any]]:
+    reports = [r for r in daily_summaries(list(read_day(settings, day, project)), top) if r["day"] == day]
+    if index and reports:
+        es = es_client(settings.elasticsearch)
+        for report in reports:
+            es.index(index=f"sluice-summary-{report['project']}", id=f"{report['project']}/{day}",
+                     document=report, refresh="wait_for")
+    return reports
