@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import io
+import json
 import logging
 import time
 from typing import Any
+
+import fastavro
 
 from streams.avro_io import avro_serializer
 from streams.config import Settings
@@ -21,6 +25,42 @@ def project_of(topic: str, value: dict[str, Any], events_prefix: str, default: s
     if topic.startswith(events_prefix):
         return topic[len(events_prefix):]
     return default
+
+
+class WireDecoder:
+    """Confluent wire-format Avro values to dicts: fastavro, each writer schema fetched and parsed once.
+
+    For schemas without references or rules this returns what confluent's AvroDeserializer returns,
+    at about a third of its cost (it re-expands the schema and runs its rule hooks on every record).
+    Schemas with references or rules still go through the AvroDeserializer.
+    """
+
+    def __init__(self, registry: Any, deserializer: Any) -> None:
+        self.registry = registry
+        self.deserializer = deserializer
+        self._schemas: dict[int, Any] = {}  # schema id -> parsed writer schema, or None: use the deserializer
+
+    def __call__(self, raw: bytes, ctx: Any) -> Any:
+        if len(raw) <= 5 or raw[0] != 0:
+            return self.deserializer(raw, ctx)  # let it raise its own "not wire format" error
+        schema_id = int.from_bytes(raw[1:5], "big")
+        if schema_id not in self._schemas:
+            self._schemas[schema_id] = self._parsed(schema_id)
+        parsed = self._schemas[schema_id]
+        if parsed is None:
+            return self.deserializer(raw, ctx)
+        payload = io.BytesIO(raw)
+        payload.seek(5)
+        return fastavro.schemaless_reader(payload, parsed, None)
+
+    def _parsed(self, schema_id: int) -> Any:
+        schema = self.registry.get_schema(schema_id)  # unknown id or registry down: raises, nothing cached
+        if schema.references or schema.rule_set:
+            return None
+        try:
+            return fastavro.parse_schema(json.loads(schema.schema_str))
+        except (ValueError, TypeError, fastavro.schema.SchemaParseException):
+            return None
 
 
 class KafkaRecordSource:
@@ -42,7 +82,8 @@ class KafkaRecordSource:
             **overrides,
         }
         self.consumer = Consumer(conf)
-        self._deserialize = AvroDeserializer(SchemaRegistryClient({"url": settings.registry.url}))
+        registry = SchemaRegistryClient({"url": settings.registry.url})
+        self._deserialize = WireDecoder(registry, AvroDeserializer(registry))
         self._revoked: list[tuple[str, int]] = []
         self.consumer.subscribe(topics, on_revoke=self._on_revoke, on_lost=self._on_revoke)
 

@@ -27,6 +27,7 @@ from fastavro.schema import to_parsing_canonical_form
 
 from streams.contracts import parsed_schema, schema_text
 from streams.errors import ConfigError
+from streams.sinks.objectstore.container import BLOCK_CODECS, container_file
 from streams.sinks.objectstore.partition import epoch_ms
 
 SCHEMA_NAME = "log_event"
@@ -83,22 +84,43 @@ def _json_default(value: object) -> object:
 
 
 def encode_body(events: Sequence[dict[str, Any]], key: str, fmt: str = "avro", codec: str = "deflate",
-                codec_level: int | None = None) -> bytes:
+                codec_level: int | None = None, bodies: Sequence[bytes | None] | None = None) -> bytes:
+    """The object's bytes. ``bodies`` (parallel to ``events``): each record's Avro body when it is known
+    to be the contract's encoding of the event, else None."""
     if fmt == "ndjson.gz":
         text = "".join(json.dumps(e, default=_json_default, separators=(",", ":")) + "\n" for e in events)
         return gzip.compress(text.encode(), mtime=0)
+    if bodies is not None and codec in BLOCK_CODECS and any(b is not None for b in bodies):
+        return container_file(SCHEMA_NAME, _avro_bodies(events, bodies), sync_marker(key), codec, codec_level)
     buf = io.BytesIO()
     fastavro.writer(buf, json.loads(schema_text(SCHEMA_NAME)), events, codec=codec, sync_marker=sync_marker(key),
                     codec_compression_level=codec_level)
     return buf.getvalue()
 
 
+def _avro_bodies(events: Sequence[dict[str, Any]], bodies: Sequence[bytes | None]) -> list[bytes]:
+    """The given bodies, with the missing ones encoded as fastavro.writer would encode them."""
+    if len(bodies) != len(events):
+        raise ValueError("bodies and events must be parallel")
+    schema = parsed_schema(SCHEMA_NAME)
+    out = []
+    for event, body in zip(events, bodies, strict=True):
+        if body is not None:
+            out.append(body)
+            continue
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, schema, event)
+        out.append(buf.getvalue())
+    return out
+
+
 def build_object(key: str, topic: str, partition: int, offsets: Sequence[int], events: Sequence[dict[str, Any]],
-                 fmt: str = "avro", codec: str = "deflate", codec_level: int | None = None) -> BuiltObject:
-    """One object and its manifest. ``offsets`` and ``events`` are parallel, in offset order."""
+                 fmt: str = "avro", codec: str = "deflate", codec_level: int | None = None,
+                 bodies: Sequence[bytes | None] | None = None) -> BuiltObject:
+    """One object and its manifest. ``offsets``, ``events`` (and ``bodies``) are parallel, in offset order."""
     if not events or len(offsets) != len(events):
         raise ValueError("an object needs events, one offset each")
-    body = encode_body(events, key, fmt, codec, codec_level)
+    body = encode_body(events, key, fmt, codec, codec_level, bodies)
     times = [epoch_ms(e["timestamp"]) for e in events]
     manifest = {
         "key": key,

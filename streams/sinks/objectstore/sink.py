@@ -51,6 +51,7 @@ from streams.sinks.objectstore.partition import (
 from streams.sinks.objectstore.segment import PartitionSegments, RotationRules, Segment
 from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.sinks.objectstore.store import LifecycleStatus, ObjectStore, is_throttle
+from streams.sinks.objectstore.wire import ContractBodies, registry_lookup
 from streams.sinks.ratecontrol import Capacity, RateController
 
 log = logging.getLogger(__name__)
@@ -96,10 +97,13 @@ class ColdSink:
     name = "cold"
 
     def __init__(self, settings: Settings, conf: ColdSinkSettings | None = None, store: ObjectStore | None = None,
-                 clock: Callable[[], float] = time.monotonic, backoff: Backoff | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, backoff: Backoff | None = None,
+                 bodies: ContractBodies | None = None) -> None:
         self.settings = settings
         self.conf = conf or ColdSinkSettings()
         self.store = store or ObjectStore(settings.object_store, self.conf)
+        # Records whose Kafka value is the contract's Avro body go into objects as they are (no re-encode).
+        self.bodies = bodies or ContractBodies(registry_lookup(settings.registry), clock=clock)
         self.clock = clock
         self.backoff = backoff or Backoff(base_s=0.5, cap_s=30.0)
         self.rules = RotationRules(self.conf.rotate_records, self.conf.rotate_bytes, self.conf.rotate_interval_s,
@@ -286,8 +290,10 @@ class ColdSink:
 
     def _build_one(self, group: GroupKey, seg: Segment, records: list[SinkRecord]) -> BuiltObject:
         key = object_key(group, seg.topic, seg.partition, records[0].offset, self.conf.extension)
-        return build_object(key, seg.topic, seg.partition, [r.offset for r in records], [r.value for r in records],
-                            self.conf.format, self.conf.codec, self.conf.codec_level)
+        events = [r.value for r in records]
+        bodies = [self.bodies.body(r.raw, r.value) for r in records] if self.conf.format == "avro" else None
+        return build_object(key, seg.topic, seg.partition, [r.offset for r in records], events,
+                            self.conf.format, self.conf.codec, self.conf.codec_level, bodies)
 
     async def _upload_ready(self, now: float, result: FlushResult) -> None:
         ready = [p for p in self._pending if p.not_before <= now]
