@@ -9,6 +9,9 @@ its own topic and consumer-group names, so tests never see each other's data.
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -182,3 +185,28 @@ def module_private_server(tmp_path_factory: pytest.TempPathFactory,
     yield _private_maker(stack, tmp_path_factory.mktemp("private"), started)
     for service in started:
         service.down()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def worker_processes(tmp_path: Path) -> Iterator[Callable[..., tuple[subprocess.Popen[bytes], Path]]]:
+    """Start real worker processes (``python -m <module> <args>``) with a log file each; all are
+    stopped (SIGINT, then SIGKILL after 20 s) when the test ends. Returns (process, log path)."""
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(args: list[str], env: dict[str, str], module: str = "streams.cli"
+              ) -> tuple[subprocess.Popen[bytes], Path]:
+        log = tmp_path / f"worker-{len(procs)}.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen([sys.executable, "-m", module, *args], env=env, cwd=REPO_ROOT,
+                                    stdout=out, stderr=subprocess.STDOUT)
+        procs.append(proc)
+        return proc, log
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()

@@ -158,7 +158,7 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine
     return out
 
 
-def decode_record(value: bytes | None, key: bytes | None = None,
+def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR0912 - first-byte dispatch, flat
                   schema_lookup: SchemaLookup | None = None) -> list[RawLine]:
     """Turn one record value into lines; raise ``DecodeError`` when it cannot be read at all."""
     if value is None or len(value) == 0:
@@ -188,7 +188,11 @@ def decode_record(value: bytes | None, key: bytes | None = None,
             return [RawLine(final_redraw(body), None, rfc3339_ms(m.group(1)), src, {}, m.group(3) == "P")]
     if text.endswith("\n"):
         text = text[:-1]
-    parts = text.split("\n") if "\n" in text else [text]
+    if "\n" not in text:  # one line per record (Filebeat-style producers): the common case, kept short
+        if text.endswith("\r"):
+            text = text[:-1]
+        return [RawLine(final_redraw(text) if "\r" in text else text, None, None, empty_source(), {}, False, 0)]
+    parts = text.split("\n")
     out = []
     for i, part in enumerate(parts):
         out.append(RawLine(final_redraw(part[:-1] if part.endswith("\r") else part), index=i))

@@ -82,7 +82,9 @@ def _start_mode(body: str) -> tuple[str, str | None, str]:
         m = R.TABLE_OPEN_RE.match(body)
         if m:
             return "table", "table", m.group(1)
-    last = body.rstrip()[-1:] if body else ""
+    last = body[-1:]
+    if last.isspace():
+        last = body.rstrip()[-1:]
     if last in "{[" and last:
         return "json", "json_dump", ""
     if last in "]: " and R.EMPTY_HEADER_RE.match(body):

@@ -189,7 +189,7 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:  # noqa: PLR0911, PLR0
             p.fmt = "hf_dict"
             _from_dict(obj, p)
             return p
-    year = time.gmtime(producer_ts_ms / 1000).tm_year
+    year = _year(producer_ts_ms)
     m = None
     if c == "[":
         m = _DS.match(body)
@@ -258,6 +258,20 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:  # noqa: PLR0911, PLR0
             p.level = norm_level(lm.group(1))
         p.fmt = "iso"
     return _iteration(body, p)
+
+
+_YEAR_OF_DAY: dict[int, int] = {}
+
+
+def _year(ts_ms: int) -> int:
+    """The UTC year of the producer's time (formats without a year take it), cached per day."""
+    day = ts_ms // 86_400_000
+    year = _YEAR_OF_DAY.get(day)
+    if year is None:
+        year = time.gmtime(ts_ms / 1000).tm_year
+        if len(_YEAR_OF_DAY) < 4096:
+            _YEAR_OF_DAY[day] = year
+    return year
 
 
 def _ymd(s: str) -> tuple[int, int, int]:

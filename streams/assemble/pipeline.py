@@ -91,6 +91,7 @@ class Assembler:
         self.topic = ""
         self.partition = 0
         self._last_offset: int | None = None
+        self._sid_of_key: dict[bytes, str] = {}
 
     # -- feeding ---------------------------------------------------------------------------
     def feed(self, record) -> list[Output]:
@@ -104,8 +105,16 @@ class Assembler:
             return [self._dead_letter(record, f"unexpected {type(exc).__name__}: {exc}", "internal")]
         out: list[Output] = []
         ts = record.timestamp_ms
+        key = record.key
         for decoded in lines:
-            sid = source_id(record.key, decoded)
+            if key and key.__class__ is bytes:  # the key names the source: decode it once per key
+                sid = self._sid_of_key.get(key)
+                if sid is None:
+                    sid = key.decode("utf-8", "replace")
+                    if len(self._sid_of_key) < 10000:
+                        self._sid_of_key[key] = sid
+            else:
+                sid = source_id(key, decoded)
             if decoded.partial or self.joiner._open:
                 joined = self.joiner.push(sid, decoded, record.offset)
                 if joined is None:
@@ -151,7 +160,8 @@ class Assembler:
         })
 
     def _output(self, b: Block) -> Output:
-        cap_block(b, self.merger.max_bytes)
+        if b.nbytes > self.merger.max_bytes or len(b.texts[-1]) > self.merger.max_bytes:
+            cap_block(b, self.merger.max_bytes)
         return build_output(b, self.topic, self.partition, self.router, self.redact)
 
 
@@ -200,17 +210,24 @@ def build_output(b: Block, topic: str, partition: int, router: ProjectRouter, re
     attrs = p.attributes
     if p.fmt:
         attrs["format"] = p.fmt
-    for k, v in metrics.items():
-        attrs[k] = repr(v)
-    gib = metrics.get("gpu_memory_gib")
+    # most lines carry no metrics and no labels: skip the lookups then (same values: all None)
+    loss = learning_rate = grad_norm = gpu_mb = None
+    if metrics:
+        for k, v in metrics.items():
+            attrs[k] = repr(v)
+        loss, learning_rate, grad_norm = metrics.get("loss"), metrics.get("learning_rate"), metrics.get("grad_norm")
+        gib = metrics.get("gpu_memory_gib")
+        gpu_mb = gib * GIB_TO_MB if gib is not None else None
+    task_id = model_name = task_type = phase = None
+    if labels:
+        task_id, model_name = labels.get("task_id"), labels.get("model_name")
+        task_type, phase = labels.get("task_type"), labels.get("phase")
     event = {
         "event_id": eid, "timestamp": ts, "ingest_ts": b.first_ts_ms if b.first_ts_ms else ts,
         "project": project, "level": level, "message": msg, "logger": p.logger,
-        "task_id": labels.get("task_id"), "model_name": labels.get("model_name"),
-        "task_type": labels.get("task_type"), "phase": labels.get("phase"),
+        "task_id": task_id, "model_name": model_name, "task_type": task_type, "phase": phase,
         "epoch": p.epoch, "step": p.step, "max_steps": p.max_steps,
-        "loss": metrics.get("loss"), "learning_rate": metrics.get("learning_rate"),
-        "grad_norm": metrics.get("grad_norm"), "gpu_memory_mb": gib * GIB_TO_MB if gib is not None else None,
+        "loss": loss, "learning_rate": learning_rate, "grad_norm": grad_norm, "gpu_memory_mb": gpu_mb,
         "gpu_utilization_pct": None,
         "error_class": cls.error_class if cls else None, "error_type": cls.error_type if cls else None,
         "root_cause": cls.root_cause if cls else None, "signal": cls.signal if cls else None,

@@ -23,6 +23,14 @@ DEFAULT_RULES: tuple[tuple[str, str, str], ...] = (
 )
 
 
+# Literals a default rule cannot match without (case-sensitive rules only): a rule whose literals
+# are all absent is skipped, which saves most of the regex passes over lines that passed the gate.
+_NEEDLES: dict[str, tuple[str, ...]] = {
+    "hf_token": ("hf_",), "openai_key": ("sk-",), "aws_access_key": ("AKIA", "ASIA"), "github_token": ("gh",),
+    "wandb_key": ("WANDB_API_KEY",), "url_password": ("://",),
+}
+
+
 def _may_hold_secret(t: str) -> bool:
     """Cheap gate: one of these substrings is needed by every default rule (plain ``in`` is fast)."""
     return ("hf_" in t or "sk-" in t or "AKIA" in t or "ASIA" in t or "ecret" in t or "ECRET" in t
@@ -36,10 +44,14 @@ class Redactor:
         chosen = DEFAULT_RULES if rules is None else rules
         self.rules = [(n, re.compile(rx), rep) for n, rx, rep in chosen]
         self._gate = None if custom else _may_hold_secret
+        needles = {} if custom else _NEEDLES
+        self._steps = [(needles.get(n, ()), rx.sub, rep) for n, rx, rep in self.rules]
 
     def __call__(self, text: str) -> str:
         if self._gate is not None and not self._gate(text):
             return text
-        for _name, rx, rep in self.rules:
-            text = rx.sub(rep, text)
+        for needles, sub, rep in self._steps:
+            if needles and not any(n in text for n in needles):
+                continue
+            text = sub(rep, text)
         return text

@@ -38,9 +38,22 @@ def settings_of(ctx: click.Context) -> Settings:
 
 
 def _register_commands() -> None:
-    from streams.cli import demo, dlq, rehydrate, replay, schemas, ship, stack, summary, top, topics, worker
+    from streams.cli import (
+        bench,
+        demo,
+        dlq,
+        rehydrate,
+        replay,
+        schemas,
+        ship,
+        stack,
+        summary,
+        top,
+        topics,
+        worker,
+    )
 
-    for module in (stack, topics, schemas, worker, ship, replay, dlq, rehydrate, top, summary, demo):
+    for module in (stack, topics, schemas, worker, ship, replay, dlq, rehydrate, top, summary, bench, demo):
         for command in module.COMMANDS:
             cli.add_command(command)
 

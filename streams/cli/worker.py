@@ -132,18 +132,31 @@ def run_async_worker(run: Any, settings: Any, loglevel: str) -> None:
     asyncio.run(main())
 
 
-def _planned(name: str, issue: str, help_text: str) -> click.Command:
-    @click.command(name=name, help=f"{help_text} (not built yet: {issue})",
-                   context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-    def command() -> None:
-        raise click.ClickException(f"`sluice {name}` is not built yet; it is tracked as {issue}")
+@click.command()
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--project", default=None, help="project label on every line (default: the default route)")
+@click.option("--batch-lines", default=200, show_default=True, help="lines per Avro RawBatch record")
+@click.option("--passes", default=1, show_default=True, help="send the files this many times (new sources)")
+@click.pass_context
+def produce(ctx: click.Context, files: tuple[Path, ...], project: str | None, batch_lines: int, passes: int) -> None:
+    """A burst of real logs into logs.raw (default: every file of the shared corpus), one source per file."""
+    from streams.produce import produce_files
 
-    return command
+    settings = settings_of(ctx)
+    corpus = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+    paths = list(files) or sorted((corpus / "training").glob("*.log")) + sorted(corpus.glob("loghub/*/*_2k.log"))
+    if not paths:
+        raise click.ClickException(f"no files given and no corpus at {corpus}")
+    label = project or settings.routing.default_project
+    total = sum(p.stat().st_size for p in paths) * passes
+    sent = 0
+    with click.progressbar(length=total, label="produce", show_eta=True) as bar:
+        for n in range(passes):
+            for path in paths:
+                sent += produce_files(settings, [path], lambda p: {"project": label, "task_id": p.stem[:60]},
+                                      host=f"produce-{time.time_ns()}-{n}", batch_lines=batch_lines)
+                bar.update(path.stat().st_size)
+    click.echo(f"{sent} lines from {len(paths)} files x {passes} to {settings.topics.raw}")
 
 
-COMMANDS = [
-    worker,
-    parse,
-    _planned("produce", "issue 9", "a realistic burst workload from the corpus into logs.raw"),
-    _planned("bench", "issue 9", "the benchmark report"),
-]
+COMMANDS = [worker, parse, produce]

@@ -9,9 +9,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,24 +57,12 @@ def worker_env(settings: Settings) -> dict[str, str]:
 
 
 @pytest.fixture
-def start_worker(isolated: Settings, tmp_path: Path) -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
-    procs: list[subprocess.Popen[bytes]] = []
-
+def start_worker(isolated: Settings, worker_processes: Callable[..., Any]) -> Callable[[], subprocess.Popen[bytes]]:
     def start() -> subprocess.Popen[bytes]:
-        log = (tmp_path / f"worker-{len(procs)}.log").open("wb")
-        proc = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "assemble", "--loglevel", "warn"],
-                                env=worker_env(isolated), stdout=log, stderr=subprocess.STDOUT)
-        procs.append(proc)
-        return proc
+        proc, _log = worker_processes(["worker", "assemble", "--loglevel", "warn"], worker_env(isolated))
+        return proc  # type: ignore[no-any-return]
 
-    yield start
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    return start
 
 
 def produce_lines(settings: Settings, path: Path, lines: list[tuple[int, str]], source: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ import sys
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -261,33 +261,22 @@ def worker_topics(secure: Settings) -> Settings:
 
 
 @pytest.fixture
-def run_worker(tmp_path: Path) -> Iterator[Callable[[dict[str, str]], tuple[subprocess.Popen[bytes], Path]]]:
-    procs: list[subprocess.Popen[bytes]] = []
-
+def run_worker(worker_processes: Callable[..., Any]
+               ) -> Callable[[dict[str, str]], tuple[subprocess.Popen[bytes], Path]]:
     def start(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], Path]:
-        log = tmp_path / f"worker-{len(procs)}.log"
-        with log.open("wb") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "assemble", "--loglevel", "info"],
-                                    env=env, stdout=out, stderr=subprocess.STDOUT)
-        procs.append(proc)
-        return proc, log
+        return worker_processes(["worker", "assemble", "--loglevel", "info"], env)  # type: ignore[no-any-return]
 
-    yield start
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    return start
 
 
 def test_assemble_worker_runs_over_sasl_ssl_and_prints_no_secret(
-    worker_topics: Settings, secrets_on_disk: Path, run_worker: Callable[..., Any], unused_port: Callable[[], int]
+    worker_topics: Settings, secrets_on_disk: Path, run_worker: Callable[..., Any], unused_port: Callable[[], int],
+    corpus: Path,
 ) -> None:
     settings = worker_topics
-    lines = ["Traceback (most recent call last):", '  File "train.py", line 7, in <module>',
-             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "step 10 done"]
+    # A real CUDA OOM at a barrier (its traceback ends in "RuntimeError: CUDA error: out of memory").
+    path = corpus / "training" / "bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log"
+    lines = path.read_text().splitlines()
     producer = Producer(settings.kafka.client_config())
     for line in lines:
         producer.produce(settings.topics.raw, key=b"host-1/rank-0", value=line.encode())
@@ -303,14 +292,15 @@ def test_assemble_worker_runs_over_sasl_ssl_and_prints_no_secret(
     events = []
     deadline = time.monotonic() + 90
     try:
-        while not any(b"OutOfMemoryError" in e for e in events) and time.monotonic() < deadline \
+        while not any(b"CUDA error: out of memory" in e for e in events) and time.monotonic() < deadline \
                 and proc.poll() is None:
             msg = consumer.poll(0.5)
             if msg is not None and not msg.error():
                 events.append(msg.value())
     finally:
         consumer.close()
-    assert any(b"OutOfMemoryError" in e for e in events), f"no merged traceback came out:\n{log.read_text()[-3000:]}"
+    assert any(b"Traceback (most recent call last)" in e and b"CUDA error: out of memory" in e for e in events), \
+        f"no merged traceback came out:\n{log.read_text()[-3000:]}"
     metrics = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5).text
     assert "sluice_" in metrics
     proc.send_signal(signal.SIGINT)

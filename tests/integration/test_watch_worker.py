@@ -12,10 +12,9 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from streams.assemble.pipeline import parse_files
 from streams.avro_io import avro_deserializer, avro_serializer
 from streams.clients import es_client
-from streams.config import REPO_ROOT, ProjectRoute, Settings
+from streams.config import ProjectRoute, Settings
 from streams.contracts import register_all
 from streams.topics import create_topics, topic_specs
 from streams.watch.observation import to_ms
@@ -69,25 +68,13 @@ def worker_env(settings: Settings, conf: WatchSettings, extra: dict[str, str]) -
 
 
 @pytest.fixture
-def start_worker(isolated: tuple[Settings, WatchSettings], tmp_path: Path
-                 ) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    procs: list[subprocess.Popen[bytes]] = []
-
+def start_worker(isolated: tuple[Settings, WatchSettings], worker_processes: Callable[..., Any]
+                 ) -> Callable[..., subprocess.Popen[bytes]]:
     def start(**extra: str) -> subprocess.Popen[bytes]:
-        log = (tmp_path / f"watch-{len(procs)}.log").open("wb")
-        proc = subprocess.Popen([sys.executable, "-m", "streams.workers.watch", "warn"], cwd=REPO_ROOT,
-                                env=worker_env(*isolated, extra), stdout=log, stderr=subprocess.STDOUT)
-        procs.append(proc)
-        return proc
+        proc, _log = worker_processes(["worker", "watch", "--loglevel", "warn"], worker_env(*isolated, extra))
+        return proc  # type: ignore[no-any-return]
 
-    yield start
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    return start
 
 
 def corpus_events(path: Path, project: str, task_id: str, rank: int | None = None) -> list[dict[str, Any]]:
