@@ -45,6 +45,7 @@ from streams.assemble.route import ProjectRouter
 from streams.errors import DecodeError
 
 METRICS_TOPIC = "logs.metrics"
+MAX_TRACKED_SOURCES = 100_000  # bound on the per-source last-time memory
 DLQ_TOPIC = "logs.dlq"
 _QUIET = frozenset(("INFO", "DEBUG", "TRACE"))
 
@@ -91,6 +92,7 @@ class Assembler:
         self.topic = ""
         self.partition = 0
         self._last_offset: int | None = None
+        self._last_ts: dict[str, int] = {}  # source -> time of its last timed event
         self._sid_of_key: dict[bytes, str] = {}
 
     # -- feeding ---------------------------------------------------------------------------
@@ -162,7 +164,7 @@ class Assembler:
     def _output(self, b: Block) -> Output:
         if b.nbytes > self.merger.max_bytes or len(b.texts[-1]) > self.merger.max_bytes:
             cap_block(b, self.merger.max_bytes)
-        return build_output(b, self.topic, self.partition, self.router, self.redact)
+        return build_output(b, self.topic, self.partition, self.router, self.redact, self._last_ts)
 
 
 def cap_block(b: Block, max_chars: int) -> None:
@@ -186,9 +188,20 @@ def cap_block(b: Block, max_chars: int) -> None:
         b.truncated = True
 
 
-def build_output(b: Block, topic: str, partition: int, router: ProjectRouter, redact: Redactor) -> Output:
+def build_output(b: Block, topic: str, partition: int, router: ProjectRouter, redact: Redactor,
+                 last_ts: dict[str, int] | None = None) -> Output:
     p = parse_line(b.texts[0], b.first_ts_ms)
-    ts = p.ts_ms if p.ts_ms is not None else b.first_ts_ms
+    # A block with no time of its own (a `terminate called ...` dump, a bare traceback) takes the time
+    # of its source's previous timed event, not the producer's clock: a log's time base stays one, so
+    # an incident does not split between the log's own times and the shipping time.
+    if p.ts_ms is not None:
+        ts = p.ts_ms
+        if last_ts is not None:
+            if len(last_ts) > MAX_TRACKED_SOURCES:
+                last_ts.clear()
+            last_ts[b.source_id] = ts
+    else:
+        ts = last_ts.get(b.source_id, b.first_ts_ms) if last_ts is not None else b.first_ts_ms
     eid = event_id(b.source_id, b.first_file_offset, topic, partition, b.first_offset, first_index=b.first_index)
     labels = b.labels
     project = router.project(labels, b.source)
@@ -268,6 +281,7 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
                "stream": None, "node_role": None, "rank": None}
         lab = dict(labels or {})
         held: list[tuple[int, int, int, Block]] = []  # heap: emit in file order, not closing order
+        last_ts: dict[str, int] = {}
         seq = 0
         for no, raw in enumerate(_file_lines(path), 1):
             if raw.strip():
@@ -292,7 +306,7 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
             if held:
                 oldest = merger.oldest_open_offset()
                 while held and (oldest is None or held[0][0] < oldest):
-                    yield from _emit(heapq.heappop(held)[3], router, redact, include_metrics)
+                    yield from _emit(heapq.heappop(held)[3], router, redact, include_metrics, last_ts)
         for s, line, off in joiner.drain():
             for b in merger.push(s, line, off, ts):
                 heapq.heappush(held, (b.first_offset, b.first_index, seq, b))
@@ -301,10 +315,11 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
             heapq.heappush(held, (b.first_offset, b.first_index, seq, b))
             seq += 1
         while held:
-            yield from _emit(heapq.heappop(held)[3], router, redact, include_metrics)
+            yield from _emit(heapq.heappop(held)[3], router, redact, include_metrics, last_ts)
 
 
-def _emit(b: Block, router: ProjectRouter, redact: Redactor, include_metrics: bool) -> Iterator[dict]:
-    out = build_output(b, "file", 0, router, redact)
+def _emit(b: Block, router: ProjectRouter, redact: Redactor, include_metrics: bool,
+          last_ts: dict[str, int] | None = None) -> Iterator[dict]:
+    out = build_output(b, "file", 0, router, redact, last_ts)
     if out.kind == "event" or include_metrics:
         yield out.value

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from conftest import block_at, events, lines
+from corpus_helpers import block_at, events, lines
 
 from streams.assemble.classify import classify
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import fastavro
 import pytest
-from conftest import LOGHUB, TRAINING, events, only_events, only_metrics
+from corpus_helpers import LOGHUB, TRAINING, events, only_events, only_metrics
 from fastavro.validation import validate
 
 from streams.assemble.decode import final_redraw

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import fastavro
 import pytest
-from conftest import TRAINING, lines
+from corpus_helpers import TRAINING, lines
 
 from streams.assemble.decode import PartialJoiner, decode_record, final_redraw
 from streams.errors import DecodeError

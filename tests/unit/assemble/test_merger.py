@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import block_at, events, lines, only_events
+from corpus_helpers import block_at, events, lines, only_events
 
 from streams.assemble.lines import RawLine
 from streams.assemble.merger import MultilineMerger, split_prefix

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import calendar
 
-from conftest import lines
+from corpus_helpers import lines
 
 from streams.assemble.parse import parse_line
 

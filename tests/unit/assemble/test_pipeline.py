@@ -6,7 +6,7 @@ import struct
 from pathlib import Path
 
 import fastavro
-from conftest import TRAINING, lines
+from corpus_helpers import TRAINING, lines
 
 from streams.assemble.pipeline import Assembler, RawRecord
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from streams.assemble.pipeline import parse_files
 
 CORPUS = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus"
@@ -38,8 +36,3 @@ def block_at(evs: list[dict], first_line: int) -> dict:
     assert len(hits) == 1, f"no single event starts at line {first_line}: {len(hits)}"
     return hits[0]
 
-
-@pytest.fixture(scope="session")
-def corpus_ok() -> Path:
-    assert TRAINING.is_dir(), f"corpus not found at {CORPUS}"
-    return CORPUS
