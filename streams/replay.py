@@ -234,7 +234,7 @@ async def replay_into_store(settings: Settings, plan: ReplayPlan, into: str, sta
         controller = RateController(capacity, window_s=hot.window_s, utilisation=hot.utilisation,
                                     carry_windows=hot.carry_windows)
         runner = SinkRunner(source, HotSink(settings.elasticsearch, settings.routing, hot), controller, dead,
-                            "replay")
+                            "replay", ack_cap=True)
     elif into == "s3":
         from streams.sinks.objectstore.sink import ColdSink
         from streams.workers.cold import ColdSinkRunner, TopicProjectSource

@@ -128,8 +128,14 @@ class SinkRunner:
         backoff: Backoff | None = None,
         clock: Callable[[], float] = time.monotonic,
         max_poll: int = 2000,
+        ack_cap: bool = False,
     ) -> None:
         self.source = source
+        # With one write in flight at a time (the hot sink), admitting only what keeps the last second's
+        # acknowledgements plus what is buffered under the per-second budget bounds every one-second
+        # window of acknowledged writes by the budget, however late a write completes.
+        self.ack_cap = ack_cap
+        self._acks: deque[tuple[float, int]] = deque()
         self.sink = sink
         self.controller = controller
         self.dead_letters = dead_letters
@@ -213,12 +219,16 @@ class SinkRunner:
         if not demands:
             return
         grants = self.controller.grant(demands, now)
+        room = self._ack_room(now) if self.ack_cap else None
+        if room is not None and room <= 0:
+            return
         sent_events = sent_bytes = 0
         for project, grant in grants.items():
             queue = self.queues[project]
             nbytes = 0
             taken = 0
-            while queue and taken < grant.events:
+            limit = grant.events if room is None else min(grant.events, room - sent_events)
+            while queue and taken < limit:
                 rec = queue[0]
                 # Bytes are a soft limit: always let one record through, or a large one never goes.
                 if taken and nbytes + rec.size > grant.bytes:
@@ -231,8 +241,17 @@ class SinkRunner:
             sent_bytes += nbytes
         self.controller.consume(sent_events, sent_bytes, now)
 
+    def _ack_room(self, now: float) -> int:
+        """Events that may still be admitted without the last second's acks exceeding the budget."""
+        while self._acks and self._acks[0][0] <= now - 1.0:
+            self._acks.popleft()
+        per_second = self.controller.capacity.events_per_s * self.controller.fraction
+        return int(per_second) - sum(n for _t, n in self._acks) - self.sink.buffered()
+
     async def _flush(self, now: float) -> None:
         result = await self.sink.flush(now)
+        if self.ack_cap and result.acked:
+            self._acks.append((self.clock(), len(result.acked)))
         for rec in result.acked:
             self.tracker.ack(rec.topic, rec.partition, rec.offset)
         self.stats["acked"] += len(result.acked)

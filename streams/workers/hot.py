@@ -44,7 +44,7 @@ def build_runner(
                                 carry_windows=hot.carry_windows)
     source = KafkaRecordSource(settings, topics or hot_topics(settings), group_id)
     sink = sink or HotSink(settings.elasticsearch, settings.routing, hot)
-    return SinkRunner(source, sink, controller, KafkaDeadLetters(settings), STAGE)
+    return SinkRunner(source, sink, controller, KafkaDeadLetters(settings), STAGE, ack_cap=True)
 
 
 async def run_hot_worker(

@@ -211,3 +211,38 @@ def test_a_burst_pauses_only_its_own_partition_and_the_quiet_project_keeps_flowi
     assert source.records == [r for r in burst if r.offset >= 300], "the quiet records were all read"
     calm_acked = [o for o in store.written if o >= 1000]
     assert len(calm_acked) == 5, "the calm project's 5 records went out within one window of arriving"
+
+
+class SlowStore(FakeStore):
+    """Acknowledges each write some seconds after it starts (on the test's clock), latencies in turn."""
+
+    def __init__(self, clock: list[float], latencies: list[float]) -> None:
+        super().__init__()
+        self.clock, self.latencies = clock, latencies
+        self.ack_times: list[tuple[float, int]] = []
+
+    async def flush(self, now: float) -> FlushResult:
+        self.clock[0] += self.latencies[len(self.ack_times) % len(self.latencies)]
+        result = await super().flush(now)
+        self.ack_times.append((self.clock[0], len(result.acked)))
+        return result
+
+
+def _busiest_second(acks: list[tuple[float, int]]) -> int:
+    return max(sum(n for t, n in acks if start <= t < start + 1.0) for start, _ in acks)
+
+
+def test_ack_cap_keeps_every_second_of_acknowledgements_within_the_budget() -> None:
+    def run(ack_cap: bool) -> int:
+        clock = [0.0]
+        # A slow bulk that finishes just before the next window opens, then a fast one.
+        store = SlowStore(clock, latencies=[0.95, 0.05])
+        runner = SinkRunner(FakeSource(recs(400)), store, RateController(Capacity(100, 10**9), window_s=1.0),
+                            FakeDLQ(), "hot_sink", clock=lambda: clock[0], ack_cap=ack_cap)
+        for _ in range(12):
+            run_steps(runner, 1)
+            clock[0] += 0.05
+        return _busiest_second(store.ack_times)
+
+    assert run(ack_cap=False) > 80, "without the cap a late write and the next one land in the same second"
+    assert run(ack_cap=True) <= 80, "80 = 80% of the declared 100/s"
