@@ -19,6 +19,18 @@ DEFAULT_RULES: tuple[tuple[str, str, str], ...] = (
     ("bearer", r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1[REDACTED]"),
     ("wandb_key", r"(WANDB_API_KEY\s*[=:]\s*[\"']?)[A-Za-z0-9]{20,}", r"\1[REDACTED]"),
     ("password_kv", r"(?i)(\b(?:password|passwd|pwd)\s*[=:]\s*[\"']?)[^\s\"'&,;]+", r"\1[REDACTED]"),
+    # Any key naming a password, secret, API key or credential, in env, YAML, JSON or k=v form:
+    # ELASTIC_PASSWORD=, SLUICE_KAFKA__SASL_PASSWORD=, "api_key": "...", client_secret: ...
+    ("secret_kv", r"(?i)(\b[\w.-]*(?:password|passwd|secret|api[_-]?key|credential)[\w.-]*[\"']?\s*[=:]\s*[\"']?)"
+                  r"(?!(?:\[REDACTED|None\b|null\b|nil\b|False\b|True\b|false\b|true\b|<))[^\s\"'&,;)]+",
+     r"\1[REDACTED]"),
+    # Tokens only when the value looks like one (16+ token characters): `pad_token: <pad>` and
+    # `max_tokens=512` are training configuration, not secrets.
+    # ...and mixes letters and digits: `token: android.os.BinderProxy@...` is a class name.
+    ("token_kv", r"(?i)(\b[\w.-]*token[\"']?\s*[=:]\s*[\"']?)(?!\[REDACTED)"
+                 r"(?=[A-Za-z0-9_\-.]*\d)(?=[A-Za-z0-9_\-.]*[A-Za-z])[A-Za-z0-9_\-.]{16,}", r"\1[REDACTED]"),
+    ("auth_header", r"(?i)(\bauthorization[\"']?\s*[=:]\s*[\"']?(?:basic|apikey|api-key|token)\s+)[A-Za-z0-9._~+/=-]{6,}",
+     r"\1[REDACTED]"),
     ("url_password", r"([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)[^@\s/]+@", r"\1[REDACTED]@"),
 )
 
@@ -35,7 +47,8 @@ def _may_hold_secret(t: str) -> bool:
     """Cheap gate: one of these substrings is needed by every default rule (plain ``in`` is fast)."""
     return ("hf_" in t or "sk-" in t or "AKIA" in t or "ASIA" in t or "ecret" in t or "ECRET" in t
             or "gh" in t or "earer" in t or "EARER" in t or "WANDB" in t or "ass" in t or "ASS" in t
-            or "wd" in t or "WD" in t or "://" in t)
+            or "wd" in t or "WD" in t or "://" in t or "ey" in t or "EY" in t or "oken" in t or "OKEN" in t
+            or "redential" in t or "REDENTIAL" in t or "uthoriz" in t or "UTHORIZ" in t)
 
 
 class Redactor:

@@ -49,3 +49,43 @@ def test_routing_order_and_sanitising():
     assert r.project({}, src) == "misc"
     assert r.topic("llama") == "logs.events.llama"
     assert sanitize("../../etc") == "etc" and sanitize("") == "default"
+
+
+def test_secrets_in_headers_env_and_json_are_redacted() -> None:
+    from streams.assemble.redact import Redactor
+
+    redact = Redactor()
+    cases = {
+        "Authorization: ApiKey VnVhQ2ZHY0JDZGJrUW0tZTVhT3g6dWkybHAyYXhUTm1zeWFrdzl0dk5udw==": "VnVhQ2ZH",
+        "curl -H 'Authorization: Basic ZWxhc3RpYzpjaGFuZ2VtZQ==' https://es:9200": "ZWxhc3Rp",
+        "export ELASTIC_PASSWORD=changeme123": "changeme123",
+        "SLUICE_KAFKA__SASL_PASSWORD=s3cr3t-Pa55w0rd sluice worker hot": "s3cr3t-Pa55w0rd",
+        '{"model": "gpt", "api_key": "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"}': "AIzaSyD",
+        "client_secret: 6f1c9b2e-4d7a-4b3e-9a3c-1f2e3d4c5b6a": "6f1c9b2e",
+        "HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789": "AbCdEfGh",
+        "push_to_hub_token = jDk39fK2lQmZ8xT4vB7nW1": "jDk39fK2",
+    }
+    for line, secret in cases.items():
+        out = redact(line)
+        assert secret not in out, (line, out)
+        assert "[REDACTED" in out or "REDACTED]" in out, out
+
+
+def test_training_configuration_that_merely_mentions_tokens_is_kept() -> None:
+    from streams.assemble.redact import Redactor
+
+    redact = Redactor()
+    for line in ["pad_token: <pad>", "max_tokens=512", "tokenizer: meta-llama/Llama-2-7b-hf",
+                 "Using bos_token, but it is not set yet.", "key_value_cache: enabled",
+                 "num_key_value_heads = 8", "monkey patching attention"]:
+        assert redact(line) == line
+
+
+def test_no_line_of_the_corpus_is_taken_for_a_secret(corpus) -> None:
+    """The corpus holds no credentials: every rule must leave every real log line alone."""
+    from streams.assemble.redact import Redactor
+
+    redact = Redactor()
+    changed = [(p.name, line) for p in sorted(corpus.rglob("*.log"))
+               for line in p.read_text(errors="replace").splitlines() if redact(line) != line]
+    assert changed == []
