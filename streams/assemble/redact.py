@@ -29,8 +29,8 @@ DEFAULT_RULES: tuple[tuple[str, str, str], ...] = (
     # ...and mixes letters and digits: `token: android.os.BinderProxy@...` is a class name.
     ("token_kv", r"(?i)(\b[\w.-]*token[\"']?\s*[=:]\s*[\"']?)(?!\[REDACTED)"
                  r"(?=[A-Za-z0-9_\-.]*\d)(?=[A-Za-z0-9_\-.]*[A-Za-z])[A-Za-z0-9_\-.]{16,}", r"\1[REDACTED]"),
-    ("auth_header", r"(?i)(\bauthorization[\"']?\s*[=:]\s*[\"']?(?:basic|apikey|api-key|token)\s+)[A-Za-z0-9._~+/=-]{6,}",
-     r"\1[REDACTED]"),
+    ("auth_header", r"(?i)(\bauthorization[\"']?\s*[=:]\s*[\"']?(?:basic|apikey|api-key|token)\s+)"
+                    r"[A-Za-z0-9._~+/=-]{6,}", r"\1[REDACTED]"),
     ("url_password", r"([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)[^@\s/]+@", r"\1[REDACTED]@"),
 )
 
