@@ -409,7 +409,8 @@ def report(tp: dict[str, Any] | None, sm: dict[str, Any] | None, fa: dict[str, A
                   "", f"**Ratio sink / raw: {tp['ratio']:.2f}** (goal >= 0.8)", ""]
     if sm:
         lines += ["## (ii) Smoothing a burst", "",
-                  f"Declared capacity 500 events/s, budget {sm['budget']}/s (80%), window {HotSinkSettings().window_s:g} s. Input: "
+                  f"Declared capacity 500 events/s, budget {sm['budget']}/s (80%), "
+                  f"window {HotSinkSettings().window_s:g} s. Input: "
                   f"{sm['base_rate']:.0f}/s baseline, {sm['burst_rate']:.0f}/s (10x budget) for {sm['burst_s']:.0f} s "
                   "(shortened from 60 s to keep the drain within a few minutes; the drain scales linearly).", "",
                   f"- max indexed docs in one wall-clock second: {sm['max_per_second']} = "
