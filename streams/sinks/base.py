@@ -156,7 +156,10 @@ class SinkRunner:
     async def step(self, poll_timeout_s: float = 0.1) -> None:
         self._drop_revoked()
         if not self._paused:
-            records = await asyncio.to_thread(self.source.poll_batch, self.max_poll, poll_timeout_s)
+            # With a backlog already queued, do not wait on Kafka: a paused consumer's poll would idle
+            # the whole timeout every turn and cap the rate at one window's grant per timeout.
+            timeout = 0.0 if self._queued() else poll_timeout_s
+            records = await asyncio.to_thread(self.source.poll_batch, self.max_poll, timeout)
             obs.mark_ready()
             bad = []
             for topic, n in Counter(r.topic for r in records).items():
