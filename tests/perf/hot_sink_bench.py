@@ -262,7 +262,7 @@ def paced_run(  # noqa: PLR0915 - one scenario, read top to bottom: producer, sa
                 trace.produced[p].append(n_produced - last[p])
                 trace.acked[p].append(acked[p] - last_acked[p])
             last, last_acked = dict(produced), dict(acked)
-            trace.budget.append(runner.controller.events_budget)
+            trace.budget.append(runner.controller.events_budget / hot.window_s)  # per second, as plotted
             trace.lag.append(sum(produced.values()) - sum(acked.values()))
             done = second >= duration_s and not thread.is_alive()
             if done and (not drain_until_empty or trace.lag[-1] == 0):
