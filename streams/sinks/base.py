@@ -226,7 +226,9 @@ class SinkRunner:
         if room is not None and room <= 0:
             return
         sent_events = sent_bytes = 0
-        for project, grant in grants.items():
+        # Smallest grants first: when the ack cap leaves less room than was granted, the quiet projects'
+        # few records still go out this window and the bursting project waits.
+        for project, grant in sorted(grants.items(), key=lambda item: item[1].events):
             queue = self.queues[project]
             nbytes = 0
             taken = 0
