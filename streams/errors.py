@@ -31,3 +31,10 @@ class DecodeError(SluiceError):
     def __init__(self, message: str, error_type: str = "undecodable") -> None:
         super().__init__(message)
         self.error_type = error_type
+
+
+class CommitFailed(SluiceError):
+    """A transient failure to commit offsets (the broker restarting, the coordinator moving).
+
+    Nothing is lost: the runner offers the same offsets again at its next turn.
+    """

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from streams import observability as obs
+from streams.errors import CommitFailed
 from streams.sinks.offsets import OffsetTracker
 from streams.sinks.ratecontrol import Demand, RateController
 
@@ -298,9 +299,17 @@ class SinkRunner:
 
     def _commit(self) -> None:
         points = self.tracker.commit_points()
-        if points:
+        if not points:
+            return
+        try:
             self.source.commit(points)
-            self.stats["committed"] += len(points)
+        except CommitFailed as exc:  # a broker restart ("waiting for coordinator") is transient
+            # Nothing is lost: the records stay acknowledged here and the points are offered again at the
+            # next turn; a worker that dies first re-reads them (at-least-once, same ids).
+            self.tracker.unreport(points)
+            log.warning("%s: commit of %s failed (%s); retrying at the next turn", self.stage, points, exc)
+            return
+        self.stats["committed"] += len(points)
 
     def _report_lag(self) -> None:
         now = self.clock()

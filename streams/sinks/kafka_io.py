@@ -12,7 +12,7 @@ import fastavro
 
 from streams.avro_io import avro_serializer
 from streams.config import Settings
-from streams.errors import SluiceError
+from streams.errors import CommitFailed, SluiceError
 from streams.sinks.base import SinkRecord
 
 log = logging.getLogger(__name__)
@@ -73,6 +73,7 @@ class KafkaRecordSource:
 
         self.settings = settings
         self.topics = topics
+        self.consumer_group = group_id
         conf = {
             **settings.kafka.client_config(),
             "group.id": group_id,
@@ -120,9 +121,13 @@ class KafkaRecordSource:
         return out
 
     def commit(self, points: dict[tuple[str, int], int]) -> None:
-        from confluent_kafka import TopicPartition
+        from confluent_kafka import KafkaException, TopicPartition
 
-        self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in points.items()], asynchronous=False)
+        try:
+            self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in points.items()],
+                                 asynchronous=False)
+        except KafkaException as exc:
+            raise CommitFailed(f"committing {points} to group {self.consumer_group}: {exc}") from exc
 
     def lag(self) -> dict[tuple[str, int], int]:
         """Records behind the end of each assigned partition (watermarks cached by the client)."""

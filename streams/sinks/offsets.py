@@ -74,6 +74,11 @@ class OffsetTracker:
                 self._reported[tp] = part.committed
         return out
 
+    def unreport(self, points: dict[tuple[str, int], int]) -> None:
+        """The commit of ``points`` failed: report them again next time."""
+        for tp in points:
+            self._reported.pop(tp, None)
+
     def forget(self, topic: str, partition: int) -> None:
         """A partition was revoked: its in-flight records will be re-read by the new owner."""
         self._parts.pop((topic, partition), None)

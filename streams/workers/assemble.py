@@ -184,6 +184,10 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
         topic_disable_leader=True,
         consumer_auto_offset_reset="earliest",
         broker_commit_interval=1.0,
+        # Records held by open multiline blocks are never acked before a stop; waiting for them would
+        # hang SIGTERM until the orchestrator kills the worker. Unacked records are re-read by the next
+        # owner (the committed offset stays below them), which is the design.
+        stream_wait_empty=False,
         web_enabled=False,
     )
     raw = app.topic(settings.topics.raw, key_serializer="raw", value_serializer="raw")

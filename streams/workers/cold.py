@@ -114,8 +114,9 @@ def build_cold_runner(settings: Settings, group_id: str = "sluice-cold", conf: C
     )
 
 
-async def run_cold_worker(settings: Settings, stop: asyncio.Event, group_id: str = "sluice-cold") -> None:
+async def run_cold_worker(settings: Settings, stop: asyncio.Event, group_id: str | None = None) -> None:
     """Run the cold stage until ``stop`` is set, then cut, upload and commit what was read."""
+    group_id = group_id or settings.cold.group_id
     runner = build_cold_runner(settings, group_id)
     log.info("cold worker: group %s, topics %s, bucket %s", group_id, events_topics_pattern(settings),
              settings.object_store.default_bucket)

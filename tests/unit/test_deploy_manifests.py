@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import fnmatch
 import importlib.util
-import inspect
 import json
 import re
 import shlex
@@ -362,7 +361,6 @@ def test_shipper_and_workers_reach_the_same_kafka_and_registry() -> None:
 def _consumer_groups() -> dict[str, tuple[str, list[tuple[str, int]]]]:
     """Stage -> (consumer group as the code names it, [(topic, partitions)] the group reads)."""
     from streams.watch.settings import WatchSettings
-    from streams.workers import cold
 
     s = settings()
     t = s.topics
@@ -372,7 +370,7 @@ def _consumer_groups() -> dict[str, tuple[str, list[tuple[str, int]]]]:
         "assemble": (s.assemble.app_id, [(t.raw, t.raw_partitions)]),
         "hot": (s.hot.group_id,
                 [*events, (t.metrics, t.metrics_partitions)]),
-        "cold": (inspect.signature(cold.run_cold_worker).parameters["group_id"].default, events),
+        "cold": (s.cold.group_id, events),
         # Faust tables and the by-task topic bound the useful workers; the sources are read by all.
         "watch": (watch.app_id, [(watch.by_task_topic(), watch.partitions)]),
     }

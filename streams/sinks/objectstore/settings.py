@@ -20,6 +20,9 @@ MiB = 1024 * KiB
 class ColdSinkSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SLUICE_COLD__", env_nested_delimiter="__", extra="forbid")
 
+    # The consumer group of the cold workers (KEDA scales on its lag; deploy/k8s/cold.yaml names it).
+    group_id: str = "sluice-cold"
+
     # -- what an object is ----------------------------------------------------------------------
     # Avro container files (schema embedded, any Avro reader opens them); "ndjson.gz" for tools
     # that only speak JSON lines.

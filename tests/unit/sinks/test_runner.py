@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from streams.errors import CommitFailed
 from streams.sinks.base import Backoff, FlushResult, SinkRecord, SinkRunner, Watermarks
 from streams.sinks.ratecontrol import Capacity, RateController
 
@@ -246,3 +247,23 @@ def test_ack_cap_keeps_every_second_of_acknowledgements_within_the_budget() -> N
 
     assert run(ack_cap=False) > 80, "without the cap a late write and the next one land in the same second"
     assert run(ack_cap=True) <= 80, "80 = 80% of the declared 100/s"
+
+
+def test_a_failed_commit_is_offered_again_not_lost() -> None:
+    class FlakyCommits(FakeSource):
+        def __init__(self, records: list[SinkRecord]) -> None:
+            super().__init__(records)
+            self.fail_next = True
+
+        def commit(self, points: dict[tuple[str, int], int]) -> None:
+            if self.fail_next:
+                self.fail_next = False
+                raise CommitFailed("Commit failed: Local: Waiting for coordinator")
+            super().commit(points)
+
+    source = FlakyCommits(recs(5))
+    runner = SinkRunner(source, FakeStore(), RateController(Capacity(10**6, 10**9)), FakeDLQ(), "hot_sink")
+    run_steps(runner, 1)
+    assert source.commits == [], "the first commit failed, and the worker did not crash"
+    run_steps(runner, 1)
+    assert source.commits == [{("logs.events.p", 0): 5}], "the same point, committed at the next turn"

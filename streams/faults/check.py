@@ -1,0 +1,244 @@
+"""What the stores and the DLQ hold after a fault run, held against what the input must give.
+
+- Elasticsearch: every expected event id is a document of ``logs-<project>-*`` whose message is the
+  expected message (a partial traceback indexed under the right id, or a fragment under another id,
+  is a split); every metric point id is a document of ``metrics-<project>-*``.
+- Cold: every expected event id is in exactly one record of the Avro objects under ``<project>/``
+  (read with stock fastavro), with the expected message.
+- DLQ: the originals it holds are exactly the values made bad on purpose.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from streams.config import Settings
+from streams.faults.burst import Expected
+
+
+@dataclass
+class Figures:
+    faults: Counter = field(default_factory=Counter)
+    events_checked: int = 0
+    multiline_checked: int = 0
+    metrics_checked: int = 0
+    lines_in: int = 0
+    lost_es: int = 0
+    lost_cold: int = 0
+    lost_metrics: int = 0
+    duplicated_cold: int = 0  # expected ids held more than once in cold objects (copies beyond the first)
+    # ... of which the cold sink made itself (more copies in cold than records on the events topic);
+    # the rest were re-emitted by the assemble stage (one id on several events-topic records).
+    duplicated_by_cold_sink: int = 0
+    reemitted_events: int = 0  # events-topic records beyond the first per event id
+    split: int = 0  # expected events stored with another message (ES or cold)
+    fragments: int = 0  # ids in the stores that no expected event has
+    cold_objects: int = 0
+    dlq_letters: int = 0
+    dlq_distinct: int = 0
+    dlq_unexpected: int = 0  # letters whose original was a good input
+    dlq_missing: int = 0  # bad inputs with no letter
+    unplanned_exits: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+    examples: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.lost_es or self.lost_cold or self.lost_metrics or self.duplicated_cold or self.split
+                    or self.fragments or self.dlq_unexpected or self.dlq_missing)
+
+    def merge(self, other: Figures) -> None:
+        for name, value in vars(other).items():
+            if isinstance(value, Counter):
+                getattr(self, name).update(value)
+            elif isinstance(value, int | float) and not isinstance(value, bool):
+                setattr(self, name, getattr(self, name) + value)
+            elif isinstance(value, list):
+                getattr(self, name).extend(value[: max(0, 10 - len(getattr(self, name)))])
+
+    def example(self, text: str, first: bool = False) -> None:
+        """Keep ten; losses, splits and fragments go before duplicates (which are many and alike)."""
+        if first:
+            self.examples.insert(0, text)
+            del self.examples[10:]
+        elif len(self.examples) < 10:
+            self.examples.append(text)
+
+    def table(self) -> str:
+        faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())) or "none"
+        exits = ", ".join(f"{k} {v}" for k, v in sorted(self.unplanned_exits.items())) or "none"
+        rows = [
+            ("faults injected", f"{sum(self.faults.values())} ({faults})"),
+            ("lines in", self.lines_in),
+            ("events checked", f"{self.events_checked} ({self.multiline_checked} multiline)"),
+            ("metric points checked", self.metrics_checked),
+            ("lost (Elasticsearch)", self.lost_es),
+            ("lost (cold)", self.lost_cold),
+            ("lost (metric points)", self.lost_metrics),
+            ("duplicated (cold)", f"{self.duplicated_cold} ({self.duplicated_by_cold_sink} by the cold sink itself, "
+                                  f"the rest re-emitted upstream)"),
+            ("re-emitted on events topic", self.reemitted_events),
+            ("split (wrong message)", self.split),
+            ("fragments (unexpected ids)", self.fragments),
+            ("cold objects read", self.cold_objects),
+            ("DLQ", f"{self.dlq_letters} letters, {self.dlq_distinct} distinct originals; "
+                    f"{self.dlq_unexpected} good inputs, {self.dlq_missing} bad inputs missing"),
+            ("unplanned worker exits", exits),
+            ("wall time", f"{self.seconds:.0f} s"),
+        ]
+        width = max(len(r[0]) for r in rows)
+        out = [f"{name:<{width}}  {value}" for name, value in rows]
+        out += [f"  e.g. {e}" for e in self.examples[:10]]
+        return "\n".join(out)
+
+
+def es_documents(settings: Settings, index: str, fields: list[str]) -> dict[str, dict[str, Any]]:
+    from elasticsearch import helpers
+
+    from streams.clients import es_client
+
+    es = es_client(settings.elasticsearch)
+    es.indices.refresh(index=index, ignore_unavailable=True, allow_no_indices=True)
+    docs: dict[str, dict[str, Any]] = {}
+    for hit in helpers.scan(es, index=index, query={"query": {"match_all": {}}}, _source=fields, size=2000,
+                            ignore_unavailable=True, allow_no_indices=True):
+        docs[hit["_id"]] = hit.get("_source") or {}
+    return docs
+
+
+def cold_events(settings: Settings, project: str) -> tuple[int, list[dict[str, Any]]]:
+    """(objects, every event record) under ``<project>/`` in the default bucket."""
+    import fastavro
+
+    from streams.clients import s3_client
+
+    s3 = s3_client(settings.object_store)
+    bucket = settings.object_store.default_bucket
+    objects, events = 0, []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{project}/"):
+        for obj in page.get("Contents", []):
+            if not obj["Key"].endswith(".avro"):
+                continue
+            body = s3.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read()
+            objects += 1
+            records: Any = fastavro.reader(io.BytesIO(body))
+            events += [{"event_id": r["event_id"], "message": r["message"], "key": obj["Key"]} for r in records]
+    return objects, events
+
+
+def dead_letters(settings: Settings) -> list[dict[str, Any]]:
+    """Every letter on the run's DLQ topic, from the first offset to the current end."""
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    from streams.avro_io import avro_deserializer
+
+    decode = avro_deserializer(settings)
+    topic = settings.topics.dlq
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    return [decode(value, ctx) for _key, value in read_to_end(settings, topic)]
+
+
+def read_to_end(settings: Settings, topic: str) -> list[tuple[bytes | None, bytes]]:
+    """(key, value) of every record of ``topic``, from the first offset to the current end."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({**settings.kafka.client_config(), "group.id": f"{topic}-check",
+                         "enable.auto.commit": False})
+    try:
+        parts = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        ends = {}
+        for p in parts:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            if high > low:
+                ends[p] = high
+        consumer.assign([TopicPartition(topic, p, 0) for p in ends])
+        records: list[tuple[bytes | None, bytes]] = []
+        seen = dict.fromkeys(ends, -1)
+        while any(seen[p] < ends[p] - 1 for p in ends):
+            msg = consumer.poll(5.0)
+            if msg is None:
+                raise TimeoutError(f"{topic}: read stopped before the end {ends}, at {seen}")
+            if msg.error():
+                continue
+            seen[int(msg.partition() or 0)] = int(msg.offset() or 0)
+            records.append((msg.key(), msg.value() or b""))
+        return records
+    finally:
+        consumer.close()
+
+
+def check(settings: Settings, expected: Expected) -> Figures:
+    fig = Figures(events_checked=len(expected.events), multiline_checked=len(expected.multiline),
+                  metrics_checked=len(expected.metrics), lines_in=expected.lines)
+    check_elasticsearch(settings, expected, fig)
+    check_cold(settings, expected, fig)
+    check_dlq(settings, expected, fig)
+    return fig
+
+
+def check_elasticsearch(settings: Settings, expected: Expected, fig: Figures) -> None:
+    project = settings.routing.default_project
+    indexed = es_documents(settings, f"logs-{project}-*", ["message"])
+    for eid, message in expected.events.items():
+        doc = indexed.get(eid)
+        if doc is None:
+            fig.lost_es += 1
+            fig.example(f"not in Elasticsearch: {eid} {message[:80]!r}", first=True)
+        elif doc.get("message") != message:
+            fig.split += 1
+            fig.example(f"Elasticsearch holds another message under {eid}: {str(doc.get('message'))[:200]!r}, "
+                        f"expected {message[:200]!r}", first=True)
+    for eid in indexed.keys() - expected.events.keys():
+        fig.fragments += 1
+        fig.example(f"unexpected Elasticsearch id {eid}: {str(indexed[eid].get('message'))[:200]!r}", first=True)
+
+    points = es_documents(settings, f"metrics-{project}-*", ["raw", "metrics"])
+    fig.lost_metrics = len(expected.metrics - points.keys())
+    for eid in points.keys() - expected.metrics:
+        fig.fragments += 1
+        fig.example(f"unexpected metric point id {eid}: {str(points[eid])[:200]}", first=True)
+
+
+def check_cold(settings: Settings, expected: Expected, fig: Figures) -> None:
+    project = settings.routing.default_project
+    fig.cold_objects, records = cold_events(settings, project)
+    by_id: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        by_id.setdefault(r["event_id"], []).append(r)
+    on_topic = Counter(key.decode() for key, _v in read_to_end(settings, settings.topics.events_topic(project)) if key)
+    fig.reemitted_events = sum(n - 1 for n in on_topic.values())
+    for eid, message in expected.events.items():
+        copies = by_id.get(eid, [])
+        if not copies:
+            fig.lost_cold += 1
+            fig.example(f"not in cold objects: {eid} {message[:80]!r}", first=True)
+            continue
+        if len(copies) > 1:
+            fig.duplicated_cold += len(copies) - 1
+            fig.duplicated_by_cold_sink += max(0, len(copies) - on_topic.get(eid, 0))
+            fig.example(f"{len(copies)} copies of {eid} in cold objects {sorted(r['key'] for r in copies)[:3]}")
+        wrong = [r for r in copies if r["message"] != message]  # every copy must be whole
+        if wrong:
+            fig.split += 1
+            fig.example(f"cold holds another message under {eid} in {wrong[0]['key']}: "
+                        f"{wrong[0]['message'][:200]!r}, expected {message[:200]!r}", first=True)
+    for eid in by_id.keys() - expected.events.keys():
+        fig.fragments += 1
+        r = by_id[eid][0]
+        fig.example(f"unexpected cold id {eid} in {r['key']}: {r['message'][:200]!r}", first=True)
+
+
+def check_dlq(settings: Settings, expected: Expected, fig: Figures) -> None:
+    letters = dead_letters(settings)
+    originals = Counter(bytes(letter["original"]) for letter in letters)
+    fig.dlq_letters = len(letters)
+    fig.dlq_distinct = len(originals)
+    for letter in letters:
+        if bytes(letter["original"]) not in expected.bad_values:
+            fig.dlq_unexpected += 1
+            fig.example(f"dead letter of a good input: stage {letter['stage']}, {letter['error_type']}: "
+                        f"{letter['error'][:120]}", first=True)
+    fig.dlq_missing = len(expected.bad_values - originals.keys())

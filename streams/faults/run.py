@@ -1,0 +1,235 @@
+"""One fault run end to end: private servers, the run's topics, a corpus burst, faults, drain, check.
+
+The whole pipeline runs on servers of its own (a private Kafka broker, Elasticsearch and object
+store, started by ``make_private`` as the ``private_server`` fixture does), so that every one of them
+can be stopped or restarted; only the schema registry is the shared stack's (subjects are the run's
+own). ``make_private(kind) -> (settings, service)`` is that fixture's factory.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from streams.config import Settings
+from streams.faults import injectors
+from streams.faults.burst import BurstBuilder, Expected, Unit, corpus_files
+from streams.faults.check import Figures, check
+from streams.faults.pipeline import Pipeline, cold_group, run_settings
+
+STAGES = ("assemble", "hot", "cold")
+
+
+@dataclass
+class Plan:
+    """What to inject. ``faults`` is a fixed list (shuffled by ``seed``), or empty and ``minutes`` > 0
+    for a soak that picks faults at random until the time is up."""
+
+    kills_per_stage: int = 3
+    rebalances: int = 1
+    es_outage_s: float = 10.0
+    store_outage_s: float = 10.0
+    broker_restarts: int = 1
+    minutes: float = 0.0  # > 0: soak mode
+    gap_s: tuple[float, float] = (2.0, 6.0)  # random pause before each fault
+    rebalance_hold_s: float = 10.0
+    waves: tuple[tuple[str, ...], ...] = (("training", "loghub"), ("training",))  # corpus kinds per wave
+    seed: int = field(default_factory=lambda: random.SystemRandom().randrange(1 << 30))
+
+    def fixed_faults(self, rng: random.Random) -> list[str]:
+        faults = [f"kill:{stage}" for stage in STAGES for _ in range(self.kills_per_stage)]
+        faults += ["rebalance"] * self.rebalances + ["broker"] * self.broker_restarts
+        faults += ["es_outage"] * (self.es_outage_s > 0) + ["store_outage"] * (self.store_outage_s > 0)
+        rng.shuffle(faults)
+        return faults
+
+
+SOAK_CHOICES = ("kill:assemble", "kill:hot", "kill:cold", "kill:assemble", "kill:hot", "kill:cold",
+                "rebalance", "rebalance_kill", "es_outage", "store_outage", "broker", "broker_hard")
+
+
+@dataclass
+class Servers:
+    kafka: Any
+    elasticsearch: Any
+    objectstore: Any
+
+
+def start_private(base: Settings, make_private: Callable[..., tuple[Settings, Any]],
+                  say: Callable[[str], None]) -> tuple[Settings, Servers]:
+    """The three private servers, started side by side; settings point the run at them."""
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(3) as pool:
+        kafka, es, store = (pool.submit(make_private, kind) for kind in ("kafka", "elasticsearch", "objectstore"))
+        (ks, kafka_service), (es_settings, es_service) = kafka.result(), es.result()
+        ss, store_service = store.result()
+    settings = base.model_copy(update={"kafka": ks.kafka, "elasticsearch": es_settings.elasticsearch,
+                                       "object_store": ss.object_store})
+    say(f"private Kafka {ks.kafka.bootstrap_servers}, Elasticsearch {es_settings.elasticsearch.url}, "
+        f"object store {ss.object_store.endpoint_url} up in {time.monotonic() - t0:.0f} s")
+    return settings, Servers(kafka_service, es_service, store_service)
+
+
+class Feeder(threading.Thread):
+    """Produces units paced over time, in order; each unit's records go back to back.
+
+    ``expected`` grows with what was built, so it always covers what was (or is about to be) produced.
+    """
+
+    def __init__(self, settings: Settings, waves: Iterator[list[Unit]],
+                 builder_expected: Callable[[list[Unit]], Expected], units_per_s: float) -> None:
+        super().__init__(daemon=True, name="fault-feeder")
+        from confluent_kafka import Producer
+
+        self.settings = settings
+        self.waves = waves
+        self.expected_of = builder_expected
+        self.units_per_s = units_per_s
+        self.expected = Expected()
+        self.produced_units = 0
+        self.errors: list[str] = []
+        self.stop_after_wave = threading.Event()
+        self.producer = Producer({**settings.kafka.client_config(), "enable.idempotence": True, "linger.ms": 5,
+                                  "compression.type": "zstd", "message.max.bytes": 16 * 1024 * 1024,
+                                  "log_level": 2})  # broker restarts are expected: no connection noise
+
+    def _on_delivery(self, err: Any, _msg: Any) -> None:
+        if err is not None:
+            self.errors.append(str(err))
+
+    def run(self) -> None:
+        topic = self.settings.topics.raw
+        for units in self.waves:
+            self.expected.add(self.expected_of(units))
+            for unit in units:
+                for key, value in unit.records:
+                    while True:
+                        try:
+                            self.producer.produce(topic, value, key, on_delivery=self._on_delivery)
+                            break
+                        except BufferError:
+                            self.producer.poll(0.1)
+                self.producer.poll(0)
+                self.produced_units += 1
+                time.sleep(1.0 / self.units_per_s)
+            if self.stop_after_wave.is_set():
+                break
+        while self.producer.flush(5.0):
+            pass
+
+
+def _waves(builder: BurstBuilder, project: str, kinds: tuple[tuple[str, ...], ...], endless: bool,
+           rng: random.Random) -> Iterator[list[Unit]]:
+    n = 0
+    while True:
+        for wave_kinds in kinds:
+            host = f"{project}-w{n}"
+            units = [builder.file_unit(path, host) for path in corpus_files(kinds=wave_kinds)]
+            rng.shuffle(units)
+            bad = builder.bad_units(f"w{n}")
+            for i, unit in enumerate(bad):  # spread the bad records over the wave
+                units.insert((i + 1) * len(units) // (len(bad) + 1), unit)
+            yield units
+            n += 1
+        if not endless:
+            return
+
+
+def inject(name: str, pipeline: Pipeline, servers: Servers, plan: Plan) -> str:
+    if name.startswith("kill:"):
+        return injectors.kill_worker(pipeline, name.split(":", 1)[1])
+    if name in ("rebalance", "rebalance_kill"):
+        return injectors.rebalance(pipeline, plan.rebalance_hold_s, kill_it=name == "rebalance_kill")
+    if name == "es_outage":
+        return injectors.outage(pipeline, servers.elasticsearch, plan.es_outage_s, "Elasticsearch")
+    if name == "store_outage":
+        return injectors.outage(pipeline, servers.objectstore, plan.store_outage_s, "object store")
+    if name in ("broker", "broker_hard"):
+        return injectors.broker_restart(pipeline, servers.kafka, hard=name == "broker_hard")
+    raise ValueError(f"no fault named {name}")
+
+
+def inject_faults(plan: Plan, rng: random.Random, pipeline: Pipeline, servers: Servers,
+                  log: Callable[[str], None]) -> Counter:
+    """The plan's fixed faults in random order, or random faults until the soak's time is up."""
+    faults: Counter = Counter()
+    todo = plan.fixed_faults(rng) if plan.minutes <= 0 else []
+    deadline = time.monotonic() + plan.minutes * 60
+    while todo or (plan.minutes > 0 and time.monotonic() < deadline):
+        name = todo.pop(0) if todo else rng.choice(SOAK_CHOICES)
+        log(inject(name, pipeline, servers, plan))
+        faults[name] += 1
+        injectors.hold(pipeline, rng.uniform(*plan.gap_s))
+    return faults
+
+
+def drained(settings: Settings) -> bool:
+    from streams.sinks.elasticsearch.testing import committed_to_end
+
+    t = settings.topics
+    events = t.events_topic(settings.routing.default_project)
+    return (committed_to_end(settings, settings.assemble.app_id, [t.raw])
+            and committed_to_end(settings, settings.hot.group_id, [events, t.metrics])
+            and committed_to_end(settings, cold_group(settings), [events]))
+
+
+def run_scenario(base: Settings, make_private: Callable[..., tuple[Settings, Any]], plan: Plan, workdir: Path,
+                 say: Callable[[str], None] = print, drain_timeout_s: float = 180.0,
+                 before_check: Callable[[Settings, Expected], None] | None = None) -> Figures:
+    from streams.contracts import register_all
+    from streams.topics import create_topics, topic_specs
+
+    t_start = time.monotonic()
+    rng = random.Random(plan.seed)
+    project = f"flt-{uuid.uuid4().hex[:10]}"
+    say(f"fault run {project}, seed {plan.seed}, logs in {workdir}")
+    private, servers = start_private(base, make_private, say)
+    settings = run_settings(private, project)
+    create_topics(settings, topic_specs(settings))
+    register_all(settings)
+    builder = BurstBuilder(settings, project)
+    pipeline = Pipeline(settings, workdir, say)
+    soak = plan.minutes > 0
+    # Paced so that the input keeps coming for most of the fault phase (about 1.5 files a second).
+    feeder = Feeder(settings, _waves(builder, project, plan.waves, soak, rng), builder.expected_of, units_per_s=1.5)
+    try:
+        for stage in STAGES:
+            pipeline.start(stage)
+        feeder.start()
+        injectors.hold(pipeline, rng.uniform(*plan.gap_s) + 4)  # let the workers start and take load
+        faults = inject_faults(plan, rng, pipeline, servers, lambda what: say(
+            f"  [{time.monotonic() - t_start:5.0f} s] {what}; {feeder.produced_units} units produced"))
+        feeder.stop_after_wave.set()
+        while feeder.is_alive():
+            injectors.hold(pipeline, 1.0)
+        if feeder.errors:
+            raise RuntimeError(f"producing the burst failed: {feeder.errors[:3]}")
+        say(f"  [{time.monotonic() - t_start:5.0f} s] input done: {feeder.expected.lines} lines in "
+            f"{feeder.expected.records} records; draining")
+        deadline = time.monotonic() + drain_timeout_s
+        while not drained(settings):
+            if time.monotonic() > deadline:
+                say(f"  not drained within {drain_timeout_s:.0f} s; checking what arrived")
+                break
+            injectors.hold(pipeline, 2.0)
+        pipeline.stop_all()
+        say(f"  [{time.monotonic() - t_start:5.0f} s] drained; checking")
+        if before_check is not None:
+            before_check(settings, feeder.expected)
+        fig = check(settings, feeder.expected)
+    finally:
+        pipeline.stop_all()
+    fig.faults = faults
+    fig.unplanned_exits = pipeline.unplanned_exits
+    fig.seconds = time.monotonic() - t_start
+    for note in pipeline.exit_notes[:5]:
+        fig.examples.append(f"unplanned exit: {note}")
+    return fig
