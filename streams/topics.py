@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from streams.config import Settings
 from streams.errors import SluiceError
@@ -86,3 +87,17 @@ def describe_topics(settings: Settings, names: list[str]) -> dict[str, dict[str,
         result[res.name] = {k: str(v.value) for k, v in entries.items() if not v.is_default}
         result[res.name]["partitions"] = str(len(meta[res.name].partitions))
     return result
+
+
+def isolated_settings(settings: Settings, tag: str, **topic_overrides: Any) -> Settings:
+    """A copy of ``settings`` whose topics all carry ``tag`` (created, contracts registered): a benchmark
+    or a test beside the live pipeline, touching none of its topics."""
+    from streams.contracts import register_all
+
+    topics = settings.topics.model_copy(update={
+        "raw": f"{tag}.raw", "events_prefix": f"{tag}.events.", "metrics": f"{tag}.metrics",
+        "dlq": f"{tag}.dlq", "alerts": f"{tag}.alerts", **topic_overrides})
+    isolated = settings.model_copy(update={"topics": topics})
+    create_topics(isolated, topic_specs(isolated))
+    register_all(isolated)
+    return isolated

@@ -31,6 +31,7 @@ from streams.contracts import register_all
 from streams.topics import create_topics, topic_specs
 from streams.watch.observation import to_ms
 from streams.watch.settings import WatchSettings
+from streams.watch.testing import corpus_events
 
 MIN = 60_000
 OOM = "training/bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log"
@@ -77,22 +78,6 @@ def start_worker(isolated: tuple[Settings, WatchSettings], worker_processes: Cal
     return start
 
 
-def corpus_events(path: Path, project: str, task_id: str, rank: int | None = None) -> list[dict[str, Any]]:
-    """A real log as LogEvents; untimed lines take the time of the timed line before them."""
-    untimed = int(path.stat().st_mtime * 1000)  # what parse_files gives a line without a time
-    events = [e for e in parse_files([path], labels={"task_id": task_id}, default_ts_ms=untimed)
-              if "message" in e]
-    timed = [e["timestamp"] for e in events if e["timestamp"] != untimed]
-    last = timed[0] if timed else untimed
-    for event in events:
-        if event["timestamp"] == untimed:
-            event["timestamp"] = last
-        last = event["timestamp"]
-        event["project"] = project
-        if rank is not None:
-            event["source"] = {**event["source"], "rank": rank, "host": f"node-{rank // 2}"}
-            event["event_id"] = f"{event['event_id']}@r{rank}"
-    return events
 
 
 def point(project: str, task: str, ts_ms: int, step: int | None = None, **metrics: float) -> dict[str, Any]:
@@ -176,8 +161,10 @@ def test_corpus_incidents_raise_one_alert_each(isolated, start_worker, corpus: P
     settings, _conf = isolated
     project = settings.routing.default_project
     # The OOM log as every one of 4 ranks wrote it; the NCCL and ChildFailedError logs as they are.
-    events = [e for r in range(4) for e in corpus_events(corpus / OOM, project, "t-oom", rank=r)]
-    events += corpus_events(corpus / NCCL, project, "t-nccl") + corpus_events(corpus / CHILD_FAILED, project, "t-kill")
+    events = [e for r in range(4)
+              for e in corpus_events(corpus / OOM, "t-oom", rank=r, host=f"node-{r // 2}", project=project)]
+    events += corpus_events(corpus / NCCL, "t-nccl", project=project)
+    events += corpus_events(corpus / CHILD_FAILED, "t-kill", project=project)
     produce(settings, settings.topics.events_topic(project), "log_event", events)
     hook = Webhook()
     try:

@@ -25,9 +25,8 @@ from confluent_kafka import Consumer, TopicPartition
 
 from streams.assemble.pipeline import parse_files
 from streams.config import REPO_ROOT, load_settings
-from streams.contracts import register_all
 from streams.produce import produce_files
-from streams.topics import create_topics, topic_specs
+from streams.topics import isolated_settings
 
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 
@@ -63,12 +62,8 @@ def main() -> None:
 
     base = load_settings()
     tag = f"bench-{uuid.uuid4().hex[:6]}"
-    topics = base.topics.model_copy(update={"raw": f"{tag}.raw", "events_prefix": f"{tag}.events.",
-                                            "metrics": f"{tag}.metrics", "dlq": f"{tag}.dlq",
-                                            "alerts": f"{tag}.alerts", "raw_partitions": 1})
-    settings = base.model_copy(update={"topics": topics})
-    create_topics(settings, topic_specs(settings))
-    register_all(settings)
+    settings = isolated_settings(base, tag, raw_partitions=1)
+    topics = settings.topics
 
     files = corpus_files()
     per_pass = sum(1 for _ in parse_files(files, idle_timeout_ms=10**9))

@@ -39,8 +39,7 @@ from typing import Any
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from streams.config import REPO_ROOT, Settings, load_settings
-from streams.contracts import register_all
-from streams.topics import create_topics, topic_specs
+from streams.topics import isolated_settings
 
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 OUT = REPO_ROOT / "bench-results"
@@ -262,12 +261,8 @@ def main() -> None:  # noqa: PLR0915 - one scenario read top to bottom
     OUT.mkdir(exist_ok=True)
     base = load_settings()
     tag = f"peer-{uuid.uuid4().hex[:6]}"
-    topics = base.topics.model_copy(update={"raw": f"{tag}.raw", "events_prefix": f"{tag}.events.",
-                                            "metrics": f"{tag}.metrics", "dlq": f"{tag}.dlq",
-                                            "alerts": f"{tag}.alerts", "raw_partitions": 1})
-    settings = base.model_copy(update={"topics": topics})
-    create_topics(settings, topic_specs(settings))
-    register_all(settings)
+    settings = isolated_settings(base, tag, raw_partitions=1)
+    topics = settings.topics
     peer_in, peer_out = f"{tag}.rsyslog-in", f"{tag}.rsyslog-multiline"
     from confluent_kafka.admin import AdminClient, NewTopic
 
