@@ -43,6 +43,7 @@ class PartitionState:
         self.pending: list[Any] = []  # faust events, in offset order
         self.newest_ts_ms = 0  # stream time: the newest record timestamp seen
         self.last_seen = time.monotonic()  # wall time of the last record, for the idle timer
+        self.next_offset = -1  # the offset after the last record read
 
 
 class AssembleStage:
@@ -65,6 +66,8 @@ class AssembleStage:
         self.router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
                                     known=settings.projects())
         self.states: dict[int, PartitionState] = {}
+        # partition -> the broker's end offset as last fetched (set by build_app; None in unit use)
+        self.highwater: Any = None
         self.lock = asyncio.Lock()  # the agent and the idle timer both touch the assemblers
 
     def state_of(self, partition: int) -> PartitionState:
@@ -136,6 +139,7 @@ class AssembleStage:
                 state.pending.append(event)
                 state.newest_ts_ms = max(state.newest_ts_ms, ts_ms)
                 state.last_seen = time.monotonic()
+                state.next_offset = msg.offset + 1
                 touched.add(msg.partition)
             for partition in touched:
                 state = self.states[partition]
@@ -149,15 +153,29 @@ class AssembleStage:
         async with self.lock:
             outputs: list[Output] = []
             now = time.monotonic()
-            for state in self.states.values():
+            for partition, state in self.states.items():
                 quiet_ms = int((now - state.last_seen) * 1000)
-                if quiet_ms >= self.conf.idle_timeout_ms and state.assembler.oldest_open_offset() is not None:
+                # Quiet means quiet *and caught up*: while records of the partition wait in Kafka (a
+                # backlog, a broker restart, a rebalance) the rest of an open block may be among them,
+                # and flushing it now would split it (the fault suite caught this).
+                if (quiet_ms >= self.conf.idle_timeout_ms and state.assembler.oldest_open_offset() is not None
+                        and self.caught_up(partition, state)):
                     outputs.extend(state.assembler.flush_idle(state.newest_ts_ms + quiet_ms))
             if outputs:
                 await self.deliver(outputs)
                 self._observe(outputs)
                 for state in self.states.values():
                     self.ack_below(state)
+
+    def caught_up(self, partition: int, state: PartitionState) -> bool:
+        """Has this worker read everything the broker last said the partition holds?"""
+        if self.highwater is None:
+            return True
+        try:
+            high = self.highwater(partition)
+        except Exception:  # noqa: BLE001 - no fetch answer yet: not known to be caught up
+            return False
+        return high is not None and state.next_offset >= high
 
     async def on_revoked(self, partitions: set[Any]) -> None:
         # The new owner re-reads from the committed offset and rebuilds these partitions' blocks.
@@ -192,6 +210,14 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
     )
     raw = app.topic(settings.topics.raw, key_serializer="raw", value_serializer="raw")
     stage = AssembleStage(settings, SchemaRegistryClient({"url": settings.registry.url}))
+
+    def highwater(partition: int) -> int | None:
+        from faust.types import TP
+
+        value = app.consumer.highwater(TP(settings.topics.raw, partition))
+        return None if value is None else int(value)
+
+    stage.highwater = highwater
 
     @app.agent(raw)
     async def assemble(stream: Any) -> None:
