@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from streams.clients import es_client, s3_client
 from streams.config import REPO_ROOT, Settings
 from streams.errors import SluiceError
 from streams.produce import produce_files
+from streams.stack.base import stop_gracefully
 
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 # A CUDA OOM at a barrier, an NCCL watchdog timeout, a vLLM OOM and an SFT run's step metrics.
@@ -91,12 +91,7 @@ def stop_worker(proc: subprocess.Popen[bytes]) -> None:
     for stage, (running, _log) in list(RUNNING.items()):
         if running is proc:
             del RUNNING[stage]
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    stop_gracefully(proc)
 
 
 def es_count(settings: Settings, index: str, host: str) -> int:

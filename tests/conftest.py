@@ -9,7 +9,6 @@ its own topic and consumer-group names, so tests never see each other's data.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import uuid
@@ -203,10 +202,7 @@ def worker_processes(tmp_path: Path) -> Iterator[Callable[..., tuple[subprocess.
         return proc, log
 
     yield start
+    from streams.stack.base import stop_gracefully
+
     for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_gracefully(proc, 20)

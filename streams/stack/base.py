@@ -220,3 +220,13 @@ def tcp_open(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.5)
         return sock.connect_ex((host, port)) == 0
+
+
+def stop_gracefully(proc: subprocess.Popen[bytes], timeout_s: float = 30.0) -> None:
+    """SIGINT (a worker drains and commits), then SIGKILL if it has not exited in ``timeout_s``."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
