@@ -24,13 +24,11 @@ import uuid
 from pathlib import Path
 
 from streams.config import REPO_ROOT, Settings, load_settings
+from streams.stack.base import cpu_seconds
 
 CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "training"
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def rss_mb(pid: int) -> float:

@@ -230,3 +230,9 @@ def stop_gracefully(proc: subprocess.Popen[bytes], timeout_s: float = 30.0) -> N
             proc.wait(timeout_s)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a process has used so far, from /proc (benchmarks compare processes)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

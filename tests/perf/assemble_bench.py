@@ -26,6 +26,7 @@ from confluent_kafka import Consumer, TopicPartition
 from streams.assemble.pipeline import parse_files
 from streams.config import REPO_ROOT, load_settings
 from streams.produce import produce_files
+from streams.stack.base import cpu_seconds
 from streams.topics import isolated_settings
 
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
@@ -49,9 +50,6 @@ def end_offsets(settings, topics: list[str]) -> int:  # type: ignore[no-untyped-
     return total
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:

@@ -39,6 +39,7 @@ from typing import Any
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from streams.config import REPO_ROOT, Settings, load_settings
+from streams.stack.base import cpu_seconds
 from streams.topics import isolated_settings
 
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
@@ -53,9 +54,6 @@ def corpus_files() -> list[Path]:
     return sorted((CORPUS / "training").glob("*.log")) + sorted(CORPUS.glob("loghub/*/*_2k.log"))
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # -- rsyslog from Debian, at run time ----------------------------------------------------------------
