@@ -79,3 +79,26 @@ def faust_broker_credentials(settings: KafkaSettings) -> Any:
             mechanism=settings.sasl_mechanism or "PLAIN",
         )
     return faust.SSLCredentials(context)
+
+
+def faust_read_committed() -> None:
+    """Make Faust's aiokafka consumers read only committed records (idempotent, process-wide).
+
+    Faust picks ``read_committed`` only for its own exactly-once mode; the events topics are written
+    in transactions by the assemble stage, and a Faust agent over them (watch) must not see what a
+    rolled-back transaction wrote. aiokafka passes ``_isolation_level`` to its fetcher at start().
+    """
+    from faust.transport.drivers import aiokafka as driver
+
+    thread = driver.AIOKafkaConsumerThread
+    if getattr(thread, "_sluice_read_committed", False):
+        return
+    create = thread._create_worker_consumer
+
+    def create_read_committed(self: Any, transport: Any) -> Any:
+        consumer = create(self, transport)
+        consumer._isolation_level = "read_committed"
+        return consumer
+
+    thread._create_worker_consumer = create_read_committed  # type: ignore[method-assign]
+    thread._sluice_read_committed = True  # type: ignore[attr-defined]

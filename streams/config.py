@@ -180,6 +180,18 @@ class AssembleSettings(BaseModel):
     take_max: int = 500
     take_within_s: float = 0.2
     web_port: int = 6066
+    # Outputs and raw offsets are written in one Kafka transaction per turn. Unset, the transactional id
+    # is "<app_id>-<host>-<pid>": unique per process, so a restarted worker never fences a live one; a
+    # killed worker's open transaction is aborted by the broker after transaction_timeout_ms, and until
+    # then read_committed consumers of the events topics wait (that long at most).
+    transactional_id: str | None = None
+    transaction_timeout_ms: int = 10_000
+    # Compacted topic with the open blocks of every source (streams/assemble/state.py), written in
+    # the same transactions; default "<app_id>-state", partitioned as logs.raw.
+    state_topic: str | None = None
+
+    def state_topic_name(self) -> str:
+        return self.state_topic or f"{self.app_id}-state"
 
 
 class ObservabilitySettings(BaseModel):

@@ -28,6 +28,9 @@ OUTPUTS = Counter("sluice_outputs_total", "records written by a stage, by kind (
 ACKED = Counter("sluice_sink_acked_total", "records the store acknowledged", ["stage", "project"], registry=REGISTRY)
 DEAD_LETTERS = Counter("sluice_dead_letters_total", "records sent to the dead-letter topic",
                        ["stage", "error_type"], registry=REGISTRY)
+TRANSACTIONS_ABORTED = Counter("sluice_transactions_aborted_total",
+                               "output transactions rolled back (their input is re-read)", ["stage"],
+                               registry=REGISTRY)
 RETRIES = Counter("sluice_sink_retries_total", "records handed back for retry", ["stage"], registry=REGISTRY)
 THROTTLED = Counter("sluice_sink_throttled_total", "flushes the store pushed back on (429/5xx/slow)",
                     ["stage"], registry=REGISTRY)

@@ -40,7 +40,33 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         TopicSpec(t.events_topic(p), t.events_partitions, {"retention.ms": str(t.events_retention_ms)}, "log_event")
         for p in settings.projects()
     ]
+    specs.append(assemble_state_spec(settings))
     return specs
+
+
+def assemble_state_spec(settings: Settings) -> TopicSpec:
+    """The assemble stage's open blocks per source: compacted, one partition per raw partition."""
+    return TopicSpec(settings.assemble.state_topic_name(), settings.topics.raw_partitions,
+                     {"cleanup.policy": "compact", "min.compaction.lag.ms": "0", "segment.ms": str(3600 * 1000)})
+
+
+def ensure_assemble_state_topic(settings: Settings, timeout_s: float = 30.0) -> None:
+    """Create the state topic if missing, with as many partitions as logs.raw has (a worker's start)."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient(settings.kafka.client_config())
+    topics = admin.list_topics(timeout=timeout_s).topics
+    raw = topics.get(settings.topics.raw)
+    if raw is None or raw.error is not None:
+        raise SluiceError(f"topic {settings.topics.raw} does not exist on {settings.kafka.bootstrap_servers}; "
+                          "run `sluice topics create`")
+    spec = assemble_state_spec(settings)
+    state = topics.get(spec.name)
+    if state is None:
+        create_topics(settings, [TopicSpec(spec.name, len(raw.partitions), spec.config)], timeout_s)
+    elif len(state.partitions) < len(raw.partitions):
+        raise SluiceError(f"{spec.name} has {len(state.partitions)} partitions, {settings.topics.raw} has "
+                          f"{len(raw.partitions)}: add partitions to {spec.name} to match before starting assemble")
 
 
 def create_topics(settings: Settings, specs: list[TopicSpec] | None = None, timeout_s: float = 30.0) -> list[str]:

@@ -94,6 +94,7 @@ class Assembler:
         self._last_offset: int | None = None
         self._last_ts: dict[str, int] = {}  # source -> time of its last timed event
         self._sid_of_key: dict[bytes, str] = {}
+        self.dirty: set[str] = set()  # sources whose state changed since take_dirty() (see state.py)
 
     # -- feeding ---------------------------------------------------------------------------
     def feed(self, record) -> list[Output]:
@@ -117,6 +118,7 @@ class Assembler:
                         self._sid_of_key[key] = sid
             else:
                 sid = source_id(key, decoded)
+            self.dirty.add(sid)
             if decoded.partial or self.joiner._open:
                 joined = self.joiner.push(sid, decoded, record.offset)
                 if joined is None:
@@ -129,7 +131,14 @@ class Assembler:
         return out
 
     def flush_idle(self, now_ms: int) -> list[Output]:
-        return [self._output(b) for b in self.merger.flush_idle(now_ms)]
+        blocks = self.merger.flush_idle(now_ms)
+        self.dirty.update(b.source_id for b in blocks)
+        return [self._output(b) for b in blocks]
+
+    def take_dirty(self) -> set[str]:
+        """Sources whose state changed since the last call."""
+        out, self.dirty = self.dirty, set()
+        return out
 
     def flush_all(self) -> list[Output]:
         blocks = []
@@ -137,6 +146,7 @@ class Assembler:
             # A held partial can close the block before it: keep what push returns (found by fuzzing).
             blocks += self.merger.push(sid, line, off, line.ts_ms or 0)
         blocks += self.merger.flush_all()
+        self.dirty.update(b.source_id for b in blocks)
         return [self._output(b) for b in blocks]
 
     def oldest_open_offset(self) -> int | None:

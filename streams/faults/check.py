@@ -156,14 +156,21 @@ def read_to_end(settings: Settings, topic: str) -> list[tuple[bytes | None, byte
                 ends[p] = high
         consumer.assign([TopicPartition(topic, p, 0) for p in ends])
         records: list[tuple[bytes | None, bytes]] = []
-        seen = dict.fromkeys(ends, -1)
-        while any(seen[p] < ends[p] - 1 for p in ends):
+
+        def behind() -> dict[int, int]:
+            # Positions, not the last offsets seen: a transaction's commit marker takes the last offset
+            # of a partition and is never returned as a record.
+            where = consumer.position([TopicPartition(topic, p) for p in ends])
+            return {tp.partition: tp.offset for tp in where if tp.offset < ends[tp.partition]}
+
+        while behind():
             msg = consumer.poll(5.0)
             if msg is None:
-                raise TimeoutError(f"{topic}: read stopped before the end {ends}, at {seen}")
+                if behind():
+                    raise TimeoutError(f"{topic}: read stopped before the end {ends}, at {behind()}")
+                break
             if msg.error():
                 continue
-            seen[int(msg.partition() or 0)] = int(msg.offset() or 0)
             records.append((msg.key(), msg.value() or b""))
         return records
     finally:

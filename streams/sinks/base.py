@@ -298,6 +298,9 @@ class SinkRunner:
         self.stats["dead_lettered"] += len(items)
 
     def _commit(self) -> None:
+        positions = getattr(self.source, "positions", None)
+        if positions is not None:
+            self.tracker.advance(positions())
         points = self.tracker.commit_points()
         if not points:
             return

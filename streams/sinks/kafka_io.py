@@ -78,6 +78,7 @@ class KafkaRecordSource:
             **settings.kafka.client_config(),
             "group.id": group_id,
             "enable.auto.commit": False,  # the runner commits only what the store acknowledged
+            "isolation.level": "read_committed",  # assemble writes in transactions: never an aborted one
             "auto.offset.reset": "earliest",
             "partition.assignment.strategy": "cooperative-sticky",
             **overrides,
@@ -128,6 +129,10 @@ class KafkaRecordSource:
                                  asynchronous=False)
         except KafkaException as exc:
             raise CommitFailed(f"committing {points} to group {self.consumer_group}: {exc}") from exc
+
+    def positions(self) -> dict[tuple[str, int], int]:
+        """Where the consumer stands in each assigned partition (past transaction markers; local call)."""
+        return {(tp.topic, tp.partition): tp.offset for tp in self.consumer.position(self.consumer.assignment())}
 
     def lag(self) -> dict[tuple[str, int], int]:
         """Records behind the end of each assigned partition (watermarks cached by the client)."""

@@ -33,6 +33,15 @@ class PartitionOffsets:
             self._acked.discard(done)
             self.committed = done + 1
 
+    def advance(self, position: int) -> None:
+        """Nothing in flight and the consumer stands at ``position``: everything below it is done.
+
+        Past the last record of a transaction sits its commit marker, which takes an offset but is never
+        returned as a record; without this the group's committed offset would stop one short of the
+        partition's end for ever (lag 1, and "drained" never true)."""
+        if not self._pending and position > max(self._highest_added, -1) and position != self.committed:
+            self.committed = position
+
     @property
     def in_flight(self) -> int:
         return len(self._pending)
@@ -54,6 +63,12 @@ class OffsetTracker:
             # Revoked (forgotten) while the store was writing it: the new owner re-reads and commits.
             return
         part.ack(offset)
+
+    def advance(self, positions: dict[tuple[str, int], int]) -> None:
+        """The consumer's positions (past transaction markers); see :meth:`PartitionOffsets.advance`."""
+        for tp, position in positions.items():
+            if position >= 0:
+                self._parts.setdefault(tp, PartitionOffsets()).advance(position)
 
     def in_flight(self, topic: str, partition: int) -> int:
         part = self._parts.get((topic, partition))

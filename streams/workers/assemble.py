@@ -1,11 +1,22 @@
-"""The assemble stage as a Faust agent over logs.raw.
+"""The assemble stage as a Faust agent over logs.raw: exactly once, with its state in Kafka.
 
 One :class:`~streams.assemble.pipeline.Assembler` per raw partition. Records are taken in small
-batches with acks disabled (``noack_take``); outputs are sent and their delivery awaited, and only
-then are the raw records acknowledged, and only those below the oldest line still held in an open
-multiline block (``Assembler.committable_offset``). After a kill -9 or a rebalance the next owner
-re-reads from there and rebuilds the open blocks: no line is lost and no block is split. Blocks it
-re-emits carry the same deterministic event ids, so the stores overwrite instead of duplicating.
+batches; each turn writes, in one Kafka transaction (:mod:`streams.workers.transactions`):
+
+- its outputs (events, metric points, dead letters);
+- the state of every source the turn touched (open multiline blocks, a held partial line) to the
+  compacted state topic (:mod:`streams.assemble.state`), in the raw record's partition;
+- the raw offsets it has read, committed for the consumer group.
+
+The sinks and the state restore read ``read_committed``: a turn is seen whole or not at all. A worker
+that takes over a partition (start, kill -9 of the previous owner, rebalance) first reads the
+partition's state back, then reads logs.raw from the committed offset: blocks open at the last
+committed turn carry on, nothing is emitted twice, no block is cut where it would not have been.
+Faust acks nothing on this topic (``acks=False``): the transactions are the only committer.
+
+Records fetched in an earlier consumer generation (before a rebalance, delivered after it) are
+dropped. A transaction the broker rolls back (a broker restart, a fenced generation) makes the
+worker take its partitions over again from what is committed.
 
 An open block is emitted once its source has been quiet for ``idle_timeout_ms``: a timer advances
 each partition's stream time by the wall time passed since its last record. That is what emits the
@@ -16,9 +27,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,92 +42,144 @@ from streams import observability as obs
 from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Assembler, Output, RawRecord
 from streams.assemble.route import ProjectRouter
-from streams.clients import faust_broker_credentials
+from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
+from streams.clients import faust_broker_credentials, faust_read_committed
 from streams.config import Settings
 from streams.errors import SluiceError
+from streams.topics import ensure_assemble_state_topic
+from streams.workers.transactions import TransactionAborted, TransactionalWriter, group_metadata
 
 log = logging.getLogger(__name__)
 
 
 class PartitionState:
-    """An Assembler and the raw events it has not acknowledged yet, for one partition."""
+    """An Assembler and where its partition stands: read, committed, and (after a rewind) awaited."""
 
-    def __init__(self, assembler: Assembler) -> None:
+    def __init__(self, assembler: Assembler, expect: int | None = None) -> None:
         self.assembler = assembler
-        self.pending: list[Any] = []  # faust events, in offset order
         self.newest_ts_ms = 0  # stream time: the newest record timestamp seen
         self.last_seen = time.monotonic()  # wall time of the last record, for the idle timer
         self.next_offset = -1  # the offset after the last record read
+        self.committed: int | None = None  # raw offset committed by this worker's last transaction
+        self.expect = expect  # after a rewind: records are skipped until this offset comes again
+
+    def admits(self, offset: int) -> bool:
+        """Feed this record? Not if it was fed already, nor (after a rewind) before the rewind point."""
+        if self.expect is not None:
+            if offset != self.expect:
+                return False  # fetched before the seek; it comes again in order
+            self.expect = None
+        elif offset < self.next_offset:
+            return False  # re-delivered after a seek: already in the assembler
+        return True
 
 
 class AssembleStage:
-    """Per-partition assemblers, delivery of their outputs, and acks below the open blocks."""
+    """Per-partition assemblers, and one transaction per turn for their outputs and offsets."""
 
     def __init__(self, settings: Settings, registry: Any) -> None:
-        from confluent_kafka import Producer
-
         self.settings = settings
         self.conf = settings.assemble
         # Outputs go through librdkafka, not Faust's producer: about one output per input line, and
         # per-message cost in the asyncio producer was the stage's bottleneck (tests/perf/assemble_bench.py).
-        self.producer = Producer({
-            **settings.kafka.client_config(), "enable.idempotence": True, "linger.ms": 5,
-            "compression.type": "zstd", "message.max.bytes": 16 * 1024 * 1024,
-        })
-        self._delivery_errors: list[str] = []
+        txid = self.conf.transactional_id or f"{self.conf.app_id}-{socket.gethostname()}-{os.getpid()}"
+        self.writer = TransactionalWriter(settings.kafka.client_config(), txid, self.conf.transaction_timeout_ms)
         self.encoder = OutputEncoder(settings, registry)
         self.lookup = registry_schema_lookup(registry)
         self.router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
                                     known=settings.projects())
         self.states: dict[int, PartitionState] = {}
-        # partition -> the broker's end offset as last fetched (set by build_app; None in unit use)
-        self.highwater: Any = None
+        # Set by build_app (None in unit use): the broker's end offset of a partition as last fetched;
+        # the consumer's (generation, member id); the current generation; a seek of the raw consumer.
+        self.highwater: Callable[[int], int | None] | None = None
+        self.membership: Callable[[], tuple[int, str]] | None = None
+        self.generation: Callable[[], int] | None = None
+        self.seek: Callable[[int, int], Awaitable[None]] | None = None
+        # (blocking) a partition's committed state entries {key: value or None} and committed raw offset
+        self.load_state: Callable[[int], tuple[dict[bytes, bytes | None], int | None]] | None = None
+        self.state_topic = self.conf.state_topic_name()
+        self.assigned: set[int] | None = None  # raw partitions this worker owns (None: not tracked)
+        self.stale_dropped = 0
         self.lock = asyncio.Lock()  # the agent and the idle timer both touch the assemblers
+
+    def _assembler(self) -> Assembler:
+        return Assembler(self.lookup, self.router, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
+                         idle_timeout_ms=self.conf.idle_timeout_ms)
 
     def state_of(self, partition: int) -> PartitionState:
         if partition not in self.states:
-            self.states[partition] = PartitionState(Assembler(
-                self.lookup, self.router, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
-                idle_timeout_ms=self.conf.idle_timeout_ms,
-            ))
+            self.states[partition] = PartitionState(self._assembler())
         return self.states[partition]
 
-    def _on_delivery(self, err: Any, _msg: Any) -> None:
-        if err is not None:
-            self._delivery_errors.append(str(err))
+    def is_current(self, message: Any) -> bool:
+        """Fetched in this consumer generation, for a partition this worker still owns?"""
+        if self.assigned is not None and message.partition not in self.assigned:
+            return False
+        gen = getattr(message, "generation_id", None)
+        return self.generation is None or gen is None or gen == self.generation()
 
-    async def deliver(self, outputs: list[Output]) -> None:
-        """Send, then wait until Kafka has every output: only then may raw offsets be acked."""
-        if not outputs:
+    async def commit(self, outputs: list[Output], partitions: set[int]) -> None:
+        """One transaction: ``outputs``, the partitions' changed source states and read offsets."""
+        raw = self.settings.topics.raw
+        messages: list[tuple[str, bytes | None, bytes | None, int]] = [
+            (*self.encoder.encode(o), -1) for o in outputs]
+        offsets: dict[tuple[str, int], int] = {}
+        for p in sorted(partitions):
+            state = self.states.get(p)
+            if state is None:
+                continue
+            asm = state.assembler
+            for sid in sorted(asm.take_dirty()):
+                messages.append((self.state_topic, state_key(p, sid), source_state(asm, sid), p))
+            if state.next_offset >= 0 and (state.committed is None or state.next_offset > state.committed):
+                offsets[(raw, p)] = state.next_offset
+        if self.membership is None:
+            offsets = {}  # unit use: no consumer group to commit for
+        if not messages and not offsets:
             return
-        produce = self.producer.produce
-        for out in outputs:
-            topic, key, value = self.encoder.encode(out)
-            while True:
+        metadata = None
+        if offsets and self.membership is not None:
+            generation, member_id = self.membership()
+            metadata = group_metadata(self.conf.app_id, generation, member_id)
+        try:
+            await asyncio.to_thread(self.writer.write, messages, offsets, metadata)
+        except TransactionAborted as exc:
+            log.warning("%s; taking partitions %s of %s over again from what is committed",
+                        exc, sorted(partitions), raw)
+            obs.TRANSACTIONS_ABORTED.labels("assemble").inc()
+            for p in partitions:
+                self.states.pop(p, None)
+            await self.take_over(partitions)
+            return
+        for (_t, p), offset in offsets.items():
+            self.states[p].committed = offset
+        self._observe(outputs)
+
+    async def take_over(self, partitions: set[int]) -> None:
+        """Restore the partitions' committed state and read logs.raw from their committed offsets."""
+        for p in sorted(partitions):
+            if p in self.states or (self.assigned is not None and p not in self.assigned):
+                continue
+            asm = self._assembler()
+            committed = None
+            if self.load_state is not None:
+                entries, committed = await asyncio.to_thread(self.load_state, p)
+                for key, value in entries.items():
+                    if value is None:
+                        forget_source(asm, sid_of_key(key))
+                    else:
+                        restore_source(asm, value)
+                asm.take_dirty()
+            state = self.states[p] = PartitionState(asm, expect=committed)
+            state.committed = committed
+            if committed is not None and self.seek is not None:
                 try:
-                    produce(topic, value, key, on_delivery=self._on_delivery)
-                    break
-                except BufferError:  # librdkafka's queue is full: let it drain, then go on
-                    await asyncio.to_thread(self.producer.poll, 0.1)
-        while await asyncio.to_thread(self.producer.flush, 5.0):
-            log.warning("outputs not yet acknowledged by Kafka; raw offsets stay uncommitted")
-        if self._delivery_errors:
-            errors, self._delivery_errors = self._delivery_errors, []
-            # Crash rather than ack: the restarted worker re-reads these records (at-least-once).
-            raise SluiceError(f"delivering assemble outputs failed: {errors[:3]}")
-
-    @staticmethod
-    def ack_below(state: PartitionState) -> None:
-        limit = state.assembler.committable_offset()
-        if limit is None:
-            return
-        keep = []
-        for event in state.pending:
-            if event.message.offset < limit:
-                event.ack()
-            else:
-                keep.append(event)
-        state.pending = keep
+                    await self.seek(p, committed)
+                except Exception as exc:  # noqa: BLE001 - revoked meanwhile: the next owner takes it over
+                    log.warning("seek of %s [%d] to %d failed (%s); the partition's next owner reads it",
+                                self.settings.topics.raw, p, committed, exc)
+            log.info("took over %s [%d]: %d open blocks restored, reading from offset %s",
+                     self.settings.topics.raw, p, asm.merger.open_count(), committed)
 
     def _observe(self, outputs: list[Output]) -> None:
         for kind, n in Counter(o.kind for o in outputs).items():
@@ -132,11 +198,15 @@ class AssembleStage:
             touched: set[int] = set()
             for event in events:
                 msg = event.message
+                if not self.is_current(msg):
+                    self.stale_dropped += 1
+                    continue
                 state = self.state_of(msg.partition)
+                if not state.admits(msg.offset):
+                    continue
                 ts_ms = int((msg.timestamp or 0) * 1000)
                 record = RawRecord(msg.topic, msg.partition, msg.offset, msg.value, msg.key, ts_ms)
                 outputs.extend(state.assembler.feed(record))
-                state.pending.append(event)
                 state.newest_ts_ms = max(state.newest_ts_ms, ts_ms)
                 state.last_seen = time.monotonic()
                 state.next_offset = msg.offset + 1
@@ -144,38 +214,45 @@ class AssembleStage:
             for partition in touched:
                 state = self.states[partition]
                 outputs.extend(state.assembler.flush_idle(state.newest_ts_ms))
-            await self.deliver(outputs)
-            self._observe(outputs)
-            for partition in touched:
-                self.ack_below(self.states[partition])
+            await self.commit(outputs, touched)
 
     async def on_idle_tick(self) -> None:
         async with self.lock:
             outputs: list[Output] = []
+            flushed: set[int] = set()
             now = time.monotonic()
             for partition, state in self.states.items():
+                if self.assigned is not None and partition not in self.assigned:
+                    continue
                 quiet_ms = int((now - state.last_seen) * 1000)
                 # Quiet means quiet *and caught up*: while records of the partition wait in Kafka (a
                 # backlog, a broker restart, a rebalance) the rest of an open block may be among them,
                 # and flushing it now would split it (the fault suite caught this).
                 if (quiet_ms >= self.conf.idle_timeout_ms and state.assembler.oldest_open_offset() is not None
                         and self.caught_up(partition, state)):
-                    outputs.extend(state.assembler.flush_idle(state.newest_ts_ms + quiet_ms))
-            if outputs:
-                await self.deliver(outputs)
-                self._observe(outputs)
-                for state in self.states.values():
-                    self.ack_below(state)
+                    out = state.assembler.flush_idle(state.newest_ts_ms + quiet_ms)
+                    if out:
+                        outputs.extend(out)
+                        flushed.add(partition)
+            if flushed:
+                await self.commit(outputs, flushed)
 
     def caught_up(self, partition: int, state: PartitionState) -> bool:
         """Has this worker read everything the broker last said the partition holds?"""
         if self.highwater is None:
             return True
+        if state.expect is not None:
+            return False  # rewound: the records up to where it stood come again
         try:
             high = self.highwater(partition)
         except Exception:  # noqa: BLE001 - no fetch answer yet: not known to be caught up
             return False
         return high is not None and state.next_offset >= high
+
+    async def on_assigned(self, partitions: set[Any]) -> None:
+        async with self.lock:
+            self.assigned = {tp.partition for tp in partitions if tp.topic == self.settings.topics.raw}
+            await self.take_over(self.assigned)
 
     async def on_revoked(self, partitions: set[Any]) -> None:
         # The new owner re-reads from the committed offset and rebuilds these partitions' blocks.
@@ -183,15 +260,68 @@ class AssembleStage:
             for tp in partitions:
                 if tp.topic == self.settings.topics.raw:
                     self.states.pop(tp.partition, None)
+                    if self.assigned is not None:
+                        self.assigned.discard(tp.partition)
+
+
+def load_state(settings: Settings, partition: int, timeout_s: float | None = None) -> tuple[
+        dict[bytes, bytes | None], int | None]:
+    """Blocking: the state topic's partition read to its end (committed records only), and the
+    group's committed offset of the same logs.raw partition, read after it.
+
+    Reading ``read_committed`` stops at the last stable offset: while the previous owner's transaction
+    is open (it was killed mid-turn) this waits until the broker aborts it, so state and offsets are
+    read as of the same committed turn.
+    """
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+    conf = settings.assemble
+    topic = conf.state_topic_name()
+    limit = timeout_s if timeout_s is not None else 3 * conf.transaction_timeout_ms / 1000 + 30
+    consumer = Consumer({**settings.kafka.client_config(), "group.id": conf.app_id, "enable.auto.commit": False,
+                         "isolation.level": "read_committed", "auto.offset.reset": "earliest"})
+    deadline = time.monotonic() + limit
+
+    def retrying(fn: Callable[..., Any], *args: Any) -> Any:
+        # A broker restart or a moved coordinator answers NOT_COORDINATOR / timeouts for a while.
+        while True:
+            try:
+                return fn(*args)
+            except KafkaException as exc:
+                if time.monotonic() > deadline or exc.args[0].fatal():
+                    raise
+                log.warning("taking over %s [%d]: %s (retrying)", settings.topics.raw, partition, exc.args[0])
+                time.sleep(1.0)
+
+    try:
+        entries: dict[bytes, bytes | None] = {}
+        low, high = retrying(consumer.get_watermark_offsets, TopicPartition(topic, partition), 10)
+        if high > low:
+            consumer.assign([TopicPartition(topic, partition, low)])
+            while consumer.position([TopicPartition(topic, partition)])[0].offset < high:
+                if time.monotonic() > deadline:
+                    raise SluiceError(f"reading {topic} [{partition}] to offset {high} took over {limit:.0f} s; "
+                                      "is a transaction of another assemble worker still open? The worker "
+                                      "restarts and tries again")
+                msg = consumer.poll(1.0)
+                if msg is None or msg.error():
+                    continue
+                entries[msg.key() or b""] = msg.value()
+        tp = retrying(consumer.committed, [TopicPartition(settings.topics.raw, partition)], 10)[0]
+        return entries, (tp.offset if tp.offset >= 0 else None)
+    finally:
+        consumer.close()
 
 
 def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
     from confluent_kafka.schema_registry import SchemaRegistryClient
+    from faust.types import TP
 
     conf = settings.assemble
     # Faust writes a data directory even with in-memory stores; not into the working directory.
     datadir = Path(tempfile.gettempdir()) / "sluice-faust" / conf.app_id
     datadir.parent.mkdir(parents=True, exist_ok=True)
+    faust_read_committed()  # the events topics are written in transactions
     app = faust.App(
         conf.app_id,
         broker=f"kafka://{settings.kafka.bootstrap_servers}",
@@ -201,23 +331,31 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
         topic_allow_declare=False,  # topics come from `sluice topics create`, with their retention
         topic_disable_leader=True,
         consumer_auto_offset_reset="earliest",
-        broker_commit_interval=1.0,
-        # Records held by open multiline blocks are never acked before a stop; waiting for them would
-        # hang SIGTERM until the orchestrator kills the worker. Unacked records are re-read by the next
-        # owner (the committed offset stays below them), which is the design.
+        # Nothing is acked on logs.raw (the stage's transactions commit its offsets), so a stop has
+        # nothing to wait for; records held by open blocks are re-read by the next owner.
         stream_wait_empty=False,
         web_enabled=False,
     )
-    raw = app.topic(settings.topics.raw, key_serializer="raw", value_serializer="raw")
+    raw = app.topic(settings.topics.raw, key_serializer="raw", value_serializer="raw", acks=False)
     stage = AssembleStage(settings, SchemaRegistryClient({"url": settings.registry.url}))
 
     def highwater(partition: int) -> int | None:
-        from faust.types import TP
-
         value = app.consumer.highwater(TP(settings.topics.raw, partition))
         return None if value is None else int(value)
 
+    def membership() -> tuple[int, str]:
+        coordinator = app.consumer._thread._ensure_consumer()._coordinator  # type: ignore[attr-defined]
+        return int(coordinator.generation), str(coordinator.member_id)
+
+    async def seek(partition: int, offset: int) -> None:
+        await app.consumer.seek(TP(settings.topics.raw, partition), offset)
+
+    ensure_assemble_state_topic(settings)
     stage.highwater = highwater
+    stage.load_state = lambda p: load_state(settings, p)
+    stage.membership = membership
+    stage.generation = lambda: int(app.consumer_generation_id)
+    stage.seek = seek
 
     @app.agent(raw)
     async def assemble(stream: Any) -> None:
@@ -231,7 +369,11 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
     async def on_revoked(_sender: Any, revoked: set[Any], **_kwargs: Any) -> None:
         await stage.on_revoked(revoked)
 
+    async def on_assigned(_sender: Any, assigned: set[Any], **_kwargs: Any) -> None:
+        await stage.on_assigned(assigned)
+
     app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
+    app.on_partitions_assigned.connect(on_assigned)  # type: ignore[arg-type]
     obs.attach_to_faust(app, settings.observability.port, settings.observability.host)
     return app, stage
 

@@ -46,6 +46,14 @@ class TopicProjectSource:
     def commit(self, points: dict[tuple[str, int], int]) -> None:
         self.inner.commit(points)
 
+    def positions(self) -> dict[tuple[str, int], int]:
+        positions: dict[tuple[str, int], int] = self.inner.positions()
+        return positions
+
+    def lag(self) -> dict[tuple[str, int], int]:
+        lag: dict[tuple[str, int], int] = self.inner.lag()
+        return lag
+
     def pause_all(self) -> None:
         self.inner.pause_all()
 

@@ -35,3 +35,16 @@ def test_redelivered_offsets_are_not_tracked_twice() -> None:
     t.add("a", 0, 5)
     t.ack("a", 0, 5)
     assert t.commit_points() == {("a", 0): 6}
+
+
+def test_position_past_a_transaction_marker_is_committed_once_nothing_is_in_flight() -> None:
+    t = OffsetTracker()
+    t.add("ev", 0, 10)
+    t.advance({("ev", 0): 12})  # record 10, then the commit marker at 11: the consumer stands at 12
+    assert t.commit_points() == {}, "record 10 is still in flight"
+    t.ack("ev", 0, 10)
+    assert t.commit_points() == {("ev", 0): 11}
+    t.advance({("ev", 0): 12, ("ev", 1): -1001})  # -1001: no position yet
+    assert t.commit_points() == {("ev", 0): 12}
+    t.advance({("ev", 0): 12})
+    assert t.commit_points() == {}

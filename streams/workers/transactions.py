@@ -1,0 +1,139 @@
+"""Kafka transactions for a stage that reads with one client and writes with another.
+
+The assemble stage consumes ``logs.raw`` with Faust (aiokafka) and writes its outputs with librdkafka.
+Written at least once, a kill -9 between "outputs delivered" and "raw offsets committed" re-emitted
+events onto the events topics, and the cold tier (whose objects are named by events-topic offsets)
+stored them twice. Here the outputs and the raw offsets go into one Kafka transaction: either both
+are visible to ``read_committed`` consumers (the sinks; librdkafka's default isolation) or neither.
+
+librdkafka's ``send_offsets_to_transaction`` wants the consumer group's metadata as its own consumer
+serialises it (``CGMDv2:``, generation, group id, member id, group instance id), which
+:func:`group_metadata` writes from the aiokafka coordinator's generation and member id. With the real
+generation the broker fences a worker that lost its partitions (``ILLEGAL_GENERATION`` /
+``UNKNOWN_MEMBER_ID``): its transaction is aborted and the new owner's outputs are the only ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import time
+from typing import Any
+
+from streams.errors import SluiceError
+
+log = logging.getLogger(__name__)
+
+
+class TransactionAborted(SluiceError):
+    """The transaction was rolled back: nothing of it is visible; re-read from the committed offsets."""
+
+
+def group_metadata(group_id: str, generation: int, member_id: str, group_instance_id: str | None = None) -> bytes:
+    """librdkafka's serialised ConsumerGroupMetadata (rd_kafka_consumer_group_metadata_write, v2)."""
+    out = b"CGMDv2:" + struct.pack("<i", generation) + group_id.encode() + b"\0" + member_id.encode() + b"\0"
+    if group_instance_id is None:
+        return out + b"\x01"
+    return out + b"\x00" + group_instance_id.encode() + b"\0"
+
+
+class TransactionalWriter:
+    """One call of :meth:`write` = one transaction: the messages and the group's offsets, or nothing.
+
+    A transaction that cannot be committed within ``deadline_s`` (the broker is away, its coordinator
+    moved) is rolled back and reported as :class:`TransactionAborted`; the caller re-reads its input.
+    If even the abort cannot reach the broker, the producer is replaced: the next one, with the same
+    transactional id, fences the old one and the broker aborts what it left open.
+    """
+
+    def __init__(self, client_config: dict[str, Any], transactional_id: str, timeout_ms: int,
+                 deadline_s: float | None = None, retry_wait_s: float = 0.5) -> None:
+        self.transactional_id = transactional_id
+        self.config = {
+            **client_config, "transactional.id": transactional_id, "transaction.timeout.ms": timeout_ms,
+            "linger.ms": 5, "compression.type": "zstd", "message.max.bytes": 16 * 1024 * 1024,
+        }
+        self.deadline_s = deadline_s if deadline_s is not None else timeout_ms / 1000
+        self.retry_wait_s = retry_wait_s
+        self.producer: Any = None
+        self._initialised = False
+        self._new_producer()
+
+    def _new_producer(self) -> None:
+        from confluent_kafka import Producer
+
+        self.producer = Producer(self.config)
+        self._initialised = False
+
+    def write(self, messages: list[tuple[str, bytes | None, bytes | None, int]], offsets: dict[tuple[str, int], int],
+              metadata: bytes | None) -> None:
+        """Blocking. ``messages`` are (topic, key, value or None for a tombstone, partition or -1 for the
+        key's). Raises :class:`TransactionAborted` (retry from the committed offsets) or SluiceError."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        if offsets and metadata is None:
+            raise SluiceError("offsets to commit in a transaction, but no consumer group metadata")
+        deadline = time.monotonic() + self.deadline_s
+        try:
+            if not self._initialised:
+                # Also aborts whatever a previous producer with this transactional id left open.
+                self._call(deadline, self.producer.init_transactions)
+                self._initialised = True
+            self.producer.begin_transaction()
+        except (KafkaException, TimeoutError) as exc:
+            self._new_producer()
+            raise TransactionAborted(f"cannot start a transaction as {self.transactional_id}: {exc}") from exc
+        try:
+            for topic, key, value, partition in messages:
+                while True:
+                    try:
+                        self.producer.produce(topic, value, key, partition)
+                        break
+                    except BufferError:  # librdkafka's queue is full: let it drain, then go on
+                        self.producer.poll(0.1)
+            if offsets:
+                tps = [TopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]
+                self._call(deadline, self.producer.send_offsets_to_transaction, tps, metadata)
+            self._call(deadline, self.producer.commit_transaction)
+        except (KafkaException, TimeoutError) as exc:
+            err = exc.args[0] if isinstance(exc, KafkaException) else None
+            if err is not None and err.fatal():
+                raise SluiceError(f"transactional producer {self.transactional_id} failed for good ({err}); "
+                                  "the worker must restart (its open transaction is aborted by the broker)") from exc
+            self._abort()
+            raise TransactionAborted(f"transaction of {len(messages)} outputs and offsets {offsets} rolled back: "
+                                     f"{err or exc}") from exc
+        except BaseException:
+            self._abort()
+            raise
+
+    def _call(self, deadline: float, fn: Any, *args: Any) -> Any:
+        """Call a transactional API (its last argument a timeout), again while its error is retriable."""
+        from confluent_kafka import KafkaException
+
+        name = getattr(fn, "__name__", str(fn))
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"{name} not done within {self.deadline_s:.0f} s")
+            try:
+                return fn(*args, min(left, 10.0))
+            except KafkaException as exc:
+                err = exc.args[0]
+                if not err.retriable() or err.txn_requires_abort() or err.fatal():
+                    raise
+                log.warning("%s: %s (retrying)", name, err)
+                time.sleep(min(self.retry_wait_s, max(0.0, deadline - time.monotonic())))
+
+    def _abort(self) -> None:
+        from confluent_kafka import KafkaException
+
+        try:
+            self._call(time.monotonic() + self.deadline_s, self.producer.abort_transaction)
+        except (KafkaException, TimeoutError) as exc:
+            # The broker aborts it: when the next producer with this id starts, or after the timeout.
+            log.warning("abort of transaction %s failed (%s); starting a new producer", self.transactional_id, exc)
+            self._new_producer()
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        self.producer.flush(timeout_s)
