@@ -19,8 +19,10 @@ here, in :class:`SinkRunner`:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
+import socket
 import time
 from collections import Counter, deque
 from collections.abc import Callable
@@ -100,6 +102,27 @@ class Backoff:
     def delay(self, attempts: int) -> float:
         # Full jitter: spreads retries of many workers instead of synchronising them.
         return random.uniform(0, min(self.cap_s, self.base_s * 2 ** min(attempts, 16)))
+
+
+_UNREACHABLE = frozenset({
+    "ConnectionError", "ConnectionTimeout",  # elastic_transport
+    "EndpointConnectionError", "ConnectTimeoutError", "ReadTimeoutError", "ConnectionClosedError",  # botocore
+})
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Is this (or what caused it) a store that cannot be reached or is not serving yet?"""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, ConnectionError | TimeoutError | socket.gaierror) or type(cur).__name__ in _UNREACHABLE:
+            return True
+        status = getattr(cur, "status_code", None) or getattr(getattr(cur, "meta", None), "status", None)
+        if isinstance(status, int) and status in (502, 503, 504):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
 
 
 class RecordSource(Protocol):
@@ -192,7 +215,8 @@ class SinkRunner:
             await asyncio.sleep(nap)
 
     async def run(self, stop: asyncio.Event) -> None:
-        await self.sink.start()
+        if not await self._start_sink(stop):
+            return
         try:
             while not stop.is_set():
                 await self.step()
@@ -206,6 +230,28 @@ class SinkRunner:
         while self.sink.buffered() and self.clock() < deadline:
             await self._flush(self.clock())
         self._commit()
+
+    async def _start_sink(self, stop: asyncio.Event) -> bool:
+        """Prepare the store; while it cannot be reached, wait and try again (Kafka holds the input).
+
+        A worker that starts while its store is down waits instead of crash-looping; anything else
+        (a refused credential, an unknown codec) still stops it with the store's reason."""
+        attempt = 0
+        while not stop.is_set():
+            try:
+                await self.sink.start()
+            except Exception as exc:
+                if not unreachable(exc):
+                    raise
+                attempt += 1
+                delay = max(1.0, self.backoff.delay(attempt))
+                log.warning("%s: cannot reach the store to start (%s: %s); trying again in %.1f s, nothing is "
+                            "read from Kafka until then", self.stage, type(exc).__name__, exc, delay)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), delay)
+            else:
+                return True
+        return False
 
     # -- parts -------------------------------------------------------------------------------
     def _queued(self) -> int:

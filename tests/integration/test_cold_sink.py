@@ -177,6 +177,32 @@ def test_store_stopped_mid_write_loses_nothing(stack: Settings, private_server, 
     assert set(counts) == {e["event_id"] for e in events} and max(counts.values()) == 1
 
 
+def test_store_down_at_start_is_waited_for(stack: Settings, private_server, new_topic, unique_name,
+                                          corpus) -> None:
+    settings, service = private_server("objectstore")
+    settings = settings.model_copy(update={"object_store": settings.object_store.model_copy(
+        update={"default_bucket": unique_name("cold-late-store")})})
+    topic, project = project_topic(new_topic, partitions=2)
+    events = corpus_events(corpus, project, "run-3", ingest_step_ms=1000)[:300]
+    produce(stack, topic, events, partitions=2)
+    service.down()  # type: ignore[attr-defined]
+    conf = ColdSinkSettings(**FAST, request_timeout_s=2)  # type: ignore[arg-type]
+    runner = build_cold_runner(settings, unique_name("cold-late-store"), conf, topics=[topic])
+    runner.backoff = Backoff(0.5, 2.0)
+    seen: dict[str, int] = {}
+
+    async def store_comes_back(committed: dict) -> None:
+        await asyncio.sleep(8)
+        seen["while_down"] = sum(committed.values())
+        await asyncio.to_thread(service.up)  # type: ignore[attr-defined]
+
+    committed = asyncio.run(run_until_committed(runner, len(events), 90, store_comes_back))
+    assert seen["while_down"] == 0, "nothing is committed while the store cannot take it"
+    assert sum(committed.values()) == len(events), "the worker waited for the store instead of exiting"
+    counts = event_ids(objects(settings, settings.object_store.default_bucket))
+    assert set(counts) == {e["event_id"] for e in events} and max(counts.values()) == 1
+
+
 def test_objects_open_with_stock_fastavro_and_rehydrate_into_elasticsearch(
         stack: Settings, new_topic, unique_name, corpus) -> None:
     settings = stack.model_copy(update={"object_store": stack.object_store.model_copy(

@@ -267,3 +267,18 @@ def test_a_failed_commit_is_offered_again_not_lost() -> None:
     assert source.commits == [], "the first commit failed, and the worker did not crash"
     run_steps(runner, 1)
     assert source.commits == [{("logs.events.p", 0): 5}], "the same point, committed at the next turn"
+
+
+def test_unreachable_tells_a_store_that_is_away_from_a_real_error() -> None:
+    import elastic_transport
+    from botocore.exceptions import EndpointConnectionError
+
+    from streams.sinks.base import unreachable
+
+    wrapped = RuntimeError("bucket check failed")
+    wrapped.__cause__ = ConnectionRefusedError(111, "Connection refused")
+    assert unreachable(wrapped), "a refused connection under a wrapper"
+    assert unreachable(EndpointConnectionError(endpoint_url="http://127.0.0.1:1/b"))
+    assert unreachable(elastic_transport.ConnectionError("no route"))
+    assert not unreachable(ValueError("unknown codec 'lz5'"))
+    assert not unreachable(PermissionError(13, "spill directory not writable"))
