@@ -32,7 +32,7 @@ from typing import Any, Protocol
 from streams import observability as obs
 from streams.errors import CommitFailed
 from streams.sinks.offsets import OffsetTracker
-from streams.sinks.ratecontrol import Demand, RateController
+from streams.sinks.ratecontrol import Demand, RateController, water_fill
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +159,11 @@ class SinkRunner:
         # acknowledgements plus what is buffered under the per-second budget bounds every one-second
         # window of acknowledged writes by the budget, however late a write completes.
         self.ack_cap = ack_cap
-        self._acks: deque[tuple[float, int]] = deque()
+        # Per project, so the cap is shared max-min fair: a project bursting up to the whole budget
+        # leaves a quiet project the room for what it sends, instead of making it wait for the second
+        # to roll over.
+        self._acks: deque[tuple[float, Counter[str]]] = deque()
+        self._unacked: Counter[str] = Counter()  # admitted to the sink, not yet written, per project
         self.sink = sink
         self.controller = controller
         self.dead_letters = dead_letters
@@ -269,17 +273,15 @@ class SinkRunner:
         if not demands:
             return
         grants = self.controller.grant(demands, now)
-        room = self._ack_room(now) if self.ack_cap else None
-        if room is not None and room <= 0:
+        rooms = self._ack_rooms(now) if self.ack_cap else None
+        if rooms is not None and max(rooms.values(), default=0) <= 0:
             return
         sent_events = sent_bytes = 0
-        # Smallest grants first: when the ack cap leaves less room than was granted, the quiet projects'
-        # few records still go out this window and the bursting project waits.
-        for project, grant in sorted(grants.items(), key=lambda item: item[1].events):
+        for project, grant in grants.items():
             queue = self.queues[project]
             nbytes = 0
             taken = 0
-            limit = grant.events if room is None else min(grant.events, room - sent_events)
+            limit = grant.events if rooms is None else min(grant.events, rooms.get(project, 0))
             while queue and taken < limit:
                 rec = queue[0]
                 # Bytes are a soft limit: always let one record through, or a large one never goes.
@@ -291,19 +293,34 @@ class SinkRunner:
                 nbytes += rec.size
             sent_events += taken
             sent_bytes += nbytes
+            if self.ack_cap:
+                self._unacked[project] += taken
         self.controller.consume(sent_events, sent_bytes, now)
 
-    def _ack_room(self, now: float) -> int:
-        """Events that may still be admitted without the last second's acks exceeding the budget."""
+    def _ack_rooms(self, now: float) -> dict[str, int]:
+        """Per project: events it may still admit without any one-second window of acknowledged
+        writes exceeding the budget. The budget is split max-min fair over what each project used in
+        the last second plus what it has waiting; the split never sums over the budget."""
         while self._acks and self._acks[0][0] <= now - 1.0:
             self._acks.popleft()
+        used: Counter[str] = Counter(self._unacked)
+        for _t, counts in self._acks:
+            used.update(counts)
+        wants = {p: used[p] + len(q) for p, q in self.queues.items()}
+        for p, n in used.items():
+            wants.setdefault(p, n)
         per_second = self.controller.capacity.events_per_s * self.controller.fraction
-        return int(per_second) - sum(n for _t, n in self._acks) - self.sink.buffered()
+        shares = water_fill(per_second, wants, self.controller.project_weights)
+        return {p: int(shares[p]) - used[p] for p in wants}
 
     async def _flush(self, now: float) -> None:
         result = await self.sink.flush(now)
-        if self.ack_cap and result.acked:
-            self._acks.append((self.clock(), len(result.acked)))
+        if self.ack_cap:
+            done = Counter(r.project for r in (*result.acked, *result.retry))
+            done.update(r.project for r, _reason, _type in result.rejected)
+            self._unacked -= done
+            if result.acked:
+                self._acks.append((self.clock(), Counter(r.project for r in result.acked)))
         for rec in result.acked:
             self.tracker.ack(rec.topic, rec.partition, rec.offset)
         self.stats["acked"] += len(result.acked)

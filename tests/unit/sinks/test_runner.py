@@ -282,3 +282,22 @@ def test_unreachable_tells_a_store_that_is_away_from_a_real_error() -> None:
     assert unreachable(elastic_transport.ConnectionError("no route"))
     assert not unreachable(ValueError("unknown codec 'lz5'"))
     assert not unreachable(PermissionError(13, "spill directory not writable"))
+
+
+def test_ack_cap_is_shared_fairly_so_a_quiet_project_is_not_held_back() -> None:
+    from collections import Counter, deque
+
+    clock = [0.3]
+    store = FakeStore()
+    runner = SinkRunner(FakeSource([]), store, RateController(Capacity(100, 10**9), window_s=0.1),
+                        FakeDLQ(), "hot_sink", clock=lambda: clock[0], ack_cap=True)
+    # The bursting project's writes of the last second already reach the budget (80 = 80% of 100/s).
+    runner._acks.append((0.0, Counter({"noisy": 80})))
+    runner.queues["noisy"] = deque(recs(300, "noisy"))
+    runner.queues["quiet"] = deque(SinkRecord("logs.events.q", 0, 1000 + i, b"k", {}, b"r", "quiet", 100)
+                                   for i in range(3))
+    run_steps(runner, 1)
+    assert sorted(store.written) == [1000, 1001, 1002], "the quiet project's records go out now, the burst's wait"
+    clock[0] = 1.05  # the burst's second has rolled over: it gets the rest of the budget again
+    run_steps(runner, 1)
+    assert any(o < 1000 for o in store.written)
