@@ -186,6 +186,10 @@ class MultilineMerger:
                     best = o
         return best
 
+    def newest_ts(self) -> int:
+        """The newest line time among the open blocks (0 when none): a restored merger's stream time."""
+        return max((ob.block.last_ts_ms for opened in self._src.values() for ob in opened.values()), default=0)
+
     def open_count(self) -> int:
         return sum(len(o) for o in self._src.values())
 

@@ -107,7 +107,7 @@ class Pipeline:
         with log.open("ab") as fh:
             fh.write(f"\n===== start {name} at {time.strftime('%H:%M:%S')} =====\n".encode())
             fh.flush()
-            proc = subprocess.Popen([sys.executable, "-m", "streams.faults.worker", stage, "--loglevel", "warn"],
+            proc = subprocess.Popen([sys.executable, "-m", "streams.faults.worker", stage, "--loglevel", "info"],
                                     env=env, cwd=REPO_ROOT, stdout=fh, stderr=subprocess.STDOUT)
         self.workers[name] = Worker(name, stage, proc, log)
         return self.workers[name]

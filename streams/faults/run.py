@@ -173,10 +173,12 @@ def inject_faults(plan: Plan, rng: random.Random, pipeline: Pipeline, servers: S
 
 def drained(settings: Settings) -> bool:
     from streams.sinks.elasticsearch.testing import committed_to_end
+    from streams.workers.assemble import open_sources
 
     t = settings.topics
     events = t.events_topic(settings.routing.default_project)
     return (committed_to_end(settings, settings.assemble.app_id, [t.raw])
+            and open_sources(settings) == 0  # the last blocks of each source flushed (idle timer)
             and committed_to_end(settings, settings.hot.group_id, [events, t.metrics])
             and committed_to_end(settings, cold_group(settings), [events]))
 

@@ -82,3 +82,20 @@ def test_a_source_with_nothing_open_is_deleted_and_a_bad_version_refused() -> No
     assert source_state(asm, "src") is None
     with pytest.raises(ValueError, match="version"):
         restore_source(Assembler(), b'{"v": 99, "sid": "x"}')
+
+
+def test_restored_blocks_flush_on_the_idle_timer_from_their_own_time() -> None:
+    records = _records()
+    first = Assembler()
+    for rec in records[:40]:
+        first.feed(rec)
+    second = Assembler()
+    for sid in first.take_dirty():
+        value = source_state(first, sid)
+        if value is not None:
+            restore_source(second, value)
+    assert second.merger.open_count() > 0
+    stream_time = second.merger.newest_ts()  # what the worker restarts its stream time from
+    assert stream_time == max(r.timestamp_ms for r in records[:40])
+    flushed = second.flush_idle(stream_time + second.merger.idle_timeout_ms)
+    assert len(flushed) == first.merger.open_count() and second.merger.open_count() == 0
