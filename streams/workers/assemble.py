@@ -267,7 +267,7 @@ class AssembleStage:
             await self.take_over(self.assigned)
 
     async def on_revoked(self, partitions: set[Any]) -> None:
-        # The new owner re-reads from the committed offset and rebuilds these partitions' blocks.
+        # The next owner restores these partitions' committed state and reads on from the committed offset.
         async with self.lock:
             for tp in partitions:
                 if tp.topic == self.settings.topics.raw:
