@@ -55,19 +55,23 @@ log = logging.getLogger(__name__)
 class PartitionState:
     """An Assembler and where its partition stands: read, committed, and (after a rewind) awaited."""
 
-    def __init__(self, assembler: Assembler, expect: int | None = None) -> None:
+    def __init__(self, assembler: Assembler, expect: int | None = None, strict: bool = False) -> None:
         self.assembler = assembler
         self.newest_ts_ms = 0  # stream time: the newest record timestamp seen
         self.last_seen = time.monotonic()  # wall time of the last record, for the idle timer
         self.next_offset = -1  # the offset after the last record read
         self.committed: int | None = None  # raw offset committed by this worker's last transaction
-        self.expect = expect  # after a rewind: records are skipped until this offset comes again
+        # Where reading resumes (the committed offset). After a rewind (``strict``) records are skipped until
+        # this very offset comes again: the ones after it were fetched before the seek. After a take-over
+        # the first record at or past it is taken: retention may have deleted the committed offset itself.
+        self.expect = expect
+        self.strict = strict
 
     def admits(self, offset: int) -> bool:
         """Feed this record? Not if it was fed already, nor (after a rewind) before the rewind point."""
         if self.expect is not None:
-            if offset != self.expect:
-                return False  # fetched before the seek; it comes again in order
+            if offset < self.expect or (self.strict and offset != self.expect):
+                return False  # before the committed offset, or fetched before the seek (comes again in order)
             self.expect = None
         elif offset < self.next_offset:
             return False  # re-delivered after a seek: already in the assembler
@@ -153,13 +157,13 @@ class AssembleStage:
             obs.TRANSACTIONS_ABORTED.labels("assemble").inc()
             for p in partitions:
                 self.states.pop(p, None)
-            await self.take_over(partitions)
+            await self.take_over(partitions, rewind=True)
             return
         for (_t, p), offset in offsets.items():
             self.states[p].committed = offset
         self._observe(outputs)
 
-    async def take_over(self, partitions: set[int]) -> None:
+    async def take_over(self, partitions: set[int], rewind: bool = False) -> None:
         """Restore the partitions' committed state and read logs.raw from their committed offsets."""
         for p in sorted(partitions):
             if p in self.states or (self.assigned is not None and p not in self.assigned):
@@ -174,7 +178,7 @@ class AssembleStage:
                     else:
                         restore_source(asm, value)
                 asm.take_dirty()
-            state = self.states[p] = PartitionState(asm, expect=committed)
+            state = self.states[p] = PartitionState(asm, expect=committed, strict=rewind)
             state.committed = committed
             # Stream time restarts from the restored blocks' newest line: from 0, the idle timer's
             # "stream time + quiet time" would never reach them (the fault suite lost 12 blocks so).
