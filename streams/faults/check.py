@@ -145,34 +145,14 @@ def read_to_end(settings: Settings, topic: str) -> list[tuple[bytes | None, byte
     """(key, value) of every record of ``topic``, from the first offset to the current end."""
     from confluent_kafka import Consumer, TopicPartition
 
+    from streams.kafka_read import read_to_end as read_partitions
+
     consumer = Consumer({**settings.kafka.client_config(), "group.id": f"{topic}-check",
                          "enable.auto.commit": False})
     try:
         parts = consumer.list_topics(topic, timeout=10).topics[topic].partitions
-        ends = {}
-        for p in parts:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-            if high > low:
-                ends[p] = high
-        consumer.assign([TopicPartition(topic, p, 0) for p in ends])
-        records: list[tuple[bytes | None, bytes]] = []
-
-        def behind() -> dict[int, int]:
-            # Positions, not the last offsets seen: a transaction's commit marker takes the last offset
-            # of a partition and is never returned as a record.
-            where = consumer.position([TopicPartition(topic, p) for p in ends])
-            return {tp.partition: tp.offset for tp in where if tp.offset < ends[tp.partition]}
-
-        while behind():
-            msg = consumer.poll(5.0)
-            if msg is None:
-                if behind():
-                    raise TimeoutError(f"{topic}: read stopped before the end {ends}, at {behind()}")
-                break
-            if msg.error():
-                continue
-            records.append((msg.key(), msg.value() or b""))
-        return records
+        bounds = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10) for p in parts}
+        return [(msg.key(), msg.value() or b"") for msg in read_partitions(consumer, topic, bounds, 60.0)]
     finally:
         consumer.close()
 

@@ -46,6 +46,7 @@ from streams.assemble.state import forget_source, restore_source, sid_of_key, so
 from streams.clients import faust_broker_credentials, faust_read_committed
 from streams.config import Settings
 from streams.errors import SluiceError
+from streams.kafka_read import read_to_end
 from streams.topics import ensure_assemble_state_topic
 from streams.workers.transactions import TransactionAborted, TransactionalWriter, group_metadata
 
@@ -103,7 +104,6 @@ class AssembleStage:
         self.load_state: Callable[[int], tuple[dict[bytes, bytes | None], int | None]] | None = None
         self.state_topic = self.conf.state_topic_name()
         self.assigned: set[int] | None = None  # raw partitions this worker owns (None: not tracked)
-        self.stale_dropped = 0
         self.lock = asyncio.Lock()  # the agent and the idle timer both touch the assemblers
 
     def _assembler(self) -> Assembler:
@@ -210,7 +210,6 @@ class AssembleStage:
             for event in events:
                 msg = event.message
                 if not self.is_current(msg):
-                    self.stale_dropped += 1
                     continue
                 state = self.state_of(msg.partition)
                 if not state.admits(msg.offset):
@@ -310,19 +309,13 @@ def load_state(settings: Settings, partition: int, timeout_s: float | None = Non
                 time.sleep(1.0)
 
     try:
-        entries: dict[bytes, bytes | None] = {}
-        low, high = retrying(consumer.get_watermark_offsets, TopicPartition(topic, partition), 10)
-        if high > low:
-            consumer.assign([TopicPartition(topic, partition, low)])
-            while consumer.position([TopicPartition(topic, partition)])[0].offset < high:
-                if time.monotonic() > deadline:
-                    raise SluiceError(f"reading {topic} [{partition}] to offset {high} took over {limit:.0f} s; "
-                                      "is a transaction of another assemble worker still open? The worker "
-                                      "restarts and tries again")
-                msg = consumer.poll(1.0)
-                if msg is None or msg.error():
-                    continue
-                entries[msg.key() or b""] = msg.value()
+        bounds = {partition: retrying(consumer.get_watermark_offsets, TopicPartition(topic, partition), 10)}
+        try:
+            records = read_to_end(consumer, topic, bounds, max(0.0, deadline - time.monotonic()))
+        except TimeoutError as exc:
+            raise SluiceError(f"{exc}; is a transaction of another assemble worker still open? The worker "
+                              "restarts and tries again") from exc
+        entries: dict[bytes, bytes | None] = {msg.key() or b"": msg.value() for msg in records}
         tp = retrying(consumer.committed, [TopicPartition(settings.topics.raw, partition)], 10)[0]
         return entries, (tp.offset if tp.offset >= 0 else None)
     finally:

@@ -134,6 +134,3 @@ class TransactionalWriter:
             # The broker aborts it: when the next producer with this id starts, or after the timeout.
             log.warning("abort of transaction %s failed (%s); starting a new producer", self.transactional_id, exc)
             self._new_producer()
-
-    def close(self, timeout_s: float = 10.0) -> None:
-        self.producer.flush(timeout_s)

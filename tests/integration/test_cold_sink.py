@@ -143,11 +143,22 @@ def test_killed_between_upload_and_commit_restarts_into_identical_objects(
         assert key.startswith(f"{project}/run-1/") and f"/{topic}+" in key and key + ".manifest.json" in after
 
 
+def private_store(private_server: Callable[..., Any], bucket: str) -> tuple[Settings, Any]:
+    """An object store of the test's own (to stop and start), writing to ``bucket``."""
+    settings, service = private_server("objectstore")
+    return settings.model_copy(update={"object_store": settings.object_store.model_copy(
+        update={"default_bucket": bucket})}), service
+
+
+def assert_each_event_once(settings: Settings, events: list[dict[str, Any]]) -> None:
+    counts = event_ids(objects(settings, settings.object_store.default_bucket))
+    assert set(counts) == {e["event_id"] for e in events}, "none missing"
+    assert max(counts.values()) == 1, "no event in two objects"
+
+
 def test_store_stopped_mid_write_loses_nothing(stack: Settings, private_server, new_topic, unique_name,
                                                corpus) -> None:
-    settings, service = private_server("objectstore")
-    settings = settings.model_copy(update={"object_store": settings.object_store.model_copy(
-        update={"default_bucket": unique_name("cold-outage")})})
+    settings, service = private_store(private_server, unique_name("cold-outage"))
     topic, project = project_topic(new_topic, partitions=2)
     events = corpus_events(corpus, project, "run-2", ingest_step_ms=1000)
     half = len(events) // 2
@@ -173,15 +184,12 @@ def test_store_stopped_mid_write_loses_nothing(stack: Settings, private_server, 
     assert outage["stuck_at"] < len(events), "nothing past the outage was committed"
     assert runner.sink.stats["store_errors"] > 0, "the sink did meet the outage"
     assert sum(committed.values()) == len(events)
-    counts = event_ids(objects(settings, settings.object_store.default_bucket))
-    assert set(counts) == {e["event_id"] for e in events} and max(counts.values()) == 1
+    assert_each_event_once(settings, events)
 
 
 def test_store_down_at_start_is_waited_for(stack: Settings, private_server, new_topic, unique_name,
                                           corpus) -> None:
-    settings, service = private_server("objectstore")
-    settings = settings.model_copy(update={"object_store": settings.object_store.model_copy(
-        update={"default_bucket": unique_name("cold-late-store")})})
+    settings, service = private_store(private_server, unique_name("cold-late-store"))
     topic, project = project_topic(new_topic, partitions=2)
     events = corpus_events(corpus, project, "run-3", ingest_step_ms=1000)[:300]
     produce(stack, topic, events, partitions=2)
@@ -199,8 +207,7 @@ def test_store_down_at_start_is_waited_for(stack: Settings, private_server, new_
     committed = asyncio.run(run_until_committed(runner, len(events), 90, store_comes_back))
     assert seen["while_down"] == 0, "nothing is committed while the store cannot take it"
     assert sum(committed.values()) == len(events), "the worker waited for the store instead of exiting"
-    counts = event_ids(objects(settings, settings.object_store.default_bucket))
-    assert set(counts) == {e["event_id"] for e in events} and max(counts.values()) == 1
+    assert_each_event_once(settings, events)
 
 
 def test_objects_open_with_stock_fastavro_and_rehydrate_into_elasticsearch(

@@ -14,23 +14,16 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from streams.config import Settings
+from streams.kafka_read import read_to_end
 from streams.workers.transactions import TransactionAborted, TransactionalWriter, group_metadata
 
 
 def _committed_values(settings: Settings, topic: str) -> list[bytes]:
     consumer = Consumer({**settings.kafka.client_config(), "group.id": f"{topic}-reader",
-                         "isolation.level": "read_committed", "auto.offset.reset": "earliest"})
+                         "isolation.level": "read_committed"})
     try:
-        consumer.assign([TopicPartition(topic, 0, 0)])
-        _low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
-        out = []
-        while consumer.position([TopicPartition(topic, 0)])[0].offset < high:
-            msg = consumer.poll(2.0)
-            if msg is None:
-                break
-            if not msg.error():
-                out.append(msg.value() or b"")
-        return out
+        bounds = {0: consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)}
+        return [msg.value() or b"" for msg in read_to_end(consumer, topic, bounds, 20.0)]
     finally:
         consumer.close()
 
