@@ -5,7 +5,6 @@ Each step prints what it did and where to look, so a newcomer can check it by ha
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from streams.clients import es_client, s3_client
 from streams.config import REPO_ROOT, Settings
 from streams.errors import SluiceError
 from streams.produce import produce_files
+from streams.sinks.objectstore.build import manifest_from_metadata
 from streams.stack.base import stop_gracefully
 
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
@@ -105,16 +105,16 @@ def es_count(settings: Settings, index: str, host: str) -> int:
 
 
 def cold_objects(settings: Settings, prefix: str) -> tuple[int, int]:
-    """(objects, events) under ``prefix``, from the manifests the cold sink writes beside each object."""
+    """(objects, events) under ``prefix``, from the manifest each cold object carries as metadata."""
     s3 = s3_client(settings.object_store)
+    bucket = settings.object_store.default_bucket
     objects = events = 0
-    pages = s3.get_paginator("list_objects_v2").paginate(Bucket=settings.object_store.default_bucket, Prefix=prefix)
-    for page in pages:
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         for obj in page.get("Contents", []):
-            if obj["Key"].endswith(".manifest.json"):
-                body = s3.get_object(Bucket=settings.object_store.default_bucket, Key=obj["Key"])["Body"].read()
+            manifest = manifest_from_metadata(s3.head_object(Bucket=bucket, Key=obj["Key"]).get("Metadata", {}))
+            if manifest is not None:
                 objects += 1
-                events += int(json.loads(body)["count"])
+                events += int(manifest["count"])
     return objects, events
 
 
@@ -231,7 +231,7 @@ def show_cold(settings: Settings, say: Callable[[str], None], prefix: str, want:
     objects, in_cold = wait_for(lambda: cold_objects(settings, prefix), lambda oe: oe[1] >= want, 120)
     bucket = settings.object_store.default_bucket
     say(f"4. cold sink: {in_cold} events in {objects} Avro objects under s3://{bucket}/{prefix}*/ "
-        "(with a manifest each)")
+        "(each with its manifest as object metadata)")
     say(f"   look: {settings.stack.dir / 'objectstore' / 'data' / bucket / prefix.split('/', maxsplit=1)[0]}, or "
         f"`sluice rehydrate --project {prefix.split('/', maxsplit=1)[0]} --task <task> --from <today> --to <today>`")
     if in_cold < want:

@@ -24,6 +24,7 @@ import pytest
 from streams.clients import es_client, s3_client
 from streams.config import REPO_ROOT, Settings
 from streams.sinks.base import Backoff
+from streams.sinks.objectstore.build import manifest_from_metadata
 from streams.sinks.objectstore.rehydrate import parse_bound, rehydrate
 from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.sinks.objectstore.testing import corpus_events
@@ -139,8 +140,13 @@ def test_killed_between_upload_and_commit_restarts_into_identical_objects(
     counts = event_ids(after)
     assert set(counts) == {e["event_id"] for e in events}, "none missing"
     assert max(counts.values()) == 1, "no event in two objects"
-    for key in data_objects(after):
-        assert key.startswith(f"{project}/run-1/") and f"/{topic}+" in key and key + ".manifest.json" in after
+    s3 = s3_client(stack.object_store)
+    for key, body in data_objects(after).items():
+        assert key.startswith(f"{project}/run-1/") and f"/{topic}+" in key
+        manifest = manifest_from_metadata(s3.head_object(Bucket=bucket, Key=key)["Metadata"])
+        assert manifest is not None, f"{key} carries its manifest"
+        assert manifest["sha256"] == hashlib.sha256(body).hexdigest()
+        assert manifest["count"] == sum(1 for _ in fastavro.reader(io.BytesIO(body)))
 
 
 def private_store(private_server: Callable[..., Any], bucket: str) -> tuple[Settings, Any]:

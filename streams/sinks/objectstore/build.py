@@ -27,10 +27,14 @@ from fastavro.schema import to_parsing_canonical_form
 
 from streams.contracts import parsed_schema, schema_text
 from streams.errors import ConfigError
-from streams.sinks.objectstore.container import BLOCK_CODECS, container_file
+from streams.sinks.objectstore.container import BLOCK_CODECS, SYNC_INTERVAL, container_file
 from streams.sinks.objectstore.partition import epoch_ms
 
 SCHEMA_NAME = "log_event"
+
+
+# The object's user metadata entry that holds its manifest (S3 sends it as x-amz-meta-sluice-manifest).
+MANIFEST_METADATA = "sluice-manifest"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +44,18 @@ class BuiltObject:
     manifest: dict[str, Any]
 
     def manifest_bytes(self) -> bytes:
-        return json.dumps(self.manifest, sort_keys=True, separators=(",", ":")).encode()
+        # ASCII only (non-ASCII escaped): S3 user metadata must be US-ASCII.
+        return json.dumps(self.manifest, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+    def metadata(self) -> dict[str, str]:
+        """The object's user metadata: its manifest, stored with the object in the same PUT."""
+        return {MANIFEST_METADATA: self.manifest_bytes().decode("ascii")}
+
+
+def manifest_from_metadata(metadata: dict[str, str]) -> dict[str, Any] | None:
+    """The manifest in an object's user metadata (as HEAD returns it), None if it has none."""
+    text = metadata.get(MANIFEST_METADATA)
+    return json.loads(text) if text else None
 
 
 @cache
@@ -94,7 +109,7 @@ def encode_body(events: Sequence[dict[str, Any]], key: str, fmt: str = "avro", c
         return container_file(SCHEMA_NAME, _avro_bodies(events, bodies), sync_marker(key), codec, codec_level)
     buf = io.BytesIO()
     fastavro.writer(buf, json.loads(schema_text(SCHEMA_NAME)), events, codec=codec, sync_marker=sync_marker(key),
-                    codec_compression_level=codec_level)
+                    codec_compression_level=codec_level, sync_interval=SYNC_INTERVAL)
     return buf.getvalue()
 
 
@@ -122,8 +137,8 @@ def build_object(key: str, topic: str, partition: int, offsets: Sequence[int], e
         raise ValueError("an object needs events, one offset each")
     body = encode_body(events, key, fmt, codec, codec_level, bodies)
     times = [epoch_ms(e["timestamp"]) for e in events]
+    # Stored as the object's user metadata (under 2 KB, S3's limit): the key is the object's own name.
     manifest = {
-        "key": key,
         "format": fmt,
         "codec": codec if fmt == "avro" else "gzip",
         "schema": "sluice.v1.LogEvent",

@@ -1,10 +1,11 @@
 """Avro object container files framed from ready-made record bodies. Pure: no I/O, no clock.
 
-fastavro's writer encodes each record into a buffer and, once the buffer holds ``SYNC_INTERVAL``
-bytes or more, writes it out as one block: zig-zag varint record count, varint byte size, the
-(compressed) bytes, the 16-byte sync marker. When the bodies are already Avro binary (the Kafka
-value after its 5-byte Confluent header), the same file is made by cutting blocks at the same places
-and compressing them the same way, without decoding or encoding a single record. The header is
+fastavro's writer encodes each record into a buffer and, once the buffer holds ``sync_interval``
+bytes or more (``SYNC_INTERVAL`` here), writes it out as one block: zig-zag varint record count,
+varint byte size, the (compressed) bytes, the 16-byte sync marker. When the bodies are already
+Avro binary (the Kafka value after its 5-byte Confluent header), the same file is made by cutting
+blocks at the same places and compressing them the same way, without decoding or encoding a
+single record. The header is
 fastavro's own (written once per codec), so the two paths agree byte for byte; a test holds them
 to it.
 """
@@ -22,7 +23,9 @@ import fastavro
 from streams.contracts import schema_text
 
 SYNC_SIZE = 16
-SYNC_INTERVAL = 1000 * SYNC_SIZE  # fastavro.writer's default sync_interval
+# Bytes per block before compression. fastavro's default is 16,000; 64,000 compresses the corpus's
+# events 10% smaller at the same zlib level, with a quarter of the per-block calls (see settings.py).
+SYNC_INTERVAL = 64_000
 
 
 def _zigzag(n: int) -> bytes:

@@ -76,20 +76,18 @@ def _day(day_number: int) -> str:
 
 def group_of(event: dict[str, Any], fallback_project: str) -> GroupKey:
     source = event.get("source") or {}
-    return GroupKey(
-        project=path_part(event.get("project") or fallback_project),
-        task_id=path_part(event.get("task_id")),
-        day=utc_day(epoch_ms(event["timestamp"])),
-        node_role=path_part(source.get("node_role")),
-    )
+    return _group(event.get("project") or fallback_project, event.get("task_id"),
+                  epoch_ms(event["timestamp"]) // DAY_MS, source.get("node_role"))
+
+
+@lru_cache(maxsize=4096)  # per record on the sink's hot path; few distinct groups
+def _group(project: str, task_id: str | None, day_number: int, node_role: str | None) -> GroupKey:
+    return GroupKey(project=path_part(project), task_id=path_part(task_id), day=_day(day_number),
+                    node_role=path_part(node_role))
 
 
 def object_key(group: GroupKey, topic: str, partition: int, first_offset: int, extension: str = "avro") -> str:
     return f"{group.prefix()}{topic}+{partition}+{first_offset:0{OFFSET_WIDTH}d}.{extension}"
-
-
-def manifest_key(key: str) -> str:
-    return f"{key}.manifest.json"
 
 
 def day_prefixes(project: str, task_id: str, first: date, last: date) -> list[str]:

@@ -1,7 +1,8 @@
 """Cold objects back into Elasticsearch: one task's events between two times.
 
 Only the task's day prefixes are listed (``<project>/<task>/<yyyy-mm-dd>/``), and each object's
-manifest says whether its events can overlap the range, so objects outside it are never read.
+manifest (its user metadata, read with a HEAD) says whether its events can overlap the range, so
+objects outside it are never read.
 Documents are indexed with ``_id = event_id``: rehydrating twice overwrites, it does not duplicate.
 """
 
@@ -21,7 +22,8 @@ import fastavro
 from streams.clients import es_client
 from streams.config import Settings
 from streams.errors import SluiceError
-from streams.sinks.objectstore.partition import bucket_for, day_prefixes, epoch_ms, manifest_key
+from streams.sinks.objectstore.build import manifest_from_metadata
+from streams.sinks.objectstore.partition import bucket_for, day_prefixes, epoch_ms
 from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.sinks.objectstore.store import ObjectStore
 
@@ -34,7 +36,7 @@ DATA_SUFFIXES = (".avro", ".ndjson.gz")
 class ColdObject:
     bucket: str
     key: str
-    manifest: dict[str, Any] | None  # None: the object was stored but its manifest was not (crash)
+    manifest: dict[str, Any] | None  # None: an object without Sluice's manifest metadata (read whole)
 
     @property
     def count(self) -> int | None:
@@ -77,16 +79,13 @@ def find_objects(store: ObjectStore, bucket: str, project: str, task_id: str, st
     keys: list[str] = []
     for prefix in day_prefixes(project, task_id, start.date(), end.date()):
         keys += store.list_keys(bucket, prefix)
-    present = set(keys)
     start_ms, end_ms = epoch_ms(start), epoch_ms(end)
     found = []
     data_keys = [k for k in keys if k.endswith(DATA_SUFFIXES)]
     for key in data_keys:
-        manifest = None
-        if manifest_key(key) in present:
-            manifest = json.loads(store.get(bucket, manifest_key(key)))
-            if manifest["last_event_ms"] < start_ms or manifest["first_event_ms"] > end_ms:
-                continue
+        manifest = manifest_from_metadata(store.metadata(bucket, key))  # a HEAD, not a read
+        if manifest and (manifest["last_event_ms"] < start_ms or manifest["first_event_ms"] > end_ms):
+            continue
         found.append(ColdObject(bucket, key, manifest))
     return found, len(data_keys)
 

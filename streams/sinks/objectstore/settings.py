@@ -30,7 +30,10 @@ class ColdSinkSettings(BaseSettings):
     # deflate is in every Avro reader; zstandard and snappy only where their packages are installed
     # (checked at start: a codec that cannot be written is a configuration error, not a surprise).
     codec: Literal["null", "deflate", "zstandard", "snappy"] = "deflate"
-    codec_level: int | None = None  # None = the codec's own default (zlib 6)
+    # None = the codec's own default (zlib 6). 3: on the corpus's events, in 64 kB blocks, zlib 3 is
+    # 2.3x faster than zlib 6 in 16 kB blocks (fastavro's default) and as small (0.17 s vs 0.39 s,
+    # 5.69 MB vs 5.70 MB for 40 MB of events); zstandard's own default is 3 as well.
+    codec_level: int | None = 3
 
     # -- rotation: all three decided on the records alone, never on the wall clock ---------------
     # Records per segment (one segment = the objects of one partition cut at the same offsets).

@@ -1,9 +1,9 @@
 """``ColdSink``: LogEvents into compressed Avro objects in S3-compatible storage, exactly once.
 
 One straight pipeline, as every sink here: place each record in its partition's open segment
-(segment.py decides the cuts), build the closed segments' objects (build.py, pure), upload them and
-their manifests (store.py), then acknowledge the segment's records so the runner may commit past
-them. A record in an open or not-yet-uploaded segment is simply not acknowledged yet.
+(segment.py decides the cuts), build the closed segments' objects (build.py, pure), upload each
+with its manifest as object metadata (store.py), then acknowledge the segment's records so the
+runner may commit past them. A record in an open or not-yet-uploaded segment is not acknowledged.
 
 Exactly once: object keys come from offsets and contents from the records, so a worker killed
 between upload and commit re-reads from the last commit point (always a segment boundary), cuts the
@@ -45,7 +45,6 @@ from streams.sinks.objectstore.partition import (
     bucket_for,
     epoch_ms,
     group_of,
-    manifest_key,
     object_key,
 )
 from streams.sinks.objectstore.segment import PartitionSegments, RotationRules, Segment
@@ -66,9 +65,14 @@ class PendingSegment:
     segment: Segment
     objects: list[tuple[str, BuiltObject]] | None = None  # (bucket, object), built once
     records: list[SinkRecord] = field(default_factory=list)  # what to acknowledge when stored
-    done: set[str] = field(default_factory=set)  # keys stored with their manifest
+    done: set[str] = field(default_factory=set)  # keys stored (each with its manifest)
     attempts: int = 0
     not_before: float = 0.0
+    # The upload running in the background, and what it has to report when a flush collects it.
+    task: asyncio.Task[bool] | None = None
+    rejected: list[tuple[SinkRecord, str, str]] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    throttled: bool = False
 
     @property
     def nbytes(self) -> int:
@@ -108,11 +112,12 @@ class ColdSink:
         self.backoff = backoff or Backoff(base_s=0.5, cap_s=30.0)
         self.rules = RotationRules(self.conf.rotate_records, self.conf.rotate_bytes, self.conf.rotate_interval_s,
                                    self.conf.stagger)
-        # The shared windowed controller, counting PUTs as events (an object and its manifest: 2).
+        # The shared windowed controller, counting PUTs as events (one per object, manifest included).
         self.put_control = RateController(Capacity(self.conf.puts_per_s, self.conf.put_bytes_per_s))
         self.lifecycle: list[LifecycleStatus] = []
         self._parts: dict[TopicPartition, PartitionState] = {}
         self._pending: list[PendingSegment] = []
+        self._gate: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         self._rejected: list[tuple[SinkRecord, str, str]] = []
         self._draining = False
         self.stats = {"objects": 0, "object_bytes": 0, "segments": 0, "cuts_recorded": 0, "upload_failures": 0,
@@ -159,7 +164,12 @@ class ColdSink:
             if state.segments is not None and state.segments.open is not None and self._should_cut(state, now,
                                                                                                    pressure):
                 return True
-        return any(p.not_before <= now for p in self._pending) and self.put_control.wait_s(now) == 0
+        if any(p.task is not None and p.task.done() for p in self._pending):
+            return True  # an upload ended: collect it
+        if (self._draining or pressure) and any(p.task is not None for p in self._pending):
+            return True  # nothing else can happen until an upload ends: flush waits for one
+        return (any(p.task is None and p.not_before <= now for p in self._pending)
+                and self.put_control.wait_s(now) == 0)
 
     def buffered(self) -> int:
         held = sum(len(s.staged) + (s.segments.buffered if s.segments else 0) for s in self._parts.values())
@@ -174,14 +184,27 @@ class ColdSink:
         result.rejected, self._rejected = self._rejected, []
         await self._load_cuts(now)
         await self._cut_open(now)
-        await self._upload_ready(now, result)
+        self._start_uploads(now)
+        self._collect(result)
+        if not result.acked and (self._draining or self._pressure()):
+            await self._wait_for_uploads(now)  # else the runner's loop would spin on an unchanged state
+            self._collect(result)
         return result
 
     async def close(self) -> None:
+        running = [p.task for p in self._pending if p.task is not None]
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
         log.info("cold sink closing: %s; %d records not stored (re-read from Kafka on restart)",
                  self.stats, self.buffered())
 
     # -- operations the cold worker adds to the protocol -----------------------------------------
+    async def uploads_ended(self) -> None:
+        """Until every upload in flight has ended; the next flush reports them (tests step with this
+        to keep a fake clock from running ahead of uploads that are still in their threads)."""
+        await asyncio.gather(*(p.task for p in self._pending if p.task is not None), return_exceptions=True)
+
     def begin_drain(self) -> None:
         """Planned shutdown: cut every open segment (recording the cuts) so everything commits."""
         self._draining = True
@@ -191,7 +214,13 @@ class ColdSink:
         gone = set(partitions)
         for tp in gone:
             self._parts.pop(tp, None)
-        self._pending = [p for p in self._pending if (p.segment.topic, p.segment.partition) not in gone]
+        keep = []
+        for pending in self._pending:
+            if (pending.segment.topic, pending.segment.partition) not in gone:
+                keep.append(pending)
+            elif pending.task is not None:
+                pending.task.cancel()  # its records are the new owner's now; a finished PUT is harmless
+        self._pending = keep
 
     # -- parts -------------------------------------------------------------------------------
     def _idle(self, state: PartitionState, now: float) -> bool:
@@ -295,14 +324,34 @@ class ColdSink:
         return build_object(key, seg.topic, seg.partition, [r.offset for r in records], events,
                             self.conf.format, self.conf.codec, self.conf.codec_level, bodies)
 
-    async def _upload_ready(self, now: float, result: FlushResult) -> None:
-        ready = [p for p in self._pending if p.not_before <= now]
-        if not ready:
+    # -- uploads: in the background, so the runner goes on polling and cutting while they run ----
+    def _start_uploads(self, now: float) -> None:
+        if self.put_control.wait_s(now) > 0:
             return
-        gate = asyncio.Semaphore(self.conf.upload_concurrency)
+        for pending in self._pending:
+            if pending.task is None and pending.not_before <= now:
+                pending.task = asyncio.create_task(self._upload_segment(pending))
+
+    def _collect(self, result: FlushResult) -> None:
+        """Report the uploads that ended: stored segments are acknowledged, the others retried."""
         latencies: list[float] = []
-        outcomes = await asyncio.gather(*(self._upload_segment(p, gate, latencies, result) for p in ready))
-        for pending, stored in zip(ready, outcomes, strict=True):
+        for pending in [p for p in self._pending if p.task is not None and p.task.done()]:
+            task, pending.task = pending.task, None
+            if task is None:
+                continue
+            stored = False
+            if task.cancelled():
+                pass  # its event loop ended (a restart in tests): uploaded again, same key, same bytes
+            elif (error := task.exception()) is not None:
+                log.error("cold: upload of %s [%d] from offset %d crashed; retrying: %r", pending.segment.topic,
+                          pending.segment.partition, pending.segment.first_offset, error)
+                pending.not_before = self.clock() + self.backoff.delay(pending.attempts + 1)
+            else:
+                stored = task.result()
+            result.rejected.extend(pending.rejected)
+            latencies += pending.latencies
+            result.throttled |= pending.throttled
+            pending.rejected, pending.latencies, pending.throttled = [], [], False
             if stored:
                 self._pending.remove(pending)
                 result.acked.extend(pending.records)
@@ -312,40 +361,64 @@ class ColdSink:
             if not result.throttled:
                 self.put_control.on_success(result.latency_s)
 
-    async def _upload_segment(self, pending: PendingSegment, gate: asyncio.Semaphore, latencies: list[float],
-                              result: FlushResult) -> bool:
+    async def _wait_for_uploads(self, now: float) -> None:
+        """Until an upload ends (at most 1 s), or a retry's backoff does."""
+        running = [p.task for p in self._pending if p.task is not None]
+        if running:
+            await asyncio.wait(running, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+        elif self._pending:
+            await asyncio.sleep(min(1.0, max(0.0, min(p.not_before for p in self._pending) - now)))
+
+    def _upload_gate(self) -> asyncio.Semaphore:
+        """``upload_concurrency`` PUTs at once across all segments (one semaphore per event loop)."""
+        loop = asyncio.get_running_loop()
+        if self._gate is None or self._gate[0] is not loop:
+            self._gate = (loop, asyncio.Semaphore(self.conf.upload_concurrency))
+        return self._gate[1]
+
+    async def _upload_segment(self, pending: PendingSegment) -> bool:
+        """Build (once) and store the segment's objects; True when all of them are stored."""
         if pending.objects is None:
-            result.rejected.extend(await asyncio.to_thread(self._build, pending))
-        try:
-            for bucket, obj in pending.objects or []:
-                if obj.key in pending.done:
-                    continue
-                async with gate:
-                    now = self.clock()
-                    if self.put_control.wait_s(now) > 0:
-                        return False  # over this window's PUT budget: the rest goes in a later flush
-                    self.put_control.consume(2, len(obj.body), now)
-                    started = self.clock()
-                    await asyncio.to_thread(self._put_object, bucket, obj)
-                    latencies.append(self.clock() - started)
-                pending.done.add(obj.key)
-                self.stats["objects"] += 1
-                self.stats["object_bytes"] += len(obj.body)
-        except Exception as exc:  # noqa: BLE001 - any store failure: keep the bytes, retry after backoff
+            pending.rejected.extend(await asyncio.to_thread(self._build, pending))
+        gate = self._upload_gate()
+        todo = [(bucket, obj) for bucket, obj in pending.objects or [] if obj.key not in pending.done]
+        outcomes = await asyncio.gather(*(self._upload_object(pending, gate, bucket, obj) for bucket, obj in todo),
+                                        return_exceptions=True)
+        errors = [o for o in outcomes if isinstance(o, BaseException)]
+        if errors:
+            # Any store failure: keep the bytes (and what is stored), retry after backoff.
+            exc = errors[0]
+            if not isinstance(exc, Exception):
+                raise exc
             pending.attempts += 1
             pending.not_before = self.clock() + self.backoff.delay(pending.attempts)
             self.stats["upload_failures"] += 1
             self.stats["store_errors"] += 1
             if is_throttle(exc):
-                result.throttled = True
+                pending.throttled = True
                 self.put_control.on_throttled()
             log.warning("cold: upload of %s [%d] from offset %d failed (attempt %d): %s", pending.segment.topic,
                         pending.segment.partition, pending.segment.first_offset, pending.attempts, exc)
             return False
+        return all(outcomes)
+
+    async def _upload_object(self, pending: PendingSegment, gate: asyncio.Semaphore, bucket: str,
+                             obj: BuiltObject) -> bool:
+        async with gate:
+            now = self.clock()
+            if self.put_control.wait_s(now) > 0:
+                return False  # over this window's PUT budget: the rest goes in a later flush
+            self.put_control.consume(1, len(obj.body), now)
+            started = self.clock()
+            await asyncio.to_thread(self._put_object, bucket, obj)
+            pending.latencies.append(self.clock() - started)
+        pending.done.add(obj.key)
+        self.stats["objects"] += 1
+        self.stats["object_bytes"] += len(obj.body)
         return True
 
     def _put_object(self, bucket: str, obj: BuiltObject) -> None:
         content_type = "avro/binary" if obj.key.endswith(".avro") else "application/x-ndjson"
-        self.store.put(bucket, obj.key, obj.body, content_type)
-        # After the object: a manifest never points at an object that is not there.
-        self.store.put(bucket, manifest_key(obj.key), obj.manifest_bytes(), "application/json")
+        # The manifest travels as the object's metadata: stored in the same request, so an object
+        # never exists without its manifest, and it costs no second PUT.
+        self.store.put(bucket, obj.key, obj.body, content_type, obj.metadata())

@@ -102,14 +102,17 @@ class ObjectStore:
         return LifecycleStatus(bucket, True, detail)
 
     # -- objects ---------------------------------------------------------------------------------
-    def put(self, bucket: str, key: str, body: bytes, content_type: str = "application/octet-stream") -> None:
+    def put(self, bucket: str, key: str, body: bytes, content_type: str = "application/octet-stream",
+            metadata: dict[str, str] | None = None) -> None:
+        """One object, with its user metadata in the same request (single PUT or multipart upload)."""
+        extra = {"ContentType": content_type, "Metadata": metadata or {}}
         if len(body) <= self.conf.multipart_threshold:
-            self.client.put_object(Bucket=bucket, Key=key, Body=body, ContentType=content_type)
+            self.client.put_object(Bucket=bucket, Key=key, Body=body, **extra)
             return
-        self._put_multipart(bucket, key, body, content_type)
+        self._put_multipart(bucket, key, body, extra)
 
-    def _put_multipart(self, bucket: str, key: str, body: bytes, content_type: str) -> None:
-        upload = self.client.create_multipart_upload(Bucket=bucket, Key=key, ContentType=content_type)
+    def _put_multipart(self, bucket: str, key: str, body: bytes, extra: dict[str, Any]) -> None:
+        upload = self.client.create_multipart_upload(Bucket=bucket, Key=key, **extra)
         upload_id = upload["UploadId"]
         try:
             parts = []
@@ -131,6 +134,10 @@ class ObjectStore:
     def get(self, bucket: str, key: str) -> bytes:
         body: bytes = self.client.get_object(Bucket=bucket, Key=key)["Body"].read()
         return body
+
+    def metadata(self, bucket: str, key: str) -> dict[str, str]:
+        """An object's user metadata (a HEAD: the object's bytes are not read)."""
+        return dict(self.client.head_object(Bucket=bucket, Key=key).get("Metadata", {}))
 
     def list_keys(self, bucket: str, prefix: str, start_after: str | None = None) -> Iterator[str]:
         kwargs: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix}

@@ -45,6 +45,7 @@ class MemoryObjectStore:
     def __init__(self, conf: ColdSinkSettings | None = None) -> None:
         self.conf = conf or ColdSinkSettings()
         self.objects: dict[tuple[str, str], bytes] = {}
+        self.meta: dict[tuple[str, str], dict[str, str]] = {}
         self.puts = 0
         self.fail = False
 
@@ -59,10 +60,16 @@ class MemoryObjectStore:
         self._check()
         return LifecycleStatus(bucket, False, "in-memory store: no lifecycle API")
 
-    def put(self, bucket: str, key: str, body: bytes, content_type: str = "") -> None:
+    def put(self, bucket: str, key: str, body: bytes, content_type: str = "",
+            metadata: dict[str, str] | None = None) -> None:
         self._check()
         self.puts += 1
         self.objects[(bucket, key)] = body
+        self.meta[(bucket, key)] = dict(metadata or {})
+
+    def metadata(self, bucket: str, key: str) -> dict[str, str]:
+        self._check()
+        return dict(self.meta[(bucket, key)])
 
     def get(self, bucket: str, key: str) -> bytes:
         self._check()
@@ -87,5 +94,4 @@ class MemoryObjectStore:
         self.put(bucket, cut_key(self.conf.cuts_prefix, topic, partition, first, last), b"")
 
     def data_objects(self) -> dict[str, bytes]:
-        return {k: v for (_b, k), v in self.objects.items()
-                if not k.startswith(self.conf.cuts_prefix) and not k.endswith(".manifest.json")}
+        return {k: v for (_b, k), v in self.objects.items() if not k.startswith(self.conf.cuts_prefix)}

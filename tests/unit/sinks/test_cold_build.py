@@ -16,6 +16,7 @@ from streams.sinks.objectstore.build import (
     check_codec,
     codec_available,
     invalid_events,
+    manifest_from_metadata,
     sync_marker,
 )
 from streams.sinks.objectstore.testing import corpus_events
@@ -50,6 +51,17 @@ def test_stock_fastavro_reads_the_events_back(events) -> None:
     assert (m["count"], m["first_offset"], m["last_offset"]) == (len(events), 100, 99 + len(events))
     assert m["first_event_ms"] == min(e["timestamp"] for e in events)
     assert m["codec"] == "deflate" and len(m["schema_fingerprint"]) == 64
+
+
+def test_the_manifest_rides_as_ascii_user_metadata_under_s3s_2kb(events) -> None:
+    event = dict(events[0], message="Fehler: Gerät nicht gefunden ✗")
+    obj = build_object(KEY, "logs.events.p", 7, [10**15], [event])
+    metadata = obj.metadata()
+    text = "".join(metadata) + "".join(metadata.values())
+    assert text.isascii(), "S3 user metadata is US-ASCII"
+    assert len(text.encode()) < 2048, "S3 caps user metadata at 2 KB"
+    assert manifest_from_metadata(metadata) == obj.manifest
+    assert manifest_from_metadata({}) is None
 
 
 def test_datetimes_from_the_registry_decoder_are_written(events) -> None:

@@ -10,7 +10,6 @@ from streams.sinks.objectstore.partition import (
     bucket_for,
     day_prefixes,
     group_of,
-    manifest_key,
     object_key,
     stagger_s,
 )
@@ -23,7 +22,6 @@ def test_key_layout_from_a_real_event(corpus) -> None:
     group = group_of(event, "fallback")
     key = object_key(group, "logs.events.llama", 2, 42)
     assert key == "llama/run-42/2026-11-29/trainer/logs.events.llama+2+00000000000000000042.avro"
-    assert manifest_key(key) == key + ".manifest.json"
 
 
 def test_missing_task_and_role_are_unknown_and_slashes_cannot_escape_the_prefix(corpus) -> None:

@@ -85,6 +85,7 @@ def run(kafka: FakeKafka, store: MemoryObjectStore, cold: ColdSinkSettings, cloc
         await sink.start()
         for _ in range(steps):
             await runner.step(poll_timeout_s=0)
+            await sink.uploads_ended()
             clock[0] += 1.0
 
     asyncio.run(go())
@@ -159,6 +160,7 @@ def runner_steps(runner: SinkRunner, clock: list[float], steps: int) -> None:
     async def go() -> None:
         for _ in range(steps):
             await runner.step(poll_timeout_s=0)
+            await runner.sink.uploads_ended()  # type: ignore[attr-defined]
             clock[0] += 1.0
 
     asyncio.run(go())
