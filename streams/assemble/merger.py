@@ -5,9 +5,11 @@ Lines from different per-process prefixes (``[rank3]:``, ``(VllmWorkerProcess pi
 unprefixed line that continues the block most recently touched under another prefix (torch's
 ``[rank3]:[E...]`` puts the prefix on the first line of a C++ error only) joins that block.
 
-Limits: ``max_lines`` and ``max_bytes`` per block (the block is emitted with ``truncated=True``),
-and ``idle_timeout_ms``: ``flush_idle(now_ms)`` emits blocks whose last line arrived that long ago
-— this is what emits the last traceback of a job that died.
+Limits: ``max_lines`` and ``max_bytes`` per block (the block is emitted with ``truncated=True``).
+Blank lines held after a block count towards both: a run of blank lines that would take the block
+past a limit ends it (blank lines after a block are never part of it), so no source can grow the
+merger's memory without bound. ``idle_timeout_ms``: ``flush_idle(now_ms)`` emits blocks whose
+last line arrived that long ago — this is what emits the last traceback of a job that died.
 
 Crash safety: ``oldest_open_offset()`` is the Kafka offset of the first line of the oldest block
 still open; a caller that commits only below it and re-reads from it after a restart loses no
@@ -25,12 +27,13 @@ _PREFIX = R.PREFIX_RE.match
 
 
 class _Open:
-    __slots__ = ("after_chain", "atomic_proc", "block", "body0", "close", "depth", "mode", "pending")
+    __slots__ = ("after_chain", "atomic_proc", "block", "body0", "close", "depth", "mode", "pending", "pending_bytes")
 
     def __init__(self, block: Block, mode: str, body0: str) -> None:
         self.block = block
         self.mode = mode
         self.pending: list[tuple[str, int, int | None]] = []  # held blank lines
+        self.pending_bytes = 0
         self.after_chain = False
         self.depth = 0
         self.close = ""
@@ -107,24 +110,16 @@ class MultilineMerger:
         self._last_key: dict[str, str] = {}
 
     # -- public API -------------------------------------------------------------------------
-    def push(self, sid: str, line: RawLine, offset: int, arrival_ms: int) -> list[Block]:  # noqa: PLR0912 - hot path
+    def push(self, sid: str, line: RawLine, offset: int, arrival_ms: int) -> list[Block]:
         """Add one line of source ``sid`` read at Kafka ``offset``; return blocks that closed."""
         text = line.text
         key, body, rank = split_prefix(text)
         opened = self._src.get(sid)
         if opened is None:
-            opened = self._src[sid] = {}
+            opened = {}  # stored when a block opens: a source with nothing open is not kept
         out: list[Block] = []
         if not body or body.isspace():
-            ob = opened.get(key)
-            if ob is None and key == "":
-                last = self._last_key.get(sid)
-                ob = opened.get(last) if last else None
-                if ob is not None and ob.mode == "plain":
-                    ob = None
-            if ob is not None:  # held: it belongs to the block only if the block goes on
-                ob.pending.append((text, offset, line.file_offset))
-                ob.block.last_ts_ms = arrival_ms
+            self._hold_blank(sid, opened, key, line, offset, arrival_ms, out)
             return out
         last = self._last_key.get(sid)
         ob = opened.get(key)
@@ -132,11 +127,13 @@ class MultilineMerger:
             other = opened.get(last)  # torch prefixes only the first line of a C++ error
             if other is not None and other.mode != "plain" and self._continues(other, body):
                 self._append(other, text, body, offset, line, arrival_ms, opened, last, out)
+                self._prune(sid, opened)
                 return out
         if ob is not None:
             if self._continues(ob, body):
                 self._append(ob, text, body, offset, line, arrival_ms, opened, key, out)
                 self._last_key[sid] = key
+                self._prune(sid, opened)
                 return out
             out.append(self._close(opened, key))
         if last is not None and last != key:
@@ -160,6 +157,7 @@ class MultilineMerger:
         if mode == "json":
             ob.depth = _json_depth(body)
         opened[key] = ob
+        self._src[sid] = opened
         return out
 
     def flush_idle(self, now_ms: int) -> list[Block]:
@@ -170,7 +168,10 @@ class MultilineMerger:
                 if ob.block.last_ts_ms + self.idle_timeout_ms <= now_ms:
                     due.append((ob.block.first_offset, ob.block.first_index, sid, key))
         due.sort()
-        return [self._close(self._src[sid], key) for _o, _i, sid, key in due]
+        out = [self._close(self._src[sid], key) for _o, _i, sid, key in due]
+        for sid in {sid for _o, _i, sid, _k in due}:
+            self._prune(sid, self._src[sid])
+        return out
 
     def flush_all(self) -> list[Block]:
         """Emit every open block (end of input, or before a planned shutdown)."""
@@ -192,6 +193,10 @@ class MultilineMerger:
 
     def open_count(self) -> int:
         return sum(len(o) for o in self._src.values())
+
+    def source_count(self) -> int:
+        """Sources with something open (a source with nothing open costs no memory)."""
+        return len(self._src)
 
     # -- internals --------------------------------------------------------------------------
     def _continues(self, ob: _Open, body: str) -> bool:  # noqa: PLR0911, PLR0912 - one flat dispatch: the hot path pays no call per rule
@@ -240,6 +245,7 @@ class MultilineMerger:
                 b.texts.append(t)
                 b.nbytes += len(t) + 1
             ob.pending.clear()
+            ob.pending_bytes = 0
         b.texts.append(text)
         b.nbytes += len(text) + 1
         b.last_offset = offset
@@ -282,6 +288,34 @@ class MultilineMerger:
             out.append(self._close(opened, key))
         elif ob.mode == "done":  # a closed table / balanced JSON dump: emit now, not at the next line
             out.append(self._close(opened, key))
+
+    def _hold_blank(self, sid: str, opened: dict[str, _Open], key: str, line: RawLine, offset: int,
+                    arrival_ms: int, out: list[Block]) -> None:
+        """A blank line waits beside the block it may belong to (it joins only if the block goes on);
+        held lines count towards the block's limits, and reaching one ends the block without them."""
+        held_key = key
+        ob = opened.get(key)
+        if ob is None and key == "":
+            held_key = self._last_key.get(sid) or ""
+            ob = opened.get(held_key) if held_key else None
+            if ob is not None and ob.mode == "plain":
+                ob = None
+        if ob is None:
+            return
+        ob.pending.append((line.text, offset, line.file_offset))
+        ob.pending_bytes += len(line.text) + 1
+        b = ob.block
+        b.last_ts_ms = arrival_ms
+        if len(b.texts) + len(ob.pending) >= self.max_lines or b.nbytes + ob.pending_bytes >= self.max_bytes:
+            out.append(self._close(opened, held_key))
+            self._prune(sid, opened)
+
+    def _prune(self, sid: str, opened: dict[str, _Open]) -> None:
+        """Forget a source with nothing open: its last prefix only matters while a block is open
+        (a restored worker does not have it either), and sources come and go for ever."""
+        if not opened:
+            del self._src[sid]
+            self._last_key.pop(sid, None)
 
     @staticmethod
     def _close(opened: dict[str, _Open], key: str) -> Block:

@@ -225,9 +225,9 @@ def top_sites(end: tracemalloc.Snapshot, start: tracemalloc.Snapshot) -> list[Si
 @dataclass
 class Probe:
     blanks: int
+    closed_after: int | None  # blank lines fed when the block was emitted (None: still open)
+    emitted_lines: int  # lines of the emitted block (the traceback's, without blank lines)
     open_blocks: int
-    block_lines: int
-    held_blanks: int
     heap_bytes: int
 
 
@@ -239,12 +239,14 @@ def blank_line_probe(block: list[str], blanks: int) -> Probe:
     for rec in feed_order([block], 1):
         assert not asm.feed(rec)
     before = tracemalloc.get_traced_memory()[0]
-    for offset in range(len(block), len(block) + blanks):
-        assert not asm.feed(RawRecord("logs.raw", 0, offset, b"\n", key, TS_MS))
+    closed_after, emitted_lines = None, 0
+    for n, offset in enumerate(range(len(block), len(block) + blanks), 1):
+        for out in asm.feed(RawRecord("logs.raw", 0, offset, b"\n", key, TS_MS)):
+            if out.kind == "event" and closed_after is None:
+                closed_after, emitted_lines = n, out.value["message"].count("\n") + 1
     gc.collect()
     grown = tracemalloc.get_traced_memory()[0] - before
-    ob = next(iter(asm.merger._src[key.decode()].values()))
-    return Probe(blanks, asm.merger.open_count(), len(ob.block.texts), len(ob.pending), grown)
+    return Probe(blanks, closed_after, emitted_lines, asm.merger.open_count(), grown)
 
 
 # -- report -----------------------------------------------------------------------------------
@@ -361,11 +363,9 @@ Same, K=1:
   {k1.state_bytes / k1.sources:,.0f} B per source at K=1 (JSON field names, the 8-field source, `body0`,
   offsets). The worker writes the whole state of every source a turn touched, so a turn that adds a
   line to each of {sources:,} open long blocks writes about {mib(lng.state_bytes)} to the state topic.
-- Per-source entries outlive the blocks: after `flush_all` the merger still keeps `_src[sid]` (an
-  empty dict) and `_last_key[sid]`, the assembler `_sid_of_key` (capped at 10,000) and `_last_ts`
-  (cleared past 100,000). `_src` and `_last_key` are dropped only by `state.forget_source` (a
-  tombstone read at restore), so in a running worker they grow with every distinct key ever seen
-  on the partition, not with the open blocks.
+- Per-source entries: the merger forgets a source as soon as it has nothing open (its last prefix
+  matters only while a block is open); what stays after `flush_all` (above) is the assembler's
+  `_sid_of_key` (capped at 10,000 keys) and `_last_ts` (cleared past 100,000 sources).
 
 Worst case under the default limits: a block closes when it reaches max_lines ({merger.max_lines}) or
 max_bytes ({merger.max_bytes // 1024} KiB, counted as characters + 1 per line), so an open block holds at
@@ -374,12 +374,12 @@ heap for ASCII text (a and b above), up to {worst_ucs4 / GIB:,.1f} GiB if every 
 outside the BMP (Python then stores 4 bytes per character). The limits bound lines and characters
 of `texts`, but not all of an open block:
 
-- blank lines: a blank or whitespace-only line after an open block waits in `_Open.pending`,
-  counted against neither max_lines nor max_bytes, and it refreshes the block's idle time. Probe:
-  one open 5-line traceback, then {probe.blanks:,} empty lines on the same source: {probe.open_blocks} open
-  block, {probe.block_lines} lines in it, {probe.held_blanks:,} held blank lines, {mib(probe.heap_bytes)} more
-  heap ({probe.heap_bytes / max(probe.held_blanks, 1):,.0f} B each), no output. A source that keeps writing
-  blank (or long whitespace-only) lines keeps its block open and growing.
+- blank lines: a blank or whitespace-only line after an open block waits in `_Open.pending` (it
+  joins the block only if the block goes on) and counts towards max_lines and max_bytes; a run that
+  would take the block past a limit ends it. Probe: one open 5-line traceback, then
+  {probe.blanks:,} empty lines on the same source: the block was emitted after {probe.closed_after} blank
+  lines with its {probe.emitted_lines} lines, {probe.open_blocks} block open at the end, heap
+  {mib(probe.heap_bytes)} above where it was.
 - the line that crosses max_bytes is added whole (it is cut only when the event is built), so an
   open block can hold max_bytes plus one line as long as a raw record.
 """

@@ -251,3 +251,45 @@ def test_max_lines_truncates_and_flags():
     got = [t for b in sorted(out, key=lambda b: b.first_offset) for t in b.texts]
     assert [t for t in got if t.split("] ", 1)[-1].strip()] == [
         t for t in lines(f, 1, 100) if t.split("] ", 1)[-1].strip()]
+
+
+def test_blank_lines_never_grow_a_block_past_its_limits():
+    """A source that writes blank lines after an open traceback: held, but only up to the limits."""
+    f = "bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log"
+    tb = lines(f, 11, 21)  # the traceback without its last line: the block stays open
+    m = MultilineMerger(max_lines=100, max_bytes=4096)
+    assert _feed(m, tb) == []
+    out = _feed(m, [""] * 5000, start=len(tb))
+    assert len(out) == 1 and out[0].texts == tb and not out[0].truncated, "closed, blank lines dropped"
+    assert m.open_count() == 0 and m.source_count() == 0
+
+    wide = MultilineMerger(max_lines=10**6, max_bytes=4096)
+    assert _feed(wide, tb) == []
+    (b,) = _feed(wide, [" " * 500] * 20, start=len(tb))  # whitespace lines count their bytes
+    assert b.texts == tb and wide.open_count() == 0
+
+
+def test_blank_lines_below_the_limits_still_join_a_chain_that_goes_on():
+    f = "vllm_async_engine_chained_cancelled_error_under_load.log"
+    chain = lines(f, 30, 67)  # two tracebacks joined by "The above exception ...", blank lines between
+    m = MultilineMerger(max_lines=len(chain) + 1)
+    got = _feed(m, chain) + m.flush_all()
+    assert len(got) == 1 and got[0].texts == chain and not got[0].truncated
+
+
+def test_sources_with_nothing_open_are_forgotten():
+    """Sources come and go for ever (pods, files): one with no open block costs nothing."""
+    f = "bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log"
+    tb = lines(f, 11, 22)
+    m = MultilineMerger(idle_timeout_ms=5000)
+    for n in range(1000):
+        for i, text in enumerate(tb):
+            m.push(f"pod-{n}", RawLine(text), n * 100 + i, 1000)
+    assert m.source_count() == 1000
+    assert len(m.flush_idle(6000)) == 1000
+    assert m.source_count() == 0 and m.open_count() == 0
+    single = lines(f, 1, 1)[0]
+    m.push("once", RawLine(single), 0, 1000)
+    m.push("once", RawLine(single), 1, 1000)  # a new record closes the first one
+    m.flush_all()
+    assert m.source_count() == 0
