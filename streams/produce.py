@@ -5,11 +5,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from streams.avro_io import avro_serializer
 from streams.config import Settings
 from streams.errors import SluiceError
 from streams.rawbatch import batches_from_file, default_source, source_key
+
+
+def producer_config(settings: Settings) -> dict[str, Any]:
+    """How ``produce_files`` produces (idempotent, zstd, 20 ms linger)."""
+    return {**settings.kafka.client_config(), "linger.ms": 20, "compression.type": "zstd", "enable.idempotence": True}
 
 
 def produce_files(
@@ -19,14 +25,17 @@ def produce_files(
     host: str = "demo-node-0",
     batch_lines: int = 50,
     progress: Callable[[int], None] | None = None,
+    producer: Any | None = None,
 ) -> int:
-    """Each file is one source; its lines go in order, ``batch_lines`` per record. Returns lines sent."""
+    """Each file is one source; its lines go in order, ``batch_lines`` per record. Returns lines sent.
+
+    ``producer``: a confluent-kafka Producer of the caller's (a benchmark's transactional one, so that
+    a whole backlog becomes visible to read_committed consumers at once); else one is made here."""
     from confluent_kafka import Producer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     serializer = avro_serializer(settings, "raw_batch")
-    producer = Producer({**settings.kafka.client_config(), "linger.ms": 20, "compression.type": "zstd",
-                         "enable.idempotence": True})
+    producer = producer or Producer(producer_config(settings))
     ctx = SerializationContext(settings.topics.raw, MessageField.VALUE)
     now_ms = int(time.time() * 1000)
     sent = 0

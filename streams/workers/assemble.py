@@ -46,7 +46,7 @@ from streams.assemble.state import forget_source, restore_source, sid_of_key, so
 from streams.clients import faust_broker_credentials, faust_read_committed
 from streams.config import Settings
 from streams.errors import SluiceError
-from streams.kafka_read import read_to_end
+from streams.kafka_read import has_record, read_to_end
 from streams.topics import ensure_assemble_state_topic
 from streams.workers.transactions import TransactionAborted, TransactionalWriter, group_metadata
 
@@ -67,6 +67,7 @@ class PartitionState:
         # the first record at or past it is taken: retention may have deleted the committed offset itself.
         self.expect = expect
         self.strict = strict
+        self.markers_only: tuple[int, int] | None = None  # (from, to): offsets found to hold no record
 
     def admits(self, offset: int) -> bool:
         """Feed this record? Not if it was fed already, nor (after a rewind) before the rewind point."""
@@ -97,6 +98,8 @@ class AssembleStage:
         # Set by build_app (None in unit use): the broker's end offset of a partition as last fetched;
         # the consumer's (generation, member id); the current generation; a seek of the raw consumer.
         self.highwater: Callable[[int], Awaitable[int | None]] | None = None
+        # Set by build_app: is there a record of logs.raw in [from, to) of a partition (markers are none)?
+        self.records_between: Callable[[int, int, int], Awaitable[bool]] | None = None
         self.membership: Callable[[], tuple[int, str]] | None = None
         self.generation: Callable[[], int] | None = None
         self.seek: Callable[[int, int], Awaitable[None]] | None = None
@@ -257,12 +260,26 @@ class AssembleStage:
             return False
         if high is None:
             return False
-        if state.expect is not None:
-            # Taken over (or rewound) and waiting for the record at the committed offset: caught up only
-            # if there is none yet. (A take-over at the very end of the input restores open blocks that
-            # no record will ever follow: they must still be flushed. The fault suite caught this.)
-            return state.expect >= high
-        return state.next_offset >= high
+        # Taken over (or rewound), the next record to read is the one at the committed offset. (A take-over
+        # at the very end of the input restores open blocks that no record will ever follow: they must
+        # still be flushed. The fault suite caught this.)
+        start = state.expect if state.expect is not None else state.next_offset
+        return start >= high or await self.only_markers(partition, state, start, high)
+
+    async def only_markers(self, partition: int, state: PartitionState, start: int, high: int) -> bool:
+        """Are the offsets left only transaction markers? (A transactional producer on logs.raw: the last
+        marker of a partition never comes as a record, so ``start`` never reaches ``high``.)"""
+        if state.markers_only == (start, high):
+            return True
+        if self.records_between is None or start < 0:
+            return False
+        try:
+            found = await self.records_between(partition, start, high)
+        except Exception:  # noqa: BLE001 - no answer: not known to be caught up, asked again next tick
+            return False
+        if not found:
+            state.markers_only = (start, high)
+        return not found
 
     async def on_assigned(self, partitions: set[Any]) -> None:
         async with self.lock:
@@ -362,20 +379,29 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
     raw = app.topic(settings.topics.raw, key_serializer="raw", value_serializer="raw", acks=False)
     stage = AssembleStage(settings, SchemaRegistryClient({"url": settings.registry.url}))
 
-    watermarks: list[Any] = []  # a librdkafka consumer (no group membership), made on first use
+    side: list[Any] = []  # a librdkafka consumer beside Faust's (never subscribes nor commits), made on first use
+
+    def side_consumer() -> Any:
+        from confluent_kafka import Consumer
+
+        if not side:
+            side.append(Consumer({**settings.kafka.client_config(), "group.id": conf.app_id,
+                                  "isolation.level": "read_committed", "enable.auto.commit": False}))
+        return side[0]
 
     async def highwater(partition: int) -> int | None:
         value = app.consumer.highwater(TP(settings.topics.raw, partition))
         if value is not None:
             return int(value)
         # No fetch answer for the partition yet (just taken over, nothing new to read): ask the broker.
-        from confluent_kafka import Consumer, TopicPartition
+        from confluent_kafka import TopicPartition
 
-        if not watermarks:
-            watermarks.append(Consumer({**settings.kafka.client_config(), "group.id": conf.app_id}))
-        _low, high = await asyncio.to_thread(watermarks[0].get_watermark_offsets,
+        _low, high = await asyncio.to_thread(side_consumer().get_watermark_offsets,
                                              TopicPartition(settings.topics.raw, partition), 5.0)
         return int(high)
+
+    async def records_between(partition: int, start: int, end: int) -> bool:
+        return await asyncio.to_thread(has_record, side_consumer(), settings.topics.raw, partition, start, end, 5.0)
 
     def membership() -> tuple[int, str]:
         coordinator = app.consumer._thread._ensure_consumer()._coordinator  # type: ignore[attr-defined]
@@ -386,6 +412,7 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
 
     ensure_assemble_state_topic(settings)
     stage.highwater = highwater
+    stage.records_between = records_between
     stage.load_state = lambda p: load_state(settings, p)
     stage.membership = membership
     stage.generation = lambda: int(app.consumer_generation_id)

@@ -65,15 +65,23 @@ def start_worker(isolated: Settings, worker_processes: Callable[..., Any]) -> Ca
     return start
 
 
-def produce_lines(settings: Settings, path: Path, lines: list[tuple[int, str]], source: dict[str, Any]) -> None:
-    """One RawBatch record per line: the hardest case for the merger (a block spans many records)."""
+def produce_lines(settings: Settings, path: Path, lines: list[tuple[int, str]], source: dict[str, Any],
+                  transactional_id: str | None = None) -> None:
+    """One RawBatch record per line: the hardest case for the merger (a block spans many records).
+    With ``transactional_id``, all in one transaction (its commit marker ends each partition)."""
     serialize = avro_serializer(settings, "raw_batch")
     ctx = SerializationContext(settings.topics.raw, MessageField.VALUE)
-    producer = Producer({**settings.kafka.client_config(), "enable.idempotence": True})
+    conf = {**settings.kafka.client_config(), "enable.idempotence": True}
+    producer = Producer({**conf, "transactional.id": transactional_id} if transactional_id else conf)
+    if transactional_id:
+        producer.init_transactions(30)
+        producer.begin_transaction()
     for offset, text in lines:
         batch = {"source": source, "labels": {"project": "default", "task_id": "t-oom"},
                  "lines": [{"line": text, "file_offset": offset, "ts": None}], "sent_ts": None}
         producer.produce(settings.topics.raw, key=source_key(source), value=serialize(batch, ctx))
+    if transactional_id:
+        producer.commit_transaction(30)
     assert producer.flush(20) == 0
 
 
@@ -119,6 +127,19 @@ def test_worker_matches_offline_parse_and_dead_letters_garbage(isolated: Setting
     assert letters[0]["original"] == garbage
     assert letters[0]["error_type"] == "schema_not_found"
     assert letters[0]["topic"] == isolated.topics.raw and letters[0]["stage"]
+
+
+def test_a_transactional_producers_last_traceback_still_comes_out(isolated: Settings, start_worker,
+                                                                  corpus) -> None:
+    """The commit marker takes the partition's last offset but is never read as a record: the worker
+    must still see that it has read everything, or the idle flush never emits the open last block."""
+    path = corpus / OOM_FILE
+    produce_lines(isolated, path, list(read_lines(path)), default_source(path), transactional_id=isolated.topics.raw)
+    start_worker()
+    expected = [e["message"] for e in parse_files([path]) if "message" in e]
+    events = read_events(isolated, lambda ev: len({e["event_id"] for e in ev}) >= len(expected), timeout_s=40)
+    assert sorted({e["event_id"]: e["message"] for e in events}.values()) == sorted(expected)
+    assert events[-1]["error_class"] == "cuda_oom", "the last block, emitted by the idle flush"
 
 
 def test_kill_9_in_the_middle_of_a_traceback_loses_and_splits_nothing(
