@@ -244,7 +244,9 @@ def paced_run(  # noqa: PLR0915 - one scenario, read top to bottom: producer, sa
     def produced_now() -> dict[str, int]:
         return {ld.project: int(counts[k]) for k, ld in enumerate(loads)}
 
-    hot = HotSinkSettings(max_batch_age_s=0.1)
+    # The sink is told the capacity the runner's controller gets (its bulks are one window's budget at most).
+    hot = HotSinkSettings(max_batch_age_s=0.1, capacity_events_per_s=capacity.events_per_s,
+                          capacity_bytes_per_s=capacity.bytes_per_s)
     runner = build_runner(settings, capacity, f"bench-{tag}", hot,
                           sink=HotSink(settings.elasticsearch, settings.routing, hot, on_acked=on_acked))
     # Metrics go to their own (empty here) topic; only events are produced.

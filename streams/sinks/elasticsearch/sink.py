@@ -4,12 +4,14 @@ One straight pipeline: ``add`` encodes a record into its bulk lines at once (so 
 its true byte size), ``due`` says a batch is full (count, bytes) or old (age), ``flush`` sends
 bulk requests of pre-serialised NDJSON and classifies every item.
 
-One lane per project, each with at most one bulk in flight. A bursting project's bulks are large
-and, on a loaded cluster, slow (0.2-0.45 s each for ~150 documents on the benchmark's node); with
-a single lane a quiet project's few records waited behind each of them and were held back by ~1 s.
-In its own lane the quiet project's small bulk goes out at once and returns in milliseconds.
-``flush`` starts a bulk in every free lane that has records and reports the bulks that have ended;
-``due`` is true once one has. Memory stays bounded by the runner's watermarks, and the load on the
+One lane per project, each with up to ``bulks_in_flight`` bulks in flight, each bulk at most one
+window's budget (``HotSinkSettings.bulk_events``). A bursting project's bulks are large and, on a
+loaded cluster, slow (0.2-0.45 s each for ~150 documents on the benchmark's node); with a single
+lane a quiet project's few records waited behind each of them and were held back by ~1 s. In its
+own lane the quiet project's small bulk goes out at once. Several small bulks in flight keep a
+lane's throughput up where each request pays a fixed cost (a translog fsync per bulk). ``flush``
+starts bulks in every lane with records and room, and reports the bulks that have ended; ``due``
+is true once one has. Memory stays bounded by the runner's watermarks, and the load on the
 cluster by the runner's admission, which counts what is in flight.
 Consuming, admission, offsets, dead letters and retries are the runner's (streams/sinks/base.py).
 """
@@ -66,13 +68,15 @@ AckListener = Callable[[list[SinkRecord], float], None]
 
 @dataclass
 class _Lane:
-    """One project's records waiting for a bulk, and its bulk in flight (at most one)."""
+    """One project's records waiting for a bulk, and its bulks in flight (``bulks_in_flight`` at most)."""
 
     buf: deque[_Pending] = field(default_factory=deque)
     nbytes: int = 0
     oldest: float | None = None
-    task: asyncio.Task[FlushResult] | None = None
-    in_flight: int = 0  # records in the bulk in flight
+    tasks: dict[asyncio.Task[FlushResult], int] = field(default_factory=dict)  # bulk -> its record count
+
+    def done(self) -> list[asyncio.Task[FlushResult]]:
+        return [t for t in self.tasks if t.done()]
 
 
 class HotSink:
@@ -130,24 +134,26 @@ class HotSink:
             lane.oldest = self.clock()
         lane.buf.append(pending)
 
+    def _lane_free(self, lane: _Lane) -> bool:
+        return bool(lane.buf) and len(lane.tasks) < self.hot.bulks_in_flight
+
     def _lane_due(self, lane: _Lane, now: float) -> bool:
-        if not lane.buf or lane.task is not None:
+        if not self._lane_free(lane):
             return False
-        if len(lane.buf) >= self.hot.max_batch_events or lane.nbytes >= self.hot.max_batch_bytes:
+        if len(lane.buf) >= self.hot.bulk_events or lane.nbytes >= self.hot.max_batch_bytes:
             return True
         return lane.oldest is not None and now - lane.oldest >= self.hot.max_batch_age_s
 
     def due(self, now: float) -> bool:
-        return any(self._lane_due(lane, now) or (lane.task is not None and lane.task.done())
-                   for lane in self._lanes.values())
+        return any(self._lane_due(lane, now) or lane.done() for lane in self._lanes.values())
 
     def buffered(self) -> int:
-        return sum(len(lane.buf) + lane.in_flight for lane in self._lanes.values())
+        return sum(len(lane.buf) + sum(lane.tasks.values()) for lane in self._lanes.values())
 
     def _take_batch(self, lane: _Lane) -> list[_Pending]:
         batch: list[_Pending] = []
         nbytes = 0
-        while lane.buf and len(batch) < self.hot.max_batch_events:
+        while lane.buf and len(batch) < self.hot.bulk_events:
             size = len(lane.buf[0].action.lines) if lane.buf[0].action else 0
             if batch and nbytes + size > self.hot.max_batch_bytes:
                 break
@@ -167,25 +173,23 @@ class HotSink:
         report anything (the runner draining) waits, for the first bulk in flight to end."""
         started = False
         for lane in self._lanes.values():
-            if lane.buf and lane.task is None:
+            while self._lane_free(lane):
                 batch = self._take_batch(lane)
-                lane.in_flight = len(batch)
-                lane.task = asyncio.create_task(self._write(batch))
+                lane.tasks[asyncio.create_task(self._write(batch))] = len(batch)
                 started = True
-        running = [lane.task for lane in self._lanes.values() if lane.task is not None]
+        running = [t for lane in self._lanes.values() for t in lane.tasks]
         if running and not started and not any(t.done() for t in running):
             await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
         result = FlushResult()
         for lane in self._lanes.values():
-            if lane.task is None or not lane.task.done():
-                continue
-            task, lane.task, lane.in_flight = lane.task, None, 0
-            part = task.result()  # _write classifies every failure; an exception here is a bug: let it out
-            result.acked += part.acked
-            result.retry += part.retry
-            result.rejected += part.rejected
-            result.throttled = result.throttled or part.throttled
-            result.latency_s = max(result.latency_s, part.latency_s)
+            for task in lane.done():
+                del lane.tasks[task]
+                part = task.result()  # _write classifies every failure; an exception here is a bug: let it out
+                result.acked += part.acked
+                result.retry += part.retry
+                result.rejected += part.rejected
+                result.throttled = result.throttled or part.throttled
+                result.latency_s = max(result.latency_s, part.latency_s)
         return result
 
     async def _write(self, batch: list[_Pending]) -> FlushResult:
@@ -260,7 +264,7 @@ class HotSink:
 
     async def close(self) -> None:
         # Bulks still in flight are not acknowledged: their records are re-read (same _id) after a restart.
-        running = [lane.task for lane in self._lanes.values() if lane.task is not None]
+        running = [t for lane in self._lanes.values() for t in lane.tasks]
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
