@@ -155,9 +155,11 @@ class SinkRunner:
         ack_cap: bool = False,
     ) -> None:
         self.source = source
-        # With one write in flight at a time (the hot sink), admitting only what keeps the last second's
-        # acknowledgements plus what is buffered under the per-second budget bounds every one-second
-        # window of acknowledged writes by the budget, however late a write completes.
+        # Admitting only what keeps the last second's acknowledgements plus what is admitted and not yet
+        # acknowledged under the per-second budget bounds every one-second window of acknowledged writes
+        # by the budget, however late a write completes and however many are in flight: every record
+        # acknowledged in (t-1, t] was, at the last admission before t, either unacknowledged or
+        # acknowledged within the second before it, and both were counted then.
         self.ack_cap = ack_cap
         # Per project, so the cap is shared max-min fair: a project bursting up to the whole budget
         # leaves a quiet project the room for what it sends, instead of making it wait for the second
