@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from streams.avro_io import avro_deserializer
-from streams.clients import es_client, s3_client
+from streams.clients import es_client
 from streams.config import REPO_ROOT, Settings
 from streams.errors import SluiceError
 from streams.produce import produce_files
 from streams.sinks.objectstore.build import manifest_from_metadata
+from streams.sinks.objectstore.store import ObjectStore
 from streams.stack.base import stop_gracefully
 
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
@@ -106,15 +107,14 @@ def es_count(settings: Settings, index: str, host: str) -> int:
 
 def cold_objects(settings: Settings, prefix: str) -> tuple[int, int]:
     """(objects, events) under ``prefix``, from the manifest each cold object carries as metadata."""
-    s3 = s3_client(settings.object_store)
+    store = ObjectStore(settings.object_store, settings.cold)
     bucket = settings.object_store.default_bucket
     objects = events = 0
-    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        for obj in page.get("Contents", []):
-            manifest = manifest_from_metadata(s3.head_object(Bucket=bucket, Key=obj["Key"]).get("Metadata", {}))
-            if manifest is not None:
-                objects += 1
-                events += int(manifest["count"])
+    for key in store.list_keys(bucket, prefix):
+        manifest = manifest_from_metadata(store.metadata(bucket, key))
+        if manifest is not None:
+            objects += 1
+            events += int(manifest["count"])
     return objects, events
 
 

@@ -65,10 +65,6 @@ def epoch_ms(value: object) -> int:
     raise TypeError(f"not a timestamp: {value!r}")
 
 
-def utc_day(ms: int) -> str:
-    return _day(ms // DAY_MS)
-
-
 @lru_cache(maxsize=1024)
 def _day(day_number: int) -> str:
     return datetime.fromtimestamp(day_number * DAY_SECONDS, tz=UTC).strftime("%Y-%m-%d")

@@ -335,10 +335,8 @@ class ColdSink:
     def _collect(self, result: FlushResult) -> None:
         """Report the uploads that ended: stored segments are acknowledged, the others retried."""
         latencies: list[float] = []
-        for pending in [p for p in self._pending if p.task is not None and p.task.done()]:
-            task, pending.task = pending.task, None
-            if task is None:
-                continue
+        for pending, task in [(p, p.task) for p in self._pending if p.task is not None and p.task.done()]:
+            pending.task = None
             stored = False
             if task.cancelled():
                 pass  # its event loop ended (a restart in tests): uploaded again, same key, same bytes
