@@ -72,8 +72,13 @@ def cleanup(settings: Settings, projects: list[str]) -> None:
     from confluent_kafka.admin import AdminClient
 
     names = [s.name for s in topic_specs(settings) if s.name.startswith(("bench.", "logs.events.bench"))]
-    with contextlib.suppress(Exception):
-        AdminClient(settings.kafka.client_config()).delete_topics(names)
+    # Keep the client and wait for the deletions: an AdminClient dropped at once destroys its handle before
+    # they are sent, and a bench topic left under logs.events. is read by every cold worker's pattern
+    # subscription (the README demo's among them, which then timed out).
+    admin = AdminClient(settings.kafka.client_config())
+    for future in admin.delete_topics(names).values():
+        with contextlib.suppress(Exception):
+            future.result(30)
 
 
 # -- (i) throughput ----------------------------------------------------------------------------
