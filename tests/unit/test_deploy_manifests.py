@@ -498,6 +498,11 @@ def field_type(index_pattern: str, field: str) -> str | None:
     fields, dynamic = template_fields()[index_pattern]
     if field in fields:
         return fields[field]
+    parent = field.rpartition(".")[0]
+    while parent:  # any key under a flattened field is a keyword
+        if fields.get(parent) == "flattened":
+            return "keyword"
+        parent = parent.rpartition(".")[0]
     for glob, kind in dynamic:
         if fnmatch.fnmatchcase(field, glob):
             return kind

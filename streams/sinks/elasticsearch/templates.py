@@ -2,9 +2,13 @@
 
 Mappings are explicit (numbers are numbers, whatever the first document says) and ``dynamic`` is
 ``false`` at the top: a field the contract does not know is kept in ``_source`` but not indexed.
-``labels``, ``attributes`` and ``metrics`` are open maps, mapped by dynamic templates (keyword /
-double) with ``subobjects: false``: Kubernetes-style keys such as ``app`` beside
-``app.kubernetes.io/name`` then stay two flat fields instead of colliding as value and object.
+``labels`` and ``attributes`` are open maps of strings, mapped ``flattened``: every key is searchable as
+a keyword (``labels.task_id: "run-42"``), Kubernetes-style keys such as ``app`` beside
+``app.kubernetes.io/name`` do not collide as value and object, and a key never seen before costs no
+mapping update. (Mapped field by field, each new key of each new daily index was a cluster-state update
+on the master; a burst of a new project queued dozens of them, and a quiet project's own writes waited
+behind them for seconds: tests/perf/hot_sink_bench.py.) ``metrics`` stays an open map of doubles
+(dynamic template, ``subobjects: false``): its values must stay numbers.
 
 Retention: where the server has ILM (``GET /_ilm/policy`` answers), a policy per retention period
 (``sluice-delete-<N>d``: hot, delete N days after index creation) is installed and attached through
@@ -39,9 +43,9 @@ FLOAT = {"type": "float"}
 DATE = {"type": "date", "format": "epoch_millis||strict_date_optional_time"}
 
 
-def _open_map() -> dict[str, Any]:
-    # An open map of strings: keys become flat fields (see the module note), typed by dynamic templates.
-    return {"type": "object", "dynamic": True, "subobjects": False}
+def _open_map(hot: HotSinkSettings) -> dict[str, Any]:
+    # An open map of strings, every key a keyword, no mapping update per key (see the module note).
+    return {"type": "flattened", "ignore_above": hot.keyword_ignore_above}
 
 
 def common_mappings(hot: HotSinkSettings) -> dict[str, Any]:
@@ -65,7 +69,7 @@ def common_mappings(hot: HotSinkSettings) -> dict[str, Any]:
                     "stream": KW, "node_role": KW, "rank": {"type": "integer"},
                 },
             },
-            "labels": _open_map(),
+            "labels": _open_map(hot),
             "raw": {
                 "properties": {
                     "topic": KW, "partition": {"type": "integer"}, "first_offset": LONG, "last_offset": LONG,
@@ -73,10 +77,6 @@ def common_mappings(hot: HotSinkSettings) -> dict[str, Any]:
                 },
             },
         },
-        "dynamic_templates": [
-            {"labels_as_keyword": {"path_match": "labels.*", "mapping": {"type": "keyword",
-                                                                          "ignore_above": hot.keyword_ignore_above}}},
-        ],
     }
 
 
@@ -101,12 +101,8 @@ def logs_mappings(hot: HotSinkSettings) -> dict[str, Any]:
             "multiline_kind": KW,
             "line_count": {"type": "integer"},
             "truncated": {"type": "boolean"},
-            "attributes": _open_map(),
+            "attributes": _open_map(hot),
         },
-        "dynamic_templates": [
-            {"attributes_as_keyword": {"path_match": "attributes.*",
-                                       "mapping": {"type": "keyword", "ignore_above": hot.keyword_ignore_above}}},
-        ],
     }
 
 
