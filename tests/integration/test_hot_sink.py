@@ -256,3 +256,90 @@ def test_elasticsearch_stopped_mid_write_loses_nothing(hot_env: Any, corpus: Pat
     assert len(ids) == len(sent), "no duplicates, nothing missing"
     assert set(ids) == set(sent)
     assert runner.stats["dead_lettered"] == 0
+
+
+def test_new_label_and_attribute_keys_cost_no_mapping_update(hot_env: Any, corpus: Path) -> None:
+    """Every new key of a field-by-field mapping is a cluster-state update on the master, which a quiet
+    project's writes then queue behind. ``labels`` and ``attributes`` are flattened: keys stay searchable
+    as keywords and the index mapping does not grow."""
+    from streams.sinks.base import SinkRecord
+
+    settings, project = hot_env
+    values = list(corpus_events(corpus_files(corpus, 1), project, include_metrics=False))[:3]
+    for n, v in enumerate(values):
+        v["labels"] = {**(v.get("labels") or {}), "app": "trainer", "app.kubernetes.io/name": f"job-{n}",
+                       f"only-in-doc-{n}": "x"}
+        v["attributes"] = {**(v.get("attributes") or {}), f"attr-{n}": str(n)}
+
+    async def write() -> int:
+        sink = HotSink(settings.elasticsearch, settings.routing, HotSinkSettings())
+        await sink.start()
+        try:
+            for i, v in enumerate(values):
+                sink.add(SinkRecord("t", 0, i, None, v, b"", project, 1000))
+            acked = 0
+            while sink.buffered():
+                acked += len((await sink.flush(0.0)).acked)
+            return acked
+        finally:
+            await sink.close()
+
+    assert asyncio.run(write()) == len(values)
+    es = es_client(settings.elasticsearch)
+    es.indices.refresh(index=f"logs-{project}-*")
+    for index, body in es.indices.get_mapping(index=f"logs-{project}-*").body.items():
+        props = body["mappings"]["properties"]
+        assert props["labels"] == {"type": "flattened", "ignore_above": 1024}, (index, props["labels"])
+        assert props["attributes"] == {"type": "flattened", "ignore_above": 1024}, (index, props["attributes"])
+    hits = es.search(index=f"logs-{project}-*", query={"term": {"labels.app.kubernetes.io/name": "job-1"}},
+                     aggs={"apps": {"terms": {"field": "labels.app"}}})
+    assert [h["_id"] for h in hits["hits"]["hits"]] == [values[1]["event_id"]]
+    assert hits["aggregations"]["apps"]["buckets"] == [{"key": "trainer", "doc_count": 1}]
+    assert es.count(index=f"logs-{project}-*", query={"term": {"attributes.attr-2": "2"}})["count"] == 1
+
+
+def test_tomorrows_indices_are_created_before_midnight(hot_env: Any, corpus: Path) -> None:
+    """Ten minutes before midnight UTC (the sink's wall clock says so), the families written today get
+    tomorrow's index, empty and with the template's mappings, before any document of tomorrow."""
+    from streams.sinks.base import SinkRecord
+    from streams.sinks.elasticsearch.precreate import DAY_MS
+    from streams.sinks.elasticsearch.request import IndexNamer, day_of, document
+
+    settings, project = hot_env
+    midnight_ms = (int(time.time() * 1000) // DAY_MS + 1) * DAY_MS
+    events = list(corpus_events(corpus_files(corpus, 2), project, include_metrics=False, task_types=("sft", None)))
+    values = []
+    for task_type in ("sft", None):  # a few events of two task types: two index families
+        values += [v for v in events if v.get("task_type") == task_type][:10]
+    for v in values:
+        v["timestamp"] = midnight_ms - 700_000  # today, shortly before the wall clock below
+    namer = IndexNamer(settings.routing)
+    today = {namer.index_for(v, document(v)[1]) for v in values}
+    assert len(today) >= 2, f"the corpus events fall into several task types: {today}"
+    tomorrow = sorted(i.replace(day_of(midnight_ms - 1), day_of(midnight_ms)) for i in today)
+    mono = [0.0]
+
+    async def write() -> None:
+        sink = HotSink(settings.elasticsearch, settings.routing, HotSinkSettings(), clock=lambda: mono[0],
+                       wall=lambda: (midnight_ms - 600_000) / 1000)
+        await sink.start()
+        try:
+            for i, v in enumerate(values):
+                sink.add(SinkRecord("t", 0, i, None, v, b"", project, 1000))
+            while sink.buffered():
+                await sink.flush(mono[0])
+            mono[0] += 61.0  # the next flush looks at the day again
+            await sink.flush(mono[0])
+            deadline = time.monotonic() + 30
+            while not es.indices.exists(index=",".join(tomorrow)) and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
+        finally:
+            await sink.close()
+
+    es = es_client(settings.elasticsearch)
+    asyncio.run(write())
+    for index in tomorrow:
+        assert es.indices.exists(index=index), f"{index} was not created ahead"
+        assert es.count(index=index)["count"] == 0
+        props = es.indices.get_mapping(index=index)[index]["mappings"]["properties"]
+        assert props["labels"]["type"] == "flattened" and props["message"]["type"] == "text", props

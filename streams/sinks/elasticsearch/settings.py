@@ -52,6 +52,9 @@ class HotSinkSettings(BaseSettings):
     # Above Elasticsearch's built-in `logs-*-*` / `metrics-*-*` data-stream templates (priority 100),
     # which would otherwise turn our daily indices into data streams on a full distribution.
     template_priority: int = 200
+    # In the last this-many seconds of a UTC day, create tomorrow's index of every family written today
+    # (streams/sinks/elasticsearch/precreate.py: a midnight of index creations queues every write); 0: off.
+    precreate_ahead_s: float = Field(default=3600.0, ge=0)
     # Retention job (where the server has no ILM): how often it runs; 0 disables it.
     retention_interval_s: float = Field(default=3600.0, ge=0)
     # Replicas of the daily indices; 0 for a single node (a replica could never be assigned).

@@ -14,6 +14,9 @@ starts bulks in every lane with records and room, and reports the bulks that hav
 is true once one has. Memory stays bounded by the runner's watermarks, and the load on the
 cluster by the runner's admission, which counts what is in flight.
 Consuming, admission, offsets, dead letters and retries are the runner's (streams/sinks/base.py).
+
+In the last ``precreate_ahead_s`` of a UTC day the sink creates, in the background, tomorrow's index
+of every family it wrote today (streams/sinks/elasticsearch/precreate.py says why).
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ from streams.sinks.elasticsearch.classify import (
     classify_bulk,
     classify_exception,
 )
-from streams.sinks.elasticsearch.request import Action, IndexNamer, bulk_body, encode
+from streams.sinks.elasticsearch.precreate import precreate_due, tomorrows_indices
+from streams.sinks.elasticsearch.request import Action, IndexNamer, bulk_body, day_of, encode
 from streams.sinks.elasticsearch.settings import HotSinkSettings
 
 log = logging.getLogger(__name__)
@@ -90,6 +94,7 @@ class HotSink:
         client: Any | None = None,
         clock: Callable[[], float] = time.monotonic,
         on_acked: AckListener | None = None,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.es = es
         self.routing = routing
@@ -104,6 +109,11 @@ class HotSink:
         self._owns_client = client is None
         self._started = False
         self._policed: set[str] = set()  # indices whose ILM policy was set (projects with own retention)
+        self.wall = wall  # UTC time, for the day an index belongs to (``clock`` is monotonic)
+        self._written: dict[str, str] = {}  # index written (today, after pruning) -> its project
+        self._precreated: set[str] = set()
+        self._precreate_task: asyncio.Task[None] | None = None
+        self._precreate_checked = float("-inf")
 
     async def start(self) -> None:
         if self._started:
@@ -171,6 +181,7 @@ class HotSink:
         acknowledged, retried and rejected records, merged). It returns at once: the runner goes on
         reading and admitting while bulks are in flight. Only a flush that can neither start nor
         report anything (the runner draining) waits, for the first bulk in flight to end."""
+        self._maybe_precreate(now)
         started = False
         for lane in self._lanes.values():
             while self._lane_free(lane):
@@ -205,6 +216,7 @@ class HotSink:
         if not sendable:
             return result
         verdicts, result.latency_s = await self._send(sendable)
+        self._written.update((p.action.index, p.record.project) for p in sendable if p.action)
         acked: list[SinkRecord] = []
         for p, v in zip(sendable, verdicts, strict=True):
             self.stats.statuses[v.status] = self.stats.statuses.get(v.status, 0) + 1
@@ -262,9 +274,47 @@ class HotSink:
                     self._policed.discard(index)
                     log.exception("hot sink: could not attach the retention policy to %s; will try again", index)
 
+    # -- tomorrow's indices ----------------------------------------------------------------------
+    def _maybe_precreate(self, now: float, every_s: float = 60.0) -> None:
+        if now - self._precreate_checked < every_s or (self._precreate_task and not self._precreate_task.done()):
+            return
+        self._precreate_checked = now
+        wall_ms = int(self.wall() * 1000)
+        today = day_of(wall_ms)
+        self._written = {index: p for index, p in self._written.items() if index.endswith(today)}
+        if not precreate_due(wall_ms, int(self.hot.precreate_ahead_s * 1000)):
+            self._precreated.clear()
+            return
+        todo = {i: p for i, p in tomorrows_indices(self._written, wall_ms).items() if i not in self._precreated}
+        if todo:
+            self._precreate_task = asyncio.create_task(self._precreate(todo))
+
+    async def _precreate(self, indices: dict[str, str]) -> None:
+        """Create ``{index: project}`` one at a time (each is a cluster-state update); an index another
+        worker (or a write) created first is fine; another failure is retried at the next check."""
+        for index, project in indices.items():
+            route = self.routing.projects.get(project)
+            own_policy = (self.ilm and route is not None
+                          and route.retention_days != templates.DEFAULT_RETENTION_DAYS)
+            extra = {"settings": {"index.lifecycle.name": templates.policy_name(route.retention_days)}} \
+                if own_policy and route is not None else {}
+            try:
+                await self.client.indices.create(index=index, **extra)  # type: ignore[union-attr]
+                log.info("hot sink: created %s ahead of midnight UTC", index)
+            except Exception as exc:  # noqa: BLE001 - a failed pre-creation costs nothing: the first write creates it
+                if getattr(exc, "error", None) != "resource_already_exists_exception":
+                    log.warning("hot sink: could not create %s ahead of midnight (%s); trying again in a minute",
+                                index, exc)
+                    continue
+            self._precreated.add(index)
+            if own_policy:
+                self._policed.add(index)
+
     async def close(self) -> None:
         # Bulks still in flight are not acknowledged: their records are re-read (same _id) after a restart.
         running = [t for lane in self._lanes.values() for t in lane.tasks]
+        if self._precreate_task is not None:
+            running.append(self._precreate_task)  # type: ignore[arg-type]
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
