@@ -39,10 +39,10 @@ class HotSinkSettings(BaseSettings):
     max_batch_bytes: int = Field(default=5 * 1024 * 1024, gt=0)
     # Bulks in flight per project (lane). Each request pays a fixed cost on the server (on the
     # benchmark's node ~0.2 s, whatever its size), so one at a time caps a project at one bulk per
-    # round trip. Measured (tests/perf/hot_sink_bench.py, 2026-11-30): Kafka -> Elasticsearch
-    # 1,046 / 1,910 / 3,302 docs/s with 1 / 2 / 4 (default capacity: bulks of 240), against which a
-    # quiet project beside a 10x burst was held back at p99 by 0.09-0.36 / 0.20-0.24 / 0.35-0.46 s.
-    # 4 lets one project reach the default budget (2,400/s); lower it to favour quiet projects.
+    # round trip: Kafka -> Elasticsearch 1,046 / 1,910 / 3,302 docs/s with 1 / 2 / 4 (default
+    # capacity: bulks of 240; tests/perf/hot_sink_bench.py, 2026-11-30). A quiet project beside a
+    # 10x burst (every index already there) was held back at p99 by 0.00-0.27 / 0.09-0.12 /
+    # 0.10-0.15 s (three runs each): 4 lets one project reach the default budget (2,400/s).
     bulks_in_flight: int = Field(default=4, ge=1)
     # How long a partial batch may wait for company: bounds the added latency for a quiet project.
     max_batch_age_s: float = Field(default=0.2, ge=0)
@@ -73,7 +73,8 @@ class HotSinkSettings(BaseSettings):
         A bulk larger than a window's worth holds one of the cluster's write threads for longer than a
         window, and every lane's next bulk waits behind it. On the benchmark's node (capacity 500/s,
         windows of 40 docs) bulks of up to 1,000 held a quiet project back by 0.99 s at p99 and drained a
-        burst in 1.24x the theoretical time; capped at 40, 0.31-0.40 s and 1.05-1.12x (two runs each,
+        burst in 1.24x the theoretical time; capped at 40, 0.31-0.40 s and 1.05-1.12x (two runs each, the
+        burst creating its daily indices: most of those delays were index creations, see precreate.py;
         tests/perf/hot_sink_bench.py). On a cluster declared large the cap does not bind."""
         per_window = int(self.capacity_events_per_s * self.utilisation * self.window_s)
         return max(1, min(self.max_batch_events, per_window))
