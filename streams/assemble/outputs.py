@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import struct
 from collections.abc import Callable
@@ -11,8 +10,9 @@ from typing import Any
 import fastavro
 
 from streams.assemble.pipeline import Output
+from streams.avro_writer import body_writer
 from streams.config import Settings
-from streams.contracts import parsed_schema, schema_text
+from streams.contracts import schema_text
 
 CONTRACT_OF_KIND = {"event": "log_event", "metric": "metric_point", "dead_letter": "dead_letter"}
 
@@ -49,10 +49,8 @@ class OutputEncoder:
     def encode(self, out: Output) -> tuple[str, bytes | None, bytes]:
         topic = self.topic_of(out)
         contract = CONTRACT_OF_KIND[out.kind]
-        buf = io.BytesIO()
-        buf.write(struct.pack(">bI", 0, self._schema_id(topic, contract)))
-        fastavro.schemaless_writer(buf, parsed_schema(contract), out.value)
-        return topic, out.key, buf.getvalue()
+        header = struct.pack(">bI", 0, self._schema_id(topic, contract))
+        return topic, out.key, header + body_writer(contract)(out.value)
 
 
 def registry_schema_lookup(registry: Any) -> Callable[[int], Any]:

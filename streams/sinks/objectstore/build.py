@@ -25,6 +25,7 @@ from typing import Any
 import fastavro
 from fastavro.schema import to_parsing_canonical_form
 
+from streams.avro_writer import body_writer
 from streams.contracts import parsed_schema, schema_text
 from streams.errors import ConfigError
 from streams.sinks.objectstore.container import BLOCK_CODECS, SYNC_INTERVAL, container_file
@@ -117,16 +118,8 @@ def _avro_bodies(events: Sequence[dict[str, Any]], bodies: Sequence[bytes | None
     """The given bodies, with the missing ones encoded as fastavro.writer would encode them."""
     if len(bodies) != len(events):
         raise ValueError("bodies and events must be parallel")
-    schema = parsed_schema(SCHEMA_NAME)
-    out = []
-    for event, body in zip(events, bodies, strict=True):
-        if body is not None:
-            out.append(body)
-            continue
-        buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, schema, event)
-        out.append(buf.getvalue())
-    return out
+    write = body_writer(SCHEMA_NAME)
+    return [body if body is not None else write(event) for event, body in zip(events, bodies, strict=True)]
 
 
 def build_object(key: str, topic: str, partition: int, offsets: Sequence[int], events: Sequence[dict[str, Any]],
