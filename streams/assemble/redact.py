@@ -35,11 +35,18 @@ DEFAULT_RULES: tuple[tuple[str, str, str], ...] = (
 )
 
 
-# Literals a default rule cannot match without (case-sensitive rules only): a rule whose literals
-# are all absent is skipped, which saves most of the regex passes over lines that passed the gate.
+# Literals a default rule cannot match without: a rule whose literals are all absent is skipped, which
+# saves most of the regex passes over lines that passed the gate. Case-sensitive rules look in the line;
+# case-insensitive ones (``(?i)``) look, in lower case, in the line lowered once. Without the second
+# kind the six (?i) rules ran on every line that passed the gate: 24% of an assemble worker (py-spy).
 _NEEDLES: dict[str, tuple[str, ...]] = {
     "hf_token": ("hf_",), "openai_key": ("sk-",), "aws_access_key": ("AKIA", "ASIA"), "github_token": ("gh",),
     "wandb_key": ("WANDB_API_KEY",), "url_password": ("://",),
+}
+_NEEDLES_ANY_CASE: dict[str, tuple[str, ...]] = {
+    "aws_secret_key": ("aws_secret_access_key",), "bearer": ("bearer",), "password_kv": ("password", "passwd", "pwd"),
+    "secret_kv": ("password", "passwd", "secret", "api", "credential"), "token_kv": ("token",),
+    "auth_header": ("authorization",),
 }
 
 
@@ -57,14 +64,21 @@ class Redactor:
         chosen = DEFAULT_RULES if rules is None else rules
         self.rules = [(n, re.compile(rx), rep) for n, rx, rep in chosen]
         self._gate = None if custom else _may_hold_secret
-        needles = {} if custom else _NEEDLES
-        self._steps = [(needles.get(n, ()), rx.sub, rep) for n, rx, rep in self.rules]
+        needles, lowered = ({}, {}) if custom else (_NEEDLES, _NEEDLES_ANY_CASE)
+        self._steps = [(needles.get(n, ()), lowered.get(n, ()), rx.sub, rep) for n, rx, rep in self.rules]
 
     def __call__(self, text: str) -> str:
         if self._gate is not None and not self._gate(text):
             return text
-        for needles, sub, rep in self._steps:
+        low = None
+        for needles, lowered, sub, rep in self._steps:
             if needles and not any(n in text for n in needles):
                 continue
+            if lowered:
+                # Lowered once, before any rule replaced anything: a replacement only ever removes a
+                # needle (it writes "[REDACTED]"), so the stale copy can only make a rule run for nothing.
+                low = text.lower() if low is None else low
+                if not any(n in low for n in lowered):
+                    continue
             text = sub(rep, text)
         return text
