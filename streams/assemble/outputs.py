@@ -53,13 +53,27 @@ class OutputEncoder:
         return topic, out.key, header + body_writer(contract)(out.value)
 
 
-def registry_schema_lookup(registry: Any) -> Callable[[int], Any]:
-    """schema id -> parsed fastavro schema, cached (the decoder of Avro raw records)."""
+def registry_schema_lookup(registry: Any, logical_types: bool = True) -> Callable[[int], Any]:
+    """schema id -> parsed fastavro schema, cached (the decoder of Avro raw records).
+
+    ``logical_types=False`` drops the ``logicalType`` annotations, which change no byte of the
+    encoding: timestamps then come back as the ints they are on the wire instead of datetimes made
+    for every line and turned back into ints (1.5 vs 2.7 µs a line for fastavro alone)."""
     cache: dict[int, Any] = {}
 
     def lookup(schema_id: int) -> Any:
         if schema_id not in cache:
-            cache[schema_id] = fastavro.parse_schema(json.loads(registry.get_schema(schema_id).schema_str))
+            schema = json.loads(registry.get_schema(schema_id).schema_str)
+            cache[schema_id] = fastavro.parse_schema(schema if logical_types else _plain(schema))
         return cache[schema_id]
 
     return lookup
+
+
+def _plain(schema: Any) -> Any:
+    """The schema without ``logicalType`` annotations."""
+    if isinstance(schema, dict):
+        return {k: _plain(v) for k, v in schema.items() if k != "logicalType"}
+    if isinstance(schema, list):
+        return [_plain(v) for v in schema]
+    return schema

@@ -80,7 +80,7 @@ class BurstBuilder:
         self._serialize = avro_serializer(settings, "raw_batch")
         self._ctx = SerializationContext(settings.topics.raw, MessageField.VALUE)
         self._registry = SchemaRegistryClient({"url": settings.registry.url})
-        self._lookup = registry_schema_lookup(self._registry)
+        self._lookup = registry_schema_lookup(self._registry, logical_types=False)
 
     def _assembler(self) -> Any:
         from streams.assemble.pipeline import Assembler

@@ -91,7 +91,7 @@ class AssembleStage:
         txid = self.conf.transactional_id or f"{self.conf.app_id}-{socket.gethostname()}-{os.getpid()}"
         self.writer = TransactionalWriter(settings.kafka.client_config(), txid, self.conf.transaction_timeout_ms)
         self.encoder = OutputEncoder(settings, registry)
-        self.lookup = registry_schema_lookup(registry)
+        self.lookup = registry_schema_lookup(registry, logical_types=False)
         self.router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
                                     known=settings.projects())
         self.states: dict[int, PartitionState] = {}

@@ -156,3 +156,18 @@ def test_tqdm_redraw_keeps_final_state():
     assert "\r" not in text
     assert text.endswith("'epoch': 0.0}") and "200/8264" in text
     assert final_redraw("a\rb\r") == "b"
+
+
+def test_a_lookup_without_logical_types_decodes_the_same_lines() -> None:
+    from types import SimpleNamespace
+
+    from streams.assemble.outputs import registry_schema_lookup
+
+    registry = SimpleNamespace(get_schema=lambda sid: SimpleNamespace(
+        schema_str=(SCHEMAS / "raw_batch.avsc").read_text()))
+    texts = lines("bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log", 1, 60)
+    value = _wire(7, _batch(texts) | {"sent_ts": 1_700_000_000_500})
+    plain, logical = registry_schema_lookup(registry, logical_types=False), registry_schema_lookup(registry)
+    assert fastavro.schemaless_reader(io.BytesIO(value[5:]), plain(7))["lines"][0]["ts"] == 1_700_000_000_000
+    assert decode_record(value, b"k", plain) == decode_record(value, b"k", logical)
+    assert [ln.ts_ms for ln in decode_record(value, b"k", plain)] == [1_700_000_000_000 + i for i in range(len(texts))]
