@@ -265,14 +265,21 @@ class HotSink:
             if index in self._policed:
                 continue
             self._policed.add(index)
-            route = self.routing.projects.get(p.record.project)
-            if route is not None and route.retention_days != templates.DEFAULT_RETENTION_DAYS:
+            policy = self._own_policy(p.record.project)
+            if policy is not None:
                 try:
                     await self.client.indices.put_settings(  # type: ignore[union-attr]
-                        index=index, settings={"index.lifecycle.name": templates.policy_name(route.retention_days)})
+                        index=index, settings={"index.lifecycle.name": policy})
                 except Exception:
                     self._policed.discard(index)
                     log.exception("hot sink: could not attach the retention policy to %s; will try again", index)
+
+    def _own_policy(self, project: str) -> str | None:
+        """The ILM policy of a project whose retention is not the default (None: the template's)."""
+        route = self.routing.projects.get(project)
+        if not self.ilm or route is None or route.retention_days == templates.DEFAULT_RETENTION_DAYS:
+            return None
+        return templates.policy_name(route.retention_days)
 
     # -- tomorrow's indices ----------------------------------------------------------------------
     def _maybe_precreate(self, now: float, every_s: float = 60.0) -> None:
@@ -293,11 +300,8 @@ class HotSink:
         """Create ``{index: project}`` one at a time (each is a cluster-state update); an index another
         worker (or a write) created first is fine; another failure is retried at the next check."""
         for index, project in indices.items():
-            route = self.routing.projects.get(project)
-            own_policy = (self.ilm and route is not None
-                          and route.retention_days != templates.DEFAULT_RETENTION_DAYS)
-            extra = {"settings": {"index.lifecycle.name": templates.policy_name(route.retention_days)}} \
-                if own_policy and route is not None else {}
+            policy = self._own_policy(project)
+            extra = {"settings": {"index.lifecycle.name": policy}} if policy else {}
             try:
                 await self.client.indices.create(index=index, **extra)  # type: ignore[union-attr]
                 log.info("hot sink: created %s ahead of midnight UTC", index)
@@ -307,7 +311,7 @@ class HotSink:
                                 index, exc)
                     continue
             self._precreated.add(index)
-            if own_policy:
+            if policy:
                 self._policed.add(index)
 
     async def close(self) -> None:

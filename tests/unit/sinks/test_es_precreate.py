@@ -37,3 +37,47 @@ def test_tomorrow_for_every_family_written_today_and_only_today() -> None:
     assert tomorrows_indices(written, ms("2026-12-31T23:30:00")) == {}, "nothing was written on that day"
     assert tomorrows_indices({"logs-a-x-2026.12.31": "a"}, ms("2026-12-31T23:30:00")) == {
         "logs-a-x-2027.01.01": "a"}
+
+
+def test_the_sink_creates_tomorrow_once_with_a_projects_own_retention_policy() -> None:
+    """The sink's side with a stand-in client (the real server: tests/integration/test_hot_sink.py)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from streams.config import ElasticsearchSettings, ProjectRoute, RoutingSettings
+    from streams.sinks.elasticsearch.settings import HotSinkSettings
+    from streams.sinks.elasticsearch.sink import HotSink
+
+    created: list[tuple[str, dict]] = []
+
+    class Exists(Exception):
+        error = "resource_already_exists_exception"
+
+    async def create(index: str, **kwargs: object) -> None:
+        created.append((index, dict(kwargs)))
+        if index.startswith("logs-vision"):
+            raise Exists(index)  # another worker was first: fine, not retried
+
+    client = SimpleNamespace(indices=SimpleNamespace(create=create))
+    routing = RoutingSettings(projects={"nlp": ProjectRoute(retention_days=30), "vision": ProjectRoute()})
+    wall = [ms("2026-11-30T12:00:00") / 1000]
+    sink = HotSink(ElasticsearchSettings(), routing, HotSinkSettings(), client=client, wall=lambda: wall[0])
+    sink.ilm = True
+    sink._written = {"logs-nlp-sft-2026.11.30": "nlp", "logs-vision-general-2026.11.30": "vision"}
+
+    async def checks() -> None:
+        sink._maybe_precreate(0.0)  # noon: nothing yet
+        wall[0] = ms("2026-11-30T23:30:00") / 1000
+        sink._maybe_precreate(30.0)  # within the minute: not looked at again
+        assert created == []
+        sink._maybe_precreate(61.0)
+        task = sink._precreate_task
+        assert task is not None
+        await task
+        sink._maybe_precreate(122.0)  # both done: no new task
+        assert sink._precreate_task is task
+
+    asyncio.run(checks())
+    assert created == [("logs-nlp-sft-2026.12.01", {"settings": {"index.lifecycle.name": "sluice-delete-30d"}}),
+                       ("logs-vision-general-2026.12.01", {})]
+    assert "logs-nlp-sft-2026.12.01" in sink._policed, "its first write does not put the policy again"
