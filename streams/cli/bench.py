@@ -124,7 +124,14 @@ def part_hot(skip: str, burst_s: float, docs: int, rounds: int) -> dict[str, Any
             "max_ratio": _md_number(md, r"\*\*([\d.]+) x budget\*\*"),
             "drain_s": _md_number(md, r"drain time: (\d+) s"),
             "predicted_drain_s": _md_number(md, r"backlog / \(budget - baseline\) = ([\d.]+) s"),
-            "quiet_p99": _md_number(md, r"\*\*p99 ([\d.]+) s\*\*")}
+            "held_back": held_back(md)}
+
+
+def held_back(md: str) -> list[tuple[str, float, float]]:
+    """(run, seconds the quiet project was held back at p99, window) per fairness run of hot_sink.md."""
+    found = re.findall(r"\*\*(steady state|new indices)[^*]*\*\*.*?window ([\d.]+) s.*?held back by the burst "
+                       r"at p99: \*\*([-\d.]+) s\*\*", md, flags=re.S)
+    return [(title, float(held), float(window)) for title, window, held in found]
 
 
 def part_cold(events: int) -> dict[str, Any]:
@@ -183,6 +190,10 @@ def render(results: dict[str, Any], cmd: str, started: str, elapsed_s: float) ->
     if hot and hot.get("drain_s") is not None and hot.get("predicted_drain_s"):
         lines.append(f"| burst: drain time / theoretical | **{hot['drain_s'] / hot['predicted_drain_s']:.2f}** | "
                      f"<= 1.1 | {hot['drain_s']:.0f} s vs {hot['predicted_drain_s']:.0f} s |")
+    for title, held, window in (hot or {}).get("held_back", []):
+        what = "every index exists" if title == "steady state" else "the burst creates the indices"
+        lines.append(f"| quiet project held back at p99 / window ({what}) | **{held / window:.1f}** | <= 1 | "
+                     f"{held:.3f} s, window {window:g} s |")
     cold = r.get("cold")
     if cold:
         lines.append(f"| cold sink / raw PUTs | **{_fmt(cold.get('ratio'), '.2f')}** | >= 0.9 | see below |")
