@@ -303,7 +303,7 @@ def test_tomorrows_indices_are_created_before_midnight(hot_env: Any, corpus: Pat
     tomorrow's index, empty and with the template's mappings, before any document of tomorrow."""
     from streams.sinks.base import SinkRecord
     from streams.sinks.elasticsearch.precreate import DAY_MS
-    from streams.sinks.elasticsearch.request import IndexNamer, day_of, document
+    from streams.sinks.elasticsearch.request import IndexNamer, day_of, encode
 
     settings, project = hot_env
     midnight_ms = (int(time.time() * 1000) // DAY_MS + 1) * DAY_MS
@@ -314,7 +314,7 @@ def test_tomorrows_indices_are_created_before_midnight(hot_env: Any, corpus: Pat
     for v in values:
         v["timestamp"] = midnight_ms - 700_000  # today, shortly before the wall clock below
     namer = IndexNamer(settings.routing)
-    today = {namer.index_for(v, document(v)[1]) for v in values}
+    today = {encode(v, namer).index for v in values}
     assert len(today) >= 2, f"the corpus events fall into several task types: {today}"
     tomorrow = sorted(i.replace(day_of(midnight_ms - 1), day_of(midnight_ms)) for i in today)
     mono = [0.0]

@@ -43,6 +43,7 @@ from streams.contracts import parsed_schema, schema_text
 from streams.sinks.base import SinkRecord
 from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.sinks.objectstore.sink import ColdSink
+from streams.sinks.objectstore.store import ObjectStore
 from streams.sinks.objectstore.testing import corpus_events
 from streams.stack.base import cpu_seconds
 from streams.stack.manager import services
@@ -174,10 +175,8 @@ def raw_round(settings: Settings, bodies: dict[str, bytes], concurrency: int, bu
 
 
 def stored_objects(settings: Settings, bucket: str) -> dict[str, bytes]:
-    s3 = s3_client(settings.object_store)
-    keys = [o["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
-            for o in page.get("Contents", []) if o["Key"].endswith(".avro")]
-    return {k: s3.get_object(Bucket=bucket, Key=k)["Body"].read() for k in keys}
+    store = ObjectStore(settings.object_store, ColdSinkSettings())
+    return {k: store.get(bucket, k) for k in store.list_keys(bucket, "") if k.endswith(".avro")}
 
 
 def main() -> None:

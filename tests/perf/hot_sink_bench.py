@@ -33,7 +33,7 @@ from typing import Any
 
 from streams.config import REPO_ROOT, ProjectRoute, RoutingSettings, Settings, load_settings
 from streams.sinks.base import SinkRecord
-from streams.sinks.elasticsearch.request import IndexNamer, document, epoch_ms, is_metric
+from streams.sinks.elasticsearch.request import IndexNamer, document, encode, epoch_ms, is_metric
 from streams.sinks.elasticsearch.settings import HotSinkSettings
 from streams.sinks.elasticsearch.sink import HotSink
 from streams.sinks.elasticsearch.testing import EventProducer, corpus_events, prepare_topics
@@ -348,7 +348,7 @@ def warm_indices(stack: Settings, events: list[dict[str, Any]], projects: list[s
         namer = IndexNamer(RoutingSettings(default_project=project, projects={project: ProjectRoute()}))
         first: dict[str, dict[str, Any]] = {}
         for v in copies(events, len(events), project):
-            first.setdefault(namer.index_for(v, document(v)[1]), {**v, "event_id": f"warm/{v['event_id']}"})
+            first.setdefault(encode(v, namer).index, {**v, "event_id": f"warm/{v['event_id']}"})
         asyncio.run(sink_only(stack, project, list(first.values())))
         written += len(first)
     return written
