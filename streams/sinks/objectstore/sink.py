@@ -50,7 +50,7 @@ from streams.sinks.objectstore.partition import (
 from streams.sinks.objectstore.segment import PartitionSegments, RotationRules, Segment
 from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.sinks.objectstore.store import LifecycleStatus, ObjectStore, is_throttle
-from streams.sinks.objectstore.wire import ContractBodies, registry_lookup
+from streams.sinks.objectstore.wire import ContractBodies, RegistryLookup
 from streams.sinks.ratecontrol import Capacity, RateController
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,8 @@ class ColdSink:
         self.conf = conf or ColdSinkSettings()
         self.store = store or ObjectStore(settings.object_store, self.conf)
         # Records whose Kafka value is the contract's Avro body go into objects as they are (no re-encode).
-        self.bodies = bodies or ContractBodies(registry_lookup(settings.registry), clock=clock)
+        self._registry = None if bodies else RegistryLookup(settings.registry)
+        self.bodies = bodies or ContractBodies(self._registry, clock=clock)
         self.clock = clock
         self.backoff = backoff or Backoff(base_s=0.5, cap_s=30.0)
         self.rules = RotationRules(self.conf.rotate_records, self.conf.rotate_bytes, self.conf.rotate_interval_s,
@@ -126,6 +127,8 @@ class ColdSink:
     # -- Sink protocol ---------------------------------------------------------------------------
     async def start(self) -> None:
         check_codec(self.conf.format, self.conf.codec)
+        if self._registry is not None:
+            await asyncio.to_thread(self._registry.connect)
         buckets = {self.settings.object_store.default_bucket}
         buckets |= {r.bucket for r in self.settings.routing.projects.values() if r.bucket}
         for bucket in sorted(buckets):
