@@ -12,7 +12,7 @@ import contextlib
 import logging
 
 from streams.config import Settings
-from streams.sinks.base import SinkRunner
+from streams.sinks.base import SinkRunner, Watermarks
 from streams.sinks.elasticsearch.retention import RetentionTable, delete_expired, retention_loop
 from streams.sinks.elasticsearch.settings import HotSinkSettings
 from streams.sinks.elasticsearch.sink import HotSink
@@ -44,7 +44,8 @@ def build_runner(
                                 carry_windows=hot.carry_windows)
     source = KafkaRecordSource(settings, topics or hot_topics(settings), group_id)
     sink = sink or HotSink(settings.elasticsearch, settings.routing, hot)
-    return SinkRunner(source, sink, controller, KafkaDeadLetters(settings), STAGE, ack_cap=True)
+    return SinkRunner(source, sink, controller, KafkaDeadLetters(settings), STAGE, ack_cap=True,
+                      watermarks=Watermarks(high=hot.max_in_flight_records, low=hot.max_in_flight_records // 5))
 
 
 async def run_hot_worker(

@@ -44,6 +44,13 @@ class HotSinkSettings(BaseSettings):
     # 10x burst (every index already there) was held back at p99 by 0.00-0.27 / 0.09-0.12 /
     # 0.10-0.15 s (three runs each): 4 lets one project reach the default budget (2,400/s).
     bulks_in_flight: int = Field(default=4, ge=1)
+    # Records read from Kafka and not yet acknowledged at which the worker pauses its biggest
+    # partitions (resuming at a fifth): Kafka, not the worker, holds a backlog. Held as decoded
+    # events, each is a dozen Python objects that every full garbage collection walks, with the event
+    # loop stopped. 50,000 let an 8 s burst sit decoded in the worker: full collections of 23-68 ms,
+    # one of 40 ms at 10,000; Kafka -> Elasticsearch unbounded 3,129 against 3,336 docs/s (medians of 3
+    # alternating runs, tests/perf/hot_sink_bench.py end_to_end, 2026-11-30).
+    max_in_flight_records: int = Field(default=10_000, ge=2)
     # How long a partial batch may wait for company: bounds the added latency for a quiet project.
     max_batch_age_s: float = Field(default=0.2, ge=0)
     # A bulk answered slower than this counts as pushback (AIMD decrease).

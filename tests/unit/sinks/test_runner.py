@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 
 from streams.errors import CommitFailed
 from streams.sinks.base import Backoff, FlushResult, SinkRecord, SinkRunner, Watermarks
@@ -301,3 +302,25 @@ def test_ack_cap_is_shared_fairly_so_a_quiet_project_is_not_held_back() -> None:
     clock[0] = 1.05  # the burst's second has rolled over: it gets the rest of the budget again
     run_steps(runner, 1)
     assert any(o < 1000 for o in store.written)
+
+
+def test_the_running_worker_keeps_what_it_started_with_out_of_garbage_collections() -> None:
+    """A full collection stops the event loop while it walks every object; what the worker made at
+    start (modules, clients, schemas) is frozen so that the collections skip it."""
+    gc.unfreeze()
+    runner = SinkRunner(FakeSource(recs(3)), FakeStore(), RateController(Capacity(10**6, 10**9)), FakeDLQ(),
+                        "hot_sink")
+
+    async def go() -> int:
+        stop = asyncio.Event()
+        task = asyncio.create_task(runner.run(stop))
+        await asyncio.sleep(0.05)
+        frozen = gc.get_freeze_count()
+        stop.set()
+        await task
+        return frozen
+
+    try:
+        assert asyncio.run(go()) > 10_000
+    finally:
+        gc.unfreeze()
