@@ -94,6 +94,7 @@ class RateController:
         self._window_start: float | None = None
         self._used_events = 0
         self._used_bytes = 0
+        self._unmet = False  # the last grant left some project wanting more: a backlog is waiting
         self.throttle_events = 0
 
     # -- budget ----------------------------------------------------------------------------
@@ -117,8 +118,11 @@ class RateController:
             # Budget left unused while the sink was busy (a bulk slower than a window) carries over, up
             # to ``carry_windows`` windows: the rate holds at the budget when responses are slower than a
             # window, and no second can see more than (1 + carry_windows * window_s) of the budget.
+            # Only while a backlog waits: budget nobody wanted (the quiet hours before a burst) is not
+            # saved up, else a burst's first grant would be three windows' worth at once, all of it
+            # ahead of any other project's next bulk in the store's queue.
             carry_e = carry_b = 0
-            if self.carry_windows and steps:
+            if self.carry_windows and steps and self._unmet:
                 carry_e = min(self.carry_windows * self.events_budget,
                               max(0, self.events_budget - self._used_events) + (steps - 1) * self.events_budget)
                 carry_b = min(self.carry_windows * self.bytes_budget,
@@ -150,6 +154,7 @@ class RateController:
             if events == 0 and d.events > 0 and events_left >= 1:
                 events = 1
             grants[p] = Grant(events, int(by[p]))
+        self._unmet = any(grants[p].events < d.events for p, d in demands.items())
         return grants
 
     def consume(self, events: int, nbytes: int, now: float) -> None:

@@ -85,6 +85,19 @@ def test_budget_unused_during_a_slow_write_carries_over_but_is_capped() -> None:
     assert admitted <= 800 * 1.0 * 1.2 + 240
 
 
+def test_budget_nobody_wanted_is_not_saved_up_for_a_burst() -> None:
+    rc = RateController(Capacity(1000, 10**9), window_s=0.1, carry_windows=2)  # 80 per window
+    now = 0.0
+    for _ in range(10):  # a quiet project alone: 2 events a window, all granted
+        g = rc.grant({"quiet": Demand(2, 1)}, now)
+        rc.consume(g["quiet"].events, 1, now)
+        now += 0.1
+    # Another project starts bursting: it gets what is left of one window, not three.
+    g = rc.grant({"quiet": Demand(2, 1), "noisy": Demand(10_000, 1)}, now + 0.05)
+    assert g["quiet"].events == 2
+    assert g["noisy"].events == 78
+
+
 def test_without_carry_a_slow_sink_gets_one_window_per_grant() -> None:
     rc = RateController(Capacity(1000, 10**9), window_s=0.1)
     rc.consume(rc.grant({"p": Demand(10_000, 1)}, now=0.0)["p"].events, 1, 0.0)
