@@ -94,6 +94,11 @@ class Watermarks:
     high: int = 50_000
     low: int = 10_000
 
+    @classmethod
+    def pausing_at(cls, high: int) -> Watermarks:
+        """Pause at ``high``, resume at a fifth of it."""
+        return cls(high=high, low=high // 5)
+
 
 @dataclass
 class Backoff:

@@ -117,7 +117,7 @@ def build_cold_runner(settings: Settings, group_id: str = "sluice-cold", conf: C
     controller = RateController(Capacity(conf.records_per_s, conf.record_bytes_per_s))
     return ColdSinkRunner(
         source, sink, controller, KafkaDeadLetters(settings), STAGE,
-        watermarks=Watermarks(high=conf.max_in_flight_records, low=conf.max_in_flight_records // 5),
+        watermarks=Watermarks.pausing_at(conf.max_in_flight_records),
         max_buffered_bytes=conf.max_buffered_bytes,
     )
 

@@ -45,7 +45,7 @@ def build_runner(
     source = KafkaRecordSource(settings, topics or hot_topics(settings), group_id)
     sink = sink or HotSink(settings.elasticsearch, settings.routing, hot)
     return SinkRunner(source, sink, controller, KafkaDeadLetters(settings), STAGE, ack_cap=True,
-                      watermarks=Watermarks(high=hot.max_in_flight_records, low=hot.max_in_flight_records // 5))
+                      watermarks=Watermarks.pausing_at(hot.max_in_flight_records))
 
 
 async def run_hot_worker(

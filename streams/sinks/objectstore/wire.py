@@ -48,8 +48,9 @@ def binary_layout(schema: Any) -> Any:
 
 
 class RegistryLookup:
-    """Schema text by id from the schema registry. ``connect`` makes the client (it reads the CA
-    certificates: ~0.15 s), at the sink's start rather than in its first object's build."""
+    """Schema text by id from the schema registry. ``connect`` makes the client (the first one in a
+    process takes ~0.2 s: imports and CA certificates), at the sink's start rather than in its first
+    object's build."""
 
     def __init__(self, registry_settings: Any) -> None:
         self.registry_settings = registry_settings
