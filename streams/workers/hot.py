@@ -45,7 +45,8 @@ def build_runner(
     source = KafkaRecordSource(settings, topics or hot_topics(settings), group_id)
     sink = sink or HotSink(settings.elasticsearch, settings.routing, hot)
     return SinkRunner(source, sink, controller, KafkaDeadLetters(settings), STAGE, ack_cap=True,
-                      watermarks=Watermarks.pausing_at(hot.max_in_flight_records))
+                      watermarks=Watermarks.pausing_at(hot.max_in_flight_records),
+                      in_flight_windows=hot.in_flight_windows or None)
 
 
 async def run_hot_worker(

@@ -44,6 +44,15 @@ class HotSinkSettings(BaseSettings):
     # 10x burst (every index already there) was held back at p99 by 0.00-0.27 / 0.09-0.12 /
     # 0.10-0.15 s (three runs each): 4 lets one project reach the default budget (2,400/s).
     bulks_in_flight: int = Field(default=4, ge=1)
+    # Everything written and not yet acknowledged, all projects together, is at most this many windows'
+    # budget (SinkRunner's in_flight_windows): a quiet project's bulk queues in Elasticsearch behind at
+    # most that much of another project's burst. 0: no such bound (bulks_in_flight per project only).
+    # Without it a bursting project kept ~4 bulks in flight and the quiet project's bulks took 0.33-0.57 s
+    # behind them (write queue 5-12 tasks); held back at p99 then 0.06-0.35 s, with 2 windows 0.05-0.07 s
+    # and with 1 window 0.02-0.07 s (tests/perf/hot_sink_bench.py --fairness live,warm, 2026-11-30).
+    # It holds the rate under the budget only while writes take longer than that many windows to be
+    # acknowledged (then Kafka holds the backlog, as on a 429).
+    in_flight_windows: float = Field(default=2.0, ge=0)
     # Records read from Kafka and not yet acknowledged at which the worker pauses its biggest
     # partitions (resuming at a fifth): Kafka, not the worker, holds a backlog. Held as decoded
     # events, each is a dozen Python objects that every full garbage collection walks, with the event

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
+from collections import Counter
 
 from streams.errors import CommitFailed
 from streams.sinks.base import Backoff, FlushResult, SinkRecord, SinkRunner, Watermarks
@@ -324,3 +326,48 @@ def test_the_running_worker_keeps_what_it_started_with_out_of_garbage_collection
         assert asyncio.run(go()) > 10_000
     finally:
         gc.unfreeze()
+
+
+class HoldingStore(FakeStore):
+    """Takes records and acknowledges none yet (a store whose write queue is full of earlier bulks)."""
+
+    async def flush(self, now: float) -> FlushResult:
+        return FlushResult()
+
+
+def test_what_is_in_flight_stays_within_the_windows_and_a_quiet_project_still_gets_in() -> None:
+    def admitted(in_flight_windows: float | None) -> Counter[str]:
+        clock = [0.0]
+        store = HoldingStore()
+        source = FakeSource(recs(1000, "noisy") + recs(2, "quiet", start=1000))
+        runner = SinkRunner(source, store, RateController(Capacity(1000, 10**9), window_s=0.1), FakeDLQ(),
+                            "hot_sink", clock=lambda: clock[0], ack_cap=True, in_flight_windows=in_flight_windows)
+        for _ in range(10):  # ten windows of 80 events, nothing acknowledged
+            run_steps(runner, 1)
+            clock[0] += 0.1
+        return Counter(r.project for r in store.buf)
+
+    bounded = admitted(1.0)
+    assert sum(bounded.values()) <= 80
+    assert bounded["quiet"] == 2
+    assert sum(admitted(None).values()) > 400, "without the bound, each window admits its budget again"
+
+
+def test_a_runner_waiting_for_acknowledgements_naps_instead_of_spinning() -> None:
+    """Held by the in-flight bound with budget left, the loop has nothing to do until an acknowledgement
+    comes; it used to go straight round again (a poll of Kafka and an admission, thousands of times a
+    second), taking the CPU the store needed to answer."""
+    store = HoldingStore()
+    runner = SinkRunner(FakeSource(recs(1000, "noisy")), store, RateController(Capacity(10**6, 10**9), window_s=0.1),
+                        FakeDLQ(), "hot_sink", ack_cap=True, in_flight_windows=0.001)  # room for 80, never acked
+
+    async def go() -> float:
+        await runner.step(poll_timeout_s=0)  # admits the 80
+        started = time.perf_counter()
+        for _ in range(10):
+            await runner.step(poll_timeout_s=0)
+        return time.perf_counter() - started
+
+    elapsed = asyncio.run(go())
+    assert len(store.buf) == 80
+    assert elapsed >= 10 * 0.1 / 10 * 0.9, f"10 turns of a held loop in {elapsed:.4f} s: it did not nap"
