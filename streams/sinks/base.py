@@ -315,8 +315,9 @@ class SinkRunner:
             nbytes = 0
             taken = 0
             limit = grant.events if rooms is None else min(grant.events, rooms.get(project, 0))
-            if flight is not None and flight.get(project, 0) < limit:
-                limit, held = flight.get(project, 0), True
+            room = limit if flight is None else flight.get(project, 0)
+            if room < limit:
+                limit, held = room, True
             while queue and taken < limit:
                 rec = queue[0]
                 # Bytes are a soft limit: always let one record through, or a large one never goes.
@@ -342,21 +343,23 @@ class SinkRunner:
         used: Counter[str] = Counter(self._unacked)
         for _t, counts in self._acks:
             used.update(counts)
-        wants = {p: used[p] + len(q) for p, q in self.queues.items()}
-        for p, n in used.items():
-            wants.setdefault(p, n)
-        per_second = self.controller.capacity.events_per_s * self.controller.fraction
-        shares = water_fill(per_second, wants, self.controller.project_weights)
-        return {p: int(shares[p]) - used[p] for p in wants}
+        return self._fair_rooms(self.controller.capacity.events_per_s * self.controller.fraction, used)
 
     def _in_flight_rooms(self, windows: float) -> dict[str, int]:
         """Per project: events it may still admit with everything unacknowledged within ``windows``
         windows' budget, split max-min fair over what each has in flight and waiting. A project with
         nothing in flight may always send one, so none is starved by rounding."""
-        wants = {p: self._unacked[p] + len(q) for p, q in self.queues.items()}
-        shares = water_fill(self.controller.events_budget * windows, wants,
-                            self.controller.project_weights)
-        return {p: max(int(shares[p]) - self._unacked[p], 1 if self._unacked[p] == 0 else 0) for p in wants}
+        rooms = self._fair_rooms(self.controller.events_budget * windows, self._unacked)
+        return {p: max(room, 1 if self._unacked[p] == 0 else 0) for p, room in rooms.items()}
+
+    def _fair_rooms(self, total: float, used: Counter[str]) -> dict[str, int]:
+        """Per project: ``total`` split max-min fair over what each has ``used`` plus what it has
+        waiting, less what it has used (the split never sums over ``total``)."""
+        wants = {p: used[p] + len(q) for p, q in self.queues.items()}
+        for p, n in used.items():
+            wants.setdefault(p, n)
+        shares = water_fill(total, wants, self.controller.project_weights)
+        return {p: int(shares[p]) - used[p] for p in wants}
 
     async def _flush(self, now: float) -> None:
         result = await self.sink.flush(now)
