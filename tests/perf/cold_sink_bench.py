@@ -1,6 +1,7 @@
 """Cold sink throughput against raw PUTs of the same bytes to the same server, in one run.
 
     .venv/bin/python tests/perf/cold_sink_bench.py [--events 60000] [--codec deflate] [--concurrency 4] [--rounds 3]
+        [--latency-ms 2]
 
 1. The sink: records (real corpus events, repeated with fresh ids) are added to a ColdSink and
    flushed as the runner would (``due`` asked once per poll batch of ``--batch`` records); timed
@@ -15,6 +16,9 @@
 ``--rounds`` (3) repeats both, alternating which goes first (the store server, a JVM, is faster once
 warm, and whichever phase ran first used to pay for it); the ratio is the median of the rounds'.
 
+``--latency-ms`` puts the store behind Toxiproxy (latency_proxy.py) with that delay each way, for both
+phases: on loopback a PUT costs only CPU, and a real store is a network away.
+
 MB/s are of object bytes. The ratio sink/raw is the goal (>= 0.9). Both phases also report CPU
 seconds: this process's (all threads) and the object store server's (/proc/<pid>/stat), because on a
 small machine where the server shares the cores, CPU is what the two runs compete for. Results go
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import io
 import os
 import platform
@@ -36,6 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import fastavro
+from latency_proxy import latency_proxy  # the sibling script's helper
 
 from streams.clients import registry_client, s3_client
 from streams.config import REPO_ROOT, Settings, load_settings
@@ -192,11 +198,21 @@ def main() -> None:
                         "(the runner's max_poll)")
     parser.add_argument("--reencode", action="store_true", help="records without their Kafka value: "
                         "every event re-encoded (the path before pass-through)")
+    parser.add_argument("--latency-ms", type=int, default=0, help="the store behind Toxiproxy with this latency "
+                        "each way (0: loopback)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench-results" / "cold_sink.md")
     args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        settings = load_settings()
+        if args.latency_ms:
+            url = stack.enter_context(latency_proxy(settings.object_store.endpoint_url, args.latency_ms))
+            settings = settings.model_copy(update={"object_store": settings.object_store.model_copy(
+                update={"endpoint_url": url})})
+        bench(args, settings)
 
+
+def bench(args: argparse.Namespace, settings: Settings) -> None:
     run = uuid.uuid4().hex[:8]
-    settings = load_settings()
     conf = ColdSinkSettings(codec=args.codec, upload_concurrency=args.concurrency,
                             rotate_records=args.rotate_records, rotate_interval_s=10**6, idle_flush_s=10**6,
                             puts_per_s=10_000, put_bytes_per_s=10**10, lifecycle_enabled=False)
@@ -230,7 +246,10 @@ def main() -> None:
     ratio = statistics.median(ratios)
     kind = "one task/day/role" if args.one_group else "corpus mix of days and roles"
     extra = "".join([" --one-group" if args.one_group else "", f" --batch {args.batch}" if args.batch != 2000 else "",
-                     " --reencode" if args.reencode else ""])
+                     " --reencode" if args.reencode else "",
+                     f" --latency-ms {args.latency_ms}" if args.latency_ms else ""])
+    network = (f"through Toxiproxy, {args.latency_ms} ms each way" if args.latency_ms else
+               "loopback (a PUT costs CPU only)")
     report = f"""# Cold sink benchmark
 
 {datetime.now(UTC).isoformat(timespec="seconds")} on {platform.node()} ({platform.machine()}, Python
@@ -248,6 +267,7 @@ Command: `.venv/bin/python tests/perf/cold_sink_bench.py --events {args.events} 
 | object bytes ({args.codec}, level {conf.codec_level}) | {mb:.1f} MB |
 | **ratio sink / raw** (goal >= 0.9), median of {args.rounds} rounds | **{ratio:.2f}** |
 | decode in the record source, before the sink (not in the sink's time) | {decode_cell} |
+| network to the store | {network} |
 | machine | {os.cpu_count()} cores, shared by this process and the store server |
 
 Each round: the sink (add + encode + upload of every record, into a bucket of its own) and raw PUTs of the

@@ -34,6 +34,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,7 +119,8 @@ class ColdSink:
         self.lifecycle: list[LifecycleStatus] = []
         self._parts: dict[TopicPartition, PartitionState] = {}
         self._pending: list[PendingSegment] = []
-        self._gate: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+        self._build_lane: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        self._put_threads: ThreadPoolExecutor | None = None
         self._rejected: list[tuple[SinkRecord, str, str]] = []
         self._draining = False
         self.stats = {"objects": 0, "object_bytes": 0, "segments": 0, "cuts_recorded": 0, "upload_failures": 0,
@@ -199,6 +201,9 @@ class ColdSink:
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
+        if self._put_threads is not None:
+            self._put_threads.shutdown(wait=False, cancel_futures=True)
+            self._put_threads = None
         log.info("cold sink closing: %s; %d records not stored (re-read from Kafka on restart)",
                  self.stats, self.buffered())
 
@@ -298,27 +303,18 @@ class ColdSink:
             if closed is not None:
                 self._pending.append(PendingSegment(closed))
 
-    def _build(self, pending: PendingSegment) -> list[tuple[SinkRecord, str, str]]:
-        """Build the segment's objects (once); returns the records the contract cannot encode."""
-        seg = pending.segment
-        rejected: list[tuple[SinkRecord, str, str]] = []
-        objects = []
-        for group, grouped in sorted(seg.by_group().items()):
-            records = grouped
-            try:
-                built = self._build_one(group, seg, records)
-            except (ValueError, TypeError, KeyError, AttributeError):
-                bad = dict(invalid_events([r.value for r in grouped]))
-                rejected += [(r, f"cold sink cannot encode {r.topic} [{r.partition}] @ {r.offset}: {bad[i]}",
-                              "unencodable") for i, r in enumerate(grouped) if i in bad]
-                records = [r for i, r in enumerate(grouped) if i not in bad]
-                if not records:
-                    continue
-                built = self._build_one(group, seg, records)
-            objects.append((bucket_for(self.settings, group.project), built))
-            pending.records.extend(records)
-        pending.objects = objects
-        return rejected
+    def _build_group(self, seg: Segment, group: GroupKey, grouped: list[SinkRecord]
+                     ) -> tuple[list[SinkRecord], list[tuple[SinkRecord, str, str]], BuiltObject | None]:
+        """One group's object: the records in it, those the contract cannot encode, and the object
+        (None when no record of the group can be encoded)."""
+        try:
+            return grouped, [], self._build_one(group, seg, grouped)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            bad = dict(invalid_events([r.value for r in grouped]))
+            rejected = [(r, f"cold sink cannot encode {r.topic} [{r.partition}] @ {r.offset}: {bad[i]}",
+                         "unencodable") for i, r in enumerate(grouped) if i in bad]
+            records = [r for i, r in enumerate(grouped) if i not in bad]
+            return records, rejected, self._build_one(group, seg, records) if records else None
 
     def _build_one(self, group: GroupKey, seg: Segment, records: list[SinkRecord]) -> BuiltObject:
         key = object_key(group, seg.topic, seg.partition, records[0].offset, self.conf.extension)
@@ -370,21 +366,28 @@ class ColdSink:
         elif self._pending:
             await asyncio.sleep(min(1.0, max(0.0, min(p.not_before for p in self._pending) - now)))
 
-    def _upload_gate(self) -> asyncio.Semaphore:
-        """``upload_concurrency`` PUTs at once across all segments (one semaphore per event loop)."""
+    def _builds(self) -> asyncio.Lock:
+        """One segment builds at a time (a lock per event loop: tests run one sink under several)."""
         loop = asyncio.get_running_loop()
-        if self._gate is None or self._gate[0] is not loop:
-            self._gate = (loop, asyncio.Semaphore(self.conf.upload_concurrency))
-        return self._gate[1]
+        if self._build_lane is None or self._build_lane[0] is not loop:
+            self._build_lane = (loop, asyncio.Lock())
+        return self._build_lane[1]
 
     async def _upload_segment(self, pending: PendingSegment) -> bool:
         """Build (once) and store the segment's objects; True when all of them are stored."""
+        uploads: list[asyncio.Future[bool]] = []
         if pending.objects is None:
-            pending.rejected.extend(await asyncio.to_thread(self._build, pending))
-        gate = self._upload_gate()
-        todo = [(bucket, obj) for bucket, obj in pending.objects or [] if obj.key not in pending.done]
-        outcomes = await asyncio.gather(*(self._upload_object(pending, gate, bucket, obj) for bucket, obj in todo),
-                                        return_exceptions=True)
+            try:
+                await self._build_and_start(pending, uploads)
+            except BaseException:
+                for upload in uploads:  # built again next attempt: same keys, same bytes
+                    upload.cancel()
+                await asyncio.gather(*uploads, return_exceptions=True)
+                raise
+        else:
+            uploads = [self._upload_object(pending, bucket, obj)
+                       for bucket, obj in pending.objects if obj.key not in pending.done]
+        outcomes = await asyncio.gather(*uploads, return_exceptions=True)
         errors = [o for o in outcomes if isinstance(o, BaseException)]
         if errors:
             # Any store failure: keep the bytes (and what is stored), retry after backoff.
@@ -403,23 +406,57 @@ class ColdSink:
             return False
         return all(outcomes)
 
-    async def _upload_object(self, pending: PendingSegment, gate: asyncio.Semaphore, bucket: str,
-                             obj: BuiltObject) -> bool:
-        async with gate:
-            now = self.clock()
-            if self.put_control.wait_s(now) > 0:
-                return False  # over this window's PUT budget: the rest goes in a later flush
-            self.put_control.consume(1, len(obj.body), now)
-            started = self.clock()
-            await asyncio.to_thread(self._put_object, bucket, obj)
-            pending.latencies.append(self.clock() - started)
+    async def _build_and_start(self, pending: PendingSegment, uploads: list[asyncio.Future[bool]]) -> None:
+        """Build the segment's objects one after another in a thread, starting each one's upload as soon
+        as it is built. One segment builds at a time (across segments too): builds running side by side
+        share the GIL and all finish late, and no PUT starts before its object is built."""
+        seg = pending.segment
+        objects, records, rejected = [], [], []
+        async with self._builds():
+            for group, grouped in sorted(seg.by_group().items()):
+                kept, bad, built = await asyncio.to_thread(self._build_group, seg, group, grouped)
+                rejected += bad
+                if built is None:
+                    continue
+                bucket = bucket_for(self.settings, group.project)
+                objects.append((bucket, built))
+                records += kept
+                uploads.append(self._upload_object(pending, bucket, built))
+        pending.objects, pending.records = objects, records
+        pending.rejected.extend(rejected)
+
+    def _uploader(self) -> ThreadPoolExecutor:
+        """``upload_concurrency`` threads doing PUTs for all segments. A thread that ends a PUT takes the
+        next queued one itself: PUTs do not wait for the event loop, which may be busy placing a poll's
+        records (a PUT slot used to stay idle for as long as that took)."""
+        if self._put_threads is None:
+            self._put_threads = ThreadPoolExecutor(self.conf.upload_concurrency, thread_name_prefix="cold-put")
+        return self._put_threads
+
+    def _upload_object(self, pending: PendingSegment, bucket: str, obj: BuiltObject) -> asyncio.Future[bool]:
+        """Queue the object's PUT now; the future says whether it was stored (False: over this window's
+        PUT budget, the object goes up in a later flush)."""
+        now = self.clock()
+        if self.put_control.wait_s(now) > 0:
+            over = asyncio.get_running_loop().create_future()
+            over.set_result(False)
+            return over
+        self.put_control.consume(1, len(obj.body), now)
+        put = asyncio.wrap_future(self._uploader().submit(self._put_object, bucket, obj))
+        return asyncio.ensure_future(self._stored(pending, obj, put))
+
+    async def _stored(self, pending: PendingSegment, obj: BuiltObject, put: asyncio.Future[float]) -> bool:
+        pending.latencies.append(await put)
         pending.done.add(obj.key)
         self.stats["objects"] += 1
         self.stats["object_bytes"] += len(obj.body)
         return True
 
-    def _put_object(self, bucket: str, obj: BuiltObject) -> None:
+    def _put_object(self, bucket: str, obj: BuiltObject) -> float:
+        """Store one object; returns how long the PUT took (its wait in the queue not included)."""
+        started = self.clock()
         content_type = "avro/binary" if obj.key.endswith(".avro") else "application/x-ndjson"
         # The manifest travels as the object's metadata: stored in the same request, so an object
         # never exists without its manifest, and it costs no second PUT.
         self.store.put(bucket, obj.key, obj.body, content_type, obj.metadata())
+        return self.clock() - started
