@@ -278,12 +278,14 @@ objects it stored, same bytes, same concurrency ({args.concurrency}), into anoth
 {chr(10).join(rows)}
 
 Reading (as of 2026-11-30): the sink writes each object in one PUT (its manifest rides as user
-metadata: no second PUT, and no object without its manifest), uploads in the background while the
-runner goes on polling and cutting, passes the records' Avro bodies through, and compresses 64 kB
-blocks at zlib level 3. What is left is CPU: the sink's own work (placing records, compressing)
-runs on the same cores as the store server and the PUTs' client side, so the ratio is bounded by
-raw CPU / (raw CPU + the sink's own CPU), compare the CPU columns. With a remote store, where a
-PUT waits on the network rather than on these cores, the same work overlaps the waiting.
+metadata), passes the records' Avro bodies through, compresses 64 kB blocks at zlib level 3, builds a
+segment's objects one after another and queues each one's PUT as soon as it is built, on
+`upload_concurrency` threads of its own. On loopback a PUT costs only CPU, and the sink's own work
+(placing records, compressing) runs on the same cores as the store server and the PUTs' client side,
+so the ratio is bounded by raw CPU / (raw CPU + the sink's own CPU): compare the CPU columns. Behind a
+network (`--latency-ms`) the PUT slots stay full and that work overlaps the waiting; what is left is
+the time before the first segment closes (no object exists before it) and PUTs slowed a little by the
+sink's other threads.
 """
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(report)
