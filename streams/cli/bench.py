@@ -140,11 +140,22 @@ def held_back(md: str) -> list[tuple[str, float, float]]:
     return [(title, float(held), float(window)) for title, window, held in found]
 
 
-def part_cold(events: int) -> dict[str, Any]:
-    out = OUT / "cold_sink.md"
-    _run([sys.executable, str(PERF / "cold_sink_bench.py"), "--events", str(events), "--out", str(out)], 1800)
-    md = out.read_text()
-    return {"md": md, "ratio": _md_number(md, r"\*\*ratio sink / raw\*\*[^|]*\| \*\*([\d.]+)\*\*")}
+def part_cold(events: int, latency_ms: int) -> dict[str, Any]:
+    """The cold bench on loopback, then (``latency_ms`` > 0) with the store behind that much latency."""
+    runs = []
+    for latency in (0, latency_ms) if latency_ms else (0,):
+        out = OUT / (f"cold_sink_{latency}ms.md" if latency else "cold_sink.md")
+        _run([sys.executable, str(PERF / "cold_sink_bench.py"), "--events", str(events), "--latency-ms",
+              str(latency), "--out", str(out)], 1800)
+        runs.append(cold_run(out.read_text()))
+    return {"runs": runs}
+
+
+def cold_run(md: str) -> dict[str, Any]:
+    """The ratio and the network to the store from one cold bench report (its ``headline`` rows)."""
+    network = re.search(r"^\| network to the store \| ([^|]+?) \|", md, flags=re.M)
+    return {"md": md, "ratio": _md_number(md, r"\*\*ratio sink / raw\*\*[^|]*\| \*\*([\d.]+)\*\*"),
+            "network": network.group(1) if network else "network not reported"}
 
 
 def part_ship(rate: int, seconds: float) -> dict[str, Any]:
@@ -200,9 +211,10 @@ def render(results: dict[str, Any], cmd: str, started: str, elapsed_s: float) ->
         what = FAIRNESS_RUNS.get(title, title)
         lines.append(f"| quiet project held back at p99 / window ({what}) | **{held / window:.1f}** | <= 1 | "
                      f"{held:.3f} s, window {window:g} s |")
-    cold = r.get("cold")
-    if cold:
-        lines.append(f"| cold sink / raw PUTs | **{_fmt(cold.get('ratio'), '.2f')}** | >= 0.9 | see below |")
+    cold_runs = (r.get("cold") or {}).get("runs", [])
+    for run in cold_runs:
+        lines.append(f"| cold sink / raw PUTs ({run['network']}) | **{_fmt(run['ratio'], '.2f')}** | >= 0.9 | "
+                     "see below |")
     lines += ["", "## Raw numbers", ""]
     if core:
         lines += ["### Assemble core (no Kafka)", "",
@@ -220,8 +232,8 @@ def render(results: dict[str, Any], cmd: str, started: str, elapsed_s: float) ->
         lines += [_demote(peer["md"]), ""]
     if hot:
         lines += [_demote(hot["md"]), ""]
-    if cold:
-        lines += [_demote(cold["md"]), ""]
+    for run in cold_runs:
+        lines += [_demote(run["md"]), ""]
     if r.get("ship"):
         lines += ["### `sluice ship`", "", "```", r["ship"]["text"], "```", ""]
     if r.get("failed"):
@@ -241,8 +253,11 @@ def render(results: dict[str, Any], cmd: str, started: str, elapsed_s: float) ->
 @click.option("--hot-skip", default="", help="hot sink sub-parts to skip: throughput,smoothing,fairness")
 @click.option("--burst-s", type=float, default=None, help="hot sink burst length (default 20, quick 8)")
 @click.option("--cold-events", type=int, default=None, help="cold sink events (default 60000, quick 20000)")
+@click.option("--cold-latency-ms", type=int, default=10, show_default=True,
+              help="the cold bench again with the store behind this latency each way (Toxiproxy; 0: loopback only)")
 def bench(only: str, skip_parts: str, quick: bool, baseline_ref: str, passes: int | None, rounds: int | None,
-          batch_lines: int, hot_skip: str, burst_s: float | None, cold_events: int | None) -> None:
+          batch_lines: int, hot_skip: str, burst_s: float | None, cold_events: int | None,
+          cold_latency_ms: int) -> None:
     """Benchmarks side by side in one run -> bench-results/report.md (ratios, raw numbers, plots)."""
     chosen = [p for p in filter(None, only.split(",")) if p not in set(skip_parts.split(","))]
     unknown = set(chosen) - set(PARTS)
@@ -260,7 +275,7 @@ def bench(only: str, skip_parts: str, quick: bool, baseline_ref: str, passes: in
         "peer": lambda: part_peer(max(2, passes // 2) if not quick else 2),
         "hot": lambda: part_hot(hot_skip, burst_s or (8.0 if quick else 20.0), 10_000 if quick else 30_000,
                                 1 if quick else 2),
-        "cold": lambda: part_cold(cold_events or (20_000 if quick else 60_000)),
+        "cold": lambda: part_cold(cold_events or (20_000 if quick else 60_000), cold_latency_ms),
         "ship": lambda: part_ship(10_000, 8.0 if quick else 20.0),
     }
     for part in PARTS:

@@ -185,6 +185,13 @@ def stored_objects(settings: Settings, bucket: str) -> dict[str, bytes]:
     return {k: store.get(bucket, k) for k in store.list_keys(bucket, "") if k.endswith(".avro")}
 
 
+def headline(ratio: float, rounds: int, latency_ms: int) -> str:
+    """The report's two rows that `sluice bench` reads (streams/cli/bench.py, ``cold_run``)."""
+    network = f"through Toxiproxy, {latency_ms} ms each way" if latency_ms else "loopback (a PUT costs CPU only)"
+    return (f"| **ratio sink / raw** (goal >= 0.9), median of {rounds} rounds | **{ratio:.2f}** |\n"
+            f"| network to the store | {network} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=60_000)
@@ -248,8 +255,6 @@ def bench(args: argparse.Namespace, settings: Settings) -> None:
     extra = "".join([" --one-group" if args.one_group else "", f" --batch {args.batch}" if args.batch != 2000 else "",
                      " --reencode" if args.reencode else "",
                      f" --latency-ms {args.latency_ms}" if args.latency_ms else ""])
-    network = (f"through Toxiproxy, {args.latency_ms} ms each way" if args.latency_ms else
-               "loopback (a PUT costs CPU only)")
     report = f"""# Cold sink benchmark
 
 {datetime.now(UTC).isoformat(timespec="seconds")} on {platform.node()} ({platform.machine()}, Python
@@ -265,9 +270,8 @@ Command: `.venv/bin/python tests/perf/cold_sink_bench.py --events {args.events} 
 | record bytes in | {raw_in / 1e6:.1f} MB |
 | objects stored (each with its manifest as user metadata, same PUT) | {len(bodies)} |
 | object bytes ({args.codec}, level {conf.codec_level}) | {mb:.1f} MB |
-| **ratio sink / raw** (goal >= 0.9), median of {args.rounds} rounds | **{ratio:.2f}** |
+{headline(ratio, args.rounds, args.latency_ms)}
 | decode in the record source, before the sink (not in the sink's time) | {decode_cell} |
-| network to the store | {network} |
 | machine | {os.cpu_count()} cores, shared by this process and the store server |
 
 Each round: the sink (add + encode + upload of every record, into a bucket of its own) and raw PUTs of the

@@ -1,4 +1,4 @@
-"""`sluice bench` reads the hot sink report the hot sink bench writes."""
+"""`sluice bench` reads the reports the hot and cold sink benches write."""
 
 from __future__ import annotations
 
@@ -6,17 +6,25 @@ import importlib.util
 import sys
 from typing import Any
 
-from streams.cli.bench import held_back, render
+from streams.cli.bench import cold_run, held_back, render
 from streams.config import REPO_ROOT
+
+PERF = REPO_ROOT / "tests" / "perf"
+
+
+def perf_script(name: str) -> Any:
+    if str(PERF) not in sys.path:
+        sys.path.insert(0, str(PERF))  # the scripts import their siblings, as when run from there
+    spec = importlib.util.spec_from_file_location(name, PERF / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 def hot_bench() -> Any:
-    spec = importlib.util.spec_from_file_location("hot_sink_bench", REPO_ROOT / "tests" / "perf" / "hot_sink_bench.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["hot_sink_bench"] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return perf_script("hot_sink_bench")
 
 
 def fairness_run(kind: str, p99: float, calm_p99: float) -> dict[str, Any]:
@@ -40,3 +48,12 @@ def test_every_fairness_run_reaches_the_ratio_table() -> None:
             in table)
     assert ("| quiet project held back at p99 / window (corpus event times, the burst creates the indices) | **15.0** "
             "| <= 1 |" in table)
+
+
+def test_both_cold_runs_reach_the_ratio_table_with_their_network() -> None:
+    cold = perf_script("cold_sink_bench")
+    runs = [cold_run(f"# Cold sink benchmark\n\n| | value |\n|---|---|\n{cold.headline(ratio, 3, latency)}\n")
+            for ratio, latency in ((0.53, 0), (0.934, 10))]
+    table = render({"cold": {"runs": runs}}, "sluice bench", "now", 1.0)
+    assert "| cold sink / raw PUTs (loopback (a PUT costs CPU only)) | **0.53** | >= 0.9 |" in table
+    assert "| cold sink / raw PUTs (through Toxiproxy, 10 ms each way) | **0.93** | >= 0.9 |" in table
