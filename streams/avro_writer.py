@@ -5,7 +5,7 @@ record and resolves each ``["null", X]`` union by validating the value against t
 assemble stage writes one such body per output, so that was about 30% of a worker's time (py-spy).
 :func:`body_writer` turns a contract into straight-line Python, one statement group per field in
 schema order, for the shapes our contracts use (records, ``["null", X]`` unions, maps, string,
-bytes, int/long, double, boolean): 5.3 µs for the same events (``python -m streams.avro_writer``).
+bytes, int/long, double, boolean): 4.7 µs for the same events (``python -m streams.avro_writer``).
 
 Anything off that path (a value of an unexpected type, a missing field, an out-of-range long) is
 handed to fastavro, so the bytes, the defaults and the errors are fastavro's in every case: the fast
@@ -92,8 +92,9 @@ class _Source:
         self.emit(depth, f"if type({value}) is not dict: raise OffPath")
         for field in schema["fields"]:
             item = self.fresh()
-            self.emit(depth, f"{item} = {value}.get({field['name']!r}, MISSING)")
-            self.emit(depth, f"if {item} is MISSING: raise OffPath")  # fastavro knows the defaults
+            # A missing field raises KeyError, which the function turns into OffPath: fastavro knows the
+            # defaults. (A subscript, not ``.get`` and a test: 5.4 -> 4.7 µs per LogEvent.)
+            self.emit(depth, f"{item} = {value}[{field['name']!r}]")
             self.write(depth, field["type"], item, space)
 
     def map(self, depth: int, schema: dict[str, Any], value: str, namespace: str) -> None:
@@ -134,10 +135,10 @@ class _Source:
 def compile_fast_path(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bytes]:
     """The generated writer alone: raises ``_OffPath`` where fastavro must write the value."""
     src = _Source()
-    src.write(1, schema, "d")
-    text = "def write(d):\n    out = bytearray()\n    ap = out.append\n    ext = out.extend\n"
-    text += "\n".join(src.lines) + "\n    return bytes(out)\n"
-    scope: dict[str, Any] = {"OffPath": _OffPath, "MISSING": object(), "pack_double": struct.Struct("<d").pack}
+    src.write(2, schema, "d")
+    text = "def write(d):\n    out = bytearray()\n    ap = out.append\n    ext = out.extend\n    try:\n"
+    text += "\n".join(src.lines) + "\n    except KeyError:\n        raise OffPath from None\n    return bytes(out)\n"
+    scope: dict[str, Any] = {"OffPath": _OffPath, "pack_double": struct.Struct("<d").pack}
     exec(compile(text, f"<avro writer {schema.get('name')}>", "exec"), scope)  # noqa: S102 - our own generated code
     return scope["write"]
 
