@@ -81,6 +81,16 @@ def faust_broker_credentials(settings: KafkaSettings) -> Any:
     return faust.SSLCredentials(context)
 
 
+def faust_consumers() -> None:
+    """Faust's aiokafka consumers as the Faust workers (assemble, watch) need them, process-wide:
+    ``read_committed`` (the events topics are written in transactions) and each fetched message
+    handed to its stream without four tasks (:mod:`streams.faust_delivery`)."""
+    from streams.faust_delivery import faust_eager_delivery
+
+    faust_read_committed()
+    faust_eager_delivery()
+
+
 def faust_read_committed() -> None:
     """Make Faust's aiokafka consumers read only committed records (idempotent, process-wide).
 

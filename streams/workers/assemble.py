@@ -43,7 +43,7 @@ from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Assembler, Output, RawRecord
 from streams.assemble.route import ProjectRouter
 from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
-from streams.clients import faust_broker_credentials, faust_read_committed
+from streams.clients import faust_broker_credentials, faust_consumers
 from streams.config import Settings
 from streams.errors import SluiceError
 from streams.kafka_read import has_record, read_to_end
@@ -361,7 +361,7 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
     # Faust writes a data directory even with in-memory stores; not into the working directory.
     datadir = Path(tempfile.gettempdir()) / "sluice-faust" / conf.app_id
     datadir.parent.mkdir(parents=True, exist_ok=True)
-    faust_read_committed()  # the events topics are written in transactions
+    faust_consumers()
     app = faust.App(
         conf.app_id,
         broker=f"kafka://{settings.kafka.bootstrap_servers}",

@@ -38,7 +38,7 @@ import faust
 
 from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Output
-from streams.clients import async_es_client, faust_broker_credentials, faust_read_committed
+from streams.clients import async_es_client, faust_broker_credentials, faust_consumers
 from streams.config import Settings
 from streams.contracts import parsed_schema
 from streams.topics import TopicSpec, create_topics
@@ -218,7 +218,7 @@ def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[fa
     from confluent_kafka.schema_registry import SchemaRegistryClient
 
     conf = conf or watch_settings_of(settings)
-    faust_read_committed()  # the events topics are written in transactions
+    faust_consumers()
     app = faust.App(
         conf.app_id,
         broker=f"kafka://{settings.kafka.bootstrap_servers}",
