@@ -6,8 +6,8 @@ and writes ``bench-results/report.md`` with the ratios first, the raw numbers an
 
 Parts: ``core`` (the pure assemble core, this tree against a git ref, alternating rounds), ``assemble``
 (one worker process, real Kafka in and out), ``peer`` (rsyslog on the same lines), ``hot`` (hot sink
-vs ``helpers.async_bulk``, burst smoothing, fairness), ``cold`` (cold sink vs raw PUTs), ``ship``
-(the node shipper's CPU and delay).
+vs ``helpers.async_bulk``, burst smoothing, fairness, incident-shaped bursts), ``cold`` (cold sink vs
+raw PUTs), ``ship`` (the node shipper's CPU and delay).
 """
 
 from __future__ import annotations
@@ -124,7 +124,15 @@ def part_hot(skip: str, burst_s: float, docs: int, rounds: int) -> dict[str, Any
             "max_ratio": _md_number(md, r"\*\*([\d.]+) x budget\*\*"),
             "drain_s": _md_number(md, r"drain time: (\d+) s"),
             "predicted_drain_s": _md_number(md, r"backlog / \(budget - baseline\) = ([\d.]+) s"),
-            "held_back": held_back(md)}
+            "held_back": held_back(md), "incidents": incident_rows(md)}
+
+
+def incident_rows(md: str) -> list[tuple[str, float, int | None, int | None]]:
+    """(incident, busiest second / budget, seconds to clear, a perfect sink's) per row of hot_sink.md's (iv)."""
+    found = re.findall(r"^\| (\w+) \| [\d,]+ \| \*\*([\d.]+)\*\* \| [\d.]+ \| (\d+|None) s \| (\d+|None) s \|", md,
+                       flags=re.M)
+    return [(name, float(peak), None if clear == "None" else int(clear), None if theory == "None" else int(theory))
+            for name, peak, clear, theory in found]
 
 
 # The fairness runs of hot_sink.md, by the label its titles start with.
@@ -211,6 +219,11 @@ def render(results: dict[str, Any], cmd: str, started: str, elapsed_s: float) ->
         what = FAIRNESS_RUNS.get(title, title)
         lines.append(f"| quiet project held back at p99 / window ({what}) | **{held / window:.1f}** | <= 1 | "
                      f"{held:.3f} s, window {window:g} s |")
+    for name, peak, clear, theory in (hot or {}).get("incidents", []):
+        lines.append(f"| incident {name}: max indexed in one second / budget | **{peak:.3f}** | <= 1.05 | see below |")
+        ratio = f"**{clear / theory:.2f}**" if clear and theory else "n/a"
+        lines.append(f"| incident {name}: time to clear / a perfect sink's | {ratio} | <= 1.1 | "
+                     f"{clear} s vs {theory} s |")
     cold_runs = (r.get("cold") or {}).get("runs", [])
     for run in cold_runs:
         lines.append(f"| cold sink / raw PUTs ({run['network']}) | **{_fmt(run['ratio'], '.2f')}** | >= 0.9 | "
@@ -250,7 +263,7 @@ def render(results: dict[str, Any], cmd: str, started: str, elapsed_s: float) ->
 @click.option("--passes", type=int, default=None, help="corpus passes for core/assemble/peer (default 5, quick 2)")
 @click.option("--rounds", type=int, default=None, help="alternating rounds of the core bench (default 3, quick 2)")
 @click.option("--batch-lines", type=int, default=200, show_default=True, help="lines per record in the assemble part")
-@click.option("--hot-skip", default="", help="hot sink sub-parts to skip: throughput,smoothing,fairness")
+@click.option("--hot-skip", default="", help="hot sink sub-parts to skip: throughput,smoothing,fairness,incidents")
 @click.option("--burst-s", type=float, default=None, help="hot sink burst length (default 20, quick 8)")
 @click.option("--cold-events", type=int, default=None, help="cold sink events (default 60000, quick 20000)")
 @click.option("--cold-latency-ms", type=int, default=10, show_default=True,

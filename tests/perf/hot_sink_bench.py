@@ -1,6 +1,6 @@
 """Hot sink benchmarks (a script, not a test): writes bench-results/hot_sink.md and PNG plots.
 
-    .venv/bin/python tests/perf/hot_sink_bench.py [--burst-s 20] [--skip throughput,smoothing,fairness]
+    .venv/bin/python tests/perf/hot_sink_bench.py [--burst-s 20] [--skip throughput,smoothing,fairness,incidents]
 
 (i)   throughput: HotSink (documents built from decoded events, pre-serialised NDJSON, one bulk in
       flight) against the client's own ``helpers.async_bulk`` on pre-serialised documents, same
@@ -15,6 +15,10 @@
       index created beforehand; and with the burst creating the noisy project's indices
       (Elasticsearch's master applies those cluster-state updates one at a time, the quiet
       project's own among them).
+(iv)  incidents (``--incidents``): bursts shaped like training incidents (every rank's CUDA OOM
+      traceback at once, an NCCL retry flood, the 9:00 start wave), the documents from corpus files
+      that logged such incidents; one plot each, the busiest second against the budget and the time
+      until the backlog is gone against a perfect sink's.
 
 The paced producer stands in for node agents on other machines and runs at ``--producer-nice`` (15).
 Nothing is asserted: the figures are reported. Runs against the shared local stack.
@@ -366,6 +370,97 @@ def smoothing(stack: Settings, events: list[dict[str, Any]], burst_s: float,
             "burst_end": burst_end}
 
 
+@dataclass(frozen=True)
+class Incident:
+    """A burst shaped like a real training incident: input in multiples of the budget, ``t`` seconds from
+    its start; the documents are the events of the corpus files that logged such an incident."""
+
+    name: str
+    what: str
+    files: tuple[str, ...]
+    length_s: float
+    shape: Callable[[float], float]
+
+
+def _oom_at_barrier(t: float) -> float:
+    return 15.0 if t < 1 else 3.0 if t < 11 else 0.1
+
+
+def _nccl_retry_flood(t: float) -> float:
+    if t >= 30:
+        return 0.1
+    return 8.0 if t % 5 < 1 else 1.5
+
+
+def _start_wave(t: float) -> float:
+    if t < 10:
+        return 0.1 + 3.9 * t / 10
+    if t < 15:
+        return 4.0
+    return max(0.1, 4.0 - 3.9 * (t - 15) / 10)
+
+
+INCIDENTS = (
+    Incident("oom_at_barrier", "every rank of a job hits CUDA OOM at a barrier and prints its traceback in the same "
+             "second (15x budget for 1 s), then the launcher's ChildFailedError boxes and the ranks' exit logs "
+             "(3x for 10 s)",
+             ("bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log",
+              "accelerate_deepspeed_6gpu_sigkill_childfailederror_x2.log", "deepspeed_chat_dpo_8gpu_tail_exit.log"),
+             11, _oom_at_barrier),
+    Incident("nccl_retry_flood", "an NCCL watchdog timeout: every rank logs each retry, a wave of 8x budget for 1 s "
+             "every 5 s over 1.5x between them, for 30 s",
+             ("sglang_nccl_watchdog_timeout_hardwrapped.log", "verl_fsdp_ray_nccl_warn_cuda_failure_700.log",
+              "vllm_ray_pp_nccl_info_warn_init_failure.log", "bigscience_meg_ds_3d_n16_nccl_bootstrap_interleaved.log"),
+             30, _nccl_retry_flood),
+    Incident("start_wave", "the 9:00 start wave: jobs start one after another and print their launch configuration, "
+             "input rising to 4x budget over 10 s, 4x for 5 s, falling over 10 s",
+             ("deepspeed_chat_dpo_8gpu_launch_init_config.log",
+              "bigscience_deepspeed_zero3_offload_stage3_init_n16.log",
+              "vllm_multiproc_startup_throughput_then_assertion.log", "ms_swift_sft_qwen2_7b_self_cognition_2024.log"),
+             25, _start_wave),
+)
+
+
+def fluid_clear(produced: list[int], budget: float, threshold: float) -> int | None:
+    """The second after which a perfect sink writing ``budget`` per second has at most ``threshold`` left."""
+    backlog, last_over = 0.0, None
+    for s, n in enumerate(produced, 1):
+        backlog = max(0.0, backlog + n - budget)
+        if backlog > threshold:
+            last_over = s
+    return None if last_over is None else last_over + 1
+
+
+def incident(stack: Settings, inc: Incident, bulks_in_flight: int | None = None,
+             nice: int = Producing.nice) -> dict[str, Any]:
+    """One incident-shaped burst through the hot sink: the busiest second against the budget, and the time
+    from the incident's start until the backlog is gone against a perfect sink's (``fluid_clear``)."""
+    capacity = Capacity(500, 50_000_000)
+    budget, pre = 400, 5.0
+    base_rate = 0.1 * budget
+    project = f"bench-{inc.name.replace('_', '-')}-{uuid.uuid4().hex[:4]}"
+    events = list(corpus_events([CORPUS / f for f in inc.files], "bench", include_metrics=False))
+
+    def rate(t: float) -> float:
+        return budget * inc.shape(t - pre) if t >= pre else base_rate
+
+    surplus = sum(max(0.0, rate(pre + i / 10) - budget) / 10 for i in range(int(inc.length_s * 10)))
+    duration = pre + inc.length_s + surplus / (budget - base_rate) + 20
+    trace = paced_run(stack, events, [Load(project, rate)], duration, capacity, drain_until_empty=False,
+                      max_s=duration + 60, bulks_in_flight=bulks_in_flight, producing=Producing(nice))
+    produced, lag = trace.produced[project], trace.lag
+    theory = fluid_clear(produced, budget, base_rate)
+    over = [s for s, n in zip(trace.seconds, lag, strict=True) if n > base_rate]
+    cleared = over[-1] + 1 if over and over[-1] < trace.seconds[-1] else None
+    start = int(pre)
+    per_second = trace.acked[project]
+    return {"incident": inc, "trace": trace, "project": project, "budget": budget, "base_rate": base_rate,
+            "events": len(events), "peak_input": max(produced), "max_per_second": max(per_second),
+            "max_ratio": max(per_second) / budget, "sliding_max": sliding_max(trace.ack_times),
+            "clear_s": None if cleared is None else cleared - start,
+            "theory_clear_s": None if theory is None else theory - start}
+
+
 def warm_indices(stack: Settings, events: list[dict[str, Any]], projects: list[str]) -> int:
     """Create every index the run will write to, one document each (ids ``warm/...``, not measured)."""
     written = 0
@@ -422,7 +517,34 @@ def fairness(stack: Settings, events: list[dict[str, Any]], burst_s: float, kind
 
 
 # -- report ---------------------------------------------------------------------------------------
-def plots(sm: dict[str, Any] | None, fas: list[dict[str, Any]], tp: dict[str, Any] | None) -> list[str]:
+def rate_plot(tr: Trace, project: str, title: str, name: str) -> None:
+    """Input, indexed docs and budget per second (log scale), lag on the right axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 5))
+    ax.plot(tr.seconds, tr.produced[project], label="input events/s", color="tab:gray")
+    ax.plot(tr.seconds, tr.acked[project], label="indexed docs/s (sink acks)", color="tab:blue")
+    ax.plot(tr.seconds, tr.budget, "--", label="budget/s", color="tab:red")
+    ax.plot(tr.seconds, [b * 1.05 for b in tr.budget], ":", label="budget +5%", color="tab:red")
+    ax.set_yscale("symlog", linthresh=500)
+    ax.set_xlabel("second")
+    ax.set_ylabel("events per second")
+    ax2 = ax.twinx()
+    ax2.plot(tr.seconds, tr.lag, label="lag (records)", color="tab:orange")
+    ax2.set_ylabel("lag")
+    ax.legend(loc="upper left")
+    ax2.legend(loc="upper right")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(OUT / name, dpi=100)
+    plt.close(fig)
+
+
+def plots(sm: dict[str, Any] | None, fas: list[dict[str, Any]], tp: dict[str, Any] | None,
+          incs: list[dict[str, Any]]) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -430,25 +552,13 @@ def plots(sm: dict[str, Any] | None, fas: list[dict[str, Any]], tp: dict[str, An
 
     files = []
     if sm:
-        tr: Trace = sm["trace"]
-        fig, ax = plt.subplots(figsize=(10, 5))
-        ax.plot(tr.seconds, tr.produced[sm["project"]], label="input events/s", color="tab:gray")
-        ax.plot(tr.seconds, tr.acked[sm["project"]], label="indexed docs/s (sink acks)", color="tab:blue")
-        ax.plot(tr.seconds, tr.budget, "--", label="budget/s", color="tab:red")
-        ax.plot(tr.seconds, [b * 1.05 for b in tr.budget], ":", label="budget +5%", color="tab:red")
-        ax.set_yscale("symlog", linthresh=500)
-        ax.set_xlabel("second")
-        ax.set_ylabel("events per second")
-        ax2 = ax.twinx()
-        ax2.plot(tr.seconds, tr.lag, label="lag (records)", color="tab:orange")
-        ax2.set_ylabel("lag")
-        ax.legend(loc="upper left")
-        ax2.legend(loc="upper right")
-        ax.set_title(f"burst at 10x budget for {sm['burst_s']:.0f} s (budget {sm['budget']}/s)")
-        fig.tight_layout()
-        fig.savefig(OUT / "hot_sink_smoothing.png", dpi=100)
+        title = f"burst at 10x budget for {sm['burst_s']:.0f} s (budget {sm['budget']}/s)"
+        rate_plot(sm["trace"], sm["project"], title, "hot_sink_smoothing.png")
         files.append("hot_sink_smoothing.png")
-        plt.close(fig)
+    for inc in incs:
+        name = f"hot_sink_incident_{inc['incident'].name}.png"
+        rate_plot(inc["trace"], inc["project"], f"{inc['incident'].name} (budget {inc['budget']}/s)", name)
+        files.append(name)
     if fas:
         fig, axes = plt.subplots(len(fas), 1, figsize=(10, 3.5 * len(fas)), sharex=True, squeeze=False)
         for ax, fa in zip(axes[:, 0], fas, strict=True):
@@ -487,7 +597,8 @@ def fairness_title(fa: dict[str, Any]) -> str:
     return "new indices: corpus event times, the burst's first documents create the noisy project's indices"
 
 
-def report(tp: dict[str, Any] | None, sm: dict[str, Any] | None, fas: list[dict[str, Any]], cmd: str) -> str:
+def report(tp: dict[str, Any] | None, sm: dict[str, Any] | None, fas: list[dict[str, Any]], cmd: str,
+           incs: list[dict[str, Any]] | None = None) -> str:
     lines = ["# Hot sink benchmark", "", f"`{cmd}` on the shared local stack (Elasticsearch 9.5 integ-test-zip, "
              "512 MB heap; Kafka 4.1; 2 cores). Documents are real corpus events (parse_files), ~1 kB each.", ""]
     if tp:
@@ -536,6 +647,24 @@ def report(tp: dict[str, Any] | None, sm: dict[str, Any] | None, fas: list[dict[
                       f"- quiet records acknowledged by the end of the run: {fa['quiet_acked']} of {fa['quiet_sent']} "
                       "(the rest had no latency yet: the percentiles above leave them out, so they understate)", ""]
         lines += ["![fairness](hot_sink_fairness.png)", ""]
+    if incs:
+        lines += ["## (iv) Bursts shaped like training incidents", "",
+                  f"Budget {incs[0]['budget']}/s, baseline {incs[0]['base_rate']:.0f}/s before and after; the "
+                  "documents are the events of corpus files that logged such an incident. *Cleared*: seconds from the "
+                  "incident's start until the lag is back at the baseline's one second; *a perfect sink*: the same "
+                  "for a sink that writes exactly the budget every second from the same input (`fluid_clear`).", "",
+                  "| incident | input peak/s | max indexed in one second / budget | sliding 1 s max / budget | "
+                  "cleared | a perfect sink | ratio |", "|---|---|---|---|---|---|---|"]
+        for inc in incs:
+            ratio = (inc["clear_s"] / inc["theory_clear_s"]) if inc["clear_s"] and inc["theory_clear_s"] else None
+            lines.append(f"| {inc['incident'].name} | {inc['peak_input']:,} | **{inc['max_ratio']:.3f}** | "
+                         f"{inc['sliding_max'] / inc['budget']:.3f} | {inc['clear_s']} s | {inc['theory_clear_s']} s | "
+                         f"**{'n/a' if ratio is None else f'{ratio:.2f}'}** |")
+        lines.append("")
+        for inc in incs:
+            lines += [f"- **{inc['incident'].name}**: {inc['incident'].what}; {inc['events']} corpus events from "
+                      f"{', '.join(inc['incident'].files)}; {inc['trace'].throttled} throttled flushes",
+                      "", f"![{inc['incident'].name}](hot_sink_incident_{inc['incident'].name}.png)", ""]
     return "\n".join(lines)
 
 
@@ -550,7 +679,9 @@ def main() -> None:
                          "exist), new (corpus times, the burst creates indices)")
     ap.add_argument("--producer-nice", type=int, default=Producing.nice,
                     help="CPU priority of the paced producer (it stands in for agents on other machines)")
-    ap.add_argument("--bulks-in-flight", type=int, default=None, help="hot.bulks_in_flight for (ii) and (iii)")
+    ap.add_argument("--bulks-in-flight", type=int, default=None, help="hot.bulks_in_flight for (ii) to (iv)")
+    ap.add_argument("--incidents", default=",".join(i.name for i in INCIDENTS),
+                    help="which incident-shaped bursts (iv) to run")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     stack = load_settings()
@@ -569,14 +700,20 @@ def main() -> None:
         print("(iii) fairness")
         fas = [fairness(stack, events, args.burst_s, kind, args.bulks_in_flight, args.producer_nice)
                for kind in FAIRNESS_KINDS if kind in args.fairness.split(",")]
-    plots(sm, fas, tp)
+    incs: list[dict[str, Any]] = []
+    if "incidents" not in skip:
+        print("(iv) incidents")
+        incs = [incident(stack, inc, args.bulks_in_flight, args.producer_nice)
+                for inc in INCIDENTS if inc.name in args.incidents.split(",")]
+    plots(sm, fas, tp, incs)
+    runs = (("smoothing", sm), *((f"fairness-{f['kind']}", f) for f in fas),
+            *((f"incident-{i['incident'].name}", i) for i in incs))
     dump = {name: {"seconds": r["trace"].seconds, "produced": r["trace"].produced, "acked": r["trace"].acked,
-                   "budget": r["trace"].budget, "lag": r["trace"].lag}
-            for name, r in (("smoothing", sm), *((f"fairness-{f['kind']}", f) for f in fas)) if r}
+                   "budget": r["trace"].budget, "lag": r["trace"].lag} for name, r in runs if r}
     (OUT / "hot_sink_trace.json").write_text(json.dumps(dump))
     cmd = "python tests/perf/hot_sink_bench.py " + " ".join(
         f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v not in ("", None))
-    text = report(tp, sm, fas, cmd)
+    text = report(tp, sm, fas, cmd, incs)
     (OUT / "hot_sink.md").write_text(text)
     print(text)
 

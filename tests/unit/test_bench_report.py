@@ -6,7 +6,7 @@ import importlib.util
 import sys
 from typing import Any
 
-from streams.cli.bench import cold_run, held_back, render
+from streams.cli.bench import cold_run, held_back, incident_rows, render
 from streams.config import REPO_ROOT
 
 PERF = REPO_ROOT / "tests" / "perf"
@@ -57,3 +57,31 @@ def test_both_cold_runs_reach_the_ratio_table_with_their_network() -> None:
     table = render({"cold": {"runs": runs}}, "sluice bench", "now", 1.0)
     assert "| cold sink / raw PUTs (loopback (a PUT costs CPU only)) | **0.53** | >= 0.9 |" in table
     assert "| cold sink / raw PUTs (through Toxiproxy, 10 ms each way) | **0.93** | >= 0.9 |" in table
+
+
+def test_a_perfect_sinks_clearing_time_is_the_backlog_over_the_spare_budget() -> None:
+    fluid_clear = hot_bench().fluid_clear
+    # 5 s at 40/s, 10 s at 4,000/s, then 40/s: a backlog of 36,000 drains at 360/s, in 100 s after the burst.
+    produced = [40] * 5 + [4000] * 10 + [40] * 200
+    assert fluid_clear(produced, 400, 40) == 15 + 100
+    assert fluid_clear([40] * 50, 400, 40) is None  # never over the budget: nothing to clear
+    assert fluid_clear([0, 500, 0], 400, 0) == 3  # 100 left after second 2, gone in second 3
+
+
+def test_every_incident_reaches_the_ratio_table() -> None:
+    bench = hot_bench()
+    trace = bench.Trace(seconds=[1, 2], produced={"p": [10, 10]}, acked={"p": [10, 10]}, budget=[400, 400],
+                        lag=[0, 0])
+    incs = [{"incident": inc, "trace": trace, "project": "p", "budget": 400, "base_rate": 40.0, "events": 99,
+             "peak_input": 6000, "max_per_second": peak, "max_ratio": peak / 400, "sliding_max": peak,
+             "clear_s": clear, "theory_clear_s": theory}
+            for inc, peak, clear, theory in zip(bench.INCIDENTS, (400, 402, 420), (60, 70, None), (55, 70, 40),
+                                                strict=True)]
+    md = bench.report(None, None, [], "x", incs)
+    rows = incident_rows(md)
+    assert rows == [("oom_at_barrier", 1.0, 60, 55), ("nccl_retry_flood", 1.005, 70, 70),
+                    ("start_wave", 1.05, None, 40)]
+    table = render({"hot": {"md": md, "incidents": rows}}, "sluice bench", "now", 1.0)
+    assert "| incident oom_at_barrier: max indexed in one second / budget | **1.000** | <= 1.05 |" in table
+    assert "| incident oom_at_barrier: time to clear / a perfect sink's | **1.09** | <= 1.1 | 60 s vs 55 s |" in table
+    assert "| incident start_wave: time to clear / a perfect sink's | n/a | <= 1.1 | None s vs 40 s |" in table
