@@ -210,13 +210,14 @@ class AssembleStage:
         async with self.lock:
             outputs: list[Output] = []
             touched: set[int] = set()
+            size = 0
             for event in events:
                 msg = event.message
                 if not self.is_current(msg):
                     continue
                 state = self.state_of(msg.partition)
                 if not state.admits(msg.offset):
-                    continue
+                    continue  # also what follows a transaction rolled back below: read again from the commit
                 ts_ms = int((msg.timestamp or 0) * 1000)
                 record = RawRecord(msg.topic, msg.partition, msg.offset, msg.value, msg.key, ts_ms)
                 outputs.extend(state.assembler.feed(record))
@@ -224,10 +225,18 @@ class AssembleStage:
                 state.last_seen = time.monotonic()
                 state.next_offset = msg.offset + 1
                 touched.add(msg.partition)
-            for partition in touched:
-                state = self.states[partition]
-                outputs.extend(state.assembler.flush_idle(state.newest_ts_ms))
-            await self.commit(outputs, touched)
+                size += len(msg.value) if msg.value else 0
+                if size >= self.conf.turn_max_bytes:  # big records: end the turn here, the rest is the next
+                    await self._end_turn(outputs, touched)
+                    outputs, touched, size = [], set(), 0
+            await self._end_turn(outputs, touched)
+
+    async def _end_turn(self, outputs: list[Output], touched: set[int]) -> None:
+        """Blocks gone quiet in stream time, then one transaction of the turn's outputs and offsets."""
+        for partition in touched:
+            state = self.states[partition]
+            outputs.extend(state.assembler.flush_idle(state.newest_ts_ms))
+        await self.commit(outputs, touched)
 
     async def on_idle_tick(self) -> None:
         async with self.lock:
