@@ -1,8 +1,10 @@
 """A turn of the assemble stage ends early once its records hold ``turn_max_bytes``.
 
 Each part is a transaction of its own: the outputs of its records, and the offset after its last one.
-Together the parts give what one turn gives. The transaction itself (``commit``, Kafka) is recorded
-here, not run: what is tested is how ``on_batch`` cuts a batch.
+Together the parts give what one turn gives. Kafka is not here: the first test records the stage's
+``commit`` calls, the second puts a fake broker behind its real ``commit`` (the writer, the state
+topic read back, the seek), rolls back one part in the middle of a batch, and compares what ends up
+committed with a run where nothing was rolled back.
 """
 
 from __future__ import annotations
@@ -66,3 +68,84 @@ def test_a_turn_is_cut_where_its_records_reach_the_byte_limit() -> None:
     # the same outputs, in the same order, whether the blocks closed in one turn or across several
     assert [i for ids, _p, _o in parts for i in ids] + still_open == whole[0][0] + whole_open
     assert len(whole[0][0] + whole_open) > len(cuts)
+
+
+class Broker:
+    """What the transactions committed: outputs in order, the state topic, the group's offsets. Write
+    number ``fail_at`` (1-based) is rolled back, as when the broker restarts mid-transaction."""
+
+    def __init__(self, fail_at: int | None = None) -> None:
+        self.fail_at, self.writes = fail_at, 0
+        self.outputs: list[tuple[str, bytes | None, bytes | None]] = []
+        self.state: dict[bytes, bytes | None] = {}
+        self.offsets: dict[int, int] = {}
+        self.committed: list[int] = []  # partition 0's offset after each transaction that went through
+
+    def write(self, messages: list[tuple[str, bytes | None, bytes | None, int]], offsets: dict[tuple[str, int], int],
+              _metadata: bytes | None) -> None:
+        from streams.workers.transactions import TransactionAborted
+
+        self.writes += 1
+        if self.writes == self.fail_at:
+            raise TransactionAborted("rolled back (test)")
+        for topic, key, value, _partition in messages:
+            if topic.endswith("-state"):
+                self.state[key or b""] = value
+            else:
+                self.outputs.append((topic, key, value))
+        self.offsets.update({p: o for (_t, p), o in offsets.items()})
+        self.committed.append(self.offsets[0])
+
+    def load_state(self, partition: int) -> tuple[dict[bytes, bytes | None], int | None]:
+        mine = {k: v for k, v in self.state.items() if k.startswith(f"{partition}\x00".encode())}
+        return mine, self.offsets.get(partition)
+
+
+def interleaved() -> list[Any]:
+    """Two real logs, one line per record, their records interleaved on one partition."""
+    other = (CORPUS / "training" / "bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log").read_bytes()
+    a, b = [ln for ln in LINES.split(b"\n") if ln], [ln for ln in other.split(b"\n") if ln]
+    pairs = [(b"node-1/a.log", ln) for ln in a]
+    for i, ln in enumerate(b):
+        pairs.insert(2 * i + 1, (b"node-2/b.log", ln))
+    return [SimpleNamespace(message=SimpleNamespace(topic="logs.raw", partition=0, offset=100 + i, value=ln + b"\n",
+                                                    key=key, timestamp=1_700_000_000.0))
+            for i, (key, ln) in enumerate(pairs)]
+
+
+def run_against(broker: Broker, turn_max_bytes: int, records: list[Any]) -> tuple[AssembleStage, list[int]]:
+    settings = Settings(assemble=AssembleSettings(turn_max_bytes=turn_max_bytes))
+    registry = SimpleNamespace(lookup_schema=lambda *_a, **_k: SimpleNamespace(schema_id=1))
+    stage = AssembleStage(settings, registry=registry)
+    stage.writer = broker  # type: ignore[assignment]
+    stage.load_state = broker.load_state
+    stage.membership = lambda: (1, "member-1")
+    seeks: list[int] = []
+
+    async def seek(_partition: int, offset: int) -> None:
+        seeks.append(offset)
+
+    stage.seek = seek
+
+    async def go() -> None:
+        await stage.on_batch(records)
+        if seeks:  # the consumer reads again from where it was sent back to
+            await stage.on_batch([r for r in records if r.message.offset >= seeks[-1]])
+
+    asyncio.run(go())
+    return stage, seeks
+
+
+def test_a_part_rolled_back_mid_batch_is_read_again_with_nothing_lost_or_doubled() -> None:
+    records = interleaved()
+    clean, rolled = Broker(), Broker(fail_at=2)
+    clean_stage, clean_seeks = run_against(clean, 10 * sum(len(r.message.value) for r in records), records)
+    stage, seeks = run_against(rolled, 600, records)
+
+    assert clean_seeks == [] and clean.writes == 1
+    assert seeks == [rolled.committed[0]]  # sent back once, to what the first part committed
+    assert rolled.writes > 3  # parts before, the rolled-back one, and the parts read again
+    assert rolled.outputs == clean.outputs  # the same outputs, byte for byte, in the same order: none twice
+    assert rolled.offsets == clean.offsets == {0: records[-1].message.offset + 1}
+    still_open = [o.value["event_id"] for o in stage.states[0].assembler.flush_all()]
+    assert still_open == [o.value["event_id"] for o in clean_stage.states[0].assembler.flush_all()]
