@@ -113,9 +113,12 @@ def part_peer(passes: int) -> dict[str, Any]:
     return {"md": (OUT / "peer_rsyslog.md").read_text(), **json.loads((OUT / "peer_rsyslog.json").read_text())}
 
 
-def part_hot(skip: str, burst_s: float, docs: int, rounds: int) -> dict[str, Any]:
+def part_hot(skip: str, burst_s: float, docs: int, rounds: int, incidents: str | None = None) -> dict[str, Any]:
+    """``incidents``: which incident-shaped bursts (None: all of them)."""
     cmd = [sys.executable, str(PERF / "hot_sink_bench.py"), "--burst-s", str(burst_s), "--docs", str(docs),
            "--rounds", str(rounds)]
+    if incidents is not None:
+        cmd += ["--incidents", incidents]
     if skip:
         cmd += ["--skip", skip]
     _run(cmd, 3600)
@@ -287,7 +290,7 @@ def bench(only: str, skip_parts: str, quick: bool, baseline_ref: str, passes: in
         "assemble": lambda: part_assemble(passes, batch_lines),
         "peer": lambda: part_peer(max(2, passes // 2) if not quick else 2),
         "hot": lambda: part_hot(hot_skip, burst_s or (8.0 if quick else 20.0), 10_000 if quick else 30_000,
-                                1 if quick else 2),
+                                1 if quick else 2, "oom_at_barrier" if quick else None),  # quick: the shortest
         "cold": lambda: part_cold(cold_events or (20_000 if quick else 60_000), cold_latency_ms),
         "ship": lambda: part_ship(10_000, 8.0 if quick else 20.0),
     }
