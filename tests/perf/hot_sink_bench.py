@@ -342,10 +342,21 @@ def sliding_max(times: list[float], width: float = 1.0) -> int:
     return best
 
 
+# The store as declared to the bursts' rate controller, and the budget it gets of it (80%).
+BURST_CAPACITY = Capacity(500, 50_000_000)
+BURST_BUDGET = 400
+
+
+def ack_peaks(trace: Trace, project: str, budget: float) -> dict[str, Any]:
+    """The most documents acknowledged in one wall-clock second and in any sliding second."""
+    per_second = trace.acked[project]
+    return {"max_per_second": max(per_second), "max_ratio": max(per_second) / budget,
+            "sliding_max": sliding_max(trace.ack_times)}
+
+
 def smoothing(stack: Settings, events: list[dict[str, Any]], burst_s: float,
               bulks_in_flight: int | None = None, nice: int = Producing.nice) -> dict[str, Any]:
-    capacity = Capacity(500, 50_000_000)
-    budget = 400
+    capacity, budget = BURST_CAPACITY, BURST_BUDGET
     base_rate, burst_rate, pre = 0.1 * budget, 10 * budget, 5.0
     project = f"bench-burst-{uuid.uuid4().hex[:6]}"
 
@@ -362,12 +373,10 @@ def smoothing(stack: Settings, events: list[dict[str, Any]], burst_s: float,
     drained = next((s for s, lag in zip(trace.seconds, trace.lag, strict=True)
                     if s > burst_end and lag <= base_rate), None)
     drain_s = (drained - burst_end) if drained is not None else None
-    per_second = trace.acked[project]
     return {"trace": trace, "project": project, "budget": budget, "burst_s": burst_s, "base_rate": base_rate,
             "burst_rate": burst_rate, "backlog": backlog, "drain_s": drain_s,
-            "predicted_drain_s": backlog / (budget - base_rate), "max_per_second": max(per_second),
-            "max_ratio": max(per_second) / budget, "sliding_max": sliding_max(trace.ack_times),
-            "burst_end": burst_end}
+            "predicted_drain_s": backlog / (budget - base_rate), "burst_end": burst_end,
+            **ack_peaks(trace, project, budget)}
 
 
 @dataclass(frozen=True)
@@ -435,8 +444,7 @@ def incident(stack: Settings, inc: Incident, bulks_in_flight: int | None = None,
              nice: int = Producing.nice) -> dict[str, Any]:
     """One incident-shaped burst through the hot sink: the busiest second against the budget, and the time
     from the incident's start until the backlog is gone against a perfect sink's (``fluid_clear``)."""
-    capacity = Capacity(500, 50_000_000)
-    budget, pre = 400, 5.0
+    capacity, budget, pre = BURST_CAPACITY, BURST_BUDGET, 5.0
     base_rate = 0.1 * budget
     project = f"bench-{inc.name.replace('_', '-')}-{uuid.uuid4().hex[:4]}"
     events = list(corpus_events([CORPUS / f for f in inc.files], "bench", include_metrics=False))
@@ -453,10 +461,8 @@ def incident(stack: Settings, inc: Incident, bulks_in_flight: int | None = None,
     over = [s for s, n in zip(trace.seconds, lag, strict=True) if n > base_rate]
     cleared = over[-1] + 1 if over and over[-1] < trace.seconds[-1] else None
     start = int(pre)
-    per_second = trace.acked[project]
     return {"incident": inc, "trace": trace, "project": project, "budget": budget, "base_rate": base_rate,
-            "events": len(events), "peak_input": max(produced), "max_per_second": max(per_second),
-            "max_ratio": max(per_second) / budget, "sliding_max": sliding_max(trace.ack_times),
+            "events": len(events), "peak_input": max(produced), **ack_peaks(trace, project, budget),
             "clear_s": None if cleared is None else cleared - start,
             "theory_clear_s": None if theory is None else theory - start}
 
@@ -484,8 +490,7 @@ def fairness(stack: Settings, events: list[dict[str, Any]], burst_s: float, kind
     created beforehand (40 days of them); ``new``,
     corpus times with the burst's first documents creating the noisy project's indices (Elasticsearch's
     master applies those cluster-state updates one at a time, the quiet project's own among them)."""
-    capacity = Capacity(500, 50_000_000)
-    budget, quiet_rate = 400, 20.0
+    capacity, budget, quiet_rate = BURST_CAPACITY, BURST_BUDGET, 20.0
     noisy, quiet = f"bench-noisy-{uuid.uuid4().hex[:6]}", f"bench-quiet-{uuid.uuid4().hex[:6]}"
     pre = 6.0  # the quiet project alone first: its own latency without competition
     loads = [Load(noisy, lambda t: 10 * budget if pre <= t < pre + burst_s else 0.0),
