@@ -22,7 +22,7 @@ from streams.errors import SluiceError
 from streams.produce import produce_files
 from streams.sinks.objectstore.build import manifest_from_metadata
 from streams.sinks.objectstore.store import ObjectStore
-from streams.stack.base import stop_gracefully
+from streams.stack.base import free_port, stop_gracefully
 
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 # A CUDA OOM at a barrier, an NCCL watchdog timeout, a vLLM OOM and an SFT run's step metrics.
@@ -260,12 +260,6 @@ def show_alerts(settings: Settings, say: Callable[[str], None], task_prefix: str
                           f"read {logs / 'demo-worker-watch.log'}")
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def metric_summary(port: int) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from streams.config import REPO_ROOT, Settings, load_settings
+from streams.stack.base import free_port
 
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 
@@ -93,14 +94,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
         elif "unit" in parts:
             item.add_marker(pytest.mark.unit)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,16 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from streams.config import REPO_ROOT, ProjectRoute, RoutingSettings, Settings
+from streams.stack.base import free_port
 
 # A member that died is replaced after this long (librdkafka's default is 45 s, Faust's 60 s): the
 # restarted worker gets its partitions back in seconds, which is what lets a CI run kill nine times.
 SESSION_TIMEOUT_MS = 6000
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def run_settings(base: Settings, project: str, raw_partitions: int = 4) -> Settings:

@@ -216,6 +216,13 @@ def run_checked(cmd: list[str], what: str, cwd: Path | None = None, env: dict[st
         raise StackError(f"{what} failed (exit {proc.returncode}): {' '.join(cmd)}\n{tail}")
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (the OS picks it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def tcp_open(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.5)

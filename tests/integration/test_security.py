@@ -310,14 +310,9 @@ def test_assemble_worker_runs_over_sasl_ssl_and_prints_no_secret(
 
 @pytest.fixture
 def unused_port() -> Callable[[], int]:
-    import socket
+    from streams.stack.base import free_port
 
-    def pick() -> int:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            return int(sock.getsockname()[1])
-
-    return pick
+    return free_port
 
 
 # -- Secrets never show -----------------------------------------------------------------------

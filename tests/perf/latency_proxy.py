@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 import urllib.request
@@ -21,6 +20,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from streams.config import REPO_ROOT
+from streams.stack.base import free_port
 
 MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0"
 TOOLS = REPO_ROOT / ".stack" / "tools"
@@ -36,12 +36,6 @@ def toxiproxy_binary() -> Path:
     return binary
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _api(port: int, path: str, body: dict) -> None:
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(), method="POST",
                                  headers={"Content-Type": "application/json"})
@@ -51,7 +45,7 @@ def _api(port: int, path: str, body: dict) -> None:
 @contextmanager
 def latency_proxy(upstream_url: str, latency_ms: int) -> Iterator[str]:
     """``upstream_url`` behind a proxy that delays every byte ``latency_ms`` each way; yields its URL."""
-    api_port, listen_port = _free_port(), _free_port()
+    api_port, listen_port = free_port(), free_port()
     target = urlsplit(upstream_url)
     proc = subprocess.Popen([str(toxiproxy_binary()), "-host", "127.0.0.1", "-port", str(api_port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
