@@ -21,11 +21,15 @@ CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 LINES = (CORPUS / "training" / "bigscience_tr1-13B_dataloader_bus_error_interleaved_tracebacks.log").read_bytes()
 
 
+def record(offset: int, key: bytes, line: bytes) -> Any:
+    """A Faust event of logs.raw partition 0: one plain-text line (what a Filebeat-style agent sends)."""
+    return SimpleNamespace(message=SimpleNamespace(topic="logs.raw", partition=0, offset=offset, value=line + b"\n",
+                                                   key=key, timestamp=1_700_000_000.0))
+
+
 def events() -> list[Any]:
-    """One plain-text line per record, one source, one partition (what a Filebeat-style agent sends)."""
-    return [SimpleNamespace(message=SimpleNamespace(topic="logs.raw", partition=0, offset=100 + i, value=line + b"\n",
-                                                    key=b"node-1/train.log", timestamp=1_700_000_000.0))
-            for i, line in enumerate(LINES.split(b"\n")) if line]
+    """One line per record, one source."""
+    return [record(100 + i, b"node-1/train.log", line) for i, line in enumerate(ln for ln in LINES.split(b"\n") if ln)]
 
 
 def run(turn_max_bytes: int) -> tuple[list[tuple[list[str], set[int], int]], list[str]]:
@@ -108,9 +112,7 @@ def interleaved() -> list[Any]:
     pairs = [(b"node-1/a.log", ln) for ln in a]
     for i, ln in enumerate(b):
         pairs.insert(2 * i + 1, (b"node-2/b.log", ln))
-    return [SimpleNamespace(message=SimpleNamespace(topic="logs.raw", partition=0, offset=100 + i, value=ln + b"\n",
-                                                    key=key, timestamp=1_700_000_000.0))
-            for i, (key, ln) in enumerate(pairs)]
+    return [record(100 + i, key, ln) for i, (key, ln) in enumerate(pairs)]
 
 
 def run_against(broker: Broker, turn_max_bytes: int, records: list[Any]) -> tuple[AssembleStage, list[int]]:
