@@ -83,12 +83,16 @@ def faust_broker_credentials(settings: KafkaSettings) -> Any:
 
 def faust_consumers() -> None:
     """Faust's aiokafka consumers as the Faust workers (assemble, watch) need them, process-wide:
-    ``read_committed`` (the events topics are written in transactions) and each fetched message
-    handed to its stream without four tasks (:mod:`streams.faust_delivery`)."""
+    ``read_committed`` (the events topics are written in transactions), each fetched message
+    handed to its stream without four tasks (:mod:`streams.faust_delivery`), and stream partitions
+    resumed after a rebalance only once they are sought and their queues emptied
+    (:mod:`streams.faust_recovery`)."""
     from streams.faust_delivery import faust_eager_delivery
+    from streams.faust_recovery import faust_resume_without_gaps
 
     faust_read_committed()
     faust_eager_delivery()
+    faust_resume_without_gaps()
 
 
 def faust_read_committed() -> None:
