@@ -50,6 +50,12 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
 }
 
 
+# What a (?i) rule matches that str.lower() does not make ASCII: the long s (ſ) and the dotless i (ı)
+# stand for s and i, and İ lowers to i and a combining dot. "paſsword=x" and "credentıal: x" are
+# redacted by the rules, so the gate must let them through. (The Kelvin sign lowers to k.)
+_FOLDS = str.maketrans({"\u017f": "s", "\u0131": "i", "\u0307": ""})
+
+
 def _gate(needles: Iterable[str]) -> Callable[[str], bool]:
     """``low -> bool``: is any of ``needles`` in it? One ``or`` chain (a loop over them costs twice as much),
     without the needles that hold another one (``aws_secret_access_key`` goes, ``secret`` stays)."""
@@ -74,6 +80,8 @@ class Redactor:
         # Lowered once, before any rule replaced anything: a replacement only ever removes a needle (it
         # writes "[REDACTED]"), so the stale copy can only make a rule run for nothing.
         low = text.lower()
+        if not text.isascii():  # answered from the string's header: the translation costs ASCII lines nothing
+            low = low.translate(_FOLDS)
         if not self._gate(low):
             return text
         for needles, sub, rep in self._steps:

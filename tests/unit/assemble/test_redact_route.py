@@ -124,3 +124,37 @@ def test_the_needles_skip_only_rules_that_could_not_have_matched(corpus) -> None
     assert checked > 50_000
     for snippet in SECRET_SNIPPETS:
         assert redact(snippet) == reference(snippet) != snippet, snippet
+
+
+def test_letters_that_ignorecase_matches_beyond_ascii_pass_the_gate() -> None:
+    """(?i) rules match the long s for s, the dotless i and İ for i, the Kelvin sign for k. Each such
+    character, standing for its letter anywhere in each secret shape: the same output as every rule
+    run with no gate."""
+    import re
+    import string
+    import sys
+
+    from streams.assemble.redact import DEFAULT_RULES
+
+    everything = [(re.compile(rx), rep) for _name, rx, rep in DEFAULT_RULES]
+
+    def reference(text: str) -> str:
+        for rx, rep in everything:
+            text = rx.sub(rep, text)
+        return text
+
+    letter = re.compile(r"(?i)[a-z]")
+    stands_for = {chr(cp): next(x for x in string.ascii_lowercase if re.fullmatch(f"(?i){x}", chr(cp)))
+                  for cp in range(128, sys.maxunicode + 1) if letter.fullmatch(chr(cp))}
+    assert {"\u017f", "\u0131", "\u0130", "\u212a"} <= set(stands_for), stands_for
+    redact = Redactor()
+    redacted_with: set[str] = set()
+    for snippet in SECRET_SNIPPETS:
+        for odd, ascii_letter in stands_for.items():
+            for i, ch in enumerate(snippet):
+                if ch.lower() == ascii_letter:
+                    text = snippet[:i] + odd + snippet[i + 1:]
+                    assert redact(text) == reference(text), text
+                    if reference(text) != text:
+                        redacted_with.add(odd)
+    assert redacted_with == set(stands_for), "each odd letter stood inside a secret the rules redact"
