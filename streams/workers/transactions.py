@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import logging
 import struct
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from streams.errors import SluiceError
@@ -27,6 +29,10 @@ log = logging.getLogger(__name__)
 
 class TransactionAborted(SluiceError):
     """The transaction was rolled back: nothing of it is visible; re-read from the committed offsets."""
+
+
+class ProducerWedged(SluiceError):
+    """A transactional call of librdkafka did not return within its own timeout and a grace period."""
 
 
 def group_metadata(group_id: str, generation: int, member_id: str, group_instance_id: str | None = None) -> bytes:
@@ -44,10 +50,18 @@ class TransactionalWriter:
     moved) is rolled back and reported as :class:`TransactionAborted`; the caller re-reads its input.
     If even the abort cannot reach the broker, the producer is replaced: the next one, with the same
     transactional id, fences the old one and the broker aborts what it left open.
+
+    The producer is replaced, and the transaction reported aborted, also when a call does not return
+    within its timeout plus ``wedged_after_s``. librdkafka 2.16's ``send_offsets_to_transaction`` can
+    wait forever once the group coordinator's broker restarted (librdkafka issues #5456 and #5511,
+    open): the fault suite's broker restart left an assemble worker blocked in it for minutes, its
+    partitions unread. Each call therefore runs on a thread of its own, and a call still blocked is
+    left to its thread, with the old producer.
     """
 
     def __init__(self, client_config: dict[str, Any], transactional_id: str, timeout_ms: int,
-                 deadline_s: float | None = None, retry_wait_s: float = 0.5) -> None:
+                 deadline_s: float | None = None, retry_wait_s: float = 0.5, wedged_after_s: float = 5.0,
+                 producer_factory: Callable[[dict[str, Any]], Any] | None = None) -> None:
         self.transactional_id = transactional_id
         self.config = {
             **client_config, "transactional.id": transactional_id, "transaction.timeout.ms": timeout_ms,
@@ -55,14 +69,18 @@ class TransactionalWriter:
         }
         self.deadline_s = deadline_s if deadline_s is not None else timeout_ms / 1000
         self.retry_wait_s = retry_wait_s
+        self.wedged_after_s = wedged_after_s
+        self.producer_factory = producer_factory
         self.producer: Any = None
         self._initialised = False
         self._new_producer()
 
     def _new_producer(self) -> None:
-        from confluent_kafka import Producer
+        if self.producer_factory is None:
+            from confluent_kafka import Producer
 
-        self.producer = Producer(self.config)
+            self.producer_factory = Producer
+        self.producer = self.producer_factory(self.config)
         self._initialised = False
 
     def write(self, messages: list[tuple[str, bytes | None, bytes | None, int]], offsets: dict[tuple[str, int], int],
@@ -80,7 +98,7 @@ class TransactionalWriter:
                 self._call(deadline, self.producer.init_transactions)
                 self._initialised = True
             self.producer.begin_transaction()
-        except (KafkaException, TimeoutError) as exc:
+        except (KafkaException, TimeoutError, ProducerWedged) as exc:
             self._new_producer()
             raise TransactionAborted(f"cannot start a transaction as {self.transactional_id}: {exc}") from exc
         try:
@@ -95,6 +113,10 @@ class TransactionalWriter:
                 tps = [TopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]
                 self._call(deadline, self.producer.send_offsets_to_transaction, tps, metadata)
             self._call(deadline, self.producer.commit_transaction)
+        except ProducerWedged as exc:
+            self._new_producer()  # fences the wedged one; the broker aborts its open transaction
+            raise TransactionAborted(f"transaction of {len(messages)} outputs and offsets {offsets} given up: "
+                                     f"{exc}") from exc
         except (KafkaException, TimeoutError) as exc:
             err = exc.args[0] if isinstance(exc, KafkaException) else None
             if err is not None and err.fatal():
@@ -117,7 +139,7 @@ class TransactionalWriter:
             if left <= 0:
                 raise TimeoutError(f"{name} not done within {self.deadline_s:.0f} s")
             try:
-                return fn(*args, min(left, 10.0))
+                return self._bounded(name, fn, *args, min(left, 10.0))
             except KafkaException as exc:
                 err = exc.args[0]
                 if not err.retriable() or err.txn_requires_abort() or err.fatal():
@@ -125,12 +147,36 @@ class TransactionalWriter:
                 log.warning("%s: %s (retrying)", name, err)
                 time.sleep(min(self.retry_wait_s, max(0.0, deadline - time.monotonic())))
 
+    def _bounded(self, name: str, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` (its last argument a timeout), on a thread of its own; :class:`ProducerWedged` if
+        it has not returned within that timeout plus ``wedged_after_s``."""
+        outcome: list[Any] = []
+        done = threading.Event()
+
+        def call() -> None:
+            try:
+                outcome.append((True, fn(*args)))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                outcome.append((False, exc))
+            finally:
+                done.set()
+
+        threading.Thread(target=call, name=f"txn-{name}", daemon=True).start()
+        waited = args[-1] + self.wedged_after_s
+        if not done.wait(waited):
+            raise ProducerWedged(f"{name} of {self.transactional_id} still blocked {waited:.0f} s after it was "
+                                 "called (librdkafka #5456); the producer is replaced")
+        ok, value = outcome[0]
+        if not ok:
+            raise value
+        return value
+
     def _abort(self) -> None:
         from confluent_kafka import KafkaException
 
         try:
             self._call(time.monotonic() + self.deadline_s, self.producer.abort_transaction)
-        except (KafkaException, TimeoutError) as exc:
+        except (KafkaException, TimeoutError, ProducerWedged) as exc:
             # The broker aborts it: when the next producer with this id starts, or after the timeout.
             log.warning("abort of transaction %s failed (%s); starting a new producer", self.transactional_id, exc)
             self._new_producer()
