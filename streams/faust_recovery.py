@@ -14,7 +14,7 @@ step 3 throws them away. aiokafka's position is already past them, so they are n
 until the next rebalance. Meanwhile Faust commits only contiguous acked offsets, so the partition's
 committed offset stops there, and the records in the gap are never processed on a steady group.
 This is faust-streaming issue #596 (open in 0.15.3). Here, the watch worker's kill -9 test showed
-it in 6 of 42 runs on this machine: the restarted worker never committed 4 of its 31 metric records.
+it in 6 of 48 runs on this machine: the restarted worker never committed 4 of its 31 metric records.
 
 :func:`resume_last` holds step 1 back. The stream partitions stay paused through the
 seek and the clearing of the queues, and the held ``resume_partitions`` calls are applied when the

@@ -100,20 +100,20 @@ SECRET_SNIPPETS = [
 ]
 
 
-def test_the_needles_skip_only_rules_that_could_not_have_matched(corpus) -> None:
-    """Every corpus line, alone and with each secret shape (in odd cases) appended: the same output as
-    running every rule on every line, with no gate and no needles."""
+def reference(text: str) -> str:
+    """Every default rule run on ``text``, with no gate and no needles."""
     import re
 
     from streams.assemble.redact import DEFAULT_RULES
 
-    everything = [(re.compile(rx), rep) for _name, rx, rep in DEFAULT_RULES]
+    for _name, rx, rep in DEFAULT_RULES:
+        text = re.sub(rx, rep, text)  # re caches the compiled patterns
+    return text
 
-    def reference(text: str) -> str:
-        for rx, rep in everything:
-            text = rx.sub(rep, text)
-        return text
 
+def test_the_needles_skip_only_rules_that_could_not_have_matched(corpus) -> None:
+    """Every corpus line, alone and with each secret shape (in odd cases) appended: the same output as
+    running every rule on every line, with no gate and no needles."""
     redact = Redactor()
     lines = [line for p in sorted(corpus.rglob("*.log")) for line in p.read_text(errors="replace").splitlines()]
     checked = 0
@@ -133,15 +133,6 @@ def test_letters_that_ignorecase_matches_beyond_ascii_pass_the_gate() -> None:
     import re
     import string
     import sys
-
-    from streams.assemble.redact import DEFAULT_RULES
-
-    everything = [(re.compile(rx), rep) for _name, rx, rep in DEFAULT_RULES]
-
-    def reference(text: str) -> str:
-        for rx, rep in everything:
-            text = rx.sub(rep, text)
-        return text
 
     letter = re.compile(r"(?i)[a-z]")
     stands_for = {chr(cp): next(x for x in string.ascii_lowercase if re.fullmatch(f"(?i){x}", chr(cp)))
