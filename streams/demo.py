@@ -260,8 +260,6 @@ def show_alerts(settings: Settings, say: Callable[[str], None], task_prefix: str
                           f"read {logs / 'demo-worker-watch.log'}")
 
 
-
-
 def metric_summary(port: int) -> str:
     """The stage's own count of what it wrote (sluice_outputs_total / sluice_sink_acked_total)."""
     import httpx

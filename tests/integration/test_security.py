@@ -32,6 +32,7 @@ from pydantic import SecretStr
 
 from streams.clients import es_client, s3_client
 from streams.config import ElasticsearchSettings, Settings, load_settings
+from streams.stack.base import free_port
 from streams.stack.tls import make_ca
 from streams.topics import TopicSpec, create_topics
 
@@ -270,8 +271,7 @@ def run_worker(worker_processes: Callable[..., Any]
 
 
 def test_assemble_worker_runs_over_sasl_ssl_and_prints_no_secret(
-    worker_topics: Settings, secrets_on_disk: Path, run_worker: Callable[..., Any], unused_port: Callable[[], int],
-    corpus: Path,
+    worker_topics: Settings, secrets_on_disk: Path, run_worker: Callable[..., Any], corpus: Path,
 ) -> None:
     settings = worker_topics
     # A real CUDA OOM at a barrier (its traceback ends in "RuntimeError: CUDA error: out of memory").
@@ -281,10 +281,10 @@ def test_assemble_worker_runs_over_sasl_ssl_and_prints_no_secret(
     for line in lines:
         producer.produce(settings.topics.raw, key=b"host-1/rank-0", value=line.encode())
     assert producer.flush(20) == 0
-    metrics_port = unused_port()
+    metrics_port = free_port()
     proc, log = run_worker(worker_env(settings, secrets_on_disk, {
         "SLUICE_OBSERVABILITY__PORT": str(metrics_port), "SLUICE_OBSERVABILITY__HOST": "127.0.0.1",
-        "SLUICE_ASSEMBLE__WEB_PORT": str(unused_port())}))
+        "SLUICE_ASSEMBLE__WEB_PORT": str(free_port())}))
 
     consumer = Consumer({**settings.kafka.client_config(), "group.id": f"reader-{uuid.uuid4().hex[:8]}",
                          "auto.offset.reset": "earliest"})
@@ -306,13 +306,6 @@ def test_assemble_worker_runs_over_sasl_ssl_and_prints_no_secret(
     proc.send_signal(signal.SIGINT)
     proc.wait(30)
     assert_no_secret({"worker output": log.read_text(errors="replace"), "worker /metrics": metrics})
-
-
-@pytest.fixture
-def unused_port() -> Callable[[], int]:
-    from streams.stack.base import free_port
-
-    return free_port
 
 
 # -- Secrets never show -----------------------------------------------------------------------

@@ -21,6 +21,14 @@ CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 LINES = (CORPUS / "training" / "bigscience_tr1-13B_dataloader_bus_error_interleaved_tracebacks.log").read_bytes()
 
 
+def lines_of(data: bytes) -> list[bytes]:
+    return [ln for ln in data.split(b"\n") if ln]
+
+
+def stage_with(turn_max_bytes: int, registry: Any = None) -> AssembleStage:
+    return AssembleStage(Settings(assemble=AssembleSettings(turn_max_bytes=turn_max_bytes)), registry=registry)
+
+
 def record(offset: int, key: bytes, line: bytes) -> Any:
     """A Faust event of logs.raw partition 0: one plain-text line (what a Filebeat-style agent sends)."""
     return SimpleNamespace(message=SimpleNamespace(topic="logs.raw", partition=0, offset=offset, value=line + b"\n",
@@ -29,14 +37,13 @@ def record(offset: int, key: bytes, line: bytes) -> Any:
 
 def events() -> list[Any]:
     """One line per record, one source."""
-    return [record(100 + i, b"node-1/train.log", line) for i, line in enumerate(ln for ln in LINES.split(b"\n") if ln)]
+    return [record(100 + i, b"node-1/train.log", line) for i, line in enumerate(lines_of(LINES))]
 
 
 def run(turn_max_bytes: int) -> tuple[list[tuple[list[str], set[int], int]], list[str]]:
     """on_batch over the records: per transaction, its output ids, partitions and the offset it commits;
     then the ids of the blocks still open."""
-    settings = Settings(assemble=AssembleSettings(turn_max_bytes=turn_max_bytes))
-    stage = AssembleStage(settings, registry=None)
+    stage = stage_with(turn_max_bytes)
     commits: list[tuple[list[str], set[int], int]] = []
 
     async def commit(outputs: list[Any], partitions: set[int]) -> None:
@@ -108,7 +115,7 @@ class Broker:
 def interleaved() -> list[Any]:
     """Two real logs, one line per record, their records interleaved on one partition."""
     other = (CORPUS / "training" / "bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log").read_bytes()
-    a, b = [ln for ln in LINES.split(b"\n") if ln], [ln for ln in other.split(b"\n") if ln]
+    a, b = lines_of(LINES), lines_of(other)
     pairs = [(b"node-1/a.log", ln) for ln in a]
     for i, ln in enumerate(b):
         pairs.insert(2 * i + 1, (b"node-2/b.log", ln))
@@ -116,9 +123,7 @@ def interleaved() -> list[Any]:
 
 
 def run_against(broker: Broker, turn_max_bytes: int, records: list[Any]) -> tuple[AssembleStage, list[int]]:
-    settings = Settings(assemble=AssembleSettings(turn_max_bytes=turn_max_bytes))
-    registry = SimpleNamespace(lookup_schema=lambda *_a, **_k: SimpleNamespace(schema_id=1))
-    stage = AssembleStage(settings, registry=registry)
+    stage = stage_with(turn_max_bytes, SimpleNamespace(lookup_schema=lambda *_a, **_k: SimpleNamespace(schema_id=1)))
     stage.writer = broker  # type: ignore[assignment]
     stage.load_state = broker.load_state
     stage.membership = lambda: (1, "member-1")
