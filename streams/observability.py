@@ -31,6 +31,12 @@ DEAD_LETTERS = Counter("sluice_dead_letters_total", "records sent to the dead-le
 TRANSACTIONS_ABORTED = Counter("sluice_transactions_aborted_total",
                                "output transactions rolled back (their input is re-read)", ["stage"],
                                registry=REGISTRY)
+PRODUCER_CALLS_WEDGED = Counter("sluice_producer_calls_wedged_total",
+                                "transactional producer calls still blocked past their timeout (the producer "
+                                "was replaced)", ["stage"], registry=REGISTRY)
+PRODUCERS_ABANDONED = Gauge("sluice_producers_abandoned",
+                            "replaced producers whose blocked call has not returned (a thread and a client each)",
+                            ["stage"], registry=REGISTRY)
 RETRIES = Counter("sluice_sink_retries_total", "records handed back for retry", ["stage"], registry=REGISTRY)
 THROTTLED = Counter("sluice_sink_throttled_total", "flushes the store pushed back on (429/5xx/slow)",
                     ["stage"], registry=REGISTRY)

@@ -56,12 +56,15 @@ class TransactionalWriter:
     wait forever once the group coordinator's broker restarted (librdkafka issues #5456 and #5511,
     open): the fault suite's broker restart left an assemble worker blocked in it for minutes, its
     partitions unread. Each call therefore runs on a thread of its own, and a call still blocked is
-    left to its thread, with the old producer.
+    left to its thread, with the old producer. ``on_wedged`` is called for each such call, and
+    :attr:`abandoned` counts those that have not returned yet (each holds a thread and a librdkafka
+    client, until it returns or the worker restarts).
     """
 
     def __init__(self, client_config: dict[str, Any], transactional_id: str, timeout_ms: int,
                  deadline_s: float | None = None, retry_wait_s: float = 0.5, wedged_after_s: float = 5.0,
-                 producer_factory: Callable[[dict[str, Any]], Any] | None = None) -> None:
+                 producer_factory: Callable[[dict[str, Any]], Any] | None = None,
+                 on_wedged: Callable[[], None] | None = None) -> None:
         self.transactional_id = transactional_id
         self.config = {
             **client_config, "transactional.id": transactional_id, "transaction.timeout.ms": timeout_ms,
@@ -71,6 +74,9 @@ class TransactionalWriter:
         self.retry_wait_s = retry_wait_s
         self.wedged_after_s = wedged_after_s
         self.producer_factory = producer_factory
+        self.on_wedged = on_wedged
+        self.abandoned = 0  # wedged calls that have not returned yet
+        self._abandoned_lock = threading.Lock()
         self.producer: Any = None
         self._initialised = False
         self._new_producer()
@@ -151,7 +157,9 @@ class TransactionalWriter:
         """``fn(*args)`` (its last argument a timeout), on a thread of its own; :class:`ProducerWedged` if
         it has not returned within that timeout plus ``wedged_after_s``."""
         outcome: list[Any] = []
+        given_up: list[bool] = []  # set, under the lock, once the caller stopped waiting
         done = threading.Event()
+        lock = self._abandoned_lock
 
         def call() -> None:
             try:
@@ -159,13 +167,23 @@ class TransactionalWriter:
             except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
                 outcome.append((False, exc))
             finally:
-                done.set()
+                with lock:
+                    done.set()
+                    if given_up:  # it has returned at last
+                        self.abandoned -= 1
 
         threading.Thread(target=call, name=f"txn-{name}", daemon=True).start()
         waited = args[-1] + self.wedged_after_s
         if not done.wait(waited):
-            raise ProducerWedged(f"{name} of {self.transactional_id} still blocked {waited:.0f} s after it was "
-                                 "called (librdkafka #5456); the producer is replaced")
+            with lock:
+                if not done.is_set():
+                    given_up.append(True)
+                    self.abandoned += 1
+            if given_up:
+                if self.on_wedged is not None:
+                    self.on_wedged()
+                raise ProducerWedged(f"{name} of {self.transactional_id} still blocked {waited:.0f} s after it "
+                                     "was called (librdkafka #5456); the producer is replaced")
         ok, value = outcome[0]
         if not ok:
             raise value

@@ -85,18 +85,22 @@ def test_a_transactional_call_blocked_past_its_timeout_replaces_the_producer() -
         made.append(_Producer(calls, len(made), release if not made else None))
         return made[-1]
 
+    wedges: list[int] = []
     writer = TransactionalWriter({"bootstrap.servers": "127.0.0.1:9"}, "txn-wedge", 1_000, wedged_after_s=0.3,
-                                 producer_factory=factory)
+                                 producer_factory=factory, on_wedged=lambda: wedges.append(1))
     message = [("logs.events.p", b"k", b"v", -1)]
     started = time.monotonic()
     with pytest.raises(TransactionAborted, match="send_offsets_to_transaction of txn-wedge still blocked"):
         writer.write(message, {("logs.raw", 0): 10}, b"CGMDv2:")
     assert time.monotonic() - started < 1.0 + 0.3 + 0.5, "given up after the call's timeout and the grace"
     assert len(made) == 2 and writer.producer is made[1], "a new producer takes the transactional id over"
+    assert (len(wedges), writer.abandoned) == (1, 1), "counted: once as a wedge, and as abandoned until it returns"
 
     writer.write(message, {("logs.raw", 0): 10}, b"CGMDv2:")  # the retry, from the committed offsets
+    assert (len(wedges), writer.abandoned) == (1, 1), "calls that return in time count nowhere"
     release.set()  # the old call returns at last: nothing follows it on the old producer
     time.sleep(0.1)
+    assert writer.abandoned == 0
     assert calls == [(0, "init"), (0, "begin"), (0, "produce"), (0, "send_offsets"),
                      (1, "init"), (1, "begin"), (1, "produce"), (1, "send_offsets"), (1, "commit"),
                      (0, "send_offsets returned")]
