@@ -5,9 +5,10 @@ garbage cannot skew the next) on the local stack; this module only runs them, co
 and writes ``bench-results/report.md`` with the ratios first, the raw numbers and the plots after.
 
 Parts: ``core`` (the pure assemble core, this tree against a git ref, alternating rounds), ``assemble``
-(one worker process, real Kafka in and out), ``peer`` (rsyslog on the same lines), ``hot`` (hot sink
-vs ``helpers.async_bulk``, burst smoothing, fairness, incident-shaped bursts), ``cold`` (cold sink vs
-raw PUTs), ``ship`` (the node shipper's CPU and delay).
+(one worker process, real Kafka in and out), ``peer`` (rsyslog on the same lines, and the worker with
+its per-line work taken out: its ceiling), ``hot`` (hot sink vs ``helpers.async_bulk``, burst
+smoothing, fairness, incident-shaped bursts), ``cold`` (cold sink vs raw PUTs), ``ship`` (the node
+shipper's CPU and delay).
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def part_assemble(passes: int, batch_lines: int) -> dict[str, Any]:
 
 
 def part_peer(passes: int) -> dict[str, Any]:
-    _run([sys.executable, str(PERF / "rsyslog_peer_bench.py"), "--passes", str(passes)], 1800)
+    _run([sys.executable, str(PERF / "rsyslog_peer_bench.py"), "--passes", str(passes), "--floor"], 1800)
     return {"md": (OUT / "peer_rsyslog.md").read_text(), **json.loads((OUT / "peer_rsyslog.json").read_text())}
 
 
@@ -209,6 +210,11 @@ def render(results: dict[str, Any], cmd: str, started: str, elapsed_s: float) ->
                 p = peer[key]["lines_per_cpu_s"]
                 lines.append(f"| assemble worker / {what} (lines per CPU-second, same lines) | **{s / p:.2f}** | "
                              f">= 1 | {s:,.0f} vs {p:,.0f} |")
+    for key, what in (("floor_nothing", "reading only"), ("floor_fixed", "reading, decoding, writing")):
+        if peer and key in peer and "imkafka" in peer:  # the most a faster per-line path could reach
+            f, p = peer[key]["lines_per_cpu_s"], peer["imkafka"]["lines_per_cpu_s"]
+            lines.append(f"| ceiling: the worker with no per-line work ({what}) / rsyslog imkafka -> omelasticsearch "
+                         f"| {f / p:.2f} | >= 1 to make the goal reachable | {f:,.0f} vs {p:,.0f} |")
     hot = r.get("hot")
     if hot and hot.get("ratio") is not None:
         lines.append(f"| hot sink / `helpers.async_bulk` | **{hot['ratio']:.2f}** | >= 0.8 | see below |")

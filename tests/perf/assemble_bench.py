@@ -14,9 +14,11 @@ which a worker drains a backlog, start-up excluded, nothing else excluded.
 that left the whole first turn, up to 500 records = 100,000 lines, out of the time but not out of
 the line count, and overstated the rate about 2x at 5 passes.)
 
-``--batch-lines`` lines per record (sluice ship / produce); 1 is Filebeat-style. Writes
-bench-results/assemble-batch<N>.md. Not a test: no assertion on speed. ``run_once`` is shared with
-assemble_scaling.py (one worker against two).
+``--batch-lines`` lines per record (sluice ship / produce); 1 is Filebeat-style. ``--floor nothing``
+or ``--floor fixed`` runs floor_worker.py instead of the worker (its per-line work taken out), timed
+until the group has committed the whole backlog. Writes bench-results/assemble-batch<N>[-floor-<mode>].md.
+Not a test: no assertion on speed. ``run_once`` is shared with assemble_scaling.py (one worker
+against two).
 """
 
 from __future__ import annotations
@@ -99,24 +101,36 @@ def assigned_members(settings: Settings, group: str) -> int:
     return sum(1 for m in desc.members if m.assignment and m.assignment.topic_partitions)
 
 
-def start_workers(settings: Settings, group: str, n: int) -> list[subprocess.Popen[bytes]]:
+def committed_all(settings: Settings, group: str, ends: dict[tuple[str, int], int]) -> bool:
+    """Has ``group`` committed every partition's offset up to ``ends`` (the offset after its last record)?"""
+    consumer = Consumer({**settings.kafka.client_config(), "group.id": group})
+    try:
+        got = consumer.committed([TopicPartition(t, p) for t, p in ends], timeout=10)
+    finally:
+        consumer.close()
+    return all(tp.offset >= ends[(tp.topic, tp.partition)] for tp in got)
+
+
+def start_workers(settings: Settings, group: str, n: int, floor: str | None = None) -> list[subprocess.Popen[bytes]]:
     topics = settings.topics
     env = {**os.environ, "SLUICE_TOPICS__RAW": topics.raw, "SLUICE_TOPICS__EVENTS_PREFIX": topics.events_prefix,
            "SLUICE_TOPICS__METRICS": topics.metrics, "SLUICE_TOPICS__DLQ": topics.dlq,
            "SLUICE_ASSEMBLE__APP_ID": group, "SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": "1000"}
+    cmd = [sys.executable, "-m", "streams.cli", "worker", "assemble", "--loglevel", "warn"]
+    if floor is not None:
+        cmd = [sys.executable, str(Path(__file__).with_name("floor_worker.py")), floor]
     # Each worker its own metrics port: two on one machine must not collide.
-    return [subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "assemble", "--loglevel", "warn"],
-                             env={**env, "SLUICE_OBSERVABILITY__PORT": str(19300 + i)},
+    return [subprocess.Popen(cmd, env={**env, "SLUICE_OBSERVABILITY__PORT": str(19300 + i)},
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i in range(n)]
 
 
 def run_once(base: Settings, files: list[Path], per_pass: int, passes: int, batch_lines: int, workers: int,
-             partitions: int) -> Run:
+             partitions: int, floor: str | None = None) -> Run:
     """One backlog drained by ``workers`` worker processes on a ``partitions``-partition logs.raw."""
     tag = f"bench-{uuid.uuid4().hex[:6]}"
     settings = isolated_settings(base, tag, raw_partitions=partitions)
     group = f"{tag}-group"
-    procs = start_workers(settings, group, workers)
+    procs = start_workers(settings, group, workers, floor)
     try:
         deadline = time.monotonic() + 120
         while assigned_members(settings, group) < workers:
@@ -134,10 +148,15 @@ def run_once(base: Settings, files: list[Path], per_pass: int, passes: int, batc
         cpu0 = sum(cpu_seconds(p.pid) for p in procs)
         t0 = time.monotonic()
         expected = per_pass * passes
-        while counter.count() < expected:
+        # the backlog's one transaction ends each partition with its commit marker: the last record is before it
+        ends = {(settings.topics.raw, p): counter.consumer.get_watermark_offsets(
+            TopicPartition(settings.topics.raw, p), timeout=10)[1] - 1 for p in range(partitions)}
+        while (counter.count() < expected) if floor is None else not committed_all(settings, group, ends):
             if time.monotonic() - t0 > 600:
                 sys.exit(f"only {counter.total} of {expected} outputs after 600 s")
             time.sleep(0.1)
+        if floor is not None:
+            expected = counter.count()
         wall = time.monotonic() - t0
         cpu = sum(cpu_seconds(p.pid) for p in procs) - cpu0
         counter.close()
@@ -158,15 +177,17 @@ def main() -> None:
     ap.add_argument("--passes", type=int, default=5)
     ap.add_argument("--batch-lines", type=int, default=200)
     ap.add_argument("--partitions", type=int, default=1)
+    ap.add_argument("--floor", choices=("nothing", "fixed"), help="run floor_worker.py in this mode instead")
     args = ap.parse_args()
 
     files = corpus_files()
     run = run_once(load_settings(), files, expected_per_pass(files), args.passes, args.batch_lines, 1,
-                   args.partitions)
+                   args.partitions, args.floor)
+    floor = f" --floor {args.floor}" if args.floor else ""
     report = (
         f"# Assemble throughput\n\n"
         f"Command: `.venv/bin/python tests/perf/assemble_bench.py --passes {args.passes} --batch-lines "
-        f"{args.batch_lines} --partitions {args.partitions}`\n\n"
+        f"{args.batch_lines} --partitions {args.partitions}{floor}`\n\n"
         f"- corpus mix: {len(files)} files x {args.passes} passes = {run.lines} lines, {args.batch_lines} "
         f"lines/record, one worker, {args.partitions} raw partition(s)\n"
         f"- outputs (events + metric points): {run.outputs}\n"
@@ -175,7 +196,7 @@ def main() -> None:
         f"- worker CPU over the same window: {run.cpu_s:.1f} s = **{run.per_cpu_s:,.0f} lines per CPU-second**\n"
     )
     OUT.mkdir(exist_ok=True)
-    (OUT / f"assemble-batch{args.batch_lines}.md").write_text(report)
+    (OUT / f"assemble-batch{args.batch_lines}{floor.replace(' --floor ', '-floor-')}.md").write_text(report)
     print(report)
 
 

@@ -13,6 +13,8 @@ lines are not sent). Then, one after the other, each reads exactly those lines:
    multiline stage, to set against Sluice's assemble stage.
 3. ``sluice``: ``sluice worker assemble`` on the plain-text topic -> Avro events on Kafka
    (decode, multiline rules, parse, classify, redact, route).
+4. with ``--floor``: the same worker with its per-line work taken out (``floor_worker.py nothing``,
+   then ``fixed``), each on a topic of its own: what the worker could reach were that work free.
 
 Each process is started, left to go idle, then fed; its CPU-seconds from then (utime + stime from
 /proc/<pid>/stat) give lines per CPU-second; the report gives Sluice / peer ratios. rsyslog is
@@ -36,13 +38,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from assemble_bench import committed_all, corpus_files  # the sibling script's helpers
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from streams.config import REPO_ROOT, Settings, load_settings
 from streams.stack.base import cpu_seconds
 from streams.topics import isolated_settings
 
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 OUT = REPO_ROOT / "bench-results"
 APT_PACKAGES = ("rsyslog", "rsyslog-kafka", "rsyslog-elasticsearch")
 MODULE_DIRS = (Path("/usr/lib/x86_64-linux-gnu/rsyslog"), Path("/usr/lib/aarch64-linux-gnu/rsyslog"),
@@ -50,8 +52,6 @@ MODULE_DIRS = (Path("/usr/lib/x86_64-linux-gnu/rsyslog"), Path("/usr/lib/aarch64
 START_REGEX = "^[^ \t]"  # a record starts with a line that is not indented
 
 
-def corpus_files() -> list[Path]:
-    return sorted((CORPUS / "training").glob("*.log")) + sorted(CORPUS.glob("loghub/*/*_2k.log"))
 
 
 
@@ -232,16 +232,26 @@ def es_count(settings: Settings, index: str) -> int:
         return 0
 
 
-def run_sluice(settings: Settings, topics: Any, tag: str, feed: Any) -> dict[str, float]:
+def run_sluice(settings: Settings, tag: str, feed: Any, floor: str | None = None, lines: int = 0) -> dict[str, float]:
+    """``sluice worker assemble`` (or, with ``floor``, ``floor_worker.py floor``) fed by ``feed``."""
+    topics = settings.topics
     env = {**os.environ, "SLUICE_TOPICS__RAW": topics.raw, "SLUICE_TOPICS__EVENTS_PREFIX": topics.events_prefix,
            "SLUICE_TOPICS__METRICS": topics.metrics, "SLUICE_TOPICS__DLQ": topics.dlq,
            "SLUICE_ASSEMBLE__APP_ID": f"{tag}-group", "SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": "1000",
            "SLUICE_OBSERVABILITY__PORT": "0"}
     out_topics = [settings.topics.events_topic("default"), settings.topics.metrics, settings.topics.dlq]
-    proc = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "assemble", "--loglevel", "warn"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO_ROOT)
+    if floor is None:
+        cmd = [sys.executable, "-m", "streams.cli", "worker", "assemble", "--loglevel", "warn"]
+        done = stable(lambda: topic_total(settings, out_topics))
+    else:
+        cmd = [sys.executable, str(Path(__file__).with_name("floor_worker.py")), floor]
+        ends = {(topics.raw, 0): lines}  # one partition, no transaction markers: the offset after the last line
+
+        def done() -> tuple[bool, int]:
+            return committed_all(settings, f"{tag}-group", ends), 0
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO_ROOT)
     try:
-        return measure(proc, feed, stable(lambda: topic_total(settings, out_topics)), "sluice worker", 600)
+        return measure(proc, feed, done, " ".join(cmd[1:]), 600)
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -254,6 +264,8 @@ def main() -> None:  # noqa: PLR0915 - one scenario read top to bottom
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--skip", default="", help="comma list of imkafka,imfile,sluice")
+    ap.add_argument("--floor", action="store_true",
+                    help="also run the worker with its per-line work taken out (floor_worker.py nothing, fixed)")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     OUT.mkdir(exist_ok=True)
@@ -308,9 +320,15 @@ def main() -> None:  # noqa: PLR0915 - one scenario read top to bottom
         except Exception as exc:  # noqa: BLE001
             log.append(f"imfile run failed: {exc}")
     if "sluice" not in skip:
-        r = run_sluice(settings, topics, tag, lambda: produce_plain(settings, topics.raw, files, args.passes, tag))
+        r = run_sluice(settings, tag, lambda: produce_plain(settings, topics.raw, files, args.passes, tag))
         results["sluice"] = {**r, "lines_per_cpu_s": lines / r["cpu_s"], "lines_per_s": lines / r["wall_s"]}
         print(f"sluice worker assemble: {results['sluice']}")
+    for floor in ("nothing", "fixed") if args.floor else ():
+        own = isolated_settings(base, f"{tag}-{floor}", raw_partitions=1)  # its own raw topic and group
+        r = run_sluice(own, f"{tag}-{floor}", lambda s=own: produce_plain(s, s.topics.raw, files, args.passes, tag),
+                       floor, lines)
+        results[f"floor_{floor}"] = {**r, "lines_per_cpu_s": lines / r["cpu_s"], "lines_per_s": lines / r["wall_s"]}
+        print(f"floor_worker.py {floor}: {results[f'floor_{floor}']}")
     cleanup(settings, index, tag)
     shutil.rmtree(work, ignore_errors=True)
     (OUT / "peer_rsyslog.json").write_text(json.dumps(results, indent=1))
@@ -343,7 +361,11 @@ def report(r: dict[str, Any], argv: str) -> str:
     rows = (("imkafka", "rsyslogd", "imkafka -> omelasticsearch (bulk), no multiline, no parsing"),
             ("imfile", "rsyslogd", f"imfile `startmsg.regex={START_REGEX!r}` multiline -> omkafka"),
             ("sluice", "sluice worker assemble", "Kafka (plain text) -> decode, multiline rules, parse, classify, "
-                                                 "redact -> Avro events on Kafka"))
+                                                 "redact -> Avro events on Kafka"),
+            ("floor_nothing", "floor_worker.py nothing", "the same worker, every record read and dropped: "
+                                                         "Faust, the turns and their transactions, nothing written"),
+            ("floor_fixed", "floor_worker.py fixed", "the same worker, every record decoded and each line made "
+                                                     "one fixed event, Avro-encoded and written"))
     for key, proc, job in rows:
         if key in r:
             x = r[key]
@@ -354,6 +376,12 @@ def report(r: dict[str, Any], argv: str) -> str:
             if key in r:
                 out.append(f"- Sluice assemble / {what}, lines per CPU-second: "
                            f"**{r['sluice']['lines_per_cpu_s'] / r[key]['lines_per_cpu_s']:.2f}**")
+    for key, what in (("floor_nothing", "reading alone"), ("floor_fixed", "reading, decoding and writing")):
+        if key in r:
+            peers = ", ".join(f"{r[key]['lines_per_cpu_s'] / r[p]['lines_per_cpu_s']:.2f} of rsyslog {p}"
+                              for p in ("imkafka", "imfile") if p in r)
+            out.append(f"- The worker's {what}, with no per-line work: **{r[key]['lines_per_cpu_s']:,.0f}** lines "
+                       f"per CPU-second{'; ' + peers if peers else ''} (done once the group committed every record)")
     if "imfile" in r:
         out.append(f"- rsyslog's multiline made {r['imfile']['records_out']:,} records; Sluice made "
                    f"{r.get('sluice', {}).get('count', 0):,} outputs (events + metric points + dead letters).")

@@ -85,3 +85,12 @@ def test_every_incident_reaches_the_ratio_table() -> None:
     assert "| incident oom_at_barrier: max indexed in one second / budget | **1.000** | <= 1.05 |" in table
     assert "| incident oom_at_barrier: time to clear / a perfect sink's | **1.09** | <= 1.1 | 60 s vs 55 s |" in table
     assert "| incident start_wave: time to clear / a perfect sink's | n/a | <= 1.1 | None s vs 40 s |" in table
+
+
+def test_the_peer_part_reports_the_workers_ceiling_beside_its_ratio() -> None:
+    peer = {"imkafka": {"lines_per_cpu_s": 120_000.0}, "sluice": {"lines_per_cpu_s": 10_000.0},
+            "floor_nothing": {"lines_per_cpu_s": 20_000.0}, "floor_fixed": {"lines_per_cpu_s": 13_000.0}}
+    table = render({"peer": {"md": "# Peer: rsyslog\n", **peer}}, "sluice bench", "now", 1.0)
+    rows = [line for line in table.splitlines() if "rsyslog imkafka" in line]
+    assert [row.split("|")[2].strip() for row in rows] == ["**0.08**", "0.17", "0.11"]
+    assert "reading only" in rows[1] and "20,000 vs 120,000" in rows[1]
