@@ -89,9 +89,10 @@ class AssembleStage:
         # Outputs go through librdkafka, not Faust's producer: about one output per input line, and
         # per-message cost in the asyncio producer was the stage's bottleneck (tests/perf/assemble_bench.py).
         txid = self.conf.transactional_id or f"{self.conf.app_id}-{socket.gethostname()}-{os.getpid()}"
-        self.writer = TransactionalWriter(settings.kafka.client_config(), txid, self.conf.transaction_timeout_ms,
-                                          on_wedged=obs.PRODUCER_CALLS_WEDGED.labels("assemble").inc)
-        obs.PRODUCERS_ABANDONED.labels("assemble").set_function(lambda: self.writer.abandoned)
+        writer = TransactionalWriter(settings.kafka.client_config(), txid, self.conf.transaction_timeout_ms,
+                                     on_wedged=obs.PRODUCER_CALLS_WEDGED.labels("assemble").inc)
+        obs.PRODUCERS_ABANDONED.labels("assemble").set_function(lambda: writer.abandoned)
+        self.writer = writer
         self.encoder = OutputEncoder(settings, registry)
         self.lookup = registry_schema_lookup(registry, logical_types=False)
         self.router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
