@@ -24,18 +24,11 @@ import uuid
 from pathlib import Path
 
 from streams.config import REPO_ROOT, Settings, load_settings
-from streams.stack.base import cpu_seconds
+from streams.stack.base import cpu_seconds, memory_mb
 
 CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "training"
 
 
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def make_topic(settings: Settings) -> str:
@@ -120,7 +113,7 @@ def run(rate: int, seconds: float, interval: float) -> dict[str, float]:
             ends.append(pos)
             written_at.append(time.time())
             if len(ends) % 100 == 0:
-                peak_rss = max(peak_rss, rss_mb(proc.pid))
+                peak_rss = max(peak_rss, memory_mb(proc.pid))
             next_t += tick
             time.sleep(max(0.0, next_t - time.monotonic()))
     cpu1, t1 = cpu_seconds(proc.pid), time.monotonic()
@@ -128,7 +121,7 @@ def run(rate: int, seconds: float, interval: float) -> dict[str, float]:
     deadline = time.monotonic() + max(10.0, 2 * interval + 5)
     while len(reader.appended) < written_lines and time.monotonic() < deadline:
         time.sleep(0.2)
-    peak_rss = max(peak_rss, rss_mb(proc.pid))
+    peak_rss = max(peak_rss, memory_mb(proc.pid))
     proc.send_signal(signal.SIGTERM)
     proc.wait(30)
     reader.stop.set()

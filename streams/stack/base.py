@@ -239,6 +239,15 @@ def stop_gracefully(proc: subprocess.Popen[bytes], timeout_s: float = 30.0) -> N
             proc.kill()
 
 
+def memory_mb(pid: int, field: str = "VmRSS") -> float:
+    """A memory figure of a process from /proc/<pid>/status, in MiB: ``VmRSS`` (resident now) or
+    ``VmHWM`` (the most it has been resident)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def cpu_seconds(pid: int) -> float:
     """CPU time (user + system) a process has used so far, from /proc (benchmarks compare processes)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

@@ -387,6 +387,7 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
         # nothing to wait for; records held by open blocks are re-read by the next owner.
         stream_wait_empty=False,
         web_enabled=False,
+        consumer_max_fetch_size=conf.max_partition_fetch_bytes,
     )
     raw = app.topic(settings.topics.raw, key_serializer="raw", value_serializer="raw", acks=False)
     stage = AssembleStage(settings, SchemaRegistryClient({"url": settings.registry.url}))

@@ -39,7 +39,7 @@ from confluent_kafka.admin import AdminClient
 from streams.assemble.pipeline import parse_files
 from streams.config import REPO_ROOT, Settings, load_settings
 from streams.produce import produce_files, producer_config
-from streams.stack.base import cpu_seconds
+from streams.stack.base import cpu_seconds, memory_mb
 from streams.topics import isolated_settings
 
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
@@ -79,6 +79,7 @@ class Run:
     outputs: int
     wall_s: float
     cpu_s: float
+    peak_rss_mb: float = 0.0  # the largest worker's
 
     @property
     def per_s(self) -> float:
@@ -159,13 +160,14 @@ def run_once(base: Settings, files: list[Path], per_pass: int, passes: int, batc
             expected = counter.count()
         wall = time.monotonic() - t0
         cpu = sum(cpu_seconds(p.pid) for p in procs) - cpu0
+        rss = max(memory_mb(p.pid, "VmHWM") for p in procs)
         counter.close()
     finally:
         for p in procs:
             p.send_signal(signal.SIGINT)
         for p in procs:
             p.wait(30)
-    return Run(workers, lines, expected, wall, cpu)
+    return Run(workers, lines, expected, wall, cpu, rss)
 
 
 def expected_per_pass(files: list[Path]) -> int:
@@ -194,6 +196,7 @@ def main() -> None:
         f"- backlog drained (commit of the backlog to the last output): {run.wall_s:.1f} s = "
         f"**{run.per_s:,.0f} lines/s** (wall)\n"
         f"- worker CPU over the same window: {run.cpu_s:.1f} s = **{run.per_cpu_s:,.0f} lines per CPU-second**\n"
+        f"- worker peak RSS (VmHWM): {run.peak_rss_mb:.0f} MiB\n"
     )
     OUT.mkdir(exist_ok=True)
     (OUT / f"assemble-batch{args.batch_lines}{floor.replace(' --floor ', '-floor-')}.md").write_text(report)
