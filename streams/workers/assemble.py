@@ -46,6 +46,7 @@ from streams.assemble.state import forget_source, restore_source, sid_of_key, so
 from streams.clients import faust_broker_credentials, faust_consumers
 from streams.config import Settings
 from streams.errors import SluiceError
+from streams.faust_bytes import bytes_topic
 from streams.kafka_read import has_record, read_to_end
 from streams.topics import ensure_assemble_state_topic
 from streams.workers.transactions import TransactionAborted, TransactionalWriter, group_metadata
@@ -389,7 +390,7 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
         web_enabled=False,
         consumer_max_fetch_size=conf.max_partition_fetch_bytes,
     )
-    raw = app.topic(settings.topics.raw, key_serializer="raw", value_serializer="raw", acks=False)
+    raw = bytes_topic(app, settings.topics.raw, acks=False)
     stage = AssembleStage(settings, SchemaRegistryClient({"url": settings.registry.url}))
 
     side: list[Any] = []  # a librdkafka consumer beside Faust's (never subscribes nor commits), made on first use

@@ -41,6 +41,7 @@ from streams.assemble.pipeline import Output
 from streams.clients import async_es_client, faust_broker_credentials, faust_consumers
 from streams.config import Settings
 from streams.contracts import parsed_schema
+from streams.faust_bytes import bytes_topic
 from streams.topics import TopicSpec, create_topics
 from streams.watch.engine import WatchEngine
 from streams.watch.incidents import AlertChange
@@ -236,11 +237,8 @@ def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[fa
         producer_acks=-1,
     )
     registry = SchemaRegistryClient({"url": settings.registry.url})
-    sources = app.topic(settings.topics.metrics,
-                        *[settings.topics.events_topic(p) for p in settings.projects()],
-                        key_serializer="raw", value_serializer="raw")
-    by_task = app.topic(conf.by_task_topic(), partitions=conf.partitions, key_serializer="raw",
-                        value_serializer="raw")
+    sources = bytes_topic(app, settings.topics.metrics, *[settings.topics.events_topic(p) for p in settings.projects()])
+    by_task = bytes_topic(app, conf.by_task_topic(), partitions=conf.partitions)
     task_state = app.Table("task_state", partitions=conf.partitions)
     incidents = app.Table("incidents", partitions=conf.partitions)
     util_table = app.Table("gpu_util", default=empty_sample, partitions=conf.partitions)
