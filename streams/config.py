@@ -185,10 +185,10 @@ class AssembleSettings(BaseModel):
     turn_max_bytes: int = 16 * 1024 * 1024
     # Bytes of one raw partition per fetch (Kafka's max.partition.fetch.bytes; Faust's consumer_max_fetch_size).
     # aiokafka fetches a partition again only once the records of its last fetch are all handed out, so
-    # each fetch ends in a wait for the next: at 1 MiB (aiokafka's default, about 4,000 one-line records)
-    # a worker fed one line per record drained 7,510-7,555 lines/s, at 8 MiB 8,710-8,851, with the same CPU
-    # per line and a peak RSS of 200 MiB instead of 170 (tests/perf/assemble_bench.py --passes 4
-    # --batch-lines 1). With 200-line records it made no difference. Up to this much per partition is held.
+    # each fetch ends in a wait for the next. At 1 MiB (aiokafka's default) a worker fed one line per
+    # record drained 7,510-7,555 lines/s, at 8 MiB 8,710-8,851, with the same CPU per line and a peak RSS
+    # of 200 MiB instead of 170 (tests/perf/assemble_bench.py --passes 4 --batch-lines 1). With 200-line
+    # records it made no difference. Up to this much per partition is held.
     max_partition_fetch_bytes: int = 8 * 1024 * 1024
     web_port: int = 6066
     # Outputs and raw offsets are written in one Kafka transaction per turn. Unset, the transactional id

@@ -29,8 +29,6 @@ from streams.stack.base import cpu_seconds, memory_mb
 CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "training"
 
 
-
-
 def make_topic(settings: Settings) -> str:
     from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
