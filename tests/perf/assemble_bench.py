@@ -102,14 +102,21 @@ def assigned_members(settings: Settings, group: str) -> int:
     return sum(1 for m in desc.members if m.assignment and m.assignment.topic_partitions)
 
 
-def committed_all(settings: Settings, group: str, ends: dict[tuple[str, int], int]) -> bool:
-    """Has ``group`` committed every partition's offset up to ``ends`` (the offset after its last record)?"""
-    consumer = Consumer({**settings.kafka.client_config(), "group.id": group})
-    try:
-        got = consumer.committed([TopicPartition(t, p) for t, p in ends], timeout=10)
-    finally:
-        consumer.close()
-    return all(tp.offset >= ends[(tp.topic, tp.partition)] for tp in got)
+class GroupCommits:
+    """Has ``group`` committed every partition's offset up to ``ends`` (the offset after its last record)?
+    One client, asked again on each call (a client per question cost the bench process more CPU
+    than the question, on the cores the worker uses)."""
+
+    def __init__(self, settings: Settings, group: str, ends: dict[tuple[str, int], int]) -> None:
+        self.consumer = Consumer({**settings.kafka.client_config(), "group.id": group, "enable.auto.commit": False})
+        self.ends = ends
+
+    def reached(self) -> bool:
+        got = self.consumer.committed([TopicPartition(t, p) for t, p in self.ends], timeout=10)
+        return all(tp.offset >= self.ends[(tp.topic, tp.partition)] for tp in got)
+
+    def close(self) -> None:
+        self.consumer.close()
 
 
 def start_workers(settings: Settings, group: str, n: int, floor: str | None = None) -> list[subprocess.Popen[bytes]]:
@@ -146,17 +153,21 @@ def run_once(base: Settings, files: list[Path], per_pass: int, passes: int, batc
                                   batch_lines=batch_lines, producer=producer) for n in range(passes))
         counter = OutputCounter(settings, out_topics)
         producer.commit_transaction(60)
+        expected = per_pass * passes
+        commits = None
+        if floor is not None:  # a floor worker writes no events to count: wait for its group's commits
+            # the backlog's one transaction ends each partition with its commit marker: the last record is before it
+            ends = {(settings.topics.raw, p): counter.consumer.get_watermark_offsets(
+                TopicPartition(settings.topics.raw, p), timeout=10)[1] - 1 for p in range(partitions)}
+            commits = GroupCommits(settings, group, ends)
         cpu0 = sum(cpu_seconds(p.pid) for p in procs)
         t0 = time.monotonic()
-        expected = per_pass * passes
-        # the backlog's one transaction ends each partition with its commit marker: the last record is before it
-        ends = {(settings.topics.raw, p): counter.consumer.get_watermark_offsets(
-            TopicPartition(settings.topics.raw, p), timeout=10)[1] - 1 for p in range(partitions)}
-        while (counter.count() < expected) if floor is None else not committed_all(settings, group, ends):
+        while not (commits.reached() if commits else counter.count() >= expected):
             if time.monotonic() - t0 > 600:
-                sys.exit(f"only {counter.total} of {expected} outputs after 600 s")
+                sys.exit(f"not done after 600 s ({counter.total} of {expected} outputs)")
             time.sleep(0.1)
-        if floor is not None:
+        if commits:
+            commits.close()
             expected = counter.count()
         wall = time.monotonic() - t0
         cpu = sum(cpu_seconds(p.pid) for p in procs) - cpu0

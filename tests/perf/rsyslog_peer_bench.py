@@ -38,7 +38,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from assemble_bench import committed_all, corpus_files  # the sibling script's helpers
+from assemble_bench import GroupCommits, corpus_files  # the sibling script's helpers
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from streams.config import REPO_ROOT, Settings, load_settings
@@ -240,15 +240,17 @@ def run_sluice(settings: Settings, tag: str, feed: Any, floor: str | None = None
            "SLUICE_ASSEMBLE__APP_ID": f"{tag}-group", "SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": "1000",
            "SLUICE_OBSERVABILITY__PORT": "0"}
     out_topics = [settings.topics.events_topic("default"), settings.topics.metrics, settings.topics.dlq]
+    commits = None
     if floor is None:
         cmd = [sys.executable, "-m", "streams.cli", "worker", "assemble", "--loglevel", "warn"]
         done = stable(lambda: topic_total(settings, out_topics))
     else:
         cmd = [sys.executable, str(Path(__file__).with_name("floor_worker.py")), floor]
-        ends = {(topics.raw, 0): lines}  # one partition, no transaction markers: the offset after the last line
+        # one partition, no transaction markers: the offset after the last line
+        commits = GroupCommits(settings, f"{tag}-group", {(topics.raw, 0): lines})
 
         def done() -> tuple[bool, int]:
-            return committed_all(settings, f"{tag}-group", ends), 0
+            return commits is not None and commits.reached(), 0
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO_ROOT)
     try:
         return measure(proc, feed, done, " ".join(cmd[1:]), 600)
@@ -258,6 +260,8 @@ def run_sluice(settings: Settings, tag: str, feed: Any, floor: str | None = None
             proc.wait(30)
         except subprocess.TimeoutExpired:
             proc.kill()
+        if commits is not None:
+            commits.close()
 
 
 def main() -> None:  # noqa: PLR0915 - one scenario read top to bottom
