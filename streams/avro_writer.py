@@ -26,6 +26,7 @@ from typing import Any
 
 import fastavro
 
+from streams.config import CORPUS_DIR
 from streams.contracts import parsed_schema, schema_text
 
 _BOUNDS = {"int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
@@ -169,9 +170,8 @@ def _bench(argv: list[str]) -> None:
     from pathlib import Path
 
     from streams.assemble.pipeline import parse_files
-    from streams.config import REPO_ROOT
 
-    corpus = REPO_ROOT.parent / "shared" / "corpus"
+    corpus = CORPUS_DIR
     files = [Path(a) for a in argv] or sorted((corpus / "training").glob("*.log")) + sorted(
         corpus.glob("loghub/*/*_2k.log"))
     values = [v for v in parse_files(files) if "message" in v]

@@ -28,6 +28,8 @@ from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.watch.settings import WatchSettings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# Real logs with their sources (corpus/README.md), used by the demo, the tests and the benches.
+CORPUS_DIR = REPO_ROOT / "corpus"
 
 
 def secrets_from_files(model: BaseModel, pairs: dict[str, str]) -> None:

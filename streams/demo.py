@@ -17,14 +17,14 @@ from typing import Any
 
 from streams.avro_io import avro_deserializer
 from streams.clients import es_client
-from streams.config import REPO_ROOT, Settings
+from streams.config import CORPUS_DIR, Settings
 from streams.errors import SluiceError
 from streams.produce import produce_files
 from streams.sinks.objectstore.build import manifest_from_metadata
 from streams.sinks.objectstore.store import ObjectStore
 from streams.stack.base import free_port, stop_gracefully
 
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+CORPUS = CORPUS_DIR
 # A CUDA OOM at a barrier, an NCCL watchdog timeout, a vLLM OOM and an SFT run's step metrics.
 DEMO_FILES = (
     "training/bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log",
@@ -38,7 +38,7 @@ def demo_files() -> list[Path]:
     paths = [CORPUS / f for f in DEMO_FILES]
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
-        raise SluiceError(f"demo corpus files missing: {missing}; the corpus must sit at {CORPUS}")
+        raise SluiceError(f"demo corpus files missing: {missing}; they are part of the repository, under {CORPUS}")
     return paths
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from streams.config import REPO_ROOT, Settings, load_settings
+from streams.config import CORPUS_DIR, REPO_ROOT, Settings, load_settings
 from streams.stack.base import free_port
 
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+CORPUS = CORPUS_DIR
 
 
 def docker_answers() -> bool:
@@ -82,7 +82,7 @@ def new_topic(stack: Settings, unique_name: Callable[[str], str]) -> Callable[..
 
 @pytest.fixture
 def corpus() -> Path:
-    assert CORPUS.is_dir(), f"the shared corpus must sit beside the repo at {CORPUS}"
+    assert CORPUS.is_dir(), f"the corpus is part of the repository: {CORPUS} is missing"
     return CORPUS
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 from streams.assemble.pipeline import Assembler, RawRecord
+from streams.config import CORPUS_DIR
 
-CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
+CORPUS = CORPUS_DIR
 
 
 def corpus_records(passes: int) -> list[RawRecord]:

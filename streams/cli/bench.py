@@ -63,13 +63,12 @@ def _run(cmd: list[str], timeout: float, cwd: Path = REPO_ROOT, env: dict[str, s
 
 
 def _baseline_tree(ref: str, tmp: Path) -> Path:
-    """``streams/`` of ``ref`` unpacked beside a link to the corpus, as the ref's bench expects."""
-    blob = subprocess.run(["git", "archive", ref, "streams"], cwd=REPO_ROOT, capture_output=True, check=True).stdout
+    """``streams/`` and ``corpus/`` of ``ref`` unpacked, as the ref's bench expects."""
+    blob = subprocess.run(["git", "archive", ref, "streams", "corpus"], cwd=REPO_ROOT, capture_output=True, check=True).stdout
     root = tmp / "base"
     root.mkdir()
     with tarfile.open(fileobj=BytesIO(blob)) as tar:
         tar.extractall(root, filter="data")
-    (tmp / "shared").symlink_to(REPO_ROOT.parent / "shared")
     return root
 
 

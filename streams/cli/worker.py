@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from streams.cli.main import settings_of
+from streams.config import CORPUS_DIR
 
 
 @click.command()
@@ -139,11 +140,11 @@ def run_async_worker(run: Any, settings: Any, loglevel: str) -> None:
 @click.option("--passes", default=1, show_default=True, help="send the files this many times (new sources)")
 @click.pass_context
 def produce(ctx: click.Context, files: tuple[Path, ...], project: str | None, batch_lines: int, passes: int) -> None:
-    """A burst of real logs into logs.raw (default: every file of the shared corpus), one source per file."""
+    """A burst of real logs into logs.raw (default: every file of the corpus), one source per file."""
     from streams.produce import produce_files
 
     settings = settings_of(ctx)
-    corpus = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+    corpus = CORPUS_DIR
     paths = list(files) or sorted((corpus / "training").glob("*.log")) + sorted(corpus.glob("loghub/*/*_2k.log"))
     if not paths:
         raise click.ClickException(f"no files given and no corpus at {corpus}")

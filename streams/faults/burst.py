@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streams.config import REPO_ROOT, Settings
+from streams.config import CORPUS_DIR, Settings
 from streams.rawbatch import batches_from_file, default_source, source_key
 
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+CORPUS = CORPUS_DIR
 
 
 def corpus_files(corpus: Path = CORPUS, kinds: tuple[str, ...] = ("training", "loghub")) -> list[Path]:

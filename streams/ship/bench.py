@@ -23,10 +23,10 @@ import time
 import uuid
 from pathlib import Path
 
-from streams.config import REPO_ROOT, Settings, load_settings
+from streams.config import CORPUS_DIR, REPO_ROOT, Settings, load_settings
 from streams.stack.base import cpu_seconds, memory_mb
 
-CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "training"
+CORPUS = CORPUS_DIR / "training"
 
 
 def make_topic(settings: Settings) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from streams.config import REPO_ROOT, Settings
+from streams.config import CORPUS_DIR, REPO_ROOT, Settings
 from streams.ship.identity import split_stream_offset
 from streams.ship.lines import _text
 from streams.ship.run import build_shipper
@@ -36,7 +36,7 @@ Written = tuple[int, int, str]  # (generation, byte offset, text)
 
 @pytest.fixture(scope="module")
 def corpus_lines() -> list[bytes]:
-    corpus = REPO_ROOT.parent / "shared" / "corpus" / "training"
+    corpus = CORPUS_DIR / "training"
     lines: list[bytes] = []
     for path in sorted(corpus.glob("*.log")):
         # Lines longer than the smallest max_line_bytes used here (8 KiB) would arrive cut into pieces

@@ -3,7 +3,7 @@
     .venv/bin/python tests/perf/assemble_memory.py [--sources 10000] [--out bench-results/assemble_memory.md]
 
 One pure ``Assembler`` (one raw partition, the worker's default limits, no Kafka) is fed real Python
-tracebacks from the corpus (``shared/corpus/training``), one plain-text line per raw record, to
+tracebacks from the corpus (``corpus/training``), one plain-text line per raw record, to
 ``--sources`` distinct record keys (sources). Each source is left with one open block: only the
 first K lines of its traceback are sent, never the line that would close it, and neither
 ``flush_idle`` nor ``flush_all`` is called before measuring. Three shapes cut from the same 30+ line
@@ -40,10 +40,10 @@ from streams.assemble.decode import decode_record
 from streams.assemble.merger import MultilineMerger
 from streams.assemble.pipeline import Assembler, RawRecord
 from streams.assemble.state import source_state, state_key
-from streams.config import REPO_ROOT
+from streams.config import CORPUS_DIR, REPO_ROOT
 from streams.errors import DecodeError
 
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+CORPUS = CORPUS_DIR
 MARKER = "Traceback (most recent call last)"
 TS_MS = 1_700_000_000_000
 LONG_MIN_LINES = 31  # a long traceback: 30+ lines fed (all but its last)
@@ -309,7 +309,7 @@ assemble worker runs. Whole script: {seconds:.0f} s.
 Command: `.venv/bin/python tests/perf/assemble_memory.py --sources {sources}`
 
 Input: {len(scen[0].blocks)} distinct real Python tracebacks of {LONG_MIN_LINES}+ lines from
-`shared/corpus/training` (the blocks the merger makes from the files holding `{MARKER}`), one
+`corpus/training` (the blocks the merger makes from the files holding `{MARKER}`), one
 plain-text line per raw record. Each source (record key of {len(source_key(0))} bytes, shaped like
 `rawbatch.source_key`) gets one traceback, cycled over the texts, fed round robin over the sources.
 Only the first K lines are sent: every block stays open (asserted: `open_count() == sources`, no

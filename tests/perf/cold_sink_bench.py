@@ -44,7 +44,7 @@ import fastavro
 from latency_proxy import latency_proxy  # the sibling script's helper
 
 from streams.clients import registry_client, s3_client
-from streams.config import REPO_ROOT, Settings, load_settings
+from streams.config import CORPUS_DIR, REPO_ROOT, Settings, load_settings
 from streams.contracts import parsed_schema, schema_text
 from streams.sinks.base import SinkRecord
 from streams.sinks.objectstore.settings import ColdSinkSettings
@@ -54,7 +54,7 @@ from streams.sinks.objectstore.testing import corpus_events
 from streams.stack.base import cpu_seconds
 from streams.stack.manager import services
 
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+CORPUS = CORPUS_DIR
 PARTITIONS = 4
 TOPIC = "logs.events.bench"
 

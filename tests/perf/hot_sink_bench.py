@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from streams.config import REPO_ROOT, ProjectRoute, RoutingSettings, Settings, load_settings
+from streams.config import CORPUS_DIR, REPO_ROOT, ProjectRoute, RoutingSettings, Settings, load_settings
 from streams.sinks.base import SinkRecord
 from streams.sinks.elasticsearch.request import IndexNamer, document, encode, epoch_ms, is_metric
 from streams.sinks.elasticsearch.settings import HotSinkSettings
@@ -48,7 +48,7 @@ from streams.sinks.elasticsearch.testing import EventProducer, corpus_events, pr
 from streams.sinks.ratecontrol import Capacity
 from streams.workers.hot import build_runner, hot_topics
 
-CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "training"
+CORPUS = CORPUS_DIR / "training"
 OUT = REPO_ROOT / "bench-results"
 
 

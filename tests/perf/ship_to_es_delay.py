@@ -26,10 +26,10 @@ import uuid
 from pathlib import Path
 
 from streams.clients import es_client
-from streams.config import REPO_ROOT, load_settings
+from streams.config import CORPUS_DIR, load_settings
 from streams.ship.identity import split_stream_offset
 
-CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "loghub" / "OpenSSH" / "OpenSSH_2k.log"
+CORPUS = CORPUS_DIR / "loghub" / "OpenSSH" / "OpenSSH_2k.log"
 
 
 def main() -> None:  # noqa: PLR0915 - one straight measurement script

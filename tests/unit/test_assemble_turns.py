@@ -10,14 +10,13 @@ committed with a run where nothing was rolled back.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from streams.config import AssembleSettings, Settings
+from streams.config import CORPUS_DIR, AssembleSettings, Settings
 from streams.workers.assemble import AssembleStage
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+CORPUS = CORPUS_DIR
 LINES = (CORPUS / "training" / "bigscience_tr1-13B_dataloader_bus_error_interleaved_tracebacks.log").read_bytes()
 
 

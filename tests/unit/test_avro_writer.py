@@ -13,10 +13,10 @@ import pytest
 
 from streams.assemble.pipeline import parse_files
 from streams.avro_writer import _OffPath, body_writer, compile_fast_path
-from streams.config import REPO_ROOT
+from streams.config import CORPUS_DIR
 from streams.contracts import parsed_schema, schema_text
 
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+CORPUS = CORPUS_DIR
 
 
 def fastavro_body(contract: str, value: dict[str, Any]) -> bytes:

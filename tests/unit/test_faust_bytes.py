@@ -10,10 +10,10 @@ import pytest
 from faust.serializers import codecs
 from faust.types.tuples import Message
 
-from streams.config import REPO_ROOT
+from streams.config import CORPUS_DIR
 from streams.faust_bytes import BytesSchema, bytes_topic
 
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+CORPUS = CORPUS_DIR
 
 
 def app() -> faust.App:

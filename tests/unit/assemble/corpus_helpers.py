@@ -1,12 +1,11 @@
-"""Helpers for the assemble tests: the real-log corpus lives beside the repo in ``shared/corpus``."""
+"""Helpers for the assemble tests: the real-log corpus lives in the repository, in ``corpus/``."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from streams.assemble.pipeline import parse_files
+from streams.config import CORPUS_DIR
 
-CORPUS = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus"
+CORPUS = CORPUS_DIR
 TRAINING = CORPUS / "training"
 LOGHUB = CORPUS / "loghub"
 TS_2023 = 1_690_000_000_000  # 2023-07-22: the "producer time" used where a line has none
