@@ -8,11 +8,13 @@ A log file ``<dir>/<name>.log`` is labelled by ``<dir>/labels/<name>.json``::
 
 Line numbers are 1-based lines of the file as split on ``\\n``. ``first``/``last`` label a contiguous
 event (blank lines inside it belong to it); ``lines`` labels an event whose lines are interleaved
-with other writers' lines. Every non-blank line outside the labelled events must be an event of its
-own. An expected event is met when one output starts at its first line, ends at its last and holds
-exactly its number of lines.
+with other writers' lines. Kind ``ignore`` marks lines whose grouping is not clear-cut (spliced
+writes, free-form tables): they are not scored. Every other non-blank line outside the labelled
+events must be an event of its own. An expected event is met when one output starts at its first
+line, ends at its last and holds exactly its number of lines.
 
-``python tests/multiline_score.py DIR... [--misses]`` prints the score per kind and the misses.
+``python tests/multiline_score.py DIR... [--misses]`` prints the score per kind and the misses;
+``--check`` only validates the labels (no parsing, no score).
 """
 
 from __future__ import annotations
@@ -64,15 +66,14 @@ def expected_events(path: Path, labels: dict) -> list[Expected]:
     covered: set[int] = set()
     out = []
     for ev in labels.get("events", []):
-        if "lines" in ev:
-            nums = sorted(ev["lines"])
-        else:
-            nums = list(range(ev["first"], ev["last"] + 1))
+        nums = sorted(ev["lines"]) if "lines" in ev else list(range(ev["first"], ev["last"] + 1))
         if not nums or nums[-1] > len(lines):
             raise ValueError(f"{path}: label {ev} is outside the file's {len(lines)} lines")
         if covered & set(nums):
             raise ValueError(f"{path}: label {ev} overlaps another event")
         covered.update(nums)
+        if ev.get("kind") == "ignore":
+            continue
         out.append(Expected(nums[0], nums[-1], len(nums), ev.get("kind", "multiline")))
     for no, raw in enumerate(lines, 1):
         if no not in covered and raw.strip():
@@ -92,7 +93,8 @@ def score_file(path: Path, labels: dict) -> FileScore:
         if (e.first, e.last, e.count) in got:
             score.met[e.kind] += 1
         else:
-            seen = ", ".join(f"{e.first}-{last} ({n} lines)" for last, n in starts.get(e.first, [])) or "no event starts there"
+            seen = ", ".join(f"{e.first}-{last} ({n} lines)" for last, n in starts.get(e.first, []))
+            seen = seen or "no event starts there"
             score.misses.append(f"{path.name}: {e.kind} {e.first}-{e.last} ({e.count} lines): got {seen}")
     return score
 
@@ -101,7 +103,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dirs", nargs="+", type=Path)
     ap.add_argument("--misses", action="store_true", help="print every expected event that was not met")
+    ap.add_argument("--check", action="store_true", help="validate the labels only")
     args = ap.parse_args(argv)
+    if args.check:
+        files = labelled_files(args.dirs)
+        for path, lab in files:
+            if not lab.get("source"):
+                raise ValueError(f"{path}: its labels name no source")
+            expected_events(path, lab)
+        print(f"{len(files)} labelled files: labels valid")
+        return 0
     met: Counter = Counter()
     total: Counter = Counter()
     files_whole = 0
