@@ -3,7 +3,8 @@
 #   make test   install, bring the local stack up, run the whole test suite
 VENV   ?= .venv
 PYTHON ?= python3.11
-SLUICE := $(VENV)/bin/sluice
+# Developer tools (local stack, demo, benches) run from the checkout; the wheel does not ship them.
+DEV    := $(VENV)/bin/python -m devtools
 
 .PHONY: demo test install up down status lint
 
@@ -17,16 +18,16 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 up: install
-	$(SLUICE) stack up
+	$(DEV) stack up
 
 down:
-	$(SLUICE) stack down
+	$(DEV) stack down
 
 status:
-	$(SLUICE) stack status
+	$(DEV) stack status
 
 demo: up
-	$(SLUICE) demo
+	$(DEV) demo
 
 test: up
 	$(VENV)/bin/pytest

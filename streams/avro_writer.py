@@ -18,15 +18,12 @@ from __future__ import annotations
 import io
 import json
 import struct
-import sys
-import time
 from collections.abc import Callable
-from functools import cache, partial
+from functools import cache
 from typing import Any
 
 import fastavro
 
-from streams.config import CORPUS_DIR
 from streams.contracts import parsed_schema, schema_text
 
 _BOUNDS = {"int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
@@ -164,30 +161,3 @@ def body_writer(contract: str) -> Callable[[dict[str, Any]], bytes]:
 
     return write
 
-
-def _bench(argv: list[str]) -> None:
-    """python -m streams.avro_writer [files...]: both writers on the corpus's events, best of 3."""
-    from pathlib import Path
-
-    from streams.assemble.pipeline import parse_files
-
-    corpus = CORPUS_DIR
-    files = [Path(a) for a in argv] or sorted((corpus / "training").glob("*.log")) + sorted(
-        corpus.glob("loghub/*/*_2k.log"))
-    values = [v for v in parse_files(files) if "message" in v]
-    parsed = parsed_schema("log_event")
-    for name, fn in (("fastavro.schemaless_writer", partial(fastavro_body, parsed)),
-                     ("body_writer", body_writer("log_event"))):
-        best = min(_timed(fn, values) for _ in range(3))
-        print(f"{name}: {best / len(values) * 1e6:.2f} µs per LogEvent ({len(values):,} corpus events)")
-
-
-def _timed(fn: Callable[[dict[str, Any]], bytes], values: list[dict[str, Any]]) -> float:
-    t0 = time.perf_counter()
-    for v in values:
-        fn(v)
-    return time.perf_counter() - t0
-
-
-if __name__ == "__main__":
-    _bench(sys.argv[1:])

@@ -28,8 +28,6 @@ from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.watch.settings import WatchSettings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-# Real logs with their sources (corpus/README.md), used by the demo, the tests and the benches.
-CORPUS_DIR = REPO_ROOT / "corpus"
 
 
 def secrets_from_files(model: BaseModel, pairs: dict[str, str]) -> None:
@@ -214,7 +212,7 @@ class ObservabilitySettings(BaseModel):
 
 
 class StackSettings(BaseModel):
-    """The local servers started by ``sluice stack up``. Ports come from the connection URLs."""
+    """The local servers started by ``python -m devtools stack up``. Ports come from the connection URLs."""
 
     dir: Path = REPO_ROOT / ".stack"
     kafka_controller_port: int = 19093

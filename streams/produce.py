@@ -56,5 +56,5 @@ def produce_files(
                 progress(len(batch["lines"]))
     if producer.flush(60) or errors:
         raise SluiceError(f"producing to {settings.topics.raw} failed: {errors[:3] or 'flush timed out'}; "
-                          "check `sluice stack status`")
+                          f"check that the brokers at {settings.kafka.bootstrap_servers} are up and reachable")
     return sent

@@ -95,7 +95,7 @@ def create_topics(settings: Settings, specs: list[TopicSpec] | None = None, time
                 continue
             raise SluiceError(
                 f"could not create topic {name} on {settings.kafka.bootstrap_servers}: {exc}; "
-                "check that the broker is up (`sluice stack status`)"
+                "check that the broker is up and reachable from here (kafka.bootstrap_servers)"
             ) from exc
     return created
 

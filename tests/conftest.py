@@ -2,7 +2,7 @@
 
 ``stack`` yields connection settings for a real Kafka, schema registry, Elasticsearch and object
 store: through testcontainers (docker/compose.yaml) when a Docker engine answers, else the local
-stack of ``sluice stack up``, started here if it is not running. Factory fixtures give each test
+stack of ``python -m devtools stack up``, started here if it is not running. Factory fixtures give each test
 its own topic and consumer-group names, so tests never see each other's data.
 """
 
@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from streams.config import CORPUS_DIR, REPO_ROOT, Settings, load_settings
-from streams.stack.base import free_port
+from devtools import CORPUS_DIR
+from devtools.stack.base import free_port
+from streams.config import REPO_ROOT, Settings, load_settings
 
 CORPUS = CORPUS_DIR
 
@@ -47,11 +48,11 @@ def _compose_stack() -> Iterator[Settings]:
 
 
 def _local_stack() -> Iterator[Settings]:
-    from streams.stack import manager
+    from devtools.stack import manager
 
     settings = load_settings()
     manager.up(settings, log=lambda msg: print(f"[stack] {msg}"))
-    yield settings  # left running: the next session reuses it (`sluice stack down` stops it)
+    yield settings  # left running: the next session reuses it (`python -m devtools stack down` stops it)
 
 
 @pytest.fixture(scope="session")
@@ -102,9 +103,9 @@ def free_tcp_port() -> int:
 
 
 def _private_maker(stack: Settings, root: Path, started: list) -> Callable[..., tuple[Settings, object]]:
-    from streams.stack.elasticsearch import ElasticsearchService
-    from streams.stack.kafka import KafkaService
-    from streams.stack.objectstore import ObjectStoreService
+    from devtools.stack.elasticsearch import ElasticsearchService
+    from devtools.stack.kafka import KafkaService
+    from devtools.stack.objectstore import ObjectStoreService
 
     def make(kind: str, connection: dict[str, object] | None = None, base: Settings | None = None,
              home: Path | None = None, **stack_overrides: object) -> tuple[Settings, object]:
@@ -160,7 +161,7 @@ def private_server(tmp_path: Path, stack: Settings) -> Iterator[Callable[..., tu
     ``settings.stack.dir / "tls"``; ``connection={...}`` overrides its connection settings (the
     credentials the server is made with, e.g. ``{"username": "u", "password": SecretStr("p")}``).
     ``base=`` layers it on other settings and ``home=`` picks its stack directory, so two private
-    servers can share one directory (one CA, one ``sluice stack status``). A private Kafka reuses
+    servers can share one directory (one CA, one ``python -m devtools stack status``). A private Kafka reuses
     the installed jars of the shared stack.
     """
     started: list = []
@@ -195,7 +196,7 @@ def worker_processes(tmp_path: Path) -> Iterator[Callable[..., tuple[subprocess.
         return proc, log
 
     yield start
-    from streams.stack.base import stop_gracefully
+    from devtools.stack.base import stop_gracefully
 
     for proc in procs:
         stop_gracefully(proc, 20)

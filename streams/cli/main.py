@@ -38,22 +38,9 @@ def settings_of(ctx: click.Context) -> Settings:
 
 
 def _register_commands() -> None:
-    from streams.cli import (
-        bench,
-        demo,
-        dlq,
-        rehydrate,
-        replay,
-        schemas,
-        ship,
-        stack,
-        summary,
-        top,
-        topics,
-        worker,
-    )
+    from streams.cli import dlq, rehydrate, replay, schemas, ship, summary, top, topics, worker
 
-    for module in (stack, topics, schemas, worker, ship, replay, dlq, rehydrate, top, summary, bench, demo):
+    for module in (topics, schemas, worker, ship, replay, dlq, rehydrate, top, summary):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -14,7 +14,6 @@ from typing import Any
 import click
 
 from streams.cli.main import settings_of
-from streams.config import CORPUS_DIR
 
 
 @click.command()
@@ -134,20 +133,17 @@ def run_async_worker(run: Any, settings: Any, loglevel: str) -> None:
 
 
 @click.command()
-@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--project", default=None, help="project label on every line (default: the default route)")
 @click.option("--batch-lines", default=200, show_default=True, help="lines per Avro RawBatch record")
 @click.option("--passes", default=1, show_default=True, help="send the files this many times (new sources)")
 @click.pass_context
 def produce(ctx: click.Context, files: tuple[Path, ...], project: str | None, batch_lines: int, passes: int) -> None:
-    """A burst of real logs into logs.raw (default: every file of the corpus), one source per file."""
+    """FILES as one burst into logs.raw, one source per file (e.g. `sluice produce corpus/training/*.log`)."""
     from streams.produce import produce_files
 
     settings = settings_of(ctx)
-    corpus = CORPUS_DIR
-    paths = list(files) or sorted((corpus / "training").glob("*.log")) + sorted(corpus.glob("loghub/*/*_2k.log"))
-    if not paths:
-        raise click.ClickException(f"no files given and no corpus at {corpus}")
+    paths = list(files)
     label = project or settings.routing.default_project
     total = sum(p.stat().st_size for p in paths) * passes
     sent = 0

@@ -1,7 +1,7 @@
 """Every rule over one observation, against a state store: the whole watch logic, no I/O.
 
 The worker backs :class:`WatchStore` with Faust tables (changelogged, so state survives a
-restart); :class:`streams.watch.testing.MemoryWatchStore` backs it with dicts for unit tests.
+restart); :class:`devtools.testing.watch.MemoryWatchStore` backs it with dicts for unit tests.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 
 Runs the whole pipeline (assemble, hot and cold workers as processes) on a private Kafka broker,
 Elasticsearch and object store of its own, started under a temporary directory and stopped at the
-end; the shared stack (``sluice stack up``) provides the schema registry and the installed servers.
+end; the shared stack (``python -m devtools stack up``) provides the schema registry and the installed servers.
 Input keeps coming in waves of the corpus while faults are picked at random: kill -9 of each worker,
 a second assemble worker joining and leaving (SIGTERM or kill -9), Elasticsearch or the object store
 down for ``--outage-s``, the broker restarted cleanly or killed. Exit status 1 when anything was
@@ -24,9 +24,9 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from conftest import _private_maker  # noqa: E402 - the private_server fixture's own factory
 
+from devtools.faults.run import Plan, run_scenario  # noqa: E402
+from devtools.stack import manager  # noqa: E402
 from streams.config import load_settings  # noqa: E402
-from streams.faults.run import Plan, run_scenario  # noqa: E402
-from streams.stack import manager  # noqa: E402
 
 
 def main() -> int:

@@ -1,7 +1,7 @@
 """The cold tier on the real object store, Kafka and registry (and Elasticsearch for rehydrate).
 
 Each test has its own topic, project, consumer group and bucket. Events are parsed from the real
-corpus (streams.sinks.objectstore.testing.corpus_events).
+corpus (devtools.testing.objectstore.corpus_events).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from typing import Any
 import fastavro
 import pytest
 
+from devtools.testing.objectstore import corpus_events
 from streams.clients import es_client, s3_client
 from streams.config import REPO_ROOT, Settings
 from streams.sinks.base import Backoff
 from streams.sinks.objectstore.build import manifest_from_metadata
 from streams.sinks.objectstore.rehydrate import parse_bound, rehydrate
 from streams.sinks.objectstore.settings import ColdSinkSettings
-from streams.sinks.objectstore.testing import corpus_events
 from streams.workers.cold import ColdSinkRunner, build_cold_runner
 
 PROC = Path(__file__).with_name("cold_worker_proc.py")

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from devtools.testing.elasticsearch import corpus_events, settings_for
 from streams.cli.main import cli
 from streams.clients import es_client
 from streams.config import Settings
 from streams.sinks.elasticsearch.request import IndexNamer, document
 from streams.sinks.elasticsearch.sink import HotSink
-from streams.sinks.elasticsearch.testing import corpus_events, settings_for
 
 FILES = ("training/bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log",
          "training/sglang_nccl_watchdog_timeout_hardwrapped.log",

@@ -4,7 +4,7 @@ workers while they are killed, rebalanced, and their broker and stores go away.
 The whole pipeline runs on private servers (``private_server``): a Kafka broker, Elasticsearch and
 an object store of its own, which the run stops and restarts; the shared stack is never touched.
 What the stores and the DLQ hold is checked against the output of the same assembler code run
-offline over the very records produced (``streams.faults``). The longer soak is
+offline over the very records produced (``devtools.faults``). The longer soak is
 ``tests/faults/soak.py --minutes N``.
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from devtools.faults.run import Plan, run_scenario
 from streams.config import Settings
-from streams.faults.run import Plan, run_scenario
 
 
 @pytest.mark.slow

@@ -15,18 +15,18 @@ from typing import Any
 
 import pytest
 
-from streams.clients import es_client
-from streams.config import Settings
-from streams.sinks.base import Backoff
-from streams.sinks.elasticsearch.settings import HotSinkSettings
-from streams.sinks.elasticsearch.sink import HotSink
-from streams.sinks.elasticsearch.testing import (
+from devtools.testing.elasticsearch import (
     EventProducer,
     committed_to_end,
     corpus_events,
     prepare_topics,
     settings_for,
 )
+from streams.clients import es_client
+from streams.config import Settings
+from streams.sinks.base import Backoff
+from streams.sinks.elasticsearch.settings import HotSinkSettings
+from streams.sinks.elasticsearch.sink import HotSink
 from streams.sinks.ratecontrol import Capacity
 from streams.workers.hot import build_runner, hot_topics, run_hot_worker
 

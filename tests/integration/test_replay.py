@@ -12,10 +12,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from streams.cli.main import cli
-from streams.clients import es_client
-from streams.config import Settings
-from streams.sinks.elasticsearch.testing import (
+from devtools.testing.elasticsearch import (
     EventProducer,
     committed_to_end,
     corpus_events,
@@ -23,6 +20,9 @@ from streams.sinks.elasticsearch.testing import (
     settings_for,
     wait_for,
 )
+from streams.cli.main import cli
+from streams.clients import es_client
+from streams.config import Settings
 
 FILES = ("training/vllm_serve_jamba_cuda_oom_kv_cache.log", "training/sglang_nccl_watchdog_timeout_hardwrapped.log")
 

@@ -5,7 +5,7 @@ with ``stack.tls`` (README "Secured connections"). The shared stack is never tou
 The secrets test sets every secret to a value it can recognise, runs operations that succeed and
 operations that fail, and looks for those values in everything an operator or a log shipper could
 see: log records, stdout/stderr (librdkafka writes there), exception text with its chain,
-``repr``/JSON of the settings, ``sluice stack status`` and a worker's output.
+``repr``/JSON of the settings, ``python -m devtools stack status`` and a worker's output.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 from pydantic import SecretStr
 
+from devtools.stack.base import free_port
+from devtools.stack.tls import make_ca
 from streams.clients import es_client, s3_client
-from streams.config import ElasticsearchSettings, Settings, load_settings
-from streams.stack.base import free_port
-from streams.stack.tls import make_ca
+from streams.config import REPO_ROOT, ElasticsearchSettings, Settings, load_settings
 from streams.topics import TopicSpec, create_topics
 
 # Recognisable, realistic-looking secrets: if any of these shows up anywhere, the test names it.
@@ -377,14 +377,14 @@ def test_secrets_never_appear_in_logs_errors_settings_or_status(
         elasticsearch={"password": ES_PASSWORD, "password_file": str(conflict)}))
     seen["config missing file"] = failure_text(lambda: load_settings(
         kafka={"sasl_password_file": str(tmp_path / "missing")}))
-    from streams.stack.kafka import KafkaService
+    from devtools.stack.kafka import KafkaService
 
     no_user = with_kafka(settings, sasl_username=None)
     seen["stack misconfigured"] = failure_text(lambda: KafkaService(no_user)._scram_user())
     for name in ("kafka refused, create_topics", "kafka wrong host", "config conflict", "stack misconfigured"):
         assert "Error" in seen[name]  # they did fail, with a message
 
-    # `sluice stack status` over the secured servers, secrets in its environment.
+    # `python -m devtools stack status` over the secured servers, secrets in its environment.
     env = {key: value for key, value in os.environ.items() if not key.startswith("SLUICE_")}
     env.update({
         "SLUICE_STACK__DIR": str(settings.stack.dir), "SLUICE_STACK__TLS": "true",
@@ -401,8 +401,8 @@ def test_secrets_never_appear_in_logs_errors_settings_or_status(
         "SLUICE_OBJECT_STORE__SECRET_ACCESS_KEY": S3_SECRET,
         "SLUICE_OBJECT_STORE__CA_BUNDLE": settings.object_store.ca_bundle or "",
     })
-    status = subprocess.run([sys.executable, "-m", "streams.cli", "stack", "status"], env=env, capture_output=True,
-                            text=True, timeout=60, check=False)
+    status = subprocess.run([sys.executable, "-m", "devtools", "stack", "status"], env=env, cwd=REPO_ROOT,
+                            capture_output=True, text=True, timeout=60, check=False)
     seen["stack status"] = status.stdout + status.stderr
     rows = {line.split()[0]: line.split()[1] for line in status.stdout.splitlines()[1:] if line.strip()}
     assert [rows.get(name) for name in ("kafka", "elasticsearch", "objectstore")] == ["healthy"] * 3, \

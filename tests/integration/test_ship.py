@@ -23,13 +23,14 @@ from pathlib import Path
 
 import pytest
 
-from streams.config import CORPUS_DIR, REPO_ROOT, Settings
+from devtools import CORPUS_DIR
+from devtools.testing.ship import KafkaProxy
+from streams.config import REPO_ROOT, Settings
 from streams.ship.identity import split_stream_offset
 from streams.ship.lines import _text
 from streams.ship.run import build_shipper
 from streams.ship.settings import ShipSettings
 from streams.ship.shipper import Shipper
-from streams.ship.testing import KafkaProxy
 
 Written = tuple[int, int, str]  # (generation, byte offset, text)
 

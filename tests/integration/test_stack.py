@@ -1,4 +1,4 @@
-"""`sluice stack` and `sluice demo` as a user runs them: idempotent, health-checked, visible results."""
+"""`python -m devtools stack` and `demo` as a user runs them: idempotent, health-checked, visible results."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import sys
 
 from click.testing import CliRunner
 
-from streams.cli.main import cli
-from streams.config import Settings
-from streams.stack import manager
+from devtools.cli import main as devtools_cli
+from devtools.stack import manager
+from streams.config import REPO_ROOT, Settings
 
 
 def test_second_up_is_a_noop(stack: Settings) -> None:
@@ -23,7 +23,7 @@ def test_second_up_is_a_noop(stack: Settings) -> None:
 
 
 def test_status_reports_every_service_healthy_with_memory(stack: Settings) -> None:
-    result = CliRunner().invoke(cli, ["stack", "status"])
+    result = CliRunner().invoke(devtools_cli, ["stack", "status"])
     assert result.exit_code == 0, result.output
     for name in ("kafka", "registry", "elasticsearch", "objectstore"):
         line = next(line for line in result.output.splitlines() if line.startswith(name))
@@ -40,8 +40,8 @@ def test_elasticsearch_runs_as_non_root(stack: Settings) -> None:
 
 def test_readme_demo_command_end_to_end(stack: Settings) -> None:
     """The README's first command, minus the install: real records, events, documents and objects."""
-    proc = subprocess.run([sys.executable, "-m", "streams.cli", "demo"], capture_output=True, text=True,
-                          timeout=400, check=False)
+    proc = subprocess.run([sys.executable, "-m", "devtools", "demo"], capture_output=True, text=True,
+                          timeout=400, check=False, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = proc.stdout
     assert "produced 188 raw lines from 4 corpus files" in out

@@ -23,6 +23,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from devtools.testing.watch import corpus_events
 from streams.assemble.pipeline import parse_files
 from streams.avro_io import avro_deserializer, avro_serializer
 from streams.clients import es_client
@@ -31,7 +32,6 @@ from streams.contracts import register_all
 from streams.topics import create_topics, topic_specs
 from streams.watch.observation import to_ms
 from streams.watch.settings import WatchSettings
-from streams.watch.testing import corpus_events
 
 MIN = 60_000
 OOM = "training/bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log"

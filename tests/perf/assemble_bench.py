@@ -36,10 +36,11 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from devtools import CORPUS_DIR
+from devtools.stack.base import cpu_seconds, memory_mb
 from streams.assemble.pipeline import parse_files
-from streams.config import CORPUS_DIR, REPO_ROOT, Settings, load_settings
+from streams.config import REPO_ROOT, Settings, load_settings
 from streams.produce import produce_files, producer_config
-from streams.stack.base import cpu_seconds, memory_mb
 from streams.topics import isolated_settings
 
 CORPUS = CORPUS_DIR

@@ -36,11 +36,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from devtools import CORPUS_DIR
 from streams.assemble.decode import decode_record
 from streams.assemble.merger import MultilineMerger
 from streams.assemble.pipeline import Assembler, RawRecord
 from streams.assemble.state import source_state, state_key
-from streams.config import CORPUS_DIR, REPO_ROOT
+from streams.config import REPO_ROOT
 from streams.errors import DecodeError
 
 CORPUS = CORPUS_DIR

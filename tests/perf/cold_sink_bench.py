@@ -22,7 +22,7 @@ phases: on loopback a PUT costs only CPU, and a real store is a network away.
 MB/s are of object bytes. The ratio sink/raw is the goal (>= 0.9). Both phases also report CPU
 seconds: this process's (all threads) and the object store server's (/proc/<pid>/stat), because on a
 small machine where the server shares the cores, CPU is what the two runs compete for. Results go
-to bench-results/cold_sink.md. Needs the local stack (`sluice stack up`).
+to bench-results/cold_sink.md. Needs the local stack (`python -m devtools stack up`).
 """
 
 from __future__ import annotations
@@ -43,16 +43,17 @@ from pathlib import Path
 import fastavro
 from latency_proxy import latency_proxy  # the sibling script's helper
 
+from devtools import CORPUS_DIR
+from devtools.stack.base import cpu_seconds
+from devtools.stack.manager import services
+from devtools.testing.objectstore import corpus_events
 from streams.clients import registry_client, s3_client
-from streams.config import CORPUS_DIR, REPO_ROOT, Settings, load_settings
+from streams.config import REPO_ROOT, Settings, load_settings
 from streams.contracts import parsed_schema, schema_text
 from streams.sinks.base import SinkRecord
 from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.sinks.objectstore.sink import ColdSink
 from streams.sinks.objectstore.store import ObjectStore
-from streams.sinks.objectstore.testing import corpus_events
-from streams.stack.base import cpu_seconds
-from streams.stack.manager import services
 
 CORPUS = CORPUS_DIR
 PARTITIONS = 4
@@ -186,7 +187,7 @@ def stored_objects(settings: Settings, bucket: str) -> dict[str, bytes]:
 
 
 def headline(ratio: float, rounds: int, latency_ms: int) -> str:
-    """The report's two rows that `sluice bench` reads (streams/cli/bench.py, ``cold_run``)."""
+    """The report's two rows that `python -m devtools bench` reads (streams/cli/bench.py, ``cold_run``)."""
     network = f"through Toxiproxy, {latency_ms} ms each way" if latency_ms else "loopback (a PUT costs CPU only)"
     return (f"| **ratio sink / raw** (goal >= 0.9), median of {rounds} rounds | **{ratio:.2f}** |\n"
             f"| network to the store | {network} |")

@@ -39,12 +39,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from streams.config import CORPUS_DIR, REPO_ROOT, ProjectRoute, RoutingSettings, Settings, load_settings
+from devtools import CORPUS_DIR
+from devtools.testing.elasticsearch import EventProducer, corpus_events, prepare_topics
+from streams.config import REPO_ROOT, ProjectRoute, RoutingSettings, Settings, load_settings
 from streams.sinks.base import SinkRecord
 from streams.sinks.elasticsearch.request import IndexNamer, document, encode, epoch_ms, is_metric
 from streams.sinks.elasticsearch.settings import HotSinkSettings
 from streams.sinks.elasticsearch.sink import HotSink
-from streams.sinks.elasticsearch.testing import EventProducer, corpus_events, prepare_topics
 from streams.sinks.ratecontrol import Capacity
 from streams.workers.hot import build_runner, hot_topics
 
@@ -593,7 +594,7 @@ def plots(sm: dict[str, Any] | None, fas: list[dict[str, Any]], tp: dict[str, An
 
 
 def fairness_title(fa: dict[str, Any]) -> str:
-    """Each starts with the label ``sluice bench`` reads back (streams/cli/bench.py, ``held_back``)."""
+    """Each starts with the label ``python -m devtools bench`` reads back (streams/cli/bench.py, ``held_back``)."""
     if fa["kind"] == "live":
         return (f"live: events stamped as they are produced (a running job's burst), today's "
                 f"{fa['warmed_indices']} indices of both projects exist")

@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from devtools.stack.base import free_port
 from streams.config import REPO_ROOT
-from streams.stack.base import free_port
 
 MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0"
 TOOLS = REPO_ROOT / ".stack" / "tools"

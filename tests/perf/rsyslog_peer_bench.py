@@ -41,8 +41,8 @@ from typing import Any
 from assemble_bench import GroupCommits, corpus_files  # the sibling script's helpers
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from devtools.stack.base import cpu_seconds
 from streams.config import REPO_ROOT, Settings, load_settings
-from streams.stack.base import cpu_seconds
 from streams.topics import isolated_settings
 
 OUT = REPO_ROOT / "bench-results"

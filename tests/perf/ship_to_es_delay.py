@@ -25,8 +25,9 @@ import time
 import uuid
 from pathlib import Path
 
+from devtools import CORPUS_DIR
 from streams.clients import es_client
-from streams.config import CORPUS_DIR, load_settings
+from streams.config import load_settings
 from streams.ship.identity import split_stream_offset
 
 CORPUS = CORPUS_DIR / "loghub" / "OpenSSH" / "OpenSSH_2k.log"

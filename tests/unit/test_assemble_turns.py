@@ -13,7 +13,8 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any
 
-from streams.config import CORPUS_DIR, AssembleSettings, Settings
+from devtools import CORPUS_DIR
+from streams.config import AssembleSettings, Settings
 from streams.workers.assemble import AssembleStage
 
 CORPUS = CORPUS_DIR

@@ -11,9 +11,9 @@ from typing import Any
 import fastavro
 import pytest
 
+from devtools import CORPUS_DIR
 from streams.assemble.pipeline import parse_files
 from streams.avro_writer import _OffPath, body_writer, compile_fast_path
-from streams.config import CORPUS_DIR
 from streams.contracts import parsed_schema, schema_text
 
 CORPUS = CORPUS_DIR

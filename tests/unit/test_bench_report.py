@@ -1,4 +1,4 @@
-"""`sluice bench` reads the reports the hot and cold sink benches write."""
+"""`python -m devtools bench` reads the reports the hot and cold sink benches write."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import importlib.util
 import sys
 from typing import Any
 
-from streams.cli.bench import cold_run, held_back, incident_rows, render
+from devtools.bench import cold_run, held_back, incident_rows, render
 from streams.config import REPO_ROOT
 
 PERF = REPO_ROOT / "tests" / "perf"
@@ -41,7 +41,7 @@ def test_every_fairness_run_reaches_the_ratio_table() -> None:
     runs = held_back(md)
     assert [(t, round(h, 3), w) for t, h, w in runs] == [("live", 0.08, 0.1), ("steady state", 0.093, 0.1),
                                                           ("new indices", 1.503, 0.1)]
-    table = render({"hot": {"md": md, "held_back": runs}}, "sluice bench", "now", 1.0)
+    table = render({"hot": {"md": md, "held_back": runs}}, "python -m devtools bench", "now", 1.0)
     assert ("| quiet project held back at p99 / window (events stamped live, today's indices exist) | **0.8** | <= 1 |"
             in table)
     assert ("| quiet project held back at p99 / window (corpus event times, every index exists) | **0.9** | <= 1 |"
@@ -54,7 +54,7 @@ def test_both_cold_runs_reach_the_ratio_table_with_their_network() -> None:
     cold = perf_script("cold_sink_bench")
     runs = [cold_run(f"# Cold sink benchmark\n\n| | value |\n|---|---|\n{cold.headline(ratio, 3, latency)}\n")
             for ratio, latency in ((0.53, 0), (0.934, 10))]
-    table = render({"cold": {"runs": runs}}, "sluice bench", "now", 1.0)
+    table = render({"cold": {"runs": runs}}, "python -m devtools bench", "now", 1.0)
     assert "| cold sink / raw PUTs (loopback (a PUT costs CPU only)) | **0.53** | >= 0.9 |" in table
     assert "| cold sink / raw PUTs (through Toxiproxy, 10 ms each way) | **0.93** | >= 0.9 |" in table
 
@@ -81,7 +81,7 @@ def test_every_incident_reaches_the_ratio_table() -> None:
     rows = incident_rows(md)
     assert rows == [("oom_at_barrier", 1.0, 60, 55), ("nccl_retry_flood", 1.005, 70, 70),
                     ("start_wave", 1.05, None, 40)]
-    table = render({"hot": {"md": md, "incidents": rows}}, "sluice bench", "now", 1.0)
+    table = render({"hot": {"md": md, "incidents": rows}}, "python -m devtools bench", "now", 1.0)
     assert "| incident oom_at_barrier: max indexed in one second / budget | **1.000** | <= 1.05 |" in table
     assert "| incident oom_at_barrier: time to clear / a perfect sink's | **1.09** | <= 1.1 | 60 s vs 55 s |" in table
     assert "| incident start_wave: time to clear / a perfect sink's | n/a | <= 1.1 | None s vs 40 s |" in table
@@ -90,7 +90,7 @@ def test_every_incident_reaches_the_ratio_table() -> None:
 def test_the_peer_part_reports_the_workers_ceiling_beside_its_ratio() -> None:
     peer = {"imkafka": {"lines_per_cpu_s": 120_000.0}, "sluice": {"lines_per_cpu_s": 10_000.0},
             "floor_nothing": {"lines_per_cpu_s": 20_000.0}, "floor_fixed": {"lines_per_cpu_s": 13_000.0}}
-    table = render({"peer": {"md": "# Peer: rsyslog\n", **peer}}, "sluice bench", "now", 1.0)
+    table = render({"peer": {"md": "# Peer: rsyslog\n", **peer}}, "python -m devtools bench", "now", 1.0)
     rows = [line for line in table.splitlines() if "rsyslog imkafka" in line]
     assert [row.split("|")[2].strip() for row in rows] == ["**0.08**", "0.17", "0.11"]
     assert "reading only" in rows[1] and "20,000 vs 120,000" in rows[1]

@@ -98,6 +98,10 @@ def test_compose_containers_use_the_local_stacks_settings(monkeypatch, tmp_path)
     local = Settings()
     for name in sluice:
         env = {k: str(v) for k, v in compose[name]["environment"].items()}
+        if name == "demo":  # the demo runs devtools from the mounted checkout, its logs in a writable place
+            assert env.pop("PYTHONPATH") == "/repo"
+            assert env.pop("SLUICE_STACK__DIR").startswith("/tmp/")
+            assert compose[name]["volumes"] == ["..:/repo:ro"]
         assert all(k.startswith("SLUICE_") for k in env), name
         with monkeypatch.context() as m:
             for key, value in env.items():

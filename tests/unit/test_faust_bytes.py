@@ -10,7 +10,7 @@ import pytest
 from faust.serializers import codecs
 from faust.types.tuples import Message
 
-from streams.config import CORPUS_DIR
+from devtools import CORPUS_DIR
 from streams.faust_bytes import BytesSchema, bytes_topic
 
 CORPUS = CORPUS_DIR

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from devtools import CORPUS_DIR
 from streams.assemble.pipeline import parse_files
-from streams.config import CORPUS_DIR
 
 CORPUS = CORPUS_DIR
 TRAINING = CORPUS / "training"

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import fastavro
 import pytest
 
+from devtools.testing.objectstore import corpus_events
 from streams.errors import ConfigError
 from streams.sinks.objectstore.build import (
     build_object,
@@ -19,7 +20,6 @@ from streams.sinks.objectstore.build import (
     manifest_from_metadata,
     sync_marker,
 )
-from streams.sinks.objectstore.testing import corpus_events
 
 KEY = "p/t/2025-11-29/trainer/logs.events.p+0+00000000000000000000.avro"
 
@@ -104,7 +104,7 @@ def test_bytes_do_not_depend_on_the_process_hash_seed(corpus) -> None:
 
     script = (
         "import hashlib, pathlib\n"
-        "from streams.sinks.objectstore.testing import corpus_events\n"
+        "from devtools.testing.objectstore import corpus_events\n"
         "from streams.sinks.objectstore.build import build_object\n"
         f"ev = corpus_events(pathlib.Path({str(corpus)!r}), 'p', 't', limit=40)\n"
         "print(hashlib.sha256(build_object('k', 't', 0, list(range(40)), ev).body).hexdigest())\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
+from devtools.testing.objectstore import corpus_events
 from streams.config import ProjectRoute, RoutingSettings, Settings
 from streams.sinks.objectstore.partition import (
     GroupKey,
@@ -13,7 +14,6 @@ from streams.sinks.objectstore.partition import (
     object_key,
     stagger_s,
 )
-from streams.sinks.objectstore.testing import corpus_events
 
 
 def test_key_layout_from_a_real_event(corpus) -> None:

@@ -9,11 +9,11 @@ from collections import Counter
 import fastavro
 import pytest
 
+from devtools.testing.objectstore import MemoryObjectStore, corpus_events
 from streams.config import Settings
 from streams.sinks.base import Backoff, SinkRecord, SinkRunner
 from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.sinks.objectstore.sink import ColdSink
-from streams.sinks.objectstore.testing import MemoryObjectStore, corpus_events
 from streams.sinks.offsets import OffsetTracker
 from streams.sinks.ratecontrol import Capacity, RateController
 

@@ -6,11 +6,11 @@ import asyncio
 import threading
 import time
 
+from devtools.testing.objectstore import MemoryObjectStore, corpus_events
 from streams.config import Settings
 from streams.sinks.base import SinkRecord
 from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.sinks.objectstore.sink import ColdSink
-from streams.sinks.objectstore.testing import MemoryObjectStore, corpus_events
 
 TOPIC = "logs.events.p"
 TASKS = 6  # one object per task in a segment

@@ -12,6 +12,7 @@ from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from devtools.testing.objectstore import MemoryObjectStore, corpus_events
 from streams.config import Settings
 from streams.contracts import parsed_schema, schema_text
 from streams.sinks.base import SinkRecord
@@ -20,7 +21,6 @@ from streams.sinks.objectstore.build import build_object, codec_available, sync_
 from streams.sinks.objectstore.container import SYNC_INTERVAL
 from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.sinks.objectstore.sink import ColdSink
-from streams.sinks.objectstore.testing import MemoryObjectStore, corpus_events
 from streams.sinks.objectstore.wire import ContractBodies
 
 KEY = "p/t/2025-11-29/trainer/logs.events.p+0+00000000000000000000.avro"

@@ -7,11 +7,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from devtools.testing.objectstore import corpus_events
 from streams.config import ElasticsearchSettings, ProjectRoute, RoutingSettings
 from streams.sinks.base import SinkRecord
 from streams.sinks.elasticsearch.settings import HotSinkSettings
 from streams.sinks.elasticsearch.sink import HotSink
-from streams.sinks.objectstore.testing import corpus_events
 
 
 @dataclass

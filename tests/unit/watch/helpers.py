@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from devtools.testing.watch import corpus_events  # noqa: F401 - re-exported for the unit tests
 from streams.watch.observation import Observation, from_record
-from streams.watch.testing import corpus_events  # noqa: F401 - re-exported for the unit tests
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z, on every minute boundary
 MIN = 60_000

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from helpers import MIN, corpus_events, obs
 
+from devtools.testing.watch import MemoryWatchStore
 from streams.watch import WatchEngine, WatchSettings
-from streams.watch.testing import MemoryWatchStore
 
 OOM = "training/bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log"
 KV_OOM = "training/vllm_serve_jamba_cuda_oom_kv_cache.log"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from helpers import MIN, T0, obs, point
 
+from devtools.testing.watch import MemoryWatchStore
 from streams.assemble.pipeline import parse_files
 from streams.watch import WatchEngine, WatchSettings
-from streams.watch.testing import MemoryWatchStore
 from streams.watch.windows import last_closed_start, window_starts
 
 SEC = 1000

@@ -133,7 +133,7 @@ class Service(ABC):
             time.sleep(0.5)
         raise StackError(
             f"{self.name} did not answer at {self.endpoint()} within {self.start_timeout_s:.0f}s; "
-            f"read {self.log_file}, then `sluice stack down` and `sluice stack up`"
+            f"read {self.log_file}, then `python -m devtools stack down` and `python -m devtools stack up`"
         )
 
     def down(self, timeout_s: float = 30.0) -> None:

@@ -1,4 +1,4 @@
-"""`sluice bench`: run the benchmarks side by side in one run and write one report.
+"""`python -m devtools bench`: run the benchmarks side by side in one run and write one report.
 
 Each part is one of the existing scripts, run as a subprocess (so a part's imports, event loop and
 garbage cannot skew the next) on the local stack; this module only runs them, collects their figures
@@ -36,10 +36,10 @@ OUT = REPO_ROOT / "bench-results"
 PERF = REPO_ROOT / "tests" / "perf"
 
 # Lines per CPU-second of the pure Assembler, one record per line; the same code works on any tree
-# that has streams.assemble.bench.corpus_records (so the baseline runs the ref's own code).
+# that has devtools.assemble_bench.corpus_records (so the baseline runs the ref's own code).
 _CORE_SNIPPET = """
 import json, sys, time
-from streams.assemble.bench import corpus_records
+from devtools.assemble_bench import corpus_records
 from streams.assemble.pipeline import Assembler
 recs = corpus_records(int(sys.argv[1]))
 asm = Assembler()
@@ -63,8 +63,9 @@ def _run(cmd: list[str], timeout: float, cwd: Path = REPO_ROOT, env: dict[str, s
 
 
 def _baseline_tree(ref: str, tmp: Path) -> Path:
-    """``streams/`` and ``corpus/`` of ``ref`` unpacked, as the ref's bench expects."""
-    blob = subprocess.run(["git", "archive", ref, "streams", "corpus"], cwd=REPO_ROOT, capture_output=True, check=True).stdout
+    """``streams/``, ``corpus/`` and ``devtools/`` of ``ref`` unpacked, as the ref's bench expects."""
+    blob = subprocess.run(["git", "archive", ref, "streams", "corpus", "devtools"], cwd=REPO_ROOT, capture_output=True,
+                          check=True).stdout
     root = tmp / "base"
     root.mkdir()
     with tarfile.open(fileobj=BytesIO(blob)) as tar:
@@ -170,7 +171,7 @@ def cold_run(md: str) -> dict[str, Any]:
 
 
 def part_ship(rate: int, seconds: float) -> dict[str, Any]:
-    text = _run([sys.executable, "-m", "streams.ship.bench", "--rate", str(rate), "--seconds", str(seconds)],
+    text = _run([sys.executable, "-m", "devtools.ship_bench", "--rate", str(rate), "--seconds", str(seconds)],
                 600 + seconds)
     return {"text": text.strip(), "cores": _md_number(text, r"CPU ([\d.]+) cores"),
             "rss_mb": _md_number(text, r"peak RSS ([\d.]+) MB"), "p95": _md_number(text, r"p95 ([\d.]+)s")}
@@ -240,7 +241,7 @@ def render(results: dict[str, Any], cmd: str, started: str, elapsed_s: float) ->
     if core:
         lines += ["### Assemble core (no Kafka)", "",
                   f"{core['now']['lines']:,} lines ({core['passes']} passes of the corpus mix, one record per line), "
-                  f"median of {core['rounds']} alternating rounds; `python -m streams.assemble.bench` "
+                  f"median of {core['rounds']} alternating rounds; `python -m devtools.assemble_bench` "
                   "measures the same loop.", "",
                   "| tree | lines per CPU-second | lines/s (wall) | outputs |", "|---|---|---|---|"]
         for name in [n for n in ("now", core.get("ref")) if n]:
@@ -308,7 +309,7 @@ def bench(only: str, skip_parts: str, quick: bool, baseline_ref: str, passes: in
         except (click.ClickException, subprocess.TimeoutExpired, OSError, ValueError) as exc:
             results["failed"][part] = str(exc)[-600:]
             click.echo(f"   {part} failed: {exc}", err=True)
-    cmd = "sluice bench " + " ".join(sys.argv[2:]) if len(sys.argv) > 1 else "sluice bench"
+    cmd = "python -m devtools bench " + " ".join(sys.argv[2:]) if len(sys.argv) > 1 else "python -m devtools bench"
     text = render(results, cmd.strip(), started, time.monotonic() - t0)
     (OUT / "report.md").write_text(text)
     (OUT / "report.json").write_text(json.dumps(results, indent=1, default=str))
@@ -316,4 +317,3 @@ def bench(only: str, skip_parts: str, quick: bool, baseline_ref: str, passes: in
     click.echo(f"\nwritten: {OUT / 'report.md'}", err=True)
 
 
-COMMANDS = [bench]

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from devtools.faults import injectors
+from devtools.faults.burst import BurstBuilder, Expected, Unit, corpus_files
+from devtools.faults.check import Figures, check
+from devtools.faults.pipeline import Pipeline, cold_group, run_settings
 from streams.config import Settings
-from streams.faults import injectors
-from streams.faults.burst import BurstBuilder, Expected, Unit, corpus_files
-from streams.faults.check import Figures, check
-from streams.faults.pipeline import Pipeline, cold_group, run_settings
 
 STAGES = ("assemble", "hot", "cold")
 
@@ -172,7 +172,7 @@ def inject_faults(plan: Plan, rng: random.Random, pipeline: Pipeline, servers: S
 
 
 def drained(settings: Settings) -> bool:
-    from streams.sinks.elasticsearch.testing import committed_to_end
+    from devtools.testing.elasticsearch import committed_to_end
     from streams.workers.assemble import open_sources
 
     t = settings.topics

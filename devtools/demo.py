@@ -15,14 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from devtools import CORPUS_DIR
+from devtools.stack.base import free_port, stop_gracefully
 from streams.avro_io import avro_deserializer
 from streams.clients import es_client
-from streams.config import CORPUS_DIR, Settings
+from streams.config import Settings
 from streams.errors import SluiceError
 from streams.produce import produce_files
 from streams.sinks.objectstore.build import manifest_from_metadata
 from streams.sinks.objectstore.store import ObjectStore
-from streams.stack.base import free_port, stop_gracefully
 
 CORPUS = CORPUS_DIR
 # A CUDA OOM at a barrier, an NCCL watchdog timeout, a vLLM OOM and an SFT run's step metrics.

@@ -18,12 +18,12 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from devtools.stack.base import Service, run_checked, tcp_open
+from devtools.stack.java import find_java_home
+from devtools.stack.maven import copy_dependencies
+from devtools.stack.tls import ensure_certificates
 from streams.config import REPO_ROOT, port_of
 from streams.errors import StackError
-from streams.stack.base import Service, run_checked, tcp_open
-from streams.stack.java import find_java_home
-from streams.stack.maven import copy_dependencies
-from streams.stack.tls import ensure_certificates
 
 SECURE_PROTOCOLS = ("SASL_SSL", "SSL")
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")

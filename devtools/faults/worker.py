@@ -1,4 +1,4 @@
-"""``sluice worker <stage>`` for a fault run (``python -m streams.faults.worker <stage> [--loglevel L]``).
+"""``sluice worker <stage>`` for a fault run (``python -m devtools.faults.worker <stage> [--loglevel L]``).
 
 The same CLI command and worker code, with two settings the sink workers do not expose yet
 (reported in issue 10's note, not changed here):

@@ -1,6 +1,6 @@
 """Measure a real `sluice ship` process: CPU, memory and write-to-Kafka delay at a given line rate.
 
-    python -m streams.ship.bench [--rate 10000] [--seconds 20] [--interval 0.5]
+    python -m devtools.ship_bench [--rate 10000] [--seconds 20] [--interval 0.5]
 
 Writes real corpus lines into a file at ``--rate`` lines/s while a shipper subprocess ships it to
 the real Kafka (a fresh topic whose record timestamps are the broker's LogAppendTime, i.e. when
@@ -23,8 +23,9 @@ import time
 import uuid
 from pathlib import Path
 
-from streams.config import CORPUS_DIR, REPO_ROOT, Settings, load_settings
-from streams.stack.base import cpu_seconds, memory_mb
+from devtools import CORPUS_DIR
+from devtools.stack.base import cpu_seconds, memory_mb
+from streams.config import REPO_ROOT, Settings, load_settings
 
 CORPUS = CORPUS_DIR / "training"
 

@@ -10,9 +10,9 @@ import os
 
 import httpx
 
+from devtools.stack.base import Service, run_checked
+from devtools.stack.java import find_java_home
 from streams.config import REPO_ROOT, port_of
-from streams.stack.base import Service, run_checked
-from streams.stack.java import find_java_home
 
 SCRIPTS = REPO_ROOT / "scripts" / "registry"
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
+from devtools.stack.base import Service
+from devtools.stack.java import find_java_home
+from devtools.stack.maven import fetch_artifact
+from devtools.stack.tls import ensure_certificates
 from streams.config import port_of
 from streams.errors import StackError
-from streams.stack.base import Service
-from streams.stack.java import find_java_home
-from streams.stack.maven import fetch_artifact
-from streams.stack.tls import ensure_certificates
 
 
 class ObjectStoreService(Service):

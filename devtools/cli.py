@@ -1,14 +1,27 @@
-"""`sluice stack up|down|status`."""
+"""``python -m devtools``: the developer's commands (local stack, demo, benchmarks), run from a checkout.
+
+None of this is in the ``sluice`` wheel: it installs and starts servers, reads the corpus under
+``corpus/`` and measures the product; the product's own commands are ``sluice ...``.
+"""
 
 from __future__ import annotations
 
 import click
 
-from streams.cli.main import settings_of
-from streams.stack import manager
+from devtools.bench import bench
+from devtools.demo import run_demo
+from devtools.stack import manager
+from streams.cli.main import SluiceGroup, settings_of
 
 
-@click.group()
+@click.group(cls=SluiceGroup)
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """Sluice developer tools: the local stack, the demo and the benchmarks."""
+    ctx.obj = None
+
+
+@main.group()
 def stack() -> None:
     """The local Kafka, schema registry, Elasticsearch and object store (no Docker needed)."""
 
@@ -53,4 +66,13 @@ def status(ctx: click.Context) -> None:
         raise SystemExit(3)
 
 
-COMMANDS = [stack]
+
+@main.command()
+@click.pass_context
+def demo(ctx: click.Context) -> None:
+    """Run the pipeline on a real burst from the corpus (needs `python -m devtools stack up`)."""
+    run_demo(settings_of(ctx), say=click.echo)
+
+
+
+main.add_command(bench)

@@ -3,7 +3,7 @@
 A run has a project of its own (``flt-<hex>``): its raw, events, metrics and dead-letter topics, its
 consumer groups, its Elasticsearch indices (``logs-<project>-*``, ``metrics-<project>-*``) and its
 cold prefix (``<project>/``) are nobody else's. Workers get their configuration from the
-environment, as an operator's would. They run through :mod:`streams.faults.worker`, which is
+environment, as an operator's would. They run through :mod:`devtools.faults.worker`, which is
 ``sluice worker <stage>`` plus two knobs the workers do not expose yet (see that module).
 """
 
@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from devtools.stack.base import free_port
 from streams.config import REPO_ROOT, ProjectRoute, RoutingSettings, Settings
-from streams.stack.base import free_port
 
 # A member that died is replaced after this long (librdkafka's default is 45 s, Faust's 60 s): the
 # restarted worker gets its partitions back in seconds, which is what lets a CI run kill nine times.
@@ -101,7 +101,7 @@ class Pipeline:
         with log.open("ab") as fh:
             fh.write(f"\n===== start {name} at {time.strftime('%H:%M:%S')} =====\n".encode())
             fh.flush()
-            proc = subprocess.Popen([sys.executable, "-m", "streams.faults.worker", stage, "--loglevel", "info"],
+            proc = subprocess.Popen([sys.executable, "-m", "devtools.faults.worker", stage, "--loglevel", "info"],
                                     env=env, cwd=REPO_ROOT, stdout=fh, stderr=subprocess.STDOUT)
         self.workers[name] = Worker(name, stage, proc, log)
         return self.workers[name]

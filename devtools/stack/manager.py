@@ -1,15 +1,15 @@
-"""`sluice stack up|down|status`: the four servers, in dependency order."""
+"""`python -m devtools stack up|down|status`: the four servers, in dependency order."""
 
 from __future__ import annotations
 
 import time
 
+from devtools.stack.base import Log, Service, ServiceStatus
+from devtools.stack.elasticsearch import ElasticsearchService
+from devtools.stack.kafka import KafkaService
+from devtools.stack.objectstore import ObjectStoreService
+from devtools.stack.registry import RegistryService
 from streams.config import Settings
-from streams.stack.base import Log, Service, ServiceStatus
-from streams.stack.elasticsearch import ElasticsearchService
-from streams.stack.kafka import KafkaService
-from streams.stack.objectstore import ObjectStoreService
-from streams.stack.registry import RegistryService
 
 SERVICE_TYPES: tuple[type[Service], ...] = (KafkaService, RegistryService, ElasticsearchService, ObjectStoreService)
 

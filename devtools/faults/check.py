@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from devtools.faults.burst import Expected
 from streams.config import Settings
-from streams.faults.burst import Expected
 
 
 @dataclass

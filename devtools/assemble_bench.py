@@ -1,4 +1,4 @@
-"""Lines per second of the pure Assembler over the corpus mix (``python -m streams.assemble.bench``).
+"""Lines per second of the pure Assembler over the corpus mix (``python -m devtools.assemble_bench``).
 
 All training and loghub files, one raw record per line (the worst case: per-line producers such
 as Filebeat), each file its own source key, several passes, one core.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 import time
 
+from devtools import CORPUS_DIR
 from streams.assemble.pipeline import Assembler, RawRecord
-from streams.config import CORPUS_DIR
 
 CORPUS = CORPUS_DIR
 

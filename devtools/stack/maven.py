@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from devtools.stack.base import run_checked
 from streams.errors import StackError
-from streams.stack.base import run_checked
 
 
 def mvn() -> str:

@@ -26,12 +26,12 @@ from pathlib import Path
 import httpx
 from pydantic import SecretStr
 
+from devtools.stack.base import Service, run_checked
+from devtools.stack.java import find_java_home
+from devtools.stack.maven import fetch_artifact
+from devtools.stack.tls import ensure_certificates, tls_files
 from streams.config import port_of
 from streams.errors import StackError
-from streams.stack.base import Service, run_checked
-from streams.stack.java import find_java_home
-from streams.stack.maven import fetch_artifact
-from streams.stack.tls import ensure_certificates, tls_files
 
 
 class ElasticsearchService(Service):

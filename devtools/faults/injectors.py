@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from streams.faults.pipeline import Pipeline
-from streams.stack.base import tcp_open
+from devtools.faults.pipeline import Pipeline
+from devtools.stack.base import tcp_open
 
 
 def hold(pipeline: Pipeline, seconds: float) -> None:

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streams.config import CORPUS_DIR, Settings
+from devtools import CORPUS_DIR
+from streams.config import Settings
 from streams.rawbatch import batches_from_file, default_source, source_key
 
 CORPUS = CORPUS_DIR
