@@ -61,7 +61,7 @@ def test_ms_swift_jsonl_typed():
 def test_ms_swift_console_dict_step_and_memory():
     # {'loss': 1.47077751, ..., 'global_step/max_steps': '1/94', ..., 'memory(GiB)': 4.87, ...}
     p = parse_line(lines("ms_swift_sft_metax_2026.log", 2, 2)[0], P2024)
-    assert p.step == 1 and p.max_steps == 94 and p.metrics["gpu_memory_gib"] == 4.87
+    assert p.step == 1 and p.max_steps == 94 and p.metrics["gpu_memory_mb"] == 4.87 * 1024  # GiB -> MB
     assert p.metrics["loss"] == 1.47077751 and p.epoch == 0.01
 
 
