@@ -1,0 +1,124 @@
+"""Registry of this worker's corpus/wild excerpts: where each comes from and its hand-checked events.
+
+Each entry: name, repo, commit, path, start, end (1-based inclusive lines of the source file),
+license, notes, events (first/last or lines, kind). See wild_sys.py.
+"""
+
+
+def ev(first, last, kind):
+    return {"first": first, "last": last, "kind": kind}
+
+
+def lines_ev(nums, kind):
+    return {"lines": sorted(nums), "kind": kind}
+
+
+APACHE = "Apache-2.0"
+SYZ = dict(repo="google/syzkaller", commit="1e72964b0111319984575e60f266d1fa0a98abb5", license=APACHE)
+CF = dict(repo="google/clusterfuzz", commit="77584976329599df63bf3a0404fde0d1572e3712", license=APACHE)
+CF_DIR = "src/clusterfuzz/_internal/tests/core/crash_analysis/stack_parsing/stack_analyzer_data/"
+GV = "pkg/report/testdata/gvisor/report/"
+
+ENTRIES = [
+    dict(SYZ, name="gvisor_runsc_nil_deref_panic_two_goroutines_fp_sp_pc", path=GV + "0", start=7, end=78,
+         notes="gVisor runsc (Go, 2018, GOTRACEBACK=system style frames with fp=/sp=/pc=) console output captured by "
+               "syzkaller: 'panic: runtime error: invalid memory address' + [signal SIGSEGV] line, the running goroutine "
+               "with 'created by', then 'goroutine 1 [semacquire, 23 minutes]:' through its last frame. One panic dump "
+               "(the test file's TITLE/TYPE header, syz program lines and REPORT: section are outside the excerpt).",
+         events=[ev(1, 72, "go_panic")]),
+    dict(SYZ, name="gvisor_runsc_debug_lines_then_ptrace_panic", path=GV + "2", start=5, end=37,
+         notes="gVisor runsc console: 2 glog-style 'D1212 ...' debug lines, then 'panic: ptrace set regs (&{...' with the "
+               "running goroutine (+ 'created by') and goroutine 1's stack. Excerpt stops before syzkaller's REPORT: section.",
+         events=[ev(3, 33, "go_panic")]),
+    dict(SYZ, name="gvisor_runsc_go_race_detector_data_race_report", path=GV + "6", start=6, end=107,
+         notes="Go race detector report from gVisor runsc (race build): '==================' / 'WARNING: DATA RACE' / "
+               "Read at ... by goroutine / Previous write / 'Goroutine N (running) created at:' sections with "
+               "2-space function and 6-space file lines, closed by '=================='. One event.",
+         events=[ev(1, 102, "go_race")]),
+    dict(SYZ, name="gvisor_runsc_sigsegv_runtime_crash_no_panic_line", path=GV + "12", start=3, end=18,
+         notes="Go runtime crash from an unhandled signal in gVisor's KVM platform: 'SIGSEGV: segmentation violation', "
+               "'PC=... m=79 sigcode=128', blank, 'goroutine 81531 [syscall, locked to thread]:' frames with fp/sp/pc, "
+               "runtime.goexit and 'created by'. One event.",
+         events=[ev(1, 16, "go_panic")]),
+    dict(SYZ, name="gvisor_runsc_warning_record_with_goroutine_stack", path=GV + "15", start=3, end=26,
+         notes="gVisor log.Traceback: one W-level glog-style record ('W0627 10:46:34.954366   26638 x:0] Invalid request "
+               "partialResult ...') whose message is followed by the current goroutine's stack (goroutine header, "
+               "function + tab-indented file lines, 'created by'). One event.",
+         events=[ev(1, 24, "go_stack")]),
+    dict(SYZ, name="gvisor_runsc_fatal_error_newosproc_then_glog_lines", path=GV + "21", start=4, end=11,
+         notes="Go runtime 'runtime: failed to create new OS thread' + 'runtime: may need to increase max user processes' + "
+               "'fatal error: newosproc' (the stack that would follow is missing from the capture); then a syzkaller "
+               "'executing program' line and runsc W/I glog-style lines; the FATAL ERROR message is logged and then "
+               "printed again plainly to stderr (separate writes, separate events).",
+         events=[ev(1, 3, "go_panic")]),
+
+    # --- Linux kernel console reports captured by syzkaller (syzbot), kernel 4.15-4.16 on GCE VMs
+    dict(SYZ, name="linux_kernel_hung_task_blocked_120s_call_trace", path="pkg/report/testdata/linux/report/179",
+         start=7, end=116,
+         notes="Linux 4.15.0-rc7-next kernel console (dmesg timestamps on every line): 'INFO: task syz-executor4:8442 "
+               "blocked for more than 120 seconds.', taint line, hung_task_timeout_secs hint, task state line, 'Call "
+               "Trace:' with '?'-marked frames, RIP/RSP/register lines. One hung-task report (each line is its own "
+               "printk record; the report is one event).",
+         events=[ev(1, 110, "kernel_report")]),
+    dict(SYZ, name="linux_kernel_warning_panic_on_warn_interleaved_binder_lines", path="pkg/report/testdata/linux/report/141",
+         start=5, end=101,
+         notes="Linux 4.15.0-rc4-mm1 console: 'WARNING: CPU: 1 PID: 21961 at arch/x86/kvm/x86.c:7377 ...', 'Kernel panic - "
+               "not syncing: panic_on_warn set ...', CPU/Hardware lines, 'Call Trace:' -- then 14 binder/SELinux printk "
+               "lines from other tasks land inside the trace before the frames continue (dump_stack, panic, __warn, ...), "
+               "registers, the user-space RIP, 'Dumping ftrace buffer:', 'Kernel Offset: disabled', 'Rebooting in 86400 "
+               "seconds..'. The report is one event with the interleaved lines excluded (lines list); each interleaved "
+               "line is its own event.",
+         events=[lines_ev(list(range(1, 7)) + list(range(21, 98)), "kernel_report")]),
+    dict(SYZ, name="linux_kernel_kasan_use_after_free_rdma_listen", path="pkg/report/testdata/linux/report/226",
+         start=5, end=123,
+         notes="Linux 4.16.0-rc7 KASAN report between '=====...' rules: 'BUG: KASAN: use-after-free in __list_add_valid' "
+               "(reached from rdma_listen/ucma_write, the RDMA CM path), Call Trace, 'Allocated by task' / 'Freed by task' "
+               "stacks, object/page description and the shadow-memory dump with its '^' marker line. Timestamped empty "
+               "printk lines separate the sections. One event.",
+         events=[ev(1, 119, "kernel_report")]),
+    # --- ClusterFuzz crash-log fixtures (real fuzzer/browser output stored for the stack analyzer's tests)
+    dict(CF, name="chromium_lsan_two_leak_reports_suppressions_and_log_lines", path=CF_DIR + "lsan_direct_leak.txt",
+         start=1, end=64,
+         notes="Chromium (ASan build) stderr from ClusterFuzz: [pid:tid:date:ERROR:file(line)] chrome log lines, two "
+               "LeakSanitizer reports from two processes ('=====' rule, '==3236==ERROR: LeakSanitizer: detected memory "
+               "leaks', leak stacks, the 'Suppressions used:' table, 'SUMMARY:'), a 2-line LOG(ERROR) record ('NaCl helper "
+               "process running without a sandbox!' + 'Most likely you need to configure your SUID sandbox correctly') "
+               "and a third process's standalone 'Suppressions used:' table. Frame numbers restart (#20 twice) as printed.",
+         events=[ev(7, 20, "cpp_frames"), ev(22, 57, "cpp_frames"), ev(58, 59, "multiline"), ev(60, 64, "table")]),
+    dict(CF, name="chromium_tsan_data_race_after_symbolizer_errors", path=CF_DIR + "tsan_data_race.txt",
+         start=1, end=224,
+         notes="Chromium TSan build: a chrome ERROR line, llvm-symbolizer's GLIBCXX errors alternating with "
+               "'==18457==WARNING: Cant read from symbolizer' lines, then one ThreadSanitizer data race report from "
+               "'==================' to '==================' (Write/Previous write stacks, Location, Mutex and Thread "
+               "creation sections separated by blank lines, SUMMARY).",
+         events=[ev(12, 224, "cpp_frames")]),
+    dict(CF, name="jazzer_java_exception_caused_by_chain_after_libfuzzer_lines", path=CF_DIR + "java_severity_medium_exception.txt",
+         start=1, end=81,
+         notes="Jazzer (Java libFuzzer) run on OSS-Fuzz/ClusterFuzz: INFO lines, '#N<TAB>NEW/REDUCE cov: ...' status lines, "
+               "then '== Java Exception: com.code_intelligence.jazzer.api.FuzzerSecurityIssueMedium: ...' with tab-indented "
+               "'at' frames, two 'Caused by:' sections and '... 4 more' (one java_stack event), then DEDUP_TOKEN and the "
+               "'== libFuzzer crashing input ==' lines. The file has no final newline.",
+         events=[ev(56, 73, "java_stack")]),
+    dict(CF, name="gdb_sigtrap_backtrace_embedded_firmware", path=CF_DIR + "gdb_sigtrap.txt", start=1, end=11,
+         notes="gdb session output: stop location line, 'Program received signal SIGTRAP, Trace/breakpoint trap.', the "
+               "frame line, then a 'bt' backtrace #0-#6 with argument lists and 'at file:line' (one gdb_bt event).",
+         events=[ev(5, 11, "gdb_bt")]),
+    dict(CF, name="absl_log_fatal_check_failure_stack_then_asan_abrt", path=CF_DIR + "absl_log_internal.txt",
+         start=5, end=39,
+         notes="Honggfuzz-driven C++ fuzzer with Abseil logging: 4 startup lines, an 'F1110 15:37:25.280898 2384071 "
+               "...cc:220] INTERNAL: Found a difference' LOG(FATAL) record with '=== Source Location Trace: ===', "
+               "'*** Check failure stack trace: ***' and '    @     0x...' frames (one event), then the ASan ABRT report "
+               "('AddressSanitizer:DEADLYSIGNAL', '=====' rule, '==2384071==ERROR: ...', frames, SUMMARY, '==2384071==ABORTING'). "
+               "The file's first 4 lines (ClusterFuzz's environment/UI header) are left out.",
+         events=[ev(5, 16, "cpp_frames"), ev(17, 35, "cpp_frames")]),
+    dict(CF, name="rust_libfuzzer_panic_message_then_asan_abrt_report", path=CF_DIR + "rust_assert.txt", start=1, end=29,
+         notes="Rust fuzz target (libra, rustc 2020, old 'panicked at '<msg>', file:line:col' format): 'Running:' line, "
+               "\"thread '<unnamed>' panicked at ...\" + 'note: run with `RUST_BACKTRACE=1`...' (one rust_panic), then "
+               "libfuzzer-sys aborts and ASan prints its ABRT report with Rust-mangled frames (one cpp_frames event).",
+         events=[ev(2, 3, "rust_panic"), ev(4, 29, "cpp_frames")]),
+    dict(CF, name="chromium_ubsan_index_out_of_bounds_report", path=CF_DIR + "ubsan_index_oob.txt", start=1, end=38,
+         notes="Chromium PDF plugin (pdfium) UBSan build: a spliced chrome log line, 2 Xlib lines, then "
+               "'...cpp:298:3: runtime error: index 256 out of bounds for type uint8_t [256]' with its #0-#32 stack and "
+               "'SUMMARY: UndefinedBehaviorSanitizer: ...' (one event).",
+         events=[ev(4, 38, "cpp_frames")]),
+]
