@@ -56,13 +56,16 @@ def main():
         if "repo" in e:
             url = repo_url(e)
             data = cut(e)
-        else:
+        else:  # issue excerpt, already cut into place by issue_cut_sys.py
             url = e["url"]
-            data = Path(e["text_file"]).read_bytes() if "text_file" in e else e["text"].encode()
+            data = None
         split = split_of(url)
         d = ROOT / split
         (d / "labels").mkdir(parents=True, exist_ok=True)
-        (d / (e["name"] + ".log")).write_bytes(data)
+        if data is None:
+            data = (d / (e["name"] + ".log")).read_bytes()
+        else:
+            (d / (e["name"] + ".log")).write_bytes(data)
         lab = {"source": url, "notes": e["notes"], "license": e["license"], "events": e["events"]}
         (d / "labels" / (e["name"] + ".json")).write_text(json.dumps(lab, indent=1, ensure_ascii=False) + "\n")
         n = data.count(b"\n")

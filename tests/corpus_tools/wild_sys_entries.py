@@ -121,4 +121,73 @@ ENTRIES = [
                "'...cpp:298:3: runtime error: index 256 out of bounds for type uint8_t [256]' with its #0-#32 stack and "
                "'SUMMARY: UndefinedBehaviorSanitizer: ...' (one event).",
          events=[ev(4, 38, "cpp_frames")]),
+
+    # --- GitHub issue excerpts (cut with issue_cut_sys.py from the search tool's stored issue text)
+    dict(url="https://github.com/NVIDIA/NVSentinel/issues/155", name="nvidia_driver_dmesg_gpu_fallen_off_bus_multiline_nvrm",
+         license="GitHub issue text, quoted for testing",
+         notes="dmesg from an on-prem GPU node (NVIDIA open kernel module 570.158.01): one NVRM printk whose message holds 2 "
+               "newlines, which dmesg shows as 2 continuation lines indented to the message column ('The NVIDIA GPU "
+               "0000:b3:00.0' / '(PCI ID: 10de:26b5) installed in this system has' / 'fallen off the bus and is not "
+               "responding to commands.'), then 2 single NVRM lines. Excerpt = the issue's code block.",
+         events=[ev(1, 3, "kernel_record")]),
+    dict(url="https://github.com/leptonai/gpud/pull/1209", name="journald_gpu_node_boot_systemd_and_kernel_lines",
+         license="GitHub issue text, quoted for testing",
+         notes="'journalctl -k' style lines from a GPU node boot (systemd units, mlx5_core link state, workqueue hog warning, "
+               "EXT4 remount), all single-line journal entries. The command line above them and the cut-off last line of "
+               "the stored excerpt are left out.",
+         events=[]),
+    dict(url="https://github.com/facebookincubator/submitit/issues/1708", name="slurm_submitit_preempted_requeue_slurmstepd_srun_errors",
+         license="GitHub issue text, quoted for testing",
+         notes="Slurm job stderr on a 4-GPU node: submitit WARNING lines (SIGUSR2 preemption, bypassed signals), slurmstepd "
+               "'*** JOB/STEP ... CANCELLED AT ... DUE TO JOB REQUEUE ***' and MESSAGE_TASK_EXIT errors, srun exit-code line. "
+               "All single-line events. SERVER_NAME is the reporter's own redaction.",
+         events=[]),
+    dict(url="https://github.com/desihub/desitarget/issues/628", name="slurm_srun_step_cancelled_time_limit_tasks_terminated",
+         license="GitHub issue text, quoted for testing",
+         notes="srun/slurmstepd output on NERSC (Cray, 2 nodes x 8 tasks) when the step hits its time limit: Force "
+               "Terminated, step aborted, '*** STEP ... CANCELLED AT ... DUE TO TIME LIMIT ***', per-node 'tasks ...: "
+               "Terminated' lines. All single-line events (pasted as plain text in the issue, not in a code block).",
+         events=[]),
+
+    dict(url="https://github.com/ControlSystemStudio/phoebus/issues/1174", name="kafka_logmanager_cleanup_trace_tail_with_suppressed_nosuchfile",
+         license="GitHub issue text, quoted for testing",
+         notes="Tail of a Kafka broker (Scala, Java 11) exception from LogManager.cleanupLogs: tab-indented 'at' frames, "
+               "then a tab-indented 'Suppressed: java.nio.file.NoSuchFileException: ...' with double-tab frames. The stored "
+               "excerpt starts inside the trace (its header is not in the excerpt) and its cut-off last line is left out; "
+               "the 16 lines are one java_stack event.",
+         events=[ev(1, 16, "java_stack")]),
+    dict(url="https://github.com/getsentry/self-hosted/issues/3133", name="kafka_docker_startup_log4j_record_with_embedded_newline",
+         license="GitHub issue text, quoted for testing",
+         notes="Confluent Kafka container start (Sentry self-hosted, 2024): the image's '===> Launching kafka ... ' line, "
+               "then log4j '[yyyy-MM-dd HH:mm:ss,SSS] LEVEL msg (logger)' records; the KafkaZkClient 'Stat of the created "
+               "znode ... is: <stat>' record carries a newline from Stat.toString(), so its ' (kafka.zk.KafkaZkClient)' "
+               "tail sits on the next line (one 2-line event).",
+         events=[ev(7, 8, "multiline")]),
+    dict(url="https://github.com/ldaniels528/trifecta/issues/24", name="kafka_client_log4j_noappender_warnings_then_scala_exception",
+         license="GitHub issue text, quoted for testing",
+         notes="Trifecta 0.20 (Scala Kafka client tool): banner line, 3 'log4j:WARN' lines, then an uncaught "
+               "KafkaMicroConsumer$VxKafkaException whose frames are indented with 8 spaces (tabs expanded in the paste). "
+               "The excerpt's cut-off frame is left out; exception line + 5 frames = one java_stack event.",
+         events=[ev(5, 10, "java_stack")]),
+    dict(url='https://github.com/goharbor/harbor/issues/3864', name='dockerd_syslog_fatal_error_concurrent_map_writes_no_tabs', license='GitHub issue text, quoted for testing',
+         notes="dockerd (Docker 17.x built with Go 1.8) crash in syslog: every line prefixed 'Dec 25 17:17:45 registry dockerd: '; 'fatal error: concurrent map writes', 'goroutine 12334 [running]:', function lines and file lines (fp=/sp=) whose leading tab the syslog daemon dropped. The excerpt's cut-off last line is left out; 10 lines = one go_panic event.",
+         events=[{'first': 1, 'last': 10, 'kind': 'go_panic'}]),
+    dict(url='https://github.com/moby/moby/issues/36814', name='dockerd_rsyslog_goroutine_dump_tail_hash011_escaped_tabs', license='GitHub issue text, quoted for testing',
+         notes="Middle of a dockerd 17.12 'concurrent map read and map write' goroutine dump as written by rsyslog, which escapes the frames' leading tab as '#011'; goroutine headers with wait reasons ('[select, 1507 minutes]'), 'created by' lines. The excerpt starts and ends inside the dump (cut-off last line left out); all 11 lines belong to the one go_panic dump.",
+         events=[{'first': 1, 'last': 11, 'kind': 'go_panic'}]),
+    dict(url='https://github.com/docker/for-linux/issues/1294', name='dockerd_journald_goroutine_dump_middle_created_by', license='GitHub issue text, quoted for testing',
+         notes="Middle of a dockerd 'concurrent map writes' goroutine dump from journalctl (journald prefix on every line, the tab before file lines shown as spaces): goroutines 48 and 25 with 'created by' lines. Starts and ends inside the dump; one go_panic event.",
+         events=[{'first': 1, 'last': 10, 'kind': 'go_panic'}]),
+    dict(url='https://github.com/moby/moby/issues/32893', name='docker_daemon_rsyslog_concurrent_map_read_write_fatal_error', license='GitHub issue text, quoted for testing',
+         notes="docker daemon (Go 1.7) 'fatal error: concurrent map read and map write' via rsyslog: 'goroutine 6679787 [running]:', runtime.throw/mapaccess2_faststr frames, file lines escaped '#011' with fp=/sp=. The excerpt's cut-off last line is left out; one go_panic event.",
+         events=[{'first': 1, 'last': 10, 'kind': 'go_panic'}]),
+    dict(url='https://github.com/containerd/containerd/issues/8742', name='containerd_journald_concurrent_map_writes_frames_fp_sp_pc', license='GitHub issue text, quoted for testing',
+         notes="containerd 1.6-era 'fatal error: concurrent map writes' dump in journald: gRPC middleware / CRI PullImage handler frames with Go 1.18+ '{0x...?, 0x...?}' argument lists and fp=/sp=/pc= file lines. Middle of the dump only; one go_panic event.",
+         events=[{'first': 1, 'last': 6, 'kind': 'go_panic'}]),
+    dict(url='https://github.com/moby/moby/issues/42422', name='dockerd_goroutine_dump_middle_io_wait_raw_tabs', license='GitHub issue text, quoted for testing',
+         notes="Middle of a dockerd goroutine dump pasted raw (real tabs before file lines): the last file line of one goroutine, a blank line, then 'goroutine 80 [IO wait, 3550 minutes]:' with its frames ('(...)' elided args). Starts and ends inside the dump; one go_panic event (the blank line is inside it).",
+         events=[{'first': 1, 'last': 23, 'kind': 'go_panic'}]),
+    dict(url='https://github.com/moby/moby/issues/34540', name='dockerd_syslog_logrus_key_value_lines', license='GitHub issue text, quoted for testing',
+         notes='dockerd 17.x logrus text lines in syslog: \'time="..." level=info|warning|error msg="..."\'. All single-line events.',
+         events=[]),
 ]
