@@ -5,6 +5,8 @@
                                             corpus/wild/<split>/NAME.log; source = URLBASE/blob/COMMIT/PATH#LA-LB
   lab.py issue ARCHIVE KEY IDX A B NAME     cut lines A..B of fenced block IDX of an archived issue body
   lab.py text URL NAME < excerpt            write an excerpt taken from elsewhere (search excerpt, read_file)
+  lab.py jview < literal                    number the lines of a JSON string literal (a search excerpt)
+  lab.py jcut URL NAME A B < literal        write lines A..B of that excerpt as NAME
   lab.py rm NAME                            remove a file and its labels
   lab.py show NAME [A B]                    print the file with line numbers and its current labels
   lab.py pre NAME                           propose labels (tracebacks, c10 frames, ...): a spec to check by eye
@@ -248,6 +250,21 @@ def main():
         if not data.endswith(b'\n'):
             data += b'\n'
         write_new(name, url, data, sys.argv[4] if len(sys.argv) > 4 else 'GitHub issue text, quoted for testing')
+    elif cmd == 'jview':
+        # stdin: a JSON string literal (an excerpt as a search answer quotes it); print its lines numbered
+        text = json.loads(sys.stdin.read().strip())
+        for no, l in enumerate(text.split('\n'), 1):
+            print(f'{no:4} {l!r}' if ('\r' in l or '\t' in l) else f'{no:4} {l}')
+    elif cmd == 'jcut':
+        # stdin: a JSON string literal; write its lines A..B (whole lines only) as NAME, source URL
+        url, name, a, b = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+        text = json.loads(sys.stdin.read().strip())
+        ls = text.split('\n')
+        sel = ls[a - 1:b]
+        assert len(sel) == b - a + 1
+        write_new(name, url, ('\n'.join(sel) + '\n').encode('utf8'), 'GitHub issue text, quoted for testing',
+                  'Excerpt of the issue thread as returned by a search index (about 2,000 characters around a match); '
+                  'whole lines only. ')
     elif cmd == 'rm':
         p = find(sys.argv[2])
         labpath(p).unlink()
