@@ -3,9 +3,9 @@
 The archive is a JSON object {"<project>#<number>": {"body": ..., "html_url": ...}} built from
 yunwei37/vllm-exp's bug-study/analysis_llm/sample_results/*/issues.json (GitHub REST API bodies).
 
-  issue_blocks.py ARCHIVE KEY                 list the fenced blocks (index, lines, first line)
-  issue_blocks.py ARCHIVE KEY IDX [A B]       print block IDX with line numbers (optionally lines A..B)
-  issue_blocks.py ARCHIVE KEY IDX A B --out F write lines A..B of block IDX verbatim to F
+  mlcorpus_issue_blocks.py ARCHIVE KEY                 list the fenced blocks (index, lines, first line)
+  mlcorpus_issue_blocks.py ARCHIVE KEY IDX [A B]       print block IDX with line numbers (optionally lines A..B)
+  mlcorpus_issue_blocks.py ARCHIVE KEY IDX A B --out F write lines A..B of block IDX verbatim to F
 
 Bodies stored with CRLF are converted to LF first (reported on stderr); nothing else is changed.
 """

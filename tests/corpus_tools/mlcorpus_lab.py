@@ -1,16 +1,16 @@
 """Helpers to cut corpus/wild excerpts and to write/check their labels by hand.
 
-  lab.py split URL                          test/dev split of a source URL
-  lab.py repo MIRROR COMMIT PATH A B NAME URLBASE LICENSE   cut lines A..B of a repo file (git show) into
+  mlcorpus_lab.py split URL                          test/dev split of a source URL
+  mlcorpus_lab.py repo MIRROR COMMIT PATH A B NAME URLBASE LICENSE   cut lines A..B of a repo file (git show) into
                                             corpus/wild/<split>/NAME.log; source = URLBASE/blob/COMMIT/PATH#LA-LB
-  lab.py issue ARCHIVE KEY IDX A B NAME     cut lines A..B of fenced block IDX of an archived issue body
-  lab.py text URL NAME < excerpt            write an excerpt taken from elsewhere (search excerpt, read_file)
-  lab.py jview < literal                    number the lines of a JSON string literal (a search excerpt)
-  lab.py jcut URL NAME A B < literal        write lines A..B of that excerpt as NAME
-  lab.py rm NAME                            remove a file and its labels
-  lab.py show NAME [A B]                    print the file with line numbers and its current labels
-  lab.py pre NAME                           propose labels (tracebacks, c10 frames, ...): a spec to check by eye
-  lab.py set NAME SPEC [--notes N]          write labels: SPEC = "12-40:python_traceback 3,5,7-9:ignore ..."
+  mlcorpus_lab.py issue ARCHIVE KEY IDX A B NAME     cut lines A..B of fenced block IDX of an archived issue body
+  mlcorpus_lab.py text URL NAME < excerpt            write an excerpt taken from elsewhere (search excerpt, read_file)
+  mlcorpus_lab.py jview < literal                    number the lines of a JSON string literal (a search excerpt)
+  mlcorpus_lab.py jcut URL NAME A B < literal        write lines A..B of that excerpt as NAME
+  mlcorpus_lab.py rm NAME                            remove a file and its labels
+  mlcorpus_lab.py show NAME [A B]                    print the file with line numbers and its current labels
+  mlcorpus_lab.py pre NAME                           propose labels (tracebacks, c10 frames, ...): a spec to check by eye
+  mlcorpus_lab.py set NAME SPEC [--notes N]          write labels: SPEC = "12-40:python_traceback 3,5,7-9:ignore ..."
 
 NAME is the file's stem; its split is found from the existing file, or from the URL when cutting.
 """
@@ -231,7 +231,7 @@ def main():
     elif cmd == 'issue':
         arch, key, idx, a, b, name = sys.argv[2:8]
         sys.path.insert(0, str(Path(__file__).parent))
-        import issue_blocks
+        import mlcorpus_issue_blocks as issue_blocks
         it = json.load(open(arch))[key]
         body = (it['body'] or '')
         crlf = '\r\n' in body
