@@ -1,9 +1,6 @@
 """Helpers to cut corpus/wild excerpts and to write/check their labels by hand.
 
   mlcorpus_lab.py split URL                          test/dev split of a source URL
-  mlcorpus_lab.py repo MIRROR COMMIT PATH A B NAME URLBASE LICENSE   cut lines A..B of a repo file (git show) into
-                                            corpus/wild/<split>/NAME.log; source = URLBASE/blob/COMMIT/PATH#LA-LB
-  mlcorpus_lab.py issue ARCHIVE KEY IDX A B NAME     cut lines A..B of fenced block IDX of an archived issue body
   mlcorpus_lab.py text URL NAME < excerpt            write an excerpt taken from elsewhere (search excerpt, read_file)
   mlcorpus_lab.py jview < literal                    number the lines of a JSON string literal (a search excerpt)
   mlcorpus_lab.py jcut URL NAME A B < literal        write lines A..B of that excerpt as NAME
@@ -17,7 +14,6 @@ NAME is the file's stem; its split is found from the existing file, or from the 
 import hashlib
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -218,32 +214,6 @@ def main():
     cmd = sys.argv[1]
     if cmd == 'split':
         print(split_of(sys.argv[2]))
-    elif cmd == 'repo':
-        mirror, commit, path, a, b, name, base, lic = sys.argv[2:10]
-        data = subprocess.check_output(['git', '-C', mirror, 'show', f'{commit}:{path}'])
-        ls = data.split(b'\n')
-        a, b = int(a), int(b)
-        sel = ls[a - 1:b]
-        assert len(sel) == b - a + 1
-        text = b'\n'.join(sel) + (b'\n' if b < len(ls) else b'')  # keep a missing final newline missing
-        url = f'{base}/blob/{commit}/{path}#L{a}-L{b}'
-        write_new(name, url, text, lic)
-    elif cmd == 'issue':
-        arch, key, idx, a, b, name = sys.argv[2:8]
-        sys.path.insert(0, str(Path(__file__).parent))
-        import mlcorpus_issue_blocks as issue_blocks
-        it = json.load(open(arch))[key]
-        body = (it['body'] or '')
-        crlf = '\r\n' in body
-        body = body.replace('\r\n', '\n')
-        bl = issue_blocks.blocks(body)[int(idx)].split('\n')
-        if bl and bl[-1] == '':
-            bl.pop()
-        sel = bl[int(a) - 1:int(b)]
-        text = '\n'.join(sel) + '\n'
-        assert text in body + '\n'
-        notes = 'Issue body (CRLF converted to LF). ' if crlf else ''
-        write_new(name, it['html_url'], text.encode('utf8'), 'GitHub issue text, quoted for testing', notes)
     elif cmd == 'text':
         url, name = sys.argv[2:4]
         data = sys.stdin.buffer.read()
