@@ -4,8 +4,9 @@ A line is read in two parts: its head (the time, level and logger a logging libr
 and its body. Heads recognised (first match wins, cheapest checks first): DeepSpeed
 ``[ts] [LEVEL] [file:line:func]``, HF ``[INFO|trainer.py:123] ts``, Python ``LEVEL:name:msg`` and
 ``ts - name - LEVEL - msg``, vLLM ``LEVEL MM-DD hh:mm:ss file.py:NN]``, glog/klog
-``I0905 17:22:27.123456 1234 file.cc:12]`` and torch's ``[I905 ...]``, NCCL ``host:pid:tid [dev] NCCL
-INFO``, HDFS ``yyMMdd HHmmss``, Android logcat, Apache ``[Sun Dec 04 04:47:44 2005] [error]``, syslog
+``I0905 17:22:27.123456 1234 file.cc:12]`` and torch's ``[I905 ...]``, zap's console encoder
+``1.7085078124461591e+09<TAB>DEBUG<TAB>logger<TAB>``, NCCL ``host:pid:tid [dev] NCCL INFO``, HDFS
+``yyMMdd HHmmss``, Android logcat, Apache ``[Sun Dec 04 04:47:44 2005] [error]``, syslog
 ``Jun 14 15:16:01`` and any line carrying an ISO ``yyyy-MM-dd HH:mm:ss`` near its start.
 
 The body: a structured record the line ends with (:mod:`streams.assemble.records`: JSON however
@@ -45,6 +46,9 @@ _HDFS = re.compile(r"(\d\d)(\d\d)(\d\d) (\d\d)(\d\d)(\d\d) \d+ ([A-Z]+) ")
 _ANDROID = re.compile(r"(\d\d)-(\d\d) (\d\d:\d\d:\d\d)\.(\d+)\s+\d+\s+\d+ ([VDIWEFA]) ")
 _APACHE = re.compile(r"\[\w{3} (\w{3}) +(\d+) (\d\d:\d\d:\d\d) (\d{4})\] \[(\w+)\]")
 _SYSLOG = re.compile(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(\d+) (\d\d:\d\d:\d\d) ")
+# zap's console encoder (controller-runtime, Kubeflow's training-operator): epoch seconds as a float
+# ("1.7085078124461591e+09" or "1708507812.446"), tab, level, tab, an optional logger name, tab.
+_ZAP = re.compile(r"(\d\.\d+e\+09|\d{10}\.\d+)\t([A-Za-z]+)\t(?:([\w.-]+)\t)?")
 _LEVEL_WORD = re.compile(rf"\b({_LVL}|Info|Warning|Error|Debug|Critical)\b")
 
 
@@ -134,6 +138,11 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
             p.fmt = "syslog"
             return m.end()
     elif c.isdigit():
+        m = _ZAP.match(body)
+        if m and norm_level(m.group(2)):
+            p.ts_ms = int(float(m.group(1)) * 1000)
+            p.level, p.logger, p.fmt = norm_level(m.group(2)), m.group(3), "zap"
+            return m.end()
         m = _HDFS.match(body)
         if m:
             yy, mon, d, h, mi, s, lvl = m.groups()

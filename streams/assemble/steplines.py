@@ -70,7 +70,7 @@ _SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z]\d[:=]))\s*\[?
                         r"(%|[KMGTkmgt]i?B\b|ms\b|s\b)?(?![\w.]|,\d{3})")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.()/")
 # "Epoch 1/3", "Step 12 |", "iteration 5": tried only where the lowered line holds the word.
-_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*\[?(\d+)", re.I)
+_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*\[?(\d++)(?!\.\d)", re.I)  # "STEP 6053.0": an id
 _COUNTER_WORDS = ("epoch", "step", "iter")
 MAX_STEP_LINE = 4096  # a longer line is a dump, not a step line: its head is all that is looked at
 _TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"']?([\w./:@+-]+)")

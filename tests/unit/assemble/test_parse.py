@@ -81,3 +81,11 @@ def test_megatron_iteration_line():
 def test_unknown_format_is_empty():
     p = parse_line("> compiling and loading fused kernels ...", P2024)
     assert p.ts_ms is None and p.level is None
+
+
+def test_zap_console_head_epoch_float_level_logger():
+    # controller-runtime's zap console encoder, as Kubeflow's training-operator logs it
+    p = parse_line('1.7085078124461591e+09\tDEBUG\tevents\tCreated pod: x-master-0\t{"reason": "SuccessfulCreatePod"}',
+                   P2024)
+    assert p.ts_ms == 1708507812446 and p.level == "DEBUG" and p.logger == "events"
+    assert p.fmt == "zap+json" and p.attributes == {"reason": "SuccessfulCreatePod"}

@@ -109,3 +109,7 @@ def test_huge_megatron_iteration_is_kept_as_text() -> None:
     p = lifted(" iteration 99999999999999999999999/ 5 | lm loss: 1.0 |")
     assert p.step is None and p.max_steps == 5
     assert p.attributes["step"] == "99999999999999999999999" and p.flags == ["step_out_of_range"]
+
+
+def test_a_slurm_step_id_is_not_a_step() -> None:
+    assert lifted("slurmstepd: error: *** STEP 6053.0 ON node-7 CANCELLED ***").step is None
