@@ -64,6 +64,13 @@ class KafkaSettings(BaseModel):
     sasl_password: SecretStr | None = None
     sasl_password_file: Path | None = None  # the password read from a file (a mounted secret)
     ssl_cafile: str | None = None
+    # The largest record any Sluice stage writes (events, metric points, dead letters, state), and so
+    # the producers' message.max.bytes. Every topic Sluice writes must accept it (max.message.bytes,
+    # else the broker's message.max.bytes): `sluice topics create` and deploy/k8s/topics.yaml set it,
+    # and each worker checks it against the broker at start. Kafka's own default is 1,048,588, so a
+    # stock cluster needs no change. Events are capped below it (assemble.max_bytes, counted in bytes),
+    # and a dead letter that would pass it carries its original cut (streams/letters.py).
+    max_message_bytes: int = Field(default=1024 * 1024, ge=64 * 1024)
 
     @model_validator(mode="after")
     def _read_secret_files(self) -> KafkaSettings:

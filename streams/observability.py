@@ -54,6 +54,9 @@ LAG = Gauge("sluice_consumer_lag", "records behind the end of the partition", ["
             registry=REGISTRY)
 OPEN_BLOCKS = Gauge("sluice_open_multiline_blocks", "multiline events still open in assemble", ["partition"],
                     registry=REGISTRY)
+DEPENDENCY_WAITS = Counter("sluice_dependency_waits_total",
+                           "times a stage waited for a server that did not answer (its records stay in Kafka)",
+                           ["stage", "dependency"], registry=REGISTRY)
 PAUSED = Gauge("sluice_partitions_paused", "1 while the stage has paused its partitions", ["stage"],
                registry=REGISTRY)
 

@@ -30,7 +30,7 @@ def _patch_sink_consumers(session_timeout_ms: int) -> None:
                      "heartbeat.interval.ms": max(500, session_timeout_ms // 6), **overrides}
         original(self, settings, topics, group_id, **overrides)
 
-    kafka_io.KafkaRecordSource.__init__ = init  # type: ignore[method-assign]
+    kafka_io.KafkaRecordSource.__init__ = init  # type: ignore[method-assign,assignment]
 
 
 def _patch_cold_group(group: str) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 import fastavro
 
 from streams.assemble.lines import RawLine, empty_source
-from streams.errors import DecodeError
+from streams.errors import DecodeError, DependencyFailure
 
 SchemaLookup = Callable[[int], object]
 
@@ -149,7 +149,9 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine
     (schema_id,) = struct.unpack(">I", value[1:5])
     try:
         schema = schema_lookup(schema_id) if schema_lookup else None
-    except Exception as exc:  # the lookup is the caller's I/O: any failure means "not found"
+    except DependencyFailure:  # the registry down or refusing us: no fault of the record's (streams/registry.py)
+        raise
+    except Exception as exc:  # any other failure of the lookup: the id is not one we can read
         raise DecodeError(f"schema id {schema_id}: lookup failed: {exc}", "schema_not_found") from exc
     if schema is None:
         raise DecodeError(f"schema id {schema_id} is not in the registry", "schema_not_found")

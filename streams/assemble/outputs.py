@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Callable
 from typing import Any
 
 import fastavro
@@ -13,6 +12,8 @@ from streams.assemble.pipeline import Output
 from streams.avro_writer import body_writer
 from streams.config import Settings
 from streams.contracts import schema_text
+from streams.letters import fit_letter
+from streams.registry import SchemaCache, checked
 
 CONTRACT_OF_KIND = {"event": "log_event", "metric": "metric_point", "dead_letter": "dead_letter"}
 
@@ -41,33 +42,44 @@ class OutputEncoder:
         sid = self._ids.get(subject)
         if sid is None:
             # Registered by `sluice schemas register`; a lookup fails loudly if the contract drifted.
-            found = self._registry.lookup_schema(subject, self._schema_cls(schema_text(contract), "AVRO"),
-                                                 normalize_schemas=True)
+            found = checked(lambda: self._registry.lookup_schema(
+                subject, self._schema_cls(schema_text(contract), "AVRO"), normalize_schemas=True),
+                f"the lookup of {subject}", self.settings.registry.url)
             sid = self._ids[subject] = int(found.schema_id)
         return sid
+
+    def prepare(self) -> None:
+        """Look up now the schema id of every topic the stage writes to (blocking; a registry that does
+        not answer raises :class:`~streams.errors.DependencyUnavailable`), so that no turn needs the
+        registry halfway through its transaction."""
+        t = self.settings.topics
+        self._schema_id(t.metrics, "metric_point")
+        self._schema_id(t.dlq, "dead_letter")
+        for project in self.settings.projects():
+            self._schema_id(t.events_topic(project), "log_event")
 
     def encode(self, out: Output) -> tuple[str, bytes | None, bytes]:
         topic = self.topic_of(out)
         contract = CONTRACT_OF_KIND[out.kind]
         header = struct.pack(">bI", 0, self._schema_id(topic, contract))
-        return topic, out.key, header + body_writer(contract)(out.value)
+        value = fit_letter(out.value, self.settings.kafka.max_message_bytes) if out.kind == "dead_letter" else out.value
+        return topic, out.key, header + body_writer(contract)(value)
 
 
-def registry_schema_lookup(registry: Any, logical_types: bool = True) -> Callable[[int], Any]:
-    """schema id -> parsed fastavro schema, cached (the decoder of Avro raw records).
+def registry_schema_lookup(registry: Any, logical_types: bool = True, url: str = "the schema registry"
+                           ) -> SchemaCache:
+    """schema id -> parsed fastavro schema, cached (the decoder of Avro raw records). A registry that does
+    not answer raises :class:`~streams.errors.DependencyUnavailable` (streams/registry.py).
 
     ``logical_types=False`` drops the ``logicalType`` annotations, which change no byte of the
     encoding: timestamps then come back as the ints they are on the wire instead of datetimes made
     for every line and turned back into ints (1.5 vs 2.7 µs a line for fastavro alone)."""
-    cache: dict[int, Any] = {}
 
-    def lookup(schema_id: int) -> Any:
-        if schema_id not in cache:
-            schema = json.loads(registry.get_schema(schema_id).schema_str)
-            cache[schema_id] = fastavro.parse_schema(schema if logical_types else _plain(schema))
-        return cache[schema_id]
+    def parse(text: str) -> Any:
+        schema = json.loads(text)
+        return fastavro.parse_schema(schema if logical_types else _plain(schema))
 
-    return lookup
+    return SchemaCache(registry, parse, url)
 
 
 def _plain(schema: Any) -> Any:

@@ -43,7 +43,7 @@ from streams.assemble.merger import MultilineMerger
 from streams.assemble.metadata import SourceMetadata
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
-from streams.errors import DecodeError
+from streams.errors import DecodeError, DependencyFailure
 
 __all__ = ["DLQ_TOPIC", "METRICS_TOPIC", "Assembler", "Output", "RawRecord", "parse_files"]
 
@@ -98,6 +98,8 @@ class Assembler:
             lines = decode_record(record.value, record.key, self.schema_lookup)
         except DecodeError as exc:
             return [self._dead_letter(record, str(exc), exc.error_type)]
+        except DependencyFailure:  # the registry, not the record: the worker waits and feeds it again
+            raise
         except Exception as exc:  # noqa: BLE001 - never let one record stop the partition: it goes to the DLQ
             return [self._dead_letter(record, f"unexpected {type(exc).__name__}: {exc}", "internal")]
         out: list[Output] = []

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from streams import observability as obs
-from streams.errors import CommitFailed
+from streams.errors import CommitFailed, DependencyUnavailable
 from streams.sinks.offsets import OffsetTracker
 from streams.sinks.ratecontrol import Demand, RateController, water_fill
 
@@ -127,7 +127,7 @@ def unreachable(exc: BaseException) -> bool:
         if isinstance(cur, ConnectionError | TimeoutError | socket.gaierror) or type(cur).__name__ in _UNREACHABLE:
             return True
         status = getattr(cur, "status_code", None) or getattr(getattr(cur, "meta", None), "status", None)
-        if isinstance(status, int) and status in (502, 503, 504):
+        if isinstance(status, int) and status in (429, 502, 503, 504):
             return True
         cur = cur.__cause__ or cur.__context__
     return False
@@ -274,7 +274,7 @@ class SinkRunner:
             try:
                 await self.sink.start()
             except Exception as exc:
-                if not unreachable(exc):
+                if not (unreachable(exc) or isinstance(exc, DependencyUnavailable)):
                     raise
                 attempt += 1
                 delay = max(1.0, self.backoff.delay(attempt))
@@ -399,14 +399,35 @@ class SinkRunner:
         obs.BUDGET.labels(self.stage).set(self.controller.events_budget)
 
     async def _dead_letter(self, items: list[tuple[SinkRecord, str, str]]) -> None:
-        for rec, reason, error_type in items:
-            self.dead_letters.send(rec, self.stage, reason, error_type)
+        sent, attempt = 0, 0
+        while sent < len(items):
+            # In a thread: the first letter looks its schema id up in the registry.
+            sent, exc = await asyncio.to_thread(self._send_letters, items, sent)
+            if exc is not None:
+                attempt += 1
+                delay = max(1.0, self.backoff.delay(attempt))
+                obs.DEPENDENCY_WAITS.labels(self.stage, exc.dependency).inc()
+                log.warning("%s: %s; %d dead letters wait %.1f s (their offsets are held)", self.stage, exc,
+                            len(items) - sent, delay)
+                await asyncio.sleep(delay)
         # The dead letter must be in Kafka before the original offset may be committed.
         await asyncio.to_thread(self.dead_letters.flush)
         for rec, _reason, error_type in items:
             self.tracker.ack(rec.topic, rec.partition, rec.offset)
             obs.DEAD_LETTERS.labels(self.stage, error_type).inc()
         self.stats["dead_lettered"] += len(items)
+
+    def _send_letters(self, items: list[tuple[SinkRecord, str, str]], start: int
+                      ) -> tuple[int, DependencyUnavailable | None]:
+        """Send ``items[start:]``: how many of ``items`` are sent, and what stopped the rest (a registry
+        that does not answer)."""
+        for i in range(start, len(items)):
+            rec, reason, error_type = items[i]
+            try:
+                self.dead_letters.send(rec, self.stage, reason, error_type)
+            except DependencyUnavailable as exc:
+                return i, exc
+        return len(items), None
 
     def _commit(self) -> None:
         positions = getattr(self.source, "positions", None)

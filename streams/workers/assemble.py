@@ -26,6 +26,7 @@ last traceback of a job that died (no line ever follows it).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import socket
@@ -46,9 +47,10 @@ from streams.assemble.route import ProjectRouter
 from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
 from streams.clients import faust_broker_credentials, faust_consumers
 from streams.config import Settings
-from streams.errors import SluiceError
+from streams.errors import DependencyFailure, SluiceError
 from streams.faust_bytes import bytes_topic
 from streams.kafka_read import has_record, read_to_end
+from streams.registry import until_answered, wire_schema_id
 from streams.topics import ensure_assemble_state_topic
 from streams.workers.transactions import TransactionAborted, TransactionalWriter, group_metadata
 
@@ -96,7 +98,8 @@ class AssembleStage:
         obs.PRODUCERS_ABANDONED.labels("assemble").set_function(lambda: writer.abandoned)
         self.writer = writer
         self.encoder = OutputEncoder(settings, registry)
-        self.lookup = registry_schema_lookup(registry, logical_types=False)
+        self.lookup = registry_schema_lookup(registry, logical_types=False, url=settings.registry.url)
+        self._encoder_ready = False
         self.metadata = SourceMetadata(settings.routing.metadata.keys())
         self.limits = self.conf.fields.limits()
         self.router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
@@ -211,9 +214,35 @@ class AssembleStage:
         for partition, state in self.states.items():
             obs.OPEN_BLOCKS.labels(str(partition)).set(state.assembler.merger.open_count())
 
+    async def schemas_ready(self, events: list[Any]) -> None:
+        """Look up, before the turn, every schema it needs, waiting with backoff while the registry does
+        not answer (outside the lock: a rebalance may go on meanwhile). A good record is then never
+        dead-lettered because the registry was down, and no turn stops halfway through its records.
+        An id the registry does not know is left to the decoder, which dead-letters its record."""
+        def wait(_delay: float) -> None:
+            obs.DEPENDENCY_WAITS.labels("assemble", "registry").inc()
+
+        if not self._encoder_ready:
+            try:
+                await until_answered(self.encoder.prepare, "output schema ids", on_wait=wait)
+            except DependencyFailure:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a contract not registered: the first commit says so loudly
+                log.warning("looking up the output schema ids failed: %s", exc)
+            self._encoder_ready = True
+        ids = {sid for e in events if (sid := wire_schema_id(e.message.value)) is not None}
+        for sid in sorted(i for i in ids if not self.lookup.known(i)):
+            try:
+                await until_answered(functools.partial(self.lookup, sid), f"schema id {sid}", on_wait=wait)
+            except DependencyFailure:
+                raise
+            except Exception:  # noqa: BLE001, S112 - unknown to the registry: the decoder dead-letters the record
+                continue
+
     async def on_batch(self, events: list[Any]) -> None:
         obs.mark_ready()
         obs.RECORDS_IN.labels("assemble", self.settings.topics.raw).inc(len(events))
+        await self.schemas_ready(events)
         async with self.lock:
             outputs: list[Output] = []
             touched: set[int] = set()

@@ -111,7 +111,7 @@ def build_cold_runner(settings: Settings, group_id: str = "sluice-cold", conf: C
 
     conf = conf or settings.cold
     sink = ColdSink(settings, conf)
-    consumer = KafkaRecordSource(settings, topics or [events_topics_pattern(settings)], group_id,
+    consumer = KafkaRecordSource(settings, topics or [events_topics_pattern(settings)], group_id, stage=STAGE,
                                  **consumer_overrides)
     source = TopicProjectSource(consumer, sink, settings.topics.events_prefix)
     controller = RateController(Capacity(conf.records_per_s, conf.record_bytes_per_s))
