@@ -82,6 +82,8 @@ class KafkaSettings(BaseModel):
         conf: dict[str, Any] = {
             "bootstrap.servers": self.bootstrap_servers,
             "security.protocol": self.security_protocol,
+            # A producer refuses a record over this at once (MSG_SIZE_TOO_LARGE) instead of the broker later.
+            "message.max.bytes": self.max_message_bytes,
         }
         if self.sasl_mechanism:
             conf["sasl.mechanism"] = self.sasl_mechanism

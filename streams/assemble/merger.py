@@ -19,7 +19,7 @@ line and splits no block. The merger uses no clock of its own, so a replay gives
 from __future__ import annotations
 
 from streams.assemble import rules as R
-from streams.assemble.lines import Block, RawLine
+from streams.assemble.lines import Block, RawLine, utf8_len
 
 _GREEDY = frozenset(("python", "cpp", "panic"))
 _RECORD_START = R.RECORD_START_RE.match
@@ -147,7 +147,7 @@ class MultilineMerger:
         mode, kind, close = _start_mode(body)
         block = Block(sid, [text], offset, offset, line.index, line.file_offset, line.file_offset,
                       line.ts_ms if line.ts_ms is not None else arrival_ms, arrival_ms,
-                      line.source, line.labels, kind, False, len(text), key)
+                      line.source, line.labels, kind, False, utf8_len(text), key)
         if rank is not None and block.source.get("rank") is None:
             block.source = {**block.source, "rank": rank}
         ob = _Open(block, mode, body)
@@ -243,11 +243,11 @@ class MultilineMerger:
         if ob.pending:
             for t, _o, _f in ob.pending:
                 b.texts.append(t)
-                b.nbytes += len(t) + 1
+                b.nbytes += utf8_len(t) + 1
             ob.pending.clear()
             ob.pending_bytes = 0
         b.texts.append(text)
-        b.nbytes += len(text) + 1
+        b.nbytes += utf8_len(text) + 1
         b.last_offset = offset
         if line.file_offset is not None:
             b.last_file_offset = line.file_offset
@@ -303,7 +303,7 @@ class MultilineMerger:
         if ob is None:
             return
         ob.pending.append((line.text, offset, line.file_offset))
-        ob.pending_bytes += len(line.text) + 1
+        ob.pending_bytes += utf8_len(line.text) + 1
         b = ob.block
         b.last_ts_ms = arrival_ms
         if len(b.texts) + len(ob.pending) >= self.max_lines or b.nbytes + ob.pending_bytes >= self.max_bytes:

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from streams.assemble.decode import PartialJoiner, SchemaLookup, decode_record
 from streams.assemble.fields import METRICS_TOPIC, EventBuilder, FieldLimits
-from streams.assemble.lines import Block, Output, RawLine
+from streams.assemble.lines import Block, Output, RawLine, utf8_len, utf8_prefix
 from streams.assemble.merger import MultilineMerger
 from streams.assemble.metadata import SourceMetadata
 from streams.assemble.redact import Redactor
@@ -168,30 +168,33 @@ class Assembler:
         })
 
     def _output(self, b: Block) -> Output:
-        if b.nbytes > self.merger.max_bytes or len(b.texts[-1]) > self.merger.max_bytes:
+        if b.nbytes > self.merger.max_bytes or utf8_len(b.texts[-1]) > self.merger.max_bytes:
             cap_block(b, self.merger.max_bytes)
         return self.builder.build(b, self.topic, self.partition)
 
 
-def cap_block(b: Block, max_chars: int) -> None:
-    """Cut a block (or one huge line: a 10 MB tqdm redraw, a JSON blob) to ``max_chars``, flagged.
+def cap_block(b: Block, max_bytes: int) -> None:
+    """Cut a block (or one huge line: a 10 MB tqdm redraw, a JSON blob) to ``max_bytes`` of UTF-8, flagged.
 
     The merger closes a block once it reaches the limit, but the line that crossed it can be of
-    any length; the event must not be.
+    any length; the event must not be. Bytes, not characters: a line of CJK text or emoji is up to
+    four times its length on Kafka, and the topics' limit is in bytes.
     """
-    if b.nbytes <= max_chars and len(b.texts[-1]) <= max_chars:
+    if b.nbytes <= max_bytes and utf8_len(b.texts[-1]) <= max_bytes:
         return
     kept: list[str] = []
-    room = max_chars
+    room = max_bytes
     for text in b.texts:
-        if len(text) >= room:
-            kept.append(text[:room])
+        size = utf8_len(text)
+        if size >= room:
+            kept.append(utf8_prefix(text, room))
             break
         kept.append(text)
-        room -= len(text) + 1
-    if sum(len(t) for t in kept) < sum(len(t) for t in b.texts):
+        room -= size + 1
+    if len(kept) < len(b.texts) or kept[-1] != b.texts[len(kept) - 1]:
         b.texts = kept
         b.truncated = True
+        b.nbytes = sum(utf8_len(t) + 1 for t in kept) - 1
 
 
 def _file_lines(path: Path) -> Iterator[bytes]:

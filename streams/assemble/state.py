@@ -17,7 +17,7 @@ import dataclasses
 import json
 from typing import Any
 
-from streams.assemble.lines import Block, RawLine
+from streams.assemble.lines import Block, RawLine, utf8_len
 from streams.assemble.merger import _Open
 from streams.assemble.pipeline import Assembler
 
@@ -33,7 +33,7 @@ def _open_to_dict(ob: _Open) -> dict[str, Any]:
 def _open_from_dict(d: dict[str, Any]) -> _Open:
     ob = _Open(Block(**d["block"]), d["mode"], d["body0"])
     ob.pending = [(t, o, f) for t, o, f in d["pending"]]
-    ob.pending_bytes = sum(len(t) + 1 for t, _o, _f in ob.pending)
+    ob.pending_bytes = sum(utf8_len(t) + 1 for t, _o, _f in ob.pending)
     ob.after_chain, ob.depth, ob.close, ob.atomic_proc = d["after_chain"], d["depth"], d["close"], d["atomic_proc"]
     return ob
 

@@ -23,6 +23,10 @@ from streams.cli.main import settings_of
 def worker(ctx: click.Context, stage: str, loglevel: str) -> None:
     """Run a stage worker until SIGTERM (`all` runs the four stages as child processes, for a demo)."""
     settings = settings_of(ctx)
+    if stage != "all":  # `all` starts each stage as a worker of its own, which checks for itself
+        from streams.message_size import check_message_sizes
+
+        check_message_sizes(settings, stage)
     if stage == "assemble":
         from streams.workers.assemble import run_assemble_worker
 

@@ -294,8 +294,7 @@ class KafkaDeadLetters:
         self.topic = settings.topics.dlq
         self.max_message_bytes = settings.kafka.max_message_bytes
         self._serialize = avro_serializer(settings, "dead_letter")
-        self.producer = Producer({**settings.kafka.client_config(), "enable.idempotence": True, "linger.ms": 5,
-                                  "message.max.bytes": self.max_message_bytes})
+        self.producer = Producer({**settings.kafka.client_config(), "enable.idempotence": True, "linger.ms": 5})
         self._errors: list[str] = []
         self._again: list[tuple[bytes | None, bytes]] = []
 

@@ -51,7 +51,7 @@ from streams.errors import DependencyFailure, SluiceError
 from streams.faust_bytes import bytes_topic
 from streams.kafka_read import has_record, read_to_end
 from streams.registry import until_answered, wire_schema_id
-from streams.topics import ensure_assemble_state_topic
+from streams.topics import ensure_assemble_state_topic, state_max_message_bytes
 from streams.workers.transactions import TransactionAborted, TransactionalWriter, group_metadata
 
 log = logging.getLogger(__name__)
@@ -93,7 +93,10 @@ class AssembleStage:
         # Outputs go through librdkafka, not Faust's producer: about one output per input line, and
         # per-message cost in the asyncio producer was the stage's bottleneck (tests/perf/assemble_bench.py).
         txid = self.conf.transactional_id or f"{self.conf.app_id}-{socket.gethostname()}-{os.getpid()}"
-        writer = TransactionalWriter(settings.kafka.client_config(), txid, self.conf.transaction_timeout_ms,
+        # The same limit as the state topic's: its records are the largest this producer writes. Events,
+        # metric points and dead letters are kept under kafka.max_message_bytes by the encoder.
+        client = {**settings.kafka.client_config(), "message.max.bytes": state_max_message_bytes(settings)}
+        writer = TransactionalWriter(client, txid, self.conf.transaction_timeout_ms,
                                      on_wedged=obs.PRODUCER_CALLS_WEDGED.labels("assemble").inc)
         obs.PRODUCERS_ABANDONED.labels("assemble").set_function(lambda: writer.abandoned)
         self.writer = writer

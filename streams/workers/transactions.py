@@ -68,7 +68,7 @@ class TransactionalWriter:
         self.transactional_id = transactional_id
         self.config = {
             **client_config, "transactional.id": transactional_id, "transaction.timeout.ms": timeout_ms,
-            "linger.ms": 5, "compression.type": "zstd", "message.max.bytes": 16 * 1024 * 1024,
+            "linger.ms": 5, "compression.type": "zstd",  # message.max.bytes: kafka.max_message_bytes
         }
         self.deadline_s = deadline_s if deadline_s is not None else timeout_ms / 1000
         self.retry_wait_s = retry_wait_s
