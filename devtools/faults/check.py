@@ -42,6 +42,7 @@ class Figures:
     dlq_unexpected: int = 0  # letters whose original was a good input
     dlq_missing: int = 0  # bad inputs with no letter
     unplanned_exits: Counter = field(default_factory=Counter)
+    refused_stops: Counter = field(default_factory=Counter)  # stops on refused credentials, as designed
     seconds: float = 0.0
     examples: list[str] = field(default_factory=list)
 
@@ -70,6 +71,7 @@ class Figures:
     def table(self) -> str:
         faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())) or "none"
         exits = ", ".join(f"{k} {v}" for k, v in sorted(self.unplanned_exits.items())) or "none"
+        refused = ", ".join(f"{k} {v}" for k, v in sorted(self.refused_stops.items())) or "none"
         rows = [
             ("faults injected", f"{sum(self.faults.values())} ({faults})"),
             ("lines in", self.lines_in),
@@ -87,6 +89,7 @@ class Figures:
             ("DLQ", f"{self.dlq_letters} letters, {self.dlq_distinct} distinct originals; "
                     f"{self.dlq_unexpected} good inputs, {self.dlq_missing} bad inputs missing"),
             ("unplanned worker exits", exits),
+            ("stops on refused credentials", refused),
             ("wall time", f"{self.seconds:.0f} s"),
         ]
         width = max(len(r[0]) for r in rows)

@@ -1,14 +1,9 @@
 """``sluice worker <stage>`` for a fault run (``python -m devtools.faults.worker <stage> [--loglevel L]``).
 
-The same CLI command and worker code, with two settings the sink workers do not expose yet
-(reported in issue 10's note, not changed here):
-
-- ``FAULTS_SESSION_TIMEOUT_MS``: the hot and cold consumers' ``session.timeout.ms``. With
-  librdkafka's default of 45 s, a sink worker killed with -9 holds its partitions for 45 s
-  before its replacement gets them (no loss, but a 45 s stall per kill);
-- ``FAULTS_COLD_GROUP``: the cold worker's consumer group, fixed to ``sluice-cold`` in
-  ``streams/workers/cold.py`` (the hot worker has ``SLUICE_HOT__GROUP_ID``), so two cold deployments
-  on one cluster, or a test beside a running demo, share one group.
+The same CLI command and worker code, with one setting the sink workers do not expose yet:
+``FAULTS_SESSION_TIMEOUT_MS``, the hot and cold consumers' ``session.timeout.ms``. With librdkafka's
+default of 45 s, a sink worker killed with -9 holds its partitions for 45 s before its replacement
+gets them (no loss, but a 45 s stall per kill).
 
 The assemble worker (Faust) takes ``BROKER_SESSION_TIMEOUT`` from the environment by itself.
 """
@@ -33,17 +28,9 @@ def _patch_sink_consumers(session_timeout_ms: int) -> None:
     kafka_io.KafkaRecordSource.__init__ = init  # type: ignore[method-assign,assignment]
 
 
-def _patch_cold_group(group: str) -> None:
-    from streams.workers import cold
-
-    cold.run_cold_worker.__defaults__ = (group,)
-
-
 def main(argv: list[str]) -> None:
     if os.environ.get("FAULTS_SESSION_TIMEOUT_MS"):
         _patch_sink_consumers(int(os.environ["FAULTS_SESSION_TIMEOUT_MS"]))
-    if os.environ.get("FAULTS_COLD_GROUP"):
-        _patch_cold_group(os.environ["FAULTS_COLD_GROUP"])
     from streams.cli.main import cli
 
     cli(["worker", *argv], prog_name="sluice")

@@ -61,6 +61,11 @@ def is_throttle(exc: BaseException) -> bool:
 
 def store_failure(exc: BaseException) -> Failure:
     """Transient, refused or permanent (see the module's docstring)."""
+    cause: BaseException | None = exc
+    while cause is not None and not error_code(cause) and cause.__cause__ is not None:
+        cause = cause.__cause__  # ours wrap the store's own error (ObjectStoreError from a ClientError)
+    if cause is not None and error_code(cause):
+        exc = cause
     code = error_code(exc)
     if code:
         if code in TRANSIENT_CODES:

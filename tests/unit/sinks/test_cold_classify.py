@@ -15,6 +15,7 @@ from streams.errors import DependencyRefused, Failure
 from streams.sinks.objectstore.classify import store_failure
 from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.sinks.objectstore.sink import ColdSink
+from streams.sinks.objectstore.store import ObjectStoreError
 from tests.unit.sinks.test_cold_uploads import one_segment
 
 
@@ -43,6 +44,9 @@ def client_error(code: str, status: int, op: str = "PutObject") -> ClientError:
 ])
 def test_store_failures_are_classified(exc: BaseException, kind: Failure) -> None:
     assert store_failure(exc) is kind
+    wrapped = ObjectStoreError(f"bucket b at http://store:9000 is not reachable: {exc}")
+    wrapped.__cause__ = exc
+    assert store_failure(wrapped) is kind
 
 
 class RefusingStore(MemoryObjectStore):
