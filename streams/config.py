@@ -152,9 +152,25 @@ class ProjectRoute(BaseModel):
     events_per_s: float | None = None  # per-project share of the sink budget; None = fair share
 
 
+class ProjectClaims(BaseModel):
+    """Sources that may put their records in a project by label (``project`` or
+    ``app.kubernetes.io/part-of``): shell-style globs on the raw topic, the Kubernetes namespace, the file
+    path and the host. A source matching none of them is routed as if it had no such label."""
+
+    topics: list[str] = Field(default_factory=list)
+    namespaces: list[str] = Field(default_factory=list)
+    paths: list[str] = Field(default_factory=list)
+    hosts: list[str] = Field(default_factory=list)
+
+
 class RoutingSettings(BaseModel):
     default_project: str = "default"
     projects: dict[str, ProjectRoute] = Field(default_factory=lambda: {"default": ProjectRoute()})
+    # Who may claim which project by label (streams/assemble/trust.py). A label is a job's own say: trusted
+    # only from the sources listed for that project, so that a job cannot write into another project's
+    # indices and bucket. trust_all_labels restores "any label goes" for a single-tenant cluster.
+    claims: dict[str, ProjectClaims] = Field(default_factory=dict)
+    trust_all_labels: bool = False
 
     @field_validator("projects")
     @classmethod
@@ -166,6 +182,49 @@ class RoutingSettings(BaseModel):
                     "(it becomes a Kafka topic and an Elasticsearch index name)"
                 )
         return projects
+
+
+class CustomSecretRule(BaseModel):
+    """A kind of secret of your own (an internal token format). ``needles``: lower-case literals the
+    secret always contains (the fast gate); without them the pattern runs on every text."""
+
+    kind: str
+    pattern: str  # Python regex; the secret is its group "s", else the whole match
+    needles: list[str] = Field(default_factory=list)
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"not a valid regex: {exc}") from None
+        return pattern
+
+
+class RedactionSettings(BaseModel):
+    """Additions and exceptions to the built-in secret rules (streams/assemble/secret_rules.py)."""
+
+    extra_rules: list[CustomSecretRule] = Field(default_factory=list)
+    # Regexes of values that are never redacted, matched against the whole candidate (a public demo key).
+    allow: list[str] = Field(default_factory=list)
+    # More key-name endings whose values are always secret, e.g. "pin" or "otp".
+    secret_keys: list[str] = Field(default_factory=list)
+
+
+class DeadLetterSettings(BaseModel):
+    """Dead letters' original bytes are sealed with this AES-256 key (streams/deadletter.py): base64 of
+    32 bytes, from `sluice dlq keygen`. Without one they are kept as read, and the workers warn."""
+
+    key: SecretStr | None = None
+    key_file: Path | None = None
+    # Keys that still open older letters after a rotation; never used to seal.
+    previous_keys: list[SecretStr] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _read_secret_files(self) -> DeadLetterSettings:
+        secrets_from_files(self, {"key": "key_file"})
+        return self
 
 
 class AssembleSettings(BaseModel):
@@ -246,6 +305,8 @@ class Settings(BaseSettings):
     routing: RoutingSettings = Field(default_factory=RoutingSettings)
     assemble: AssembleSettings = Field(default_factory=AssembleSettings)
     observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
+    redaction: RedactionSettings = Field(default_factory=RedactionSettings)
+    dead_letters: DeadLetterSettings = Field(default_factory=DeadLetterSettings)
     # The sinks' own settings (also SLUICE_HOT__<FIELD> / SLUICE_COLD__<FIELD>).
     hot: HotSinkSettings = Field(default_factory=HotSinkSettings)
     cold: ColdSinkSettings = Field(default_factory=ColdSinkSettings)

@@ -164,17 +164,19 @@ class Assembler:
     # -- building outputs ------------------------------------------------------------------
     def _dead_letter(self, record, error: str, error_type: str) -> Output:
         where = f"{record.topic}/{record.partition}@{record.offset}"
-        return Output("dead_letter", DLQ_TOPIC, record.key, {
+        return self.redact.output(Output("dead_letter", DLQ_TOPIC, record.key, {
             "original": record.value or b"", "key": record.key, "topic": record.topic,
             "partition": record.partition, "offset": record.offset, "stage": "assemble",
             "error": f"{where}: {error}", "error_type": error_type, "timestamp": record.timestamp_ms,
             "attempts": 1, "headers": {},
-        })
+        }))
 
     def _output(self, b: Block) -> Output:
         if b.nbytes > self.merger.max_bytes or len(b.texts[-1]) > self.merger.max_bytes:
+            b.texts = self.redact(b.message).split("\n")  # before the cut: a cut token matches no rule
             cap_block(b, self.merger.max_bytes)
-        return build_output(b, self.topic, self.partition, self.router, self.redact, self._last_ts)
+        return self.redact.output(build_output(b, self.topic, self.partition, self.router, self.redact,
+                                               self._last_ts))
 
 
 def cap_block(b: Block, max_chars: int) -> None:
@@ -330,6 +332,6 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
 
 def _emit(b: Block, router: ProjectRouter, redact: Redactor, include_metrics: bool,
           last_ts: dict[str, int] | None = None) -> Iterator[dict]:
-    out = build_output(b, "file", 0, router, redact, last_ts)
+    out = redact.output(build_output(b, "file", 0, router, redact, last_ts))
     if out.kind == "event" or include_metrics:
         yield out.value

@@ -11,6 +11,10 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streams.assemble.trust import LabelTrust
 
 _ILLEGAL = re.compile(r"[^a-z0-9._-]+")
 
@@ -24,7 +28,7 @@ class ProjectRouter:
     def __init__(self, default_project: str = "default", *, path_globs: Iterable[tuple[str, str]] = (),
                  host_patterns: Iterable[tuple[str, str]] = (), namespaces: dict[str, str] | None = None,
                  use_namespace: bool = True, topic_prefix: str = "logs.events.",
-                 known: Iterable[str] | None = None) -> None:
+                 known: Iterable[str] | None = None, trust: LabelTrust | None = None) -> None:
         self.default = sanitize(default_project)
         # Projects with a topic. Others go to the default route (their label is kept on the event):
         # a typo in one node's label must not stop the stage on a missing topic.
@@ -35,13 +39,18 @@ class ProjectRouter:
         self.use_namespace = use_namespace
         self.topic_prefix = topic_prefix
         self._cache: dict[tuple, str] = {}
+        # Which sources may claim a project by label (streams/assemble/trust.py); None trusts every label.
+        self.trust = trust
 
     def project(self, labels: dict, source: dict) -> str:
         key = (labels.get("project"), labels.get("app.kubernetes.io/part-of"), source.get("file"),
                source.get("host"), source.get("namespace"))
         hit = self._cache.get(key)
+        if self.trust is not None and (key[0] or key[1]):
+            self.trust.observe(key[0], key[1], source)
         if hit is None:
-            hit = sanitize(self._resolve(*key))
+            label, part_of = self.trust.filter(key[0], key[1], source) if self.trust else key[:2]
+            hit = sanitize(self._resolve(label, part_of, *key[2:]))
             if self.known is not None and hit not in self.known:
                 hit = self.default
             if len(self._cache) < 10000:  # bounded: a source set is small, a runaway one is not cached

@@ -41,8 +41,10 @@ import faust
 from streams import observability as obs
 from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Assembler, Output, RawRecord
+from streams.assemble.redact import redactor_from
 from streams.assemble.route import ProjectRouter
 from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
+from streams.assemble.trust import LabelTrust
 from streams.clients import faust_broker_credentials, faust_consumers
 from streams.config import Settings
 from streams.errors import SluiceError
@@ -96,8 +98,12 @@ class AssembleStage:
         self.writer = writer
         self.encoder = OutputEncoder(settings, registry)
         self.lookup = registry_schema_lookup(registry, logical_types=False)
-        self.router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
-                                    known=settings.projects())
+        routing = settings.routing
+        trust = LabelTrust(routing.claims, topic=settings.topics.raw, trust_all=routing.trust_all_labels,
+                           known=settings.projects(), on_refused=lambda p: obs.PROJECT_CLAIMS_REFUSED.labels(p).inc())
+        self.router = ProjectRouter(routing.default_project, topic_prefix=settings.topics.events_prefix,
+                                    known=settings.projects(), trust=trust)
+        self.redactor = redactor_from(settings.redaction)
         self.states: dict[int, PartitionState] = {}
         # Set by build_app (None in unit use): the broker's end offset of a partition as last fetched;
         # the consumer's (generation, member id); the current generation; a seek of the raw consumer.
@@ -114,7 +120,8 @@ class AssembleStage:
         self.lock = asyncio.Lock()  # the agent and the idle timer both touch the assemblers
 
     def _assembler(self) -> Assembler:
-        return Assembler(self.lookup, self.router, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
+        return Assembler(self.lookup, self.router, redactor=self.redactor, max_lines=self.conf.max_lines,
+                         max_bytes=self.conf.max_bytes,
                          idle_timeout_ms=self.conf.idle_timeout_ms)
 
     def state_of(self, partition: int) -> PartitionState:
