@@ -136,7 +136,7 @@ def open_original(letter: dict[str, Any], seal: LetterSeal | None) -> bytes:
 
 def letter_seal(conf: Any) -> LetterSeal | None:
     """The seal a ``DeadLetterSettings`` describes; None without a key."""
-    if conf.key is None:
+    if conf.key is None or not conf.key.get_secret_value().strip():
         return None
     return LetterSeal(decode_key(conf.key.get_secret_value()),
                       [decode_key(k.get_secret_value()) for k in conf.previous_keys])

@@ -106,7 +106,7 @@ _add("groq_key", "gsk_" + rand(52), "groq judge {s}")
 _add("square_token", "sq0atp-" + rand(22, URLSAFE), "square oauth {s}")
 _add("google_oauth_token", "ya29." + rand(60, URLSAFE), "access token ya29 refreshed: {s}")
 _add("curl_user_password", "Cu" + rand(12), "curl -u elastic:{s} https://es:9200/_cat/indices")
-_add("password_with_spaces", "correct horse; battery " + rand(6), 'db.connect(password="{s}")',
+_add("password_with_spaces", "Stap1er horse; battery " + rand(6), 'db.connect(password="{s}")',
      "password: '{s}'", '{"user": "svc", "password": "{s}"}')
 _add("json_password", "J" + rand(15), '{"msg": "login ok", "password": "{s}"}')
 _add("nested_json_secret", "N" + rand(23),

@@ -15,6 +15,7 @@ The gate (:mod:`streams.assemble.secret_gate`) makes a text with no candidate co
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -49,14 +50,34 @@ def _nfkc(text: str) -> str:
     return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
 
 
+# JSON's escapes of a character (\u00e9, a surrogate pair, \/): a key name or a URL written with them is
+# matched as the characters they stand for.
+_JSON_ESCAPE = re.compile(r"\\u(?:[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})|\\/")
+
+
+def _unescape(escape: str) -> str:
+    if escape == "\\/":
+        return "/"
+    try:
+        return str(json.loads(f'"{escape}"'))
+    except ValueError:
+        return escape
+
+
 def _char_map(text: str) -> tuple[str, list[int]]:
-    """Normalised text character by character, with the original index of each of its characters."""
+    """Normalised text character by character (JSON escapes decoded), with the original index of each
+    of its characters."""
     out: list[str] = []
     index: list[int] = []
-    for i, ch in enumerate(text):
+    escapes = {m.start(): m.end() for m in _JSON_ESCAPE.finditer(text)} if "\\" in text else {}
+    i = 0
+    while i < len(text):
+        end = escapes.get(i)
+        ch, nxt = (_unescape(text[i:end]), end) if end else (text[i], i + 1)
         n = ch if ch < "\x80" else unicodedata.normalize("NFKC", ch).translate(_FOLDS)
         out.append(n)
         index.extend([i] * len(n))
+        i = nxt
     index.append(len(text))
     return "".join(out), index
 
@@ -111,20 +132,12 @@ class Redactor:
         return find
 
     # -- text -----------------------------------------------------------------------------------------------
-    def _gated(self, text: str) -> tuple[str, set[int]]:
-        """The text as the rules see it (normalised) and the rules worth running on it."""
-        if text.isascii():
-            return text, self.gate(text)
-        text = _nfkc(text)
-        hits = self.gate(text)
-        if FOLD in hits:  # a format character or dotless i: fold them and look again
-            text = text.translate(_FOLDS)
-            hits = self.gate(text)
-            hits.discard(FOLD)
-        return text, hits
+    def normalised(self, text: str) -> str:
+        """The text as the rules see it: NFKC, format characters dropped, JSON escapes decoded."""
+        return text if text.isascii() and FOLD not in self.gate(text) else _char_map(text)[0]
 
     def spans(self, text: str, hits: set[int] | None = None) -> list[tuple[int, int, str]]:
-        """Secret spans of ``text`` (normalised: see ``_gated``), overlapping ones merged."""
+        """Secret spans of ``text`` (normalised: see ``normalised``), overlapping ones merged."""
         if hits is None:
             hits = self.gate(text)
             hits.discard(FOLD)
@@ -148,15 +161,18 @@ class Redactor:
     def __call__(self, text: str) -> str:
         if not text or text is self._last:
             return text
-        norm, hits = self._gated(text)
-        spans = self.spans(norm, hits) if hits else []
+        # Most texts are ASCII: one scan. Others are scanned NFKC-normalised; a text whose normalised form
+        # differs, or that holds format characters or JSON escapes of letters (FOLD), is matched character by
+        # character through _char_map, so that the replacements land on its own characters.
+        norm = text if text.isascii() else _nfkc(text)
+        hits = self.gate(norm)
+        if FOLD in hits or (hits and norm is not text and norm != text):
+            spans = self._mapped_spans(text)
+        else:
+            spans = self.spans(text, hits) if hits else []
         if not spans:
             self._last = text
             return text
-        if norm != text:
-            # Spans of the per-character normalisation map back to the original characters.
-            norm, index = _char_map(text)
-            spans = [(index[a], index[b - 1] + 1, k) for a, b, k in self.spans(norm, self._gated(norm)[1])]
         parts: list[str] = []
         pos = 0
         for a, b, kind in spans:
@@ -168,6 +184,13 @@ class Redactor:
         out = "".join(parts)
         self._last = out
         return out
+
+    def _mapped_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Spans found in the character-by-character normalisation, mapped back to ``text``."""
+        norm, index = _char_map(text)
+        hits = self.gate(norm)
+        hits.discard(FOLD)
+        return [(index[a], index[b - 1] + 1, k) for a, b, k in self.spans(norm, hits)] if hits else []
 
     def short(self, text: str) -> str:
         """``self(text)``, memoised for short strings (labels, source fields, keys repeat)."""

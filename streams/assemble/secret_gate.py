@@ -26,6 +26,10 @@ _CF_BLOCKS = ((0, 0x3000), (0xFE00, 0x10000), (0x11000, 0x14000), (0x1BC00, 0x1B
               (0xE0000, 0xE0100))
 FORMAT_CHARS = frozenset(cp for lo, hi in _CF_BLOCKS for cp in range(lo, hi) if unicodedata.category(chr(cp)) == "Cf")
 _TO_FOLD = frozenset([*FORMAT_CHARS, 0x130, 0x131])
+# JSON escapes (\u0070) of the characters that matter to the rules once decoded: ASCII, fullwidth ASCII,
+# the FOLD characters, the long s and the Kelvin sign, and any surrogate pair.
+_ESCAPED = sorted({*range(0x80), *range(0xFF01, 0xFF5F), *(cp for cp in _TO_FOLD if cp < 0x10000), 0x17F, 0x212A})
+ESCAPES = r"\\u(" + "|".join(f"{cp:04x}" for cp in _ESCAPED) + r"|d[89ab][0-9a-f][0-9a-f])"
 FOLD = -1
 
 
@@ -39,11 +43,12 @@ def substring_gate(rules: Sequence[SecretRule]) -> Gate:
     needles = list(by_needle.items())
 
     fold = re.compile("[" + "".join(re.escape(chr(cp)) for cp in sorted(_TO_FOLD)) + "]")
+    escapes = re.compile(ESCAPES, re.IGNORECASE)
 
     def gate(text: str) -> set[int]:
         low = text.lower()
         hits = set(always)
-        if not text.isascii() and fold.search(text):
+        if (not text.isascii() and fold.search(text)) or ("\\u" in text and escapes.search(text)):
             hits.add(FOLD)
         for needle, idx in needles:
             if needle in low:
@@ -98,7 +103,7 @@ def _database(expressions: tuple[bytes, ...], needles: tuple[tuple[str, ...], ..
 
     flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
     # The FOLD characters as UTF-8 byte sequences (Hyperscan scans bytes), last.
-    fold = b"|".join(re.escape(chr(cp).encode("utf-8")) for cp in sorted(_TO_FOLD))
+    fold = b"|".join(re.escape(chr(cp).encode("utf-8")) for cp in sorted(_TO_FOLD)) + b"|" + ESCAPES.encode()
     try:
         return _compile(hyperscan, [*expressions, fold], flags)
     except hyperscan.error:
