@@ -19,12 +19,15 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import logging
 import os
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from streams.errors import ConfigError, SluiceError
+
+log = logging.getLogger(__name__)
 
 SCHEME = "aes-256-gcm"
 _MAGIC = b"SLD1"
@@ -134,9 +137,17 @@ def open_original(letter: dict[str, Any], seal: LetterSeal | None) -> bytes:
     return seal.open(original)
 
 
-def letter_seal(conf: Any) -> LetterSeal | None:
-    """The seal a ``DeadLetterSettings`` describes; None without a key."""
+_warned = False
+
+
+def letter_seal(conf: Any, writer: bool = False) -> LetterSeal | None:
+    """The seal a ``DeadLetterSettings`` describes; None without a key (a ``writer`` says so, once)."""
+    global _warned  # noqa: PLW0603 - one warning per process, however many writers it builds
     if conf.key is None or not conf.key.get_secret_value().strip():
+        if writer and not _warned:
+            _warned = True
+            log.warning("dead_letters.key is not set: dead letters keep their original bytes unsealed, readable "
+                        "by anyone who can read the dead-letter topic; make a key with `sluice dlq keygen`")
         return None
     return LetterSeal(decode_key(conf.key.get_secret_value()),
                       [decode_key(k.get_secret_value()) for k in conf.previous_keys])

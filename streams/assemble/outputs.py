@@ -29,7 +29,7 @@ class OutputEncoder:
         self._registry = registry
         # Dead letters are redacted and their original bytes sealed here, where they are written.
         self.redact = redactor_from(settings.redaction)
-        self.seal = letter_seal(settings.dead_letters)
+        self.seal = letter_seal(settings.dead_letters, writer=True)
         self._schema_cls = Schema
         self._ids: dict[str, int] = {}
 

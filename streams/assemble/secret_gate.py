@@ -8,6 +8,7 @@ answer "these rules may match"; the rules then decide, so both give the same red
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -15,6 +16,8 @@ from functools import lru_cache
 from typing import Any
 
 from streams.assemble.secret_rules import SecretRule
+
+log = logging.getLogger(__name__)
 
 Gate = Callable[[str], set[int]]  # normalised text -> indexes of the rules worth running, and maybe FOLD
 
@@ -90,9 +93,10 @@ class HyperscanGate:
         self._hits.add(FOLD if rule == self._fold_id else rule)
 
     def __call__(self, text: str) -> set[int]:
-        self._hits = hits = set[int]()
-        self._db.scan(text.encode("utf-8", "surrogatepass"), match_event_handler=self._on_match,
-                      scratch=self._scratch)
+        hits: set[int] = set()
+        self._hits = hits
+        self._db.scan(text.encode() if text.isascii() else text.encode("utf-8", "surrogatepass"),
+                      match_event_handler=self._on_match, scratch=self._scratch)
         return hits
 
 
@@ -134,4 +138,7 @@ def hyperscan_gate(rules: Sequence[SecretRule]) -> Gate | None:
 
 
 def make_gate(rules: Sequence[SecretRule], prefer_hyperscan: bool = True) -> Gate:
-    return (hyperscan_gate(rules) if prefer_hyperscan else None) or substring_gate(rules)
+    gate = hyperscan_gate(rules) if prefer_hyperscan else None
+    if gate is None and prefer_hyperscan:
+        log.warning("hyperscan is not installed: secret redaction runs its slower pure-Python gate")
+    return gate or substring_gate(rules)

@@ -177,7 +177,7 @@ class KafkaDeadLetters:
         self.topic = settings.topics.dlq
         self._serialize = avro_serializer(settings, "dead_letter")
         self._redact = redactor_from(settings.redaction)
-        self._seal = letter_seal(settings.dead_letters)
+        self._seal = letter_seal(settings.dead_letters, writer=True)
         self.producer = Producer({**settings.kafka.client_config(), "enable.idempotence": True, "linger.ms": 5})
         self._errors: list[str] = []
 
