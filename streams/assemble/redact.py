@@ -26,7 +26,7 @@ from streams.assemble.secret_finders import FINDERS, assignment
 from streams.assemble.secret_gate import FOLD, FORMAT_CHARS, make_gate
 from streams.assemble.secret_keys import CHECKS, is_secret_value, key_strength
 from streams.assemble.secret_rules import DEFAULT_RULES, SecretRule
-from streams.deadletter import readable_text
+from streams.deadletter import protect_letter
 
 _FOLDS = str.maketrans({**dict.fromkeys(FORMAT_CHARS), 0x131: "i", 0x130: "I"})
 MEMO_MAX_CHARS = 256  # strings up to this long (labels, source fields, keys) are memoised
@@ -269,14 +269,9 @@ class Redactor:
         return out
 
     def letter(self, value: dict[str, Any]) -> dict[str, Any]:
-        """A dead letter's error and readable text redacted (the text made from the original bytes if absent);
-        the original bytes are protected where the letter is written (:mod:`streams.deadletter`)."""
-        value["error"] = self(value.get("error") or "")
-        if value.get("text") is None:
-            value["text"] = readable_text(value.get("original") or b"", self)
-        else:
-            value["text"] = self(value["text"])
-        return value
+        """A dead letter's error and readable text redacted (the text made from the original bytes); the
+        original bytes are sealed where the letter is written, which has the key (:mod:`streams.deadletter`)."""
+        return protect_letter(value, self, None)
 
 
 def redactor_from(conf: Any) -> Redactor:
