@@ -217,11 +217,11 @@ def show_assemble(settings: Settings, say: Callable[[str], None], host: str, sen
 
 def show_hot(settings: Settings, say: Callable[[str], None], host: str, want: int, logs: Path) -> None:
     project = settings.routing.default_project
-    in_es = wait_for(lambda: es_count(settings, f"logs-{project}-*", host), lambda n: n >= want, 120)
-    metrics_in_es = es_count(settings, f"metrics-{project}-*", host)
-    say(f"3. hot sink: {in_es} events in Elasticsearch (logs-{project}-*) and {metrics_in_es} metric points "
-        f"(metrics-{project}-*), _id = event_id")
-    say(f"   look: curl '{settings.elasticsearch.url}/logs-{project}-*/_search?q=error_class:cuda_oom"
+    in_es = wait_for(lambda: es_count(settings, f"sluice-logs-{project}-*", host), lambda n: n >= want, 120)
+    metrics_in_es = es_count(settings, f"sluice-metrics-{project}-*", host)
+    say(f"3. hot sink: {in_es} events in Elasticsearch (sluice-logs-{project}-*) and {metrics_in_es} metric points "
+        f"(sluice-metrics-{project}-*), _id = event_id")
+    say(f"   look: curl '{settings.elasticsearch.url}/sluice-logs-{project}-*/_search?q=error_class:cuda_oom"
         f"%20AND%20source.host:{host}&pretty'")
     if in_es < want:
         raise SluiceError(f"only {in_es} of {want} events reached Elasticsearch in 120 s; "

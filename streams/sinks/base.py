@@ -28,7 +28,7 @@ import random
 import socket
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -309,6 +309,7 @@ class SinkRunner:
             return True
         flight = self._in_flight_rooms(self.in_flight_windows) if self.in_flight_windows is not None else None
         sent_events = sent_bytes = 0
+        sent: dict[str, int] = {}
         held = False
         for project, grant in grants.items():
             queue = self.queues[project]
@@ -329,9 +330,10 @@ class SinkRunner:
                 nbytes += rec.size
             sent_events += taken
             sent_bytes += nbytes
+            sent[project] = taken
             if self.ack_cap:
                 self._unacked[project] += taken
-        self.controller.consume(sent_events, sent_bytes, now)
+        self.controller.consume(sent_events, sent_bytes, now, sent)
         return held
 
     def _ack_rooms(self, now: float) -> dict[str, int]:
@@ -343,22 +345,28 @@ class SinkRunner:
         used: Counter[str] = Counter(self._unacked)
         for _t, counts in self._acks:
             used.update(counts)
-        return self._fair_rooms(self.controller.capacity.events_per_s * self.controller.fraction, used)
+        return self._fair_rooms(self.controller.capacity.events_per_s * self.controller.fraction, used,
+                                self.controller.project_caps)
 
     def _in_flight_rooms(self, windows: float) -> dict[str, int]:
         """Per project: events it may still admit with everything unacknowledged within ``windows``
         windows' budget, split max-min fair over what each has in flight and waiting. A project with
         nothing in flight may always send one, so none is starved by rounding."""
-        rooms = self._fair_rooms(self.controller.events_budget * windows, self._unacked)
+        caps = {p: cap * self.controller.window_s * windows for p, cap in self.controller.project_caps.items()}
+        rooms = self._fair_rooms(self.controller.events_budget * windows, self._unacked, caps)
         return {p: max(room, 1 if self._unacked[p] == 0 else 0) for p, room in rooms.items()}
 
-    def _fair_rooms(self, total: float, used: Counter[str]) -> dict[str, int]:
+    def _fair_rooms(self, total: float, used: Counter[str], caps: Mapping[str, float]) -> dict[str, int]:
         """Per project: ``total`` split max-min fair over what each has ``used`` plus what it has
-        waiting, less what it has used (the split never sums over ``total``)."""
-        wants = {p: used[p] + len(q) for p, q in self.queues.items()}
+        waiting (at most its cap, in the unit of ``total``), less what it has used (the split never
+        sums over ``total``)."""
+        wants: dict[str, float] = {p: used[p] + len(q) for p, q in self.queues.items()}
         for p, n in used.items():
             wants.setdefault(p, n)
-        shares = water_fill(total, wants, self.controller.project_weights)
+        for p, cap in caps.items():
+            if p in wants:
+                wants[p] = min(wants[p], max(cap, used[p]))
+        shares = water_fill(total, wants)
         return {p: int(shares[p]) - used[p] for p in wants}
 
     async def _flush(self, now: float) -> None:

@@ -457,5 +457,8 @@ def run_assemble_worker(settings: Settings, loglevel: str = "info") -> None:
     """Blocking: runs until SIGTERM/SIGINT (Faust's own worker handles the signals)."""
     from faust.worker import Worker
 
+    from streams.logs import faust_logging_config
+
     app, _stage = build_app(settings)
-    Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False).execute_from_commandline()
+    Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
+           logging_config=faust_logging_config(loglevel, settings.observability.log_format)).execute_from_commandline()

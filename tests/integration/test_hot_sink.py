@@ -45,12 +45,13 @@ def hot_env(stack: Settings, new_topic: Callable[..., str], unique_name: Callabl
     prepare_topics(settings)
     yield settings, project
     es = es_client(stack.elasticsearch)
-    es.indices.delete(index=f"logs-{project}-*,metrics-{project}-*", ignore_unavailable=True, allow_no_indices=True)
+    es.indices.delete(index=f"sluice-logs-{project}-*,sluice-metrics-{project}-*", ignore_unavailable=True,
+                      allow_no_indices=True)
 
 
 def doc_ids(settings: Settings, project: str) -> list[str]:
     es = es_client(settings.elasticsearch)
-    pattern = f"logs-{project}-*,metrics-{project}-*"
+    pattern = f"sluice-logs-{project}-*,sluice-metrics-{project}-*"
     es.indices.refresh(index=pattern)
     hits = es.search(index=pattern, size=10_000, source=False, query={"match_all": {}})["hits"]["hits"]
     return [h["_id"] for h in hits]
@@ -58,7 +59,7 @@ def doc_ids(settings: Settings, project: str) -> list[str]:
 
 def count(settings: Settings, project: str) -> int:
     es = es_client(settings.elasticsearch)
-    pattern = f"logs-{project}-*,metrics-{project}-*"
+    pattern = f"sluice-logs-{project}-*,sluice-metrics-{project}-*"
     es.indices.refresh(index=pattern)
     return int(es.count(index=pattern)["count"])
 
@@ -103,7 +104,7 @@ def test_replaying_a_range_leaves_the_document_count_unchanged(hot_env: Any, cor
     assert count(settings, project) == len(sent)
 
     es = es_client(settings.elasticsearch)
-    mapping = es.indices.get_mapping(index=f"metrics-{project}-*")
+    mapping = es.indices.get_mapping(index=f"sluice-metrics-{project}-*")
     props = next(iter(mapping.body.values()))["mappings"]["properties"]
     assert props["step"]["type"] == "long"
     assert {m["type"] for m in props["metrics"]["properties"].values()} == {"double"}
@@ -163,7 +164,7 @@ def test_a_mapping_conflict_lands_in_the_dlq_with_elasticsearchs_reason(hot_env:
     # An index template the test controls, above ours: `logger` as a number (say, an older mapping).
     # Every event that names its logger then fails to parse; the others index normally.
     template = f"test-{project}"
-    es.indices.put_index_template(name=template, index_patterns=[f"logs-{project}-*"], priority=500,
+    es.indices.put_index_template(name=template, index_patterns=[f"sluice-logs-{project}-*"], priority=500,
                                   template={"mappings": {"properties": {"logger": {"type": "long"}}}})
     try:
         values = list(corpus_events(corpus_files(corpus, 40), project, include_metrics=False))
@@ -286,16 +287,16 @@ def test_new_label_and_attribute_keys_cost_no_mapping_update(hot_env: Any, corpu
 
     assert asyncio.run(write()) == len(values)
     es = es_client(settings.elasticsearch)
-    es.indices.refresh(index=f"logs-{project}-*")
-    for index, body in es.indices.get_mapping(index=f"logs-{project}-*").body.items():
+    es.indices.refresh(index=f"sluice-logs-{project}-*")
+    for index, body in es.indices.get_mapping(index=f"sluice-logs-{project}-*").body.items():
         props = body["mappings"]["properties"]
         assert props["labels"] == {"type": "flattened", "ignore_above": 1024}, (index, props["labels"])
         assert props["attributes"] == {"type": "flattened", "ignore_above": 1024}, (index, props["attributes"])
-    hits = es.search(index=f"logs-{project}-*", query={"term": {"labels.app.kubernetes.io/name": "job-1"}},
+    hits = es.search(index=f"sluice-logs-{project}-*", query={"term": {"labels.app.kubernetes.io/name": "job-1"}},
                      aggs={"apps": {"terms": {"field": "labels.app"}}})
     assert [h["_id"] for h in hits["hits"]["hits"]] == [values[1]["event_id"]]
     assert hits["aggregations"]["apps"]["buckets"] == [{"key": "trainer", "doc_count": 1}]
-    assert es.count(index=f"logs-{project}-*", query={"term": {"attributes.attr-2": "2"}})["count"] == 1
+    assert es.count(index=f"sluice-logs-{project}-*", query={"term": {"attributes.attr-2": "2"}})["count"] == 1
 
 
 def test_tomorrows_indices_are_created_before_midnight(hot_env: Any, corpus: Path) -> None:

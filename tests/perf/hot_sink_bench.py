@@ -80,7 +80,8 @@ def cleanup(settings: Settings, projects: list[str]) -> None:
 
     es = es_client(settings.elasticsearch)
     for p in projects:
-        es.indices.delete(index=f"logs-{p}-*,metrics-{p}-*", ignore_unavailable=True, allow_no_indices=True)
+        es.indices.delete(index=f"sluice-logs-{p}-*,sluice-metrics-{p}-*", ignore_unavailable=True,
+                          allow_no_indices=True)
     from confluent_kafka.admin import AdminClient
 
     names = [s.name for s in topic_specs(settings) if s.name.startswith(("bench.", "logs.events.bench"))]

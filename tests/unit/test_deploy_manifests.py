@@ -277,26 +277,11 @@ SECRET_WORDS = ("PASSWORD", "SECRET", "API_KEY", "TOKEN", "WEBHOOK_URL", "ACCESS
 
 
 def _setting_exists(var: str) -> bool:
-    """SLUICE_* variables must name a real setting: a typo would be ignored silently."""
-    from streams.config import Settings
-    from streams.ship.settings import ShipSettings
-    from streams.sinks.elasticsearch.settings import HotSinkSettings
-    from streams.sinks.objectstore.settings import ColdSinkSettings
-    from streams.watch.settings import ENV_PREFIX as WATCH_PREFIX
-    from streams.watch.settings import WatchSettings
+    """SLUICE_* variables must name a real setting (the loader refuses any other)."""
+    from streams.config import ENV_PREFIX, Settings
+    from streams.config_check import unknown_environment
 
-    if var in ("SLUICE_CONFIG", "SLUICE_SCHEMA_DIR"):
-        return True
-    for prefix, model in ((HotSinkSettings.model_config["env_prefix"], HotSinkSettings),
-                          (ColdSinkSettings.model_config["env_prefix"], ColdSinkSettings),
-                          (ShipSettings.model_config["env_prefix"], ShipSettings), (WATCH_PREFIX, WatchSettings)):
-        if var.startswith(prefix):
-            return var[len(prefix):].lower() in model.model_fields
-    section, sep, field = var.removeprefix("SLUICE_").lower().partition("__")
-    if not sep or section not in Settings.model_fields:
-        return False
-    annotation = Settings.model_fields[section].annotation
-    return field in getattr(annotation, "model_fields", {})
+    return not unknown_environment(Settings, {var: "x"}, ENV_PREFIX)
 
 
 def _container(stage: str) -> dict[str, Any]:
@@ -522,7 +507,7 @@ def test_kibana_objects_parse_and_reference_each_other() -> None:
         for ref in o["references"]:
             assert (ref["type"], ref["id"]) in ids, f"{o['id']} references missing {ref['type']} {ref['id']}"
     views = {o["attributes"]["title"] for o in objects if o["type"] == "index-pattern"}
-    assert views == {"logs-*", "metrics-*"}
+    assert views == {"sluice-logs-*", "sluice-metrics-*"}
     for o in objects:
         if o["type"] == "index-pattern":
             assert o["attributes"]["title"] in template_fields(), "a data view no index template covers"

@@ -22,7 +22,7 @@ _DAY = re.compile(r"\d{4}\.\d{2}\.\d{2}")
 
 
 def family_and_day(index: str) -> tuple[str, str] | None:
-    """``logs-p-sft-2026.11.30`` -> (``logs-p-sft``, ``2026.11.30``); None for a name without a day."""
+    """``sluice-logs-p-sft-2026.11.30`` -> (``sluice-logs-p-sft``, ``2026.11.30``); None for a name without a day."""
     family, sep, day = index.rpartition("-")
     return (family, day) if sep and family and _DAY.fullmatch(day) else None
 

@@ -99,7 +99,7 @@ class HotSink:
         self.es = es
         self.routing = routing
         self.hot = hot or HotSinkSettings()
-        self.namer = IndexNamer(routing)
+        self.namer = IndexNamer.of(routing, self.hot)
         self.client = client
         self.clock = clock
         self.on_acked = on_acked
