@@ -179,8 +179,7 @@ class SinkRunner:
         # projects together, stays within that many windows' budget, shared max-min fair. The store
         # works through a bulk queue first in, first out: a quiet project's bulk waits behind every
         # document admitted before it, so this bounds how long another project's burst can hold it
-        # back. Without it, a bursting project kept 4 bulks of a window's budget in flight, the store's
-        # write queue held 5-12 shard tasks, and the quiet project's bulks took 0.33-0.57 s.
+        # back (without it, a bursting project keeps several bulks in flight ahead of the quiet one's).
         if in_flight_windows is not None and not ack_cap:
             raise ValueError("in_flight_windows counts what is unacknowledged: it needs ack_cap")
         self.in_flight_windows = in_flight_windows
@@ -245,10 +244,8 @@ class SinkRunner:
         if not await self._start_sink(stop):
             return
         # What exists now (modules, clients, schemas) lives as long as the worker. A full garbage
-        # collection stops the event loop while it walks every object: in a hot worker just started that
-        # is 95,000 objects and 28-40 ms a collection, 0 ms once frozen. Frozen, the collections walk only
-        # what the loop has made since (in the hot sink benchmark's burst: 42-100 ms pauses before,
-        # 23-68 ms frozen, 40 ms with hot.max_in_flight_records at 10,000).
+        # collection stops the event loop while it walks every object; frozen, these are left out and
+        # the collections walk only what the loop has made since, so the pauses stay short.
         gc.freeze()
         try:
             while not stop.is_set():

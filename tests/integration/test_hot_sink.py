@@ -1,7 +1,9 @@
-"""The hot tier against the real Kafka, registry and Elasticsearch.
+"""The hot tier against the real Kafka, registry and Elasticsearch, once per supported Elasticsearch major.
 
 Input is real: corpus files through the assemble core (``parse_files``), Avro-serialised onto
 fresh topics. Each test has its own project (so its own indices), topics and consumer groups.
+``es_stack`` runs every test against a 9.x and an 8.x server (tests/conftest.py); the tests that start
+servers of their own start them at the same version.
 """
 
 from __future__ import annotations
@@ -38,13 +40,13 @@ def corpus_files(corpus: Path, count: int, start: int = 0) -> list[Path]:
 
 
 @pytest.fixture
-def hot_env(stack: Settings, new_topic: Callable[..., str], unique_name: Callable[[str], str]) -> Any:
+def hot_env(es_stack: Settings, new_topic: Callable[..., str], unique_name: Callable[[str], str]) -> Any:
     """(settings, project): a project of its own with its own events, metrics and dead-letter topics."""
     project = unique_name("hot")
-    settings = settings_for(stack, project, dlq=new_topic("hot-dlq"), metrics=new_topic("hot-metrics", 3))
+    settings = settings_for(es_stack, project, dlq=new_topic("hot-dlq"), metrics=new_topic("hot-metrics", 3))
     prepare_topics(settings)
     yield settings, project
-    es = es_client(stack.elasticsearch)
+    es = es_client(es_stack.elasticsearch)
     es.indices.delete(index=f"sluice-logs-{project}-*,sluice-metrics-{project}-*", ignore_unavailable=True,
                       allow_no_indices=True)
 
@@ -113,8 +115,9 @@ def test_replaying_a_range_leaves_the_document_count_unchanged(hot_env: Any, cor
 def test_real_429s_are_retried_to_completion(hot_env: Any, corpus: Path, private_server: Any,
                                              unique_name: Callable[[str], str]) -> None:
     settings, project = hot_env
-    private, _service = private_server("elasticsearch", elasticsearch_extra={
-        "thread_pool.write.size": "1", "thread_pool.write.queue_size": "1"})
+    private, _service = private_server("elasticsearch", elasticsearch_version=settings.stack.elasticsearch_version,
+                                       elasticsearch_extra={"thread_pool.write.size": "1",
+                                                            "thread_pool.write.queue_size": "1"})
     settings = settings.model_copy(update={"elasticsearch": private.elasticsearch})
     # Many task types: one bulk fans out to many shards, which the one-thread, one-slot write pool
     # cannot all take at once. A second writer adds concurrent bulks, as other clients would.
@@ -217,7 +220,7 @@ def read_dead_letters(settings: Settings, expected: int, timeout_s: float = 20) 
 def test_elasticsearch_stopped_mid_write_loses_nothing(hot_env: Any, corpus: Path, private_server: Any,
                                                        unique_name: Callable[[str], str]) -> None:
     settings, project = hot_env
-    private, service = private_server("elasticsearch")
+    private, service = private_server("elasticsearch", elasticsearch_version=settings.stack.elasticsearch_version)
     settings = settings.model_copy(update={"elasticsearch": private.elasticsearch})
     sent = EventProducer(settings).send_all(corpus_events(corpus_files(corpus, 20), project,
                                                           task_types=("sft", None)))
@@ -314,7 +317,7 @@ def test_tomorrows_indices_are_created_before_midnight(hot_env: Any, corpus: Pat
         values += [v for v in events if v.get("task_type") == task_type][:10]
     for v in values:
         v["timestamp"] = midnight_ms - 700_000  # today, shortly before the wall clock below
-    namer = IndexNamer(settings.routing)
+    namer = IndexNamer.of(settings.routing, settings.hot)
     today = {encode(v, namer).index for v in values}
     assert len(today) >= 2, f"the corpus events fall into several task types: {today}"
     tomorrow = sorted(i.replace(day_of(midnight_ms - 1), day_of(midnight_ms)) for i in today)

@@ -121,8 +121,8 @@ def index_settings(hot: HotSinkSettings, policy: str | None) -> dict[str, Any]:
         # refresh_interval is left to Elasticsearch: 1 s, except that a shard nobody has searched for
         # index.search.idle.after (30 s) skips its periodic refreshes until a search comes, which waits
         # for the next refresh and so still sees every document (Elasticsearch's index settings docs).
-        # Set to "1s" explicitly, as it was, every index written to refreshes every second whether anyone
-        # reads it or not: a replay into 40 old daily indices paid for 40 refreshes a second.
+        # Set to "1s" explicitly, every index written to would refresh every second whether anyone reads
+        # it or not: a replay into 40 old daily indices would pay for 40 refreshes a second.
     }
     if policy:
         settings["lifecycle"] = {"name": policy}
