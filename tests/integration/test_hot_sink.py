@@ -344,6 +344,7 @@ def test_tomorrows_indices_are_created_before_midnight(hot_env: Any, corpus: Pat
     asyncio.run(write())
     for index in tomorrow:
         assert es.indices.exists(index=index), f"{index} was not created ahead"
+        es.cluster.health(index=index, wait_for_status="yellow", timeout="30s")  # its shard started: searchable
         assert es.count(index=index)["count"] == 0
         props = es.indices.get_mapping(index=index)[index]["mappings"]["properties"]
         assert props["labels"]["type"] == "flattened" and props["message"]["type"] == "text", props
