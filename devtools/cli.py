@@ -14,7 +14,7 @@ import click
 from devtools.bench import bench
 from devtools.demo import run_demo
 from devtools.stack import manager
-from streams.cli.main import CONTEXT_SETTINGS, CliState, SluiceGroup, global_options, settings_of
+from streams.cli.main import CONTEXT_SETTINGS, CliState, SluiceGroup, child_environment, global_options, settings_of
 
 
 @click.group(cls=SluiceGroup, context_settings=CONTEXT_SETTINGS)
@@ -75,7 +75,7 @@ def status(ctx: click.Context) -> None:
 @click.pass_context
 def demo(ctx: click.Context) -> None:
     """Run the pipeline on a real burst from the corpus (needs `python -m devtools stack up`)."""
-    run_demo(settings_of(ctx), say=click.echo)
+    run_demo(settings_of(ctx), say=click.echo, child_env=child_environment(ctx))
 
 
 

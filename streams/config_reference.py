@@ -208,8 +208,9 @@ hot:
 
 
 def _md_text(text: str) -> str:
-    """Plain text in a table cell: <placeholders> would read as HTML tags, | would end the cell."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+    """Plain text in a table cell: <placeholders> would read as HTML tags, | would end the cell, * emphasise."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+            .replace("*", "\\*"))
 
 
 def _md_value(entry: Entry) -> str:
