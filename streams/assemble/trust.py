@@ -1,7 +1,8 @@
 """Which sources may put their records in a project by label.
 
-A ``project`` label (or Kubernetes' ``app.kubernetes.io/part-of``) is whatever the job that printed the
-lines, or the pod spec its owner wrote, says it is. Honoured as is, a job could write into another
+A project label (``project``, ``sluice.io/project``, Kubernetes' ``app.kubernetes.io/part-of``: the
+router's ``project_keys``) is whatever the job that printed the lines, or the pod spec its owner wrote,
+says it is. Honoured as is, a job could write into another
 project's indices and bucket. So a claim of project P counts only from a source that the
 configuration lists for P: its raw topic, Kubernetes namespace, file path or host matches one of P's
 shell-style globs (``routing.claims``). An untrusted claim is dropped: the record is routed as if it
@@ -35,15 +36,14 @@ class LabelTrust:
         self.on_refused = on_refused
         self._memo: dict[tuple, bool] = {}
 
-    def allowed(self, claimed: str, source: Mapping[str, Any]) -> bool:
-        """May ``source`` (a ``sluice.v1.Source`` dict) claim project ``claimed``?"""
+    def allowed(self, claimed: str, namespace: str | None, path: str | None, host: str | None) -> bool:
+        """May a source with this namespace, file path and host claim project ``claimed``?"""
         if self.trust_all:
             return True
-        project = sanitize(claimed)
-        key = (project, source.get("namespace"), source.get("file"), source.get("host"))
+        key = (sanitize(claimed), namespace, path, host)
         hit = self._memo.get(key)
         if hit is None:
-            hit = self._matches(project, *key[1:])
+            hit = self._matches(*key)
             if len(self._memo) >= MEMO_ENTRIES:
                 self._memo.clear()
             self._memo[key] = hit
@@ -58,17 +58,10 @@ class LabelTrust:
                 or (path is not None and any(fnmatchcase(path, g) for g in rule.paths))
                 or (host is not None and any(fnmatchcase(host, g) for g in rule.hosts)))
 
-    def filter(self, label: str | None, part_of: str | None,
-               source: Mapping[str, Any]) -> tuple[str | None, str | None]:
-        """The claims (project label, part-of label) this source may make; the others None."""
-        return (label if label and self.allowed(label, source) else None,
-                part_of if part_of and self.allowed(part_of, source) else None)
-
-    def observe(self, label: str | None, part_of: str | None, source: Mapping[str, Any]) -> None:
-        """Count one record whose claim was dropped (called per record: the router caches its answers)."""
+    def observe(self, claimed: str, namespace: str | None, path: str | None, host: str | None) -> None:
+        """Count one record whose claim is dropped (called per record: the router caches its answers)."""
         if self.on_refused is None or self.trust_all:
             return
-        claimed = label or part_of
-        if claimed and not self.allowed(claimed, source):
+        if not self.allowed(claimed, namespace, path, host):
             project = sanitize(claimed)
             self.on_refused(project if project in self.known else "(other)")
