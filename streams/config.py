@@ -282,7 +282,8 @@ class RoutingSettings(Section):
         description="Project -> the sources that may put their records in it by label (streams/assemble/trust.py, "
                     "docs/security.md). A label is the job's own say: from any other source it is ignored, the "
                     "record routed as if unlabelled and counted (sluice_project_claims_refused_total).",
-        examples=[{"team-a": {"namespaces": ["team-a-*"]}, "team-b": {"topics": ["logs.raw.team-b"]}}])
+        examples=[{"team-a": {"namespaces": ["team-a", "team-a-*"], "hosts": ["dgx-a*"]},
+                   "team-b": {"topics": ["logs.raw.team-b"], "paths": ["/data/team-b/*"]}}])
     trust_all_labels: bool = Field(
         default=False, description="Honour every project label from every source: for a cluster whose jobs are "
                                    "all one team's.")
@@ -394,7 +395,9 @@ class CustomSecretRule(Section):
 class RedactionSettings(Section):
     """Additions and exceptions to the built-in secret rules (streams/assemble/secret_rules.py, docs/security.md)."""
 
-    extra_rules: list[CustomSecretRule] = Field(default_factory=list, description="Kinds of secret of your own.")
+    extra_rules: list[CustomSecretRule] = Field(
+        default_factory=list, description="Kinds of secret of your own.",
+        examples=[[{"kind": "ticket_token", "pattern": r"\bTKT-[A-Z0-9]{24}\b", "needles": ["tkt-"]}]])
     allow: list[str] = Field(
         default_factory=list, description="Regexes of values never redacted, matched against the whole candidate "
                                           "(a public demo key in the docs).",
