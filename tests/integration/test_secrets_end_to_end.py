@@ -125,7 +125,7 @@ def stored_in_elasticsearch(settings: Settings, project: str, group: str, topics
     asyncio.run(_run_until(lambda stop: run_hot_worker(settings, stop, Capacity(50_000, 100_000_000), group),
                            lambda: committed_to_end(settings, group, topics), 90))
     es = es_client(settings.elasticsearch)
-    pattern = f"logs-{project}-*,metrics-{project}-*"
+    pattern = f"sluice-logs-{project}-*,sluice-metrics-{project}-*"
     try:
         es.indices.refresh(index=pattern)
         return [h["_source"] for h in es.search(index=pattern, size=10_000, query={"match_all": {}})["hits"]["hits"]]
