@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--agent", required=True, help="name and version, as the agent reports it")
     ap.add_argument("--config", required=True, type=Path)
     ap.add_argument("--command", required=True, help="with {config} and {state} placeholders")
-    ap.add_argument("--set", dest="subs", action="append", default=[], help="OLD=>NEW, applied to the config")
+    ap.add_argument("--set", dest="subs", action="append", default=[],
+                    help="OLD=>NEW, applied to the config (\\n: a newline)")
     ap.add_argument("--container", action="store_true", help="lay the file out as a kubelet container log")
     ap.add_argument("--brokers", default="127.0.0.1:19092")
     ap.add_argument("--partitions", type=int, default=3)
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     state = root / "state"
     text = args.config.read_text()
     for sub in args.subs:
-        old, _, new = sub.partition("=>")
+        old, _, new = (part.replace("\\n", "\n") for part in sub.partition("=>"))
         if old not in text:
             raise SystemExit(f"--set {sub!r}: {old!r} is not in {args.config}")
         text = text.replace(old, new)
