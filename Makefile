@@ -6,7 +6,7 @@ PYTHON ?= python3.11
 # Developer tools (local stack, demo, benches) run from the checkout; the wheel does not ship them.
 DEV    := $(VENV)/bin/python -m devtools
 
-.PHONY: demo test install up down status lint
+.PHONY: demo test install up down status lint agents
 
 $(VENV)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
@@ -29,7 +29,12 @@ status:
 demo: up
 	$(DEV) demo
 
-test: up
+# The real agents the integration tests run: rsyslog (apt-get) and an OpenTelemetry Collector
+# (built once into the stack directory from the Go module proxy).
+agents: install
+	$(DEV) agents install
+
+test: up agents
 	$(VENV)/bin/pytest
 
 lint: install

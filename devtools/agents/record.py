@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         records = list(read_topic(args.brokers, topic, quiet_s=args.quiet_s, timeout_s=180))
     n = dump(sorted(records, key=lambda r: (r.partition, r.offset)), out / "records.jsonl")
     meta = {"agent": args.agent, "config": config.name, "example": str(args.config),
-            "substitutions": args.subs, "inputs": [str(f) for f in args.files],
+            "substitutions": args.subs, "env": args.extra_env, "inputs": [str(f) for f in args.files],
             "tailed_from": glob, "container_log": args.container, "partitions": args.partitions,
             "records": n, "note": args.note}
     (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")

@@ -23,6 +23,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy" / "agents"
 POD_DIR = "var/log/pods/train_trainer-{n}_0c3f6f62-1a7e-4c11-9d1e-2f6c58a6b0d{n}/trainer"
+# The kubelet's /var/log/containers/<pod>_<namespace>_<container>-<container id>.log links, whose
+# names Fluent Bit's kubernetes filter reads the pod from.
+CONTAINER_LINK = "var/log/containers/trainer-{n}_train_trainer-{cid}.log"
 
 
 @dataclass
@@ -70,8 +73,24 @@ def running(run: AgentRun) -> Iterator[AgentRun]:
         run.stop()
 
 
-def lay_out(root: Path, files: Sequence[Path], *, container: bool = False) -> tuple[Path, str]:
-    """Copy ``files`` under ``root`` where the agent will tail them; return the directory and its glob."""
+def container_id(n: int) -> str:
+    return f"{n:x}" * 64 if n else "f" * 64
+
+
+def lay_out(root: Path, files: Sequence[Path], *, container: bool = False,
+            links: bool = False) -> tuple[Path, str]:
+    """Copy ``files`` under ``root`` where the agent will tail them; return the directory and its glob.
+
+    ``container``: kubelet pod logs; ``links``: and the /var/log/containers names (the glob then
+    names those, as Fluent Bit's tail is configured on Kubernetes)."""
+    if links:
+        lay_out(root, files, container=True)
+        where = root / "var/log/containers"
+        where.mkdir(parents=True, exist_ok=True)
+        for n, _f in enumerate(files):
+            link = root / CONTAINER_LINK.format(n=n, cid=container_id(n))
+            link.symlink_to(root / POD_DIR.format(n=n) / "0.log")
+        return where, str(where / "*.log")
     if container:
         # one pod per file: the kubelet names a container's log <restart count>.log
         for n, f in enumerate(files):

@@ -5,7 +5,8 @@ envelope is recognised by its shape, the set of keys it has and their types:
 
 - docker json-file (the file itself, or an agent's docker parser): ``log`` keeps the newline and a
   ``log`` without one is the first part of a line docker split at 16 KiB (partial);
-- Fluent Bit's CRI parser: ``log`` plus ``_p``, ``P`` marks a partial line;
+- Fluent Bit's CRI parsers: ``log`` plus ``_p`` (the multiline one), ``message`` plus ``logtag``
+  (the classic one); ``P`` marks a partial line;
 - Fluent Bit ``tail`` with no parser: ``log`` is the whole line, newline already stripped;
 - ``message`` (Filebeat, Vector, rsyslog's JSON templates, Logstash): the whole line;
 - rsyslog's ``jsonmesg``: ``rawmsg`` (the line as read) beside ``msg``, ``inputname`` ...;
@@ -194,6 +195,8 @@ def json_envelope(obj: dict, inner: Inner | None) -> RawLine | None:
     if isinstance(msg, str):
         src, labels = _agent_fields(obj)
         text, _ = _strip_newline(msg)
+        if "logtag" in obj:  # Fluent Bit's classic cri parser: time, stream, logtag, message
+            return RawLine(text, _offset(obj), _time_ms(obj), src, labels, obj["logtag"] == "P")
         return with_inner(RawLine(text, _offset(obj), _time_ms(obj), src, labels), inner)
     if isinstance(obj.get("msg") or obj.get("rawmsg"), str) and "inputname" in obj:
         return _rsyslog_jsonmesg(obj, inner)

@@ -25,8 +25,10 @@ TS = 1_700_000_000_000
 
 
 # What depends on the transport, not on the lines: where the event came from (and so its project
-# route), its id, and the time of a line that carries none (the agent's clock against the file's).
-TRANSPORT = frozenset(("event_id", "source", "raw", "ingest_ts", "labels", "timestamp", "project"))
+# route and the fields its pod labels give), its id, and the time of a line that carries none (the
+# agent's clock against the file's).
+TRANSPORT = frozenset(("event_id", "source", "raw", "ingest_ts", "labels", "timestamp", "project",
+                       "task_id", "model_name", "task_type", "phase"))
 
 
 def _shape(ev: dict) -> str:
@@ -95,3 +97,22 @@ def test_agent_records_give_the_events_of_the_file(case: str) -> None:
                 assert Path(ev["source"]["file"]).name == Path(hits[0]).name
     assert sorted(matched) == sorted(meta["inputs"]), f"{case}: files with no source: " \
         f"{sorted(set(meta['inputs']) - set(matched))}"
+
+
+# The collector's raw encoding sends the body alone: its records name no pod.
+KUBERNETES_CASES = [c for c in CASES if json.loads((FIXTURES / c / "meta.json").read_text()).get("container_log")
+                    and not c.endswith("-raw")]
+
+
+@pytest.mark.parametrize("case", KUBERNETES_CASES)
+def test_container_logs_carry_their_pod(case: str) -> None:
+    """Where the agent adds Kubernetes metadata, every event of a container log names its pod."""
+    records = load(FIXTURES / case / "records.jsonl")
+    events = [e for evs in agent_events(records).values() for e in evs]
+    with_pod = [e for e in events if e["source"]["pod"]]
+    # the collector's container operator cannot read the pod of a line it could not parse (not docker)
+    assert len(with_pod) >= 0.9 * len(events), f"{case}: {len(events) - len(with_pod)} events name no pod"
+    for e in with_pod:
+        assert e["source"]["namespace"] == "train" and e["source"]["container"] == "trainer"
+        assert e["source"]["stream"] in ("stdout", "stderr")
+        assert e["labels"].get("k8s.pod.uid", "").startswith("0c3f6f62")
