@@ -90,5 +90,9 @@ def ensure_otelcol(stack_dir: Path, log: Log = print) -> Path:
         raise StackError(f"the collector builder failed ({out.returncode}):\n"
                          f"{out.stdout.decode(errors='replace')[-3000:]}")
     shutil.move(str(work / "src" / "otelcol-sluice"), binary)
+    # the build cache and the generated sources are most of a gigabyte and serve no later run; the
+    # module cache stays, for a rebuild after a manifest change
+    shutil.rmtree(home / "go-build", ignore_errors=True)
+    shutil.rmtree(work / "src", ignore_errors=True)
     log(f"collector built in {time.monotonic() - started:.0f}s: {binary}")
     return binary

@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", dest="subs", action="append", default=[],
                     help="OLD=>NEW, applied to the config (\\n: a newline)")
     ap.add_argument("--container", action="store_true", help="lay the file out as a kubelet container log")
+    ap.add_argument("--links", action="store_true", help="and tail it through /var/log/containers links")
     ap.add_argument("--brokers", default="127.0.0.1:19092")
     ap.add_argument("--partitions", type=int, default=3)
     ap.add_argument("--quiet-s", type=float, default=8.0)
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     config = out / ("config" + "".join(args.config.suffixes))
     config.write_text(text)
-    _dir, glob = lay_out(root, args.files, container=args.container)
+    _dir, glob = lay_out(root, args.files, container=args.container or args.links, links=args.links)
     topic = f"agents-{args.case}-{time.time_ns()}"
     create_topic(args.brokers, topic, args.partitions)
     env = common_env(args.brokers, topic, glob, state)
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     n = dump(sorted(records, key=lambda r: (r.partition, r.offset)), out / "records.jsonl")
     meta = {"agent": args.agent, "config": config.name, "example": str(args.config),
             "substitutions": args.subs, "env": args.extra_env, "inputs": [str(f) for f in args.files],
-            "tailed_from": glob, "container_log": args.container, "partitions": args.partitions,
+            "tailed_from": glob, "container_log": args.container or args.links, "partitions": args.partitions,
             "records": n, "note": args.note}
     (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     print(f"{args.case}: {n} records -> {out}")
