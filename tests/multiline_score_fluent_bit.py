@@ -5,7 +5,8 @@ with ``Path_Key path`` and ``multiline.parser python, java, go`` into the ``file
 ``Format plain`` (one JSON record per line). This script maps each record back to the lines of its
 file (a record's ``log`` is its lines joined by ``\\n``, in file order) and scores the events the
 same way: an expected event is met when one record starts at its first line, ends at its last and
-holds exactly its number of lines.
+holds exactly its number of lines. Fluent Bit emits a multiline group it held after the lines that
+follow it, so records are placed by content, not by arrival.
 
     python tests/multiline_score_fluent_bit.py RECORDS.jsonl DIR... [--misses]
 """
@@ -22,20 +23,25 @@ from multiline_score import expected_events, labelled_files
 
 
 def record_events(lines: list[str], logs: list[str]) -> tuple[set[tuple[int, int, int]], int]:
-    """(first, last, count) of each record, 1-based; and how many records matched no lines."""
+    """(first, last, count) of each record, 1-based; and how many records matched no lines.
+
+    A record is placed at the first run of lines not yet taken that it equals: Fluent Bit emits a
+    held multiline group after lines that follow it in the file, so records are not in file order.
+    """
+    norm = [ln.rstrip("\r") for ln in lines]
+    taken = [False] * len(lines)
     got: set[tuple[int, int, int]] = set()
     unmatched = 0
-    i = 0
     for log in logs:
-        parts = log.split("\n")
-        j = i
-        while j < len(lines) and lines[j].rstrip("\r") != parts[0].rstrip("\r"):
-            j += 1  # lines Fluent Bit sent no record for (empty ones) or resync after a mismatch
-        if j == len(lines) or [ln.rstrip("\r") for ln in lines[j:j + len(parts)]] != [p.rstrip("\r") for p in parts]:
+        parts = [p.rstrip("\r") for p in (log[:-1] if log.endswith("\n") else log).split("\n")]
+        n = len(parts)
+        for j in range(len(lines) - n + 1):
+            if not any(taken[j:j + n]) and norm[j:j + n] == parts:
+                taken[j:j + n] = [True] * n
+                got.add((j + 1, j + n, n))
+                break
+        else:
             unmatched += 1
-            continue
-        got.add((j + 1, j + len(parts), len(parts)))
-        i = j + len(parts)
     return got, unmatched
 
 

@@ -72,6 +72,23 @@ def _clean(line: RawLine) -> RawLine:
     return RawLine(text, line.file_offset, line.ts_ms, line.source, line.labels, line.partial, line.index)
 
 
+def _finish(lines: list[RawLine]) -> list[RawLine]:
+    """One RawLine per line, cleaned. An agent that merged lines itself (Fluent Bit's multiline
+    parsers, a collector recombine with a newline, Filebeat's multiline) sends them in one field:
+    Sluice's merger gets the lines again, so the events follow Sluice's rules and match the file's.
+    Only the last piece can be partial."""
+    if all("\n" not in ln.text for ln in lines):
+        return [_clean(ln) for ln in lines]
+    out: list[RawLine] = []
+    for ln in lines:
+        parts = ln.text.split("\n")
+        for k, part in enumerate(parts):
+            last = k == len(parts) - 1
+            out.append(_clean(RawLine(part[:-1] if part.endswith("\r") else part, ln.file_offset, ln.ts_ms,
+                                      ln.source, ln.labels, ln.partial and last, len(out))))
+    return out
+
+
 def _inner_line(text: str) -> RawLine | None:
     """A docker/CRI line inside an agent's envelope (its tail ran without the container parser)."""
     first = text[0]
@@ -98,10 +115,10 @@ def _cri(text: str) -> RawLine | None:
 
 def _from_json(obj: dict, raw: bytes) -> list[RawLine]:
     if isinstance(obj.get("resourceLogs"), list):
-        return [_clean(ln) for ln in otlp.json_lines(obj, _inner_line)]
+        return _finish(otlp.json_lines(obj, _inner_line))
     line = json_envelope(obj, _inner_line)
     if line is not None:
-        return [_clean(line)]
+        return _finish([line])
     # a JSON log line written by the application itself (ms-swift logging.jsonl, ...)
     return [RawLine(_text(raw).rstrip("\r\n"), None, None, empty_source(), {})]
 
@@ -161,13 +178,13 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
             body = None
         if isinstance(body, str):
             text = body[:-1] if body.endswith("\n") else body
-            return [_clean(with_inner(RawLine(text[:-1] if text.endswith("\r") else text), _inner_line))]
+            return _finish([with_inner(RawLine(text[:-1] if text.endswith("\r") else text), _inner_line)])
     elif first == 0x0A and otlp.looks_like_proto(value):
-        return [_clean(ln) for ln in otlp.proto_lines(value, _inner_line)]
+        return _finish(otlp.proto_lines(value, _inner_line))
     elif first == 0x3C:  # '<'
         line = rfc5424_line(_text(value))
         if line is not None:
-            return [_clean(with_inner(line, _inner_line))]
+            return _finish([with_inner(line, _inner_line)])
     text = _text(value)
     if 0x30 <= first <= 0x39:
         cri = _cri(text)

@@ -5,8 +5,9 @@ envelope is recognised by its shape, the set of keys it has and their types:
 
 - docker json-file (the file itself, or an agent's docker parser): ``log`` keeps the newline and a
   ``log`` without one is the first part of a line docker split at 16 KiB (partial);
-- Fluent Bit's CRI parsers: ``log`` plus ``_p`` (the multiline one), ``message`` plus ``logtag``
-  (the classic one); ``P`` marks a partial line;
+- Fluent Bit's CRI parsers: ``message`` plus ``logtag`` (the classic one), where ``P`` marks a
+  partial line; ``log`` plus ``_p`` (the multiline one), which has joined the pieces already and
+  keeps the first piece's ``_p``: a whole line;
 - Fluent Bit ``tail`` with no parser: ``log`` is the whole line, newline already stripped;
 - ``message`` (Filebeat, Vector, rsyslog's JSON templates, Logstash): the whole line;
 - rsyslog's ``jsonmesg``: ``rawmsg`` (the line as read) beside ``msg``, ``inputname`` ...;
@@ -162,9 +163,11 @@ def with_inner(line: RawLine, inner: Inner | None) -> RawLine:
 
 def _log_line(obj: dict, log: str, inner: Inner | None) -> RawLine:
     keys = obj.keys()
-    if "_p" in obj:  # Fluent Bit's cri parser: time, stream, _p, log
+    if "_p" in obj:
+        # Fluent Bit's multiline cri parser (time, stream, _p, log) has joined the runtime's pieces
+        # already, and keeps the first piece's _p: P on a joined line is no partial mark (recorded)
         text, _ = _strip_newline(log)
-        partial = obj["_p"] == "P"
+        partial = False
     elif keys <= DOCKER_KEYS or (isinstance(obj.get("stream"), str) and isinstance(obj.get("time"), str)):
         # docker json-file, as written or as an agent's docker parser read it: no newline = partial
         text, had = _strip_newline(log)
@@ -192,6 +195,8 @@ def json_envelope(obj: dict, inner: Inner | None) -> RawLine | None:
     if isinstance(log, str):
         return _log_line(obj, log, inner)
     msg = obj.get("message")
+    if msg is None and "logtag" in obj and isinstance(obj.get("stream"), str):
+        msg = ""  # Fluent Bit's regex parsers leave an empty capture out: an empty CRI line
     if isinstance(msg, str):
         src, labels = _agent_fields(obj)
         text, _ = _strip_newline(msg)
