@@ -22,6 +22,8 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from streams.assemble.fields import FieldLimits
+from streams.assemble.metadata import DEFAULT_KEYS
 from streams.errors import ConfigError
 from streams.sinks.elasticsearch.settings import HotSinkSettings
 from streams.sinks.objectstore.settings import ColdSinkSettings
@@ -152,9 +154,33 @@ class ProjectRoute(BaseModel):
     events_per_s: float | None = None  # per-project share of the sink budget; None = fair share
 
 
+def _default_keys(field: str) -> Any:
+    return Field(default_factory=lambda: list(DEFAULT_KEYS[field]))
+
+
+class SourceMetadataSettings(BaseModel):
+    """Which label or Kubernetes annotation of a source fills which event field: the first key of a list
+    that the source carries wins, each key matching as written and de-dotted (Filebeat's
+    ``app_kubernetes_io/part-of``). The defaults cover Kubeflow, JobSet, Volcano, KubeRay and
+    LeaderWorkerSet pods and Sluice's own ``sluice.io/*`` keys (streams/assemble/metadata.py says which
+    operator sets what); set a list to replace it, ``[]`` to turn a field off."""
+
+    project: list[str] = _default_keys("project")
+    task_id: list[str] = _default_keys("task_id")
+    task_type: list[str] = _default_keys("task_type")
+    model_name: list[str] = _default_keys("model_name")
+    phase: list[str] = _default_keys("phase")
+    node_role: list[str] = _default_keys("node_role")
+    rank: list[str] = _default_keys("rank")
+
+    def keys(self) -> dict[str, list[str]]:
+        return self.model_dump()
+
+
 class RoutingSettings(BaseModel):
     default_project: str = "default"
     projects: dict[str, ProjectRoute] = Field(default_factory=lambda: {"default": ProjectRoute()})
+    metadata: SourceMetadataSettings = Field(default_factory=SourceMetadataSettings)
 
     @field_validator("projects")
     @classmethod
@@ -166,6 +192,25 @@ class RoutingSettings(BaseModel):
                     "(it becomes a Kafka topic and an Elasticsearch index name)"
                 )
         return projects
+
+
+class FieldSettings(BaseModel):
+    """Bounds on an event's fields (streams/assemble/fields.py)."""
+
+    # A line's own time is believed within [read time - max_past_s, read time + max_future_s] (read time:
+    # the raw record's Kafka timestamp); outside, the event takes its source's last good time, flagged, and
+    # the time as written stays in attributes. Two years back covers a late backlog; a day ahead covers
+    # clock skew and zone-less local times read as UTC. A line from the year 99999 makes no index.
+    max_past_s: int = 730 * 86_400
+    max_future_s: int = 86_400
+    # Keys a structured record brings that no field takes are kept in `attributes`, this many at most,
+    # each value cut at this length (both flagged in attributes["sluice.flags"]).
+    max_attributes: int = 64
+    max_attribute_chars: int = 1024
+
+    def limits(self) -> FieldLimits:
+        return FieldLimits(max_past_ms=self.max_past_s * 1000, max_future_ms=self.max_future_s * 1000,
+                           max_attributes=self.max_attributes, max_attribute_chars=self.max_attribute_chars)
 
 
 class AssembleSettings(BaseModel):
@@ -200,6 +245,7 @@ class AssembleSettings(BaseModel):
     # Compacted topic with the open blocks of every source (streams/assemble/state.py), written in
     # the same transactions; default "<app_id>-state", partitioned as logs.raw.
     state_topic: str | None = None
+    fields: FieldSettings = Field(default_factory=FieldSettings)
 
     def state_topic_name(self) -> str:
         return self.state_topic or f"{self.app_id}-state"

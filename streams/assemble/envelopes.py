@@ -52,12 +52,11 @@ K8S_EXTRA: dict[str, tuple[str | tuple[str, ...], ...]] = {
     "k8s.container.image": ("container_image", ("container", "image", "name"), ("container", "image")),
     "k8s.node.name": (("node", "name"), "pod_node_name", "host"),
 }
-K8S_LABELS = ("labels", "pod_labels")
-K8S_ANNOTATIONS = ("annotations", "pod_annotations")
-ANNOTATION_PREFIX = "k8s.pod.annotations."
-# Annotations kubectl and operators write that are large and say nothing about the log line.
-SKIPPED_ANNOTATIONS = frozenset(("kubectl.kubernetes.io/last-applied-configuration",))
-MAX_ANNOTATION_CHARS = 1024
+# Labels first, then annotations, all into ``labels`` (a label wins over an annotation of the same
+# key); which of them name the project, task, role or rank is the assemble stage's configuration
+# (routing.metadata, docs/fields.md).
+K8S_MAPS = ("labels", "pod_labels", "annotations", "pod_annotations")
+MAX_META_VALUE = 256  # an annotation longer than this (kubectl's last-applied-configuration) is not metadata
 
 Inner = Callable[[str], "RawLine | None"]
 
@@ -112,13 +111,19 @@ def kubernetes(src: dict, labels: dict, k8s: Any) -> None:
         v = first_str(k8s, paths)
         if v:
             labels[name] = v
-    for key in K8S_LABELS:
-        for k, v in (k8s.get(key) or {}).items() if isinstance(k8s.get(key), dict) else ():
-            labels[str(k)] = str(v)
-    for key in K8S_ANNOTATIONS:
-        for k, v in (k8s.get(key) or {}).items() if isinstance(k8s.get(key), dict) else ():
-            if k not in SKIPPED_ANNOTATIONS:
-                labels[ANNOTATION_PREFIX + str(k)] = str(v)[:MAX_ANNOTATION_CHARS]
+    for key in K8S_MAPS:
+        found = k8s.get(key)
+        if isinstance(found, dict):
+            for k, v in found.items():
+                put_meta(labels, str(k), v)
+
+
+def put_meta(labels: dict, key: str, value: Any) -> None:
+    """A label or annotation into ``labels``: scalars up to MAX_META_VALUE characters, first one wins."""
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        text = str(value)
+        if len(text) <= MAX_META_VALUE:
+            labels.setdefault(key, text)
 
 
 def _strip_newline(text: str) -> tuple[str, bool]:

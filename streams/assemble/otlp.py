@@ -18,7 +18,7 @@ import json
 import struct
 from typing import Any
 
-from streams.assemble.envelopes import Inner, with_inner
+from streams.assemble.envelopes import Inner, put_meta, with_inner
 from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.timefmt import unix_nano_ms
 from streams.errors import DecodeError
@@ -243,11 +243,10 @@ def _line(body: Any, attrs: dict, res: dict, ts_ms: int | None, index: int, inne
         v = attrs.get(name, res.get(name))
         if v is not None:
             labels[name] = str(v)
-    for k, v in res.items():
-        if k.startswith(POD_LABEL_PREFIX):
-            labels[k[len(POD_LABEL_PREFIX):]] = str(v)
-        elif k.startswith(ANNOTATION_PREFIX):
-            labels[k] = str(v)
+    for prefix in (POD_LABEL_PREFIX, ANNOTATION_PREFIX):  # labels first: a label wins over an annotation
+        for k, v in res.items():
+            if k.startswith(prefix):
+                put_meta(labels, k[len(prefix):], v)
     text = _body_text(body)
     had_newline = text.endswith("\n")
     if had_newline:

@@ -39,6 +39,7 @@ from typing import Any
 import faust
 
 from streams import observability as obs
+from streams.assemble.metadata import SourceMetadata
 from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Assembler, Output, RawRecord
 from streams.assemble.route import ProjectRouter
@@ -97,8 +98,10 @@ class AssembleStage:
         self.writer = writer
         self.encoder = OutputEncoder(settings, registry)
         self.lookup = registry_schema_lookup(registry, logical_types=False)
+        self.metadata = SourceMetadata(settings.routing.metadata.keys())
+        self.limits = self.conf.fields.limits()
         self.router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
-                                    known=settings.projects())
+                                    known=settings.projects(), project_keys=self.metadata.project_keys())
         self.states: dict[int, PartitionState] = {}
         self.spread = SourcePartitions()  # sources seen on more than one raw partition
         # Set by build_app (None in unit use): the broker's end offset of a partition as last fetched;
@@ -117,7 +120,8 @@ class AssembleStage:
 
     def _assembler(self) -> Assembler:
         return Assembler(self.lookup, self.router, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
-                         idle_timeout_ms=self.conf.idle_timeout_ms, on_new_source=self.new_source)
+                         idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits, metadata=self.metadata,
+                         on_new_source=self.new_source)
 
     def new_source(self, sid: str, partition: int) -> None:
         """Count and warn (once per source) about a source that a second raw partition brings."""

@@ -582,10 +582,10 @@ def test_kibana_views_use_only_fields_of_the_index_template() -> None:
 
 
 def test_kibana_metric_fields_are_ones_the_assemble_stage_emits() -> None:
-    from streams.assemble.parse import _ITER_FIELDS, METRIC_KEYS
+    from streams.assemble.keys import CANONICAL_METRICS
+    from streams.assemble.steplines import RULE_METRICS
 
-    emitted = set(METRIC_KEYS.values()) | set(_ITER_FIELDS.values()) | {"gpu_memory_mb"}  # GiB -> MB
-    emitted.discard("gpu_memory_gib")
+    emitted = CANONICAL_METRICS | RULE_METRICS
     used = set(re.findall(r"metrics\.([a-z_]+)", (DEPLOY / "kibana" / "sluice.ndjson").read_text()))
     assert used and used <= emitted, used - emitted
 

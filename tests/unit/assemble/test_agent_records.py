@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from devtools.agents.records import Recorded, load
+from streams.assemble.fields import FLAGS_KEY
 from streams.assemble.pipeline import Assembler, RawRecord, parse_files
 
 REPO = Path(__file__).resolve().parents[3]
@@ -38,6 +39,15 @@ def _shape(ev: dict) -> str:
     Bit does): an event that spans one has the same first and last lines and the same other lines.
     """
     kept = {k: v for k, v in ev.items() if k not in TRANSPORT}
+    attrs = dict(kept.get("attributes") or {})
+    flags = [f for f in (attrs.pop(FLAGS_KEY, "") or "").split(",") if f]
+    if "timestamp_out_of_window" in flags:
+        # the window is measured from the time the line was read: the agent's clock, not the file's
+        flags.remove("timestamp_out_of_window")
+        attrs.pop("timestamp", None)
+    if flags:
+        attrs[FLAGS_KEY] = ",".join(flags)
+    kept["attributes"] = attrs
     if "message" in kept:
         lines = [ln for ln in kept["message"].split("\n") if ln]
         kept["message"], kept["line_count"] = "\n".join(lines), len(lines)
