@@ -77,6 +77,8 @@ def _finish(lines: list[RawLine]) -> list[RawLine]:
     parsers, a collector recombine with a newline, Filebeat's multiline) sends them in one field:
     Sluice's merger gets the lines again, so the events follow Sluice's rules and match the file's.
     Only the last piece can be partial."""
+    if len(lines) == 1 and "\n" not in lines[0].text:  # one line per record: the common case
+        return [_clean(lines[0])]
     if all("\n" not in ln.text for ln in lines):
         return [_clean(ln) for ln in lines]
     out: list[RawLine] = []

@@ -62,19 +62,21 @@ Inner = Callable[[str], "RawLine | None"]
 
 
 def dig(obj: Any, path: str | tuple[str, ...]) -> Any:
-    if isinstance(path, str):
-        return obj.get(path) if isinstance(obj, dict) else None
+    if path.__class__ is str:
+        return obj.get(path) if obj.__class__ is dict else None
     for p in path:
-        if not isinstance(obj, dict):
+        if obj.__class__ is not dict:
             return None
         obj = obj.get(p)
+        if obj is None:
+            return None
     return obj
 
 
 def first_str(obj: dict, paths) -> str | None:
     for p in paths:
-        v = dig(obj, p)
-        if isinstance(v, str) and v:
+        v = obj.get(p) if p.__class__ is str else (dig(obj, p) if p[0] in obj else None)
+        if v and v.__class__ is str:
             return v
     return None
 
@@ -93,6 +95,8 @@ def _time_ms(obj: dict) -> int | None:
 
 def _offset(obj: dict) -> int | None:
     for p in OFFSET_KEYS:
+        if p[0] not in obj:
+            continue
         v = dig(obj, p)
         if isinstance(v, int) and not isinstance(v, bool):
             return v
@@ -139,12 +143,14 @@ def _strip_newline(text: str) -> tuple[str, bool]:
 def _agent_fields(obj: dict) -> tuple[dict, dict]:
     src = empty_source()
     labels: dict = {}
-    src["stream"] = obj.get("stream") if isinstance(obj.get("stream"), str) else None
-    kubernetes(src, labels, obj.get("kubernetes"))
+    stream = obj.get("stream")
+    src["stream"] = stream if stream.__class__ is str else None
+    if "kubernetes" in obj:
+        kubernetes(src, labels, obj["kubernetes"])
     src["file"] = first_str(obj, FILE_KEYS)
     src["host"] = src["host"] or first_str(obj, HOST_KEYS)
     extra = obj.get("labels")
-    if isinstance(extra, dict):  # Filebeat/ECS custom labels, Vector's labels
+    if extra.__class__ is dict:  # Filebeat/ECS custom labels, Vector's labels
         for k, v in extra.items():
             labels[str(k)] = str(v)
     return src, labels
