@@ -265,7 +265,7 @@ class AssembleStage:
                 quiet_ms = int((now - state.last_seen) * 1000)
                 # Quiet means quiet *and caught up*: while records of the partition wait in Kafka (a
                 # backlog, a broker restart, a rebalance) the rest of an open block may be among them,
-                # and flushing it now would split it (the fault suite caught this).
+                # and flushing it now would split it.
                 if (quiet_ms >= self.conf.idle_timeout_ms and state.assembler.oldest_open_offset() is not None
                         and await self.caught_up(partition, state)):
                     out = state.assembler.flush_idle(state.newest_ts_ms + quiet_ms)
@@ -287,7 +287,7 @@ class AssembleStage:
             return False
         # Taken over (or rewound), the next record to read is the one at the committed offset. (A take-over
         # at the very end of the input restores open blocks that no record will ever follow: they must
-        # still be flushed. The fault suite caught this.)
+        # still be flushed.)
         start = state.expect if state.expect is not None else state.next_offset
         return start >= high or await self.only_markers(partition, state, start, high)
 
@@ -469,5 +469,8 @@ def run_assemble_worker(settings: Settings, loglevel: str = "info") -> None:
     """Blocking: runs until SIGTERM/SIGINT (Faust's own worker handles the signals)."""
     from faust.worker import Worker
 
+    from streams.logs import faust_logging_config
+
     app, _stage = build_app(settings)
-    Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False).execute_from_commandline()
+    Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
+           logging_config=faust_logging_config(loglevel, settings.observability.log_format)).execute_from_commandline()

@@ -48,8 +48,10 @@ def isolated(stack: Settings, unique_name: Callable[[str], str]) -> Any:
     create_topics(settings, topic_specs(settings))
     register_all(settings)
     yield settings, project
-    es_client(stack.elasticsearch).indices.delete(index=f"logs-{project}-*,metrics-{project}-*",
-                                                  ignore_unavailable=True, allow_no_indices=True)
+    hot = settings.hot
+    es_client(stack.elasticsearch).indices.delete(
+        index=f"{hot.events_index_prefix}-{project}-*,{hot.metrics_index_prefix}-{project}-*",
+        ignore_unavailable=True, allow_no_indices=True)
 
 
 def worker_env(settings: Settings, project: str) -> dict[str, str]:
@@ -73,9 +75,9 @@ def shape(ev: dict[str, Any]) -> tuple:
 
 def es_events(settings: Settings, project: str) -> list[dict[str, Any]]:
     es = es_client(settings.elasticsearch)
-    es.indices.refresh(index=f"logs-{project}-*", allow_no_indices=True)
-    hits = es.search(index=f"logs-{project}-*", size=10_000, query={"match_all": {}},
-                     allow_no_indices=True)["hits"]["hits"]
+    pattern = f"{settings.hot.events_index_prefix}-{project}-*"
+    es.indices.refresh(index=pattern, allow_no_indices=True)
+    hits = es.search(index=pattern, size=10_000, query={"match_all": {}}, allow_no_indices=True)["hits"]["hits"]
     return [h["_source"] for h in hits]
 
 
