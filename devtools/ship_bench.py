@@ -88,7 +88,7 @@ def run(rate: int, seconds: float, interval: float) -> dict[str, float]:
     (work / "logs").mkdir()
     log = work / "logs" / "rank0.log"
     log.touch()
-    env = {**os.environ, "SLUICE_SHIP__PODINFO_LABELS_PATH": str(work / "none")}
+    env = {**os.environ, "SLUICE_SHIP__PODINFO_LABELS_PATH": str(work / "none"), "SLUICE_SHIP__METRICS_PORT": "0"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "streams.ship", "--path", str(work / "logs" / "*.log"),
          "--checkpoint", str(work / "checkpoint.json"), "--topic", topic, "--interval", str(interval),

@@ -45,12 +45,23 @@ class ShipSettings(BaseSettings):
     # labels a DaemonSet cannot get from its own pod.
     path_pattern: str | None = None
 
-    # The send schedule. 30 s keeps requests few (the usual 30-60 s of node agents); tests and
-    # interactive use go sub-second. Full batches go at once: memory stays bounded during bursts.
-    interval_s: float = Field(default=30.0, ge=0.05)
-    # Each node's phase = blake2b(node name) mod window (see batching.stagger_phase_ms); 90 s is
-    # the usual advice for checkpoint-aligned clusters. 0 = no stagger (tests).
-    stagger_window_s: float = Field(default=90.0, ge=0)
+    # The send schedule: every node sends once per interval, at its own phase, so that a cluster
+    # whose jobs all log at once (a checkpoint, a 9:00 start) reaches Kafka spread over the window.
+    interval_s: float = Field(
+        default=90.0, ge=0.05,
+        description="Seconds between a node's scheduled sends. 90 s with a 90 s stagger window spreads the "
+                    "nodes' uploads over 90 s, as a cluster-wide burst needs; the cost is up to this much delay "
+                    "for quiet files. Interactive use and tests go sub-second.")
+    stagger_window_s: float = Field(
+        default=90.0, ge=0,
+        description="Each node's send phase is blake2b(node name) mod this window; the nodes' sends spread over "
+                    "min(window, interval_s). 0: no stagger (every node sends on the interval grid).")
+    early_send_fraction: float = Field(
+        default=0.5, gt=0, le=1,
+        description="Full batches wait for the node's slot unless the bytes held in memory reach this fraction "
+                    "of max_buffer_bytes, or the bytes waiting reach this fraction of max_waiting_bytes: then "
+                    "they go at once, so that memory stays bounded and a sustained burst is not throttled to "
+                    "max_buffer_bytes per interval.")
     # 5,000 lines / 512 KiB per record: well under the broker's 1 MB message.max.bytes, and big
     # enough that per-record costs downstream (Faust: ~15k records/s) stay small.
     max_batch_lines: int = Field(default=5000, ge=1)
@@ -61,6 +72,22 @@ class ShipSettings(BaseSettings):
     # The memory cap: file bytes read but not yet acknowledged by Kafka (pending + in flight).
     # At the cap the shipper stops reading; the files are the buffer. 16 MiB fits a 128 MiB pod.
     max_buffer_bytes: int = Field(default=16 * MiB, ge=4 * KiB)
+    # What a node keeps waiting for Kafka: the tailed files' bytes that Kafka has not acknowledged,
+    # read or not. Past either bound the oldest waiting bytes are dropped (counted and logged), rotated
+    # files first: the shipper's open descriptors are what keeps deleted rotated files on disk.
+    max_waiting_bytes: int = Field(
+        default=2 * 1024 * MiB, ge=1 * MiB,
+        description="Bytes waiting to be acknowledged by Kafka at most, over all tailed files (like Fluent Bit's "
+                    "storage.total_limit_size); past it the oldest are dropped. 2 GiB holds hours of a loud node.")
+    max_waiting_age_s: float = Field(
+        default=12 * 3600.0, gt=0,
+        description="Bytes first seen longer ago than this and still not acknowledged by Kafka are dropped: "
+                    "after half a day they no longer serve the hot store.")
+    max_message_bytes: int = Field(
+        default=1_000_000, ge=64 * KiB,
+        description="Encoded bytes per Kafka record at most: the brokers' default message limit. A batch that "
+                    "encodes larger is split; a broker that still rejects a record as too large lowers this "
+                    "for the running process (logged: set it to the topic's max.message.bytes).")
     read_chunk_bytes: int = Field(default=256 * KiB, ge=1 * KiB)
 
     # How often files are checked for new bytes, and the globs re-scanned for new files.
@@ -91,11 +118,21 @@ class ShipSettings(BaseSettings):
     # Extra librdkafka settings, e.g. {"reconnect.backoff.max.ms": 1000}.
     producer: dict[str, str | int | float | bool] = Field(default_factory=dict)
 
+    # /metrics and /healthz of the shipper (streams/observability.py), on the node's network.
+    metrics_port: int | None = Field(
+        default=9112, ge=0, le=65535,
+        description="Port of the shipper's /metrics, /healthz and /readyz; 0: any free port (logged); "
+                    "None: no endpoints.")
+
     @model_validator(mode="after")
     def _limits_fit(self) -> ShipSettings:
         if self.max_line_bytes > self.max_batch_bytes:
             raise ValueError(f"max_line_bytes ({self.max_line_bytes}) must not exceed max_batch_bytes "
                              f"({self.max_batch_bytes}): a line must fit in one batch")
+        # Invalid UTF-8 is sent as U+FFFD (3 bytes for 1): a line must encode under the message limit.
+        if 3 * self.max_line_bytes + 64 * KiB > self.max_message_bytes:
+            raise ValueError(f"max_line_bytes ({self.max_line_bytes}) must leave room in max_message_bytes "
+                             f"({self.max_message_bytes}): 3 x max_line_bytes + 64 KiB at most")
         if self.max_batch_bytes > self.max_buffer_bytes // 2:
             raise ValueError(f"max_buffer_bytes ({self.max_buffer_bytes}) must hold at least two batches "
                              f"of max_batch_bytes ({self.max_batch_bytes})")

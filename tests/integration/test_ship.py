@@ -193,7 +193,7 @@ def _ship_process(tmp_path: Path, topic: str, settings: Settings) -> subprocess.
     env = {**os.environ, "SLUICE_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
            "SLUICE_REGISTRY__URL": settings.registry.url, "SLUICE_SHIP__POLL_INTERVAL_S": "0.05",
            "SLUICE_SHIP__CHECKPOINT_INTERVAL_S": "0.2", "SLUICE_SHIP__SCAN_INTERVAL_S": "0.2",
-           "SLUICE_SHIP__PODINFO_LABELS_PATH": str(tmp_path / "no-podinfo")}
+           "SLUICE_SHIP__PODINFO_LABELS_PATH": str(tmp_path / "no-podinfo"), "SLUICE_SHIP__METRICS_PORT": "0"}
     cmd = [sys.executable, "-m", "streams.ship", "--path", str(tmp_path / "logs" / "*.log"),
            "--checkpoint", str(tmp_path / "state" / "checkpoint.json"), "--topic", topic,
            "--interval", "0.3", "--stagger-window", "0", "--node-name", "kill-node", "--label", "project=shiptest"]
