@@ -52,7 +52,7 @@ def serve_endpoints(shipper: Shipper, port: int, host: str) -> Callable[[], None
         loop.call_soon_threadsafe(loop.stop)
         raise
     for address in runner.addresses:
-        log.warning("ship: metrics and health on http://%s:%d/metrics (/healthz, /readyz)", *address[:2])
+        log.info("ship: metrics and health on http://%s:%d/metrics (/healthz, /readyz)", *address[:2])
 
     def stop() -> None:
         asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
@@ -73,7 +73,7 @@ def run_until_signalled(shipper: Shipper, settings: Settings) -> None:
     signal.signal(signal.SIGINT, on_signal)
     port = shipper.ship.metrics_port
     stop_endpoints = None
-    if port is not None:
+    if port:
         try:
             stop_endpoints = serve_endpoints(shipper, port, settings.observability.host)
         except SluiceError as exc:  # the logs matter more than their metrics: ship anyway

@@ -119,10 +119,10 @@ class ShipSettings(BaseSettings):
     producer: dict[str, str | int | float | bool] = Field(default_factory=dict)
 
     # /metrics and /healthz of the shipper (streams/observability.py), on the node's network.
-    metrics_port: int | None = Field(
+    metrics_port: int = Field(
         default=9112, ge=0, le=65535,
-        description="Port of the shipper's /metrics, /healthz and /readyz; 0: any free port (logged); "
-                    "None: no endpoints.")
+        description="Port of the shipper's /metrics, /healthz and /readyz (beside the stage workers' 9108-9111); "
+                    "0: no endpoints. A port that is taken is logged and the shipper ships without them.")
 
     @model_validator(mode="after")
     def _limits_fit(self) -> ShipSettings:

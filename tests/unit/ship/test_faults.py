@@ -6,12 +6,14 @@ Real files and symlinks in tmp_path, the real RawBatch encoding, a recording pro
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 
 from devtools.testing.ship import FakeClock, RecordingSender, make_shipper
+from streams.config import REPO_ROOT
 from streams.ship.bounds import FLAGS_LABEL
 from streams.ship.checkpoint import Checkpoint, CheckpointError, CheckpointStore
 from streams.ship.labels import Origin, SourceBuilder
@@ -253,3 +255,12 @@ def test_metrics_report_what_was_read_sent_waiting_dropped_and_refused(tmp_path)
                  'sluice_ship_dropped_bytes_total{reason="waiting_bytes"} 0.0', "sluice_ship_checkpoint_failing 0.0",
                  "sluice_ship_ack_latency_seconds_count 1.0"):
         assert line in text, line
+
+
+def test_docs_metrics_lists_exactly_what_the_shipper_serves(tmp_path) -> None:
+    shipper, _, _ = make_shipper(tmp_path)
+    served = {family.name + ("_total" if family.type == "counter" else "")
+              for family in ShipCollector(shipper).collect()}
+    text = (REPO_ROOT / "docs" / "metrics.md").read_text()
+    body = text.split("## The node shipper", 1)[1].split("\n## ", 1)[0]
+    assert set(re.findall(r"^\| `(sluice_ship_[a-z0-9_]+)`", body, re.MULTILINE)) == served
