@@ -159,7 +159,7 @@ def percentile(counts: Counter[int], p: float) -> int:
     return 0
 
 
-def summary(name: str, broker: Broker) -> dict[str, float]:
+def summary(name: str, broker: Broker) -> dict[str, float | str]:
     peak_s = max(broker.bytes, key=lambda s: broker.bytes[s])
     return {"scenario": name, "peak_MB_s": broker.bytes[peak_s] / 1e6, "peak_at_s": peak_s,
             "peak_records_s": max(broker.records.values()),

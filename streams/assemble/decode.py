@@ -79,10 +79,22 @@ def _dig(obj: Any, *path: str) -> Any:
     return obj
 
 
+_K8S_MAPS = ("labels", "pod_labels", "annotations", "pod_annotations")  # Fluent Bit / Filebeat, Vector
+MAX_META_VALUE = 256  # an annotation longer than this (kubectl's last-applied-configuration) is not metadata
+
+
 def _kubernetes(src: dict, labels: dict, k8s) -> None:
+    """Kubernetes metadata as Fluent Bit's kubernetes filter (``namespace_name``, ``pod_name``,
+    ``container_name``, ``host``, ``labels``, ``annotations``), Vector's ``kubernetes_logs``
+    (``pod_namespace``, ``pod_name``, ``container_name``, ``pod_node_name``, ``pod_labels``,
+    ``pod_annotations``) and Filebeat's ``add_kubernetes_metadata`` (``namespace``, ``pod.name``,
+    ``container.name``, ``node.name``, ``labels``, ``annotations``) send it. Labels and annotations both
+    go into ``labels`` (a label wins over an annotation of the same key); which of them name the
+    project, task, role or rank is the assemble stage's configuration."""
     if not isinstance(k8s, dict):
         return
-    src["namespace"] = k8s.get("namespace_name") or k8s.get("namespace") or src["namespace"]
+    src["namespace"] = (k8s.get("namespace_name") or k8s.get("namespace") or k8s.get("pod_namespace")
+                        or src["namespace"])
     pod = k8s.get("pod_name") or k8s.get("pod")
     if isinstance(pod, dict):  # Filebeat: kubernetes.pod.name
         pod = pod.get("name")
@@ -91,9 +103,14 @@ def _kubernetes(src: dict, labels: dict, k8s) -> None:
     if isinstance(cont, dict):
         cont = cont.get("name")
     src["container"] = cont or src["container"]
-    src["host"] = src["host"] or k8s.get("host") or _dig(k8s, "node", "name")
-    for k, v in (k8s.get("labels") or {}).items():
-        labels[str(k)] = str(v)
+    src["host"] = src["host"] or k8s.get("host") or _dig(k8s, "node", "name") or k8s.get("pod_node_name")
+    for field in _K8S_MAPS:
+        found = k8s.get(field)
+        if not isinstance(found, dict):
+            continue
+        for k, v in found.items():
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool) and len(text := str(v)) <= MAX_META_VALUE:
+                labels.setdefault(str(k), text)
 
 
 def _from_json(obj: dict, raw: bytes) -> list[RawLine]:
