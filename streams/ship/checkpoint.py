@@ -34,7 +34,7 @@ class Entry:
     path: str  # where the file was found (it may since have been renamed)
     generation: int
     offset: int  # bytes acknowledged by Kafka
-    size: int = 0  # the file's size when last seen: what is lost if it is gone at restart is at least size - offset
+    size: int = -1  # the file's size when last seen (-1: unknown, version 1): a file gone at restart lost size - offset
 
     @property
     def fingerprint(self) -> Fingerprint:

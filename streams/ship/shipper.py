@@ -254,16 +254,16 @@ class Shipper:
             self._open_new(path, now, at_end=first_start and self.ship.start_at == "end")
 
     def _lost_at_restart(self, e: Entry) -> None:
-        lost = max(0, e.size - e.offset)
-        if e.size and not lost:
+        if 0 <= e.size <= e.offset:
             log.info("%s (inode %d) is gone; it had been shipped whole (%d bytes)", e.path, e.ino, e.offset)
             return
+        lost = max(0, e.size - e.offset)
         self.stats.dropped_files["gone_before_shipped"] += 1
         self.stats.dropped_bytes["gone_before_shipped"] += lost
         log.warning("%s (inode %d) was deleted (or rotated out of reach) while the shipper was down; it was "
-                    "shipped up to byte %d of at least %d: %s bytes lost. Keep rotated files until they are "
-                    "shipped (sluice_ship_waiting_bytes)", e.path, e.ino, e.offset, e.size,
-                    lost if e.size else "an unknown number of")
+                    "shipped up to byte %d of %s: %s bytes lost. Keep rotated files until they are shipped "
+                    "(sluice_ship_waiting_bytes)", e.path, e.ino, e.offset,
+                    e.size if e.size >= 0 else "an unknown size", lost if e.size >= 0 else "an unknown number of")
 
     def _scan(self, now: float) -> None:
         self.roots = resolved_roots(self.patterns)

@@ -171,12 +171,14 @@ def test_bytes_older_than_the_age_bound_are_dropped_and_younger_ones_kept(tmp_pa
 
 def test_a_file_deleted_while_the_shipper_was_down_is_counted_as_lost(tmp_path) -> None:
     write_lines(tmp_path / "a.log", "x", 10)
+    write_lines(tmp_path / "b.log", "z", 10)
     shipper, sender, clock = make_shipper(tmp_path)
     shipper.start()
-    run(shipper, sender, clock, 2)  # 1000 bytes acknowledged
+    run(shipper, sender, clock, 2)  # 1000 bytes of each acknowledged
     write_lines(tmp_path / "a.log", "y", 30)
     run(shipper, sender, clock, 2, fail=True)  # 3000 more seen, not acknowledged; then the pod dies
     (tmp_path / "a.log").unlink()
+    (tmp_path / "b.log").unlink()  # shipped whole: nothing lost
     again, _, _ = make_shipper(tmp_path)
     again.start()
     assert again.stats.dropped_files == {"gone_before_shipped": 1}
