@@ -183,14 +183,14 @@ class TailedFiles:
             if (st.st_size, st.st_mtime_ns) == f.last_stat:
                 continue
             f.last_stat = (st.st_size, st.st_mtime_ns)
-            f.size_seen = st.st_size
-            self.dirty = True  # the checkpoint keeps sizes: what a file lost while we are down is known
-            f.history.seen(now, st.st_size)
             obs = f.observe(st)
             if classify(f.dev, f.ino, f.fingerprint, f.read_pos, obs) is Change.TRUNCATED:
-                self._truncated(f, now)
-            else:
-                f.extend_fingerprint(obs.head)
+                self._truncated(f, now)  # with the size seen before: what was never read is counted
+                continue
+            f.extend_fingerprint(obs.head)
+            f.size_seen = st.st_size
+            f.history.seen(now, st.st_size)
+            self.dirty = True  # the checkpoint keeps sizes: what a file lost while we are down is known
 
     def _detach(self, f: TailedFile) -> None:
         f.attached = False

@@ -185,6 +185,23 @@ def test_a_file_deleted_while_the_shipper_was_down_is_counted_as_lost(tmp_path) 
     assert again.stats.dropped_bytes == {"gone_before_shipped": 3000}
 
 
+def test_a_truncation_with_no_copy_counts_what_was_never_read(tmp_path) -> None:
+    write_lines(tmp_path / "a.log", "t", 100)  # 10,000 bytes; memory holds 4 KiB of them while Kafka is slow
+    shipper, sender, clock = make_shipper(tmp_path, max_buffer_bytes=4096, max_batch_bytes=2048,
+                                          max_line_bytes=1024, read_chunk_bytes=1024)
+    shipper.start()
+    for _ in range(3):  # Kafka slow: 4 KiB read and in flight, the rest unread
+        clock.t += 1.0
+        shipper.tick()
+    os.truncate(tmp_path / "a.log", 0)  # truncated in place, and no copy kept
+    clock.t += 1.0
+    shipper.tick()
+    assert shipper.stats.dropped_files == {"truncated_before_shipped": 1}
+    assert shipper.stats.dropped_bytes == {"truncated_before_shipped": 10_000 - 4096}
+    sender.deliver()
+    assert len(texts(sender)) == 4096 // 100  # what was in flight still arrives
+
+
 # -- a full disk for the checkpoint --------------------------------------------------------------------------
 
 class FullDisk(CheckpointStore):
