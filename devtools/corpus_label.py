@@ -93,8 +93,8 @@ def propose(p):  # noqa: PLR0912, PLR0915 - one pass over the file, marking each
 
     ls = lines_of(p)
     st = [strip(ln) for ln in ls]
-    used = set()
-    evs = []
+    used: set[int] = set()
+    evs: list[tuple[int | None, int | None, list[int] | None, str]] = []
     n = len(ls)
     i = 0
     while i < n:
@@ -170,7 +170,7 @@ def parse_spec(spec):
     for tok in spec.split():
         rng, kind = tok.rsplit(':', 1)
         if ',' in rng:
-            nums = []
+            nums: list[int] = []
             for part in rng.split(','):
                 if '-' in part:
                     a, b = map(int, part.split('-'))
@@ -245,8 +245,9 @@ def main():  # noqa: PLR0912 - one branch per subcommand
         p.unlink()
     elif cmd == 'show':
         p = find(sys.argv[2])
-        a, b = (int(sys.argv[3]), int(sys.argv[4])) if len(sys.argv) > 4 else (None, None)
-        show(p, a, b)
+        lo = int(sys.argv[3]) if len(sys.argv) > 4 else None
+        hi = int(sys.argv[4]) if len(sys.argv) > 4 else None
+        show(p, lo, hi)
     elif cmd == 'pre':
         print(fmt(propose(find(sys.argv[2]))))
     elif cmd == 'set':

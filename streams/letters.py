@@ -15,9 +15,13 @@ import hashlib
 from typing import Any
 
 from streams.avro_writer import body_writer
+from streams.deadletter import TEXT_MAX_CHARS
 
 # Room left for the Kafka record around the value: record and batch headers, the key, Sluice's headers.
 RECORD_OVERHEAD = 1024
+# Room for what protect_letter adds after the cut: the readable text (at most TEXT_MAX_CHARS characters,
+# escaped, and a note) and the seal's header and tag.
+PROTECT_RESERVE = 4 * TEXT_MAX_CHARS + 1024
 MAX_ERROR_CHARS = 8 * 1024  # an error text past this says nothing more an operator can use
 TRUNCATED = "sluice.truncated"
 ORIGINAL_BYTES = "sluice.original_bytes"
@@ -26,13 +30,16 @@ ORIGINAL_SHA256 = "sluice.original_sha256"
 
 def letter_size(letter: dict[str, Any]) -> int:
     """The Avro body's length (the wire header adds 5 bytes)."""
-    return len(body_writer("dead_letter")(letter))
+    return len(body_writer("dead_letter")({"sealed": None, "text": None, **letter}))
 
 
 def fit_letter(letter: dict[str, Any], max_message_bytes: int) -> dict[str, Any]:
-    """``letter`` itself when it fits in a Kafka record of ``max_message_bytes``, else a copy cut to fit."""
+    """``letter`` itself when it fits in a Kafka record of ``max_message_bytes``, else a copy cut to fit.
+
+    Called before :func:`~streams.deadletter.protect_letter`, which seals the (cut) original and adds
+    a readable text: room for both is kept."""
     key = letter.get("key") or b""
-    limit = max_message_bytes - RECORD_OVERHEAD - len(key) - 5
+    limit = max_message_bytes - RECORD_OVERHEAD - PROTECT_RESERVE - len(key) - 5
     error = letter["error"]
     if len(error) > MAX_ERROR_CHARS:
         letter = {**letter, "error": error[:MAX_ERROR_CHARS] + " [cut]"}

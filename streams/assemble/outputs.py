@@ -9,9 +9,11 @@ from typing import Any
 import fastavro
 
 from streams.assemble.pipeline import Output
+from streams.assemble.redact import redactor_from
 from streams.avro_writer import body_writer
 from streams.config import Settings
 from streams.contracts import schema_text
+from streams.deadletter import letter_seal, protect_letter
 from streams.letters import RECORD_OVERHEAD, fit_letter
 from streams.registry import SchemaCache, checked
 
@@ -26,6 +28,9 @@ class OutputEncoder:
 
         self.settings = settings
         self._registry = registry
+        # Dead letters are redacted and their original bytes sealed here, where they are written.
+        self.redact = redactor_from(settings.redaction)
+        self.seal = letter_seal(settings.dead_letters, writer=True)
         self._schema_cls = Schema
         self._ids: dict[str, int] = {}
 
@@ -77,7 +82,9 @@ class OutputEncoder:
         contract = CONTRACT_OF_KIND[out.kind]
         limit = self.settings.kafka.max_message_bytes
         header = struct.pack(">bI", 0, self._schema_id(topic, contract))
-        value = fit_letter(out.value, limit) if out.kind == "dead_letter" else out.value
+        value = out.value
+        if out.kind == "dead_letter":
+            value = protect_letter(fit_letter(dict(value), limit), self.redact, self.seal)
         body = body_writer(contract)(value)
         if len(body) + len(out.key or b"") + RECORD_OVERHEAD > limit and out.kind != "dead_letter":
             # The caps keep events well under the limit; whatever still passes it (a label map as large as

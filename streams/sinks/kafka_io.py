@@ -13,8 +13,10 @@ from typing import Any
 import fastavro
 
 from streams import observability as obs
+from streams.assemble.redact import redactor_from
 from streams.avro_io import avro_serializer
 from streams.config import Settings
+from streams.deadletter import letter_seal, protect_letter
 from streams.errors import CommitFailed, DependencyRefused, DependencyUnavailable, Failure, SluiceError
 from streams.kafka_errors import kafka_failure
 from streams.letters import fit_letter
@@ -294,6 +296,8 @@ class KafkaDeadLetters:
         self.topic = settings.topics.dlq
         self.max_message_bytes = settings.kafka.max_message_bytes
         self._serialize = avro_serializer(settings, "dead_letter")
+        self._redact = redactor_from(settings.redaction)
+        self._seal = letter_seal(settings.dead_letters, writer=True)
         self.producer = Producer({**settings.kafka.client_config(), "enable.idempotence": True, "linger.ms": 5})
         self._errors: list[str] = []
         self._again: list[tuple[bytes | None, bytes]] = []
@@ -309,6 +313,7 @@ class KafkaDeadLetters:
             "timestamp": int(time.time() * 1000), "attempts": record.attempts + 1, "headers": {},
         }
         letter = fit_letter(letter, self.max_message_bytes)
+        protect_letter(letter, self._redact, self._seal)
         ctx = SerializationContext(self.topic, MessageField.VALUE)
         value = checked(lambda: self._serialize(letter, ctx), f"the lookup of {self.topic}-value",
                         self.settings.registry.url)

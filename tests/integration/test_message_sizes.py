@@ -12,7 +12,7 @@ from streams.avro_io import avro_deserializer
 from streams.config import Settings
 from streams.contracts import register_all
 from streams.errors import ConfigError
-from streams.letters import ORIGINAL_BYTES, ORIGINAL_SHA256, TRUNCATED
+from streams.letters import ORIGINAL_BYTES, ORIGINAL_SHA256, PROTECT_RESERVE, TRUNCATED
 from streams.message_size import check_message_sizes
 from streams.sinks.base import SinkRecord
 from streams.sinks.kafka_io import KafkaDeadLetters
@@ -54,7 +54,7 @@ def test_a_dead_letter_too_large_is_cut_to_fit(stack: Settings, new_topic) -> No
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     letter = avro_deserializer(settings)(value, SerializationContext(dlq, MessageField.VALUE))
-    assert original.startswith(letter["original"]) and len(letter["original"]) > MIB - 4096
+    assert original.startswith(letter["original"]) and len(letter["original"]) > MIB - PROTECT_RESERVE - 4096
     assert letter["headers"][TRUNCATED] == "original"
     assert letter["headers"][ORIGINAL_BYTES] == str(len(original))
     assert letter["headers"][ORIGINAL_SHA256] == hashlib.sha256(original).hexdigest()

@@ -445,7 +445,7 @@ def test_a_sink_stops_with_the_reason_when_each_server_refuses_its_credentials(
     source = KafkaRecordSource(wrong_kafka, [topic], f"sec-{uuid.uuid4().hex[:8]}")
     deadline = time.monotonic() + 30
     try:
-        with pytest.raises(DependencyRefused) as kafka_refused:  # noqa: PT012 - polls until the client reports it
+        with pytest.raises(DependencyRefused) as kafka_refused:
             while time.monotonic() < deadline:
                 source.poll_batch(100, 0.5)
     finally:

@@ -8,7 +8,15 @@ import io
 import fastavro
 
 from streams.contracts import parsed_schema
-from streams.letters import ORIGINAL_BYTES, ORIGINAL_SHA256, RECORD_OVERHEAD, TRUNCATED, fit_letter, letter_size
+from streams.letters import (
+    ORIGINAL_BYTES,
+    ORIGINAL_SHA256,
+    PROTECT_RESERVE,
+    RECORD_OVERHEAD,
+    TRUNCATED,
+    fit_letter,
+    letter_size,
+)
 
 
 def letter(original: bytes, error: str = "event too large for logs.events.p") -> dict:
@@ -23,20 +31,24 @@ def test_a_letter_that_fits_is_left_alone() -> None:
 
 
 def test_a_letter_too_large_is_cut_to_fit_with_its_length_and_hash() -> None:
+    from streams.deadletter import LetterSeal, protect_letter
+
     original = ("ünïcödé traceback line\n" * 120_000).encode()  # 3.1 MB: over librdkafka's 1,000,000 default
     limit = 1_000_000
     cut = fit_letter(letter(original), limit)
     size = letter_size(cut) + 5  # + the wire header
-    assert size + RECORD_OVERHEAD + len(b"node-7/train.log") <= limit
-    assert size > limit - RECORD_OVERHEAD - 64, "cut to fit, not to nothing"
+    room = limit - RECORD_OVERHEAD - PROTECT_RESERVE - len(b"node-7/train.log")
+    assert room - 64 < size <= room, "cut to fit, not to nothing"
     assert original.startswith(cut["original"]) and len(cut["original"]) < len(original)
     h = cut["headers"]
     assert h[TRUNCATED] == "original" and h[ORIGINAL_BYTES] == str(len(original))
     assert h[ORIGINAL_SHA256] == hashlib.sha256(original).hexdigest()
     assert h["sluice-redriven-from"] == "logs.dlq/0/9"  # headers it had are kept
-    # Still a valid DeadLetter, where it came from intact.
-    fastavro.schemaless_writer(io.BytesIO(), parsed_schema("dead_letter"), cut)
     assert (cut["topic"], cut["partition"], cut["offset"]) == ("logs.raw", 3, 42)
+    # Sealed and given its readable text, as every writer does next, it still fits, and is a valid DeadLetter.
+    written = protect_letter(cut, lambda text: text, LetterSeal(b"k" * 32))
+    assert letter_size(written) + 5 + RECORD_OVERHEAD <= limit
+    fastavro.schemaless_writer(io.BytesIO(), parsed_schema("dead_letter"), written)
 
 
 def test_a_huge_error_text_is_cut_too() -> None:

@@ -67,7 +67,7 @@ def test_record_without_step_metrics_is_an_event_with_typed_fields_and_its_task_
     assert ev["gpu_memory_mb"] == 18432.0 and ev["step"] == 1500 and ev["epoch"] == 3.0
     assert ev["attributes"]["note"] == "ckpt"
     namer = IndexNamer(RoutingSettings())
-    assert namer.index_for(out.value, out.value["timestamp"]) == "logs-default-lora_finetune-2025.04.05"
+    assert namer.index_for(out.value, out.value["timestamp"]) == "sluice-logs-default-lora_finetune-2025.04.05"
 
 
 def test_a_traceback_after_records_keeps_their_task() -> None:
