@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -71,6 +72,10 @@ def worker_env(settings: Settings, extra: dict[str, str] | None = None) -> dict[
         "SLUICE_COLD__GROUP_ID": cold_group(settings),
         **(extra or {}),
     }
+
+
+# The line that says why a worker died: the last exception of a traceback, or a one-line SluiceError.
+ERROR_LINE = re.compile(r"^(?:[\w.]+(?:Error|Exception|Aborted|Refused|Unavailable|Wedged)|Error)\b.*:|.*\bcrashed\b")
 
 
 @dataclass
@@ -135,8 +140,10 @@ class Pipeline:
         for name, worker in list(self.workers.items()):
             code = worker.proc.poll()
             if code is not None:
-                tail = worker.log.read_text(errors="replace").strip().splitlines()[-3:]
-                note = f"{name} exited with {code} at {time.strftime('%H:%M:%S')}: {' | '.join(tail)[-300:]}"
+                tail = worker.log.read_text(errors="replace").strip().splitlines()[-400:]
+                reason = next((ln for ln in reversed(tail) if ERROR_LINE.match(ln)), None)
+                note = (f"{name} exited with {code} at {time.strftime('%H:%M:%S')}: "
+                        f"{(reason or ' | '.join(tail[-3:]))[-400:]} (log: {worker.log})")
                 if worker.stage in self.expect_refused and "refused" in " ".join(tail):
                     self.refused_stops[worker.stage] += 1  # stopped with the reason, as it must
                 else:

@@ -21,7 +21,7 @@ from typing import Any
 
 from devtools.faults import injectors
 from devtools.faults.burst import BurstBuilder, Expected, Unit, corpus_files
-from devtools.faults.check import Figures, check
+from devtools.faults.check import Figures, Load, check
 from devtools.faults.network import Network
 from devtools.faults.pipeline import Pipeline, cold_group, run_settings
 from devtools.faults.toxiproxy import KINDS
@@ -46,6 +46,7 @@ class Plan:
     es_hang_s: float = 0.0
     store_blackhole_s: float = 0.0
     fault_s: float = 10.0  # how long the soak's network, hang and status faults last
+    kill_between: bool = False  # soak: a kill -9 of a random stage after every other fault
     minutes: float = 0.0  # > 0: soak mode
     gap_s: tuple[float, float] = (2.0, 6.0)  # random pause before each fault
     rebalance_hold_s: float = 10.0
@@ -197,16 +198,44 @@ def inject(name: str, pipeline: Pipeline, servers: Servers, plan: Plan, network:
 
 def inject_faults(plan: Plan, rng: random.Random, pipeline: Pipeline, servers: Servers, network: Network,
                   log: Callable[[str], None]) -> Counter:
-    """The plan's fixed faults in random order, or random faults until the soak's time is up."""
+    """The plan's fixed faults in random order; or, for a soak, every kind once in random order, then
+    random kinds until the time is up, with a kill -9 of a random stage after each (``kill_between``)."""
     faults: Counter = Counter()
-    todo = plan.fixed_faults(rng) if plan.minutes <= 0 else []
+    soak = plan.minutes > 0
+    todo = plan.fixed_faults(rng) if not soak else rng.sample(sorted(set(SOAK_CHOICES)), len(set(SOAK_CHOICES)))
     deadline = time.monotonic() + plan.minutes * 60
-    while todo or (plan.minutes > 0 and time.monotonic() < deadline):
+    while todo or (soak and time.monotonic() < deadline):
         name = todo.pop(0) if todo else rng.choice(SOAK_CHOICES)
         log(inject(name, pipeline, servers, plan, network))
         faults[name] += 1
+        if soak and plan.kill_between and not name.startswith("kill:"):
+            injectors.hold(pipeline, rng.uniform(*plan.gap_s) / 2)
+            kill = f"kill:{rng.choice(STAGES)}"
+            log(inject(kill, pipeline, servers, plan, network))
+            faults[kill] += 1
         injectors.hold(pipeline, rng.uniform(*plan.gap_s))
     return faults
+
+
+def drain(settings: Settings, pipeline: Pipeline, timeout_s: float, say: Callable[[str], None]) -> None:
+    """Until every stage has committed everything (or ``timeout_s``), restarting workers that die."""
+    deadline = time.monotonic() + timeout_s
+    while not drained(settings):
+        if time.monotonic() > deadline:
+            say(f"  not drained within {timeout_s:.0f} s; checking what arrived")
+            return
+        injectors.hold(pipeline, 2.0)
+
+
+def end_lag(settings: Settings) -> dict[str, int]:
+    """Records each group has not committed yet, per stage (after the drain: 0 when everything is out)."""
+    from devtools.testing.elasticsearch import group_lag
+
+    t = settings.topics
+    events = t.events_topic(settings.routing.default_project)
+    return {"assemble": group_lag(settings, settings.assemble.app_id, [t.raw]),
+            "hot": group_lag(settings, settings.hot.group_id, [events, t.metrics]),
+            "cold": group_lag(settings, cold_group(settings), [events])}
 
 
 def drained(settings: Settings) -> bool:
@@ -245,6 +274,7 @@ def run_scenario(base: Settings, make_private: Callable[..., tuple[Settings, Any
         for stage in STAGES:
             pipeline.start(stage)
         feeder.start()
+        feed_started = time.monotonic()
         injectors.hold(pipeline, rng.uniform(*plan.gap_s) + 4)  # let the workers start and take load
         faults = inject_faults(plan, rng, pipeline, servers, network, lambda what: say(
             f"  [{time.monotonic() - t_start:5.0f} s] {what}; {feeder.produced_units} units produced"))
@@ -253,14 +283,12 @@ def run_scenario(base: Settings, make_private: Callable[..., tuple[Settings, Any
             injectors.hold(pipeline, 1.0)
         if feeder.errors:
             raise RuntimeError(f"producing the burst failed: {feeder.errors[:3]}")
+        feed_ended = time.monotonic()
         say(f"  [{time.monotonic() - t_start:5.0f} s] input done: {feeder.expected.lines} lines in "
             f"{feeder.expected.records} records; draining")
-        deadline = time.monotonic() + drain_timeout_s
-        while not drained(settings):
-            if time.monotonic() > deadline:
-                say(f"  not drained within {drain_timeout_s:.0f} s; checking what arrived")
-                break
-            injectors.hold(pipeline, 2.0)
+        drain(settings, pipeline, drain_timeout_s, say)
+        drain_ended = time.monotonic()
+        lag = end_lag(settings)
         pipeline.stop_all()
         say(f"  [{time.monotonic() - t_start:5.0f} s] drained; checking")
         if before_check is not None:
@@ -271,6 +299,8 @@ def run_scenario(base: Settings, make_private: Callable[..., tuple[Settings, Any
         network.stop()
     fig.faults = faults
     fig.refused_stops = pipeline.refused_stops
+    fig.load = Load(lines=feeder.expected.lines, events=len(feeder.expected.events), feed_s=feed_ended - feed_started,
+                    out_s=drain_ended - feed_started, lag_at_end=lag)
     fig.unplanned_exits = pipeline.unplanned_exits
     fig.seconds = time.monotonic() - t_start
     for note in pipeline.exit_notes[:5]:
