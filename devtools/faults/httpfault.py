@@ -1,8 +1,10 @@
-"""An HTTP proxy in front of Elasticsearch that can answer for it: 429, 503 or 401, with the bodies and
-headers Elasticsearch itself sends, for as long as a fault lasts; otherwise it passes every request on.
+"""Elasticsearch answering 429, 503 or 401: a small HTTP server that answers every request with that
+status, and the body and headers Elasticsearch itself sends.
 
-Toxiproxy works on bytes and cannot answer a status; this does, in a thread of the fault run's own
-process (aiohttp, which the workers already use for their endpoints).
+Toxiproxy works on bytes and cannot answer a status. For as long as such a fault lasts, the hot sink's
+Toxiproxy link is pointed at this server instead of Elasticsearch (``Toxiproxy.reroute``), which closes
+the connections it holds: the sink's next requests get the status. Otherwise the link goes straight to
+Elasticsearch, so an Elasticsearch that is stopped still refuses connections, as it would.
 """
 
 from __future__ import annotations
@@ -21,17 +23,15 @@ ANSWERS: dict[int, tuple[str, str, dict[str, str]]] = {
     401: ("security_exception", "unable to authenticate user [sluice] for REST request [/_bulk] (fault injected)",
           {"WWW-Authenticate": 'Basic realm="security", charset="UTF-8"'}),
 }
-_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length", "host", "upgrade"})
 
 
-class StatusFault:
-    """``start()`` returns the proxy's URL; ``answer(status)`` makes it answer every request with
-    ``status`` until ``answer(None)``; ``answered`` counts the requests answered so."""
+class StatusAnswers:
+    """``start()`` serves on ``127.0.0.1:<port>``; ``status`` is what it answers (set it before pointing
+    anything at it); ``answered`` counts the requests answered."""
 
-    def __init__(self, upstream_url: str) -> None:
-        self.upstream = upstream_url.rstrip("/")
+    def __init__(self) -> None:
         self.port = free_port()
-        self.status: int | None = None
+        self.status = 503
         self.answered = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -39,20 +39,20 @@ class StatusFault:
         self._runner: Any = None
 
     @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    def netloc(self) -> str:
+        return f"127.0.0.1:{self.port}"
 
-    def answer(self, status: int | None) -> None:
-        if status is not None and status not in ANSWERS:
+    def answer(self, status: int) -> None:
+        if status not in ANSWERS:
             raise ValueError(f"no Elasticsearch answer for {status}; choose {sorted(ANSWERS)}")
         self.status = status
 
-    def start(self) -> str:
-        self._thread = threading.Thread(target=self._serve, name="es-status-fault", daemon=True)
+    def start(self) -> StatusAnswers:
+        self._thread = threading.Thread(target=self._serve, name="es-status-answers", daemon=True)
         self._thread.start()
         if not self._ready.wait(10):
-            raise RuntimeError(f"the Elasticsearch fault proxy did not start on {self.url}")
-        return self.url
+            raise RuntimeError(f"the Elasticsearch status server did not start on {self.netloc}")
+        return self
 
     def stop(self) -> None:
         if self._loop is not None:
@@ -61,29 +61,18 @@ class StatusFault:
             self._thread.join(10)
 
     def _serve(self) -> None:
-        from aiohttp import ClientSession, ClientTimeout, web
+        from aiohttp import web
 
         loop = self._loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        session: ClientSession | None = None
 
         async def handle(request: web.Request) -> web.StreamResponse:
-            nonlocal session
-            status = self.status
-            if status is not None:
-                self.answered += 1
-                etype, reason, headers = ANSWERS[status]
-                return web.json_response({"error": {"root_cause": [{"type": etype, "reason": reason}], "type": etype,
-                                                     "reason": reason}, "status": status},
-                                         status=status, headers=headers)
-            if session is None:
-                session = ClientSession(auto_decompress=False, timeout=ClientTimeout(total=None))
-            headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
-            async with session.request(request.method, self.upstream + request.rel_url.path_qs, headers=headers,
-                                       data=await request.read(), allow_redirects=False) as resp:
-                body = await resp.read()
-                out = {k: v for k, v in resp.headers.items() if k.lower() not in _HOP}
-                return web.Response(body=body, status=resp.status, headers=out)
+            await request.read()
+            self.answered += 1
+            etype, reason, headers = ANSWERS[self.status]
+            return web.json_response({"error": {"root_cause": [{"type": etype, "reason": reason}], "type": etype,
+                                                 "reason": reason}, "status": self.status},
+                                     status=self.status, headers=headers)
 
         app = web.Application(client_max_size=1 << 30)
         app.router.add_route("*", "/{tail:.*}", handle)
@@ -94,7 +83,5 @@ class StatusFault:
         try:
             loop.run_forever()
         finally:
-            if session is not None:
-                loop.run_until_complete(session.close())
             loop.run_until_complete(self._runner.cleanup())
             loop.close()

@@ -126,19 +126,19 @@ def net_fault(pipeline: Pipeline, network: Network, links: list[str], kind: str,
 
 
 def es_answers(pipeline: Pipeline, network: Network, status: int, seconds: float) -> str:
-    """Elasticsearch answers every request with ``status`` for ``seconds``. On 401 the hot sink is
-    expected to stop (refused credentials) and be restarted, as its Deployment would."""
-    if network.es_fault is None:
-        raise ValueError("the run's network has no Elasticsearch fault proxy")
-    before = network.es_fault.answered
+    """Elasticsearch answers every request of the hot sink with ``status`` for ``seconds``. On 401 the hot
+    sink is expected to stop (refused credentials) and be restarted, as its Deployment would."""
+    link = "hot-elasticsearch"
+    es = network.toxiproxy.proxies[link].upstream
+    before = network.es_answers.answered
     if status == 401:
         pipeline.expect_refused.add("hot")
-    network.es_fault.answer(status)
+    network.es_answers.answer(status)
+    network.toxiproxy.reroute(link, network.es_answers.netloc)
     try:
         hold(pipeline, seconds)
     finally:
-        network.es_fault.answer(None)
+        network.toxiproxy.reroute(link, es)
     hold(pipeline, 3.0)  # a worker that stopped on the last refused request is restarted within this
     pipeline.expect_refused.discard("hot")
-    return (f"Elasticsearch answered {status} for {seconds:.0f} s "
-            f"({network.es_fault.answered - before} requests)")
+    return f"Elasticsearch answered {status} for {seconds:.0f} s ({network.es_answers.answered - before} requests)"

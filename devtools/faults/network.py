@@ -1,6 +1,7 @@
 """The network of a fault run: every worker reaches every server other than Kafka through a Toxiproxy
-proxy of its own (so a fault can cut the cold sink from the store and nobody else), and Elasticsearch
-also through :class:`~devtools.faults.httpfault.StatusFault` (so it can answer 429, 503 or 401).
+proxy of its own (so a fault can cut the cold sink from the store and nobody else). For an Elasticsearch
+that answers 429, 503 or 401, the hot sink's link is pointed at
+:class:`~devtools.faults.httpfault.StatusAnswers` for a while.
 
 Kafka is reached directly: its broker tells clients its own address (``advertised.listeners``), so a
 proxy in front of the bootstrap port would only carry the first request. Kafka's faults are the
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from devtools.faults.httpfault import StatusFault
+from devtools.faults.httpfault import StatusAnswers
 from devtools.faults.toxiproxy import Proxy, Toxiproxy
 from streams.config import Settings
 
@@ -30,13 +31,13 @@ ENV_OF = {"registry": "SLUICE_REGISTRY__URL", "elasticsearch": "SLUICE_ELASTICSE
 class Network:
     settings: Settings
     toxiproxy: Toxiproxy = field(default_factory=Toxiproxy)
-    es_fault: StatusFault | None = None
+    es_answers: StatusAnswers = field(default_factory=StatusAnswers)
     urls: dict[tuple[str, str], str] = field(default_factory=dict)  # (stage, server) -> URL through the proxy
 
     def start(self) -> Network:
         self.toxiproxy.start()
-        self.es_fault = StatusFault(self.settings.elasticsearch.url)
-        upstream_url = {"registry": self.settings.registry.url, "elasticsearch": self.es_fault.start(),
+        self.es_answers.start()
+        upstream_url = {"registry": self.settings.registry.url, "elasticsearch": self.settings.elasticsearch.url,
                         "store": self.settings.object_store.endpoint_url}
         for stage, servers in LINKS.items():
             for server in servers:
@@ -47,8 +48,7 @@ class Network:
 
     def stop(self) -> None:
         self.toxiproxy.stop()
-        if self.es_fault is not None:
-            self.es_fault.stop()
+        self.es_answers.stop()
 
     def env(self, stage: str) -> dict[str, str]:
         """The worker's environment: its servers at their proxies' addresses."""

@@ -120,6 +120,11 @@ class Toxiproxy:
             self._call("POST", f"/proxies/{name}/toxics", {"name": f"{kind}-{stream}", "type": toxic,
                                                            "stream": stream, "attributes": attributes})
 
+    def reroute(self, name: str, upstream: str) -> None:
+        """Point proxy ``name`` at another ``host:port``; Toxiproxy restarts it, closing its connections."""
+        self._call("POST", f"/proxies/{name}", {"upstream": upstream})
+        self.proxies[name].upstream = upstream
+
     def heal(self, name: str) -> None:
         """Every fault off proxy ``name``: enabled, no toxics."""
         self._call("POST", f"/proxies/{name}", {"enabled": True})
