@@ -179,6 +179,9 @@ class AssembleStage:
         metadata = None
         if offsets and self.membership is not None:
             generation, member_id = self.membership()
+            if generation < 0 or not member_id:
+                await self._not_a_member(partitions)
+                return
             metadata = group_metadata(self.conf.app_id, generation, member_id)
         try:
             await asyncio.to_thread(self.writer.write, messages, offsets, metadata)
@@ -193,6 +196,21 @@ class AssembleStage:
         for (_t, p), offset in offsets.items():
             self.states[p].committed = offset
         self._observe(outputs)
+
+    async def _not_a_member(self, partitions: set[int]) -> None:
+        """The consumer is between generations (its session expired: a broker restart, a worker frozen
+        past the session timeout; it is rejoining). Kafka accepts a transactional offset commit that
+        carries no generation and no member id from anyone, without checking who owns the partition
+        (ClassicGroup.validateOffsetCommit), so this turn would not be fenced while the partition's new
+        owner restores the same committed state and emits the same blocks: the soak saw events
+        emitted twice so. Nothing is written; the partitions are taken over again from what is
+        committed, and the rebalance that follows the rejoin settles who owns them."""
+        log.warning("not a member of group %s right now (rejoining); the turn of %s [%s] is dropped and re-read "
+                    "from what is committed", self.conf.app_id, self.settings.topics.raw, sorted(partitions))
+        obs.TRANSACTIONS_ABORTED.labels("assemble").inc()
+        for p in partitions:
+            self.states.pop(p, None)
+        await self.take_over(partitions, rewind=True)
 
     async def take_over(self, partitions: set[int], rewind: bool = False) -> None:
         """Restore the partitions' committed state and read logs.raw from their committed offsets."""
