@@ -241,7 +241,7 @@ class SinkRunner:
             await asyncio.sleep(nap)
 
     async def run(self, stop: asyncio.Event) -> None:
-        if not await self._start_sink(stop):
+        if not await self.start_sink(stop):
             return
         # What exists now (modules, clients, schemas) lives as long as the worker. A full garbage
         # collection stops the event loop while it walks every object; frozen, these are left out and
@@ -261,7 +261,7 @@ class SinkRunner:
             await self._flush(self.clock())
         self._commit()
 
-    async def _start_sink(self, stop: asyncio.Event) -> bool:
+    async def start_sink(self, stop: asyncio.Event) -> bool:
         """Prepare the store; while it cannot be reached, wait and try again (Kafka holds the input).
 
         A worker that starts while its store is down waits instead of crash-looping; anything else

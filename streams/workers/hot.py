@@ -66,7 +66,9 @@ async def run_hot_worker(
     runner = build_runner(settings, capacity, group_id, hot, sink=sink)
     retention: asyncio.Task[None] | None = None
     try:
-        await sink.start()
+        # Waits while Elasticsearch cannot be reached (Kafka holds the input); a refused credential stops it.
+        if not await runner.start_sink(stop):
+            return
         if not sink.ilm and hot.retention_interval_s > 0:
             table = RetentionTable.from_routing(settings.routing, hot)
             try:
