@@ -143,3 +143,23 @@ def test_the_assembler_lets_a_registry_outage_through_instead_of_dead_lettering(
     with pytest.raises(DependencyUnavailable):
         asm.feed(record)
     assert not [o for o in asm.feed(record) + asm.flush_all() if o.kind == "dead_letter"]
+
+
+def test_a_refused_transactional_producer_stops_the_stage_instead_of_retrying() -> None:
+    from streams.workers.transactions import TransactionAborted, TransactionalWriter
+
+    class Refused:
+        def __init__(self, code: int) -> None:
+            self.code = code
+
+        def init_transactions(self, timeout: float) -> None:
+            raise KafkaException(KafkaError(self.code, "SASL authentication error: Authentication failed"))
+
+    def writer(code: int) -> TransactionalWriter:
+        return TransactionalWriter({"bootstrap.servers": "127.0.0.1:9"}, "txn-refused", 1_000,
+                                   producer_factory=lambda _conf: Refused(code))
+
+    with pytest.raises(DependencyRefused, match="Authentication failed"):
+        writer(KafkaError._AUTHENTICATION).write([("logs.events.p", b"k", b"v", -1)], {}, None)
+    with pytest.raises(TransactionAborted):  # a broker away: rolled back, read again
+        writer(KafkaError._TRANSPORT).write([("logs.events.p", b"k", b"v", -1)], {}, None)
