@@ -95,6 +95,7 @@ class Pipeline:
     logdir: Path
     say: Callable[[str], None] = print
     env_extra: dict[str, str] = field(default_factory=dict)
+    env_by_stage: dict[str, dict[str, str]] = field(default_factory=dict)  # more environment for one stage
     network: Network | None = None  # the proxies each stage reaches its servers through
     workers: dict[str, Worker] = field(default_factory=dict)
     unplanned_exits: Counter = field(default_factory=Counter)
@@ -108,12 +109,16 @@ class Pipeline:
         self.logdir.mkdir(parents=True, exist_ok=True)
         log = self.logdir / f"worker-{name}.log"
         links = self.network.env(stage) if self.network is not None else {}
-        env = worker_env(self.settings, {"SLUICE_OBSERVABILITY__PORT": str(free_port()), **links, **self.env_extra})
+        env = worker_env(self.settings, {"SLUICE_OBSERVABILITY__PORT": str(free_port()), **links, **self.env_extra,
+                                         **self.env_by_stage.get(stage, {})})
+        # The node shipper is `sluice ship` itself; the stages go through the fault run's worker wrapper.
+        command = ["-m", "streams.cli", "ship"] if stage == "ship" else [
+            "-m", "devtools.faults.worker", stage, "--loglevel", "info"]
         with log.open("ab") as fh:
             fh.write(f"\n===== start {name} at {time.strftime('%H:%M:%S')} =====\n".encode())
             fh.flush()
-            proc = subprocess.Popen([sys.executable, "-m", "devtools.faults.worker", stage, "--loglevel", "info"],
-                                    env=env, cwd=REPO_ROOT, stdout=fh, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen([sys.executable, *command], env=env, cwd=REPO_ROOT, stdout=fh,
+                                    stderr=subprocess.STDOUT)
         self.workers[name] = Worker(name, stage, proc, log)
         return self.workers[name]
 

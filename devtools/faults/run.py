@@ -24,6 +24,7 @@ from devtools.faults.burst import BurstBuilder, Expected, Unit, corpus_files
 from devtools.faults.check import Figures, Load, check
 from devtools.faults.network import Network
 from devtools.faults.pipeline import Pipeline, cold_group, run_settings
+from devtools.faults.ship import ShippedFiles, check_shipped
 from devtools.faults.toxiproxy import KINDS
 from streams.config import Settings
 
@@ -46,6 +47,7 @@ class Plan:
     es_hang_s: float = 0.0
     store_blackhole_s: float = 0.0
     fault_s: float = 10.0  # how long the soak's network, hang and status faults last
+    ship_poison: bool = False  # a node shipper tails a corpus file named rank99999999999.log (and one more)
     kill_between: bool = False  # soak: a kill -9 of a random stage after every other fault
     minutes: float = 0.0  # > 0: soak mode
     gap_s: tuple[float, float] = (2.0, 6.0)  # random pause before each fault
@@ -217,6 +219,14 @@ def inject_faults(plan: Plan, rng: random.Random, pipeline: Pipeline, servers: S
     return faults
 
 
+def check_run(settings: Settings, expected: Expected, shipped: ShippedFiles | None) -> Figures:
+    fig = check(settings, expected)
+    if shipped is not None:
+        check_shipped(settings, shipped, fig)
+        fig.lines_in += shipped.lines()
+    return fig
+
+
 def drain(settings: Settings, pipeline: Pipeline, timeout_s: float, say: Callable[[str], None]) -> None:
     """Until every stage has committed everything (or ``timeout_s``), restarting workers that die."""
     deadline = time.monotonic() + timeout_s
@@ -270,8 +280,11 @@ def run_scenario(base: Settings, make_private: Callable[..., tuple[Settings, Any
     soak = plan.minutes > 0
     # Paced so that the input keeps coming for most of the fault phase (about 1.5 files a second).
     feeder = Feeder(settings, _waves(builder, project, plan.waves, soak, rng), builder.expected_of, units_per_s=1.5)
+    shipped = ShippedFiles(workdir.parent / "ship-logs").write(builder) if plan.ship_poison else None
+    if shipped is not None:
+        pipeline.env_by_stage["ship"] = shipped.env(settings)
     try:
-        for stage in STAGES:
+        for stage in (*STAGES, *(("ship",) if shipped is not None else ())):
             pipeline.start(stage)
         feeder.start()
         feed_started = time.monotonic()
@@ -293,7 +306,7 @@ def run_scenario(base: Settings, make_private: Callable[..., tuple[Settings, Any
         say(f"  [{time.monotonic() - t_start:5.0f} s] drained; checking")
         if before_check is not None:
             before_check(settings, feeder.expected)
-        fig = check(settings, feeder.expected)
+        fig = check_run(settings, feeder.expected, shipped)
     finally:
         pipeline.stop_all()
         network.stop()

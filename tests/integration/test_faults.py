@@ -1,6 +1,7 @@
 """The fault suite's CI part: a corpus burst through the real assemble, hot and cold workers while they
 are killed, rebalanced, their broker and stores go away, the registry cannot be reached, Elasticsearch
-hangs and the cold sink's network to the store drops everything.
+hangs and the cold sink's network to the store drops everything; a node shipper ships a file named
+``rank99999999999.log`` beside the burst.
 
 The whole pipeline runs on private servers (``private_server``): a Kafka broker, Elasticsearch and
 an object store of its own, which the run stops and restarts; the shared stack is never touched.
@@ -24,9 +25,9 @@ from streams.config import Settings
 def test_nothing_lost_duplicated_or_split_under_faults(stack: Settings, private_server, tmp_path: Path) -> None:
     # 3 kill -9 of each worker, a rebalance, Elasticsearch and the object store down 10 s each, a broker
     # restart; the registry unreachable for every worker, Elasticsearch frozen (SIGSTOP) and the cold sink's
-    # link to the store a blackhole (Toxiproxy), 10 s each.
+    # link to the store a blackhole (Toxiproxy), 10 s each; `sluice ship` tails a poison-named file.
     plan = Plan(kills_per_stage=3, rebalances=1, es_outage_s=10, store_outage_s=10, broker_restarts=1,
-                registry_outage_s=10, es_hang_s=10, store_blackhole_s=10, gap_s=(1.5, 4.5))
+                registry_outage_s=10, es_hang_s=10, store_blackhole_s=10, ship_poison=True, gap_s=(1.5, 4.5))
     fig = run_scenario(stack, private_server, plan, tmp_path / "logs")
     print(fig.table())
     assert sum(fig.faults.values()) == 3 * 3 + 7
