@@ -70,9 +70,12 @@ class KafkaSettings(BaseModel):
 
     def client_config(self) -> dict[str, Any]:
         """librdkafka (confluent-kafka) settings, secrets included: never log the result."""
+        from streams.kafka_log import kafka_logger
+
         conf: dict[str, Any] = {
             "bootstrap.servers": self.bootstrap_servers,
             "security.protocol": self.security_protocol,
+            "logger": kafka_logger(),  # librdkafka's lines through Python logging, once per cause
         }
         if self.sasl_mechanism:
             conf["sasl.mechanism"] = self.sasl_mechanism
@@ -206,9 +209,15 @@ class AssembleSettings(BaseModel):
 
 
 class ObservabilitySettings(BaseModel):
-    # /metrics, /healthz and /readyz of every worker; 0 turns the endpoint off.
-    port: int = 9108
+    # /metrics, /healthz and /readyz of every worker. Unset: the stage's own port (assemble 9108, hot 9109,
+    # cold 9110, watch 9111), so the workers of one host do not collide; 0: any free port (logged at start).
+    port: int | None = None
     host: str = "0.0.0.0"  # noqa: S104 - a pod's probes and Prometheus reach it from outside
+    # /healthz fails once the event loop or the worker's own loop has not turned for this long. Above the
+    # longest wait a healthy turn has: a transaction (assemble.transaction_timeout_ms) or a bulk request.
+    stuck_after_s: float = 120.0
+    # A summary line per worker at INFO this often (per-bulk and per-object lines are DEBUG).
+    summary_interval_s: float = 60.0
 
 
 class StackSettings(BaseModel):

@@ -4,13 +4,19 @@ Order: the ``project`` label; the Kubernetes label ``app.kubernetes.io/part-of``
 path glob on ``source.file``; a configured regex on ``source.host``; a configured namespace
 mapping, else the namespace itself; else the default project. Topic names keep only
 ``[a-z0-9._-]`` (Kafka's legal set, lower-cased), at most 200 characters.
+
+With ``known`` (the projects of the routing table, as the worker and ``sluice parse`` both pass it),
+a project that is not in the table goes to the default project, its label kept on the event; each
+such event is counted per project (:meth:`ProjectRouter.take_folded`) and ``on_fold`` is called once
+per project, so the fold is visible instead of silent.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable
 
 _ILLEGAL = re.compile(r"[^a-z0-9._-]+")
 
@@ -24,7 +30,7 @@ class ProjectRouter:
     def __init__(self, default_project: str = "default", *, path_globs: Iterable[tuple[str, str]] = (),
                  host_patterns: Iterable[tuple[str, str]] = (), namespaces: dict[str, str] | None = None,
                  use_namespace: bool = True, topic_prefix: str = "logs.events.",
-                 known: Iterable[str] | None = None) -> None:
+                 known: Iterable[str] | None = None, on_fold: Callable[[str, str], None] | None = None) -> None:
         self.default = sanitize(default_project)
         # Projects with a topic. Others go to the default route (their label is kept on the event):
         # a typo in one node's label must not stop the stage on a missing topic.
@@ -34,19 +40,34 @@ class ProjectRouter:
         self.namespaces = dict(namespaces or {})
         self.use_namespace = use_namespace
         self.topic_prefix = topic_prefix
-        self._cache: dict[tuple, str] = {}
+        self.on_fold = on_fold  # (project asked for, project used), once per project asked for
+        self._cache: dict[tuple, tuple[str, str | None]] = {}  # key -> (project, the unknown one it replaced)
+        self._folded: Counter[str] = Counter()  # unknown project -> events sent to the default since take_folded
+        self._told: set[str] = set()
 
     def project(self, labels: dict, source: dict) -> str:
         key = (labels.get("project"), labels.get("app.kubernetes.io/part-of"), source.get("file"),
                source.get("host"), source.get("namespace"))
         hit = self._cache.get(key)
         if hit is None:
-            hit = sanitize(self._resolve(*key))
-            if self.known is not None and hit not in self.known:
-                hit = self.default
+            wanted = sanitize(self._resolve(*key))
+            hit = (wanted, None)
+            if self.known is not None and wanted not in self.known:
+                hit = (self.default, wanted)
+                if self.on_fold is not None and wanted not in self._told and len(self._told) < 10000:
+                    self._told.add(wanted)
+                    self.on_fold(wanted, self.default)
             if len(self._cache) < 10000:  # bounded: a source set is small, a runaway one is not cached
                 self._cache[key] = hit
-        return hit
+        project, folded = hit
+        if folded is not None:
+            self._folded[folded] += 1
+        return project
+
+    def take_folded(self) -> dict[str, int]:
+        """Events per unknown project routed to the default since the last call."""
+        out, self._folded = dict(self._folded), Counter()
+        return out
 
     def _resolve(self, label, part_of, path, host, namespace) -> str:  # noqa: PLR0911 - the routing order, in order
         if label:

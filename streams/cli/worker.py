@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import signal
 import sys
 import time
@@ -36,12 +35,12 @@ def worker(ctx: click.Context, stage: str, loglevel: str) -> None:
     if stage == "hot":
         from streams.workers.hot import run_hot_worker
 
-        run_async_worker(run_hot_worker, settings, loglevel)
+        run_async_worker(run_hot_worker, settings, loglevel, "hot")
         return
     if stage == "cold":
         from streams.workers.cold import run_cold_worker
 
-        run_async_worker(run_cold_worker, settings, loglevel)
+        run_async_worker(run_cold_worker, settings, loglevel, "cold")
         return
     run_all(settings, loglevel)
 
@@ -55,13 +54,20 @@ def run_all(settings: Any, loglevel: str) -> None:
     import os
     import subprocess
 
+    from streams import observability as obs
+
     base = settings.observability.port
     procs = {}
     for i, stage in enumerate(STAGES):
-        env = {**os.environ, "SLUICE_OBSERVABILITY__PORT": str(base + i if base else 0)}
+        # Each stage its own port: the configured one counted up, else the stages' defaults.
+        env = dict(os.environ)
+        if base is not None:
+            env["SLUICE_OBSERVABILITY__PORT"] = str(base + i if base else 0)
         procs[stage] = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", stage, "--loglevel", loglevel],
                                         env=env)
-        click.echo(f"{stage}: pid {procs[stage].pid}" + (f", metrics on :{base + i}" if base else ""))
+        port = obs.port_for(stage, base + i if base else base)
+        click.echo(f"{stage}: pid {procs[stage].pid}, " + (f"metrics on :{port}" if port else "metrics on a free port "
+                                                          "(in its log)"))
     stopping = {"yes": False}
 
     def stop(_sig: int, _frame: Any) -> None:
@@ -109,10 +115,11 @@ def parse(files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool, idle_
         out.write("\n")
 
 
-def run_async_worker(run: Any, settings: Any, loglevel: str) -> None:
+def run_async_worker(run: Any, settings: Any, loglevel: str, stage: str) -> None:
     """Run ``run(settings, stop)`` until SIGTERM or SIGINT, then let it drain and commit."""
-    logging.basicConfig(level=getattr(logging, {"crit": "CRITICAL", "warn": "WARNING"}.get(
-        loglevel, loglevel.upper())), format="[%(asctime)s] %(levelname)s %(name)s: %(message)s")
+    from streams.logs import setup_worker_logging
+
+    setup_worker_logging(loglevel)
 
     async def main() -> None:
         from streams import observability as obs
@@ -122,12 +129,14 @@ def run_async_worker(run: Any, settings: Any, loglevel: str) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         conf = settings.observability
-        endpoints = await obs.serve(conf.port, host=conf.host) if conf.port else None
+        obs.HEALTH.stuck_after_s = conf.stuck_after_s
+        endpoints = obs.serve(stage, obs.port_for(stage, conf.port), host=conf.host)
+        beat = asyncio.create_task(obs.heartbeat())
         try:
             await run(settings, stop)
         finally:
-            if endpoints is not None:
-                await endpoints.cleanup()
+            beat.cancel()
+            await endpoints.cleanup()
 
     asyncio.run(main())
 
