@@ -14,8 +14,8 @@ from typing import Any
 import click
 
 from streams.cli import exits
-from streams.config import Settings, load_settings
-from streams.errors import SluiceError
+from streams.config import Settings, config_path, load_settings
+from streams.errors import ConfigError, SluiceError
 
 
 class SluiceGroup(click.Group):
@@ -32,11 +32,20 @@ class SluiceGroup(click.Group):
         except SluiceError as exc:
             _fail(ctx, exc, exits.status_of(exc))
         except Exception as exc:  # noqa: BLE001 - the one place an unexpected error becomes a line
+            if _is_yaml_error(exc):
+                _fail(ctx, ConfigError(f"invalid configuration ({config_path()}): the YAML does not parse: {exc}"),
+                      exits.CONFIG, cause=exc)
             found = _server_behind(ctx, exc)
             if found is not None:
                 _fail(ctx, found, exits.UNREACHABLE, cause=exc)
             _fail(ctx, exc, exits.FAILED, prefix=f"unexpected {type(exc).__name__}: ",
                   hint="" if _debug(ctx) else " (run `sluice --debug ...` for the traceback)")
+
+
+def _is_yaml_error(exc: BaseException) -> bool:
+    import yaml
+
+    return isinstance(exc, yaml.YAMLError)
 
 
 def _debug(ctx: click.Context) -> bool:
@@ -95,9 +104,9 @@ def require(ctx: click.Context, *servers: str, timeout_s: float = 10.0) -> Setti
 
 
 def _register_commands() -> None:
-    from streams.cli import dlq, rehydrate, replay, schemas, ship, summary, top, topics, worker
+    from streams.cli import dlq, project, rehydrate, replay, schemas, ship, summary, top, topics, worker
 
-    for module in (topics, schemas, worker, ship, replay, dlq, rehydrate, top, summary):
+    for module in (topics, schemas, project, worker, ship, replay, dlq, rehydrate, top, summary):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import click
 
-from streams.cli.main import settings_of
-from streams.watch.report import summarize_day
+from streams.cli.main import require
+from streams.cli.output import emit, output_option
+from streams.watch.report import day_indices, summarize_day
 
 
 @click.command()
@@ -16,12 +17,37 @@ from streams.watch.report import summarize_day
 @click.option("--project", help="one project (default: all)")
 @click.option("--top", default=10, show_default=True, help="how many top errors")
 @click.option("--index", "to_index", is_flag=True, help="also index each report into sluice-summary-<project>")
+@output_option
 @click.pass_context
-def summary(ctx: click.Context, day: str | None, project: str | None, top: int, to_index: bool) -> None:
-    """The daily report per project: jobs seen, jobs failed, failures by error class, top errors."""
+def summary(ctx: click.Context, day: str | None, project: str | None, top: int, to_index: bool,
+            output: str) -> None:
+    """The daily report per project: jobs seen, jobs failed, failures by error class, top errors.
+
+    Reads the hot tier's indices of the day (rehydrated days included), each project's index_prefix
+    honoured; says so when the day holds nothing.
+    """
+    settings = require(ctx, "elasticsearch")
     day = day or (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%d")
-    for report in summarize_day(settings_of(ctx), day, project, top, to_index):
-        click.echo(json.dumps(report))
+    try:
+        datetime.strptime(day, "%Y-%m-%d")
+    except ValueError:
+        raise click.BadParameter(f"{day!r} is not a day YYYY-MM-DD", param_hint="--day") from None
+    reports = summarize_day(settings, day, project, top, to_index)
+    where = ", ".join(day_indices(settings, project))
+    lines = [line for report in reports for line in _words(report)]
+    if not reports:
+        lines = [f"no events or metric points on {day} (UTC){f' for project {project}' if project else ''} "
+                 f"in {where} at {settings.elasticsearch.url}"]
+    emit(output, lines, {"day": day, "project": project, "indices": where, "reports": reports})
+
+
+def _words(report: dict[str, Any]) -> list[str]:
+    lines = [f"{report['day']} {report['project']}: {report['jobs_seen']} job(s) seen, {report['jobs_failed']} "
+             f"failed; {report['events']} event(s), {report['metric_points']} metric point(s)"]
+    if report["failures_by_class"]:
+        lines.append("  failures by class: " + ", ".join(f"{c} {n}" for c, n in report["failures_by_class"].items()))
+    lines += [f"  {e['count']:>6} x {e['error']}" for e in report["top_errors"]]
+    return lines
 
 
 COMMANDS = [summary]
