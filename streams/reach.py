@@ -156,7 +156,7 @@ def _server_of(exc: BaseException) -> tuple[str, str] | None:
     for modules, names, server in _CONNECTION_ERRORS:
         if module.startswith(modules) and name in names:
             return server, _short(exc)
-    if module.startswith("confluent_kafka"):
+    if module.startswith(("confluent_kafka", "cimpl")):  # KafkaException is defined in the C module cimpl
         first: Any = exc.args[0] if exc.args else None
         if first is not None and hasattr(first, "name") and first.name() in _KAFKA_DOWN:
             return "kafka", _last_part(first.str())

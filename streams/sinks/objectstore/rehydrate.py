@@ -95,11 +95,20 @@ def read_events(key: str, body: bytes) -> Iterator[dict[str, Any]]:
     if key.endswith(".ndjson.gz"):
         for line in gzip.decompress(body).splitlines():
             if line.strip():
-                yield json.loads(line)
+                yield _times_as_ms(json.loads(line))
         return
     for event in fastavro.reader(io.BytesIO(body)):
         if isinstance(event, dict):
             yield event
+
+
+def _times_as_ms(event: dict[str, Any]) -> dict[str, Any]:
+    """NDJSON objects spell times as ISO-8601; the hot tier stores epoch milliseconds."""
+    for name in ("timestamp", "ingest_ts"):
+        value = event.get(name)
+        if isinstance(value, str):
+            event[name] = epoch_ms(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    return event
 
 
 def to_action(event: dict[str, Any], namer: IndexNamer, index: str | None = None) -> dict[str, Any]:
