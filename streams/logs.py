@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 # Loggers of libraries that log each request at INFO.
-PER_REQUEST_LOGGERS = ("elastic_transport", "elasticsearch", "httpx", "httpcore", "botocore", "boto3", "urllib3",
+PER_REQUEST_LOGGERS = ("elastic_transport", "elasticsearch", "httpx", "httpx2", "httpcore", "botocore", "boto3", "urllib3",
                        "s3transfer", "aiohttp.access")
 
 LEVELS = {"crit": logging.CRITICAL, "error": logging.ERROR, "warn": logging.WARNING, "info": logging.INFO,

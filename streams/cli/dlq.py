@@ -144,7 +144,7 @@ def _redrive_report(report: RedriveReport, output: str) -> None:
     lines = [f"{len(report.sent)} dead letter(s) {what} from {topic} (group {report.group}; "
              f"{report.matched} of {report.scanned} read matched)"]
     if report.failed_again:
-        lines.append(f"{len(report.failed_again)} failed again within {report.waited_s:.0f} s:")
+        lines.append(f"{len(report.failed_again)} failed again within {report.waited_s:.1f} s:")
         for sent, new in report.failed_again:
             count = redrives_of(new.value.get("headers"))
             lines.append(f"  {sent.letter.partition}@{sent.letter.offset} came back as {new.partition}@{new.offset} "

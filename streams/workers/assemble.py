@@ -56,6 +56,7 @@ from streams.workers.transactions import TransactionAborted, TransactionalWriter
 log = logging.getLogger(__name__)
 
 MAX_UNROUTED_LABELS = 100
+KIND_WORDS = {"event": "events", "metric": "metric points", "dead_letter": "dead letters"}
 
 
 def warn_fold(wanted: str, used: str) -> None:
@@ -250,7 +251,7 @@ class AssembleStage:
             obs.UNROUTED.labels(label).inc(n)
         for kind, n in Counter(o.kind for o in outputs).items():
             obs.OUTPUTS.labels("assemble", kind).inc(n)
-            self.summary.add(f"{kind}s written", n)
+            self.summary.add(f"{KIND_WORDS.get(kind, kind)} written", n)
         for o in outputs:
             if o.kind == "dead_letter":
                 obs.DEAD_LETTERS.labels("assemble", o.value["error_type"]).inc()
@@ -260,7 +261,7 @@ class AssembleStage:
     async def on_batch(self, events: list[Any]) -> None:
         obs.HEALTH.turned()
         obs.RECORDS_IN.labels("assemble", self.settings.topics.raw).inc(len(events))
-        self.summary.add("records read", len(events))
+        self.summary.add("raw records read", len(events))
         async with self.lock:
             outputs: list[Output] = []
             touched: set[int] = set()

@@ -105,9 +105,10 @@ class RouteGuard:
         value = {
             "original": original, "key": out.key, "topic": topic, "partition": -1, "offset": -1,
             "stage": "assemble",
-            "error": f"{where}: project {project}: {reason}; run `sluice project add {project}`, then "
-                     f"`sluice dlq redrive --error-type {ERROR_TYPE}`",
-            "error_type": ERROR_TYPE, "timestamp": event["timestamp"], "attempts": 1,
+            "error": f"project {project}: {reason}: run `sluice project add {project}`, then `sluice dlq redrive "
+                     f"--error-type {ERROR_TYPE}` (from {where})",
+            # When the record came in (as the other stages' letters), not the log line's own time.
+            "error_type": ERROR_TYPE, "timestamp": event.get("ingest_ts") or event["timestamp"], "attempts": 1,
             "headers": {"original": form, "raw": where},
         }
         return Output("dead_letter", self.settings.topics.dlq, out.key, value)
