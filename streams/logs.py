@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 
 # Loggers of libraries that log each request at INFO.
-PER_REQUEST_LOGGERS = ("elastic_transport", "elasticsearch", "httpx", "httpx2", "httpcore", "botocore", "boto3", "urllib3",
-                       "s3transfer", "aiohttp.access")
+PER_REQUEST_LOGGERS = ("elastic_transport", "elasticsearch", "httpx", "httpx2", "httpcore", "botocore", "boto3",
+                       "urllib3", "s3transfer", "aiohttp.access")
 
 LEVELS = {"crit": logging.CRITICAL, "error": logging.ERROR, "warn": logging.WARNING, "info": logging.INFO,
           "debug": logging.DEBUG}

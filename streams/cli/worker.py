@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import sys
 import time
@@ -90,29 +89,48 @@ def run_all(settings: Any, loglevel: str) -> None:
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
 @click.option("--label", "labels", multiple=True, help="KEY=VALUE label put on every event (e.g. project=llm)")
 @click.option("--metrics/--no-metrics", default=True, help="also print step metric points")
 @click.option("--idle-timeout-ms", default=5000, show_default=True)
-def parse(files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool, idle_timeout_ms: int) -> None:
-    """The assemble stage offline over FILES: one JSON event per line on stdout.
+@click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="json", show_default=True,
+              help="json: one object per line, with its kind and no null fields; text: one block per event")
+@click.pass_context
+def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool,
+          idle_timeout_ms: int, fmt: str) -> None:
+    """The assemble stage offline over FILES (`-`: standard input), as the workers would see them.
 
     Plain text, JSON envelopes (Filebeat, Fluent Bit, Vector, docker) and CRI lines are recognised per
-    line. Check how your own logs will come out before shipping them.
+    line. Check how your own logs will come out before shipping them. Projects are routed as the
+    workers route them: a project missing from the routing table goes to the default project.
     """
     from streams.assemble.pipeline import parse_files
+    from streams.assemble.route import ProjectRouter
+    from streams.parse_output import as_json, as_text
 
+    settings = settings_of(ctx)
     label_map = {}
     for item in labels:
         key, sep, value = item.partition("=")
         if not sep:
             raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--label")
         label_map[key] = value
+
+    def told(wanted: str, used: str) -> None:
+        click.echo(f"sluice parse: project {wanted!r} is not in the routing table (routing.projects): the workers "
+                   f"would route its events to {used!r}, as shown", err=True)
+
+    router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
+                           known=settings.projects(), on_fold=told)
     out = sys.stdout
-    for event in parse_files(list(files), labels=label_map, default_ts_ms=int(time.time() * 1000),
-                             include_metrics=metrics, idle_timeout_ms=idle_timeout_ms):
-        out.write(json.dumps(event, ensure_ascii=False, default=str))
-        out.write("\n")
+    for n, event in enumerate(parse_files(list(files), labels=label_map, router=router,
+                                          default_ts_ms=int(time.time() * 1000), include_metrics=metrics,
+                                          idle_timeout_ms=idle_timeout_ms)):
+        if fmt == "text":
+            out.write(("\n" if n else "") + as_text(event) + "\n")
+        else:
+            out.write(as_json(event) + "\n")
 
 
 def run_async_worker(run: Any, settings: Any, loglevel: str, stage: str) -> None:
