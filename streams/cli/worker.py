@@ -167,9 +167,10 @@ def run_async_worker(run: Any, settings: Any, loglevel: str, stage: str) -> None
 @click.pass_context
 def produce(ctx: click.Context, files: tuple[Path, ...], project: str | None, batch_lines: int, passes: int) -> None:
     """FILES as one burst into logs.raw, one source per file (e.g. `sluice produce corpus/training/*.log`)."""
+    from streams.cli.main import require
     from streams.produce import produce_files
 
-    settings = settings_of(ctx)
+    settings = require(ctx, "kafka", "registry")
     paths = list(files)
     label = project or settings.routing.default_project
     total = sum(p.stat().st_size for p in paths) * passes
