@@ -46,7 +46,7 @@ def project_status(settings: Settings, project: str) -> ProjectStatus:
     meta = AdminClient(settings.kafka.client_config()).list_topics(topic, timeout=10).topics.get(topic)
     subject = f"{topic}-value"
     registered = subject in set(registry_client(settings.registry).get_subjects())
-    prefix = IndexNamer(settings.routing).events_prefix(project)
+    prefix = IndexNamer.of(settings.routing, settings.hot).events_prefix(project)
     found = es_client(settings.elasticsearch).options(ignore_status=404).indices.get_index_template(name=LOGS_TEMPLATE)
     patterns = [p for t in found.get("index_templates", []) for p in t["index_template"]["index_patterns"]]
     covered = any(_matches(f"{prefix}-general-2000.01.01", p) for p in patterns)

@@ -109,8 +109,6 @@ def parse_prometheus(text: str) -> dict[str, float]:
 
 def stage_groups(settings: Settings, existing_topics: set[str]) -> dict[str, list[str]]:
     """The consumer group of each stage, as configured, and the topics it reads."""
-    from streams.watch.settings import watch_settings_of
-
     t = settings.topics
     events = sorted(n for n in existing_topics if n.startswith(t.events_prefix))
     configured = [t.events_topic(p) for p in settings.projects()]
@@ -118,7 +116,7 @@ def stage_groups(settings: Settings, existing_topics: set[str]) -> dict[str, lis
         settings.assemble.app_id: [t.raw],
         settings.hot.group_id: [*configured, t.metrics],
         settings.cold.group_id: events,  # the cold stage subscribes to every events topic
-        watch_settings_of(settings).app_id: [t.metrics, *configured],
+        settings.watch.app_id: [t.metrics, *configured],
     }
 
 

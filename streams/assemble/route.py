@@ -1,9 +1,12 @@
 """Project routing: labels, Kubernetes metadata or configured globs/regexes -> ``logs.events.<project>``.
 
-Order: the ``project`` label; the Kubernetes label ``app.kubernetes.io/part-of``; a configured
-path glob on ``source.file``; a configured regex on ``source.host``; a configured namespace
-mapping, else the namespace itself; else the default project. Topic names keep only
-``[a-z0-9._-]`` (Kafka's legal set, lower-cased), at most 200 characters.
+Order: the first of ``project_keys`` a source's labels carry (by default the ``project`` label,
+``sluice.io/project``, then the Kubernetes label ``app.kubernetes.io/part-of``, each also de-dotted as
+Filebeat writes it); a configured path glob on ``source.file``; a configured regex on ``source.host``;
+a configured namespace mapping, else the namespace itself; else the default project. Topic names keep
+only ``[a-z0-9._-]`` (Kafka's legal set, lower-cased), at most 200 characters. Values that are not
+strings (an agent's envelope may carry a number or a list where a name belongs) are read as absent,
+never as an error.
 
 With ``known`` (the projects of the routing table, as the worker and ``sluice parse`` both pass it),
 a project that is not in the table goes to the default project, its label kept on the event; each
@@ -16,7 +19,9 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+
+from streams.assemble.metadata import SourceMetadata
 
 _ILLEGAL = re.compile(r"[^a-z0-9._-]+")
 
@@ -30,7 +35,8 @@ class ProjectRouter:
     def __init__(self, default_project: str = "default", *, path_globs: Iterable[tuple[str, str]] = (),
                  host_patterns: Iterable[tuple[str, str]] = (), namespaces: dict[str, str] | None = None,
                  use_namespace: bool = True, topic_prefix: str = "logs.events.",
-                 known: Iterable[str] | None = None, on_fold: Callable[[str, str], None] | None = None) -> None:
+                 known: Iterable[str] | None = None, on_fold: Callable[[str, str], None] | None = None,
+                 project_keys: Sequence[str] | None = None) -> None:
         self.default = sanitize(default_project)
         # Projects with a topic. Others go to the default route (their label is kept on the event):
         # a typo in one node's label must not stop the stage on a missing topic.
@@ -44,10 +50,24 @@ class ProjectRouter:
         self._cache: dict[tuple, tuple[str, str | None]] = {}  # key -> (project, the unknown one it replaced)
         self._folded: Counter[str] = Counter()  # unknown project -> events sent to the default since take_folded
         self._told: set[str] = set()
+        self.project_keys = tuple(project_keys) if project_keys is not None else SourceMetadata().project_keys()
 
     def project(self, labels: dict, source: dict) -> str:
-        key = (labels.get("project"), labels.get("app.kubernetes.io/part-of"), source.get("file"),
-               source.get("host"), source.get("namespace"))
+        label = None
+        if labels:
+            for k in self.project_keys:
+                v = labels.get(k)
+                if v and v.__class__ is str:
+                    label = v
+                    break
+        path, host, namespace = source.get("file"), source.get("host"), source.get("namespace")
+        if path.__class__ is not str:
+            path = None
+        if host.__class__ is not str:
+            host = None
+        if namespace.__class__ is not str:
+            namespace = None
+        key = (label, path, host, namespace)
         hit = self._cache.get(key)
         if hit is None:
             wanted = sanitize(self._resolve(*key))
@@ -69,11 +89,9 @@ class ProjectRouter:
         out, self._folded = dict(self._folded), Counter()
         return out
 
-    def _resolve(self, label, part_of, path, host, namespace) -> str:  # noqa: PLR0911 - the routing order, in order
+    def _resolve(self, label, path, host, namespace) -> str:
         if label:
             return label
-        if part_of:
-            return part_of
         if path:
             for glob, proj in self.path_globs:
                 if fnmatch.fnmatch(path, glob):

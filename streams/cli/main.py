@@ -1,4 +1,7 @@
-"""`sluice` entry point: command groups of DESIGN.md, each a thin layer over the library.
+"""`sluice` entry point: the command groups, each a thin layer over the library.
+
+Global options (before the command): ``--config PATH``, ``--log-format text|json``, ``--debug``,
+``--version``, ``-h``/``--help``. Settings are loaded once, on first use, by :func:`settings_of`.
 
 Errors end a command with one line on stderr and an exit status from :mod:`streams.cli.exits`;
 the traceback only with ``--debug``. A connection failure that escaped a command is reported as the
@@ -9,13 +12,18 @@ from __future__ import annotations
 
 import sys
 import traceback
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import click
 
+from streams import __version__
 from streams.cli import exits
 from streams.config import Settings, config_path, load_settings
 from streams.errors import ConfigError, SluiceError
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
 
 class SluiceGroup(click.Group):
@@ -64,34 +72,81 @@ def _fail(ctx: click.Context, exc: BaseException, status: int, prefix: str = "",
 def _server_behind(ctx: click.Context, exc: BaseException) -> SluiceError | None:
     from streams.reach import unreachable_from
 
-    settings = ctx.find_root().obj
+    state = ctx.find_root().obj
+    settings = state.settings if isinstance(state, CliState) else None
     if settings is None:
         try:
-            settings = load_settings()
+            settings = load_settings(config=state.config if isinstance(state, CliState) else None)
         except SluiceError:
             return None
     return unreachable_from(exc, settings)
 
 
-@click.group(cls=SluiceGroup)
-@click.option("--debug", is_flag=True, help="print the traceback of an error (to report a bug)")
+@dataclass
+class CliState:
+    """What the global options chose, and the settings once loaded."""
+
+    config: Path | None = None
+    log_format: str | None = None
+    settings: Settings | None = None
+
+
+def global_options(fn: Any) -> Any:
+    """``--config`` and ``--log-format``, shared by ``sluice`` and ``python -m devtools``."""
+    fn = click.option("--log-format", type=click.Choice(["text", "json"]), default=None,
+                      help="Log lines as text or as one JSON object per line "
+                           "(default: observability.log_format).")(fn)
+    return click.option("--config", "config", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                        help="YAML configuration file (default: $SLUICE_CONFIG, else ./sluice.yaml). "
+                             "See `sluice config show`.")(fn)
+
+
+@click.group(cls=SluiceGroup, context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, "-V", "--version", prog_name="sluice", message="%(prog)s %(version)s")
+@global_options
+@click.option("--debug", is_flag=True, help="Print the traceback of an error (to report a bug).")
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(ctx: click.Context, config: Path | None, log_format: str | None, debug: bool) -> None:
     """Sluice: Kafka-buffered processing of GPU training-cluster logs.
+
+    Every command reads one configuration: the defaults, then the YAML file (--config), then
+    SLUICE_<SECTION>__<FIELD> environment variables. `sluice config show` prints it.
 
     Exit status: 0 done, 1 failed, 2 usage, 3 configuration, 4 a server unreachable, 5 not found,
     6 partly done (docs/operator-guide.md, "Exit status").
     """
-    ctx.obj = None
+    ctx.obj = CliState(config, log_format)
     ctx.meta["sluice.debug"] = debug
 
 
-def settings_of(ctx: click.Context) -> Settings:
+def state_of(ctx: click.Context) -> CliState:
     root = ctx.find_root()
-    if root.obj is None:
-        root.obj = load_settings()
-    settings: Settings = root.obj
-    return settings
+    if not isinstance(root.obj, CliState):
+        root.obj = CliState()
+    state: CliState = root.obj
+    return state
+
+
+def settings_of(ctx: click.Context) -> Settings:
+    """The settings of this invocation, loaded on first use (commands that need none never load them)."""
+    state = state_of(ctx)
+    if state.settings is None:
+        settings = load_settings(config=state.config)
+        if state.log_format is not None:
+            settings.observability.log_format = state.log_format  # type: ignore[assignment]
+        state.settings = settings
+    return state.settings
+
+
+def child_environment(ctx: click.Context) -> dict[str, str]:
+    """Environment entries that give a child process (`sluice worker all`) this invocation's choices."""
+    state = state_of(ctx)
+    env = {}
+    if state.config is not None:
+        env["SLUICE_CONFIG"] = str(state.config.resolve())
+    if state.log_format is not None:
+        env["SLUICE_OBSERVABILITY__LOG_FORMAT"] = state.log_format
+    return env
 
 
 def require(ctx: click.Context, *servers: str, timeout_s: float = 10.0) -> Settings:
@@ -104,9 +159,9 @@ def require(ctx: click.Context, *servers: str, timeout_s: float = 10.0) -> Setti
 
 
 def _register_commands() -> None:
-    from streams.cli import dlq, project, rehydrate, replay, schemas, ship, summary, top, topics, worker
+    from streams.cli import config, dlq, project, rehydrate, replay, schemas, ship, summary, top, topics, worker
 
-    for module in (topics, schemas, project, worker, ship, replay, dlq, rehydrate, top, summary):
+    for module in (config, topics, schemas, project, worker, ship, replay, dlq, rehydrate, top, summary):
         for command in module.COMMANDS:
             cli.add_command(command)
 

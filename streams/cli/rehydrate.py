@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import click
@@ -10,16 +11,18 @@ from streams.cli.main import require
 from streams.cli.output import emit, output_option
 from streams.sinks.objectstore.rehydrate import parse_bound
 from streams.sinks.objectstore.rehydrate import rehydrate as rehydrate_events
+from streams.timespec import TIME_HELP, instant_datetime, is_day
 
 
 @click.command()
 @click.option("--project", required=True, help="the project whose bucket and prefix to read")
 @click.option("--task", "task_id", required=True, help="the task id (the second level of the object keys)")
-@click.option("--from", "start", required=True, help="first day (2026-11-29) or time (2026-11-29T10:00:00Z), UTC")
-@click.option("--to", "end", required=True, help="last day, inclusive, or time")
+@click.option("--from", "start", required=True,
+              help=f"first day (2026-11-29, from its start), or {TIME_HELP}")
+@click.option("--to", "end", default="now", show_default=True, help="last day (inclusive), or a time as --from")
 @click.option("--index", default=None,
               help="put everything into this one index instead of the hot tier's daily indices (it gets the hot "
-                   "tier's field types only if its name matches the index template, e.g. logs-*)")
+                   "tier's field types only if its name matches the index template, e.g. sluice-logs-*)")
 @output_option
 @click.pass_context
 def rehydrate(ctx: click.Context, project: str, task_id: str, start: str, end: str, index: str | None,
@@ -30,7 +33,9 @@ def rehydrate(ctx: click.Context, project: str, task_id: str, start: str, end: s
     by itself (counts never double), and running it twice changes nothing.
     """
     settings = require(ctx, "object_store", "elasticsearch")
-    first, last = parse_bound(start, end=False), parse_bound(end, end=True)
+    now_ms = int(time.time() * 1000)
+    first = parse_bound(start, end=False) if is_day(start) else instant_datetime(start, now_ms)
+    last = parse_bound(end, end=True) if is_day(end) else instant_datetime(end, now_ms)
     bar: dict[str, Any] = {}
 
     def on_plan(total: int) -> None:

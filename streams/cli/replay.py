@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from streams.cli.main import require
 from streams.cli.output import emit, output_option
 from streams.errors import PartlyDone
 from streams.replay import Bound, ReplayFilter, ReplayState, plan_range, run_replay
+from streams.timespec import TIME_HELP, parse_instant
 
 # What a replay's counts mean, in the order they are reported.
 WORDS = {"acked": "written", "copied": "copied", "dead_lettered": "dead-lettered", "retried": "retried",
@@ -20,8 +22,8 @@ WORDS = {"acked": "written", "copied": "copied", "dead_lettered": "dead-lettered
 
 @click.command()
 @click.option("--topic", required=True, help="the topic to replay (logs.events.<project>, logs.metrics, logs.raw)")
-@click.option("--from", "start", help="@OFFSET, or a time (ISO-8601 or epoch ms); default: the beginning")
-@click.option("--to", "end", help="@OFFSET, or a time; exclusive; default: the end as of now")
+@click.option("--from", "start", help=f"@OFFSET, or {TIME_HELP}; default: the beginning")
+@click.option("--to", "end", help="@OFFSET, or a time as --from; exclusive; default: the end as of now")
 @click.option("--partitions", help="comma-separated partition numbers (default: all)")
 @click.option("--project", help="only events of this project")
 @click.option("--task", "task_id", help="only events of this task_id")
@@ -44,7 +46,8 @@ def replay(ctx: click.Context, topic: str, start: str | None, end: str | None, p
     store = {"es": ("elasticsearch",), "s3": ("object_store",), "topic": ()}[into]
     settings = require(ctx, "kafka", "registry", *store)
     parts = [int(p) for p in partitions.split(",")] if partitions else None
-    plan = plan_range(settings, topic, Bound.parse(start), Bound.parse(end), parts)
+    now_ms = int(time.time() * 1000)
+    plan = plan_range(settings, topic, _bound(start, now_ms), _bound(end, now_ms), parts)
     key = "|".join(str(x) for x in (topic, plan.start, plan.end, project, task_id, into, target))
     default_state = Path(".sluice-replay") / f"{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
     state = ReplayState.load(state_path or default_state)
@@ -69,6 +72,15 @@ def replay(ctx: click.Context, topic: str, start: str | None, end: str | None, p
 
 def _span(plan: Any) -> str:
     return ", ".join(f"[{p}] {plan.start[p]}-{plan.end[p]}" for p in sorted(plan.start)) or "none"
+
+
+def _bound(text: str | None, now_ms: int) -> Bound | None:
+    """``@OFFSET`` or a time (``-2d``, ``1h``, ISO-8601, epoch ms)."""
+    if text is None:
+        return None
+    if text.startswith("@"):
+        return Bound.parse(text)
+    return Bound(time_ms=parse_instant(text, now_ms))
 
 
 COMMANDS = [replay]

@@ -2,36 +2,33 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+import time
 from typing import Any
 
 import click
 
 from streams.cli.main import require
 from streams.cli.output import emit, output_option
+from streams.timespec import instant_datetime, is_day
 from streams.watch.report import day_indices, summarize_day
 
 
 @click.command()
-@click.option("--day", help="UTC day YYYY-MM-DD (default: yesterday)")
+@click.option("--day", default="-1d", show_default=True,
+              help="the UTC day: YYYY-MM-DD, or a time within it (-1d is yesterday, now is today)")
 @click.option("--project", help="one project (default: all)")
 @click.option("--top", default=10, show_default=True, help="how many top errors")
 @click.option("--index", "to_index", is_flag=True, help="also index each report into sluice-summary-<project>")
 @output_option
 @click.pass_context
-def summary(ctx: click.Context, day: str | None, project: str | None, top: int, to_index: bool,
-            output: str) -> None:
+def summary(ctx: click.Context, day: str, project: str | None, top: int, to_index: bool, output: str) -> None:
     """The daily report per project: jobs seen, jobs failed, failures by error class, top errors.
 
     Reads the hot tier's indices of the day (rehydrated days included), each project's index_prefix
     honoured; says so when the day holds nothing.
     """
     settings = require(ctx, "elasticsearch")
-    day = day or (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%d")
-    try:
-        datetime.strptime(day, "%Y-%m-%d")
-    except ValueError:
-        raise click.BadParameter(f"{day!r} is not a day YYYY-MM-DD", param_hint="--day") from None
+    day = day if is_day(day) else instant_datetime(day, int(time.time() * 1000)).strftime("%Y-%m-%d")
     reports = summarize_day(settings, day, project, top, to_index)
     where = ", ".join(day_indices(settings, project))
     lines = [line for report in reports for line in _words(report)]

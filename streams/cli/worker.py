@@ -1,4 +1,4 @@
-"""`sluice worker <stage>`, `sluice parse`, and the operator commands still to come."""
+"""`sluice worker <stage>`, `sluice parse` and `sluice produce`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from streams.cli.main import settings_of
+from streams.cli.main import child_environment, settings_of
 
 
 @click.command()
@@ -41,13 +41,13 @@ def worker(ctx: click.Context, stage: str, loglevel: str) -> None:
 
         run_async_worker(run_cold_worker, settings, loglevel, "cold")
         return
-    run_all(settings, loglevel)
+    run_all(settings, loglevel, child_environment(ctx))
 
 
 STAGES = ("assemble", "hot", "cold", "watch")
 
 
-def run_all(settings: Any, loglevel: str) -> None:
+def run_all(settings: Any, loglevel: str, child_env: dict[str, str]) -> None:
     """Every stage as a child process of this one (each stage keeps its own event loop and group);
     a signal stops them all, and one dying stops the rest, so a supervisor sees the failure."""
     import os
@@ -59,7 +59,7 @@ def run_all(settings: Any, loglevel: str) -> None:
     procs = {}
     for i, stage in enumerate(STAGES):
         # Each stage its own port: the configured one counted up, else the stages' defaults.
-        env = dict(os.environ)
+        env = {**os.environ, **child_env}
         if base is not None:
             env["SLUICE_OBSERVABILITY__PORT"] = str(base + i if base else 0)
         procs[stage] = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", stage, "--loglevel", loglevel],
@@ -101,9 +101,9 @@ def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], 
           idle_timeout_ms: int, fmt: str) -> None:
     """The assemble stage offline over FILES (`-`: standard input), as the workers would see them.
 
-    Plain text, JSON envelopes (Filebeat, Fluent Bit, Vector, docker) and CRI lines are recognised per
-    line. Check how your own logs will come out before shipping them. Projects are routed as the
-    workers route them: a project missing from the routing table goes to the default project.
+    Plain text and the envelopes of docker, CRI, Fluent Bit, the OpenTelemetry Collector (OTLP JSON),
+    rsyslog (JSON, RFC 5424), Vector and Filebeat are recognised per line. Check how your own logs
+    will come out before shipping them.
     """
     from streams.assemble.pipeline import parse_files
     from streams.assemble.route import ProjectRouter
@@ -135,9 +135,10 @@ def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], 
 
 def run_async_worker(run: Any, settings: Any, loglevel: str, stage: str) -> None:
     """Run ``run(settings, stop)`` until SIGTERM or SIGINT, then let it drain and commit."""
-    from streams.logs import setup_worker_logging
+    from streams.logs import configure, quiet_libraries
 
-    setup_worker_logging(loglevel)
+    configure(loglevel, settings.observability.log_format)
+    quiet_libraries(loglevel)
 
     async def main() -> None:
         from streams import observability as obs

@@ -30,10 +30,10 @@ def day_indices(settings: Settings, project: str | None) -> list[str]:
     from streams.sinks.elasticsearch.request import IndexNamer
     from streams.sinks.elasticsearch.templates import events_patterns
 
-    namer = IndexNamer(settings.routing)
+    namer = IndexNamer.of(settings.routing, settings.hot)
     if project is not None:
         return [f"{namer.events_prefix(project)}-*", f"{namer.metrics_prefix(project)}-*"]
-    return [*events_patterns(settings.routing), "metrics-*"]
+    return [*events_patterns(settings.routing, settings.hot), f"{namer.metrics_base}-*"]
 
 
 def read_day(settings: Settings, day: str, project: str | None = None) -> Iterator[dict[str, Any]]:
@@ -44,6 +44,7 @@ def read_day(settings: Settings, day: str, project: str | None = None) -> Iterat
     sort value, epoch milliseconds however the document spells them."""
     es = es_client(settings.elasticsearch)
     start, end = day_bounds(day)
+    indices = ",".join(day_indices(settings, project))
     query: dict[str, Any] = {"range": {"timestamp": {"gte": start, "lt": end}}}
     if project is not None:
         query = {"bool": {"filter": [query, {"term": {"project": project}}]}}
@@ -53,8 +54,7 @@ def read_day(settings: Settings, day: str, project: str | None = None) -> Iterat
         body: dict[str, Any] = {"size": PAGE, "query": query, "sort": [{"timestamp": "asc"}, {"event_id": "asc"}]}
         if after is not None:
             body["search_after"] = after
-        hits = es.search(index=",".join(day_indices(settings, project)), allow_no_indices=True,
-                         ignore_unavailable=True, **body)["hits"]["hits"]
+        hits = es.search(index=indices, allow_no_indices=True, ignore_unavailable=True, **body)["hits"]["hits"]
         for hit in hits:
             key = (hit["sort"][0], hit["sort"][1])
             if key == last:

@@ -163,7 +163,7 @@ def rehydrate(settings: Settings, project: str, task_id: str, start: datetime, e
     client = es or es_client(settings.elasticsearch)
     if index is None:
         install_templates(settings)
-    namer = IndexNamer(settings.routing)
+    namer = IndexNamer.of(settings.routing, settings.hot)
     start_ms, end_ms = epoch_ms(start), epoch_ms(end)
     for obj in objects:
         body = store.get(obj.bucket, obj.key)
