@@ -98,8 +98,11 @@ def test_invalid_configuration_is_exit_3(tmp_path: Path) -> None:
     bad.write_text("kafka: [unclosed\n")
     result = sluice("dlq", "ls", env={"SLUICE_CONFIG": str(bad)})
     assert result.exit_code == 3, result.output
-    assert first(result.stderr).startswith("sluice: invalid configuration"), result.stderr
+    assert result.stderr.count("\n") == 1
+    assert first(result.stderr).startswith(f"sluice: {bad}: line 2, column 1 is not valid YAML"), result.stderr
     assert "Traceback" not in result.stderr
+    typo = sluice("dlq", "ls", env={"SLUICE_KAFKA__BOOTSTRAP_SERVER": "127.0.0.1:1"})
+    assert typo.exit_code == 3 and "did you mean SLUICE_KAFKA__BOOTSTRAP_SERVERS?" in typo.stderr, typo.output
 
 
 # -- dlq ls ------------------------------------------------------------------------------------
