@@ -11,7 +11,8 @@ re-sent record is acknowledged: a letter is re-driven once per group. A letter w
 re-driven ``max_redrives`` times already is reported and not sent again. With ``wait_s``, re-drive
 then follows the topic that long and reports each re-sent letter that came back as a new letter.
 Landing once in the stores does not depend on any of this: re-processed records carry the same
-deterministic event ids.
+deterministic event ids. A sealed letter's original is opened with the dead-letter key before it is
+sent (:mod:`streams.deadletter`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 from streams.avro_io import avro_deserializer
 from streams.config import Settings
+from streams.deadletter import letter_seal, open_original
 from streams.errors import NotFound, SluiceError
 from streams.redrive_marks import REDRIVEN_FROM, coordinates, marks_for, redrives_of
 
@@ -62,13 +64,14 @@ class Letter:
     def sort_key(self) -> tuple[int, int, int]:
         return _ms(self.value["timestamp"]), self.partition, self.offset
 
-    def summary(self, dlq_topic: str) -> dict[str, Any]:
-        """The letter as a JSON-ready dict, without its original bytes (``dlq show`` has those)."""
+    def summary(self, dlq_topic: str, safe: Callable[[str], str] = str) -> dict[str, Any]:
+        """The letter as a JSON-ready dict, without its original bytes (``dlq show`` has those); its text
+        fields through ``safe`` (redaction and escaping, for a terminal)."""
         v = self.value
         return {
             "at": coordinates(dlq_topic, self.partition, self.offset), "partition": self.partition,
-            "offset": self.offset, "time": iso_ms(_ms(v["timestamp"])), "stage": v["stage"],
-            "error_type": v["error_type"], "error": v["error"], "from": origin_of(v),
+            "offset": self.offset, "time": iso_ms(_ms(v["timestamp"])), "stage": safe(v["stage"]),
+            "error_type": safe(v["error_type"]), "error": safe(v["error"]), "from": safe(origin_of(v)),
             "original_bytes": len(v["original"]), "redrives": redrives_of(v.get("headers")),
         }
 
@@ -280,6 +283,7 @@ def redrive(
     from confluent_kafka import Producer
 
     report = RedriveReport(settings.topics.dlq, group_id, dry_run, max_redrives)
+    seal = letter_seal(settings.dead_letters)
     errors: list[str] = []
 
     def on_delivery(err: Any, _msg: Any) -> None:
@@ -319,10 +323,7 @@ def redrive(
                 progress(sent)
             if dry_run:
                 continue
-            producer.produce(sent.to_topic, value=v["original"], key=v["key"], on_delivery=on_delivery,
-                             headers=marks_for(rng.topic, letter.partition, letter.offset,
-                                               redrives_of(v.get("headers"))))
-            producer.poll(0)
+            _resend(producer, rng.topic, sent, seal, on_delivery)
             unsent += 1
             if unsent >= 500:
                 _flush_or_fail(producer, errors, report)
@@ -337,6 +338,19 @@ def redrive(
     if wait_s > 0 and report.sent and not dry_run:
         _follow(settings, rng, report, wait_s)
     return report
+
+
+def _resend(producer: Any, dlq_topic: str, sent: Sent, seal: Any, on_delivery: Callable[[Any, Any], None]) -> None:
+    """Produce a letter's original bytes (opened when sealed) to its topic, marked as re-driven."""
+    letter, v = sent.letter, sent.letter.value
+    try:
+        original = open_original(v, seal)
+    except SluiceError as exc:
+        raise SluiceError(f"dead letter {coordinates(dlq_topic, letter.partition, letter.offset)}: {exc}; it and "
+                          "the letters after it were not re-sent (nothing of this run was committed)") from None
+    producer.produce(sent.to_topic, value=original, key=v["key"], on_delivery=on_delivery,
+                     headers=marks_for(dlq_topic, letter.partition, letter.offset, redrives_of(v.get("headers"))))
+    producer.poll(0)
 
 
 def _flush_or_fail(producer: Any, errors: list[str], report: RedriveReport) -> None:

@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -64,6 +64,9 @@ LAG = Gauge("sluice_consumer_lag", "records behind the end of the partition", ["
             registry=REGISTRY)
 OPEN_BLOCKS = Gauge("sluice_open_multiline_blocks", "multiline events still open in assemble", ["partition"],
                     registry=REGISTRY)
+PROJECT_CLAIMS_REFUSED = Counter("sluice_project_claims_refused_total",
+                                 "records whose project label their source may not claim (routed as unlabelled)",
+                                 ["project"], registry=REGISTRY)
 PAUSED = Gauge("sluice_partitions_paused", "1 while the stage has paused its partitions", ["stage"],
                registry=REGISTRY)
 
@@ -175,12 +178,21 @@ class Endpoints:
         await asyncio.to_thread(self.close)
 
 
-def serve(stage: str, port: int, host: str = "0.0.0.0", health: Health | None = None) -> Endpoints:  # noqa: S104 - pods
+class HealthReport(Protocol):
+    """What the endpoints ask: (ok, what to say). :class:`Health` for the stage workers; the shipper has its own."""
+
+    def liveness(self) -> tuple[bool, str]: ...
+
+    def readiness(self) -> tuple[bool, str]: ...
+
+
+def serve(stage: str, port: int, host: str = "0.0.0.0",  # noqa: S104 - pods
+          health: HealthReport | None = None) -> Endpoints:
     """Start the endpoints (port 0: any free one); the address is logged. Raises SluiceError if taken."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    state = health or HEALTH
-    WORKER_READY.labels(STAGE_LABELS[stage]).set_function(lambda: float(state.readiness()[0]))
+    state: HealthReport = health or HEALTH
+    WORKER_READY.labels(STAGE_LABELS.get(stage, stage)).set_function(lambda: float(state.readiness()[0]))
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:

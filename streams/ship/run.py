@@ -1,4 +1,4 @@
-"""Wire a ``Shipper`` to the real Kafka, registry, checkpoint file and signals (I/O)."""
+"""Wire a ``Shipper`` to the real Kafka, registry, checkpoint file, endpoints and signals (I/O)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,15 @@ import logging
 import os
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
+from streams import observability
 from streams.config import Settings
+from streams.errors import SluiceError
 from streams.ship.checkpoint import CheckpointStore
 from streams.ship.labels import SourceBuilder, origin
+from streams.ship.metrics import ShipCollector
 from streams.ship.sender import KafkaSender
 from streams.ship.settings import ShipSettings
 from streams.ship.shipper import Shipper
@@ -32,7 +36,14 @@ def build_shipper(settings: Settings, ship: ShipSettings) -> Shipper:
                    SourceBuilder(node, ship.path_pattern))
 
 
-def run_until_signalled(shipper: Shipper) -> None:
+def serve_endpoints(shipper: Shipper, port: int, host: str) -> Callable[[], None]:
+    """/metrics, /healthz and /readyz of the shipper from a thread of their own; returns a stop function."""
+    observability.REGISTRY.register(ShipCollector(shipper))
+    endpoints = observability.serve("ship", port, host, shipper.health)
+    return endpoints.close
+
+
+def run_until_signalled(shipper: Shipper, settings: Settings) -> None:
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -41,4 +52,15 @@ def run_until_signalled(shipper: Shipper) -> None:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    shipper.run(stop)
+    port = shipper.ship.metrics_port
+    stop_endpoints = None
+    if port:
+        try:
+            stop_endpoints = serve_endpoints(shipper, port, settings.observability.host)
+        except SluiceError as exc:  # the logs matter more than their metrics: ship anyway
+            log.error("%s; shipping without /metrics and /healthz (set SLUICE_SHIP__METRICS_PORT)", exc)  # noqa: TRY400 - the reason is the message; no traceback
+    try:
+        shipper.run(stop)
+    finally:
+        if stop_endpoints is not None:
+            stop_endpoints()
