@@ -107,6 +107,7 @@ def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], 
     """
     from streams.assemble.pipeline import parse_files
     from streams.assemble.route import ProjectRouter
+    from streams.assemble.trust import LabelTrust
     from streams.parse_output import as_json, as_text
 
     settings = settings_of(ctx)
@@ -121,8 +122,19 @@ def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], 
         click.echo(f"sluice parse: project {wanted!r} is not in the routing table (routing.projects): the workers "
                    f"would route its events to {used!r}, as shown", err=True)
 
-    router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
-                           known=settings.projects(), on_fold=told)
+    refused: set[str] = set()
+
+    def not_trusted(project: str) -> None:
+        if project not in refused:
+            refused.add(project)
+            click.echo(f"sluice parse: a project label {project!r} from this source is not trusted (routing.claims): "
+                       "the workers would route its events as unlabelled, as shown", err=True)
+
+    routing = settings.routing
+    trust = LabelTrust(routing.claims, topic=settings.topics.raw, trust_all=routing.trust_all_labels,
+                       known=settings.projects(), on_refused=not_trusted)
+    router = ProjectRouter(routing.default_project, topic_prefix=settings.topics.events_prefix,
+                           known=settings.projects(), trust=trust, on_fold=told)
     out = sys.stdout
     for n, event in enumerate(parse_files(list(files), labels=label_map, router=router,
                                           default_ts_ms=int(time.time() * 1000), include_metrics=metrics,

@@ -223,6 +223,8 @@ def pipeline(stack: Settings, tmp_path_factory: pytest.TempPathFactory) -> Itera
            "SLUICE_TOPICS__EVENTS_PARTITIONS": "1", "SLUICE_ASSEMBLE__APP_ID": assemble.app_id,
            "SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": "1000", "SLUICE_ASSEMBLE__TAKE_WITHIN_S": "0.05",
            "SLUICE_ROUTING__PROJECTS": json.dumps({"default": {}, "newp": {}}),
+           # One team's cluster: every source's project label counts (streams/assemble/trust.py).
+           "SLUICE_ROUTING__TRUST_ALL_LABELS": "true",
            "SLUICE_OBSERVABILITY__PORT": "0", "SLUICE_OBSERVABILITY__HOST": "127.0.0.1"}
     log = tmp_path_factory.mktemp("assemble") / "worker.log"
     with log.open("wb") as out:

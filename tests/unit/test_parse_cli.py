@@ -60,15 +60,28 @@ def test_text_is_one_block_per_event_with_its_lines_as_written() -> None:
     assert [line[4:] for line in body] == oom["message"].splitlines()
 
 
+TRUST_ALL = {"SLUICE_ROUTING__TRUST_ALL_LABELS": "true"}
+
+
 def test_a_project_missing_from_the_routing_table_is_routed_as_the_workers_route_it() -> None:
-    code, out, err = parse("--label", "project=ghost", str(OOM))
+    code, out, err = parse("--label", "project=ghost", str(OOM), env=TRUST_ALL)
     assert code == 0
     assert {json.loads(line)["project"] for line in out.splitlines()} == {"default"}
     assert {json.loads(line)["labels"]["project"] for line in out.splitlines()} == {"ghost"}, "the label is kept"
     assert err.count("project 'ghost' is not in the routing table") == 1
     code, out, err = parse("--label", "project=ghost", str(OOM),
-                           env={"SLUICE_ROUTING__PROJECTS": json.dumps({"default": {}, "ghost": {}})})
+                           env={**TRUST_ALL, "SLUICE_ROUTING__PROJECTS": json.dumps({"default": {}, "ghost": {}})})
     assert {json.loads(line)["project"] for line in out.splitlines()} == {"ghost"} and err == ""
+
+
+def test_a_label_the_source_may_not_claim_is_ignored_as_the_workers_ignore_it() -> None:
+    routed = {"SLUICE_ROUTING__PROJECTS": json.dumps({"default": {}, "vision": {}})}
+    code, out, err = parse("--label", "project=vision", str(OOM), env=routed)
+    assert code == 0 and {json.loads(line)["project"] for line in out.splitlines()} == {"default"}
+    assert err.count("a project label 'vision' from this source is not trusted") == 1
+    claims = {**routed, "SLUICE_ROUTING__CLAIMS": json.dumps({"vision": {"paths": [str(OOM.parent) + "/*"]}})}
+    code, out, err = parse("--label", "project=vision", str(OOM), env=claims)
+    assert {json.loads(line)["project"] for line in out.splitlines()} == {"vision"} and err == ""
 
 
 def test_output_pieces() -> None:
