@@ -380,7 +380,7 @@ def test_secrets_never_appear_in_logs_errors_settings_or_status(
     from devtools.stack.kafka import KafkaService
 
     no_user = with_kafka(settings, sasl_username=None)
-    seen["stack misconfigured"] = failure_text(lambda: KafkaService(no_user)._scram_user())
+    seen["stack misconfigured"] = failure_text(lambda: KafkaService(no_user)._sasl_user())
     for name in ("kafka refused, create_topics", "kafka wrong host", "config conflict", "stack misconfigured"):
         assert "Error" in seen[name]  # they did fail, with a message
 
