@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hmac
 import json
 import signal
@@ -90,10 +91,8 @@ async def serve(conf: dict[str, Any], registry: subprocess.Popen[bytes]) -> None
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     while not stop.is_set() and registry.poll() is None:
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=0.5)
-        except TimeoutError:
-            pass
     await runner.cleanup()
     await session.close()
 
