@@ -69,9 +69,10 @@ class ClientCredentials:
 class AiokafkaTokenProvider(AbstractTokenProvider):
     """aiokafka's ``sasl_oauth_token_provider``: one token shared by every connection, renewed when due."""
 
-    def __init__(self, grant: ClientCredentials) -> None:
+    def __init__(self, grant: ClientCredentials, transport: Any = None) -> None:
         super().__init__()
         self.grant = grant
+        self.transport = transport  # an httpx transport; None: the network
         self._lock = asyncio.Lock()
 
     async def token(self) -> str:
@@ -82,7 +83,7 @@ class AiokafkaTokenProvider(AbstractTokenProvider):
             if cached is not None:
                 return cached
             try:
-                async with httpx.AsyncClient(timeout=self.grant.timeout_s) as client:
+                async with httpx.AsyncClient(timeout=self.grant.timeout_s, transport=self.transport) as client:
                     resp = await client.post(**self.grant.request())
             except httpx.HTTPError as exc:
                 raise TokenError(f"the token endpoint {self.grant.token_url} did not answer "

@@ -263,7 +263,7 @@ def test_registry_front_takes_a_bearer_token_and_a_client_certificate(secure: Se
         with pytest.raises(SchemaRegistryError) as info:
             registry_client(base.model_copy(update={"bearer_token": SecretStr("forged")})).get_subjects()
         assert info.value.http_status_code == 401
-        with pytest.raises(Exception, match=r"(?i)certificate|handshake|alert|reset|EOF"):
+        with pytest.raises(Exception, match=r"(?i)certificate|handshake|alert|reset|EOF|disconnected"):
             registry_client(base.model_copy(update={"ssl_certfile": None, "ssl_keyfile": None})).get_subjects()
     finally:
         front.terminate()
@@ -288,6 +288,125 @@ def test_object_store_over_https_with_the_stack_ca(private_s3: Settings, tmp_pat
     (tmp_path / "other-ca.pem").write_bytes(other_ca.public_bytes(serialization.Encoding.PEM))
     with pytest.raises(SSLError):
         s3_client(store.model_copy(update={"ca_bundle": str(tmp_path / "other-ca.pem")}), timeout_s=5).list_buckets()
+
+
+def test_object_store_key_from_the_default_credential_chain(
+    private_s3: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No static key in the settings: the key comes from the environment, or from a profile of a shared
+    credentials file; a wrong key found there is refused like a wrong static one."""
+    from botocore.exceptions import ClientError
+
+    server = private_s3.object_store
+    chain = server.model_copy(update={"access_key_id": None, "secret_access_key": None})
+    for name in [n for n in os.environ if n.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance metadata to wait for here
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+
+    with monkeypatch.context() as env:  # the environment route
+        env.setenv("AWS_ACCESS_KEY_ID", server.access_key_id or "")
+        env.setenv("AWS_SECRET_ACCESS_KEY", S3_SECRET)
+        s3_client(chain, timeout_s=5).create_bucket(Bucket="chain-env")
+        env.setenv("AWS_SECRET_ACCESS_KEY", S3_SECRET + "-old")
+        with pytest.raises(ClientError, match=r"SignatureDoesNotMatch|InvalidAccessKeyId|AccessDenied"):
+            s3_client(chain, timeout_s=5).list_buckets()
+
+    credentials = tmp_path / "credentials"  # the shared-file route, by profile name
+    credentials.write_text(f"[default]\naws_access_key_id = nobody\naws_secret_access_key = wrong\n"
+                           f"[sluice-cold]\naws_access_key_id = {server.access_key_id}\n"
+                           f"aws_secret_access_key = {S3_SECRET}\n")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    with_profile = chain.model_copy(update={"profile": "sluice-cold"})
+    assert "chain-env" in [b["Name"] for b in s3_client(with_profile, timeout_s=5).list_buckets()["Buckets"]]
+    monkeypatch.setenv("AWS_PROFILE", "sluice-cold")
+    s3_client(chain, timeout_s=5).put_object(Bucket="chain-env", Key="k", Body=b"v")
+    monkeypatch.delenv("AWS_PROFILE")
+    with pytest.raises(ClientError, match=r"InvalidAccessKeyId|SignatureDoesNotMatch|AccessDenied"):
+        s3_client(chain, timeout_s=5).list_buckets()  # the default profile's wrong key
+
+
+# -- Kafka with mutual TLS ----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def mtls_kafka(module_private_server: Callable[..., tuple[Settings, Any]], secure: Settings) -> Settings:
+    """A private Kafka whose listener speaks SSL and asks every client for a certificate of the CA."""
+    import shutil
+
+    from devtools.stack.tls import ensure_certificates
+
+    home = secure.stack.dir / "mtls"  # its own stack directory, with the same CA as the other servers
+    shutil.copytree(secure.stack.dir / "tls", home / "tls")
+    certs = ensure_certificates(home / "tls")
+    settings, _ = module_private_server("kafka", base=secure, home=home, tls=True, connection={
+        "security_protocol": "SSL", "sasl_mechanism": None, "sasl_username": None, "sasl_password": None,
+        "ssl_cafile": str(certs.ca), "ssl_certfile": str(certs.client_cert), "ssl_keyfile": str(certs.client_key)})
+    return settings
+
+
+def test_kafka_mutual_tls(mtls_kafka: Settings, capfd: pytest.CaptureFixture[str]) -> None:
+    assert mtls_kafka.kafka.client_config()["ssl.certificate.location"]
+    topic = f"mtls-{uuid.uuid4().hex[:8]}"
+    create_topics(mtls_kafka, [TopicSpec(topic, 1, {})])
+    values = [f"line {i} over mutual TLS".encode() for i in range(10)]
+    assert round_trip(mtls_kafka, topic, values) == values
+    no_cert = with_kafka(mtls_kafka, ssl_certfile=None, ssl_keyfile=None)
+    refused(no_cert.kafka.client_config(), capfd)
+
+
+def test_assemble_worker_and_shipper_over_mutual_tls(
+    mtls_kafka: Settings, worker_processes: Callable[..., Any], corpus: Path, tmp_path: Path,
+    unique_name: Callable[[str], str],
+) -> None:
+    """Faust's aiokafka consumer and producer present the client certificate too (broker_credentials)."""
+    from streams.contracts import register_all
+    from streams.topics import topic_specs
+
+    tag = unique_name("mtls")
+    topics = mtls_kafka.topics.model_copy(update={
+        "raw": f"{tag}.raw", "events_prefix": f"{tag}.events.", "metrics": f"{tag}.metrics", "dlq": f"{tag}.dlq",
+        "alerts": f"{tag}.alerts", "raw_partitions": 1, "events_partitions": 1})
+    settings = mtls_kafka.model_copy(update={"topics": topics})
+    create_topics(settings, topic_specs(settings))
+    register_all(settings)
+    k, r = settings.kafka, settings.registry
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "rank0.log").write_text(
+        (corpus / "training" / "bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log").read_text())
+    (tmp_path / "registry-password").write_text(REGISTRY_PASSWORD)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SLUICE_")}
+    env.update({
+        "SLUICE_KAFKA__BOOTSTRAP_SERVERS": k.bootstrap_servers, "SLUICE_KAFKA__SECURITY_PROTOCOL": "SSL",
+        "SLUICE_KAFKA__SSL_CAFILE": k.ssl_cafile or "", "SLUICE_KAFKA__SSL_CERTFILE": k.ssl_certfile or "",
+        "SLUICE_KAFKA__SSL_KEYFILE": k.ssl_keyfile or "",
+        "SLUICE_REGISTRY__URL": r.url, "SLUICE_REGISTRY__USERNAME": r.username or "",
+        "SLUICE_REGISTRY__PASSWORD_FILE": str(tmp_path / "registry-password"),
+        "SLUICE_REGISTRY__CA_CERTS": r.ca_certs or "",
+        "SLUICE_TOPICS__RAW": topics.raw, "SLUICE_TOPICS__EVENTS_PREFIX": topics.events_prefix,
+        "SLUICE_TOPICS__METRICS": topics.metrics, "SLUICE_TOPICS__DLQ": topics.dlq,
+        "SLUICE_TOPICS__ALERTS": topics.alerts, "SLUICE_OBSERVABILITY__PORT": "0",
+        "SLUICE_ASSEMBLE__APP_ID": f"{tag}-asm", "SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": "1000",
+        "SLUICE_ASSEMBLE__TAKE_WITHIN_S": "0.05", "SLUICE_ASSEMBLE__WEB_PORT": str(free_port()),
+        "SLUICE_SHIP__START_AT": "beginning"})
+    ship, ship_log = worker_processes(["ship", "--path", str(tmp_path / "logs" / "*.log"), "--checkpoint",
+                                       str(tmp_path / "ship.checkpoint"), "--interval", "0.5",
+                                       "--stagger-window", "0"], env)
+    assemble, log = worker_processes(["worker", "assemble", "--loglevel", "info"], env)
+    consumer = Consumer({**k.client_config(), "group.id": f"reader-{tag}", "auto.offset.reset": "earliest"})
+    consumer.subscribe([topics.events_topic(settings.routing.default_project)])
+    events: list[bytes] = []
+    deadline = time.monotonic() + 150
+    try:
+        while not any(b"CUDA error: out of memory" in e for e in events) and time.monotonic() < deadline \
+                and assemble.poll() is None and ship.poll() is None:
+            msg = consumer.poll(0.5)
+            if msg is not None and not msg.error():
+                events.append(msg.value())
+    finally:
+        consumer.close()
+    assert any(b"Traceback (most recent call last)" in e and b"CUDA error: out of memory" in e for e in events), \
+        f"no merged traceback came out:\n{log.read_text()[-2500:]}\n{ship_log.read_text()[-1500:]}"
 
 
 # -- Every stage and the shipper over the secured servers -------------------------------------
