@@ -644,6 +644,12 @@ class StackSettings(Section):
         default=19094,
         description="With tls: the loopback PLAINTEXT listener the broker uses for itself and for creating "
                     "SCRAM users.")
+    kafka_oauthbearer_jwks_url: str | None = Field(
+        default=None,
+        description="With tls and kafka.sasl_mechanism OAUTHBEARER: the JWKS URL of the token issuer, which the "
+                    "broker checks every token against (the tests run devtools/stack/oidc.py as the issuer).")
+    kafka_oauthbearer_audience: str = Field(
+        default="kafka", description="With OAUTHBEARER: the audience (aud claim) the broker expects in tokens.")
     registry_internal_port: int = Field(
         default=18082,
         description="With tls: the loopback port of the registry itself, behind its https front on the port of "

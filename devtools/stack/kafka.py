@@ -113,6 +113,9 @@ class KafkaService(Service):
         return [
             self._java(), f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC",
             f"-Dlog4j2.configurationFile={self.home / 'log4j2.yaml'}",
+            # The broker fetches the OAUTHBEARER issuer's keys only from URLs it is allowed to.
+            *([f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={self.settings.stack.kafka_oauthbearer_jwks_url}"]
+              if self.settings.stack.kafka_oauthbearer_jwks_url else []),
             "-cp", str(self.home / "lib" / "*"), "kafka.Kafka", str(self.home / "server.properties"),
         ]
 
@@ -141,7 +144,9 @@ class KafkaService(Service):
             "listener.name.client.ssl.keystore.type": "PEM",
             "listener.name.client.ssl.keystore.location": str(keystore),
         }
-        if protocol == "SASL_SSL":
+        if protocol == "SASL_SSL" and kafka.sasl_mechanism == "OAUTHBEARER":
+            props.update(self._oauthbearer_props())
+        elif protocol == "SASL_SSL":
             mechanism, user, password = self._sasl_user()
             login = {"PLAIN": f'org.apache.kafka.common.security.plain.PlainLoginModule required '
                               f'user_{user}="{password.get_secret_value()}";',
@@ -158,6 +163,23 @@ class KafkaService(Service):
                 "listener.name.client.ssl.principal.mapping.rules": "RULE:^CN=([^,]+)$/$1/,DEFAULT",
             })
         return props
+
+    def _oauthbearer_props(self) -> dict[str, str]:
+        """OAUTHBEARER on the client listener: tokens are JWTs checked against the issuer's JWKS."""
+        jwks = self.settings.stack.kafka_oauthbearer_jwks_url
+        if not jwks:
+            raise StackError("an OAUTHBEARER local Kafka needs stack.kafka_oauthbearer_jwks_url: the JWKS of the "
+                             "issuer of kafka.sasl_oauthbearer_token_endpoint_url (devtools/stack/oidc.py makes one)")
+        prefix = "listener.name.client.oauthbearer."
+        return {
+            "listener.name.client.sasl.enabled.mechanisms": "OAUTHBEARER",
+            prefix + "sasl.jaas.config":
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+            prefix + "sasl.server.callback.handler.class":
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+            "sasl.oauthbearer.jwks.endpoint.url": jwks,
+            "sasl.oauthbearer.expected.audience": self.settings.stack.kafka_oauthbearer_audience,
+        }
 
     def _sasl_user(self) -> tuple[str, str, SecretStr]:
         """(mechanism, user name, password) of the SASL user the stack makes for its clients: a SCRAM
@@ -192,7 +214,8 @@ class KafkaService(Service):
         client = self.settings.kafka.client_config()
         if self._answers(client):
             return True
-        if self.settings.kafka.security_protocol == "SASL_SSL" and self.settings.kafka.sasl_mechanism != "PLAIN":
+        if self.settings.kafka.security_protocol == "SASL_SSL" and self.settings.kafka.sasl_mechanism in (
+                None, *SCRAM_MECHANISMS):
             try:
                 self._upsert_scram_user(internal)
             except Exception:  # noqa: BLE001 - not ready for metadata writes yet: "not yet"

@@ -360,26 +360,34 @@ def test_assemble_worker_and_shipper_over_mutual_tls(
     unique_name: Callable[[str], str],
 ) -> None:
     """Faust's aiokafka consumer and producer present the client certificate too (broker_credentials)."""
+    k = mtls_kafka.kafka
+    ship_and_assemble(mtls_kafka, {
+        "SLUICE_KAFKA__SECURITY_PROTOCOL": "SSL", "SLUICE_KAFKA__SSL_CAFILE": k.ssl_cafile or "",
+        "SLUICE_KAFKA__SSL_CERTFILE": k.ssl_certfile or "", "SLUICE_KAFKA__SSL_KEYFILE": k.ssl_keyfile or ""},
+        worker_processes, corpus, tmp_path, unique_name("mtls"))
+
+
+def ship_and_assemble(base: Settings, kafka_env: dict[str, str], worker_processes: Callable[..., Any],
+                      corpus: Path, tmp_path: Path, tag: str) -> None:
+    """``sluice ship`` a real traceback and ``sluice worker assemble`` it, with ``kafka_env`` as the
+    Kafka settings of both processes; the merged traceback must come out on the events topic."""
     from streams.contracts import register_all
     from streams.topics import topic_specs
 
-    tag = unique_name("mtls")
-    topics = mtls_kafka.topics.model_copy(update={
+    topics = base.topics.model_copy(update={
         "raw": f"{tag}.raw", "events_prefix": f"{tag}.events.", "metrics": f"{tag}.metrics", "dlq": f"{tag}.dlq",
         "alerts": f"{tag}.alerts", "raw_partitions": 1, "events_partitions": 1})
-    settings = mtls_kafka.model_copy(update={"topics": topics})
+    settings = base.model_copy(update={"topics": topics})
     create_topics(settings, topic_specs(settings))
     register_all(settings)
-    k, r = settings.kafka, settings.registry
+    r = settings.registry
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "rank0.log").write_text(
         (corpus / "training" / "bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log").read_text())
     (tmp_path / "registry-password").write_text(REGISTRY_PASSWORD)
     env = {key: value for key, value in os.environ.items() if not key.startswith("SLUICE_")}
     env.update({
-        "SLUICE_KAFKA__BOOTSTRAP_SERVERS": k.bootstrap_servers, "SLUICE_KAFKA__SECURITY_PROTOCOL": "SSL",
-        "SLUICE_KAFKA__SSL_CAFILE": k.ssl_cafile or "", "SLUICE_KAFKA__SSL_CERTFILE": k.ssl_certfile or "",
-        "SLUICE_KAFKA__SSL_KEYFILE": k.ssl_keyfile or "",
+        "SLUICE_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers, **kafka_env,
         "SLUICE_REGISTRY__URL": r.url, "SLUICE_REGISTRY__USERNAME": r.username or "",
         "SLUICE_REGISTRY__PASSWORD_FILE": str(tmp_path / "registry-password"),
         "SLUICE_REGISTRY__CA_CERTS": r.ca_certs or "",
@@ -393,7 +401,8 @@ def test_assemble_worker_and_shipper_over_mutual_tls(
                                        str(tmp_path / "ship.checkpoint"), "--interval", "0.5",
                                        "--stagger-window", "0"], env)
     assemble, log = worker_processes(["worker", "assemble", "--loglevel", "info"], env)
-    consumer = Consumer({**k.client_config(), "group.id": f"reader-{tag}", "auto.offset.reset": "earliest"})
+    consumer = Consumer({**settings.kafka.client_config(), "group.id": f"reader-{tag}",
+                         "auto.offset.reset": "earliest"})
     consumer.subscribe([topics.events_topic(settings.routing.default_project)])
     events: list[bytes] = []
     deadline = time.monotonic() + 150
@@ -407,6 +416,66 @@ def test_assemble_worker_and_shipper_over_mutual_tls(
         consumer.close()
     assert any(b"Traceback (most recent call last)" in e and b"CUDA error: out of memory" in e for e in events), \
         f"no merged traceback came out:\n{log.read_text()[-2500:]}\n{ship_log.read_text()[-1500:]}"
+
+
+# -- Kafka with OAUTHBEARER tokens from an OIDC token endpoint --------------------------------------
+
+OAUTH_SECRET = "oauth-client-Vb7nQ2xLp9Rt"
+
+
+@pytest.fixture(scope="module")
+def token_issuer() -> Any:
+    from devtools.stack.oidc import TokenIssuer
+
+    issuer = TokenIssuer({"sluice-assemble": OAUTH_SECRET})
+    issuer.start()
+    yield issuer
+    issuer.stop()
+
+
+@pytest.fixture(scope="module")
+def oauth_kafka(module_private_server: Callable[..., tuple[Settings, Any]], secure: Settings,
+                token_issuer: Any) -> Settings:
+    """A private Kafka whose SASL_SSL listener takes only OAUTHBEARER tokens signed by ``token_issuer``."""
+    import shutil
+
+    home = secure.stack.dir / "oauth"
+    shutil.copytree(secure.stack.dir / "tls", home / "tls")
+    settings, _ = module_private_server(
+        "kafka", base=secure, home=home, tls=True, kafka_oauthbearer_jwks_url=token_issuer.jwks_url,
+        connection={"security_protocol": "SASL_SSL", "sasl_mechanism": "OAUTHBEARER", "sasl_username": None,
+                    "sasl_password": None, "sasl_oauthbearer_token_endpoint_url": token_issuer.token_url,
+                    "sasl_oauthbearer_client_id": "sluice-assemble",
+                    "sasl_oauthbearer_client_secret": SecretStr(OAUTH_SECRET)})
+    return settings
+
+
+def test_kafka_oauthbearer_with_librdkafkas_oidc_client(
+    oauth_kafka: Settings, token_issuer: Any, capfd: pytest.CaptureFixture[str],
+) -> None:
+    granted = len(token_issuer.granted)
+    topic = f"oauth-{uuid.uuid4().hex[:8]}"
+    create_topics(oauth_kafka, [TopicSpec(topic, 1, {})])
+    values = [f"line {i} with a token".encode() for i in range(10)]
+    assert round_trip(oauth_kafka, topic, values) == values
+    assert len(token_issuer.granted) > granted, "the tokens came from the issuer"
+    refused(with_kafka(oauth_kafka, sasl_oauthbearer_client_secret=SecretStr("wrong")).kafka.client_config(), capfd)
+
+
+def test_assemble_worker_and_shipper_over_oauthbearer(
+    oauth_kafka: Settings, token_issuer: Any, worker_processes: Callable[..., Any], corpus: Path, tmp_path: Path,
+    unique_name: Callable[[str], str],
+) -> None:
+    """The shipper's librdkafka and the assemble worker's aiokafka (streams/oauth.py) both get tokens."""
+    k = oauth_kafka.kafka
+    (tmp_path / "oauth-secret").write_text(OAUTH_SECRET)
+    ship_and_assemble(oauth_kafka, {
+        "SLUICE_KAFKA__SECURITY_PROTOCOL": "SASL_SSL", "SLUICE_KAFKA__SASL_MECHANISM": "OAUTHBEARER",
+        "SLUICE_KAFKA__SSL_CAFILE": k.ssl_cafile or "",
+        "SLUICE_KAFKA__SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL": k.sasl_oauthbearer_token_endpoint_url or "",
+        "SLUICE_KAFKA__SASL_OAUTHBEARER_CLIENT_ID": "sluice-assemble",
+        "SLUICE_KAFKA__SASL_OAUTHBEARER_CLIENT_SECRET_FILE": str(tmp_path / "oauth-secret")},
+        worker_processes, corpus, tmp_path, unique_name("oauth"))
 
 
 # -- Every stage and the shipper over the secured servers -------------------------------------
