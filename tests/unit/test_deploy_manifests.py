@@ -779,6 +779,18 @@ def test_metrics_listen_on_the_pod_ip_and_only_prometheus_may_connect() -> None:
         assert env["SLUICE_OBSERVABILITY__HOST"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
         labels = of_kind(f"{stage}.yaml", "Deployment")["spec"]["template"]["metadata"]["labels"]
         assert all(labels.get(e["key"]) in e["values"] for e in selector), f"{stage} pods are not selected"
+    # The shipper: its own port, the same rule.
+    from streams.ship.settings import ShipSettings
+
+    daemonset = of_kind("ship-daemonset.yaml", "DaemonSet")["spec"]["template"]
+    (ship,) = daemonset["spec"]["containers"]
+    env = {e["name"]: e for e in ship["env"]}
+    assert env["SLUICE_OBSERVABILITY__HOST"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+    (ship_policy,) = [d for d in k8s_docs("networkpolicy.yaml") if d["metadata"]["name"] == "sluice-ship-metrics"]
+    assert ship_policy["spec"]["podSelector"]["matchLabels"].items() <= daemonset["metadata"]["labels"].items()
+    (ship_rule,) = ship_policy["spec"]["ingress"]
+    assert [p["port"] for p in ship_rule["ports"]] == [ShipSettings().metrics_port]
+    assert {p["containerPort"] for p in ship["ports"]} == {ShipSettings().metrics_port}
 
 
 @pytest.mark.parametrize("stage", STAGES)
