@@ -69,8 +69,8 @@ _OLD_MODES = {"python": "py_msg", "cpp": "c10_msg", "sanitizer": "cs_report", "d
 class _Open:
     """An open block and the merger's state about it."""
 
-    __slots__ = ("block", "depth", "head0", "held", "held_bytes", "indent0", "last_body", "mode", "rhead", "side_run",
-                 "tent", "tent_bytes")
+    __slots__ = ("block", "depth", "every", "head0", "held", "held_bytes", "indent0", "last_body", "mode", "rhead",
+                 "side_run", "tent", "tent_bytes")
 
     def __init__(self, block: Block, mode: str, indent0: int = 0, head0: str = "", rhead: str | None = None,
                  last_body: str = "") -> None:
@@ -87,6 +87,7 @@ class _Open:
         self.tent_bytes = 0
         self.side_run = 0
         self.depth = 0
+        self.every = False  # the last line's head is one its formatter writes on every line of a record
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able state (the assemble worker saves it with its offsets)."""
@@ -161,11 +162,13 @@ def split_prefix(text: str) -> tuple[str, str, int | None, str | None]:  # noqa:
     return key, body, rank, relay
 
 
-def split_head(body: str) -> tuple[str | None, str | None, str]:
-    """(head, repeated head, body): the record heads before the message (a relay's head, then the
-    program's own), the innermost one again when its formatter repeats it per line, and the rest."""
+def split_head(body: str) -> tuple[str | None, str | None, bool, str]:
+    """(head, repeated head, every line, body): the record heads before the message (a relay's head,
+    then the program's own), the innermost one again when its formatter repeats it per line, whether
+    that formatter writes it on every line of a record, and the rest."""
     head = None
     rhead = None
+    every = False
     for _ in range(2):
         if not body or body[0] not in _HEAD_FIRST:
             break
@@ -175,9 +178,11 @@ def split_head(body: str) -> tuple[str | None, str | None, str]:
         end = m.end()
         h = body[:end]
         head = head + h if head else h
-        rhead = h.rstrip() if R.HEAD_REPEATS.get(m.lastgroup or "") else None
+        g = m.lastgroup or ""
+        rhead = h.rstrip() if R.HEAD_REPEATS.get(g) else None
+        every = g in R.EVERY_LINE
         body = body[end:]
-    return head, rhead, body
+    return head, rhead, every, body
 
 
 def _token(body: str) -> str:
@@ -301,8 +306,9 @@ class MultilineMerger:
         else:
             key, body, rank, head = "", text, None, None
         rhead = None
+        every = False
         if body and body[0] in _HEAD_FIRST:
-            h, rhead, body = split_head(body)
+            h, rhead, every, body = split_head(body)
             if h is not None:
                 head = head + h if head else h
         opened = self._src.get(sid)
@@ -363,10 +369,14 @@ class MultilineMerger:
                 self._last_key[sid] = key
                 return
             self._append(sid, opened, key, ob, act, nxt, line, offset, ms, body, rhead, out)
+            if act != "tent":
+                ob.every = every
             self._last_key[sid] = key
             return
         self._last_key[sid] = key
         self._start(sid, opened, key, line, offset, ms, body, tok, head, rhead, rank, out)
+        if every:
+            opened[key].every = True
 
     def _decide(self, ob: _Open, tok: str, body: str, head: str | None, rhead: str | None) -> tuple[str, str | None]:  # noqa: PLR0911, PLR0912 - one flat dispatch over the actions of rules.MODES
         spec = _MODES[ob.mode]
@@ -377,7 +387,7 @@ class MultilineMerger:
             if shape is not None and (tok in _TEXT or _ORDER[shape] < _ORDER[tok]):
                 tok = shape
         if ob.mode == "await":
-            if ob.held:
+            if ob.held and not any(v for *_r, v in ob.held):
                 return _END  # a blank line after an empty message: the message was the blank line
             mode, _kind = _start_mode(tok, body, head)
             return "cont!", _AWAIT_PLAIN.get(mode, mode)
@@ -407,7 +417,7 @@ class MultilineMerger:
         if head is not None:
             if act not in _STRONG or (rhead is not None and rhead == ob.rhead):
                 return _END  # a new record
-        elif act in _WEAK and _is_record(body.lstrip()):
+        elif act in _WEAK and (ob.every or _is_record(body.lstrip())):
             return _END
         if act == "deeper":
             return ("cont", nxt) if _indent(body) > ob.indent0 else _END
@@ -494,7 +504,7 @@ class MultilineMerger:
             ob.mode = mode = nxt
             spec = _MODES[nxt]
             kind = spec.get("kind")
-            if kind is not None and (b.kind is None or spec.get("kind_override")):
+            if kind is not None and (b.kind is None or b.kind == "table" or spec.get("kind_override")):
                 b.kind = kind
             if mode == "json":
                 ob.depth = 0

@@ -61,10 +61,12 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # Ray's log monitor prefixes each worker line "(Name pid=N, ip=A)"; vLLM V1 "(VllmWorker rank=1 pid=N)"
     ("ray", r"\((?:[\w.-]+ )?(?:(?:pid|rank|ip|node_id|actor_id)=[\w.:-]+,? ?)+\) ?", "all", None),
     ("raylet", r"\((?:raylet|gcs_server)(?:, ip=[\d.]+)?\) ?", "all", None),
+    # Slurm srun --label: the task id before every line ("0: ", "12: ")
+    ("srun", r"\d{1,5}: ", "all", None),
     # OpenMPI mpirun --tag-output: "[1,0]<stdout>:"
     ("mpi", r"\[\d+,\d+\]<(?:stdout|stderr)>: ?", "all", None),
-    # docker compose: "web-1  | ", "elasticsearch_1  | "
-    ("compose", r"(?P<k_compose>[\w.-]+[_-]\d+) +\| ", "k", " | "),
+    # docker compose: "web-1  | ", "elasticsearch_1  | ", "elk_elasticsearch | " (names hold '_' or '-')
+    ("compose", r"(?P<k_compose>[\w.]*[_-][\w.-]*) +\| ", "k", " | "),
     # kubectl logs --prefix: "[pod/name/container] "
     ("kubectl", r"\[pod/[\w.-]+/[\w.-]+\] ", "all", None),
     # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps)
@@ -83,17 +85,20 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
 )
 
 # -- 2. record heads -------------------------------------------------------------------------------
-# (name, pattern, repeats). Each names the formatter that writes it.
+# (name, pattern, repeats). Each names the formatter that writes it. ``EVERY_LINE`` heads are written
+# on every line of a record (a line without one is not part of it, unless the grammar says so).
 _LVL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL)"
 HEADS: tuple[tuple[str, str, bool], ...] = (
     # vLLM's NewLineFormatter writes "LEVEL MM-DD hh:mm:ss [file.py:N] " on every line of a record
     ("vllm", rf"{_LVL} \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[\w.-]+:\d+\]|[\w.-]+:\d+\]) ?", True),
     # torch._logging repeats "[ts] logger: [LEVEL] " on every line of a multi-line message
     ("torch_logging", rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}}\] [\w.]+: \[{_LVL}\] ?", True),
-    # glog / absl / klog: "Lmmdd hh:mm:ss.uuuuuu threadid file:line] "
-    ("glog", r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", False),
-    # c10 logging without glog (torch): "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] "
-    ("c10", r"\[[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", False),
+    # glog / absl / klog: "Lmmdd hh:mm:ss.uuuuuu threadid file:line] ". torch._logging writes the same
+    # shape and repeats it on every line of a multi-line record; with microseconds in it, two records
+    # of one thread almost never share it, so an identical head is read as the same record
+    ("glog", r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
+    # c10 logging without glog (torch): "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] " (ns)
+    ("c10", r"\[[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", True),
     ("c10_short", r"\[[IWEF] [^\s\]:]+:\d+\] ?", False),
     # Ray's C++ RAY_LOG: "[ts L pid tid] file.cc:N: "
     ("ray_cpp", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [DIWEF] \d+ \d+\] [^\s:]+:\d+: ?", False),
@@ -101,6 +106,8 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("deepspeed", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[[A-Z]+\] \[[^\]]+\] ?", False),
     # transformers: "[LEVEL|file.py:N] ts >> "
     ("hf", rf"\[{_LVL}\|[\w.-]+:\d+\] \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}} >> ?", False),
+    # NeMo's logger: "[NeMo W 2023-01-18 07:39:29 file:27] "
+    ("nemo", r"\[NeMo [DIWEC] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [\w.-]+:\d+\] ?", False),
     # ms-swift: "[INFO:swift] "
     ("swift", rf"\[{_LVL}:[\w.-]+\] ?", False),
     # Elasticsearch's log4j pattern "[%d][%-5p][%-25c] "
@@ -111,6 +118,10 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("asctime_dash", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3}(?: - \S+){1,3} - (?:[\w.-]+: )?", False),
     # loguru: "ts | LEVEL | module:func:N - "
     ("loguru", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \| *[A-Z]+ *\| \S+ - ?", False),
+    # rich.logging.RichHandler: "[MM/DD/YY HH:MM:SS] LEVEL    "; a record in the same second as the one
+    # before blanks the time column; a long message wraps onto lines indented to the message column
+    ("rich", rf"\[\d\d/\d\d/\d\d \d\d:\d\d:\d\d\] {_LVL} +", False),
+    ("rich_same_time", rf" {{20}}{_LVL} +", False),
     # a bracketed tag then a time ("[Router (Rust)] 2025-05-21 03:52:00 - DEBUG - ")
     ("tag_ts", r"\[[^\]]{1,40}\] \d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: - [A-Z]+ - | )", False),
     # a bracketed time, optionally with process tags (sglang "[ts TP0] ", many others "[ts] ")
@@ -135,11 +146,14 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("uvicorn", r"(?:TRACE:    |DEBUG:    |INFO:     |WARNING:  |ERROR:    |CRITICAL: )", False),
     # logrus text "INFO[0000] ", maven "[INFO] ", and a bare level word
     ("logrus", r"(?:TRAC|DEBU|INFO|WARN|ERRO|FATA|PANI)\[\d+\] ", False),
+    # Rust tracing's fmt layer right-aligns the level to five columns after its time (" INFO", " WARN")
+    ("tracing", r" (?:INFO|WARN) ", False),
     ("level_bracket", rf"\[{_LVL}\] ", False),
     ("level_word", rf"{_LVL} +", False),
 )
 SPLICE_NEXT = frozenset("[(")
 RELAY_RECORDS = frozenset(("p_syslog", "p_dmesg"))
+EVERY_LINE = frozenset(("h_vllm", "h_torch_logging"))
 # Levels that announce an exception after the record (logger.exception, log4j's %throwable, glog E/F).
 ANNOUNCE_HEAD_RE = re.compile(r"WARN|ERRO|SEVERE|FATA|CRITICAL|EXCEPTION|\[[EWF]\d|^[EWF]\d| [EF] \d")
 # Records known never to carry the traceback that follows them: torch elastic's api.py logs a
@@ -165,7 +179,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # IPython's ultratb: a '-' rule, "ExcType   Traceback (most recent call last)", frames
     # ("Cell In[N], line L" / "File path:L, in f(...)" + numbered source with "---->" markers)
     ("ipy_tb", r"\S+ {2,}Traceback \(most recent call last\)\s*$", "Traceback"),
-    ("ipy_frame", r"(?:Cell In\[\d+\], line \d+|File \S.*:\d+, in |Input In \[\d+\], in )"),
+    # (older IPython: "<ipython-input-N-..> in <module>()" / "/path/x.py in f(...)"; Colab folds "16 frames")
+    ("ipy_frame", r"(?:Cell In\[\d+\], line \d+|File \S.*:\d+, in |Input In \[\d+\], in |<ipython-input-[\w-]+> in "
+                  r"|[^\s:]+\.pyx? in \S|\d+ frames$)"),
     ("ipy_src", r"[ \t]*-*> \d+ |[ \t]+\d+ |[ \t]+\(\.\.\.\)"),
     # CPython Python/pylifecycle.c fatal_error() and Modules/faulthandler.c
     ("py_fatal", r"(?:\S+ )?Fatal Python error: ", "Fatal Python error: "),
@@ -181,7 +197,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("asyncio_handle", r"handle: <"),
     # Java Throwable.printStackTrace (and logback/log4j %throwable, V8 Error.stack "    at ...")
     ("j_uncaught", r"Exception in thread \"[^\"]*\" "),
-    ("j_at", r"[ \t]+at (?:async )?[^\s(]+(?: \(|\()|[ \t]+at [^\s(]+:\d+(?::\d+)?$"),
+    ("j_at", r"[ \t]+at (?:async )?[^\s(]+(?: \(|\()"),
+    # a frame's location on its own line: Rust's "      at src/main.rs:3:5", V8's "    at node:internal/x:23:47"
+    ("at_path", r"[ \t]+at [^\s(]+:\d+(?::\d+)?$"),
     ("j_more", r"[ \t]+\.\.\. \d+ (?:more|common frames omitted)"),
     ("j_caused", r"[ \t]*Caused by: "),
     ("j_suppressed", r"[ \t]+Suppressed: "),
@@ -200,9 +218,17 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("go_race", r"WARNING: DATA RACE"),  # Go's race detector (the same runtime as TSan)
     ("san_runtime", r"[^\s:]+:\d+:\d+: runtime error: ", "runtime error: "),  # UBSan
     ("san_summary", r"SUMMARY: \w+Sanitizer: "),
+    # PaddlePaddle's error string (platform/enforce.h, init.cc SignalHandle): dashed section heads
+    # "C++ Traceback (most recent call last):" with "N   frame" lines, then "Error Message Summary:"
+    ("paddle_head", r"(?:C\+\+ Traceback \(most recent call last\)|Error Message Summary):"),
+    ("num_frame", r"[ \t]*\d+ {2,}\S"),
+    # UCX's signal handler (ucs/debug/debug.c): "Caught signal 11 (...)", "==== backtrace (tid: N) ====",
+    # numbered frames, a closing rule of '='
+    ("ucx_sig", r"Caught signal \d+ \("),
+    ("ucx_bt", r"==== backtrace \(tid: *\d+\) ===="),
     # gdb backtrace (stack.c print_frame): "#N  0xADDR in func (args) at file:line" / "#N  func (args) ..."
     ("gdb_frame", r"#\d+ +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
-    ("gdb_src", r"(?:warning: )?\d+\t"),
+    ("gdb_src", r"(?:warning: )?\d+(?:\t| {2,}\S)"),
     # absl failure_signal_handler ("*** SIGSEGV received at time=..."), glog's failure handler
     # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK
     ("absl_sig", r"[ \t]*\*\*\* (?:SIG[A-Z]+ received|Aborted at \d+|Check failure stack trace: \*\*\*)"),
@@ -230,7 +256,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("go_file", r"(?:[ \t]+|/)(?:[^\s:]*\.(?:go|s)|<autogenerated>|\?):\d+(?: |$)"),
     ("go_file_bare", r"[^\s:]+\.(?:go|s):\d+(?: |$)"),  # a file line whose tab a relay dropped
     ("go_elided", r"[ \t]*\.\.\.additional frames elided\.\.\."),
-    ("go_func", r"(?:[\w.%~-]+/)*[\w.%~-]+(?:\[[^\]]*\])?(?:\.\(\*?[\w.]+(?:\[[^\]]*\])?\)[\w.]*)?\([^()]*\)$"),
+    ("go_func", r"(?:[\w.%~\u00b7-]+/)*[\w.%~\u00b7-]+(?:\[[^\]]*\])?(?:\.\(\*?[\w.]+(?:\[[^\]]*\])?\)[\w.\u00b7]*)?"
+                r"\([^()]*\)$"),
     # Rust std panicking.rs default_hook and the backtrace printer
     ("rust_panic", r"thread '[^']*' panicked at "),
     ("rust_note", r"note: (?:run with `RUST_BACKTRACE=|Some details are omitted)"),
@@ -278,11 +305,17 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     ("shell_status", r"(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$",
      None),
     ("slurm", r"(?:srun|slurmstepd|sbatch|salloc): ", None),
+    # bash's job status after a child dies: "./run.sh: line 8: 30182 Aborted (core dumped) cmd"
+    ("bash_status", r"\S+: line \d+: +\d+ (?:Aborted|Killed|Segmentation fault|Bus error|Illegal instruction"
+                    r"|Floating point exception)", None),
     ("json", r"\{\s*\"", None),
     ("logfmt", r"(?:time|ts|level)=", None),
     ("mlir", r"loc\(\"[^\"]*\":\d+:\d+\): (?:error|warning|note|remark): ", None),  # MLIR diagnostics
     ("level_bracket", r"\[(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR)\b", None),  # bracketed levels not in HEADS
     ("megatron_msg", r">(?: |$)", None),  # Megatron's print_rank_0 messages (" > building ...")
+    # gdb's own event lines ("[New Thread 0x.. (LWP N)]", "[Inferior 1 (process N) exited ...]")
+    ("gdb_event", r"\[(?:New (?:Thread|LWP)|Thread 0x[0-9a-fA-F]+ \(LWP \d+\) exited|Inferior \d+ |Switching to "
+                  r"|Current thread is )", None),
 )
 # A held prefix-only line goes with the next line, not the previous block, when that line is an
 # NCCL WARN: NCCL writes each WARN as "\n<header> NCCL WARN ..." (src/debug.cc).
@@ -323,8 +356,11 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "go_goroutine": ("go_stack", "go_panic"),
     "go_file": ("go_stack", "go_panic"),  # a dump whose head was cut
     "rust_panic": ("rust_panic", "rust_panic"),
+    "ucx_sig": ("ucx", "cpp_frames"),
+    "ucx_bt": ("ucx", "cpp_frames"),
     "rust_bt_head": ("rust_bt", "rust_panic"),
     "rust_frame": ("rust_bt", "rust_panic"),
+    "at_path": ("rust_bt", "rust_panic"),
     "cs_open": ("cs_report", "sanitizer_report"),
     "kern_start": ("kernel", "kernel_report"),
     "rule_eq": ("table_eq", "table"), "rule_eq_t": ("table_eq", "table"),
@@ -394,7 +430,7 @@ MODES: dict[str, dict] = {
                       "py_chain": (_S, "py_chain")},
                # chained exceptions, and the thread dump of a fatal error that printed the exception
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
-                               "py_ext": (_L, None)}},
+                               "py_ext": (_L, None), "rule_dash": (_T, "table_dash")}},
     "ipy": {"kind": "python_traceback", "kind_override": True,
             "on": {"ipy_frame": (_S, None), "ipy_src": (_S, None), "indent": (_S, None), "exc_line": (_S, "ipy_msg"),
                    "j_exc": (_S, "ipy_msg")},
@@ -404,6 +440,14 @@ MODES: dict[str, dict] = {
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
                 "after_blank": {"py_chain": (_S, "ipy_chain")}},
     "ipy_chain": {"kind": "python_traceback", "after_blank": {"ipy_tb": (_S, "ipy")}, "on": {"ipy_tb": (_S, "ipy")}},
+    # PaddlePaddle: "-----" + "C++ Traceback (most recent call last):" + "-----", numbered frames, a
+    # blank line, the "Error Message Summary:" section and its error line with indented details
+    "paddle": {"kind": "cpp_frames",
+               "on": {"rule_dash": (_S, None), "paddle_head": (_S, None), "num_frame": (_S, None),
+                      "text": (_C, "paddle_msg"), "indent": (_C, None)},
+               "after_blank": {"rule_dash": (_S, None), "paddle_head": (_S, None)}},
+    "paddle_msg": {"kind": "cpp_frames", "on": {"indent": (_C, None)}},
+    "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, None), "num_frame": (_S, None), "rule_eq": (_L, None)}},
     "py_chain": {"kind": "python_traceback",
                  "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg")},
                  "after_blank": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg")}},
@@ -441,7 +485,7 @@ MODES: dict[str, dict] = {
                   "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames")},
                   "max_tent": 12},
     "java_frames": {"kind": "java_stack",
-                    "on": {"j_at": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
+                    "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
                            "j_circular": (_S, None), "j_caused": (_S, "java_head")}},
 
     # -- C++ ---------------------------------------------------------------------------------------
@@ -508,7 +552,8 @@ MODES: dict[str, dict] = {
                    "on": {"text": (_C, None), "indent": (_C, None), "rust_note": (_L, None),
                           "rust_bt_head": (_S, "rust_bt")}},
     "rust_bt": {"kind": "rust_panic",
-                "on": {"rust_frame": (_S, None), "indent": (_S, None), "j_at": (_S, None), "rust_note": (_L, None)}},
+                "on": {"rust_frame": (_S, None), "indent": (_S, None), "j_at": (_S, None), "at_path": (_S, None),
+                       "rust_note": (_L, None)}},
 
     # -- Linux kernel reports (each printk line is a record; the report is one event) --------------
     # other subsystems' printk lines can land inside a report: they are emitted on their own
@@ -525,7 +570,8 @@ MODES: dict[str, dict] = {
                                         "rule_star": (_T, None), "rule_dash_t": (_T, None)},
                  "after_blank": "on", "max_tent": 200},
     "table_dash": {"kind": "table", "on": {"rule_dash": (_L, None), "text": (_T, None), "indent": (_T, None),
-                                          "ipy_tb": (_S, "ipy"), "rule_eq": (_T, None), "rule_star": (_T, None)},
+                                          "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"),
+                                          "rule_eq": (_T, None), "rule_star": (_T, None)},
                    "after_blank": "on", "max_tent": 200},
     "table_star": {"kind": "table", "on": {"rule_star": (_L, None), "text": (_T, None), "indent": (_T, None),
                                           "rule_eq": (_T, None), "rule_dash": (_T, None)},

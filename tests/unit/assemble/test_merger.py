@@ -211,13 +211,15 @@ def test_split_prefix_keys_writers_and_drops_their_times():
 
 
 def test_split_head_returns_the_head_a_formatter_repeats_per_line():
-    head, rhead, body = split_head("ERROR 09-05 17:22:27 async_llm_engine.py:63] Traceback (most recent call last):")
+    vllm = "ERROR 09-05 17:22:27 async_llm_engine.py:63] Traceback (most recent call last):"
+    head, rhead, every, body = split_head(vllm)
+    assert every  # vLLM's NewLineFormatter writes it on every line of a record
     assert rhead == "ERROR 09-05 17:22:27 async_llm_engine.py:63]" and body.startswith("Traceback")
     # a relay's head, then the program's own: the program's one is compared line to line
     relayed = "2024-07-13 15:07:34,930 - INFO - vLLM: ERROR 07-13 15:07:34 async_llm_engine.py:53] x"
-    head, rhead, body = split_head(relayed)
+    head, rhead, _every, body = split_head(relayed)
     assert rhead == "ERROR 07-13 15:07:34 async_llm_engine.py:53]" and body == "x"
-    head, rhead, body = split_head("2016-06-03 21:16:57,724 WARN org.apache.hadoop.Foo: Exit code")
+    head, rhead, _every, body = split_head("2016-06-03 21:16:57,724 WARN org.apache.hadoop.Foo: Exit code")
     assert head == "2016-06-03 21:16:57,724 WARN " and rhead is None  # log4j heads are not repeated
 
 
