@@ -344,8 +344,8 @@ class MultilineMerger:
             ob = opened.get(key)
             if ob is None:
                 break
-            if head is not None and rhead is None and ob.mode in _SWITCH_CLOSES and (
-                    ob.held or tok not in _STRONG_SINGLE):
+            if head is not None and rhead is None and not ob.held and ob.mode in _SWITCH_CLOSES and (
+                    tok not in _STRONG_SINGLE):
                 # the common case: a new record after a single-line one (what _decide would answer)
                 self._close(sid, opened, key, out, False)
                 continue
@@ -415,7 +415,7 @@ class MultilineMerger:
                 act = "cont!"
             return act, nxt
         if head is not None:
-            if act not in _STRONG or (rhead is not None and rhead == ob.rhead):
+            if (act not in _STRONG and act != "side") or (rhead is not None and rhead == ob.rhead):
                 return _END  # a new record
         elif act in _WEAK and (ob.every or _is_record(body.lstrip())):
             return _END
