@@ -93,7 +93,7 @@ def test_java_message_with_a_blank_line_stays_with_its_frames():
              "Started in 3.2 seconds"]
     assert spans(texts) == [(0, 4), (5, 5)]
     # the same message with no frames after it: the held lines are read again on their own
-    assert spans(texts[:3] + ["Started in 3.2 seconds"]) == [(0, 0), (2, 2), (3, 3)]
+    assert spans([*texts[:3], "Started in 3.2 seconds"]) == [(0, 0), (2, 2), (3, 3)]
 
 
 def test_log4j_header_keeps_the_stack_it_introduces():
@@ -171,7 +171,8 @@ def test_gdb_backtrace_keeps_its_first_frame_without_an_address():
     texts = ["(gdb) bt",
              "#0  __pthread_kill_implementation (threadid=<optimized out>, signo=signo@entry=6, no_tid=no_tid@entry=0) "
              "at pthread_kill.c:44",
-             "#1  0x00007f81893cb2b3 in __pthread_kill_internal (signo=6, threadid=<optimized out>) at pthread_kill.c:78",
+             "#1  0x00007f81893cb2b3 in __pthread_kill_internal (signo=6, threadid=<optimized out>) at "
+             "pthread_kill.c:78",
              "#2  0x00007f818937f146 in __GI_raise (sig=sig@entry=6) at ../sysdeps/posix/raise.c:26",
              "#3  0x00007f818936a4f7 in __GI_abort () at abort.c:79",
              "(gdb) quit"]
@@ -372,8 +373,10 @@ def test_terminate_what_and_abseil_signal_dump_relogged_by_ray():
              p + "*** SIGABRT received at time=1743139179 on cpu 162 ***",
              p + "PC: @     0x7fe64731b9fc  (unknown)  pthread_kill",
              p + "    @     0x7fe6472c7520  (unknown)  (unknown)",
-             p + "[2025-03-27 22:19:39,802 E 336 336] logging.cc:484: *** SIGABRT received at time=1743139179 on cpu 162 ***",
-             p + "[2025-03-27 22:19:39,803 E 336 336] logging.cc:484: PC: @     0x7fe64731b9fc  (unknown)  pthread_kill",
+             p + "[2025-03-27 22:19:39,802 E 336 336] logging.cc:484: *** SIGABRT received at time=1743139179 on "
+                 "cpu 162 ***",
+             p + "[2025-03-27 22:19:39,803 E 336 336] logging.cc:484: PC: @     0x7fe64731b9fc  (unknown)  "
+                 "pthread_kill",
              p + "Fatal Python error: Aborted"]
     assert spans(texts) == [(0, 1), (2, 4), (5, 6), (7, 7)]
 
@@ -418,7 +421,7 @@ def test_compute_sanitizer_reports_close_with_a_bare_prefix():
 
 def test_kernel_report_keeps_its_lines_and_lets_other_printk_lines_through():
     # rules: STREAM_PREFIXES "dmesg" (volatile), kernel mode "text" -> side
-    texts = ["[  114.858684] WARNING: CPU: 1 PID: 21961 at arch/x86/kvm/x86.c:7377 kvm_arch_vcpu_ioctl_run+0x1cf/0x5cb0",
+    texts = ["[  114.858684] WARNING: CPU: 1 PID: 21961 at arch/x86/kvm/x86.c:7377 kvm_arch_vcpu_ioctl_run+0x1cf",
              "[  114.868227] Kernel panic - not syncing: panic_on_warn set ...",
              "[  114.892572] Call Trace:",
              "[  114.894625] binder: 21966:21967 unknown command 0",
