@@ -457,7 +457,7 @@ MODES: dict[str, dict] = {
                "on": {"rule_eq": (_L, None)}, "any": (_S, None)},
     # exception groups: every line of the group is boxed by '|' and '+' under the group's indent
     "py_eg": {"kind": "python_traceback",
-              "on": {"eg_line": (_S, None), "indent": (_C, None)},
+              "on": {"eg_line": (_S, None)},
               "after_blank": {"py_chain": (_S, "py_chain")}},
     # faulthandler / fatal_error: "Fatal Python error: X", blank, per-thread stacks separated by
     # blank lines ("Thread 0x..." / "Current thread 0x..." / "Stack"), then "Extension modules: ..."

@@ -29,6 +29,12 @@ def groups(texts: list[str]) -> list[list[int]]:
     return out
 
 
+def closes_at(texts: list[str]) -> list[int]:
+    """For each line, how many blocks pushing it emitted (a printer's known last line emits at once)."""
+    m = MultilineMerger()
+    return [len(m.push("src", RawLine(t), i, 0)) for i, t in enumerate(texts)]
+
+
 def spans(texts: list[str]) -> list[tuple[int, int]]:
     return [(g[0], g[-1]) for g in groups(texts)]
 
@@ -254,6 +260,8 @@ def test_exception_group_boxes_then_a_chain():
              "AttributeError: 'bytes' object has no attribute 'get'",
              "INFO:     Shutting down"]
     assert spans(texts) == [(0, 16), (17, 17)]
+    # the group's box is all it holds: an indented line without '|' or '+' is not part of it
+    assert spans([*texts[1:10], "  Num examples = 1000"]) == [(0, 8), (9, 9)]
 
 
 def test_fatal_python_error_with_thread_dumps_ends_at_extension_modules():
@@ -269,7 +277,7 @@ def test_fatal_python_error_with_thread_dumps_ends_at_extension_modules():
              '  File "<string>", line 1 in <module>',
              "",
              "Extension modules: numpy.core._multiarray_umath, numpy.linalg._umath_linalg (total: 2)",
-             "[2025-05-07 15:20:46] Child process unexpectedly failed with an exit code 135. pid=430190"]
+             '  File "/usr/lib/python3.10/multiprocessing/spawn.py", line 116, in spawn_main']
     assert spans(texts) == [(0, 9), (10, 10)]
     assert kinds(texts)[0] == "python_fatal"
 
@@ -294,6 +302,17 @@ def test_torchrun_childfailederror_box_belongs_to_its_traceback():
              "commune@r1n2a6000:~/Andromeda$ export NCCL_DEBUG=INFO"]
     assert spans(texts) == [(0, 14), (15, 15)]
     assert kinds(texts)[0] == "childfailed_box"
+
+
+def test_a_line_without_the_head_an_every_line_formatter_writes_is_not_part_of_its_record():
+    # rule: EVERY_LINE (torch._logging repeats "[ts] logger: [LEVEL] " on every line of a record)
+    h = "[2023-08-14 14:53:48,863] torch._dynamo.output_graph: [WARNING] "
+    texts = [h + "Backend compiler failed with a fake tensor exception at",
+             h + '  File "/data/users/anijain/pytorch/examples/spl.py", line 5, in fn',
+             h + "    return torch.sum(x, dim=1).tolist()",
+             h + "Falling back to eager for this frame. Please use TORCH_LOGS=graph_breaks to see the full stack trace.",
+             "[0, 0, 0, 0]"]
+    assert spans(texts) == [(0, 3), (4, 4)]
 
 
 def test_logger_exception_with_the_same_repeated_head_is_one_record():
@@ -417,6 +436,7 @@ def test_compute_sanitizer_reports_close_with_a_bare_prefix():
              "=========",
              "========= ERROR SUMMARY: 2 errors"]
     assert spans(texts) == [(0, 3), (4, 6), (7, 7)]
+    assert closes_at(texts)[3] == 1 and closes_at(texts)[6] == 1  # emitted on their closing line
 
 
 def test_kernel_report_keeps_its_lines_and_lets_other_printk_lines_through():
@@ -477,6 +497,7 @@ def test_rust_panic_with_backtrace_ends_at_its_note():
              "note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.",
              "error: process didn't exit successfully"]
     assert spans(texts) == [(0, 6), (7, 7)]
+    assert closes_at(texts)[6] == 1  # the note is the hook's last line: emitted at once
 
 
 # -- prefixes and heads ----------------------------------------------------------------------------
