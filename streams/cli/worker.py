@@ -88,11 +88,14 @@ def run_all(settings: Any, loglevel: str) -> None:
 @click.option("--label", "labels", multiple=True, help="KEY=VALUE label put on every event (e.g. project=llm)")
 @click.option("--metrics/--no-metrics", default=True, help="also print step metric points")
 @click.option("--idle-timeout-ms", default=5000, show_default=True)
-def parse(files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool, idle_timeout_ms: int) -> None:
+@click.option("--stats", is_flag=True, help="after the events, print to stderr how many events of each multiline "
+              "kind were made and how many lines they merged")
+def parse(files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool, idle_timeout_ms: int, stats: bool) -> None:
     """The assemble stage offline over FILES: one JSON event per line on stdout.
 
     Plain text, JSON envelopes (Filebeat, Fluent Bit, Vector, docker) and CRI lines are recognised per
-    line. Check how your own logs will come out before shipping them.
+    line. Check how your own logs will come out before shipping them (--stats sums up the multiline
+    events: a traceback split in two shows up as fewer lines than you expect).
     """
     from streams.assemble.pipeline import parse_files
 
@@ -103,10 +106,49 @@ def parse(files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool, idle_
             raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--label")
         label_map[key] = value
     out = sys.stdout
+    counts = MultilineCounts()
     for event in parse_files(list(files), labels=label_map, default_ts_ms=int(time.time() * 1000),
                              include_metrics=metrics, idle_timeout_ms=idle_timeout_ms):
+        counts.add(event)
         out.write(json.dumps(event, ensure_ascii=False, default=str))
         out.write("\n")
+    if stats:
+        out.flush()
+        click.echo(counts.report(), err=True)
+
+
+class MultilineCounts:
+    """Events of ``sluice parse`` summed up: per multiline kind, the events and the lines they merged."""
+
+    def __init__(self) -> None:
+        self.events = 0
+        self.metrics = 0
+        self.lines = 0
+        self.kinds: dict[str, list[int]] = {}  # kind -> [events, lines]
+
+    def add(self, event: dict) -> None:
+        if "message" not in event:  # a step-metric point (one line)
+            self.metrics += 1
+            self.lines += 1
+            return
+        self.events += 1
+        n = event.get("line_count") or 1
+        self.lines += n
+        if n > 1:
+            kind = event.get("multiline_kind") or "multiline"
+            acc = self.kinds.setdefault(kind, [0, 0])
+            acc[0] += 1
+            acc[1] += n
+
+    def report(self) -> str:
+        merged = sum(lines for _e, lines in self.kinds.values())
+        multi = sum(e for e, _l in self.kinds.values())
+        rows = [f"{self.events} events and {self.metrics} metric points from {self.lines} lines",
+                f"{multi} multiline events merged {merged} lines:"]
+        width = max((len(k) for k in self.kinds), default=0)
+        for kind, (events, lines) in sorted(self.kinds.items(), key=lambda kv: (-kv[1][0], kv[0])):
+            rows.append(f"  {kind:<{width}}  {events:>6} events  {lines:>7} lines")
+        return "\n".join(rows)
 
 
 def run_async_worker(run: Any, settings: Any, loglevel: str) -> None:
