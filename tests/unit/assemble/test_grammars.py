@@ -530,3 +530,17 @@ def test_empty_message_header_takes_its_body_until_the_next_record():
              "",
              "INFO:maskrcnn_benchmark:Running with config:"]
     assert spans(texts)[0] == (0, 4)
+
+
+# -- the tables themselves -------------------------------------------------------------------------
+
+def test_tables_use_no_lookaround_or_backreferences():
+    # a native engine (the Rust regex crate) reads the same tables: no look-around, no back-references
+    import re
+
+    from streams.assemble import rules as R
+
+    patterns = ([p for _n, p, *_ in R.STREAM_PREFIXES] + [p for _n, p, _r in R.HEADS] + [t[1] for t in R.TOKENS]
+                + [p for _n, p, _g in R.RECORDS])
+    banned = re.compile(r"\(\?[=!]|\(\?<[=!]|\(\?P=|\\[1-9]")
+    assert [p for p in patterns if banned.search(p)] == []
