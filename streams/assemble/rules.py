@@ -1,6 +1,7 @@
 """Multiline rules as data: the grammar of each printer, as tables ``merger.py`` interprets.
 
-A line is read in three layers, each a table of patterns compiled into one alternation:
+A line is read in three layers, each a table of patterns (the merger tries, for a line, only the
+patterns that can start with its first character; see ``firstchar.py``):
 
 1. **Stream prefixes** (``STREAM_PREFIXES``): what a relay or a launcher puts before every line of a
    process's output (``[rank3]:``, ``(RayWorkerWrapper pid=1, ip=...)``, syslog's
@@ -8,9 +9,10 @@ A line is read in three layers, each a table of patterns compiled into one alter
    lines of one key are merged together, interleaved keys apart. Volatile parts (times) are not.
 2. **Record heads** (``HEADS``): what a logging library puts before a record's message (Python
    logging, glog, vLLM, Ray, log4j...). A line with a head is a record of its own unless the
-   grammar of the open block claims it; heads marked ``repeats`` are written by formatters that
+   grammar of the open block claims it. Heads marked ``repeats`` are written by formatters that
    repeat the same head on every line of one record (vLLM's NewLineFormatter, torch._logging), so
-   an identical head continues the record.
+   an identical head continues the record; for those in ``EVERY_LINE`` a line without the head is
+   not part of the record.
 3. **Tokens** (``TOKENS``): the shape of the body left after prefix and head (``Traceback (most
    recent call last):``, ``\\tat ...``, ``frame #3: ...``, ``goroutine 7 [running]:``). Tokens are
    matched from the start of the body; leading blanks are part of some patterns because the
@@ -19,8 +21,8 @@ A line is read in three layers, each a table of patterns compiled into one alter
 Each multiline kind is a small state machine (``MODES``): for the current state and the line's token
 an action and the next state. Actions:
 
-- ``cont``: the line continues the block when it is not a record of its own (no new head, not
-  ``RECORD_RE``) -- the evidence used where a printer writes free text (exception messages);
+- ``cont``: the line continues the block when it is not a record of its own (no new head, not one
+  of ``RECORDS``) -- the evidence used where a printer writes free text (exception messages);
 - ``cont!``: the grammar says the line belongs here whatever it looks like (frames, ``Caused by:``);
 - ``deeper``: continue when indented deeper than the block's first line;
 - ``announce``: continue when the block's first line announces what follows (level WARN and up,
@@ -291,7 +293,6 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # a Python exception line: "Name: message" or a bare name (the line after a traceback's frames)
     ("exc_line", r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:\([\w.]*\))?(?::(?: |$)|$)"),
 )
-TOKEN_FIRST = None  # every first character can start some token: no gate
 
 # Lines that are records of their own (ending a free-text part of a block) without a head:
 # (name, pattern, literal the line must contain for the pattern to be tried, or None).
@@ -583,18 +584,10 @@ MODES: dict[str, dict] = {
 }
 
 
-# -- compiled forms --------------------------------------------------------------------------------
-def _alternation(items: tuple[tuple, ...], prefix: str) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?P<{prefix}{name}>{pattern})" for name, pattern, *_ in items))
-
-
-PREFIX_RE = _alternation(STREAM_PREFIXES, "p_")
+# -- derived lookups (the merger compiles the patterns itself) -------------------------------------
 PREFIX_KEY = {f"p_{name}": key for name, _p, key, _g in STREAM_PREFIXES}
-HEAD_RE = _alternation(HEADS, "h_")
 HEAD_REPEATS = {f"h_{name}": repeats for name, _p, repeats in HEADS}
-TOKEN_RE = _alternation(TOKENS, "")
 TOKEN_GATES = {t[0]: t[2] for t in TOKENS if len(t) > 2}
-RECORD_RE = _alternation(tuple(r for r in RECORDS if r[2] is None), "r_")
 RECORD_GATED = tuple((lit, re.compile(pattern)) for _n, pattern, lit in RECORDS if lit is not None)
 RANK_RE = re.compile(r"(?:rank|default)=?(\d+)")
 
