@@ -50,7 +50,7 @@ _MODES = R.MODES
 _STARTS = R.STARTS
 _NOTHING: dict = {}
 _END = ("end", None)
-_WEAK = frozenset(("cont", "tent", "deeper", "announce", "wrap"))
+_WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap"))
 _KEEPS = frozenset(("cont", "cont!", "last"))
 _STRONG = frozenset(("cont!", "last"))
 _TEXT = frozenset(("text", "indent"))
@@ -359,7 +359,7 @@ class MultilineMerger:
                 self._close(sid, opened, key, out, False)
                 if lead:
                     rl, o, m, _v = lead[0]
-                    self._start(sid, opened, key, rl, o, m, "", "empty_head", None, None, None, out)
+                    self._start(sid, opened, key, rl, o, m, "", "empty_prefix", None, None, None, out)
                     for rl, o, m, v in lead[1:]:
                         self._hold(sid, opened, key, opened[key], rl, o, m, v, out)
                 continue
@@ -386,6 +386,8 @@ class MultilineMerger:
             shape = m.lastgroup if m is not None else None
             if shape is not None and (tok in _TEXT or _ORDER[shape] < _ORDER[tok]):
                 tok = shape
+        if ob.mode == "lead":
+            return ("cont!", _STARTS.get(tok, ("record", None))[0]) if R.LEADING_BLANK_RE.match(body) else _END
         if ob.mode == "await":
             if ob.held and not any(v for *_r, v in ob.held):
                 return _END  # a blank line after an empty message: the message was the blank line
@@ -399,7 +401,7 @@ class MultilineMerger:
         if entry is None:
             entry = spec.get("any")
         if entry is None:
-            if tok in _STARTS or tok == "empty_head":
+            if (tok in _STARTS and tok not in R.SOFT_STARTS) or tok == "empty_head":
                 entry = _END
             else:
                 entry = table.get("indent" if body[:1] in (" ", "\t") else "text", _END)
@@ -423,6 +425,10 @@ class MultilineMerger:
             return ("cont", nxt) if _indent(body) > ob.indent0 else _END
         if act == "announce":
             return ("cont!", nxt) if self._announces(ob) else _END
+        if act == "expect":
+            if self._announces(ob):
+                return "cont!", nxt
+            act, nxt = "tent", "record_tent"
         if act == "wrap":
             return _END if ob.block.texts[-1].rstrip().endswith(spec["wrap_end"]) else ("cont", nxt)
         if act == "tent" and len(ob.tent) >= spec.get("max_tent", 12):
@@ -530,7 +536,7 @@ class MultilineMerger:
                 ob = None
         if ob is None:
             if visible:  # "(Worker pid=1)" alone: its next line may be the rest of the same write
-                self._start(sid, opened, key, line, offset, ms, "", "empty_head", None, None, None, out)
+                self._start(sid, opened, key, line, offset, ms, "", "empty_prefix", None, None, None, out)
                 self._last_key[sid] = key
             return
         self._hold(sid, opened, held_key, ob, line, offset, ms, visible, out)

@@ -27,6 +27,7 @@ an action and the next state. Actions:
 - ``deeper``: continue when indented deeper than the block's first line;
 - ``announce``: continue when the block's first line announces what follows (level WARN and up,
   ``Exception in ...``, a trailing ``:``, the same repeated head), else start a new block;
+- ``expect``: ``cont!`` when the block announces the line (as ``announce``), else ``tent``;
 - ``last``: append and close (the printer's known last line: ``Extension modules:``, a sanitizer's
   ``SUMMARY:``, the closing rule of a box);
 - ``tent``: hold the line tentatively: a later ``cont!``/``last`` confirms it, anything else
@@ -80,8 +81,9 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
                r"(?P<k_syslog>\S+ [^\s:\[]+(?:\[\d+\])?): ", "k", None),
     # wandb's terminal log prefixes every line of its messages with "wandb: "
     ("wandb", r"wandb: ", "all", None),
-    # a box-drawing gutter some build tools draw before every line of a child's output
-    ("gutter", r" *\u2502 ", "all", None),
+    # a box-drawing gutter some build tools draw, indented, before every line of a child's output
+    # (a box's own "│" lines start at column 0: Rich's traceback box)
+    ("gutter", r" +\u2502 ", "all", None),
     # a tqdm bar written without a newline, spliced before the next writer's line
     ("tqdm", r" *\d{1,3}%\|[^|]*\| *\d+/\d+ \[[^\]]*\]", "splice", None),
 )
@@ -124,6 +126,8 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     # before blanks the time column; a long message wraps onto lines indented to the message column
     ("rich", rf"\[\d\d/\d\d/\d\d \d\d:\d\d:\d\d\] {_LVL} +", False),
     ("rich_same_time", rf" {{20}}{_LVL} +", False),
+    # SLF4J SimpleLogger and log4j "[%thread] %level %logger - " ("[main] INFO org.x.Y - ")
+    ("thread_level", r"\[[^\]]{1,80}\] (?:TRACE|DEBUG|INFO|WARN|ERROR) ", False),
     # a bracketed tag then a time ("[Router (Rust)] 2025-05-21 03:52:00 - DEBUG - ")
     ("tag_ts", r"\[[^\]]{1,40}\] \d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: - [A-Z]+ - | )", False),
     # a bracketed time, optionally with process tags (sglang "[ts TP0] ", many others "[ts] ")
@@ -148,8 +152,9 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("uvicorn", r"(?:TRACE:    |DEBUG:    |INFO:     |WARNING:  |ERROR:    |CRITICAL: )", False),
     # logrus text "INFO[0000] ", maven "[INFO] ", and a bare level word
     ("logrus", r"(?:TRAC|DEBU|INFO|WARN|ERRO|FATA|PANI)\[\d+\] ", False),
-    # Rust tracing's fmt layer right-aligns the level to five columns after its time (" INFO", " WARN")
-    ("tracing", r" (?:INFO|WARN) ", False),
+    # a level right-aligned or padded after a time the line's relay took (Rust tracing's " INFO",
+    # Rich's console without its time column " WARNING  ")
+    ("padded_level", rf" {_LVL} +", False),
     ("level_bracket", rf"\[{_LVL}\] ", False),
     ("level_word", rf"{_LVL} +", False),
 )
@@ -164,7 +169,7 @@ NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: ")
 # Message text that announces a traceback or a stack (the record's last line).
 ANNOUNCE_BODY_RE = re.compile(
     r"(?:[Ee]xception in |Exception ignored in|Error in |task failed|Logging error|handle: <|:\s*$"
-    r"|[Bb]acktrace|[Ss]tack trace|Obtained \d+ stack frames)")
+    r"|[Bb]acktrace|[Ss]tack trace|Obtained \d+ stack frames|<<< (?:FAILURE|ERROR)!\s*$)")
 
 # -- 3. tokens -------------------------------------------------------------------------------------
 # (name, pattern[, gate]), first match wins. The comment names the printer. A gate is a literal the
@@ -174,10 +179,16 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # CPython Lib/traceback.py (TracebackException.format)
     ("py_tb", r"[ \t]*Traceback \(most recent call last\):"),
     ("py_eg", r"[ \t]*\+ Exception Group Traceback \(most recent call last\):"),
+    ("fh_file", r"[ \t]+File \"[^\"]*\", line \d+ in "),  # faulthandler's frame: no comma before "in"
     ("py_file", r"[ \t]+File \"[^\"]*\", line \d+"),
     ("py_chain", r"[ \t]*(?:During handling of the above exception, another exception occurred:"
                  r"|The above exception was the direct cause of the following exception:)"),
     ("eg_line", r"[ \t]+(?:\| |\|$|\+-|\+\+)"),
+    # Rich's traceback handler (rich.traceback): a box "╭─ Traceback (most recent call last) ─╮", "│" lines,
+    # "╰─╯", then the exception line
+    ("rich_tb", r"\u256d\u2500+ Traceback \(most recent call last\) \u2500+\u256e"),
+    ("rich_box_end", r"\u2570\u2500+\u256f"),
+    ("rich_box", r"\u2502"),
     # IPython's ultratb: a '-' rule, "ExcType   Traceback (most recent call last)", frames
     # ("Cell In[N], line L" / "File path:L, in f(...)" + numbered source with "---->" markers)
     ("ipy_tb", r"\S+ {2,}Traceback \(most recent call last\)\s*$", "Traceback"),
@@ -210,6 +221,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # libstdc++ __gnu_cxx::__verbose_terminate_handler
     ("terminate", r"[ \t]*terminate called (?:after throwing|without an active|recursively)"),
     ("what", r"[ \t]+what\(\):  "),
+    # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message
+    ("cuda_hint", r"(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing "
+                  r"CUDA_LAUNCH_BLOCKING=1|Compile with `TORCH_USE_CUDA_DSA` to enable"
+                  r"|Device-side assertion tracking)"),
     # c10::Error (c10/util/Exception.cpp): "Exception raised from f at file:N (most recent call first):"
     ("c10_raised", r"[ \t]*Exception raised from \S+ at "),
     # c10::get_backtrace "frame #N: sym + 0x.. (0x.. in lib)"; lldb bt "  * frame #N: 0x..."
@@ -237,7 +252,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("glog_sig", r"[ \t]*\*\*\* SIG[A-Z]+ \(@"),
     ("absl_frame", r"[ \t]*(?:PC: )?@ +0x[0-9a-fA-F]+"),
     # glibc debug/backtracesyms.c "%s(%s%c%#tx) [%p]" and malloc's "*** Error in" report
-    ("glibc_frame", r"[ \t]*[^\s()\[\]]*\([^()\s]*[+-]0x[0-9a-fA-F]+\) ?\[0x[0-9a-fA-F]+\]", "[0x"),
+    # (and "%s[%p]" / "[%p]" when dladdr finds no symbol)
+    ("glibc_frame", r"[ \t]*[^\s()\[\]]*(?:\([^()\s]*[+-]0x[0-9a-fA-F]+\) ?)?\[0x[0-9a-fA-F]+\]$", "[0x"),
     ("glibc_err", r"\*\*\* (?:Error in [`'][^']*'|stack smashing detected|buffer overflow detected)"),
     ("glibc_section", r"======= (?:Backtrace|Memory map): ="),
     ("maps_line", r"[0-9a-f]{8,16}-[0-9a-f]{8,16} [r-][w-][x-][ps-] "),
@@ -265,6 +281,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("rust_note", r"note: (?:run with `RUST_BACKTRACE=|Some details are omitted)"),
     ("rust_bt_head", r"stack backtrace:"),
     ("rust_frame", r"[ \t]+\d+:\s+(?:0x[0-9a-fA-F]+ - |\S*::)"),
+    # pip closes a failed build's subprocess output box (indented like the traceback inside it)
+    ("pip_box_end", r"[ \t]*\[end of output\]"),
     # NVIDIA compute-sanitizer: every line starts with "========= "
     ("cs_end", r"=========\s*$"),
     ("cs_cont", r"=========\s{2,}\S"),
@@ -297,7 +315,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
 # Lines that are records of their own (ending a free-text part of a block) without a head:
 # (name, pattern, literal the line must contain for the pattern to be tried, or None).
 RECORDS: tuple[tuple[str, str, str | None], ...] = (
-    ("tqdm", r"[^|]{0,80}?\d%(?:\||\s+Completed \|)", "%"),  # tqdm bar (and sglang's bar_format)
+    # tqdm bars (with sglang's bar_format, and the text-only form notebooks show: " 17% 1/6 [01:01<05:09]")
+    ("tqdm", r"[^|]{0,80}?\d%(?:\||\s+Completed \|| \d+/\d+ \[)", "%"),
     # NCCL src/debug.cc: "host:pid:tid [dev] NCCL INFO ..." (newer: "... [dev] file.cc:N NCCL WARN ...")
     ("nccl", r"[\w.-]+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)", None),
     ("megatron_iteration", r"iteration\s+\d+/\s*\d+ \|", None),  # Megatron training_log
@@ -324,20 +343,26 @@ LEADING_BLANK_RE = re.compile(r".*NCCL WARN")
 
 # -- 4. what a token starts: (mode, multiline kind) ------------------------------------------------
 STARTS: dict[str, tuple[str, str | None]] = {
+    "pip_box_end": ("plain", None),  # a line of its own whatever it follows
     "empty_head": ("await", None),  # a record head with nothing after it: the message is on the next line
+    "empty_prefix": ("lead", None),  # a writer's prefix with nothing after it (see LEADING_BLANK_RE)
     "py_tb": ("py_head", "python_traceback"),
     "py_eg": ("py_eg", "python_traceback"),
+    "eg_line": ("py_eg", "python_traceback"),  # an exception group whose head was cut
     "py_file": ("py_frames", "python_traceback"),  # a traceback whose head was cut
+    "fh_file": ("fatal_frames", "python_fatal"),  # a thread dump whose head was cut
     "py_fatal": ("py_fatal", "python_fatal"),
     "py_thread": ("fatal_frames", "python_fatal"),  # faulthandler.dump_traceback without a fatal error
     "py_warning": ("py_warn", "python_warning"),
     "ipy_tb": ("ipy", "python_traceback"),
+    "rich_tb": ("rich_tb", "python_traceback"),
     "py_process": ("await", None),
     "j_uncaught": ("java_head", "java_stack"),
     "j_exc": ("java_head", "java_stack"),
     "j_caused": ("java_head", "java_stack"),
     "j_at": ("java_frames", "java_stack"),  # a stack whose exception line was cut
     "terminate": ("terminate", "cpp_frames"),
+    "cuda_hint": ("c10_msg", "cpp_frames"),  # a c10 CUDA message whose first line was cut
     "c10_raised": ("c10_frames", "cpp_frames"),
     "frame": ("c10_frames", "cpp_frames"),
     "san_frame": ("san_report", "llvm_sanitizer"),
@@ -368,11 +393,15 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rule_dash": ("table_dash", "table"), "rule_dash_t": ("table_dash", "table"),
     "rule_star": ("table_star", "table"), "rule_star_t": ("table_star", "table"),
 }
+# Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
+# CUDA hint line is the message's own line after a traceback's exception line).
+SOFT_STARTS = frozenset(("cuda_hint",))
 # Heads whose record opens a mode of its own: torch's c10 ERROR and FATAL records ("[E207 ...]")
 # carry an exception's what() (free text, then "Exception raised from ..." and frames). glog/klog
 # records without brackets are single lines unless a stack follows (handled as any record).
 HEAD_STARTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(r"\[[EF]\d{3,4} \d\d:\d\d:\d\d\.\d+ [^\]]*\] ?$"), "c10_msg", "cpp_frames"),
+    (re.compile(r"\[[EF] [^\s\]:]+:\d+\] ?$"), "c10_msg", "cpp_frames"),  # older torch: "[E file.cpp:916] "
 )
 # A record whose message ends like this starts the mode (logger.exception's "...: Traceback ...").
 BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
@@ -394,6 +423,10 @@ _ATTACH = {
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
     "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"),
     "glibc_frame": ("announce", "glibc"), "mac_frame": ("announce", "mac_bt"),
+    # k8s apimachinery HandleCrash logs "Observed a panic: ..." then the goroutine's stack
+    "go_goroutine": ("announce", "go_stack"),
+    # an exception line after the line that announces it (surefire's "... <<< FAILURE!")
+    "j_exc": ("announce", "java_head"),
 }
 
 MODES: dict[str, dict] = {
@@ -401,7 +434,8 @@ MODES: dict[str, dict] = {
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None)}},
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception), so it is held until frames confirm it
-    "record": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": (_T, "record_tent")}},
+    # (an exception-shaped line after a WARN/ERROR record is its exception even with no frames below)
+    "record": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head")}},
     "record_tent": {"kind": None, "on": {"text": (_T, None), "indent": (_T, None),
                                          "j_exc": (_T, None), "j_at": (_S, "java_frames"),
                                          "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head")},
@@ -414,24 +448,29 @@ MODES: dict[str, dict] = {
     # a head with an empty message ("WARNING:torch.distributed.run:", "Process X:"): the next line
     # is the message, and decides the mode
     "await": {"kind": None, "on": {}, "await": True},
+    # a writer's prefix alone: the next line of the writer joins only when it is an NCCL WARN
+    "lead": {"kind": None, "on": {}},
 
     # -- CPython traceback.py ----------------------------------------------------------------------
     # "Traceback (most recent call last):", frames ("  File ..." + source + carets), the exception
     # line ("Type: message"), then the message's further lines (free text: ends at a record).
     "py_head": {"kind": "python_traceback",
-                "on": {"py_file": (_S, "py_frames"), "indent": (_S, "py_frames"), "exc_line": (_S, "py_msg"),
+                "on": {"py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"), "indent": (_S, "py_frames"),
+                       "exc_line": (_S, "py_msg"),
                        "j_exc": (_S, "py_msg"), "text": (_C, "py_msg")}},
     "py_frames": {"kind": "python_traceback",
-                  "on": {"py_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
+                  "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
                          "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg"), "text": (_C, "py_msg")}},
     "py_msg": {"kind": "python_traceback",
                "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
+                      "fh_file": (_C, None),
                       "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
                       "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                       "py_chain": (_S, "py_chain")},
                # chained exceptions, and the thread dump of a fatal error that printed the exception
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                "py_ext": (_L, None), "rule_dash": (_T, "table_dash")}},
+    "rich_tb": {"kind": "python_traceback", "on": {"rich_box": (_S, None), "rich_box_end": (_S, "py_head")}},
     "ipy": {"kind": "python_traceback", "kind_override": True,
             "on": {"ipy_frame": (_S, None), "ipy_src": (_S, None), "indent": (_S, None), "exc_line": (_S, "ipy_msg"),
                    "j_exc": (_S, "ipy_msg")},
@@ -468,9 +507,10 @@ MODES: dict[str, dict] = {
                  "after_blank": {"py_thread": (_S, "fatal_frames"), "py_tb": (_S, "py_head"), "py_ext": (_L, None),
                                  "py_state": (_S, None)}},
     "fatal_frames": {"kind": "python_fatal",
-                     "on": {"py_file": (_S, None), "indent": (_S, None), "py_thread": (_S, None),
+                     "on": {"fh_file": (_S, None), "py_file": (_S, None), "indent": (_S, None), "py_thread": (_S, None),
                             "py_ext": (_L, None)},
-                     "after_blank": {"py_thread": (_S, None), "py_ext": (_L, None)}},
+                     # (a frame after a blank line: a paste that doubled every line's newline)
+                     "after_blank": {"py_thread": (_S, None), "py_ext": (_L, None), "fh_file": (_S, None)}},
     # warnings.formatwarning: header, message lines (held), then the source line "  <source>"
     "py_warn": {"kind": "python_warning",
                 "on": {"warn_src": (_L, None), "text": (_T, None), "indent": (_T, None),
@@ -482,6 +522,8 @@ MODES: dict[str, dict] = {
     # blank lines), "\tat frame" lines, "\t... N more", "Caused by: ...", "\tSuppressed: ..."
     "java_head": {"kind": "java_stack",
                   "on": {"j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"), "j_caused": (_S, None),
+                         # a Python exception line whose message is torchrun's box (the traceback cut above)
+                         "rule_eq": (_S, "py_box"),
                          "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None)},
                   "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames")},
                   "max_tent": 12},
@@ -596,7 +638,7 @@ RANK_RE = re.compile(r"(?:rank|default)=?(\d+)")
 # tokens are shapes that matter only inside some modes (an exception line after frames, a Go func
 # line in a goroutine section): a line is matched against them only while such a block is open, and
 # the first token in TOKENS order among the two reads wins.
-_SINGLE_MODES = ("plain", "record", "record_tent", "body", "await")
+_SINGLE_MODES = ("plain", "record", "record_tent", "body", "await", "lead")
 COMMON_TOKENS = frozenset(STARTS) | {tok for m in _SINGLE_MODES for tok in MODES[m]["on"]}
 MODE_SHAPES: dict[str, tuple[str, ...]] = {}
 for _mode, _spec in MODES.items():
@@ -609,7 +651,7 @@ TOKEN_ORDER = {t[0]: i for i, t in enumerate(TOKENS)}
 
 def _check() -> None:
     """The tables refer only to modes and tokens that exist (run at import: a typo fails loudly)."""
-    tokens = {t[0] for t in TOKENS} | {"text", "indent", "empty_head"}
+    tokens = {t[0] for t in TOKENS} | {"text", "indent", "empty_head", "empty_prefix"}
     for mode, spec in MODES.items():
         tables = [spec["on"]] + ([spec["after_blank"]] if isinstance(spec.get("after_blank"), dict) else [])
         for table in tables:

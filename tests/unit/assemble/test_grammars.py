@@ -544,3 +544,131 @@ def test_tables_use_no_lookaround_or_backreferences():
                 + [p for _n, p, _g in R.RECORDS])
     banned = re.compile(r"\(\?[=!]|\(\?<[=!]|\(\?P=|\\[1-9]")
     assert [p for p in patterns if banned.search(p)] == []
+
+
+# -- more printers found in the dev logs -----------------------------------------------------------
+
+def test_exception_line_right_after_an_error_record_is_its_own_stackless_exception():
+    # rule: "record" j_exc -> expect (log4j prints a frameless throwable after the record)
+    texts = ["[2024-02-20 21:05:06,589] ERROR SendRecordsCallback: error (org.apache.kafka.trogdor.workload)",
+             "org.apache.kafka.common.errors.TimeoutException: Expiring 31 record(s) for topic-0: 30005 ms has passed",
+             "[2024-02-20 21:05:06,590] ERROR SendRecordsCallback: error (org.apache.kafka.trogdor.workload)",
+             "org.apache.kafka.common.errors.TimeoutException: Expiring 31 record(s) for topic-0: 30005 ms has passed"]
+    assert spans(texts) == [(0, 1), (2, 3)]
+
+
+def test_simplelogger_thread_head_then_exception_and_frames():
+    # rules: HEADS "thread_level" (SLF4J SimpleLogger "[thread] LEVEL logger - msg"), record j_exc
+    texts = ["[flink-pekko.remote.default-remote-dispatcher-7] INFO org.apache.flink.runtime.checkpoint."
+             "CheckpointCoordinator - Triggering checkpoint 1 failed",
+             "org.apache.flink.runtime.checkpoint.CheckpointException: Task local checkpoint failure.",
+             "\tat org.apache.flink.runtime.taskexecutor.TaskExecutor.triggerCheckpoint(TaskExecutor.java:1028)",
+             "[flink-pekko.remote.default-remote-dispatcher-7] INFO org.apache.flink.runtime.jobmaster.JobMaster - x"]
+    assert spans(texts) == [(0, 2), (3, 3)]
+
+
+def test_a_prefix_alone_is_its_own_line_unless_an_nccl_warn_follows():
+    # rule: "empty_prefix" -> lead (joins only the NCCL WARN written with it)
+    p = "(VllmWorker rank=0 pid=2120280) "
+    texts = [p, p + "INFO 07-28 23:02:25 [default_loader.py:262] Loading weights took 0.38 seconds"]
+    assert spans(texts) == [(0, 0), (1, 1)]
+
+
+def test_surefire_failure_line_announces_the_exception_below_it():
+    # rules: _ATTACH j_exc -> announce, ANNOUNCE_BODY_RE "<<< FAILURE!"
+    texts = ["Error:  io.trino.tests.TestSpilledAggregations.testGroupingCombinationsDistinct  Time elapsed: "
+             "1.35 s  <<< FAILURE!",
+             "java.lang.AssertionError: Execution of 'actual' query failed: SELECT count(*) FROM orders",
+             "\tat org.testng.Assert.fail(Assert.java:83)",
+             "Tests run: 10, Failures: 1"]
+    assert spans(texts) == [(0, 2), (3, 3)]
+
+
+def test_klog_record_that_carries_a_goroutine_stack():
+    # rule: _ATTACH go_goroutine -> announce (k8s HandleCrash: "Observed a panic: ..." then the stack)
+    texts = ['E1008 23:33:56.306763 2220922 runtime.go:78] Observed a panic: "invalid memory address or nil pointer '
+             'dereference" (runtime error: invalid memory address or nil pointer dereference)',
+             "goroutine 259 [running]:",
+             "k8s.io/apimachinery/pkg/util/runtime.logPanic({0x203d960, 0x3961100})",
+             "\t/go/pkg/mod/k8s.io/apimachinery@v0.22.6/pkg/util/runtime/runtime.go:74 +0x7d",
+             "I1008 23:33:56.400000 2220922 collector.go:285] next"]
+    assert spans(texts) == [(0, 3), (4, 4)]
+
+
+def test_glibc_frames_without_a_symbol_and_old_c10_error_heads():
+    # rules: glibc_frame's "%s[%p]" form; HEAD_STARTS "[E file.cpp:N]" (older torch) opens a c10 message
+    texts = ["*** Error in `python': free(): invalid pointer: 0x00002aaaff0b4c40 ***",
+             "======= Backtrace: =========",
+             "/lib64/libc.so.6(+0x81329)[0x2aaaab675329]",
+             "python[0x50ec0e]",
+             "python(_PyFunction_Vectorcall+0xa5)[0x4ff2a5]",
+             "[E ProcessGroupNCCL.cpp:916] [Rank 7] NCCL watchdog thread terminated with exception: CUDA error: "
+             "unknown error",
+             "CUDA kernel errors might be asynchronously reported at some other API call.",
+             "",
+             "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 "
+             "(most recent call first):",
+             "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x99 (0x7f in /x/libc10.so)"]
+    assert spans(texts) == [(0, 4), (5, 9)]
+
+
+def test_c10_hint_lines_start_a_message_whose_head_was_cut_but_stay_text_in_a_traceback():
+    # rules: cuda_hint starts c10_msg; SOFT_STARTS keeps it text inside a Python exception's message
+    cut = ["For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+           "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+           "",
+           "Exception raised from c10_cuda_check_implementation at /opt/conda/c10/cuda/CUDAException.cpp:43 "
+           "(most recent call first):",
+           "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f in /x/libc10.so)"]
+    assert spans(cut) == [(0, 4)]
+    tb = ["Traceback (most recent call last):",
+          '  File "/workspace/train.py", line 3, in <module>',
+          "RuntimeError: CUDA error: an illegal memory access was encountered",
+          "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+          "might be incorrect.",
+          "For debugging consider passing CUDA_LAUNCH_BLOCKING=1"]
+    assert spans(tb) == [(0, 4)]
+
+
+def test_faulthandler_frames_in_a_paste_that_doubled_every_newline():
+    # rules: fh_file (faulthandler's 'line N in f', no comma) starts fatal_frames, taken after a blank
+    texts = ['  File "/usr/lib/python3.10/threading.py", line 953 in run',
+             "",
+             '  File "/usr/lib/python3.10/threading.py", line 1016 in _bootstrap_inner',
+             "",
+             "Thread 0x00007fcd7a1e3740 (most recent call first):",
+             "",
+             '  File "<frozen importlib._bootstrap>", line 1087 in _handle_fromlist',
+             "",
+             "[2025-09-01 10:00:00] next record"]
+    assert spans(texts) == [(0, 6), (8, 8)]
+
+
+def test_rich_traceback_box_then_its_exception_line():
+    # rule: rich_tb (rich.traceback's box, then the exception line after "╰─╯")
+    texts = ["╭───────────────────── Traceback (most recent call last) ──────────────────────╮",
+             "│ /opt/conda/bin/accelerate:8 in <module>                                      │",
+             "│   5 from accelerate.commands.accelerate_cli import main                       │",
+             "╰──────────────────────────────────────────────────────────────────────────────╯",
+             "ValueError: bad config",
+             "[INFO] next"]
+    assert spans(texts) == [(0, 4), (5, 5)]
+
+
+def test_pip_closes_a_subprocess_output_box():
+    # rule: RECORDS "pip_box_end"
+    texts = ['        File "/home/u/miniconda3/lib/python3.10/site-packages/torch/utils/cpp_extension.py", line 1909',
+             "          raise RuntimeError(message) from e",
+             "      RuntimeError: Error compiling objects for extension",
+             "      [end of output]"]
+    assert spans(texts) == [(0, 2), (3, 3)]
+
+
+def test_an_exception_group_whose_head_was_cut():
+    # rule: STARTS eg_line -> py_eg
+    texts = ['        |   File "/home/k/svc/.venv/lib/python3.14/site-packages/anyio/_backends/_asyncio.py", line 781',
+             "        |     raise BaseExceptionGroup(",
+             "        | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)",
+             "        +-+---------------- 1 ----------------",
+             "          | Traceback (most recent call last):"]
+    assert spans(texts) == [(0, 4)]

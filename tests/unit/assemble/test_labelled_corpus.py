@@ -18,7 +18,7 @@ from tests.multiline_score import labelled_files, score_file
 # part: (multiline events met, single lines met), as shares of the labelled ones
 FLOORS = {
     "training": (0.98, 0.999),
-    "wild/dev": (0.89, 0.97),
+    "wild/dev": (0.88, 0.97),
 }
 
 
