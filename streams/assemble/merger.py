@@ -162,19 +162,21 @@ def split_prefix(text: str) -> tuple[str, str, int | None, str | None]:  # noqa:
     return key, body, rank, relay
 
 
-def split_head(body: str) -> tuple[str | None, str | None, bool, str]:
+def split_head(body: str, m: re.Match[str] | None = None) -> tuple[str | None, str | None, bool, str]:
     """(head, repeated head, every line, body): the record heads before the message (a relay's head,
     then the program's own), the innermost one again when its formatter repeats it per line, whether
-    that formatter writes it on every line of a record, and the rest."""
+    that formatter writes it on every line of a record, and the rest. ``m``: the first head's match
+    when the caller has it already."""
     head = None
     rhead = None
     every = False
     for _ in range(2):
-        if not body or body[0] not in _HEAD_FIRST:
-            break
-        m = _HEAD_TABLE[body[0]](body)
         if m is None:
-            break
+            if not body or body[0] not in _HEAD_FIRST:
+                break
+            m = _HEAD_TABLE[body[0]](body)
+            if m is None:
+                break
         end = m.end()
         h = body[:end]
         head = head + h if head else h
@@ -182,6 +184,7 @@ def split_head(body: str) -> tuple[str | None, str | None, bool, str]:
         rhead = h.rstrip() if R.HEAD_REPEATS.get(g) else None
         every = g in R.EVERY_LINE
         body = body[end:]
+        m = None
     return head, rhead, every, body
 
 
@@ -301,15 +304,18 @@ class MultilineMerger:
     # -- one line -----------------------------------------------------------------------------
     def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
         text = line.text
-        if text and (text[0] in _PFX_FIRST or text[0] > "\x7f" or "| " in text):
+        c = text[:1]
+        if c and (((c in _PFX_FIRST or c > "\x7f") and _PFX_TABLE.get(c, _PFX_OTHER)(text) is not None)
+                  or (_PFX_GATED and "| " in text)):  # most lines have no stream prefix: one try, no call
             key, body, rank, head = split_prefix(text)
         else:
             key, body, rank, head = "", text, None, None
         rhead = None
         every = False
         if body and body[0] in _HEAD_FIRST:
-            h, rhead, every, body = split_head(body)
-            if h is not None:
+            m = _HEAD_TABLE[body[0]](body)
+            if m is not None:
+                h, rhead, every, body = split_head(body, m)
                 head = head + h if head else h
         opened = self._src.get(sid)
         if opened is None:  # (not `or`: a source's dict may be empty between closing a block and the next)
