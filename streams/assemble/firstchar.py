@@ -17,7 +17,9 @@ _ASCII = [chr(i) for i in range(128)]
 _OTHER = "\x80"  # stands for every non-ASCII first character
 _DIGITS = set("0123456789")
 _ESCAPES = {"d": _DIGITS, "s": set(" \t\n\r\f\v"),
-            "w": {c for c in _ASCII if c.isalnum() or c == "_"} | {_OTHER}}
+            "w": {c for c in _ASCII if c.isalnum() or c == "_"} | {_OTHER},
+            "t": {"\t"}, "n": {"\n"}, "r": {"\r"}, "f": {"\f"}, "v": {"\v"}}
+_ZERO_WIDTH = set("bBAZ")  # \b, \B, \A, \Z match no character
 ANY = None  # "any character can start a match"
 
 
@@ -156,6 +158,9 @@ def _first(pattern: str) -> tuple[set[str] | None, bool]:  # noqa: PLR0912, PLR0
             optional, i = _quantifier(pattern, i)
         elif c == "\\":
             e = pattern[i + 1]
+            if e in _ZERO_WIDTH:
+                i += 2
+                continue
             if e in _ESCAPES:
                 f = _ESCAPES[e]
             elif e == "u":
