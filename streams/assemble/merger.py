@@ -313,10 +313,11 @@ class MultilineMerger:
         rhead = None
         every = False
         if body and body[0] in _HEAD_FIRST:
-            m = _HEAD_TABLE[body[0]](body)
-            if m is not None:
-                h, rhead, every, body = split_head(body, m)
-                head = head + h if head else h
+            hm = _HEAD_TABLE[body[0]](body)
+            if hm is not None:
+                h, rhead, every, body = split_head(body, hm)
+                if h is not None:
+                    head = head + h if head else h
         opened = self._src.get(sid)
         if opened is None:  # (not `or`: a source's dict may be empty between closing a block and the next)
             opened = {}  # stored when a block opens: a source with nothing open is not kept
