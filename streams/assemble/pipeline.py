@@ -13,6 +13,9 @@ API (what the Faust agent and the CLI call)::
 
     parse_files(paths, labels=None, router=None, default_ts_ms=None) -> Iterator[dict]
 
+Fields (time, level, task, step metrics, source metadata, bounds) are built by
+:class:`streams.assemble.fields.EventBuilder`; ``limits`` and ``metadata`` configure it.
+
 ``Output(kind, topic, key, value)``: ``kind`` is ``"event"`` (value: a ``sluice.v1.LogEvent`` dict,
 topic ``logs.events.<project>``), ``"metric"`` (a ``sluice.v1.MetricPoint`` dict, ``logs.metrics``)
 or ``"dead_letter"`` (a ``sluice.v1.DeadLetter`` dict, ``logs.dlq``). ``key`` is the event id (or
@@ -29,25 +32,22 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from streams.assemble.classify import classify
 from streams.assemble.decode import PartialJoiner, SchemaLookup, decode_record
-from streams.assemble.event_id import event_id
-from streams.assemble.lines import Block, RawLine
+from streams.assemble.fields import METRICS_TOPIC, EventBuilder, FieldLimits
+from streams.assemble.lines import Block, Output, RawLine
 from streams.assemble.merger import MultilineMerger
-from streams.assemble.metrics import GIB_TO_MB, is_step_metric, metric_point
-from streams.assemble.parse import parse_line
+from streams.assemble.metadata import SourceMetadata
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
 from streams.errors import DecodeError
 
-METRICS_TOPIC = "logs.metrics"
-MAX_TRACKED_SOURCES = 100_000  # bound on the per-source last-time memory
+__all__ = ["DLQ_TOPIC", "METRICS_TOPIC", "Assembler", "Output", "RawRecord", "parse_files"]
+
 DLQ_TOPIC = "logs.dlq"
-_QUIET = frozenset(("INFO", "DEBUG", "TRACE"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,18 +62,16 @@ class RawRecord:
     timestamp_ms: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Output:
-    kind: str  # "event" | "metric" | "dead_letter"
-    topic: str
-    key: bytes | None
-    value: dict
+def key_source_id(key: bytes) -> str:
+    """A record key as a source id. A key that is not UTF-8 (the collector's 16-byte resource hash)
+    keeps its bytes as escapes: replacing them would make different keys one source."""
+    return key.decode("utf-8", "backslashreplace")
 
 
 def source_id(key: bytes | None, line: RawLine) -> str:
     """The identity of one ordered stream of lines: the Kafka key, else the source fields."""
     if key:
-        return key.decode("utf-8", "replace")
+        return key_source_id(key)
     s = line.source
     return "|".join(str(s.get(k) or "") for k in ("host", "namespace", "pod", "container", "file", "stream"))
 
@@ -83,17 +81,24 @@ class Assembler:
 
     def __init__(self, schema_lookup: SchemaLookup | None = None, router: ProjectRouter | None = None,
                  *, redactor: Redactor | None = None, max_lines: int = 1000, max_bytes: int = 512 * 1024,
-                 idle_timeout_ms: int = 5000, max_partial_bytes: int = 1 << 20) -> None:
+                 idle_timeout_ms: int = 5000, max_partial_bytes: int = 1 << 20,
+                 limits: FieldLimits | None = None, metadata: SourceMetadata | None = None,
+                 on_new_source: Callable[[str, int], None] | None = None) -> None:
         self.schema_lookup = schema_lookup
         self.router = router or ProjectRouter()
         self.redact = redactor or Redactor()
+        self.builder = EventBuilder(self.router, self.redact, limits=limits, metadata=metadata)
         self.merger = MultilineMerger(max_lines, max_bytes, idle_timeout_ms)
         self.joiner = PartialJoiner(max_partial_bytes)
         self.topic = ""
         self.partition = 0
         self._last_offset: int | None = None
-        self._last_ts: dict[str, int] = {}  # source -> time of its last timed event
+        self._last_ts = self.builder.last_ts  # source -> time of its last timed event (state.py keeps it)
         self._sid_of_key: dict[bytes, str] = {}
+        # Called with (source id, partition) the first time this assembler sees a source: the worker
+        # notices a source that arrives on several partitions (streams/assemble/spread.py).
+        self.on_new_source = on_new_source
+        self._keyless_sids: set[str] = set()
         self.dirty: set[str] = set()  # sources whose state changed since take_dirty() (see state.py)
 
     # -- feeding ---------------------------------------------------------------------------
@@ -113,11 +118,9 @@ class Assembler:
             if key and key.__class__ is bytes:  # the key names the source: decode it once per key
                 sid = self._sid_of_key.get(key)
                 if sid is None:
-                    sid = key.decode("utf-8", "replace")
-                    if len(self._sid_of_key) < 10000:
-                        self._sid_of_key[key] = sid
+                    sid = self._new_key(key, record.partition)
             else:
-                sid = source_id(key, decoded)
+                sid = self._keyless_sid(key, decoded, record.partition)
             self.dirty.add(sid)
             if decoded.partial or self.joiner._open:
                 joined = self.joiner.push(sid, decoded, record.offset)
@@ -129,6 +132,23 @@ class Assembler:
             for b in blocks:
                 out.append(self._output(b))
         return out
+
+    def _new_key(self, key: bytes, partition: int) -> str:
+        sid = key_source_id(key)
+        if len(self._sid_of_key) < 10000:
+            self._sid_of_key[key] = sid
+        if self.on_new_source is not None:
+            self.on_new_source(sid, partition)
+        return sid
+
+    def _keyless_sid(self, key: bytes | None, line: RawLine, partition: int) -> str:
+        sid = source_id(key, line)
+        if self.on_new_source is not None and sid not in self._keyless_sids:
+            if len(self._keyless_sids) >= 10000:
+                self._keyless_sids.clear()
+            self._keyless_sids.add(sid)
+            self.on_new_source(sid, partition)
+        return sid
 
     def flush_idle(self, now_ms: int) -> list[Output]:
         blocks = self.merger.flush_idle(now_ms)
@@ -174,7 +194,7 @@ class Assembler:
     def _output(self, b: Block) -> Output:
         if b.nbytes > self.merger.max_bytes or len(b.texts[-1]) > self.merger.max_bytes:
             cap_block(b, self.merger.max_bytes)
-        return build_output(b, self.topic, self.partition, self.router, self.redact, self._last_ts)
+        return self.builder.build(b, self.topic, self.partition)
 
 
 def cap_block(b: Block, max_chars: int) -> None:
@@ -198,68 +218,6 @@ def cap_block(b: Block, max_chars: int) -> None:
         b.truncated = True
 
 
-def build_output(b: Block, topic: str, partition: int, router: ProjectRouter, redact: Redactor,
-                 last_ts: dict[str, int] | None = None) -> Output:
-    p = parse_line(b.texts[0], b.first_ts_ms)
-    # A block with no time of its own (a `terminate called ...` dump, a bare traceback) takes the time
-    # of its source's previous timed event, not the producer's clock: a log's time base stays one, so
-    # an incident does not split between the log's own times and the shipping time.
-    if p.ts_ms is not None:
-        ts = p.ts_ms
-        if last_ts is not None:
-            if len(last_ts) > MAX_TRACKED_SOURCES:
-                last_ts.clear()
-            last_ts[b.source_id] = ts
-    else:
-        ts = last_ts.get(b.source_id, b.first_ts_ms) if last_ts is not None else b.first_ts_ms
-    eid = event_id(b.source_id, b.first_file_offset, topic, partition, b.first_offset, first_index=b.first_index)
-    labels = b.labels
-    project = router.project(labels, b.source)
-    raw = {"topic": topic, "partition": partition, "first_offset": b.first_offset, "last_offset": b.last_offset,
-           "first_file_offset": b.first_file_offset, "last_file_offset": b.last_file_offset}
-    n = len(b.texts)
-    metrics = p.metrics
-    if metrics and is_step_metric(metrics, n):
-        point = metric_point(eid, ts, project, p, source=b.source, labels=labels, raw=raw)
-        return Output("metric", METRICS_TOPIC, eid.encode(), point)
-    msg = redact(b.message if n > 1 else b.texts[0])
-    level = p.level
-    if n == 1 and level in _QUIET:
-        cls = None
-    else:
-        cls = classify(msg, b.kind)
-        if level is None and cls.error_class and cls.error_class != "nccl_warn":
-            level = "ERROR"  # an unlabelled traceback / panic / frame dump is an error
-    attrs = p.attributes
-    if p.fmt:
-        attrs["format"] = p.fmt
-    # most lines carry no metrics and no labels: skip the lookups then (same values: all None)
-    loss = learning_rate = grad_norm = gpu_mb = None
-    if metrics:
-        for k, v in metrics.items():
-            attrs[k] = repr(v)
-        loss, learning_rate, grad_norm = metrics.get("loss"), metrics.get("learning_rate"), metrics.get("grad_norm")
-        gib = metrics.get("gpu_memory_gib")
-        gpu_mb = gib * GIB_TO_MB if gib is not None else None
-    task_id = model_name = task_type = phase = None
-    if labels:
-        task_id, model_name = labels.get("task_id"), labels.get("model_name")
-        task_type, phase = labels.get("task_type"), labels.get("phase")
-    event = {
-        "event_id": eid, "timestamp": ts, "ingest_ts": b.first_ts_ms if b.first_ts_ms else ts,
-        "project": project, "level": level, "message": msg, "logger": p.logger,
-        "task_id": task_id, "model_name": model_name, "task_type": task_type, "phase": phase,
-        "epoch": p.epoch, "step": p.step, "max_steps": p.max_steps,
-        "loss": loss, "learning_rate": learning_rate, "grad_norm": grad_norm, "gpu_memory_mb": gpu_mb,
-        "gpu_utilization_pct": None,
-        "error_class": cls.error_class if cls else None, "error_type": cls.error_type if cls else None,
-        "root_cause": cls.root_cause if cls else None, "signal": cls.signal if cls else None,
-        "multiline_kind": b.kind if n > 1 else None, "line_count": n, "truncated": b.truncated,
-        "source": b.source, "labels": labels, "attributes": attrs, "raw": raw,
-    }
-    return Output("event", router.topic(project), eid.encode(), event)
-
-
 def _file_lines(path: Path) -> Iterator[bytes]:
     data = path.read_bytes()
     lines = data.split(b"\n")
@@ -271,16 +229,19 @@ def _file_lines(path: Path) -> Iterator[bytes]:
 def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it would hide the order
         paths: Iterable[str | os.PathLike], labels: dict | None = None,
                 router: ProjectRouter | None = None, default_ts_ms: int | None = None,
-                include_metrics: bool = True, **merger_opts) -> Iterator[dict]:
+                include_metrics: bool = True, limits: FieldLimits | None = None,
+                metadata: SourceMetadata | None = None, **merger_opts) -> Iterator[dict]:
     """Offline mode (``sluice parse FILE...``): yield event dicts (and metric points) per file.
 
     Each file is one source; envelopes (JSON, CRI) and plain text are detected per line. Kafka
     coordinates are faked: topic ``"file"``, partition 0, offset = 1-based line number. Times
     missing from a line default to ``default_ts_ms`` or else the file's modification time.
-    Metric points (step-metric lines) are recognisable by their ``metrics`` key.
+    Metric points (step-metric lines) are recognisable by their ``metrics`` key. A line's own time is
+    believed however old unless ``limits`` say otherwise (``FieldLimits.offline()``).
     """
     router = router or ProjectRouter()
     redact = Redactor()
+    limits = limits or FieldLimits.offline()
     for arg in paths:
         path = Path(arg)
         ts = default_ts_ms if default_ts_ms is not None else int(path.stat().st_mtime * 1000)
@@ -291,7 +252,7 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
                "stream": None, "node_role": None, "rank": None}
         lab = dict(labels or {})
         held: list[tuple[int, int, int, Block]] = []  # heap: emit in file order, not closing order
-        last_ts: dict[str, int] = {}
+        builder = EventBuilder(router, redact, limits=limits, metadata=metadata)
         seq = 0
         for no, raw in enumerate(_file_lines(path), 1):
             if raw.strip():
@@ -316,7 +277,7 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
             if held:
                 oldest = merger.oldest_open_offset()
                 while held and (oldest is None or held[0][0] < oldest):
-                    yield from _emit(heapq.heappop(held)[3], router, redact, include_metrics, last_ts)
+                    yield from _emit(heapq.heappop(held)[3], builder, include_metrics)
         for s, line, off in joiner.drain():
             for b in merger.push(s, line, off, ts):
                 heapq.heappush(held, (b.first_offset, b.first_index, seq, b))
@@ -325,11 +286,10 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
             heapq.heappush(held, (b.first_offset, b.first_index, seq, b))
             seq += 1
         while held:
-            yield from _emit(heapq.heappop(held)[3], router, redact, include_metrics, last_ts)
+            yield from _emit(heapq.heappop(held)[3], builder, include_metrics)
 
 
-def _emit(b: Block, router: ProjectRouter, redact: Redactor, include_metrics: bool,
-          last_ts: dict[str, int] | None = None) -> Iterator[dict]:
-    out = build_output(b, "file", 0, router, redact, last_ts)
+def _emit(b: Block, builder: EventBuilder, include_metrics: bool) -> Iterator[dict]:
+    out = builder.build(b, "file", 0)
     if out.kind == "event" or include_metrics:
         yield out.value
