@@ -396,8 +396,6 @@ class MultilineMerger:
         if ob.mode == "lead":
             return ("cont!", _STARTS.get(tok, ("record", None))[0]) if R.LEADING_BLANK_RE.match(body) else _END
         if ob.mode == "await":
-            if ob.held and not any(v for *_r, v in ob.held):
-                return _END  # a blank line after an empty message: the message was the blank line
             mode, _kind = _start_mode(tok, body, head)
             return "cont!", _AWAIT_PLAIN.get(mode, mode)
         table = spec["on"]

@@ -38,7 +38,9 @@ an action and the next state. Actions:
 - ``end``: the line is not part of the block: the block closes and the line starts the next one.
 
 After held blank lines the ``after_blank`` table applies (chained tracebacks, thread dumps); a mode
-without one ends at a blank line. A token missing from a table takes the mode's ``any`` entry when
+without one ends at a blank line. What continues after a blank line also continues without it:
+some agents (rsyslog's imfile, the OpenTelemetry Collector's filelog) send no record for an empty
+line, and the events must not depend on the agent. A token missing from a table takes the mode's ``any`` entry when
 it has one, else falls back to ``text``/``indent`` unless it starts blocks of its own (``STARTS``),
 in which case the block ends.
 
@@ -329,6 +331,8 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     ("bash_status", r"\S+: line \d+: +\d+ (?:Aborted|Killed|Segmentation fault|Bus error|Illegal instruction"
                     r"|Floating point exception)", None),
     ("json", r"\{\s*\"", None),
+    # HF Trainer's metrics, a dict printed whole by its progress callback
+    ("hf_metrics", r"\{'(?:loss|eval_\w+|train_\w+|epoch|learning_rate|grad_norm)'", None),
     ("logfmt", r"(?:time|ts|level)=", None),
     ("mlir", r"loc\(\"[^\"]*\":\d+:\d+\): (?:error|warning|note|remark): ", None),  # MLIR diagnostics
     ("level_bracket", r"\[(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR)\b", None),  # bracketed levels not in HEADS
@@ -394,8 +398,9 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rule_star": ("table_star", "table"), "rule_star_t": ("table_star", "table"),
 }
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
-# CUDA hint line is the message's own line after a traceback's exception line).
-SOFT_STARTS = frozenset(("cuda_hint",))
+# CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
+# record is a table, nvidia-smi's, unless an exception group opened the block).
+SOFT_STARTS = frozenset(("cuda_hint", "eg_line"))
 # Heads whose record opens a mode of its own: torch's c10 ERROR and FATAL records ("[E207 ...]")
 # carry an exception's what() (free text, then "Exception raised from ..." and frames). glog/klog
 # records without brackets are single lines unless a stack follows (handled as any record).
@@ -466,14 +471,15 @@ MODES: dict[str, dict] = {
                       "fh_file": (_C, None),
                       "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
                       "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
-                      "py_chain": (_S, "py_chain")},
+                      "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
+                      "rule_dash": (_T, "table_dash")},
                # chained exceptions, and the thread dump of a fatal error that printed the exception
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                "py_ext": (_L, None), "rule_dash": (_T, "table_dash")}},
     "rich_tb": {"kind": "python_traceback", "on": {"rich_box": (_S, None), "rich_box_end": (_S, "py_head")}},
     "ipy": {"kind": "python_traceback", "kind_override": True,
             "on": {"ipy_frame": (_S, None), "ipy_src": (_S, None), "indent": (_S, None), "exc_line": (_S, "ipy_msg"),
-                   "j_exc": (_S, "ipy_msg")},
+                   "j_exc": (_S, "ipy_msg"), "text": (_C, "ipy_msg")},
             "after_blank": {"ipy_frame": (_S, None), "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg"),
                             "text": (_C, "ipy_msg")}},
     "ipy_msg": {"kind": "python_traceback",
@@ -497,7 +503,7 @@ MODES: dict[str, dict] = {
                "on": {"rule_eq": (_L, None)}, "any": (_S, None)},
     # exception groups: every line of the group is boxed by '|' and '+' under the group's indent
     "py_eg": {"kind": "python_traceback",
-              "on": {"eg_line": (_S, None)},
+              "on": {"eg_line": (_S, None), "py_chain": (_S, "py_chain")},
               "after_blank": {"py_chain": (_S, "py_chain")}},
     # faulthandler / fatal_error: "Fatal Python error: X", blank, per-thread stacks separated by
     # blank lines ("Thread 0x..." / "Current thread 0x..." / "Stack"), then "Extension modules: ..."
@@ -541,7 +547,7 @@ MODES: dict[str, dict] = {
                 "after_blank": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames")}},
     # frames end with ')' ("(0x.. in lib.so)"); a line after one that does not is its hard wrap
     "c10_frames": {"kind": "cpp_frames", "cross": True, "wrap_end": ")",
-                   "on": {"frame": (_S, None), "text": ("wrap", None)},
+                   "on": {"frame": (_S, None), "text": ("wrap", None), "c10_raised": (_S, None)},
                    "after_blank": {"c10_raised": (_S, None)}},
     # libstdc++: "terminate called after throwing an instance of 'T'" then "  what():  <what()>"
     "terminate": {"kind": "cpp_frames", "cross": True, "on": {"what": (_S, "c10_msg")}},
@@ -586,7 +592,8 @@ MODES: dict[str, dict] = {
     "go_stack": {"kind": "go_panic",
                  "on": {"go_func": (_S, None), "go_file": (_S, None), "go_file_bare": (_S, None),
                         "go_created": (_S, None),
-                        "go_elided": (_S, None), "go_goroutine": (_S, None), "indent": (_S, None)},
+                        "go_elided": (_S, None), "go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
+                        "indent": (_S, None)},
                  "after_blank": {"go_goroutine": (_S, None), "go_runtime_stack": (_S, None)}},
 
     # -- Rust std::panicking default_hook ----------------------------------------------------------

@@ -672,3 +672,38 @@ def test_an_exception_group_whose_head_was_cut():
              "        +-+---------------- 1 ----------------",
              "          | Traceback (most recent call last):"]
     assert spans(texts) == [(0, 4)]
+
+
+def test_what_continues_after_a_blank_line_continues_without_it():
+    # rsyslog's imfile and the collector's filelog send no record for an empty line: a mode's
+    # after_blank continuations must also be continuations without the blank
+    from streams.assemble import rules as R
+
+    keeps = {"cont", "cont!", "last", "tent", "deeper", "announce", "expect", "wrap"}
+    missing = []
+    for mode, spec in R.MODES.items():
+        after = spec.get("after_blank")
+        if not isinstance(after, dict):
+            continue
+        for tok, (act, _nxt) in after.items():
+            if act not in keeps:
+                continue
+            entry = spec["on"].get(tok) or spec.get("any")
+            if entry is None and tok not in R.STARTS:
+                entry = spec["on"].get("indent" if tok == "indent" else "text")
+            if entry is None or entry[0] not in keeps:
+                missing.append((mode, tok))
+    assert missing == []
+
+
+def test_nested_c10_what_without_the_blank_line_an_agent_dropped():
+    # rule: c10_frames "c10_raised" in its on table (the blank line before a nested what() is gone)
+    texts = ["terminate called after throwing an instance of 'c10::DistBackendError'",
+             "  what():  [PG ID 2 PG GUID 3 Rank 3] Process group watchdog thread terminated with exception",
+             "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:43 "
+             "(most recent call first):",
+             "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f31b24b9446 in /x/libc10.so)",
+             "Exception raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1601 "
+             "(most recent call first):",
+             "frame #0: <unknown function> + 0xe4271b (0x7f316809971b in /x/libtorch_cuda.so)"]
+    assert spans(texts) == [(0, 5)]

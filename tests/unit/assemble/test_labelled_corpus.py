@@ -17,7 +17,7 @@ from tests.multiline_score import labelled_files, score_file
 
 # part: (multiline events met, single lines met), as shares of the labelled ones
 FLOORS = {
-    "training": (0.98, 0.999),
+    "training": (0.98, 0.995),
     "wild/dev": (0.88, 0.97),
 }
 
