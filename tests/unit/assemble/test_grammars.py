@@ -707,3 +707,14 @@ def test_nested_c10_what_without_the_blank_line_an_agent_dropped():
              "(most recent call first):",
              "frame #0: <unknown function> + 0xe4271b (0x7f316809971b in /x/libtorch_cuda.so)"]
     assert spans(texts) == [(0, 5)]
+
+
+def test_a_boxed_table_under_a_record_stays_in_it():
+    # rule: SOFT_STARTS "eg_line" (nvidia-smi's box lines look like an exception group's)
+    texts = ["2023-06-03T03:36:08.123456Z  INFO text_generation_launcher: Runtime environment:",
+             "nvidia-smi:",
+             "   +-----------------------------------------------------------------------------+",
+             "   | NVIDIA-SMI 515.105.01   Driver Version: 515.105.01   CUDA Version: 11.7     |",
+             "   |-------------------------------+----------------------+----------------------+",
+             "2023-06-03T03:36:09.000000Z  INFO text_generation_launcher: Starting download process."]
+    assert spans(texts) == [(0, 4), (5, 5)]
