@@ -112,7 +112,8 @@ def _yaml_model(model: type[BaseModel], instance: BaseModel | None, indent: str,
                 lines += _yaml_model(model_of(value_type), item, indent + "    ",  # type: ignore[arg-type]
                                      f"{var}__{str(key).upper()}")
         elif _is_secret(field):
-            lines.append(f"{indent}# {name}: (secret: set {var} or {name}_file)")
+            twin = f" or {name}_file" if f"{name}_file" in model.model_fields else ""
+            lines.append(f"{indent}# {name}: (secret: set {var}{twin})")
         elif reference_default is not None:
             lines.append(f"{indent}# {name}: (default: {reference_default})")
         else:
@@ -156,7 +157,7 @@ is generated from the settings models (`python -m devtools config-reference`); s
 - Secrets (`SecretStr`) never print. Each has a `*_file` twin read once at start (a mounted secret);
   a trailing newline is dropped, and setting both to different values is an error.
 
-**Checking a configuration.** `sluice config validate FILE` checks a file on its own (exit 1 with the
+**Checking a configuration.** `sluice config validate FILE` checks a file on its own (exit status 3 with the
 setting and the reason); `sluice --config FILE config show` prints every effective value and where it
 came from (default, file, or the environment variable), secrets masked.
 

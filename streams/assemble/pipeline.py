@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,17 +185,18 @@ class Assembler:
     # -- building outputs ------------------------------------------------------------------
     def _dead_letter(self, record, error: str, error_type: str) -> Output:
         where = f"{record.topic}/{record.partition}@{record.offset}"
-        return Output("dead_letter", DLQ_TOPIC, record.key, {
+        return self.redact.output(Output("dead_letter", DLQ_TOPIC, record.key, {
             "original": record.value or b"", "key": record.key, "topic": record.topic,
             "partition": record.partition, "offset": record.offset, "stage": "assemble",
             "error": f"{where}: {error}", "error_type": error_type, "timestamp": record.timestamp_ms,
             "attempts": 1, "headers": {},
-        })
+        }))
 
     def _output(self, b: Block) -> Output:
         if b.nbytes > self.merger.max_bytes or len(b.texts[-1]) > self.merger.max_bytes:
+            b.texts = self.redact(b.message).split("\n")  # before the cut: a cut token matches no rule
             cap_block(b, self.merger.max_bytes)
-        return self.builder.build(b, self.topic, self.partition)
+        return self.redact.output(self.builder.build(b, self.topic, self.partition))
 
 
 def cap_block(b: Block, max_chars: int) -> None:
@@ -219,7 +221,8 @@ def cap_block(b: Block, max_chars: int) -> None:
 
 
 def _file_lines(path: Path) -> Iterator[bytes]:
-    data = path.read_bytes()
+    """The file's lines; ``-`` is standard input."""
+    data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
@@ -233,8 +236,8 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
                 metadata: SourceMetadata | None = None, **merger_opts) -> Iterator[dict]:
     """Offline mode (``sluice parse FILE...``): yield event dicts (and metric points) per file.
 
-    Each file is one source; envelopes (JSON, CRI) and plain text are detected per line. Kafka
-    coordinates are faked: topic ``"file"``, partition 0, offset = 1-based line number. Times
+    Each file is one source (``-``: standard input); envelopes (JSON, CRI) and plain text are detected
+    per line. Kafka coordinates are faked: topic ``"file"``, partition 0, offset = 1-based line number. Times
     missing from a line default to ``default_ts_ms`` or else the file's modification time.
     Metric points (step-metric lines) are recognisable by their ``metrics`` key. A line's own time is
     believed however old unless ``limits`` say otherwise (``FieldLimits.offline()``).
@@ -244,6 +247,8 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
     limits = limits or FieldLimits.offline()
     for arg in paths:
         path = Path(arg)
+        if default_ts_ms is None and str(path) == "-":
+            raise ValueError("standard input has no modification time: pass default_ts_ms")
         ts = default_ts_ms if default_ts_ms is not None else int(path.stat().st_mtime * 1000)
         merger = MultilineMerger(**merger_opts)
         joiner = PartialJoiner()
@@ -290,6 +295,6 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
 
 
 def _emit(b: Block, builder: EventBuilder, include_metrics: bool) -> Iterator[dict]:
-    out = builder.build(b, "file", 0)
+    out = builder.redact.output(builder.build(b, "file", 0))
     if out.kind == "event" or include_metrics:
         yield out.value
