@@ -100,7 +100,7 @@ def run_all(settings: Any, loglevel: str, child_env: dict[str, str]) -> None:
 @click.option("--stats", is_flag=True, help="after the events, print to stderr how many events of each multiline "
               "kind were made and how many lines they merged")
 @click.pass_context
-def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool,  # noqa: PLR0913 - one per option
+def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool,
           idle_timeout_ms: int, fmt: str, stats: bool) -> None:
     """The assemble stage offline over FILES (`-`: standard input), as the workers would see them.
 
