@@ -107,16 +107,19 @@ class SchemaCache:
     """
 
     def __init__(self, registry: Any, parse: Callable[[str], Any], url: str = "the schema registry") -> None:
+        from streams.registry_cache import MissingSchemas
+
         self.registry = registry
         self.parse = parse
         self.url = url
         self._schemas: dict[int, Any] = {}
+        self._missing = MissingSchemas()  # ids the registry said it does not have, not asked again for a while
 
     def __call__(self, schema_id: int) -> Any:
         found = self._schemas.get(schema_id)
         if found is None:
-            schema = checked(lambda: self.registry.get_schema(schema_id), f"the lookup of schema id {schema_id}",
-                             self.url)
+            schema = checked(lambda: self._missing.get_schema(self.registry, schema_id),
+                             f"the lookup of schema id {schema_id}", self.url)
             found = self._schemas[schema_id] = self.parse(schema.schema_str)
         return found
 

@@ -95,12 +95,13 @@ class OutputEncoder:
 
 def registry_schema_lookup(registry: Any, logical_types: bool = True, url: str = "the schema registry"
                            ) -> SchemaCache:
-    """schema id -> parsed fastavro schema, cached (the decoder of Avro raw records). A registry that does
-    not answer raises :class:`~streams.errors.DependencyUnavailable` (streams/registry.py).
+    """schema id -> parsed fastavro schema, cached (the decoder of Avro raw records).
 
     ``logical_types=False`` drops the ``logicalType`` annotations, which change no byte of the
     encoding: timestamps then come back as the ints they are on the wire instead of datetimes made
-    for every line and turned back into ints (1.5 vs 2.7 µs a line for fastavro alone)."""
+    for every line and turned back into ints (1.5 vs 2.7 µs a line for fastavro alone). An id the
+    registry does not have is remembered as missing for a while (streams/registry_cache.py); a registry
+    that does not answer raises :class:`~streams.errors.DependencyUnavailable` (streams/registry.py)."""
 
     def parse(text: str) -> Any:
         schema = json.loads(text)

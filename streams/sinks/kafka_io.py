@@ -20,7 +20,9 @@ from streams.deadletter import letter_seal, protect_letter
 from streams.errors import CommitFailed, DependencyRefused, DependencyUnavailable, Failure, SluiceError
 from streams.kafka_errors import kafka_failure
 from streams.letters import fit_letter
+from streams.redrive_marks import marks_of
 from streams.registry import checked
+from streams.registry_cache import MissingSchemas
 from streams.sinks.base import Backoff, SinkRecord
 
 log = logging.getLogger(__name__)
@@ -48,6 +50,7 @@ class WireDecoder:
         self.deserializer = deserializer
         self.url = url
         self._schemas: dict[int, Any] = {}  # schema id -> parsed writer schema, or None: use the deserializer
+        self._missing = MissingSchemas()
 
     def __call__(self, raw: bytes, ctx: Any) -> Any:
         """The decoded value. A registry that does not answer (or refuses us) raises a
@@ -67,7 +70,8 @@ class WireDecoder:
         return fastavro.schemaless_reader(payload, parsed, None)
 
     def _parsed(self, schema_id: int) -> Any:
-        schema = self.registry.get_schema(schema_id)  # unknown id or registry down: raises, nothing cached
+        # An unknown id raises, remembered for a while; a registry that is down raises, nothing cached.
+        schema = self._missing.get_schema(self.registry, schema_id)
         if schema.references or schema.rule_set:
             return None
         try:
@@ -99,8 +103,9 @@ class KafkaRecordSource:
                  backoff: Backoff | None = None, clock: Callable[[], float] = time.monotonic,
                  **overrides: Any) -> None:
         from confluent_kafka import Consumer
-        from confluent_kafka.schema_registry import SchemaRegistryClient
         from confluent_kafka.schema_registry.avro import AvroDeserializer
+
+        from streams.clients import registry_client
 
         self.settings = settings
         self.topics = topics
@@ -120,12 +125,21 @@ class KafkaRecordSource:
             **overrides,
         }
         self.consumer = Consumer(conf)
-        registry = SchemaRegistryClient({"url": settings.registry.url})
+        registry = registry_client(settings.registry)
         self._deserialize = WireDecoder(registry, AvroDeserializer(registry), settings.registry.url)
         self._revoked: list[tuple[str, int]] = []
+        self._assigned: set[tuple[str, int]] = set()
+        self._newest_ms: dict[tuple[str, int], int] = {}  # per partition: time of the newest record read
         self.holds: dict[tuple[str, int], Hold] = {}
         self._paused_by_runner: set[tuple[str, int]] = set()
-        self.consumer.subscribe(topics, on_revoke=self._on_revoke, on_lost=self._on_revoke)
+        self.consumer.subscribe(topics, on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                on_lost=self._on_revoke)
+
+    # Cooperative rebalancing: a revocation is always followed by an assignment (possibly empty), which
+    # ends the rebalance as far as readiness goes.
+    def _on_assign(self, _consumer: Any, partitions: list[Any]) -> None:
+        self._assigned.update((p.topic, p.partition) for p in partitions)
+        obs.HEALTH.assignment(len(self._assigned))
 
     def _on_error(self, err: Any) -> None:
         if kafka_failure(err) is Failure.REFUSED:
@@ -144,9 +158,12 @@ class KafkaRecordSource:
     def _on_revoke(self, _consumer: Any, partitions: list[Any]) -> None:
         gone = [(p.topic, p.partition) for p in partitions]
         self._revoked.extend(gone)
+        self._assigned.difference_update(gone)
         for tp in gone:
+            self._newest_ms.pop(tp, None)
             self.holds.pop(tp, None)
             self._paused_by_runner.discard(tp)
+        obs.HEALTH.revoked()
 
     def take_revoked(self) -> list[tuple[str, int]]:
         out, self._revoked = self._revoked, []
@@ -187,8 +204,11 @@ class KafkaRecordSource:
                 error = (f"{topic} [{partition}] @ {offset} holds no Avro record", "undecodable")
             project = project_of(topic, value, self.settings.topics.events_prefix,
                                  self.settings.routing.default_project)
+            self._newest_ms[(topic, partition)] = msg.timestamp()[1]
+            headers = msg.headers()
+            marks = marks_of(headers) if headers else None
             out.append(SinkRecord(topic, partition, offset, msg.key(), value, raw, project, len(raw),
-                                  decode_error=error))
+                                  decode_error=error, marks=marks or None))
         return out
 
     def _hold(self, topic: str, partition: int, offset: int, reason: str) -> None:
@@ -240,6 +260,10 @@ class KafkaRecordSource:
     def positions(self) -> dict[tuple[str, int], int]:
         """Where the consumer stands in each assigned partition (past transaction markers; local call)."""
         return {(tp.topic, tp.partition): tp.offset for tp in self.consumer.position(self.consumer.assignment())}
+
+    def newest_read_ms(self) -> dict[tuple[str, int], int]:
+        """Per partition: the timestamp of the newest record read (the stage's lag in seconds is its age)."""
+        return dict(self._newest_ms)
 
     def lag(self) -> dict[tuple[str, int], int]:
         """Records behind the end of each assigned partition (watermarks cached by the client)."""
@@ -310,7 +334,8 @@ class KafkaDeadLetters:
         letter: dict[str, Any] = {
             "original": record.raw, "key": record.key, "topic": record.topic, "partition": record.partition,
             "offset": record.offset, "stage": stage, "error": reason, "error_type": error_type,
-            "timestamp": int(time.time() * 1000), "attempts": record.attempts + 1, "headers": {},
+            "timestamp": int(time.time() * 1000), "attempts": record.attempts + 1,
+            "headers": dict(record.marks or {}),
         }
         letter = fit_letter(letter, self.max_message_bytes)
         protect_letter(letter, self._redact, self._seal)
