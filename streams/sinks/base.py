@@ -202,6 +202,8 @@ class SinkRunner:
         self._paused = False
         self._paused_parts: set[tuple[str, int]] = set()
         self._lag_reported_at = float("-inf")
+        self._progress_at = clock()  # when the store last acknowledged or refused anything
+        self._stall_reported_at = float("-inf")
         self.stats = {"acked": 0, "retried": 0, "dead_lettered": 0, "throttled": 0, "committed": 0}
         self.health = health or obs.HEALTH
         self.summary = obs.PeriodicSummary(stage, summary_interval_s, clock)
@@ -229,6 +231,7 @@ class SinkRunner:
                 await self._dead_letter(bad)
         self._apply_watermarks()
         self._report_lag()
+        self._report_stall()
         now = self.clock()
         held = self._admit(now)
         if self.sink.buffered() and self.sink.due(now):
@@ -379,6 +382,8 @@ class SinkRunner:
 
     async def _flush(self, now: float) -> None:
         result = await self.sink.flush(now)
+        if result.acked or result.rejected:
+            self._progress_at = self.clock()
         self.health.store(self.sink.name, result.unreachable)
         self.summary.add("acknowledged", len(result.acked))
         self.summary.add("to retry", len(result.retry))
@@ -465,6 +470,21 @@ class SinkRunner:
             log.warning("%s: commit of %s failed (%s); retrying at the next turn", self.stage, points, exc)
             return
         self.stats["committed"] += len(points)
+
+    def _report_stall(self, after_s: float = 60.0) -> None:
+        """Records wait and nothing has been written for ``after_s``: say what holds them (the budget, a
+        backoff, acknowledgements awaited, paused partitions), once per ``after_s``."""
+        now = self.clock()
+        if not self._queued() or now - self._progress_at < after_s or now - self._stall_reported_at < after_s:
+            return
+        self._stall_reported_at = now
+        log.warning("%s: nothing written for %.0f s with %d records waiting: %s", self.stage, now - self._progress_at,
+                    self._queued(), {
+                        "queued": {p: len(q) for p, q in self.queues.items() if q},
+                        "in_sink": self.sink.buffered(), "unacknowledged": dict(self._unacked),
+                        "budget": self.controller.events_budget, "budget_wait_s": round(self.controller.wait_s(now), 2),
+                        "backoff_s": {p: round(t - now, 1) for p, t in self._not_before.items() if t > now},
+                        "paused": sorted(self._paused_parts), "in_flight": self.tracker.total_in_flight()})
 
     def _report_lag(self) -> None:
         now = self.clock()

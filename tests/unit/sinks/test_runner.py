@@ -418,3 +418,19 @@ def test_dead_letters_wait_for_the_registry_and_go_out_once_each() -> None:
     run_steps(runner, 5)
     assert dlq.refusals == 1 and [o for o, _r in dlq.sent] == [0, 1, 2]  # each once, in order
     assert source.commits[-1][("logs.events.p", 0)] == 4
+
+
+def test_a_runner_that_writes_nothing_for_a_minute_says_what_holds_its_records(caplog) -> None:
+    import logging
+
+    clock = [0.0]
+    # A budget of one event per window: the rest waits, and the store (never due here) writes nothing.
+    runner = SinkRunner(FakeSource(recs(50)), FakeStore(), RateController(Capacity(1, 10**9)), FakeDLQ(), "hot_sink",
+                        clock=lambda: clock[0])
+    runner.sink.due = lambda now: False  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING, logger="streams.sinks.base"):
+        for _ in range(3):
+            run_steps(runner, 1)
+            clock[0] += 31.0
+    stalls = [r.getMessage() for r in caplog.records if "nothing written" in r.getMessage()]
+    assert len(stalls) == 1 and "'queued': {'p': 48}" in stalls[0] and "'in_sink': 2" in stalls[0], stalls
