@@ -21,7 +21,7 @@ from streams.config import Settings
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
 def test_nothing_lost_duplicated_or_split_under_faults(stack: Settings, private_server, tmp_path: Path) -> None:
     # 3 kill -9 of each worker, a rebalance, Elasticsearch and the object store down 10 s each, a broker
     # restart; the registry unreachable for every worker, Elasticsearch frozen (SIGSTOP) and the cold sink's
