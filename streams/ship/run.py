@@ -6,7 +6,9 @@ import logging
 import os
 import signal
 import threading
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from streams.config import Settings
 from streams.ship.checkpoint import CheckpointStore
@@ -32,7 +34,9 @@ def build_shipper(settings: Settings, ship: ShipSettings) -> Shipper:
                    SourceBuilder(node, ship.path_pattern))
 
 
-def run_until_signalled(shipper: Shipper) -> None:
+def run_until_signalled(shipper: Shipper, beside: Sequence[Any] = ()) -> None:
+    """Ship until SIGTERM/SIGINT. ``beside``: loops with ``run(stop)`` (the GPU sampler) in their own
+    threads, stopped with the shipper."""
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -41,4 +45,12 @@ def run_until_signalled(shipper: Shipper) -> None:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    shipper.run(stop)
+    threads = [threading.Thread(target=b.run, args=(stop,), name=type(b).__name__, daemon=True) for b in beside]
+    for thread in threads:
+        thread.start()
+    try:
+        shipper.run(stop)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)

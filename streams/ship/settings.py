@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from streams.config_base import Section
+from streams.gpu.settings import GpuSettings
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -109,6 +110,7 @@ class ShipSettings(Section):
     producer: dict[str, str | int | float | bool] = Field(
         default_factory=dict, description="Extra librdkafka producer settings.",
         examples=[{"reconnect.backoff.max.ms": 1000}])
+    gpu: GpuSettings = Field(default_factory=GpuSettings, description=GpuSettings.__doc__)
 
     @model_validator(mode="after")
     def _limits_fit(self) -> ShipSettings:

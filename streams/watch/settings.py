@@ -21,6 +21,15 @@ DEFAULT_INCIDENT_CLASSES = {
 }
 
 
+# XID -> alert severity (NVIDIA's XID catalogue: what the error means for the job and the node). An XID
+# not listed is a warning. 45 follows any killed job's context teardown: recorded, not notified.
+DEFAULT_XID_SEVERITY = {
+    13: "warning", 31: "warning", 43: "warning", 45: "info", 48: "critical", 61: "warning", 62: "critical",
+    63: "warning", 64: "critical", 74: "critical", 79: "critical", 92: "warning", 94: "critical", 95: "critical",
+    109: "critical", 119: "critical", 120: "critical",
+}
+
+
 class WatchSettings(Section):
     """The watch stage: alerts from metrics and events (`sluice worker watch`)."""
 
@@ -49,6 +58,16 @@ class WatchSettings(Section):
     gpu_idle_min_samples: int = Field(default=3, description="Fewer samples in a window are no evidence of idleness.")
     gpu_idle_min_coverage: float = Field(
         default=0.8, description="The samples must span this share of the window: a job that just started is not idle.")
+    gpu_idle_task_quiet_s: int = Field(
+        default=30 * 60,
+        description="A GPU sample's task counts as running while its last log record is at most this old at the end "
+                    "of the idle window: the GPUs of a finished job are not idle, those of a quiet one are.")
+    xid_severity: dict[int, str] = Field(
+        default_factory=lambda: dict(DEFAULT_XID_SEVERITY),
+        description="XID error of a GPU sample -> severity of its gpu_xid alert; an XID not listed is a warning.",
+        examples=[{"79": "critical", "45": "info"}])
+    ecc_severity: Literal["info", "warning", "critical"] = Field(
+        default="critical", description="Severity of gpu_ecc: a GPU's uncorrected (volatile) ECC count went up.")
     window_expires_s: int = Field(
         default=2 * 3600,
         description="Windows are dropped this long after they close. Faust expires them against the wall "
