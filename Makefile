@@ -8,7 +8,7 @@ DEV    := $(VENV)/bin/python -m devtools
 # Versions come from the lock files (hashes included), so every install resolves the same packages.
 LOCK_ARGS := --universal --python-version 3.11 --generate-hashes
 
-.PHONY: demo test install up down status lint lock
+.PHONY: demo test install up down status lint lock agents
 
 $(VENV)/.installed: pyproject.toml requirements-dev.lock
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
@@ -32,7 +32,12 @@ status:
 demo: up
 	$(DEV) demo
 
-test: up
+# The real agents the integration tests run: rsyslog (apt-get) and an OpenTelemetry Collector
+# (built once into the stack directory from the Go module proxy).
+agents: install
+	$(DEV) agents install
+
+test: up agents
 	$(VENV)/bin/pytest
 
 lint: install

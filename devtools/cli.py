@@ -95,3 +95,19 @@ def config_reference(check: bool) -> None:
 
 
 main.add_command(bench)
+
+
+@main.group()
+def agents() -> None:
+    """The real node agents the integration tests run (rsyslog, the OpenTelemetry Collector)."""
+
+
+@agents.command("install")
+@click.pass_context
+def agents_install(ctx: click.Context) -> None:
+    """rsyslog with omkafka (apt-get, when missing) and the collector (built once into the stack dir)."""
+    from devtools.agents.install import ensure_otelcol, ensure_rsyslog
+
+    settings = settings_of(ctx)
+    click.echo(f"rsyslogd: {ensure_rsyslog(click.echo)}")
+    click.echo(f"otelcol: {ensure_otelcol(settings.stack.dir, click.echo)}")

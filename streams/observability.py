@@ -22,6 +22,9 @@ log = logging.getLogger(__name__)
 REGISTRY = CollectorRegistry()
 
 RECORDS_IN = Counter("sluice_records_in_total", "Kafka records read", ["stage", "topic"], registry=REGISTRY)
+SOURCES_SPLIT = Counter("sluice_sources_split_total",
+                        "sources whose lines arrive on more than one raw partition (the agent sends no key)",
+                        ["stage"], registry=REGISTRY)
 LINES_IN = Counter("sluice_lines_in_total", "raw log lines read by assemble", ["stage"], registry=REGISTRY)
 OUTPUTS = Counter("sluice_outputs_total", "records written by a stage, by kind (event, metric, dead_letter)",
                   ["stage", "kind"], registry=REGISTRY)
@@ -70,8 +73,13 @@ def metrics_text() -> bytes:
     return bytes(generate_latest(REGISTRY))
 
 
+# (ok, what to say): a process that knows why it is unhealthy or not ready says so in the answer.
+Verdict = Callable[[], tuple[bool, str]]
+
+
 async def serve(port: int, ready: Callable[[], bool] = lambda: READY["value"],
-                host: str = "0.0.0.0") -> Any:  # noqa: S104 - pods
+                host: str = "0.0.0.0", alive: Verdict | None = None,  # noqa: S104 - pods
+                readiness: Verdict | None = None) -> Any:
     """Start the HTTP endpoints on the running loop; returns the aiohttp runner (call ``cleanup``)."""
     from aiohttp import web
 
@@ -79,11 +87,12 @@ async def serve(port: int, ready: Callable[[], bool] = lambda: READY["value"],
         return web.Response(body=metrics_text(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def healthz(_request: web.Request) -> web.Response:
-        return web.Response(text="ok\n")
+        ok, why = alive() if alive else (True, "ok")
+        return web.Response(text=f"{why}\n", status=200 if ok else 503)
 
     async def readyz(_request: web.Request) -> web.Response:
-        ok = ready()
-        return web.Response(text="ready\n" if ok else "not ready\n", status=200 if ok else 503)
+        ok, why = readiness() if readiness else (ready(), "")
+        return web.Response(text=f"{why or ('ready' if ok else 'not ready')}\n", status=200 if ok else 503)
 
     app = web.Application()
     app.router.add_get("/metrics", metrics)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,10 +62,16 @@ class RawRecord:
     timestamp_ms: int = 0
 
 
+def key_source_id(key: bytes) -> str:
+    """A record key as a source id. A key that is not UTF-8 (the collector's 16-byte resource hash)
+    keeps its bytes as escapes: replacing them would make different keys one source."""
+    return key.decode("utf-8", "backslashreplace")
+
+
 def source_id(key: bytes | None, line: RawLine) -> str:
     """The identity of one ordered stream of lines: the Kafka key, else the source fields."""
     if key:
-        return key.decode("utf-8", "replace")
+        return key_source_id(key)
     s = line.source
     return "|".join(str(s.get(k) or "") for k in ("host", "namespace", "pod", "container", "file", "stream"))
 
@@ -76,7 +82,8 @@ class Assembler:
     def __init__(self, schema_lookup: SchemaLookup | None = None, router: ProjectRouter | None = None,
                  *, redactor: Redactor | None = None, max_lines: int = 1000, max_bytes: int = 512 * 1024,
                  idle_timeout_ms: int = 5000, max_partial_bytes: int = 1 << 20,
-                 limits: FieldLimits | None = None, metadata: SourceMetadata | None = None) -> None:
+                 limits: FieldLimits | None = None, metadata: SourceMetadata | None = None,
+                 on_new_source: Callable[[str, int], None] | None = None) -> None:
         self.schema_lookup = schema_lookup
         self.router = router or ProjectRouter()
         self.redact = redactor or Redactor()
@@ -88,6 +95,10 @@ class Assembler:
         self._last_offset: int | None = None
         self._last_ts = self.builder.last_ts  # source -> time of its last timed event (state.py keeps it)
         self._sid_of_key: dict[bytes, str] = {}
+        # Called with (source id, partition) the first time this assembler sees a source: the worker
+        # notices a source that arrives on several partitions (streams/assemble/spread.py).
+        self.on_new_source = on_new_source
+        self._keyless_sids: set[str] = set()
         self.dirty: set[str] = set()  # sources whose state changed since take_dirty() (see state.py)
 
     # -- feeding ---------------------------------------------------------------------------
@@ -107,11 +118,9 @@ class Assembler:
             if key and key.__class__ is bytes:  # the key names the source: decode it once per key
                 sid = self._sid_of_key.get(key)
                 if sid is None:
-                    sid = key.decode("utf-8", "replace")
-                    if len(self._sid_of_key) < 10000:
-                        self._sid_of_key[key] = sid
+                    sid = self._new_key(key, record.partition)
             else:
-                sid = source_id(key, decoded)
+                sid = self._keyless_sid(key, decoded, record.partition)
             self.dirty.add(sid)
             if decoded.partial or self.joiner._open:
                 joined = self.joiner.push(sid, decoded, record.offset)
@@ -123,6 +132,23 @@ class Assembler:
             for b in blocks:
                 out.append(self._output(b))
         return out
+
+    def _new_key(self, key: bytes, partition: int) -> str:
+        sid = key_source_id(key)
+        if len(self._sid_of_key) < 10000:
+            self._sid_of_key[key] = sid
+        if self.on_new_source is not None:
+            self.on_new_source(sid, partition)
+        return sid
+
+    def _keyless_sid(self, key: bytes | None, line: RawLine, partition: int) -> str:
+        sid = source_id(key, line)
+        if self.on_new_source is not None and sid not in self._keyless_sids:
+            if len(self._keyless_sids) >= 10000:
+                self._keyless_sids.clear()
+            self._keyless_sids.add(sid)
+            self.on_new_source(sid, partition)
+        return sid
 
     def flush_idle(self, now_ms: int) -> list[Output]:
         blocks = self.merger.flush_idle(now_ms)

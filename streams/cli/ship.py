@@ -79,11 +79,12 @@ def ship(ctx: click.Context, paths: tuple[str, ...], checkpoint: Path | None, to
         raise ConfigError(f"ship.gpu.enabled is on: {exc}") from exc
     click.echo(f"shipping {', '.join(ship_settings.paths)} to {ship_settings.topic or settings.topics.raw} "
                f"every {ship_settings.interval_s:g}s (phase {shipper.phase_ms / 1000:.1f}s), "
-               f"checkpoint {ship_settings.checkpoint_path}", err=True)
+               f"checkpoint {ship_settings.checkpoint_path}"
+               + (f", metrics on port {ship_settings.metrics_port}" if ship_settings.metrics_port else ""), err=True)
     if sampler is not None:
         click.echo(f"sampling GPUs ({sampler.reader.name}) every {ship_settings.gpu.interval_s:g}s into "
                    f"{ship_settings.gpu.topic or settings.topics.metrics}", err=True)
-    run_until_signalled(shipper, [sampler] if sampler is not None else [])
+    run_until_signalled(shipper, settings, [sampler] if sampler is not None else [])
 
 
 COMMANDS = [ship]

@@ -90,8 +90,9 @@ def run_all(settings: Any, loglevel: str, child_env: dict[str, str]) -> None:
 def parse(files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool, idle_timeout_ms: int) -> None:
     """The assemble stage offline over FILES: one JSON event per line on stdout.
 
-    Plain text, JSON envelopes (Filebeat, Fluent Bit, Vector, docker) and CRI lines are recognised per
-    line. Check how your own logs will come out before shipping them.
+    Plain text and the envelopes of docker, CRI, Fluent Bit, the OpenTelemetry Collector (OTLP JSON),
+    rsyslog (JSON, RFC 5424), Vector and Filebeat are recognised per line. Check how your own logs
+    will come out before shipping them.
     """
     from streams.assemble.pipeline import parse_files
 

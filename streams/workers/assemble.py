@@ -43,6 +43,7 @@ from streams.assemble.metadata import SourceMetadata
 from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Assembler, Output, RawRecord
 from streams.assemble.route import ProjectRouter
+from streams.assemble.spread import SourcePartitions
 from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
 from streams.clients import faust_broker_credentials, faust_consumers
 from streams.config import Settings
@@ -102,6 +103,7 @@ class AssembleStage:
         self.router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
                                     known=settings.projects(), project_keys=self.metadata.project_keys())
         self.states: dict[int, PartitionState] = {}
+        self.spread = SourcePartitions()  # sources seen on more than one raw partition
         # Set by build_app (None in unit use): the broker's end offset of a partition as last fetched;
         # the consumer's (generation, member id); the current generation; a seek of the raw consumer.
         self.highwater: Callable[[int], Awaitable[int | None]] | None = None
@@ -118,7 +120,14 @@ class AssembleStage:
 
     def _assembler(self) -> Assembler:
         return Assembler(self.lookup, self.router, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
-                         idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits, metadata=self.metadata)
+                         idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits, metadata=self.metadata,
+                         on_new_source=self.new_source)
+
+    def new_source(self, sid: str, partition: int) -> None:
+        """Count and warn (once per source) about a source that a second raw partition brings."""
+        if self.spread.observe(sid, partition):
+            obs.SOURCES_SPLIT.labels("assemble").inc()
+            log.warning("%s", self.spread.message(sid, partition, self.settings.topics.raw))
 
     def state_of(self, partition: int) -> PartitionState:
         if partition not in self.states:
