@@ -16,9 +16,9 @@ from streams.gpu.attribution import KnownSource, ProcCgroups
 from streams.gpu.dcgm import DcgmReader
 from streams.gpu.nvml import open_nvml
 from streams.gpu.reading import GpuReader, GpuReadError
-from streams.gpu.sampler import GpuSampler
+from streams.gpu.sampler import GpuSampler, PointDelivery
 from streams.gpu.settings import GpuSettings
-from streams.ship.sender import DeliveryCallback, SendError, producer_config
+from streams.ship.sender import SendError, producer_config
 from streams.ship.settings import ShipSettings
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ class MetricPointSender:
         self._serializer = avro_serializer(settings, "metric_point")
         self._ctx = SerializationContext(topic, MessageField.VALUE)
 
-    def send(self, key: bytes, value: dict[str, Any], on_delivery: DeliveryCallback) -> None:
+    def send(self, key: bytes, value: dict[str, Any], on_delivery: PointDelivery) -> None:
         try:
             payload = self._serializer(value, self._ctx)
         except Exception as exc:  # the registry lookup is I/O: any failure is worth a retry

@@ -18,18 +18,32 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from streams.gpu.attribution import ContainerRef, KnownSource, ProcCgroups, attribute
 from streams.gpu.points import metric_point, sample_key
 from streams.gpu.reading import GpuReader, GpuReadError
 from streams.gpu.settings import GpuSettings
 from streams.ship.batching import next_send_ms
-from streams.ship.sender import Sender, SendError
+from streams.ship.sender import SendError
 
 log = logging.getLogger(__name__)
 
 SEND_AT_ONCE = 1000  # this many samples waiting go at once, schedule or not
+
+
+# Called with None once Kafka has the sample, else with the error.
+PointDelivery = Callable[[Exception | None], None]
+
+
+class PointSender(Protocol):
+    """Hands one sample to the producer (``SendError``: not now, retry later) and reports delivery."""
+
+    def send(self, key: bytes, value: dict[str, Any], on_delivery: PointDelivery) -> None: ...
+
+    def poll(self, timeout_s: float) -> None: ...
+
+    def flush(self, timeout_s: float) -> int: ...
 
 
 @dataclass
@@ -44,7 +58,7 @@ class SamplerStats:
 
 
 class GpuSampler:
-    def __init__(self, reader: GpuReader, sender: Sender, conf: GpuSettings, *, host: str,
+    def __init__(self, reader: GpuReader, sender: PointSender, conf: GpuSettings, *, host: str,
                  node_labels: dict[str, str], known_sources: Callable[[], list[KnownSource]],
                  cgroups: ProcCgroups | None, send_interval_s: float, phase_ms: int,
                  clock: Callable[[], float] = time.time) -> None:

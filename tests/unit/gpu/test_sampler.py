@@ -13,9 +13,9 @@ from streams.contracts import parsed_schema
 from streams.gpu.attribution import KnownSource, ProcCgroups
 from streams.gpu.nvml import NvmlReader
 from streams.gpu.reading import GpuReadError, GpuReading
-from streams.gpu.sampler import GpuSampler
+from streams.gpu.sampler import GpuSampler, PointDelivery
 from streams.gpu.settings import GpuSettings
-from streams.ship.sender import DeliveryCallback, SendError
+from streams.ship.sender import SendError
 
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 
@@ -30,10 +30,10 @@ class Clock:
 
 class FakeSender:
     def __init__(self) -> None:
-        self.sent: list[tuple[bytes, dict[str, Any], DeliveryCallback]] = []
+        self.sent: list[tuple[bytes, dict[str, Any], PointDelivery]] = []
         self.refuse = False
 
-    def send(self, key: bytes, value: dict[str, Any], on_delivery: DeliveryCallback) -> None:
+    def send(self, key: bytes, value: dict[str, Any], on_delivery: PointDelivery) -> None:
         if self.refuse:
             raise SendError("registry unreachable")
         self.sent.append((key, value, on_delivery))
