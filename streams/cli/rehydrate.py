@@ -20,8 +20,12 @@ from streams.timespec import TIME_HELP, instant_datetime, is_day
               help=f"first day (2026-11-29, from its start), or {TIME_HELP}")
 @click.option("--to", "end", default="now", show_default=True, help="last day (inclusive), or a time as --from")
 @click.option("--index", default=None, help="target index [default: <index prefix of the project>-rehydrated]")
+@click.option("--metrics", is_flag=True,
+              help="the task's metric points (loss curves, GPU samples) instead of its events, into "
+                   "sluice-metrics-<project>-rehydrated unless --index says otherwise")
 @click.pass_context
-def rehydrate(ctx: click.Context, project: str, task_id: str, start: str, end: str, index: str | None) -> None:
+def rehydrate(ctx: click.Context, project: str, task_id: str, start: str, end: str, index: str | None,
+              metrics: bool) -> None:
     """Read cold objects of one task back into Elasticsearch (event_id is the _id: safe to repeat)."""
     settings = settings_of(ctx)
     now_ms = int(time.time() * 1000)
@@ -36,7 +40,7 @@ def rehydrate(ctx: click.Context, project: str, task_id: str, start: str, end: s
 
     try:
         report = rehydrate_events(settings, project, task_id, first, last, index=index, on_plan=on_plan,
-                                  on_progress=lambda n: bar["bar"].update(n) if "bar" in bar else None)
+                                  metrics=metrics, on_progress=lambda n: bar["bar"].update(n) if "bar" in bar else None)
     finally:
         if "bar" in bar:
             bar["bar"].__exit__(None, None, None)

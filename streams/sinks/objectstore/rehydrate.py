@@ -22,6 +22,7 @@ import fastavro
 from streams.clients import es_client
 from streams.config import Settings
 from streams.errors import SluiceError
+from streams.sinks.elasticsearch.request import document
 from streams.sinks.objectstore.build import manifest_from_metadata
 from streams.sinks.objectstore.partition import bucket_for, day_prefixes, epoch_ms
 from streams.sinks.objectstore.settings import ColdSinkSettings
@@ -67,17 +68,18 @@ def parse_bound(text: str, *, end: bool) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def default_index(settings: Settings, project: str) -> str:
+def default_index(settings: Settings, project: str, metrics: bool = False) -> str:
     from streams.sinks.elasticsearch.request import IndexNamer
 
-    return f"{IndexNamer.of(settings.routing, settings.hot).events_prefix(project)}-rehydrated"
+    namer = IndexNamer.of(settings.routing, settings.hot)
+    return f"{namer.metrics_prefix(project) if metrics else namer.events_prefix(project)}-rehydrated"
 
 
 def find_objects(store: ObjectStore, bucket: str, project: str, task_id: str, start: datetime,
-                 end: datetime) -> tuple[list[ColdObject], int]:
+                 end: datetime, key_prefix: str = "") -> tuple[list[ColdObject], int]:
     """The task's objects that may hold events in [start, end], and how many were listed in all."""
     keys: list[str] = []
-    for prefix in day_prefixes(project, task_id, start.date(), end.date()):
+    for prefix in day_prefixes(project, task_id, start.date(), end.date(), key_prefix):
         keys += store.list_keys(bucket, prefix)
     start_ms, end_ms = epoch_ms(start), epoch_ms(end)
     found = []
@@ -115,17 +117,20 @@ def to_document(event: dict[str, Any]) -> dict[str, Any]:
 def rehydrate(settings: Settings, project: str, task_id: str, start: datetime, end: datetime,
               index: str | None = None, conf: ColdSinkSettings | None = None, es: Any | None = None,
               on_plan: Callable[[int], None] | None = None, on_progress: Callable[[int], None] | None = None,
-              chunk_size: int = 1000) -> RehydrateReport:
-    """Index the task's cold events in [start, end] into ``index``; ``on_progress(n)`` after each object."""
+              chunk_size: int = 1000, metrics: bool = False) -> RehydrateReport:
+    """Index the task's cold events (``metrics``: its metric points) in [start, end] into ``index``;
+    ``on_progress(n)`` after each object."""
     from elasticsearch import helpers
 
     if end < start:
         raise SluiceError(f"--to ({end.isoformat()}) is before --from ({start.isoformat()})")
-    store = ObjectStore(settings.object_store, conf or ColdSinkSettings())
+    conf = conf or settings.cold
+    store = ObjectStore(settings.object_store, conf)
     bucket = bucket_for(settings, project)
-    report = RehydrateReport(index or default_index(settings, project), bucket)
+    report = RehydrateReport(index or default_index(settings, project, metrics), bucket)
     try:
-        objects, listed = find_objects(store, bucket, project, task_id, start, end)
+        objects, listed = find_objects(store, bucket, project, task_id, start, end,
+                                       conf.metrics_prefix if metrics else "")
     except Exception as exc:
         raise SluiceError(f"cannot list {bucket} at {settings.object_store.endpoint_url}: {exc}") from exc
     report.objects_listed = listed
@@ -137,7 +142,8 @@ def rehydrate(settings: Settings, project: str, task_id: str, start: datetime, e
     for obj in objects:
         body = store.get(obj.bucket, obj.key)
         actions = [
-            {"_op_type": "index", "_index": report.index, "_id": event["event_id"], "_source": to_document(event)}
+            {"_op_type": "index", "_index": report.index, "_id": event["event_id"],
+             "_source": document(event)[0] if metrics else to_document(event)}
             for event in read_events(obj.key, body)
             if start_ms <= epoch_ms(event["timestamp"]) <= end_ms
         ]
