@@ -700,3 +700,50 @@ def test_operator_guide_commands_exist_in_the_cli() -> None:
     for wanted in ("sluice schemas check", "sluice dlq ls", "sluice dlq show", "sluice dlq redrive",
                    "sluice replay", "sluice top"):
         assert wanted in paths, f"the guide should show {wanted}"
+
+
+def test_the_report_cronjob_sends_yesterdays_report_with_secrets_from_files(tmp_path, monkeypatch) -> None:
+    import os
+
+    from streams.cli.main import cli
+    from streams.config import load_settings
+
+    cron = of_kind("report-cronjob.yaml", "CronJob")
+    assert cron["spec"]["timeZone"] == "Etc/UTC" and cron["spec"]["concurrencyPolicy"] == "Forbid"
+    _minute, hour, *rest = cron["spec"]["schedule"].split()
+    assert rest == ["*", "*", "*"] and int(hour) < 6, "shortly after midnight UTC, for the day that just ended"
+    pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    args = container["args"]
+    assert args[0] == "summary" and "--send" in args and args[args.index("--day") + 1] == "-1d"
+    summary = cli.commands["summary"]
+    summary.make_context("summary", args[1:])  # every option is one `sluice summary` takes
+    assert pod["securityContext"]["runAsUser"] == IMAGE_UID and pod["restartPolicy"] == "Never"
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["config"]["configMap"]["name"] == of_kind("configmap.yaml", "ConfigMap")["metadata"]["name"]
+    assert volumes["report-secrets"]["secret"]["secretName"] == "sluice-report"
+    env = {e["name"]: e for e in container["env"]}
+    for name, e in env.items():
+        assert _setting_exists(name), f"report: {name} is no setting of streams/"
+        if any(word in name for word in SECRET_WORDS) and not name.endswith("_FILE"):
+            assert "value" not in e, f"report: {name} must come from a Secret"
+    # The settings as the pod loads them: the ConfigMap, this environment, the Secret's files.
+    secret_dir = tmp_path / "report"
+    secret_dir.mkdir()
+    for key in ("webhook-url", "smtp-password"):
+        (secret_dir / key).write_text(f"{key}-from-the-secret\n")
+    config = tmp_path / "sluice.yaml"
+    config.write_text(generate().configmap_yaml())
+    for name in [k for k in os.environ if k.startswith("SLUICE_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("SLUICE_CONFIG", str(config))
+    for name, e in env.items():
+        if "value" in e and name != "SLUICE_CONFIG":
+            monkeypatch.setenv(name, e["value"].replace(mounts["report-secrets"], str(secret_dir)))
+    report = load_settings().watch.report
+    target = report.target_for("any-project")
+    assert target is not None and target.webhook_url is not None
+    assert target.webhook_url.get_secret_value() == "webhook-url-from-the-secret"
+    assert report.smtp_password is not None
+    assert report.smtp_password.get_secret_value() == "smtp-password-from-the-secret"
