@@ -476,6 +476,10 @@ def template_fields() -> dict[str, tuple[dict[str, str], list[tuple[str, str]]]]
                 dynamic.append((rule["path_match"], rule["mapping"]["type"]))
         for pattern in body["index_patterns"]:
             out[pattern] = (fields, dynamic)
+    # The alerts index is created by the watch stage with its own mappings, not from a template.
+    from streams.watch.publish import ALERT_MAPPINGS
+
+    out[f"{settings().watch.alerts_index_prefix}*"] = (_flatten(ALERT_MAPPINGS["properties"]), [])
     return out
 
 
@@ -507,7 +511,7 @@ def test_kibana_objects_parse_and_reference_each_other() -> None:
         for ref in o["references"]:
             assert (ref["type"], ref["id"]) in ids, f"{o['id']} references missing {ref['type']} {ref['id']}"
     views = {o["attributes"]["title"] for o in objects if o["type"] == "index-pattern"}
-    assert views == {"sluice-logs-*", "sluice-metrics-*"}
+    assert views == {"sluice-logs-*", "sluice-metrics-*", "sluice-alerts-*"}
     for o in objects:
         if o["type"] == "index-pattern":
             assert o["attributes"]["title"] in template_fields(), "a data view no index template covers"
@@ -556,6 +560,16 @@ def test_kibana_views_use_only_fields_of_the_index_template() -> None:
                         checked += 1
                 for field in _kql_fields(state["query"]["query"]):
                     assert field_type(pattern, field) is not None, f"{o['id']}: query field {field}"
+            for layer in state["visualization"].get("layers", []):
+                if layer.get("layerType") != "annotations":
+                    continue
+                assert refs[f"xy-visualization-layer-{layer['layerId']}"] == layer["indexPatternId"]
+                pattern = views[layer["indexPatternId"]]
+                for note in layer["annotations"]:
+                    assert field_type(pattern, note["timeField"]) == "date", f"{o['id']}: {note['timeField']}"
+                    for field in [*note["extraFields"], *_kql_fields(note["filter"]["query"])]:
+                        assert field_type(pattern, field) is not None, f"{o['id']}: annotation field {field}"
+                        checked += 1
         elif o["type"] == "search":
             pattern = views[o["references"][0]["id"]]
             source = json.loads(o["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])
@@ -569,8 +583,9 @@ def test_kibana_views_use_only_fields_of_the_index_template() -> None:
 def test_kibana_metric_fields_are_ones_the_assemble_stage_emits() -> None:
     from streams.assemble.keys import CANONICAL_METRICS
     from streams.assemble.steplines import RULE_METRICS
+    from streams.gpu.reading import METRIC_FIELDS
 
-    emitted = CANONICAL_METRICS | RULE_METRICS
+    emitted = CANONICAL_METRICS | RULE_METRICS | {name for name, _attr in METRIC_FIELDS}
     used = set(re.findall(r"metrics\.([a-z_]+)", (DEPLOY / "kibana" / "sluice.ndjson").read_text()))
     assert used and used <= emitted, used - emitted
 
@@ -632,6 +647,57 @@ def test_grafana_dashboard_uses_documented_metrics() -> None:
     for wanted in ("sluice_consumer_lag", "sluice_sink_acked_total", "sluice_sink_latency_seconds",
                    "sluice_throttle_wait_seconds_total", "sluice_dead_letters_total", "sluice_open_multiline_blocks"):
         assert wanted in used, wanted
+
+
+def test_the_dashboard_has_project_and_task_controls_and_gpu_panels() -> None:
+    objects = kibana_objects()
+    (dashboard,) = [o for o in objects if o["type"] == "dashboard"]
+    controls = json.loads(dashboard["attributes"]["controlGroupInput"]["panelsJSON"])
+    assert sorted(c["explicitInput"]["fieldName"] for c in controls.values()) == ["project", "task_id"]
+    refs = {r["name"]: r["id"] for r in dashboard["references"]}
+    for cid, control in controls.items():
+        view = next(o for o in objects if o["id"] == refs[f"controlGroup_{cid}:optionsListDataView"])
+        assert field_type(view["attributes"]["title"], control["explicitInput"]["fieldName"]) == "keyword"
+    panels = {r["id"] for r in dashboard["references"]}
+    assert {"sluice-gpu-utilisation", "sluice-gpu-samples-memory", "sluice-alerts-table"} <= panels
+    gpu = next(o for o in objects if o["id"] == "sluice-gpu-utilisation")
+    layers = gpu["attributes"]["state"]["visualization"]["layers"]
+    assert [la["layerType"] for la in layers] == ["data", "annotations"]
+    assert layers[1]["annotations"][0]["filter"]["query"] == 'rule : "gpu_idle"'
+
+
+GRAFANA_ES_SCHEMA = {
+    "type": "object", "required": ["uid", "title", "panels", "templating", "annotations"],
+    "properties": {"panels": {"type": "array", "minItems": 2, "items": {
+        "type": "object", "required": ["id", "type", "title", "gridPos", "targets", "datasource"],
+        "properties": {"targets": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "required": ["refId", "query", "metrics", "bucketAggs", "timeField"]}}}}}},
+}
+
+
+def test_grafana_gpu_dashboard_reads_fields_of_the_metric_and_alert_indices() -> None:
+    dashboard = json.loads((DEPLOY / "grafana" / "sluice-gpu.json").read_text())
+    jsonschema.validate(dashboard, GRAFANA_ES_SCHEMA)
+    metrics, alerts = "sluice-metrics-*", f"{settings().watch.alerts_index_prefix}*"
+    titles = set()
+    for panel in dashboard["panels"]:
+        assert panel["gridPos"]["x"] + panel["gridPos"]["w"] <= 24
+        for target in panel["targets"]:
+            for field in [target["timeField"], *(m["field"] for m in target["metrics"]),
+                          *(b["field"] for b in target["bucketAggs"]), *_kql_fields(target["query"])]:
+                assert field_type(metrics, field) is not None, f"{panel['title']}: {field}"
+            kinds = [b["type"] for b in target["bucketAggs"]]
+            assert kinds[-1] == "date_histogram" and [b["field"] for b in target["bucketAggs"][:2]] == [
+                "source.host", "gpu.index"], "per node and GPU"
+        titles.add(panel["title"])
+    assert {"GPU utilisation per node and GPU", "GPU memory in use per node and GPU"} <= titles
+    (idle,) = dashboard["annotations"]["list"]
+    assert "rule:gpu_idle" in idle["query"]
+    for field in (idle["timeField"], idle["timeEndField"], idle["tagsField"], idle["textField"]):
+        assert field_type(alerts, field) is not None, field
+    assert field_type(alerts, idle["timeField"]) == field_type(alerts, idle["timeEndField"]) == "date"
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert {"project", "task"} <= variables.keys()
 
 
 # -- operator guide ----------------------------------------------------------------------------------
