@@ -57,6 +57,9 @@ LAG = Gauge("sluice_consumer_lag", "records behind the end of the partition", ["
             registry=REGISTRY)
 OPEN_BLOCKS = Gauge("sluice_open_multiline_blocks", "multiline events still open in assemble", ["partition"],
                     registry=REGISTRY)
+PROJECT_CLAIMS_REFUSED = Counter("sluice_project_claims_refused_total",
+                                 "records whose project label their source may not claim (routed as unlabelled)",
+                                 ["project"], registry=REGISTRY)
 PAUSED = Gauge("sluice_partitions_paused", "1 while the stage has paused its partitions", ["stage"],
                registry=REGISTRY)
 

@@ -10,9 +10,11 @@ from typing import Any
 import fastavro
 
 from streams.assemble.pipeline import Output
+from streams.assemble.redact import redactor_from
 from streams.avro_writer import body_writer
 from streams.config import Settings
 from streams.contracts import schema_text
+from streams.deadletter import letter_seal, protect_letter
 
 CONTRACT_OF_KIND = {"event": "log_event", "metric": "metric_point", "dead_letter": "dead_letter"}
 
@@ -25,6 +27,9 @@ class OutputEncoder:
 
         self.settings = settings
         self._registry = registry
+        # Dead letters are redacted and their original bytes sealed here, where they are written.
+        self.redact = redactor_from(settings.redaction)
+        self.seal = letter_seal(settings.dead_letters, writer=True)
         self._schema_cls = Schema
         self._ids: dict[str, int] = {}
 
@@ -50,7 +55,10 @@ class OutputEncoder:
         topic = self.topic_of(out)
         contract = CONTRACT_OF_KIND[out.kind]
         header = struct.pack(">bI", 0, self._schema_id(topic, contract))
-        return topic, out.key, header + body_writer(contract)(out.value)
+        value = out.value
+        if out.kind == "dead_letter":
+            value = protect_letter(dict(value), self.redact, self.seal)
+        return topic, out.key, header + body_writer(contract)(value)
 
 
 def registry_schema_lookup(registry: Any, logical_types: bool = True) -> Callable[[int], Any]:

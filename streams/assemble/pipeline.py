@@ -184,17 +184,18 @@ class Assembler:
     # -- building outputs ------------------------------------------------------------------
     def _dead_letter(self, record, error: str, error_type: str) -> Output:
         where = f"{record.topic}/{record.partition}@{record.offset}"
-        return Output("dead_letter", DLQ_TOPIC, record.key, {
+        return self.redact.output(Output("dead_letter", DLQ_TOPIC, record.key, {
             "original": record.value or b"", "key": record.key, "topic": record.topic,
             "partition": record.partition, "offset": record.offset, "stage": "assemble",
             "error": f"{where}: {error}", "error_type": error_type, "timestamp": record.timestamp_ms,
             "attempts": 1, "headers": {},
-        })
+        }))
 
     def _output(self, b: Block) -> Output:
         if b.nbytes > self.merger.max_bytes or len(b.texts[-1]) > self.merger.max_bytes:
+            b.texts = self.redact(b.message).split("\n")  # before the cut: a cut token matches no rule
             cap_block(b, self.merger.max_bytes)
-        return self.builder.build(b, self.topic, self.partition)
+        return self.redact.output(self.builder.build(b, self.topic, self.partition))
 
 
 def cap_block(b: Block, max_chars: int) -> None:
@@ -290,6 +291,6 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
 
 
 def _emit(b: Block, builder: EventBuilder, include_metrics: bool) -> Iterator[dict]:
-    out = builder.build(b, "file", 0)
+    out = builder.redact.output(builder.build(b, "file", 0))
     if out.kind == "event" or include_metrics:
         yield out.value
