@@ -69,9 +69,10 @@ class KnownSource:
 
 @dataclass(frozen=True, slots=True)
 class Attribution:
-    how: str | None  # container, pod, only_task, or None
+    how: str | None  # container, pod, labels, only_task, or None
     labels: dict[str, str] = field(default_factory=dict)
     source: dict[str, Any] = field(default_factory=dict)  # namespace, pod, container, node_role, rank
+    last_log_s: float | None = None  # when the task's files last grew: it still logs
 
 
 NONE = Attribution(None)
@@ -118,16 +119,18 @@ def attribute(reading: GpuReading, refs: list[ContainerRef], known: list[KnownSo
     for how, rule in RULES:
         found = rule(refs, reading, known)
         if found is not None:
-            return Attribution(how, dict(found.labels), _source_part(found.source, reading))
+            return Attribution(how, dict(found.labels), _source_part(found.source, reading), found.last_growth_s)
     if node_labels.get("task_id"):
-        return Attribution("labels", {}, _source_part({}, reading))
+        grown = max((k.last_growth_s for k in known), default=None)
+        return Attribution("labels", {}, _source_part({}, reading), grown)
     if assume_node_task:
         active = [k for k in known if now_s - k.last_growth_s <= active_s]
         tasks = {t for t in map(_task_of, active) if t}
         if len(tasks) == 1:
             chosen = next(k for k in active if _task_of(k) in tasks)
             labels = {k: v for k, v in chosen.labels.items() if k not in ("rank", "stream")}
-            return Attribution("only_task", labels, _source_part({}, reading))
+            grown = max(k.last_growth_s for k in active if _task_of(k) in tasks)
+            return Attribution("only_task", labels, _source_part({}, reading), grown)
     return Attribution(None, {}, _source_part({}, reading))
 
 

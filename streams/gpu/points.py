@@ -68,5 +68,6 @@ def metric_point(reading: GpuReading, who: Attribution, host: str, node_labels: 
             "mig_instance": reading.mig_instance, "reader": reader, "pids": list(reading.pids),
             "throttle_reasons": list(reading.throttle_reasons), "xids": list(reading.xids),
             "attribution": who.how,
+            "task_log_ms": None if who.how is None or who.last_log_s is None else int(who.last_log_s * 1000),
         },
     }

@@ -39,6 +39,7 @@ class Observation:
     gpu: str | None = None  # the device of a GPU sample: its index, "<index>/<MIG instance>" for an instance
     xids: tuple[int, ...] = ()
     ecc_uncorrected: float | None = None
+    task_log_ms: int | None = None  # a GPU sample's word for when its task last logged (the node's view)
 
     @property
     def task_key(self) -> str:
@@ -123,6 +124,7 @@ def from_metric_point(point: dict[str, Any]) -> Observation:
         phase=point.get("phase"), loss=_finite_or_none(metrics.get("loss")), gpu_util_pct=_finite_or_none(util),
         gpu=device_key(gpu) if gpu else None, xids=tuple(gpu.get("xids") or ()) if gpu else (),
         ecc_uncorrected=_finite_or_none(metrics.get("gpu_ecc_uncorrected")) if gpu else None,
+        task_log_ms=to_ms(gpu["task_log_ms"]) if gpu and gpu.get("task_log_ms") is not None else None,
     )
 
 

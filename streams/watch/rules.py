@@ -123,8 +123,11 @@ def idle_rule(obs: Observation, state: dict[str, Any], conf: WatchSettings,
     Checked once per window, when the first sample ``gpu_idle_grace_s`` past its end arrives. ``state`` is the
     GPU's (``checked_ms``: the last window checked; ``idle_since``: start of the idle stretch, which names the
     incident). ``window_value(start_ms)`` reads the windowed table. A GPU sample (``kind == "gpu"``) counts
-    only while its task runs: ``last_line_ms``, the task's newest log record, at most ``gpu_idle_task_quiet_s``
-    before the window's end. A window back at or above the threshold after an idle one clears the GPU.
+    only while its task runs: its newest log record, at most ``gpu_idle_task_quiet_s`` before the window's end.
+    That is ``last_line_ms`` as the watch has seen the task's records, or the sample's own ``task_log_ms``
+    (when the task's files last grew on the node), whichever is later: a task's lines and its GPU samples
+    reach this stage through different topics, in no set order. A window back at or above the threshold
+    after an idle one clears the GPU.
     """
     if obs.gpu_util_pct is None:
         return None
@@ -141,8 +144,8 @@ def idle_rule(obs: Observation, state: dict[str, Any], conf: WatchSettings,
         return None if since is None else Finding(
             "gpu_idle", "info", obs.ts_ms, since, f"GPU utilisation back to {avg:.1f}% on {where}",
             {**details, "cleared_ms": str(obs.ts_ms)}, clears=True)
-    running = obs.kind != "gpu" or (last_line_ms is not None
-                                    and last_line_ms >= end - conf.gpu_idle_task_quiet_s * 1000)
+    logged = max((t for t in (last_line_ms, obs.task_log_ms) if t is not None), default=None)
+    running = obs.kind != "gpu" or (logged is not None and logged >= end - conf.gpu_idle_task_quiet_s * 1000)
     if not running:
         return None  # the task ended (or never logged): its GPUs are free, not idle
     since = state.setdefault("idle_since", start)

@@ -110,7 +110,7 @@ def logs_mappings(hot: HotSinkSettings) -> dict[str, Any]:
 GPU_DEVICE = {
     "properties": {
         "index": {"type": "integer"}, "uuid": KW, "name": KW, "mig_instance": KW, "reader": KW, "pids": LONG,
-        "throttle_reasons": KW, "xids": {"type": "integer"}, "attribution": KW,
+        "throttle_reasons": KW, "xids": {"type": "integer"}, "attribution": KW, "task_log_ms": DATE,
     },
 }
 

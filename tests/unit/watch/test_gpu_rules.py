@@ -24,16 +24,20 @@ SEC = 1000
 class Node:
     """A recorded node whose sampler the test steps; the task's log lines are arranged separately."""
 
-    def __init__(self, gpus: int = 2, task: str = "run-7") -> None:
+    def __init__(self, gpus: int = 2, task: str = "run-7", shipper_of_the_job: bool = False) -> None:
         self.nvml = RecordedNvml(count=gpus)
         self.now = T0 / 1000
+        self.file_grew: float | None = None  # None: the task's file grows as the samples are taken
 
-        def files() -> list[KnownSource]:  # the task's log file, growing as the job logs
+        def files() -> list[KnownSource]:
+            grew = self.now if self.file_grew is None else self.file_grew
             return [KnownSource(f"/var/log/train/llm/{task}/rank0.log", {"host": "n1"},
-                                {"project": "llm", "task_id": task}, self.now)]
+                                {"project": "llm", "task_id": task}, grew)]
 
+        # A shipper run for one job names the task in its own labels; a node's shipper tells it from files.
+        labels = {"project": "llm", "task_id": task} if shipper_of_the_job else {"project": "llm"}
         self.sampler = GpuSampler(NvmlReader(self.nvml), None, GpuSettings(), host="n1",  # type: ignore[arg-type]
-                                  node_labels={"project": "llm"}, known_sources=files, cgroups=None,
+                                  node_labels=labels, known_sources=files, cgroups=None,
                                   send_interval_s=30, phase_ms=0)
 
     def samples(self, start_ms: int, end_ms: int, every_ms: int = 10 * SEC) -> list[dict[str, Any]]:
@@ -86,14 +90,28 @@ def test_a_six_minute_idle_stretch_of_one_gpu_is_one_alert_and_one_clear() -> No
 
 
 def test_the_gpus_of_a_task_that_stopped_logging_are_free_not_idle() -> None:
-    node, run = Node(), Run()
+    node, run = Node(shipper_of_the_job=True), Run()
     run.feed(lines("run-7", T0 - 60 * MIN, T0 - 40 * MIN))  # the job's last line, 40 minutes before
+    node.file_grew = (T0 - 40 * MIN) / 1000
     node.nvml.set_state(1, "idle")
     node.nvml.set_processes(1, ((11345, 1 << 30),))
     run.feed(node.samples(T0, T0 + 12 * MIN))
     assert run.of("gpu_idle") == []
     run.feed(lines("run-7", T0 + 12 * MIN, T0 + 13 * MIN) + node.samples(T0 + 12 * MIN, T0 + 15 * MIN))
     assert len(run.of("gpu_idle", "firing")) == 1, "it logs again: its idle GPU is an incident"
+
+
+def test_samples_that_reach_the_watch_before_the_tasks_lines_still_count() -> None:
+    """Lines and samples come through different topics: a lagging events topic must not hide an idle GPU."""
+    node, run = Node(), Run()
+    node.nvml.set_state(1, "idle")
+    node.nvml.set_processes(1, ((11345, 1 << 30),))
+    samples = node.samples(T0, T0 + 10 * MIN)
+    assert {s["gpu"]["task_log_ms"] for s in samples if s["gpu"]["index"] == 1} >= {T0 + 9 * MIN}
+    run.feed(samples)  # no line of the task has reached the watch yet
+    assert len(run.of("gpu_idle", "firing")) == 1
+    run.feed(lines("run-7", T0, T0 + 10 * MIN))
+    assert len(run.alerts) == 1
 
 
 def test_several_idle_gpus_of_a_task_are_one_incident_cleared_by_the_last_one() -> None:
