@@ -106,7 +106,7 @@ def run_node(settings: Settings, tmp_path: Path, project: str, t0_s: float) -> d
     shipper.start()
     sampler.start()
     lines = 0
-    for second in range(0, END // 1000 + 1):
+    for second in range(END // 1000 + 1):
         clock.now = t0_s + second
         at_ms = int(clock.now * 1000) - int(t0_s * 1000)
         if at_ms == IDLE_FROM:  # arranged: the recorded idle state, the job still holding the GPU
