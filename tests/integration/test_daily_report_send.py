@@ -62,10 +62,8 @@ def samples(project: str, task: str, start_ms: int, minutes: int, idle: tuple[in
     return out
 
 
-def test_the_report_of_a_day_reaches_the_webhook_and_the_mailbox(stack: Settings, corpus: Path, unique_name,
-                                                                 new_topic) -> None:
-    project = unique_name("rep").replace("-", "")
-    settings = settings_for(stack, project, new_topic("rep-dlq"), new_topic("rep-metrics"))
+def index_the_day(settings: Settings, corpus: Path, project: str) -> None:
+    """The corpus jobs, their GPU samples and the watch engine's alerts, as the hot tier and watch keep them."""
     es = es_client(settings.elasticsearch)
     from streams.sinks.elasticsearch import templates
 
@@ -102,6 +100,12 @@ def test_the_report_of_a_day_reaches_the_webhook_and_the_mailbox(stack: Settings
     for alert in alerts.values():
         es.index(index=alerts_index, id=alert["alert_id"], document=alert, refresh="wait_for")
 
+
+def test_the_report_of_a_day_reaches_the_webhook_and_the_mailbox(stack: Settings, corpus: Path, unique_name,
+                                                                 new_topic) -> None:
+    project = unique_name("rep").replace("-", "")
+    settings = settings_for(stack, project, new_topic("rep-dlq"), new_topic("rep-metrics"))
+    index_the_day(settings, corpus, project)
     with webhook_server() as hook, smtp_server() as box:
         env = {
             "SLUICE_ROUTING__DEFAULT_PROJECT": project, "SLUICE_ROUTING__PROJECTS": json.dumps({project: {}}),
@@ -135,4 +139,4 @@ def test_the_report_of_a_day_reaches_the_webhook_and_the_mailbox(stack: Settings
     [mail] = box.messages
     assert mail["To"] == "ml-oncall@example.com" and mail["Subject"].startswith(f"Sluice daily report: {project}")
     assert "GPU-hours" in mail.get_payload()
-    es.indices.delete(index=alerts_index)
+    es_client(settings.elasticsearch).indices.delete(index=f"{settings.watch.alerts_index_prefix}{project}")

@@ -19,6 +19,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from streams.ship.sender import KafkaSender
 from streams.ship.settings import ShipSettings
 from streams.ship.shipper import Shipper
 from streams.sinks.objectstore.build import manifest_from_metadata
+from streams.sinks.objectstore.rehydrate import rehydrate
 from streams.sinks.objectstore.store import ObjectStore
 from streams.topics import create_topics, topic_specs
 
@@ -218,4 +220,12 @@ def test_a_six_minute_idle_gpu_is_one_alert_and_one_clear_and_its_samples_are_ke
     assert all(f"/trainer/{settings.topics.metrics}+" in k for k in keys)
     points = [p for k in keys for p in fastavro.reader(io.BytesIO(store.get(bucket, k)))]
     assert {p["gpu"]["index"] for p in points} == {0, 1} and all(p["gpu"]["reader"] == "nvml" for p in points)
+
+    # Past the hot tier's retention: the samples come back from the cold tier, into the same daily indices.
+    es.indices.delete(index=index)
+    start = datetime.fromtimestamp(t0_s, tz=UTC)
+    report = rehydrate(settings, project, "run-7", start, start + timedelta(minutes=30), metrics=True)
+    assert report.events_indexed == sent["points"]
+    assert indexed(), "every sample back, once"
+    es.indices.delete(index=index)
     es.indices.delete(index=f"sluice-alerts-{project}", ignore_unavailable=True)
