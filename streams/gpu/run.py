@@ -76,9 +76,12 @@ def open_reader(conf: GpuSettings) -> GpuReader | None:
 
 def known_sources(shipper: Any) -> Callable[[], list[KnownSource]]:
     """The files ``shipper`` tails, as attribution reads them. list() of a dict's values is one step under
-    the GIL, so the shipper's thread may change its files meanwhile."""
+    the GIL, so the shipper's thread may change its files meanwhile. When a file last grew is its
+    modification time once the shipper has checked it (a file found at start has not grown since the
+    shipper started, only since it was last written), else when the shipper last read from it."""
     def view() -> list[KnownSource]:
-        return [KnownSource(f.path, f.source or {}, f.labels or {}, f.last_growth)
+        return [KnownSource(f.path, f.source or {}, f.labels or {},
+                            f.last_stat[1] / 1e9 if f.last_stat[1] else f.last_growth)
                 for f in list(shipper.files.values())]
     return view
 
