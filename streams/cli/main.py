@@ -94,9 +94,9 @@ def child_environment(ctx: click.Context) -> dict[str, str]:
 
 
 def _register_commands() -> None:
-    from streams.cli import config, dlq, rehydrate, replay, schemas, ship, summary, top, topics, worker
+    from streams.cli import config, dlq, incident, rehydrate, replay, schemas, ship, summary, top, topics, worker
 
-    for module in (config, topics, schemas, worker, ship, replay, dlq, rehydrate, top, summary):
+    for module in (config, topics, schemas, worker, ship, replay, dlq, rehydrate, top, summary, incident):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -139,6 +139,8 @@ def _earlier(a: dict[str, Any], b: dict[str, Any] | None, tie_ms: int, root_kind
         pa, pb = _precedence(a[root_kind] or ""), _precedence(b[root_kind] or "")
         if pa != pb:
             return pa < pb
+        if root_kind == "rep" and (a["rank"] is None) != (b["rank"] is None):
+            return a["rank"] is not None  # the report that names the job's rank: torchrun's box, not its line
     return (a["ts"], a["id"]) < (b["ts"], b["id"])
 
 
@@ -150,11 +152,16 @@ def _new_state(obs: Observation, ev: dict[str, Any], previous: dict[str, Any] | 
         prev = {"id": previous["id"], "alert_id": previous["alert_id"], "sig": previous.get("sig"),
                 "closed_ms": previous.get("closed_ms"), "failures": previous.get("failures", 1)}
     iid = incident_id(obs.project, obs.task_key, ev["id"])
+    before = None
+    if previous and previous.get("published"):
+        # The decided incident stays, for its own late arrivals: a task's events reach the stage through
+        # several partitions, so the end of one failure may come after the start of the next.
+        before = {k: v for k, v in previous.items() if k not in ("before", "pre")}
     return {"v": 1, "id": iid, "alert_id": f"{RULE}-{iid[:20]}", "project": obs.project, "task_id": obs.task_id,
             "task_key": obs.task_key, "open": True, "published": False, "opened_ms": ev["ts"], "last_ms": ev["ts"],
             "seen_ms": ev["seen"], "closed_ms": None, "closed_seen_ms": None, "ranks": {}, "more_ranks": 0,
             "root": None, "report": None, "coll": None, "blocked_ms": None, "failures": 1, "prev": prev,
-            "pre": list(previous.get("pre", [])) if previous else []}
+            "before": before, "pre": list(previous.get("pre", [])) if previous else []}
 
 
 def _add_to_rank(state: dict[str, Any], ev: dict[str, Any]) -> bool:
@@ -225,6 +232,15 @@ def _attaches(state: dict[str, Any], ev: dict[str, Any], conf: WatchSettings) ->
     if ev["kind"] == "nccl_timeout" and ev.get("waited") and ev["ts"] - ev["waited"] <= span + quiet_ms:
         return True  # the collective that timed out had begun before the incident was over
     return ev["ts"] <= state["opened_ms"] + conf.incident_attach_s * 1000  # collateral fires late
+
+
+def _within(state: dict[str, Any], ev: dict[str, Any], conf: WatchSettings) -> bool:
+    """Would ``ev`` have kept this decided incident open, had it arrived in time?"""
+    quiet_ms = conf.incident_quiet_s * 1000
+    if ev["ts"] <= state["span_ms"] + quiet_ms:
+        return True
+    return ev["kind"] == "nccl_timeout" and bool(ev.get("waited")) and \
+        ev["ts"] - ev["waited"] <= state["span_ms"] + quiet_ms
 
 
 def quiet(state: dict[str, Any], obs: Observation, conf: WatchSettings) -> bool:
@@ -316,7 +332,8 @@ def decide(state: dict[str, Any], conf: WatchSettings) -> dict[str, Any]:
         "incident_id": state["id"], "alert_id": state["alert_id"], "project": state["project"],
         "task_id": state["task_id"], "task_key": state["task_key"],
         "opened": state["opened_ms"], "last_error": state["last_ms"], "decided": state["closed_ms"] or state["last_ms"],
-        "decided_wall": state["closed_seen_ms"], "summary": headline, "root_known": root is not None,
+        "decided_wall": state["closed_seen_ms"], "last_error_seen": state["seen_ms"], "summary": headline,
+        "root_known": root is not None,
         "root_class": kind, "root_role": root["role"] if root else None,
         "root_error_class": root["cls"] if root else None, "root_error_type": root["type"] if root else None,
         "root_signal": root["sig"] if root else None, "root_message": root["head"] if root else None,
@@ -423,15 +440,14 @@ class FirstFailure:
     def _take(self, state: dict[str, Any] | None, obs: Observation, ev: dict[str, Any],
               incidents: list[IncidentChange], alerts: list[AlertChange]) -> tuple[dict[str, Any] | None, bool]:
         precursor = ev["kind"] in PRECURSOR_KINDS
+        before = state.get("before") if state is not None else None
+        if before is not None and ev["ts"] < state["opened_ms"] and _within(before, ev, self.conf):  # type: ignore[index]
+            changed = self._update(before, ev, incidents, alerts)
+            return state, changed
         if state is not None and state["open"]:
             return state, _add(state, ev, self.tie_ms)
         if state is not None and state["published"] and _attaches(state, ev, self.conf):
-            if not _add(state, ev, self.tie_ms):
-                return state, False
-            record = decide(state, self.conf)
-            incidents.append(IncidentChange(record, new=False))
-            alerts.append(AlertChange(self._alert(state, record), new=False))
-            return state, True
+            return state, self._update(state, ev, incidents, alerts)
         if precursor:  # no failure yet: kept to weigh against the next one
             if state is None:
                 state = {"v": 1, "open": False, "published": False, "pre": [], "project": obs.project,
@@ -449,6 +465,16 @@ class FirstFailure:
         new["pre"] = []
         _add(new, ev, self.tie_ms)
         return new, True
+
+    def _update(self, state: dict[str, Any], ev: dict[str, Any], incidents: list[IncidentChange],
+                alerts: list[AlertChange]) -> bool:
+        """A late arrival into a published incident: the record and its alert again, same ids."""
+        if not _add(state, ev, self.tie_ms):
+            return False
+        record = decide(state, self.conf)
+        incidents.append(IncidentChange(record, new=False))
+        alerts.append(AlertChange(self._alert(state, record), new=False))
+        return True
 
     def _close(self, state: dict[str, Any], obs: Observation, incidents: list[IncidentChange],
                alerts: list[AlertChange]) -> None:

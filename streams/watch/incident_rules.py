@@ -186,8 +186,8 @@ _FAILURE_LEVELS = frozenset(("ERROR", "FATAL", "CRITICAL"))
 # What a message says about where it came from.
 _PG_RANK = re.compile(r"\[(?:PG [^\]\n]{0,80}?)?Rank (\d+)\]")
 _PROC = re.compile(r"^\((\w+) pid=(\d+)")
-_BOX_ROOT = re.compile(r"Root Cause \(first observed failure\):\s*\n(?:.*\n){0,2}?[^\n]*host\s*:\s*(\S+)\s*\n"
-                       r"[^\n]*rank\s*:\s*(\d+)")
+_BOX_ROOT = re.compile(r"Root Cause \(first observed failure\):\s*\n(?:.*\n){0,2}?[^\n]*?\bhost\s*:\s*(\S+)\s*\n"
+                       r"[^\n]*?\brank\s*:\s*(\d+)")  # rank : 5 (local_rank: 1): the first, the job's
 _REPORTED_RANK = re.compile(r"failed \(exitcode: -?\d+\) local_rank: (\d+)|--local_rank=(\d+)|"
                             r"process (\d+) terminated with|-- Process (\d+) terminated with|"
                             r"process rank (\d+) with PID")
@@ -206,7 +206,7 @@ class FailureSign:
     role: str
     rank: int | None = None  # the rank the message names (a report's failed child, NCCL's [Rank N])
     host: str | None = None  # the host a report names (torchrun's box)
-    proc: str | None = None  # a process prefix when there is no rank: "VllmWorkerProcess pid=350"
+    proc: str | None = None  # a process when there is no rank: "VllmWorkerProcess pid=350", "local_rank 3"
     signal: str | None = None  # for a report: the signal that ended the child
     waited_ms: int | None = None  # for a timeout: how long the collective had waited
     line: str | None = None  # the line that matched a text rule: the best headline
@@ -266,7 +266,7 @@ def failure_sign(event: dict[str, object]) -> FailureSign | None:
                  else None, signal if isinstance(signal, str) else None, message)
     if kind is None:
         return None
-    rank = host = None
+    rank = host = local = None
     reported = None
     if kind.role == REPORT:
         box = _BOX_ROOT.search(message)
@@ -274,7 +274,10 @@ def failure_sign(event: dict[str, object]) -> FailureSign | None:
             host, rank = box.group(1), int(box.group(2))
         else:
             m = _REPORTED_RANK.search(message)
-            rank = _int(*m.groups()) if m else None
+            if m and m.group(5):
+                rank = int(m.group(5))  # mpirun's rank is the job's
+            elif m:
+                local = _int(*m.groups()[:4])  # torch elastic, DeepSpeed, mp.spawn: the node's own numbering
         reported = _reported_signal(message, signal if isinstance(signal, str) else None)
     else:
         m = _PG_RANK.search(message[:4000])
@@ -282,7 +285,8 @@ def failure_sign(event: dict[str, object]) -> FailureSign | None:
     proc = _PROC.match(message)
     waited = _WAITED.search(message) if kind.name == "nccl_timeout" else None
     hit = kind.text.search(message) if kind.text is not None and kind.role != REPORT else None
-    return FailureSign(kind.name, kind.role, rank, host, f"{proc.group(1)} pid={proc.group(2)}" if proc else None,
+    where = f"{proc.group(1)} pid={proc.group(2)}" if proc else (f"local_rank {local}" if local is not None else None)
+    return FailureSign(kind.name, kind.role, rank, host, where,
                        reported if kind.role == REPORT else (signal if isinstance(signal, str) else None),
                        int(waited.group(1)) if waited else None, _line_at(message, hit.start()) if hit else None)
 

@@ -38,7 +38,8 @@ INCIDENT_MAPPINGS = {
         "doc": {"type": "keyword"}, "incident_id": {"type": "keyword"}, "alert_id": {"type": "keyword"},
         "project": {"type": "keyword"}, "task_id": {"type": "keyword"}, "task_key": {"type": "keyword"},
         "severity": {"type": "keyword"}, "summary": {"type": "text"},
-        "opened": _DATE, "last_error": _DATE, "decided": _DATE, "decided_wall": _DATE, "root_time": _DATE,
+        "opened": _DATE, "last_error": _DATE, "decided": _DATE, "decided_wall": _DATE, "last_error_seen": _DATE,
+        "root_time": _DATE,
         "first_collateral_time": _DATE, "blocked_since": _DATE,
         "root_known": {"type": "boolean"}, "root_class": {"type": "keyword"}, "root_role": {"type": "keyword"},
         "root_error_class": {"type": "keyword"}, "root_error_type": {"type": "keyword"},
@@ -54,6 +55,18 @@ INCIDENT_MAPPINGS = {
         "headline": {"type": "text"},
     },
 }
+
+
+def index_templates(alerts_prefix: str, incidents_prefix: str) -> dict[str, dict[str, Any]]:
+    """Index templates for the watch stage's indices (deploy/elasticsearch/index_template/): the same
+    mappings the stage gives an index it creates, for clusters where indices are made by template."""
+    def body(prefix: str, mappings: dict[str, Any], what: str) -> dict[str, Any]:
+        return {"index_patterns": [f"{prefix}*"], "priority": 200,
+                "template": {"settings": {"index": {"number_of_shards": 1}}, "mappings": mappings},
+                "_meta": {"description": f"{what} of the Sluice watch stage, one index per project"}}
+
+    return {"sluice-alerts": body(alerts_prefix, ALERT_MAPPINGS, "Alerts"),
+            "sluice-incidents": body(incidents_prefix, INCIDENT_MAPPINGS, "Job incidents (first failure across ranks)")}
 
 
 def incident_documents(record: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

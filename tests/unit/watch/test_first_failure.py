@@ -222,3 +222,25 @@ def test_a_nan_loss_before_the_first_error_is_its_root(corpus: Path) -> None:
     stale = point("t-nan", oom_at - 20 * MIN, step=100, rank=3, host="n1", loss=float("nan"))
     (later,) = Run().events([stale, *events]).later(events[-1], 3600_000).incidents.values()
     assert later["root_class"] == "cuda_oom", "older than the lookback: not evidence"
+
+
+def test_the_end_of_one_failure_arriving_after_the_start_of_the_next_joins_its_own(corpus: Path) -> None:
+    """A task's events reach the stage through several partitions: run 1's ChildFailedError box (rank 4)
+    may come after run 2's failure line (rank 3)."""
+    events = job_events([real_job(corpus, "accelerate-x2")])
+    boxes = [e for e in events if e["error_class"] and "Root Cause" in e["message"]]
+    second_exit = next(e for e in events if "local_rank: 3" in e["message"])
+    order = [e for e in events if e is not boxes[0]]
+    order.insert(order.index(second_exit) + 1, boxes[0])
+    run = Run().events(order).later(events[-1], 3600_000)
+    got = sorted(run.incidents.values(), key=lambda i: i["opened"])
+    assert [(i["first_rank"], i["collateral_kinds"].get("childfailed_box")) for i in got] == [(4, 1), (3, 1)]
+    assert len(run.raised) == 2
+
+
+def test_torchrun_s_box_names_the_job_s_rank_and_its_line_the_local_one() -> None:
+    (incident,) = run_job(JOBS["oom"]).incidents.values()
+    labels = {t["rank_label"]: t["kind"] for t in incident["timeline"]}
+    assert "oom-node-1:1" not in labels, "the box says rank : 5 (local_rank: 1): it is rank 5's"
+    assert labels["oom-node-1:5"] == "cuda_oom" and labels["oom-node-1:local_rank 1"] == "launcher_exit"
+    assert incident["collateral_kinds"]["childfailed_box"] == 2

@@ -47,7 +47,8 @@ def test_torch_elastic_reports_name_the_killed_rank_and_its_signal(corpus: Path)
     kinds = [s.kind for _, s in found]
     assert kinds.count("launcher_exit") == 2 and kinds.count("childfailed_box") == 2
     exits = [s for _, s in found if s.kind == "launcher_exit"]
-    assert [(s.rank, s.signal) for s in exits] == [(4, "SIGKILL"), (3, "SIGKILL")]
+    assert [(s.rank, s.proc, s.signal) for s in exits] == [(None, "local_rank 4", "SIGKILL"),
+                                                          (None, "local_rank 3", "SIGKILL")]
     boxes = [s for _, s in found if s.kind == "childfailed_box"]
     assert [(s.rank, s.host, s.signal) for s in boxes] == [(4, "r1n2a6000bittensor", "SIGKILL"),
                                                           (3, "r1n2a6000bittensor", "SIGKILL")]
@@ -112,7 +113,7 @@ def test_deepspeed_launcher_exit_names_the_local_rank_and_signal() -> None:
     line = ("[2021-11-21 08:32:07,153] [ERROR] [launch.py:137:sigkill_handler] ['/usr/bin/python', '-u', "
             "'train.py', '--local_rank=3'] exits with return code = -9")
     sign = failure_sign(event(line))
-    assert sign is not None and (sign.kind, sign.rank, sign.signal) == ("launcher_exit", 3, "SIGKILL")
+    assert sign is not None and (sign.kind, sign.proc, sign.signal) == ("launcher_exit", "local_rank 3", "SIGKILL")
 
 
 def test_unclassified_error_lines_count_only_with_the_frameworks_own_words() -> None:
@@ -128,3 +129,10 @@ def test_every_kind_has_a_role_and_a_reason() -> None:
     assert all(role in (ROOT, COLLATERAL, REPORT) and len(why) > 20 for _, role, why in rows)
     assert set(PRECEDENCE) == {name for name, role in ROLES.items() if role == ROOT}, "every root kind ranked"
     assert all(k.text is not None or k.classes or k.signals or k.types is not None for k in KINDS)
+
+
+def test_the_documented_table_is_the_code_s() -> None:
+    doc = (Path(__file__).parents[3] / "docs" / "incidents.md").read_text()
+    rows = [line for line in doc.splitlines() if line.startswith("| `")]
+    documented = [tuple(cell.strip().strip("`") for cell in row.strip("|").split(" | ")) for row in rows]
+    assert documented[:len(rules_table())] == rules_table()
