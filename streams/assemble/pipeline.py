@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -220,7 +221,8 @@ def cap_block(b: Block, max_chars: int) -> None:
 
 
 def _file_lines(path: Path) -> Iterator[bytes]:
-    data = path.read_bytes()
+    """The file's lines; ``-`` is standard input."""
+    data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
@@ -234,8 +236,8 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
                 metadata: SourceMetadata | None = None, **merger_opts) -> Iterator[dict]:
     """Offline mode (``sluice parse FILE...``): yield event dicts (and metric points) per file.
 
-    Each file is one source; envelopes (JSON, CRI) and plain text are detected per line. Kafka
-    coordinates are faked: topic ``"file"``, partition 0, offset = 1-based line number. Times
+    Each file is one source (``-``: standard input); envelopes (JSON, CRI) and plain text are detected
+    per line. Kafka coordinates are faked: topic ``"file"``, partition 0, offset = 1-based line number. Times
     missing from a line default to ``default_ts_ms`` or else the file's modification time.
     Metric points (step-metric lines) are recognisable by their ``metrics`` key. A line's own time is
     believed however old unless ``limits`` say otherwise (``FieldLimits.offline()``).
@@ -245,6 +247,8 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
     limits = limits or FieldLimits.offline()
     for arg in paths:
         path = Path(arg)
+        if default_ts_ms is None and str(path) == "-":
+            raise ValueError("standard input has no modification time: pass default_ts_ms")
         ts = default_ts_ms if default_ts_ms is not None else int(path.stat().st_mtime * 1000)
         merger = MultilineMerger(**merger_opts)
         joiner = PartialJoiner()

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
-from streams.cli.main import settings_of
+from streams.cli.main import require
+from streams.cli.output import emit, output_option
 from streams.config import Settings
-from streams.errors import SluiceError
+from streams.errors import NotFound
 from streams.watch.incident_view import render, summary_line
 
 
@@ -53,41 +53,30 @@ def root_event(es: Any, settings: Settings, record: dict[str, Any]) -> dict[str,
 @click.option("--project", help="the task's project (default: look in every project's incidents)")
 @click.option("--id", "incident_id", help="one incident of the task (default: its latest)")
 @click.option("--all", "list_all", is_flag=True, help="list every incident of the task, newest first")
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@output_option
 @click.pass_context
 def incident(ctx: click.Context, task: str, project: str | None, incident_id: str | None, list_all: bool,
              output: str) -> None:
     """A job's first failure across its ranks: the root cause event whole, the first error of every rank,
-    the collateral. TASK is the task id (or <project>/<task id>)."""
+    the collateral. TASK is the task id (or <project>/<task id>). Exit 5 when the task has no incident."""
     from streams.clients import es_client
 
-    settings = settings_of(ctx)
+    settings = require(ctx, "elasticsearch")
     es = es_client(settings.elasticsearch)
-    try:
-        found = find_incidents(es, settings, task, project, 100 if list_all or incident_id else 1)
-    except Exception as exc:  # the server's or the transport's: one line, and what to check
-        raise SluiceError(f"could not read {incident_index(settings, project)} at {settings.elasticsearch.url}: "
-                          f"{exc}; check that Elasticsearch is up (`sluice stack status`)") from exc
+    found = find_incidents(es, settings, task, project, 100 if list_all or incident_id else 1)
     if incident_id is not None:
         found = [r for r in found if r["incident_id"] == incident_id]
     if not found:
-        raise SluiceError(f"no incident of task {task!r} in {incident_index(settings, project)}"
-                          + (f" with id {incident_id}" if incident_id else "")
-                          + ": the watch stage publishes one once the task has failed and gone quiet "
-                            "(watch.incident_quiet_s)")
+        raise NotFound(f"no incident of task {task!r} in {incident_index(settings, project)} at "
+                       f"{settings.elasticsearch.url}" + (f" with id {incident_id}" if incident_id else "")
+                       + ": the watch stage publishes one once the task has failed and gone quiet "
+                         "(watch.incident_quiet_s)")
     if list_all:
-        if output == "json":
-            click.echo(json.dumps(found, default=str))
-        else:
-            for record in found:
-                click.echo(summary_line(record))
+        emit(output, [summary_line(r) for r in found], found)
         return
     record = found[0]
     event = root_event(es, settings, record)
-    if output == "json":
-        click.echo(json.dumps({"incident": record, "root_event": event}, default=str))
-    else:
-        click.echo(render(record, event))
+    emit(output, [render(record, event)], {"incident": record, "root_event": event})
 
 
 COMMANDS = [incident]

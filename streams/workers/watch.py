@@ -266,7 +266,7 @@ class Router:
 
 
 def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[faust.App, AlertPublisher]:
-    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from streams.clients import registry_client
 
     conf = conf or settings.watch
     faust_consumers()
@@ -286,7 +286,7 @@ def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[fa
         web_enabled=False,
         producer_acks=-1,
     )
-    registry = SchemaRegistryClient({"url": settings.registry.url})
+    registry = registry_client(settings.registry)
     sources = bytes_topic(app, settings.topics.metrics, *[settings.topics.events_topic(p) for p in settings.projects()])
     by_task = bytes_topic(app, conf.by_task_topic(), partitions=conf.partitions)
     task_state = app.Table("task_state", partitions=conf.partitions)
@@ -329,13 +329,16 @@ def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[fa
     async def start_publisher() -> None:
         publisher.start()
 
+    from streams import observability
+
     @app.timer(interval=UPDATE_FLUSH_S)
     async def flush_updates() -> None:
         await publisher.flush_updates()
+        observability.HEALTH.turned()
 
-    from streams import observability
-
-    observability.attach_to_faust(app, settings.observability.port, settings.observability.host)
+    conf_obs = settings.observability
+    observability.HEALTH.stuck_after_s = conf_obs.stuck_after_s
+    observability.attach_to_faust(app, "watch", observability.port_for("watch", conf_obs.port), conf_obs.host)
 
     return app, publisher
 
@@ -344,8 +347,9 @@ def run_watch_worker(settings: Settings, loglevel: str = "info") -> None:
     """Blocking: runs until SIGTERM/SIGINT (Faust's own worker handles the signals)."""
     from faust.worker import Worker
 
-    from streams.logs import faust_logging_config
+    from streams.logs import faust_logging_config, quiet_libraries
 
+    quiet_libraries(loglevel)
     conf = settings.watch
     create_topics(settings, internal_topic_specs(settings, conf))
     app, _publisher = build_app(settings, conf)

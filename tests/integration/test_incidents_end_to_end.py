@@ -174,7 +174,7 @@ def test_sluice_incident_prints_the_root_event_whole_then_the_ranks(stack: Setti
 
         missing = subprocess.run([sys.executable, "-m", "streams.cli", "incident", "no-such-task", "--project",
                                   project], capture_output=True, text=True, cwd=REPO_ROOT, timeout=60, check=False)
-        assert missing.returncode == 1 and "no incident of task 'no-such-task'" in missing.stderr
+        assert missing.returncode == 5 and "no incident of task 'no-such-task'" in missing.stderr
     finally:
         es.indices.delete(index=events_index, ignore_unavailable=True)
         es.indices.delete(index=f"{conf.incidents_index_prefix}{project}", ignore_unavailable=True)
