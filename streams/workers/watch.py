@@ -189,6 +189,9 @@ class AlertPublisher:
                 self.pending_incidents[change.incident["incident_id"]] = change.incident
         if new:
             await self._write_incidents(new)
+            from streams import observability
+
+            observability.OUTPUTS.labels("watch", "incident").inc(len(new))
             for record in new:
                 log.warning("INCIDENT %s %s", record["incident_id"], record["summary"])
 

@@ -244,3 +244,19 @@ def test_torchrun_s_box_names_the_job_s_rank_and_its_line_the_local_one() -> Non
     assert "oom-node-1:1" not in labels, "the box says rank : 5 (local_rank: 1): it is rank 5's"
     assert labels["oom-node-1:5"] == "cuda_oom" and labels["oom-node-1:local_rank 1"] == "launcher_exit"
     assert incident["collateral_kinds"]["childfailed_box"] == 2
+
+
+def test_root_errors_in_the_same_second_are_ordered_by_how_telling_they_are(corpus: Path) -> None:
+    """vLLM stamps whole seconds: a worker's NCCL 'unhandled cuda error' and another's CUDA illegal memory
+    access in the same second; the CUDA error is named, whichever id sorts first or arrives first."""
+    events = [e for e in corpus_events(corpus / "training/vllm_worker_nccl_illegal_memory_watchdog_chained.log",
+                                       "t-tie") if e["error_class"] in ("nccl_error", "cuda_error")][:2]
+    assert [e["error_class"] for e in events] == ["nccl_error", "cuda_error"]
+    nccl, cuda = ({**e, "event_id": i, "timestamp": T0 + ms} for e, i, ms in zip(events, ("a", "b"), (0, 400),
+                                                                                 strict=True))
+    for order in ([nccl, cuda], [cuda, nccl]):
+        (incident,) = Run().events(order).later(nccl, 3600_000).incidents.values()
+        assert (incident["root_class"], incident["root_event_id"]) == ("cuda_error", "b")
+    apart = {**cuda, "timestamp": T0 + 1000}
+    (incident,) = Run().events([nccl, apart]).later(nccl, 3600_000).incidents.values()
+    assert incident["root_class"] == "nccl_error", "a second apart, the earlier is first"
