@@ -260,3 +260,27 @@ def test_root_errors_in_the_same_second_are_ordered_by_how_telling_they_are(corp
     apart = {**cuda, "timestamp": T0 + 1000}
     (incident,) = Run().events([nccl, apart]).later(nccl, 3600_000).incidents.values()
     assert incident["root_class"] == "nccl_error", "a second apart, the earlier is first"
+
+
+def test_an_xid_the_gpu_rules_found_before_the_first_error_is_its_root(corpus: Path) -> None:
+    """The GPU rules' findings (gpu_xid, gpu_ecc) reach the incident by their rule names."""
+    from streams.watch.firstfail import FirstFailure
+    from streams.watch.rules import Finding
+
+    events = corpus_events(corpus_path() / "training/bigscience_tr1-13B_init_then_cuda_oom_at_barrier.log", "t-xid",
+                           rank=2, host="n0")
+    error_at = max(e["timestamp"] for e in events)
+    sample = Observation(kind="metric", ts_ms=error_at - 20_000, project="default", task_id="t-xid",
+                         event_id="gpu-sample", host="n1", rank=6)
+    xid = Finding("gpu_xid", "critical", sample.ts_ms, sample.ts_ms, "XID 79 (GPU has fallen off the bus) on n1 GPU 6")
+    conf = WatchSettings()
+    tracker, store = FirstFailure(conf), MemoryWatchStore(conf)
+    assert tracker.observe(sample, [xid], store) == ([], []), "an XID alone is no job failure"
+    decided = []
+    for obs in [from_record(e) for e in events] + [from_record({**events[-1], "event_id": "later", "timestamp":
+                                                                error_at + 3600_000, "error_class": None,
+                                                                "level": "INFO", "message": "x"})]:
+        decided += tracker.observe(obs, [], store)[0]
+    (record,) = {c.incident["incident_id"]: c.incident for c in decided}.values()
+    assert (record["root_class"], record["first_node"], record["first_rank"]) == ("gpu_xid", "n1", 6)
+    assert record["root_message"].startswith("XID 79")
