@@ -25,16 +25,17 @@ Precursors (NaN loss, XID, ECC findings) are no failure by themselves; kept for
 ``incident_lookback_s``, they join the incident that opens after them as root-role evidence.
 
 State is one dict per task (``<task_key>|first-failure`` in the incidents table); per rank it keeps
-the first evidence and the kinds seen, so a redelivered event changes nothing.
+the first evidence and the kinds seen, so a redelivered event changes nothing. The record and the
+alert made of it are :mod:`streams.watch.incident_record`'s.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
+from streams.watch.incident_record import RULE, decide, died_visibly, label, signature, to_alert
 from streams.watch.incident_rules import COLLATERAL, PRECEDENCE, PRECURSOR_KINDS, REPORT, ROLES, ROOT, reported_kind
 from streams.watch.incidents import AlertChange
 from streams.watch.observation import Observation
@@ -42,10 +43,8 @@ from streams.watch.rules import Finding
 from streams.watch.settings import WatchSettings
 
 KEY_SUFFIX = "|first-failure"
-RULE = "job_failure"  # the alert's rule
 MAX_RANKS = 4096  # per incident; a larger job's further ranks are counted, not listed
 MAX_PRECURSORS = 32
-MAX_EVIDENCE = 200
 
 
 @dataclass(frozen=True)
@@ -65,18 +64,6 @@ def incident_id(project: str, task_key: str, first_event_id: str) -> str:
     return digest.hexdigest()[:24]
 
 
-def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
-
-
-def _duration(ms: int) -> str:
-    sign, ms = ("-" if ms < 0 else ""), abs(ms)
-    s = ms // 1000
-    if s < 60:
-        return f"{sign}{ms / 1000:.1f}s"
-    return f"{sign}{s // 3600}h{s // 60 % 60:02d}m{s % 60:02d}s" if s >= 3600 else f"{sign}{s // 60}m{s % 60:02d}s"
-
-
 # -- evidence ----------------------------------------------------------------------------------------
 
 def evidence_of(obs: Observation) -> dict[str, Any] | None:
@@ -92,19 +79,14 @@ def evidence_of(obs: Observation) -> dict[str, Any] | None:
     else:
         rank = obs.rank if obs.rank is not None else obs.fail_rank
         host = obs.host
-    ev = {"id": obs.event_id, "ts": obs.fail_true_ms, "kind": obs.fail_kind, "role": role, "rank": rank, "host": host,
-          "proc": obs.fail_proc if rank is None else None, "head": obs.headline, "cls": obs.error_class,
-          "type": obs.error_type, "sig": obs.fail_signal or obs.signal, "rep": None, "seen": obs.seen_ms,
-          "waited": obs.waited_ms, "offset": obs.clock_offset_ms}
+    ev: dict[str, Any] = {
+        "id": obs.event_id, "ts": obs.fail_true_ms, "kind": obs.fail_kind, "role": role, "rank": rank, "host": host,
+        "proc": obs.fail_proc if rank is None else None, "head": obs.headline, "cls": obs.error_class,
+        "type": obs.error_type, "sig": obs.fail_signal or obs.signal, "rep": None, "seen": obs.seen_ms,
+        "waited": obs.waited_ms, "offset": obs.clock_offset_ms}
     if role == REPORT:
-        ev["rep"] = reported_kind_of(ev)
+        ev["rep"] = reported_kind(ev["sig"], ev["cls"])
     return ev
-
-
-def reported_kind_of(ev: dict[str, Any]) -> str | None:
-    from streams.watch.incident_rules import FailureSign
-
-    return reported_kind(FailureSign(ev["kind"], ev["role"], ev["rank"], ev["host"], None, ev["sig"]), ev["cls"])
 
 
 def precursor_of(obs: Observation, finding: Finding) -> dict[str, Any] | None:
@@ -114,17 +96,6 @@ def precursor_of(obs: Observation, finding: Finding) -> dict[str, Any] | None:
     return {"id": obs.event_id, "ts": obs.true_ms, "kind": finding.rule, "role": ROOT, "rank": obs.rank,
             "host": obs.host, "proc": None, "head": finding.headline, "cls": None, "type": None, "sig": None,
             "rep": None, "seen": obs.seen_ms, "waited": None, "offset": obs.clock_offset_ms}
-
-
-def label(ev: dict[str, Any]) -> str:
-    """How the timeline names where an error came from: ``node-1:3``, ``node-1:VllmWorkerProcess
-    pid=350``, ``rank 3``, ``node-1``."""
-    where = ev["rank"] if ev["rank"] is not None else ev["proc"]
-    if ev["host"] and where is not None:
-        return f"{ev['host']}:{where}"
-    if where is not None:
-        return f"rank {where}" if ev["rank"] is not None else str(where)
-    return ev["host"] or "?"
 
 
 def _precedence(kind: str) -> int:
@@ -267,137 +238,6 @@ def due(state: dict[str, Any], now_ms: int, conf: WatchSettings) -> bool:
     return closed is not None and now_ms >= closed + retention_ms(conf)
 
 
-# -- the decision ------------------------------------------------------------------------------------
-
-def signature(state: dict[str, Any]) -> str:
-    root = state["root"] or state["report"]
-    if root is None:
-        return "unknown"
-    kind = root["rep"] if root["role"] == REPORT else root["kind"]
-    return f"{kind}|{root['type'] or root['sig'] or ''}"
-
-
-def _collateral(state: dict[str, Any], root_rank: str | None) -> tuple[dict[str, int], int]:
-    """Ranks per collateral (and report) kind, and how many ranks besides the root's had collateral."""
-    kinds: dict[str, int] = {}
-    ranks = 0
-    for name, entry in state["ranks"].items():
-        extra = [k for k in entry["kinds"] if ROLES.get(k, ROOT) != ROOT]
-        for k in extra:
-            kinds[k] = kinds.get(k, 0) + 1
-        if extra and name != root_rank and any(ROLES.get(k) == COLLATERAL for k in extra):
-            ranks += 1
-    return dict(sorted(kinds.items())), ranks
-
-
-def _describe_root(root: dict[str, Any]) -> str:
-    via = root["role"] == REPORT
-    kind = root["rep"] if via else root["kind"]
-    what = kind
-    if kind == "killed" and root["sig"]:
-        what = f"killed by {root['sig']}"
-    elif root["type"] and root["type"] not in (kind,):
-        what = f"{kind} ({root['type']})"
-    where = label(root)
-    text = f"{what} on {where}"
-    if via:
-        text += " (as its launcher reported)"
-    if root["head"] and not via:
-        text += f": {root['head']}"
-    return text
-
-
-def decide(state: dict[str, Any], conf: WatchSettings) -> dict[str, Any]:
-    """The incident record (``sluice.v1.Incident``) of the state as it stands."""
-    root = state["root"] or state["report"]
-    root_rank = label(root) if root else None
-    coll_kinds, coll_ranks = _collateral(state, root_rank)
-    first = state["coll"]
-    timeline = sorted((e["first"] for e in state["ranks"].values()), key=lambda e: (e["ts"], e["id"]))
-    ranks_n = len(state["ranks"]) + state["more_ranks"]
-    if root is not None:
-        kind = root["rep"] if root["role"] == REPORT else root["kind"]
-        headline = f"{state['task_id'] or state['task_key']} failed: {_describe_root(root)}"
-    else:
-        kind = None
-        seen = sorted(coll_kinds.items(), key=lambda kv: -kv[1])
-        what = ", ".join(f"{k} on {n} rank(s)" for k, n in seen) or "errors"
-        since = first["ts"] if first else state["opened_ms"]
-        headline = (f"{state['task_id'] or state['task_key']} failed, root cause unknown: {what} since "
-                    f"{_iso(since)}; no rank reported an error of its own")
-        if state["blocked_ms"] is not None:
-            headline += f" (the first timed-out collective began at {_iso(state['blocked_ms'])})"
-    evidence = ([root["id"]] if root else []) + [e["id"] for e in timeline if not root or e["id"] != root["id"]]
-    return {
-        "incident_id": state["id"], "alert_id": state["alert_id"], "project": state["project"],
-        "task_id": state["task_id"], "task_key": state["task_key"],
-        "opened": state["opened_ms"], "last_error": state["last_ms"], "decided": state["closed_ms"] or state["last_ms"],
-        "decided_wall": state["closed_seen_ms"], "last_error_seen": state["seen_ms"], "summary": headline,
-        "root_known": root is not None,
-        "root_class": kind, "root_role": root["role"] if root else None,
-        "root_error_class": root["cls"] if root else None, "root_error_type": root["type"] if root else None,
-        "root_signal": root["sig"] if root else None, "root_message": root["head"] if root else None,
-        "root_event_id": root["id"] if root else None, "root_time": root["ts"] if root else None,
-        "first_rank": root["rank"] if root else None, "first_node": root["host"] if root else None,
-        "first_process": root["proc"] if root else None,
-        "first_collateral_time": first["ts"] if first else None,
-        "time_to_first_collateral_ms": first["ts"] - root["ts"] if first and root else None,
-        "blocked_since": state["blocked_ms"], "ranks": ranks_n, "collateral_ranks": coll_ranks,
-        "collateral_kinds": coll_kinds,
-        "timeline": [{"rank_label": label(e), "host": e["host"], "rank": e["rank"], "time": e["ts"],
-                      "kind": e["kind"], "role": e["role"], "event_id": e["id"], "headline": e["head"]}
-                     for e in timeline],
-        "evidence": evidence[:MAX_EVIDENCE], "failures": state["failures"],
-        "repeats": state["prev"]["id"] if state.get("prev") and state.get("recurrence") else None,
-        "clock_corrected": any(e["first"].get("offset") for e in state["ranks"].values()),
-        "severity": _severity(state, root, conf),
-    }
-
-
-def _visible(state: dict[str, Any]) -> bool:
-    """Did the job visibly die: a launcher report, or collateral on a rank other than the root's?"""
-    root = state["root"] or state["report"]
-    return bool(_collateral(state, label(root) if root else None)[1]) or any(
-        ROLES.get(k) == REPORT for e in state["ranks"].values() for k in e["kinds"])
-
-
-def _severity(state: dict[str, Any], root: dict[str, Any] | None, conf: WatchSettings) -> str:
-    """Critical when the job visibly died (collateral on other ranks, a launcher report) or its cause is
-    critical on its own; else the severity of the root's error class (a lone exception may be survived)."""
-    if _visible(state):
-        return "critical"
-    if root is None:
-        return "warning"
-    kind = root["rep"] if root["role"] == REPORT else root["kind"]
-    cls = "signal" if kind == "killed" else (root["cls"] or kind)
-    return conf.incident_classes.get(cls, conf.incident_classes.get(kind, "warning"))
-
-
-def to_alert(record: dict[str, Any], count: int = 1) -> dict[str, Any]:
-    """The incident's alert: its first line is the root cause."""
-    lines = [f"[{record['severity']}] {record['summary']}"]
-    if record["collateral_kinds"]:
-        after = record["time_to_first_collateral_ms"]
-        lines.append("collateral: " + ", ".join(f"{k} on {n} rank(s)" for k, n in record["collateral_kinds"].items())
-                     + (f"; first {_duration(after)} after the root" if after is not None else ""))
-    if count > 1:
-        lines.append(f"the task failed this way {count} times")
-    task = record["task_id"] or record["task_key"]
-    lines.append(f"details: sluice incident {task}")
-    details = {"incident_id": record["incident_id"], "task_key": record["task_key"],
-               "root_class": record["root_class"] or "unknown", "ranks": str(record["ranks"]),
-               "collateral_ranks": str(record["collateral_ranks"])}
-    for key in ("first_rank", "first_node", "root_error_type", "root_signal", "root_event_id"):
-        if record[key] is not None:
-            details[key] = str(record[key])
-    return {
-        "alert_id": record["alert_id"], "rule": RULE, "severity": record["severity"],
-        "timestamp": record["decided"], "project": record["project"], "task_id": record["task_id"],
-        "summary": "\n".join(lines), "count": count, "first_seen": record["opened"],
-        "last_seen": record["last_error"], "event_ids": record["evidence"][:50], "details": details,
-    }
-
-
 # -- the tracker -------------------------------------------------------------------------------------
 
 class FirstFailure:
@@ -484,7 +324,7 @@ class FirstFailure:
         state["closed_seen_ms"] = obs.seen_ms
         state["sig"] = signature(state)
         prev = state.get("prev")
-        if prev and prev["sig"] == state["sig"] and prev["closed_ms"] is not None and not _visible(state) and \
+        if prev and prev["sig"] == state["sig"] and prev["closed_ms"] is not None and not died_visibly(state) and \
                 state["opened_ms"] - prev["closed_ms"] < self.conf.cooldown_s * 1000:
             # The same lone error again within the cooldown (a job logging an exception it survives):
             # its own record, the previous alert counted up. A job that visibly died again is a new alert.

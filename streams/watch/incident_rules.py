@@ -238,12 +238,12 @@ def _reported_signal(message: str, signal: str | None) -> str | None:
     return num if num.startswith("SIG") else _SIGNUM.get(num, f"signal {num}")
 
 
-def reported_kind(sign: FailureSign, error_class: str | None) -> str | None:
+def reported_kind(signal: str | None, error_class: str | None) -> str | None:
     """The root-role kind a report stands for, when it names one: a killing signal, else the error
     class of the child's traceback that the report quotes (torchrun's box with an error file)."""
-    if sign.signal in ROOT_SIGNALS:
+    if signal in ROOT_SIGNALS:
         return "killed"
-    if sign.signal in COLLATERAL_SIGNALS:
+    if signal in COLLATERAL_SIGNALS:
         return None
     return {"cuda_oom": "cuda_oom", "cuda_error": "cuda_error"}.get(error_class or "")
 

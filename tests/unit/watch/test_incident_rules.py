@@ -52,7 +52,7 @@ def test_torch_elastic_reports_name_the_killed_rank_and_its_signal(corpus: Path)
     boxes = [s for _, s in found if s.kind == "childfailed_box"]
     assert [(s.rank, s.host, s.signal) for s in boxes] == [(4, "r1n2a6000bittensor", "SIGKILL"),
                                                           (3, "r1n2a6000bittensor", "SIGKILL")]
-    assert all(s.role == REPORT and reported_kind(s, e["error_class"]) == "killed" for e, s in found
+    assert all(s.role == REPORT and reported_kind(s.signal, e["error_class"]) == "killed" for e, s in found
                if s.role == REPORT)
     assert {s.kind for _, s in found if s.role == COLLATERAL} == {"terminated"}, "Sending process ... SIGTERM"
 
