@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from streams.clients import es_client
 from streams.config import Settings
-from streams.watch.summary import summaries
+from streams.watch.summary import incidents_by_root_class, summaries
 
 PAGE = 2000
 RISON_SAFE = "=&(),:'!"  # rison's own punctuation stays as it is in the URL
@@ -116,15 +116,30 @@ def kibana_links(base: str | None, project: str, day: str, tasks: list[str]) -> 
             "tasks": {t: link(f'project : "{project}" and task_id : "{t}"') for t in tasks}}
 
 
+def read_incidents(settings: Settings, day: str, project: str | None = None) -> list[dict[str, Any]]:
+    """The job incidents whose first failure falls in ``day`` (UTC)."""
+    es = es_client(settings.elasticsearch)
+    start, end = day_bounds(day)
+    query = {"bool": {"filter": [{"term": {"doc": "incident"}}, {"range": {"opened": {"gte": start, "lt": end}}}]}}
+    index = f"{settings.watch.incidents_index_prefix}{project or '*'}"
+    hits = es.search(index=index, query=query, size=10_000, allow_no_indices=True,
+                     ignore_unavailable=True)["hits"]["hits"]
+    return [h["_source"] for h in hits]
+
+
 def summarize_day(settings: Settings, day: str, project: str | None = None, top: int = 10,
                   index: bool = False) -> list[dict[str, Any]]:
     folded = [s for s in summaries(list(read_day(settings, day, project)), read_alerts(settings, day, project))
               if s.day == day]
+    incidents = incidents_by_root_class(read_incidents(settings, day, project))
+    empty = {"incidents": 0, "tasks_with_incidents": 0, "incidents_by_root_class": {}}
     reports = []
     for summary in folded:
         tasks = sorted(summary.tasks)
-        reports.append(summary.report(top, seen_before(settings, day, summary.project, tasks),
-                                      kibana_links(settings.watch.report.kibana_url, summary.project, day, tasks)))
+        report = summary.report(top, seen_before(settings, day, summary.project, tasks),
+                                kibana_links(settings.watch.report.kibana_url, summary.project, day, tasks))
+        report.update(incidents.get((report["project"], day), empty))
+        reports.append(report)
     if index and reports:
         es = es_client(settings.elasticsearch)
         for report in reports:

@@ -1,5 +1,5 @@
 """The daily report per project: jobs started, finished and failed (by class), GPU-hours and mean GPU
-utilisation per task, idle incidents, top errors. A pure fold.
+utilisation per task, GPU-idle incidents, top errors, job incidents by root class. A pure fold.
 
 ``DailySummary`` takes LogEvent and MetricPoint dicts (or observations) one at a time, in time order,
 plus the day's alerts (:meth:`DailySummary.add_alert`), and can be merged, so it works over a day's
@@ -226,3 +226,20 @@ def summaries(records: list[dict[str, Any]] | list[Observation],
 def daily_summaries(records: list[dict[str, Any]] | list[Observation], top: int = 10) -> list[dict[str, Any]]:
     """The reports of :func:`summaries`, every task counted as started."""
     return [s.report(top) for s in summaries(records)]
+
+
+def incidents_by_root_class(incidents: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(project, UTC day of the first failure) -> incidents, failed tasks and the count per root class
+    (``unknown`` when only collateral was seen). Each incident once, whatever its updates."""
+    latest = {i["incident_id"]: i for i in incidents}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for record in latest.values():
+        opened = record["opened"]
+        key = (record["project"], day_of(opened if isinstance(opened, int) else int(opened)))
+        entry = out.setdefault(key, {"incidents": 0, "incidents_by_root_class": Counter(), "tasks": set()})
+        entry["incidents"] += 1
+        entry["incidents_by_root_class"][record.get("root_class") or "unknown"] += 1
+        entry["tasks"].add(record.get("task_id") or record["task_key"])
+    return {k: {"incidents": v["incidents"], "tasks_with_incidents": len(v["tasks"]),
+                "incidents_by_root_class": dict(sorted(v["incidents_by_root_class"].items()))}
+            for k, v in out.items()}
