@@ -91,20 +91,7 @@ class WatchEngine:
                     findings.append(found)
 
         if obs.gpu_util_pct is not None or obs.kind == "gpu":
-            rank = store.get_state(obs.rank_key) or {}
-            rank_before = repr(rank)
-            if obs.gpu_util_pct is not None:
-                store.add_utilisation(obs.rank_key, obs.ts_ms, sample_of(obs.gpu_util_pct, obs.ts_ms))
-                found = idle_rule(obs, rank, self.conf, lambda start: store.utilisation(obs.rank_key, start),
-                                  task.get("line_ms"))
-                found = idle_across_gpus(found, obs.rank_key, task) if found else None
-                if found:
-                    findings.append(found)
-            found = ecc_rule(obs, rank, self.conf)
-            if found:
-                findings.append(found)
-            if repr(rank) != rank_before:
-                store.put_state(obs.rank_key, rank)
+            findings += self._gpu_rules(obs, task, store)
         if repr(task) != before:
             store.put_state(obs.task_key, task)  # only changes go to the changelog
 
@@ -119,3 +106,22 @@ class WatchEngine:
             return changes, []
         incidents, alerts = self.first_failure.observe(obs, findings, store)
         return changes + alerts, incidents
+
+    def _gpu_rules(self, obs: Observation, task: dict[str, Any], store: WatchStore) -> list[Finding]:
+        """Idle (windowed, per GPU or rank, one incident per task) and ECC, against the GPU's own state."""
+        findings = []
+        rank = store.get_state(obs.rank_key) or {}
+        before = repr(rank)
+        if obs.gpu_util_pct is not None:
+            store.add_utilisation(obs.rank_key, obs.ts_ms, sample_of(obs.gpu_util_pct, obs.ts_ms))
+            found = idle_rule(obs, rank, self.conf, lambda start: store.utilisation(obs.rank_key, start),
+                              task.get("line_ms"))
+            found = idle_across_gpus(found, obs.rank_key, task) if found else None
+            if found:
+                findings.append(found)
+        found = ecc_rule(obs, rank, self.conf)
+        if found:
+            findings.append(found)
+        if repr(rank) != before:
+            store.put_state(obs.rank_key, rank)
+        return findings

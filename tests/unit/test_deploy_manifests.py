@@ -684,7 +684,7 @@ def test_grafana_dashboard_uses_documented_metrics() -> None:
 
 def test_the_dashboard_has_project_and_task_controls_and_gpu_panels() -> None:
     objects = kibana_objects()
-    (dashboard,) = [o for o in objects if o["type"] == "dashboard"]
+    (dashboard,) = [o for o in objects if o["type"] == "dashboard" and o["id"] == "sluice-training"]
     controls = json.loads(dashboard["attributes"]["controlGroupInput"]["panelsJSON"])
     assert sorted(c["explicitInput"]["fieldName"] for c in controls.values()) == ["project", "task_id"]
     refs = {r["name"]: r["id"] for r in dashboard["references"]}
