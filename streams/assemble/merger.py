@@ -198,6 +198,19 @@ class MultilineMerger:
         """Sources with something open (a source with nothing open costs no memory)."""
         return len(self._src)
 
+    def drop_source(self, sid: str) -> list[Block]:
+        """Forget everything of ``sid`` and return its open blocks (held blank lines included), oldest
+        first: what the caller dead-letters when handling a line of the source failed halfway."""
+        opened = self._src.pop(sid, {})
+        self._last_key.pop(sid, None)
+        out = []
+        for ob in opened.values():
+            b = ob.block
+            for text, _offset, _file_offset in ob.pending:
+                b.texts.append(text)
+            out.append(b)
+        return sorted(out, key=lambda b: (b.first_offset, b.first_index))
+
     # -- internals --------------------------------------------------------------------------
     def _continues(self, ob: _Open, body: str) -> bool:  # noqa: PLR0911, PLR0912 - one flat dispatch: the hot path pays no call per rule
         mode = ob.mode

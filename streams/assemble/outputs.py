@@ -17,6 +17,11 @@ from streams.contracts import schema_text
 CONTRACT_OF_KIND = {"event": "log_event", "metric": "metric_point", "dead_letter": "dead_letter"}
 
 
+def encode_body(out: Output) -> bytes:
+    """The output's Avro body (no wire header): what the Assembler's ``encode`` hook is in the worker."""
+    return body_writer(CONTRACT_OF_KIND[out.kind])(out.value)
+
+
 class OutputEncoder:
     """Output -> (topic, key, value bytes). Schema ids are looked up once per subject."""
 
@@ -47,10 +52,11 @@ class OutputEncoder:
         return sid
 
     def encode(self, out: Output) -> tuple[str, bytes | None, bytes]:
+        """(topic, key, value in the Confluent wire format); the body already written when the
+        Assembler encoded it. The schema id is registry I/O: its failures are not the output's."""
         topic = self.topic_of(out)
-        contract = CONTRACT_OF_KIND[out.kind]
-        header = struct.pack(">bI", 0, self._schema_id(topic, contract))
-        return topic, out.key, header + body_writer(contract)(out.value)
+        header = struct.pack(">bI", 0, self._schema_id(topic, CONTRACT_OF_KIND[out.kind]))
+        return topic, out.key, header + (out.body if out.body is not None else encode_body(out))
 
 
 def registry_schema_lookup(registry: Any, logical_types: bool = True) -> Callable[[int], Any]:

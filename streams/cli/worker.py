@@ -92,8 +92,11 @@ def parse(files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool, idle_
     """The assemble stage offline over FILES: one JSON event per line on stdout.
 
     Plain text, JSON envelopes (Filebeat, Fluent Bit, Vector, docker) and CRI lines are recognised per
-    line. Check how your own logs will come out before shipping them.
+    line. Check how your own logs will come out before shipping them. What the worker would send to the
+    dead-letter topic is printed too, as a dead letter with "kind": "dead_letter" (its reason also on
+    stderr), and parsing goes on: the exit status is 0 unless a file cannot be read.
     """
+    from streams.assemble.outputs import encode_body
     from streams.assemble.pipeline import parse_files
 
     label_map = {}
@@ -103,10 +106,24 @@ def parse(files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool, idle_
             raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--label")
         label_map[key] = value
     out = sys.stdout
+    letters = 0
     for event in parse_files(list(files), labels=label_map, default_ts_ms=int(time.time() * 1000),
-                             include_metrics=metrics, idle_timeout_ms=idle_timeout_ms):
-        out.write(json.dumps(event, ensure_ascii=False, default=str))
+                             include_metrics=metrics, idle_timeout_ms=idle_timeout_ms, encode=encode_body):
+        out.write(json.dumps(event, ensure_ascii=False, default=_json_default))
         out.write("\n")
+        if event.get("kind") == "dead_letter":
+            letters += 1
+            click.echo(f"sluice parse: dead letter ({event['error_type']}): {event['error']}", err=True)
+    if letters:
+        click.echo(f"sluice parse: {letters} dead letter(s) among the outputs; the worker would send them to the "
+                   "dead-letter topic", err=True)
+
+
+def _json_default(value: Any) -> Any:
+    """Bytes (a dead letter's original and key) as text; anything else as its str."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    return str(value)
 
 
 def run_async_worker(run: Any, settings: Any, loglevel: str) -> None:

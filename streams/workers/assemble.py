@@ -39,7 +39,7 @@ from typing import Any
 import faust
 
 from streams import observability as obs
-from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
+from streams.assemble.outputs import OutputEncoder, encode_body, registry_schema_lookup
 from streams.assemble.pipeline import Assembler, Output, RawRecord
 from streams.assemble.route import ProjectRouter
 from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
@@ -49,9 +49,17 @@ from streams.errors import SluiceError
 from streams.faust_bytes import bytes_topic
 from streams.kafka_read import has_record, read_to_end
 from streams.topics import ensure_assemble_state_topic
-from streams.workers.transactions import TransactionAborted, TransactionalWriter, group_metadata
+from streams.workers.transactions import (
+    MAX_MESSAGE_BYTES,
+    TransactionAborted,
+    TransactionalWriter,
+    group_metadata,
+)
 
 log = logging.getLogger(__name__)
+
+# Room left in a message for the key, the wire-format header and the record's own framing.
+OUTPUT_FRAMING_BYTES = 64 * 1024
 
 
 class PartitionState:
@@ -84,7 +92,8 @@ class PartitionState:
 class AssembleStage:
     """Per-partition assemblers, and one transaction per turn for their outputs and offsets."""
 
-    def __init__(self, settings: Settings, registry: Any) -> None:
+    def __init__(self, settings: Settings, registry: Any,
+                 encode: Callable[[Output], bytes] = encode_body) -> None:
         self.settings = settings
         self.conf = settings.assemble
         # Outputs go through librdkafka, not Faust's producer: about one output per input line, and
@@ -95,6 +104,9 @@ class AssembleStage:
         obs.PRODUCERS_ABANDONED.labels("assemble").set_function(lambda: writer.abandoned)
         self.writer = writer
         self.encoder = OutputEncoder(settings, registry)
+        # Each output's Avro body is written inside the Assembler's guarded step: an output that cannot
+        # be encoded is its block's dead letter, not an exception that ends the turn.
+        self.encode = encode
         self.lookup = registry_schema_lookup(registry, logical_types=False)
         self.router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
                                     known=settings.projects())
@@ -115,7 +127,8 @@ class AssembleStage:
 
     def _assembler(self) -> Assembler:
         return Assembler(self.lookup, self.router, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
-                         idle_timeout_ms=self.conf.idle_timeout_ms)
+                         idle_timeout_ms=self.conf.idle_timeout_ms, encode=self.encode,
+                         max_output_bytes=MAX_MESSAGE_BYTES - OUTPUT_FRAMING_BYTES)
 
     def state_of(self, partition: int) -> PartitionState:
         if partition not in self.states:
@@ -189,7 +202,7 @@ class AssembleStage:
             state.committed = committed
             # Stream time restarts from the restored blocks' newest line: from 0, the idle timer's
             # "stream time + quiet time" would never reach them (the fault suite lost 12 blocks so).
-            state.newest_ts_ms = asm.merger.newest_ts()
+            state.newest_ts_ms = asm.newest_ts()
             if committed is not None and self.seek is not None:
                 try:
                     await self.seek(p, committed)
@@ -204,7 +217,12 @@ class AssembleStage:
             obs.OUTPUTS.labels("assemble", kind).inc(n)
         for o in outputs:
             if o.kind == "dead_letter":
-                obs.DEAD_LETTERS.labels("assemble", o.value["error_type"]).inc()
+                letter = o.value
+                obs.DEAD_LETTERS.labels("assemble", letter["error_type"]).inc()
+                if letter["error_type"] == "internal":
+                    headers = letter["headers"]
+                    obs.INTERNAL_ERRORS.labels("assemble", headers.get("step", ""), headers.get("exception", "")).inc()
+                    log.error("%s [%s]", letter["error"], headers.get("traceback", ""))
         for partition, state in self.states.items():
             obs.OPEN_BLOCKS.labels(str(partition)).set(state.assembler.merger.open_count())
 
