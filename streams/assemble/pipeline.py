@@ -3,7 +3,8 @@
 API (what the Faust agent and the CLI call)::
 
     asm = Assembler(schema_lookup=None, router=None, redactor=None,
-                    max_lines=1000, max_bytes=512 * 1024, idle_timeout_ms=5000)
+                    max_lines=1000, max_bytes=512 * 1024, idle_timeout_ms=5000,
+                    encode=None, max_output_bytes=1 << 62, topic="", partition=0)
     asm.feed(record) -> list[Output]          # record: RawRecord or anything with
                                               # .topic .partition .offset .key .value .timestamp_ms
     asm.flush_idle(now_ms) -> list[Output]    # emit blocks idle for idle_timeout_ms (stream or wall time)
@@ -13,10 +14,12 @@ API (what the Faust agent and the CLI call)::
 
     parse_files(paths, labels=None, router=None, default_ts_ms=None) -> Iterator[dict]
 
-``Output(kind, topic, key, value)``: ``kind`` is ``"event"`` (value: a ``sluice.v1.LogEvent`` dict,
+``Output(kind, topic, key, value, body)``: ``kind`` is ``"event"`` (value: a ``sluice.v1.LogEvent`` dict,
 topic ``logs.events.<project>``), ``"metric"`` (a ``sluice.v1.MetricPoint`` dict, ``logs.metrics``)
 or ``"dead_letter"`` (a ``sluice.v1.DeadLetter`` dict, ``logs.dlq``). ``key`` is the event id (or
-the original key for a dead letter), as bytes.
+the original key for a dead letter), as bytes; ``body`` is the value's Avro body when the Assembler
+was given ``encode`` (the worker's body writer), else None. No exception leaves ``feed``,
+``flush_idle`` or ``flush_all``: a failure costs one dead letter (see ``Assembler``).
 
 Use one Assembler per raw-topic partition: offsets are only comparable within a partition. Commit
 only offsets below ``committable_offset()`` after the outputs are acknowledged; after a crash,
@@ -78,7 +81,10 @@ def source_id(key: bytes | None, line: RawLine) -> str:
     if key:
         return key.decode("utf-8", "replace")
     s = line.source
-    return "|".join(str(s.get(k) or "") for k in ("host", "namespace", "pod", "container", "file", "stream"))
+    sid = "|".join(str(s.get(k) or "") for k in ("host", "namespace", "pod", "container", "file", "stream"))
+    if not sid.isascii():  # a JSON envelope's "\ud800" is a lone surrogate: no key or id can hold one
+        sid = sid.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return sid
 
 
 class Assembler:
@@ -99,7 +105,8 @@ class Assembler:
     def __init__(self, schema_lookup: SchemaLookup | None = None, router: ProjectRouter | None = None,
                  *, redactor: Redactor | None = None, max_lines: int = 1000, max_bytes: int = 512 * 1024,
                  idle_timeout_ms: int = 5000, max_partial_bytes: int = 1 << 20,
-                 encode: Callable[[Output], bytes] | None = None, max_output_bytes: int = 1 << 62) -> None:
+                 encode: Callable[[Output], bytes] | None = None, max_output_bytes: int = 1 << 62,
+                 topic: str = "", partition: int = 0) -> None:
         self.schema_lookup = schema_lookup
         self.router = router or ProjectRouter()
         self.redact = redactor or Redactor()
@@ -107,8 +114,10 @@ class Assembler:
         self.joiner = PartialJoiner(max_partial_bytes)
         self.encode = encode
         self.max_output_bytes = max_output_bytes
-        self.topic = ""
-        self.partition = 0
+        # The raw partition (set again by each record): blocks restored after a restart and flushed
+        # before any record is read must still name it, in their ids and coordinates.
+        self.topic = topic
+        self.partition = partition
         self._last_offset: int | None = None
         self._last_ts: dict[str, int] = {}  # source -> time of its last timed event
         self._sid_of_key: dict[bytes, str] = {}
@@ -250,8 +259,9 @@ class Assembler:
         else:
             original, kind, ts = F.text_bytes(texts), "lines", line.ts_ms or (record.timestamp_ms if record else 0)
         key = record.key if record is not None and record.key else sid.encode("utf-8", "surrogatepass")
+        last = record.offset if record is not None else offset
         return self._letter(F.letter(original, key, self.topic, self.partition, first, self._where(first), failure,
-                                     ts, {"original": kind, "lines": str(len(texts))}))
+                                     ts, {"original": kind, "lines": str(len(texts)), "last_offset": str(last)}))
 
     def _letter(self, value: dict) -> Output:
         """A dead letter Output, encoded when the Assembler encodes (cut to fit the message limit)."""

@@ -25,8 +25,13 @@ from streams.assemble.pipeline import Assembler
 VERSION = 1
 
 
+_BLOCK_FIELDS = tuple(f.name for f in dataclasses.fields(Block))
+
+
 def _open_to_dict(ob: _Open) -> dict[str, Any]:
-    return {"block": dataclasses.asdict(ob.block), "mode": ob.mode, "pending": [list(p) for p in ob.pending],
+    # the fields as they are, not dataclasses.asdict: that deep-copies every line of the block first
+    return {"block": {name: getattr(ob.block, name) for name in _BLOCK_FIELDS}, "mode": ob.mode,
+            "pending": [list(p) for p in ob.pending],
             "after_chain": ob.after_chain, "depth": ob.depth, "close": ob.close, "body0": ob.body0,
             "atomic_proc": ob.atomic_proc}
 

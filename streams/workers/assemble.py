@@ -125,14 +125,15 @@ class AssembleStage:
         self.assigned: set[int] | None = None  # raw partitions this worker owns (None: not tracked)
         self.lock = asyncio.Lock()  # the agent and the idle timer both touch the assemblers
 
-    def _assembler(self) -> Assembler:
-        return Assembler(self.lookup, self.router, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
+    def _assembler(self, partition: int) -> Assembler:
+        return Assembler(self.lookup, self.router, topic=self.settings.topics.raw, partition=partition,
+                         max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
                          idle_timeout_ms=self.conf.idle_timeout_ms, encode=self.encode,
                          max_output_bytes=MAX_MESSAGE_BYTES - OUTPUT_FRAMING_BYTES)
 
     def state_of(self, partition: int) -> PartitionState:
         if partition not in self.states:
-            self.states[partition] = PartitionState(self._assembler())
+            self.states[partition] = PartitionState(self._assembler(partition))
         return self.states[partition]
 
     def is_current(self, message: Any) -> bool:
@@ -188,7 +189,7 @@ class AssembleStage:
         for p in sorted(partitions):
             if p in self.states or (self.assigned is not None and p not in self.assigned):
                 continue
-            asm = self._assembler()
+            asm = self._assembler(p)
             committed = None
             if self.load_state is not None:
                 entries, committed = await asyncio.to_thread(self.load_state, p)
