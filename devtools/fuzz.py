@@ -9,7 +9,8 @@ generator on a seeded random stream, no instrumentation) and ``hypothesis``.
 
 Each distinct finding (by signature: kind, step, exception and place) is written once to ``--out`` as
 a crasher file, the format that ``tests/unit/assemble/crashers/`` keeps and CI replays; the report
-at the end counts inputs, time, inputs per second and each finding.
+at the end counts inputs, time, inputs per second and each finding. An input that takes more than
+2 CPU-seconds is a finding too (a pattern a hostile line can stall on would stall a partition).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_OUT = Path(".fuzz")
+SLOW_CPU_S = 2.0  # one input taking this long is a finding: a regex or a loop a hostile line can stall
 
 
 class Campaign:
@@ -41,7 +43,12 @@ class Campaign:
     def one(self, c: Any) -> None:
         run = self.fz.items(c)
         cut = c.integer(0, len(run))
-        for finding in self.fz.check(run, cut):
+        cpu = time.process_time()
+        found = self.fz.check(run, cut)
+        cpu = time.process_time() - cpu
+        if cpu > SLOW_CPU_S:
+            found.append(self.fz.Finding("slow", "an input slower than 2 CPU-seconds", f"{cpu:.1f} s"))
+        for finding in found:
             self.seen[finding.signature] += 1
             if finding.signature not in self.files:
                 path = self.out / self.fz.crasher_name(finding.signature)

@@ -51,12 +51,17 @@ class OutputEncoder:
             sid = self._ids[subject] = int(found.schema_id)
         return sid
 
+    def body(self, out: Output) -> bytes:
+        """The output's Avro body as this worker writes it: the Assembler's ``encode`` hook, so that
+        whatever fails here fails inside the Assembler's guard and costs one dead letter."""
+        return encode_body(out)
+
     def encode(self, out: Output) -> tuple[str, bytes | None, bytes]:
         """(topic, key, value in the Confluent wire format); the body already written when the
         Assembler encoded it. The schema id is registry I/O: its failures are not the output's."""
         topic = self.topic_of(out)
         header = struct.pack(">bI", 0, self._schema_id(topic, CONTRACT_OF_KIND[out.kind]))
-        return topic, out.key, header + (out.body if out.body is not None else encode_body(out))
+        return topic, out.key, header + (out.body if out.body is not None else self.body(out))
 
 
 def registry_schema_lookup(registry: Any, logical_types: bool = True) -> Callable[[int], Any]:

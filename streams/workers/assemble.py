@@ -39,7 +39,7 @@ from typing import Any
 import faust
 
 from streams import observability as obs
-from streams.assemble.outputs import OutputEncoder, encode_body, registry_schema_lookup
+from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Assembler, Output, RawRecord
 from streams.assemble.route import ProjectRouter
 from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
@@ -93,7 +93,7 @@ class AssembleStage:
     """Per-partition assemblers, and one transaction per turn for their outputs and offsets."""
 
     def __init__(self, settings: Settings, registry: Any,
-                 encode: Callable[[Output], bytes] = encode_body) -> None:
+                 encode: Callable[[Output], bytes] | None = None) -> None:
         self.settings = settings
         self.conf = settings.assemble
         # Outputs go through librdkafka, not Faust's producer: about one output per input line, and
@@ -106,7 +106,7 @@ class AssembleStage:
         self.encoder = OutputEncoder(settings, registry)
         # Each output's Avro body is written inside the Assembler's guarded step: an output that cannot
         # be encoded is its block's dead letter, not an exception that ends the turn.
-        self.encode = encode
+        self.encode = encode or self.encoder.body
         self.lookup = registry_schema_lookup(registry, logical_types=False)
         self.router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
                                     known=settings.projects())

@@ -30,7 +30,7 @@ CRASHERS = Path(__file__).parent / "assemble" / "crashers"
 GOOD = [f"2024-05-01 10:00:{i:02d} INFO train.py:12] step {i} done".encode() for i in range(40)]
 
 
-def stage_against(broker: Broker, encode: Any = encode_body) -> AssembleStage:
+def stage_against(broker: Broker, encode: Any = None) -> AssembleStage:
     registry = SimpleNamespace(lookup_schema=lambda *_a, **_k: SimpleNamespace(schema_id=1))
     stage = AssembleStage(Settings(assemble=AssembleSettings(idle_timeout_ms=1000)), registry, encode=encode)
     stage.writer = broker  # type: ignore[assignment]
