@@ -117,6 +117,20 @@ def block_letter(b: Block, topic: str, partition: int, where: str, failure: Fail
                    "labels": clean(json.dumps(b.labels, default=str))})
 
 
+def bare(value: dict, exc: BaseException) -> dict:
+    """The letter reduced to fields that always encode, when the letter itself could not be encoded."""
+    def number(v: object, bits: int) -> int:
+        return v if isinstance(v, int) and -(2 ** (bits - 1)) <= v < 2 ** (bits - 1) else -1
+
+    key = value.get("key")
+    return {"original": b"", "key": key if isinstance(key, bytes) else None, "topic": clean(str(value.get("topic"))),
+            "partition": number(value.get("partition"), 32), "offset": number(value.get("offset"), 64),
+            "stage": STAGE, "error": clean(f"{value.get('error')} (the letter could not be encoded: "
+                                           f"{type(exc).__name__}: {exc}; its original is left out)"),
+            "error_type": clean(str(value.get("error_type"))), "timestamp": max(0, number(value.get("timestamp"), 64)),
+            "attempts": 1, "headers": {"original_cut": "true"}}
+
+
 def holds_line(blocks: list[Block], text: str, offset: int) -> bool:
     """Did a failed merge get as far as adding the line at ``offset`` to one of these blocks?"""
     return any(b.last_offset == offset and text in b.texts for b in blocks)

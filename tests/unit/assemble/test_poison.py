@@ -283,3 +283,16 @@ def test_a_held_partial_line_keeps_its_quiet_time_across_a_restart() -> None:
     assert second.newest_ts() == T0
     assert second.flush_idle(T0 + 4000) == []
     assert [o.value["message"] for o in second.flush_idle(T0 + 5000)] == ["half a line"]
+
+
+def test_a_letter_that_cannot_be_encoded_is_kept_bare() -> None:
+    def encode(out: Output) -> bytes:
+        if out.kind == "dead_letter" and out.value["original"]:
+            raise ValueError("this letter does not encode")
+        return encode_body(out)
+
+    asm = Assembler(encode=encode)
+    (letter,) = asm.feed(record(7, b"\x00\x00\x00\x00\x09garbage", b"k"))  # a schema the registry lacks
+    value = decoded(letter)
+    assert value["original"] == b"" and value["offset"] == 7 and value["error_type"] == "schema_not_found"
+    assert "the letter could not be encoded: ValueError" in value["error"]
