@@ -176,6 +176,11 @@ class AssembleSettings(BaseModel):
     idle_timeout_ms: int = 5000
     max_lines: int = 1000  # a longer block is cut and flagged truncated
     max_bytes: int = 512 * 1024
+    # The largest message the stage writes (an event, a metric point, a dead letter), Kafka's default
+    # broker and topic limit (message.max.bytes, max.message.bytes). A larger output would be refused by
+    # the broker and roll its turn back for ever; it is a `too_large` dead letter instead, and a dead
+    # letter's original is cut to fit. Raise it only with the topics' own limit.
+    max_message_bytes: int = 1_000_000
     # Records handled per turn, and how long a turn waits to fill up (latency vs. per-turn cost). A turn
     # ends early, with its own transaction, once its records hold turn_max_bytes: 2,000 one-line records
     # are one turn (with a transaction per 500 the worker used 9% more CPU per line and drained 12% fewer

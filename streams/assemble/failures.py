@@ -21,6 +21,7 @@ from streams.assemble.lines import Block
 STAGE = "assemble"
 MAX_ERROR_CHARS = 2000  # an exception can quote a whole value (fastavro does): the letter keeps the head
 TRACEBACK_FRAMES = 4
+MAX_KEY_BYTES = 4096  # a letter's key past this is cut (and its length kept in the headers)
 
 # The step a module's code belongs to, for the letters of internal errors.
 STEP_OF_MODULE = {
@@ -94,10 +95,13 @@ def known(step: str, error: str, error_type: str) -> Failure:
 def letter(original: bytes, key: bytes | None, topic: str, partition: int, offset: int, where: str,
            failure: Failure, timestamp_ms: int, headers: dict[str, str] | None = None) -> dict:
     """A ``sluice.v1.DeadLetter`` value."""
+    headers = {**failure.headers, **(headers or {})}
+    if key is not None and len(key) > MAX_KEY_BYTES:  # it is the letter's Kafka key too: twice in the message
+        headers["key_bytes"], key = str(len(key)), key[:MAX_KEY_BYTES]
     return {
         "original": original, "key": key, "topic": topic, "partition": partition, "offset": offset,
         "stage": STAGE, "error": clean(f"{where}: {failure.error}"), "error_type": failure.error_type,
-        "timestamp": timestamp_ms, "attempts": 1, "headers": {**failure.headers, **(headers or {})},
+        "timestamp": timestamp_ms, "attempts": 1, "headers": headers,
     }
 
 

@@ -270,10 +270,8 @@ class Assembler:
             return out
         try:
             body = self.encode(out)
-        except Exception as exc:  # noqa: BLE001 - the letter of a letter would fail alike: keep the error only
-            value = {**value, "original": b"", "error": F.clean(f"{value['error']} (the letter could not be "
-                                                                 f"encoded: {type(exc).__name__}: {exc})"),
-                     "headers": {**value["headers"], "original_cut": "true"}}
+        except Exception as exc:  # noqa: BLE001 - the letter of a letter would fail alike: keep what surely encodes
+            value = F.bare(value, exc)
             out = Output("dead_letter", DLQ_TOPIC, value["key"], value)
             body = self.encode(out)
         if len(body) > self.max_output_bytes:

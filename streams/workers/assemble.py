@@ -58,8 +58,9 @@ from streams.workers.transactions import (
 
 log = logging.getLogger(__name__)
 
-# Room left in a message for the key, the wire-format header and the record's own framing.
-OUTPUT_FRAMING_BYTES = 64 * 1024
+# Room left in a message for the key, the wire-format header and the record's own framing (an event id
+# is a few hundred bytes at most; a dead letter's key is its source's).
+OUTPUT_FRAMING_BYTES = 16 * 1024
 
 
 class PartitionState:
@@ -129,7 +130,7 @@ class AssembleStage:
         return Assembler(self.lookup, self.router, topic=self.settings.topics.raw, partition=partition,
                          max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
                          idle_timeout_ms=self.conf.idle_timeout_ms, encode=self.encode,
-                         max_output_bytes=MAX_MESSAGE_BYTES - OUTPUT_FRAMING_BYTES)
+                         max_output_bytes=min(self.conf.max_message_bytes, MAX_MESSAGE_BYTES) - OUTPUT_FRAMING_BYTES)
 
     def state_of(self, partition: int) -> PartitionState:
         if partition not in self.states:

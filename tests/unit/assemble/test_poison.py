@@ -296,3 +296,12 @@ def test_a_letter_that_cannot_be_encoded_is_kept_bare() -> None:
     value = decoded(letter)
     assert value["original"] == b"" and value["offset"] == 7 and value["error_type"] == "schema_not_found"
     assert "the letter could not be encoded: ValueError" in value["error"]
+
+
+def test_a_letter_of_a_record_with_a_huge_key_fits_too() -> None:
+    limit = 64 * 1024
+    asm = Assembler(encode=encode_body, max_output_bytes=limit)
+    key = b"k" * (200 * 1024)
+    (letter,) = asm.feed(record(0, b"\x00\x00\x00\x00\x07" + b"x" * (100 * 1024), key))
+    assert letter.body is not None and len(letter.body) + len(letter.key or b"") <= limit
+    assert decoded(letter)["headers"]["key_bytes"] == str(len(key))
