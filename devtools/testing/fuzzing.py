@@ -175,11 +175,12 @@ def pick(c: Choices, seq: Sequence[Any]) -> Any:
     return seq[c.integer(0, len(seq) - 1)]
 
 
-def text(c: Choices) -> str:
-    """A line: pieces of real lines, odd text, numbers and random unicode."""
+def text(c: Choices, depth: int = 0) -> str:
+    """A line: pieces of real lines, odd text, numbers and random unicode (and JSON, but not in JSON
+    in JSON: the generator's own work stays bounded)."""
     parts = []
     for _ in range(c.integer(1, 4)):
-        kind = c.integer(0, 9)
+        kind = c.integer(0, 9 if depth < 2 else 8)
         if kind <= 3:
             parts.append(pick(c, CORPUS_LINES))
         elif kind <= 6:
@@ -189,11 +190,11 @@ def text(c: Choices) -> str:
         elif kind == 8:
             parts.append(c.unicode(40))
         else:
-            parts.append(json.dumps(any_json(c, 0)))  # nested JSON in a line
+            parts.append(json.dumps(any_json(c, 0, depth + 1)))  # nested JSON in a line
     return "".join(parts)
 
 
-def any_json(c: Choices, depth: int) -> Any:  # noqa: PLR0911 - one case per JSON type
+def any_json(c: Choices, depth: int, text_depth: int = 0) -> Any:  # noqa: PLR0911 - one case per JSON type
     kind = c.integer(0, 10 if depth < 3 else 6)
     if kind == 0:
         return None
@@ -206,13 +207,13 @@ def any_json(c: Choices, depth: int) -> Any:  # noqa: PLR0911 - one case per JSO
     if kind == 4:
         return pick(c, (0.0, -0.0, 1.5, 1e308, -1e308, 5e-324, float("nan"), float("inf"), float("-inf")))
     if kind in (5, 6):
-        return text(c)
+        return text(c, text_depth)
     if kind == 7:
-        return [any_json(c, depth + 1) for _ in range(c.integer(0, 3))]
+        return [any_json(c, depth + 1, text_depth) for _ in range(c.integer(0, 3))]
     if kind == 8:
-        return {text(c)[:20]: any_json(c, depth + 1) for _ in range(c.integer(0, 3))}
+        return {text(c, text_depth)[:20]: any_json(c, depth + 1, text_depth) for _ in range(c.integer(0, 3))}
     if kind == 9:
-        inner: Any = any_json(c, 3)
+        inner: Any = any_json(c, 3, text_depth)
         for _ in range(c.integer(1, 200)):  # past the parser's depth limit, sometimes
             inner = [inner] if c.integer(0, 1) else {"a": inner}
         return inner
