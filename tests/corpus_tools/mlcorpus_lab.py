@@ -1,0 +1,261 @@
+"""Helpers to cut corpus/wild excerpts and to write/check their labels by hand.
+
+  mlcorpus_lab.py split URL                          test/dev split of a source URL
+  mlcorpus_lab.py text URL NAME < excerpt            write an excerpt taken from elsewhere (search excerpt, read_file)
+  mlcorpus_lab.py jview < literal                    number the lines of a JSON string literal (a search excerpt)
+  mlcorpus_lab.py jcut URL NAME A B < literal        write lines A..B of that excerpt as NAME
+  mlcorpus_lab.py rm NAME                            remove a file and its labels
+  mlcorpus_lab.py show NAME [A B]                    print the file with line numbers and its current labels
+  mlcorpus_lab.py pre NAME                           propose labels (tracebacks, c10 frames, ...): a spec to check by eye
+  mlcorpus_lab.py set NAME SPEC [--notes N]          write labels: SPEC = "12-40:python_traceback 3,5,7-9:ignore ..."
+
+NAME is the file's stem; its split is found from the existing file, or from the URL when cutting.
+"""
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2] / 'corpus' / 'wild'
+
+
+def split_of(url):
+    return 'test' if hashlib.sha256(url.encode()).digest()[0] % 3 == 0 else 'dev'
+
+
+def find(name):
+    for s in ('dev', 'test'):
+        p = ROOT / s / f'{name}.log'
+        if p.exists():
+            return p
+    raise SystemExit(f'no file {name}')
+
+
+def labpath(p):
+    return p.parent / 'labels' / (p.stem + '.json')
+
+
+def write_new(name, url, data: bytes, license_, notes=''):
+    for s in ('dev', 'test'):
+        if (ROOT / s / f'{name}.log').exists():
+            raise SystemExit(f'{name} exists already in {s}')
+    s = split_of(url)
+    (ROOT / s / 'labels').mkdir(parents=True, exist_ok=True)
+    p = ROOT / s / f'{name}.log'
+    p.write_bytes(data)
+    lab = {'source': url, 'notes': notes, 'license': license_, 'events': []}
+    labpath(p).write_text(json.dumps(lab, indent=1, ensure_ascii=False) + '\n')
+    nl = data.count(b'\n')
+    print(f'{p} ({nl} lines, split {s})')
+
+
+def lines_of(p):
+    ls = p.read_bytes().split(b'\n')
+    if ls and ls[-1] == b'':
+        ls.pop()
+    return ls
+
+
+PREFIXES = [
+    re.compile(rb'^\((?:[A-Za-z_][\w.:-]*\s)?(?:[A-Za-z_]+=\S+?,?\s)*pid=\d+(?:, ip=[^)]*)?\)\s?'),
+    re.compile(rb'^\[(?:rank|default)\d+\]:\s?'),
+    re.compile(rb'^\[\d+,\d+\]<std(?:out|err)>:\s?'),
+    re.compile(rb'^(?:ERROR|INFO|WARNING|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.]+:\d+\]\s?'),
+    re.compile(rb'^[\w.-]+\s+\| '),
+    re.compile(rb'^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:,\d+)?(?: [A-Z]+\d*)*\]\s?'),
+]
+
+
+def strip(line):
+    key = b''
+    while True:
+        for rx in PREFIXES:
+            m = rx.match(line)
+            if m and m.end() > 0:
+                pre = m.group(0)
+                k = re.sub(rb'\d\d:\d\d:\d\d(?:\.\d+)?', b'T', pre) if rx is PREFIXES[3] else pre
+                key += k.strip()
+                line = line[m.end():]
+                break
+        else:
+            return key, line
+
+
+def propose(p):
+    ls = lines_of(p)
+    st = [strip(l) for l in ls]
+    used = set()
+    evs = []
+    n = len(ls)
+    i = 0
+    while i < n:
+        key, c = st[i]
+        if c.rstrip() == b'Traceback (most recent call last):' and i not in used:
+            j = i + 1
+            last = i
+            mine = [i]
+            while j < n:
+                k2, c2 = st[j]
+                if k2 != key:
+                    if not ls[j].strip():
+                        j += 1
+                        continue
+                    j += 1
+                    continue
+                if not c2.strip():
+                    j += 1
+                    continue
+                if c2.startswith((b' ', b'\t')) or c2.rstrip() in (
+                        b'Traceback (most recent call last):',
+                        b'During handling of the above exception, another exception occurred:',
+                        b'The above exception was the direct cause of the following exception:') \
+                        or c2.startswith((b'|', b'+-', b'+ ', b'  |', b'  +')):
+                    mine.append(j)
+                    last = j
+                    j += 1
+                    continue
+                # exception line
+                mine.append(j)
+                last = j
+                # chained? look ahead
+                jj = j + 1
+                while jj < n and (not st[jj][1].strip() or st[jj][0] != key):
+                    jj += 1
+                if jj < n and st[jj][1].rstrip() in (
+                        b'During handling of the above exception, another exception occurred:',
+                        b'The above exception was the direct cause of the following exception:'):
+                    j += 1
+                    continue
+                break
+            # header line with same key just before
+            first = i
+            h = i - 1
+            while h >= 0 and not ls[h].strip():
+                h -= 1
+            if h >= 0 and st[h][0] == key and re.search(rb'\.py:\d+\]', key) and st[h][1].strip():
+                first = h
+                mine.insert(0, h)
+            mine = [m for m in mine if m >= first]
+            contiguous = all(st[m][0] == key or not ls[m].strip() for m in range(first, last + 1))
+            if contiguous:
+                evs.append((first + 1, last + 1, None, 'python_traceback'))
+            else:
+                evs.append((None, None, [m + 1 for m in mine], 'python_traceback'))
+            used.update(range(first, last + 1))
+            i = last + 1
+            continue
+        if c.startswith(b'Exception raised from ') or c.startswith(b'Fatal Python error') \
+                or c.startswith(b'terminate called') or b'*** SIGSEGV' in c:
+            evs.append((i + 1, i + 1, None, 'HINT:' + c[:30].decode('utf8', 'replace')))
+        i += 1
+    return evs
+
+
+def fmt(evs):
+    out = []
+    for f, l, lines, k in evs:
+        if lines:
+            out.append(','.join(map(str, lines)) + ':' + k)
+        else:
+            out.append(f'{f}-{l}:{k}')
+    return ' '.join(out)
+
+
+def parse_spec(spec):
+    evs = []
+    for tok in spec.split():
+        rng, kind = tok.rsplit(':', 1)
+        if ',' in rng:
+            nums = []
+            for part in rng.split(','):
+                if '-' in part:
+                    a, b = map(int, part.split('-'))
+                    nums += range(a, b + 1)
+                else:
+                    nums.append(int(part))
+            evs.append({'lines': nums, 'kind': kind})
+        else:
+            a, b = (map(int, rng.split('-')) if '-' in rng else (int(rng), int(rng)))
+            evs.append({'first': a, 'last': b, 'kind': kind})
+    return evs
+
+
+def show(p, a=None, b=None, width=200):
+    ls = lines_of(p)
+    lab = json.loads(labpath(p).read_text()) if labpath(p).exists() else {'events': []}
+    mark = {}
+    for e, ev in enumerate(lab['events']):
+        nums = ev['lines'] if 'lines' in ev else range(ev['first'], ev['last'] + 1)
+        nums = list(nums)
+        for x in nums:
+            tag = f'{e}{ev["kind"][:2]}'
+            if x == nums[0]:
+                tag = '+' + tag
+            elif x == nums[-1]:
+                tag = '-' + tag
+            mark[x] = tag
+    for no, raw in enumerate(ls, 1):
+        if a and (no < a or no > b):
+            continue
+        s = raw.decode('utf8', 'replace')
+        extra = ''
+        if '\r' in s:
+            extra = f' [\\r x{s.count(chr(13))}]'
+            s = s.replace('\r', '⏎')
+        s = s.replace('\t', '→')
+        if len(s) > width:
+            s = s[:width] + f'…(+{len(s) - width})'
+        print(f'{no:4} {mark.get(no, ""):7} {s}{extra}')
+    print('source:', lab.get('source'))
+
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == 'split':
+        print(split_of(sys.argv[2]))
+    elif cmd == 'text':
+        url, name = sys.argv[2:4]
+        data = sys.stdin.buffer.read()
+        if not data.endswith(b'\n'):
+            data += b'\n'
+        write_new(name, url, data, sys.argv[4] if len(sys.argv) > 4 else 'GitHub issue text, quoted for testing')
+    elif cmd == 'jview':
+        # stdin: a JSON string literal (an excerpt as a search answer quotes it); print its lines numbered
+        text = json.loads(sys.stdin.read().strip())
+        for no, l in enumerate(text.split('\n'), 1):
+            print(f'{no:4} {l!r}' if ('\r' in l or '\t' in l) else f'{no:4} {l}')
+    elif cmd == 'jcut':
+        # stdin: a JSON string literal; write its lines A..B (whole lines only) as NAME, source URL
+        url, name, a, b = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+        text = json.loads(sys.stdin.read().strip())
+        ls = text.split('\n')
+        sel = ls[a - 1:b]
+        assert len(sel) == b - a + 1
+        write_new(name, url, ('\n'.join(sel) + '\n').encode('utf8'), 'GitHub issue text, quoted for testing',
+                  'Excerpt of the issue thread as returned by a search index (about 2,000 characters around a match); '
+                  'whole lines only. ')
+    elif cmd == 'rm':
+        p = find(sys.argv[2])
+        labpath(p).unlink()
+        p.unlink()
+    elif cmd == 'show':
+        p = find(sys.argv[2])
+        a, b = (int(sys.argv[3]), int(sys.argv[4])) if len(sys.argv) > 4 else (None, None)
+        show(p, a, b)
+    elif cmd == 'pre':
+        print(fmt(propose(find(sys.argv[2]))))
+    elif cmd == 'set':
+        p = find(sys.argv[2])
+        lab = json.loads(labpath(p).read_text())
+        lab['events'] = parse_spec(sys.argv[3])
+        if '--notes' in sys.argv:
+            lab['notes'] = (lab.get('notes') or '') + sys.argv[sys.argv.index('--notes') + 1]
+        labpath(p).write_text(json.dumps(lab, indent=1, ensure_ascii=False) + '\n')
+        show(p)
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == '__main__':
+    main()
