@@ -124,6 +124,7 @@ class AssembleStage:
         self.load_state: Callable[[int], tuple[dict[bytes, bytes | None], int | None]] | None = None
         self.state_topic = self.conf.state_topic_name()
         self.assigned: set[int] | None = None  # raw partitions this worker owns (None: not tracked)
+        self.internal_seen: dict[tuple[str, str], int] = {}  # internal errors by (step, exception), for the log
         self.lock = asyncio.Lock()  # the agent and the idle timer both touch the assemblers
 
     def _assembler(self, partition: int) -> Assembler:
@@ -223,8 +224,12 @@ class AssembleStage:
                 obs.DEAD_LETTERS.labels("assemble", letter["error_type"]).inc()
                 if letter["error_type"] == "internal":
                     headers = letter["headers"]
-                    obs.INTERNAL_ERRORS.labels("assemble", headers.get("step", ""), headers.get("exception", "")).inc()
-                    log.error("%s [%s]", letter["error"], headers.get("traceback", ""))
+                    cause = (headers.get("step", ""), headers.get("exception", ""))
+                    obs.INTERNAL_ERRORS.labels("assemble", *cause).inc()
+                    seen = self.internal_seen[cause] = self.internal_seen.get(cause, 0) + 1
+                    if seen <= 10 or seen % 1000 == 0:  # a storm of one bug: the counter has the rate
+                        log.error("%s [%s] (%d so far of this kind)", letter["error"], headers.get("traceback", ""),
+                                  seen)
         for partition, state in self.states.items():
             obs.OPEN_BLOCKS.labels(str(partition)).set(state.assembler.merger.open_count())
 
