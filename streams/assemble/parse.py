@@ -21,6 +21,8 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from streams.assemble import jsonlimits
+
 LEVELS = {
     "TRACE": "TRACE", "V": "TRACE", "VERBOSE": "TRACE", "DEBUG": "DEBUG", "D": "DEBUG",
     "INFO": "INFO", "I": "INFO", "NOTICE": "INFO", "INFORMATION": "INFO",
@@ -164,8 +166,8 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:  # noqa: PLR0911, PLR0
         if s.endswith("}"):
             obj = None
             if body.startswith('{"'):
-                try:
-                    obj = json.loads(s)
+                try:  # past the depth or size limits, the parser would recurse to death: then it is text
+                    obj = json.loads(s) if jsonlimits.violation(s) is None else None
                 except ValueError:
                     obj = None
                 p.fmt = "json"

@@ -30,6 +30,8 @@ GOOD = [f"2024-05-01 10:00:{i:02d} INFO train.py:12] step {i} done" for i in ran
 POISON = {  # name: (record value, the error type of its dead letter while the field or envelope bug lasts)
     "deeply_nested_json": (b'{"a":' * 5000, "json_limits"),
     "deeply_nested_closed_json": (b'{"a":' * 5000 + b"1" + b"}" * 5000, "json_limits"),
+    # nested in an envelope's line, the line parser meets it: past the limits it is not parsed, a text event
+    "deeply_nested_json_in_a_line": (json.dumps({"log": '{"a":' * 3000 + "1" + "}" * 3000 + "\n"}).encode(), ""),
     "step_beyond_long": (b'{"step": 9223372036854775808}', "internal"),
     "megatron_iteration_beyond_long": (b"iteration 99999999999999999999999/ 5 | consumed samples: 8 | "
                                        b"lm loss: 1.0E+00 |", "internal"),
@@ -104,6 +106,8 @@ def test_a_poison_record_is_one_output_and_the_good_ones_come_out(name: str, sha
             assert letter["original"] == value
     else:  # the parser or the envelope decoder has been taught this input: then it is one whole event
         assert poisoned.kind == "event" and poisoned.value["raw"]["last_offset"] == 3
+    if not error_type:
+        assert poisoned.kind == "event", "nothing in it is bad data: it must be an event"
 
 
 def test_deeply_nested_json_is_refused_before_the_parser_sees_it() -> None:
