@@ -214,7 +214,7 @@ def any_json(c: Choices, depth: int, text_depth: int = 0) -> Any:  # noqa: PLR09
         return {text(c, text_depth)[:20]: any_json(c, depth + 1, text_depth) for _ in range(c.integer(0, 3))}
     if kind == 9:
         inner: Any = any_json(c, 3, text_depth)
-        for _ in range(c.integer(1, 200)):  # past the parser's depth limit, sometimes
+        for _ in range(pick(c, (c.integer(1, 200), 1100, 1500))):  # past the depth limit and Python's stack
             inner = [inner] if c.integer(0, 1) else {"a": inner}
         return inner
     return pick(c, TIME_TEXT)
