@@ -188,10 +188,17 @@ def text(c: Choices, depth: int = 0) -> str:
         elif kind == 7:
             parts.append(pick(c, NUMBER_TEXT))
         elif kind == 8:
-            parts.append(c.unicode(40))
+            parts.append(c.unicode(40) if c.integer(0, 3) else deep_json_text(c))
         else:
             parts.append(json.dumps(any_json(c, 0, depth + 1)))  # nested JSON in a line
     return "".join(parts)
+
+
+def deep_json_text(c: Choices) -> str:
+    """JSON nested past Python's own stack (a parser recurses once per level), closed or not."""
+    n = pick(c, (150, 1100, 1500, 5000))
+    opening, closing = pick(c, (("[", "]"), ('{"a":', "}")))
+    return '{"k": ' + opening * n + "1" + closing * n * c.integer(0, 1) + "}"
 
 
 def any_json(c: Choices, depth: int, text_depth: int = 0) -> Any:  # noqa: PLR0911 - one case per JSON type
@@ -212,10 +219,11 @@ def any_json(c: Choices, depth: int, text_depth: int = 0) -> Any:  # noqa: PLR09
         return [any_json(c, depth + 1, text_depth) for _ in range(c.integer(0, 3))]
     if kind == 8:
         return {text(c, text_depth)[:20]: any_json(c, depth + 1, text_depth) for _ in range(c.integer(0, 3))}
-    if kind == 9:
+    if kind == 9:  # past the depth limit, sometimes (json.dumps itself stops short of Python's stack)
         inner: Any = any_json(c, 3, text_depth)
-        for _ in range(pick(c, (c.integer(1, 200), 1100, 1500))):  # past the depth limit and Python's stack
-            inner = [inner] if c.integer(0, 1) else {"a": inner}
+        as_list = c.integer(0, 1) == 1
+        for _ in range(c.integer(1, 200)):
+            inner = [inner] if as_list else {"a": inner}
         return inner
     return pick(c, TIME_TEXT)
 
