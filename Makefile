@@ -5,14 +5,17 @@ VENV   ?= .venv
 PYTHON ?= python3.11
 # Developer tools (local stack, demo, benches) run from the checkout; the wheel does not ship them.
 DEV    := $(VENV)/bin/python -m devtools
+# Versions come from the lock files (hashes included), so every install resolves the same packages.
+LOCK_ARGS := --universal --python-version 3.11 --generate-hashes
 
-.PHONY: demo test install up down status lint
+.PHONY: demo test install up down status lint lock agents
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml requirements-dev.lock
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[dev]'
+	$(VENV)/bin/pip install -q --require-hashes -r requirements-dev.lock
+	$(VENV)/bin/pip install -q --no-deps -e .
 	touch $@
 
 install: $(VENV)/.installed
@@ -29,9 +32,20 @@ status:
 demo: up
 	$(DEV) demo
 
-test: up
+# The real agents the integration tests run: rsyslog (apt-get) and an OpenTelemetry Collector
+# (built once into the stack directory from the Go module proxy).
+agents: install
+	$(DEV) agents install
+
+test: up agents
 	$(VENV)/bin/pytest
 
 lint: install
-	$(VENV)/bin/ruff check streams tests
+	$(VENV)/bin/ruff check streams tests devtools
 	$(VENV)/bin/mypy
+
+# After changing the dependencies in pyproject.toml: resolve again and commit both lock files.
+lock: install
+	$(VENV)/bin/pip install -q uv
+	$(VENV)/bin/uv pip compile pyproject.toml $(LOCK_ARGS) -o requirements.lock
+	$(VENV)/bin/uv pip compile pyproject.toml --extra dev $(LOCK_ARGS) -o requirements-dev.lock

@@ -62,14 +62,17 @@ def _clean_environment(extra: dict[str, str]) -> Iterator[None]:
         os.environ.update(saved)
 
 
-def k8s_settings() -> Any:
-    """``Settings`` as a pod of deploy/k8s/ loads them (the ConfigMap's sluice.yaml, no environment)."""
+def k8s_settings(stage: str | None = None) -> Any:
+    """``Settings`` as a pod of deploy/k8s/ loads them: the ConfigMap's sluice.yaml, plus the literal
+    ``SLUICE_*`` environment of ``stage``'s Deployment when one is named."""
     from streams.config import load_settings
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "sluice.yaml"
         path.write_text(configmap_yaml())
-        with _clean_environment({"SLUICE_CONFIG": str(path)}):
+        env = stage_env(stage, "SLUICE_") if stage else {}
+        env.pop("SLUICE_CONFIG", None)
+        with _clean_environment({"SLUICE_CONFIG": str(path), **env}):
             return load_settings()
 
 
@@ -82,24 +85,15 @@ def stage_env(stage: str, prefix: str) -> dict[str, str]:
 
 
 def hot_settings() -> Any:
-    from streams.sinks.elasticsearch.settings import HotSinkSettings
-
-    with _clean_environment(stage_env("hot", HotSinkSettings.model_config["env_prefix"])):
-        return HotSinkSettings()
+    return k8s_settings("hot").hot
 
 
 def cold_settings() -> Any:
-    from streams.sinks.objectstore.settings import ColdSinkSettings
-
-    with _clean_environment(stage_env("cold", ColdSinkSettings.model_config["env_prefix"])):
-        return ColdSinkSettings()
+    return k8s_settings("cold").cold
 
 
 def watch_settings() -> Any:
-    from streams.watch.settings import WatchSettings
-
-    return WatchSettings.model_validate({k.removeprefix("SLUICE_WATCH__").lower(): v
-                                         for k, v in stage_env("watch", "SLUICE_WATCH__").items()})
+    return k8s_settings("watch").watch
 
 
 # -- Strimzi topics ------------------------------------------------------------------------------------
@@ -172,8 +166,8 @@ def lifecycle_document() -> dict[str, Any]:
 # -- Kibana ----------------------------------------------------------------------------------------------
 
 DATA_VIEWS = {
-    "sluice-logs": {"title": "logs-*", "name": "Sluice training logs", "timeFieldName": "timestamp"},
-    "sluice-metrics": {"title": "metrics-*", "name": "Sluice step metrics", "timeFieldName": "timestamp"},
+    "sluice-logs": {"title": "sluice-logs-*", "name": "Sluice training logs", "timeFieldName": "timestamp"},
+    "sluice-metrics": {"title": "sluice-metrics-*", "name": "Sluice step metrics", "timeFieldName": "timestamp"},
 }
 
 # One column of a Lens layer: (id, operation, field, extra params). Field None = count of documents.

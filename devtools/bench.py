@@ -2,7 +2,8 @@
 
 Each part is one of the existing scripts, run as a subprocess (so a part's imports, event loop and
 garbage cannot skew the next) on the local stack; this module only runs them, collects their figures
-and writes ``bench-results/report.md`` with the ratios first, the raw numbers and the plots after.
+and writes ``bench-results/report.md`` with the ratios first, the raw numbers and the plots after, and the
+new figures into ``docs/benchmarks.md`` (:mod:`devtools.benchdoc`).
 
 Parts: ``core`` (the pure assemble core, this tree against a git ref, alternating rounds), ``assemble``
 (one worker process, real Kafka in and out), ``peer`` (rsyslog on the same lines, and the worker with
@@ -199,7 +200,7 @@ def render(results: dict[str, Any], cmd: str, started: str, elapsed_s: float) ->
                      f"**{now['per_cpu_s'] / base['per_cpu_s']:.2f}** | faster | {now['per_cpu_s']:,.0f} vs "
                      f"{base['per_cpu_s']:,.0f} |")
     if core:
-        lines.append(f"| assemble core / Fluent Bit's multiline parser (128,000 lines per CPU-second, DESIGN.md) | "
+        lines.append(f"| assemble core / Fluent Bit's multiline parser (128,000 lines per CPU-second) | "
                      f"{core['now']['per_cpu_s'] / 128_000:.2f} | 1.0 | {core['now']['per_cpu_s']:,.0f} |")
     peer = r.get("peer")
     if peer and "sluice" in peer:
@@ -277,10 +278,13 @@ def render(results: dict[str, Any], cmd: str, started: str, elapsed_s: float) ->
 @click.option("--cold-events", type=int, default=None, help="cold sink events (default 60000, quick 20000)")
 @click.option("--cold-latency-ms", type=int, default=10, show_default=True,
               help="the cold bench again with the store behind this latency each way (Toxiproxy; 0: loopback only)")
+@click.option("--docs/--no-docs", "update_docs", default=True, show_default=True,
+              help="write the new figures into docs/benchmarks.json and docs/benchmarks.md (never with --quick)")
 def bench(only: str, skip_parts: str, quick: bool, baseline_ref: str, passes: int | None, rounds: int | None,
           batch_lines: int, hot_skip: str, burst_s: float | None, cold_events: int | None,
-          cold_latency_ms: int) -> None:
-    """Benchmarks side by side in one run -> bench-results/report.md (ratios, raw numbers, plots)."""
+          cold_latency_ms: int, update_docs: bool) -> None:
+    """Benchmarks side by side in one run -> bench-results/report.md (ratios, raw numbers, plots), and the
+    figures of docs/benchmarks.md."""
     chosen = [p for p in filter(None, only.split(",")) if p not in set(skip_parts.split(","))]
     unknown = set(chosen) - set(PARTS)
     if unknown:
@@ -315,5 +319,10 @@ def bench(only: str, skip_parts: str, quick: bool, baseline_ref: str, passes: in
     (OUT / "report.json").write_text(json.dumps(results, indent=1, default=str))
     click.echo(text)
     click.echo(f"\nwritten: {OUT / 'report.md'}", err=True)
+    if update_docs and not quick:
+        from devtools.benchdoc import PAGE, refresh
+
+        changed = refresh(results, cmd.strip())
+        click.echo(f"written: {PAGE} ({', '.join(changed) or 'no figure measured'})", err=True)
 
 

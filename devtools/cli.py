@@ -1,4 +1,5 @@
-"""``python -m devtools``: the developer's commands (local stack, demo, benchmarks), run from a checkout.
+"""``python -m devtools``: the developer's commands (local stack, demo, benchmarks, generated docs), run from a
+checkout.
 
 None of this is in the ``sluice`` wheel: it installs and starts servers, reads the corpus under
 ``corpus/`` and measures the product; the product's own commands are ``sluice ...``.
@@ -6,19 +7,22 @@ None of this is in the ``sluice`` wheel: it installs and starts servers, reads t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from devtools.bench import bench
 from devtools.demo import run_demo
 from devtools.stack import manager
-from streams.cli.main import SluiceGroup, settings_of
+from streams.cli.main import CONTEXT_SETTINGS, CliState, SluiceGroup, child_environment, global_options, settings_of
 
 
-@click.group(cls=SluiceGroup)
+@click.group(cls=SluiceGroup, context_settings=CONTEXT_SETTINGS)
+@global_options
 @click.pass_context
-def main(ctx: click.Context) -> None:
-    """Sluice developer tools: the local stack, the demo and the benchmarks."""
-    ctx.obj = None
+def main(ctx: click.Context, config: Path | None, log_format: str | None) -> None:
+    """Sluice developer tools: the local stack, the demo, the benchmarks and the generated reference."""
+    ctx.obj = CliState(config, log_format)
 
 
 @main.group()
@@ -71,8 +75,39 @@ def status(ctx: click.Context) -> None:
 @click.pass_context
 def demo(ctx: click.Context) -> None:
     """Run the pipeline on a real burst from the corpus (needs `python -m devtools stack up`)."""
-    run_demo(settings_of(ctx), say=click.echo)
+    run_demo(settings_of(ctx), say=click.echo, child_env=child_environment(ctx))
 
+
+
+@main.command(name="config-reference")
+@click.option("--check", is_flag=True, help="exit 1 if a file is stale, writing nothing")
+def config_reference(check: bool) -> None:
+    """Regenerate deploy/sluice.reference.yaml and docs/configuration.md from the settings models."""
+    from devtools.config_reference import stale_files, write_files
+
+    if check:
+        stale = stale_files()
+        for path in stale:
+            click.echo(f"stale: {path} (run `python -m devtools config-reference`)", err=True)
+        raise SystemExit(1 if stale else 0)
+    for path in write_files():
+        click.echo(f"wrote {path}")
 
 
 main.add_command(bench)
+
+
+@main.group()
+def agents() -> None:
+    """The real node agents the integration tests run (rsyslog, the OpenTelemetry Collector)."""
+
+
+@agents.command("install")
+@click.pass_context
+def agents_install(ctx: click.Context) -> None:
+    """rsyslog with omkafka (apt-get, when missing) and the collector (built once into the stack dir)."""
+    from devtools.agents.install import ensure_otelcol, ensure_rsyslog
+
+    settings = settings_of(ctx)
+    click.echo(f"rsyslogd: {ensure_rsyslog(click.echo)}")
+    click.echo(f"otelcol: {ensure_otelcol(settings.stack.dir, click.echo)}")

@@ -139,7 +139,8 @@ def check_workers() -> None:
             raise SluiceError(f"the {stage} worker exited with code {proc.returncode}; read {log}")
 
 
-def run_demo(settings: Settings, say: Callable[[str], None] = print) -> None:
+def run_demo(settings: Settings, say: Callable[[str], None] = print, child_env: dict[str, str] | None = None) -> None:
+    """``child_env``: what every worker process gets besides its own settings (``--config``, ``--log-format``)."""
     from streams.assemble.pipeline import parse_files
     from streams.contracts import register_all
     from streams.topics import create_topics
@@ -160,14 +161,15 @@ def run_demo(settings: Settings, say: Callable[[str], None] = print) -> None:
     want_metrics = len(offline) - want_events
     logs = settings.stack.dir / "logs"
     ports = {stage: free_port() for stage in ("assemble", "hot", "cold", "watch")}
+    base_env = child_env or {}
     workers = [
-        start_worker("assemble", logs, {"SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": "2000",
+        start_worker("assemble", logs, {**base_env, "SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": "2000",
                                         "SLUICE_OBSERVABILITY__PORT": str(ports["assemble"])}),
-        start_worker("hot", logs, {"SLUICE_OBSERVABILITY__PORT": str(ports["hot"])}),
+        start_worker("hot", logs, {**base_env, "SLUICE_OBSERVABILITY__PORT": str(ports["hot"])}),
         # A quiet partition's open objects are cut after this many seconds (the cut is recorded first).
-        start_worker("cold", logs, {"SLUICE_COLD__IDLE_FLUSH_S": "3",
+        start_worker("cold", logs, {**base_env, "SLUICE_COLD__IDLE_FLUSH_S": "3",
                                     "SLUICE_OBSERVABILITY__PORT": str(ports["cold"])}),
-        start_worker("watch", logs, {"SLUICE_OBSERVABILITY__PORT": str(ports["watch"])}),
+        start_worker("watch", logs, {**base_env, "SLUICE_OBSERVABILITY__PORT": str(ports["watch"])}),
     ]
     try:
         unique = show_assemble(settings, say, host, sent, want_events, want_metrics, logs)
@@ -217,11 +219,11 @@ def show_assemble(settings: Settings, say: Callable[[str], None], host: str, sen
 
 def show_hot(settings: Settings, say: Callable[[str], None], host: str, want: int, logs: Path) -> None:
     project = settings.routing.default_project
-    in_es = wait_for(lambda: es_count(settings, f"logs-{project}-*", host), lambda n: n >= want, 120)
-    metrics_in_es = es_count(settings, f"metrics-{project}-*", host)
-    say(f"3. hot sink: {in_es} events in Elasticsearch (logs-{project}-*) and {metrics_in_es} metric points "
-        f"(metrics-{project}-*), _id = event_id")
-    say(f"   look: curl '{settings.elasticsearch.url}/logs-{project}-*/_search?q=error_class:cuda_oom"
+    in_es = wait_for(lambda: es_count(settings, f"sluice-logs-{project}-*", host), lambda n: n >= want, 120)
+    metrics_in_es = es_count(settings, f"sluice-metrics-{project}-*", host)
+    say(f"3. hot sink: {in_es} events in Elasticsearch (sluice-logs-{project}-*) and {metrics_in_es} metric points "
+        f"(sluice-metrics-{project}-*), _id = event_id")
+    say(f"   look: curl '{settings.elasticsearch.url}/sluice-logs-{project}-*/_search?q=error_class:cuda_oom"
         f"%20AND%20source.host:{host}&pretty'")
     if in_es < want:
         raise SluiceError(f"only {in_es} of {want} events reached Elasticsearch in 120 s; "

@@ -1,20 +1,27 @@
-"""Typed configuration: one YAML file plus environment overrides.
+"""Typed configuration: one YAML file plus environment overrides, for every stage.
 
-Resolution order (later wins): defaults declared here, the YAML file (``$SLUICE_CONFIG``, else
-``./sluice.yaml`` when present), then environment variables ``SLUICE_<SECTION>__<FIELD>``
-(for example ``SLUICE_KAFKA__BOOTSTRAP_SERVERS=broker:9092``). Secrets are ``SecretStr``
-so they never print.
+Resolution order (later wins): the defaults declared here, the YAML file (``sluice --config PATH``, else
+``$SLUICE_CONFIG``, else ``./sluice.yaml`` when present), then environment variables
+``SLUICE_<SECTION>__<FIELD>`` (for example ``SLUICE_KAFKA__BOOTSTRAP_SERVERS=broker:9092``; ``__`` nests
+further: ``SLUICE_ROUTING__PROJECTS__LLM__RETENTION_DAYS=14``). Unknown keys and unknown ``SLUICE_*``
+variables are errors that name the nearest valid setting. Secrets are ``SecretStr``: they never print.
+
+Every field's ``description`` is its documentation: ``deploy/sluice.reference.yaml`` and
+``docs/configuration.md`` are generated from it (``python -m devtools config-reference``).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, create_model, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -22,12 +29,20 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from streams.assemble.fields import FieldLimits
+from streams.assemble.metadata import DEFAULT_KEYS
+from streams.config_base import Section
+from streams.config_check import unknown_environment, unknown_key_hint
 from streams.errors import ConfigError
+from streams.ship.settings import ShipSettings
 from streams.sinks.elasticsearch.settings import HotSinkSettings
 from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.watch.settings import WatchSettings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+ENV_PREFIX = "SLUICE_"
+# The configuration file given on the command line (`sluice --config PATH`), for this context only.
+_CONFIG_FILE: ContextVar[Path | None] = ContextVar("sluice_config_file", default=None)
 
 
 def secrets_from_files(model: BaseModel, pairs: dict[str, str]) -> None:
@@ -53,15 +68,27 @@ def secrets_from_files(model: BaseModel, pairs: dict[str, str]) -> None:
         object.__setattr__(model, field, SecretStr(text))
 
 
-class KafkaSettings(BaseModel):
-    # Loopback port away from 9092 so the local stack does not collide with a real broker.
-    bootstrap_servers: str = "127.0.0.1:19092"
-    security_protocol: str = "PLAINTEXT"
-    sasl_mechanism: str | None = None
-    sasl_username: str | None = None
-    sasl_password: SecretStr | None = None
-    sasl_password_file: Path | None = None  # the password read from a file (a mounted secret)
-    ssl_cafile: str | None = None
+class KafkaSettings(Section):
+    """The Kafka cluster every stage reads from and writes to."""
+
+    bootstrap_servers: str = Field(
+        default="127.0.0.1:19092",
+        description="Comma-separated host:port list of brokers. The default is the local stack's loopback port, "
+                    "away from 9092 so that it never collides with a real broker.")
+    security_protocol: str = Field(
+        default="PLAINTEXT", description="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.",
+        examples=["SASL_SSL"])
+    sasl_mechanism: str | None = Field(
+        default=None, description="SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512); unset: no SASL.",
+        examples=["SCRAM-SHA-512"])
+    sasl_username: str | None = Field(default=None, description="SASL user name.")
+    sasl_password: SecretStr | None = Field(
+        default=None, description="SASL password. Secret: never printed; prefer sasl_password_file or the environment.")
+    sasl_password_file: Path | None = Field(
+        default=None, description="A file holding the SASL password (a mounted secret), read once at start; a trailing "
+                          "newline is dropped. Setting it and sasl_password to different values is an error.")
+    ssl_cafile: str | None = Field(
+        default=None, description="CA certificate file that verifies the brokers; unset: the system's CAs.")
 
     @model_validator(mode="after")
     def _read_secret_files(self) -> KafkaSettings:
@@ -83,22 +110,35 @@ class KafkaSettings(BaseModel):
         return conf
 
 
-class RegistrySettings(BaseModel):
-    # Apicurio's Confluent-compatible API lives under /apis/ccompat/v7.
-    url: str = "http://127.0.0.1:18081/apis/ccompat/v7"
-    # Backward-transitive: a new reader must read every older writer's data (replays go back days).
-    compatibility: str = "BACKWARD_TRANSITIVE"
+class RegistrySettings(Section):
+    """The schema registry (Confluent API) that holds the Avro contracts."""
+
+    url: str = Field(
+        default="http://127.0.0.1:18081/apis/ccompat/v7",
+        description="Base URL of a Confluent-compatible registry API (Confluent Schema Registry, Karapace, or "
+                    "Apicurio under /apis/ccompat/v7).")
+    compatibility: str = Field(
+        default="BACKWARD_TRANSITIVE",
+        description="Compatibility level set on every subject Sluice registers. Backward-transitive: a new reader "
+                    "must read every older writer's data, because a replay can go back to the start of the raw "
+                    "topic's retention.")
 
 
-class ElasticsearchSettings(BaseModel):
-    url: str = "http://127.0.0.1:19200"
-    username: str | None = None
-    password: SecretStr | None = None
-    api_key: SecretStr | None = None  # the base64 "id:key" that `_security/api_key` returns as "encoded"
-    password_file: Path | None = None
-    api_key_file: Path | None = None
-    ca_certs: str | None = None
-    request_timeout_s: float = 30.0
+class ElasticsearchSettings(Section):
+    """The Elasticsearch cluster of the hot tier (8.x or 9.x)."""
+
+    url: str = Field(default="http://127.0.0.1:19200", description="Base URL of the cluster (http:// or https://).")
+    username: str | None = Field(default=None, description="User for basic authentication; unset: none.")
+    password: SecretStr | None = Field(
+        default=None, description="Password of username. Secret: prefer password_file or the environment.")
+    api_key: SecretStr | None = Field(
+        default=None, description="An API key instead of a user: the base64 'id:key' that _security/api_key returns as "
+                          "'encoded'. Secret.")
+    password_file: Path | None = Field(default=None, description="A file holding the password (a mounted secret).")
+    api_key_file: Path | None = Field(default=None, description="A file holding the API key (a mounted secret).")
+    ca_certs: str | None = Field(
+        default=None, description="CA certificate file for an https URL; unset: the system's CAs.")
+    request_timeout_s: float = Field(default=30.0, description="Timeout of one request, in seconds.")
 
     @model_validator(mode="after")
     def _read_secret_files(self) -> ElasticsearchSettings:
@@ -106,14 +146,23 @@ class ElasticsearchSettings(BaseModel):
         return self
 
 
-class ObjectStoreSettings(BaseModel):
-    endpoint_url: str = "http://127.0.0.1:19000"
-    region: str = "us-east-1"
-    access_key_id: str = "sluice"
-    secret_access_key: SecretStr = SecretStr("sluice-local-secret")
-    secret_access_key_file: Path | None = None
-    ca_bundle: str | None = None  # CA file that verifies an https endpoint; None = the system's CAs
-    default_bucket: str = "sluice-cold"
+class ObjectStoreSettings(Section):
+    """The S3-compatible object store of the cold tier (AWS S3, MinIO, Ceph, S3Proxy)."""
+
+    endpoint_url: str = Field(
+        default="http://127.0.0.1:19000", description="S3 endpoint URL; for AWS, https://s3.<region>.amazonaws.com.")
+    region: str = Field(default="us-east-1", description="Region used to sign requests (SigV4).")
+    access_key_id: str = Field(default="sluice", description="Access key id. The default is the local stack's.")
+    secret_access_key: SecretStr = Field(
+        default=SecretStr("sluice-local-secret"),
+        description="Secret access key. The default is the local stack's; set your own through "
+                    "SLUICE_OBJECT_STORE__SECRET_ACCESS_KEY or secret_access_key_file.")
+    secret_access_key_file: Path | None = Field(
+        default=None, description="A file holding the secret access key (a mounted secret).")
+    ca_bundle: str | None = Field(
+        default=None, description="CA file that verifies an https endpoint; unset: the system's CAs.")
+    default_bucket: str = Field(
+        default="sluice-cold", description="Bucket of every project that names none in routing.projects.<p>.bucket.")
 
     @model_validator(mode="after")
     def _read_secret_files(self) -> ObjectStoreSettings:
@@ -121,40 +170,100 @@ class ObjectStoreSettings(BaseModel):
         return self
 
 
-class TopicSettings(BaseModel):
-    raw: str = "logs.raw"
-    events_prefix: str = "logs.events."
-    metrics: str = "logs.metrics"
-    alerts: str = "logs.alerts"
-    dlq: str = "logs.dlq"
-    # Partitions bound the parallelism of every stage; 6 lets 1, 2, 3 or 6 workers share evenly.
-    raw_partitions: int = 6
-    events_partitions: int = 3
-    metrics_partitions: int = 3
-    alerts_partitions: int = 1
-    dlq_partitions: int = 1
-    # The raw topic is the replay window: 7 days, as DESIGN.md promises operators.
-    raw_retention_ms: int = 7 * 24 * 3600 * 1000
-    events_retention_ms: int = 3 * 24 * 3600 * 1000
-    dlq_retention_ms: int = 30 * 24 * 3600 * 1000
-    replication_factor: int = 1
+DAY_MS = 24 * 3600 * 1000
+
+
+class TopicSettings(Section):
+    """Kafka topic names, partition counts and retention (what `sluice topics create` makes)."""
+
+    raw: str = Field(default="logs.raw", description="Where node agents write raw lines.")
+    events_prefix: str = Field(default="logs.events.", description="Assembled events go to <events_prefix><project>.")
+    metrics: str = Field(default="logs.metrics", description="Step metrics (loss, lr, throughput, GPU memory).")
+    alerts: str = Field(default="logs.alerts", description="Alerts of the watch stage, keyed by incident id.")
+    dlq: str = Field(default="logs.dlq", description="Dead letters: every record that could not be processed, with the "
+                                             "reason and the original bytes.")
+    raw_partitions: int = Field(
+        default=6,
+        description="Partitions bound the parallelism of every stage; 6 lets 1, 2, 3 or 6 workers share evenly.")
+    events_partitions: int = Field(default=3, description="Partitions of each logs.events.<project> topic.")
+    metrics_partitions: int = Field(default=3, description="Partitions of the metrics topic.")
+    alerts_partitions: int = Field(default=1, description="Partitions of the alerts topic.")
+    dlq_partitions: int = Field(default=1, description="Partitions of the dead-letter topic.")
+    raw_retention_ms: int = Field(
+        default=7 * DAY_MS,
+        description="Retention of the raw topic: the window that `sluice replay` can re-run (7 days).")
+    events_retention_ms: int = Field(
+        default=3 * DAY_MS, description="Retention of the events and metrics topics (3 days).")
+    dlq_retention_ms: int = Field(
+        default=30 * DAY_MS,
+        description="Retention of the dead-letter topic: time to fix a cause and re-drive (30 days).")
+    replication_factor: int = Field(
+        default=1, description="Copies of every partition; 3 on a production cluster, 1 on a single local broker.")
 
     def events_topic(self, project: str) -> str:
         return self.events_prefix + project
 
 
-class ProjectRoute(BaseModel):
+class ProjectRoute(Section):
     """One row of the routing table: where a project's events go and what they may cost."""
 
-    index_prefix: str | None = None  # default: logs-<project>
-    bucket: str | None = None  # default: object_store.default_bucket
-    retention_days: int = 7
-    events_per_s: float | None = None  # per-project share of the sink budget; None = fair share
+    index_prefix: str | None = Field(
+        default=None,
+        description="Prefix of the project's event indices: <index_prefix>-<task_type>-<YYYY.MM.DD>. Unset: "
+                    "<hot.events_index_prefix>-<project>. With index_prefix ms-swift the indices are "
+                    "ms-swift-%{task_type}-%{+YYYY.MM.dd} in Logstash's notation.",
+        examples=["ms-swift"])
+    bucket: str | None = Field(default=None, description="Bucket of the project's cold objects; unset: "
+                                                 "object_store.default_bucket.")
+    retention_days: int = Field(default=7, ge=1, description="Days the project's hot indices are kept (ILM, or the "
+                                                     "retention job where the server has no ILM).")
+    events_per_s: float | None = Field(
+        default=None, gt=0,
+        description="A cap: at most this many of the project's events per second through each sink worker (hot "
+                    "and cold; like the capacities, per worker). What the cap leaves unused goes to the other "
+                    "projects. Unset: no cap; the project shares the budget max-min fairly with the others, so a "
+                    "quiet project always gets what it asks for.",
+        examples=[500])
 
 
-class RoutingSettings(BaseModel):
-    default_project: str = "default"
-    projects: dict[str, ProjectRoute] = Field(default_factory=lambda: {"default": ProjectRoute()})
+def _default_keys(field: str) -> Any:
+    return Field(default_factory=lambda: list(DEFAULT_KEYS[field]), description=f"Label or annotation keys that fill "
+                 f"{field}, tried in order.")
+
+
+class SourceMetadataSettings(Section):
+    """Which label or Kubernetes annotation of a source fills which event field: the first key of a list
+    that the source carries wins, each key matching as written and de-dotted (Filebeat's
+    ``app_kubernetes_io/part-of``). The defaults cover Kubeflow, JobSet, Volcano, KubeRay and
+    LeaderWorkerSet pods and Sluice's own ``sluice.io/*`` keys (streams/assemble/metadata.py says which
+    operator sets what); set a list to replace it, ``[]`` to turn a field off."""
+
+    project: list[str] = _default_keys("project")
+    task_id: list[str] = _default_keys("task_id")
+    task_type: list[str] = _default_keys("task_type")
+    model_name: list[str] = _default_keys("model_name")
+    phase: list[str] = _default_keys("phase")
+    node_role: list[str] = _default_keys("node_role")
+    rank: list[str] = _default_keys("rank")
+
+    def keys(self) -> dict[str, list[str]]:
+        return self.model_dump()
+
+
+class RoutingSettings(Section):
+    """The routing table: which projects exist and where each one's events go."""
+
+    default_project: str = Field(
+        default="default", description="Project of every line whose labels name none, or name one not in projects.")
+    projects: dict[str, ProjectRoute] = Field(
+        default_factory=lambda: {"default": ProjectRoute()},
+        description="Project name -> its route. A name becomes a Kafka topic (logs.events.<project>) and part of "
+                    "index names: lowercase letters, digits, '-' and '_'.",
+        examples=[{"default": {}, "swift": {"index_prefix": "ms-swift", "retention_days": 14, "events_per_s": 500,
+                                            "bucket": "swift-archive"}}])
+    metadata: SourceMetadataSettings = Field(
+        default_factory=SourceMetadataSettings,
+        description="Which source label or Kubernetes annotation fills project, task and rank fields.")
 
     @field_validator("projects")
     @classmethod
@@ -168,94 +277,154 @@ class RoutingSettings(BaseModel):
         return projects
 
 
-class AssembleSettings(BaseModel):
-    """The assemble stage (a Faust app over logs.raw)."""
+class FieldSettings(Section):
+    """Bounds on an event's fields (streams/assemble/fields.py)."""
 
-    app_id: str = "sluice-assemble"  # the consumer group; one per deployment
-    # A block with no new line for this long is emitted: the last traceback of a job that died.
-    idle_timeout_ms: int = 5000
-    max_lines: int = 1000  # a longer block is cut and flagged truncated
-    max_bytes: int = 512 * 1024
-    # The largest message the stage writes (an event, a metric point, a dead letter), Kafka's default
-    # broker and topic limit (message.max.bytes, max.message.bytes). A larger output would be refused by
-    # the broker and roll its turn back for ever; it is a `too_large` dead letter instead, and a dead
-    # letter's original is cut to fit. Raise it only with the topics' own limit.
-    max_message_bytes: int = 1_000_000
-    # Records handled per turn, and how long a turn waits to fill up (latency vs. per-turn cost). A turn
-    # ends early, with its own transaction, once its records hold turn_max_bytes: 2,000 one-line records
-    # are one turn (with a transaction per 500 the worker used 9% more CPU per line and drained 12% fewer
-    # lines per second), while 2,000 records of 200 lines would be 60 MB of input, its outputs held at once.
-    take_max: int = 2000
-    take_within_s: float = 0.2
-    turn_max_bytes: int = 16 * 1024 * 1024
-    # Bytes of one raw partition per fetch (Kafka's max.partition.fetch.bytes; Faust's consumer_max_fetch_size).
-    # aiokafka fetches a partition again only once the records of its last fetch are all handed out, so
-    # each fetch ends in a wait for the next. At 1 MiB (aiokafka's default) a worker fed one line per
-    # record drained 7,510-7,555 lines/s, at 8 MiB 8,710-8,851, with the same CPU per line and a peak RSS
-    # of 200 MiB instead of 170 (tests/perf/assemble_bench.py --passes 4 --batch-lines 1). With 200-line
-    # records it made no difference. Up to this much per partition is held.
-    max_partition_fetch_bytes: int = 8 * 1024 * 1024
-    web_port: int = 6066
-    # Outputs and raw offsets are written in one Kafka transaction per turn. Unset, the transactional id
-    # is "<app_id>-<host>-<pid>": unique per process, so a restarted worker never fences a live one; a
-    # killed worker's open transaction is aborted by the broker after transaction_timeout_ms, and until
-    # then read_committed consumers of the events topics wait (that long at most).
-    transactional_id: str | None = None
-    transaction_timeout_ms: int = 10_000
-    # Compacted topic with the open blocks of every source (streams/assemble/state.py), written in
-    # the same transactions; default "<app_id>-state", partitioned as logs.raw.
-    state_topic: str | None = None
+    max_past_s: int = Field(
+        default=730 * 86_400,
+        description="A line's own time is believed back to this long before read time (the raw record's Kafka "
+                    "timestamp); older, the event takes its source's last good time, flagged, and the time as "
+                    "written stays in attributes. Two years covers a late backlog.")
+    max_future_s: int = Field(
+        default=86_400,
+        description="A line's own time is believed up to this long after read time: clock skew and zone-less "
+                    "local times read as UTC. A line from the year 99999 makes no index.")
+    max_attributes: int = Field(
+        default=64, description="Keys of a structured record that no field takes are kept in attributes, this "
+                                "many at most (flagged in attributes['sluice.flags'] when cut).")
+    max_attribute_chars: int = Field(
+        default=1024, description="Each attribute value is cut at this length (flagged).")
+
+    def limits(self) -> FieldLimits:
+        return FieldLimits(max_past_ms=self.max_past_s * 1000, max_future_ms=self.max_future_s * 1000,
+                           max_attributes=self.max_attributes, max_attribute_chars=self.max_attribute_chars)
+
+
+class AssembleSettings(Section):
+    """The assemble stage: raw lines in, whole parsed events out (a Faust app over the raw topic)."""
+
+    app_id: str = Field(
+        default="sluice-assemble", description="The consumer group and Faust app id; one per deployment.")
+    idle_timeout_ms: int = Field(
+        default=5000,
+        description="A multiline block whose source has been quiet this long is emitted: that is how the last "
+                    "traceback of a job that died comes out.")
+    max_lines: int = Field(default=1000, description="A block longer than this is cut and flagged truncated.")
+    max_bytes: int = Field(default=512 * 1024, description="A block bigger than this is cut and flagged truncated.")
+    max_message_bytes: int = Field(
+        default=1_000_000,
+        description="The largest message the stage writes (an event, a metric point, a dead letter): Kafka's "
+                    "default broker and topic limit (message.max.bytes, max.message.bytes). A larger output would "
+                    "be refused by the broker and roll its turn back for ever; it becomes a too_large dead letter "
+                    "instead, and a dead letter's original is cut to fit. Raise it only with the topics' own limit.")
+    take_max: int = Field(
+        default=2000,
+        description="Records handled per turn. Each turn is one Kafka transaction; fewer, bigger turns cost "
+                    "less CPU per line, at the price of holding a turn's outputs in memory.")
+    take_within_s: float = Field(
+        default=0.2, description="How long a turn waits to fill up: the latency added when traffic is light.")
+    turn_max_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        description="A turn ends early, with its own transaction, once its records hold this many bytes, so that "
+                    "turns of large batched records do not hold too much at once.")
+    max_partition_fetch_bytes: int = Field(
+        default=8 * 1024 * 1024,
+        description="Bytes of one raw partition per fetch (Kafka's max.partition.fetch.bytes). The consumer fetches "
+                    "a partition again only once its last fetch is handed out, so a small fetch ends in a wait for "
+                    "the next one when records hold one line each. Up to this much per partition is held.")
+    web_port: int = Field(default=6066, description="Port of Faust's own web server (the worker's /metrics is "
+                                            "observability.port).")
+    transactional_id: str | None = Field(
+        default=None,
+        description="Kafka transactional id of the worker's producer. Unset: <app_id>-<host>-<pid>, unique per "
+                    "process, so a restarted worker never fences a live one.")
+    transaction_timeout_ms: int = Field(
+        default=10_000,
+        description="The broker aborts a killed worker's open transaction after this long; until then consumers "
+                    "reading committed data wait behind it (this long at most).")
+    state_topic: str | None = Field(
+        default=None,
+        description="Compacted topic holding every source's open multiline blocks, written in the same "
+                    "transactions as the outputs, so that a crash or rebalance loses no line and splits no "
+                    "traceback. Unset: <app_id>-state, partitioned as the raw topic.")
+    fields: FieldSettings = Field(default_factory=FieldSettings,
+                                  description="Bounds on the values lifted into an event's fields.")
 
     def state_topic_name(self) -> str:
         return self.state_topic or f"{self.app_id}-state"
 
 
-class ObservabilitySettings(BaseModel):
-    # /metrics, /healthz and /readyz of every worker; 0 turns the endpoint off.
-    port: int = 9108
-    host: str = "0.0.0.0"  # noqa: S104 - a pod's probes and Prometheus reach it from outside
+class ObservabilitySettings(Section):
+    """Metrics, health endpoints and logs of every worker."""
+
+    port: int = Field(
+        default=9108, description="Port of /metrics (Prometheus), /healthz and /readyz; 0 turns them off.")
+    host: str = Field(
+        default="0.0.0.0",  # noqa: S104 - a pod's probes and Prometheus reach it from outside
+        description="Address the endpoints listen on.")
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="Log lines as text for people, or one JSON object per line for a log pipeline "
+                            "(also `sluice --log-format json`).")
 
 
-class StackSettings(BaseModel):
-    """The local servers started by ``python -m devtools stack up``. Ports come from the connection URLs."""
+class StackSettings(Section):
+    """The developer's local servers (`python -m devtools stack up`); not used by the workers."""
 
-    dir: Path = REPO_ROOT / ".stack"
-    kafka_controller_port: int = 19093
-    kafka_version: str = "4.1.1"
-    elasticsearch_version: str = "9.5.0"
-    s3proxy_version: str = "4.1.0"
-    kafka_heap: str = "512m"
-    elasticsearch_heap: str = "512m"
-    # Elasticsearch refuses to run as root; the stack runs it as this user (created if missing).
-    elasticsearch_user: str = "sluice"
-    # Elasticsearch 9 needs Java 21+; None = the newest JDK found under /usr/lib/jvm or JAVA_HOME.
-    elasticsearch_java_home: Path | None = None
-    # Extra elasticsearch.yml settings, e.g. a tiny write queue for a node that must answer 429.
-    elasticsearch_extra: dict[str, str] = Field(default_factory=dict)
-    # Secured servers (README "Secured connections"): a local CA and server certificate under
-    # <dir>/tls; Kafka's client listener speaks kafka.security_protocol (SASL_SSL, SCRAM users
-    # from kafka.sasl_*), with a loopback PLAINTEXT listener on kafka_internal_port for the broker
-    # itself; Elasticsearch serves https with security on and the elasticsearch.username user.
-    tls: bool = False
-    kafka_internal_port: int = 19094
+    dir: Path = Field(
+        default=REPO_ROOT / ".stack",
+        description="Where the local servers keep their files, logs and pid files.",
+        json_schema_extra={"reference_default": ".stack in the checkout"})
+    kafka_controller_port: int = Field(default=19093, description="Port of the local Kafka's KRaft controller.")
+    kafka_version: str = Field(default="4.1.1", description="Kafka version the local stack runs.")
+    elasticsearch_version: str = Field(
+        default="9.5.0", description="Elasticsearch version the local stack runs (8.x and 9.x integ-test-zips work).")
+    s3proxy_version: str = Field(default="4.1.0", description="S3Proxy version the local stack runs.")
+    kafka_heap: str = Field(default="512m", description="JVM heap of the local Kafka.")
+    elasticsearch_heap: str = Field(default="512m", description="JVM heap of the local Elasticsearch.")
+    elasticsearch_user: str = Field(
+        default="sluice", description="Elasticsearch refuses to run as root; as root the stack runs it as this user "
+                             "(created if missing).")
+    elasticsearch_java_home: Path | None = Field(
+        default=None,
+        description="Java for Elasticsearch (21+ for 9.x, 17+ for 8.x); unset: the newest JDK found under "
+                    "/usr/lib/jvm or JAVA_HOME.")
+    elasticsearch_extra: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra elasticsearch.yml settings, e.g. a tiny write queue for a node that must answer 429.",
+        examples=[{"thread_pool.write.queue_size": "1"}])
+    tls: bool = Field(
+        default=False,
+        description="Secured local servers: a local CA and server certificate under <dir>/tls; Kafka's client "
+                    "listener speaks kafka.security_protocol with SCRAM users from kafka.sasl_*; Elasticsearch "
+                    "serves https with security on and elasticsearch.username as a superuser; the object store "
+                    "serves https.")
+    kafka_internal_port: int = Field(
+        default=19094,
+        description="With tls: the loopback PLAINTEXT listener the broker uses for itself and for creating "
+                    "SCRAM users.")
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="SLUICE_", env_nested_delimiter="__", extra="forbid")
+    """Everything Sluice reads: connections, topics, routing, and each stage's own section."""
 
-    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
-    registry: RegistrySettings = Field(default_factory=RegistrySettings)
-    elasticsearch: ElasticsearchSettings = Field(default_factory=ElasticsearchSettings)
-    object_store: ObjectStoreSettings = Field(default_factory=ObjectStoreSettings)
-    topics: TopicSettings = Field(default_factory=TopicSettings)
-    routing: RoutingSettings = Field(default_factory=RoutingSettings)
-    assemble: AssembleSettings = Field(default_factory=AssembleSettings)
-    observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
-    # The sinks' own settings (also SLUICE_HOT__<FIELD> / SLUICE_COLD__<FIELD>).
-    hot: HotSinkSettings = Field(default_factory=HotSinkSettings)
-    cold: ColdSinkSettings = Field(default_factory=ColdSinkSettings)
-    watch: WatchSettings = Field(default_factory=WatchSettings)
-    stack: StackSettings = Field(default_factory=StackSettings)
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid")
+
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings, description=KafkaSettings.__doc__)
+    registry: RegistrySettings = Field(default_factory=RegistrySettings, description=RegistrySettings.__doc__)
+    elasticsearch: ElasticsearchSettings = Field(default_factory=ElasticsearchSettings,
+                                                 description=ElasticsearchSettings.__doc__)
+    object_store: ObjectStoreSettings = Field(default_factory=ObjectStoreSettings,
+                                              description=ObjectStoreSettings.__doc__)
+    topics: TopicSettings = Field(default_factory=TopicSettings, description=TopicSettings.__doc__)
+    routing: RoutingSettings = Field(default_factory=RoutingSettings, description=RoutingSettings.__doc__)
+    assemble: AssembleSettings = Field(default_factory=AssembleSettings, description=AssembleSettings.__doc__)
+    hot: HotSinkSettings = Field(default_factory=HotSinkSettings, description=HotSinkSettings.__doc__)
+    cold: ColdSinkSettings = Field(default_factory=ColdSinkSettings, description=ColdSinkSettings.__doc__)
+    watch: WatchSettings = Field(default_factory=WatchSettings, description=WatchSettings.__doc__)
+    ship: ShipSettings = Field(default_factory=ShipSettings, description=ShipSettings.__doc__)
+    observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings,
+                                                 description=ObservabilitySettings.__doc__)
+    stack: StackSettings = Field(default_factory=StackSettings, description=StackSettings.__doc__)
 
     @classmethod
     def settings_customise_sources(
@@ -279,6 +448,12 @@ class Settings(BaseSettings):
 
 
 def config_path() -> Path | None:
+    """The configuration file in effect: ``--config``, else ``$SLUICE_CONFIG``, else ``./sluice.yaml``."""
+    given = _CONFIG_FILE.get()
+    if given is not None:
+        if not given.is_file():
+            raise ConfigError(f"--config {given} does not exist; point it at a YAML file")
+        return given
     explicit = os.environ.get("SLUICE_CONFIG")
     if explicit:
         path = Path(explicit)
@@ -289,18 +464,96 @@ def config_path() -> Path | None:
     return default if default.is_file() else None
 
 
-def load_settings(**overrides: Any) -> Settings:
+@contextmanager
+def config_file(path: Path | None) -> Iterator[None]:
+    """Within the block, ``path`` is the configuration file (as ``sluice --config`` makes it)."""
+    token = _CONFIG_FILE.set(path)
     try:
-        return Settings(**overrides)
+        yield
+    finally:
+        _CONFIG_FILE.reset(token)
+
+
+def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
+    """Defaults < the configuration file (``config``, else as :func:`config_path` finds it) < the environment
+    < ``overrides``. Raises :class:`ConfigError` naming the setting and the reason, never the value."""
+    token = _CONFIG_FILE.set(config) if config is not None else None
+    try:
+        path = config_path()
+        where = path or "defaults and environment"
+        if path is not None:
+            read_config_file(path)  # a YAML error as one line naming the file and the line
+        problems = unknown_environment(Settings, os.environ, ENV_PREFIX)
+        if problems:
+            raise ConfigError(f"invalid configuration ({where}): {'; '.join(problems)}")
+        try:
+            return Settings(**overrides)
+        except ValidationError as exc:
+            # Where and why, never the input: a section's input holds its secrets. `from None` keeps
+            # pydantic's own text (input included) out of tracebacks too.
+            raise ConfigError(f"invalid configuration ({where}): {validation_problems(exc)}") from None
+        except ValueError as exc:  # pydantic-settings' own errors (an unparsable environment value)
+            raise ConfigError(f"invalid configuration ({where}): {exc}") from exc
+    finally:
+        if token is not None:
+            _CONFIG_FILE.reset(token)
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The YAML file as a mapping; errors name the file and the line."""
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}:{where} is not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of sections, not {type(data).__name__}")
+    return data
+
+
+def validate_file(path: Path) -> Section:
+    """The file alone (no environment) as settings, or :class:`ConfigError` naming each problem."""
+    # Settings itself reads the environment whenever it validates; its fields in a plain model do not.
+    fields: dict[str, Any] = {name: (field.annotation, field) for name, field in Settings.model_fields.items()}
+    file_only = create_model("FileSettings", __base__=Section, **fields)
+    try:
+        return file_only.model_validate(read_config_file(path))
     except ValidationError as exc:
-        # Where and why, never the input: a section's input holds its secrets. `from None` keeps
-        # pydantic's own text (input included) out of tracebacks too.
-        where = config_path() or "defaults and environment"
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
-                             for err in exc.errors(include_input=False, include_url=False))
-        raise ConfigError(f"invalid configuration ({where}): {problems}") from None
-    except ValueError as exc:  # pydantic-settings' own errors (an unparsable environment value)
-        raise ConfigError(f"invalid configuration ({config_path() or 'defaults and environment'}): {exc}") from exc
+        raise InvalidConfig(path, problem_lines(exc)) from None
+
+
+class InvalidConfig(ConfigError):
+    """A configuration file with one problem or more; ``problems`` are ``section.field: reason`` lines."""
+
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        super().__init__(f"{path}: {'; '.join(problems)}")
+        self.path = path
+        self.problems = problems
+
+
+def validation_problems(exc: ValidationError) -> str:
+    return "; ".join(problem_lines(exc))
+
+
+def problem_lines(exc: ValidationError) -> list[str]:
+    """``section.field: reason`` for each error, with the nearest valid name for an unknown key."""
+    out = []
+    for err in exc.errors(include_input=False, include_url=False):
+        loc = [str(p) for p in err["loc"]]
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown setting" + unknown_key_hint(Settings, loc)
+        out.append(f"{'.'.join(loc)}: {msg}")
+    return out
 
 
 def port_of(url_or_hostport: str) -> int:

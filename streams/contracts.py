@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -15,8 +16,18 @@ from streams.config import REPO_ROOT, Settings
 from streams.errors import SchemaError
 from streams.topics import topic_specs
 
-# The repo's schemas/ in a checkout; images set SLUICE_SCHEMA_DIR (the wheel does not carry them).
-SCHEMA_DIR = Path(os.environ.get("SLUICE_SCHEMA_DIR", REPO_ROOT / "schemas"))
+
+def _schema_dir() -> Path:
+    """$SLUICE_SCHEMA_DIR, else the checkout's schemas/, else the copy the wheel installs under
+    <prefix>/share/sluice/schemas (pyproject.toml's data-files)."""
+    if os.environ.get("SLUICE_SCHEMA_DIR"):
+        return Path(os.environ["SLUICE_SCHEMA_DIR"])
+    checkout = REPO_ROOT / "schemas"
+    installed = Path(sys.prefix) / "share" / "sluice" / "schemas"
+    return checkout if checkout.is_dir() or not installed.is_dir() else installed
+
+
+SCHEMA_DIR = _schema_dir()
 
 
 @cache

@@ -3,8 +3,8 @@
 faust-streaming's ``Consumer._drain_messages`` delivers every fetched message with
 ``await self.wait_first(callback(message), self.suspend_flow.wait())``. mode's ``wait_first`` makes a
 task of each argument and two more (the service's ``stopped`` and ``crashed`` events), awaits
-``asyncio.wait`` and cancels the three that did not finish: four tasks per message, about 10% of the
-samples of an assemble worker fed one line per record (py-spy). Yet the callback (the conductor putting
+``asyncio.wait`` and cancels the three that did not finish: four tasks per message, a cost that shows
+when records hold one line each. Yet the callback (the conductor putting
 the message on its channel's queue) nearly always finishes without ever suspending.
 
 :class:`EagerDelivery` runs the callback's first step at once, as Python 3.12's eager tasks do. If it

@@ -13,8 +13,8 @@ awaits, the fetcher hands records of the partitions resumed in step 1 to the str
 step 3 throws them away. aiokafka's position is already past them, so they are not fetched again
 until the next rebalance. Meanwhile Faust commits only contiguous acked offsets, so the partition's
 committed offset stops there, and the records in the gap are never processed on a steady group.
-This is faust-streaming issue #596 (open in 0.15.3). Here, the watch worker's kill -9 test showed
-it in 6 of 48 runs on this machine: the restarted worker never committed 4 of its 31 metric records.
+This is faust-streaming's issue #596 (open in 0.15.3): a worker restarted after kill -9 can leave
+some of its records uncommitted for good.
 
 :func:`resume_last` holds step 1 back. The stream partitions stay paused through the
 seek and the clearing of the queues, and the held ``resume_partitions`` calls are applied when the

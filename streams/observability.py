@@ -22,6 +22,9 @@ log = logging.getLogger(__name__)
 REGISTRY = CollectorRegistry()
 
 RECORDS_IN = Counter("sluice_records_in_total", "Kafka records read", ["stage", "topic"], registry=REGISTRY)
+SOURCES_SPLIT = Counter("sluice_sources_split_total",
+                        "sources whose lines arrive on more than one raw partition (the agent sends no key)",
+                        ["stage"], registry=REGISTRY)
 LINES_IN = Counter("sluice_lines_in_total", "raw log lines read by assemble", ["stage"], registry=REGISTRY)
 OUTPUTS = Counter("sluice_outputs_total", "records written by a stage, by kind (event, metric, dead_letter)",
                   ["stage", "kind"], registry=REGISTRY)

@@ -89,7 +89,7 @@ def parse_prometheus(text: str) -> dict[str, float]:
 
 
 def default_groups(settings: Settings) -> list[str]:
-    return [settings.assemble.app_id, "sluice-hot", "sluice-cold", "sluice-watch"]
+    return [settings.assemble.app_id, settings.hot.group_id, settings.cold.group_id, settings.watch.app_id]
 
 
 def take_snapshot(settings: Settings, groups: list[str], metrics_urls: list[str], admin: Any = None,

@@ -170,6 +170,29 @@ def private_server(tmp_path: Path, stack: Settings) -> Iterator[Callable[..., tu
         service.down()  # type: ignore[attr-defined]
 
 
+# Elasticsearch majors the hot tier supports, and the server each is tested on: 9.x is the shared stack's
+# (stack.elasticsearch_version), 8.x a private integ-test-zip server started once per session.
+ES_SERIES = {"9.x": None, "8.x": "8.19.2"}
+
+
+@pytest.fixture(scope="session", params=list(ES_SERIES))
+def es_stack(request: pytest.FixtureRequest, stack: Settings,
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+    """The stack's settings with an Elasticsearch of each supported major (tests using it run once per major)."""
+    version = ES_SERIES[request.param]
+    if version is None or version == stack.stack.elasticsearch_version:
+        yield stack
+        return
+    started: list = []
+    settings, _service = _private_maker(stack, tmp_path_factory.mktemp(f"es-{version}"), started)(
+        "elasticsearch", elasticsearch_version=version)
+    try:
+        yield settings
+    finally:
+        for service in started:
+            service.down()
+
+
 @pytest.fixture(scope="module")
 def module_private_server(tmp_path_factory: pytest.TempPathFactory,
                           stack: Settings) -> Iterator[Callable[..., tuple[Settings, object]]]:

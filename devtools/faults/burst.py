@@ -84,14 +84,16 @@ class BurstBuilder:
         self._lookup = registry_schema_lookup(self._registry, logical_types=False)
 
     def _assembler(self) -> Any:
+        from streams.assemble.metadata import SourceMetadata
         from streams.assemble.pipeline import Assembler
         from streams.assemble.route import ProjectRouter
 
         conf = self.settings.assemble
+        metadata = SourceMetadata(self.settings.routing.metadata.keys())
         router = ProjectRouter(self.settings.routing.default_project, topic_prefix=self.settings.topics.events_prefix,
-                               known=self.settings.projects())
+                               known=self.settings.projects(), project_keys=metadata.project_keys())
         return Assembler(self._lookup, router, max_lines=conf.max_lines, max_bytes=conf.max_bytes,
-                         idle_timeout_ms=conf.idle_timeout_ms)
+                         idle_timeout_ms=conf.idle_timeout_ms, limits=conf.fields.limits(), metadata=metadata)
 
     def file_unit(self, path: Path, host: str) -> Unit:
         source = default_source(path, host=host)

@@ -1,8 +1,8 @@
 """What the stores and the DLQ hold after a fault run, held against what the input must give.
 
-- Elasticsearch: every expected event id is a document of ``logs-<project>-*`` whose message is the
+- Elasticsearch: every expected event id is a document of ``sluice-logs-<project>-*`` whose message is the
   expected message (a partial traceback indexed under the right id, or a fragment under another id,
-  is a split); every metric point id is a document of ``metrics-<project>-*``.
+  is a split); every metric point id is a document of ``sluice-metrics-<project>-*``.
 - Cold: every expected event id is in exactly one record of the Avro objects under ``<project>/``
   (read with stock fastavro), with the expected message.
 - DLQ: the originals it holds are exactly the values made bad on purpose.
@@ -168,7 +168,7 @@ def check(settings: Settings, expected: Expected) -> Figures:
 
 def check_elasticsearch(settings: Settings, expected: Expected, fig: Figures) -> None:
     project = settings.routing.default_project
-    indexed = es_documents(settings, f"logs-{project}-*", ["message"])
+    indexed = es_documents(settings, f"sluice-logs-{project}-*", ["message"])
     for eid, message in expected.events.items():
         doc = indexed.get(eid)
         if doc is None:
@@ -182,7 +182,7 @@ def check_elasticsearch(settings: Settings, expected: Expected, fig: Figures) ->
         fig.fragments += 1
         fig.example(f"unexpected Elasticsearch id {eid}: {str(indexed[eid].get('message'))[:200]!r}", first=True)
 
-    points = es_documents(settings, f"metrics-{project}-*", ["raw", "metrics"])
+    points = es_documents(settings, f"sluice-metrics-{project}-*", ["raw", "metrics"])
     fig.lost_metrics = len(expected.metrics - points.keys())
     for eid in points.keys() - expected.metrics:
         fig.fragments += 1

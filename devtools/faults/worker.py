@@ -1,14 +1,12 @@
 """``sluice worker <stage>`` for a fault run (``python -m devtools.faults.worker <stage> [--loglevel L]``).
 
-The same CLI command and worker code, with two settings the sink workers do not expose yet
-(reported in issue 10's note, not changed here):
+The same CLI command and worker code, with two overrides for the fault harness:
 
 - ``FAULTS_SESSION_TIMEOUT_MS``: the hot and cold consumers' ``session.timeout.ms``. With
   librdkafka's default of 45 s, a sink worker killed with -9 holds its partitions for 45 s
   before its replacement gets them (no loss, but a 45 s stall per kill);
-- ``FAULTS_COLD_GROUP``: the cold worker's consumer group, fixed to ``sluice-cold`` in
-  ``streams/workers/cold.py`` (the hot worker has ``SLUICE_HOT__GROUP_ID``), so two cold deployments
-  on one cluster, or a test beside a running demo, share one group.
+- ``FAULTS_COLD_GROUP``: the cold worker's consumer group (as ``SLUICE_COLD__GROUP_ID``), so that a
+  fault run beside a running demo does not share its group.
 
 The assemble worker (Faust) takes ``BROKER_SESSION_TIMEOUT`` from the environment by itself.
 """

@@ -1,4 +1,4 @@
-"""Elasticsearch from the integ-test-zip distribution on Maven Central, run as a non-root user.
+"""Elasticsearch (8.x or 9.x) from the integ-test-zip distribution on Maven Central, run as a non-root user.
 
 The integ-test-zip is the server with a minimal module set (transport-netty4, x-pack-core,
 x-pack-security, apm): composable index templates, bulk, search and aliases are there; ILM and
@@ -116,7 +116,7 @@ class ElasticsearchService(Service):
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ES_", "JAVA_"))}
-        java = find_java_home(21, self.settings.stack.elasticsearch_java_home)
+        java = find_java_home(self.java_major(), self.settings.stack.elasticsearch_java_home)
         heap = self.settings.stack.elasticsearch_heap
         env.update(
             ES_JAVA_HOME=str(java),
@@ -127,6 +127,11 @@ class ElasticsearchService(Service):
         if self.run_as():
             env["HOME"] = str(self.es_root)
         return env
+
+    def java_major(self) -> int:
+        """Elasticsearch 9 runs on Java 21+, 8.x on 17+ (the integ-test-zip bundles no JDK)."""
+        major = int(self.settings.stack.elasticsearch_version.split(".")[0])
+        return 21 if major >= 9 else 17
 
     def workdir(self) -> Path:
         return self.es_root

@@ -1,7 +1,7 @@
 """Helpers for tests and benchmarks of the hot tier: real corpus events onto real Kafka topics.
 
-Shipped with the package (as structlog and attrs ship theirs) so that the integration tests and
-``tests/perf/hot_sink_bench.py`` build their input the same way.
+Shared by the integration tests and ``tests/perf/hot_sink_bench.py`` so that they build their input the
+same way.
 """
 
 from __future__ import annotations

@@ -469,7 +469,8 @@ _BEST_EFFORT = ("timestamp", "ingest_ts")
 
 
 def _view(outputs: list[Output]) -> list[tuple[Any, ...]]:
-    return [(o.kind, o.key, {k: v for k, v in o.value.items() if k not in _BEST_EFFORT}) for o in outputs]
+    # repr: a NaN loss is not equal to itself, its repr is
+    return [(o.kind, o.key, repr({k: v for k, v in o.value.items() if k not in _BEST_EFFORT})) for o in outputs]
 
 
 def _read_back(out: Output) -> None:
@@ -525,7 +526,8 @@ def check(run: Sequence[Item], restart_at: int | None = None) -> list[Finding]:
 def _differ(a: list[Output], b: list[Output]) -> str:
     for i, (x, y) in enumerate(zip(_view(a), _view(b), strict=False)):
         if x != y:
-            diff = {k: (x[2].get(k), y[2].get(k)) for k in x[2] if x[2].get(k) != y[2].get(k)}
+            va, vb = a[i].value, b[i].value
+            diff = {k: (va.get(k), vb.get(k)) for k in va if repr(va.get(k)) != repr(vb.get(k))}
             return f"output {i}: {str(diff)[:600]}"
     return f"{len(a)} outputs without the restart, {len(b)} with it"
 

@@ -1,16 +1,21 @@
 """Decode one raw Kafka record (value bytes + key) into lines.
 
-Accepted values, tried in this order (cheap first-byte checks keep the hot path short):
+Accepted values, told apart by their first byte, then by their shape:
 
 - Avro in the Confluent wire format: magic byte 0, 4-byte big-endian schema id, then a
   ``sluice.v1.RawBatch`` body. The schema comes from an injected ``schema_lookup(schema_id)``
   so this module does no registry I/O.
-- JSON envelopes: docker json-file / Fluent Bit (``log``), Filebeat (``message`` + ``log.offset``,
-  ``log.file.path``, ``host.name``, ``kubernetes.*``), Vector (``message``, ``file``, ``host``).
-  A JSON object that is none of these is itself the log line (e.g. ms-swift ``logging.jsonl``).
-- CRI lines ``<RFC3339Nano> <stream> <P|F> <text>``.
+- ``{``: a JSON object: an agent's envelope (docker json-file, Fluent Bit, Filebeat, Vector,
+  rsyslog's JSON templates: ``envelopes.py``), OTLP JSON (``otlp.py``), else the log line itself
+  (e.g. ms-swift ``logging.jsonl``).
+- ``"``: a JSON string, the OpenTelemetry Collector's ``raw`` log encoding of a string body.
+- ``\\n``: OTLP protobuf (``otlp_proto``), when the bytes frame as one.
+- ``<``: RFC 5424 syslog (rsyslog's protocol-23 template).
+- a digit: a CRI line ``<RFC3339Nano> <stream> <P|F> <text>``.
 - Plain text: anything else. Invalid UTF-8 becomes U+FFFD, NUL bytes are removed, never a crash.
 
+What each agent really sends is recorded in ``tests/fixtures/agents``; the unit tests hold that
+decoding those records gives the same events as ``sluice parse`` of the file the agent tailed.
 ``\\r`` progress redraws (tqdm) are collapsed to the final state of the line here, once.
 """
 
@@ -21,14 +26,17 @@ import json
 import re
 import struct
 from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import Any
 
 import fastavro
 
-from streams.assemble import jsonlimits
+from streams.assemble import jsonlimits, otlp
+from streams.assemble.envelopes import json_envelope, with_inner
 from streams.assemble.lines import RawLine, empty_source
+from streams.assemble.syslog import rfc5424_line
+from streams.assemble.timefmt import rfc3339_ms
 from streams.errors import DecodeError
+
+__all__ = ["SchemaLookup", "decode_record", "final_redraw", "rfc3339_ms"]
 
 SchemaLookup = Callable[[int], object]
 
@@ -45,26 +53,6 @@ def final_redraw(text: str) -> str:
     return ""
 
 
-def rfc3339_ms(value: str | None) -> int | None:
-    """RFC 3339 with up to nanoseconds -> epoch ms (None when absent or unreadable)."""
-    if not value or not isinstance(value, str):
-        return None
-    s = value.strip()
-    if s.endswith("Z"):
-        s = s[:-1] + "+00:00"
-    m = re.match(r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(\.\d+)?(.*)$", s)
-    if not m:
-        return None
-    frac = (m.group(2) or ".0")[:7]  # Python parses at most microseconds
-    try:
-        dt = datetime.fromisoformat(m.group(1) + frac + (m.group(3) or "+00:00"))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp() * 1000)
-
-
 def _text(raw: bytes) -> str:
     text = raw.decode("utf-8", "replace")
     if "\x00" in text:
@@ -72,61 +60,71 @@ def _text(raw: bytes) -> str:
     return text
 
 
-def _dig(obj: Any, *path: str) -> Any:
-    for p in path:
-        if not isinstance(obj, dict):
+def _clean(line: RawLine) -> RawLine:
+    """NULs out and ``\\r`` redraws collapsed, in a line an envelope carried."""
+    text = line.text
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    if "\r" in text:
+        text = final_redraw(text)
+    if text is line.text:
+        return line
+    return RawLine(text, line.file_offset, line.ts_ms, line.source, line.labels, line.partial, line.index)
+
+
+def _finish(lines: list[RawLine]) -> list[RawLine]:
+    """One RawLine per line, cleaned. An agent that merged lines itself (Fluent Bit's multiline
+    parsers, a collector recombine with a newline, Filebeat's multiline) sends them in one field:
+    Sluice's merger gets the lines again, so the events follow Sluice's rules and match the file's.
+    Only the last piece can be partial."""
+    if len(lines) == 1 and "\n" not in lines[0].text:  # one line per record: the common case
+        return [_clean(lines[0])]
+    if all("\n" not in ln.text for ln in lines):
+        return [_clean(ln) for ln in lines]
+    out: list[RawLine] = []
+    for ln in lines:
+        parts = ln.text.split("\n")
+        for k, part in enumerate(parts):
+            last = k == len(parts) - 1
+            out.append(_clean(RawLine(part[:-1] if part.endswith("\r") else part, ln.file_offset, ln.ts_ms,
+                                      ln.source, ln.labels, ln.partial and last, len(out))))
+    return out
+
+
+def _inner_line(text: str) -> RawLine | None:
+    """A docker/CRI line inside an agent's envelope (its tail ran without the container parser)."""
+    first = text[0]
+    if first == "{":
+        if jsonlimits.violation(text) is not None:
+            return None  # not parsed: past the limits a parser recurses or balloons (the line is text)
+        try:
+            obj = json.loads(text)
+        except ValueError:
             return None
-        obj = obj.get(p)
-    return obj
+        return json_envelope(obj, None) if isinstance(obj, dict) else None
+    return _cri(text)
 
 
-def _kubernetes(src: dict, labels: dict, k8s) -> None:
-    if not isinstance(k8s, dict):
-        return
-    src["namespace"] = k8s.get("namespace_name") or k8s.get("namespace") or src["namespace"]
-    pod = k8s.get("pod_name") or k8s.get("pod")
-    if isinstance(pod, dict):  # Filebeat: kubernetes.pod.name
-        pod = pod.get("name")
-    src["pod"] = pod or src["pod"]
-    cont = k8s.get("container_name") or k8s.get("container")
-    if isinstance(cont, dict):
-        cont = cont.get("name")
-    src["container"] = cont or src["container"]
-    src["host"] = src["host"] or k8s.get("host") or _dig(k8s, "node", "name")
-    for k, v in (k8s.get("labels") or {}).items():
-        labels[str(k)] = str(v)
+def _cri(text: str) -> RawLine | None:
+    m = _CRI_RE.match(text[:-1] if text.endswith("\n") else text)
+    if not m:
+        return None
+    src = empty_source()
+    src["stream"] = m.group(2)
+    body = m.group(4)
+    if body.endswith("\r"):
+        body = body[:-1]
+    return RawLine(final_redraw(body), None, rfc3339_ms(m.group(1)), src, {}, m.group(3) == "P")
 
 
 def _from_json(obj: dict, raw: bytes) -> list[RawLine]:
-    src = empty_source()
-    labels: dict = {}
-    log = obj.get("log")
-    if isinstance(log, str):
-        # docker json-file or Fluent Bit: "log" keeps the newline; no newline = partial line
-        partial = not log.endswith("\n")
-        text = log[:-1] if not partial else log
-        if text.endswith("\r"):
-            text = text[:-1]
-        src["stream"] = obj.get("stream")
-        _kubernetes(src, labels, obj.get("kubernetes"))
-        src["host"] = src["host"] or obj.get("host") or obj.get("hostname")
-        ts = rfc3339_ms(obj.get("time"))
-        return [RawLine(final_redraw(text), None, ts, src, labels, partial)]
-    msg = obj.get("message")
-    if isinstance(msg, str):
-        logf: dict[str, Any] = obj["log"] if isinstance(obj.get("log"), dict) else {}
-        offset = logf.get("offset") if isinstance(logf.get("offset"), int) else None
-        src["file"] = _dig(logf, "file", "path") or (obj.get("file") if isinstance(obj.get("file"), str) else None)
-        host = obj.get("host")
-        src["host"] = host.get("name") if isinstance(host, dict) else host
-        src["stream"] = obj.get("stream")
-        _kubernetes(src, labels, obj.get("kubernetes"))
-        for k, v in (obj.get("labels") or {}).items() if isinstance(obj.get("labels"), dict) else ():
-            labels[str(k)] = str(v)
-        ts = rfc3339_ms(obj.get("@timestamp") or obj.get("timestamp") or obj.get("time"))
-        return [RawLine(final_redraw(msg.rstrip("\r\n")), offset, ts, src, labels)]
+    if isinstance(obj.get("resourceLogs"), list):
+        return _finish(otlp.json_lines(obj, _inner_line))
+    line = json_envelope(obj, _inner_line)
+    if line is not None:
+        return _finish([line])
     # a JSON log line written by the application itself (ms-swift logging.jsonl, ...)
-    return [RawLine(_text(raw).rstrip("\r\n"), None, None, src, labels)]
+    return [RawLine(_text(raw).rstrip("\r\n"), None, None, empty_source(), {})]
 
 
 def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine]:
@@ -159,7 +157,7 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine
     return out
 
 
-def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR0912 - first-byte dispatch, flat
+def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR0911, PLR0912 - first-byte dispatch, flat
                   schema_lookup: SchemaLookup | None = None) -> list[RawLine]:
     """Turn one record value into lines; raise ``DecodeError`` when it cannot be read at all."""
     if value is None or len(value) == 0:
@@ -180,16 +178,25 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
             obj = None  # a plain line that happens to start with '{'
         if isinstance(obj, dict):
             return _from_json(obj, value)
+    elif first == 0x22:  # '"': the collector's raw encoding JSON-quotes a string body
+        try:
+            body = json.loads(value)
+        except ValueError:
+            body = None
+        if isinstance(body, str):
+            text = body[:-1] if body.endswith("\n") else body
+            return _finish([with_inner(RawLine(text[:-1] if text.endswith("\r") else text), _inner_line)])
+    elif first == 0x0A and otlp.looks_like_proto(value):
+        return _finish(otlp.proto_lines(value, _inner_line))
+    elif first == 0x3C:  # '<'
+        line = rfc5424_line(_text(value))
+        if line is not None:
+            return _finish([with_inner(line, _inner_line)])
     text = _text(value)
     if 0x30 <= first <= 0x39:
-        m = _CRI_RE.match(text.rstrip("\n"))
-        if m:
-            src = empty_source()
-            src["stream"] = m.group(2)
-            body = m.group(4)
-            if body.endswith("\r"):
-                body = body[:-1]
-            return [RawLine(final_redraw(body), None, rfc3339_ms(m.group(1)), src, {}, m.group(3) == "P")]
+        cri = _cri(text)
+        if cri is not None:
+            return [cri]
     if text.endswith("\n"):
         text = text[:-1]
     if "\n" not in text:  # one line per record (Filebeat-style producers): the common case, kept short

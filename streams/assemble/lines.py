@@ -56,3 +56,14 @@ class Block:
     @property
     def message(self) -> str:
         return "\n".join(self.texts)
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """One output of the stage: ``kind`` is "event" | "metric" | "dead_letter", ``value`` its contract's dict."""
+
+    kind: str
+    topic: str
+    key: bytes | None
+    value: dict
+    body: bytes | None = None  # the value's Avro body, when the Assembler was given its encoder

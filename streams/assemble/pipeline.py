@@ -4,7 +4,8 @@ API (what the Faust agent and the CLI call)::
 
     asm = Assembler(schema_lookup=None, router=None, redactor=None,
                     max_lines=1000, max_bytes=512 * 1024, idle_timeout_ms=5000,
-                    encode=None, max_output_bytes=1 << 62, topic="", partition=0)
+                    encode=None, max_output_bytes=1 << 62, topic="", partition=0,
+                    limits=None, metadata=None, on_new_source=None)
     asm.feed(record) -> list[Output]          # record: RawRecord or anything with
                                               # .topic .partition .offset .key .value .timestamp_ms
     asm.flush_idle(now_ms) -> list[Output]    # emit blocks idle for idle_timeout_ms (stream or wall time)
@@ -13,6 +14,9 @@ API (what the Faust agent and the CLI call)::
     asm.committable_offset() -> int | None    # the offset to commit: everything below it is emitted
 
     parse_files(paths, labels=None, router=None, default_ts_ms=None) -> Iterator[dict]
+
+Fields (time, level, task, step metrics, source metadata, bounds) are built by
+:class:`streams.assemble.fields.EventBuilder`; ``limits`` and ``metadata`` configure it.
 
 ``Output(kind, topic, key, value, body)``: ``kind`` is ``"event"`` (value: a ``sluice.v1.LogEvent`` dict,
 topic ``logs.events.<project>``), ``"metric"`` (a ``sluice.v1.MetricPoint`` dict, ``logs.metrics``)
@@ -37,22 +41,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from streams.assemble import failures as F
-from streams.assemble.classify import classify
 from streams.assemble.decode import SchemaLookup, decode_record
-from streams.assemble.event_id import event_id
-from streams.assemble.lines import Block, RawLine
+from streams.assemble.fields import METRICS_TOPIC, EventBuilder, FieldLimits
+from streams.assemble.lines import Block, Output, RawLine
 from streams.assemble.merger import MultilineMerger
-from streams.assemble.metrics import GIB_TO_MB, is_step_metric, metric_point
-from streams.assemble.parse import parse_line
+from streams.assemble.metadata import SourceMetadata
 from streams.assemble.partials import PartialJoiner
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
 from streams.errors import DecodeError, SluiceError
 
-METRICS_TOPIC = "logs.metrics"
-MAX_TRACKED_SOURCES = 100_000  # bound on the per-source last-time memory
+__all__ = ["DLQ_TOPIC", "METRICS_TOPIC", "Assembler", "Output", "RawRecord", "parse_files"]
+
 DLQ_TOPIC = "logs.dlq"
-_QUIET = frozenset(("INFO", "DEBUG", "TRACE"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,19 +68,16 @@ class RawRecord:
     timestamp_ms: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Output:
-    kind: str  # "event" | "metric" | "dead_letter"
-    topic: str
-    key: bytes | None
-    value: dict
-    body: bytes | None = None  # the value's Avro body, when the Assembler encodes
+def key_source_id(key: bytes) -> str:
+    """A record key as a source id. A key that is not UTF-8 (the collector's 16-byte resource hash)
+    keeps its bytes as escapes: replacing them would make different keys one source."""
+    return key.decode("utf-8", "backslashreplace")
 
 
 def source_id(key: bytes | None, line: RawLine) -> str:
     """The identity of one ordered stream of lines: the Kafka key, else the source fields."""
     if key:
-        return key.decode("utf-8", "replace")
+        return key_source_id(key)
     s = line.source
     sid = "|".join(str(s.get(k) or "") for k in ("host", "namespace", "pod", "container", "file", "stream"))
     if not sid.isascii():  # a JSON envelope's "\ud800" is a lone surrogate: no key or id can hold one
@@ -106,10 +104,13 @@ class Assembler:
                  *, redactor: Redactor | None = None, max_lines: int = 1000, max_bytes: int = 512 * 1024,
                  idle_timeout_ms: int = 5000, max_partial_bytes: int = 1 << 20,
                  encode: Callable[[Output], bytes] | None = None, max_output_bytes: int = 1 << 62,
-                 topic: str = "", partition: int = 0) -> None:
+                 topic: str = "", partition: int = 0,
+                 limits: FieldLimits | None = None, metadata: SourceMetadata | None = None,
+                 on_new_source: Callable[[str, int], None] | None = None) -> None:
         self.schema_lookup = schema_lookup
         self.router = router or ProjectRouter()
         self.redact = redactor or Redactor()
+        self.builder = EventBuilder(self.router, self.redact, limits=limits, metadata=metadata)
         self.merger = MultilineMerger(max_lines, max_bytes, idle_timeout_ms)
         self.joiner = PartialJoiner(max_partial_bytes)
         self.encode = encode
@@ -119,8 +120,12 @@ class Assembler:
         self.topic = topic
         self.partition = partition
         self._last_offset: int | None = None
-        self._last_ts: dict[str, int] = {}  # source -> time of its last timed event
+        self._last_ts = self.builder.last_ts  # source -> time of its last timed event (state.py keeps it)
         self._sid_of_key: dict[bytes, str] = {}
+        # Called with (source id, partition) the first time this assembler sees a source: the worker
+        # notices a source that arrives on several partitions (streams/assemble/spread.py).
+        self.on_new_source = on_new_source
+        self._keyless_sids: set[str] = set()
         self.dirty: set[str] = set()  # sources whose state changed since take_dirty() (see state.py)
 
     # -- feeding ---------------------------------------------------------------------------
@@ -140,11 +145,9 @@ class Assembler:
             if key and key.__class__ is bytes:  # the key names the source: decode it once per key
                 sid = self._sid_of_key.get(key)
                 if sid is None:
-                    sid = key.decode("utf-8", "replace")
-                    if len(self._sid_of_key) < 10000:
-                        self._sid_of_key[key] = sid
+                    sid = self._new_key(key, record.partition)
             else:
-                sid = source_id(key, decoded)
+                sid = self._keyless_sid(key, decoded, record.partition)
             self.dirty.add(sid)
             line, offset = decoded, record.offset
             try:
@@ -160,6 +163,23 @@ class Assembler:
             for b in blocks:
                 out.append(self._output(b))
         return out
+
+    def _new_key(self, key: bytes, partition: int) -> str:
+        sid = key_source_id(key)
+        if len(self._sid_of_key) < 10000:
+            self._sid_of_key[key] = sid
+        if self.on_new_source is not None:
+            self.on_new_source(sid, partition)
+        return sid
+
+    def _keyless_sid(self, key: bytes | None, line: RawLine, partition: int) -> str:
+        sid = source_id(key, line)
+        if self.on_new_source is not None and sid not in self._keyless_sids:
+            if len(self._keyless_sids) >= 10000:
+                self._keyless_sids.clear()
+            self._keyless_sids.add(sid)
+            self.on_new_source(sid, partition)
+        return sid
 
     def flush_idle(self, now_ms: int) -> list[Output]:
         """Blocks quiet for ``idle_timeout_ms``, and held partial lines as quiet (a container that died
@@ -217,7 +237,7 @@ class Assembler:
         try:
             if b.nbytes > self.merger.max_bytes or len(b.texts[-1]) > self.merger.max_bytes:
                 cap_block(b, self.merger.max_bytes)
-            out = build_output(b, self.topic, self.partition, self.router, self.redact, self._last_ts)
+            out = self.builder.build(b, self.topic, self.partition)
         except Exception as exc:  # noqa: BLE001 - one block's failure is that block's dead letter
             return self._block_letter(b, F.internal(exc, "build"))
         if self.encode is None:
@@ -302,68 +322,6 @@ def cap_block(b: Block, max_chars: int) -> None:
         b.truncated = True
 
 
-def build_output(b: Block, topic: str, partition: int, router: ProjectRouter, redact: Redactor,
-                 last_ts: dict[str, int] | None = None) -> Output:
-    p = parse_line(b.texts[0], b.first_ts_ms)
-    # A block with no time of its own (a `terminate called ...` dump, a bare traceback) takes the time
-    # of its source's previous timed event, not the producer's clock: a log's time base stays one, so
-    # an incident does not split between the log's own times and the shipping time.
-    if p.ts_ms is not None:
-        ts = p.ts_ms
-        if last_ts is not None:
-            if len(last_ts) > MAX_TRACKED_SOURCES:
-                last_ts.clear()
-            last_ts[b.source_id] = ts
-    else:
-        ts = last_ts.get(b.source_id, b.first_ts_ms) if last_ts is not None else b.first_ts_ms
-    eid = event_id(b.source_id, b.first_file_offset, topic, partition, b.first_offset, first_index=b.first_index)
-    labels = b.labels
-    project = router.project(labels, b.source)
-    raw = {"topic": topic, "partition": partition, "first_offset": b.first_offset, "last_offset": b.last_offset,
-           "first_file_offset": b.first_file_offset, "last_file_offset": b.last_file_offset}
-    n = len(b.texts)
-    metrics = p.metrics
-    if metrics and is_step_metric(metrics, n):
-        point = metric_point(eid, ts, project, p, source=b.source, labels=labels, raw=raw)
-        return Output("metric", METRICS_TOPIC, eid.encode(), point)
-    msg = redact(b.message if n > 1 else b.texts[0])
-    level = p.level
-    if n == 1 and level in _QUIET:
-        cls = None
-    else:
-        cls = classify(msg, b.kind)
-        if level is None and cls.error_class and cls.error_class != "nccl_warn":
-            level = "ERROR"  # an unlabelled traceback / panic / frame dump is an error
-    attrs = p.attributes
-    if p.fmt:
-        attrs["format"] = p.fmt
-    # most lines carry no metrics and no labels: skip the lookups then (same values: all None)
-    loss = learning_rate = grad_norm = gpu_mb = None
-    if metrics:
-        for k, v in metrics.items():
-            attrs[k] = repr(v)
-        loss, learning_rate, grad_norm = metrics.get("loss"), metrics.get("learning_rate"), metrics.get("grad_norm")
-        gib = metrics.get("gpu_memory_gib")
-        gpu_mb = gib * GIB_TO_MB if gib is not None else None
-    task_id = model_name = task_type = phase = None
-    if labels:
-        task_id, model_name = labels.get("task_id"), labels.get("model_name")
-        task_type, phase = labels.get("task_type"), labels.get("phase")
-    event = {
-        "event_id": eid, "timestamp": ts, "ingest_ts": b.first_ts_ms if b.first_ts_ms else ts,
-        "project": project, "level": level, "message": msg, "logger": p.logger,
-        "task_id": task_id, "model_name": model_name, "task_type": task_type, "phase": phase,
-        "epoch": p.epoch, "step": p.step, "max_steps": p.max_steps,
-        "loss": loss, "learning_rate": learning_rate, "grad_norm": grad_norm, "gpu_memory_mb": gpu_mb,
-        "gpu_utilization_pct": None,
-        "error_class": cls.error_class if cls else None, "error_type": cls.error_type if cls else None,
-        "root_cause": cls.root_cause if cls else None, "signal": cls.signal if cls else None,
-        "multiline_kind": b.kind if n > 1 else None, "line_count": n, "truncated": b.truncated,
-        "source": b.source, "labels": labels, "attributes": attrs, "raw": raw,
-    }
-    return Output("event", router.topic(project), eid.encode(), event)
-
-
 # Decode errors that, in a file, only mean "not an envelope": the line is text. JSON past the limits
 # is a dead letter, as in the worker.
 _TEXT_IN_FILES = frozenset(("empty_record", "schema_not_found", "corrupt_avro", "undecodable"))
@@ -383,36 +341,39 @@ def _file_lines(path: Path) -> Iterator[bytes]:
 def parse_files(paths: Iterable[str | os.PathLike], labels: dict | None = None,
                 router: ProjectRouter | None = None, default_ts_ms: int | None = None,
                 include_metrics: bool = True, encode: Callable[[Output], bytes] | None = None,
+                limits: FieldLimits | None = None, metadata: SourceMetadata | None = None,
                 **merger_opts) -> Iterator[dict]:
     """Offline mode (``sluice parse FILE...``): yield event dicts (and metric points) per file.
 
     Each file is one source; envelopes (JSON, CRI) and plain text are detected per line. Kafka
     coordinates are faked: topic ``"file"``, partition 0, offset = 1-based line number. Times
     missing from a line default to ``default_ts_ms`` or else the file's modification time.
-    Metric points (step-metric lines) are recognisable by their ``metrics`` key. A line or block
+    Metric points (step-metric lines) are recognisable by their ``metrics`` key. A line's own time is
+    believed however old unless ``limits`` say otherwise (``FieldLimits.offline()``). A line or block
     the worker would dead-letter comes out as a ``sluice.v1.DeadLetter`` dict with ``"kind":
     "dead_letter"`` (``encode``, the worker's Avro body writer, makes encoding failures show too),
     and parsing goes on.
     """
     router = router or ProjectRouter()
     redact = Redactor()
+    limits = limits or FieldLimits.offline()
     for arg in paths:
-        yield from FileParse(Path(arg), labels, router, redact, default_ts_ms, include_metrics, encode,
+        builder = EventBuilder(router, redact, limits=limits, metadata=metadata)
+        yield from FileParse(Path(arg), labels, builder, default_ts_ms, include_metrics, encode,
                              merger_opts).outputs()
 
 
 class FileParse:
     """One file as one source, emitted in file order (see :func:`parse_files`)."""
 
-    def __init__(self, path: Path, labels: dict | None, router: ProjectRouter, redact: Redactor,
-                 default_ts_ms: int | None, include_metrics: bool, encode: Callable[[Output], bytes] | None,
-                 merger_opts: dict) -> None:
+    def __init__(self, path: Path, labels: dict | None, builder: EventBuilder, default_ts_ms: int | None,
+                 include_metrics: bool, encode: Callable[[Output], bytes] | None, merger_opts: dict) -> None:
         self.path = path
         self.sid = str(path)
         self.ts = default_ts_ms if default_ts_ms is not None else int(path.stat().st_mtime * 1000)
         self.merger = MultilineMerger(**merger_opts)
         self.joiner = PartialJoiner()
-        self.router, self.redact, self.encode = router, redact, encode
+        self.builder, self.encode = builder, encode
         self.include_metrics = include_metrics
         self.src = {"host": None, "namespace": None, "pod": None, "container": None, "file": str(path),
                     "stream": None, "node_role": None, "rank": None}
@@ -420,7 +381,6 @@ class FileParse:
         # heap of (first line, index in its record, arrival order, block or letter): file order, not closing order
         self.held: list[tuple[int, int, int, Block | dict]] = []
         self.seq = 0
-        self.last_ts: dict[str, int] = {}
 
     def outputs(self) -> Iterator[dict]:
         for no, raw in enumerate(_file_lines(self.path), 1):
@@ -511,7 +471,7 @@ class FileParse:
         try:
             if b.nbytes > self.merger.max_bytes or len(b.texts[-1]) > self.merger.max_bytes:
                 cap_block(b, self.merger.max_bytes)
-            out = build_output(b, "file", 0, self.router, self.redact, self.last_ts)
+            out = self.builder.build(b, "file", 0)
             if self.encode is not None:
                 step = "encode"
                 self.encode(out)

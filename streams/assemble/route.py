@@ -1,16 +1,21 @@
 """Project routing: labels, Kubernetes metadata or configured globs/regexes -> ``logs.events.<project>``.
 
-Order: the ``project`` label; the Kubernetes label ``app.kubernetes.io/part-of``; a configured
-path glob on ``source.file``; a configured regex on ``source.host``; a configured namespace
-mapping, else the namespace itself; else the default project. Topic names keep only
-``[a-z0-9._-]`` (Kafka's legal set, lower-cased), at most 200 characters.
+Order: the first of ``project_keys`` a source's labels carry (by default the ``project`` label,
+``sluice.io/project``, then the Kubernetes label ``app.kubernetes.io/part-of``, each also de-dotted as
+Filebeat writes it); a configured path glob on ``source.file``; a configured regex on ``source.host``;
+a configured namespace mapping, else the namespace itself; else the default project. Topic names keep
+only ``[a-z0-9._-]`` (Kafka's legal set, lower-cased), at most 200 characters. Values that are not
+strings (an agent's envelope may carry a number or a list where a name belongs) are read as absent,
+never as an error.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+from streams.assemble.metadata import SourceMetadata
 
 _ILLEGAL = re.compile(r"[^a-z0-9._-]+")
 
@@ -24,7 +29,8 @@ class ProjectRouter:
     def __init__(self, default_project: str = "default", *, path_globs: Iterable[tuple[str, str]] = (),
                  host_patterns: Iterable[tuple[str, str]] = (), namespaces: dict[str, str] | None = None,
                  use_namespace: bool = True, topic_prefix: str = "logs.events.",
-                 known: Iterable[str] | None = None) -> None:
+                 known: Iterable[str] | None = None,
+                 project_keys: Sequence[str] | None = None) -> None:
         self.default = sanitize(default_project)
         # Projects with a topic. Others go to the default route (their label is kept on the event):
         # a typo in one node's label must not stop the stage on a missing topic.
@@ -34,11 +40,25 @@ class ProjectRouter:
         self.namespaces = dict(namespaces or {})
         self.use_namespace = use_namespace
         self.topic_prefix = topic_prefix
+        self.project_keys = tuple(project_keys) if project_keys is not None else SourceMetadata().project_keys()
         self._cache: dict[tuple, str] = {}
 
     def project(self, labels: dict, source: dict) -> str:
-        key = (labels.get("project"), labels.get("app.kubernetes.io/part-of"), source.get("file"),
-               source.get("host"), source.get("namespace"))
+        label = None
+        if labels:
+            for k in self.project_keys:
+                v = labels.get(k)
+                if v and v.__class__ is str:
+                    label = v
+                    break
+        path, host, namespace = source.get("file"), source.get("host"), source.get("namespace")
+        if path.__class__ is not str:
+            path = None
+        if host.__class__ is not str:
+            host = None
+        if namespace.__class__ is not str:
+            namespace = None
+        key = (label, path, host, namespace)
         hit = self._cache.get(key)
         if hit is None:
             hit = sanitize(self._resolve(*key))
@@ -48,11 +68,9 @@ class ProjectRouter:
                 self._cache[key] = hit
         return hit
 
-    def _resolve(self, label, part_of, path, host, namespace) -> str:  # noqa: PLR0911 - the routing order, in order
+    def _resolve(self, label, path, host, namespace) -> str:
         if label:
             return label
-        if part_of:
-            return part_of
         if path:
             for glob, proj in self.path_globs:
                 if fnmatch.fnmatch(path, glob):

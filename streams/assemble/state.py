@@ -2,7 +2,7 @@
 
 Per source: its open multiline blocks (one per prefix, with the merger's mode), the prefix it last
 wrote under, a held partial line (CRI ``P`` / docker partial) with the arrival of its newest fragment,
-and the time of its last timed event.
+the time of its last timed event and the task fields its last records named.
 The assemble worker writes the state of every source a turn touched to a compacted topic, in the
 same Kafka transaction as the turn's outputs and raw offsets, and restores it when it takes over a
 partition: a restarted or rebalanced worker resumes exactly where the last committed turn ended, so
@@ -51,7 +51,8 @@ def source_state(asm: Assembler, sid: str) -> bytes | None:
     if not opened and partial is None:
         return None
     doc: dict[str, Any] = {"v": VERSION, "sid": sid, "open": {k: _open_to_dict(ob) for k, ob in (opened or {}).items()},
-                           "last_key": asm.merger._last_key.get(sid), "last_ts": asm._last_ts.get(sid)}
+                           "last_key": asm.merger._last_key.get(sid), "last_ts": asm._last_ts.get(sid),
+                           "last_task": asm.builder.last_task.get(sid)}
     if partial is not None:
         doc["partial"] = {"parts": partial.parts, "first": dataclasses.asdict(partial.first), "offset": partial.offset,
                           "size": partial.size, "seen": partial.seen_ms}
@@ -69,6 +70,8 @@ def restore_source(asm: Assembler, value: bytes) -> str:
         asm.merger._last_key[sid] = doc["last_key"]
     if doc.get("last_ts") is not None:
         asm._last_ts[sid] = doc["last_ts"]
+    if doc.get("last_task"):
+        asm.builder.last_task[sid] = doc["last_task"]
     if "partial" in doc:
         p = doc["partial"]
         # "seen" (the newest fragment's arrival, for the idle release) is absent from older states:

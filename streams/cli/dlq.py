@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from typing import Any
 
 import click
 
 from streams.cli.main import settings_of
-from streams.dlq import Letter, LetterFilter, list_letters, parse_time, redrive
+from streams.dlq import Letter, LetterFilter, list_letters, redrive
+from streams.timespec import TIME_HELP, parse_instant
 
 
 def _filter(stage: str | None, error_type: str | None, contains: str | None, since: str | None,
             until: str | None) -> LetterFilter:
-    return LetterFilter(stage, error_type, contains, parse_time(since) if since else None,
-                        parse_time(until) if until else None)
+    now_ms = int(time.time() * 1000)
+    return LetterFilter(stage, error_type, contains, parse_instant(since, now_ms) if since else None,
+                        parse_instant(until, now_ms) if until else None)
 
 
 def filter_options(fn: Any) -> Any:
@@ -22,8 +25,8 @@ def filter_options(fn: Any) -> Any:
         click.option("--stage", help="decode, assemble, hot_sink, cold_sink, watch"),
         click.option("--error-type", help="e.g. undecodable, schema_not_found, mapping"),
         click.option("--contains", help="a substring of the error text"),
-        click.option("--since", help="ISO-8601 time or epoch ms (UTC)"),
-        click.option("--until", help="ISO-8601 time or epoch ms (UTC)"),
+        click.option("--since", help=f"only letters since {TIME_HELP}"),
+        click.option("--until", help=f"only letters before {TIME_HELP}"),
     ]):
         fn = option(fn)
     return fn

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from pathlib import Path
 
 import click
 
 from streams.cli.main import settings_of
 from streams.replay import Bound, ReplayFilter, ReplayState, plan_range, run_replay
+from streams.timespec import TIME_HELP, parse_instant
 
 
 @click.command()
 @click.option("--topic", required=True, help="the topic to replay (logs.events.<project>, logs.metrics, logs.raw)")
-@click.option("--from", "start", help="@OFFSET, or a time (ISO-8601 or epoch ms); default: the beginning")
-@click.option("--to", "end", help="@OFFSET, or a time; exclusive; default: the end as of now")
+@click.option("--from", "start", help=f"@OFFSET, or {TIME_HELP}; default: the beginning")
+@click.option("--to", "end", help="@OFFSET, or a time as --from; exclusive; default: the end as of now")
 @click.option("--partitions", help="comma-separated partition numbers (default: all)")
 @click.option("--project", help="only events of this project")
 @click.option("--task", "task_id", help="only events of this task_id")
@@ -35,7 +37,8 @@ def replay(ctx: click.Context, topic: str, start: str | None, end: str | None, p
     """
     settings = settings_of(ctx)
     parts = [int(p) for p in partitions.split(",")] if partitions else None
-    plan = plan_range(settings, topic, Bound.parse(start), Bound.parse(end), parts)
+    now_ms = int(time.time() * 1000)
+    plan = plan_range(settings, topic, _bound(start, now_ms), _bound(end, now_ms), parts)
     key = "|".join(str(x) for x in (topic, plan.start, plan.end, project, task_id, into, target))
     default_state = Path(".sluice-replay") / f"{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
     state = ReplayState.load(state_path or default_state)
@@ -46,6 +49,15 @@ def replay(ctx: click.Context, topic: str, start: str | None, end: str | None, p
         bar.update(done)
         stats = run_replay(settings, plan, into, state, ReplayFilter(project, task_id), rate, target, bar.update)
     click.echo(f"done: {stats}")
+
+
+def _bound(text: str | None, now_ms: int) -> Bound | None:
+    """``@OFFSET`` or a time (``-2d``, ``1h``, ISO-8601, epoch ms)."""
+    if text is None:
+        return None
+    if text.startswith("@"):
+        return Bound.parse(text)
+    return Bound(time_ms=parse_instant(text, now_ms))
 
 
 COMMANDS = [replay]

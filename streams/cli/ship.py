@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import click
@@ -23,11 +22,12 @@ def _labels(pairs: tuple[str, ...]) -> dict[str, str]:
 
 @click.command()
 @click.option("--path", "paths", multiple=True, help="Glob of files to tail (repeatable; `**` = any depth). "
-              "Default: ship.paths, /var/log/train/**/*.log.")
+              "Default: ship.paths.")
 @click.option("--checkpoint", type=click.Path(path_type=Path), help="Checkpoint file (default: ship.checkpoint_path).")
 @click.option("--topic", help="Kafka topic (default: topics.raw).")
-@click.option("--interval", type=float, help="Seconds between scheduled sends (default 30).")
-@click.option("--stagger-window", type=float, help="Seconds over which nodes' send phases spread (default 90).")
+@click.option("--interval", type=float, help="Seconds between scheduled sends (default: ship.interval_s).")
+@click.option("--stagger-window", type=float,
+              help="Seconds over which nodes' send phases spread (default: ship.stagger_window_s).")
 @click.option("--label", "labels", multiple=True, help="KEY=VALUE label on every batch (repeatable).")
 @click.option("--node-name", help="This node's name (default: $NODE_NAME, else the host name).")
 @click.option("-v", "--verbose", is_flag=True, help="Log every rotation and checkpoint.")
@@ -37,16 +37,17 @@ def ship(ctx: click.Context, paths: tuple[str, ...], checkpoint: Path | None, to
          verbose: bool) -> None:
     """Tail log files and ship their lines to Kafka as Avro RawBatch records.
 
-    Settings come from SLUICE_SHIP__<FIELD> (e.g. SLUICE_SHIP__LABELS__PROJECT=llama,
-    SLUICE_SHIP__MAX_BUFFER_BYTES=8388608); options given here win. Offsets are checkpointed only
+    Settings come from the `ship:` section of the configuration (or SLUICE_SHIP__<FIELD>, e.g.
+    SLUICE_SHIP__LABELS__PROJECT=llama); options given here win. Offsets are checkpointed only
     after Kafka acknowledged the lines, so a restart resumes without loss. SIGTERM finishes the
     batches in flight and exits.
     """
+    from streams.logs import configure
     from streams.ship.run import build_shipper, run_until_signalled
     from streams.ship.settings import ShipSettings
 
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = settings_of(ctx)
+    configure("info" if verbose else "warning", settings.observability.log_format)
     overrides: dict[str, object] = {}
     if paths:
         overrides["paths"] = list(paths)
@@ -60,13 +61,12 @@ def ship(ctx: click.Context, paths: tuple[str, ...], checkpoint: Path | None, to
         overrides["stagger_window_s"] = stagger_window
     if node_name:
         overrides["node_name"] = node_name
+    if labels:
+        overrides["labels"] = {**settings.ship.labels, **_labels(labels)}
     try:
-        ship_settings = ShipSettings(**overrides)  # type: ignore[arg-type]
+        ship_settings = ShipSettings.model_validate({**settings.ship.model_dump(), **overrides})
     except ValueError as exc:
         raise ConfigError(f"invalid ship settings: {exc}") from exc
-    if labels:
-        ship_settings.labels.update(_labels(labels))
-    settings = settings_of(ctx)
     shipper = build_shipper(settings, ship_settings)
     click.echo(f"shipping {', '.join(ship_settings.paths)} to {ship_settings.topic or settings.topics.raw} "
                f"every {ship_settings.interval_s:g}s (phase {shipper.phase_ms / 1000:.1f}s), "

@@ -1,10 +1,9 @@
-"""`sluice worker <stage>`, `sluice parse`, and the operator commands still to come."""
+"""`sluice worker <stage>`, `sluice parse` and `sluice produce`."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import signal
 import sys
 import time
@@ -13,7 +12,7 @@ from typing import Any
 
 import click
 
-from streams.cli.main import settings_of
+from streams.cli.main import child_environment, settings_of
 
 
 @click.command()
@@ -43,13 +42,13 @@ def worker(ctx: click.Context, stage: str, loglevel: str) -> None:
 
         run_async_worker(run_cold_worker, settings, loglevel)
         return
-    run_all(settings, loglevel)
+    run_all(settings, loglevel, child_environment(ctx))
 
 
 STAGES = ("assemble", "hot", "cold", "watch")
 
 
-def run_all(settings: Any, loglevel: str) -> None:
+def run_all(settings: Any, loglevel: str, child_env: dict[str, str]) -> None:
     """Every stage as a child process of this one (each stage keeps its own event loop and group);
     a signal stops them all, and one dying stops the rest, so a supervisor sees the failure."""
     import os
@@ -58,7 +57,7 @@ def run_all(settings: Any, loglevel: str) -> None:
     base = settings.observability.port
     procs = {}
     for i, stage in enumerate(STAGES):
-        env = {**os.environ, "SLUICE_OBSERVABILITY__PORT": str(base + i if base else 0)}
+        env = {**os.environ, **child_env, "SLUICE_OBSERVABILITY__PORT": str(base + i if base else 0)}
         procs[stage] = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", stage, "--loglevel", loglevel],
                                         env=env)
         click.echo(f"{stage}: pid {procs[stage].pid}" + (f", metrics on :{base + i}" if base else ""))
@@ -91,10 +90,11 @@ def run_all(settings: Any, loglevel: str) -> None:
 def parse(files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool, idle_timeout_ms: int) -> None:
     """The assemble stage offline over FILES: one JSON event per line on stdout.
 
-    Plain text, JSON envelopes (Filebeat, Fluent Bit, Vector, docker) and CRI lines are recognised per
-    line. Check how your own logs will come out before shipping them. What the worker would send to the
-    dead-letter topic is printed too, as a dead letter with "kind": "dead_letter" (its reason also on
-    stderr), and parsing goes on: the exit status is 0 unless a file cannot be read.
+    Plain text and the envelopes of docker, CRI, Fluent Bit, the OpenTelemetry Collector (OTLP JSON),
+    rsyslog (JSON, RFC 5424), Vector and Filebeat are recognised per line. Check how your own logs
+    will come out before shipping them. What the worker would send to the dead-letter topic is printed
+    too, as a dead letter with "kind": "dead_letter" (its reason also on stderr), and parsing goes on:
+    the exit status is 0 unless a file cannot be read.
     """
     from streams.assemble.outputs import encode_body
     from streams.assemble.pipeline import parse_files
@@ -128,8 +128,9 @@ def _json_default(value: Any) -> Any:
 
 def run_async_worker(run: Any, settings: Any, loglevel: str) -> None:
     """Run ``run(settings, stop)`` until SIGTERM or SIGINT, then let it drain and commit."""
-    logging.basicConfig(level=getattr(logging, {"crit": "CRITICAL", "warn": "WARNING"}.get(
-        loglevel, loglevel.upper())), format="[%(asctime)s] %(levelname)s %(name)s: %(message)s")
+    from streams.logs import configure
+
+    configure(loglevel, settings.observability.log_format)
 
     async def main() -> None:
         from streams import observability as obs

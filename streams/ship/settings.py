@@ -1,6 +1,6 @@
-"""``ShipSettings``: the shipper's configuration, read from ``SLUICE_SHIP__<FIELD>`` or a dict.
+"""Settings of the node shipper: the ``ship:`` section (``SLUICE_SHIP__<FIELD>``).
 
-Every default is explained where it is declared. Examples::
+Examples::
 
     SLUICE_SHIP__PATHS='["/var/log/train/**/*.log"]'
     SLUICE_SHIP__LABELS__PROJECT=llama   SLUICE_SHIP__LABELS__TASK_ID=run-42
@@ -13,83 +13,102 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from streams.config_base import Section
 
 KiB = 1024
 MiB = 1024 * KiB
 
 
-class ShipSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="SLUICE_SHIP__", env_nested_delimiter="__", extra="forbid")
+class ShipSettings(Section):
+    """The node-side shipper: tails log files and sends their lines to Kafka in batches (`sluice ship`)."""
 
-    # What to tail. `**` matches any depth. Rotated copies (x.log.1, x.log-2024...) must NOT match:
-    # the shipper follows rotated files by identity, not by name.
-    paths: list[str] = Field(default_factory=lambda: ["/var/log/train/**/*.log"])
-    exclude: list[str] = Field(default_factory=list)  # fnmatch patterns on the full path
-    # The checkpoint (file identity, path, offset) lives on the node, beside the logs it describes.
-    checkpoint_path: Path = Path("/var/lib/sluice/ship/checkpoint.json")
-    topic: str | None = None  # None: the main settings' topics.raw (logs.raw)
+    paths: list[str] = Field(
+        default_factory=lambda: ["/var/log/train/**/*.log"],
+        description="Globs of the files to tail; ** matches any depth. Rotated copies (x.log.1, x.log-2024...) "
+                    "must not match: the shipper follows rotated files by identity, not by name.")
+    exclude: list[str] = Field(default_factory=list, description="fnmatch patterns on the full path to leave out.")
+    checkpoint_path: Path = Field(
+        default=Path("/var/lib/sluice/ship/checkpoint.json"),
+        description="The checkpoint (file identity, path, offset), on the node beside the logs it describes.")
+    topic: str | None = Field(default=None, description="Kafka topic; unset: topics.raw.")
 
-    # Identity of the node and pod. None: taken from the Kubernetes downward API environment
-    # (NODE_NAME, POD_NAMESPACE, POD_NAME, CONTAINER_NAME), else the host name for the node.
-    node_name: str | None = None
-    namespace: str | None = None
-    pod: str | None = None
-    container: str | None = None
-    # Labels (project, task_id, node_role, rank, ...). Precedence, lowest first: the downward-API
-    # labels file, these configured labels, then named groups of `path_pattern` for each file.
-    labels: dict[str, str] = Field(default_factory=dict)
-    podinfo_labels_path: Path = Path("/etc/podinfo/labels")
-    # A regex with named groups matched against each file's path, e.g.
-    # `/var/log/train/(?P<project>[^/]+)/(?P<task_id>[^/]+)/rank(?P<rank>\d+)\.log`: the per-file
-    # labels a DaemonSet cannot get from its own pod.
-    path_pattern: str | None = None
+    node_name: str | None = Field(
+        default=None,
+        description="This node's name; unset: $NODE_NAME (the Kubernetes downward API), else the host name.")
+    namespace: str | None = Field(default=None, description="The pod's namespace; unset: $POD_NAMESPACE.")
+    pod: str | None = Field(default=None, description="The pod's name; unset: $POD_NAME.")
+    container: str | None = Field(default=None, description="The container's name; unset: $CONTAINER_NAME.")
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Labels on every batch (project, task_id, node_role, rank, ...). Precedence, lowest first: the "
+                    "downward-API labels file, these labels, then the named groups of path_pattern for each file.",
+        examples=[{"project": "llama", "node_role": "trainer"}])
+    podinfo_labels_path: Path = Field(
+        default=Path("/etc/podinfo/labels"), description="The downward-API file of the pod's labels.")
+    path_pattern: str | None = Field(
+        default=None,
+        description="A regex with named groups matched against each file's path: the per-file labels a DaemonSet "
+                    "cannot get from its own pod.",
+        examples=[r"/var/log/train/(?P<project>[^/]+)/(?P<task_id>[^/]+)/rank(?P<rank>\d+)\.log"])
 
-    # The send schedule. 30 s keeps requests few (the usual 30-60 s of node agents); tests and
-    # interactive use go sub-second. Full batches go at once: memory stays bounded during bursts.
-    interval_s: float = Field(default=30.0, ge=0.05)
-    # Each node's phase = blake2b(node name) mod window (see batching.stagger_phase_ms); 90 s is
-    # the usual advice for checkpoint-aligned clusters. 0 = no stagger (tests).
-    stagger_window_s: float = Field(default=90.0, ge=0)
-    # 5,000 lines / 512 KiB per record: well under the broker's 1 MB message.max.bytes, and big
-    # enough that per-record costs downstream (Faust: ~15k records/s) stay small.
-    max_batch_lines: int = Field(default=5000, ge=1)
-    max_batch_bytes: int = Field(default=512 * KiB, ge=1 * KiB)
-    # Longer lines are cut into pieces (each with its own offset) so that one runaway line cannot
-    # exceed a batch or the memory cap.
-    max_line_bytes: int = Field(default=256 * KiB, ge=1)
-    # The memory cap: file bytes read but not yet acknowledged by Kafka (pending + in flight).
-    # At the cap the shipper stops reading; the files are the buffer. 16 MiB fits a 128 MiB pod.
-    max_buffer_bytes: int = Field(default=16 * MiB, ge=4 * KiB)
-    read_chunk_bytes: int = Field(default=256 * KiB, ge=1 * KiB)
+    interval_s: float = Field(
+        default=30.0, ge=0.05,
+        description="Seconds between scheduled sends. 30 s keeps requests few, as node agents usually do; "
+                    "interactive use goes sub-second. Full batches go at once, so memory stays bounded in bursts.")
+    stagger_window_s: float = Field(
+        default=90.0, ge=0,
+        description="Each node's send phase is a hash of its name modulo this window, so that checkpoint-aligned "
+                    "nodes do not all send in the same second. 0: no stagger.")
+    max_batch_lines: int = Field(
+        default=5000, ge=1,
+        description="Lines per record at most. Big records keep per-record costs downstream small; with "
+                    "max_batch_bytes they stay under the broker's 1 MB message.max.bytes.")
+    max_batch_bytes: int = Field(default=512 * KiB, ge=1 * KiB, description="Bytes per record at most.")
+    max_line_bytes: int = Field(
+        default=256 * KiB, ge=1,
+        description="Longer lines are cut into pieces, each with its own offset, so that one runaway line cannot "
+                    "exceed a batch or the memory cap.")
+    max_buffer_bytes: int = Field(
+        default=16 * MiB, ge=4 * KiB,
+        description="The memory cap: file bytes read and not yet acknowledged by Kafka. At the cap the shipper stops "
+                    "reading and the files are the buffer. 16 MiB fits a 128 MiB pod.")
+    read_chunk_bytes: int = Field(default=256 * KiB, ge=1 * KiB, description="Bytes read from a file at a time.")
 
-    # How often files are checked for new bytes, and the globs re-scanned for new files.
-    poll_interval_s: float = Field(default=0.25, gt=0)
-    scan_interval_s: float = Field(default=5.0, gt=0)
-    # A last line without its newline is held this long (the writer may be mid-line), then sent
-    # as is; bytes appended to it later become a new line with their own offset.
-    partial_max_wait_s: float = Field(default=5.0, ge=0)
-    # A rotated-away or deleted file is drained until it has not grown for this long
-    # (the writer may still hold it open), then closed. Fluent Bit's Rotate_Wait is 5 s too.
-    rotate_wait_s: float = Field(default=5.0, ge=0)
-    # Acknowledged offsets are written (tmp + fsync + rename) at most this often; a crash re-sends
-    # at most this much, with the same offsets, which downstream de-duplicates by id.
-    checkpoint_interval_s: float = Field(default=1.0, ge=0)
-    # Files found when there is no checkpoint yet: ship them from the beginning (training logs are
-    # short-lived and wanted whole) or only what is written from now on.
-    start_at: Literal["beginning", "end"] = "beginning"
+    poll_interval_s: float = Field(default=0.25, gt=0, description="How often files are checked for new bytes.")
+    scan_interval_s: float = Field(
+        default=5.0, gt=0, description="How often the globs are scanned again for new files.")
+    partial_max_wait_s: float = Field(
+        default=5.0, ge=0,
+        description="A last line without its newline is held this long (the writer may be mid-line), then sent as "
+                    "is; bytes appended to it later become a new line with their own offset.")
+    rotate_wait_s: float = Field(
+        default=5.0, ge=0,
+        description="A rotated-away or deleted file is drained until it has not grown for this long (the writer "
+                    "may still hold it open), then closed.")
+    checkpoint_interval_s: float = Field(
+        default=1.0, ge=0,
+        description="Acknowledged offsets are written at most this often; a crash re-sends at most this much, with "
+                    "the same offsets, which downstream de-duplicates by event id.")
+    start_at: Literal["beginning", "end"] = Field(
+        default="beginning",
+        description="Files found when there is no checkpoint yet: ship them from the beginning (training logs are "
+                    "short-lived and wanted whole) or only what is written from now on.")
 
-    # Producer. zstd gives the best ratio on log text at low CPU; linger is short because the
-    # shipper batches itself. A delivery that times out is re-read from the file, never dropped.
-    compression: Literal["zstd", "lz4", "gzip", "snappy", "none"] = "zstd"
-    linger_ms: int = Field(default=50, ge=0)
-    message_timeout_ms: int = Field(default=120_000, ge=1000)
-    # Wait this long before retrying after a failed delivery or an unreachable registry.
-    retry_backoff_s: float = Field(default=2.0, ge=0)
-    # On SIGTERM: how long to wait for in-flight batches to be acknowledged before exiting.
-    shutdown_timeout_s: float = Field(default=10.0, ge=0)
-    # Extra librdkafka settings, e.g. {"reconnect.backoff.max.ms": 1000}.
-    producer: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    compression: Literal["zstd", "lz4", "gzip", "snappy", "none"] = Field(
+        default="zstd", description="Producer compression; zstd gives the best ratio on log text at low CPU.")
+    linger_ms: int = Field(default=50, ge=0, description="Producer linger; short, because the shipper batches itself.")
+    message_timeout_ms: int = Field(
+        default=120_000, ge=1000,
+        description="A delivery that is not acknowledged within this time is read again from the file, never "
+                    "dropped.")
+    retry_backoff_s: float = Field(
+        default=2.0, ge=0, description="Wait before retrying after a failed delivery or an unreachable registry.")
+    shutdown_timeout_s: float = Field(
+        default=10.0, ge=0, description="On SIGTERM, how long to wait for batches in flight to be acknowledged.")
+    producer: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="Extra librdkafka producer settings.",
+        examples=[{"reconnect.backoff.max.ms": 1000}])
 
     @model_validator(mode="after")
     def _limits_fit(self) -> ShipSettings:

@@ -28,7 +28,7 @@ import random
 import socket
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -179,8 +179,7 @@ class SinkRunner:
         # projects together, stays within that many windows' budget, shared max-min fair. The store
         # works through a bulk queue first in, first out: a quiet project's bulk waits behind every
         # document admitted before it, so this bounds how long another project's burst can hold it
-        # back. Without it, a bursting project kept 4 bulks of a window's budget in flight, the store's
-        # write queue held 5-12 shard tasks, and the quiet project's bulks took 0.33-0.57 s.
+        # back (without it, a bursting project keeps several bulks in flight ahead of the quiet one's).
         if in_flight_windows is not None and not ack_cap:
             raise ValueError("in_flight_windows counts what is unacknowledged: it needs ack_cap")
         self.in_flight_windows = in_flight_windows
@@ -245,10 +244,8 @@ class SinkRunner:
         if not await self._start_sink(stop):
             return
         # What exists now (modules, clients, schemas) lives as long as the worker. A full garbage
-        # collection stops the event loop while it walks every object: in a hot worker just started that
-        # is 95,000 objects and 28-40 ms a collection, 0 ms once frozen. Frozen, the collections walk only
-        # what the loop has made since (in the hot sink benchmark's burst: 42-100 ms pauses before,
-        # 23-68 ms frozen, 40 ms with hot.max_in_flight_records at 10,000).
+        # collection stops the event loop while it walks every object; frozen, these are left out and
+        # the collections walk only what the loop has made since, so the pauses stay short.
         gc.freeze()
         try:
             while not stop.is_set():
@@ -309,6 +306,7 @@ class SinkRunner:
             return True
         flight = self._in_flight_rooms(self.in_flight_windows) if self.in_flight_windows is not None else None
         sent_events = sent_bytes = 0
+        sent: dict[str, int] = {}
         held = False
         for project, grant in grants.items():
             queue = self.queues[project]
@@ -329,9 +327,10 @@ class SinkRunner:
                 nbytes += rec.size
             sent_events += taken
             sent_bytes += nbytes
+            sent[project] = taken
             if self.ack_cap:
                 self._unacked[project] += taken
-        self.controller.consume(sent_events, sent_bytes, now)
+        self.controller.consume(sent_events, sent_bytes, now, sent)
         return held
 
     def _ack_rooms(self, now: float) -> dict[str, int]:
@@ -343,22 +342,28 @@ class SinkRunner:
         used: Counter[str] = Counter(self._unacked)
         for _t, counts in self._acks:
             used.update(counts)
-        return self._fair_rooms(self.controller.capacity.events_per_s * self.controller.fraction, used)
+        return self._fair_rooms(self.controller.capacity.events_per_s * self.controller.fraction, used,
+                                self.controller.project_caps)
 
     def _in_flight_rooms(self, windows: float) -> dict[str, int]:
         """Per project: events it may still admit with everything unacknowledged within ``windows``
         windows' budget, split max-min fair over what each has in flight and waiting. A project with
         nothing in flight may always send one, so none is starved by rounding."""
-        rooms = self._fair_rooms(self.controller.events_budget * windows, self._unacked)
+        caps = {p: cap * self.controller.window_s * windows for p, cap in self.controller.project_caps.items()}
+        rooms = self._fair_rooms(self.controller.events_budget * windows, self._unacked, caps)
         return {p: max(room, 1 if self._unacked[p] == 0 else 0) for p, room in rooms.items()}
 
-    def _fair_rooms(self, total: float, used: Counter[str]) -> dict[str, int]:
+    def _fair_rooms(self, total: float, used: Counter[str], caps: Mapping[str, float]) -> dict[str, int]:
         """Per project: ``total`` split max-min fair over what each has ``used`` plus what it has
-        waiting, less what it has used (the split never sums over ``total``)."""
-        wants = {p: used[p] + len(q) for p, q in self.queues.items()}
+        waiting (at most its cap, in the unit of ``total``), less what it has used (the split never
+        sums over ``total``)."""
+        wants: dict[str, float] = {p: used[p] + len(q) for p, q in self.queues.items()}
         for p, n in used.items():
             wants.setdefault(p, n)
-        shares = water_fill(total, wants, self.controller.project_weights)
+        for p, cap in caps.items():
+            if p in wants:
+                wants[p] = min(wants[p], max(cap, used[p]))
+        shares = water_fill(total, wants)
         return {p: int(shares[p]) - used[p] for p in wants}
 
     async def _flush(self, now: float) -> None:

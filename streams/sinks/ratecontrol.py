@@ -8,7 +8,10 @@ climbs additively while it is healthy (AIMD, as TCP does), never above the decla
 Fair sharing is max-min (water-filling): projects that want less than an equal share get all they
 want, the rest split what is left. A quiet project therefore always gets its small demand served
 in the next window, however hard another project bursts: its wait is bounded by one window.
-Nothing is dropped here: what is not granted stays in Kafka and is asked for again.
+A project may also have a cap (``routing.projects.<p>.events_per_s``): a token bucket per project
+that fills at the cap, so it never gets more than that many events per second, and what the cap
+leaves unused goes to the others. Nothing is dropped here: what is not granted stays in Kafka and
+is asked for again.
 """
 
 from __future__ import annotations
@@ -37,17 +40,13 @@ class Grant:
     bytes: int
 
 
-def water_fill(
-    total: float, wants: Mapping[str, float], weights: Mapping[str, float] | None = None
-) -> dict[str, float]:
-    """Max-min fair split of ``total`` over ``wants`` (optionally weighted)."""
-    weights = weights or {}
+def water_fill(total: float, wants: Mapping[str, float]) -> dict[str, float]:
+    """Max-min fair split of ``total`` over ``wants``."""
     remaining = {k: float(v) for k, v in wants.items() if v > 0}
     out = dict.fromkeys(wants, 0.0)
     left = float(total)
     while remaining and left > 1e-9:
-        weight_sum = sum(weights.get(k, 1.0) for k in remaining)
-        share = {k: left * weights.get(k, 1.0) / weight_sum for k in remaining}
+        share = dict.fromkeys(remaining, left / len(remaining))
         satisfied = [k for k, want in remaining.items() if want <= share[k]]
         if not satisfied:
             for k in remaining:
@@ -76,7 +75,7 @@ class RateController:
         increase_fraction: float = 0.05,
         decrease_factor: float = 0.5,
         slow_response_s: float = 2.0,
-        project_weights: Mapping[str, float] | None = None,
+        project_caps: Mapping[str, float] | None = None,
         carry_windows: int = 0,
     ) -> None:
         if not 0 < utilisation <= 1:
@@ -89,7 +88,11 @@ class RateController:
         self.increase_fraction = increase_fraction
         self.decrease_factor = decrease_factor
         self.slow_response_s = slow_response_s
-        self.project_weights = dict(project_weights or {})
+        # Events per second at most, per project; each project's allowance is a token bucket that holds
+        # at most one window's worth (or one event, for caps under one event a window).
+        self.project_caps = dict(project_caps or {})
+        self._tokens: dict[str, float] = {}
+        self._tokens_at: dict[str, float] = {}
         self.carry_windows = carry_windows
         self._window_start: float | None = None
         self._used_events = 0
@@ -145,23 +148,39 @@ class RateController:
         bytes_left = self.bytes_budget - self._used_bytes
         if events_left <= 0 or bytes_left <= 0:
             return {p: Grant(0, 0) for p in demands}
-        ev = water_fill(events_left, {p: d.events for p, d in demands.items()}, self.project_weights)
-        by = water_fill(bytes_left, {p: d.bytes for p, d in demands.items()}, self.project_weights)
+        wants = {p: min(d.events, self.cap_room(p, now)) for p, d in demands.items()}
+        ev = water_fill(events_left, wants)
+        by = water_fill(bytes_left, {p: d.bytes for p, d in demands.items()})
         grants = {}
-        for p, d in demands.items():
+        for p in demands:
             # An event is indivisible: a project whose share rounds to zero but which fits gets one.
-            events = min(d.events, int(ev[p]))
-            if events == 0 and d.events > 0 and events_left >= 1:
+            events = min(wants[p], int(ev[p]))
+            if events == 0 and wants[p] > 0 and events_left >= 1:
                 events = 1
             grants[p] = Grant(events, int(by[p]))
         self._unmet = any(grants[p].events < d.events for p, d in demands.items())
         return grants
 
-    def consume(self, events: int, nbytes: int, now: float) -> None:
-        """Record what was actually sent in this window."""
+    def consume(self, events: int, nbytes: int, now: float, by_project: Mapping[str, int] | None = None) -> None:
+        """Record what was actually sent in this window (``by_project``: the events of each project)."""
         self._roll(now)
         self._used_events += events
         self._used_bytes += nbytes
+        for project, n in (by_project or {}).items():
+            if project in self.project_caps:
+                self.cap_room(project, now)
+                self._tokens[project] -= n
+
+    def cap_room(self, project: str, now: float) -> int:
+        """Events ``project`` may still send now under its cap (a large number when it has none)."""
+        cap = self.project_caps.get(project)
+        if cap is None:
+            return 1 << 62
+        burst = max(1.0, cap * self.window_s)
+        last = self._tokens_at.get(project)
+        tokens = burst if last is None else min(burst, self._tokens[project] + cap * max(0.0, now - last))
+        self._tokens[project], self._tokens_at[project] = tokens, now
+        return max(0, int(tokens))
 
     # -- feedback (AIMD) ------------------------------------------------------------------------
     def on_success(self, latency_s: float) -> None:

@@ -7,7 +7,7 @@ the Faust worker (``streams.workers.watch``) backs the store with changelogged t
 from streams.watch.engine import WatchEngine, WatchStore
 from streams.watch.incidents import AlertChange
 from streams.watch.observation import Observation, from_record
-from streams.watch.settings import WatchSettings, load_watch_settings
+from streams.watch.settings import WatchSettings
 from streams.watch.summary import DailySummary, daily_summaries
 
 __all__ = [
@@ -19,5 +19,4 @@ __all__ = [
     "WatchStore",
     "daily_summaries",
     "from_record",
-    "load_watch_settings",
 ]

@@ -24,18 +24,29 @@ def day_bounds(day: str) -> tuple[int, int]:
     return int(start.timestamp() * 1000), int((start + timedelta(days=1)).timestamp() * 1000)
 
 
+def day_indices(settings: Settings, project: str | None) -> str:
+    """Index patterns of one project's events and metrics, or of every project's."""
+    from streams.sinks.elasticsearch.request import IndexNamer
+
+    namer = IndexNamer.of(settings.routing, settings.hot)
+    if project is not None:
+        return f"{namer.events_prefix(project)}-*,{namer.metrics_prefix(project)}-*"
+    custom = [f"{namer.events_prefix(p)}-*" for p, r in settings.routing.projects.items() if r.index_prefix]
+    return ",".join([f"{namer.events_base}-*", *custom, f"{namer.metrics_base}-*"])
+
+
 def read_day(settings: Settings, day: str, project: str | None = None) -> Iterator[dict[str, Any]]:
     """Every LogEvent and MetricPoint document of ``day`` (UTC), for one project or all."""
     es = es_client(settings.elasticsearch)
     start, end = day_bounds(day)
-    who = project or "*"
+    indices = day_indices(settings, project)
     query: dict[str, Any] = {"range": {"timestamp": {"gte": start, "lt": end}}}
     after: list[Any] | None = None
     while True:
         body: dict[str, Any] = {"size": PAGE, "query": query, "sort": [{"timestamp": "asc"}, {"event_id": "asc"}]}
         if after is not None:
             body["search_after"] = after
-        hits = es.search(index=f"logs-{who}-*,metrics-{who}-*", allow_no_indices=True, ignore_unavailable=True,
+        hits = es.search(index=indices, allow_no_indices=True, ignore_unavailable=True,
                          **body)["hits"]["hits"]
         for hit in hits:
             yield hit["_source"]

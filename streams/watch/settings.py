@@ -1,23 +1,14 @@
-"""Rules and thresholds of the watch stage (`watch:` in the YAML file, ``SLUICE_WATCH__*`` overrides).
-
-This model is meant to become ``Settings.watch``; until then :func:`load_watch_settings` reads the
-same YAML section and environment variables itself, with the same precedence (environment wins).
-"""
+"""Rules and thresholds of the watch stage: the ``watch:`` section (``SLUICE_WATCH__<FIELD>``)."""
 
 from __future__ import annotations
 
-import json
-import os
 import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-import yaml
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import Field, SecretStr
 
-from streams.errors import ConfigError
-
-ENV_PREFIX = "SLUICE_WATCH__"
+from streams.config_base import Section
 
 # error_class (log_event.avsc) -> alert severity. One alert per task and class per cooldown.
 DEFAULT_INCIDENT_CLASSES = {
@@ -30,62 +21,77 @@ DEFAULT_INCIDENT_CLASSES = {
 }
 
 
-class WatchSettings(BaseModel):
-    """The watch stage: a Faust app over logs.metrics and logs.events.<project>."""
+class WatchSettings(Section):
+    """The watch stage: alerts from metrics and events (`sluice worker watch`)."""
 
-    app_id: str = "sluice-watch"  # the consumer group, and the prefix of its internal topics
-    # Partitions of the by-task topic and of every table changelog (Faust needs them equal).
-    partitions: int = 3
+    app_id: str = Field(
+        default="sluice-watch", description="Consumer group, and the prefix of the stage's internal topics.")
+    partitions: int = Field(
+        default=3, description="Partitions of the by-task topic and of every table changelog (Faust needs them equal).")
 
-    # Incidents from events: raised at once, then de-duplicated per task and class for cooldown_s.
-    incident_classes: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_INCIDENT_CLASSES))
-    # One incident per task and rule for this long; later reports (other ranks) are folded into it.
-    cooldown_s: float = 30 * 60
+    incident_classes: dict[str, str] = Field(
+        default_factory=lambda: dict(DEFAULT_INCIDENT_CLASSES),
+        description="Error class of an event -> severity of the alert it raises at once (info, warning, critical).",
+        examples=[{"cuda_oom": "critical", "python_exception": "warning"}])
+    cooldown_s: float = Field(
+        default=30 * 60,
+        description="One incident per task and rule for this long; later reports (other ranks) are folded "
+                    "into it.")
 
-    # GPU idle: the average utilisation of one rank over a hopping window below the threshold.
-    gpu_idle_pct: float = 10.0
-    gpu_idle_window_s: int = 5 * 60
-    gpu_idle_step_s: int = 60  # how often a new window closes, i.e. the worst-case added latency
-    # A window is judged this long (event time) after it ends: records of one task reach the watch
-    # stage through several partitions, so they arrive a little out of order.
-    gpu_idle_grace_s: int = 30
-    gpu_idle_min_samples: int = 3
-    # The samples must span this share of the window: a job that just started is not "idle".
-    gpu_idle_min_coverage: float = 0.8
-    # Windows are dropped this long after they close. Faust expires them against the WALL clock,
-    # so it must exceed how far behind real time the stream may run.
-    window_expires_s: int = 2 * 3600
+    gpu_idle_pct: float = Field(
+        default=10.0, description="GPU idle: one rank's average utilisation over a window below this percentage.")
+    gpu_idle_window_s: int = Field(default=5 * 60, description="Length of the GPU-idle window.")
+    gpu_idle_step_s: int = Field(
+        default=60, description="How often a new GPU-idle window closes: the worst-case added latency of the alert.")
+    gpu_idle_grace_s: int = Field(
+        default=30, description="A window is judged this long (event time) after it ends: one task's records reach the "
+                        "stage through several partitions, a little out of order.")
+    gpu_idle_min_samples: int = Field(default=3, description="Fewer samples in a window are no evidence of idleness.")
+    gpu_idle_min_coverage: float = Field(
+        default=0.8, description="The samples must span this share of the window: a job that just started is not idle.")
+    window_expires_s: int = Field(
+        default=2 * 3600,
+        description="Windows are dropped this long after they close. Faust expires them against the wall "
+                    "clock, so this must exceed how far behind real time the stream may run.")
 
-    # Stalled: no step change for this long while the task still logs.
-    stall_after_s: int = 15 * 60
+    stall_after_s: int = Field(
+        default=15 * 60, description="Training stalled: no step change for this long while the task still logs.")
 
-    # Loss: NaN/inf at once; a spike when loss > factor x the mean of the last loss_history values.
-    loss_spike_factor: float = 3.0
-    loss_history: int = 20
-    loss_min_history: int = 5  # fewer values are no baseline
+    loss_spike_factor: float = Field(
+        default=3.0, description="Loss spike: a loss above this factor times the mean of the last loss_history values. "
+                         "NaN and inf alert at once.")
+    loss_history: int = Field(default=20, description="Loss values the spike rule averages.")
+    loss_min_history: int = Field(default=5, description="Fewer values are no baseline: no spike alert before them.")
 
-    # Alerts index in Elasticsearch: <prefix><project>, _id = alert_id.
-    alerts_index_prefix: str = "sluice-alerts-"
+    alerts_index_prefix: str = Field(
+        default="sluice-alerts-",
+        description="Alerts are also indexed into <alerts_index_prefix><project>, _id = alert_id.")
 
-    # Optional webhook (a Slack incoming webhook or a WeCom group robot); its URL carries a token.
-    webhook_url: SecretStr | None = None
-    webhook_style: Literal["slack", "wecom"] = "slack"
-    webhook_min_severity: Literal["info", "warning", "critical"] = "warning"
-    webhook_attempts: int = 5
-    webhook_backoff_s: float = 0.5  # doubled per retry, capped at webhook_backoff_max_s
-    webhook_backoff_max_s: float = 10.0
-    webhook_timeout_s: float = 5.0
+    webhook_url: SecretStr | None = Field(
+        default=None,
+        description="A Slack incoming webhook or a WeCom group robot for alerts; unset: none. Secret: the URL "
+                    "carries a token.")
+    webhook_style: Literal["slack", "wecom"] = Field(default="slack", description="The webhook's message format.")
+    webhook_min_severity: Literal["info", "warning", "critical"] = Field(
+        default="warning", description="Alerts below this severity are not sent to the webhook.")
+    webhook_attempts: int = Field(default=5, description="Tries per alert before the webhook gives up on it.")
+    webhook_backoff_s: float = Field(default=0.5, description="Wait before the first retry; doubled per retry.")
+    webhook_backoff_max_s: float = Field(default=10.0, description="Longest wait between retries.")
+    webhook_timeout_s: float = Field(default=5.0, description="Timeout of one webhook request.")
 
-    # Faust's working directory (it creates one even for in-memory tables); None: under the temp dir,
-    # so workers started from a checkout leave nothing in it.
-    data_dir: str | None = None
+    data_dir: str | None = Field(
+        default=None,
+        description="Faust's working directory (it makes one even for in-memory tables); unset: under the "
+                    "temporary directory, so that a worker started from a checkout leaves nothing in it.")
 
-    # A killed worker's partitions move to another once the group stops hearing from it.
-    session_timeout_s: float = 30.0
+    session_timeout_s: float = Field(
+        default=30.0,
+        description="A killed worker's partitions move to another once the group has not heard from it for "
+                    "this long.")
 
-    # Records the router takes per turn, and how long a turn waits to fill (latency vs. cost).
-    take_max: int = 200
-    take_within_s: float = 0.2
+    take_max: int = Field(default=200, description="Records the router takes per turn.")
+    take_within_s: float = Field(
+        default=0.2, description="How long a turn waits to fill (latency against cost per turn).")
 
     def faust_data_dir(self) -> str:
         return self.data_dir or str(Path(tempfile.gettempdir()) / f"{self.app_id}-data")
@@ -95,45 +101,3 @@ class WatchSettings(BaseModel):
 
     def changelog_topic(self, table: str) -> str:
         return f"{self.app_id}-{table}-changelog"  # Faust's own naming
-
-
-def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, raw in environ.items():
-        if not name.startswith(ENV_PREFIX):
-            continue
-        field = name[len(ENV_PREFIX):].lower()
-        value: Any = raw
-        if raw.lstrip().startswith(("{", "[")):
-            try:
-                value = json.loads(raw)
-            except ValueError as exc:
-                raise ConfigError(f"{name} is not valid JSON: {exc}") from exc
-        out[field] = value
-    return out
-
-
-def load_watch_settings(environ: dict[str, str] | None = None, **overrides: Any) -> WatchSettings:
-    """Defaults < the YAML file's ``watch:`` section < ``SLUICE_WATCH__<FIELD>`` < ``overrides``."""
-    from streams.config import config_path  # here: streams.config imports this module
-
-    data: dict[str, Any] = {}
-    path = config_path()
-    if path is not None:
-        loaded = yaml.safe_load(path.read_text()) or {}
-        section = loaded.get("watch") if isinstance(loaded, dict) else None
-        if section is not None and not isinstance(section, dict):
-            raise ConfigError(f"{path}: `watch:` must be a mapping, not {type(section).__name__}")
-        data.update(section or {})
-    data.update(_env_overrides(dict(os.environ) if environ is None else environ))
-    data.update(overrides)
-    try:
-        return WatchSettings.model_validate(data)
-    except ValueError as exc:
-        raise ConfigError(f"invalid watch configuration ({path or 'defaults and environment'}): {exc}") from exc
-
-
-def watch_settings_of(settings: Any) -> WatchSettings:
-    """``settings.watch`` once Settings carries it; until then the YAML section and environment."""
-    found = getattr(settings, "watch", None)
-    return found if isinstance(found, WatchSettings) else load_watch_settings()

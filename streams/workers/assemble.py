@@ -39,9 +39,11 @@ from typing import Any
 import faust
 
 from streams import observability as obs
+from streams.assemble.metadata import SourceMetadata
 from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Assembler, Output, RawRecord
 from streams.assemble.route import ProjectRouter
+from streams.assemble.spread import SourcePartitions
 from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
 from streams.clients import faust_broker_credentials, faust_consumers
 from streams.config import Settings
@@ -109,9 +111,12 @@ class AssembleStage:
         # be encoded is its block's dead letter, not an exception that ends the turn.
         self.encode = encode or self.encoder.body
         self.lookup = registry_schema_lookup(registry, logical_types=False)
+        self.metadata = SourceMetadata(settings.routing.metadata.keys())
+        self.limits = self.conf.fields.limits()
         self.router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
-                                    known=settings.projects())
+                                    known=settings.projects(), project_keys=self.metadata.project_keys())
         self.states: dict[int, PartitionState] = {}
+        self.spread = SourcePartitions()  # sources seen on more than one raw partition
         # Set by build_app (None in unit use): the broker's end offset of a partition as last fetched;
         # the consumer's (generation, member id); the current generation; a seek of the raw consumer.
         self.highwater: Callable[[int], Awaitable[int | None]] | None = None
@@ -130,8 +135,15 @@ class AssembleStage:
     def _assembler(self, partition: int) -> Assembler:
         return Assembler(self.lookup, self.router, topic=self.settings.topics.raw, partition=partition,
                          max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
-                         idle_timeout_ms=self.conf.idle_timeout_ms, encode=self.encode,
+                         idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits, metadata=self.metadata,
+                         on_new_source=self.new_source, encode=self.encode,
                          max_output_bytes=min(self.conf.max_message_bytes, MAX_MESSAGE_BYTES) - OUTPUT_FRAMING_BYTES)
+
+    def new_source(self, sid: str, partition: int) -> None:
+        """Count and warn (once per source) about a source that a second raw partition brings."""
+        if self.spread.observe(sid, partition):
+            obs.SOURCES_SPLIT.labels("assemble").inc()
+            log.warning("%s", self.spread.message(sid, partition, self.settings.topics.raw))
 
     def state_of(self, partition: int) -> PartitionState:
         if partition not in self.states:
@@ -278,7 +290,7 @@ class AssembleStage:
                 quiet_ms = int((now - state.last_seen) * 1000)
                 # Quiet means quiet *and caught up*: while records of the partition wait in Kafka (a
                 # backlog, a broker restart, a rebalance) the rest of an open block may be among them,
-                # and flushing it now would split it (the fault suite caught this).
+                # and flushing it now would split it.
                 if (quiet_ms >= self.conf.idle_timeout_ms and state.assembler.oldest_open_offset() is not None
                         and await self.caught_up(partition, state)):
                     out = state.assembler.flush_idle(state.newest_ts_ms + quiet_ms)
@@ -300,7 +312,7 @@ class AssembleStage:
             return False
         # Taken over (or rewound), the next record to read is the one at the committed offset. (A take-over
         # at the very end of the input restores open blocks that no record will ever follow: they must
-        # still be flushed. The fault suite caught this.)
+        # still be flushed.)
         start = state.expect if state.expect is not None else state.next_offset
         return start >= high or await self.only_markers(partition, state, start, high)
 
@@ -482,5 +494,8 @@ def run_assemble_worker(settings: Settings, loglevel: str = "info") -> None:
     """Blocking: runs until SIGTERM/SIGINT (Faust's own worker handles the signals)."""
     from faust.worker import Worker
 
+    from streams.logs import faust_logging_config
+
     app, _stage = build_app(settings)
-    Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False).execute_from_commandline()
+    Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
+           logging_config=faust_logging_config(loglevel, settings.observability.log_format)).execute_from_commandline()

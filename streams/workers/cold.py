@@ -22,6 +22,7 @@ from streams.sinks.base import RecordSource, SinkRecord, SinkRunner, Watermarks
 from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.sinks.objectstore.sink import ColdSink
 from streams.sinks.ratecontrol import Capacity, RateController
+from streams.workers.hot import project_caps
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,8 @@ def build_cold_runner(settings: Settings, group_id: str = "sluice-cold", conf: C
     consumer = KafkaRecordSource(settings, topics or [events_topics_pattern(settings)], group_id,
                                  **consumer_overrides)
     source = TopicProjectSource(consumer, sink, settings.topics.events_prefix)
-    controller = RateController(Capacity(conf.records_per_s, conf.record_bytes_per_s))
+    controller = RateController(Capacity(conf.records_per_s, conf.record_bytes_per_s),
+                                project_caps=project_caps(settings))
     return ColdSinkRunner(
         source, sink, controller, KafkaDeadLetters(settings), STAGE,
         watermarks=Watermarks.pausing_at(conf.max_in_flight_records),

@@ -28,6 +28,11 @@ def hot_topics(settings: Settings) -> list[str]:
     return [settings.topics.events_topic(p) for p in settings.projects()] + [settings.topics.metrics]
 
 
+def project_caps(settings: Settings) -> dict[str, float]:
+    """``routing.projects.<p>.events_per_s`` of the projects that have one: their events per second at most."""
+    return {p: r.events_per_s for p, r in settings.routing.projects.items() if r.events_per_s is not None}
+
+
 def build_runner(
     settings: Settings,
     capacity: Capacity | None = None,
@@ -38,9 +43,8 @@ def build_runner(
 ) -> SinkRunner:
     """The runner the worker runs; tests and benchmarks build it here to look inside it."""
     hot = hot or settings.hot
-    weights = {p: r.events_per_s for p, r in settings.routing.projects.items() if r.events_per_s}
     controller = RateController(capacity or hot.capacity(), window_s=hot.window_s, utilisation=hot.utilisation,
-                                slow_response_s=hot.slow_response_s, project_weights=weights,
+                                slow_response_s=hot.slow_response_s, project_caps=project_caps(settings),
                                 carry_windows=hot.carry_windows)
     source = KafkaRecordSource(settings, topics or hot_topics(settings), group_id)
     sink = sink or HotSink(settings.elasticsearch, settings.routing, hot)
@@ -64,7 +68,7 @@ async def run_hot_worker(
     try:
         await sink.start()
         if not sink.ilm and hot.retention_interval_s > 0:
-            table = RetentionTable.from_routing(settings.routing)
+            table = RetentionTable.from_routing(settings.routing, hot)
             try:
                 await delete_expired(sink.client, table)
             except Exception:

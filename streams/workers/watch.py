@@ -47,7 +47,7 @@ from streams.watch.engine import WatchEngine
 from streams.watch.incidents import AlertChange
 from streams.watch.observation import Observation, from_record
 from streams.watch.publish import AlertEncoder, AlertIndexer
-from streams.watch.settings import WatchSettings, watch_settings_of
+from streams.watch.settings import WatchSettings
 from streams.watch.webhook import WebhookNotifier
 from streams.watch.windows import UtilSample, empty_sample, faust_range, merge_samples
 
@@ -218,7 +218,7 @@ class Router:
 def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[faust.App, AlertPublisher]:
     from confluent_kafka.schema_registry import SchemaRegistryClient
 
-    conf = conf or watch_settings_of(settings)
+    conf = conf or settings.watch
     faust_consumers()
     app = faust.App(
         conf.app_id,
@@ -280,15 +280,11 @@ def run_watch_worker(settings: Settings, loglevel: str = "info") -> None:
     """Blocking: runs until SIGTERM/SIGINT (Faust's own worker handles the signals)."""
     from faust.worker import Worker
 
-    conf = watch_settings_of(settings)
+    from streams.logs import faust_logging_config
+
+    conf = settings.watch
     create_topics(settings, internal_topic_specs(settings, conf))
     app, _publisher = build_app(settings, conf)
-    Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False).execute_from_commandline()
+    Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
+           logging_config=faust_logging_config(loglevel, settings.observability.log_format)).execute_from_commandline()
 
-
-if __name__ == "__main__":  # `python -m streams.workers.watch [loglevel]` until `sluice worker watch` is wired
-    import sys
-
-    from streams.config import load_settings
-
-    run_watch_worker(load_settings(), loglevel=sys.argv[1] if len(sys.argv) > 1 else "info")

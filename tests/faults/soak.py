@@ -1,4 +1,4 @@
-"""The fault soak (issue 10), not run in CI: random faults for N minutes, then the figures.
+"""The fault soak, not run in CI: random faults for N minutes, then the figures.
 
     .venv/bin/python tests/faults/soak.py --minutes 5 [--seed S] [--outage-s 20] [--keep]
 

@@ -281,7 +281,8 @@ def test_poison_records_are_one_dead_letter_each_and_the_worker_goes_on(
     ids = [e["event_id"] for e in good(events)]
     assert len(ids) == len(set(ids)), "every good event once: no turn was re-read after a crash"
     assert sorted(e["message"] for e in good(events)) == sorted(expected)
-    fixed = [e for e in events if (e["raw"]["partition"], e["raw"]["first_offset"]) in poison_at]
+    points = read_events(isolated, lambda ev: False, timeout_s=3, topic=isolated.topics.metrics)
+    fixed = [e for e in events + points if (e["raw"]["partition"], e["raw"]["first_offset"]) in poison_at]
     held = Counter((x["partition"], x["offset"]) for x in letters) + Counter(
         (e["raw"]["partition"], e["raw"]["first_offset"]) for e in fixed)
     assert held == dict.fromkeys(poison_at, 1), "each poison record is one output: a dead letter until it is parsed"

@@ -238,7 +238,7 @@ def test_objects_open_with_stock_fastavro_and_rehydrate_into_elasticsearch(
     day = "2025-11-29"
     wanted = {e["event_id"] for e in events if parse_bound(day, end=False).timestamp() * 1000 <= e["timestamp"]
               <= parse_bound(day, end=True).timestamp() * 1000}
-    index = unique_name(f"logs-{project}-rehydrated")
+    index = unique_name(f"sluice-logs-{project}-rehydrated")
     es = es_client(settings.elasticsearch)
     try:
         seen: list[int] = []
@@ -271,7 +271,7 @@ def test_ndjson_objects_rehydrate_too(stack: Settings, new_topic, unique_name, c
     conf = ColdSinkSettings(**FAST, format=fmt)  # type: ignore[arg-type]
     asyncio.run(run_until_committed(build_cold_runner(settings, unique_name("cold-nd"), conf, topics=[topic]),
                                     len(events), 30))
-    index = unique_name(f"logs-{project}-rehydrated")
+    index = unique_name(f"sluice-logs-{project}-rehydrated")
     try:
         report = rehydrate(settings, project, "run-4", parse_bound("2000-01-01", end=False),
                            parse_bound("2030-01-01", end=True), index=index)

@@ -1,7 +1,9 @@
-"""The hot tier against the real Kafka, registry and Elasticsearch.
+"""The hot tier against the real Kafka, registry and Elasticsearch, once per supported Elasticsearch major.
 
 Input is real: corpus files through the assemble core (``parse_files``), Avro-serialised onto
 fresh topics. Each test has its own project (so its own indices), topics and consumer groups.
+``es_stack`` runs every test against a 9.x and an 8.x server (tests/conftest.py); the tests that start
+servers of their own start them at the same version.
 """
 
 from __future__ import annotations
@@ -38,19 +40,20 @@ def corpus_files(corpus: Path, count: int, start: int = 0) -> list[Path]:
 
 
 @pytest.fixture
-def hot_env(stack: Settings, new_topic: Callable[..., str], unique_name: Callable[[str], str]) -> Any:
+def hot_env(es_stack: Settings, new_topic: Callable[..., str], unique_name: Callable[[str], str]) -> Any:
     """(settings, project): a project of its own with its own events, metrics and dead-letter topics."""
     project = unique_name("hot")
-    settings = settings_for(stack, project, dlq=new_topic("hot-dlq"), metrics=new_topic("hot-metrics", 3))
+    settings = settings_for(es_stack, project, dlq=new_topic("hot-dlq"), metrics=new_topic("hot-metrics", 3))
     prepare_topics(settings)
     yield settings, project
-    es = es_client(stack.elasticsearch)
-    es.indices.delete(index=f"logs-{project}-*,metrics-{project}-*", ignore_unavailable=True, allow_no_indices=True)
+    es = es_client(es_stack.elasticsearch)
+    es.indices.delete(index=f"sluice-logs-{project}-*,sluice-metrics-{project}-*", ignore_unavailable=True,
+                      allow_no_indices=True)
 
 
 def doc_ids(settings: Settings, project: str) -> list[str]:
     es = es_client(settings.elasticsearch)
-    pattern = f"logs-{project}-*,metrics-{project}-*"
+    pattern = f"sluice-logs-{project}-*,sluice-metrics-{project}-*"
     es.indices.refresh(index=pattern)
     hits = es.search(index=pattern, size=10_000, source=False, query={"match_all": {}})["hits"]["hits"]
     return [h["_id"] for h in hits]
@@ -58,7 +61,7 @@ def doc_ids(settings: Settings, project: str) -> list[str]:
 
 def count(settings: Settings, project: str) -> int:
     es = es_client(settings.elasticsearch)
-    pattern = f"logs-{project}-*,metrics-{project}-*"
+    pattern = f"sluice-logs-{project}-*,sluice-metrics-{project}-*"
     es.indices.refresh(index=pattern)
     return int(es.count(index=pattern)["count"])
 
@@ -103,7 +106,7 @@ def test_replaying_a_range_leaves_the_document_count_unchanged(hot_env: Any, cor
     assert count(settings, project) == len(sent)
 
     es = es_client(settings.elasticsearch)
-    mapping = es.indices.get_mapping(index=f"metrics-{project}-*")
+    mapping = es.indices.get_mapping(index=f"sluice-metrics-{project}-*")
     props = next(iter(mapping.body.values()))["mappings"]["properties"]
     assert props["step"]["type"] == "long"
     assert {m["type"] for m in props["metrics"]["properties"].values()} == {"double"}
@@ -112,8 +115,9 @@ def test_replaying_a_range_leaves_the_document_count_unchanged(hot_env: Any, cor
 def test_real_429s_are_retried_to_completion(hot_env: Any, corpus: Path, private_server: Any,
                                              unique_name: Callable[[str], str]) -> None:
     settings, project = hot_env
-    private, _service = private_server("elasticsearch", elasticsearch_extra={
-        "thread_pool.write.size": "1", "thread_pool.write.queue_size": "1"})
+    private, _service = private_server("elasticsearch", elasticsearch_version=settings.stack.elasticsearch_version,
+                                       elasticsearch_extra={"thread_pool.write.size": "1",
+                                                            "thread_pool.write.queue_size": "1"})
     settings = settings.model_copy(update={"elasticsearch": private.elasticsearch})
     # Many task types: one bulk fans out to many shards, which the one-thread, one-slot write pool
     # cannot all take at once. A second writer adds concurrent bulks, as other clients would.
@@ -163,7 +167,7 @@ def test_a_mapping_conflict_lands_in_the_dlq_with_elasticsearchs_reason(hot_env:
     # An index template the test controls, above ours: `logger` as a number (say, an older mapping).
     # Every event that names its logger then fails to parse; the others index normally.
     template = f"test-{project}"
-    es.indices.put_index_template(name=template, index_patterns=[f"logs-{project}-*"], priority=500,
+    es.indices.put_index_template(name=template, index_patterns=[f"sluice-logs-{project}-*"], priority=500,
                                   template={"mappings": {"properties": {"logger": {"type": "long"}}}})
     try:
         values = list(corpus_events(corpus_files(corpus, 40), project, include_metrics=False))
@@ -216,7 +220,7 @@ def read_dead_letters(settings: Settings, expected: int, timeout_s: float = 20) 
 def test_elasticsearch_stopped_mid_write_loses_nothing(hot_env: Any, corpus: Path, private_server: Any,
                                                        unique_name: Callable[[str], str]) -> None:
     settings, project = hot_env
-    private, service = private_server("elasticsearch")
+    private, service = private_server("elasticsearch", elasticsearch_version=settings.stack.elasticsearch_version)
     settings = settings.model_copy(update={"elasticsearch": private.elasticsearch})
     sent = EventProducer(settings).send_all(corpus_events(corpus_files(corpus, 20), project,
                                                           task_types=("sft", None)))
@@ -286,16 +290,16 @@ def test_new_label_and_attribute_keys_cost_no_mapping_update(hot_env: Any, corpu
 
     assert asyncio.run(write()) == len(values)
     es = es_client(settings.elasticsearch)
-    es.indices.refresh(index=f"logs-{project}-*")
-    for index, body in es.indices.get_mapping(index=f"logs-{project}-*").body.items():
+    es.indices.refresh(index=f"sluice-logs-{project}-*")
+    for index, body in es.indices.get_mapping(index=f"sluice-logs-{project}-*").body.items():
         props = body["mappings"]["properties"]
         assert props["labels"] == {"type": "flattened", "ignore_above": 1024}, (index, props["labels"])
         assert props["attributes"] == {"type": "flattened", "ignore_above": 1024}, (index, props["attributes"])
-    hits = es.search(index=f"logs-{project}-*", query={"term": {"labels.app.kubernetes.io/name": "job-1"}},
+    hits = es.search(index=f"sluice-logs-{project}-*", query={"term": {"labels.app.kubernetes.io/name": "job-1"}},
                      aggs={"apps": {"terms": {"field": "labels.app"}}})
     assert [h["_id"] for h in hits["hits"]["hits"]] == [values[1]["event_id"]]
     assert hits["aggregations"]["apps"]["buckets"] == [{"key": "trainer", "doc_count": 1}]
-    assert es.count(index=f"logs-{project}-*", query={"term": {"attributes.attr-2": "2"}})["count"] == 1
+    assert es.count(index=f"sluice-logs-{project}-*", query={"term": {"attributes.attr-2": "2"}})["count"] == 1
 
 
 def test_tomorrows_indices_are_created_before_midnight(hot_env: Any, corpus: Path) -> None:
@@ -313,7 +317,7 @@ def test_tomorrows_indices_are_created_before_midnight(hot_env: Any, corpus: Pat
         values += [v for v in events if v.get("task_type") == task_type][:10]
     for v in values:
         v["timestamp"] = midnight_ms - 700_000  # today, shortly before the wall clock below
-    namer = IndexNamer(settings.routing)
+    namer = IndexNamer.of(settings.routing, settings.hot)
     today = {encode(v, namer).index for v in values}
     assert len(today) >= 2, f"the corpus events fall into several task types: {today}"
     tomorrow = sorted(i.replace(day_of(midnight_ms - 1), day_of(midnight_ms)) for i in today)
@@ -340,6 +344,7 @@ def test_tomorrows_indices_are_created_before_midnight(hot_env: Any, corpus: Pat
     asyncio.run(write())
     for index in tomorrow:
         assert es.indices.exists(index=index), f"{index} was not created ahead"
+        es.cluster.health(index=index, wait_for_status="yellow", timeout="30s")  # its shard started: searchable
         assert es.count(index=index)["count"] == 0
         props = es.indices.get_mapping(index=index)[index]["mappings"]["properties"]
         assert props["labels"]["type"] == "flattened" and props["message"]["type"] == "text", props

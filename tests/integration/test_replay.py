@@ -29,8 +29,8 @@ FILES = ("training/vllm_serve_jamba_cuda_oom_kv_cache.log", "training/sglang_ncc
 
 def _ids(settings: Settings, project: str) -> set[str]:
     es = es_client(settings.elasticsearch)
-    es.indices.refresh(index=f"logs-{project}-*", allow_no_indices=True)
-    hits = es.search(index=f"logs-{project}-*", size=1000, query={"match_all": {}}, source=False,
+    es.indices.refresh(index=f"sluice-logs-{project}-*", allow_no_indices=True)
+    hits = es.search(index=f"sluice-logs-{project}-*", size=1000, query={"match_all": {}}, source=False,
                      allow_no_indices=True)["hits"]["hits"]
     return {h["_id"] for h in hits}
 
@@ -67,7 +67,7 @@ def test_replaying_a_deleted_time_range_restores_the_same_documents(
         assert wait_for(lambda: committed_to_end(settings, group, [topic]), 30)
 
         es = es_client(settings.elasticsearch)
-        es.indices.delete(index=f"logs-{project}-*")
+        es.indices.delete(index=f"sluice-logs-{project}-*")
         assert _ids(settings, project) == set()
 
         env = {"SLUICE_ROUTING__DEFAULT_PROJECT": project, "SLUICE_ROUTING__PROJECTS": json.dumps({project: {}}),
@@ -83,7 +83,7 @@ def test_replaying_a_deleted_time_range_restores_the_same_documents(
                                          "--state", str(tmp_path / "all.json")], env=env)
         assert again.exit_code == 0, again.output
         assert wait_for(lambda: _ids(settings, project) == everything, 30), "same ids, same count"
-        assert es.count(index=f"logs-{project}-*")["count"] == len(everything)
+        assert es.count(index=f"sluice-logs-{project}-*")["count"] == len(everything)
 
         assert live.poll() is None, "the live worker kept running"
         assert committed_to_end(settings, group, [topic]), "its group's offsets were not touched"

@@ -10,9 +10,8 @@ own CPU is not in the window. Timed from the commit to the last expected output 
 points, from the offline parse), CPU over the same window (utime + stime from /proc): the rate at
 which a worker drains a backlog, start-up excluded, nothing else excluded.
 
-(Until 2026-11-30 this script started the worker after producing and timed from its first output:
-that left the whole first turn, up to 500 records = 100,000 lines, out of the time but not out of
-the line count, and overstated the rate about 2x at 5 passes.)
+(Timing from the worker's first output instead would leave its whole first turn out of the time but
+not out of the line count, and overstate the rate.)
 
 ``--batch-lines`` lines per record (sluice ship / produce); 1 is Filebeat-style. ``--floor nothing``
 or ``--floor fixed`` runs floor_worker.py instead of the worker (its per-line work taken out), timed

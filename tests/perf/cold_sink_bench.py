@@ -282,7 +282,7 @@ objects it stored, same bytes, same concurrency ({args.concurrency}), into anoth
 |---|---|---|---|---|---|
 {chr(10).join(rows)}
 
-Reading (as of 2026-11-30): the sink writes each object in one PUT (its manifest rides as user
+Reading: the sink writes each object in one PUT (its manifest rides as user
 metadata), passes the records' Avro bodies through, compresses 64 kB blocks at zlib level 3, builds a
 segment's objects one after another and queues each one's PUT as soon as it is built, on
 `upload_concurrency` threads of its own. On loopback a PUT costs only CPU, and the sink's own work

@@ -80,7 +80,8 @@ def cleanup(settings: Settings, projects: list[str]) -> None:
 
     es = es_client(settings.elasticsearch)
     for p in projects:
-        es.indices.delete(index=f"logs-{p}-*,metrics-{p}-*", ignore_unavailable=True, allow_no_indices=True)
+        es.indices.delete(index=f"sluice-logs-{p}-*,sluice-metrics-{p}-*", ignore_unavailable=True,
+                          allow_no_indices=True)
     from confluent_kafka.admin import AdminClient
 
     names = [s.name for s in topic_specs(settings) if s.name.startswith(("bench.", "logs.events.bench"))]
@@ -212,11 +213,9 @@ class Producing:
     """How the paced producer stands in for the node agents.
 
     ``nice``: its CPU priority. On a cluster the agents run on the training nodes; here they share two
-    cores with Elasticsearch, Kafka and the sink, and at nice 0 the producer's serialising (4,000
-    events/s in the burst) took CPU from Elasticsearch at the moments measured: the quiet project was
-    held back 0.41, 0.24 and 0.42 s at nice 0 against 0.10, 0.14 and 0.12 s at nice 15 (2026-11-30,
-    corpus event times). By t = 10 s of those runs it had sent as many records at nice 15 as at nice 0
-    (15,276-15,797 against 15,384-15,996).
+    cores with Elasticsearch, Kafka and the sink, and at nice 0 the producer's serialising takes CPU
+    from Elasticsearch at the moments measured, which inflates the quiet project's latency; at nice 15
+    it still sends the same records in the same time.
     ``live_times``: every event's time is its produce time, as when a running job logs (the burst goes
     to today's indices); otherwise the corpus's own times, which span 40 days of daily indices."""
 

@@ -71,8 +71,8 @@ def main() -> None:  # noqa: PLR0915 - one straight measurement script
     def poll() -> None:
         while not stop.is_set():
             try:
-                es.indices.refresh(index=f"logs-{project}-*")
-                hits = es.search(index=f"logs-{project}-*", size=10_000, source=["raw.first_file_offset"],
+                es.indices.refresh(index=f"sluice-logs-{project}-*")
+                hits = es.search(index=f"sluice-logs-{project}-*", size=10_000, source=["raw.first_file_offset"],
                                  query={"term": {"source.host": host}})["hits"]["hits"]
             except Exception:  # noqa: BLE001 - index not there yet
                 hits = []

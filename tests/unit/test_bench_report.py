@@ -94,3 +94,46 @@ def test_the_peer_part_reports_the_workers_ceiling_beside_its_ratio() -> None:
     rows = [line for line in table.splitlines() if "rsyslog imkafka" in line]
     assert [row.split("|")[2].strip() for row in rows] == ["**0.08**", "0.17", "0.11"]
     assert "reading only" in rows[1] and "20,000 vs 120,000" in rows[1]
+
+
+def test_the_benchmarks_page_is_rendered_from_its_figures() -> None:
+    from devtools.benchdoc import PAGE, load, render
+
+    entries = load()
+    assert PAGE.read_text(encoding="utf-8") == render(entries), "render docs/benchmarks.md from benchmarks.json"
+    for entry in entries:
+        assert entry["figure"] and entry["command"], entry["id"]
+
+
+def test_a_bench_run_refreshes_the_entries_it_measured(tmp_path) -> None:
+    import json
+
+    from devtools.benchdoc import FIGURES, figures_from_results, load, refresh
+
+    cold = perf_script("cold_sink_bench")
+    results = {
+        "core": {"now": {"per_cpu_s": 64_000.0}},
+        "assemble": {"per_cpu_s": 30_000.0, "per_s": 25_000.0, "batch_lines": 200},
+        "peer": {"sluice": {"lines_per_cpu_s": 10_000.0}, "imfile": {"lines_per_cpu_s": 200_000.0},
+                 "imkafka": {"lines_per_cpu_s": 100_000.0}, "floor_nothing": {"lines_per_cpu_s": 18_000.0},
+                 "floor_fixed": {"lines_per_cpu_s": 13_000.0}},
+        "hot": {"ratio": 0.91, "max_ratio": 1.0, "drain_s": 103.0, "predicted_drain_s": 100.0,
+                "incidents": [("oom_at_barrier", 1.0, 50, 49)], "held_back": [("live", 0.06, 0.1)]},
+        "cold": {"runs": [cold_run(f"| | value |\n|---|---|\n{cold.headline(0.55, 3, 0)}\n")]},
+        "ship": {"cores": 0.05, "rss_mb": 80.0, "p95": 0.5},
+    }
+    new = figures_from_results(results, "python -m devtools bench")
+    assert set(new) <= {e["id"] for e in load()}, "every figure the bench measures has its entry"
+    assert new["assemble_core"]["figure"].startswith("64,000 lines per CPU-second: 0.50 of Fluent Bit")
+    assert new["assemble_worker_one_line"]["figure"] == ("10,000 lines per CPU-second against rsyslog's "
+                                                         "100,000-200,000: 0.05-0.10 of the peer")
+    assert new["hot_burst"]["figure"] == "busiest second 1.000 x budget; drain 103 s against 100 s in theory (1.03)"
+    assert new["cold_vs_puts"]["figure"].startswith("0.55 (loopback")
+    figures, page = tmp_path / "b.json", tmp_path / "b.md"
+    figures.write_text(FIGURES.read_text())
+    changed = refresh(results, "python -m devtools bench", figures, page)
+    assert "ship" in changed and "assemble_memory" not in changed
+    by_id = {e["id"]: e for e in json.loads(figures.read_text())}
+    assert by_id["ship"]["figure"] == "0.050 cores, 80 MB RSS; write-to-Kafka delay p95 0.50 s"
+    assert by_id["assemble_memory"] == {e["id"]: e for e in load()}["assemble_memory"], "unmeasured entries stay"
+    assert "0.050 cores" in page.read_text()

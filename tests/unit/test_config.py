@@ -50,3 +50,23 @@ def test_port_of(value: str, port: int) -> None:
 def test_port_of_requires_a_port() -> None:
     with pytest.raises(ConfigError):
         port_of("http://no-port.example/x")
+
+
+def test_an_explicit_config_file_wins_over_sluice_config(tmp_path, monkeypatch) -> None:
+    env_file, given = tmp_path / "env.yaml", tmp_path / "given.yaml"
+    env_file.write_text("kafka: {bootstrap_servers: 'from-env-file:1'}\n")
+    given.write_text("kafka: {bootstrap_servers: 'from-option:1'}\n")
+    monkeypatch.setenv("SLUICE_CONFIG", str(env_file))
+    monkeypatch.delenv("SLUICE_KAFKA__BOOTSTRAP_SERVERS", raising=False)
+    assert load_settings(config=given).kafka.bootstrap_servers == "from-option:1"
+    assert load_settings().kafka.bootstrap_servers == "from-env-file:1", "the option holds for that call only"
+
+
+def test_unknown_keys_name_the_nearest_setting_at_any_depth(tmp_path, monkeypatch) -> None:
+    conf = tmp_path / "sluice.yaml"
+    conf.write_text("routing: {projects: {llm: {retention_day: 3}}}\nship: {labels: {project: x}, path: []}\n")
+    monkeypatch.setenv("SLUICE_CONFIG", str(conf))
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "routing.projects.llm.retention_day: unknown setting; did you mean retention_days?" in str(info.value)
+    assert "ship.path: unknown setting; did you mean paths?" in str(info.value)

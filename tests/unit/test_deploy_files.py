@@ -22,6 +22,16 @@ def test_compose_publishes_the_ports_the_settings_use() -> None:
     assert compose["objectstore"]["environment"]["S3PROXY_CREDENTIAL"] == secret
     assert compose["kafka"]["image"].endswith(":" + s.stack.kafka_version)
     assert compose["elasticsearch"]["image"].endswith(":" + s.stack.elasticsearch_version)
+    assert compose["objectstore"]["image"].endswith(":" + s.stack.s3proxy_version)
+
+
+def test_every_compose_image_is_pinned() -> None:
+    """An unpinned image resolves to whatever was pushed last: builds would differ from day to day."""
+    compose = yaml.safe_load((REPO_ROOT / "docker" / "compose.yaml").read_text())["services"]
+    for name, service in compose.items():
+        image = service.get("image", "")
+        tag = image.rpartition(":")[2] if ":" in image.rpartition("/")[2] else ""
+        assert tag and tag != "latest", f"{name}: image {image!r} has no pinned tag"
 
 
 def test_deploy_config_loads_and_matches_defaults(monkeypatch) -> None:

@@ -237,7 +237,7 @@ def test_strimzi_topics_match_topic_specs() -> None:
         config = kt["spec"]["config"]
         assert config.get("retention.ms") == spec.config.get("retention.ms"), name
         assert config["cleanup.policy"] == spec.config.get("cleanup.policy", "delete"), name
-    # The replay window DESIGN.md promises operators.
+    # The replay window the operator guide promises.
     assert topics["logs.raw"]["spec"]["config"]["retention.ms"] == str(7 * 24 * 3600 * 1000)
     assert topics["logs.alerts"]["spec"]["config"]["cleanup.policy"] == "compact,delete"
 
@@ -277,26 +277,11 @@ SECRET_WORDS = ("PASSWORD", "SECRET", "API_KEY", "TOKEN", "WEBHOOK_URL", "ACCESS
 
 
 def _setting_exists(var: str) -> bool:
-    """SLUICE_* variables must name a real setting: a typo would be ignored silently."""
-    from streams.config import Settings
-    from streams.ship.settings import ShipSettings
-    from streams.sinks.elasticsearch.settings import HotSinkSettings
-    from streams.sinks.objectstore.settings import ColdSinkSettings
-    from streams.watch.settings import ENV_PREFIX as WATCH_PREFIX
-    from streams.watch.settings import WatchSettings
+    """SLUICE_* variables must name a real setting (the loader refuses any other)."""
+    from streams.config import ENV_PREFIX, Settings
+    from streams.config_check import unknown_environment
 
-    if var in ("SLUICE_CONFIG", "SLUICE_SCHEMA_DIR"):
-        return True
-    for prefix, model in ((HotSinkSettings.model_config["env_prefix"], HotSinkSettings),
-                          (ColdSinkSettings.model_config["env_prefix"], ColdSinkSettings),
-                          (ShipSettings.model_config["env_prefix"], ShipSettings), (WATCH_PREFIX, WatchSettings)):
-        if var.startswith(prefix):
-            return var[len(prefix):].lower() in model.model_fields
-    section, sep, field = var.removeprefix("SLUICE_").lower().partition("__")
-    if not sep or section not in Settings.model_fields:
-        return False
-    annotation = Settings.model_fields[section].annotation
-    return field in getattr(annotation, "model_fields", {})
+    return not unknown_environment(Settings, {var: "x"}, ENV_PREFIX)
 
 
 def _container(stage: str) -> dict[str, Any]:
@@ -522,7 +507,7 @@ def test_kibana_objects_parse_and_reference_each_other() -> None:
         for ref in o["references"]:
             assert (ref["type"], ref["id"]) in ids, f"{o['id']} references missing {ref['type']} {ref['id']}"
     views = {o["attributes"]["title"] for o in objects if o["type"] == "index-pattern"}
-    assert views == {"logs-*", "metrics-*"}
+    assert views == {"sluice-logs-*", "sluice-metrics-*"}
     for o in objects:
         if o["type"] == "index-pattern":
             assert o["attributes"]["title"] in template_fields(), "a data view no index template covers"
@@ -582,10 +567,10 @@ def test_kibana_views_use_only_fields_of_the_index_template() -> None:
 
 
 def test_kibana_metric_fields_are_ones_the_assemble_stage_emits() -> None:
-    from streams.assemble.parse import _ITER_FIELDS, METRIC_KEYS
+    from streams.assemble.keys import CANONICAL_METRICS
+    from streams.assemble.steplines import RULE_METRICS
 
-    emitted = set(METRIC_KEYS.values()) | set(_ITER_FIELDS.values()) | {"gpu_memory_mb"}  # GiB -> MB
-    emitted.discard("gpu_memory_gib")
+    emitted = CANONICAL_METRICS | RULE_METRICS
     used = set(re.findall(r"metrics\.([a-z_]+)", (DEPLOY / "kibana" / "sluice.ndjson").read_text()))
     assert used and used <= emitted, used - emitted
 
@@ -667,6 +652,27 @@ def guide_commands() -> list[tuple[str, str]]:
     return out
 
 
+def _takes_value(command: click.Command, token: str) -> int:
+    """1 when ``token`` is an option of ``command`` followed by its value, else 0."""
+    name = token.split("=", 1)[0]
+    for param in command.params:
+        if isinstance(param, click.Option) and name in (*param.opts, *param.secondary_opts):
+            return 0 if param.is_flag or "=" in token else 1
+    return 0
+
+
+def _check_options(line: str, command: click.Command, path: list[str], tokens: list[str]) -> None:
+    """Every option in ``tokens`` is one of ``command``'s; an option's value is never taken for one."""
+    options = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.startswith("-"):
+            assert token.split("=", 1)[0] in options, f"`{line}`: {token} is not an option of {' '.join(path)}"
+            i += _takes_value(command, token)
+        i += 1
+
+
 def test_operator_guide_commands_exist_in_the_cli() -> None:
     from streams.cli.main import cli
 
@@ -677,14 +683,17 @@ def test_operator_guide_commands_exist_in_the_cli() -> None:
         tokens = shlex.split(line)[1:]
         command: click.Command = cli
         path = ["sluice"]
-        while isinstance(command, click.Group) and tokens and tokens[0] in command.commands:
-            command = command.commands[tokens.pop(0)]
-            path.append(command.name or "")
+        while isinstance(command, click.Group) and tokens:
+            if tokens[0] in command.commands:
+                command = command.commands[tokens.pop(0)]
+                path.append(command.name or "")
+            elif tokens[0].startswith("-"):  # a group's own option (`sluice --config F ...`)
+                _check_options(line, command, path, tokens[:2])
+                tokens = tokens[1 + _takes_value(command, tokens[0]):]
+            else:
+                break
         assert not isinstance(command, click.Group), f"`{line}`: {' '.join(path)} needs a subcommand"
-        options = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
-        for token in tokens:
-            if token.startswith("-"):
-                assert token.split("=", 1)[0] in options, f"`{line}`: {token} is not an option of {' '.join(path)}"
+        _check_options(line, command, path, tokens)
         if "not built yet" in (command.help or ""):
             assert "not built yet" in comment, f"`{line}`: mark it `# not built yet` as `sluice --help` does"
         paths.add(" ".join(path))

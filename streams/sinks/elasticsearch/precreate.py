@@ -2,10 +2,9 @@
 
 At 00:00 UTC every (project, task type) that is logging writes to a new daily index, all at once.
 Each index creation is a cluster-state update, which Elasticsearch's master applies one at a time,
-and a write that needs a new index waits until its turn. tests/perf/hot_sink_bench.py measured it:
-a quiet project beside a 10x burst was held back 0.09 s at p99 while every index existed, and
-0.34-1.5 s while the burst's first documents were creating the other project's indices (its own
-first write of a new day queued behind them). So in the last ``precreate_ahead_s`` of a day the
+and a write that needs a new index waits until its turn: a quiet project's first write of a new day
+queues behind every index another project's burst is creating (tests/perf/hot_sink_bench.py shows
+the difference). So in the last ``precreate_ahead_s`` of a day the
 hot sink creates tomorrow's index of every family it wrote today, one at a time, in the background:
 at midnight the writes find their indices there.
 """
@@ -22,7 +21,7 @@ _DAY = re.compile(r"\d{4}\.\d{2}\.\d{2}")
 
 
 def family_and_day(index: str) -> tuple[str, str] | None:
-    """``logs-p-sft-2026.11.30`` -> (``logs-p-sft``, ``2026.11.30``); None for a name without a day."""
+    """``sluice-logs-p-sft-2026.11.30`` -> (``sluice-logs-p-sft``, ``2026.11.30``); None for a name without a day."""
     family, sep, day = index.rpartition("-")
     return (family, day) if sep and family and _DAY.fullmatch(day) else None
 

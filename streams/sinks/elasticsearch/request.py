@@ -1,10 +1,13 @@
 """Pure request builder: decoded events and metric points in, bulk action lines out. No I/O.
 
-Index layout (daily indices: the local server has no data streams):
+Index layout (daily indices, which every Elasticsearch distribution has):
 
 - events: ``<index_prefix>-<task_type or "general">-YYYY.MM.DD``, ``index_prefix`` from the routing
-  table, default ``logs-<project>``;
-- metrics: ``metrics-<project>-YYYY.MM.DD``.
+  table, default ``<hot.events_index_prefix>-<project>`` (``sluice-logs-<project>``);
+- metrics: ``<hot.metrics_index_prefix>-<project>-YYYY.MM.DD`` (``sluice-metrics-<project>-...``).
+
+The ``sluice-`` prefixes keep clear of Elasticsearch's built-in ``logs-*-*`` and ``metrics-*-*`` data
+stream templates, which Fleet and Elastic Agent use on a shared cluster.
 
 The day is the event's own timestamp in UTC, so a replay lands in the same index. ``_id`` is the
 deterministic ``event_id`` and the action is ``index`` (create-or-overwrite): replaying a range
@@ -22,9 +25,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from streams.config import RoutingSettings
+from streams.sinks.elasticsearch.settings import HotSinkSettings
 
 GENERAL = "general"
-METRICS_PREFIX = "metrics-"
+_HOT_DEFAULTS = HotSinkSettings()
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 _UNSAFE = re.compile(r"[^a-z0-9_]+")
@@ -36,7 +40,7 @@ def segment(value: str | None, default: str = GENERAL) -> str:
     """A task type as one index-name segment: lowercase ``[a-z0-9_]``, never containing ``-``.
 
     Keeping ``-`` out of the task type is what lets the retention job read the project prefix back
-    from an index name (``logs-a-b-sft-...`` can only be project ``a-b``, task ``sft``).
+    from an index name (``sluice-logs-a-b-sft-...`` can only be project ``a-b``, task ``sft``).
     """
     if not value:
         return default
@@ -69,19 +73,24 @@ def is_metric(value: Mapping[str, Any]) -> bool:
 
 @dataclass(frozen=True)
 class IndexNamer:
-    """Turns an event into its index name, from the routing table."""
+    """Turns an event into its index name, from the routing table and the hot sink's index prefixes."""
 
     routing: RoutingSettings
+    events_base: str = _HOT_DEFAULTS.events_index_prefix
+    metrics_base: str = _HOT_DEFAULTS.metrics_index_prefix
+
+    @classmethod
+    def of(cls, routing: RoutingSettings, hot: HotSinkSettings) -> IndexNamer:
+        return cls(routing, hot.events_index_prefix, hot.metrics_index_prefix)
 
     def events_prefix(self, project: str) -> str:
         route = self.routing.projects.get(project)
         if route is not None and route.index_prefix:
             return route.index_prefix
-        return f"logs-{project_segment(project)}"
+        return f"{self.events_base}-{project_segment(project)}"
 
-    @staticmethod
-    def metrics_prefix(project: str) -> str:
-        return f"{METRICS_PREFIX}{project_segment(project)}"
+    def metrics_prefix(self, project: str) -> str:
+        return f"{self.metrics_base}-{project_segment(project)}"
 
     def index_for(self, value: Mapping[str, Any], ts_ms: int) -> str:
         project = str(value.get("project") or self.routing.default_project)

@@ -9,7 +9,7 @@ D >= today - N, i.e. today plus N full days back, and deleted the day after - an
 age from an index's creation, never before it is N days old itself: history replayed or
 rehydrated today into indices dated years ago stays readable for N days instead of vanishing at
 the next pass (and a pass can never race the writes that re-created an index). Only names of our
-own layout are considered (``<events prefix>-<task>-YYYY.MM.DD``, ``metrics-<project>-YYYY.MM.DD``);
+own layout are considered (``<events prefix>-<task>-YYYY.MM.DD``, ``<metrics prefix>-<project>-YYYY.MM.DD``);
 projects missing from the routing table get the default retention.
 """
 
@@ -25,7 +25,8 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from streams.config import RoutingSettings
-from streams.sinks.elasticsearch.request import METRICS_PREFIX, IndexNamer
+from streams.sinks.elasticsearch.request import IndexNamer
+from streams.sinks.elasticsearch.settings import HotSinkSettings
 from streams.sinks.elasticsearch.templates import DEFAULT_RETENTION_DAYS
 
 log = logging.getLogger(__name__)
@@ -39,32 +40,35 @@ class RetentionTable:
 
     days_by_prefix: dict[str, int] = field(default_factory=dict)
     default_days: int = DEFAULT_RETENTION_DAYS
-    # Only indices under these prefixes are ours to delete (logs-*, metrics-*, custom prefixes).
-    owned_prefixes: tuple[str, ...] = ("logs-", METRICS_PREFIX)
+    # Only indices under these prefixes are ours to delete (sluice-logs-*, sluice-metrics-*, custom prefixes).
+    owned_prefixes: tuple[str, ...] = ("sluice-logs-", "sluice-metrics-")
+    metrics_prefix: str = "sluice-metrics-"
 
     @classmethod
-    def from_routing(cls, routing: RoutingSettings, default_days: int = DEFAULT_RETENTION_DAYS) -> RetentionTable:
-        namer = IndexNamer(routing)
+    def from_routing(cls, routing: RoutingSettings, hot: HotSinkSettings | None = None,
+                     default_days: int = DEFAULT_RETENTION_DAYS) -> RetentionTable:
+        namer = IndexNamer.of(routing, hot or HotSinkSettings())
+        metrics = f"{namer.metrics_base}-"
         table: dict[str, int] = {}
-        owned = {"logs-", METRICS_PREFIX}
+        owned = {f"{namer.events_base}-", metrics}
         for project, route in routing.projects.items():
             events = namer.events_prefix(project)
             table[events] = route.retention_days
             table[namer.metrics_prefix(project)] = route.retention_days
             owned.add(events + "-")
-        return cls(table, default_days, tuple(sorted(owned)))
+        return cls(table, default_days, tuple(sorted(owned)), metrics)
 
     def days_for(self, name: str) -> tuple[int, date] | None:
         """(days to keep, the index's day) for one of our daily indices, else None."""
         m = _DAILY.match(name)
-        if m is None or not name.startswith(self.owned_prefixes):
+        if m is None or not m["base"].startswith(self.owned_prefixes):  # the prefix and at least a project
             return None
         try:
             day = datetime.strptime(m["day"], "%Y.%m.%d").replace(tzinfo=UTC).date()
         except ValueError:
             return None
         base = m["base"]
-        if base.startswith(METRICS_PREFIX):
+        if base.startswith(self.metrics_prefix):
             return self.days_by_prefix.get(base, self.default_days), day
         # <events prefix>-<task>: the task segment never contains "-" (request.segment).
         prefix, sep, _task = base.rpartition("-")

@@ -6,9 +6,8 @@ bulk requests of pre-serialised NDJSON and classifies every item.
 
 One lane per project, each with up to ``bulks_in_flight`` bulks in flight, each bulk at most one
 window's budget (``HotSinkSettings.bulk_events``). A bursting project's bulks are large and, on a
-loaded cluster, slow (0.2-0.45 s each for ~150 documents on the benchmark's node); with a single
-lane a quiet project's few records waited behind each of them and were held back by ~1 s. In its
-own lane the quiet project's small bulk goes out at once. Several small bulks in flight keep a
+loaded cluster, slow; with a single lane a quiet project's few records would wait behind each of
+them. In its own lane the quiet project's small bulk goes out at once. Several small bulks in flight keep a
 lane's throughput up where each request pays a fixed cost (a translog fsync per bulk). ``flush``
 starts bulks in every lane with records and room, and reports the bulks that have ended; ``due``
 is true once one has. Memory stays bounded by the runner's watermarks, and the load on the
@@ -99,7 +98,7 @@ class HotSink:
         self.es = es
         self.routing = routing
         self.hot = hot or HotSinkSettings()
-        self.namer = IndexNamer(routing)
+        self.namer = IndexNamer.of(routing, self.hot)
         self.client = client
         self.clock = clock
         self.on_acked = on_acked

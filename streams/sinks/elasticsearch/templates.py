@@ -5,9 +5,9 @@ Mappings are explicit (numbers are numbers, whatever the first document says) an
 ``labels`` and ``attributes`` are open maps of strings, mapped ``flattened``: every key is searchable as
 a keyword (``labels.task_id: "run-42"``), Kubernetes-style keys such as ``app`` beside
 ``app.kubernetes.io/name`` do not collide as value and object, and a key never seen before costs no
-mapping update. (Mapped field by field, each new key of each new daily index was a cluster-state update
-on the master; a burst of a new project queued dozens of them, and a quiet project's own writes waited
-behind them for seconds: tests/perf/hot_sink_bench.py.) ``metrics`` stays an open map of doubles
+mapping update (mapped field by field, each new key of each new daily index would be a cluster-state
+update on the master, and a quiet project's writes would queue behind another's). ``metrics``
+stays an open map of doubles
 (dynamic template, ``subobjects: false``): its values must stay numbers.
 
 Retention: where the server has ILM (``GET /_ilm/policy`` answers), a policy per retention period
@@ -23,7 +23,7 @@ import logging
 from typing import Any
 
 from streams.config import RoutingSettings
-from streams.sinks.elasticsearch.request import METRICS_PREFIX, IndexNamer
+from streams.sinks.elasticsearch.request import IndexNamer
 from streams.sinks.elasticsearch.settings import HotSinkSettings
 
 log = logging.getLogger(__name__)
@@ -121,8 +121,8 @@ def index_settings(hot: HotSinkSettings, policy: str | None) -> dict[str, Any]:
         # refresh_interval is left to Elasticsearch: 1 s, except that a shard nobody has searched for
         # index.search.idle.after (30 s) skips its periodic refreshes until a search comes, which waits
         # for the next refresh and so still sees every document (Elasticsearch's index settings docs).
-        # Set to "1s" explicitly, as it was, every index written to refreshes every second whether anyone
-        # reads it or not: a replay into 40 old daily indices paid for 40 refreshes a second.
+        # Set to "1s" explicitly, every index written to would refresh every second whether anyone reads
+        # it or not: a replay into 40 old daily indices would pay for 40 refreshes a second.
     }
     if policy:
         settings["lifecycle"] = {"name": policy}
@@ -143,31 +143,32 @@ def ilm_policy(days: int) -> dict[str, Any]:
     }
 
 
-def events_patterns(routing: RoutingSettings) -> list[str]:
-    """``logs-*`` plus every custom ``index_prefix`` of the routing table."""
-    namer = IndexNamer(routing)
-    prefixes = {"logs"} | {namer.events_prefix(p) for p in routing.projects if routing.projects[p].index_prefix}
-    # A custom prefix under logs- is covered already; patterns must not repeat.
-    return sorted({"logs-*"} | {f"{p}-*" for p in prefixes if not p.startswith("logs-") and p != "logs"})
+def events_patterns(routing: RoutingSettings, hot: HotSinkSettings) -> list[str]:
+    """``<events_index_prefix>-*`` plus every custom ``index_prefix`` of the routing table."""
+    namer = IndexNamer.of(routing, hot)
+    base = namer.events_base
+    custom = {namer.events_prefix(p) for p in routing.projects if routing.projects[p].index_prefix}
+    # A custom prefix under the base is covered already; patterns must not repeat.
+    return sorted({f"{base}-*"} | {f"{p}-*" for p in custom if not p.startswith(f"{base}-") and p != base})
 
 
 def template_bodies(routing: RoutingSettings, hot: HotSinkSettings, ilm: bool) -> dict[str, dict[str, Any]]:
     """Name -> body of every component and index template, in installation order."""
     policy = policy_name(DEFAULT_RETENTION_DAYS) if ilm else None
-    meta = {"managed_by": "sluice", "description": "Sluice hot tier (issue 4)"}
+    meta = {"managed_by": "sluice", "description": "Sluice hot tier: event and metric indices"}
     return {
         f"component:{COMMON_COMPONENT}": {"template": {"mappings": common_mappings(hot)}, "_meta": meta},
         f"component:{LOGS_COMPONENT}": {"template": {"mappings": logs_mappings(hot)}, "_meta": meta},
         f"component:{METRICS_COMPONENT}": {"template": {"mappings": metrics_mappings()}, "_meta": meta},
         f"component:{SETTINGS_COMPONENT}": {"template": {"settings": index_settings(hot, policy)}, "_meta": meta},
         f"index:{LOGS_TEMPLATE}": {
-            "index_patterns": events_patterns(routing),
+            "index_patterns": events_patterns(routing, hot),
             "composed_of": [SETTINGS_COMPONENT, COMMON_COMPONENT, LOGS_COMPONENT],
             "priority": hot.template_priority,
             "_meta": meta,
         },
         f"index:{METRICS_TEMPLATE}": {
-            "index_patterns": [f"{METRICS_PREFIX}*"],
+            "index_patterns": [f"{hot.metrics_index_prefix}-*"],
             "composed_of": [SETTINGS_COMPONENT, COMMON_COMPONENT, METRICS_COMPONENT],
             "priority": hot.template_priority,
             "_meta": meta,

@@ -68,9 +68,9 @@ def parse_bound(text: str, *, end: bool) -> datetime:
 
 
 def default_index(settings: Settings, project: str) -> str:
-    route = settings.routing.projects.get(project)
-    prefix = (route.index_prefix if route and route.index_prefix else None) or f"logs-{project}"
-    return f"{prefix}-rehydrated"
+    from streams.sinks.elasticsearch.request import IndexNamer
+
+    return f"{IndexNamer.of(settings.routing, settings.hot).events_prefix(project)}-rehydrated"
 
 
 def find_objects(store: ObjectStore, bucket: str, project: str, task_id: str, start: datetime,

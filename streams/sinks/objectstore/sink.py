@@ -428,7 +428,7 @@ class ColdSink:
     def _uploader(self) -> ThreadPoolExecutor:
         """``upload_concurrency`` threads doing PUTs for all segments. A thread that ends a PUT takes the
         next queued one itself: PUTs do not wait for the event loop, which may be busy placing a poll's
-        records (a PUT slot used to stay idle for as long as that took)."""
+        records (a PUT slot would stay idle for as long as that took)."""
         if self._put_threads is None:
             self._put_threads = ThreadPoolExecutor(self.conf.upload_concurrency, thread_name_prefix="cold-put")
         return self._put_threads

@@ -66,7 +66,7 @@ def test_rust_panic_is_a_panic():
 
 
 def test_assertion():
-    evs = events("vllm_multiproc_startup_throughput_then_assertion.log")
+    evs = events("vllm_multiproc_startup_throughput_then_assertion.log", include_metrics=False)  # stats lines: metrics
     tb = [e for e in evs if e["multiline_kind"] == "python_traceback"]
     assert len(tb) == 1 and tb[0]["error_class"] == "assertion" and tb[0]["error_type"] == "AssertionError"
     assert classify(lines("llama_cpp_metal_ggml_assert_lldb_bt.log", 2, 2)[0]).error_class == "assertion"

@@ -172,3 +172,48 @@ def test_a_lookup_without_logical_types_decodes_the_same_lines() -> None:
     assert fastavro.schemaless_reader(io.BytesIO(value[5:]), plain(7))["lines"][0]["ts"] == 1_700_000_000_000
     assert decode_record(value, b"k", plain) == decode_record(value, b"k", logical)
     assert [ln.ts_ms for ln in decode_record(value, b"k", plain)] == [1_700_000_000_000 + i for i in range(len(texts))]
+
+
+def test_fluent_bit_tail_log_is_a_whole_line_not_a_partial() -> None:
+    # a record exactly as Fluent Bit 5.1.1's tail (path_key path) + kafka (format json) sends it
+    texts = lines("vllm_worker_nccl_illegal_memory_watchdog_chained.log", 1, 3)
+    for t in texts:
+        rec = json.dumps({"@timestamp": 1796123248.346622, "path": "/var/log/train/job-rc1.log", "log": t})
+        ln = decode_record(rec.encode())[0]
+        assert ln.text == t and not ln.partial
+        assert ln.source["file"] == "/var/log/train/job-rc1.log" and ln.ts_ms == 1796123248346
+
+
+def test_docker_rule_holds_only_for_dockers_shape() -> None:
+    part = decode_record(b'{"log":"half a li","stream":"stderr","time":"2025-05-21T03:52:00.40688383Z"}')[0]
+    assert part.partial and part.text == "half a li"
+    parsed = decode_record(json.dumps({"@timestamp": 1.5e9, "log": "half a li", "stream": "stderr",
+                                       "time": "2025-05-21T03:52:00.4Z", "path": "/x"}).encode())[0]
+    assert parsed.partial  # Fluent Bit's docker parser keeps docker's fields: docker's rule
+    plain = decode_record(json.dumps({"@timestamp": 1.5e9, "log": "a whole line", "path": "/x"}).encode())[0]
+    assert not plain.partial
+
+
+def test_a_container_line_inside_an_agents_envelope_is_decoded_as_the_files_line() -> None:
+    inner = '2025-01-31T18:23:56.123456789Z stderr P first half'
+    ln = decode_record(json.dumps({"@timestamp": 1.5e9, "log": inner, "path": "/var/log/containers/x.log"}).encode())[0]
+    assert ln.text == "first half" and ln.partial and ln.source["stream"] == "stderr"
+    assert ln.source["file"] == "/var/log/containers/x.log"
+
+
+def test_rfc5424_with_structured_data_and_bom() -> None:
+    v = ('<133>1 2026-12-01T11:39:19.031+00:00 gpu-3 train - - [file@32473 path="/var/log/a \\"b\\".log"] '
+         '\ufeff  File "x.py", line 1\n')
+    ln = decode_record(v.encode())[0]
+    assert ln.text == '  File "x.py", line 1' and ln.source["host"] == "gpu-3"
+    assert ln.source["file"] == '/var/log/a "b".log' and ln.ts_ms == 1796125159031
+    assert decode_record(b"<not syslog> at all")[0].text == "<not syslog> at all"
+
+
+def test_collector_raw_string_and_a_broken_otlp_record() -> None:
+    assert decode_record(b'"\\tat org.Foo.bar(Foo.java:1)\\n"')[0].text == "\tat org.Foo.bar(Foo.java:1)"
+    assert decode_record(b'"unterminated')[0].text == '"unterminated'
+    with pytest.raises(DecodeError) as ei:
+        decode_record(b"\x0a\x05\x12\x03\x1a\x09x")  # resource_logs whose log record runs past its end
+    assert ei.value.error_type == "corrupt_otlp"
+    assert [ln.text for ln in decode_record(b"\nnot protobuf")] == ["", "not protobuf"]  # text, not OTLP

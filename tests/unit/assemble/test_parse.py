@@ -61,7 +61,7 @@ def test_ms_swift_jsonl_typed():
 def test_ms_swift_console_dict_step_and_memory():
     # {'loss': 1.47077751, ..., 'global_step/max_steps': '1/94', ..., 'memory(GiB)': 4.87, ...}
     p = parse_line(lines("ms_swift_sft_metax_2026.log", 2, 2)[0], P2024)
-    assert p.step == 1 and p.max_steps == 94 and p.metrics["gpu_memory_gib"] == 4.87
+    assert p.step == 1 and p.max_steps == 94 and p.metrics["gpu_memory_mb"] == 4.87 * 1024  # GiB -> MB
     assert p.metrics["loss"] == 1.47077751 and p.epoch == 0.01
 
 
@@ -81,3 +81,11 @@ def test_megatron_iteration_line():
 def test_unknown_format_is_empty():
     p = parse_line("> compiling and loading fused kernels ...", P2024)
     assert p.ts_ms is None and p.level is None
+
+
+def test_zap_console_head_epoch_float_level_logger():
+    # controller-runtime's zap console encoder, as Kubeflow's training-operator logs it
+    p = parse_line('1.7085078124461591e+09\tDEBUG\tevents\tCreated pod: x-master-0\t{"reason": "SuccessfulCreatePod"}',
+                   P2024)
+    assert p.ts_ms == 1708507812446 and p.level == "DEBUG" and p.logger == "events"
+    assert p.fmt == "zap+json" and p.attributes == {"reason": "SuccessfulCreatePod"}

@@ -31,8 +31,12 @@ def test_events_metrics_and_ids():
     asm = Assembler()
     out = _run(asm, _records(texts)) + asm.flush_all()
     evs = [o for o in out if o.kind == "event"]
-    assert len(evs) == 2 and evs[0].value["event_id"] == "logs.raw/2/0"
+    assert len(evs) == 1 and evs[0].value["event_id"] == "logs.raw/2/0"
     assert evs[0].topic == "logs.events.default" and evs[0].value["raw"]["last_offset"] == 70
+    # vLLM's stats line is a metric point: its throughput and queue figures, on logs.metrics
+    (point,) = [o for o in out if o.kind == "metric"]
+    assert point.topic == "logs.metrics" and point.value["event_id"] == "logs.raw/2/71"
+    assert {"generation_throughput_tokens_s", "gpu_kv_cache_usage_pct"} <= set(point.value["metrics"])
 
 
 def test_step_metrics_go_to_metrics_topic_only():

@@ -104,8 +104,8 @@ def test_a_poison_record_is_one_output_and_the_good_ones_come_out(name: str, sha
             assert letter["headers"]["original"] == "lines" and letter["original"].endswith(b"\n")
         else:
             assert letter["original"] == value
-    else:  # the parser or the envelope decoder has been taught this input: then it is one whole event
-        assert poisoned.kind == "event" and poisoned.value["raw"]["last_offset"] == 3
+    else:  # the parser or the envelope decoder has been taught this input: one whole event (or metric point)
+        assert poisoned.kind in ("event", "metric") and poisoned.value["raw"]["last_offset"] == 3
     if not error_type:
         assert poisoned.kind == "event", "nothing in it is bad data: it must be an event"
 

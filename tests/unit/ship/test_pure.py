@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from streams.config import load_settings
 from streams.ship.acks import AckTracker
 from streams.ship.batching import Batcher, next_send_ms, stagger_phase_ms
 from streams.ship.checkpoint import Checkpoint, CheckpointError, CheckpointStore, Entry
@@ -192,7 +193,10 @@ def test_source_and_labels_precedence() -> None:
 def test_settings_from_environment(monkeypatch) -> None:
     monkeypatch.setenv("SLUICE_SHIP__LABELS__PROJECT", "llama")
     monkeypatch.setenv("SLUICE_SHIP__INTERVAL_S", "0.5")
-    s = ShipSettings()
+    monkeypatch.setenv("SLUICE_SHIP__PATHS", '["/logs/**/*.log"]')
+    monkeypatch.delenv("SLUICE_CONFIG", raising=False)
+    s = load_settings().ship
+    assert s.paths == ["/logs/**/*.log"]
     assert s.labels == {"project": "llama"} and s.interval_s == 0.5 and s.compression == "zstd"
     with pytest.raises(ValueError, match="two batches"):
         ShipSettings(max_buffer_bytes=600_000)

@@ -12,9 +12,9 @@ def ms(text: str) -> int:
 
 
 def test_family_and_day() -> None:
-    assert family_and_day("logs-vision-sft-2026.11.30") == ("logs-vision-sft", "2026.11.30")
-    assert family_and_day("metrics-a-b-2026.01.02") == ("metrics-a-b", "2026.01.02")
-    assert family_and_day("logs-vision-sft") is None
+    assert family_and_day("sluice-logs-vision-sft-2026.11.30") == ("sluice-logs-vision-sft", "2026.11.30")
+    assert family_and_day("sluice-metrics-a-b-2026.01.02") == ("sluice-metrics-a-b", "2026.01.02")
+    assert family_and_day("sluice-logs-vision-sft") is None
     assert family_and_day("2026.11.30") is None
 
 
@@ -28,15 +28,15 @@ def test_only_within_the_last_stretch_of_the_utc_day() -> None:
 
 
 def test_tomorrow_for_every_family_written_today_and_only_today() -> None:
-    written = {"logs-vision-sft-2026.11.30": "vision", "logs-vision-general-2026.11.30": "vision",
-               "metrics-vision-2026.11.30": "vision", "logs-vision-sft-2021.05.26": "vision",
-               "logs-old-dpo-2026.11.29": "old", "logs-nlp-sft-2026.11.30": "nlp", "odd": "x"}
+    written = {"sluice-logs-vision-sft-2026.11.30": "vision", "sluice-logs-vision-general-2026.11.30": "vision",
+               "sluice-metrics-vision-2026.11.30": "vision", "sluice-logs-vision-sft-2021.05.26": "vision",
+               "sluice-logs-old-dpo-2026.11.29": "old", "sluice-logs-nlp-sft-2026.11.30": "nlp", "odd": "x"}
     assert tomorrows_indices(written, ms("2026-11-30T23:30:00")) == {
-        "logs-nlp-sft-2026.12.01": "nlp", "logs-vision-general-2026.12.01": "vision",
-        "logs-vision-sft-2026.12.01": "vision", "metrics-vision-2026.12.01": "vision"}
+        "sluice-logs-nlp-sft-2026.12.01": "nlp", "sluice-logs-vision-general-2026.12.01": "vision",
+        "sluice-logs-vision-sft-2026.12.01": "vision", "sluice-metrics-vision-2026.12.01": "vision"}
     assert tomorrows_indices(written, ms("2026-12-31T23:30:00")) == {}, "nothing was written on that day"
-    assert tomorrows_indices({"logs-a-x-2026.12.31": "a"}, ms("2026-12-31T23:30:00")) == {
-        "logs-a-x-2027.01.01": "a"}
+    assert tomorrows_indices({"sluice-logs-a-x-2026.12.31": "a"}, ms("2026-12-31T23:30:00")) == {
+        "sluice-logs-a-x-2027.01.01": "a"}
 
 
 def test_the_sink_creates_tomorrow_once_with_a_projects_own_retention_policy() -> None:
@@ -55,7 +55,7 @@ def test_the_sink_creates_tomorrow_once_with_a_projects_own_retention_policy() -
 
     async def create(index: str, **kwargs: object) -> None:
         created.append((index, dict(kwargs)))
-        if index.startswith("logs-vision"):
+        if index.startswith("sluice-logs-vision"):
             raise Exists(index)  # another worker was first: fine, not retried
 
     client = SimpleNamespace(indices=SimpleNamespace(create=create))
@@ -63,7 +63,7 @@ def test_the_sink_creates_tomorrow_once_with_a_projects_own_retention_policy() -
     wall = [ms("2026-11-30T12:00:00") / 1000]
     sink = HotSink(ElasticsearchSettings(), routing, HotSinkSettings(), client=client, wall=lambda: wall[0])
     sink.ilm = True
-    sink._written = {"logs-nlp-sft-2026.11.30": "nlp", "logs-vision-general-2026.11.30": "vision"}
+    sink._written = {"sluice-logs-nlp-sft-2026.11.30": "nlp", "sluice-logs-vision-general-2026.11.30": "vision"}
 
     async def checks() -> None:
         sink._maybe_precreate(0.0)  # noon: nothing yet
@@ -78,6 +78,6 @@ def test_the_sink_creates_tomorrow_once_with_a_projects_own_retention_policy() -
         assert sink._precreate_task is task
 
     asyncio.run(checks())
-    assert created == [("logs-nlp-sft-2026.12.01", {"settings": {"index.lifecycle.name": "sluice-delete-30d"}}),
-                       ("logs-vision-general-2026.12.01", {})]
-    assert "logs-nlp-sft-2026.12.01" in sink._policed, "its first write does not put the policy again"
+    assert created == [("sluice-logs-nlp-sft-2026.12.01", {"settings": {"index.lifecycle.name": "sluice-delete-30d"}}),
+                       ("sluice-logs-vision-general-2026.12.01", {})]
+    assert "sluice-logs-nlp-sft-2026.12.01" in sink._policed, "its first write does not put the policy again"

@@ -32,13 +32,13 @@ NAMER = IndexNamer(RoutingSettings(projects={"vision": ProjectRoute(), "nlp": Pr
 
 
 def test_event_index_is_project_task_type_and_utc_day() -> None:
-    assert NAMER.index_for(event(), TS) == "logs-vision-lora_finetune-2025.12.31"
-    assert NAMER.index_for(event(task_type=None), TS + 1) == "logs-vision-general-2026.01.01"
+    assert NAMER.index_for(event(), TS) == "sluice-logs-vision-lora_finetune-2025.12.31"
+    assert NAMER.index_for(event(task_type=None), TS + 1) == "sluice-logs-vision-general-2026.01.01"
 
 
 def test_custom_prefix_and_metrics_index() -> None:
     assert NAMER.index_for(event(project="nlp"), TS) == "team-nlp-lora_finetune-2025.12.31"
-    assert NAMER.index_for(metric(), TS) == "metrics-vision-2025.12.31"
+    assert NAMER.index_for(metric(), TS) == "sluice-metrics-vision-2025.12.31"
 
 
 def test_task_type_never_contains_a_dash() -> None:
@@ -50,7 +50,7 @@ def test_task_type_never_contains_a_dash() -> None:
 def test_action_uses_event_id_and_index_op_so_replays_overwrite() -> None:
     action = encode(event(), NAMER)
     head, src, tail = action.lines.split(b"\n")
-    assert json.loads(head) == {"index": {"_index": "logs-vision-lora_finetune-2025.12.31", "_id": "raw/0/17"}}
+    assert json.loads(head) == {"index": {"_index": "sluice-logs-vision-lora_finetune-2025.12.31", "_id": "raw/0/17"}}
     assert tail == b""
     doc = json.loads(src)
     assert doc["timestamp"] == TS

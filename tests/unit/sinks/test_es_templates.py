@@ -10,7 +10,7 @@ ROUTING = RoutingSettings(projects={"vision": ProjectRoute(), "nlp": ProjectRout
 
 
 def test_patterns_cover_custom_prefixes() -> None:
-    assert events_patterns(ROUTING) == ["logs-*", "team-nlp-*"]
+    assert events_patterns(ROUTING, HotSinkSettings()) == ["sluice-logs-*", "team-nlp-*"]
 
 
 def test_numbers_are_numbers_and_text_has_a_keyword() -> None:
@@ -35,3 +35,26 @@ def test_lifecycle_only_with_ilm() -> None:
     assert "lifecycle" not in without["template"]["settings"]["index"]
     assert with_ilm["template"]["settings"]["index"]["lifecycle"] == {"name": "sluice-delete-7d"}
     assert ilm_policy(7)["phases"]["delete"]["min_age"] == "7d"
+
+
+def test_our_indices_stay_clear_of_elastics_builtin_data_streams() -> None:
+    """Fleet and Elastic Agent own logs-*-* and metrics-*-* on a shared cluster: none of our names may match."""
+    from fnmatch import fnmatch
+
+    from streams.sinks.elasticsearch.request import IndexNamer
+
+    namer = IndexNamer.of(ROUTING, HotSinkSettings())
+    names = [namer.index_for({"project": "vision", "task_type": "sft", "message": "x"}, 0),
+             namer.index_for({"project": "vision", "metrics": {"loss": 1.0}}, 0)]
+    assert names == ["sluice-logs-vision-sft-1970.01.01", "sluice-metrics-vision-1970.01.01"]
+    bodies = template_bodies(RoutingSettings(projects={"vision": ProjectRoute()}), HotSinkSettings(), ilm=False)
+    patterns = bodies["index:sluice-logs"]["index_patterns"] + bodies["index:sluice-metrics"]["index_patterns"]
+    for name in names + [p.replace("*", "x-y") for p in patterns]:
+        assert not fnmatch(name, "logs-*-*") and not fnmatch(name, "metrics-*-*"), name
+
+
+def test_index_prefixes_are_configurable() -> None:
+    hot = HotSinkSettings(events_index_prefix="acme-logs", metrics_index_prefix="acme-metrics")
+    bodies = template_bodies(ROUTING, hot, ilm=False)
+    assert bodies["index:sluice-logs"]["index_patterns"] == ["acme-logs-*", "team-nlp-*"]
+    assert bodies["index:sluice-metrics"]["index_patterns"] == ["acme-metrics-*"]

@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from streams.config import load_settings
 from streams.errors import ConfigError
-from streams.watch.settings import WatchSettings, load_watch_settings, watch_settings_of
+from streams.watch.settings import WatchSettings
 
 
 def test_defaults_are_the_documented_rules() -> None:
@@ -18,9 +19,10 @@ def test_yaml_section_then_environment(tmp_path: Path, monkeypatch: pytest.Monke
     path = tmp_path / "sluice.yaml"
     path.write_text("kafka: {bootstrap_servers: 'x:1'}\nwatch:\n  stall_after_s: 600\n  cooldown_s: 60\n")
     monkeypatch.setenv("SLUICE_CONFIG", str(path))
-    conf = load_watch_settings(environ={"SLUICE_WATCH__COOLDOWN_S": "120",
-                                        "SLUICE_WATCH__INCIDENT_CLASSES": '{"cuda_oom": "warning"}',
-                                        "SLUICE_WATCH__WEBHOOK_URL": "https://hooks.example/T0K3N"})
+    monkeypatch.setenv("SLUICE_WATCH__COOLDOWN_S", "120")
+    monkeypatch.setenv("SLUICE_WATCH__INCIDENT_CLASSES", '{"cuda_oom": "warning"}')
+    monkeypatch.setenv("SLUICE_WATCH__WEBHOOK_URL", "https://hooks.example/T0K3N")
+    conf = load_settings().watch
     assert conf.stall_after_s == 600 and conf.cooldown_s == 120
     assert conf.incident_classes == {"cuda_oom": "warning"}
     assert "T0K3N" not in repr(conf), "the webhook URL carries a token: never printed"
@@ -28,12 +30,6 @@ def test_yaml_section_then_environment(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_invalid_values_name_the_problem(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SLUICE_CONFIG", raising=False)
-    with pytest.raises(ConfigError, match="gpu_idle_pct"):
-        load_watch_settings(environ={"SLUICE_WATCH__GPU_IDLE_PCT": "lots"})
-
-
-def test_settings_watch_wins_once_it_exists() -> None:
-    class WithWatch:
-        watch = WatchSettings(app_id="x")
-
-    assert watch_settings_of(WithWatch()).app_id == "x"
+    monkeypatch.setenv("SLUICE_WATCH__GPU_IDLE_PCT", "lots")
+    with pytest.raises(ConfigError, match=r"watch\.gpu_idle_pct"):
+        load_settings()

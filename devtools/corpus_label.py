@@ -1,13 +1,15 @@
 """Helpers to cut corpus/wild excerpts and to write/check their labels by hand.
 
-  mlcorpus_lab.py split URL                          test/dev split of a source URL
-  mlcorpus_lab.py text URL NAME < excerpt            write an excerpt taken from elsewhere (search excerpt, read_file)
-  mlcorpus_lab.py jview < literal                    number the lines of a JSON string literal (a search excerpt)
-  mlcorpus_lab.py jcut URL NAME A B < literal        write lines A..B of that excerpt as NAME
-  mlcorpus_lab.py rm NAME                            remove a file and its labels
-  mlcorpus_lab.py show NAME [A B]                    print the file with line numbers and its current labels
-  mlcorpus_lab.py pre NAME                           propose labels (tracebacks, c10 frames, ...): a spec to check by eye
-  mlcorpus_lab.py set NAME SPEC [--notes N]          write labels: SPEC = "12-40:python_traceback 3,5,7-9:ignore ..."
+``python -m devtools.corpus_label CMD ...``, CMD one of:
+
+  split URL                      test/dev split of a source URL
+  text URL NAME < excerpt        write an excerpt taken from elsewhere (search excerpt, read_file)
+  jview < literal                number the lines of a JSON string literal (a search excerpt)
+  jcut URL NAME A B < literal    write lines A..B of that excerpt as NAME
+  rm NAME                        remove a file and its labels
+  show NAME [A B]                print the file with line numbers and its current labels
+  pre NAME                       propose labels (tracebacks, c10 frames, ...): a spec to check by eye
+  set NAME SPEC [--notes N]      write labels: SPEC = "12-40:python_traceback 3,5,7-9:ignore ..."
 
 NAME is the file's stem; its split is found from the existing file, or from the URL when cutting.
 """
@@ -17,7 +19,7 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2] / 'corpus' / 'wild'
+ROOT = Path(__file__).resolve().parents[1] / 'corpus' / 'wild'
 
 
 def split_of(url):
@@ -82,11 +84,17 @@ def strip(line):
             return key, line
 
 
-def propose(p):
+_CHAIN_LINES = (b'Traceback (most recent call last):',
+                b'During handling of the above exception, another exception occurred:',
+                b'The above exception was the direct cause of the following exception:')
+
+
+def propose(p):  # noqa: PLR0912, PLR0915 - one pass over the file, marking each printer's block
+
     ls = lines_of(p)
-    st = [strip(l) for l in ls]
-    used = set()
-    evs = []
+    st = [strip(ln) for ln in ls]
+    used: set[int] = set()
+    evs: list[tuple[int | None, int | None, list[int] | None, str]] = []
     n = len(ls)
     i = 0
     while i < n:
@@ -106,11 +114,7 @@ def propose(p):
                 if not c2.strip():
                     j += 1
                     continue
-                if c2.startswith((b' ', b'\t')) or c2.rstrip() in (
-                        b'Traceback (most recent call last):',
-                        b'During handling of the above exception, another exception occurred:',
-                        b'The above exception was the direct cause of the following exception:') \
-                        or c2.startswith((b'|', b'+-', b'+ ', b'  |', b'  +')):
+                if c2.startswith((b' ', b'\t', b'|', b'+-', b'+ ', b'  |', b'  +')) or c2.rstrip() in _CHAIN_LINES:
                     mine.append(j)
                     last = j
                     j += 1
@@ -145,8 +149,7 @@ def propose(p):
             used.update(range(first, last + 1))
             i = last + 1
             continue
-        if c.startswith(b'Exception raised from ') or c.startswith(b'Fatal Python error') \
-                or c.startswith(b'terminate called') or b'*** SIGSEGV' in c:
+        if c.startswith((b'Exception raised from ', b'Fatal Python error', b'terminate called')) or b'*** SIGSEGV' in c:
             evs.append((i + 1, i + 1, None, 'HINT:' + c[:30].decode('utf8', 'replace')))
         i += 1
     return evs
@@ -154,11 +157,11 @@ def propose(p):
 
 def fmt(evs):
     out = []
-    for f, l, lines, k in evs:
+    for f, ln, lines, k in evs:
         if lines:
             out.append(','.join(map(str, lines)) + ':' + k)
         else:
-            out.append(f'{f}-{l}:{k}')
+            out.append(f'{f}-{ln}:{k}')
     return ' '.join(out)
 
 
@@ -167,7 +170,7 @@ def parse_spec(spec):
     for tok in spec.split():
         rng, kind = tok.rsplit(':', 1)
         if ',' in rng:
-            nums = []
+            nums: list[int] = []
             for part in rng.split(','):
                 if '-' in part:
                     a, b = map(int, part.split('-'))
@@ -210,7 +213,7 @@ def show(p, a=None, b=None, width=200):
     print('source:', lab.get('source'))
 
 
-def main():
+def main():  # noqa: PLR0912 - one branch per subcommand
     cmd = sys.argv[1]
     if cmd == 'split':
         print(split_of(sys.argv[2]))
@@ -223,15 +226,16 @@ def main():
     elif cmd == 'jview':
         # stdin: a JSON string literal (an excerpt as a search answer quotes it); print its lines numbered
         text = json.loads(sys.stdin.read().strip())
-        for no, l in enumerate(text.split('\n'), 1):
-            print(f'{no:4} {l!r}' if ('\r' in l or '\t' in l) else f'{no:4} {l}')
+        for no, ln in enumerate(text.split('\n'), 1):
+            print(f'{no:4} {ln!r}' if ('\r' in ln or '\t' in ln) else f'{no:4} {ln}')
     elif cmd == 'jcut':
         # stdin: a JSON string literal; write its lines A..B (whole lines only) as NAME, source URL
         url, name, a, b = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
         text = json.loads(sys.stdin.read().strip())
         ls = text.split('\n')
         sel = ls[a - 1:b]
-        assert len(sel) == b - a + 1
+        if len(sel) != b - a + 1:
+            raise SystemExit(f'the excerpt has {len(ls)} lines; lines {a}-{b} are not all there')
         write_new(name, url, ('\n'.join(sel) + '\n').encode('utf8'), 'GitHub issue text, quoted for testing',
                   'Excerpt of the issue thread as returned by a search index (about 2,000 characters around a match); '
                   'whole lines only. ')
@@ -241,8 +245,9 @@ def main():
         p.unlink()
     elif cmd == 'show':
         p = find(sys.argv[2])
-        a, b = (int(sys.argv[3]), int(sys.argv[4])) if len(sys.argv) > 4 else (None, None)
-        show(p, a, b)
+        lo = int(sys.argv[3]) if len(sys.argv) > 4 else None
+        hi = int(sys.argv[4]) if len(sys.argv) > 4 else None
+        show(p, lo, hi)
     elif cmd == 'pre':
         print(fmt(propose(find(sys.argv[2]))))
     elif cmd == 'set':

@@ -1,0 +1,219 @@
+"""What node agents put around a log line in a JSON record, as data, and how to take the line out.
+
+Recorded from the real programs (``tests/fixtures/agents``), not from their manuals alone. An
+envelope is recognised by its shape, the set of keys it has and their types:
+
+- docker json-file (the file itself, or an agent's docker parser): ``log`` keeps the newline and a
+  ``log`` without one is the first part of a line docker split at 16 KiB (partial);
+- Fluent Bit's CRI parsers: ``message`` plus ``logtag`` (the classic one), where ``P`` marks a
+  partial line; ``log`` plus ``_p`` (the multiline one), which has joined the pieces already and
+  keeps the first piece's ``_p``: a whole line;
+- Fluent Bit ``tail`` with no parser: ``log`` is the whole line, newline already stripped;
+- ``message`` (Filebeat, Vector, rsyslog's JSON templates, Logstash): the whole line;
+- rsyslog's ``jsonmesg``: ``rawmsg`` (the line as read) beside ``msg``, ``inputname`` ...;
+- OTLP JSON (``resourceLogs``): see ``otlp.py``.
+
+A JSON object that is none of these is itself the log line (ms-swift ``logging.jsonl``). An agent
+that tails a container log without its parser ships the docker or CRI line inside its own envelope;
+that inner line is decoded like a line of the file, once, so the events match the file's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from streams.assemble.lines import RawLine, empty_source
+from streams.assemble.timefmt import epoch_ms, rfc3339_ms
+
+DOCKER_KEYS = frozenset(("log", "stream", "time", "attrs"))
+
+# Where the source fields are, first match wins; a tuple is a path into nested objects.
+TIME_KEYS = ("time", "@timestamp", "timestamp", "timereported", "date")
+FILE_KEYS: tuple[str | tuple[str, ...], ...] = (
+    ("log", "file", "path"),          # Filebeat
+    "path", "file", "filename",       # Fluent Bit path_key, Vector, rsyslog JSON templates
+    "log.file.path",                  # flattened ECS
+    ("$!", "metadata", "filename"),   # rsyslog jsonmesg with imfile addMetadata
+)
+HOST_KEYS: tuple[str | tuple[str, ...], ...] = (("host", "name"), "host", "hostname", "host.name")
+OFFSET_KEYS: tuple[tuple[str, ...], ...] = (("log", "offset"), ("$!", "metadata", "fileoffset"))
+
+# Kubernetes metadata: Fluent Bit's kubernetes filter, Filebeat's add_kubernetes_metadata, Vector's
+# kubernetes_logs source. Source fields first, then extra metadata kept as labels under k8s.* names.
+K8S_SOURCE: dict[str, tuple[str | tuple[str, ...], ...]] = {
+    "namespace": ("namespace_name", "namespace", "pod_namespace"),
+    "pod": ("pod_name", ("pod", "name")),
+    "container": ("container_name", ("container", "name")),
+    "host": ("host", ("node", "name"), "pod_node_name"),
+}
+K8S_EXTRA: dict[str, tuple[str | tuple[str, ...], ...]] = {
+    "k8s.pod.uid": ("pod_id", ("pod", "uid"), "pod_uid"),
+    "k8s.container.image": ("container_image", ("container", "image", "name"), ("container", "image")),
+    "k8s.node.name": (("node", "name"), "pod_node_name", "host"),
+}
+# Labels first, then annotations, all into ``labels`` (a label wins over an annotation of the same
+# key); which of them name the project, task, role or rank is the assemble stage's configuration
+# (routing.metadata, docs/fields.md).
+K8S_MAPS = ("labels", "pod_labels", "annotations", "pod_annotations")
+MAX_META_VALUE = 256  # an annotation longer than this (kubectl's last-applied-configuration) is not metadata
+
+Inner = Callable[[str], "RawLine | None"]
+
+
+def dig(obj: Any, path: str | tuple[str, ...]) -> Any:
+    if path.__class__ is str:
+        return obj.get(path) if obj.__class__ is dict else None
+    for p in path:
+        if obj.__class__ is not dict:
+            return None
+        obj = obj.get(p)
+        if obj is None:
+            return None
+    return obj
+
+
+def first_str(obj: dict, paths) -> str | None:
+    for p in paths:
+        v = obj.get(p) if p.__class__ is str else (dig(obj, p) if p[0] in obj else None)
+        if v and v.__class__ is str:
+            return v
+    return None
+
+
+def _time_ms(obj: dict) -> int | None:
+    for k in TIME_KEYS:
+        v = obj.get(k)
+        if isinstance(v, str):
+            ms = rfc3339_ms(v)
+            if ms is not None:
+                return ms
+        elif isinstance(v, int | float) and not isinstance(v, bool):
+            return epoch_ms(v)
+    return None
+
+
+def _offset(obj: dict) -> int | None:
+    for p in OFFSET_KEYS:
+        if p[0] not in obj:
+            continue
+        v = dig(obj, p)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+        if isinstance(v, str) and v.isdigit():
+            return int(v)
+    return None
+
+
+def kubernetes(src: dict, labels: dict, k8s: Any) -> None:
+    """Fill source fields and labels from a ``kubernetes`` object of any of the agents."""
+    if not isinstance(k8s, dict):
+        return
+    for field, paths in K8S_SOURCE.items():
+        src[field] = src[field] or first_str(k8s, paths)
+    for name, paths in K8S_EXTRA.items():
+        v = first_str(k8s, paths)
+        if v:
+            labels[name] = v
+    for key in K8S_MAPS:
+        found = k8s.get(key)
+        if isinstance(found, dict):
+            for k, v in found.items():
+                put_meta(labels, str(k), v)
+
+
+def put_meta(labels: dict, key: str, value: Any) -> None:
+    """A label or annotation into ``labels``: scalars up to MAX_META_VALUE characters, first one wins."""
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        text = str(value)
+        if len(text) <= MAX_META_VALUE:
+            labels.setdefault(key, text)
+
+
+def _strip_newline(text: str) -> tuple[str, bool]:
+    """Drop one trailing ``\\n`` (and the ``\\r`` of a CRLF line); say whether there was one."""
+    had = text.endswith("\n")
+    if had:
+        text = text[:-1]
+    if text.endswith("\r"):
+        text = text[:-1]
+    return text, had
+
+
+def _agent_fields(obj: dict) -> tuple[dict, dict]:
+    src = empty_source()
+    labels: dict = {}
+    stream = obj.get("stream")
+    src["stream"] = stream if stream.__class__ is str else None
+    if "kubernetes" in obj:
+        kubernetes(src, labels, obj["kubernetes"])
+    src["file"] = first_str(obj, FILE_KEYS)
+    src["host"] = src["host"] or first_str(obj, HOST_KEYS)
+    extra = obj.get("labels")
+    if extra.__class__ is dict:  # Filebeat/ECS custom labels, Vector's labels
+        for k, v in extra.items():
+            labels[str(k)] = str(v)
+    return src, labels
+
+
+def with_inner(line: RawLine, inner: Inner | None) -> RawLine:
+    """An agent's whole line that is itself a docker or CRI line: decode it as the file's line."""
+    if inner is None or not line.text or line.text[0] not in "{0123456789":
+        return line
+    got = inner(line.text)
+    if got is None:
+        return line
+    src = dict(line.source)
+    for k, v in got.source.items():
+        if v is not None and src.get(k) is None:
+            src[k] = v
+    labels = {**got.labels, **line.labels} if got.labels else line.labels
+    return RawLine(got.text, line.file_offset, got.ts_ms if got.ts_ms is not None else line.ts_ms, src, labels,
+                   got.partial, line.index)
+
+
+def _log_line(obj: dict, log: str, inner: Inner | None) -> RawLine:
+    keys = obj.keys()
+    if "_p" in obj:
+        # Fluent Bit's multiline cri parser (time, stream, _p, log) has joined the runtime's pieces
+        # already, and keeps the first piece's _p: P on a joined line is no partial mark (recorded)
+        text, _ = _strip_newline(log)
+        partial = False
+    elif keys <= DOCKER_KEYS or (isinstance(obj.get("stream"), str) and isinstance(obj.get("time"), str)):
+        # docker json-file, as written or as an agent's docker parser read it: no newline = partial
+        text, had = _strip_newline(log)
+        partial = not had
+    else:  # Fluent Bit tail: the line without its newline
+        src, labels = _agent_fields(obj)
+        text, _ = _strip_newline(log)
+        return with_inner(RawLine(text, _offset(obj), _time_ms(obj), src, labels), inner)
+    src, labels = _agent_fields(obj)
+    return RawLine(text, _offset(obj), _time_ms(obj), src, labels, partial)
+
+
+def _rsyslog_jsonmesg(obj: dict, inner: Inner | None) -> RawLine:
+    text = obj["rawmsg"] if isinstance(obj.get("rawmsg"), str) else obj["msg"]
+    src = empty_source()
+    src["file"] = first_str(obj, FILE_KEYS)
+    src["host"] = first_str(obj, ("hostname",))
+    text, _ = _strip_newline(text)
+    return with_inner(RawLine(text, _offset(obj), _time_ms(obj), src, {}), inner)
+
+
+def json_envelope(obj: dict, inner: Inner | None) -> RawLine | None:
+    """The line an agent's JSON record carries, or None when the object is the log line itself."""
+    log = obj.get("log")
+    if isinstance(log, str):
+        return _log_line(obj, log, inner)
+    msg = obj.get("message")
+    if msg is None and "logtag" in obj and isinstance(obj.get("stream"), str):
+        msg = ""  # Fluent Bit's regex parsers leave an empty capture out: an empty CRI line
+    if isinstance(msg, str):
+        src, labels = _agent_fields(obj)
+        text, _ = _strip_newline(msg)
+        if "logtag" in obj:  # Fluent Bit's classic cri parser: time, stream, logtag, message
+            return RawLine(text, _offset(obj), _time_ms(obj), src, labels, obj["logtag"] == "P")
+        return with_inner(RawLine(text, _offset(obj), _time_ms(obj), src, labels), inner)
+    if isinstance(obj.get("msg") or obj.get("rawmsg"), str) and "inputname" in obj:
+        return _rsyslog_jsonmesg(obj, inner)
+    return None

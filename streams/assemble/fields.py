@@ -1,0 +1,258 @@
+"""One merged block -> the stage's output: an event (``sluice.v1.LogEvent``) or a metric point.
+
+Parse the head line (:mod:`streams.assemble.parse`), take the source's fields from its labels
+(:mod:`streams.assemble.metadata`), bound every value to the contract, classify, redact and route.
+Pure: the clock is the record's own time, the state is two bounded per-source memories.
+
+Precedence of the task fields (task_id, task_type, model_name, phase): the source's labels (what the
+operator or the job's controller declared), then the record's own keys, then what the same source's
+last record said (a traceback after a run of JSON records belongs to the same task, and so to the same
+per-task-type index). A record value that loses to a label stays in ``attributes``.
+
+Bounds (a value that does not fit is kept as text in ``attributes`` and named in ``sluice.flags``,
+never handed to the encoder): the event's own time must lie in ``[read - max_past, read + max_future]``
+around the time the line was read (the Kafka record's time) and within years 1970-9999, else the event
+takes the time of its source's last timed event, or the read time; step and max_steps fit an Avro
+``long``; rank fits an ``int``; attributes are capped in count and length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from streams.assemble.classify import classify
+from streams.assemble.event_id import event_id
+from streams.assemble.lines import Block, Output, empty_source
+from streams.assemble.metadata import SourceMetadata
+from streams.assemble.metrics import is_step_metric, metric_point
+from streams.assemble.parse import Parsed, parse_line
+from streams.assemble.redact import Redactor
+from streams.assemble.route import ProjectRouter
+from streams.assemble.times import MAX_MS
+
+METRICS_TOPIC = "logs.metrics"
+MAX_TRACKED_SOURCES = 100_000  # bound on each per-source memory
+FLAGS_KEY = "sluice.flags"
+DROPPED_KEY = "sluice.attributes_dropped"
+MAX_KEY_CHARS = 128
+DAY_MS = 86_400_000
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+TASK_FIELDS = ("task_id", "task_type", "model_name", "phase")
+SOURCE_TEXT_FIELDS = ("host", "namespace", "pod", "container", "file", "stream", "node_role")
+_QUIET = frozenset(("INFO", "DEBUG", "TRACE"))
+EMPTY_SOURCE = empty_source()
+_NO_TASK: dict = {}
+
+
+@dataclass(frozen=True, slots=True)
+class FieldLimits:
+    """Bounds on what one event may carry. ``None`` turns a time bound off (the offline default)."""
+
+    # Older than this before its read time, a line's own time is not believed: two years covers a
+    # backlog shipped late; an epoch-0 or two-digit-year misreading is further off.
+    max_past_ms: int | None = 730 * DAY_MS
+    # Ahead of its read time: a day covers clock skew and zone-less local times read as UTC.
+    max_future_ms: int | None = DAY_MS
+    max_attributes: int = 64
+    max_attribute_chars: int = 1024
+
+    @classmethod
+    def offline(cls) -> FieldLimits:
+        """``sluice parse`` over old files: the line's own time, however old, within years 1970-9999."""
+        return cls(max_past_ms=None, max_future_ms=None)
+
+
+_DAY_TEXT: dict[int, str] = {}
+
+
+def _iso(ms: int) -> str:
+    """``ms`` as ISO 8601 UTC (what a time out of bounds is kept as), the day's text cached."""
+    day, rest = divmod(ms, DAY_MS)
+    text = _DAY_TEXT.get(day)
+    if text is None:
+        try:
+            text = datetime.fromtimestamp(day * 86_400, tz=UTC).strftime("%Y-%m-%d")
+        except (ValueError, OverflowError, OSError):
+            return str(ms)
+        if len(_DAY_TEXT) < 4096:
+            _DAY_TEXT[day] = text
+    h, rest = divmod(rest, 3_600_000)
+    m, rest = divmod(rest, 60_000)
+    s, milli = divmod(rest, 1000)
+    return f"{text}T{h:02d}:{m:02d}:{s:02d}.{milli:03d}Z"
+
+
+class EventBuilder:
+    """Blocks -> outputs for one stream of sources (one raw partition, or one file offline)."""
+
+    def __init__(self, router: ProjectRouter | None = None, redact: Redactor | None = None, *,
+                 limits: FieldLimits | None = None, metadata: SourceMetadata | None = None) -> None:
+        self.router = router or ProjectRouter()
+        self.redact = redact or Redactor()
+        self.limits = limits or FieldLimits()
+        self.metadata = metadata or SourceMetadata()
+        self.last_ts: dict[str, int] = {}  # source -> time of its last timed event
+        self.last_task: dict[str, dict] = {}  # source -> task fields its last records named
+        lim = self.limits
+        self._past = lim.max_past_ms
+        self._future = lim.max_future_ms
+
+    def in_window(self, ts: int, read_ms: int) -> bool:
+        if not 0 <= ts <= MAX_MS:
+            return False
+        if read_ms <= 0:  # no read time to measure against: only the contract's bounds
+            return True
+        past, future = self._past, self._future
+        return (past is None or ts >= read_ms - past) and (future is None or ts <= read_ms + future)
+
+    def build(self, b: Block, topic: str, partition: int) -> Output:  # noqa: PLR0912, PLR0915 - one straight recipe
+        p = parse_line(b.texts[0], b.first_ts_ms)
+        sid = b.source_id
+        # A block with no time of its own (a `terminate called ...` dump, a bare traceback) takes the time
+        # of its source's previous timed event, not the producer's clock: a log's time base stays one, so
+        # an incident does not split between the log's own times and the shipping time.
+        ts = p.ts_ms
+        read = b.first_ts_ms
+        if ts is not None and not (
+                0 <= ts <= MAX_MS and (read <= 0 or ((self._past is None or ts >= read - self._past)
+                                                     and (self._future is None or ts <= read + self._future)))):
+            p.keep_as_text("timestamp_out_of_window", "timestamp", p.time_text or _iso(ts))
+            ts = None
+        if ts is not None:
+            if len(self.last_ts) > MAX_TRACKED_SOURCES:
+                self.last_ts.clear()
+            self.last_ts[sid] = ts
+        else:
+            ts = self.last_ts.get(sid, b.first_ts_ms)
+        eid = event_id(sid, b.first_file_offset, topic, partition, b.first_offset, first_index=b.first_index)
+        labels = b.labels
+        source = b.source
+        project = self.router.project(labels, source)
+        meta = self.metadata.resolve(labels) if labels else None
+        task = self._task(sid, p, meta) if meta or p.task or self.last_task else _NO_TASK
+        if meta or source != EMPTY_SOURCE:
+            source = self._source(source, meta, p)
+        raw = {"topic": topic, "partition": partition, "first_offset": b.first_offset, "last_offset": b.last_offset,
+               "first_file_offset": b.first_file_offset, "last_file_offset": b.last_file_offset}
+        n = len(b.texts)
+        metrics = p.metrics
+        if metrics and is_step_metric(metrics, n, p.step is not None or p.epoch is not None):
+            point = metric_point(eid, ts, project, p, task=task, source=source, labels=labels, raw=raw)
+            return Output("metric", METRICS_TOPIC, eid.encode(), point)
+        # One line: a record's own message (its exception text appended), else the line; a block: all of it.
+        msg = self.redact(b.message if n > 1 else b.texts[0] if p.message is None else p.message)
+        level = p.level
+        if n == 1 and level in _QUIET:
+            cls = None
+        else:
+            cls = classify(msg, b.kind)
+            if level is None and cls.error_class and cls.error_class != "nccl_warn":
+                level = "ERROR"  # an unlabelled traceback / panic / frame dump is an error
+        attrs = p.attributes
+        if p.fmt:
+            attrs["format"] = p.fmt
+        # most lines carry no metrics: skip the lookups then (same values: all None)
+        loss = learning_rate = grad_norm = gpu_mb = gpu_util = None
+        if metrics:
+            for k, v in metrics.items():
+                attrs.setdefault(k, repr(v))
+            loss, learning_rate, grad_norm = metrics.get("loss"), metrics.get("learning_rate"), metrics.get("grad_norm")
+            gpu_mb, gpu_util = metrics.get("gpu_memory_mb"), metrics.get("gpu_utilization_pct")
+        if p.flags:
+            attrs[FLAGS_KEY] = ",".join(p.flags)
+        if p.wide or metrics:  # attributes a record or step line brought: bounded (a head's are short)
+            lim = self.limits
+            if (len(attrs) > lim.max_attributes or max(map(len, attrs.values())) > lim.max_attribute_chars
+                    or max(map(len, attrs)) > MAX_KEY_CHARS):
+                self._bound(attrs)
+        if task:
+            task_id, model_name, task_type, phase = (task.get("task_id"), task.get("model_name"),
+                                                     task.get("task_type"), task.get("phase"))
+        else:
+            task_id = model_name = task_type = phase = None
+        event = {
+            "event_id": eid, "timestamp": ts, "ingest_ts": b.first_ts_ms if b.first_ts_ms else ts,
+            "project": project, "level": level, "message": msg, "logger": p.logger,
+            "task_id": task_id, "model_name": model_name, "task_type": task_type, "phase": phase,
+            "epoch": p.epoch, "step": p.step, "max_steps": p.max_steps,
+            "loss": loss, "learning_rate": learning_rate, "grad_norm": grad_norm, "gpu_memory_mb": gpu_mb,
+            "gpu_utilization_pct": gpu_util,
+            "error_class": cls.error_class if cls else None, "error_type": cls.error_type if cls else None,
+            "root_cause": cls.root_cause if cls else None, "signal": cls.signal if cls else None,
+            "multiline_kind": b.kind if n > 1 else None, "line_count": n, "truncated": b.truncated,
+            "source": source, "labels": labels, "attributes": attrs, "raw": raw,
+        }
+        return Output("event", self.router.topic(project), eid.encode(), event)
+
+    def _task(self, sid: str, p: Parsed, meta: dict | None) -> dict:
+        """labels > the record > the source's last records (see the module note)."""
+        rec = p.task
+        sticky = self.last_task.get(sid) if self.last_task else None
+        if rec:
+            if len(self.last_task) > MAX_TRACKED_SOURCES:
+                self.last_task.clear()
+            self.last_task[sid] = {**sticky, **rec} if sticky else dict(rec)
+        if not (meta or rec or sticky):
+            return _NO_TASK
+        out = {}
+        for f in TASK_FIELDS:
+            declared = meta.get(f) if meta else None
+            own = rec.get(f) if rec else None
+            if declared is not None:
+                out[f] = declared
+                if own is not None and own != declared:
+                    p.attributes.setdefault(f, own)  # the record said otherwise: kept, not lost
+            elif own is not None:
+                out[f] = own
+            elif sticky is not None and f in sticky:
+                out[f] = sticky[f]
+        return out
+
+    @staticmethod
+    def _source(source: dict, meta: dict | None, p: Parsed) -> dict:
+        """The Source record as the contract wants it: node role and rank filled from the labels where the
+        agent did not send them; strings as strings, rank an int (an agent's envelope may say otherwise)."""
+        fix = None
+        if meta:
+            if meta.get("node_role") and source.get("node_role") is None:
+                fix = {"node_role": meta["node_role"]}
+            if "rank" in meta and source.get("rank") is None:
+                text = meta["rank"]
+                n = int(text) if text.isascii() and text.isdigit() else None
+                if n is not None and n <= INT_MAX:
+                    fix = {**(fix or {}), "rank": n}
+                else:
+                    p.keep_as_text("rank_out_of_range", "rank", text)
+        for k in SOURCE_TEXT_FIELDS:
+            v = source.get(k)
+            if v is not None and v.__class__ is not str:
+                fix = {**(fix or {}), k: str(v)}
+        r = source.get("rank")
+        if r is not None and (r.__class__ is not int or not INT_MIN <= r <= INT_MAX):
+            p.keep_as_text("rank_out_of_range", "rank", str(r))
+            fix = {**(fix or {}), "rank": None}
+        return {**source, **fix} if fix else source
+
+    def _bound(self, attrs: dict) -> None:
+        """At most ``max_attributes`` keys (the first ones kept), each value at most ``max_attribute_chars``."""
+        lim = self.limits
+        flags = []
+        if len(attrs) > lim.max_attributes:
+            reserved = ("format", FLAGS_KEY, DROPPED_KEY)  # what Sluice itself writes survives
+            ordinary = [k for k in attrs if k not in reserved]
+            room = max(lim.max_attributes - len(reserved), 0)
+            for k in ordinary[room:]:
+                del attrs[k]
+            attrs[DROPPED_KEY] = str(len(ordinary) - room)
+            flags.append("attributes_dropped")
+        for k, v in list(attrs.items()):
+            if len(v) > lim.max_attribute_chars:
+                attrs[k] = v[:lim.max_attribute_chars]
+                if "attribute_truncated" not in flags:
+                    flags.append("attribute_truncated")
+            if len(k) > MAX_KEY_CHARS:
+                attrs[k[:MAX_KEY_CHARS]] = attrs.pop(k)
+        if flags:
+            have = attrs.get(FLAGS_KEY)
+            attrs[FLAGS_KEY] = ",".join([have, *flags] if have else flags)

@@ -1,0 +1,167 @@
+"""Key families: which key of a structured record becomes which typed field, and how its value is read.
+
+A record is a JSON object, a Python dict repr, logfmt, or the ``key: value`` / ``key=value`` pairs of a
+step line. Keys are matched after normalising them (:func:`norm`): lower case, camelCase split, every
+run of other characters one ``_``; so ``memory(GiB)``, ``Memory (GiB)`` and ``memory_gib`` are one key,
+``train/loss``, ``train.loss`` and ``train_loss`` another. The families come from the printers:
+
+- time: ``timestamp``/``@timestamp``/``time``/``ts``/``asctime``/``created`` (Python logging, structlog,
+  python-json-logger, logrus, zap, pino, Vector/Filebeat ECS), ISO 8601 or epoch s/ms/µs/ns;
+- level: ``level``/``levelname``/``severity``/``lvl``, words or pino/bunyan numbers (``levelno``: Python's);
+- message: ``message``/``msg``/``event`` (structlog), with the exception text loggers put beside it;
+- training: ``task_id``, ``task_type`` (ms-swift's ``train_type``), ``model_name``, ``phase``, ``epoch``,
+  ``step`` (HF ``global_step``, ms-swift ``global_step/max_steps`` "1/94", Megatron ``iteration`` "10/100",
+  DeepSpeed ``global_steps``, torchtune ``Step``), the losses, learning rate, grad norm, throughput;
+- GPU: ``gpu_memory_mb`` from ms-swift ``memory(GiB)`` (its ``max_memory_reserved``), torchtune
+  ``peak_memory_reserved`` (GiB), Megatron's ``max reserved`` (MB), DeepSpeed's ``Max_CA`` (GB), or any
+  ``gpu_memory``/``gpu_mem`` key with a unit; ``gpu_utilization_pct`` from ``gpu_util``, ``utilization.gpu``.
+
+Numbers keep NaN and Inf in every spelling the frameworks print (``nan``, ``NaN``, ``NAN`` from
+Megatron's ``{:.6E}``, ``inf``, ``-inf``, ``Infinity``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+GIB_TO_MB = 1024.0
+
+# normalised key -> (field or metric name, scale to the field's unit)
+_FAMILIES: dict[str, tuple[str, float]] = {}
+
+
+def _family(name: str, *keys: str, scale: float = 1.0) -> None:
+    for k in keys:
+        _FAMILIES[k] = (name, scale)
+
+
+# The memory units frameworks print: "GB" and "MB" are powers of 1024 there (torch's bytes / 1024**3).
+_family("gpu_memory_mb", "gpu_memory", "gpu_mem", "gpu_memory_used", "gpu_memory_mb", "gpu_mem_mb", "gpu_memory_mib",
+        "gpu_mem_mib", "gpu_memory_used_mb", "gpu_memory_used_mib", "memory_used_mib", "memory_used_mb", "memory_mib",
+        "memory_mb", "max_reserved", "gpu_memory_reserved_mb", "max_memory_reserved_mb")
+_family("gpu_memory_mb", "gpu_memory_gb", "gpu_memory_gib", "gpu_mem_gb", "gpu_mem_gib", "memory_gib", "memory_gb",
+        "gpu_memory_used_gb", "gpu_memory_used_gib", "peak_memory_reserved", "max_memory_reserved_gb",
+        "max_memory_reserved_gib", "max_ca", scale=GIB_TO_MB)
+_family("gpu_memory_mb", "gpu_memory_bytes", "gpu_mem_bytes", "gpu_memory_used_bytes", scale=1 / 1048576)
+_family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utilization", "gpu_util",
+        "utilization_gpu", "gpu_usage_pct", "gpu_util_percent", "gpu_utilization_percent")
+_family("loss", "loss", "train_loss", "training_loss", "lm_loss", "train_lm_loss", "train_loss_step")
+_family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "eval_lm_loss", "lm_loss_value")
+_family("learning_rate", "learning_rate", "lr", "train_learning_rate", "train_lr")
+_family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_grad_norm")
+_family("iteration_time_ms", "elapsed_time_per_iteration_ms")
+_family("iteration_time_s", "elapsed_time_per_iteration_s", "iter_time_s", "train_speed_s_it")
+_family("throughput_iter_s", "train_speed_iter_s")
+_family("throughput_samples_s", "train_samples_per_second", "samples_per_second", "samples_sec",
+        "running_avg_samples_per_sec")
+_family("throughput_steps_s", "train_steps_per_second")
+_family("eval_samples_s", "eval_samples_per_second")
+_family("train_runtime_s", "train_runtime")
+_family("eval_runtime_s", "eval_runtime")
+_family("tflops_per_gpu", "throughput_per_gpu_tflop_s_gpu", "throughput_tflop_s_gpu")
+_family("nan_iterations", "number_of_nan_iterations")
+_family("skipped_iterations", "number_of_skipped_iterations")
+
+# Counters: typed fields of the event, never metrics. "N/M" values carry the total.
+STEP_KEYS = frozenset(("step", "global_step", "global_steps", "steps", "iteration", "iter", "train_step",
+                       "trainer_global_step", "current_step", "global_step_max_steps", "num_steps"))
+MAX_STEP_KEYS = frozenset(("max_steps", "total_steps", "train_iters", "max_iters", "num_training_steps"))
+EPOCH_KEYS = frozenset(("epoch", "train_epoch", "trainer_epoch", "cur_epoch", "current_epoch"))
+# Strings lifted as the event's task fields.
+TASK_KEYS: dict[str, str] = {
+    "task_id": "task_id", "taskid": "task_id", "job_id": "task_id",
+    "task_type": "task_type", "train_type": "task_type", "training_type": "task_type",
+    "model_name": "model_name", "model": "model_name", "model_id": "model_name", "model_name_or_path": "model_name",
+    "phase": "phase", "stage": "phase",
+}
+TIME_KEYS = frozenset(("timestamp", "time", "ts", "asctime", "created", "datetime", "date_time", "t"))
+LEVEL_KEYS = frozenset(("level", "levelname", "severity", "lvl", "log_level", "loglevel", "level_name",
+                        "severity_text"))
+MESSAGE_KEYS = frozenset(("message", "msg", "event"))
+# Where loggers put the exception beside the message (python-json-logger, structlog, ECS, pino).
+EXCEPTION_KEYS = frozenset(("exc_info", "exc_text", "exception", "stack_trace", "stacktrace", "traceback",
+                            "error_stack_trace", "err_stack", "error_stack", "stack"))
+LOGGER_KEYS = frozenset(("logger", "name", "logger_name", "log_logger"))
+# Numbers a logger gives its levels: pino and bunyan (level); Python's logging (levelno).
+_NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}
+_PYTHON_LEVELNO = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"}
+
+# Every metric name the families can emit (dashboards may only name these).
+CANONICAL_METRICS = frozenset(name for name, _scale in _FAMILIES.values())
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])")
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+_NORM_CACHE: dict[str, str] = {}
+
+
+def norm(key: str) -> str:
+    """The key as the families know it: ``MaxMemAllocated`` -> ``max_mem_allocated``, ``memory(GiB)`` ->
+    ``memory_gib``, ``lm loss`` -> ``lm_loss``. Cached: a log repeats its keys."""
+    hit = _NORM_CACHE.get(key)
+    if hit is None:
+        hit = _NON_WORD.sub("_", _CAMEL.sub("_", key).lower()).strip("_")[:64]
+        if len(_NORM_CACHE) < 8192:
+            _NORM_CACHE[key] = hit
+    return hit
+
+
+def family(nkey: str) -> tuple[str, float] | None:
+    """(metric name, scale) of a normalised key, or None for a key no family claims."""
+    return _FAMILIES.get(nkey)
+
+
+_NUM = re.compile(r"\s*(?:tensor\(|np\.\w+\(|numpy\.\w+\()?\s*([-+]?(?:nan|inf(?:inity)?|(?:\d+\.?\d*|\.\d+)"
+                  r"(?:e[-+]?\d+)?))\s*\)?\s*(%|[kmgt]i?b|b|ms|s)?\s*\Z", re.I)
+_UNIT_MB = {"b": 1 / 1048576, "kb": 1 / 1024, "kib": 1 / 1024, "mb": 1.0, "mib": 1.0, "gb": GIB_TO_MB,
+            "gib": GIB_TO_MB, "tb": GIB_TO_MB * 1024, "tib": GIB_TO_MB * 1024}
+
+
+def number(value: Any) -> tuple[int | float | None, str | None]:  # noqa: PLR0911 - one return per kind of input
+    """A number and its unit suffix (``"18.5GB"`` -> (18.5, "gb"); ``"87%"`` -> (87.0, "%")).
+
+    Integers stay ``int`` (a step must stay exact, however large: bounds are the caller's to check).
+    Booleans and anything unreadable give (None, None). A float too large for a double is None too.
+    """
+    if value is None or value is True or value is False:
+        return None, None
+    if isinstance(value, int):
+        return value, None
+    if isinstance(value, float):
+        return value, None
+    if not isinstance(value, str) or len(value) > 64:
+        return None, None
+    m = _NUM.match(value)
+    if m is None:
+        return None, None
+    text, unit = m.group(1), m.group(2)
+    if text.isdigit() or (text[0] in "+-" and text[1:].isdigit()):
+        return int(text), unit.lower() if unit else None
+    try:
+        return float(text), unit.lower() if unit else None
+    except (ValueError, OverflowError):
+        return None, None
+
+
+def as_float(value: int | float) -> float | None:
+    """A double for the contract, or None when an integer is too large for one."""
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
+def memory_scale(unit: str | None, family_scale: float) -> float:
+    """The factor to MB: a unit written on the value wins over the one the key implies."""
+    if unit:
+        return _UNIT_MB.get(unit, family_scale)
+    return family_scale
+
+
+def level_of(value: Any, key: str, words: dict[str, str]) -> str | None:
+    if isinstance(value, str):
+        return words.get(value.strip().upper())
+    if isinstance(value, int) and not isinstance(value, bool):
+        table = _PYTHON_LEVELNO if key == "levelno" else _NUMERIC_LEVELS
+        return table.get(value)
+    return None

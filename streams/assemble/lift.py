@@ -1,0 +1,272 @@
+"""Lifting a record's keys into typed fields: a dict (JSON, Python repr, logfmt) or one ``key: value``
+pair of a step line -> :class:`Parsed`.
+
+What a key becomes is decided by its family (:mod:`streams.assemble.keys`); every key no family claims
+stays, as text, in ``attributes`` (nested keys joined with dots), and every number also becomes a metric
+(a step line's metric point keeps them all). Values are checked against the contract where they are
+read: a step that does not fit an Avro ``long`` or an epoch too large for a double is kept as text in
+``attributes`` and flagged, never handed to the encoder.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from streams.assemble.keys import (
+    EPOCH_KEYS,
+    EXCEPTION_KEYS,
+    LEVEL_KEYS,
+    LOGGER_KEYS,
+    MAX_STEP_KEYS,
+    MESSAGE_KEYS,
+    STEP_KEYS,
+    TASK_KEYS,
+    TIME_KEYS,
+    as_float,
+    family,
+    level_of,
+    memory_scale,
+    norm,
+    number,
+)
+from streams.assemble.times import record_time
+
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+EPOCH_FAMILY = ("epoch", 1.0)
+MAX_METRICS = 64  # per line: a record with thousands of numbers is not a step line
+MAX_DEPTH = 6  # nested dicts deeper than this are kept as JSON text
+MAX_TASK_CHARS = 256
+MAX_KEPT_CHARS = 256  # a number or a time kept as text: longer is not a number anyone wrote
+
+LEVELS = {
+    "TRACE": "TRACE", "V": "TRACE", "VERBOSE": "TRACE", "DEBUG": "DEBUG", "D": "DEBUG",
+    "INFO": "INFO", "I": "INFO", "NOTICE": "INFO", "INFORMATION": "INFO",
+    "WARN": "WARN", "WARNING": "WARN", "W": "WARN",
+    "ERROR": "ERROR", "E": "ERROR", "ERR": "ERROR", "SEVERE": "ERROR", "EXCEPTION": "ERROR",
+    "CRITICAL": "FATAL", "CRIT": "FATAL", "FATAL": "FATAL", "F": "FATAL", "A": "FATAL", "EMERG": "FATAL",
+    "ALERT": "FATAL", "PANIC": "FATAL",
+}
+
+
+@dataclass(slots=True)
+class Parsed:
+    """What the head line of an event says about it. ``None`` / empty: the line does not say."""
+
+    ts_ms: int | None = None
+    level: str | None = None
+    logger: str | None = None
+    step: int | None = None
+    max_steps: int | None = None
+    epoch: float | None = None
+    metrics: dict = field(default_factory=dict)  # name -> float: every number of a step line
+    attributes: dict = field(default_factory=dict)  # key -> text: every key not lifted
+    fmt: str | None = None
+    task: dict | None = None  # task_id, task_type, model_name, phase, as the record names them
+    message: str | None = None  # a record's own message (and exception text)
+    time_text: str | None = None  # a record's time as written: kept when the time is out of bounds
+    flags: list | None = None  # why values were kept as text: "step_out_of_range", ...
+    wide: bool = False  # attributes came from a record or a step line: the builder bounds them
+
+
+    def keep_as_text(self, flag: str, key: str, text: str) -> None:
+        """A value that does not fit its field: its text stays in ``attributes`` (cut at MAX_KEPT_CHARS),
+        with a flag."""
+        self.attributes[key] = text[:MAX_KEPT_CHARS]
+        if self.flags is None:
+            self.flags = []
+        if flag not in self.flags:
+            self.flags.append(flag)
+
+
+def text_of(value: Any) -> str:  # noqa: PLR0911 - one return per kind of value
+    if isinstance(value, str):
+        return value
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (list, dict)):
+        try:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        except (ValueError, RecursionError):
+            return "[unprintable]"
+    return str(value)
+
+
+def _counter(value: Any) -> tuple[int | None, int | None]:
+    """A step counter and its total: ``1500``, ``1500.0``, ``"1500"``, ``"1/94"``, ``"10/ 100"``."""
+    if isinstance(value, bool):
+        return None, None
+    if isinstance(value, int):
+        return value, None
+    if isinstance(value, float):
+        return (int(value), None) if value.is_integer() else (None, None)
+    if not isinstance(value, str) or len(value) > 64:
+        return None, None
+    a, sep, b = value.partition("/")
+    a, b = a.strip(), b.strip()
+    if not (a.isascii() and a.isdigit()):
+        return None, None
+    return int(a), int(b) if sep and b.isascii() and b.isdigit() else None
+
+
+def _set_counter(p: Parsed, attr: str, n: int, key: str, text: str) -> None:
+    if getattr(p, attr) is not None:
+        return
+    if LONG_MIN <= n <= LONG_MAX:
+        setattr(p, attr, n)
+    else:
+        p.keep_as_text(f"{attr}_out_of_range", key, text)
+
+
+def _lift_counter(p: Parsed, key: str, nk: str, value: Any) -> bool:
+    n, total = _counter(value)
+    if n is None:
+        return False
+    text = text_of(value)
+    _set_counter(p, "step" if nk in STEP_KEYS else "max_steps", n, key, text)
+    if total is not None:
+        _set_counter(p, "max_steps", total, key, text)
+    return True
+
+
+def _lift_unknown(p: Parsed, nk: str, f: float, unit: str | None) -> None:
+    """An unknown number: a metric of the line (named for its key and unit)."""
+    if len(p.metrics) >= MAX_METRICS:
+        return
+    name = nk
+    if unit and unit not in ("%", "b"):
+        if unit.endswith("b"):  # a memory figure: in MB, like gpu_memory_mb
+            f = f * memory_scale(unit, 1.0)
+            unit = "mb"
+        if not name.endswith("_" + unit):
+            name = f"{name}_{unit}"
+    p.metrics.setdefault(name, f)
+
+
+def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool = True) -> bool:
+    """Counters and metric families. True when ``value`` was used (or kept as flagged text)."""
+    if nk in STEP_KEYS or nk in MAX_STEP_KEYS:
+        return _lift_counter(p, key, nk, value)
+    num, unit = number(value)
+    if num is None:
+        return False
+    f = as_float(num)
+    fam = EPOCH_FAMILY if nk in EPOCH_KEYS else family(nk)
+    if fam is None:
+        if keep_unknown and f is not None:
+            _lift_unknown(p, nk, f, unit)
+        return False  # an unknown key keeps its text in attributes too
+    name, scale = fam
+    if f is None:
+        p.keep_as_text(f"{name}_out_of_range", key, text_of(value))
+    elif name == "epoch":
+        if p.epoch is None:
+            p.epoch = f
+    elif name not in p.metrics and len(p.metrics) < MAX_METRICS:
+        p.metrics[name] = f * memory_scale(unit, scale) if name == "gpu_memory_mb" else f
+    return True
+
+
+def _time(p: Parsed, value: Any) -> bool:
+    ms = record_time(value)
+    if ms is None:
+        return False
+    if p.time_text is None:
+        p.ts_ms, p.time_text = ms, text_of(value)
+    return True
+
+
+def _level(p: Parsed, value: Any, nk: str) -> bool:
+    level = level_of(value, nk, LEVELS)
+    if level is None:
+        return False
+    p.level = level
+    return True
+
+
+def _logger(p: Parsed, value: Any, depth: int) -> bool:
+    if not isinstance(value, str) or not value or (p.logger is not None and depth):
+        return False
+    p.logger = value
+    return True
+
+
+def _text_once(own: dict, slot: str, value: Any) -> bool:
+    """The record's message or exception text: the first string under one of its keys."""
+    if not isinstance(value, str) or slot in own:
+        return False
+    own[slot] = value
+    return True
+
+
+def _task(p: Parsed, field_name: str, value: Any) -> bool:
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_TASK_CHARS:
+        return False
+    if p.task is None:
+        p.task = {}
+    if field_name in p.task:
+        return False
+    p.task[field_name] = value
+    return True
+
+
+# normalised key -> what the record's key is (the head's fields, then the task's).
+_ROLE: dict[str, str] = {
+    **dict.fromkeys(TIME_KEYS, "time"), **dict.fromkeys(LEVEL_KEYS | {"levelno"}, "level"),
+    **dict.fromkeys(MESSAGE_KEYS, "message"), **dict.fromkeys(EXCEPTION_KEYS, "exception"),
+    **dict.fromkeys(LOGGER_KEYS, "logger"),
+}
+
+
+def _lift_named(p: Parsed, nk: str, value: Any, depth: int, own: dict) -> bool:
+    """The keys with a role of their own: time, level, message, exception, logger, task fields."""
+    role = _ROLE.get(nk)
+    if role == "time":
+        return _time(p, value)
+    if role == "level":
+        return _level(p, value, nk)
+    if role == "message" or (role == "exception" and value):
+        return _text_once(own, role, value)
+    if role == "logger":
+        return _logger(p, value, depth)
+    task_field = TASK_KEYS.get(nk)
+    return task_field is not None and _task(p, task_field, value)
+
+
+def lift_record(obj: dict, p: Parsed) -> None:
+    """Every key of a structured record into ``p``: time, level, message, logger, task, counters and
+    metrics by family; the rest into ``attributes``. The record's own values win over the line head's."""
+    own: dict[str, str] = {}  # the record's message and exception text
+    for path, leaf, value, depth in _walk(obj, "", 0):
+        if value is None:
+            continue
+        nk = norm(path)
+        if _lift_named(p, nk, value, depth, own) or lift_value(p, path, nk, value, keep_unknown=False):
+            continue
+        if depth and lift_value(p, path, norm(leaf), value, keep_unknown=False):
+            continue  # {"metrics": {"loss": ...}}: the leaf names the family
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            lift_value(p, path, nk, value)  # an unknown number: a metric of the step line, and text
+        p.attributes[path] = text_of(value)
+    message, exception = own.get("message"), own.get("exception")
+    if exception:
+        message = f"{message}\n{exception}" if message else exception
+    p.message = message
+    p.wide = True
+
+
+def _walk(obj: dict, prefix: str, depth: int):
+    """(dotted path, leaf key, value, depth) of every leaf; dicts deeper than MAX_DEPTH stay whole."""
+    for k, v in obj.items():
+        key = k if isinstance(k, str) else str(k)
+        path = prefix + key
+        if isinstance(v, dict) and v and depth < MAX_DEPTH:
+            yield from _walk(v, path + ".", depth + 1)
+        else:
+            yield path, key, v, depth
+

@@ -1,0 +1,168 @@
+"""Step lines that are not records: the ``key: value`` lines training frameworks print, as rules.
+
+Each rule names the printer it follows, a cheap needle, the regex of its head (what the line is) and
+the regex of its pairs; the pairs go through the key families like a record's keys. Rules, first match
+wins (then the generic pairs do not run):
+
+- Megatron-LM / Megatron-DeepSpeed ``training_log``: ``iteration N/ M | key: value | ...`` (values
+  printed with ``{:.6E}``, so a NaN loss reads ``NAN``), ``validation loss at iteration N | lm loss
+  value: ... |`` and ``report_memory``'s ``memory (MB) | allocated: ... | max reserved: ...``;
+- DeepSpeed ``see_memory_usage``: ``MA 0.5 GB Max_MA 0.6 GB CA 0.7 GB Max_CA 1 GB``;
+- vLLM's stat logger: ``Avg prompt throughput: 0.0 tokens/s, ..., GPU KV cache usage: 0.1%``;
+- generic pairs, for the rest: DeepSpeed ``step=10, skipped=0, lr=[...]`` and its ThroughputTimer
+  ``epoch=0/micro_step=10/global_step=10, ..., MaxMemAllocated=1.2GB``, DeepSpeed-Chat
+  ``epoch: 0|step: 12|ppo_ep: 1|act_loss: 0.1|...``, torchtune ``Step 12 | loss:1.23 lr:2e-05 ...``,
+  Lightning's progress bar ``Epoch 0: 45%|...| 45/100 [..., loss=0.52, v_num=0]``. On a free-text line
+  only keys that name a training quantity are taken (``localhost:8080`` is not a metric).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from streams.assemble.keys import EPOCH_KEYS, STEP_KEYS, TASK_KEYS, norm
+from streams.assemble.lift import MAX_TASK_CHARS, Parsed, lift_value
+
+_NUMBER = r"(?:tensor\()?[-+]?(?:nan|NaN|NAN|inf(?:inity)?|Inf(?:inity)?|INF|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+_BAR_PAIRS = re.compile(r"\|\s*([^|:]+?)\s*:\s*([^|]*?)\s*(?=\||\Z)")
+
+
+@dataclass(frozen=True)
+class StepRule:
+    printer: str
+    needle: str  # a literal the line must hold (case-sensitive)
+    head: re.Pattern  # search()ed; its groups are (step, max_steps) where the printer has them
+    pairs: re.Pattern  # findall() -> (key, value), from where the head starts
+    names: dict  # printer key -> metric name, before the families
+
+
+RULES: tuple[StepRule, ...] = (
+    StepRule("megatron", "iteration", re.compile(r"\biteration\s+(\d+)\s*/\s*(\d+)\s*\|"), _BAR_PAIRS, {}),
+    StepRule("megatron_eval", "validation loss at", re.compile(r"validation loss at (?:iteration (\d+)|[^|]*)\s*\|"),
+             _BAR_PAIRS, {"lm loss PPL": "eval_lm_loss_ppl"}),
+    StepRule("megatron_memory", "memory (MB)", re.compile(r"memory \(MB\)\s*(?=\|)"), _BAR_PAIRS,
+             {"allocated": "memory_allocated_mb", "max allocated": "memory_max_allocated_mb",
+              "reserved": "memory_reserved_mb"}),
+    StepRule("deepspeed_memory", "Max_CA", re.compile(r"\bMA \S+ GB"),
+             re.compile(r"\b(MA|Max_MA|CA|Max_CA) ([\d.]+) GB"),
+             {"MA": "memory_allocated_gb", "Max_MA": "memory_max_allocated_gb", "CA": "memory_reserved_gb"}),
+    StepRule("vllm_stats", "throughput: ", re.compile(r"Avg prompt throughput: "),
+             re.compile(r"(Avg prompt throughput|Avg generation throughput|Running|Waiting|Swapped|Pending|"
+                        r"GPU KV cache usage|CPU KV cache usage|Prefix cache hit rate): ([\d.]+)"),
+             {"Avg prompt throughput": "prompt_throughput_tokens_s",
+              "Avg generation throughput": "generation_throughput_tokens_s", "Running": "running_reqs",
+              "Waiting": "waiting_reqs", "Swapped": "swapped_reqs", "Pending": "waiting_reqs",
+              "GPU KV cache usage": "gpu_kv_cache_usage_pct", "CPU KV cache usage": "cpu_kv_cache_usage_pct",
+              "Prefix cache hit rate": "prefix_cache_hit_rate_pct"}),
+)
+
+_BY_NEEDLE = tuple((r.needle, r) for r in RULES)
+# Every name a rule's own table emits (with the families': what dashboards may use).
+RULE_METRICS = frozenset(n for r in RULES for n in r.names.values())
+
+# A generic pair is found from its separator (a pattern that starts with a character class is scanned
+# fast; one that starts with the key is tried at every position): ":" or "=" right after a letter, ")"
+# or a letter and a digit ("f1:"; "22:39" is a clock, "host:8080" a port), then a number; the key is read
+# backwards. A pair is tight: no blank before its separator ("steps = 8" in a banner is configuration,
+# not a step), and no thousands separator after its number ("1,000").
+_SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z]\d[:=]))\s*\[?({_NUMBER}(?:\s*/\s*\d+)?)\]?"
+                        r"(%|[KMGTkmgt]i?B\b|ms\b|s\b)?(?![\w.]|,\d{3})")
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.()/")
+# "Epoch 1/3", "Step 12 |", "iteration 5": tried only where the lowered line holds the word.
+_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*\[?(\d++)(?!\.\d)", re.I)  # "STEP 6053.0": an id
+_COUNTER_WORDS = ("epoch", "step", "iter")
+MAX_STEP_LINE = 4096  # a longer line is a dump, not a step line: its head is all that is looked at
+_TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"']?([\w./:@+-]+)")
+# An unknown key on a free-text line is lifted only when it names a training quantity.
+_METRICISH = re.compile(r"loss|acc|norm|lr|rate|mem|util|throughput|token|sample|speed|ppl|perplexity|reward|"
+                        r"score|kl|entropy|tflop|mfu|time")
+
+
+def _pairs(body: str) -> list[tuple[str, str, str]]:
+    """(key, number, unit) of every tight ``key: number`` / ``key=number`` pair."""
+    out = []
+    for m in _SEP_VALUE.finditer(body):
+        end = m.start()
+        start = end
+        while start > 0 and body[start - 1] in _KEY_CHARS:
+            start -= 1
+        while start < end and not (body[start].isalpha() or body[start] == "_"):
+            start += 1  # a key starts with a letter: "(loss" -> "loss", "0/micro_step" -> "micro_step"
+        if start < end and end - start <= 64:
+            out.append((body[start:end], m.group(1), m.group(2) or ""))
+    return out
+
+
+def lift_step_line(body: str, p: Parsed) -> bool:
+    """Lift the step fields a line prints; True when a printer's rule or any pair matched."""
+    if len(body) > MAX_STEP_LINE:
+        body = body[:MAX_STEP_LINE]
+    low = body.lower()
+    counters = "step" in low or "epoch" in low or "iter" in low
+    # The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
+    if not (counters or "loss" in low or "mem" in low or "util" in low or "throughput" in low or "max_ca" in low
+            or "task_" in low or "model_name" in low):
+        return False
+    for needle, rule in _BY_NEEDLE:
+        if needle in body and _printer_line(rule, body, p):
+            return True
+    found = _generic_pairs(body, p) if ":" in body or "=" in body else False
+    if counters:
+        found = _counter_words(body, low, p) or found
+    if "task_" in body or "model_name" in body or "phase" in body:
+        for key, value in _TASK.findall(body):
+            if len(value) <= MAX_TASK_CHARS:
+                p.task = p.task or {}
+                p.task.setdefault(TASK_KEYS[key], value)
+                found = True
+    return found
+
+
+def _printer_line(rule: StepRule, body: str, p: Parsed) -> bool:
+    m = rule.head.search(body)
+    if m is None:
+        return False
+    groups = [g for g in m.groups() if g is not None]
+    if groups:
+        lift_value(p, "step", "step", groups[0])
+        if len(groups) > 1:
+            lift_value(p, "max_steps", "max_steps", groups[1])
+    for key, value in rule.pairs.findall(body, m.start()):
+        name = rule.names.get(key)
+        if name is not None:
+            lift_value(p, name, name, value)
+        elif not lift_value(p, key, norm(key), value, keep_unknown=True):
+            p.attributes.setdefault(key.strip(), value)
+    p.fmt = p.fmt or rule.printer
+    p.wide = True
+    return True
+
+
+def _generic_pairs(body: str, p: Parsed) -> bool:
+    found = False
+    for key, value, unit in _pairs(body):
+        nk = norm(key)
+        if nk in STEP_KEYS or nk in EPOCH_KEYS:
+            found = lift_value(p, key, nk, value) or found
+        elif lift_value(p, key, nk, value + unit, keep_unknown=False):
+            found = True
+        elif _METRICISH.search(nk):
+            lift_value(p, key, nk, value + unit)
+            p.attributes.setdefault(key, value + unit)
+            p.wide = found = True
+    return found
+
+
+def _counter_words(body: str, low: str, p: Parsed) -> bool:
+    found = False
+    for word in _COUNTER_WORDS:
+        i = low.find(word)
+        while i >= 0:
+            before = low[i - 1] if i else " "
+            m = None if before.isalnum() or before == "_" else _COUNTER_AT.match(body, i)
+            if m is not None:
+                lift_value(p, m.group(1), "epoch" if word == "epoch" else "step", m.group(2))
+                found = True
+            i = low.find(word, i + 1)
+    return found

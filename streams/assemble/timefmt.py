@@ -1,0 +1,47 @@
+"""The time formats agents put in their envelopes, to epoch milliseconds (None when unreadable)."""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, datetime
+
+_RFC3339 = re.compile(r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(\.\d+)?(.*)$")
+# Epoch numbers above this are milliseconds, not seconds (it is the year 5138 in seconds).
+_MS_FLOOR = 1e11
+
+
+def rfc3339_ms(value: str | None) -> int | None:
+    """RFC 3339 with up to nanoseconds -> epoch ms."""
+    if not value or not isinstance(value, str):
+        return None
+    s = value.strip()
+    if s.endswith("Z"):
+        s = s[:-1] + "+00:00"
+    m = _RFC3339.match(s)
+    if not m:
+        return None
+    frac = (m.group(2) or ".0")[:7]  # Python parses at most microseconds
+    try:
+        dt = datetime.fromisoformat(m.group(1) + frac + (m.group(3) or "+00:00"))
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp() * 1000)
+
+
+def epoch_ms(value: float) -> int | None:
+    """Epoch seconds (Fluent Bit's ``@timestamp`` double) or milliseconds -> epoch ms."""
+    if math.isnan(value) or value <= 0:
+        return None
+    return int(value) if value > _MS_FLOOR else int(value * 1000)
+
+
+def unix_nano_ms(value: object) -> int | None:
+    """OTLP's ``time_unix_nano`` (an int, or a decimal string in OTLP JSON); 0 means unset."""
+    if isinstance(value, str):
+        value = int(value) if value.isdigit() else 0
+    if not isinstance(value, int) or value <= 0:
+        return None
+    return value // 1_000_000
