@@ -24,7 +24,7 @@ import uuid
 from pathlib import Path
 
 from devtools import CORPUS_DIR
-from devtools.stack.base import cpu_seconds, memory_mb
+from devtools.stack.base import cpu_seconds, free_port, memory_mb
 from streams.config import REPO_ROOT, Settings, load_settings
 
 CORPUS = CORPUS_DIR / "training"
@@ -88,7 +88,8 @@ def run(rate: int, seconds: float, interval: float) -> dict[str, float]:
     (work / "logs").mkdir()
     log = work / "logs" / "rank0.log"
     log.touch()
-    env = {**os.environ, "SLUICE_SHIP__PODINFO_LABELS_PATH": str(work / "none")}
+    env = {**os.environ, "SLUICE_SHIP__PODINFO_LABELS_PATH": str(work / "none"),
+           "SLUICE_SHIP__METRICS_PORT": str(free_port())}  # served, as on a node: its cost is measured too
     proc = subprocess.Popen(
         [sys.executable, "-m", "streams.ship", "--path", str(work / "logs" / "*.log"),
          "--checkpoint", str(work / "checkpoint.json"), "--topic", topic, "--interval", str(interval),

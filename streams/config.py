@@ -226,6 +226,19 @@ class ProjectRoute(Section):
         examples=[500])
 
 
+class ProjectClaims(Section):
+    """Sources that may claim a project by label: shell-style globs; any match is enough."""
+
+    topics: list[str] = Field(default_factory=list, description="Globs on the raw topic the assemble stage reads.",
+                              examples=[["logs.raw.team-b"]])
+    namespaces: list[str] = Field(default_factory=list, description="Globs on the source's Kubernetes namespace.",
+                                  examples=[["team-a", "team-a-*"]])
+    paths: list[str] = Field(default_factory=list, description="Globs on the source's file path.",
+                             examples=[["/data/team-a/*"]])
+    hosts: list[str] = Field(default_factory=list, description="Globs on the source's host name.",
+                             examples=[["dgx-a*"]])
+
+
 def _default_keys(field: str) -> Any:
     return Field(default_factory=lambda: list(DEFAULT_KEYS[field]), description=f"Label or annotation keys that fill "
                  f"{field}, tried in order.")
@@ -264,6 +277,16 @@ class RoutingSettings(Section):
     metadata: SourceMetadataSettings = Field(
         default_factory=SourceMetadataSettings,
         description="Which source label or Kubernetes annotation fills project, task and rank fields.")
+    claims: dict[str, ProjectClaims] = Field(
+        default_factory=dict,
+        description="Project -> the sources that may put their records in it by label (streams/assemble/trust.py, "
+                    "docs/security.md). A label is the job's own say: from any other source it is ignored, the "
+                    "record routed as if unlabelled and counted (sluice_project_claims_refused_total).",
+        examples=[{"team-a": {"namespaces": ["team-a", "team-a-*"], "hosts": ["dgx-a*"]},
+                   "team-b": {"topics": ["logs.raw.team-b"], "paths": ["/data/team-b/*"]}}])
+    trust_all_labels: bool = Field(
+        default=False, description="Honour every project label from every source: for a cluster whose jobs are "
+                                   "all one team's.")
 
     @field_validator("projects")
     @classmethod
@@ -354,6 +377,62 @@ class AssembleSettings(Section):
         return self.state_topic or f"{self.app_id}-state"
 
 
+class CustomSecretRule(Section):
+    """A kind of secret of your own (an internal token format)."""
+
+    kind: str = Field(description="Its name, written into the replacement: [REDACTED:<kind>].")
+    pattern: str = Field(description="A Python regex; the secret is its group \"s\", else the whole match.",
+                         examples=[r"\bTKT-[A-Z0-9]{24}\b"])
+    needles: list[str] = Field(
+        default_factory=list, description="Lower-case literals every match contains: the fast gate runs the rule "
+                                          "only on texts holding one. Empty: the rule runs on every text.",
+        examples=[["tkt-"]])
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"not a valid regex: {exc}") from None
+        return pattern
+
+
+class RedactionSettings(Section):
+    """Additions and exceptions to the built-in secret rules (streams/assemble/secret_rules.py, docs/security.md)."""
+
+    extra_rules: list[CustomSecretRule] = Field(
+        default_factory=list, description="Kinds of secret of your own.",
+        examples=[[{"kind": "ticket_token", "pattern": r"\bTKT-[A-Z0-9]{24}\b", "needles": ["tkt-"]}]])
+    allow: list[str] = Field(
+        default_factory=list, description="Regexes of values never redacted, matched against the whole candidate "
+                                          "(a public demo key in the docs).",
+        examples=[["AKIAIOSFODNN7EXAMPLE"]])
+    secret_keys: list[str] = Field(
+        default_factory=list, description="More key-name endings whose values are always secret, in text "
+                                          "(pin=...) and in attributes and labels.",
+        examples=[["pin", "otp"]])
+
+
+class DeadLetterSettings(Section):
+    """The key that seals dead letters' original bytes (AES-256-GCM, streams/deadletter.py)."""
+
+    key: SecretStr | None = Field(
+        default=None, description="Base64 of 32 bytes, from `sluice dlq keygen`. Every stage that writes dead "
+                                  "letters seals with it; `sluice dlq redrive` and `dlq show --raw` open with it. "
+                                  "Unset: originals are kept as read, and the workers warn. Secret: never printed.")
+    key_file: Path | None = Field(
+        default=None, description="A file holding the key (a mounted secret), read once at start.")
+    previous_keys: list[SecretStr] = Field(
+        default_factory=list, description="Keys that still open letters sealed before a rotation; never used to "
+                                          "seal. Drop one once the dead-letter topic's retention has passed.")
+
+    @model_validator(mode="after")
+    def _read_secret_files(self) -> DeadLetterSettings:
+        secrets_from_files(self, {"key": "key_file"})
+        return self
+
+
 class ObservabilitySettings(Section):
     """Metrics, health endpoints and logs of every worker."""
 
@@ -422,6 +501,9 @@ class Settings(BaseSettings):
     cold: ColdSinkSettings = Field(default_factory=ColdSinkSettings, description=ColdSinkSettings.__doc__)
     watch: WatchSettings = Field(default_factory=WatchSettings, description=WatchSettings.__doc__)
     ship: ShipSettings = Field(default_factory=ShipSettings, description=ShipSettings.__doc__)
+    redaction: RedactionSettings = Field(default_factory=RedactionSettings, description=RedactionSettings.__doc__)
+    dead_letters: DeadLetterSettings = Field(default_factory=DeadLetterSettings,
+                                             description=DeadLetterSettings.__doc__)
     observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings,
                                                  description=ObservabilitySettings.__doc__)
     stack: StackSettings = Field(default_factory=StackSettings, description=StackSettings.__doc__)

@@ -112,7 +112,8 @@ def _yaml_model(model: type[BaseModel], instance: BaseModel | None, indent: str,
                 lines += _yaml_model(model_of(value_type), item, indent + "    ",  # type: ignore[arg-type]
                                      f"{var}__{str(key).upper()}")
         elif _is_secret(field):
-            lines.append(f"{indent}# {name}: (secret: set {var} or {name}_file)")
+            twin = f" or {name}_file" if f"{name}_file" in model.model_fields else ""
+            lines.append(f"{indent}# {name}: (secret: set {var}{twin})")
         elif reference_default is not None:
             lines.append(f"{indent}# {name}: (default: {reference_default})")
         else:

@@ -1,6 +1,7 @@
 """Dead letters: list them with filters, show one, re-drive them to where they came from.
 
-Re-drive sends each letter's original bytes (and key) back to its original topic, so the same stage
+Re-drive sends each letter's original bytes (and key), opened with the dead-letter key when sealed
+(:mod:`streams.deadletter`), back to its original topic, so the same stage
 processes them again, now that the cause is fixed. It reads with its own consumer group and commits
 after the re-sent records are acknowledged: a letter is re-driven once per group. Landing once in the
 stores does not depend on that: re-processed records carry the same deterministic event ids.
@@ -17,6 +18,7 @@ from typing import Any
 
 from streams.avro_io import avro_deserializer
 from streams.config import Settings
+from streams.deadletter import letter_seal, open_original
 from streams.errors import SluiceError
 
 
@@ -116,6 +118,7 @@ def redrive(
     from confluent_kafka import Producer
 
     producer = Producer({**settings.kafka.client_config(), "enable.idempotence": True})
+    seal = letter_seal(settings.dead_letters)
     errors: list[str] = []
 
     def on_delivery(err: Any, _msg: Any) -> None:
@@ -137,7 +140,12 @@ def redrive(
                 continue
             v = letter.value
             origin = f"{settings.topics.dlq}/{letter.partition}/{letter.offset}"
-            producer.produce(to_topic or v["topic"], value=v["original"], key=v["key"], on_delivery=on_delivery,
+            try:
+                original = open_original(v, seal)
+            except SluiceError as exc:
+                raise SluiceError(f"dead letter {origin}: {exc}; it and the letters after it were not re-sent"
+                                  ) from None
+            producer.produce(to_topic or v["topic"], value=original, key=v["key"], on_delivery=on_delivery,
                              headers={"sluice-redriven-from": origin})
             producer.poll(0)
             if len(sent) % 500 == 0:

@@ -61,6 +61,9 @@ LAG = Gauge("sluice_consumer_lag", "records behind the end of the partition", ["
             registry=REGISTRY)
 OPEN_BLOCKS = Gauge("sluice_open_multiline_blocks", "multiline events still open in assemble", ["partition"],
                     registry=REGISTRY)
+PROJECT_CLAIMS_REFUSED = Counter("sluice_project_claims_refused_total",
+                                 "records whose project label their source may not claim (routed as unlabelled)",
+                                 ["project"], registry=REGISTRY)
 PAUSED = Gauge("sluice_partitions_paused", "1 while the stage has paused its partitions", ["stage"],
                registry=REGISTRY)
 
@@ -77,8 +80,13 @@ def metrics_text() -> bytes:
     return bytes(generate_latest(REGISTRY))
 
 
+# (ok, what to say): a process that knows why it is unhealthy or not ready says so in the answer.
+Verdict = Callable[[], tuple[bool, str]]
+
+
 async def serve(port: int, ready: Callable[[], bool] = lambda: READY["value"],
-                host: str = "0.0.0.0") -> Any:  # noqa: S104 - pods
+                host: str = "0.0.0.0", alive: Verdict | None = None,  # noqa: S104 - pods
+                readiness: Verdict | None = None) -> Any:
     """Start the HTTP endpoints on the running loop; returns the aiohttp runner (call ``cleanup``)."""
     from aiohttp import web
 
@@ -86,11 +94,12 @@ async def serve(port: int, ready: Callable[[], bool] = lambda: READY["value"],
         return web.Response(body=metrics_text(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def healthz(_request: web.Request) -> web.Response:
-        return web.Response(text="ok\n")
+        ok, why = alive() if alive else (True, "ok")
+        return web.Response(text=f"{why}\n", status=200 if ok else 503)
 
     async def readyz(_request: web.Request) -> web.Response:
-        ok = ready()
-        return web.Response(text="ready\n" if ok else "not ready\n", status=200 if ok else 503)
+        ok, why = readiness() if readiness else (ready(), "")
+        return web.Response(text=f"{why or ('ready' if ok else 'not ready')}\n", status=200 if ok else 503)
 
     app = web.Application()
     app.router.add_get("/metrics", metrics)

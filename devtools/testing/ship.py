@@ -1,4 +1,8 @@
-"""Test helpers for the shipper: a Kafka proxy on loopback that a test can cut and restore.
+"""Test helpers for the shipper: a recording sender, and a Kafka proxy on loopback that a test can
+cut and restore.
+
+``RecordingSender`` stands in for the Kafka producer: it encodes with the real RawBatch contract
+(fastavro, no registry) and holds each record until the test delivers or fails it.
 
 A plain TCP proxy is not enough: the broker's metadata names its advertised listener, and the
 client would connect there directly, around the proxy. This one rewrites the broker port in
@@ -12,6 +16,78 @@ import contextlib
 import socket
 import struct
 import threading
+from pathlib import Path
+from typing import Any
+
+from streams.ship.checkpoint import CheckpointStore
+from streams.ship.encoding import RawBatchContract
+from streams.ship.labels import Origin, SourceBuilder
+from streams.ship.sender import DeliveryCallback, DeliveryError, SendError
+from streams.ship.settings import ShipSettings
+from streams.ship.shipper import Shipper
+
+
+class FakeClock:
+    def __init__(self, t: float = 1_000_000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def make_shipper(tmp_path: Path, sources: SourceBuilder | None = None, store: CheckpointStore | None = None,
+                 **settings: Any) -> tuple[Shipper, RecordingSender, FakeClock]:
+    """A shipper of ``tmp_path/*.log`` on a fake clock, sending every second, checkpointing at every tick."""
+    conf: dict[str, Any] = {"paths": [str(tmp_path / "*.log")], "checkpoint_path": tmp_path / "ck.json",
+                            "interval_s": 1.0, "stagger_window_s": 0, "checkpoint_interval_s": 0,
+                            "retry_backoff_s": 0.5, **settings}
+    ship = ShipSettings(**conf)
+    sender, clock = RecordingSender(), FakeClock()
+    sources = sources or SourceBuilder(Origin("node-1", None, None, None, {"project": "p"}), ship.path_pattern)
+    shipper = Shipper(ship, sender, store or CheckpointStore(ship.checkpoint_path), sources, clock)
+    return shipper, sender, clock
+
+
+class RecordingSender:
+    """A ``Sender`` that encodes for real and delivers when told."""
+
+    def __init__(self) -> None:
+        self.contract = RawBatchContract()
+        self.pending: list[tuple[bytes, bytes, DeliveryCallback]] = []
+        self.delivered: list[dict[str, Any]] = []  # decoded values, in delivery order
+        self.registry_down = False  # encode raises SendError, as KafkaSender does when the registry is away
+        self.refuse_over: int | None = None  # deliver() fails records bigger than this as too large
+
+    def encode(self, value: dict[str, Any]) -> bytes:
+        if self.registry_down:
+            raise SendError("cannot serialise a RawBatch (registry: connection refused)")
+        return self.contract.encode(value)
+
+    def produce(self, key: bytes, payload: bytes, on_delivery: DeliveryCallback) -> None:
+        self.pending.append((key, payload, on_delivery))
+
+    def poll(self, timeout_s: float) -> None:
+        pass
+
+    def flush(self, timeout_s: float) -> int:
+        return len(self.pending)
+
+    def deliver(self, fail: bool = False) -> None:
+        pending, self.pending = self.pending, []
+        for _key, payload, callback in pending:
+            if fail:
+                callback(DeliveryError("broker away"))
+            elif self.refuse_over is not None and len(payload) > self.refuse_over:
+                callback(DeliveryError("Broker: Message size too large", too_large=True))
+            else:
+                self.delivered.append(self.contract.decode(payload))
+                callback(None)
+
+    def lines(self) -> list[dict[str, Any]]:
+        return [ln for v in self.delivered for ln in v["lines"]]
+
+    def offsets(self) -> list[int]:
+        return [ln["file_offset"] for ln in self.lines()]
 
 METADATA = 3
 FIRST_FLEXIBLE_METADATA = 9

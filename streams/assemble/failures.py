@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import traceback
 from dataclasses import dataclass
+from typing import Any
 
 from streams.assemble.lines import Block
 
@@ -133,17 +134,32 @@ def block_letter(b: Block, topic: str, partition: int, where: str, failure: Fail
 
 
 def bare(value: dict, exc: BaseException) -> dict:
-    """The letter reduced to fields that always encode, when the letter itself could not be encoded."""
+    """The letter reduced to fields that always encode, when the letter itself could not be encoded: where
+    it came from, its error type and the exception's type (no text that could quote the data)."""
     def number(v: object, bits: int) -> int:
         return v if isinstance(v, int) and -(2 ** (bits - 1)) <= v < 2 ** (bits - 1) else -1
 
     key = value.get("key")
-    return {"original": b"", "key": key if isinstance(key, bytes) else None, "topic": clean(str(value.get("topic"))),
-            "partition": number(value.get("partition"), 32), "offset": number(value.get("offset"), 64),
-            "stage": STAGE, "error": clean(f"{value.get('error')} (the letter could not be encoded: "
-                                           f"{type(exc).__name__}: {exc}; its original is left out)"),
-            "error_type": clean(str(value.get("error_type"))), "timestamp": max(0, number(value.get("timestamp"), 64)),
-            "attempts": 1, "headers": {"original_cut": "true"}}
+    topic, partition, offset = clean(str(value.get("topic"))), number(value.get("partition"), 32), \
+        number(value.get("offset"), 64)
+    error_type = clean(str(value.get("error_type")))
+    return {"original": b"", "key": key if isinstance(key, bytes) else None, "topic": topic,
+            "partition": partition, "offset": offset, "stage": STAGE,
+            "error": f"{topic}/{partition}@{offset}: a {error_type} letter that could not be encoded "
+                     f"({type(exc).__name__}); its original and error text are left out",
+            "error_type": error_type, "timestamp": max(0, number(value.get("timestamp"), 64)),
+            "attempts": 1, "headers": {"original_cut": "true", "exception": type(exc).__name__}}
+
+
+def redacted(value: dict, redact: Any) -> dict:
+    """The letter's error and readable text redacted (``Redactor.letter``); when redacting fails on
+    this letter, it keeps no readable text (the original stays, sealed where it is written)."""
+    try:
+        redact.letter(value)
+    except Exception as exc:  # noqa: BLE001 - the letter must still be written
+        value["text"] = f"(no readable text: redacting this letter failed with {type(exc).__name__})"
+        value["sealed"] = None
+    return value
 
 
 def holds_line(blocks: list[Block], text: str, offset: int) -> bool:
@@ -152,8 +168,17 @@ def holds_line(blocks: list[Block], text: str, offset: int) -> bool:
 
 
 def cut_to_fit(value: dict, encoded_size: int, limit: int) -> dict:
-    """The letter with its original cut so that it encodes under ``limit`` bytes (flagged in headers)."""
+    """The letter with its original (and its readable text) cut so that it encodes under ``limit``
+    bytes, flagged in its headers with the original's full size."""
     original: bytes = value["original"]
-    keep = max(0, len(original) - (encoded_size - limit) - 256)  # 256: the flags added below, and slack
-    return {**value, "original": original[:keep],
-            "headers": {**value["headers"], "original_bytes": str(len(original)), "original_cut": "true"}}
+    text = value.get("text") or ""
+    text_size = len(text.encode("utf-8", "surrogatepass"))
+    room = max(0, limit - (encoded_size - len(original) - text_size) - 512)  # 512: the flags, a seal, slack
+    keep_text = min(len(text), room // 16)  # a readable view of the head is enough; chars take up to 4 bytes
+    keep = max(0, room - 4 * keep_text)
+    cut = {**value, "original": original[:keep],
+           "headers": {**value["headers"], "original_bytes": value["headers"].get("original_bytes", str(len(original))),
+                       "original_cut": "true"}}
+    if text:
+        cut["text"] = text[:keep_text] + " …" if keep_text < len(text) else text
+    return cut

@@ -238,6 +238,11 @@ class EventBuilder:
         """At most ``max_attributes`` keys (the first ones kept), each value at most ``max_attribute_chars``."""
         lim = self.limits
         flags = []
+        # Redacted before anything is cut: a cut token, or a key cut off from its name, matches no rule.
+        redacted = self.redact.mapping(attrs)
+        if redacted is not attrs:
+            attrs.clear()
+            attrs.update(redacted)
         if len(attrs) > lim.max_attributes:
             reserved = ("format", FLAGS_KEY, DROPPED_KEY)  # what Sluice itself writes survives
             ordinary = [k for k in attrs if k not in reserved]

@@ -10,9 +10,11 @@ from typing import Any
 import fastavro
 
 from streams.assemble.pipeline import Output
+from streams.assemble.redact import redactor_from
 from streams.avro_writer import body_writer
 from streams.config import Settings
 from streams.contracts import schema_text
+from streams.deadletter import letter_seal, protect_letter
 
 CONTRACT_OF_KIND = {"event": "log_event", "metric": "metric_point", "dead_letter": "dead_letter"}
 
@@ -30,6 +32,9 @@ class OutputEncoder:
 
         self.settings = settings
         self._registry = registry
+        # Dead letters are redacted and their original bytes sealed here, where they are written.
+        self.redact = redactor_from(settings.redaction)
+        self.seal = letter_seal(settings.dead_letters, writer=True)
         self._schema_cls = Schema
         self._ids: dict[str, int] = {}
 
@@ -53,7 +58,10 @@ class OutputEncoder:
 
     def body(self, out: Output) -> bytes:
         """The output's Avro body as this worker writes it: the Assembler's ``encode`` hook, so that
-        whatever fails here fails inside the Assembler's guard and costs one dead letter."""
+        whatever fails here fails inside the Assembler's guard and costs one dead letter (and a letter's
+        size is checked as written). Dead letters are redacted and their original bytes sealed here."""
+        if out.kind == "dead_letter":
+            return body_writer("dead_letter")(protect_letter(dict(out.value), self.redact, self.seal))
         return encode_body(out)
 
     def encode(self, out: Output) -> tuple[str, bytes | None, bytes]:

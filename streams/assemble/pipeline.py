@@ -236,8 +236,9 @@ class Assembler:
     def _output(self, b: Block) -> Output:
         try:
             if b.nbytes > self.merger.max_bytes or len(b.texts[-1]) > self.merger.max_bytes:
+                b.texts = self.redact(b.message).split("\n")  # before the cut: a cut token matches no rule
                 cap_block(b, self.merger.max_bytes)
-            out = self.builder.build(b, self.topic, self.partition)
+            out = self.redact.output(self.builder.build(b, self.topic, self.partition))
         except Exception as exc:  # noqa: BLE001 - one block's failure is that block's dead letter
             return self._block_letter(b, F.internal(exc, "build"))
         if self.encode is None:
@@ -284,7 +285,9 @@ class Assembler:
                                      ts, {"original": kind, "lines": str(len(texts)), "last_offset": str(last)}))
 
     def _letter(self, value: dict) -> Output:
-        """A dead letter Output, encoded when the Assembler encodes (cut to fit the message limit)."""
+        """A dead letter Output, its error and readable text redacted, encoded when the Assembler
+        encodes (cut to fit the message limit)."""
+        value = F.redacted(value, self.redact)
         out = Output("dead_letter", DLQ_TOPIC, value["key"], value)
         if self.encode is None:
             return out
@@ -294,7 +297,9 @@ class Assembler:
             value = F.bare(value, exc)
             out = Output("dead_letter", DLQ_TOPIC, value["key"], value)
             body = self.encode(out)
-        if len(body) > self.max_output_bytes:
+        for _ in range(3):  # the cut is computed from one encoding: check it, and cut again if need be
+            if len(body) <= self.max_output_bytes:
+                break
             value = F.cut_to_fit(value, len(body), self.max_output_bytes)
             out = Output("dead_letter", DLQ_TOPIC, value["key"], value)
             body = self.encode(out)
@@ -457,8 +462,8 @@ class FileParse:
         self.seq += 1
 
     def _hold_letter(self, original: bytes, no: int, failure: F.Failure, headers: dict | None = None) -> None:
-        letter = F.letter(original, self.sid.encode("utf-8", "surrogatepass"), "file", 0, no,
-                          f"{self.path}:{no}", failure, self.ts, headers)
+        letter = F.redacted(F.letter(original, self.sid.encode("utf-8", "surrogatepass"), "file", 0, no,
+                                     f"{self.path}:{no}", failure, self.ts, headers), self.builder.redact)
         heapq.heappush(self.held, (no, 0, self.seq, {"kind": "dead_letter", **letter}))
         self.seq += 1
 
@@ -470,14 +475,16 @@ class FileParse:
         step = "build"
         try:
             if b.nbytes > self.merger.max_bytes or len(b.texts[-1]) > self.merger.max_bytes:
+                b.texts = self.builder.redact(b.message).split("\n")  # before the cut, as in the Assembler
                 cap_block(b, self.merger.max_bytes)
-            out = self.builder.build(b, "file", 0)
+            out = self.builder.redact.output(self.builder.build(b, "file", 0))
             if self.encode is not None:
                 step = "encode"
                 self.encode(out)
         except Exception as exc:  # noqa: BLE001 - one block's failure is that block's dead letter
             where = f"{self.path}:{b.first_offset}" + (f"-{b.last_offset}" if b.last_offset != b.first_offset else "")
-            yield {"kind": "dead_letter", **F.block_letter(b, "file", 0, where, F.internal(exc, step))}
+            letter = F.redacted(F.block_letter(b, "file", 0, where, F.internal(exc, step)), self.builder.redact)
+            yield {"kind": "dead_letter", **letter}
             return
         if out.kind == "event" or self.include_metrics:
             yield out.value

@@ -1,92 +1,280 @@
-"""Secret redaction, applied to every message before it leaves the stage.
+"""Secret redaction: every string an output of the assemble stage carries, before it leaves the stage.
 
-Rules are data: ``(name, regex, replacement)``; ``Redactor(rules)`` takes any list of them, the
-defaults cover Hugging Face, OpenAI-style, AWS, GitHub, bearer tokens, ``password=``, passwords in
-URLs and wandb API keys. A cheap substring pre-check skips the regexes on most lines.
+``Redactor()(text)`` replaces each secret in a text with ``[REDACTED:<kind>]`` (the kinds and their
+shapes are in :mod:`streams.assemble.secret_rules`); ``Redactor.output(out)`` does it to a whole event,
+metric point or dead letter: the message, every string field, every key and value of ``attributes``,
+``labels`` and ``source`` (a value is a secret by its key's name too: ``{"password": "x"}``), and a
+dead letter's error and readable text.
+
+Text is matched after NFKC normalisation with format characters removed, so that fullwidth
+(``ｐａｓｓｗｏｒｄ``) and zero-width-split (``pass\\u200bword``) names and values are seen; the
+replacement lands on the original characters, and everything else is left as it was.
+
+The gate (:mod:`streams.assemble.secret_gate`) makes a text with no candidate cost one scan.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable, Iterable
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from typing import Any
 
-DEFAULT_RULES: tuple[tuple[str, str, str], ...] = (
-    ("hf_token", r"\bhf_[A-Za-z0-9]{30,}\b", "hf_[REDACTED]"),
-    ("openai_key", r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}", "sk-[REDACTED]"),
-    ("aws_access_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "[REDACTED_AWS_KEY]"),
-    ("aws_secret_key", r"(?i)(aws_secret_access_key\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{40}", r"\1[REDACTED]"),
-    ("github_token", r"\bgh[pousr]_[A-Za-z0-9]{36,}\b", "gh_[REDACTED]"),
-    ("bearer", r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1[REDACTED]"),
-    ("wandb_key", r"(WANDB_API_KEY\s*[=:]\s*[\"']?)[A-Za-z0-9]{20,}", r"\1[REDACTED]"),
-    ("password_kv", r"(?i)(\b(?:password|passwd|pwd)\s*[=:]\s*[\"']?)[^\s\"'&,;]+", r"\1[REDACTED]"),
-    # Any key naming a password, secret, API key or credential, in env, YAML, JSON or k=v form:
-    # ELASTIC_PASSWORD=, SLUICE_KAFKA__SASL_PASSWORD=, "api_key": "...", client_secret: ...
-    ("secret_kv", r"(?i)(\b[\w.-]*(?:password|passwd|secret|api[_-]?key|credential)[\w.-]*[\"']?\s*[=:]\s*[\"']?)"
-                  r"(?!(?:\[REDACTED|None\b|null\b|nil\b|False\b|True\b|false\b|true\b|<))[^\s\"'&,;)]+",
-     r"\1[REDACTED]"),
-    # Tokens only when the value looks like one (16+ token characters): `pad_token: <pad>` and
-    # `max_tokens=512` are training configuration, not secrets.
-    # ...and mixes letters and digits: `token: android.os.BinderProxy@...` is a class name.
-    ("token_kv", r"(?i)(\b[\w.-]*token[\"']?\s*[=:]\s*[\"']?)(?!\[REDACTED)"
-                 r"(?=[A-Za-z0-9_\-.]*\d)(?=[A-Za-z0-9_\-.]*[A-Za-z])[A-Za-z0-9_\-.]{16,}", r"\1[REDACTED]"),
-    ("auth_header", r"(?i)(\bauthorization[\"']?\s*[=:]\s*[\"']?(?:basic|apikey|api-key|token)\s+)"
-                    r"[A-Za-z0-9._~+/=-]{6,}", r"\1[REDACTED]"),
-    ("url_password", r"([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)[^@\s/]+@", r"\1[REDACTED]@"),
-)
+from streams.assemble.secret_finders import FINDERS, assignment
+from streams.assemble.secret_gate import FOLD, FORMAT_CHARS, make_gate
+from streams.assemble.secret_keys import CHECKS, is_secret_value, key_strength
+from streams.assemble.secret_rules import DEFAULT_RULES, SecretRule
+from streams.deadletter import protect_letter
 
+_FOLDS = str.maketrans({**dict.fromkeys(FORMAT_CHARS), 0x131: "i", 0x130: "I"})
+MEMO_MAX_CHARS = 256  # strings up to this long (labels, source fields, keys) are memoised
+MEMO_ENTRIES = 50_000
 
-# Literals a default rule cannot match without, in lower case: a rule none of whose literals is in the
-# line lowered once is skipped, and a line holding none of them all (97% of the corpus's events) skips
-# every rule. Looking in the lowered line is safe for the case-sensitive rules too: it can only make a
-# rule run for nothing. Without the second kind of skip, the six (?i) rules ran on every line that passed
-# the gate: 24% of an assemble worker (py-spy).
-_NEEDLES: dict[str, tuple[str, ...]] = {
-    "hf_token": ("hf_",), "openai_key": ("sk-",), "aws_access_key": ("akia", "asia"),
-    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "wandb_key": ("wandb_api_key",),
-    "url_password": ("://",), "aws_secret_key": ("aws_secret_access_key",), "bearer": ("bearer",),
-    "password_kv": ("password", "passwd", "pwd"),
-    "secret_kv": ("password", "passwd", "secret", "apikey", "api_key", "api-key", "credential"),
-    "token_kv": ("token",), "auth_header": ("authorization",),
+# The fields of each output that can carry text from the input: strings, then maps and records. The rest
+# (event_id, project, level, error_class, signal, multiline_kind, raw, metrics) the stage writes itself
+# from its own vocabularies. A unit test holds these lists to the Avro contracts: a new text field fails it.
+TEXT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "event": (("message", "logger", "task_id", "model_name", "task_type", "phase", "error_type", "root_cause"),
+              ("source", "labels", "attributes")),
+    "metric": (("task_id", "task_type", "model_name", "phase"), ("source", "labels")),
+}
+OWN_FIELDS: dict[str, frozenset[str]] = {
+    "event": frozenset({"event_id", "project", "level", "error_class", "signal", "multiline_kind", "raw"}),
+    "metric": frozenset({"event_id", "project", "metrics", "raw"}),
 }
 
 
-# What a (?i) rule matches that str.lower() does not make ASCII: the long s (ſ) and the dotless i (ı)
-# stand for s and i, and İ lowers to i and a combining dot. "paſsword=x" and "credentıal: x" are
-# redacted by the rules, so the gate must let them through. (The Kelvin sign lowers to k.)
-_FOLDS = str.maketrans({"\u017f": "s", "\u0131": "i", "\u0307": ""})
+def _nfkc(text: str) -> str:
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
 
 
-def _gate(needles: Iterable[str]) -> Callable[[str], bool]:
-    """``low -> bool``: is any of ``needles`` in it? One ``or`` chain (a loop over them costs twice as much),
-    without the needles that hold another one (``aws_secret_access_key`` goes, ``secret`` stays)."""
-    kept = sorted({n for n in needles if not any(o != n and o in n for o in needles)})
-    return eval("lambda low: " + " or ".join(f"{n!r} in low" for n in kept))  # noqa: S307 - literals of our own
+# JSON's escapes of a character (\u00e9, a surrogate pair, \/): a key name or a URL written with them is
+# matched as the characters they stand for.
+_JSON_ESCAPE = re.compile(r"\\u(?:[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})|\\/")
+
+
+def _unescape(escape: str) -> str:
+    if escape == "\\/":
+        return "/"
+    try:
+        return str(json.loads(f'"{escape}"'))
+    except ValueError:
+        return escape
+
+
+def _char_map(text: str) -> tuple[str, list[int]]:
+    """Normalised text character by character (JSON escapes decoded), with the original index of each
+    of its characters."""
+    out: list[str] = []
+    index: list[int] = []
+    escapes = {m.start(): m.end() for m in _JSON_ESCAPE.finditer(text)} if "\\" in text else {}
+    i = 0
+    while i < len(text):
+        end = escapes.get(i)
+        ch, nxt = (_unescape(text[i:end]), end) if end else (text[i], i + 1)
+        n = ch if ch < "\x80" else unicodedata.normalize("NFKC", ch).translate(_FOLDS)
+        out.append(n)
+        index.extend([i] * len(n))
+        i = nxt
+    index.append(len(text))
+    return "".join(out), index
 
 
 class Redactor:
-    def __init__(self, rules: Iterable[tuple[str, str, str]] | None = None) -> None:
-        custom = rules is not None
-        chosen = DEFAULT_RULES if rules is None else rules
-        self.rules = [(n, re.compile(rx), rep) for n, rx, rep in chosen]
-        # A rule without needles gets "", which every line holds: it always runs, and so does the gate.
-        self._steps = [(_NEEDLES.get(n) or ("",), rx.sub, rep) for n, rx, rep in self.rules]
-        self._gate = None if custom else _gate([n for needles, _sub, _rep in self._steps for n in needles])
+    """Finds and replaces secrets. ``extra_rules`` add kinds (``SecretRule``), ``allow`` are regexes of
+    values never redacted (a public test token, a known-safe id), ``secret_keys`` add key-name endings
+    that always hold a secret. Not thread-safe (one per worker thread)."""
+
+    def __init__(self, rules: Sequence[SecretRule] = DEFAULT_RULES, *, extra_rules: Iterable[SecretRule] = (),
+                 allow: Iterable[str] = (), secret_keys: Iterable[str] = (), prefer_hyperscan: bool = True) -> None:
+        self.rules = [*rules, *extra_rules]
+        self.allow = [re.compile(a) for a in allow]
+        extra = frozenset(k.lower().replace("_", "").replace("-", "").replace(".", "") for k in secret_keys)
+        self._extra_keyword = re.compile("|".join(map(re.escape, sorted(extra))), re.IGNORECASE) if extra else None
+        if extra:  # configured key names are looked for in text as the built-in ones are
+            self.rules.append(SecretRule("assignment", tuple(sorted(extra)), finder="assignment_extra"))
+        self.strength: Callable[[str], str | None] = lru_cache(maxsize=8192)(
+            lambda key: key_strength(key, extra))
+        self.gate = make_gate(self.rules, prefer_hyperscan)
+        self._finders: list[Callable[[str], list[tuple[int, int, str]]]] = [
+            self._finder(r) for r in self.rules]
+        self._memo: dict[str, str] = {}
+        self._pairs: dict[tuple[str, str], tuple[str, str]] = {}
+        self._last: str | None = None  # the last text returned redacted: not looked at twice
+
+    def _finder(self, rule: SecretRule) -> Callable[[str], list[tuple[int, int, str]]]:
+        kind = rule.kind
+        if rule.finder == "assignment_extra":
+            strength, keyword = self.strength, self._extra_keyword
+            return lambda text: [(a, b, "secret") for a, b in assignment(text, strength, keyword)]  # type: ignore[arg-type]
+        if rule.finder:
+            if rule.finder not in FINDERS:
+                raise ValueError(f"secret rule {kind!r}: no finder {rule.finder!r} (known: {sorted(FINDERS)})")
+            fn = FINDERS[rule.finder]
+            if fn is assignment:
+                strength = self.strength
+                return lambda text: [(a, b, "secret") for a, b in assignment(text, strength)]
+            return lambda text: [(a, b, kind) for a, b in fn(text)]
+        rx = re.compile(rule.pattern)
+        group = "s" if "s" in rx.groupindex else 0
+        check = CHECKS[rule.check] if rule.check else None
+
+        def find(text: str) -> list[tuple[int, int, str]]:
+            out = []
+            for m in rx.finditer(text):
+                a, b = m.span(group)
+                if a < b and (check is None or check(text[a:b])):
+                    out.append((a, b, kind))
+            return out
+
+        return find
+
+    # -- text -----------------------------------------------------------------------------------------------
+    def normalised(self, text: str) -> str:
+        """The text as the rules see it: NFKC, format characters dropped, JSON escapes decoded."""
+        return text if text.isascii() and FOLD not in self.gate(text) else _char_map(text)[0]
+
+    def spans(self, text: str, hits: set[int] | None = None) -> list[tuple[int, int, str]]:
+        """Secret spans of ``text`` (normalised: see ``normalised``), overlapping ones merged."""
+        if hits is None:
+            hits = self.gate(text)
+            hits.discard(FOLD)
+        if not hits:
+            return []
+        found: list[tuple[int, int, str]] = []
+        for i in sorted(hits):
+            found.extend(self._finders[i](text))
+        if self.allow:
+            found = [s for s in found if not any(a.fullmatch(text[s[0]:s[1]]) for a in self.allow)]
+        found.sort()
+        merged: list[tuple[int, int, str]] = []
+        for a, b, kind in found:
+            if merged and a <= merged[-1][1]:
+                pa, pb, pk = merged[-1]
+                merged[-1] = (pa, max(pb, b), pk)
+            else:
+                merged.append((a, b, kind))
+        return merged
 
     def __call__(self, text: str) -> str:
-        if self._gate is None:  # custom rules: no needles, every rule runs
-            for _needles, sub, rep in self._steps:
-                text = sub(rep, text)
+        if not text or text is self._last:
             return text
-        # Lowered once, before any rule replaced anything: a replacement only ever removes a needle (it
-        # writes "[REDACTED]"), so the stale copy can only make a rule run for nothing.
-        low = text.lower()
-        if not text.isascii():  # answered from the string's header: the translation costs ASCII lines nothing
-            low = low.translate(_FOLDS)
-        if not self._gate(low):
+        # Most texts are ASCII: one scan. Others are scanned NFKC-normalised; a text whose normalised form
+        # differs, or that holds format characters or JSON escapes of letters (FOLD), is matched character by
+        # character through _char_map, so that the replacements land on its own characters.
+        norm = text if text.isascii() else _nfkc(text)
+        hits = self.gate(norm)
+        if FOLD in hits or (hits and norm is not text and norm != text):
+            spans = self._mapped_spans(text)
+        else:
+            spans = self.spans(text, hits) if hits else []
+        if not spans:
+            self._last = text
             return text
-        for needles, sub, rep in self._steps:
-            for n in needles:
-                if n in low:
-                    text = sub(rep, text)
-                    break
-        return text
+        parts: list[str] = []
+        pos = 0
+        for a, b, kind in spans:
+            start = max(a, pos)
+            # Newlines are kept, so that a redacted block keeps its line count.
+            parts.append(text[pos:start] + f"[REDACTED:{kind}]" + "\n" * text.count("\n", start, b))
+            pos = max(pos, b)
+        parts.append(text[pos:])
+        out = "".join(parts)
+        self._last = out
+        return out
+
+    def _mapped_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Spans found in the character-by-character normalisation, mapped back to ``text``."""
+        norm, index = _char_map(text)
+        hits = self.gate(norm)
+        hits.discard(FOLD)
+        return [(index[a], index[b - 1] + 1, k) for a, b, k in self.spans(norm, hits)] if hits else []
+
+    def short(self, text: str) -> str:
+        """``self(text)``, memoised for short strings (labels, source fields, keys repeat)."""
+        if len(text) > MEMO_MAX_CHARS:
+            return self(text)
+        out = self._memo.get(text)
+        if out is None:
+            out = self(text)
+            if len(self._memo) >= MEMO_ENTRIES:
+                self._memo.clear()
+            self._memo[text] = out
+        return out
+
+    # -- structured values --------------------------------------------------------------------------------
+    def _pair(self, key: str, value: str) -> tuple[str, str]:
+        """A key and its string value, redacted; the value replaced whole when the key names a secret."""
+        strength = self.strength(key)
+        if strength is not None and is_secret_value(strength, value, key):
+            return self.short(key), "[REDACTED:secret]"
+        return self.short(key), self.short(value)
+
+    def mapping(self, d: dict[str, Any]) -> dict[str, Any]:
+        """Keys and string values redacted; a value whose key names a secret replaced whole. Returns ``d``
+        itself when nothing changed (dicts are shared between the events of one source)."""
+        new: dict[str, Any] | None = None
+        pairs = self._pairs
+        for k, v in d.items():
+            if v is None:
+                continue
+            nk: Any
+            nv: Any
+            if v.__class__ is str and k.__class__ is str:
+                done = pairs.get((k, v))
+                if done is None:
+                    done = self._pair(k, v)
+                    if len(k) + len(v) <= MEMO_MAX_CHARS:
+                        if len(pairs) >= MEMO_ENTRIES:
+                            pairs.clear()
+                        pairs[(k, v)] = done
+                nk, nv = done
+            else:
+                nk, nv = self._other(k, v)
+            if nk is not k or nv is not v:
+                if new is None:
+                    new = dict(d)
+                if nk is not k:  # the key itself held a secret: rebuilt in order, the new key in its place
+                    new = {(nk if k0 is k else k0): v0 for k0, v0 in new.items()}
+                new[nk] = nv
+        return d if new is None else new
+
+    def _other(self, key: Any, value: Any) -> tuple[Any, Any]:
+        """A key with a value that is not a string: a nested map, a list, a number."""
+        new_key = self.short(key) if key.__class__ is str else key
+        if isinstance(value, dict):
+            return new_key, self.mapping(value)
+        if isinstance(value, list):
+            items = [self.short(x) if x.__class__ is str else x for x in value]
+            return new_key, value if all(a is b for a, b in zip(items, value, strict=True)) else items
+        return new_key, value
+
+    def output(self, out: Any) -> Any:
+        """Redact an assemble output (``.kind`` event, metric or dead_letter; ``.value`` its dict) in place."""
+        value = out.value
+        if out.kind == "dead_letter":
+            self.letter(value)
+            return out
+        strings, maps = TEXT_FIELDS[out.kind]
+        for k in strings:
+            v = value.get(k)
+            if v:
+                value[k] = self(v) if k == "message" else self.short(v)
+        for k in maps:
+            v = value.get(k)
+            if v:
+                value[k] = self.mapping(v)
+        return out
+
+    def letter(self, value: dict[str, Any]) -> dict[str, Any]:
+        """A dead letter's error and readable text redacted (the text made from the original bytes); the
+        original bytes are sealed where the letter is written, which has the key (:mod:`streams.deadletter`)."""
+        return protect_letter(value, self, None)
+
+
+def redactor_from(conf: Any) -> Redactor:
+    """The Redactor a ``RedactionSettings`` describes (built-in rules plus its additions and exceptions)."""
+    extra = [SecretRule(r.kind, tuple(n.lower() for n in r.needles), r.pattern) for r in conf.extra_rules]
+    return Redactor(extra_rules=extra, allow=conf.allow, secret_keys=conf.secret_keys)

@@ -14,8 +14,12 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from streams.assemble.metadata import SourceMetadata
+
+if TYPE_CHECKING:
+    from streams.assemble.trust import LabelTrust
 
 _ILLEGAL = re.compile(r"[^a-z0-9._-]+")
 
@@ -30,7 +34,7 @@ class ProjectRouter:
                  host_patterns: Iterable[tuple[str, str]] = (), namespaces: dict[str, str] | None = None,
                  use_namespace: bool = True, topic_prefix: str = "logs.events.",
                  known: Iterable[str] | None = None,
-                 project_keys: Sequence[str] | None = None) -> None:
+                 project_keys: Sequence[str] | None = None, trust: LabelTrust | None = None) -> None:
         self.default = sanitize(default_project)
         # Projects with a topic. Others go to the default route (their label is kept on the event):
         # a typo in one node's label must not stop the stage on a missing topic.
@@ -42,6 +46,8 @@ class ProjectRouter:
         self.topic_prefix = topic_prefix
         self.project_keys = tuple(project_keys) if project_keys is not None else SourceMetadata().project_keys()
         self._cache: dict[tuple, str] = {}
+        # Which sources may claim a project by label (streams/assemble/trust.py); None trusts every label.
+        self.trust = trust
 
     def project(self, labels: dict, source: dict) -> str:
         label = None
@@ -60,8 +66,12 @@ class ProjectRouter:
             namespace = None
         key = (label, path, host, namespace)
         hit = self._cache.get(key)
+        if self.trust is not None and label:
+            self.trust.observe(label, namespace, path, host)
         if hit is None:
-            hit = sanitize(self._resolve(*key))
+            if self.trust is not None and label and not self.trust.allowed(label, namespace, path, host):
+                label = None  # routed as if unlabelled
+            hit = sanitize(self._resolve(label, path, host, namespace))
             if self.known is not None and hit not in self.known:
                 hit = self.default
             if len(self._cache) < 10000:  # bounded: a source set is small, a runaway one is not cached

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import click
 
+from streams.assemble.redact import redactor_from
 from streams.cli.main import settings_of
+from streams.config import Settings
+from streams.deadletter import escape_controls, letter_seal, new_key, open_original, readable_text
 from streams.dlq import Letter, LetterFilter, list_letters, redrive
+from streams.errors import SluiceError
 from streams.timespec import TIME_HELP, parse_instant
 
 
@@ -50,32 +55,70 @@ def ls(ctx: click.Context, limit: int, **filters: str | None) -> None:
     """List dead letters (newest last)."""
     letters = list_letters(settings_of(ctx), _filter(**filters), limit)
     click.echo(f"{'where':<10} {'time (UTC)':<20} {'stage':<10} {'error type':<18} {'from':<30} error")
+    safe = _safe_text(settings_of(ctx))
     for letter in letters:
         v = letter.value
-        origin = f"{v['topic']}/{v['partition']}@{v['offset']}"
-        click.echo(f"{letter.partition}@{letter.offset:<8} {_when(letter):<20} {v['stage']:<10} "
-                   f"{v['error_type']:<18} {origin:<30} {v['error'][:100]}")
+        origin = safe(f"{v['topic']}/{v['partition']}@{v['offset']}")
+        click.echo(f"{letter.partition}@{letter.offset:<8} {_when(letter):<20} {safe(v['stage']):<10} "
+                   f"{safe(v['error_type']):<18} {origin:<30} {safe(v['error'])[:100]}")
     click.echo(f"{len(letters)} dead letter(s)")
+
+
+def _safe_text(settings: Settings) -> Callable[[str], str]:
+    """Text from a letter as a terminal may show it: redacted (older letters were written unredacted),
+    control characters and escape sequences escaped."""
+    redact = redactor_from(settings.redaction)
+    return lambda text: escape_controls(redact(str(text)))
 
 
 @dlq.command()
 @click.argument("where", metavar="PARTITION@OFFSET")
+@click.option("--raw", is_flag=True,
+              help="the original bytes unredacted (opening a sealed one needs the dead-letter key); "
+                   "written as they are to a pipe or file, with control characters escaped on a terminal")
 @click.pass_context
-def show(ctx: click.Context, where: str) -> None:
-    """One dead letter in full, with a preview of its original bytes."""
+def show(ctx: click.Context, where: str, raw: bool) -> None:
+    """One dead letter in full: its text redacted and control characters escaped, unless --raw."""
     try:
         partition, offset = (int(x) for x in where.split("@"))
     except ValueError:
         raise click.BadParameter("expected PARTITION@OFFSET, as `sluice dlq ls` prints it") from None
-    for letter in list_letters(settings_of(ctx), LetterFilter()):
-        if (letter.partition, letter.offset) == (partition, offset):
-            v = letter.value
-            for key in ("stage", "error_type", "error", "topic", "partition", "offset", "attempts", "timestamp"):
-                click.echo(f"{key:>11}: {v[key]}")
-            click.echo(f"{'original':>11}: {len(v['original'])} bytes")
-            click.echo(v["original"][:2000].decode("utf-8", errors="backslashreplace"))
+    settings = settings_of(ctx)
+    for letter in list_letters(settings, LetterFilter()):
+        if (letter.partition, letter.offset) != (partition, offset):
+            continue
+        v = letter.value
+        if raw:
+            try:
+                original = open_original(v, letter_seal(settings.dead_letters))
+            except SluiceError as exc:
+                raise click.ClickException(f"{where}: {exc}") from None
+            out = click.get_binary_stream("stdout")
+            if out.isatty():
+                click.echo(escape_controls(original.decode("utf-8", "backslashreplace")))
+            else:
+                out.write(original)
+                out.flush()
             return
-    raise click.ClickException(f"no dead letter at {where} in {settings_of(ctx).topics.dlq}")
+        safe = _safe_text(settings)
+        for key in ("stage", "error_type", "error", "topic", "partition", "offset", "attempts", "timestamp"):
+            click.echo(f"{key:>11}: {safe(v[key])}")
+        sealed = v.get("sealed")
+        click.echo(f"{'original':>11}: {len(v['original'])} bytes, "
+                   + (f"sealed ({safe(sealed)})" if sealed else "not sealed (no dead-letter key was set)"))
+        text = v.get("text")
+        if text is None:
+            text = "(sealed; this letter carries no readable text)" if sealed else \
+                readable_text(bytes(v["original"]), redactor_from(settings.redaction))
+        click.echo(safe(text))
+        return
+    raise click.ClickException(f"no dead letter at {where} in {settings.topics.dlq}")
+
+
+@dlq.command()
+def keygen() -> None:
+    """Print a new dead-letter key (set it as dead_letters.key or in the file dead_letters.key_file)."""
+    click.echo(new_key())
 
 
 @dlq.command(name="redrive")

@@ -70,8 +70,9 @@ def ship(ctx: click.Context, paths: tuple[str, ...], checkpoint: Path | None, to
     shipper = build_shipper(settings, ship_settings)
     click.echo(f"shipping {', '.join(ship_settings.paths)} to {ship_settings.topic or settings.topics.raw} "
                f"every {ship_settings.interval_s:g}s (phase {shipper.phase_ms / 1000:.1f}s), "
-               f"checkpoint {ship_settings.checkpoint_path}", err=True)
-    run_until_signalled(shipper)
+               f"checkpoint {ship_settings.checkpoint_path}"
+               + (f", metrics on port {ship_settings.metrics_port}" if ship_settings.metrics_port else ""), err=True)
+    run_until_signalled(shipper, settings)
 
 
 COMMANDS = [ship]

@@ -25,6 +25,12 @@ class AckTracker:
         self._ends[token] = end
         return token
 
+    def cancel_last(self, token: int) -> None:
+        """Take back the batch just recorded: it never reached the producer and goes again later."""
+        if self._order and self._order[-1] == token:
+            self._order.pop()
+            self._ends.pop(token, None)
+
     def acked(self, token: int) -> bool:
         """A batch was acknowledged; returns whether the acknowledged offset moved."""
         if token not in self._ends:

@@ -17,7 +17,8 @@ from typing import Any
 from streams.errors import SluiceError
 from streams.ship.identity import Fingerprint
 
-VERSION = 1
+VERSION = 2  # 2 added each file's last seen size; version 1 documents are read as well
+READABLE_VERSIONS = (1, 2)
 
 
 class CheckpointError(SluiceError):
@@ -33,6 +34,7 @@ class Entry:
     path: str  # where the file was found (it may since have been renamed)
     generation: int
     offset: int  # bytes acknowledged by Kafka
+    size: int = -1  # the file's size when last seen (-1: unknown, version 1): a file gone at restart lost size - offset
 
     @property
     def fingerprint(self) -> Fingerprint:
@@ -58,8 +60,8 @@ class Checkpoint:
     @classmethod
     def from_json(cls, text: str) -> Checkpoint:
         doc: dict[str, Any] = json.loads(text)
-        if doc.get("version") != VERSION:
-            raise CheckpointError(f"checkpoint version {doc.get('version')!r} is not {VERSION}")
+        if doc.get("version") not in READABLE_VERSIONS:
+            raise CheckpointError(f"checkpoint version {doc.get('version')!r} is not one of {READABLE_VERSIONS}")
         entries = [Entry(**e) for e in doc.get("files", [])]
         return cls(entries, {str(k): int(v) for k, v in doc.get("generations", {}).items()})
 
@@ -91,7 +93,9 @@ class CheckpointStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
-                os.write(fd, data)
+                view = memoryview(data)
+                while view:  # a filling disk (or a file size limit) writes short before it fails
+                    view = view[os.write(fd, view):]
                 os.fsync(fd)
             finally:
                 os.close(fd)

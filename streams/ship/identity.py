@@ -77,10 +77,17 @@ def is_copy_of(fingerprint: Fingerprint, min_size: int, now: Observation) -> boo
 # source never repeat: event ids derived from (source, file_offset) stay unique across rotations.
 # Generation 0, the first file ever seen at a path, sends plain byte offsets.
 GENERATION_SHIFT = 40  # 1 TiB per file; 2^23 generations fit in Avro's signed long
+MAX_GENERATION = (2**63 - 1) >> GENERATION_SHIFT
 
 
 def stream_offset(generation: int, byte_offset: int) -> int:
     return (generation << GENERATION_SHIFT) | byte_offset
+
+
+def generation_base(generation: int) -> int | None:
+    """What a file's byte offsets are added to; None past the last generation a long can carry
+    (its lines are then sent without file offsets rather than with another file's)."""
+    return stream_offset(generation, 0) if 0 <= generation <= MAX_GENERATION else None
 
 
 def split_stream_offset(file_offset: int) -> tuple[int, int]:

@@ -17,7 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from streams.errors import ConfigError
+from streams.ship.bounds import bound_source
 from streams.ship.settings import ShipSettings
+
+_INTEGER = re.compile(r"[-+]?[0-9]+")  # ASCII digits only: int() takes other scripts' digits, \d too
 
 # Labels Kubernetes adds to every DaemonSet/Deployment pod: they describe rollouts, not logs.
 GENERATED_LABELS = frozenset({"controller-revision-hash", "pod-template-generation", "pod-template-hash"})
@@ -68,7 +71,7 @@ def origin(settings: ShipSettings, env: Mapping[str, str], podinfo_labels: str |
 
 
 class SourceBuilder:
-    """Source and labels for each file path."""
+    """Source and labels for each file path, bounded to the contract (``bounds.bound_source``)."""
 
     def __init__(self, node: Origin, path_pattern: str | None) -> None:
         self.node = node
@@ -91,6 +94,6 @@ class SourceBuilder:
             "file": path,
             "stream": labels.pop("stream", None),
             "node_role": labels.get("node_role"),
-            "rank": int(rank) if rank is not None and rank.lstrip("-").isdigit() else None,
+            "rank": int(rank) if rank is not None and _INTEGER.fullmatch(rank) else None,
         }
-        return source, labels
+        return bound_source(source, labels)

@@ -1,16 +1,21 @@
-"""Wire a ``Shipper`` to the real Kafka, registry, checkpoint file and signals (I/O)."""
+"""Wire a ``Shipper`` to the real Kafka, registry, checkpoint file, endpoints and signals (I/O)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
+from streams import observability
 from streams.config import Settings
+from streams.errors import SluiceError
 from streams.ship.checkpoint import CheckpointStore
 from streams.ship.labels import SourceBuilder, origin
+from streams.ship.metrics import ShipCollector
 from streams.ship.sender import KafkaSender
 from streams.ship.settings import ShipSettings
 from streams.ship.shipper import Shipper
@@ -32,7 +37,32 @@ def build_shipper(settings: Settings, ship: ShipSettings) -> Shipper:
                    SourceBuilder(node, ship.path_pattern))
 
 
-def run_until_signalled(shipper: Shipper) -> None:
+def serve_endpoints(shipper: Shipper, port: int, host: str) -> Callable[[], None]:
+    """/metrics, /healthz and /readyz of the shipper from a thread of their own; returns a stop function."""
+    observability.REGISTRY.register(ShipCollector(shipper))
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="ship-endpoints", daemon=True)
+    thread.start()
+    started = asyncio.run_coroutine_threadsafe(
+        observability.serve(port, host=host, alive=shipper.health.liveness, readiness=shipper.health.readiness),
+        loop)
+    try:
+        runner = started.result(timeout=30)
+    except BaseException:
+        loop.call_soon_threadsafe(loop.stop)
+        raise
+    for address in runner.addresses:
+        log.info("ship: metrics and health on http://%s:%d/metrics (/healthz, /readyz)", *address[:2])
+
+    def stop() -> None:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+
+    return stop
+
+
+def run_until_signalled(shipper: Shipper, settings: Settings) -> None:
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -41,4 +71,15 @@ def run_until_signalled(shipper: Shipper) -> None:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    shipper.run(stop)
+    port = shipper.ship.metrics_port
+    stop_endpoints = None
+    if port:
+        try:
+            stop_endpoints = serve_endpoints(shipper, port, settings.observability.host)
+        except SluiceError as exc:  # the logs matter more than their metrics: ship anyway
+            log.error("%s; shipping without /metrics and /healthz (set SLUICE_SHIP__METRICS_PORT)", exc)  # noqa: TRY400 - the reason is the message; no traceback
+    try:
+        shipper.run(stop)
+    finally:
+        if stop_endpoints is not None:
+            stop_endpoints()

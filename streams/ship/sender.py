@@ -1,4 +1,10 @@
-"""The Kafka side: Avro ``sluice.v1.RawBatch`` records through the registry, delivery reports back."""
+"""The Kafka side: Avro ``sluice.v1.RawBatch`` records through the registry, delivery reports back.
+
+Encoding and producing are separate steps so that the shipper can split a batch that does not fit
+before anything is handed to the producer. ``encode`` raises ``EncodeError`` when the contract
+refuses the value (split or quarantine it) and ``SendError`` when the registry cannot be reached
+(retry later); a delivery report says whether the broker refused a record as too large.
+"""
 
 from __future__ import annotations
 
@@ -8,20 +14,34 @@ from typing import Any, Protocol
 
 from streams.config import Settings
 from streams.errors import SluiceError
+from streams.ship.encoding import EncodeError, RawBatchContract
 from streams.ship.settings import ShipSettings
 
 log = logging.getLogger(__name__)
 
-# Called with None once Kafka has the record (acks=all), else with the error.
-DeliveryCallback = Callable[[Exception | None], None]
+__all__ = ["DeliveryCallback", "DeliveryError", "EncodeError", "KafkaSender", "SendError", "Sender"]
 
 
 class SendError(SluiceError):
     """A batch could not be handed to the producer now (registry unreachable, queue full): retry later."""
 
 
+class DeliveryError(SendError):
+    """Kafka did not acknowledge a record; ``too_large``: the broker refused its size."""
+
+    def __init__(self, message: str, too_large: bool = False) -> None:
+        super().__init__(message)
+        self.too_large = too_large
+
+
+# Called with None once Kafka has the record (acks=all), else with a DeliveryError.
+DeliveryCallback = Callable[[DeliveryError | None], None]
+
+
 class Sender(Protocol):
-    def send(self, key: bytes, value: dict[str, Any], on_delivery: DeliveryCallback) -> None: ...
+    def encode(self, value: dict[str, Any]) -> bytes: ...
+
+    def produce(self, key: bytes, payload: bytes, on_delivery: DeliveryCallback) -> None: ...
 
     def poll(self, timeout_s: float) -> None: ...
 
@@ -41,10 +61,18 @@ def producer_config(settings: Settings, ship: ShipSettings) -> dict[str, Any]:
         "queue.buffering.max.kbytes": max(4 * ship.max_buffer_bytes // 1024, 1024),
         # Come back quickly after an outage (librdkafka's default backs off to 10 s).
         "reconnect.backoff.max.ms": 2000,
-        "message.max.bytes": max(1_000_000, 2 * ship.max_batch_bytes),
+        # The shipper keeps values under max_message_bytes; the key and headers ride on top.
+        "message.max.bytes": ship.max_message_bytes + 16 * 1024,
     }
     conf.update(ship.producer)
     return conf
+
+
+def _too_large(err: Any) -> bool:
+    from confluent_kafka import KafkaError
+
+    return err.code() in (KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE,
+                          KafkaError.INVALID_RECORD)
 
 
 class KafkaSender:
@@ -58,20 +86,32 @@ class KafkaSender:
         self._producer = Producer(producer_config(settings, ship), logger=log)
         self._serializer = avro_serializer(settings, "raw_batch")
         self._ctx = SerializationContext(topic, MessageField.VALUE)
+        self._contract = RawBatchContract()
 
-    def send(self, key: bytes, value: dict[str, Any], on_delivery: DeliveryCallback) -> None:
+    def encode(self, value: dict[str, Any]) -> bytes:
         try:
-            payload = self._serializer(value, self._ctx)
-        except Exception as exc:  # the registry lookup is I/O: any failure is worth a retry
+            return bytes(self._serializer(value, self._ctx))
+        except Exception as exc:
+            problem = self._contract.problem(value)
+            if problem is not None:
+                raise EncodeError(f"a RawBatch for {self.topic} does not fit the contract: {problem}") from exc
             raise SendError(f"cannot serialise a RawBatch for {self.topic} (registry: {exc})") from exc
 
+    def produce(self, key: bytes, payload: bytes, on_delivery: DeliveryCallback) -> None:
+        from confluent_kafka import KafkaException
+
         def report(err: Any, _msg: Any) -> None:
-            on_delivery(None if err is None else SendError(f"delivery to {self.topic} failed: {err}"))
+            if err is None:
+                on_delivery(None)
+            else:
+                on_delivery(DeliveryError(f"delivery to {self.topic} failed: {err}", too_large=_too_large(err)))
 
         try:
             self._producer.produce(self.topic, key=key, value=payload, on_delivery=report)
         except BufferError as exc:
             raise SendError(f"producer queue full for {self.topic}") from exc
+        except KafkaException as exc:
+            raise SendError(f"the producer refused a record for {self.topic}: {exc}") from exc
         self._producer.poll(0)
 
     def poll(self, timeout_s: float) -> None:

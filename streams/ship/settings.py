@@ -53,13 +53,20 @@ class ShipSettings(Section):
         examples=[r"/var/log/train/(?P<project>[^/]+)/(?P<task_id>[^/]+)/rank(?P<rank>\d+)\.log"])
 
     interval_s: float = Field(
-        default=30.0, ge=0.05,
-        description="Seconds between scheduled sends. 30 s keeps requests few, as node agents usually do; "
-                    "interactive use goes sub-second. Full batches go at once, so memory stays bounded in bursts.")
+        default=90.0, ge=0.05,
+        description="Seconds between a node's scheduled sends. Every node sends once per interval at its own "
+                    "phase, so that a cluster whose jobs all log at once (a checkpoint, a 9:00 start) reaches Kafka "
+                    "spread over 90 s; the cost is up to this much delay. Interactive use and tests go sub-second.")
     stagger_window_s: float = Field(
         default=90.0, ge=0,
-        description="Each node's send phase is a hash of its name modulo this window, so that checkpoint-aligned "
-                    "nodes do not all send in the same second. 0: no stagger.")
+        description="Each node's send phase is blake2b(node name) mod this window; the nodes' sends spread over "
+                    "min(window, interval_s). 0: no stagger (every node sends on the interval grid).")
+    early_send_fraction: float = Field(
+        default=0.5, gt=0, le=1,
+        description="Full batches wait for the node's slot unless the bytes held in memory reach this fraction "
+                    "of max_buffer_bytes, or the bytes waiting reach this fraction of max_waiting_bytes: then "
+                    "they go at once, so that memory stays bounded and a sustained burst is not throttled to "
+                    "max_buffer_bytes per interval.")
     max_batch_lines: int = Field(
         default=5000, ge=1,
         description="Lines per record at most. Big records keep per-record costs downstream small; with "
@@ -73,6 +80,21 @@ class ShipSettings(Section):
         default=16 * MiB, ge=4 * KiB,
         description="The memory cap: file bytes read and not yet acknowledged by Kafka. At the cap the shipper stops "
                     "reading and the files are the buffer. 16 MiB fits a 128 MiB pod.")
+    max_waiting_bytes: int = Field(
+        default=2 * 1024 * MiB, ge=1 * MiB,
+        description="Bytes of the tailed files that Kafka has not acknowledged, read or not, at most (like Fluent "
+                    "Bit's storage.total_limit_size); past it the oldest are dropped, counted and logged, rotated "
+                    "files first: only the shipper's descriptor keeps a deleted rotated file on disk. 2 GiB holds "
+                    "hours of a loud node.")
+    max_waiting_age_s: float = Field(
+        default=12 * 3600.0, gt=0,
+        description="Bytes first seen longer ago than this and still not acknowledged by Kafka are dropped "
+                    "(counted and logged): after half a day they no longer serve the hot store.")
+    max_message_bytes: int = Field(
+        default=1_000_000, ge=64 * KiB,
+        description="Encoded bytes per Kafka record at most: the brokers' default message limit. A batch that "
+                    "encodes larger is split; a broker that still rejects a record as too large lowers this "
+                    "for the running process (logged: set it to the topic's max.message.bytes).")
     read_chunk_bytes: int = Field(default=256 * KiB, ge=1 * KiB, description="Bytes read from a file at a time.")
 
     poll_interval_s: float = Field(default=0.25, gt=0, description="How often files are checked for new bytes.")
@@ -110,11 +132,20 @@ class ShipSettings(Section):
         default_factory=dict, description="Extra librdkafka producer settings.",
         examples=[{"reconnect.backoff.max.ms": 1000}])
 
+    metrics_port: int = Field(
+        default=9112, ge=0, le=65535,
+        description="Port of the shipper's /metrics, /healthz and /readyz (beside the stage workers' 9108-9111); "
+                    "0: no endpoints. A port that is taken is logged and the shipper ships without them.")
+
     @model_validator(mode="after")
     def _limits_fit(self) -> ShipSettings:
         if self.max_line_bytes > self.max_batch_bytes:
             raise ValueError(f"max_line_bytes ({self.max_line_bytes}) must not exceed max_batch_bytes "
                              f"({self.max_batch_bytes}): a line must fit in one batch")
+        # Invalid UTF-8 is sent as U+FFFD (3 bytes for 1): a line must encode under the message limit.
+        if 3 * self.max_line_bytes + 64 * KiB > self.max_message_bytes:
+            raise ValueError(f"max_line_bytes ({self.max_line_bytes}) must leave room in max_message_bytes "
+                             f"({self.max_message_bytes}): 3 x max_line_bytes + 64 KiB at most")
         if self.max_batch_bytes > self.max_buffer_bytes // 2:
             raise ValueError(f"max_buffer_bytes ({self.max_buffer_bytes}) must hold at least two batches "
                              f"of max_batch_bytes ({self.max_batch_bytes})")

@@ -10,8 +10,10 @@ from typing import Any
 
 import fastavro
 
+from streams.assemble.redact import redactor_from
 from streams.avro_io import avro_serializer
 from streams.config import Settings
+from streams.deadletter import letter_seal, protect_letter
 from streams.errors import CommitFailed, SluiceError
 from streams.sinks.base import SinkRecord
 
@@ -174,6 +176,8 @@ class KafkaDeadLetters:
 
         self.topic = settings.topics.dlq
         self._serialize = avro_serializer(settings, "dead_letter")
+        self._redact = redactor_from(settings.redaction)
+        self._seal = letter_seal(settings.dead_letters, writer=True)
         self.producer = Producer({**settings.kafka.client_config(), "enable.idempotence": True, "linger.ms": 5})
         self._errors: list[str] = []
 
@@ -185,6 +189,7 @@ class KafkaDeadLetters:
             "offset": record.offset, "stage": stage, "error": reason, "error_type": error_type,
             "timestamp": int(time.time() * 1000), "attempts": record.attempts + 1, "headers": {},
         }
+        protect_letter(letter, self._redact, self._seal)
         value = self._serialize(letter, SerializationContext(self.topic, MessageField.VALUE))
         self.producer.produce(self.topic, key=record.key, value=value, on_delivery=self._on_delivery)
         self.producer.poll(0)

@@ -42,9 +42,11 @@ from streams import observability as obs
 from streams.assemble.metadata import SourceMetadata
 from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Assembler, Output, RawRecord
+from streams.assemble.redact import redactor_from
 from streams.assemble.route import ProjectRouter
 from streams.assemble.spread import SourcePartitions
 from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
+from streams.assemble.trust import LabelTrust
 from streams.clients import faust_broker_credentials, faust_consumers
 from streams.config import Settings
 from streams.errors import SluiceError
@@ -113,8 +115,12 @@ class AssembleStage:
         self.lookup = registry_schema_lookup(registry, logical_types=False)
         self.metadata = SourceMetadata(settings.routing.metadata.keys())
         self.limits = self.conf.fields.limits()
-        self.router = ProjectRouter(settings.routing.default_project, topic_prefix=settings.topics.events_prefix,
-                                    known=settings.projects(), project_keys=self.metadata.project_keys())
+        routing = settings.routing
+        trust = LabelTrust(routing.claims, topic=settings.topics.raw, trust_all=routing.trust_all_labels,
+                           known=settings.projects(), on_refused=lambda p: obs.PROJECT_CLAIMS_REFUSED.labels(p).inc())
+        self.router = ProjectRouter(routing.default_project, topic_prefix=settings.topics.events_prefix,
+                                    known=settings.projects(), project_keys=self.metadata.project_keys(), trust=trust)
+        self.redactor = redactor_from(settings.redaction)
         self.states: dict[int, PartitionState] = {}
         self.spread = SourcePartitions()  # sources seen on more than one raw partition
         # Set by build_app (None in unit use): the broker's end offset of a partition as last fetched;
@@ -133,8 +139,8 @@ class AssembleStage:
         self.lock = asyncio.Lock()  # the agent and the idle timer both touch the assemblers
 
     def _assembler(self, partition: int) -> Assembler:
-        return Assembler(self.lookup, self.router, topic=self.settings.topics.raw, partition=partition,
-                         max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
+        return Assembler(self.lookup, self.router, redactor=self.redactor, topic=self.settings.topics.raw,
+                         partition=partition, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
                          idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits, metadata=self.metadata,
                          on_new_source=self.new_source, encode=self.encode,
                          max_output_bytes=min(self.conf.max_message_bytes, MAX_MESSAGE_BYTES) - OUTPUT_FRAMING_BYTES)

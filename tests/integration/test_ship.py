@@ -26,6 +26,7 @@ import pytest
 from devtools import CORPUS_DIR
 from devtools.testing.ship import KafkaProxy
 from streams.config import REPO_ROOT, Settings
+from streams.ship.bounds import avro_text
 from streams.ship.identity import split_stream_offset
 from streams.ship.lines import _text
 from streams.ship.run import build_shipper
@@ -97,8 +98,8 @@ class Writer:
         self.generation, self.pos = self.generation + 1, 0  # O_APPEND: the next write lands at 0
 
 
-def consume(settings: Settings, topic: str, want: int, timeout_s: float) -> list[Written]:
-    """Every line in the topic as (generation, byte offset, text), until ``want`` lines or the timeout."""
+def consume_values(settings: Settings, topic: str, want_lines: int, timeout_s: float) -> list[dict]:
+    """Every RawBatch in the topic, decoded, until ``want_lines`` lines or the timeout, then 1 s more."""
     from confluent_kafka import Consumer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
@@ -108,26 +109,28 @@ def consume(settings: Settings, topic: str, want: int, timeout_s: float) -> list
     consumer = Consumer({**settings.kafka.client_config(), "group.id": f"t-{uuid.uuid4().hex[:8]}",
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})
     consumer.subscribe([topic])
-    got: list[Written] = []
+    got: list[dict] = []
+    lines = 0
     deadline = time.monotonic() + timeout_s
+    drain_until = None
     try:
-        while len(got) < want and time.monotonic() < deadline:
-            msg = consumer.poll(0.2)
-            if msg is None or msg.error():
-                continue
-            batch = deser(msg.value(), SerializationContext(topic, MessageField.VALUE))
-            for line in batch["lines"]:
-                got.append((*split_stream_offset(line["file_offset"]), line["line"]))
         # Anything after the last expected line (duplicates) arrives in the same flush: drain briefly.
-        end = time.monotonic() + 1.0
-        while time.monotonic() < end:
+        while time.monotonic() < (drain_until or deadline):
             msg = consumer.poll(0.2)
             if msg is not None and not msg.error():
-                batch = deser(msg.value(), SerializationContext(topic, MessageField.VALUE))
-                got += [(*split_stream_offset(ln["file_offset"]), ln["line"]) for ln in batch["lines"]]
+                got.append(deser(msg.value(), SerializationContext(topic, MessageField.VALUE)))
+                lines += len(got[-1]["lines"])
+            if drain_until is None and lines >= want_lines:
+                drain_until = time.monotonic() + 1.0
     finally:
         consumer.close()
     return got
+
+
+def consume(settings: Settings, topic: str, want: int, timeout_s: float) -> list[Written]:
+    """Every line in the topic as (generation, byte offset, text), until ``want`` lines or the timeout."""
+    return [(*split_stream_offset(line["file_offset"]), line["line"])
+            for batch in consume_values(settings, topic, want, timeout_s) for line in batch["lines"]]
 
 
 def fast_settings(tmp_path: Path, topic: str, **extra: object) -> ShipSettings:
@@ -189,15 +192,18 @@ def test_rotation_in_both_styles_loses_and_duplicates_nothing(stack, raw_topic, 
     assert not dups, f"{len(dups)} duplicated lines, first {_short(dups)}"
 
 
-def _ship_process(tmp_path: Path, topic: str, settings: Settings) -> subprocess.Popen[bytes]:
+def _ship_process(tmp_path: Path, topic: str, settings: Settings, extra_env: dict[str, str] | None = None,
+                  preexec: Callable[[], None] | None = None) -> subprocess.Popen[bytes]:
     env = {**os.environ, "SLUICE_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
            "SLUICE_REGISTRY__URL": settings.registry.url, "SLUICE_SHIP__POLL_INTERVAL_S": "0.05",
            "SLUICE_SHIP__CHECKPOINT_INTERVAL_S": "0.2", "SLUICE_SHIP__SCAN_INTERVAL_S": "0.2",
-           "SLUICE_SHIP__PODINFO_LABELS_PATH": str(tmp_path / "no-podinfo")}
+           "SLUICE_SHIP__PODINFO_LABELS_PATH": str(tmp_path / "no-podinfo"), "SLUICE_SHIP__METRICS_PORT": "0",
+           **(extra_env or {})}
     cmd = [sys.executable, "-m", "streams.ship", "--path", str(tmp_path / "logs" / "*.log"),
            "--checkpoint", str(tmp_path / "state" / "checkpoint.json"), "--topic", topic,
            "--interval", "0.3", "--stagger-window", "0", "--node-name", "kill-node", "--label", "project=shiptest"]
-    return subprocess.Popen(cmd, env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return subprocess.Popen(cmd, env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            preexec_fn=preexec)  # noqa: PLW1509 - a limit for the child alone
 
 
 def _wait_for_checkpoint(path: Path, above: int, timeout_s: float) -> int:
@@ -279,3 +285,102 @@ def test_kafka_outage_loses_nothing_and_caps_memory(stack, raw_topic, tmp_path, 
     assert_exact(got, writer.written)
     print(f"\noutage: {sum(n - 1 for n in Counter(got).values())} duplicate lines; "
           f"max held {shipper.stats.max_held_bytes} bytes (cap {cap})")
+
+
+SECRET = b"token=eyJhbGciOiJSUzI1NiJ9.hunter2\n"
+
+
+def test_poison_file_names_and_planted_symlinks(stack, raw_topic, tmp_path, corpus_lines) -> None:
+    """A rank beyond the contract's int, a name that is not UTF-8, and symlinks to a token (to the file,
+    to its directory, and swapped in for a file already read): every good line arrives exactly once,
+    the poison file's lines arrive flagged, nothing behind a link ever does."""
+    logs, outside = tmp_path / "logs", tmp_path / "outside"
+    logs.mkdir()
+    (outside / "dir").mkdir(parents=True)
+    (outside / "token").write_bytes(SECRET)
+    (outside / "dir" / "rank9.log").write_bytes(SECRET)
+    writers = {name: Writer(logs / name, corpus_lines) for name in
+               ("rank0.log", "rank99999999999.log", "rank5.log", os.fsdecode(b"rank\xff.log"))}
+    for w in writers.values():
+        w.write(150)
+    (logs / "rank7.log").symlink_to(outside / "token")
+    (logs / "job").symlink_to(outside / "dir")
+    ship = fast_settings(tmp_path, raw_topic, path_pattern=r"rank(?P<rank>\d+)\.log$")
+    with running(stack, ship) as shipper:
+        first = consume_values(stack, raw_topic, 4 * 150, timeout_s=20)
+        (logs / "rank5.log").unlink()  # a file already read, replaced by a link to the token
+        (logs / "rank5.log").symlink_to(outside / "token")
+        with (outside / "token").open("ab") as fh:
+            fh.write(SECRET * 50)
+        writers["rank0.log"].write(100)
+        got = consume_values(stack, raw_topic, 4 * 150 + 100, timeout_s=20)
+        refused = dict(shipper.stats.refused)
+    assert sum(len(b["lines"]) for b in first) == 600
+    assert not [ln for b in got for ln in b["lines"] if "hunter2" in ln["line"]], "a line behind a symlink was shipped"
+    for name, w in writers.items():
+        sent = [(*split_stream_offset(ln["file_offset"]), ln["line"]) for b in got
+                if b["source"]["file"] == avro_text(str(logs / name)) for ln in b["lines"]]
+        assert sorted(sent) == sorted(w.written), f"{name}: {len(sent)} lines arrived of {len(w.written)} written"
+    poison = [b for b in got if b["source"]["file"].endswith("rank99999999999.log")]
+    assert {(b["source"]["rank"], b["labels"]["rank"], b["labels"]["sluice_flags"]) for b in poison} == \
+        {(None, "99999999999", "rank_out_of_range")}
+    assert refused == {"symlink": 3}
+
+
+def test_a_checkpoint_at_the_file_size_limit_keeps_shipping_and_says_so(stack, raw_topic, tmp_path,
+                                                                          corpus_lines) -> None:
+    """The shipper process may write no file beyond 1.5 kB (RLIMIT_FSIZE, a real kernel limit like a full
+    disk): once the checkpoint outgrows it, lines keep arriving, /healthz and /metrics say the checkpoint
+    is failing, the checkpoint on disk stays whole, and it is written again once the limit is lifted."""
+    import resource
+    import urllib.request
+
+    from devtools.stack.base import free_port
+
+    (tmp_path / "logs").mkdir()
+    checkpoint = tmp_path / "state" / "checkpoint.json"
+    port = free_port()
+    limit = 1500
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # else the kernel kills the process at the limit
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    first = Writer(tmp_path / "logs" / "a.log", corpus_lines)
+    first.write(200)
+    proc = _ship_process(tmp_path, raw_topic, stack, {"SLUICE_SHIP__METRICS_PORT": str(port)}, limited)
+
+    def get(path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
+                return resp.status, resp.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    try:
+        _wait_for_checkpoint(checkpoint, 0, timeout_s=20)
+        before = checkpoint.read_text()
+        more = [Writer(tmp_path / "logs" / f"worker-{i}.log", corpus_lines) for i in range(8)]
+        for w in more:
+            w.write(100)  # eight more entries: the checkpoint no longer fits
+        got = consume(stack, raw_topic, 200 + 800, timeout_s=20)
+        assert len(got) >= 1000, "lines stopped arriving while the checkpoint could not be written"
+        status, health = get("/healthz")
+        assert status == 200 and "checkpoint not written" in health and "File too large" in health, health
+        assert get("/readyz")[0] == 503
+        metrics = get("/metrics")[1]
+        assert "sluice_ship_checkpoint_failing 1.0" in metrics
+        assert checkpoint.read_text() == before  # whole, and as it was
+        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        deadline = time.monotonic() + 10
+        while "checkpoint not written" in get("/healthz")[1] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert get("/healthz") == (200, "ok\n")
+        offsets = checkpoint_offsets(checkpoint)
+        assert len(offsets) == 9 and sum(offsets.values()) == first.pos + sum(w.pos for w in more)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out = proc.communicate(timeout=20)[0].decode(errors="replace")
+    failures = [ln for ln in out.splitlines() if "cannot write checkpoint" in ln]
+    assert len(failures) == 1, out  # logged once, not once a second
+    assert proc.returncode == 0, out

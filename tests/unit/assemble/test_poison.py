@@ -180,6 +180,8 @@ def test_routing_and_redaction_failures_are_the_blocks_dead_letter() -> None:
     assert sorted(letters) == [1, 2]
     assert letters[1]["headers"]["exception"] == "KeyError" and letters[1]["original"] == b"routed here\n"
     assert letters[2]["headers"]["exception"] == "RecursionError" and letters[2]["original"] == redacted
+    # the redactor fails on this letter's text too: the letter keeps its original, and no readable text
+    assert letters[2]["text"].startswith("(no readable text: redacting this letter failed")
     assert [o.value["message"] for o in outputs if o.kind == "event"] == ["ok 1", "ok 2"]
 
 
@@ -299,7 +301,7 @@ def test_a_letter_that_cannot_be_encoded_is_kept_bare() -> None:
     (letter,) = asm.feed(record(7, b"\x00\x00\x00\x00\x09garbage", b"k"))  # a schema the registry lacks
     value = decoded(letter)
     assert value["original"] == b"" and value["offset"] == 7 and value["error_type"] == "schema_not_found"
-    assert "the letter could not be encoded: ValueError" in value["error"]
+    assert "could not be encoded (ValueError)" in value["error"] and value["headers"]["exception"] == "ValueError"
 
 
 def test_a_letter_of_a_record_with_a_huge_key_fits_too() -> None:

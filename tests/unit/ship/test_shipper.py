@@ -1,61 +1,17 @@
-"""The shipping loop with a fake producer and a fake clock (real files in tmp_path, no servers)."""
+"""The shipping loop with a recording producer and a fake clock (real files in tmp_path, no servers)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from devtools.testing.ship import FakeClock, RecordingSender, make_shipper
 from streams.ship.checkpoint import CheckpointStore
-from streams.ship.labels import Origin, SourceBuilder
-from streams.ship.sender import DeliveryCallback
-from streams.ship.settings import ShipSettings
 from streams.ship.shipper import Shipper
 
 
-class FakeSender:
-    """Holds records until the test delivers (or fails) them."""
-
-    def __init__(self) -> None:
-        self.pending: list[tuple[dict[str, Any], DeliveryCallback]] = []
-        self.delivered: list[dict[str, Any]] = []
-
-    def send(self, key: bytes, value: dict[str, Any], on_delivery: DeliveryCallback) -> None:
-        self.pending.append((value, on_delivery))
-
-    def poll(self, timeout_s: float) -> None:
-        pass
-
-    def flush(self, timeout_s: float) -> int:
-        return len(self.pending)
-
-    def deliver(self, fail: bool = False) -> None:
-        pending, self.pending = self.pending, []
-        for value, callback in pending:
-            if fail:
-                callback(RuntimeError("broker away"))
-            else:
-                self.delivered.append(value)
-                callback(None)
-
-    def offsets(self) -> list[int]:
-        return [ln["file_offset"] for v in self.delivered for ln in v["lines"]]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
-def make(tmp_path: Path, **kw: Any) -> tuple[Shipper, FakeSender, Clock]:
-    settings = ShipSettings(paths=[str(tmp_path / "*.log")], checkpoint_path=tmp_path / "ck.json",
-                            interval_s=1.0, stagger_window_s=0, checkpoint_interval_s=0, retry_backoff_s=0.5, **kw)
-    sender, clock = FakeSender(), Clock()
-    node = Origin("node-1", None, None, None, {"project": "p"})
-    shipper = Shipper(settings, sender, CheckpointStore(settings.checkpoint_path), SourceBuilder(node, None), clock)
-    return shipper, sender, clock
+def make(tmp_path: Path, **kw: Any) -> tuple[Shipper, RecordingSender, FakeClock]:
+    return make_shipper(tmp_path, **kw)
 
 
 def test_offsets_advance_only_on_ack_and_a_failure_re_reads(tmp_path) -> None:

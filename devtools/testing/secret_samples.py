@@ -1,0 +1,143 @@
+"""Fake secrets of every kind the redactor knows, in the shapes their issuers use, for tests.
+
+Each value is made at import from a seeded random generator (no real credential is written here) and
+each kind comes with the lines it typically appears in: ``SAMPLES[kind] = (secret, [line, ...])``.
+``SECRET_FRAGMENT_CHARS`` is how long a run of a secret may survive redaction before a test calls it a
+leak (a kept scheme word or prefix such as ``hf_`` is shorter).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+
+_rng = random.Random(20261201)
+ALNUM = string.ascii_letters + string.digits
+SECRET_FRAGMENT_CHARS = 8
+
+
+def rand(n: int, alphabet: str = ALNUM) -> str:
+    # Letters and digits both, as generated credentials have.
+    while True:
+        s = "".join(_rng.choice(alphabet) for _ in range(n))
+        if n < 8 or (any(c.isdigit() for c in s) and any(c.isalpha() for c in s)) or alphabet.isdigit():
+            return s
+
+
+def _b64url(data: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+HEX = "0123456789abcdef"
+URLSAFE = ALNUM + "_-"
+
+JWT = (_b64url({"alg": "HS256", "typ": "JWT"}) + "." + _b64url({"sub": rand(12), "exp": 1900000000}) + "."
+       + rand(43, URLSAFE))
+PEM_BODY = "\n".join(rand(64, ALNUM + "+/") for _ in range(6)) + "\n" + rand(20, ALNUM + "+/") + "=="
+PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
+PEM_JSON_BODY = rand(64, ALNUM + "+/")
+BASIC_PW = rand(14)
+BASIC = base64.b64encode(f"elastic:{BASIC_PW}".encode()).decode()
+
+SAMPLES: dict[str, tuple[str, list[str]]] = {}
+
+
+def _add(kind: str, secret: str, *lines: str) -> None:
+    SAMPLES[kind] = (secret, [line.replace("{s}", secret) for line in lines])
+
+
+_add("cli_password_flag", "Hunt3r2-" + rand(6),
+     "torchrun train.py --db-host pg --password {s} --lr 3e-4", "python upload.py --password={s}",
+     "launch: ['python', 'x.py', '--password', '{s}']")
+_add("cli_token_flag", rand(32), "python push.py --token={s} --repo org/model", "accelerate launch --token {s} run.py")
+_add("env_wandb_api_key", rand(40, HEX), "WANDB_API_KEY={s}", "export WANDB_API_KEY='{s}'",
+     "environ({'WANDB_API_KEY': '{s}', 'HOME': '/root'})")
+_add("env_hf_token", "hf_" + rand(34), "HF_TOKEN={s}", "HUGGING_FACE_HUB_TOKEN: {s}")
+_add("env_aws_secret", rand(40, ALNUM + "/+"), "AWS_SECRET_ACCESS_KEY={s}", "aws_secret_access_key = {s}")
+_add("env_openai_api_key", rand(48), "OPENAI_API_KEY={s} python eval.py", "os.environ['OPENAI_API_KEY'] = '{s}'")
+_add("bearer_token", rand(40, URLSAFE + "."), "curl -H 'Authorization: Bearer {s}' https://api.example.com/v1",
+     "headers={'Authorization': 'Bearer {s}', 'Accept': '*/*'}")
+_add("jwt", JWT, "GET /api/runs?x=1 auth={s}", "token expired: {s}", "id_token {s}")
+_add("basic_auth", BASIC, "Authorization: Basic {s}", "curl -H 'authorization: basic {s}' http://es:9200")
+_add("slack_bot_token", "xoxb-" + rand(12, string.digits) + "-" + rand(13, string.digits) + "-" + rand(24),
+     "slack notify failed for {s}: channel_not_found", "SLACK_BOT_TOKEN={s}")
+_add("slack_webhook", "T0" + rand(9, string.ascii_uppercase + string.digits) + "/B0"
+     + rand(9, string.ascii_uppercase + string.digits) + "/" + rand(24),
+     "posting alert to https://hooks.slack.com/services/{s}")
+_add("openai_key", "sk-" + rand(48), "openai.api_key = {s}", "Incorrect API key provided: {s}.")
+_add("openai_project_key", "sk-proj-" + rand(64, URLSAFE), "using key {s} for judge model")
+_add("anthropic_key", "sk-ant-api03-" + rand(93, URLSAFE) + "AA", "anthropic client key={s}", "x-api-key: {s}")
+_add("github_pat", "ghp_" + rand(36), "git clone https://{s}@github.com/org/repo.git", "GH token {s} rejected")
+_add("github_oauth", "gho_" + rand(36), "oauth token {s} expired")
+_add("github_fine_grained", "github_pat_" + rand(22) + "_" + rand(59), "push with {s}")
+_add("gitlab_pat", "glpat-" + rand(20, URLSAFE), "CI_JOB_TOKEN unset, using {s}")
+_add("huggingface_token", "hf_" + rand(34), "login --token {s}", "Token is valid: {s} (permission: write)")
+_add("aws_access_key_id", "AKIA" + rand(16, string.ascii_uppercase + string.digits), "Found credentials: {s} in env",
+     "aws_access_key_id = {s}")
+_add("azure_account_key", rand(86, ALNUM + "+/") + "==",
+     "conn=DefaultEndpointsProtocol=https;AccountName=ckpts;AccountKey={s};EndpointSuffix=core.windows.net")
+_add("azure_sas_sig", rand(43, ALNUM + "%") + "%3D",
+     "GET https://ckpts.blob.core.windows.net/c/m.bin?sv=2022-11-02&ss=b&sig={s}&se=2026-12-31 403")
+_add("google_api_key", "AIza" + rand(35, URLSAFE), "gemini judge key {s}", "?key={s}&alt=json")
+_add("google_service_account", PEM_JSON_BODY,
+     json.dumps({"type": "service_account", "project_id": "ml-prod", "private_key_id": rand(40, HEX),
+                 "private_key": "-----BEGIN PRIVATE KEY-----\n" + PEM_JSON_BODY + "\n" + rand(64, ALNUM + "+/")
+                 + "\n-----END PRIVATE KEY-----\n", "client_email": "sa@ml-prod.iam.gserviceaccount.com"}))
+_add("pem_private_key", PEM_BODY.splitlines()[2], "loaded key:\n" + PEM + "\nfrom /etc/ssl/key.pem")
+_add("redis_url_password", "Rp" + rand(14), "connecting to redis://:{s}@redis-master:6379/0")
+_add("postgres_url_password", "Pg" + rand(14), "sqlalchemy.url = postgresql://trainer:{s}@db:5432/runs")
+_add("https_url_password", "Hs" + rand(14), "pip install --index-url https://deploy:{s}@pypi.internal/simple x")
+_add("stripe_key", "sk_live_" + rand(24), "stripe.api_key={s}", "charge failed with key {s}")
+_add("npm_token", "npm_" + rand(36), "//registry.npmjs.org/:_authToken={s}", "npm token {s}")
+_add("pypi_token", "pypi-AgEIcHlwaS5vcmc" + rand(60, URLSAFE), "twine upload -p {s} dist/*", "TWINE_PASSWORD={s}")
+_add("discord_bot_token", "MT" + rand(24, ALNUM) + "." + rand(6, URLSAFE) + "." + rand(27, URLSAFE),
+     "bot.run({s!r})".replace("{s!r}", "'{s}'"), "discord client login with {s}")
+_add("discord_webhook", rand(68, URLSAFE), "notify https://discord.com/api/webhooks/123456789012345678/{s}")
+_add("twilio_api_key", "SK" + rand(32, HEX), "twilio client {s} created")
+_add("sendgrid_key", "SG." + rand(22, URLSAFE) + "." + rand(43, URLSAFE), "mail via {s}")
+_add("mailchimp_key", rand(32, HEX) + "-us12", "mailchimp key {s} invalid")
+_add("telegram_bot_token", "AA" + rand(33, URLSAFE), "tg bot https://api.telegram.org/bot9009786150:{s}/send")
+_add("databricks_token", "dapi" + rand(32, HEX), "DATABRICKS host x token {s}")
+_add("nvidia_api_key", "nvapi-" + rand(64, URLSAFE), "ngc config set key {s}")
+_add("replicate_token", "r8_" + rand(37), "REPLICATE_API_TOKEN={s}", "replicate run with {s}")
+_add("groq_key", "gsk_" + rand(52), "groq judge {s}")
+_add("square_token", "sq0atp-" + rand(22, URLSAFE), "square oauth {s}")
+_add("google_oauth_token", "ya29." + rand(60, URLSAFE), "access token ya29 refreshed: {s}")
+_add("curl_user_password", "Cu" + rand(12), "curl -u elastic:{s} https://es:9200/_cat/indices")
+_add("password_with_spaces", "Stap1er horse; battery " + rand(6), 'db.connect(password="{s}")',
+     "password: '{s}'", '{"user": "svc", "password": "{s}"}')
+_add("json_password", "J" + rand(15), '{"msg": "login ok", "password": "{s}"}')
+_add("nested_json_secret", "N" + rand(23),
+     '{"event": "cfg", "config": {"db": {"host": "pg", "password": "{s}"}, "lr": 0.001}}',
+     '{"log": "{\\"level\\": \\"info\\", \\"client_secret\\": \\"{s}\\"}"}')
+_add("high_entropy_secret_key", rand(32, URLSAFE), "session_token = {s}", "refresh_token: {s}",
+     '"x-auth-token": "{s}"')
+_add("fullwidth_key_name", "Fw" + rand(12), "ｐａｓｓｗｏｒｄ＝{s}", "ＡＰＩ＿ＫＥＹ: {s}")
+_add("zero_width_key_name", "Zw" + rand(12), "pass\u200bword={s}", "api\u200d_key: {s}", "to\u00adken={s}")
+_add("cookie_header", rand(32, URLSAFE), "Cookie: sessionid={s}; csrftoken=abc", "set-cookie: sid={s}; Path=/")
+_add("k8s_secret_env", rand(24, URLSAFE), "MLFLOW_TRACKING_PASSWORD={s}", "DB_PASS={s}")
+
+# Training and operations lines that look like secrets to a careless rule and must stay as they are.
+NOT_SECRETS: list[str] = [
+    "{'loss': 1.234, 'grad_norm': 0.98, 'learning_rate': 2e-05, 'token_acc': 0.93, 'epoch': 0.5}",
+    "token_acc: 0.93", "max_tokens=512", "--max-tokens 2048 --max_new_tokens=256",
+    "tokenizer: meta-llama/Llama-2-7b-hf", "--tokenizer_name_or_path /models/tok",
+    "pad_token: <pad>", "eos_token_id: 2", "Using pad_token, but it is not set yet.", "tokens_per_second: 1234.5",
+    "See password_reset_url in the admin guide", "password_reset_url: https://id.example.com/reset",
+    "secret_name: training-db-credentials", "secretName: wandb", "--password-file /run/secrets/db",
+    "commit 3f786850e387550fdab836ed7e6dc881de23001b", "HEAD is now at 9fceb02d0ae598e95dc970b74767f19372d61af8",
+    "run id 123e4567-e89b-12d3-a456-426614174000 started",
+    "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824",
+    "Failed password for invalid user admin from 10.0.0.1 port 22 ssh2",
+    "pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=NODEVssh ruser= rhost=1.2.3.4",
+    "auth: enabled", "Basic usage: python train.py --help", "the bearer of this certificate",
+    "PWD=/home/trainer/run", "see https://wandb.ai/team/llm/runs/hh9anoxx", "key_value_cache: enabled",
+    "num_key_value_heads = 8", "monkey patching attention", "task-1234567890abcdefghijkl done", "disk-usage 93%",
+    "checkpoint saved to s3://bucket/ckpt/step-1000/model.safetensors",
+    "AccountName=ckpts;EndpointSuffix=core.windows.net", "usage: train.py [--password PASSWORD]",
+    "Skipping AppWindowToken{df0798e token=Token{78af589 ActivityRecord{3b04890 u0 com.tencent.qt.qtl/.X}}}",
+    "Bad activity token: android.os.BinderProxy@2bd79ce",
+    "scikit-learn==1.4.2 sk-video==1.1.10", "TOKENIZERS_PARALLELISM=false", "NCCL_IB_DISABLE=1",
+]

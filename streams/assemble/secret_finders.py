@@ -1,0 +1,137 @@
+"""Secrets that one regex finds badly: PEM private-key blocks and ``key = value`` assignments.
+
+Each finder takes a text and returns ``(start, end)`` spans of secret characters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+
+from streams.assemble.secret_keys import header_secret_span, is_secret_value, key_strength
+
+Spans = list[tuple[int, int]]
+
+# -- PEM blocks -----------------------------------------------------------------------------------------
+_PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
+_B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+
+
+def pem(text: str) -> Spans:
+    """The body of every private-key block; to the end of the text when its END line is missing (a block
+    cut by a size limit), and the base64 lines before an END line whose BEGIN is in another event."""
+    spans: Spans = []
+    covered = 0
+    for begin in _PEM_BEGIN.finditer(text):
+        if begin.start() < covered:
+            continue
+        end = _PEM_END.search(text, begin.end())
+        spans.append((begin.end(), end.start() if end else len(text)))
+        covered = end.end() if end else len(text)
+    for end in _PEM_END.finditer(text):
+        if any(a <= end.start() <= b for a, b in spans):
+            continue
+        start = _body_before(text, end.start())
+        if start < end.start():
+            spans.append((start, end.start()))
+    return spans
+
+
+def _body_before(text: str, i: int) -> int:
+    """Start of the run of base64 lines that ends at ``i`` (real newlines or JSON's ``\\n``)."""
+    first = True
+    while True:
+        j = i
+        if text.endswith("\\n", 0, j):
+            j -= 2
+        elif j and text[j - 1] == "\n":
+            j -= 2 if j > 1 and text[j - 2] == "\r" else 1
+        elif not first:
+            return i
+        k = j
+        while k and text[k - 1] in _B64:
+            k -= 1
+        # The line next to END may be short (the base64 tail); the others are full lines.
+        if j - k < (1 if first else 16):
+            return i
+        i, first = k, False
+        if k == 0:
+            return 0
+
+
+# -- key = value ----------------------------------------------------------------------------------------
+_KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|cookie|"
+                      r"(?:api|access|private|account|ssh|signing)[_.\-]?key")
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_ASSIGN = re.compile(r"""
+    (?P<kq>\\?["']\]?)?                               # the quote closing a quoted key (environ['KEY'])
+    (?P<sep>[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]*,[ \t]*|[ \t]+)  # = : := =>; a space or an argv-list comma
+                                                      # only after a --flag
+    (?:
+        \\(?P<eq>["'])(?P<ev>.*?)\\(?P=eq)            # a value in escaped quotes (JSON in a JSON string)
+      | (?P<q>["'])(?P<qv>(?:\\.|[^\\\r\n])*?)(?P=q)  # a quoted value: spaces and ; allowed
+      | (?P<bv>[^\s,;&'"<>(){}\[\]\\]+)               # a bare value
+      | \\?(?P<uq>["'])(?P<uv>[^\r\n\\"']+)           # an opening quote never closed (a cut line)
+    )""", re.VERBOSE)
+_HEADER_VALUE = re.compile(r"[^\r\n\"'\\]*")
+
+
+@lru_cache(maxsize=4096)
+def _strength(key: str) -> str | None:
+    return key_strength(key)
+
+
+def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
+               keyword: re.Pattern[str] = _KEYWORD) -> Spans:
+    """Values assigned to secret-named keys: ``KEY=v``, ``key: v``, ``"key": "v"``, ``--key v``,
+    ``--key=v``, ``Authorization: Bearer v`` (see :mod:`streams.assemble.secret_keys`)."""
+    spans: Spans = []
+    done = 0
+    for kw in keyword.finditer(text):
+        if kw.start() < done:
+            continue
+        ks, ke = kw.start(), kw.end()
+        while ks and text[ks - 1] in _KEY_CHARS:
+            ks -= 1
+        while ke < len(text) and text[ke] in _KEY_CHARS:
+            ke += 1
+        done = ke
+        key = text[ks:ke].rstrip(".-")
+        ke = ks + len(key)
+        strength = strength_of(key)
+        if strength is None:
+            continue
+        m = _ASSIGN.match(text, ke)
+        if m is None:
+            continue
+        sep = m.group("sep").strip()
+        bare_sep = sep in ("", ",")
+        if bare_sep and (not key.startswith("-") or (sep == "") == bool(m.group("kq"))):
+            continue  # "password reset" is prose; "--password x" and "'--password', 'x'" are flags
+        start, end = _value_span(text, m, strength)
+        value = text[start:end]
+        if bare_sep and value.startswith("-"):
+            continue  # the next flag, not a value
+        if not is_secret_value(strength, value, key):
+            continue
+        if strength == "header":
+            a, b = header_secret_span(key, value)
+            start, end = start + a, start + b
+        if start < end:
+            spans.append((start, end))
+            done = max(done, end)
+    return spans
+
+
+def _value_span(text: str, m: re.Match[str], strength: str) -> tuple[int, int]:
+    """Where the assigned value is: inside its quotes, or the bare word (a header's: to the line's end)."""
+    group = next(g for g in ("ev", "qv", "bv", "uv") if m.group(g) is not None)
+    start, end = m.span(group)
+    if strength == "header" and group == "bv":
+        end = start + len(_HEADER_VALUE.match(text, start).group().rstrip())  # type: ignore[union-attr]
+    return start, end
+
+
+FINDERS: dict[str, Callable[[str], Spans]] = {"pem": pem, "assignment": assignment}

@@ -1,0 +1,144 @@
+"""The fast gate: which rules could match a text at all, found in one pass.
+
+With Hyperscan (a multi-pattern matcher, one scan over the text whatever the number of rules) a text
+that holds no needle costs one call; without it, each needle is looked for with ``in`` in the
+lower-cased text and the few rules that have a ``gate`` regex instead of needles always run. Both
+answer "these rules may match"; the rules then decide, so both give the same redaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
+
+from streams.assemble.secret_rules import SecretRule
+
+log = logging.getLogger(__name__)
+
+Gate = Callable[[str], set[int]]  # normalised text -> indexes of the rules worth running, and maybe FOLD
+
+# Format characters (zero-width space and joiners, soft hyphen, BOM, bidi marks) split a key name or a
+# token without showing; (?i) matching reads the dotless i and the dotted I as i, which NFKC leaves alone.
+# A gate answers FOLD for a text holding any of them: the caller drops or folds them and asks again.
+# (Every Cf character lies in these blocks; looking through all of Unicode at import costs a third of a second.)
+_CF_BLOCKS = ((0, 0x3000), (0xFE00, 0x10000), (0x11000, 0x14000), (0x1BC00, 0x1BD00), (0x1D100, 0x1D200),
+              (0xE0000, 0xE0100))
+FORMAT_CHARS = frozenset(cp for lo, hi in _CF_BLOCKS for cp in range(lo, hi) if unicodedata.category(chr(cp)) == "Cf")
+_TO_FOLD = frozenset([*FORMAT_CHARS, 0x130, 0x131])
+# JSON escapes (\u0070) of the characters that matter to the rules once decoded: ASCII, fullwidth ASCII,
+# the FOLD characters, the long s and the Kelvin sign, and any surrogate pair.
+_ESCAPED = sorted({*range(0x80), *range(0xFF01, 0xFF5F), *(cp for cp in _TO_FOLD if cp < 0x10000), 0x17F, 0x212A})
+ESCAPES = r"\\u(" + "|".join(f"{cp:04x}" for cp in _ESCAPED) + r"|d[89ab][0-9a-f][0-9a-f])"
+FOLD = -1
+
+
+def substring_gate(rules: Sequence[SecretRule]) -> Gate:
+    """Pure Python: ``in`` on the lower-cased text for each needle (cost grows with the needles)."""
+    by_needle: dict[str, list[int]] = {}
+    always = {i for i, r in enumerate(rules) if not r.needles}
+    for i, r in enumerate(rules):
+        for n in r.needles:
+            by_needle.setdefault(n, []).append(i)
+    needles = list(by_needle.items())
+
+    fold = re.compile("[" + "".join(re.escape(chr(cp)) for cp in sorted(_TO_FOLD)) + "]")
+    escapes = re.compile(ESCAPES, re.IGNORECASE)
+
+    def gate(text: str) -> set[int]:
+        low = text.lower()
+        hits = set(always)
+        if (not text.isascii() and fold.search(text)) or ("\\u" in text and escapes.search(text)):
+            hits.add(FOLD)
+        for needle, idx in needles:
+            if needle in low:
+                hits.update(idx)
+        return hits
+
+    return gate
+
+
+_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+_LOOKAROUND = re.compile(r"\(\?<?[!=][^()]*\)")
+
+
+def hyperscan_expression(rule: SecretRule) -> bytes:
+    """The regex that gates ``rule`` in Hyperscan: its ``gate``, else its pattern in Hyperscan's dialect
+    (named groups plain, lookarounds and inline flags dropped: matching more is safe), else its needles."""
+    if rule.gate:
+        return rule.gate.encode()
+    if rule.pattern:
+        return _LOOKAROUND.sub("", _NAMED_GROUP.sub("(", rule.pattern.replace("(?i)", ""))).encode()
+    if rule.needles:
+        return "|".join(re.escape(n) for n in rule.needles).encode()
+    return rb"\z"  # matches any text, the empty one too (with HS_FLAG_ALLOWEMPTY)
+
+
+class HyperscanGate:
+    """One Hyperscan database with an expression per rule, case-insensitive."""
+
+    def __init__(self, rules: Sequence[SecretRule]) -> None:
+        import hyperscan
+
+        expressions = tuple(hyperscan_expression(rule) for rule in rules)
+        self._fold_id = len(expressions)
+        self._db = _database(expressions, tuple(r.needles for r in rules))
+        self._scratch = hyperscan.Scratch(self._db)
+        self._hits: set[int] = set()
+
+    def _on_match(self, rule: int, _start: int, _end: int, _flags: int, _ctx: Any) -> None:
+        self._hits.add(FOLD if rule == self._fold_id else rule)
+
+    def __call__(self, text: str) -> set[int]:
+        hits: set[int] = set()
+        self._hits = hits
+        self._db.scan(text.encode() if text.isascii() else text.encode("utf-8", "surrogatepass"),
+                      match_event_handler=self._on_match, scratch=self._scratch)
+        return hits
+
+
+@lru_cache(maxsize=16)
+def _database(expressions: tuple[bytes, ...], needles: tuple[tuple[str, ...], ...]) -> Any:
+    """Compiled once per rule set (a compile takes a tenth of a second); read-only, so shared."""
+    import hyperscan
+
+    flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
+    # The FOLD characters as UTF-8 byte sequences (Hyperscan scans bytes), last.
+    fold = b"|".join(re.escape(chr(cp).encode("utf-8")) for cp in sorted(_TO_FOLD)) + b"|" + ESCAPES.encode()
+    try:
+        return _compile(hyperscan, [*expressions, fold], flags)
+    except hyperscan.error:
+        pass
+    kept = []
+    for expr, rule_needles in zip(expressions, needles, strict=True):
+        try:
+            _compile(hyperscan, [expr], flags)
+            kept.append(expr)
+        except hyperscan.error:  # a configured pattern Hyperscan cannot take: its needles, or always
+            kept.append("|".join(re.escape(n) for n in rule_needles).encode() if rule_needles else rb"\z")
+    return _compile(hyperscan, [*kept, fold], flags)
+
+
+def _compile(hyperscan: Any, expressions: list[bytes], flags: int) -> Any:
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions),
+               flags=[flags] * len(expressions))
+    return db
+
+
+def hyperscan_gate(rules: Sequence[SecretRule]) -> Gate | None:
+    """The Hyperscan gate, or None where Hyperscan is not installed."""
+    try:
+        return HyperscanGate(rules)
+    except ImportError:
+        return None
+
+
+def make_gate(rules: Sequence[SecretRule], prefer_hyperscan: bool = True) -> Gate:
+    gate = hyperscan_gate(rules) if prefer_hyperscan else None
+    if gate is None and prefer_hyperscan:
+        log.warning("hyperscan is not installed: secret redaction runs its slower pure-Python gate")
+    return gate or substring_gate(rules)

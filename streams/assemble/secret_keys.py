@@ -1,0 +1,135 @@
+"""Which key names hold secrets, and which values look like one.
+
+A key is cut into words at separators (``_ - . :`` and spaces) and at camelCase humps, lower-cased, and
+judged by the words it ends with: ``DB_PASSWORD``, ``dbPassword`` and ``db.password`` end in a
+password; ``password_reset_url``, ``secret_name`` and ``token_acc`` end in something else and are
+not secrets. Three strengths:
+
+- ``strong``: any value but a placeholder is a secret (passwords, secrets, API and access keys);
+- ``weak``: the value must also look like a credential (``token``: ``pad_token: <pad>`` and
+  ``tokens: 512`` are training configuration, ``hf_token: x7Yq...`` is not);
+- ``header``: the value runs to the end of the line (``Authorization``, ``Cookie``), its scheme word kept.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+
+STRONG_ENDINGS = frozenset({
+    "password", "passwd", "passphrase", "passwords", "secret", "secrets", "clientsecret",
+    "apikey", "accesskey", "secretkey", "privatekey", "accountkey", "sharedaccesskey", "sshkey", "signingkey",
+    "encryptionkey", "masterkey", "sessionkey", "licensekey", "credential", "credentials",
+})
+WEAK_ENDINGS = frozenset({"token", "pass", "pwd", "auth", "pat", "apitoken", "authkey"})
+HEADER_ENDINGS = frozenset({"authorization", "cookie"})
+# Words after the secret word that still name its value: ``password_value``, ``api_key_b64``.
+VALUE_SUFFIXES = frozenset({"value", "b64", "base64", "str", "string", "raw", "plain", "plaintext", "encoded"})
+
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# Values that stand for a secret without being one: unset, masked, a reference to be filled in.
+_PLACEHOLDER = re.compile(
+    r"(?i)(?:|none|null|nil|true|false|undefined|n/?a|-|[*•#]+|x{3,}|\.{3,}|\[redacted.*|<[^<>]*>|\$\{[^}]*\}|(?-i:\$[A-Z_][A-Z0-9_]*)|\$\(.*\)"
+    r"|\{\{.*\}\}|%\(\w+\)s|%s|\?)")
+_SCHEME = re.compile(r"(?i)(?:bearer|basic|token|apikey|api-key|digest|negotiate|ntlm|hoba|mutual|"
+                     r"aws4-hmac-sha256|sharedaccesssignature|sharedkey|splunk|dsn|key)\s+")
+
+
+def key_words(key: str) -> list[str]:
+    """``"AWS_SECRET_ACCESS_KEY"`` -> ``["aws", "secret", "access", "key"]``; numbers dropped."""
+    return [w.lower() for w in _WORD.findall(key) if not w.isdigit()]
+
+
+def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
+    """``"strong"``, ``"weak"``, ``"header"`` or None for a key name (see the module's docstring)."""
+    words = key_words(key)
+    while words and words[-1] in VALUE_SUFFIXES and len(words) > 1:
+        words.pop()
+    if not words:
+        return None
+    strong = STRONG_ENDINGS.union(extra_strong) if extra_strong else STRONG_ENDINGS
+    endings = {"".join(words[-n:]) for n in (1, 2, 3) if n <= len(words)}
+    last = words[-1]
+    # The last two: one word that is a compound without humps or separators ("mypassword", "hftoken").
+    for strength, found in (("header", endings & HEADER_ENDINGS), ("strong", endings & strong),
+                            ("weak", endings & WEAK_ENDINGS), ("strong", any(last.endswith(w) for w in strong)),
+                            ("weak", any(last.endswith(w) for w in ("token", "passwd", "apitoken")))):
+        if found:
+            return strength
+    return None
+
+
+def is_placeholder(value: str, key: str = "") -> bool:
+    v = value.strip()
+    if _PLACEHOLDER.fullmatch(v):
+        return True
+    # argparse prints its metavar in upper case: "--password PASSWORD" in a usage line.
+    return bool(key) and v == key.lstrip("-").upper().replace("-", "_")
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
+
+
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-.+/=~]{8,}")
+_DOTTED_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+
+
+def credential_like(value: str) -> bool:
+    """Looks like a generated credential: 8+ characters of the token alphabet (base64, hex, URL-safe),
+    not a path or a dotted name (``android.os.BinderProxy``), with letters and digits, or 20+ characters
+    of high entropy (random letters)."""
+    if not _TOKEN_CHARS.fullmatch(value) or value[0] in "/~." or _DOTTED_NAME.fullmatch(value):
+        return False
+    has_alpha = any(c.isalpha() for c in value)
+    has_digit = any(c.isdigit() for c in value)
+    return (has_alpha and has_digit) or (len(value) >= 20 and "." not in value and entropy(value) >= 3.5)
+
+
+def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
+    """Is ``value``, held under a key of this strength, a secret?"""
+    if strength is None or is_placeholder(value, key):
+        return False
+    if strength == "weak":
+        return credential_like(value.strip())
+    return True
+
+
+_LISTED_SCHEMES = ("digest", "aws4-hmac-sha256", "sharedkey", "hoba", "mutual")
+
+
+def header_secret_span(key: str, value: str) -> tuple[int, int]:
+    """The secret part of a header's value (to the end of its line): a cookie's whole value; after an
+    ``Authorization`` scheme word, its one credential, or its parameter list (``Digest``, ``AWS4-HMAC-SHA256``)."""
+    if key.lower().endswith("cookie"):
+        return 0, len(value)
+    m = _SCHEME.match(value)
+    start = m.end() if m else 0
+    if m and m.group().strip().lower() in _LISTED_SCHEMES:
+        return start, len(value)
+    end = start
+    while end < len(value) and not value[end].isspace() and value[end] not in ",;":
+        end += 1
+    return start, end
+
+
+def _basic_auth(candidate: str) -> bool:
+    """A ``Basic`` header credential: base64 of ``user:password``."""
+    try:
+        raw = base64.b64decode(candidate + "=" * (-len(candidate) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return ":" in text and text.isprintable()
+
+
+CHECKS: dict[str, Callable[[str], bool]] = {"credential": credential_like, "basic_auth": _basic_auth}

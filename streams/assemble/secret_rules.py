@@ -1,0 +1,121 @@
+"""What a secret looks like: one row per kind, as data.
+
+The kinds are the ones maintained scanners document (detect-secrets' plugins, gitleaks' and
+trufflehog's detectors, the vendors' own token formats); ``source`` names where each is described.
+The patterns are written here from those formats, not copied from any scanner's rule file.
+
+A row finds its secrets one of two ways: ``pattern`` (a Python regex; the secret is its group ``s``,
+or the whole match) or ``finder`` (the name of a function in :mod:`streams.assemble.secret_finders`
+for what a regex says badly: PEM blocks, ``key = value`` assignments). ``needles`` are lower-case
+literals that a text must contain for the row to find anything; a row whose kind has no literal
+gives ``gate`` instead, a regex (Hyperscan's dialect, matched case-insensitively) that does the same.
+With Hyperscan the gate is sharper: a ``pattern`` row is gated by the pattern itself (translated to
+Hyperscan's dialect), a row with ``gate`` by that regex, and only the rest by their needles.
+``check`` names a test the candidate must pass (see :data:`streams.assemble.secret_keys.CHECKS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class SecretRule:
+    kind: str
+    needles: tuple[str, ...] = ()
+    pattern: str = ""
+    finder: str = ""
+    gate: str = ""
+    check: str = ""
+    source: str = ""
+
+
+# Token characters of the URL-safe base64 family most vendors use.
+_T = r"[A-Za-z0-9_\-]"
+# A secret-naming word inside a key, then a separator (= : := =>), or a --flag followed by a value.
+_KW = r"(pass|pwd|secret|token|auth|credential|cookie|(api|access|private|account|ssh|signing)[_.\-]?key)"
+_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"']\]?)?[ \t]*(:=|=>|[:=])"
+                    rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]")
+
+DEFAULT_RULES: tuple[SecretRule, ...] = (
+    # -- blocks and assignments (functions) -------------------------------------------------------------
+    SecretRule("private_key", ("private key",), finder="pem",
+               source="detect-secrets PrivateKeyDetector; gitleaks private-key"),
+    SecretRule("assignment", gate=_ASSIGNMENT_GATE,
+               needles=("pass", "pwd", "secret", "token", "apikey", "api_key", "api-key", "api.key", "accesskey",
+                        "access_key", "access-key", "privatekey", "private_key", "accountkey", "secretkey", "ssh_key",
+                        "signing_key", "auth", "credential", "cookie"),
+               finder="assignment",
+               source="detect-secrets KeywordDetector; gitleaks generic-api-key; env dumps, CLI flags, headers"),
+    # -- cloud providers --------------------------------------------------------------------------------
+    SecretRule("aws_access_key_id", ("akia", "asia", "abia", "acca", "a3t"),
+               r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
+               source="detect-secrets AWSKeyDetector; gitleaks aws-access-token"),
+    SecretRule("google_api_key", ("aiza",), rf"\bAIza{_T}{{35}}(?!{_T})",
+               source="gitleaks gcp-api-key; trufflehog GoogleAPIKey"),
+    SecretRule("google_oauth_token", ("ya29.",), rf"\bya29\.{_T}{{20,}}", source="trufflehog GoogleOauth2"),
+    SecretRule("azure_sas_signature", ("sig=", "signature="),
+               r"(?i)[?&;](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token)=(?P<s>[^&\s#'\"]+)",
+               source="detect-secrets AzureStorageKeyDetector; gitleaks azure-storage SAS; AWS/GCS signed URLs"),
+    SecretRule("databricks_token", ("dapi",), r"\bdapi[0-9a-f]{32}(?:-\d+)?\b", source="gitleaks databricks-api-token"),
+    # -- code hosting and package registries ------------------------------------------------------------
+    SecretRule("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+               r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
+               source="detect-secrets GitHubTokenDetector; gitleaks github-pat, github-fine-grained-pat"),
+    SecretRule("gitlab_token", ("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glimt-", "glcbt-", "glsoat-",
+                                "gloas-", "glagent-"),
+               rf"\bgl(?:pat|dt|rt|ptt|ft|imt|cbt|soat|oas|agent)-{_T}{{20,}}",
+               source="detect-secrets GitLabTokenDetector; gitleaks gitlab-pat and the other gl*- tokens"),
+    SecretRule("npm_token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b", source="detect-secrets NpmDetector; gitleaks npm"),
+    SecretRule("pypi_token", ("pypi-",), rf"\bpypi-AgE{_T}{{50,}}",
+               source="detect-secrets PypiTokenDetector; gitleaks pypi-upload-token"),
+    # -- model hubs and AI APIs -------------------------------------------------------------------------
+    SecretRule("huggingface_token", ("hf_", "api_org_"), r"\b(?:hf|api_org)_[A-Za-z0-9]{30,}\b",
+               source="gitleaks huggingface-access-token, huggingface-organization-api-token"),
+    SecretRule("anthropic_key", ("sk-ant-",), rf"\bsk-ant-{_T}{{20,}}", source="gitleaks anthropic-api-key"),
+    SecretRule("openai_key", ("sk-",), rf"\bsk-(?:proj-|svcacct-|admin-|None-)?{_T}{{20,}}",
+               source="detect-secrets OpenAIDetector; gitleaks openai-api-key"),
+    SecretRule("nvidia_api_key", ("nvapi-",), rf"\bnvapi-{_T}{{40,}}", source="trufflehog NVAPI (NGC)"),
+    SecretRule("replicate_token", ("r8_",), r"\br8_[A-Za-z0-9]{37}\b", source="trufflehog Replicate"),
+    SecretRule("groq_key", ("gsk_",), r"\bgsk_[A-Za-z0-9]{48,}\b", source="trufflehog Groq"),
+    # -- chat, mail, payments ---------------------------------------------------------------------------
+    SecretRule("slack_token", ("xox", "xapp-"), r"\b(?:xox[abeoprs]|xapp)-[A-Za-z0-9\-.]{10,}",
+               source="detect-secrets SlackDetector; gitleaks slack-bot-token, slack-user-token, slack-app-token"),
+    SecretRule("slack_webhook", ("hooks.slack.com",),
+               r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9+/_\-]{16,})",
+               source="detect-secrets SlackDetector; gitleaks slack-webhook-url"),
+    SecretRule("discord_webhook", ("discord",), r"discord(?:app)?\.com/api/webhooks/\d+/(?P<s>[\w\-]{20,})",
+               source="gitleaks discord-webhook (trufflehog DiscordWebhook)"),
+    SecretRule("discord_bot_token", gate=r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27}",
+               pattern=r"\b[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,38}\b",
+               source="detect-secrets DiscordBotTokenDetector"),
+    SecretRule("telegram_bot_token", gate=r"[0-9]{8,10}:[A-Za-z0-9_\-]{35}",
+               pattern=rf"(?<!\d)\d{{8,10}}:(?P<s>{_T}{{35}})(?!{_T})",
+               source="detect-secrets TelegramBotTokenDetector"),
+    SecretRule("twilio_key", gate=r"(AC|SK)[0-9a-f]{32}", pattern=r"\b(?:AC|SK)[0-9a-f]{32}\b",
+               source="detect-secrets TwilioKeyDetector; gitleaks twilio-api-key"),
+    SecretRule("sendgrid_key", ("sg.",), rf"\bSG\.{_T}{{22}}\.{_T}{{43}}(?!{_T})",
+               source="detect-secrets SendGridDetector; gitleaks sendgrid-api-token"),
+    SecretRule("mailchimp_key", ("-us",), r"\b[0-9a-f]{32}-us\d{1,2}\b",
+               source="detect-secrets MailchimpDetector; gitleaks mailchimp-api-key"),
+    SecretRule("stripe_key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
+               r"\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})",
+               source="detect-secrets StripeDetector; gitleaks stripe-access-token"),
+    SecretRule("square_token", ("sq0atp-", "sq0csp-"), rf"\bsq0(?:atp|csp)-{_T}{{22,60}}",
+               source="detect-secrets SquareOAuthDetector"),
+    # -- generic web credentials ------------------------------------------------------------------------
+    SecretRule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",
+               source="detect-secrets JwtTokenDetector; gitleaks jwt"),
+    SecretRule("bearer_token", ("bearer",), r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/=\-]{8,})", check="credential",
+               source="gitleaks authorization headers; trufflehog"),
+    SecretRule("basic_auth", ("basic",), r"(?i)\bbasic\s+(?P<s>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
+               check="basic_auth", source="detect-secrets BasicAuthDetector (header form)"),
+    SecretRule("url_credentials", ("://", ":\\/\\/"),
+               r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/:@'\"\\]*:(?P<s>[^\s@/'\"\\]+)@",
+               source="detect-secrets BasicAuthDetector; gitleaks url credentials"),
+    SecretRule("cli_user_password", ("-u ", "-u=", "--user"),
+               r"(?:^|\s)(?:-u|--user)[\s=]+['\"]?[^\s:'\"@]+:(?P<s>[^\s'\"@]+)",
+               source="gitleaks curl-auth-user"),
+)
+
+KINDS: tuple[str, ...] = tuple(r.kind for r in DEFAULT_RULES)
