@@ -123,3 +123,30 @@ def test_an_encoding_failure_costs_its_block_not_the_turn_nor_the_idle_timer() -
     assert topic == "logs.dlq" and letter["offset"] == 13 and letter["headers"]["step"] == "encode", letter
     assert stage.states[0].assembler.oldest_open_offset() is None
     assert counter("encode", "OverflowError") == before + 2
+
+
+def test_the_workers_letters_are_sealed_and_fit_the_message_limit() -> None:
+    """Written by the stage's encoder (the Assembler's hook): sealed, redacted, within the limit."""
+    from pydantic import SecretStr
+
+    from streams.config import DeadLetterSettings
+    from streams.deadletter import letter_seal, new_key, open_original
+
+    key = new_key()
+    registry = SimpleNamespace(lookup_schema=lambda *_a, **_k: SimpleNamespace(schema_id=1))
+    settings = Settings(assemble=AssembleSettings(max_message_bytes=64 * 1024),
+                        dead_letters=DeadLetterSettings(key=SecretStr(key)))
+    stage = AssembleStage(settings, registry)
+    broker = Broker()
+    stage.writer = broker  # type: ignore[assignment]
+    stage.membership = lambda: (1, "member-1")
+    garbage = b"\x00\x00\x00\x00\x07 token=ghp_" + b"A" * 36 + b" " + b"x" * (200 * 1024)
+    asyncio.run(stage.on_batch([record(5, b"node-1/train.log", garbage[:-1])]))
+
+    (topic, _key, value), = broker.outputs
+    assert topic == "logs.dlq" and value is not None and len(value) <= 64 * 1024
+    letter = read(topic, value)
+    assert letter["sealed"] and letter["headers"]["original_cut"] == "true"
+    opened = open_original(letter, letter_seal(settings.dead_letters))
+    assert garbage.startswith(opened) and len(opened) > 16 * 1024, "the head of the original, sealed"
+    assert "ghp_AAAA" not in (letter["text"] or "") and "ghp_AAAA" not in letter["error"]
