@@ -97,9 +97,12 @@ class KafkaSettings(Section):
 
     def client_config(self) -> dict[str, Any]:
         """librdkafka (confluent-kafka) settings, secrets included: never log the result."""
+        from streams.kafka_log import kafka_logger
+
         conf: dict[str, Any] = {
             "bootstrap.servers": self.bootstrap_servers,
             "security.protocol": self.security_protocol,
+            "logger": kafka_logger(),  # librdkafka's lines through Python logging, once per cause
         }
         if self.sasl_mechanism:
             conf["sasl.mechanism"] = self.sasl_mechanism
@@ -436,11 +439,20 @@ class DeadLetterSettings(Section):
 class ObservabilitySettings(Section):
     """Metrics, health endpoints and logs of every worker."""
 
-    port: int = Field(
-        default=9108, description="Port of /metrics (Prometheus), /healthz and /readyz; 0 turns them off.")
+    port: int | None = Field(
+        default=None, description="Port of /metrics (Prometheus), /healthz and /readyz. Unset: the stage's own port "
+                                  "(assemble 9108, hot 9109, cold 9110, watch 9111), so that the workers of one host "
+                                  "do not collide; 0: any free port (the worker logs the address at start).")
     host: str = Field(
         default="0.0.0.0",  # noqa: S104 - a pod's probes and Prometheus reach it from outside
         description="Address the endpoints listen on.")
+    # Above the longest wait a healthy turn has: a transaction (assemble.transaction_timeout_ms) or a bulk request.
+    stuck_after_s: float = Field(
+        default=120.0, gt=0, description="/healthz fails once the event loop or the worker's own loop (a batch, an "
+                                         "idle tick, a sink step) has not turned for this many seconds.")
+    summary_interval_s: float = Field(
+        default=60.0, description="Seconds between a worker's summary lines at INFO (per-request lines are DEBUG); "
+                                  "0 turns them off.")
     log_format: Literal["text", "json"] = Field(
         default="text", description="Log lines as text for people, or one JSON object per line for a log pipeline "
                             "(also `sluice --log-format json`).")

@@ -157,7 +157,7 @@ is generated from the settings models (`python -m devtools config-reference`); s
 - Secrets (`SecretStr`) never print. Each has a `*_file` twin read once at start (a mounted secret);
   a trailing newline is dropped, and setting both to different values is an error.
 
-**Checking a configuration.** `sluice config validate FILE` checks a file on its own (exit 1 with the
+**Checking a configuration.** `sluice config validate FILE` checks a file on its own (exit status 3 with the
 setting and the reason); `sluice --config FILE config show` prints every effective value and where it
 came from (default, file, or the environment variable), secrets masked.
 

@@ -63,13 +63,16 @@ def subjects(settings: Settings) -> dict[str, str]:
     return {f"{s.name}-value": s.schema for s in topic_specs(settings) if s.schema}
 
 
-def register_all(settings: Settings, client: Any | None = None) -> list[Registration]:
+def register_all(settings: Settings, client: Any | None = None, only: set[str] | None = None) -> list[Registration]:
+    """Register every contract (or the subjects in ``only``) under its topic's subject; idempotent."""
     from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
     from confluent_kafka.schema_registry.error import SchemaRegistryError
 
     client = client or SchemaRegistryClient({"url": settings.registry.url})
     done = []
     for subject, name in subjects(settings).items():
+        if only is not None and subject not in only:
+            continue
         schema = Schema(schema_text(name), "AVRO")
         try:
             # Set the level first so that the very first version is already guarded.

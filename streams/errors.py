@@ -38,3 +38,23 @@ class CommitFailed(SluiceError):
 
     Nothing is lost: the runner offers the same offsets again at its next turn.
     """
+
+
+class Unreachable(SluiceError):
+    """A server did not answer: which one, at which address, and what to check.
+
+    Never reported as "nothing found": a command that could not look says so and exits non-zero.
+    """
+
+    def __init__(self, server: str, address: str, detail: str, check: str) -> None:
+        super().__init__(f"cannot reach {server} at {address} ({detail}); {check}")
+        self.server = server
+        self.address = address
+
+
+class NotFound(SluiceError):
+    """What the command was asked about (a consumer group, a topic, a letter, a day of data) does not exist."""
+
+
+class PartlyDone(SluiceError):
+    """The command ran to its end, but some of what it handled failed; the message says which."""

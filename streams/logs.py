@@ -68,3 +68,17 @@ def faust_logging_config(level: str, fmt: str) -> dict[str, Any] | None:
                                  "stream": "ext://sys.stderr"}},
         "root": {"level": level_name(level), "handlers": ["default"]},
     }
+
+
+# Loggers of libraries that log each request at INFO: every Elasticsearch `_bulk`, every schema registry
+# lookup, every S3 PUT. At INFO a busy worker printed one line per request; a worker says what it did in a
+# summary line every `observability.summary_interval_s` instead, and these are DEBUG detail.
+PER_REQUEST_LOGGERS = ("elastic_transport", "elasticsearch", "httpx", "httpx2", "httpcore", "botocore", "boto3",
+                       "urllib3", "s3transfer", "aiohttp.access")
+
+
+def quiet_libraries(level: str) -> None:
+    """Per-request library loggers at WARNING, unless the worker runs at debug."""
+    debug = level_name(level) == "DEBUG"
+    for name in PER_REQUEST_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if debug else logging.WARNING)

@@ -1,16 +1,20 @@
 """Prometheus metrics and health endpoints shared by every worker.
 
-One registry per process. Every worker serves ``/metrics``, ``/healthz`` (the event loop answers)
-and ``/readyz`` (the worker has its Kafka assignment and its store answered) on
-``observability.port`` (9108 by default; 0 = off). Metric names are the contract in
-docs/metrics.md; dashboards and alerts use them.
+One registry per process. Every worker serves ``/metrics``, ``/healthz`` (its event loop and its own
+loop turn) and ``/readyz`` (it holds partitions, is not rebalancing, and its stores answer) on its
+stage's port (assemble 9108, hot 9109, cold 9110, watch 9111) unless ``observability.port`` says
+otherwise (0: any free port; the address is logged at start). Metric names are the contract in
+docs/metrics.md; dashboards and alerts (deploy/prometheus/) use them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -35,6 +39,9 @@ INTERNAL_ERRORS = Counter("sluice_internal_errors_total",
                           "exceptions of Sluice's own code while handling one record or block (each a dead letter "
                           "of error type internal): bugs, by the step that failed and the exception type",
                           ["stage", "step", "exception"], registry=REGISTRY)
+UNROUTED = Counter("sluice_unrouted_events_total",
+                   "events whose project is not in the routing table, sent to the default project instead",
+                   ["project"], registry=REGISTRY)
 TRANSACTIONS_ABORTED = Counter("sluice_transactions_aborted_total",
                                "output transactions rolled back (their input is re-read)", ["stage"],
                                registry=REGISTRY)
@@ -68,65 +75,215 @@ PAUSED = Gauge("sluice_partitions_paused", "1 while the stage has paused its par
                registry=REGISTRY)
 
 
-# Set by a worker once it has its Kafka assignment and its store answered; /readyz reports it.
-READY = {"value": False}
+LAG_SECONDS = Gauge("sluice_consumer_lag_seconds",
+                    "how far behind a stage reads: age of the newest record it has read, on partitions where "
+                    "more records wait (0 when caught up)", ["stage"], registry=REGISTRY)
+WORKER_READY = Gauge("sluice_worker_ready", "1 while the worker answers /readyz with 200", ["stage"],
+                     registry=REGISTRY)
+
+# Each stage's own port, so that the workers of one host do not collide by default.
+STAGE_PORTS = {"assemble": 9108, "hot": 9109, "cold": 9110, "watch": 9111}
+# The `stage` label of a worker's metrics (the stage names dead letters carry too).
+STAGE_LABELS = {"assemble": "assemble", "hot": "hot_sink", "cold": "cold_sink", "watch": "watch"}
+
+
+def port_for(stage: str, configured: int | None) -> int:
+    """``observability.port`` when set (0: any free port), else the stage's own port."""
+    return STAGE_PORTS[stage] if configured is None else configured
+
+
+class Health:
+    """What ``/readyz`` and ``/healthz`` answer, kept up to date by the worker as it runs.
+
+    Ready: the worker has partitions assigned, is not in a rebalance, and every store it needs answered
+    the last time it was used. Alive: the event loop has turned within ``stuck_after_s`` (a heartbeat
+    task marks it), and so has the worker's own loop (a turn: a batch, an idle tick, a sink step).
+    Answered from a thread, so a stuck event loop is reported instead of timing the probe out.
+    """
+
+    def __init__(self, stuck_after_s: float = 120.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.stuck_after_s = stuck_after_s
+        self.assigned: int | None = None  # partitions assigned; None until the first assignment
+        self.rebalancing = False
+        self.stores: dict[str, str] = {}  # store -> why it cannot be reached (absent: it answered)
+        self.last_beat = clock()
+        self.last_turn = clock()
+
+    def beat(self) -> None:
+        self.last_beat = self.clock()
+
+    def turned(self) -> None:
+        self.last_turn = self.clock()
+
+    def store(self, name: str, problem: str | None) -> None:
+        """``problem`` None: the store answered; else why it could not be reached."""
+        if problem is None:
+            self.stores.pop(name, None)
+        else:
+            self.stores[name] = problem
+
+    def assignment(self, partitions: int) -> None:
+        self.assigned = partitions
+        self.rebalancing = False
+
+    def revoked(self) -> None:
+        self.rebalancing = True
+
+    def readiness(self) -> tuple[bool, str]:
+        reasons = []
+        if not self.assigned:
+            reasons.append("no partitions assigned" if self.assigned == 0 else "not assigned partitions yet")
+        if self.rebalancing:
+            reasons.append("rebalancing")
+        reasons += [f"cannot reach {name}: {why}" for name, why in sorted(self.stores.items())]
+        return not reasons, "; ".join(reasons) or "ready"
+
+    def liveness(self) -> tuple[bool, str]:
+        now = self.clock()
+        if now - self.last_beat > self.stuck_after_s:
+            return False, f"event loop stuck: no heartbeat for {now - self.last_beat:.0f} s"
+        if now - self.last_turn > self.stuck_after_s:
+            return False, f"no turn for {now - self.last_turn:.0f} s (bound {self.stuck_after_s:g} s)"
+        return True, "ok"
+
+
+HEALTH = Health()
 
 
 def mark_ready(ready: bool = True) -> None:
-    READY["value"] = ready
+    """A worker without a consumer-group signal of its own (tests): ready as if assigned."""
+    if ready:
+        HEALTH.assignment(max(1, HEALTH.assigned or 0))
+    else:
+        HEALTH.assignment(0)
 
 
 def metrics_text() -> bytes:
     return bytes(generate_latest(REGISTRY))
 
 
-# (ok, what to say): a process that knows why it is unhealthy or not ready says so in the answer.
-Verdict = Callable[[], tuple[bool, str]]
+class Endpoints:
+    """``/metrics``, ``/healthz`` and ``/readyz`` served from a thread of their own."""
+
+    def __init__(self, server: Any, thread: threading.Thread) -> None:
+        self.server = server
+        self.thread = thread
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    async def cleanup(self) -> None:
+        await asyncio.to_thread(self.close)
 
 
-async def serve(port: int, ready: Callable[[], bool] = lambda: READY["value"],
-                host: str = "0.0.0.0", alive: Verdict | None = None,  # noqa: S104 - pods
-                readiness: Verdict | None = None) -> Any:
-    """Start the HTTP endpoints on the running loop; returns the aiohttp runner (call ``cleanup``)."""
-    from aiohttp import web
+class HealthReport(Protocol):
+    """What the endpoints ask: (ok, what to say). :class:`Health` for the stage workers; the shipper has its own."""
 
-    async def metrics(_request: web.Request) -> web.Response:
-        return web.Response(body=metrics_text(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+    def liveness(self) -> tuple[bool, str]: ...
 
-    async def healthz(_request: web.Request) -> web.Response:
-        ok, why = alive() if alive else (True, "ok")
-        return web.Response(text=f"{why}\n", status=200 if ok else 503)
+    def readiness(self) -> tuple[bool, str]: ...
 
-    async def readyz(_request: web.Request) -> web.Response:
-        ok, why = readiness() if readiness else (ready(), "")
-        return web.Response(text=f"{why or ('ready' if ok else 'not ready')}\n", status=200 if ok else 503)
 
-    app = web.Application()
-    app.router.add_get("/metrics", metrics)
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/readyz", readyz)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
+def serve(stage: str, port: int, host: str = "0.0.0.0",  # noqa: S104 - pods
+          health: HealthReport | None = None) -> Endpoints:
+    """Start the endpoints (port 0: any free one); the address is logged. Raises SluiceError if taken."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    state: HealthReport = health or HEALTH
+    WORKER_READY.labels(STAGE_LABELS.get(stage, stage)).set_function(lambda: float(state.readiness()[0]))
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0]
+            if path == "/metrics":
+                self._answer(200, metrics_text(), CONTENT_TYPE_LATEST)
+            elif path in ("/healthz", "/readyz"):
+                ok, why = state.liveness() if path == "/healthz" else state.readiness()
+                self._answer(200 if ok else 503, f"{why}\n".encode(), "text/plain; charset=utf-8")
+            else:
+                self._answer(404, b"not found: /metrics, /healthz, /readyz\n", "text/plain; charset=utf-8")
+
+        def _answer(self, status: int, body: bytes, content_type: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Probes every few seconds are not worth a log line."""
+
     try:
-        await site.start()
+        server = ThreadingHTTPServer((host, port), Handler)
     except OSError as exc:
-        await runner.cleanup()
-        raise SluiceError(f"cannot serve metrics and health on {host}:{port}: {exc}; another worker on this "
-                          "host uses it: give each its own SLUICE_OBSERVABILITY__PORT (0 turns it off)") from exc
-    log.info("metrics and health on http://%s:%d/metrics", host, port)
-    return runner
+        raise SluiceError(f"cannot serve metrics and health on {host}:{port}: {exc}; another process on this "
+                          f"host uses it: set SLUICE_OBSERVABILITY__PORT to a free port, or 0 for any") from exc
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name=f"{stage}-endpoints", daemon=True)
+    thread.start()
+    endpoints = Endpoints(server, thread)
+    log.info("%s: metrics and health on http://%s:%d/metrics (/healthz, /readyz)", stage, host, endpoints.port)
+    return endpoints
 
 
-def attach_to_faust(app: Any, port: int, host: str) -> None:
-    """A Faust worker's endpoints: served from a Faust task, ready once partitions are assigned."""
-    if port:
-        @app.task
-        async def endpoints() -> None:
-            await serve(port, host=host)
+async def heartbeat(health: Health | None = None, every_s: float = 1.0) -> None:
+    """Mark the event loop alive every ``every_s`` until cancelled."""
+    state = health or HEALTH
+    while True:
+        state.beat()
+        await asyncio.sleep(every_s)
+
+
+def attach_to_faust(app: Any, stage: str, port: int, host: str, health: Health | None = None) -> None:
+    """A Faust worker's endpoints and health: ready while it holds partitions outside a rebalance."""
+    state = health or HEALTH
+
+    @app.task
+    async def endpoints() -> None:
+        serve(stage, port, host, state)
+
+    @app.timer(interval=1.0)
+    async def beat() -> None:
+        state.beat()
+
+    async def on_revoked(_sender: Any, _revoked: set[Any], **_kwargs: Any) -> None:
+        state.revoked()
 
     async def on_assigned(_sender: Any, assigned: set[Any], **_kwargs: Any) -> None:
-        # Ready once the group has given this worker its partitions, even while its topics are idle.
-        mark_ready()
+        # Faust hands the whole new assignment; ready even while its topics are idle.
+        state.assignment(len(assigned))
 
+    app.on_partitions_revoked.connect(on_revoked)
     app.on_partitions_assigned.connect(on_assigned)
+
+
+class PeriodicSummary:
+    """Counts what a worker did and says it in one INFO line every ``interval_s``."""
+
+    def __init__(self, stage: str, interval_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.stage = stage
+        self.interval_s = interval_s
+        self.clock = clock
+        self.since = clock()
+        self.counts: dict[str, int] = {}
+
+    def add(self, what: str, n: int = 1) -> None:
+        if n:
+            self.counts[what] = self.counts.get(what, 0) + n
+
+    def maybe_log(self, extra: str = "") -> str | None:
+        """The line, logged, once ``interval_s`` has passed since the last one; else None."""
+        now = self.clock()
+        if self.interval_s <= 0 or now - self.since < self.interval_s:
+            return None
+        done = ", ".join(f"{n} {what}" for what, n in self.counts.items()) or "nothing"
+        line = f"{self.stage}: in the last {now - self.since:.0f} s: {done}" + (f"; {extra}" if extra else "")
+        log.info("%s", line)
+        self.since, self.counts = now, {}
+        return line

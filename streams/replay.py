@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from streams.config import Settings
-from streams.errors import SluiceError
+from streams.errors import NotFound, SluiceError
 from streams.sinks.base import SinkRecord
 
 TP = tuple[str, int]
@@ -76,7 +76,8 @@ def plan_range(settings: Settings, topic: str, start: Bound | None, end: Bound |
     try:
         meta = consumer.list_topics(topic, timeout=10).topics.get(topic)
         if meta is None or meta.error is not None:
-            raise SluiceError(f"topic {topic} does not exist on {settings.kafka.bootstrap_servers}")
+            raise NotFound(f"topic {topic} does not exist on {settings.kafka.bootstrap_servers}: `sluice topics list` "
+                           "shows the topics there")
         parts = partitions if partitions is not None else sorted(meta.partitions)
         low_high = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10) for p in parts}
 
@@ -190,6 +191,14 @@ class RangeSource:
         if self.progress and out:
             self.progress(len(out))
         return out
+
+    def positions(self) -> dict[TP, int]:
+        """The next offset to read per partition (past transaction markers)."""
+        return {(self.plan.topic, p): off for p, off in self.position.items()}
+
+    def lag(self) -> dict[TP, int]:
+        """Offsets of the range still to read, per partition."""
+        return {(self.plan.topic, p): max(0, self.plan.end[p] - off) for p, off in self.position.items()}
 
     def commit(self, points: dict[TP, int]) -> None:
         for (_topic, partition), offset in points.items():

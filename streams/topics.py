@@ -100,18 +100,21 @@ def create_topics(settings: Settings, specs: list[TopicSpec] | None = None, time
     return created
 
 
-def describe_topics(settings: Settings, names: list[str]) -> dict[str, dict[str, str]]:
-    """Partition count and the non-default configs of each topic, as the broker reports them."""
+def describe_topics(settings: Settings, names: list[str]) -> dict[str, dict[str, str] | None]:
+    """Partition count and the non-default configs of each topic, as the broker reports them; None for
+    a topic the broker does not have."""
     from confluent_kafka.admin import AdminClient, ConfigResource
 
     admin = AdminClient(settings.kafka.client_config())
     meta = admin.list_topics(timeout=10).topics
-    resources = [ConfigResource(ConfigResource.Type.TOPIC, n) for n in names]
-    result: dict[str, dict[str, str]] = {}
-    for res, future in admin.describe_configs(resources).items():
+    present = [n for n in names if n in meta and meta[n].error is None]
+    result: dict[str, dict[str, str] | None] = dict.fromkeys(names)
+    resources = [ConfigResource(ConfigResource.Type.TOPIC, n) for n in present]
+    for res, future in (admin.describe_configs(resources).items() if resources else ()):
         entries = future.result(timeout=10)
-        result[res.name] = {k: str(v.value) for k, v in entries.items() if not v.is_default}
-        result[res.name]["partitions"] = str(len(meta[res.name].partitions))
+        conf = {k: str(v.value) for k, v in entries.items() if not v.is_default}
+        conf["partitions"] = str(len(meta[res.name].partitions))
+        result[res.name] = conf
     return result
 
 

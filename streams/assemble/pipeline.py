@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -333,8 +334,9 @@ _TEXT_IN_FILES = frozenset(("empty_record", "schema_not_found", "corrupt_avro", 
 
 
 def _file_lines(path: Path) -> Iterator[bytes]:
+    """The file's lines; ``-`` is standard input."""
     try:
-        data = path.read_bytes()
+        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
     except OSError as exc:
         raise SluiceError(f"cannot read {path}: {exc.strerror or exc}") from exc
     lines = data.split(b"\n")
@@ -350,8 +352,8 @@ def parse_files(paths: Iterable[str | os.PathLike], labels: dict | None = None,
                 **merger_opts) -> Iterator[dict]:
     """Offline mode (``sluice parse FILE...``): yield event dicts (and metric points) per file.
 
-    Each file is one source; envelopes (JSON, CRI) and plain text are detected per line. Kafka
-    coordinates are faked: topic ``"file"``, partition 0, offset = 1-based line number. Times
+    Each file is one source (``-``: standard input); envelopes (JSON, CRI) and plain text are detected
+    per line. Kafka coordinates are faked: topic ``"file"``, partition 0, offset = 1-based line number. Times
     missing from a line default to ``default_ts_ms`` or else the file's modification time.
     Metric points (step-metric lines) are recognisable by their ``metrics`` key. A line's own time is
     believed however old unless ``limits`` say otherwise (``FieldLimits.offline()``). A line or block
@@ -375,6 +377,8 @@ class FileParse:
                  include_metrics: bool, encode: Callable[[Output], bytes] | None, merger_opts: dict) -> None:
         self.path = path
         self.sid = str(path)
+        if default_ts_ms is None and str(path) == "-":
+            raise ValueError("standard input has no modification time: pass default_ts_ms")
         self.ts = default_ts_ms if default_ts_ms is not None else int(path.stat().st_mtime * 1000)
         self.merger = MultilineMerger(**merger_opts)
         self.joiner = PartialJoiner()

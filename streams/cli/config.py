@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from streams.cli import exits
 from streams.cli.main import settings_of, state_of
 
 
@@ -52,7 +53,7 @@ def show(ctx: click.Context, output: str, changed: bool) -> None:
 @config_group.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def validate(path: Path) -> None:
-    """Check the configuration file PATH on its own (no environment): exit 1 naming each bad setting."""
+    """Check the configuration file PATH on its own (no environment): exit 3 naming each bad setting."""
     from streams.config import InvalidConfig, read_config_file, validate_file
 
     try:
@@ -61,7 +62,7 @@ def validate(path: Path) -> None:
         click.echo(f"{path}: invalid", err=True)
         for line in exc.problems:
             click.echo(f"  {line}", err=True)
-        raise SystemExit(1) from None
+        raise SystemExit(exits.CONFIG) from None
     sections = ", ".join(read_config_file(path)) or "no sections: all defaults"
     click.echo(f"{path}: valid ({sections})")
 

@@ -10,11 +10,21 @@ from typing import Any
 import click
 
 from streams.assemble.redact import redactor_from
-from streams.cli.main import settings_of
+from streams.cli.main import require, settings_of
+from streams.cli.output import emit, output_option
 from streams.config import Settings
 from streams.deadletter import escape_controls, letter_seal, new_key, open_original, readable_text
-from streams.dlq import Letter, LetterFilter, list_letters, redrive
-from streams.errors import SluiceError
+from streams.dlq import (
+    DEFAULT_MAX_REDRIVES,
+    Letter,
+    LetterFilter,
+    RedriveReport,
+    list_letters,
+    redrive,
+    scan_letters,
+)
+from streams.errors import PartlyDone, SluiceError
+from streams.redrive_marks import redrives_of
 from streams.timespec import TIME_HELP, parse_instant
 
 
@@ -49,19 +59,34 @@ def dlq() -> None:
 
 @dlq.command(name="ls")
 @filter_options
-@click.option("--limit", type=int, default=100, show_default=True)
+@click.option("--limit", type=int, default=100, show_default=True, help="show the newest N that match")
+@output_option
 @click.pass_context
-def ls(ctx: click.Context, limit: int, **filters: str | None) -> None:
-    """List dead letters (newest last)."""
-    letters = list_letters(settings_of(ctx), _filter(**filters), limit)
-    click.echo(f"{'where':<10} {'time (UTC)':<20} {'stage':<10} {'error type':<18} {'from':<30} error")
-    safe = _safe_text(settings_of(ctx))
-    for letter in letters:
-        v = letter.value
-        origin = safe(f"{v['topic']}/{v['partition']}@{v['offset']}")
-        click.echo(f"{letter.partition}@{letter.offset:<8} {_when(letter):<20} {safe(v['stage']):<10} "
-                   f"{safe(v['error_type']):<18} {origin:<30} {safe(v['error'])[:100]}")
-    click.echo(f"{len(letters)} dead letter(s)")
+def ls(ctx: click.Context, limit: int, output: str, **filters: str | None) -> None:
+    """List dead letters that match, newest last (the newest --limit of them)."""
+    settings = require(ctx, "kafka", "registry")
+    listing = scan_letters(settings, _filter(**filters), max(0, limit))
+    topic = listing.topic
+    safe = _safe_text(settings)
+    head = (f"{listing.matched} of {listing.scanned} dead letter(s) in {topic} match"
+            if listing.matched else f"no dead letter in {topic} matches ({listing.scanned} read)")
+    if listing.more:
+        head += f"; the newest {len(listing.letters)} below, {listing.more} older not shown (raise --limit)"
+    elif listing.letters:
+        head += ", newest last"
+    lines = [head]
+    if listing.letters:
+        lines.append(f"{'at':<10} {'time (UTC)':<24} {'stage':<10} {'error type':<18} {'from':<30} error")
+    for letter in listing.letters:
+        row = letter.summary(topic, safe)
+        lines.append(f"{letter.partition}@{letter.offset:<8} {row['time']:<24} {row['stage']:<10} "
+                     f"{row['error_type']:<18} {row['from']:<30} {row['error'][:100]}")
+    lines += [f"could not decode {u}" for u in listing.undecodable]
+    emit(output, lines, {
+        "topic": topic, "read": listing.scanned, "matched": listing.matched, "shown": len(listing.letters),
+        "older_not_shown": listing.more, "letters": [lt.summary(topic, safe) for lt in listing.letters],
+        "undecodable": listing.undecodable,
+    })
 
 
 def _safe_text(settings: Settings) -> Callable[[str], str]:
@@ -127,14 +152,68 @@ def keygen() -> None:
               help="consumer group: each letter is re-driven once per group")
 @click.option("--to-topic", help="send here instead of the letter's original topic")
 @click.option("--dry-run", is_flag=True, help="list what would be re-sent")
+@click.option("--max-redrives", type=click.IntRange(min=1), default=DEFAULT_MAX_REDRIVES, show_default=True,
+              help="a letter whose bytes were re-driven this many times already is reported, not sent again")
+@click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="seconds to watch for re-sent letters that fail again (0: do not wait)")
+@output_option
 @click.pass_context
-def redrive_cmd(ctx: click.Context, group: str, to_topic: str | None, dry_run: bool, **filters: str | None) -> None:
-    """Re-send dead letters' original bytes to their topic, after the cause is fixed."""
-    sent = redrive(settings_of(ctx), _filter(**filters), group_id=group, to_topic=to_topic, dry_run=dry_run,
-                   progress=lambda letter: click.echo(f"{'would re-send' if dry_run else 're-sent'} "
-                                                      f"{letter.partition}@{letter.offset} -> "
-                                                      f"{to_topic or letter.value['topic']}"))
-    click.echo(f"{len(sent)} dead letter(s) {'would be ' if dry_run else ''}re-driven")
+def redrive_cmd(ctx: click.Context, group: str, to_topic: str | None, dry_run: bool, max_redrives: int,
+                wait_s: float, output: str, **filters: str | None) -> None:
+    """Re-send dead letters' original bytes to their topic, after the cause is fixed.
+
+    Works on the letters there are when it starts; each re-sent record carries where its letter was,
+    so a letter that fails again is reported (and counted towards --max-redrives), not re-sent in a loop.
+    Exit status 6 when a letter failed again or was not re-sent.
+    """
+    settings = require(ctx, "kafka", "registry")
+    verb = "would re-send" if dry_run else "re-sent"
+    report = redrive(settings, _filter(**filters), group_id=group, to_topic=to_topic, dry_run=dry_run,
+                     max_redrives=max_redrives, wait_s=wait_s,
+                     progress=lambda sent: click.echo(f"{verb} {sent.letter.partition}@{sent.letter.offset} -> "
+                                                      f"{sent.to_topic}", err=True))
+    _redrive_report(report, output, _safe_text(settings))
+    problems = [f"{len(report.failed_again)} failed again"] if report.failed_again else []
+    if report.given_up:
+        problems.append(f"{len(report.given_up)} not re-sent (re-driven {max_redrives} times already)")
+    if report.no_topic:
+        problems.append(f"{len(report.no_topic)} not re-sent (no such topic)")
+    if problems:
+        raise PartlyDone(f"re-drive partly done: {', '.join(problems)}; see the report above")
+
+
+def _redrive_report(report: RedriveReport, output: str, safe: Callable[[str], str]) -> None:
+    topic = report.topic
+    what = "would be re-driven" if report.dry_run else "re-driven"
+    lines = [f"{len(report.sent)} dead letter(s) {what} from {topic} (group {report.group}; "
+             f"{report.matched} of {report.scanned} read matched)"]
+    if report.failed_again:
+        lines.append(f"{len(report.failed_again)} failed again within {report.waited_s:.1f} s:")
+        for sent, new in report.failed_again:
+            count = redrives_of(new.value.get("headers"))
+            lines.append(f"  {sent.letter.partition}@{sent.letter.offset} came back as {new.partition}@{new.offset} "
+                         f"(re-driven {count} of {report.max_redrives} times): {safe(new.value['error'])[:160]}")
+    elif report.sent and not report.dry_run and report.waited_s:
+        lines.append(f"none came back as a dead letter within {report.waited_s:.0f} s")
+    if report.given_up:
+        lines.append(f"{len(report.given_up)} not re-sent: re-driven {report.max_redrives} times already "
+                     "(--max-redrives); fix the cause, then re-drive with a higher limit:")
+        lines += [f"  {lt.partition}@{lt.offset} {safe(lt.value['error'])[:160]}" for lt in report.given_up]
+    if report.no_topic:
+        lines.append(f"{len(report.no_topic)} not re-sent: their topic does not exist (add the project with "
+                     "`sluice project add`, or use --to-topic):")
+        lines += [f"  {s.letter.partition}@{s.letter.offset} -> {s.to_topic}" for s in report.no_topic]
+    lines += [f"could not decode {u}" for u in report.undecodable]
+    emit(output, lines, {
+        "topic": topic, "group": report.group, "dry_run": report.dry_run, "read": report.scanned,
+        "matched": report.matched, "max_redrives": report.max_redrives, "waited_s": round(report.waited_s, 1),
+        "sent": [{**s.letter.summary(topic, safe), "to": s.to_topic} for s in report.sent],
+        "failed_again": [{"sent": s.letter.summary(topic, safe), "new_letter": new.summary(topic, safe)}
+                         for s, new in report.failed_again],
+        "given_up": [lt.summary(topic, safe) for lt in report.given_up],
+        "no_topic": [{**s.letter.summary(topic, safe), "to": s.to_topic} for s in report.no_topic],
+        "undecodable": report.undecodable,
+    })
 
 
 COMMANDS = [dlq]

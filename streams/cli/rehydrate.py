@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from streams.cli.main import settings_of
+from streams.cli.main import require
+from streams.cli.output import emit, output_option
 from streams.sinks.objectstore.rehydrate import parse_bound
 from streams.sinks.objectstore.rehydrate import rehydrate as rehydrate_events
 from streams.timespec import TIME_HELP, instant_datetime, is_day
@@ -19,11 +20,19 @@ from streams.timespec import TIME_HELP, instant_datetime, is_day
 @click.option("--from", "start", required=True,
               help=f"first day (2026-11-29, from its start), or {TIME_HELP}")
 @click.option("--to", "end", default="now", show_default=True, help="last day (inclusive), or a time as --from")
-@click.option("--index", default=None, help="target index [default: <index prefix of the project>-rehydrated]")
+@click.option("--index", default=None,
+              help="put everything into this one index instead of the hot tier's daily indices (it gets the hot "
+                   "tier's field types only if its name matches the index template, e.g. sluice-logs-*)")
+@output_option
 @click.pass_context
-def rehydrate(ctx: click.Context, project: str, task_id: str, start: str, end: str, index: str | None) -> None:
-    """Read cold objects of one task back into Elasticsearch (event_id is the _id: safe to repeat)."""
-    settings = settings_of(ctx)
+def rehydrate(ctx: click.Context, project: str, task_id: str, start: str, end: str, index: str | None,
+              output: str) -> None:
+    """Read cold objects of one task back into Elasticsearch, into the indices the hot tier uses.
+
+    Same daily indices, same documents, _id = event_id: an event still in the hot tier is overwritten
+    by itself (counts never double), and running it twice changes nothing.
+    """
+    settings = require(ctx, "object_store", "elasticsearch")
     now_ms = int(time.time() * 1000)
     first = parse_bound(start, end=False) if is_day(start) else instant_datetime(start, now_ms)
     last = parse_bound(end, end=True) if is_day(end) else instant_datetime(end, now_ms)
@@ -40,9 +49,15 @@ def rehydrate(ctx: click.Context, project: str, task_id: str, start: str, end: s
     finally:
         if "bar" in bar:
             bar["bar"].__exit__(None, None, None)
-    click.echo(f"{report.events_indexed} event(s) from {report.objects_read} object(s) into {report.index} "
-               f"({report.objects_skipped} of {report.objects_listed} object(s) outside the range, "
-               f"bucket {report.bucket})")
+    indices = sorted(report.indices)
+    shown = ", ".join(indices[:5]) + (f" and {len(indices) - 5} more" if len(indices) > 5 else "")
+    emit(output, [
+        f"rehydrated {report.events_indexed} event(s) of project {project}, task {task_id} from "
+        f"{report.objects_read} object(s) in bucket {report.bucket} into {shown or 'no index'}",
+        f"{report.objects_skipped} of {report.objects_listed} object(s) listed were outside the range",
+    ], {"project": project, "task": task_id, "bucket": report.bucket, "indices": indices,
+        "events_indexed": report.events_indexed, "objects_read": report.objects_read,
+        "objects_listed": report.objects_listed, "objects_skipped": report.objects_skipped})
 
 
 COMMANDS = [rehydrate]

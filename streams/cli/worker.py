@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import sys
 import time
@@ -35,12 +34,12 @@ def worker(ctx: click.Context, stage: str, loglevel: str) -> None:
     if stage == "hot":
         from streams.workers.hot import run_hot_worker
 
-        run_async_worker(run_hot_worker, settings, loglevel)
+        run_async_worker(run_hot_worker, settings, loglevel, "hot")
         return
     if stage == "cold":
         from streams.workers.cold import run_cold_worker
 
-        run_async_worker(run_cold_worker, settings, loglevel)
+        run_async_worker(run_cold_worker, settings, loglevel, "cold")
         return
     run_all(settings, loglevel, child_environment(ctx))
 
@@ -54,13 +53,20 @@ def run_all(settings: Any, loglevel: str, child_env: dict[str, str]) -> None:
     import os
     import subprocess
 
+    from streams import observability as obs
+
     base = settings.observability.port
     procs = {}
     for i, stage in enumerate(STAGES):
-        env = {**os.environ, **child_env, "SLUICE_OBSERVABILITY__PORT": str(base + i if base else 0)}
+        # Each stage its own port: the configured one counted up, else the stages' defaults.
+        env = {**os.environ, **child_env}
+        if base is not None:
+            env["SLUICE_OBSERVABILITY__PORT"] = str(base + i if base else 0)
         procs[stage] = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", stage, "--loglevel", loglevel],
                                         env=env)
-        click.echo(f"{stage}: pid {procs[stage].pid}" + (f", metrics on :{base + i}" if base else ""))
+        port = obs.port_for(stage, base + i if base else base)
+        click.echo(f"{stage}: pid {procs[stage].pid}, " + (f"metrics on :{port}" if port else "metrics on a free port "
+                                                          "(in its log)"))
     stopping = {"yes": False}
 
     def stop(_sig: int, _frame: Any) -> None:
@@ -83,12 +89,17 @@ def run_all(settings: Any, loglevel: str, child_env: dict[str, str]) -> None:
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
 @click.option("--label", "labels", multiple=True, help="KEY=VALUE label put on every event (e.g. project=llm)")
 @click.option("--metrics/--no-metrics", default=True, help="also print step metric points")
 @click.option("--idle-timeout-ms", default=5000, show_default=True)
-def parse(files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool, idle_timeout_ms: int) -> None:
-    """The assemble stage offline over FILES: one JSON event per line on stdout.
+@click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="json", show_default=True,
+              help="json: one object per line, with its kind and no null fields; text: one block per event")
+@click.pass_context
+def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool,
+          idle_timeout_ms: int, fmt: str) -> None:
+    """The assemble stage offline over FILES (`-`: standard input), as the workers would see them.
 
     Plain text and the envelopes of docker, CRI, Fluent Bit, the OpenTelemetry Collector (OTLP JSON),
     rsyslog (JSON, RFC 5424), Vector and Filebeat are recognised per line. Check how your own logs
@@ -98,39 +109,59 @@ def parse(files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool, idle_
     """
     from streams.assemble.outputs import encode_body
     from streams.assemble.pipeline import parse_files
+    from streams.assemble.route import ProjectRouter
+    from streams.assemble.trust import LabelTrust
+    from streams.parse_output import as_json, as_text
 
+    settings = settings_of(ctx)
     label_map = {}
     for item in labels:
         key, sep, value = item.partition("=")
         if not sep:
             raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--label")
         label_map[key] = value
+
+    def told(wanted: str, used: str) -> None:
+        click.echo(f"sluice parse: project {wanted!r} is not in the routing table (routing.projects): the workers "
+                   f"would route its events to {used!r}, as shown", err=True)
+
+    refused: set[str] = set()
+
+    def not_trusted(project: str) -> None:
+        if project not in refused:
+            refused.add(project)
+            click.echo(f"sluice parse: a project label {project!r} from this source is not trusted (routing.claims): "
+                       "the workers would route its events as unlabelled, as shown", err=True)
+
+    routing = settings.routing
+    trust = LabelTrust(routing.claims, topic=settings.topics.raw, trust_all=routing.trust_all_labels,
+                       known=settings.projects(), on_refused=not_trusted)
+    router = ProjectRouter(routing.default_project, topic_prefix=settings.topics.events_prefix,
+                           known=settings.projects(), trust=trust, on_fold=told)
     out = sys.stdout
     letters = 0
-    for event in parse_files(list(files), labels=label_map, default_ts_ms=int(time.time() * 1000),
-                             include_metrics=metrics, idle_timeout_ms=idle_timeout_ms, encode=encode_body):
-        out.write(json.dumps(event, ensure_ascii=False, default=_json_default))
-        out.write("\n")
+    for n, event in enumerate(parse_files(list(files), labels=label_map, router=router,
+                                          default_ts_ms=int(time.time() * 1000), include_metrics=metrics,
+                                          idle_timeout_ms=idle_timeout_ms, encode=encode_body)):
+        if fmt == "text":
+            out.write(("\n" if n else "") + as_text(event) + "\n")
+        else:
+            out.write(as_json(event) + "\n")
         if event.get("kind") == "dead_letter":
             letters += 1
-            click.echo(f"sluice parse: dead letter ({event['error_type']}): {event['error']}", err=True)
+            if fmt != "text":  # the text format prints the reason in place
+                click.echo(f"sluice parse: dead letter ({event['error_type']}): {event['error']}", err=True)
     if letters:
-        click.echo(f"sluice parse: {letters} dead letter(s) among the outputs; the worker would send them to the "
+        click.echo(f"sluice parse: {letters} dead letter(s) among the outputs; the workers would send them to the "
                    "dead-letter topic", err=True)
 
 
-def _json_default(value: Any) -> Any:
-    """Bytes (a dead letter's original and key) as text; anything else as its str."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "backslashreplace")
-    return str(value)
-
-
-def run_async_worker(run: Any, settings: Any, loglevel: str) -> None:
+def run_async_worker(run: Any, settings: Any, loglevel: str, stage: str) -> None:
     """Run ``run(settings, stop)`` until SIGTERM or SIGINT, then let it drain and commit."""
-    from streams.logs import configure
+    from streams.logs import configure, quiet_libraries
 
     configure(loglevel, settings.observability.log_format)
+    quiet_libraries(loglevel)
 
     async def main() -> None:
         from streams import observability as obs
@@ -140,12 +171,14 @@ def run_async_worker(run: Any, settings: Any, loglevel: str) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         conf = settings.observability
-        endpoints = await obs.serve(conf.port, host=conf.host) if conf.port else None
+        obs.HEALTH.stuck_after_s = conf.stuck_after_s
+        endpoints = obs.serve(stage, obs.port_for(stage, conf.port), host=conf.host)
+        beat = asyncio.create_task(obs.heartbeat())
         try:
             await run(settings, stop)
         finally:
-            if endpoints is not None:
-                await endpoints.cleanup()
+            beat.cancel()
+            await endpoints.cleanup()
 
     asyncio.run(main())
 
@@ -158,9 +191,10 @@ def run_async_worker(run: Any, settings: Any, loglevel: str) -> None:
 @click.pass_context
 def produce(ctx: click.Context, files: tuple[Path, ...], project: str | None, batch_lines: int, passes: int) -> None:
     """FILES as one burst into logs.raw, one source per file (e.g. `sluice produce corpus/training/*.log`)."""
+    from streams.cli.main import require
     from streams.produce import produce_files
 
-    settings = settings_of(ctx)
+    settings = require(ctx, "kafka", "registry")
     paths = list(files)
     label = project or settings.routing.default_project
     total = sum(p.stat().st_size for p in paths) * passes

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import signal
@@ -40,26 +39,8 @@ def build_shipper(settings: Settings, ship: ShipSettings) -> Shipper:
 def serve_endpoints(shipper: Shipper, port: int, host: str) -> Callable[[], None]:
     """/metrics, /healthz and /readyz of the shipper from a thread of their own; returns a stop function."""
     observability.REGISTRY.register(ShipCollector(shipper))
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="ship-endpoints", daemon=True)
-    thread.start()
-    started = asyncio.run_coroutine_threadsafe(
-        observability.serve(port, host=host, alive=shipper.health.liveness, readiness=shipper.health.readiness),
-        loop)
-    try:
-        runner = started.result(timeout=30)
-    except BaseException:
-        loop.call_soon_threadsafe(loop.stop)
-        raise
-    for address in runner.addresses:
-        log.info("ship: metrics and health on http://%s:%d/metrics (/healthz, /readyz)", *address[:2])
-
-    def stop() -> None:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-
-    return stop
+    endpoints = observability.serve("ship", port, host, shipper.health)
+    return endpoints.close
 
 
 def run_until_signalled(shipper: Shipper, settings: Settings) -> None:

@@ -53,6 +53,8 @@ class SinkRecord:
     attempts: int = 0
     # Set when the value could not be decoded: the runner dead-letters the record at once.
     decode_error: tuple[str, str] | None = None  # (reason, error_type)
+    # A re-driven record's marks (streams/redrive_marks.py), copied into its dead letter if it fails again.
+    marks: dict[str, str] | None = None
 
 
 @dataclass
@@ -62,6 +64,7 @@ class FlushResult:
     rejected: list[tuple[SinkRecord, str, str]] = field(default_factory=list)  # record, reason, error_type
     throttled: bool = False  # the store pushed back (429 / 503): slow down
     latency_s: float = 0.0
+    unreachable: str | None = None  # why the store could not be reached, when it could not
 
 
 class Sink(Protocol):
@@ -162,6 +165,8 @@ class SinkRunner:
         max_poll: int = 2000,
         ack_cap: bool = False,
         in_flight_windows: float | None = None,
+        health: obs.Health | None = None,
+        summary_interval_s: float = 60.0,
     ) -> None:
         self.source = source
         # Admitting only what keeps the last second's acknowledgements plus what is admitted and not yet
@@ -198,16 +203,19 @@ class SinkRunner:
         self._paused_parts: set[tuple[str, int]] = set()
         self._lag_reported_at = float("-inf")
         self.stats = {"acked": 0, "retried": 0, "dead_lettered": 0, "throttled": 0, "committed": 0}
+        self.health = health or obs.HEALTH
+        self.summary = obs.PeriodicSummary(stage, summary_interval_s, clock)
+        self._behind: tuple[int, float] = (0, 0.0)  # records and seconds behind, as last reported
 
     # -- one turn of the loop ------------------------------------------------------------------
     async def step(self, poll_timeout_s: float = 0.1) -> None:
+        self.health.turned()
         self._drop_revoked()
         if not self._paused:
             # With a backlog already queued, do not wait on Kafka: a paused consumer's poll would idle
             # the whole timeout every turn and cap the rate at one window's grant per timeout.
             timeout = 0.0 if self._queued() else poll_timeout_s
             records = await asyncio.to_thread(self.source.poll_batch, self.max_poll, timeout)
-            obs.mark_ready()
             bad = []
             for topic, n in Counter(r.topic for r in records).items():
                 obs.RECORDS_IN.labels(self.stage, topic).inc(n)
@@ -241,7 +249,7 @@ class SinkRunner:
             await asyncio.sleep(nap)
 
     async def run(self, stop: asyncio.Event) -> None:
-        if not await self._start_sink(stop):
+        if not await self.start_sink(stop):
             return
         # What exists now (modules, clients, schemas) lives as long as the worker. A full garbage
         # collection stops the event loop while it walks every object; frozen, these are left out and
@@ -261,18 +269,20 @@ class SinkRunner:
             await self._flush(self.clock())
         self._commit()
 
-    async def _start_sink(self, stop: asyncio.Event) -> bool:
+    async def start_sink(self, stop: asyncio.Event) -> bool:
         """Prepare the store; while it cannot be reached, wait and try again (Kafka holds the input).
 
         A worker that starts while its store is down waits instead of crash-looping; anything else
         (a refused credential, an unknown codec) still stops it with the store's reason."""
         attempt = 0
         while not stop.is_set():
+            self.health.turned()  # waiting for the store is not being stuck
             try:
                 await self.sink.start()
             except Exception as exc:
                 if not unreachable(exc):
                     raise
+                self.health.store(self.sink.name, f"{type(exc).__name__}: {exc}")
                 attempt += 1
                 delay = max(1.0, self.backoff.delay(attempt))
                 log.warning("%s: cannot reach the store to start (%s: %s); trying again in %.1f s, nothing is "
@@ -280,6 +290,7 @@ class SinkRunner:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), delay)
             else:
+                self.health.store(self.sink.name, None)
                 return True
         return False
 
@@ -368,6 +379,9 @@ class SinkRunner:
 
     async def _flush(self, now: float) -> None:
         result = await self.sink.flush(now)
+        self.health.store(self.sink.name, result.unreachable)
+        self.summary.add("acknowledged", len(result.acked))
+        self.summary.add("to retry", len(result.retry))
         if self.ack_cap:
             done = Counter(r.project for r in (*result.acked, *result.retry))
             done.update(r.project for r, _reason, _type in result.rejected)
@@ -412,6 +426,7 @@ class SinkRunner:
             self.tracker.ack(rec.topic, rec.partition, rec.offset)
             obs.DEAD_LETTERS.labels(self.stage, error_type).inc()
         self.stats["dead_lettered"] += len(items)
+        self.summary.add("dead-lettered", len(items))
 
     def _commit(self) -> None:
         positions = getattr(self.source, "positions", None)
@@ -436,9 +451,18 @@ class SinkRunner:
             return
         self._lag_reported_at = now
         lag = getattr(self.source, "lag", None)
+        newest = getattr(self.source, "newest_read_ms", None)
         if lag is not None:
-            for (topic, partition), behind in lag().items():
-                obs.LAG.labels(self.stage, topic, str(partition)).set(behind)
+            read_ms = newest() if newest is not None else {}
+            total, behind_s = 0, 0.0
+            for tp, behind in lag().items():
+                obs.LAG.labels(self.stage, tp[0], str(tp[1])).set(behind)
+                total += behind
+                if behind and tp in read_ms:
+                    behind_s = max(behind_s, time.time() - read_ms[tp] / 1000)
+            obs.LAG_SECONDS.labels(self.stage).set(behind_s)
+            self._behind = (total, behind_s)
+        self.summary.maybe_log(f"lag {self._behind[0]} records ({self._behind[1]:.0f} s)")
 
     def _apply_watermarks(self) -> None:
         in_flight = self.tracker.total_in_flight()

@@ -10,11 +10,14 @@ from typing import Any
 
 import fastavro
 
+from streams import observability as obs
 from streams.assemble.redact import redactor_from
 from streams.avro_io import avro_serializer
 from streams.config import Settings
 from streams.deadletter import letter_seal, protect_letter
 from streams.errors import CommitFailed, SluiceError
+from streams.redrive_marks import marks_of
+from streams.registry_cache import MissingSchemas
 from streams.sinks.base import SinkRecord
 
 log = logging.getLogger(__name__)
@@ -41,6 +44,7 @@ class WireDecoder:
         self.registry = registry
         self.deserializer = deserializer
         self._schemas: dict[int, Any] = {}  # schema id -> parsed writer schema, or None: use the deserializer
+        self._missing = MissingSchemas()
 
     def __call__(self, raw: bytes, ctx: Any) -> Any:
         if len(raw) <= 5 or raw[0] != 0:
@@ -56,7 +60,8 @@ class WireDecoder:
         return fastavro.schemaless_reader(payload, parsed, None)
 
     def _parsed(self, schema_id: int) -> Any:
-        schema = self.registry.get_schema(schema_id)  # unknown id or registry down: raises, nothing cached
+        # An unknown id raises, remembered for a while; a registry that is down raises, nothing cached.
+        schema = self._missing.get_schema(self.registry, schema_id)
         if schema.references or schema.rule_set:
             return None
         try:
@@ -89,10 +94,24 @@ class KafkaRecordSource:
         registry = SchemaRegistryClient({"url": settings.registry.url})
         self._deserialize = WireDecoder(registry, AvroDeserializer(registry))
         self._revoked: list[tuple[str, int]] = []
-        self.consumer.subscribe(topics, on_revoke=self._on_revoke, on_lost=self._on_revoke)
+        self._assigned: set[tuple[str, int]] = set()
+        self._newest_ms: dict[tuple[str, int], int] = {}  # per partition: time of the newest record read
+        self.consumer.subscribe(topics, on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                on_lost=self._on_revoke)
+
+    # Cooperative rebalancing: a revocation is always followed by an assignment (possibly empty), which
+    # ends the rebalance as far as readiness goes.
+    def _on_assign(self, _consumer: Any, partitions: list[Any]) -> None:
+        self._assigned.update((p.topic, p.partition) for p in partitions)
+        obs.HEALTH.assignment(len(self._assigned))
 
     def _on_revoke(self, _consumer: Any, partitions: list[Any]) -> None:
-        self._revoked.extend((p.topic, p.partition) for p in partitions)
+        gone = [(p.topic, p.partition) for p in partitions]
+        self._revoked.extend(gone)
+        self._assigned.difference_update(gone)
+        for tp in gone:
+            self._newest_ms.pop(tp, None)
+        obs.HEALTH.revoked()
 
     def take_revoked(self) -> list[tuple[str, int]]:
         out, self._revoked = self._revoked, []
@@ -119,8 +138,11 @@ class KafkaRecordSource:
                 error = (f"{topic} [{partition}] @ {offset} holds no Avro record", "undecodable")
             project = project_of(topic, value, self.settings.topics.events_prefix,
                                  self.settings.routing.default_project)
+            self._newest_ms[(topic, partition)] = msg.timestamp()[1]
+            headers = msg.headers()
+            marks = marks_of(headers) if headers else None
             out.append(SinkRecord(topic, partition, offset, msg.key(), value, raw, project, len(raw),
-                                  decode_error=error))
+                                  decode_error=error, marks=marks or None))
         return out
 
     def commit(self, points: dict[tuple[str, int], int]) -> None:
@@ -135,6 +157,10 @@ class KafkaRecordSource:
     def positions(self) -> dict[tuple[str, int], int]:
         """Where the consumer stands in each assigned partition (past transaction markers; local call)."""
         return {(tp.topic, tp.partition): tp.offset for tp in self.consumer.position(self.consumer.assignment())}
+
+    def newest_read_ms(self) -> dict[tuple[str, int], int]:
+        """Per partition: the timestamp of the newest record read (the stage's lag in seconds is its age)."""
+        return dict(self._newest_ms)
 
     def lag(self) -> dict[tuple[str, int], int]:
         """Records behind the end of each assigned partition (watermarks cached by the client)."""
@@ -187,7 +213,8 @@ class KafkaDeadLetters:
         letter: dict[str, Any] = {
             "original": record.raw, "key": record.key, "topic": record.topic, "partition": record.partition,
             "offset": record.offset, "stage": stage, "error": reason, "error_type": error_type,
-            "timestamp": int(time.time() * 1000), "attempts": record.attempts + 1, "headers": {},
+            "timestamp": int(time.time() * 1000), "attempts": record.attempts + 1,
+            "headers": dict(record.marks or {}),
         }
         protect_letter(letter, self._redact, self._seal)
         value = self._serialize(letter, SerializationContext(self.topic, MessageField.VALUE))

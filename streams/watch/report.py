@@ -24,32 +24,45 @@ def day_bounds(day: str) -> tuple[int, int]:
     return int(start.timestamp() * 1000), int((start + timedelta(days=1)).timestamp() * 1000)
 
 
-def day_indices(settings: Settings, project: str | None) -> str:
-    """Index patterns of one project's events and metrics, or of every project's."""
+def day_indices(settings: Settings, project: str | None) -> list[str]:
+    """Index patterns the hot tier writes a project's (or every project's) events and metric points to,
+    the routing table's ``index_prefix`` included."""
     from streams.sinks.elasticsearch.request import IndexNamer
+    from streams.sinks.elasticsearch.templates import events_patterns
 
     namer = IndexNamer.of(settings.routing, settings.hot)
     if project is not None:
-        return f"{namer.events_prefix(project)}-*,{namer.metrics_prefix(project)}-*"
-    custom = [f"{namer.events_prefix(p)}-*" for p, r in settings.routing.projects.items() if r.index_prefix]
-    return ",".join([f"{namer.events_base}-*", *custom, f"{namer.metrics_base}-*"])
+        return [f"{namer.events_prefix(project)}-*", f"{namer.metrics_prefix(project)}-*"]
+    return [*events_patterns(settings.routing, settings.hot), f"{namer.metrics_base}-*"]
 
 
 def read_day(settings: Settings, day: str, project: str | None = None) -> Iterator[dict[str, Any]]:
-    """Every LogEvent and MetricPoint document of ``day`` (UTC), for one project or all."""
+    """Every LogEvent and MetricPoint document of ``day`` (UTC), for one project or all, each once.
+
+    An event held twice (the same ``_id`` in two indices, e.g. an old rehydrated copy) is read once:
+    hits come sorted by time and event id, so the copies are neighbours. Times are taken from the
+    sort value, epoch milliseconds however the document spells them."""
     es = es_client(settings.elasticsearch)
     start, end = day_bounds(day)
-    indices = day_indices(settings, project)
+    indices = ",".join(day_indices(settings, project))
     query: dict[str, Any] = {"range": {"timestamp": {"gte": start, "lt": end}}}
+    if project is not None:
+        query = {"bool": {"filter": [query, {"term": {"project": project}}]}}
     after: list[Any] | None = None
+    last: tuple[Any, Any] | None = None
     while True:
         body: dict[str, Any] = {"size": PAGE, "query": query, "sort": [{"timestamp": "asc"}, {"event_id": "asc"}]}
         if after is not None:
             body["search_after"] = after
-        hits = es.search(index=indices, allow_no_indices=True, ignore_unavailable=True,
-                         **body)["hits"]["hits"]
+        hits = es.search(index=indices, allow_no_indices=True, ignore_unavailable=True, **body)["hits"]["hits"]
         for hit in hits:
-            yield hit["_source"]
+            key = (hit["sort"][0], hit["sort"][1])
+            if key == last:
+                continue
+            last = key
+            source = hit["_source"]
+            source["timestamp"] = hit["sort"][0]
+            yield source
         if len(hits) < PAGE:
             return
         after = hits[-1]["sort"]

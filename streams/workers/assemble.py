@@ -52,7 +52,9 @@ from streams.config import Settings
 from streams.errors import SluiceError
 from streams.faust_bytes import bytes_topic
 from streams.kafka_read import has_record, read_to_end
+from streams.redrive_marks import carry_marks, marks_of
 from streams.topics import ensure_assemble_state_topic
+from streams.workers.routes import RouteGuard
 from streams.workers.transactions import (
     MAX_MESSAGE_BYTES,
     TransactionAborted,
@@ -65,6 +67,14 @@ log = logging.getLogger(__name__)
 # Room left in a message for the key, the wire-format header and the record's own framing (an event id
 # is a few hundred bytes at most; a dead letter's key is its source's).
 OUTPUT_FRAMING_BYTES = 16 * 1024
+MAX_UNROUTED_LABELS = 100
+KIND_WORDS = {"event": "events", "metric": "metric points", "dead_letter": "dead letters"}
+
+
+def warn_fold(wanted: str, used: str) -> None:
+    log.warning("assemble: project %r is not in the routing table (routing.projects): its events go to project "
+                "%r (label kept; counted in sluice_unrouted_events_total); add it with `sluice project add %s`",
+                wanted, used, wanted)
 
 
 class PartitionState:
@@ -119,8 +129,14 @@ class AssembleStage:
         trust = LabelTrust(routing.claims, topic=settings.topics.raw, trust_all=routing.trust_all_labels,
                            known=settings.projects(), on_refused=lambda p: obs.PROJECT_CLAIMS_REFUSED.labels(p).inc())
         self.router = ProjectRouter(routing.default_project, topic_prefix=settings.topics.events_prefix,
-                                    known=settings.projects(), project_keys=self.metadata.project_keys(), trust=trust)
+                                    known=settings.projects(), project_keys=self.metadata.project_keys(), trust=trust,
+                                    on_fold=warn_fold)
         self.redactor = redactor_from(settings.redaction)
+        # Set by build_app to a metadata lookup; None (unit use): every topic exists.
+        self.routes = RouteGuard(settings, self.encoder, registry)
+        self._unrouted_labels: set[str] = set()
+        self.summary = obs.PeriodicSummary("assemble", settings.observability.summary_interval_s)
+        self._lag_at = float("-inf")
         self.states: dict[int, PartitionState] = {}
         self.spread = SourcePartitions()  # sources seen on more than one raw partition
         # Set by build_app (None in unit use): the broker's end offset of a partition as last fetched;
@@ -166,8 +182,8 @@ class AssembleStage:
     async def commit(self, outputs: list[Output], partitions: set[int]) -> None:
         """One transaction: ``outputs``, the partitions' changed source states and read offsets."""
         raw = self.settings.topics.raw
-        messages: list[tuple[str, bytes | None, bytes | None, int]] = [
-            (*self.encoder.encode(o), -1) for o in outputs]
+        outputs, encoded = self.routes.encode_all(outputs)
+        messages: list[tuple[str, bytes | None, bytes | None, int]] = [(*e, -1) for e in encoded]
         offsets: dict[tuple[str, int], int] = {}
         for p in sorted(partitions):
             state = self.states.get(p)
@@ -193,6 +209,7 @@ class AssembleStage:
         try:
             await asyncio.to_thread(self.writer.write, messages, offsets, metadata)
         except TransactionAborted as exc:
+            obs.HEALTH.store("kafka", str(exc))
             log.warning("%s; taking partitions %s of %s over again from what is committed",
                         exc, sorted(partitions), raw)
             obs.TRANSACTIONS_ABORTED.labels("assemble").inc()
@@ -200,6 +217,7 @@ class AssembleStage:
                 self.states.pop(p, None)
             await self.take_over(partitions, rewind=True)
             return
+        obs.HEALTH.store("kafka", None)
         for (_t, p), offset in offsets.items():
             self.states[p].committed = offset
         self._observe(outputs)
@@ -233,9 +251,41 @@ class AssembleStage:
             log.info("took over %s [%d]: %d open blocks restored, reading from offset %s",
                      self.settings.topics.raw, p, asm.merger.open_count(), committed)
 
+    async def _report_lag(self) -> None:
+        """Records behind per partition, and the stage's lag in seconds; with the summary line, when due."""
+        if self.summary.clock() - self._lag_at < 5.0 or self.highwater is None:
+            return
+        self._lag_at = self.summary.clock()
+        behind_s = 0.0
+        total = 0
+        for partition, state in list(self.states.items()):
+            if self.assigned is not None and partition not in self.assigned:
+                continue
+            try:
+                high = await self.highwater(partition)
+            except Exception:  # noqa: BLE001, S112 - no answer this time: reported at the next tick
+                continue
+            start = state.expect if state.expect is not None else state.next_offset
+            if high is None or start < 0:
+                continue
+            lag = max(0, high - start)
+            total += lag
+            obs.LAG.labels("assemble", self.settings.topics.raw, str(partition)).set(lag)
+            if lag and state.newest_ts_ms:
+                behind_s = max(behind_s, time.time() - state.newest_ts_ms / 1000)
+        obs.LAG_SECONDS.labels("assemble").set(behind_s)
+        self.summary.maybe_log(f"lag {total} records ({behind_s:.0f} s)")
+
     def _observe(self, outputs: list[Output]) -> None:
+        for project, n in self.router.take_folded().items():
+            # Label values are project names a node sent: bounded, so a runaway labeller cannot flood Prometheus.
+            full = project not in self._unrouted_labels and len(self._unrouted_labels) >= MAX_UNROUTED_LABELS
+            label = "(other)" if full else project
+            self._unrouted_labels.add(label)
+            obs.UNROUTED.labels(label).inc(n)
         for kind, n in Counter(o.kind for o in outputs).items():
             obs.OUTPUTS.labels("assemble", kind).inc(n)
+            self.summary.add(f"{KIND_WORDS.get(kind, kind)} written", n)
         for o in outputs:
             if o.kind == "dead_letter":
                 letter = o.value
@@ -252,8 +302,9 @@ class AssembleStage:
             obs.OPEN_BLOCKS.labels(str(partition)).set(state.assembler.merger.open_count())
 
     async def on_batch(self, events: list[Any]) -> None:
-        obs.mark_ready()
+        obs.HEALTH.turned()
         obs.RECORDS_IN.labels("assemble", self.settings.topics.raw).inc(len(events))
+        self.summary.add("raw records read", len(events))
         async with self.lock:
             outputs: list[Output] = []
             touched: set[int] = set()
@@ -267,7 +318,14 @@ class AssembleStage:
                     continue  # also what follows a transaction rolled back below: read again from the commit
                 ts_ms = int((msg.timestamp or 0) * 1000)
                 record = RawRecord(msg.topic, msg.partition, msg.offset, msg.value, msg.key, ts_ms)
-                outputs.extend(state.assembler.feed(record))
+                fed = state.assembler.feed(record)
+                headers = getattr(msg, "headers", None)
+                if headers:  # a re-driven record: a letter made from it again says so (redrive_marks.py)
+                    marks = marks_of(headers)
+                    if marks:  # its body was written without them: the commit writes it again
+                        carry_marks([o.value for o in fed if o.kind == "dead_letter"], marks)
+                        fed = [Output(o.kind, o.topic, o.key, o.value) if o.kind == "dead_letter" else o for o in fed]
+                outputs.extend(fed)
                 state.newest_ts_ms = max(state.newest_ts_ms, ts_ms)
                 state.last_seen = time.monotonic()
                 state.next_offset = msg.offset + 1
@@ -287,6 +345,8 @@ class AssembleStage:
 
     async def on_idle_tick(self) -> None:
         async with self.lock:
+            obs.HEALTH.turned()
+            await self._report_lag()
             outputs: list[Output] = []
             flushed: set[int] = set()
             now = time.monotonic()
@@ -467,7 +527,12 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
     async def seek(partition: int, offset: int) -> None:
         await app.consumer.seek(TP(settings.topics.raw, partition), offset)
 
+    def topic_exists(topic: str) -> bool:
+        meta = side_consumer().list_topics(topic, timeout=10).topics.get(topic)
+        return meta is not None and meta.error is None
+
     ensure_assemble_state_topic(settings)
+    stage.routes.topic_exists = topic_exists
     stage.highwater = highwater
     stage.records_between = records_between
     stage.load_state = lambda p: load_state(settings, p)
@@ -492,7 +557,9 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
 
     app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
     app.on_partitions_assigned.connect(on_assigned)  # type: ignore[arg-type]
-    obs.attach_to_faust(app, settings.observability.port, settings.observability.host)
+    conf_obs = settings.observability
+    obs.HEALTH.stuck_after_s = conf_obs.stuck_after_s
+    obs.attach_to_faust(app, "assemble", obs.port_for("assemble", conf_obs.port), conf_obs.host)
     return app, stage
 
 
@@ -500,8 +567,9 @@ def run_assemble_worker(settings: Settings, loglevel: str = "info") -> None:
     """Blocking: runs until SIGTERM/SIGINT (Faust's own worker handles the signals)."""
     from faust.worker import Worker
 
-    from streams.logs import faust_logging_config
+    from streams.logs import faust_logging_config, quiet_libraries
 
+    quiet_libraries(loglevel)
     app, _stage = build_app(settings)
     Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
            logging_config=faust_logging_config(loglevel, settings.observability.log_format)).execute_from_commandline()

@@ -66,7 +66,9 @@ async def run_hot_worker(
     runner = build_runner(settings, capacity, group_id, hot, sink=sink)
     retention: asyncio.Task[None] | None = None
     try:
-        await sink.start()
+        # Waits (not ready, saying why) while Elasticsearch cannot be reached; a stop ends the wait.
+        if not await runner.start_sink(stop):
+            return
         if not sink.ilm and hot.retention_interval_s > 0:
             table = RetentionTable.from_routing(settings.routing, hot)
             try:
@@ -74,7 +76,7 @@ async def run_hot_worker(
             except Exception:
                 log.exception("retention: first pass failed; the next runs in %.0f s", hot.retention_interval_s)
             retention = asyncio.create_task(retention_loop(sink.client, table, hot.retention_interval_s, stop))
-        # run() calls start() again: installing templates is idempotent, and cheap.
+        # run() starts the sink again: a started sink returns at once.
         await runner.run(stop)
     finally:
         if retention is not None:
@@ -82,4 +84,4 @@ async def run_hot_worker(
             with contextlib.suppress(asyncio.CancelledError):
                 await retention
         runner.source.close()  # type: ignore[attr-defined]
-        log.info("hot worker stopped: %s", runner.stats)
+        log.info("hot worker stopped: %s", ", ".join(f"{n} {what}" for what, n in runner.stats.items()))

@@ -265,13 +265,16 @@ def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[fa
     async def start_publisher() -> None:
         publisher.start()
 
+    from streams import observability
+
     @app.timer(interval=UPDATE_FLUSH_S)
     async def flush_updates() -> None:
         await publisher.flush_updates()
+        observability.HEALTH.turned()
 
-    from streams import observability
-
-    observability.attach_to_faust(app, settings.observability.port, settings.observability.host)
+    conf_obs = settings.observability
+    observability.HEALTH.stuck_after_s = conf_obs.stuck_after_s
+    observability.attach_to_faust(app, "watch", observability.port_for("watch", conf_obs.port), conf_obs.host)
 
     return app, publisher
 
@@ -280,8 +283,9 @@ def run_watch_worker(settings: Settings, loglevel: str = "info") -> None:
     """Blocking: runs until SIGTERM/SIGINT (Faust's own worker handles the signals)."""
     from faust.worker import Worker
 
-    from streams.logs import faust_logging_config
+    from streams.logs import faust_logging_config, quiet_libraries
 
+    quiet_libraries(loglevel)
     conf = settings.watch
     create_topics(settings, internal_topic_specs(settings, conf))
     app, _publisher = build_app(settings, conf)

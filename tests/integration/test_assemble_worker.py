@@ -205,7 +205,7 @@ def test_metrics_and_health_endpoints_show_real_figures(isolated: Settings, star
 
 
 def test_top_shows_lag_and_rates_of_a_running_worker(isolated: Settings, start_worker, corpus) -> None:
-    from streams.top import compare, take_snapshot
+    from streams.top import Reader, compare
 
     path = corpus / OOM_FILE
     lines = list(read_lines(path))
@@ -214,26 +214,30 @@ def test_top_shows_lag_and_rates_of_a_running_worker(isolated: Settings, start_w
     produce_lines(isolated, path, lines, default_source(path))
     raw_end = sum(1 for _ in lines)
     deadline = time.monotonic() + 60
-    snap = take_snapshot(isolated, [group], [])
+    reader = Reader(isolated, None, [])
+    snap = reader.snapshot()
     while time.monotonic() < deadline:
-        committed = sum(o for (t, _p), o in snap.committed.get(group, {}).items() if t == isolated.topics.raw)
+        committed = sum(o or 0 for (t, _p), o in snap.committed.get(group, {}).items() if t == isolated.topics.raw)
         if committed >= raw_end:
             break
         time.sleep(1)
-        snap = take_snapshot(isolated, [group], [])
+        snap = reader.snapshot()
     first = snap
     produce_lines(isolated, path, lines, {**default_source(path), "host": "second-run"})
     time.sleep(4)
     url = f"http://127.0.0.1:{isolated.assemble.web_port}/metrics"
-    second = take_snapshot(isolated, [group], [url])
-    view = compare(first, second, isolated.topics.dlq)
-    raw_rows = [r for r in view.groups if r.topic == isolated.topics.raw]
+    reader.metrics_urls = [url]
+    second = reader.snapshot()
+    reader.close()
+    view = compare(first, second)
+    raw_rows = [r for r in view.groups if r.group == group and r.topic == isolated.topics.raw]
     assert raw_rows and sum(r.lag for r in raw_rows) == 0, raw_rows
     assert sum(r.out_per_s for r in raw_rows) > 0, "the group committed the second burst"
     events_topic = next(t for t in view.topics if t.topic == isolated.topics.events_topic("default"))
-    assert events_topic.end >= 2 * 11 and events_topic.in_per_s > 0
-    assert view.dlq_growth_per_s == 0
+    assert events_topic.end_offset >= 2 * 11 and events_topic.offsets_in_per_s > 0
+    assert view.dead_letters == 0 and view.dead_letters_per_s == 0
     assert url in second.scraped and any(k.startswith("sluice_records_in_total") for k in second.scraped[url])
+    assert second.scraped[url].get('sluice_worker_ready{stage="assemble"}') == 1.0
 
 
 POISON_VALUES = [  # the poison inputs: before per-record isolation each ended the turn

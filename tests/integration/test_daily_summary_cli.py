@@ -43,9 +43,9 @@ def test_summary_of_a_day_counts_jobs_failures_and_top_errors(stack: Settings, c
         lines.append(doc)
     assert not es.bulk(operations=lines, refresh="wait_for")["errors"]
 
-    result = CliRunner().invoke(cli, ["summary", "--day", "2025-11-29", "--project", project, "--index"])
+    result = CliRunner().invoke(cli, ["summary", "--day", "2025-11-29", "--project", project, "--index", "-o", "json"])
     assert result.exit_code == 0, result.output
-    (report,) = [json.loads(line) for line in result.output.splitlines()]
+    (report,) = json.loads(result.stdout)["reports"]
     events = [v for v in values if "message" in v]
     assert report["jobs_seen"] == 3
     assert report["events"] == len(events)

@@ -55,12 +55,13 @@ def test_list_filter_show_and_redrive_once(stack: Settings, new_topic) -> None:
     result = CliRunner().invoke(cli, ["dlq", "ls", "--stage", "hot_sink"],
                                 env={"SLUICE_TOPICS__DLQ": settings.topics.dlq})
     assert result.exit_code == 0, result.output
-    assert "mapper_parsing_exception" in result.output and "1 dead letter(s)" in result.output
+    assert "mapper_parsing_exception" in result.output
+    assert result.stdout.splitlines()[0] == f"1 of 2 dead letter(s) in {settings.topics.dlq} match, newest last"
 
     group = f"redrive-{time.monotonic_ns()}"
-    sent = redrive(settings, LetterFilter(stage="hot_sink"), group_id=group)
-    assert [lt.value["offset"] for lt in sent] == [8]
+    report = redrive(settings, LetterFilter(stage="hot_sink"), group_id=group)
+    assert [s.letter.value["offset"] for s in report.sent] == [8]
     assert _read_raw(settings, origin) == [(b"src-b", conflict.raw)], "the original bytes, once, to their topic"
     again = redrive(settings, LetterFilter(stage="hot_sink"), group_id=group)
-    assert again == [], "the same group never re-drives a letter twice"
+    assert again.sent == [] and again.matched == 0, "the same group never re-drives a letter twice"
     assert len(_read_raw(settings, origin)) == 1

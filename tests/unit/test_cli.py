@@ -77,7 +77,7 @@ def test_config_validate_accepts_a_good_file_and_names_each_bad_setting(tmp_path
     bad = tmp_path / "bad.yaml"
     bad.write_text("kafka: {bootstrap_server: x}\nhot: {capacity_events_per_s: -1}\nwatc: {}\n")
     code, out, err = run("config", "validate", str(bad))
-    assert code == 1 and out == ""
+    assert code == 3 and out == ""  # exit status 3: configuration (streams/cli/exits.py)
     assert "kafka.bootstrap_server: unknown setting; did you mean bootstrap_servers?" in err
     assert "hot.capacity_events_per_s: Input should be greater than 0" in err
     assert "watc: unknown setting; did you mean watch?" in err
@@ -95,19 +95,19 @@ def test_bad_yaml_is_one_line_with_the_place(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text("kafka:\n  bootstrap_servers: [\n")
     code, _, err = run("config", "validate", str(broken))
-    assert code == 1 and err.startswith(f"sluice: {broken}: line ") and "Traceback" not in err
+    assert code == 3 and err.startswith(f"sluice: {broken}: line ") and "Traceback" not in err
 
 
 def test_an_unknown_environment_variable_stops_every_command(clean_env: pytest.MonkeyPatch) -> None:
     clean_env.setenv("SLUICE_KAFKA__BOOTSTRAP_SERVER", "typo:1")
     code, _, err = run("config", "show")
-    assert code == 1
+    assert code == 3
     assert "SLUICE_KAFKA__BOOTSTRAP_SERVER names no setting; did you mean SLUICE_KAFKA__BOOTSTRAP_SERVERS?" in err
 
 
 def test_a_missing_config_file_is_named(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     code, _, err = run("--config", str(tmp_path / "nope.yaml"), "config", "show")
-    assert code == 1 and "nope.yaml does not exist" in err
+    assert code == 3 and "nope.yaml does not exist" in err
 
 
 def test_config_reference_prints_the_generated_file() -> None:

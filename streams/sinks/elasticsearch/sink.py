@@ -30,7 +30,7 @@ from typing import Any
 
 from streams.config import ElasticsearchSettings, RoutingSettings
 from streams.errors import SluiceError
-from streams.sinks.base import FlushResult, SinkRecord
+from streams.sinks.base import FlushResult, SinkRecord, unreachable
 from streams.sinks.elasticsearch import templates
 from streams.sinks.elasticsearch.classify import (
     ItemResult,
@@ -83,7 +83,7 @@ class _Lane:
 
 
 class HotSink:
-    name = "elasticsearch"
+    name = "Elasticsearch"
 
     def __init__(
         self,
@@ -113,6 +113,7 @@ class HotSink:
         self._precreated: set[str] = set()
         self._precreate_task: asyncio.Task[None] | None = None
         self._precreate_checked = float("-inf")
+        self.store_problem: str | None = None  # why the last request could not reach Elasticsearch
 
     async def start(self) -> None:
         if self._started:
@@ -200,6 +201,7 @@ class HotSink:
                 result.rejected += part.rejected
                 result.throttled = result.throttled or part.throttled
                 result.latency_s = max(result.latency_s, part.latency_s)
+        result.unreachable = self.store_problem
         return result
 
     async def _write(self, batch: list[_Pending]) -> FlushResult:
@@ -253,8 +255,12 @@ class HotSink:
         except Exception as exc:  # noqa: BLE001 - every failure of the request is classified; none may lose records
             verdict = classify_exception(exc)
             self.stats.request_errors += 1
+            if unreachable(exc):
+                self.store_problem = f"{self.es.url}: {verdict.reason}"
             log.warning("hot sink: bulk of %d failed: %s", len(batch), verdict.reason)
             return [verdict] * len(batch), self.clock() - started
+        self.store_problem = None
+        log.debug("hot sink: bulk of %d items in %.3f s", len(batch), self.clock() - started)
         return classify_bulk(resp.body, len(batch)), self.clock() - started
 
     async def _attach_policies(self, batch: list[_Pending]) -> None:

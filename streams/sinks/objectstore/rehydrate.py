@@ -3,7 +3,13 @@
 Only the task's day prefixes are listed (``<project>/<task>/<yyyy-mm-dd>/``), and each object's
 manifest (its user metadata, read with a HEAD) says whether its events can overlap the range, so
 objects outside it are never read.
-Documents are indexed with ``_id = event_id``: rehydrating twice overwrites, it does not duplicate.
+
+Events go back where the hot tier keeps them: the same daily index (``<index prefix>-<task type>-<day>``,
+from the routing table), the same document (epoch-millisecond times, as the hot sink writes them), and
+``_id = event_id``. The index template gives a re-created index the hot tier's field types; an event
+still in the hot tier is overwritten by itself, so counts over ``logs-<project>-*`` never double, and
+rehydrating twice changes nothing. The retention job and ILM count an index's age from its creation,
+so a day rehydrated today stays for the project's retention period (streams/sinks/elasticsearch/retention.py).
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ import fastavro
 
 from streams.clients import es_client
 from streams.config import Settings
-from streams.errors import SluiceError
+from streams.errors import NotFound, PartlyDone, SluiceError
+from streams.sinks.elasticsearch.request import IndexNamer, document
 from streams.sinks.objectstore.build import manifest_from_metadata
 from streams.sinks.objectstore.partition import bucket_for, day_prefixes, epoch_ms
 from streams.sinks.objectstore.settings import ColdSinkSettings
@@ -45,8 +52,8 @@ class ColdObject:
 
 @dataclass
 class RehydrateReport:
-    index: str
     bucket: str
+    indices: set[str] = field(default_factory=set)
     objects_listed: int = 0
     objects_read: int = 0
     objects_skipped: int = 0  # their manifest puts them outside the range
@@ -65,12 +72,6 @@ def parse_bound(text: str, *, end: bool) -> datetime:
     except ValueError as exc:
         raise SluiceError(f"{text!r} is not a date (2026-11-29) or an ISO time (2026-11-29T10:00:00Z)") from exc
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def default_index(settings: Settings, project: str) -> str:
-    from streams.sinks.elasticsearch.request import IndexNamer
-
-    return f"{IndexNamer.of(settings.routing, settings.hot).events_prefix(project)}-rehydrated"
 
 
 def find_objects(store: ObjectStore, bucket: str, project: str, task_id: str, start: datetime,
@@ -94,62 +95,90 @@ def read_events(key: str, body: bytes) -> Iterator[dict[str, Any]]:
     if key.endswith(".ndjson.gz"):
         for line in gzip.decompress(body).splitlines():
             if line.strip():
-                yield json.loads(line)
+                yield _times_as_ms(json.loads(line))
         return
     for event in fastavro.reader(io.BytesIO(body)):
         if isinstance(event, dict):
             yield event
 
 
-def to_document(event: dict[str, Any]) -> dict[str, Any]:
-    """JSON-ready: Avro timestamps (datetime) as ISO-8601 UTC with milliseconds."""
-    doc = dict(event)
+def _times_as_ms(event: dict[str, Any]) -> dict[str, Any]:
+    """NDJSON objects spell times as ISO-8601; the hot tier stores epoch milliseconds."""
     for name in ("timestamp", "ingest_ts"):
-        value = doc.get(name)
-        if value is not None and not isinstance(value, str):
-            ms = epoch_ms(value)
-            doc[name] = datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
-    return doc
+        value = event.get(name)
+        if isinstance(value, str):
+            event[name] = epoch_ms(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    return event
+
+
+def to_action(event: dict[str, Any], namer: IndexNamer, index: str | None = None) -> dict[str, Any]:
+    """The bulk action that puts ``event`` where the hot sink would have (or into ``index``)."""
+    doc, ts = document(event)
+    return {"_op_type": "index", "_index": index or namer.index_for(event, ts), "_id": str(event["event_id"]),
+            "_source": doc}
+
+
+def install_templates(settings: Settings) -> None:
+    """The hot tier's index templates, as the hot worker installs them (idempotent)."""
+    import asyncio
+
+    from streams.clients import async_es_client
+    from streams.sinks.elasticsearch.templates import install
+
+    async def run() -> None:
+        client = async_es_client(settings.elasticsearch)
+        try:
+            await install(client, settings.routing, settings.hot)
+        finally:
+            await client.close()
+
+    asyncio.run(run())
 
 
 def rehydrate(settings: Settings, project: str, task_id: str, start: datetime, end: datetime,
               index: str | None = None, conf: ColdSinkSettings | None = None, es: Any | None = None,
               on_plan: Callable[[int], None] | None = None, on_progress: Callable[[int], None] | None = None,
               chunk_size: int = 1000) -> RehydrateReport:
-    """Index the task's cold events in [start, end] into ``index``; ``on_progress(n)`` after each object."""
+    """Index the task's cold events in [start, end] into the hot tier's daily indices (or ``index``);
+    ``on_progress(n)`` after each object. Raises NotFound when the task has no object in the range."""
     from elasticsearch import helpers
 
     if end < start:
         raise SluiceError(f"--to ({end.isoformat()}) is before --from ({start.isoformat()})")
     store = ObjectStore(settings.object_store, conf or ColdSinkSettings())
     bucket = bucket_for(settings, project)
-    report = RehydrateReport(index or default_index(settings, project), bucket)
+    report = RehydrateReport(bucket)
     try:
         objects, listed = find_objects(store, bucket, project, task_id, start, end)
     except Exception as exc:
         raise SluiceError(f"cannot list {bucket} at {settings.object_store.endpoint_url}: {exc}") from exc
     report.objects_listed = listed
     report.objects_skipped = listed - len(objects)
+    if not objects:
+        raise NotFound(f"no cold object of project {project}, task {task_id} holds events between "
+                       f"{start.isoformat()} and {end.isoformat()} (bucket {bucket}, {listed} object(s) under "
+                       f"{project}/{task_id}/ for those days); check the task id and the days")
     if on_plan is not None:
         on_plan(sum(o.count or 0 for o in objects))
     client = es or es_client(settings.elasticsearch)
+    if index is None:
+        install_templates(settings)
+    namer = IndexNamer.of(settings.routing, settings.hot)
     start_ms, end_ms = epoch_ms(start), epoch_ms(end)
     for obj in objects:
         body = store.get(obj.bucket, obj.key)
-        actions = [
-            {"_op_type": "index", "_index": report.index, "_id": event["event_id"], "_source": to_document(event)}
-            for event in read_events(obj.key, body)
-            if start_ms <= epoch_ms(event["timestamp"]) <= end_ms
-        ]
+        actions = [to_action(event, namer, index) for event in read_events(obj.key, body)
+                   if start_ms <= epoch_ms(event["timestamp"]) <= end_ms]
+        report.indices.update(a["_index"] for a in actions)
         ok, errors = helpers.bulk(client, actions, chunk_size=chunk_size, raise_on_error=False, max_retries=5)
         report.events_indexed += ok
         report.errors += [json.dumps(e, default=str)[:500] for e in (errors if isinstance(errors, list) else [])]
         report.objects_read += 1
         if on_progress is not None:
             on_progress(obj.count if obj.count is not None else len(actions))
-    if report.events_indexed:
-        client.indices.refresh(index=report.index)
+    if report.indices:
+        client.indices.refresh(index=",".join(sorted(report.indices)))
     if report.errors:
-        raise SluiceError(f"{len(report.errors)} event(s) could not be indexed into {report.index}; first: "
-                          f"{report.errors[0]}")
+        raise PartlyDone(f"{len(report.errors)} event(s) could not be indexed ({report.events_indexed} were); "
+                         f"first: {report.errors[0]}")
     return report

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streams.config import Settings
-from streams.sinks.base import Backoff, FlushResult, SinkRecord
+from streams.sinks.base import Backoff, FlushResult, SinkRecord, unreachable
 from streams.sinks.objectstore.build import BuiltObject, build_object, check_codec, invalid_events
 from streams.sinks.objectstore.partition import (
     GroupKey,
@@ -99,7 +99,7 @@ def record_time_ms(event: dict[str, Any]) -> int:
 
 
 class ColdSink:
-    name = "cold"
+    name = "the object store"
 
     def __init__(self, settings: Settings, conf: ColdSinkSettings | None = None, store: ObjectStore | None = None,
                  clock: Callable[[], float] = time.monotonic, backoff: Backoff | None = None,
@@ -125,6 +125,7 @@ class ColdSink:
         self._draining = False
         self.stats = {"objects": 0, "object_bytes": 0, "segments": 0, "cuts_recorded": 0, "upload_failures": 0,
                       "store_errors": 0}
+        self.store_problem: str | None = None  # why the last upload could not reach the store
 
     # -- Sink protocol ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -194,6 +195,7 @@ class ColdSink:
         if not result.acked and (self._draining or self._pressure()):
             await self._wait_for_uploads(now)  # else the runner's loop would spin on an unchanged state
             self._collect(result)
+        result.unreachable = self.store_problem
         return result
 
     async def close(self) -> None:
@@ -401,9 +403,12 @@ class ColdSink:
             if is_throttle(exc):
                 pending.throttled = True
                 self.put_control.on_throttled()
+            if unreachable(exc):
+                self.store_problem = f"{self.settings.object_store.endpoint_url}: {exc}"
             log.warning("cold: upload of %s [%d] from offset %d failed (attempt %d): %s", pending.segment.topic,
                         pending.segment.partition, pending.segment.first_offset, pending.attempts, exc)
             return False
+        self.store_problem = None
         return all(outcomes)
 
     async def _build_and_start(self, pending: PendingSegment, uploads: list[asyncio.Future[bool]]) -> None:
@@ -443,13 +448,16 @@ class ColdSink:
             return over
         self.put_control.consume(1, len(obj.body), now)
         put = asyncio.wrap_future(self._uploader().submit(self._put_object, bucket, obj))
-        return asyncio.ensure_future(self._stored(pending, obj, put))
+        return asyncio.ensure_future(self._stored(pending, bucket, obj, put))
 
-    async def _stored(self, pending: PendingSegment, obj: BuiltObject, put: asyncio.Future[float]) -> bool:
-        pending.latencies.append(await put)
+    async def _stored(self, pending: PendingSegment, bucket: str, obj: BuiltObject,
+                      put: asyncio.Future[float]) -> bool:
+        took = await put
+        pending.latencies.append(took)
         pending.done.add(obj.key)
         self.stats["objects"] += 1
         self.stats["object_bytes"] += len(obj.body)
+        log.debug("cold: stored s3://%s/%s (%d bytes) in %.3f s", bucket, obj.key, len(obj.body), took)
         return True
 
     def _put_object(self, bucket: str, obj: BuiltObject) -> float:

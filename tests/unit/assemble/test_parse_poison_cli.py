@@ -82,3 +82,18 @@ def test_an_unreadable_file_is_one_line_on_stderr_and_exit_1(tmp_path: Path) -> 
                          timeout=120, check=False)
     assert run.returncode == 1
     assert run.stderr.decode().startswith(f"sluice: cannot read {path}: Permission denied")
+
+
+def test_parse_files_with_the_workers_encoder_letters_what_would_not_encode(tmp_path: Path) -> None:
+    path = tmp_path / "x.log"
+    path.write_text(f"{GOOD[0]}\nPOISON that the encoder refuses\n{GOOD[1]}\n")
+
+    def encode(out: Output) -> bytes:
+        if "POISON" in (out.value.get("message") or ""):
+            raise ValueError("refused")
+        return encode_body(out)
+
+    outputs = list(parse_files([path], encode=encode, default_ts_ms=1_700_000_000_000))
+    assert [o.get("kind", "event") for o in outputs] == ["event", "dead_letter", "event"]
+    letter = outputs[1]
+    assert letter["headers"]["step"] == "encode" and letter["offset"] == 2 and f"{path}:2" in letter["error"]
