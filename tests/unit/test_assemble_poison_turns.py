@@ -150,3 +150,16 @@ def test_the_workers_letters_are_sealed_and_fit_the_message_limit() -> None:
     opened = open_original(letter, letter_seal(settings.dead_letters))
     assert garbage.startswith(opened) and len(opened) > 16 * 1024, "the head of the original, sealed"
     assert "ghp_AAAA" not in (letter["text"] or "") and "ghp_AAAA" not in letter["error"]
+
+
+def test_a_redriven_record_that_fails_again_carries_its_marks_into_the_written_letter() -> None:
+    broker = Broker()
+    stage = stage_against(broker)
+    garbage = b"\x00\x00\x00\x00\x07 still not a schema the registry has"
+    message = SimpleNamespace(topic="logs.raw", partition=0, offset=40, value=garbage, key=b"node-1",
+                              timestamp=1_700_000_000.0,
+                              headers=[("sluice-redriven-from", b"logs.dlq/0@7"), ("sluice-redrives", b"2")])
+    asyncio.run(stage.on_batch([SimpleNamespace(message=message)]))
+    (topic, _key, value), = broker.outputs
+    letter = read(topic, value)
+    assert letter["headers"]["sluice-redriven-from"] == "logs.dlq/0@7" and letter["headers"]["sluice-redrives"] == "2"
