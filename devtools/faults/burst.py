@@ -69,18 +69,18 @@ class BurstBuilder:
     """Serialises corpus files as the producer would and computes their expected output."""
 
     def __init__(self, settings: Settings, project: str, batch_lines: int = 20) -> None:
-        from confluent_kafka.schema_registry import SchemaRegistryClient
         from confluent_kafka.serialization import MessageField, SerializationContext
 
         from streams.assemble.outputs import registry_schema_lookup
         from streams.avro_io import avro_serializer
+        from streams.clients import registry_client
 
         self.settings = settings
         self.project = project
         self.batch_lines = batch_lines
         self._serialize = avro_serializer(settings, "raw_batch")
         self._ctx = SerializationContext(settings.topics.raw, MessageField.VALUE)
-        self._registry = SchemaRegistryClient({"url": settings.registry.url})
+        self._registry = registry_client(settings.registry)
         self._lookup = registry_schema_lookup(self._registry, logical_types=False)
 
     def _assembler(self) -> Any:

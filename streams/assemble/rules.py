@@ -1,112 +1,675 @@
-"""Multiline rules as data: how a block starts, what continues it, what ends it.
+"""Multiline rules as data: the grammar of each printer, as tables ``merger.py`` interprets.
 
-Everything here is a table of precompiled regexes; ``merger.py`` only interprets it.
-Patterns are matched against a line's *body*, i.e. after per-process prefixes such as
-``[rank3]:``, ``[default3]:``, ``(VllmWorkerProcess pid=123)`` or vLLM's
-``ERROR 09-05 17:22:27 file.py:63]`` have been stripped (they are kept in the message).
+A line is read in three layers, each a table of patterns (the merger tries, for a line, only the
+patterns that can start with its first character; see ``firstchar.py``):
 
-Modes (the state of an open block):
+1. **Stream prefixes** (``STREAM_PREFIXES``): what a relay or a launcher puts before every line of a
+   process's output (``[rank3]:``, ``(RayWorkerWrapper pid=1, ip=...)``, syslog's
+   ``Aug 20 05:33:17 host prog[42]:``, a collector's timestamp). Their stable part is the *key*:
+   lines of one key are merged together, interleaved keys apart. Volatile parts (times) are not.
+2. **Record heads** (``HEADS``): what a logging library puts before a record's message (Python
+   logging, glog, vLLM, Ray, log4j...). A line with a head is a record of its own unless the
+   grammar of the open block claims it. Heads marked ``repeats`` are written by formatters that
+   repeat the same head on every line of one record (vLLM's NewLineFormatter, torch._logging), so
+   an identical head continues the record; for those in ``EVERY_LINE`` a line without the head is
+   not part of the record.
+3. **Tokens** (``TOKENS``): the shape of the body left after prefix and head (``Traceback (most
+   recent call last):``, ``\\tat ...``, ``frame #3: ...``, ``goroutine 7 [running]:``). Tokens are
+   matched from the start of the body; leading blanks are part of some patterns because the
+   printers indent them (``  File "..."``) and because pasted logs are often shifted by a space.
 
-- ``plain``: a single line; continued only by explicit continuations (indented lines,
-  Java ``\\tat`` / ``Caused by:`` / ``... N more``, asyncio ``handle:``).
-- ``await``: a header whose message is empty (``[INFO] [fused_optimizer.py:362:_update_scale] ``,
-  ``WARNING:torch.distributed.run:``, ``Process VllmWorkerProcess:``); takes the next line whatever it is.
-- greedy modes (``python``, ``cpp``, ``panic``): every following line that does not look like the
-  start of a new record (``RECORD_START``) continues the block — this is what keeps exception
-  messages spanning several lines, hard-wrapped C++ frames and Rust panic notes together.
-  After blank lines only the mode's ``AFTER_BLANK`` patterns continue (chained tracebacks).
-- ``table``: a block opened by a rule line (``=====``, ``-----``, ``*****``) that ends at the next
-  bare rule line of the same character (torchrun ChildFailedError box, benchmark tables).
-- ``json``: a line ending with ``{`` / ``[`` until the brackets balance (DeepSpeed ``json = {``).
-- ``sanitizer``: compute-sanitizer reports, every line starting with ``=========``.
+Each multiline kind is a small state machine (``MODES``): for the current state and the line's token
+an action and the next state. Actions:
+
+- ``cont``: the line continues the block when it is not a record of its own (no new head, not one
+  of ``RECORDS``) -- the evidence used where a printer writes free text (exception messages);
+- ``cont!``: the grammar says the line belongs here whatever it looks like (frames, ``Caused by:``);
+- ``deeper``: continue when indented deeper than the block's first line;
+- ``announce``: continue when the block's first line announces what follows (level WARN and up,
+  ``Exception in ...``, a trailing ``:``, the same repeated head), else start a new block;
+- ``expect``: ``cont!`` when the block announces the line (as ``announce``), else ``tent``;
+- ``last``: append and close (the printer's known last line: ``Extension modules:``, a sanitizer's
+  ``SUMMARY:``, the closing rule of a box);
+- ``tent``: hold the line tentatively: a later ``cont!``/``last`` confirms it, anything else
+  releases it and it is read again on its own (a Java exception message before its ``at`` frames,
+  a warning's message before its source line, a framed table before its closing rule);
+- ``side``: a line from another writer inside a report with a known shape (kernel printk): emitted
+  alone, the block stays open;
+- ``end``: the line is not part of the block: the block closes and the line starts the next one.
+
+After held blank lines the ``after_blank`` table applies (chained tracebacks, thread dumps); a mode
+without one ends at a blank line. What continues after a blank line also continues without it:
+some agents (rsyslog's imfile, the OpenTelemetry Collector's filelog) send no record for an empty
+line, and the events must not depend on the agent. A token missing from a table takes the mode's ``any`` entry when
+it has one, else falls back to ``text``/``indent`` unless it starts blocks of its own (``STARTS``),
+in which case the block ends.
+
+The patterns use no look-around and no back-references, so that a native engine (Rust ``regex``)
+can read the same tables.
 """
 
 from __future__ import annotations
 
 import re
 
-# Per-process prefixes, stripped (repeatedly) to decide, kept in the message.
-PREFIX_RE = re.compile(
-    r"(?:"
-    r"(?P<rank>\[(?:rank|default)\d+\]:) ?"
-    r"|(?P<proc>\(\w+ pid=\d+(?:, ip=[\d.]+)?\)) ?"
-    r"|(?P<vlvl>INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d (?P<vloc>\[?[\w.]+:\d+\]\]?) ?"
-    r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - (?P<wlvl>[A-Z]+) - (?P<wname>\w+): "
-    r"(?=(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)[ :])"
-    r")"
+# -- 1. stream prefixes ----------------------------------------------------------------------------
+# (name, pattern, key, gate): key "all" (the prefix is the key), "none" (volatile: times), or "k" (the
+# named subgroup ``k_<name>`` is the key); gate: a literal the line must contain for the pattern to be
+# tried (a cheap test before a pattern that could start with any word). "splice" prefixes (a line
+# left unfinished by another writer) are dropped only when a prefixed or headed line follows them
+# (``SPLICE_NEXT``).
+# Prefixes in ``RELAY_RECORDS`` are written by relays that make every line a record of its own
+# (syslog, the kernel's printk): only a printer's grammar joins such lines, never indentation.
+STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
+    # torchrun/accelerate with --tee or local_ranks_filter prefix every line: "[rank3]:", "[default3]:"
+    ("rank", r"\[(?:rank|default)\d+\]: ?", "all", None),
+    # Ray's log monitor prefixes each worker line "(Name pid=N, ip=A)"; vLLM V1 "(VllmWorker rank=1 pid=N)"
+    ("ray", r"\((?:[\w.-]+ )?(?:(?:pid|rank|ip|node_id|actor_id)=[\w.:-]+,? ?)+\) ?", "all", None),
+    ("raylet", r"\((?:raylet|gcs_server)(?:, ip=[\d.]+)?\) ?", "all", None),
+    # Slurm srun --label: the task id before every line ("0: ", "12: ")
+    ("srun", r"\d{1,5}: ", "all", None),
+    # OpenMPI mpirun --tag-output: "[1,0]<stdout>:"
+    ("mpi", r"\[\d+,\d+\]<(?:stdout|stderr)>: ?", "all", None),
+    # docker compose: "web-1  | ", "elasticsearch_1  | ", "elk_elasticsearch | " (names hold '_' or '-')
+    ("compose", r"(?P<k_compose>[\w.]*[_-][\w.-]*) +\| ", "k", " | "),
+    # kubectl logs --prefix: "[pod/name/container] "
+    ("kubectl", r"\[pod/[\w.-]+/[\w.-]+\] ", "all", None),
+    # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps)
+    ("rfc3339", r"\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]? ", "none", None),
+    # the kernel's printk time (dmesg, serial consoles)
+    ("dmesg", r"\[ *\d+\.\d{6}\] ", "none", None),
+    # syslog RFC 3164 / journalctl short: the time is volatile, "host prog[pid]" is the writer
+    ("syslog", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d "
+               r"(?P<k_syslog>\S+ [^\s:\[]+(?:\[\d+\])?): ", "k", None),
+    # wandb's terminal log prefixes every line of its messages with "wandb: "
+    ("wandb", r"wandb: ", "all", None),
+    # a box-drawing gutter some build tools draw, indented, before every line of a child's output
+    # (a box's own "│" lines start at column 0: Rich's traceback box)
+    ("gutter", r" +\u2502 ", "all", None),
+    # a tqdm bar written without a newline, spliced before the next writer's line
+    ("tqdm", r" *\d{1,3}%\|[^|]*\| *\d+/\d+ \[[^\]]*\]", "splice", None),
 )
-# First characters a prefix can start with: a cheap gate before running PREFIX_RE.
-PREFIX_FIRST = frozenset("[(IWEDC0123456789")
 
-# Lines that begin a new record: they stop greedy modes.
-RECORD_START_RE = re.compile(
-    r"""(?x)
-    \[?\d{4}-\d\d-\d\d[ T]\d
-    | \d\d/\d\d/\d\d | \d{6}\ \d{6} | \d\d-\d\d\ \d\d:\d\d
-    | \[?[IWEF]\d{3,4}\ \d\d:
-    | (?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE|NOTICE)\b
-    | \[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\]
-    | Traceback\ \( | terminate\ called
-    | \[(?:rank|default)\d+\]: | \(\w+\ pid=\d+
-    | [\w.-]+:\d+:\d+\ \[\d+\]\ NCCL
-    | (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\ [\ \d]\d\ \d
-    | thread\ '.*'\ panicked | panic:\ | goroutine\ \d+\ \[ | fatal\ error:
-    | [\w.-]+@[\w.-]+:\S*[$\#] | \(lldb\) | Process\ [\w-]+:\s*$ | Process\ \d+\ stopped
-    | Fatal\ Python\ error | >(?:\ |$) | \{['"] | \[\d\d:\d\d
-    | \[[^\]]{1,40}\]\ \d{4}-\d\d-\d\d | ts=\d{4}- | time="?\d{4}- | level=\w
-    | \d{1,3}%\|                         # a tqdm bar ("  0%|", " 10%|") is indented but never a continuation
-    """
+# -- 2. record heads -------------------------------------------------------------------------------
+# (name, pattern, repeats). Each names the formatter that writes it. ``EVERY_LINE`` heads are written
+# on every line of a record (a line without one is not part of it, unless the grammar says so).
+_LVL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL)"
+HEADS: tuple[tuple[str, str, bool], ...] = (
+    # vLLM's NewLineFormatter writes "LEVEL MM-DD hh:mm:ss [file.py:N] " on every line of a record
+    ("vllm", rf"{_LVL} \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[\w.-]+:\d+\]|[\w.-]+:\d+\]) ?", True),
+    # torch._logging repeats "[ts] logger: [LEVEL] " on every line of a multi-line message
+    ("torch_logging", rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}}\] [\w.]+: \[{_LVL}\] ?", True),
+    # glog / absl / klog: "Lmmdd hh:mm:ss.uuuuuu threadid file:line] ". torch._logging writes the same
+    # shape and repeats it on every line of a multi-line record; with microseconds in it, two records
+    # of one thread almost never share it, so an identical head is read as the same record
+    ("glog", r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
+    # c10 logging without glog (torch): "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] " (ns)
+    ("c10", r"\[[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", True),
+    ("c10_short", r"\[[IWEF] [^\s\]:]+:\d+\] ?", False),
+    # Ray's C++ RAY_LOG: "[ts L pid tid] file.cc:N: "
+    ("ray_cpp", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [DIWEF] \d+ \d+\] [^\s:]+:\d+: ?", False),
+    # DeepSpeed's logger: "[ts] [LEVEL] [file.py:N:func] "
+    ("deepspeed", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[[A-Z]+\] \[[^\]]+\] ?", False),
+    # transformers: "[LEVEL|file.py:N] ts >> "
+    ("hf", rf"\[{_LVL}\|[\w.-]+:\d+\] \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}} >> ?", False),
+    # NeMo's logger: "[NeMo W 2023-01-18 07:39:29 file:27] "
+    ("nemo", r"\[NeMo [DIWEC] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [\w.-]+:\d+\] ?", False),
+    # ms-swift: "[INFO:swift] "
+    ("swift", rf"\[{_LVL}:[\w.-]+\] ?", False),
+    # Elasticsearch's log4j pattern "[%d][%-5p][%-25c] "
+    ("es", r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d,\d{3}\]\[[A-Z ]+\]\[[^\]]+\] ?", False),
+    # Ray's Python logger: "ts\tLEVEL file.py:N -- "
+    ("ray_py", rf"\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}}\t{_LVL} [\w.-]+:\d+ -- ?", False),
+    # Python logging "%(asctime)s - %(name)s - %(levelname)s - " (and relays that add "name: ")
+    ("asctime_dash", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3}(?: - \S+){1,3} - (?:[\w.-]+: )?", False),
+    # loguru: "ts | LEVEL | module:func:N - "
+    ("loguru", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \| *[A-Z]+ *\| \S+ - ?", False),
+    # rich.logging.RichHandler: "[MM/DD/YY HH:MM:SS] LEVEL    "; a record in the same second as the one
+    # before blanks the time column; a long message wraps onto lines indented to the message column
+    ("rich", rf"\[\d\d/\d\d/\d\d \d\d:\d\d:\d\d\] {_LVL} +", False),
+    ("rich_same_time", rf" {{20}}{_LVL} +", False),
+    # SLF4J SimpleLogger and log4j "[%thread] %level %logger - " ("[main] INFO org.x.Y - ")
+    ("thread_level", r"\[[^\]]{1,80}\] (?:TRACE|DEBUG|INFO|WARN|ERROR) ", False),
+    # a bracketed tag then a time ("[Router (Rust)] 2025-05-21 03:52:00 - DEBUG - ")
+    ("tag_ts", r"\[[^\]]{1,40}\] \d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: - [A-Z]+ - | )", False),
+    # a bracketed time, optionally with process tags (sglang "[ts TP0] ", many others "[ts] ")
+    ("bracket_ts", r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?: [A-Z]{2,4}\d+)*\] ?",
+     False),
+    # any ISO date(-time) head with an optional level or bracketed fields (log4j, logback, Go, ...)
+    ("iso", rf"\d{{4}}-\d\d-\d\d(?:[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)?"
+            rf"(?: (?:\[?{_LVL}\]?|\[[^\]]{{1,40}}\]))* ", False),
+    # Spark/log4j "yy/MM/dd HH:mm:ss LEVEL "
+    ("slash_date", rf"\d\d/\d\d/\d\d \d\d:\d\d:\d\d(?: {_LVL})? ", False),
+    # log4j "%d{HH:mm:ss} %-5p "
+    ("time_level", rf"\d\d:\d\d:\d\d(?:[,.]\d{{3}})? {_LVL} +", False),
+    # HDFS "yyMMdd HHmmss pid LEVEL "
+    ("hdfs", r"\d{6} \d{6} \d+ [A-Z]+ ", False),
+    # Android logcat threadtime
+    ("logcat", r"\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} +\d+ +\d+ [VDIWEF] ", False),
+    # Apache httpd error log
+    ("apache", r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] ", False),
+    # Python logging.BASIC_FORMAT "LEVEL:name:" ("WARNING:torch.distributed.run:")
+    ("py_basic", rf"{_LVL}:[\w.<>-]+:", False),
+    # uvicorn's "%(levelprefix)s " (the level and ':' padded to 9 columns, then a space)
+    ("uvicorn", r"(?:TRACE:    |DEBUG:    |INFO:     |WARNING:  |ERROR:    |CRITICAL: )", False),
+    # logrus text "INFO[0000] ", maven "[INFO] ", and a bare level word
+    ("logrus", r"(?:TRAC|DEBU|INFO|WARN|ERRO|FATA|PANI)\[\d+\] ", False),
+    # a level right-aligned or padded after a time the line's relay took (Rust tracing's " INFO",
+    # Rich's console without its time column " WARNING  ")
+    ("padded_level", rf" {_LVL} +", False),
+    ("level_bracket", rf"\[{_LVL}\] ", False),
+    ("level_word", rf"{_LVL} +", False),
+)
+SPLICE_NEXT = frozenset("[(")
+RELAY_RECORDS = frozenset(("p_syslog", "p_dmesg"))
+EVERY_LINE = frozenset(("h_vllm", "h_torch_logging"))
+# Levels that announce an exception after the record (logger.exception, log4j's %throwable, glog E/F).
+ANNOUNCE_HEAD_RE = re.compile(r"WARN|ERRO|SEVERE|FATA|CRITICAL|EXCEPTION|\[[EWF]\d|^[EWF]\d| [EF] \d")
+# Records known never to carry the traceback that follows them: torch elastic's api.py logs a
+# worker's death with logger.error (no exc_info); the launcher's own uncaught traceback comes next.
+NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: ")
+# Message text that announces a traceback or a stack (the record's last line).
+ANNOUNCE_BODY_RE = re.compile(
+    r"(?:[Ee]xception in |Exception ignored in|Error in |task failed|Logging error|handle: <|:\s*$"
+    r"|[Bb]acktrace|[Ss]tack trace|Obtained \d+ stack frames|<<< (?:FAILURE|ERROR)!\s*$)")
+
+# -- 3. tokens -------------------------------------------------------------------------------------
+# (name, pattern[, gate]), first match wins. The comment names the printer. A gate is a literal the
+# line must contain for the pattern to be tried (a cheap test before a pattern that could start with
+# any word).
+TOKENS: tuple[tuple[str, ...], ...] = (
+    # CPython Lib/traceback.py (TracebackException.format)
+    ("py_tb", r"[ \t]*Traceback \(most recent call last\):"),
+    ("py_eg", r"[ \t]*\+ Exception Group Traceback \(most recent call last\):"),
+    ("fh_file", r"[ \t]+File \"[^\"]*\", line \d+ in "),  # faulthandler's frame: no comma before "in"
+    ("py_file", r"[ \t]+File \"[^\"]*\", line \d+"),
+    ("py_chain", r"[ \t]*(?:During handling of the above exception, another exception occurred:"
+                 r"|The above exception was the direct cause of the following exception:)"),
+    ("eg_line", r"[ \t]+(?:\| |\|$|\+-|\+\+)"),
+    # Rich's traceback handler (rich.traceback): a box "╭─ Traceback (most recent call last) ─╮", "│" lines,
+    # "╰─╯", then the exception line
+    ("rich_tb", r"\u256d\u2500+ Traceback \(most recent call last\) \u2500+\u256e"),
+    ("rich_box_end", r"\u2570\u2500+\u256f"),
+    ("rich_box", r"\u2502"),
+    # IPython's ultratb: a '-' rule, "ExcType   Traceback (most recent call last)", frames
+    # ("Cell In[N], line L" / "File path:L, in f(...)" + numbered source with "---->" markers)
+    ("ipy_tb", r"\S+ {2,}Traceback \(most recent call last\)\s*$", "Traceback"),
+    # (older IPython: "<ipython-input-N-..> in <module>()" / "/path/x.py in f(...)"; Colab folds "16 frames")
+    ("ipy_frame", r"(?:Cell In\[\d+\], line \d+|File \S.*:\d+, in |Input In \[\d+\], in |<ipython-input-[\w-]+> in "
+                  r"|[^\s:]+\.pyx? in \S|\d+ frames$)"),
+    ("ipy_src", r"[ \t]*-*> \d+ |[ \t]+\d+ |[ \t]+\(\.\.\.\)"),
+    # CPython Python/pylifecycle.c fatal_error() and Modules/faulthandler.c
+    ("py_fatal", r"(?:\S+ )?Fatal Python error: ", "Fatal Python error: "),
+    ("py_thread", r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):"
+                  r"|Stack \(most recent call first\):|Current thread's C stack trace"),
+    ("py_ext", r"Extension modules: "),
+    ("py_state", r"Python runtime state: "),
+    # warnings.formatwarning: "file:line: Category: message" then "  source line"
+    ("py_warning", r"(?:[A-Za-z]:)?(?:[^:\s]+\.pyx?|<[^>]+>):\d+: [A-Z]\w*Warning: ", "Warning: "),
+    # multiprocessing.BaseProcess._bootstrap prints "Process Name:" then the traceback
+    ("py_process", r"Process [\w-]+:\s*$"),
+    # asyncio's default exception handler: "Exception in callback ..." then "handle: <Handle ...>"
+    ("asyncio_handle", r"handle: <"),
+    # Java Throwable.printStackTrace (and logback/log4j %throwable, V8 Error.stack "    at ...")
+    ("j_uncaught", r"Exception in thread \"[^\"]*\" "),
+    ("j_at", r"[ \t]+at (?:async )?[^\s(]+(?: \(|\()"),
+    # a frame's location on its own line: Rust's "      at src/main.rs:3:5", V8's "    at node:internal/x:23:47"
+    ("at_path", r"[ \t]+at [^\s(]+:\d+(?::\d+)?$"),
+    ("j_more", r"[ \t]+\.\.\. \d+ (?:more|common frames omitted)"),
+    ("j_caused", r"[ \t]*Caused by: "),
+    ("j_suppressed", r"[ \t]+Suppressed: "),
+    ("j_circular", r"[ \t]*\[CIRCULAR REFERENCE: "),
+    ("j_exc", r"(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?::|$)"),
+    # libstdc++ __gnu_cxx::__verbose_terminate_handler
+    ("terminate", r"[ \t]*terminate called (?:after throwing|without an active|recursively)"),
+    ("what", r"[ \t]+what\(\):  "),
+    # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message
+    ("cuda_hint", r"(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing "
+                  r"CUDA_LAUNCH_BLOCKING=1|Compile with `TORCH_USE_CUDA_DSA` to enable"
+                  r"|Device-side assertion tracking)"),
+    # c10::Error (c10/util/Exception.cpp): "Exception raised from f at file:N (most recent call first):"
+    ("c10_raised", r"[ \t]*Exception raised from \S+ at "),
+    # c10::get_backtrace "frame #N: sym + 0x.. (0x.. in lib)"; lldb bt "  * frame #N: 0x..."
+    ("frame", r"[ \t]*(?:\* )?frame #\d+: "),
+    # sanitizer_common symbolizer (ASan/TSan/UBSan/MSan/LSan): "    #N 0xADDR in func file:line"
+    ("san_frame", r"[ \t]+#\d+ 0x[0-9a-fA-F]+ (?:in |\()"),
+    ("san_head", r"==\d+==ERROR: \w+Sanitizer|WARNING: ThreadSanitizer|[A-Z]\w*Sanitizer:DEADLYSIGNAL", "Sanitizer"),
+    ("go_race", r"WARNING: DATA RACE"),  # Go's race detector (the same runtime as TSan)
+    ("san_runtime", r"[^\s:]+:\d+:\d+: runtime error: ", "runtime error: "),  # UBSan
+    ("san_summary", r"SUMMARY: \w+Sanitizer: "),
+    # PaddlePaddle's error string (platform/enforce.h, init.cc SignalHandle): dashed section heads
+    # "C++ Traceback (most recent call last):" with "N   frame" lines, then "Error Message Summary:"
+    ("paddle_head", r"(?:C\+\+ Traceback \(most recent call last\)|Error Message Summary):"),
+    ("num_frame", r"[ \t]*\d+ {2,}\S"),
+    # UCX's signal handler (ucs/debug/debug.c): "Caught signal 11 (...)", "==== backtrace (tid: N) ====",
+    # numbered frames, a closing rule of '='
+    ("ucx_sig", r"Caught signal \d+ \("),
+    ("ucx_bt", r"==== backtrace \(tid: *\d+\) ===="),
+    # gdb backtrace (stack.c print_frame): "#N  0xADDR in func (args) at file:line" / "#N  func (args) ..."
+    ("gdb_frame", r"#\d+ +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
+    ("gdb_src", r"(?:warning: )?\d+(?:\t| {2,}\S)"),
+    # absl failure_signal_handler ("*** SIGSEGV received at time=..."), glog's failure handler
+    # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK
+    ("absl_sig", r"[ \t]*\*\*\* (?:SIG[A-Z]+ received|Aborted at \d+|Check failure stack trace: \*\*\*)"),
+    ("glog_sig", r"[ \t]*\*\*\* SIG[A-Z]+ \(@"),
+    ("absl_frame", r"[ \t]*(?:PC: )?@ +0x[0-9a-fA-F]+"),
+    # glibc debug/backtracesyms.c "%s(%s%c%#tx) [%p]" and malloc's "*** Error in" report
+    # (and "%s[%p]" / "[%p]" when dladdr finds no symbol)
+    ("glibc_frame", r"[ \t]*[^\s()\[\]]*(?:\([^()\s]*[+-]0x[0-9a-fA-F]+\) ?)?\[0x[0-9a-fA-F]+\]$", "[0x"),
+    ("glibc_err", r"\*\*\* (?:Error in [`'][^']*'|stack smashing detected|buffer overflow detected)"),
+    ("glibc_section", r"======= (?:Backtrace|Memory map): ="),
+    ("maps_line", r"[0-9a-f]{8,16}-[0-9a-f]{8,16} [r-][w-][x-][ps-] "),
+    # macOS backtrace_symbols: "N  image  0xADDR symbol + offset"
+    ("mac_frame", r"\d+ +\S+ +0x[0-9a-fA-F]+ \S.* \+ \d+"),
+    # lldb process stop report and thread backtrace
+    ("lldb_stop", r"Process \d+ stopped"),
+    ("lldb_thread", r"[ \t]*\* thread #\d+"),
+    ("lldb_target", r"Target \d+: \(.*\) stopped\."),
+    # Go runtime (runtime/panic.go printpanics, runtime/traceback.go)
+    ("go_panic", r"panic: |fatal error: "),
+    ("go_nested", r"[ \t]+panic: "),
+    ("go_sig", r"SIG[A-Z]+: [a-z][\w ]*$"),
+    ("go_signal", r"\[signal [A-Z]+"),
+    ("go_goroutine", r"goroutine \d+ (?:gp=\S+ m=\S+ (?:mp=\S+ )?)?\["),
+    ("go_runtime_stack", r"runtime stack:"),
+    ("go_created", r"created by "),
+    ("go_file", r"(?:[ \t]+|/)(?:[^\s:]*\.(?:go|s)|<autogenerated>|\?):\d+(?: |$)"),
+    ("go_file_bare", r"[^\s:]+\.(?:go|s):\d+(?: |$)"),  # a file line whose tab a relay dropped
+    ("go_elided", r"[ \t]*\.\.\.additional frames elided\.\.\."),
+    ("go_func", r"(?:[\w.%~\u00b7-]+/)*[\w.%~\u00b7-]+(?:\[[^\]]*\])?(?:\.\(\*?[\w.]+(?:\[[^\]]*\])?\)[\w.\u00b7]*)?"
+                r"\([^()]*\)$"),
+    # Rust std panicking.rs default_hook and the backtrace printer
+    ("rust_panic", r"thread '[^']*' panicked at "),
+    ("rust_note", r"note: (?:run with `RUST_BACKTRACE=|Some details are omitted)"),
+    ("rust_bt_head", r"stack backtrace:"),
+    ("rust_frame", r"[ \t]+\d+:\s+(?:0x[0-9a-fA-F]+ - |\S*::)"),
+    # pip closes a failed build's subprocess output box (indented like the traceback inside it)
+    ("pip_box_end", r"[ \t]*\[end of output\]"),
+    # NVIDIA compute-sanitizer: every line starts with "========= "
+    ("cs_end", r"=========\s*$"),
+    ("cs_cont", r"=========\s{2,}\S"),
+    ("cs_open", r"========= \S"),
+    # Linux printk reports (lib/dump_stack.c, kernel/panic.c __warn, kernel/hung_task.c, mm/kasan)
+    ("kern_start", r"INFO: task \S+ blocked for more than|BUG: |WARNING: CPU: \d+ PID: \d+|Kernel panic - not syncing"
+                   r"|general protection fault|Oops: |------------\[ cut here \]------------|Unable to handle kernel"
+                   r"|watchdog: BUG: soft lockup|(?:rcu: )?INFO: rcu_(?:sched|preempt) detected stalls"),
+    ("kern_end", r"---\[ end "),
+    ("kern_line", r"(?:CPU: \d+ |Hardware name: |Call Trace:|Call trace:|RIP: |RSP: |R[A-Z0-9]{2}: |Code: "
+                  r"|Modules linked in:"
+                  r"|Kernel Offset:|Rebooting in|Allocated by task|Freed by task|The buggy address|Memory state around"
+                  r"|Dumping ftrace|Not tainted|Tainted:|task:\S+ +state:|>?[0-9a-f]{16}: |\"echo 0 > /proc|Workqueue: "
+                  r"|irq event stamp:|hardirqs |softirqs |Showing all locks|\d+ locks? held by|#\d+: |pc : |lr : |sp : "
+                  r"|x\d+: |Read of size|Write of size|page:|flags: |raw: |page dumped because)"),
+    ("kern_task", r"\S+ +[RSDTtZXIK]\s*\d+ +\d+ +\d+ 0x"),  # sched_show_task: "comm  D21856  8442  4763 0x..."
+    # framed tables and boxes: a rule of 10+ '=', '-' or '*' (bare, or with a title)
+    ("rule_eq", r"={10,}\s*$"),
+    ("rule_dash", r"-{10,}\s*$"),
+    ("rule_star", r"\*{10,}\s*$"),
+    ("rule_eq_t", r"={10,}"),
+    ("rule_dash_t", r"-{10,}"),
+    ("rule_star_t", r"\*{10,}"),
+    # warnings.formatwarning's source line: exactly two spaces, then the stripped source
+    ("warn_src", r"  \S"),
+    # a Python exception line: "Name: message" or a bare name (the line after a traceback's frames)
+    ("exc_line", r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:\([\w.]*\))?(?::(?: |$)|$)"),
 )
 
-# Start rules, tried in order on the first line of a block: (regex, mode, multiline_kind).
-START_RULES: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (re.compile(r"Traceback \(most recent call last\)"), "python", "python_traceback"),
-    (re.compile(r'  File "'), "python", "python_traceback"),  # a traceback whose head was cut
-    (re.compile(r"Fatal Python error: "), "python", "python_traceback"),
-    (re.compile(r"terminate called after throwing"), "cpp", "cpp_frames"),
-    (re.compile(r"Exception raised from "), "cpp", "cpp_frames"),
-    (re.compile(r"frame #\d+: "), "cpp", "cpp_frames"),
-    (re.compile(r"#\d+\s+0x[0-9a-fA-F]+ in "), "cpp", "cpp_frames"),  # gdb bt
-    (re.compile(r"\[[EF]\d{3,4} \d\d:\d\d:\d\d"), "cpp", "cpp_frames"),  # c10 [E129 ...] error + hard wraps
-    (re.compile(r"\*\*\* SIG[A-Z]+ received"), "cpp", "cpp_frames"),
-    (re.compile(r"Process \d+ stopped"), "cpp", "lldb_stop"),
-    (re.compile(r"\(lldb\) bt"), "cpp", "cpp_frames"),
-    (re.compile(r"thread '.*' panicked at"), "panic", "rust_panic"),
-    (re.compile(r"(?:panic: |fatal error: |goroutine \d+ \[)"), "panic", "go_panic"),
-    (re.compile(r"========= "), "sanitizer", "sanitizer_report"),
-    (re.compile(r"Process [\w-]+:\s*$"), "await", "python_traceback"),
+# Lines that are records of their own (ending a free-text part of a block) without a head:
+# (name, pattern, literal the line must contain for the pattern to be tried, or None).
+RECORDS: tuple[tuple[str, str, str | None], ...] = (
+    # tqdm bars (with sglang's bar_format, and the text-only form notebooks show: " 17% 1/6 [01:01<05:09]")
+    ("tqdm", r"[^|]{0,80}?\d%(?:\||\s+Completed \|| \d+/\d+ \[)", "%"),
+    # NCCL src/debug.cc: "host:pid:tid [dev] NCCL INFO ..." (newer: "... [dev] file.cc:N NCCL WARN ...")
+    ("nccl", r"[\w.-]+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)", None),
+    ("megatron_iteration", r"iteration\s+\d+/\s*\d+ \|", None),  # Megatron training_log
+    ("ds_chat_step", r"epoch: \d+\|step: \d+\|", None),  # DeepSpeed-Chat's step print
+    ("prompt", r"[\w.-]+@[\w.-]+:\S*[$#] |\((?:gdb|lldb|Pdb)\) |>>> ", None),  # shells and debuggers
+    ("shell_status", r"(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$",
+     None),
+    ("slurm", r"(?:srun|slurmstepd|sbatch|salloc): ", None),
+    # bash's job status after a child dies: "./run.sh: line 8: 30182 Aborted (core dumped) cmd"
+    ("bash_status", r"\S+: line \d+: +\d+ (?:Aborted|Killed|Segmentation fault|Bus error|Illegal instruction"
+                    r"|Floating point exception)", None),
+    ("json", r"\{\s*\"", None),
+    # HF Trainer's metrics, a dict printed whole by its progress callback
+    ("hf_metrics", r"\{'(?:loss|eval_\w+|train_\w+|epoch|learning_rate|grad_norm)'", None),
+    ("logfmt", r"(?:time|ts|level)=", None),
+    ("mlir", r"loc\(\"[^\"]*\":\d+:\d+\): (?:error|warning|note|remark): ", None),  # MLIR diagnostics
+    ("level_bracket", r"\[(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR)\b", None),  # bracketed levels not in HEADS
+    ("megatron_msg", r">(?: |$)", None),  # Megatron's print_rank_0 messages (" > building ...")
+    # gdb's own event lines ("[New Thread 0x.. (LWP N)]", "[Inferior 1 (process N) exited ...]")
+    ("gdb_event", r"\[(?:New (?:Thread|LWP)|Thread 0x[0-9a-fA-F]+ \(LWP \d+\) exited|Inferior \d+ |Switching to "
+                  r"|Current thread is )", None),
 )
-# First characters of START_RULES patterns: lines starting otherwise skip the loop.
-START_FIRST = frozenset('T FtEf#[*P(gp=')
+# A held prefix-only line goes with the next line, not the previous block, when that line is an
+# NCCL WARN: NCCL writes each WARN as "\n<header> NCCL WARN ..." (src/debug.cc).
+LEADING_BLANK_RE = re.compile(r".*NCCL WARN")
 
-# Rule lines that open a table: "=====", "----- title -----", "*****".
-TABLE_OPEN_RE = re.compile(r"([=*-])\1{9,}")
-TABLE_FIRST = frozenset("=-*")
-
-# Header lines whose message is empty: the next line is the message.
-EMPTY_HEADER_RE = re.compile(r"(?:\[[\d\- :,.]+\] \[[A-Z]+\] \[[^\]]+\]\s*$|[A-Z]+:[\w.]+:\s*$)")
-
-# Explicit continuations of a plain line (besides indentation).
-PLAIN_CONT_RE = re.compile(r"(?:\tat |Caused by: |\.\.\. \d+ (?:more|common frames omitted)|handle: <)")
-PLAIN_CONT_FIRST = frozenset("\tC.h")
-# A Java exception head continues a WARN/ERROR header (logger.error(msg, exc)).
-JAVA_HEAD_RE = re.compile(r"(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b")
-LEVEL_WARN_ERROR_RE = re.compile(r"\b(?:WARN|WARNING|ERROR|SEVERE|FATAL|CRITICAL)\b")
-# A traceback joins the single line before it when that line announces it.
-PREAMBLE_RE = re.compile(r"(?:Exception in |^Process [\w-]+:\s*$|^handle: <|task failed\s*$|exception:\s*$)")
-TRACEBACK_RE = re.compile(r"Traceback \(most recent call last\)")
-
-CHAIN_RE = re.compile(
-    r"(?:During handling of the above exception, another exception occurred:"
-    r"|The above exception was the direct cause of the following exception:)"
-)
-# After blank lines, greedy modes continue only on these.
-AFTER_BLANK: dict[str, re.Pattern[str]] = {
-    "python": re.compile(
-        r"(?:During handling of the above|The above exception was the direct cause|File \S.*:\d+, in "
-        r"|-+> |Stack \(most recent call first\)|Current thread 0x|Thread 0x)"
-    ),
-    "cpp": re.compile(r"(?:Exception raised from |frame #\d+|#\d+\s+0x|\s+frame #)"),
-    "panic": re.compile(r"(?:goroutine \d+ \[|\s)"),
+# -- 4. what a token starts: (mode, multiline kind) ------------------------------------------------
+STARTS: dict[str, tuple[str, str | None]] = {
+    "pip_box_end": ("plain", None),  # a line of its own whatever it follows
+    "empty_head": ("await", None),  # a record head with nothing after it: the message is on the next line
+    "empty_prefix": ("lead", None),  # a writer's prefix with nothing after it (see LEADING_BLANK_RE)
+    "py_tb": ("py_head", "python_traceback"),
+    "py_eg": ("py_eg", "python_traceback"),
+    "eg_line": ("py_eg", "python_traceback"),  # an exception group whose head was cut
+    "py_file": ("py_frames", "python_traceback"),  # a traceback whose head was cut
+    "fh_file": ("fatal_frames", "python_fatal"),  # a thread dump whose head was cut
+    "py_fatal": ("py_fatal", "python_fatal"),
+    "py_thread": ("fatal_frames", "python_fatal"),  # faulthandler.dump_traceback without a fatal error
+    "py_warning": ("py_warn", "python_warning"),
+    "ipy_tb": ("ipy", "python_traceback"),
+    "rich_tb": ("rich_tb", "python_traceback"),
+    "py_process": ("await", None),
+    "j_uncaught": ("java_head", "java_stack"),
+    "j_exc": ("java_head", "java_stack"),
+    "j_caused": ("java_head", "java_stack"),
+    "j_at": ("java_frames", "java_stack"),  # a stack whose exception line was cut
+    "terminate": ("terminate", "cpp_frames"),
+    "cuda_hint": ("c10_msg", "cpp_frames"),  # a c10 CUDA message whose first line was cut
+    "c10_raised": ("c10_frames", "cpp_frames"),
+    "frame": ("c10_frames", "cpp_frames"),
+    "san_frame": ("san_report", "llvm_sanitizer"),
+    "san_head": ("san_report", "llvm_sanitizer"),
+    "san_runtime": ("san_report", "llvm_sanitizer"),
+    "go_race": ("san_report", "go_race"),
+    "gdb_frame": ("gdb", "gdb_bt"),
+    "absl_sig": ("sigdump", "cpp_frames"),
+    "absl_frame": ("sigdump", "cpp_frames"),
+    "glibc_frame": ("glibc", "glibc_backtrace"),
+    "glibc_err": ("glibc_report", "glibc_backtrace"),
+    "mac_frame": ("mac_bt", "macos_backtrace"),
+    "lldb_stop": ("lldb_stop", "lldb_stop"),
+    "lldb_thread": ("lldb_bt", "lldb_bt"),
+    "go_panic": ("go_head", "go_panic"),
+    "go_sig": ("go_head", "go_panic"),
+    "go_goroutine": ("go_stack", "go_panic"),
+    "go_file": ("go_stack", "go_panic"),  # a dump whose head was cut
+    "rust_panic": ("rust_panic", "rust_panic"),
+    "ucx_sig": ("ucx", "cpp_frames"),
+    "ucx_bt": ("ucx", "cpp_frames"),
+    "rust_bt_head": ("rust_bt", "rust_panic"),
+    "rust_frame": ("rust_bt", "rust_panic"),
+    "at_path": ("rust_bt", "rust_panic"),
+    "cs_open": ("cs_report", "sanitizer_report"),
+    "kern_start": ("kernel", "kernel_report"),
+    "rule_eq": ("table_eq", "table"), "rule_eq_t": ("table_eq", "table"),
+    "rule_dash": ("table_dash", "table"), "rule_dash_t": ("table_dash", "table"),
+    "rule_star": ("table_star", "table"), "rule_star_t": ("table_star", "table"),
 }
-SANITIZER_CONT = "========="
+# Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
+# CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
+# record is a table, nvidia-smi's, unless an exception group opened the block).
+SOFT_STARTS = frozenset(("cuda_hint", "eg_line"))
+# Heads whose record opens a mode of its own: torch's c10 ERROR and FATAL records ("[E207 ...]")
+# carry an exception's what() (free text, then "Exception raised from ..." and frames). glog/klog
+# records without brackets are single lines unless a stack follows (handled as any record).
+HEAD_STARTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(r"\[[EF]\d{3,4} \d\d:\d\d:\d\d\.\d+ [^\]]*\] ?$"), "c10_msg", "cpp_frames"),
+    (re.compile(r"\[[EF] [^\s\]:]+:\d+\] ?$"), "c10_msg", "cpp_frames"),  # older torch: "[E file.cpp:916] "
+)
+# A record whose message ends like this starts the mode (logger.exception's "...: Traceback ...").
+BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
+    ("Traceback (most recent call last):", "py_head", "python_traceback"),
+)
+JSON_OPEN = "{["  # a line ending with one of these opens a JSON dump until the brackets balance
+
+# -- 5. modes --------------------------------------------------------------------------------------
+_C, _S, _E, _L, _T = "cont", "cont!", "end", "last", "tent"
+
+# What a single line takes: the stacks and frames that always belong to the line before them, the
+# tracebacks it may announce. Shared by the plain modes.
+_ATTACH = {
+    "indent": ("deeper", None),
+    "j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head"),
+    "j_suppressed": (_S, "java_frames"),
+    "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
+    "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sigdump"),
+    "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
+    "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"),
+    "glibc_frame": ("announce", "glibc"), "mac_frame": ("announce", "mac_bt"),
+    # k8s apimachinery HandleCrash logs "Observed a panic: ..." then the goroutine's stack
+    "go_goroutine": ("announce", "go_stack"),
+    # an exception line after the line that announces it (surefire's "... <<< FAILURE!")
+    "j_exc": ("announce", "java_head"),
+}
+
+MODES: dict[str, dict] = {
+    # a line with no head: continued by deeper-indented lines and by the stacks it introduces
+    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None)}},
+    # a logging record: a following line without a head may be the exception line of its stack
+    # (log4j %throwable, logger.exception), so it is held until frames confirm it
+    # (an exception-shaped line after a WARN/ERROR record is its exception even with no frames below)
+    "record": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head")}},
+    "record_tent": {"kind": None, "on": {"text": (_T, None), "indent": (_T, None),
+                                         "j_exc": (_T, None), "j_at": (_S, "java_frames"),
+                                         "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head")},
+                    "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames")},
+                    "max_tent": 12},
+    # a record whose message ends with ':' or is empty: the lines below are its body until a record
+    "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None),
+                                  "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
+             "after_blank": {"indent": (_C, None), "text": (_C, None)}},
+    # a head with an empty message ("WARNING:torch.distributed.run:", "Process X:"): the next line
+    # is the message, and decides the mode
+    "await": {"kind": None, "on": {}, "await": True},
+    # a writer's prefix alone: the next line of the writer joins only when it is an NCCL WARN
+    "lead": {"kind": None, "on": {}},
+
+    # -- CPython traceback.py ----------------------------------------------------------------------
+    # "Traceback (most recent call last):", frames ("  File ..." + source + carets), the exception
+    # line ("Type: message"), then the message's further lines (free text: ends at a record).
+    "py_head": {"kind": "python_traceback",
+                "on": {"py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"), "indent": (_S, "py_frames"),
+                       "exc_line": (_S, "py_msg"),
+                       "j_exc": (_S, "py_msg"), "text": (_C, "py_msg")}},
+    "py_frames": {"kind": "python_traceback",
+                  "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
+                         "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg"), "text": (_C, "py_msg")}},
+    "py_msg": {"kind": "python_traceback",
+               "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
+                      "fh_file": (_C, None),
+                      "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
+                      "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
+                      "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
+                      "rule_dash": (_T, "table_dash")},
+               # chained exceptions, and the thread dump of a fatal error that printed the exception
+               "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
+                               "py_ext": (_L, None), "rule_dash": (_T, "table_dash")}},
+    "rich_tb": {"kind": "python_traceback", "on": {"rich_box": (_S, None), "rich_box_end": (_S, "py_head")}},
+    "ipy": {"kind": "python_traceback", "kind_override": True,
+            "on": {"ipy_frame": (_S, None), "ipy_src": (_S, None), "indent": (_S, None), "exc_line": (_S, "ipy_msg"),
+                   "j_exc": (_S, "ipy_msg"), "text": (_C, "ipy_msg")},
+            "after_blank": {"ipy_frame": (_S, None), "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg"),
+                            "text": (_C, "ipy_msg")}},
+    "ipy_msg": {"kind": "python_traceback",
+                "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
+                "after_blank": {"py_chain": (_S, "ipy_chain")}},
+    "ipy_chain": {"kind": "python_traceback", "after_blank": {"ipy_tb": (_S, "ipy")}, "on": {"ipy_tb": (_S, "ipy")}},
+    # PaddlePaddle: "-----" + "C++ Traceback (most recent call last):" + "-----", numbered frames, a
+    # blank line, the "Error Message Summary:" section and its error line with indented details
+    "paddle": {"kind": "cpp_frames",
+               "on": {"rule_dash": (_S, None), "paddle_head": (_S, None), "num_frame": (_S, None),
+                      "text": (_C, "paddle_msg"), "indent": (_C, None)},
+               "after_blank": {"rule_dash": (_S, None), "paddle_head": (_S, None)}},
+    "paddle_msg": {"kind": "cpp_frames", "on": {"indent": (_C, None)}},
+    "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, None), "num_frame": (_S, None), "rule_eq": (_L, None)}},
+    "py_chain": {"kind": "python_traceback",
+                 "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg")},
+                 "after_blank": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg")}},
+    # torchrun's ChildFailedError message: a box from a '=' rule to the next bare '=' rule
+    # (torch/distributed/elastic/multiprocessing/errors/__init__.py _MSG_FORMAT_TEMPLATE)
+    "py_box": {"kind": "childfailed_box", "kind_override": True,
+               "on": {"rule_eq": (_L, None)}, "any": (_S, None)},
+    # exception groups: every line of the group is boxed by '|' and '+' under the group's indent
+    "py_eg": {"kind": "python_traceback",
+              "on": {"eg_line": (_S, None), "py_chain": (_S, "py_chain")},
+              "after_blank": {"py_chain": (_S, "py_chain")}},
+    # faulthandler / fatal_error: "Fatal Python error: X", blank, per-thread stacks separated by
+    # blank lines ("Thread 0x..." / "Current thread 0x..." / "Stack"), then "Extension modules: ..."
+    "py_fatal": {"kind": "python_fatal",
+                 "on": {"py_state": (_S, None), "py_thread": (_S, "fatal_frames"), "py_tb": (_S, "py_head"),
+                        "text": (_C, None)},
+                 "after_blank": {"py_thread": (_S, "fatal_frames"), "py_tb": (_S, "py_head"), "py_ext": (_L, None),
+                                 "py_state": (_S, None)}},
+    "fatal_frames": {"kind": "python_fatal",
+                     "on": {"fh_file": (_S, None), "py_file": (_S, None), "indent": (_S, None), "py_thread": (_S, None),
+                            "py_ext": (_L, None)},
+                     # (a frame after a blank line: a paste that doubled every line's newline)
+                     "after_blank": {"py_thread": (_S, None), "py_ext": (_L, None), "fh_file": (_S, None)}},
+    # warnings.formatwarning: header, message lines (held), then the source line "  <source>"
+    "py_warn": {"kind": "python_warning",
+                "on": {"warn_src": (_L, None), "text": (_T, None), "indent": (_T, None),
+                       "rule_star": (_T, None), "rule_eq": (_T, None), "rule_dash": (_T, None)},
+                "after_blank": "on", "max_tent": 40},
+
+    # -- Java Throwable.printStackTrace --------------------------------------------------------
+    # the exception line (toString(): class + ": " + message, the message may span lines and hold
+    # blank lines), "\tat frame" lines, "\t... N more", "Caused by: ...", "\tSuppressed: ..."
+    "java_head": {"kind": "java_stack",
+                  "on": {"j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"), "j_caused": (_S, None),
+                         # a Python exception line whose message is torchrun's box (the traceback cut above)
+                         "rule_eq": (_S, "py_box"),
+                         "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None)},
+                  "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames")},
+                  "max_tent": 12},
+    "java_frames": {"kind": "java_stack",
+                    "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
+                           "j_circular": (_S, None), "j_caused": (_S, "java_head")}},
+
+    # -- C++ ---------------------------------------------------------------------------------------
+    # a glog/c10 E/F record or a what(): free text (c10::Error::compute_what: message, context
+    # lines), then "Exception raised from ..." with c10::get_backtrace frames, or absl's stack
+    "c10_msg": {"kind": "cpp_frames", "cross": True,
+                "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None),
+                       "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"),
+                       "absl_sig": (_S, "sigdump"), "absl_frame": (_S, "sigdump")},
+                "after_blank": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames")}},
+    # frames end with ')' ("(0x.. in lib.so)"); a line after one that does not is its hard wrap
+    "c10_frames": {"kind": "cpp_frames", "cross": True, "wrap_end": ")",
+                   "on": {"frame": (_S, None), "text": ("wrap", None), "c10_raised": (_S, None)},
+                   "after_blank": {"c10_raised": (_S, None)}},
+    # libstdc++: "terminate called after throwing an instance of 'T'" then "  what():  <what()>"
+    "terminate": {"kind": "cpp_frames", "cross": True, "on": {"what": (_S, "c10_msg")}},
+    # absl failure signal handler / glog: "*** SIGSEGV received ... ***", "PC: @ ...", "    @ ..."
+    "sigdump": {"kind": "cpp_frames", "cross": True,
+                "on": {"absl_frame": (_S, None), "glog_sig": (_S, None)}},
+    "glibc": {"kind": "glibc_backtrace", "on": {"glibc_frame": (_S, None)}},
+    # glibc malloc_printerr (old): "*** Error in `prog': ...", "======= Backtrace: =========",
+    # frames, "======= Memory map: ========", /proc/self/maps lines
+    "glibc_report": {"kind": "glibc_backtrace",
+                     "on": {"glibc_section": (_S, None), "glibc_frame": (_S, None), "maps_line": (_S, None)}},
+    "mac_bt": {"kind": "macos_backtrace", "on": {"mac_frame": (_S, None)}},
+    # gdb: frames, their wrapped argument lines, and the source line gdb prints after a stop
+    "gdb": {"kind": "gdb_bt", "on": {"gdb_frame": (_S, None), "gdb_src": (_S, None), "indent": (_C, None),
+                                     "at_path": (_C, None)}},
+    # lldb's stop report ends with "Target N: (name) stopped."
+    "lldb_stop": {"kind": "lldb_stop", "on": {"lldb_target": (_L, None), "text": (_C, None), "indent": (_C, None),
+                                              "lldb_thread": (_S, None), "frame": (_S, None)}},
+    "lldb_bt": {"kind": "lldb_bt", "on": {"frame": (_S, None), "indent": (_C, None)}},
+    # sanitizer_common reports: header, "    #N 0x.. in" frames, sections, "SUMMARY: XSanitizer: ..."
+    # (TSan and Go's race detector also close with the rule they opened with)
+    "san_report": {"kind": "llvm_sanitizer",
+                   "on": {"san_frame": (_S, None), "indent": (_S, None), "text": (_C, None),
+                          "san_head": (_S, None), "go_race": (_S, None), "rule_eq": (_S, None),
+                          "san_summary": (_S, "san_done")},
+                   "after_blank": {"san_frame": (_S, None), "indent": (_C, None), "text": (_C, None),
+                                   "san_summary": (_S, "san_done")}},
+    "san_done": {"kind": "llvm_sanitizer", "on": {"rule_eq": (_L, None)}},
+    # compute-sanitizer: "========= Report" + "=========     detail" lines + a bare "========="
+    "cs_report": {"kind": "sanitizer_report", "on": {"cs_cont": (_S, None), "cs_end": (_L, None)}},
+
+    # -- Go runtime --------------------------------------------------------------------------------
+    # "panic: v [recovered]" (nested panics on "\tpanic: " lines), "[signal ...]", a blank line,
+    # goroutine sections ("goroutine N [status]:", func line + "\tfile:line +0x.." pairs,
+    # "created by F in goroutine N") separated by blank lines
+    "go_head": {"kind": "go_panic",
+                "on": {"go_nested": (_S, None), "go_signal": (_S, None), "go_goroutine": (_S, "go_stack"),
+                       "go_runtime_stack": (_S, "go_stack"), "text": (_T, None), "indent": (_T, None)},
+                "after_blank": {"go_goroutine": (_S, "go_stack"), "go_runtime_stack": (_S, "go_stack"),
+                                "text": (_T, None), "indent": (_T, None)},
+                "max_tent": 12},
+    "go_stack": {"kind": "go_panic",
+                 "on": {"go_func": (_S, None), "go_file": (_S, None), "go_file_bare": (_S, None),
+                        "go_created": (_S, None),
+                        "go_elided": (_S, None), "go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
+                        "indent": (_S, None)},
+                 "after_blank": {"go_goroutine": (_S, None), "go_runtime_stack": (_S, None)}},
+
+    # -- Rust std::panicking default_hook ----------------------------------------------------------
+    # "thread 'x' panicked at file:l:c:" + message (free text), "note: run with `RUST_BACKTRACE=1`"
+    # (first panic only), or "stack backtrace:" + "  N: sym" / "      at file:l:c" frames + a note
+    "rust_panic": {"kind": "rust_panic",
+                   "on": {"text": (_C, None), "indent": (_C, None), "rust_note": (_L, None),
+                          "rust_bt_head": (_S, "rust_bt")}},
+    "rust_bt": {"kind": "rust_panic",
+                "on": {"rust_frame": (_S, None), "indent": (_S, None), "j_at": (_S, None), "at_path": (_S, None),
+                       "rust_note": (_L, None)}},
+
+    # -- Linux kernel reports (each printk line is a record; the report is one event) --------------
+    # other subsystems' printk lines can land inside a report: they are emitted on their own
+    "kernel": {"kind": "kernel_report", "max_side": 24,
+               "on": {"kern_line": (_S, None), "kern_task": (_S, None), "indent": (_S, None), "kern_end": (_L, None),
+                      "rule_eq": (_L, None),
+                      "kern_start": (_S, None), "text": ("side", None)},
+               "after_blank": "on"},
+
+    # -- framed tables: a rule line, rows, the closing rule (held until it comes) ----------------
+    "table_eq": {"kind": "table", "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
+                                        "san_head": (_S, "san_report"), "go_race": (_S, "san_report"),
+                                        "kern_start": (_S, "kernel"), "rule_dash": (_T, None),
+                                        "rule_star": (_T, None), "rule_dash_t": (_T, None)},
+                 "after_blank": "on", "max_tent": 200},
+    "table_dash": {"kind": "table", "on": {"rule_dash": (_L, None), "text": (_T, None), "indent": (_T, None),
+                                          "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"),
+                                          "rule_eq": (_T, None), "rule_star": (_T, None)},
+                   "after_blank": "on", "max_tent": 200},
+    "table_star": {"kind": "table", "on": {"rule_star": (_L, None), "text": (_T, None), "indent": (_T, None),
+                                          "rule_eq": (_T, None), "rule_dash": (_T, None)},
+                   "after_blank": "on", "max_tent": 200},
+    # a line ending with '{' or '[' (DeepSpeed's config dump): until the brackets balance
+    "json": {"kind": "json_dump", "depth": True,
+             "on": {"text": (_C, None), "indent": (_C, None)}, "after_blank": "on"},
+}
+
+
+# -- derived lookups (the merger compiles the patterns itself) -------------------------------------
+PREFIX_KEY = {f"p_{name}": key for name, _p, key, _g in STREAM_PREFIXES}
+HEAD_REPEATS = {f"h_{name}": repeats for name, _p, repeats in HEADS}
+TOKEN_GATES = {t[0]: t[2] for t in TOKENS if len(t) > 2}
+RECORD_GATED = tuple((lit, re.compile(pattern)) for _n, pattern, lit in RECORDS if lit is not None)
+RANK_RE = re.compile(r"(?:rank|default)=?(\d+)")
+
+
+# Tokens read on every line: those that start blocks and those the single-line modes use. The other
+# tokens are shapes that matter only inside some modes (an exception line after frames, a Go func
+# line in a goroutine section): a line is matched against them only while such a block is open, and
+# the first token in TOKENS order among the two reads wins.
+_SINGLE_MODES = ("plain", "record", "record_tent", "body", "await", "lead")
+COMMON_TOKENS = frozenset(STARTS) | {tok for m in _SINGLE_MODES for tok in MODES[m]["on"]}
+MODE_SHAPES: dict[str, tuple[str, ...]] = {}
+for _mode, _spec in MODES.items():
+    _named = set(_spec["on"]) | (set(_spec["after_blank"]) if isinstance(_spec.get("after_blank"), dict) else set())
+    _shapes = tuple(t[0] for t in TOKENS if t[0] in _named and t[0] not in COMMON_TOKENS)
+    if _shapes:
+        MODE_SHAPES[_mode] = _shapes
+TOKEN_ORDER = {t[0]: i for i, t in enumerate(TOKENS)}
+
+
+def _check() -> None:
+    """The tables refer only to modes and tokens that exist (run at import: a typo fails loudly)."""
+    tokens = {t[0] for t in TOKENS} | {"text", "indent", "empty_head", "empty_prefix"}
+    for mode, spec in MODES.items():
+        tables = [spec["on"]] + ([spec["after_blank"]] if isinstance(spec.get("after_blank"), dict) else [])
+        for table in tables:
+            for tok, (_act, nxt) in table.items():
+                if tok not in tokens:
+                    raise ValueError(f"mode {mode}: unknown token {tok}")
+                if nxt is not None and nxt not in MODES:
+                    raise ValueError(f"mode {mode}: unknown next mode {nxt}")
+    for tok, (mode, _kind) in STARTS.items():
+        if tok not in tokens or mode not in MODES:
+            raise ValueError(f"start {tok} -> {mode}")
+
+
+_check()

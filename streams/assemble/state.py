@@ -17,7 +17,7 @@ import dataclasses
 import json
 from typing import Any
 
-from streams.assemble.lines import Block, RawLine
+from streams.assemble.lines import RawLine
 from streams.assemble.merger import _Open
 from streams.assemble.partials import HeldLine
 from streams.assemble.pipeline import Assembler
@@ -25,30 +25,22 @@ from streams.assemble.pipeline import Assembler
 VERSION = 1
 
 
-_BLOCK_FIELDS = tuple(f.name for f in dataclasses.fields(Block))
-
-
 def _open_to_dict(ob: _Open) -> dict[str, Any]:
-    # the fields as they are, not dataclasses.asdict: that deep-copies every line of the block first
-    return {"block": {name: getattr(ob.block, name) for name in _BLOCK_FIELDS}, "mode": ob.mode,
-            "pending": [list(p) for p in ob.pending],
-            "after_chain": ob.after_chain, "depth": ob.depth, "close": ob.close, "body0": ob.body0,
-            "atomic_proc": ob.atomic_proc}
+    return ob.to_dict()
 
 
 def _open_from_dict(d: dict[str, Any]) -> _Open:
-    ob = _Open(Block(**d["block"]), d["mode"], d["body0"])
-    ob.pending = [(t, o, f) for t, o, f in d["pending"]]
-    ob.pending_bytes = sum(len(t) + 1 for t, _o, _f in ob.pending)
-    ob.after_chain, ob.depth, ob.close, ob.atomic_proc = d["after_chain"], d["depth"], d["close"], d["atomic_proc"]
-    return ob
+    return _Open.from_dict(d)
 
 
 def source_state(asm: Assembler, sid: str) -> bytes | None:
-    """The state of ``sid`` as bytes, or None when it holds nothing (then the key is deleted)."""
+    """The state of ``sid`` as bytes, or None when it holds nothing (then the key is deleted).
+
+    The time of the source's last timed event is state too: an untimed block after a restart
+    (a bare traceback) takes it, so a source that has one keeps its key even with nothing open."""
     opened = asm.merger._src.get(sid)
     partial = asm.joiner.held.get(sid)
-    if not opened and partial is None:
+    if not opened and partial is None and asm._last_ts.get(sid) is None:
         return None
     doc: dict[str, Any] = {"v": VERSION, "sid": sid, "open": {k: _open_to_dict(ob) for k, ob in (opened or {}).items()},
                            "last_key": asm.merger._last_key.get(sid), "last_ts": asm._last_ts.get(sid),

@@ -75,8 +75,9 @@ class KafkaRecordSource:
 
     def __init__(self, settings: Settings, topics: list[str], group_id: str, **overrides: Any) -> None:
         from confluent_kafka import Consumer
-        from confluent_kafka.schema_registry import SchemaRegistryClient
         from confluent_kafka.schema_registry.avro import AvroDeserializer
+
+        from streams.clients import registry_client
 
         self.settings = settings
         self.topics = topics
@@ -91,7 +92,7 @@ class KafkaRecordSource:
             **overrides,
         }
         self.consumer = Consumer(conf)
-        registry = SchemaRegistryClient({"url": settings.registry.url})
+        registry = registry_client(settings.registry)
         self._deserialize = WireDecoder(registry, AvroDeserializer(registry))
         self._revoked: list[tuple[str, int]] = []
         self._assigned: set[tuple[str, int]] = set()

@@ -470,8 +470,9 @@ def open_sources(settings: Settings) -> int:
 
 
 def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
-    from confluent_kafka.schema_registry import SchemaRegistryClient
     from faust.types import TP
+
+    from streams.clients import registry_client
 
     conf = settings.assemble
     # Faust writes a data directory even with in-memory stores; not into the working directory.
@@ -494,7 +495,7 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
         consumer_max_fetch_size=conf.max_partition_fetch_bytes,
     )
     raw = bytes_topic(app, settings.topics.raw, acks=False)
-    stage = AssembleStage(settings, SchemaRegistryClient({"url": settings.registry.url}))
+    stage = AssembleStage(settings, registry_client(settings.registry))
 
     side: list[Any] = []  # a librdkafka consumer beside Faust's (never subscribes nor commits), made on first use
 

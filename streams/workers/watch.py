@@ -216,7 +216,7 @@ class Router:
 
 
 def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[faust.App, AlertPublisher]:
-    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from streams.clients import registry_client
 
     conf = conf or settings.watch
     faust_consumers()
@@ -236,7 +236,7 @@ def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[fa
         web_enabled=False,
         producer_acks=-1,
     )
-    registry = SchemaRegistryClient({"url": settings.registry.url})
+    registry = registry_client(settings.registry)
     sources = bytes_topic(app, settings.topics.metrics, *[settings.topics.events_topic(p) for p in settings.projects()])
     by_task = bytes_topic(app, conf.by_task_topic(), partitions=conf.partitions)
     task_state = app.Table("task_state", partitions=conf.partitions)

@@ -107,7 +107,8 @@ def test_an_encoding_failure_costs_its_block_not_the_turn_nor_the_idle_timer() -
     broker = Broker()
     stage = stage_against(broker, encode=FailingEncoder())
     before = counter("encode", "OverflowError")
-    lines = [GOOD[0], b"POISON in a block", GOOD[1], b"POISON again, the last line of a job that died"]
+    lines = [GOOD[0], b"2024-05-01 10:01:00 ERROR train.py:80] POISON in a block", GOOD[1],
+             b"2024-05-01 10:01:01 ERROR train.py:80] POISON again, the last line of a job that died"]
     asyncio.run(stage.on_batch([record(10 + i, b"node-1/train.log", line) for i, line in enumerate(lines)]))
 
     outputs = [(topic, read(topic, value)) for topic, _key, value in broker.outputs]

@@ -150,7 +150,27 @@ KAFKA_TOPIC_SCHEMA = {
     },
 }
 
+# keda.sh/v1alpha1 TriggerAuthentication: parameters from Secrets (the only source these files use).
+TRIGGER_AUTH_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "keda.sh/v1alpha1"}, "kind": {"const": "TriggerAuthentication"},
+        "metadata": _METADATA,
+        "spec": {
+            "type": "object", "additionalProperties": False, "required": ["secretTargetRef"],
+            "properties": {"secretTargetRef": {
+                "type": "array", "minItems": 1,
+                "items": {"type": "object", "additionalProperties": False, "required": ["parameter", "name", "key"],
+                          "properties": {"parameter": _STR, "name": _STR, "key": _STR}}}},
+        },
+    },
+}
+# The kafka scaler's authentication parameters (KEDA 2.x "Apache Kafka" scaler, TriggerAuthentication).
+KAFKA_AUTH_PARAMETERS = {"sasl", "username", "password", "tls", "ca", "cert", "key", "keyPassword",
+                         "oauthTokenEndpointUri", "scopes"}
+
 CRD_SCHEMAS = {("keda.sh/v1alpha1", "ScaledObject"): SCALED_OBJECT_SCHEMA,
+               ("keda.sh/v1alpha1", "TriggerAuthentication"): TRIGGER_AUTH_SCHEMA,
                ("kafka.strimzi.io/v1beta2", "KafkaTopic"): KAFKA_TOPIC_SCHEMA}
 
 
@@ -274,6 +294,8 @@ def test_bucket_lifecycle_is_the_cold_sinks() -> None:
 # -- stage Deployments -------------------------------------------------------------------------------
 
 SECRET_WORDS = ("PASSWORD", "SECRET", "API_KEY", "TOKEN", "WEBHOOK_URL", "ACCESS_KEY")
+# Variables that boto3's default credential chain reads (the object store's key, when not IRSA's).
+AWS_CHAIN_VARIABLES = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"}
 
 
 def _setting_exists(var: str) -> bool:
@@ -316,7 +338,7 @@ def test_stage_deployment(stage: str) -> None:
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["config"]["configMap"]["name"] == of_kind("configmap.yaml", "ConfigMap")["metadata"]["name"]
     for name, e in env.items():
-        assert _setting_exists(name), f"{stage}: {name} is no setting of streams/"
+        assert _setting_exists(name) or name in AWS_CHAIN_VARIABLES, f"{stage}: {name} is no setting of streams/"
         if any(word in name for word in SECRET_WORDS):
             assert "value" not in e, f"{stage}: {name} must come from a Secret"
             assert e["valueFrom"]["secretKeyRef"]["name"] == "sluice-credentials"
@@ -700,3 +722,83 @@ def test_operator_guide_commands_exist_in_the_cli() -> None:
     for wanted in ("sluice schemas check", "sluice dlq ls", "sluice dlq show", "sluice dlq redrive",
                    "sluice replay", "sluice top"):
         assert wanted in paths, f"the guide should show {wanted}"
+
+
+# -- access: TLS everywhere, each stage its own credentials, metrics for Prometheus only ----------
+
+def test_connections_are_secured() -> None:
+    s = settings()
+    assert s.kafka.security_protocol == "SASL_SSL" and s.kafka.sasl_mechanism in ("SCRAM-SHA-512", "SCRAM-SHA-256")
+    for url in (s.elasticsearch.url, s.registry.url, s.object_store.endpoint_url):
+        assert url.startswith("https://"), url
+    assert s.object_store.access_key_id is None, "the object store's key comes from the default credential chain"
+    assert s.elasticsearch.username is None and s.elasticsearch.password is None, "hot and watch use API keys"
+    (ship,) = of_kind("ship-daemonset.yaml", "DaemonSet")["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e for e in ship["env"]}
+    assert env["SLUICE_KAFKA__SECURITY_PROTOCOL"]["value"] == s.kafka.security_protocol
+    assert env["SLUICE_KAFKA__SSL_CAFILE"]["value"] == s.kafka.ssl_cafile
+    assert env["SLUICE_REGISTRY__URL"]["value"].startswith("https://")
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_each_stage_has_its_own_kafka_user_and_only_the_credentials_it_uses(stage: str) -> None:
+    env = {e["name"]: e for e in _container(stage)["env"]}
+    assert env["SLUICE_KAFKA__SASL_USERNAME"]["value"] == f"sluice-{stage}"
+    assert env["SLUICE_KAFKA__SASL_PASSWORD"]["valueFrom"]["secretKeyRef"]["key"] == f"kafka-{stage}-password"
+    writes_es = stage in ("hot", "watch")
+    assert ("SLUICE_ELASTICSEARCH__API_KEY" in env) == writes_es
+    if writes_es:
+        assert env["SLUICE_ELASTICSEARCH__API_KEY"]["valueFrom"]["secretKeyRef"]["key"] == \
+            f"elasticsearch-{stage}-api-key"
+    assert not any(name.startswith("SLUICE_OBJECT_STORE__") for name in env), "no static key in the settings"
+    assert ({n for n in env if n.startswith("AWS_")} != set()) == (stage == "cold")
+    for name in (n for n in env if n.startswith("AWS_")):
+        assert env[name]["valueFrom"]["secretKeyRef"]["optional"] is True, "IRSA clusters set no static key"
+
+
+def test_cold_stage_runs_as_its_own_service_account() -> None:
+    pod = of_kind("cold.yaml", "Deployment")["spec"]["template"]["spec"]
+    account = of_kind("cold.yaml", "ServiceAccount")
+    assert pod["serviceAccountName"] == account["metadata"]["name"]
+    assert "eks.amazonaws.com/role-arn" in account["metadata"]["annotations"]
+
+
+def test_metrics_listen_on_the_pod_ip_and_only_prometheus_may_connect() -> None:
+    from streams.config import ObservabilitySettings
+
+    assert ObservabilitySettings().host == "127.0.0.1", "the setting's default is loopback"
+    port = settings().observability.port
+    (policy,) = [d for d in k8s_docs("networkpolicy.yaml") if d["metadata"]["name"] == "sluice-workers-metrics"]
+    selector = policy["spec"]["podSelector"]["matchExpressions"]
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    (rule,) = policy["spec"]["ingress"]
+    assert [p["port"] for p in rule["ports"]] == [port]
+    assert all("podSelector" in peer for peer in rule["from"]), "from Prometheus pods only, not whole namespaces"
+    for stage in STAGES:
+        env = {e["name"]: e for e in _container(stage)["env"]}
+        assert env["SLUICE_OBSERVABILITY__HOST"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+        labels = of_kind(f"{stage}.yaml", "Deployment")["spec"]["template"]["metadata"]["labels"]
+        assert all(labels.get(e["key"]) in e["values"] for e in selector), f"{stage} pods are not selected"
+    # The shipper: its own port, the same rule.
+    from streams.ship.settings import ShipSettings
+
+    daemonset = of_kind("ship-daemonset.yaml", "DaemonSet")["spec"]["template"]
+    (ship,) = daemonset["spec"]["containers"]
+    env = {e["name"]: e for e in ship["env"]}
+    assert env["SLUICE_OBSERVABILITY__HOST"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+    (ship_policy,) = [d for d in k8s_docs("networkpolicy.yaml") if d["metadata"]["name"] == "sluice-ship-metrics"]
+    assert ship_policy["spec"]["podSelector"]["matchLabels"].items() <= daemonset["metadata"]["labels"].items()
+    (ship_rule,) = ship_policy["spec"]["ingress"]
+    assert [p["port"] for p in ship_rule["ports"]] == [ShipSettings().metrics_port]
+    assert {p["containerPort"] for p in ship["ports"]} == {ShipSettings().metrics_port}
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_keda_authenticates_to_the_sasl_listener(stage: str) -> None:
+    (trigger,) = of_kind(f"{stage}.yaml", "ScaledObject")["spec"]["triggers"]
+    auth = of_kind("keda-auth.yaml", "TriggerAuthentication")
+    assert trigger["authenticationRef"]["name"] == auth["metadata"]["name"]
+    params = {ref["parameter"]: ref for ref in auth["spec"]["secretTargetRef"]}
+    assert set(params) <= KAFKA_AUTH_PARAMETERS
+    assert {"sasl", "username", "password", "tls"} <= set(params)
+    assert not {"sasl", "tls"} & set(trigger["metadata"]), "auth settings belong in the TriggerAuthentication"
