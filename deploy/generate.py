@@ -7,7 +7,8 @@ comparison). Inputs are the code's own definitions, read with the Kubernetes con
 - ``deploy/k8s/topics.yaml``: Strimzi KafkaTopics from :func:`streams.topics.topic_specs` plus the
   watch stage's internal topics (:func:`streams.workers.watch.internal_topic_specs`);
 - ``deploy/elasticsearch/``: the hot sink's component and index templates and ILM policies
-  (:mod:`streams.sinks.elasticsearch.templates`);
+  (:mod:`streams.sinks.elasticsearch.templates`), and the watch stage's alerts and incidents index
+  templates (:func:`streams.watch.publish.index_templates`);
 - ``deploy/objectstore/lifecycle.json``: the cold sink's bucket lifecycle rules;
 - ``deploy/kibana/sluice.ndjson``: the training views (data views, Lens charts, a saved search, a
   dashboard) from :data:`KIBANA_CHARTS` below;
@@ -151,6 +152,11 @@ def elasticsearch_files() -> dict[str, Any]:
         kind, name = key.split(":", 1)
         folder = "component_template" if kind == "component" else "index_template"
         files[f"elasticsearch/{folder}/{name}.json"] = body
+    from streams.watch.publish import index_templates
+
+    watch = watch_settings()
+    for name, body in index_templates(watch.alerts_index_prefix, watch.incidents_index_prefix).items():
+        files[f"elasticsearch/index_template/{name}.json"] = body
     periods = {t.DEFAULT_RETENTION_DAYS} | {r.retention_days for r in settings.routing.projects.values()}
     for days in sorted(periods):
         files[f"elasticsearch/ilm/{t.policy_name(days)}.json"] = {"policy": t.ilm_policy(days)}
@@ -168,6 +174,8 @@ def lifecycle_document() -> dict[str, Any]:
 DATA_VIEWS = {
     "sluice-logs": {"title": "sluice-logs-*", "name": "Sluice training logs", "timeFieldName": "timestamp"},
     "sluice-metrics": {"title": "sluice-metrics-*", "name": "Sluice step metrics", "timeFieldName": "timestamp"},
+    # Job incidents (doc: incident) and the first error of each of their ranks (doc: rank).
+    "sluice-incidents": {"title": "sluice-incidents-*", "name": "Sluice job incidents", "timeFieldName": "opened"},
 }
 
 # One column of a Lens layer: (id, operation, field, extra params). Field None = count of documents.
@@ -220,26 +228,71 @@ KIBANA_CHARTS: list[dict[str, Any]] = [
     },
 ]
 
+# The incidents dashboard: filter one task_id for its timeline.
+KIBANA_CHARTS += [
+    {
+        "id": "sluice-incidents-by-root", "title": "Job incidents by root cause", "data_view": "sluice-incidents",
+        "kind": "bar_stacked", "query": "doc : \"incident\"",
+        "x": ("time", "date_histogram", "opened", {}),
+        "y": [("count", "count", None, {})],
+        "split": ("root", "terms", "root_class", {"size": 12}),
+    },
+    {
+        # One bar per rank: when it first failed, coloured by root / collateral / report.
+        "id": "sluice-incident-timeline", "title": "First error of each rank (filter a task_id)",
+        "data_view": "sluice-incidents", "kind": "bar_stacked", "query": "doc : \"rank\"",
+        "x": ("time", "date_histogram", "time", {}),
+        "y": [("ranks", "unique_count", "rank_label", {})],
+        "split": ("role", "terms", "role", {"size": 3}),
+    },
+    {
+        "id": "sluice-incident-ranks", "title": "Ranks in order of their first error (filter a task_id)",
+        "data_view": "sluice-incidents", "kind": "table", "query": "doc : \"rank\"",
+        "rows": ("rank", "terms", "rank_label", {"size": 200, "direction": "asc"}),
+        "y": [("first", "min", "time", {}), ("kind", "last_value", "kind", {"sort": "time"}),
+              ("role", "last_value", "role", {"sort": "time"}), ("task", "last_value", "task_id", {"sort": "time"})],
+    },
+]
+
 KIBANA_SEARCHES: list[dict[str, Any]] = [
     {
         "id": "sluice-failures", "title": "Failures (whole tracebacks)", "data_view": "sluice-logs",
         "query": "error_class : *",
         "columns": ["task_id", "source.host", "source.rank", "error_class", "error_type", "root_cause", "message"],
     },
+    {
+        "id": "sluice-incidents", "title": "Job incidents (the first failure of each job)",
+        "data_view": "sluice-incidents", "query": "doc : \"incident\"", "sort": "opened",
+        "columns": ["task_id", "severity", "root_class", "first_node", "first_rank", "collateral_ranks", "ranks",
+                    "summary"],
+    },
 ]
 
-KIBANA_DASHBOARD = {
-    "id": "sluice-training", "title": "Sluice: training",
-    # (object id, x, y, w, h) on Kibana's 48-column grid.
-    "panels": [
-        ("sluice-active-tasks", 0, 0, 8, 8), ("sluice-tasks", 8, 0, 40, 8),
-        ("sluice-loss-by-step", 0, 8, 24, 15), ("sluice-gpu-memory", 24, 8, 24, 15),
-        ("sluice-failures-by-class", 0, 23, 24, 15), ("sluice-step-time", 24, 23, 24, 15),
-        ("sluice-failures", 0, 38, 48, 20),
-    ],
-}
+KIBANA_DASHBOARDS = [
+    {
+        "id": "sluice-training", "title": "Sluice: training",
+        "description": "Training views over the Sluice hot tier (deploy/kibana/; fields from the index template)",
+        # (object id, x, y, w, h) on Kibana's 48-column grid.
+        "panels": [
+            ("sluice-active-tasks", 0, 0, 8, 8), ("sluice-tasks", 8, 0, 40, 8),
+            ("sluice-loss-by-step", 0, 8, 24, 15), ("sluice-gpu-memory", 24, 8, 24, 15),
+            ("sluice-failures-by-class", 0, 23, 24, 15), ("sluice-step-time", 24, 23, 24, 15),
+            ("sluice-failures", 0, 38, 48, 20),
+        ],
+    },
+    {
+        "id": "sluice-incidents", "title": "Sluice: job incidents",
+        "description": "The first failure of each job across its ranks (watch stage). Filter one task_id to see "
+                       "its ranks in the order they failed.",
+        "panels": [
+            ("sluice-incidents-by-root", 0, 0, 24, 12), ("sluice-incident-timeline", 24, 0, 24, 12),
+            ("sluice-incidents", 0, 12, 48, 16), ("sluice-incident-ranks", 0, 28, 48, 20),
+        ],
+    },
+]
 
 _NUMBER_OPS = {"average", "max", "min", "sum", "median", "percentile"}
+_DATE_FIELDS = {"timestamp", "time", "opened"}
 
 
 def _lens_column(col: _Col, sort_by: str | None) -> dict[str, Any]:
@@ -257,7 +310,8 @@ def _lens_column(col: _Col, sort_by: str | None) -> dict[str, Any]:
                               "maxBars": "auto", "includeEmptyRows": False})
     elif op == "terms":
         column.update(dataType="string", scale="ordinal", sourceField=field,
-                      params={"size": extra.get("size", 10), "orderDirection": "desc", "otherBucket": False,
+                      params={"size": extra.get("size", 10), "orderDirection": extra.get("direction", "desc"),
+                              "otherBucket": False,
                               "missingBucket": False, "parentFormat": {"id": "terms"},
                               "orderBy": {"type": "column", "columnId": sort_by} if sort_by
                               else {"type": "alphabetical"},
@@ -267,8 +321,8 @@ def _lens_column(col: _Col, sort_by: str | None) -> dict[str, Any]:
         column.update(dataType="number", scale="ratio", sourceField=field, params={"emptyAsNull": True})
     elif op == "last_value":
         column.update(dataType="number" if field and field.startswith("metrics.") else "string", scale="ratio",
-                      sourceField=field, params={"sortField": "timestamp", "showArrayValues": False})
-    elif op == "max" and field == "timestamp":
+                      sourceField=field, params={"sortField": extra.get("sort", "timestamp"), "showArrayValues": False})
+    elif op in ("max", "min") and field in _DATE_FIELDS:
         column.update(dataType="date", scale="ratio", sourceField=field, params={"emptyAsNull": True})
     elif op in _NUMBER_OPS:
         column.update(dataType="number", scale="ratio", sourceField=field,
@@ -324,7 +378,7 @@ def search_object(search: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "search", "id": search["id"],
         "attributes": {"title": search["title"], "description": "", "columns": search["columns"],
-                       "sort": [["timestamp", "desc"]],
+                       "sort": [[search.get("sort", "timestamp"), "desc"]],
                        "kibanaSavedObjectMeta": {"searchSourceJSON": json.dumps(source)}},
         "references": [{"type": "index-pattern", "id": search["data_view"],
                         "name": "kibanaSavedObjectMeta.searchSourceJSON.index"}],
@@ -332,19 +386,19 @@ def search_object(search: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def dashboard_object() -> dict[str, Any]:
+def dashboard_object(dashboard: dict[str, Any]) -> dict[str, Any]:
     kinds = {c["id"]: "lens" for c in KIBANA_CHARTS} | {s["id"]: "search" for s in KIBANA_SEARCHES}
     panels, references = [], []
-    for n, (obj, x, y, w, h) in enumerate(KIBANA_DASHBOARD["panels"], start=1):
+    for n, (obj, x, y, w, h) in enumerate(dashboard["panels"], start=1):
         pid = f"p{n}"
         panels.append({"type": kinds[obj], "panelIndex": pid, "gridData": {"x": x, "y": y, "w": w, "h": h, "i": pid},
                        "embeddableConfig": {"enhancements": {}}, "panelRefName": f"panel_{pid}"})
         references.append({"type": kinds[obj], "id": obj, "name": f"{pid}:panel_{pid}"})
     return {
-        "type": "dashboard", "id": KIBANA_DASHBOARD["id"],
+        "type": "dashboard", "id": dashboard["id"],
         "attributes": {
-            "title": KIBANA_DASHBOARD["title"],
-            "description": "Training views over the Sluice hot tier (deploy/kibana/; fields from the index template)",
+            "title": dashboard["title"],
+            "description": dashboard["description"],
             "panelsJSON": json.dumps(panels),
             "optionsJSON": json.dumps({"useMargins": True, "syncColors": False, "hidePanelTitles": False}),
             "timeRestore": True, "timeFrom": "now-24h", "timeTo": "now",
@@ -361,7 +415,7 @@ def kibana_objects() -> list[dict[str, Any]]:
     views = [{"type": "index-pattern", "id": vid, "attributes": attrs, "references": [],
               "coreMigrationVersion": "8.8.0", "typeMigrationVersion": "8.0.0"} for vid, attrs in DATA_VIEWS.items()]
     return (views + [lens_object(c) for c in KIBANA_CHARTS] + [search_object(s) for s in KIBANA_SEARCHES]
-            + [dashboard_object()])
+            + [dashboard_object(d) for d in KIBANA_DASHBOARDS])
 
 
 def render_ndjson(objects: list[dict[str, Any]]) -> str:

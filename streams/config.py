@@ -349,6 +349,9 @@ class TopicSettings(Section):
     events_prefix: str = Field(default="logs.events.", description="Assembled events go to <events_prefix><project>.")
     metrics: str = Field(default="logs.metrics", description="Step metrics (loss, lr, throughput, GPU memory).")
     alerts: str = Field(default="logs.alerts", description="Alerts of the watch stage, keyed by incident id.")
+    incidents: str = Field(
+        default="logs.incidents",
+        description="Job incidents of the watch stage (the first failure across a job's ranks), keyed by incident id.")
     dlq: str = Field(default="logs.dlq", description="Dead letters: every record that could not be processed, with the "
                                              "reason and the original bytes.")
     raw_partitions: int = Field(
@@ -357,6 +360,7 @@ class TopicSettings(Section):
     events_partitions: int = Field(default=3, description="Partitions of each logs.events.<project> topic.")
     metrics_partitions: int = Field(default=3, description="Partitions of the metrics topic.")
     alerts_partitions: int = Field(default=1, description="Partitions of the alerts topic.")
+    incidents_partitions: int = Field(default=1, description="Partitions of the incidents topic.")
     dlq_partitions: int = Field(default=1, description="Partitions of the dead-letter topic.")
     raw_retention_ms: int = Field(
         default=7 * DAY_MS,

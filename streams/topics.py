@@ -34,6 +34,12 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
             {"cleanup.policy": "compact,delete", "retention.ms": str(t.dlq_retention_ms)},
             "alert",
         ),
+        # Incidents too: a late collateral error updates a decided incident in place, under its id.
+        TopicSpec(
+            t.incidents, t.incidents_partitions,
+            {"cleanup.policy": "compact,delete", "retention.ms": str(t.dlq_retention_ms)},
+            "incident",
+        ),
         TopicSpec(t.dlq, t.dlq_partitions, {"retention.ms": str(t.dlq_retention_ms)}, "dead_letter"),
     ]
     specs += [
@@ -125,7 +131,7 @@ def isolated_settings(settings: Settings, tag: str, **topic_overrides: Any) -> S
 
     topics = settings.topics.model_copy(update={
         "raw": f"{tag}.raw", "events_prefix": f"{tag}.events.", "metrics": f"{tag}.metrics",
-        "dlq": f"{tag}.dlq", "alerts": f"{tag}.alerts", **topic_overrides})
+        "dlq": f"{tag}.dlq", "alerts": f"{tag}.alerts", "incidents": f"{tag}.incidents", **topic_overrides})
     isolated = settings.model_copy(update={"topics": topics})
     create_topics(isolated, topic_specs(isolated))
     register_all(isolated)

@@ -22,7 +22,8 @@ from streams.watch.report import day_indices, summarize_day
 @output_option
 @click.pass_context
 def summary(ctx: click.Context, day: str, project: str | None, top: int, to_index: bool, output: str) -> None:
-    """The daily report per project: jobs seen, jobs failed, failures by error class, top errors.
+    """The daily report per project: jobs seen, jobs failed, failures by error class, top errors, job
+    incidents by root class.
 
     Reads the hot tier's indices of the day (rehydrated days included), each project's index_prefix
     honoured; says so when the day holds nothing.
@@ -44,6 +45,9 @@ def _words(report: dict[str, Any]) -> list[str]:
     if report["failures_by_class"]:
         lines.append("  failures by class: " + ", ".join(f"{c} {n}" for c, n in report["failures_by_class"].items()))
     lines += [f"  {e['count']:>6} x {e['error']}" for e in report["top_errors"]]
+    if report.get("incidents"):
+        lines.append(f"  job incidents: {report['incidents']} in {report['tasks_with_incidents']} task(s), by root "
+                     "cause: " + ", ".join(f"{c} {n}" for c, n in report["incidents_by_root_class"].items()))
     return lines
 
 

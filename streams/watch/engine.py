@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from streams.watch.firstfail import FirstFailure, IncidentChange
 from streams.watch.incidents import AlertChange, fold
 from streams.watch.observation import Observation
 from streams.watch.rules import Finding, idle_rule, incident_rule, loss_rule, stall_rule
@@ -26,6 +27,8 @@ class WatchStore(Protocol):
 
     def put_incident(self, key: str, value: dict[str, Any]) -> None: ...
 
+    def drop_incident(self, key: str) -> None: ...
+
     def add_utilisation(self, key: str, ts_ms: int, sample: UtilSample) -> None:
         """Fold ``sample`` into every hopping window of ``key`` that contains ``ts_ms``."""
 
@@ -36,10 +39,22 @@ class WatchEngine:
     def __init__(self, conf: WatchSettings) -> None:
         self.conf = conf
         self.cooldown_ms = int(conf.cooldown_s * 1000)
+        self.first_failure = FirstFailure(conf) if conf.incidents else None
 
     def observe(self, obs: Observation, store: WatchStore) -> list[AlertChange]:
+        return self.observe_all(obs, store)[0]
+
+    def observe_all(self, obs: Observation, store: WatchStore) -> tuple[list[AlertChange], list[IncidentChange]]:
+        """Alert changes and job incidents. A task with a task_id has its errors folded into job
+        incidents (one alert per job failure); a source without one alerts per error class."""
+        tracked = self.first_failure is not None and obs.task_id is not None
+        if obs.kind == "tick":
+            if not tracked or self.first_failure is None:
+                return [], []
+            incidents, alerts = self.first_failure.observe(obs, [], store)
+            return alerts, incidents
         findings: list[Finding] = []
-        found = incident_rule(obs, self.conf.incident_classes)
+        found = None if tracked else incident_rule(obs, self.conf.incident_classes)
         if found:
             findings.append(found)
 
@@ -69,4 +84,7 @@ class WatchEngine:
             if change is not None:
                 store.put_incident(key, incident)
                 changes.append(change)
-        return changes
+        if not tracked or self.first_failure is None:
+            return changes, []
+        incidents, alerts = self.first_failure.observe(obs, findings, store)
+        return changes + alerts, incidents

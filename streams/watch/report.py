@@ -14,7 +14,7 @@ from typing import Any
 
 from streams.clients import es_client
 from streams.config import Settings
-from streams.watch.summary import daily_summaries
+from streams.watch.summary import daily_summaries, incidents_by_root_class
 
 PAGE = 2000
 
@@ -68,9 +68,24 @@ def read_day(settings: Settings, day: str, project: str | None = None) -> Iterat
         after = hits[-1]["sort"]
 
 
+def read_incidents(settings: Settings, day: str, project: str | None = None) -> list[dict[str, Any]]:
+    """The job incidents whose first failure falls in ``day`` (UTC)."""
+    es = es_client(settings.elasticsearch)
+    start, end = day_bounds(day)
+    query = {"bool": {"filter": [{"term": {"doc": "incident"}}, {"range": {"opened": {"gte": start, "lt": end}}}]}}
+    index = f"{settings.watch.incidents_index_prefix}{project or '*'}"
+    hits = es.search(index=index, query=query, size=10_000, allow_no_indices=True,
+                     ignore_unavailable=True)["hits"]["hits"]
+    return [h["_source"] for h in hits]
+
+
 def summarize_day(settings: Settings, day: str, project: str | None = None, top: int = 10,
                   index: bool = False) -> list[dict[str, Any]]:
     reports = [r for r in daily_summaries(list(read_day(settings, day, project)), top) if r["day"] == day]
+    incidents = incidents_by_root_class(read_incidents(settings, day, project))
+    empty = {"incidents": 0, "tasks_with_incidents": 0, "incidents_by_root_class": {}}
+    for report in reports:
+        report.update(incidents.get((report["project"], day), empty))
     if index and reports:
         es = es_client(settings.elasticsearch)
         for report in reports:

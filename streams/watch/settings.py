@@ -38,6 +38,34 @@ class WatchSettings(Section):
         description="One incident per task and rule for this long; later reports (other ranks) are folded "
                     "into it.")
 
+    incidents: bool = Field(
+        default=True,
+        description="Job incidents: a task's errors across all its ranks become one incident naming the first "
+                    "failure (rank, cause, collateral) on the incidents topic, with one alert. Off: every error class "
+                    "alerts on its own. Sources without a task_id alert per error class either way.")
+    incident_quiet_s: float = Field(
+        default=60.0,
+        description="An incident is decided once its task has logged no failure for this long (event time, or wall "
+                    "time for a job that went silent): the latency of the incident after the last rank's error.")
+    incident_attach_s: float = Field(
+        default=45 * 60,
+        description="Collateral (NCCL timeouts, aborts, launcher reports) up to this long after an incident opened "
+                    "still joins it: a watchdog fires a whole collective timeout (10 to 30 min by default) after "
+                    "the failure.")
+    incident_lookback_s: float = Field(
+        default=10 * 60,
+        description="A NaN loss, XID or ECC finding up to this long before a job's first error is evidence of "
+                    "its root cause.")
+    incident_tie_ms: int = Field(
+        default=1000,
+        description="Root-role errors less than this apart are ordered by how telling their kind is (XID, OOM, "
+                    "CUDA error, ... exception), not by time: many logs stamp whole seconds.")
+    incident_tick_s: float = Field(
+        default=5.0, description="How often the worker looks for incidents whose task went quiet in wall time.")
+    incidents_index_prefix: str = Field(
+        default="sluice-incidents-",
+        description="Incidents are indexed into <incidents_index_prefix><project>, _id = incident_id.")
+
     gpu_idle_pct: float = Field(
         default=10.0, description="GPU idle: one rank's average utilisation over a window below this percentage.")
     gpu_idle_window_s: int = Field(default=5 * 60, description="Length of the GPU-idle window.")

@@ -1,4 +1,5 @@
-"""The daily report per project: jobs seen, failures by error class, top errors. A pure fold.
+"""The daily report per project: jobs seen, failures by error class, top errors, job incidents by
+root class. A pure fold.
 
 ``DailySummary`` takes LogEvent and MetricPoint dicts (or observations) one at a time and can be
 merged, so it works over a day's stream, a table of partial results, or a list in a test.
@@ -70,3 +71,20 @@ def daily_summaries(records: list[dict[str, Any]] | list[Observation], top: int 
         key = (obs.project, day_of(obs.ts_ms))
         by_key.setdefault(key, DailySummary(*key)).add(obs)
     return [by_key[k].report(top) for k in sorted(by_key, key=lambda k: (k[1], k[0]))]
+
+
+def incidents_by_root_class(incidents: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(project, UTC day of the first failure) -> incidents, failed tasks and the count per root class
+    (``unknown`` when only collateral was seen). Each incident once, whatever its updates."""
+    latest = {i["incident_id"]: i for i in incidents}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for record in latest.values():
+        opened = record["opened"]
+        key = (record["project"], day_of(opened if isinstance(opened, int) else int(opened)))
+        entry = out.setdefault(key, {"incidents": 0, "incidents_by_root_class": Counter(), "tasks": set()})
+        entry["incidents"] += 1
+        entry["incidents_by_root_class"][record.get("root_class") or "unknown"] += 1
+        entry["tasks"].add(record.get("task_id") or record["task_key"])
+    return {k: {"incidents": v["incidents"], "tasks_with_incidents": len(v["tasks"]),
+                "incidents_by_root_class": dict(sorted(v["incidents_by_root_class"].items()))}
+            for k, v in out.items()}

@@ -15,7 +15,8 @@ from streams.errors import SchemaError
 
 def test_every_contract_parses() -> None:
     names = sorted(p.stem for p in SCHEMA_DIR.glob("*.avsc"))
-    assert names == ["alert", "dead_letter", "log_event", "metric_point", "raw_batch", "raw_line", "source"]
+    assert names == ["alert", "dead_letter", "incident", "log_event", "metric_point", "raw_batch", "raw_line",
+                     "source"]
     for name in names:
         parsed_schema(name)
 
@@ -42,6 +43,7 @@ def test_every_avro_topic_has_a_subject() -> None:
     assert subs["logs.raw-value"] == "raw_batch"
     assert subs["logs.dlq-value"] == "dead_letter"
     assert subs["logs.events.default-value"] == "log_event"
+    assert subs["logs.incidents-value"] == "incident"
 
 
 def test_unknown_contract_is_a_schema_error() -> None:

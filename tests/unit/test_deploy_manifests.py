@@ -498,6 +498,12 @@ def template_fields() -> dict[str, tuple[dict[str, str], list[tuple[str, str]]]]
                 dynamic.append((rule["path_match"], rule["mapping"]["type"]))
         for pattern in body["index_patterns"]:
             out[pattern] = (fields, dynamic)
+    from streams.watch.publish import index_templates
+
+    watch = generate().watch_settings()
+    for body in index_templates(watch.alerts_index_prefix, watch.incidents_index_prefix).values():
+        for pattern in body["index_patterns"]:
+            out[pattern] = (_flatten(body["template"]["mappings"]["properties"]), [])
     return out
 
 
@@ -529,7 +535,7 @@ def test_kibana_objects_parse_and_reference_each_other() -> None:
         for ref in o["references"]:
             assert (ref["type"], ref["id"]) in ids, f"{o['id']} references missing {ref['type']} {ref['id']}"
     views = {o["attributes"]["title"] for o in objects if o["type"] == "index-pattern"}
-    assert views == {"sluice-logs-*", "sluice-metrics-*"}
+    assert views == {"sluice-logs-*", "sluice-metrics-*", "sluice-incidents-*"}
     for o in objects:
         if o["type"] == "index-pattern":
             assert o["attributes"]["title"] in template_fields(), "a data view no index template covers"
@@ -539,18 +545,20 @@ def test_kibana_objects_parse_and_reference_each_other() -> None:
 def test_dashboard_panels_are_existing_objects() -> None:
     objects = kibana_objects()
     by_id = {(o["type"], o["id"]) for o in objects}
-    (dashboard,) = [o for o in objects if o["type"] == "dashboard"]
-    panels = json.loads(dashboard["attributes"]["panelsJSON"])
-    refs = {r["name"]: r for r in dashboard["references"]}
-    assert len(panels) >= 6
-    for panel in panels:
-        ref = refs[f"{panel['panelIndex']}:{panel['panelRefName']}"]
-        assert ref["type"] == panel["type"]
-        assert (ref["type"], ref["id"]) in by_id
-        grid = panel["gridData"]
-        assert grid["x"] + grid["w"] <= 48 and grid["i"] == panel["panelIndex"]
-    json.loads(dashboard["attributes"]["optionsJSON"])
-    json.loads(dashboard["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])
+    dashboards = {o["id"]: o for o in objects if o["type"] == "dashboard"}
+    assert set(dashboards) == {"sluice-training", "sluice-incidents"}
+    for dashboard in dashboards.values():
+        panels = json.loads(dashboard["attributes"]["panelsJSON"])
+        refs = {r["name"]: r for r in dashboard["references"]}
+        assert len(panels) >= 4
+        for panel in panels:
+            ref = refs[f"{panel['panelIndex']}:{panel['panelRefName']}"]
+            assert ref["type"] == panel["type"]
+            assert (ref["type"], ref["id"]) in by_id
+            grid = panel["gridData"]
+            assert grid["x"] + grid["w"] <= 48 and grid["i"] == panel["panelIndex"]
+        json.loads(dashboard["attributes"]["optionsJSON"])
+        json.loads(dashboard["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])
 
 
 def test_kibana_views_use_only_fields_of_the_index_template() -> None:
