@@ -152,7 +152,7 @@ class Assembler:
             self.dirty.add(sid)
             line, offset = decoded, record.offset
             try:
-                if decoded.partial or self.joiner:
+                if decoded.partial or self.joiner.held:  # a dict: no call per line
                     joined = self.joiner.push(sid, decoded, record.offset, ts)
                     if joined is None:
                         continue
@@ -185,7 +185,7 @@ class Assembler:
     def flush_idle(self, now_ms: int) -> list[Output]:
         """Blocks quiet for ``idle_timeout_ms``, and held partial lines as quiet (a container that died
         never writes the end of its last line)."""
-        out = self._release(self.joiner.due(now_ms, self.merger.idle_timeout_ms)) if self.joiner else []
+        out = self._release(self.joiner.due(now_ms, self.merger.idle_timeout_ms)) if self.joiner.held else []
         blocks = self.merger.flush_idle(now_ms)
         self.dirty.update(b.source_id for b in blocks)
         out += [self._output(b) for b in blocks]
@@ -431,7 +431,7 @@ class FileParse:
                            decoded.partial, 0)
             off = no
             try:
-                if line.partial or self.joiner:
+                if line.partial or self.joiner.held:
                     j = self.joiner.push(self.sid, line, no, self.ts)
                     if j is None:
                         continue
