@@ -28,7 +28,7 @@ UTILISATION_KEYS = ("gpu_utilization_pct", "gpu_util_pct", "gpu_util")
 
 @dataclass(frozen=True, slots=True)
 class Observation:
-    kind: str  # "event" | "metric"
+    kind: str  # "event" | "metric" (both from the task's log lines) | "gpu" (a GPU sample from `sluice ship`)
     ts_ms: int  # the record's own time: every rule runs on event time, never the wall clock
     project: str
     task_id: str | None
@@ -56,6 +56,10 @@ class Observation:
     clock_offset_ms: int | None = None
     seen_ms: int | None = None  # wall clock, stamped by the router: the incident's quiet period in real time
     fail_ms: int | None = None  # when a failure event was printed, node clock (see failure_time)
+    gpu: str | None = None  # the device of a GPU sample: its index, "<index>/<MIG instance>" for an instance
+    xids: tuple[int, ...] = ()
+    ecc_uncorrected: float | None = None
+    task_log_ms: int | None = None  # a GPU sample's word for when its task last logged (the node's view)
 
     @property
     def task_key(self) -> str:
@@ -74,8 +78,16 @@ class Observation:
 
     @property
     def rank_key(self) -> str:
-        """One GPU stream within a task: utilisation is averaged per rank, not across a job."""
+        """One GPU stream within a task: utilisation is averaged per GPU (a sample's device) or per rank
+        (a figure the job logged), never across a job."""
+        if self.gpu is not None:
+            return f"{self.task_key}|{self.host or ''}|gpu{self.gpu}"
         return f"{self.task_key}|{self.host or ''}|{'' if self.rank is None else self.rank}"
+
+    @property
+    def from_log(self) -> bool:
+        """A record of the task's own output: it shows the task is still running."""
+        return self.kind in ("event", "metric")
 
     def to_json(self) -> bytes:
         # allow_nan: a NaN loss is exactly what the loss rule looks for.
@@ -83,7 +95,9 @@ class Observation:
 
     @classmethod
     def from_json(cls, data: bytes) -> Observation:
-        return cls(**json.loads(data))
+        fields = json.loads(data)
+        fields["xids"] = tuple(fields.get("xids") or ())
+        return cls(**fields)
 
 
 def _headline(event: dict[str, Any]) -> str:
@@ -161,17 +175,26 @@ def from_log_event(event: dict[str, Any]) -> Observation:
     )
 
 
+def device_key(gpu: dict[str, Any]) -> str:
+    mig = gpu.get("mig_instance")
+    return f"{gpu['index']}" if mig is None else f"{gpu['index']}/{mig}"
+
+
 def from_metric_point(point: dict[str, Any]) -> Observation:
     source = point.get("source") or {}
     metrics = point.get("metrics") or {}
+    gpu = point.get("gpu")
     util = next((metrics[k] for k in UTILISATION_KEYS if k in metrics), None)
     return Observation(
-        kind="metric", ts_ms=to_ms(point["timestamp"]), project=point["project"], task_id=point.get("task_id"),
-        event_id=point["event_id"], host=source.get("host") or source.get("pod"), rank=source.get("rank"),
-        origin=source.get("host") or source.get("pod") or source.get("file"), step=point.get("step"),
-        max_steps=point.get("max_steps"),
+        kind="gpu" if gpu else "metric", ts_ms=to_ms(point["timestamp"]), project=point["project"],
+        task_id=point.get("task_id"), event_id=point["event_id"], host=source.get("host") or source.get("pod"),
+        rank=source.get("rank"), origin=source.get("host") or source.get("pod") or source.get("file"),
+        step=point.get("step"), max_steps=point.get("max_steps"),
         phase=point.get("phase"), loss=_finite_or_none(metrics.get("loss")), gpu_util_pct=_finite_or_none(util),
         clock_offset_ms=clock_offset_ms(point),
+        gpu=device_key(gpu) if gpu else None, xids=tuple(gpu.get("xids") or ()) if gpu else (),
+        ecc_uncorrected=_finite_or_none(metrics.get("gpu_ecc_uncorrected")) if gpu else None,
+        task_log_ms=to_ms(gpu["task_log_ms"]) if gpu and gpu.get("task_log_ms") is not None else None,
     )
 
 

@@ -24,6 +24,8 @@ ALERT_MAPPINGS = {
         "timestamp": {"type": "date", "format": "epoch_millis"},
         "first_seen": {"type": "date", "format": "epoch_millis"},
         "last_seen": {"type": "date", "format": "epoch_millis"},
+        "status": {"type": "keyword"},
+        "resolved_at": {"type": "date", "format": "epoch_millis"},
         "details": {"type": "object", "dynamic": True},
     },
 }

@@ -82,16 +82,19 @@ def _group(project: str, task_id: str | None, day_number: int, node_role: str | 
                     node_role=path_part(node_role))
 
 
-def object_key(group: GroupKey, topic: str, partition: int, first_offset: int, extension: str = "avro") -> str:
-    return f"{group.prefix()}{topic}+{partition}+{first_offset:0{OFFSET_WIDTH}d}.{extension}"
+def object_key(group: GroupKey, topic: str, partition: int, first_offset: int, extension: str = "avro",
+               key_prefix: str = "") -> str:
+    """``key_prefix`` sets a record kind apart (``metrics/`` for metric points): lifecycle rules and listings
+    can take it alone."""
+    return f"{key_prefix}{group.prefix()}{topic}+{partition}+{first_offset:0{OFFSET_WIDTH}d}.{extension}"
 
 
-def day_prefixes(project: str, task_id: str, first: date, last: date) -> list[str]:
+def day_prefixes(project: str, task_id: str, first: date, last: date, key_prefix: str = "") -> list[str]:
     """The prefixes to list to find a task's objects between two days (inclusive)."""
     out = []
     day = first
     while day <= last:
-        out.append(f"{path_part(project)}/{path_part(task_id)}/{day.isoformat()}/")
+        out.append(f"{key_prefix}{path_part(project)}/{path_part(task_id)}/{day.isoformat()}/")
         day = date.fromordinal(day.toordinal() + 1)
     return out
 

@@ -1,4 +1,5 @@
-"""``ColdSink``: LogEvents into compressed Avro objects in S3-compatible storage, exactly once.
+"""``ColdSink``: LogEvents (or, with ``contract="metric_point"``, metric points) into compressed Avro
+objects in S3-compatible storage, exactly once.
 
 One straight pipeline, as every sink here: place each record in its partition's open segment
 (segment.py decides the cuts), build the closed segments' objects (build.py, pure), upload each
@@ -103,13 +104,15 @@ class ColdSink:
 
     def __init__(self, settings: Settings, conf: ColdSinkSettings | None = None, store: ObjectStore | None = None,
                  clock: Callable[[], float] = time.monotonic, backoff: Backoff | None = None,
-                 bodies: ContractBodies | None = None) -> None:
+                 bodies: ContractBodies | None = None, contract: str = "log_event", key_prefix: str = "") -> None:
         self.settings = settings
         self.conf = conf or ColdSinkSettings()
+        self.contract = contract
+        self.key_prefix = key_prefix
         self.store = store or ObjectStore(settings.object_store, self.conf)
         # Records whose Kafka value is the contract's Avro body go into objects as they are (no re-encode).
         self._registry = None if bodies else RegistryLookup(settings.registry)
-        self.bodies = bodies or ContractBodies(self._registry, clock=clock)
+        self.bodies = bodies or ContractBodies(self._registry, contract, clock=clock)
         self.clock = clock
         self.backoff = backoff or Backoff(base_s=0.5, cap_s=30.0)
         self.rules = RotationRules(self.conf.rotate_records, self.conf.rotate_bytes, self.conf.rotate_interval_s,
@@ -312,18 +315,18 @@ class ColdSink:
         try:
             return grouped, [], self._build_one(group, seg, grouped)
         except (ValueError, TypeError, KeyError, AttributeError):
-            bad = dict(invalid_events([r.value for r in grouped]))
+            bad = dict(invalid_events([r.value for r in grouped], self.contract))
             rejected = [(r, f"cold sink cannot encode {r.topic} [{r.partition}] @ {r.offset}: {bad[i]}",
                          "unencodable") for i, r in enumerate(grouped) if i in bad]
             records = [r for i, r in enumerate(grouped) if i not in bad]
             return records, rejected, self._build_one(group, seg, records) if records else None
 
     def _build_one(self, group: GroupKey, seg: Segment, records: list[SinkRecord]) -> BuiltObject:
-        key = object_key(group, seg.topic, seg.partition, records[0].offset, self.conf.extension)
+        key = object_key(group, seg.topic, seg.partition, records[0].offset, self.conf.extension, self.key_prefix)
         events = [r.value for r in records]
         bodies = [self.bodies.body(r.raw, r.value) for r in records] if self.conf.format == "avro" else None
         return build_object(key, seg.topic, seg.partition, [r.offset for r in records], events,
-                            self.conf.format, self.conf.codec, self.conf.codec_level, bodies)
+                            self.conf.format, self.conf.codec, self.conf.codec_level, bodies, self.contract)
 
     # -- uploads: in the background, so the runner goes on polling and cutting while they run ----
     def _start_uploads(self, now: float) -> None:
