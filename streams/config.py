@@ -507,6 +507,12 @@ class AssembleSettings(Section):
                     "traceback of a job that died comes out.")
     max_lines: int = Field(default=1000, description="A block longer than this is cut and flagged truncated.")
     max_bytes: int = Field(default=512 * 1024, description="A block bigger than this is cut and flagged truncated.")
+    max_message_bytes: int = Field(
+        default=1_000_000,
+        description="The largest message the stage writes (an event, a metric point, a dead letter): Kafka's "
+                    "default broker and topic limit (message.max.bytes, max.message.bytes). A larger output would "
+                    "be refused by the broker and roll its turn back for ever; it becomes a too_large dead letter "
+                    "instead, and a dead letter's original is cut to fit. Raise it only with the topics' own limit.")
     take_max: int = Field(
         default=2000,
         description="Records handled per turn. Each turn is one Kafka transaction; fewer, bigger turns cost "

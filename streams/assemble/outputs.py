@@ -20,6 +20,11 @@ from streams.registry_cache import MissingSchemas
 CONTRACT_OF_KIND = {"event": "log_event", "metric": "metric_point", "dead_letter": "dead_letter"}
 
 
+def encode_body(out: Output) -> bytes:
+    """The output's Avro body (no wire header): what the Assembler's ``encode`` hook is in the worker."""
+    return body_writer(CONTRACT_OF_KIND[out.kind])(out.value)
+
+
 class OutputEncoder:
     """Output -> (topic, key, value bytes). Schema ids are looked up once per subject."""
 
@@ -52,14 +57,20 @@ class OutputEncoder:
             sid = self._ids[subject] = int(found.schema_id)
         return sid
 
-    def encode(self, out: Output) -> tuple[str, bytes | None, bytes]:
-        topic = self.topic_of(out)
-        contract = CONTRACT_OF_KIND[out.kind]
-        header = struct.pack(">bI", 0, self._schema_id(topic, contract))
-        value = out.value
+    def body(self, out: Output) -> bytes:
+        """The output's Avro body as this worker writes it: the Assembler's ``encode`` hook, so that
+        whatever fails here fails inside the Assembler's guard and costs one dead letter (and a letter's
+        size is checked as written). Dead letters are redacted and their original bytes sealed here."""
         if out.kind == "dead_letter":
-            value = protect_letter(dict(value), self.redact, self.seal)
-        return topic, out.key, header + body_writer(contract)(value)
+            return body_writer("dead_letter")(protect_letter(dict(out.value), self.redact, self.seal))
+        return encode_body(out)
+
+    def encode(self, out: Output) -> tuple[str, bytes | None, bytes]:
+        """(topic, key, value in the Confluent wire format); the body already written when the
+        Assembler encoded it. The schema id is registry I/O: its failures are not the output's."""
+        topic = self.topic_of(out)
+        header = struct.pack(">bI", 0, self._schema_id(topic, CONTRACT_OF_KIND[out.kind]))
+        return topic, out.key, header + (out.body if out.body is not None else self.body(out))
 
 
 def registry_schema_lookup(registry: Any, logical_types: bool = True) -> Callable[[int], Any]:

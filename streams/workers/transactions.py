@@ -26,6 +26,10 @@ from streams.errors import SluiceError
 
 log = logging.getLogger(__name__)
 
+# librdkafka's message.max.bytes for the writer: a larger message fails in produce(), and so would
+# the whole transaction, so a stage checks its outputs against it first (see Assembler.max_output_bytes).
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
 
 class TransactionAborted(SluiceError):
     """The transaction was rolled back: nothing of it is visible; re-read from the committed offsets."""
@@ -68,7 +72,7 @@ class TransactionalWriter:
         self.transactional_id = transactional_id
         self.config = {
             **client_config, "transactional.id": transactional_id, "transaction.timeout.ms": timeout_ms,
-            "linger.ms": 5, "compression.type": "zstd", "message.max.bytes": 16 * 1024 * 1024,
+            "linger.ms": 5, "compression.type": "zstd", "message.max.bytes": MAX_MESSAGE_BYTES,
         }
         self.deadline_s = deadline_s if deadline_s is not None else timeout_ms / 1000
         self.retry_wait_s = retry_wait_s
