@@ -78,3 +78,4 @@ class Output:
     topic: str
     key: bytes | None
     value: dict
+    body: bytes | None = None  # the value's Avro body, when the Assembler was given its encoder

@@ -93,7 +93,7 @@ class _Open:
         """JSON-able state (the assemble worker saves it with its offsets)."""
         return {"block": dataclasses.asdict(self.block), "mode": self.mode, "indent0": self.indent0,
                 "head0": self.head0, "rhead": self.rhead, "last_body": self.last_body, "depth": self.depth,
-                "side_run": self.side_run,
+                "side_run": self.side_run, "every": self.every,
                 "held": [[dataclasses.asdict(rl), o, ms, v] for rl, o, ms, v in self.held],
                 "tent": [[dataclasses.asdict(rl), o, ms] for rl, o, ms in self.tent]}
 
@@ -110,6 +110,7 @@ class _Open:
         ob = cls(block, mode, d.get("indent0", 0), d.get("head0", ""), d.get("rhead"), d.get("last_body", ""))
         ob.depth = d.get("depth", 0)
         ob.side_run = d.get("side_run", 0)
+        ob.every = d.get("every", False)
         for rl, o, ms, v in d.get("held", ()):
             ob.held.append((RawLine(**rl), o, ms, v))
         for t, o, fo in d.get("pending", ()):  # older states held blank texts only
@@ -300,6 +301,18 @@ class MultilineMerger:
     def source_count(self) -> int:
         """Sources with something open (a source with nothing open costs no memory)."""
         return len(self._src)
+
+    def drop_source(self, sid: str) -> list[Block]:
+        """Forget everything of ``sid`` and return its open blocks (with the lines they held back), oldest
+        first: what the caller dead-letters when handling a line of the source failed halfway."""
+        opened = self._src.pop(sid, {})
+        self._last_key.pop(sid, None)
+        out = []
+        for ob in opened.values():
+            b = ob.block
+            b.texts += [t[0].text for t in ob.tent] + [h[0].text for h in ob.held]
+            out.append(b)
+        return sorted(out, key=lambda b: (b.first_offset, b.first_index))
 
     # -- one line -----------------------------------------------------------------------------
     def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line

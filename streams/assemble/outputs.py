@@ -14,10 +14,14 @@ from streams.avro_writer import body_writer
 from streams.config import Settings
 from streams.contracts import schema_text
 from streams.deadletter import letter_seal, protect_letter
-from streams.letters import RECORD_OVERHEAD, fit_letter
 from streams.registry import SchemaCache, checked
 
 CONTRACT_OF_KIND = {"event": "log_event", "metric": "metric_point", "dead_letter": "dead_letter"}
+
+
+def encode_body(out: Output) -> bytes:
+    """The output's Avro body (no wire header): what the Assembler's ``encode`` hook is in the worker."""
+    return body_writer(CONTRACT_OF_KIND[out.kind])(out.value)
 
 
 class OutputEncoder:
@@ -53,20 +57,6 @@ class OutputEncoder:
             sid = self._ids[subject] = int(found.schema_id)
         return sid
 
-    def _too_large(self, out: Output, topic: str, size: int) -> Output:
-        v = out.value
-        raw: dict[str, Any] = v["raw"] if isinstance(v.get("raw"), dict) else {}
-        stamp = v.get("ingest_ts") or v.get("timestamp")
-        return Output("dead_letter", self.settings.topics.dlq, out.key, {
-            "original": body_writer(CONTRACT_OF_KIND[out.kind])(v), "key": out.key,
-            "topic": str(raw.get("topic", self.settings.topics.raw)), "partition": int(raw.get("partition", -1)),
-            "offset": int(raw.get("first_offset", -1)), "stage": "assemble",
-            "error": f"{out.kind} {v.get('event_id')} for {topic} is {size} bytes encoded, over "
-                     f"kafka.max_message_bytes={self.settings.kafka.max_message_bytes}; the original is its Avro "
-                     "body (lower assemble.max_bytes or the source's label sizes, or raise the limit)",
-            "error_type": "too_large", "timestamp": stamp if isinstance(stamp, int) else 0,
-            "attempts": 1, "headers": {}})
-
     def prepare(self) -> None:
         """Look up now the schema id of every topic the stage writes to (blocking; a registry that does
         not answer raises :class:`~streams.errors.DependencyUnavailable`), so that no turn needs the
@@ -77,20 +67,20 @@ class OutputEncoder:
         for project in self.settings.projects():
             self._schema_id(t.events_topic(project), "log_event")
 
-    def encode(self, out: Output) -> tuple[str, bytes | None, bytes]:
-        topic = self.topic_of(out)
-        contract = CONTRACT_OF_KIND[out.kind]
-        limit = self.settings.kafka.max_message_bytes
-        header = struct.pack(">bI", 0, self._schema_id(topic, contract))
-        value = out.value
+    def body(self, out: Output) -> bytes:
+        """The output's Avro body as this worker writes it: the Assembler's ``encode`` hook, so that
+        whatever fails here fails inside the Assembler's guard and costs one dead letter (and a letter's
+        size is checked as written). Dead letters are redacted and their original bytes sealed here."""
         if out.kind == "dead_letter":
-            value = protect_letter(fit_letter(dict(value), limit), self.redact, self.seal)
-        body = body_writer(contract)(value)
-        if len(body) + len(out.key or b"") + RECORD_OVERHEAD > limit and out.kind != "dead_letter":
-            # The caps keep events well under the limit; whatever still passes it (a label map as large as
-            # its raw record) is a dead letter, never a transaction the broker refuses on every retry.
-            return self.encode(self._too_large(out, topic, len(body)))
-        return topic, out.key, header + body
+            return body_writer("dead_letter")(protect_letter(dict(out.value), self.redact, self.seal))
+        return encode_body(out)
+
+    def encode(self, out: Output) -> tuple[str, bytes | None, bytes]:
+        """(topic, key, value in the Confluent wire format); the body already written when the
+        Assembler encoded it. The schema id is registry I/O: its failures are not the output's."""
+        topic = self.topic_of(out)
+        header = struct.pack(">bI", 0, self._schema_id(topic, CONTRACT_OF_KIND[out.kind]))
+        return topic, out.key, header + (out.body if out.body is not None else self.body(out))
 
 
 def registry_schema_lookup(registry: Any, logical_types: bool = True, url: str = "the schema registry"

@@ -61,6 +61,9 @@ from streams.workers.transactions import TransactionAborted, TransactionalWriter
 
 log = logging.getLogger(__name__)
 
+# Room left in a message for the key, the wire-format header and the record's own framing (an event id
+# is a few hundred bytes at most; a dead letter's key is its source's).
+OUTPUT_FRAMING_BYTES = 16 * 1024
 MAX_UNROUTED_LABELS = 100
 KIND_WORDS = {"event": "events", "metric": "metric points", "dead_letter": "dead letters"}
 
@@ -101,7 +104,8 @@ class PartitionState:
 class AssembleStage:
     """Per-partition assemblers, and one transaction per turn for their outputs and offsets."""
 
-    def __init__(self, settings: Settings, registry: Any) -> None:
+    def __init__(self, settings: Settings, registry: Any,
+                 encode: Callable[[Output], bytes] | None = None) -> None:
         self.settings = settings
         self.conf = settings.assemble
         # Outputs go through librdkafka, not Faust's producer: about one output per input line, and
@@ -115,6 +119,9 @@ class AssembleStage:
         obs.PRODUCERS_ABANDONED.labels("assemble").set_function(lambda: writer.abandoned)
         self.writer = writer
         self.encoder = OutputEncoder(settings, registry)
+        # Each output's Avro body is written inside the Assembler's guarded step: an output that cannot
+        # be encoded is its block's dead letter, not an exception that ends the turn.
+        self.encode = encode or self.encoder.body
         self.lookup = registry_schema_lookup(registry, logical_types=False, url=settings.registry.url)
         self._encoder_ready = False
         self.metadata = SourceMetadata(settings.routing.metadata.keys())
@@ -145,12 +152,15 @@ class AssembleStage:
         self.load_state: Callable[[int], tuple[dict[bytes, bytes | None], int | None]] | None = None
         self.state_topic = self.conf.state_topic_name()
         self.assigned: set[int] | None = None  # raw partitions this worker owns (None: not tracked)
+        self.internal_seen: dict[tuple[str, str], int] = {}  # internal errors by (step, exception), for the log
         self.lock = asyncio.Lock()  # the agent and the idle timer both touch the assemblers
 
-    def _assembler(self) -> Assembler:
-        return Assembler(self.lookup, self.router, redactor=self.redactor, max_lines=self.conf.max_lines,
-                         max_bytes=self.conf.max_bytes, idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits,
-                         metadata=self.metadata, on_new_source=self.new_source)
+    def _assembler(self, partition: int) -> Assembler:
+        return Assembler(self.lookup, self.router, redactor=self.redactor, topic=self.settings.topics.raw,
+                         partition=partition, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
+                         idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits, metadata=self.metadata,
+                         on_new_source=self.new_source, encode=self.encode,
+                         max_output_bytes=self.settings.kafka.max_message_bytes - OUTPUT_FRAMING_BYTES)
 
     def new_source(self, sid: str, partition: int) -> None:
         """Count and warn (once per source) about a source that a second raw partition brings."""
@@ -160,7 +170,7 @@ class AssembleStage:
 
     def state_of(self, partition: int) -> PartitionState:
         if partition not in self.states:
-            self.states[partition] = PartitionState(self._assembler())
+            self.states[partition] = PartitionState(self._assembler(partition))
         return self.states[partition]
 
     def is_current(self, message: Any) -> bool:
@@ -236,7 +246,7 @@ class AssembleStage:
         for p in sorted(partitions):
             if p in self.states or (self.assigned is not None and p not in self.assigned):
                 continue
-            asm = self._assembler()
+            asm = self._assembler(p)
             committed = None
             if self.load_state is not None:
                 entries, committed = await asyncio.to_thread(self.load_state, p)
@@ -250,7 +260,7 @@ class AssembleStage:
             state.committed = committed
             # Stream time restarts from the restored blocks' newest line: from 0, the idle timer's
             # "stream time + quiet time" would never reach them (the fault suite lost 12 blocks so).
-            state.newest_ts_ms = asm.merger.newest_ts()
+            state.newest_ts_ms = asm.newest_ts()
             if committed is not None and self.seek is not None:
                 try:
                     await self.seek(p, committed)
@@ -297,7 +307,16 @@ class AssembleStage:
             self.summary.add(f"{KIND_WORDS.get(kind, kind)} written", n)
         for o in outputs:
             if o.kind == "dead_letter":
-                obs.DEAD_LETTERS.labels("assemble", o.value["error_type"]).inc()
+                letter = o.value
+                obs.DEAD_LETTERS.labels("assemble", letter["error_type"]).inc()
+                if letter["error_type"] == "internal":
+                    headers = letter["headers"]
+                    cause = (headers.get("step", ""), headers.get("exception", ""))
+                    obs.INTERNAL_ERRORS.labels("assemble", *cause).inc()
+                    seen = self.internal_seen[cause] = self.internal_seen.get(cause, 0) + 1
+                    if seen <= 10 or seen % 1000 == 0:  # a storm of one bug: the counter has the rate
+                        log.error("%s [%s] (%d so far of this kind)", letter["error"], headers.get("traceback", ""),
+                                  seen)
         for partition, state in self.states.items():
             obs.OPEN_BLOCKS.labels(str(partition)).set(state.assembler.merger.open_count())
 
@@ -347,7 +366,10 @@ class AssembleStage:
                 fed = state.assembler.feed(record)
                 headers = getattr(msg, "headers", None)
                 if headers:  # a re-driven record: a letter made from it again says so (redrive_marks.py)
-                    carry_marks([o.value for o in fed if o.kind == "dead_letter"], marks_of(headers))
+                    marks = marks_of(headers)
+                    if marks:  # its body was written without them: the commit writes it again
+                        carry_marks([o.value for o in fed if o.kind == "dead_letter"], marks)
+                        fed = [Output(o.kind, o.topic, o.key, o.value) if o.kind == "dead_letter" else o for o in fed]
                 outputs.extend(fed)
                 state.newest_ts_ms = max(state.newest_ts_ms, ts_ms)
                 state.last_seen = time.monotonic()

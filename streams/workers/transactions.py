@@ -27,7 +27,6 @@ from streams.kafka_errors import kafka_failure
 
 log = logging.getLogger(__name__)
 
-
 class TransactionAborted(SluiceError):
     """The transaction was rolled back: nothing of it is visible; re-read from the committed offsets."""
 

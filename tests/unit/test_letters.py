@@ -68,23 +68,3 @@ def test_event_caps_must_fit_the_record_size() -> None:
     with pytest.raises(ConfigError, match="SLUICE_ASSEMBLE__MAX_BYTES"):
         check_event_caps(too_big)
     check_event_caps(too_big.model_copy(update={"kafka": KafkaSettings(max_message_bytes=4 * 1024 * 1024)}))
-
-
-def test_an_event_over_the_record_size_becomes_a_dead_letter_not_a_refused_transaction() -> None:
-    from types import SimpleNamespace
-
-    from devtools import CORPUS_DIR
-    from devtools.testing.objectstore import corpus_events
-    from streams.assemble.outputs import OutputEncoder
-    from streams.assemble.pipeline import Output
-    from streams.config import Settings
-
-    registry = SimpleNamespace(lookup_schema=lambda *_a, **_k: SimpleNamespace(schema_id=3))
-    settings = Settings()
-    encoder = OutputEncoder(settings, registry)
-    event = corpus_events(CORPUS_DIR, "default", "t", limit=1)[0]
-    fine = encoder.encode(Output("event", "", b"k", event))
-    assert fine[0] == "logs.events.default"
-    event["labels"] = {f"label-{i}": "v" * 1000 for i in range(1500)}  # 1.5 MB of labels from an agent
-    topic, key, value = encoder.encode(Output("event", "", b"k", event))
-    assert topic == settings.topics.dlq and key == b"k" and len(value) <= settings.kafka.max_message_bytes
