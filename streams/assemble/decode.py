@@ -22,24 +22,24 @@ decoding those records gives the same events as ``sluice parse`` of the file the
 from __future__ import annotations
 
 import io
-import json
 import re
 import struct
 from collections.abc import Callable
 
 import fastavro
 
-from streams.assemble import jsonlimits, otlp
+from streams.assemble import jsonlimits, jsontext, otlp
 from streams.assemble.envelopes import json_envelope, with_inner
 from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.syslog import rfc5424_line
-from streams.assemble.timefmt import rfc3339_ms
+from streams.assemble.timefmt import MAX_MS, agent_ms, rfc3339_ms
 from streams.errors import DecodeError, DependencyFailure
 
 __all__ = ["SchemaLookup", "decode_record", "final_redraw", "rfc3339_ms"]
 
 SchemaLookup = Callable[[int], object]
 
+MAX_OFFSET = 2**63 - 1
 _CRI_RE = re.compile(r"^(\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d)) (stdout|stderr) ([PF]) ?(.*)\Z", re.S)
 
 
@@ -67,9 +67,16 @@ def _clean(line: RawLine) -> RawLine:
         text = text.replace("\x00", "")
     if "\r" in text:
         text = final_redraw(text)
-    if text is line.text:
+    ts, offset = line.ts_ms, line.file_offset
+    # An agent's numbers past what the contract holds (a time no date holds, an offset past a long)
+    # are not believed: the record's own time is used, and the line has no file offset.
+    if ts is not None and not 0 < ts <= MAX_MS:
+        ts = None
+    if offset is not None and not 0 <= offset <= MAX_OFFSET:
+        offset = None
+    if text is line.text and ts is line.ts_ms and offset is line.file_offset:
         return line
-    return RawLine(text, line.file_offset, line.ts_ms, line.source, line.labels, line.partial, line.index)
+    return RawLine(text, offset, ts, line.source, line.labels, line.partial, line.index)
 
 
 def _finish(lines: list[RawLine]) -> list[RawLine]:
@@ -98,7 +105,7 @@ def _inner_line(text: str) -> RawLine | None:
         if jsonlimits.violation(text) is not None:
             return None  # not parsed: past the limits a parser recurses or balloons (the line is text)
         try:
-            obj = json.loads(text)
+            obj = jsontext.loads(text)
         except ValueError:
             return None
         return json_envelope(obj, None) if isinstance(obj, dict) else None
@@ -117,9 +124,17 @@ def _cri(text: str) -> RawLine | None:
     return RawLine(final_redraw(body), None, rfc3339_ms(m.group(1)), src, {}, m.group(3) == "P")
 
 
+def _some(lines: list[RawLine], what: str) -> list[RawLine]:
+    """A batch record with no log record in it is a dead letter, not a record that vanishes."""
+    if not lines:
+        raise DecodeError(f"{what} record holds no log record (resourceLogs[].scopeLogs[].logRecords[])",
+                          "corrupt_otlp")
+    return lines
+
+
 def _from_json(obj: dict, raw: bytes) -> list[RawLine]:
     if isinstance(obj.get("resourceLogs"), list):
-        return _finish(otlp.json_lines(obj, _inner_line))
+        return _finish(_some(otlp.json_lines(obj, _inner_line), "OTLP JSON"))
     line = json_envelope(obj, _inner_line)
     if line is not None:
         return _finish([line])
@@ -155,7 +170,7 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine
         ts = ln.get("ts")
         if ts is not None and not isinstance(ts, int):  # fastavro may return datetimes
             ts = int(ts.timestamp() * 1000)
-        out.append(RawLine(final_redraw(text), ln.get("file_offset"), ts, src, labels, False, i))
+        out.append(RawLine(final_redraw(text), ln.get("file_offset"), agent_ms(ts), src, labels, False, i))
     return out
 
 
@@ -175,21 +190,21 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
         if too_much is not None:
             raise DecodeError(f"{too_much}: not parsed (a parser would recurse or balloon on it)", "json_limits")
         try:
-            obj = json.loads(value)
+            obj = jsontext.loads(value)
         except ValueError:
             obj = None  # a plain line that happens to start with '{'
         if isinstance(obj, dict):
             return _from_json(obj, value)
     elif first == 0x22:  # '"': the collector's raw encoding JSON-quotes a string body
         try:
-            body = json.loads(value)
+            body = jsontext.loads(value)
         except ValueError:
             body = None
         if isinstance(body, str):
             text = body[:-1] if body.endswith("\n") else body
             return _finish([with_inner(RawLine(text[:-1] if text.endswith("\r") else text), _inner_line)])
     elif first == 0x0A and otlp.looks_like_proto(value):
-        return _finish(otlp.proto_lines(value, _inner_line))
+        return _finish(_some(otlp.proto_lines(value, _inner_line), "OTLP protobuf"))
     elif first == 0x3C:  # '<'
         line = rfc5424_line(_text(value))
         if line is not None:

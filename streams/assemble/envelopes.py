@@ -100,7 +100,7 @@ def _offset(obj: dict) -> int | None:
         v = dig(obj, p)
         if isinstance(v, int) and not isinstance(v, bool):
             return v
-        if isinstance(v, str) and v.isdigit():
+        if isinstance(v, str) and v.isdigit() and len(v) <= 19:  # int() refuses past 4,300 digits
             return int(v)
     return None
 
