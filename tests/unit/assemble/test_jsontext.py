@@ -51,7 +51,7 @@ def test_python_literals_are_scrubbed_too() -> None:
     (rfc3339_ms, "9999-12-31T23:59:59-23:59"),               # past year 9999 once in UTC
     (agent_ms, MAX_MS + 1), (agent_ms, 0), (agent_ms, -1),
 ])
-def test_an_agents_time_no_date_holds_is_not_believed(parse, value) -> None:  # noqa: ANN001
+def test_an_agents_time_no_date_holds_is_not_believed(parse, value) -> None:
     assert parse(value) is None
 
 
