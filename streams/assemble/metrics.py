@@ -49,4 +49,5 @@ def metric_point(event_id: str, timestamp: int, project: str, parsed, *, task: M
         "source": source,
         "labels": labels,
         "raw": raw,
+        "gpu": None,  # set on the samples of `sluice ship`'s GPU sampler only; present, so the fast writer applies
     }

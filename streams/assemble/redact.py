@@ -34,7 +34,9 @@ MEMO_ENTRIES = 50_000
 
 # The fields of each output that can carry text from the input: strings, then maps and records. The rest
 # (event_id, project, level, error_class, signal, multiline_kind, raw, metrics) the stage writes itself
-# from its own vocabularies. A unit test holds these lists to the Avro contracts: a new text field fails it.
+# from its own vocabularies; a metric point's ``gpu`` record is always null here (only the GPU sampler of
+# `sluice ship` fills it, from the driver, never from a log line). A unit test holds these lists to the
+# Avro contracts: a new text field fails it.
 TEXT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "event": (("message", "logger", "task_id", "model_name", "task_type", "phase", "error_type", "root_cause"),
               ("source", "labels", "attributes")),
@@ -42,7 +44,7 @@ TEXT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 OWN_FIELDS: dict[str, frozenset[str]] = {
     "event": frozenset({"event_id", "project", "level", "error_class", "signal", "multiline_kind", "raw"}),
-    "metric": frozenset({"event_id", "project", "metrics", "raw"}),
+    "metric": frozenset({"event_id", "project", "metrics", "raw", "gpu"}),
 }
 
 

@@ -45,7 +45,7 @@ def isolated(stack: Settings, unique_name: Callable[[str], str]) -> tuple[Settin
     tag = unique_name("wat")
     topics = stack.topics.model_copy(update={
         "raw": f"{tag}.raw", "events_prefix": f"{tag}.events.", "metrics": f"{tag}.metrics",
-        "dlq": f"{tag}.dlq", "alerts": f"{tag}.alerts",
+        "dlq": f"{tag}.dlq", "alerts": f"{tag}.alerts", "incidents": f"{tag}.incidents",
     })
     routing = stack.routing.model_copy(update={"default_project": tag, "projects": {tag: ProjectRoute()}})
     settings = stack.model_copy(update={"topics": topics, "routing": routing})
@@ -60,7 +60,7 @@ def worker_env(settings: Settings, conf: WatchSettings, extra: dict[str, str]) -
         **os.environ,
         "SLUICE_TOPICS__RAW": t.raw, "SLUICE_TOPICS__EVENTS_PREFIX": t.events_prefix,
         "SLUICE_TOPICS__METRICS": t.metrics, "SLUICE_TOPICS__DLQ": t.dlq, "SLUICE_TOPICS__ALERTS": t.alerts,
-        "SLUICE_ROUTING__DEFAULT_PROJECT": settings.routing.default_project,
+        "SLUICE_TOPICS__INCIDENTS": t.incidents, "SLUICE_ROUTING__DEFAULT_PROJECT": settings.routing.default_project,
         "SLUICE_ROUTING__PROJECTS": json.dumps({p: {} for p in settings.routing.projects}),
         "SLUICE_WATCH__APP_ID": conf.app_id,
         # The broker's minimum: after the kill -9 the restarted worker waits this long for the partitions.
@@ -158,6 +158,7 @@ class Webhook:
 
 
 def test_corpus_incidents_raise_one_alert_each(isolated, start_worker, corpus: Path) -> None:
+    """Per-class alerts (job incidents off; tests/integration/test_incidents_end_to_end.py has them on)."""
     settings, _conf = isolated
     project = settings.routing.default_project
     # The OOM log as every one of 4 ranks wrote it; the NCCL and ChildFailedError logs as they are.
@@ -168,7 +169,8 @@ def test_corpus_incidents_raise_one_alert_each(isolated, start_worker, corpus: P
     produce(settings, settings.topics.events_topic(project), "log_event", events)
     hook = Webhook()
     try:
-        start_worker(SLUICE_WATCH__WEBHOOK_URL=hook.url, SLUICE_WATCH__WEBHOOK_BACKOFF_S="0.2")
+        start_worker(SLUICE_WATCH__WEBHOOK_URL=hook.url, SLUICE_WATCH__WEBHOOK_BACKOFF_S="0.2",
+                     SLUICE_WATCH__INCIDENTS="false")
         want = {"t-oom": ("cuda_oom", 4), "t-nccl": ("nccl_timeout", 5), "t-kill": ("signal", 4)}
 
         def complete(alerts: list[dict[str, Any]]) -> bool:

@@ -23,9 +23,9 @@ def redact() -> Redactor:
 
 
 def corpus_logs(corpus: Path) -> list[Path]:
-    """Every log of the corpus but the held-out part (corpus/wild/test), which no test reads."""
-    held_out = corpus / "wild" / "test"
-    return [p for p in sorted(corpus.rglob("*.log")) if not p.is_relative_to(held_out)]
+    """Every log of the corpus but the held-out parts (corpus/wild/test, corpus/wild/holdout), which no test reads."""
+    held_out = (corpus / "wild" / "test", corpus / "wild" / "holdout")
+    return [p for p in sorted(corpus.rglob("*.log")) if not any(p.is_relative_to(h) for h in held_out)]
 
 
 def leaked(secret: str, text: str) -> list[str]:
