@@ -48,11 +48,14 @@ _ORDER = R.TOKEN_ORDER
 _RECORDS = Dispatch([(n, p) for n, p, lit in R.RECORDS if lit is None], "r_")
 _MODES = R.MODES
 _STARTS = R.STARTS
+_HEAD_STARTS = R.HEAD_STARTS
+_DEPTH_MODES = frozenset(m for m, spec in R.MODES.items() if spec.get("depth"))
 _NOTHING: dict = {}
 _END = ("end", None)
 _WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap"))
 _KEEPS = frozenset(("cont", "cont!", "last"))
 _STRONG = frozenset(("cont!", "last"))
+_SPACED = R.SPACED_AFTER - 1
 _TEXT = frozenset(("text", "indent"))
 # single-line modes a line of another key ends: their continuation comes at once or not at all
 _SWITCH_CLOSES = frozenset(("plain", "record", "record_tent"))
@@ -70,7 +73,7 @@ class _Open:
     """An open block and the merger's state about it."""
 
     __slots__ = ("block", "depth", "every", "head0", "held", "held_bytes", "indent0", "last_body", "mode", "rhead",
-                 "side_run", "tent", "tent_bytes")
+                 "side_run", "spaced", "tent", "tent_bytes")
 
     def __init__(self, block: Block, mode: str, indent0: int = 0, head0: str = "", rhead: str | None = None,
                  last_body: str = "") -> None:
@@ -88,12 +91,15 @@ class _Open:
         self.side_run = 0
         self.depth = 0
         self.every = False  # the last line's head is one its formatter writes on every line of a record
+        # lines in a row (of this writer, also across the blocks before) that came with one blank line
+        # between them: a copy or a relay that doubles every newline
+        self.spaced = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able state (the assemble worker saves it with its offsets)."""
         return {"block": dataclasses.asdict(self.block), "mode": self.mode, "indent0": self.indent0,
                 "head0": self.head0, "rhead": self.rhead, "last_body": self.last_body, "depth": self.depth,
-                "side_run": self.side_run, "every": self.every,
+                "side_run": self.side_run, "every": self.every, "spaced": self.spaced,
                 "held": [[dataclasses.asdict(rl), o, ms, v] for rl, o, ms, v in self.held],
                 "tent": [[dataclasses.asdict(rl), o, ms] for rl, o, ms in self.tent]}
 
@@ -111,6 +117,7 @@ class _Open:
         ob.depth = d.get("depth", 0)
         ob.side_run = d.get("side_run", 0)
         ob.every = d.get("every", False)
+        ob.spaced = d.get("spaced", 0)
         for rl, o, ms, v in d.get("held", ()):
             ob.held.append((RawLine(**rl), o, ms, v))
         for t, o, fo in d.get("pending", ()):  # older states held blank texts only
@@ -122,9 +129,10 @@ class _Open:
         return ob
 
 
-def split_prefix(text: str) -> tuple[str, str, int | None, str | None]:  # noqa: PLR0912 - one pass over a line's prefixes
+def split_prefix(text: str, m: re.Match[str] | None = None) -> tuple[str, str, int | None, str | None]:  # noqa: PLR0912 - one pass over a line's prefixes
     """(key, body, rank, relay): the stream prefixes' stable part, the rest of the line, the rank
-    they name, and the prefix of a relay that makes each line a record (syslog, printk) if any."""
+    they name, and the prefix of a relay that makes each line a record (syslog, printk) if any.
+    ``m``: the first prefix's match when the caller has it already."""
     key = ""
     rank = None
     relay = None
@@ -132,8 +140,9 @@ def split_prefix(text: str) -> tuple[str, str, int | None, str | None]:  # noqa:
     for _ in range(4):
         if not body:
             break
-        c = body[0]
-        m = _PFX_TABLE.get(c, _PFX_OTHER)(body) if c in _PFX_FIRST or c > "\x7f" else None
+        if m is None:
+            c = body[0]
+            m = _PFX_TABLE.get(c, _PFX_OTHER)(body) if c in _PFX_FIRST or c > "\x7f" else None
         if m is None:
             for gate, match in _PFX_GATED:
                 if gate in body:
@@ -155,22 +164,33 @@ def split_prefix(text: str) -> tuple[str, str, int | None, str | None]:  # noqa:
                 rm = R.RANK_RE.search(part)
                 rank = int(rm.group(1)) if rm else None
         elif how == "k":
-            part = m.group("k_" + g[2:])
+            part = m.group("k_" + g[2:]).strip()
+            if part in R.NOT_SYSLOG_WRITERS:  # a relay's time before "Caused by: ..."
+                body = body[m.start("k_" + g[2:]):]
+                m = None
+                continue
             key = key + "|" + part if key else part
         if g in R.RELAY_RECORDS:
             relay = body[:m.end()]
         body = rest
+        m = None
     return key, body, rank, relay
 
 
-def split_head(body: str, m: re.Match[str] | None = None) -> tuple[str | None, str | None, bool, str]:
+def split_head(body: str) -> tuple[str | None, str | None, bool, str]:
     """(head, repeated head, every line, body): the record heads before the message (a relay's head,
     then the program's own), the innermost one again when its formatter repeats it per line, whether
-    that formatter writes it on every line of a record, and the rest. ``m``: the first head's match
-    when the caller has it already."""
+    that formatter writes it on every line of a record, and the rest."""
+    head, rhead, every, _name, body = _split_head(body, None)
+    return head, rhead, every, body
+
+
+def _split_head(body: str, m: re.Match[str] | None) -> tuple[str | None, str | None, bool, str, str]:
+    """``split_head``, and the innermost head's name; ``m``: the first head's match when the caller has it."""
     head = None
     rhead = None
     every = False
+    name = ""
     for _ in range(2):
         if m is None:
             if not body or body[0] not in _HEAD_FIRST:
@@ -181,12 +201,12 @@ def split_head(body: str, m: re.Match[str] | None = None) -> tuple[str | None, s
         end = m.end()
         h = body[:end]
         head = head + h if head else h
-        g = m.lastgroup or ""
-        rhead = h.rstrip() if R.HEAD_REPEATS.get(g) else None
-        every = g in R.EVERY_LINE
+        name = m.lastgroup or ""
+        rhead = h.rstrip() if R.HEAD_REPEATS.get(name) else None
+        every = name in R.EVERY_LINE
         body = body[end:]
         m = None
-    return head, rhead, every, body
+    return head, rhead, every, name, body
 
 
 def _token(body: str) -> str:
@@ -212,16 +232,19 @@ def _indent(body: str) -> int:
     return len(body) - len(body.lstrip(" \t"))
 
 
-def _start_mode(tok: str, body: str, head: str | None) -> tuple[str, str | None]:
-    """The mode (and multiline kind) of a block whose first line is this one."""
+def _start_mode(tok: str, body: str, head: str | None, hname: str = "") -> tuple[str, str | None]:  # noqa: PLR0911 - the starts in the order they are decided
+    """The mode (and multiline kind) of a block whose first line is this one (``hname``: the name of
+    its innermost record head)."""
     start = _STARTS.get(tok)
     if start is not None:
         return start
-    if head is not None and head[-1:] in "] ":
-        for rx, mode, kind in R.HEAD_STARTS:
-            if rx.search(head):
-                return mode, kind
+    if hname:
+        start = _HEAD_STARTS.get(hname)
+        if start is not None:
+            return start
     last = body[-1:]
+    if body[:1] == "{" and body.rstrip()[-1:] != "}" and _json_depth(body) > 0:
+        return "json", "json_dump"  # a JSON record written over several lines (Elasticsearch's stacktrace array)
     if last in _ENDINGS:  # a line ending otherwise needs no more look (the common case)
         s = body.rstrip()
         last = s[-1:]
@@ -318,17 +341,27 @@ class MultilineMerger:
     def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
         text = line.text
         c = text[:1]
-        if c and (((c in _PFX_FIRST or c > "\x7f") and _PFX_TABLE.get(c, _PFX_OTHER)(text) is not None)
-                  or (_PFX_GATED and "| " in text)):  # most lines have no stream prefix: one try, no call
-            key, body, rank, head = split_prefix(text)
+        pm = _PFX_TABLE.get(c, _PFX_OTHER)(text) if c and (c in _PFX_FIRST or c > "\x7f") else None
+        if pm is None:  # most lines have no stream prefix: one try, and a look for the gated ones' literal
+            for gate, match in _PFX_GATED:
+                if gate in text:
+                    pm = match(text)
+                    if pm is not None:
+                        break
+        if pm is not None:
+            key, body, rank, head = split_prefix(text, pm)
+            if head is not None and "#" in body:
+                for esc, char in R.RELAY_ESCAPES:
+                    body = body.replace(esc, char)
         else:
             key, body, rank, head = "", text, None, None
         rhead = None
         every = False
+        hname = ""
         if body and body[0] in _HEAD_FIRST:
             hm = _HEAD_TABLE[body[0]](body)
             if hm is not None:
-                h, rhead, every, body = split_head(body, hm)
+                h, rhead, every, hname, body = _split_head(body, hm)
                 if h is not None:
                     head = head + h if head else h
         opened = self._src.get(sid)
@@ -360,17 +393,24 @@ class MultilineMerger:
             still = self._src.get(sid)
             if still is not None:
                 opened = still
+        spaced = 0
         while True:
             ob = opened.get(key)
             if ob is None:
                 break
             if head is not None and rhead is None and not ob.held and ob.mode in _SWITCH_CLOSES and (
                     tok not in _STRONG_SINGLE):
-                # the common case: a new record after a single-line one (what _decide would answer)
-                self._close(sid, opened, key, out, False)
-                continue
+                # the common case: a new record after a single-line one (what _decide would answer;
+                # what _close does when nothing is held)
+                if ob.tent:
+                    self._close(sid, opened, key, out, False)
+                    continue
+                del opened[key]
+                out.append(ob.block)
+                break
             act, nxt = self._decide(ob, tok, body, head, rhead)
             if act == "end":
+                spaced = ob.spaced + 1 if len(ob.held) == 1 else 0
                 # NCCL writes a WARN as "\n<header> NCCL WARN": a held prefix-only line goes with it
                 lead = ob.held if ob.held and ob.held[-1][3] and R.LEADING_BLANK_RE.match(body) else None
                 if lead:
@@ -394,9 +434,11 @@ class MultilineMerger:
             self._last_key[sid] = key
             return
         self._last_key[sid] = key
-        self._start(sid, opened, key, line, offset, ms, body, tok, head, rhead, rank, out)
+        self._start(sid, opened, key, line, offset, ms, body, tok, head, rhead, rank, out, hname)
         if every:
             opened[key].every = True
+        if spaced:
+            opened[key].spaced = spaced
 
     def _decide(self, ob: _Open, tok: str, body: str, head: str | None, rhead: str | None) -> tuple[str, str | None]:  # noqa: PLR0911, PLR0912 - one flat dispatch over the actions of rules.MODES
         spec = _MODES[ob.mode]
@@ -412,10 +454,16 @@ class MultilineMerger:
             mode, _kind = _start_mode(tok, body, head)
             return "cont!", _AWAIT_PLAIN.get(mode, mode)
         table = spec["on"]
+        entry = None
         if ob.held:
             after = spec.get("after_blank")
-            table = _NOTHING if after is None else table if after == "on" else after
-        entry = table.get(tok)
+            if len(ob.held) == 1 and ob.spaced >= _SPACED:  # the blank line of a source that doubles newlines
+                if after is not None and after != "on":
+                    entry = after.get(tok)
+            else:
+                table = _NOTHING if after is None else table if after == "on" else after
+        if entry is None:
+            entry = table.get(tok)
         if entry is None:
             entry = spec.get("any")
         if entry is None:
@@ -468,23 +516,25 @@ class MultilineMerger:
 
     # -- changing blocks ------------------------------------------------------------------------
     def _start(self, sid: str, opened: dict[str, _Open], key: str, line: RawLine, offset: int, ms: int, body: str,
-               tok: str, head: str | None, rhead: str | None, rank: int | None, out: list[Block]) -> None:
+               tok: str, head: str | None, rhead: str | None, rank: int | None, out: list[Block],
+               hname: str = "") -> None:
         text = line.text
-        mode, kind = _start_mode(tok, body, head)
+        mode, kind = _start_mode(tok, body, head, hname)
         block = Block(sid, [text], offset, offset, line.index, line.file_offset, line.file_offset,
                       line.ts_ms if line.ts_ms is not None else ms, ms, line.source, line.labels, kind, False,
                       utf8_len(text), key)
         if rank is not None and block.source.get("rank") is None:
             block.source = {**block.source, "rank": rank}
         ob = _Open(block, mode, _indent(body) if body[:1] in (" ", "\t") else 0, head or "", rhead, body)
-        if mode == "json":
-            ob.depth = _json_depth(body)
+        if mode in _DEPTH_MODES:
+            ob.depth = _MODES[mode].get("depth0", 0) + _json_depth(body)
         opened[key] = ob
         self._src[sid] = opened
 
     def _append(self, sid: str, opened: dict[str, _Open], key: str, ob: _Open, act: str, nxt: str | None,  # noqa: PLR0912, PLR0915 - per-line hot path: plain positional call, flat branches
                 line: RawLine, offset: int, ms: int, body: str, rhead: str | None, out: list[Block]) -> None:
         b = ob.block
+        ob.spaced = ob.spaced + 1 if len(ob.held) == 1 else 0
         if act == "tent":
             if ob.held:
                 ob.tent.extend((rl, o, m) for rl, o, m, _v in ob.held)
@@ -530,9 +580,9 @@ class MultilineMerger:
             kind = spec.get("kind")
             if kind is not None and (b.kind is None or b.kind == "table" or spec.get("kind_override")):
                 b.kind = kind
-            if mode == "json":
-                ob.depth = 0
-        if mode == "json":
+            if mode in _DEPTH_MODES:
+                ob.depth = spec.get("depth0", 0)
+        if mode in _DEPTH_MODES:
             ob.depth += _json_depth(body)
             if ob.depth <= 0:
                 act = "last"
@@ -592,12 +642,29 @@ class MultilineMerger:
                         b.last_offset = o
                         if rl.file_offset is not None:
                             b.last_file_offset = rl.file_offset
+        if tent and _MODES[ob.mode].get("ends_at_blank"):
+            tent = self._keep_before_blank(b, tent)
         if tent:
             for rl, o, m in tent:
                 self._feed(sid, rl, o, m, out)
         if prune and not opened and self._src.get(sid) is opened:
             del self._src[sid]
             self._last_key.pop(sid, None)
+
+    def _keep_before_blank(self, b: Block, tent: list[tuple[RawLine, int, int]]) -> list[tuple[RawLine, int, int]]:
+        """Held message lines that a blank line ended are the block's own (``ends_at_blank``); the rest
+        is returned, to be read again. Without a blank line nothing ended the message: all is returned."""
+        cut = next((i for i, (rl, _o, _m) in enumerate(tent) if not split_prefix(rl.text)[1].strip()), len(tent))
+        if cut == len(tent):
+            return tent
+        cut = min(cut, self.max_lines - len(b.texts))
+        for rl, o, _m in tent[:cut]:
+            b.texts.append(rl.text)
+            b.nbytes += utf8_len(rl.text) + 1
+            b.last_offset = o
+            if rl.file_offset is not None:
+                b.last_file_offset = rl.file_offset
+        return tent[cut:]
 
     @staticmethod
     def _single(sid: str, line: RawLine, offset: int, ms: int, key: str) -> Block:

@@ -44,6 +44,12 @@ line, and the events must not depend on the agent. A token missing from a table 
 it has one, else falls back to ``text``/``indent`` unless it starts blocks of its own (``STARTS``),
 in which case the block ends.
 
+A mode may also say: ``max_tent`` (how many lines it holds at most), ``ends_at_blank`` (when it
+closes, held lines before the first held blank line are its own: a free-text message that a blank
+line ended), ``depth`` (it ends where the JSON brackets it counts close; ``depth0``: brackets open
+before its first line), ``wrap_end`` (a line not ending so is hard-wrapped onto the next), ``cross``
+(an unprefixed line may continue it under another writer's prefix), ``kind_override``.
+
 The patterns use no look-around and no back-references, so that a native engine (Rust ``regex``)
 can read the same tables.
 """
@@ -68,10 +74,17 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("raylet", r"\((?:raylet|gcs_server)(?:, ip=[\d.]+)?\) ?", "all", None),
     # Slurm srun --label: the task id before every line ("0: ", "12: ")
     ("srun", r"\d{1,5}: ", "all", None),
+    # pdsh (DeepSpeed's multi-node launcher runs it) prefixes each line with "host: ": a host name as
+    # clusters name them, lower case with a digit ("worker-1", "gpu-node017.cluster"), or an IPv4
+    # address, so that an exception line ("boto3.exceptions.S3UploadFailedError: ") is not one
+    ("pdsh", r"(?P<k_pdsh>[a-z][a-z.-]*\d[a-z0-9.-]*|\d{1,3}(?:\.\d{1,3}){3}): ", "k", None),
+    # docker buildx / BuildKit plain progress: "#8 12.34 " (the step, then seconds) before a step's output
+    ("buildkit", r"(?P<k_buildkit>#\d+) \d+\.\d+ ", "k", None),
     # OpenMPI mpirun --tag-output: "[1,0]<stdout>:"
     ("mpi", r"\[\d+,\d+\]<(?:stdout|stderr)>: ?", "all", None),
-    # docker compose: "web-1  | ", "elasticsearch_1  | ", "elk_elasticsearch | " (names hold '_' or '-')
-    ("compose", r"(?P<k_compose>[\w.]*[_-][\w.-]*) +\| ", "k", " | "),
+    # docker compose: "web-1  | ", "elasticsearch_1  | ", "elk_elasticsearch | " (names hold '_' or '-'),
+    # and any name padded to the column of the longest one ("tests               | ")
+    ("compose", r"(?P<k_compose>[\w.]*[_-][\w.-]*|[\w.-]+ ) +\| ", "k", " | "),
     # kubectl logs --prefix: "[pod/name/container] "
     ("kubectl", r"\[pod/[\w.-]+/[\w.-]+\] ", "all", None),
     # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps)
@@ -80,7 +93,10 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("dmesg", r"\[ *\d+\.\d{6}\] ", "none", None),
     # syslog RFC 3164 / journalctl short: the time is volatile, "host prog[pid]" is the writer
     ("syslog", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d "
-               r"(?P<k_syslog>\S+ [^\s:\[]+(?:\[\d+\])?): ", "k", None),
+               r"(?P<k_syslog>[^\s:]+ [^\s:\[]+(?:\[\d+\])?): ", "k", None),
+    # the same time alone, as test runners and relays without a host write it before every line
+    ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
+     None),
     # wandb's terminal log prefixes every line of its messages with "wandb: "
     ("wandb", r"wandb: ", "all", None),
     # a box-drawing gutter some build tools draw, indented, before every line of a child's output
@@ -93,21 +109,55 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
 # -- 2. record heads -------------------------------------------------------------------------------
 # (name, pattern, repeats). Each names the formatter that writes it. ``EVERY_LINE`` heads are written
 # on every line of a record (a line without one is not part of it, unless the grammar says so).
+# Most heads are instances of one grammar: a time stamp in one of the layouts loggers write, then
+# fields (a level, a thread or logger in brackets, a pid, a file:line), then an optional logger name
+# with its separator (" - ", ": ", " | "). ``_GENERIC`` below is that grammar; the named heads before
+# it are formatters whose heads it does not cover or that carry a meaning of their own (repeated
+# per line, a record that opens a mode).
 _LVL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL)"
+# level words as formatters write them: log4j/logback/Python upper case, java.util.logging's FINE..,
+# structlog's and zap's lower case
+_LVLW = (r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL|FINEST|FINER|FINE|CONFIG"
+         r"|trace|debug|info|notice|warning|warn|error|fatal|critical)")
+# date and time: ISO 8601 (any fraction, Z / offset), Go's log "2006/01/02", US "01/02/06",
+# Tomcat's "02-Jan-2006"
+_DATE_TIME = (r"(?:\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: ?(?:Z|[+-]\d\d:?\d\d|UTC))?)?"
+              r"|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?"
+              r"|\d\d/\d\d/\d\d(?:\d\d)? \d\d:\d\d:\d\d(?:[.,]\d+)?"
+              r"|\d\d-[A-Z][a-z]{2}-\d{4} \d\d:\d\d:\d\d(?:[.,]\d+)?)")
+# a field after the time: a bracketed thread, logger or level (structlog pads it: "[info     ]"), a level
+# (with celery's "/Process", with JUL's ':'), a glog-style level letter, a pid, Spring Boot's "---", a
+# parenthesised component (Ray's "(raylet)"), a file:line[:func]
+_FIELD = (rf"(?:\[[^\]]{{1,80}}\]|{_LVLW}(?:/[\w.-]+)?[:\]]?|[DIWEFC]|\d+|---|\([\w.-]+\)"
+          r"|[\w$/-]+\.[a-z]{1,4}:\d+(?::\w+)?[\]:]?)")
+# a logger name and its separator ("com.x.Y - ", "o.s.b.SpringApplication   : ", "trainer.py:249 -- ",
+# "[kafka-0-raft-io-thread]: "), written as runs so that a long word is not tried one character at a time
+_LOGGER = r"(?:\[[^\]]{0,40}\]|[\w.$<>/-])[\w.$<>/-]*(?:\[[^\]]{0,40}\][\w.$<>/-]*)* *(?:-{1,2}|:|\|)"
+# fields are separated by blanks, " - " or " | ", bracketed ones also by nothing ("[ts][ERROR][x] ")
+_SEP = r"[ \t]+(?:[-|][ \t]+)?"
+_GENERIC = rf"\[?{_DATE_TIME}(?:\]|:)?(?:{_SEP}{_FIELD}|\[[^\]]{{1,80}}\])*(?:{_SEP}{_LOGGER})?{_SEP}"
+# the same after a time of day alone, where a level must follow (logback's default
+# "%d{HH:mm:ss.SSS} [%thread] %-5level %logger{36} - ", log4j's "%d{HH:mm:ss} %-5p ")
+_TIME_LEVEL = (rf"\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?(?:[ \t]+\[[^\]]{{1,80}}\])?[ \t]+(?:\[ *{_LVLW} *\]|{_LVLW}:?)"
+               rf"(?:[ \t]+{_LOGGER})?[ \t]+")
 HEADS: tuple[tuple[str, str, bool], ...] = (
-    # vLLM's NewLineFormatter writes "LEVEL MM-DD hh:mm:ss [file.py:N] " on every line of a record
-    ("vllm", rf"{_LVL} \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[\w.-]+:\d+\]|[\w.-]+:\d+\]) ?", True),
+    # vLLM's and SkyPilot's NewLineFormatter write "%(levelname)s %(asctime)s %(filename)s:%(lineno)d] "
+    # (SkyPilot: the level's first letter; newer vLLM: "[file.py:N]") on every line of a record
+    ("vllm", rf"(?:{_LVL}|[DIWEFC]) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[\w.-]+:\d+\]|[\w.-]+:\d+\]) ?", True),
     # torch._logging repeats "[ts] logger: [LEVEL] " on every line of a multi-line message
     ("torch_logging", rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}}\] [\w.]+: \[{_LVL}\] ?", True),
     # glog / absl / klog: "Lmmdd hh:mm:ss.uuuuuu threadid file:line] ". torch._logging writes the same
     # shape and repeats it on every line of a multi-line record; with microseconds in it, two records
     # of one thread almost never share it, so an identical head is read as the same record
     ("glog", r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
-    # c10 logging without glog (torch): "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] " (ns)
-    ("c10", r"\[[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", True),
-    ("c10_short", r"\[[IWEF] [^\s\]:]+:\d+\] ?", False),
-    # Ray's C++ RAY_LOG: "[ts L pid tid] file.cc:N: "
-    ("ray_cpp", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [DIWEF] \d+ \d+\] [^\s:]+:\d+: ?", False),
+    # c10 logging without glog (torch): "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] " (ns); the
+    # ERROR and FATAL ones apart (HEAD_STARTS)
+    ("c10_error", r"\[[EF]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", True),
+    ("c10", r"\[[IW]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", True),
+    ("c10_short_error", r"\[[EF] [^\s\]:]+:\d+\] ?", False),
+    ("c10_short", r"\[[IW] [^\s\]:]+:\d+\] ?", False),
+    # Ray's C++ RAY_LOG (src/ray/util/logging.cc): "[%Y-%m-%d %H:%M:%S,%e %L %P %t] (component) file.cc:N: "
+    ("ray_cpp", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [DIWEF] \d+ \d+\] (?:\([\w-]+\) )?[^\s:]+:\d+: ?", False),
     # DeepSpeed's logger: "[ts] [LEVEL] [file.py:N:func] "
     ("deepspeed", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[[A-Z]+\] \[[^\]]+\] ?", False),
     # transformers: "[LEVEL|file.py:N] ts >> "
@@ -118,8 +168,6 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("swift", rf"\[{_LVL}:[\w.-]+\] ?", False),
     # Elasticsearch's log4j pattern "[%d][%-5p][%-25c] "
     ("es", r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d,\d{3}\]\[[A-Z ]+\]\[[^\]]+\] ?", False),
-    # Ray's Python logger: "ts\tLEVEL file.py:N -- "
-    ("ray_py", rf"\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}}\t{_LVL} [\w.-]+:\d+ -- ?", False),
     # Python logging "%(asctime)s - %(name)s - %(levelname)s - " (and relays that add "name: ")
     ("asctime_dash", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3}(?: - \S+){1,3} - (?:[\w.-]+: )?", False),
     # loguru: "ts | LEVEL | module:func:N - "
@@ -132,16 +180,19 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("thread_level", r"\[[^\]]{1,80}\] (?:TRACE|DEBUG|INFO|WARN|ERROR) ", False),
     # a bracketed tag then a time ("[Router (Rust)] 2025-05-21 03:52:00 - DEBUG - ")
     ("tag_ts", r"\[[^\]]{1,40}\] \d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: - [A-Z]+ - | )", False),
-    # a bracketed time, optionally with process tags (sglang "[ts TP0] ", many others "[ts] ")
-    ("bracket_ts", r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?: [A-Z]{2,4}\d+)*\] ?",
+    # a bracketed time with process tags (sglang "[ts TP0] ")
+    ("bracket_ts", r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?: [A-Z]{2,4}\d+)+\] ?",
      False),
-    # any ISO date(-time) head with an optional level or bracketed fields (log4j, logback, Go, ...)
-    ("iso", rf"\d{{4}}-\d\d-\d\d(?:[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)?"
-            rf"(?: (?:\[?{_LVL}\]?|\[[^\]]{{1,40}}\]))* ", False),
-    # Spark/log4j "yy/MM/dd HH:mm:ss LEVEL "
-    ("slash_date", rf"\d\d/\d\d/\d\d \d\d:\d\d:\d\d(?: {_LVL})? ", False),
-    # log4j "%d{HH:mm:ss} %-5p "
-    ("time_level", rf"\d\d:\d\d:\d\d(?:[,.]\d{{3}})? {_LVL} +", False),
+    # java.util.logging's SimpleFormatter writes a record on two lines: "Oct 17, 2023 3:36:54 AM class method",
+    # then "LEVEL: message" (HEAD_STARTS)
+    ("jul", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d\d?, \d{4} \d\d?:\d\d:\d\d (?:AM|PM) ", False),
+    # the grammar most formatters share (log4j, logback, Spring Boot, java.util.logging one-line layouts,
+    # Python logging, gunicorn, celery, structlog, spdlog, zap, Go's log, Ray's Python logger, TensorFlow's
+    # and XLA's TSL logging "%Y-%m-%d %H:%M:%S.uuuuuu: L file:N] ", ...)
+    ("generic", _GENERIC, False),
+    ("time_level", _TIME_LEVEL, False),
+    # log4j's TTCCLayout (BasicConfigurator) "%r [%t] %-5p %c %x - ": milliseconds since start, no date
+    ("log4j_ttcc", rf"\d+ \[[^\]]{{1,80}}\] {_LVL} +(?:{_LOGGER} )?", False),
     # HDFS "yyMMdd HHmmss pid LEVEL "
     ("hdfs", r"\d{6} \d{6} \d+ [A-Z]+ ", False),
     # Android logcat threadtime
@@ -157,21 +208,32 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     # a level right-aligned or padded after a time the line's relay took (Rust tracing's " INFO",
     # Rich's console without its time column " WARNING  ")
     ("padded_level", rf" {_LVL} +", False),
-    ("level_bracket", rf"\[{_LVL}\] ", False),
+    # a bracketed level, also padded (structlog's ConsoleRenderer "[info     ] ")
+    ("level_bracket", rf"\[ *{_LVLW} *\] ", False),
     ("level_word", rf"{_LVL} +", False),
 )
 SPLICE_NEXT = frozenset("[(")
+# "host prog: " after a syslog time is also the shape of Java's "Caused by: " after a relay's time:
+# such a "writer" is the line's own text
+NOT_SYSLOG_WRITERS = frozenset(("Caused by",))
+# rsyslog escapes control characters as '#' and three octal digits ($EscapeControlCharactersOnReceive):
+# a frame's leading tab arrives as "#011"
+RELAY_ESCAPES = (("#011", "\t"),)
 RELAY_RECORDS = frozenset(("p_syslog", "p_dmesg"))
 EVERY_LINE = frozenset(("h_vllm", "h_torch_logging"))
 # Levels that announce an exception after the record (logger.exception, log4j's %throwable, glog E/F).
-ANNOUNCE_HEAD_RE = re.compile(r"WARN|ERRO|SEVERE|FATA|CRITICAL|EXCEPTION|\[[EWF]\d|^[EWF]\d| [EF] \d")
+ANNOUNCE_HEAD_RE = re.compile(r"WARN|ERRO|SEVERE|FATA|CRITICAL|EXCEPTION|[Ww]arn|[Ee]rror|[Ff]atal|[Cc]ritical"
+                              r"|\[[EWF]\d|^[EWF]\d|^[EWF] \d| [EF] \d|: [EF] ")
 # Records known never to carry the traceback that follows them: torch elastic's api.py logs a
 # worker's death with logger.error (no exc_info); the launcher's own uncaught traceback comes next.
 NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: ")
 # Message text that announces a traceback or a stack (the record's last line).
 ANNOUNCE_BODY_RE = re.compile(
-    r"(?:[Ee]xception in |Exception ignored in|Error in |task failed|Logging error|handle: <|:\s*$"
-    r"|[Bb]acktrace|[Ss]tack trace|Obtained \d+ stack frames|<<< (?:FAILURE|ERROR)!\s*$)")
+    r"(?:[Ee]xception in |Exception ignored in|Error in |task failed|Logging error|:\s*$"
+    r"|(?:asyncgen|future|handle|protocol|socket|task|transport): <|exception was never retrieved"
+    r"|[Bb]acktrace|[Ss]tack trace|Obtained \d+ stack frames|<<< (?:FAILURE|ERROR)!\s*$"
+    # Go's net/http logs "http: panic serving ADDR: v" then the stack; k8s "Observed a panic: "
+    r"|[Pp]anic)")
 
 # -- 3. tokens -------------------------------------------------------------------------------------
 # (name, pattern[, gate]), first match wins. The comment names the printer. A gate is a literal the
@@ -182,7 +244,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("py_tb", r"[ \t]*Traceback \(most recent call last\):"),
     ("py_eg", r"[ \t]*\+ Exception Group Traceback \(most recent call last\):"),
     ("fh_file", r"[ \t]+File \"[^\"]*\", line \d+ in "),  # faulthandler's frame: no comma before "in"
-    ("py_file", r"[ \t]+File \"[^\"]*\", line \d+"),
+    # (loguru's backtrace marks the frame where the exception was caught with '>' in the first column)
+    ("py_file", r"(?:[ \t]+|> )File \"[^\"]*\", line \d+"),
     ("py_chain", r"[ \t]*(?:During handling of the above exception, another exception occurred:"
                  r"|The above exception was the direct cause of the following exception:)"),
     ("eg_line", r"[ \t]+(?:\| |\|$|\+-|\+\+)"),
@@ -190,7 +253,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # "╰─╯", then the exception line
     ("rich_tb", r"\u256d\u2500+ Traceback \(most recent call last\) \u2500+\u256e"),
     ("rich_box_end", r"\u2570\u2500+\u256f"),
-    ("rich_box", r"\u2502"),
+    # boxes drawn with box-drawing characters (Rich panels and tables, Ray Tune's status table,
+    # tabulate's "rounded_outline"): a top edge, rows between vertical bars, separators, a bottom edge
+    ("rich_box", r"[\u2502\u2503\u2551]"),
+    ("box_top", r"[\u256d\u250c\u250f\u2554][\u2500\u2501\u2550\u252c\u2533\u2566]"),
+    ("box_sep", r"[\u251c\u2523\u2560\u255e\u2521\u2522][\u2500\u2501\u2550\u253c\u254b\u256c]"),
+    ("box_bottom", r"[\u2570\u2514\u2517\u255a][\u2500\u2501\u2550\u2534\u253b\u2569]"),
     # IPython's ultratb: a '-' rule, "ExcType   Traceback (most recent call last)", frames
     # ("Cell In[N], line L" / "File path:L, in f(...)" + numbered source with "---->" markers)
     ("ipy_tb", r"\S+ {2,}Traceback \(most recent call last\)\s*$", "Traceback"),
@@ -202,24 +270,32 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("py_fatal", r"(?:\S+ )?Fatal Python error: ", "Fatal Python error: "),
     ("py_thread", r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):"
                   r"|Stack \(most recent call first\):|Current thread's C stack trace"),
+    # "Extension modules: a, b, ... (total: N)" is one line; cut by a terminal's width, its rest follows
+    ("py_ext_cut", r"Extension modules: .*,\s*$"),
     ("py_ext", r"Extension modules: "),
+    ("py_ext_total", r"\S.*\(total: \d+\)\s*$"),
     ("py_state", r"Python runtime state: "),
     # warnings.formatwarning: "file:line: Category: message" then "  source line"
     ("py_warning", r"(?:[A-Za-z]:)?(?:[^:\s]+\.pyx?|<[^>]+>):\d+: [A-Z]\w*Warning: ", "Warning: "),
     # multiprocessing.BaseProcess._bootstrap prints "Process Name:" then the traceback
     ("py_process", r"Process [\w-]+:\s*$"),
-    # asyncio's default exception handler: "Exception in callback ..." then "handle: <Handle ...>"
-    ("asyncio_handle", r"handle: <"),
+    # asyncio's default exception handler: the message ("Exception in callback ...", "Task exception was never
+    # retrieved"), then the context's objects by key ("handle: <Handle ...>", "future: <Task ...>"), then
+    # the traceback (base_events.py default_exception_handler)
+    ("asyncio_handle", r"(?:asyncgen|future|handle|protocol|socket|task|transport): <"),
     # Java Throwable.printStackTrace (and logback/log4j %throwable, V8 Error.stack "    at ...")
     ("j_uncaught", r"Exception in thread \"[^\"]*\" "),
-    ("j_at", r"[ \t]+at (?:async )?[^\s(]+(?: \(|\()"),
+    # (a Java frame is one also where a paste or a viewer stripped its indentation)
+    ("j_at", r"[ \t]+at (?:async )?[^\s(]+(?: \(|\()|at (?:[\w$-]+[./])+[\w$<>-]+\((?:[\w$.-]*\.(?:java|scala|kt|groovy"
+             r"|clj|aj)(?::\d+)?|Native Method|Unknown Source)\)"),
     # a frame's location on its own line: Rust's "      at src/main.rs:3:5", V8's "    at node:internal/x:23:47"
     ("at_path", r"[ \t]+at [^\s(]+:\d+(?::\d+)?$"),
-    ("j_more", r"[ \t]+\.\.\. \d+ (?:more|common frames omitted)"),
+    ("j_more", r"[ \t]*\.\.\. \d+ (?:more|common frames omitted)"),
     ("j_caused", r"[ \t]*Caused by: "),
     ("j_suppressed", r"[ \t]+Suppressed: "),
     ("j_circular", r"[ \t]*\[CIRCULAR REFERENCE: "),
-    ("j_exc", r"(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?::|$)"),
+    # (Ray's "ray.exceptions.RayTaskError(ValueError): ..." names the cause's type in parentheses)
+    ("j_exc", r"(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?:\([\w.]+\))?(?::|$)"),
     # libstdc++ __gnu_cxx::__verbose_terminate_handler
     ("terminate", r"[ \t]*terminate called (?:after throwing|without an active|recursively)"),
     ("what", r"[ \t]+what\(\):  "),
@@ -252,13 +328,33 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK
     ("absl_sig", r"[ \t]*\*\*\* (?:SIG[A-Z]+ received|Aborted at \d+|Check failure stack trace: \*\*\*)"),
     ("glog_sig", r"[ \t]*\*\*\* SIG[A-Z]+ \(@"),
-    ("absl_frame", r"[ \t]*(?:PC: )?@ +0x[0-9a-fA-F]+"),
+    ("absl_frame", r"[ \t]*(?:PC: )?@ +(?:0x[0-9a-fA-F]+|\.\.\. and at least \d+ more frames)"),
+    # TensorFlow/XLA's CurrentStackTrace (tsl/platform/stacktrace.h) and its kin: "*** Begin stack trace ***",
+    # tab-indented frames, "*** End stack trace ***"
+    ("bt_begin", r"[ \t]*\*{3,} ?[Bb](?:egin|EGIN) [Ss](?:tack|TACK) [Tt](?:race|RACE) ?\*{3,}"),
+    ("bt_end", r"[ \t]*\*{3,} ?[Ee](?:nd|ND) [Ss](?:tack|TACK) [Tt](?:race|RACE) ?\*{3,}"),
     # glibc debug/backtracesyms.c "%s(%s%c%#tx) [%p]" and malloc's "*** Error in" report
     # (and "%s[%p]" / "[%p]" when dladdr finds no symbol)
     ("glibc_frame", r"[ \t]*[^\s()\[\]]*(?:\([^()\s]*[+-]0x[0-9a-fA-F]+\) ?)?\[0x[0-9a-fA-F]+\]$", "[0x"),
-    ("glibc_err", r"\*\*\* (?:Error in [`'][^']*'|stack smashing detected|buffer overflow detected)"),
+    # (older glibc: "*** glibc detected *** prog: double free ..."; a Markdown copy escapes a '*')
+    ("glibc_err", r"\*\*\\?\* (?:Error in [`'][^']*'|glibc detected \*\*\\?\* |stack smashing detected"
+                  r"|buffer overflow detected)"),
     ("glibc_section", r"======= (?:Backtrace|Memory map): ="),
     ("maps_line", r"[0-9a-f]{8,16}-[0-9a-f]{8,16} [r-][w-][x-][ps-] "),
+    # systemd-coredump (src/shared/elf-util.c, coredumpctl info): "Process N (comm) of user N dumped core.",
+    # coredumpctl's right-aligned fields ("           PID: N (comm)"), then per thread "Stack trace of
+    # thread N:" and "#N  0xADDR sym (module + 0xoff)" frames, threads separated by blank lines
+    ("sd_dumped", r"(?:[ \t]*Message: )?Process \d+ \([^)]*\) of user \d+ dumped core\."),
+    ("sd_pid", r" {3,}PID: \d+ \("),
+    ("sd_stack", r"[ \t]*Stack trace of thread \d+:"),
+    ("sd_frame", r"[ \t]*#\d+ +0x[0-9a-fA-F]+ \S+ \("),
+    ("sd_module", r"[ \t]*Module \S+ (?:with(?:out)? build-id|from )"),
+    ("sd_elf", r"[ \t]*ELF object binary architecture: "),
+    # HotSpot's fatal error header (vmError.cpp): '#'-framed lines from a bare "#" on
+    ("hs_err", r"# (?:A fatal error has been detected by the Java Runtime Environment|There is insufficient memory "
+               r"for the Java Runtime Environment)"),
+    ("hash_bare", r"#\s*$"),
+    ("hash_line", r"# |\[error occurred during error reporting"),
     # macOS backtrace_symbols: "N  image  0xADDR symbol + offset"
     ("mac_frame", r"\d+ +\S+ +0x[0-9a-fA-F]+ \S.* \+ \d+"),
     # lldb process stop report and thread backtrace
@@ -278,6 +374,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("go_elided", r"[ \t]*\.\.\.additional frames elided\.\.\."),
     ("go_func", r"(?:[\w.%~\u00b7-]+/)*[\w.%~\u00b7-]+(?:\[[^\]]*\])?(?:\.\(\*?[\w.]+(?:\[[^\]]*\])?\)[\w.\u00b7]*)?"
                 r"\([^()]*\)$"),
+    # zap's and errors' stacks name the function without its arguments ("net/http.(*conn).serve"): held
+    # until its file line
+    ("go_func_bare", r"(?:[\w.~%-]+/)*[\w~%-]+\.[\w.*()\[\]~%-]+$"),
     # Rust std panicking.rs default_hook and the backtrace printer
     ("rust_panic", r"thread '[^']*' panicked at "),
     ("rust_note", r"note: (?:run with `RUST_BACKTRACE=|Some details are omitted)"),
@@ -308,6 +407,15 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("rule_eq_t", r"={10,}"),
     ("rule_dash_t", r"-{10,}"),
     ("rule_star_t", r"\*{10,}"),
+    # tables drawn in ASCII (tabulate's "psql"/"grid", PrettyTable, MySQL's client): "+---+---+" rules
+    # and "| a | b |" rows
+    ("rule_plus", r"\+(?:[-=]{2,}\+)+\s*$"),
+    ("pipe_row", r"\|.*\|\s*$"),
+    # a JSON object's member or closing bracket on a line of its own (pretty-printed dumps)
+    ("json_member", r"[ \t]+\"[^\"]{1,200}\": "),
+    ("json_close", r"[ \t]*[}\]],?\s*$"),
+    # java.util.logging SimpleFormatter's second line: "LEVEL: message"
+    ("jul_level", r"(?:SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST): "),
     # warnings.formatwarning's source line: exactly two spaces, then the stripped source
     ("warn_src", r"  \S"),
     # a Python exception line: "Name: message" or a bare name (the line after a traceback's frames)
@@ -336,6 +444,9 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     ("logfmt", r"(?:time|ts|level)=", None),
     ("mlir", r"loc\(\"[^\"]*\":\d+:\d+\): (?:error|warning|note|remark): ", None),  # MLIR diagnostics
     ("level_bracket", r"\[(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR)\b", None),  # bracketed levels not in HEADS
+    # "LEVEL: message", as programs print their own warnings and errors (glog's "WARNING: Logging before
+    # InitGoogleLogging()", pip's "ERROR: ...", the DataLoader worker's "ERROR: Unexpected ...")
+    ("level_colon", r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL): ", None),
     ("megatron_msg", r">(?: |$)", None),  # Megatron's print_rank_0 messages (" > building ...")
     # gdb's own event lines ("[New Thread 0x.. (LWP N)]", "[Inferior 1 (process N) exited ...]")
     ("gdb_event", r"\[(?:New (?:Thread|LWP)|Thread 0x[0-9a-fA-F]+ \(LWP \d+\) exited|Inferior \d+ |Switching to "
@@ -396,22 +507,40 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rule_eq": ("table_eq", "table"), "rule_eq_t": ("table_eq", "table"),
     "rule_dash": ("table_dash", "table"), "rule_dash_t": ("table_dash", "table"),
     "rule_star": ("table_star", "table"), "rule_star_t": ("table_star", "table"),
+    "rule_plus": ("table_plus", "table"),
+    "box_top": ("box", "table"),
+    "rich_box": ("box", "table"),  # a box whose top edge was cut
+    "bt_begin": ("begin_bt", "cpp_frames"),
+    "sd_dumped": ("coredump", "coredump"),
+    "sd_pid": ("coredump", "coredump"),
+    "sd_stack": ("coredump", "coredump"),
+    "hs_err": ("hs_err", "jvm_fatal_error"),
+    "hash_bare": ("hash_open", None),
+    "json_member": ("json_tail", "json_dump"),  # a pretty-printed dump whose first lines were cut
+    "py_ext_cut": ("py_ext_more", "python_fatal"),
 }
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
-SOFT_STARTS = frozenset(("cuda_hint", "eg_line"))
-# Heads whose record opens a mode of its own: torch's c10 ERROR and FATAL records ("[E207 ...]")
-# carry an exception's what() (free text, then "Exception raised from ..." and frames). glog/klog
-# records without brackets are single lines unless a stack follows (handled as any record).
-HEAD_STARTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (re.compile(r"\[[EF]\d{3,4} \d\d:\d\d:\d\d\.\d+ [^\]]*\] ?$"), "c10_msg", "cpp_frames"),
-    (re.compile(r"\[[EF] [^\s\]:]+:\d+\] ?$"), "c10_msg", "cpp_frames"),  # older torch: "[E file.cpp:916] "
-)
+SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "json_member"))
+# Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
+# c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
+# (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
+# the level and message on the line after its time and source. glog/klog records without brackets
+# are single lines unless a stack follows (handled as any record).
+HEAD_STARTS: dict[str, tuple[str, str | None]] = {
+    "h_c10_error": ("c10_msg", "cpp_frames"),
+    "h_c10_short_error": ("c10_msg", "cpp_frames"),
+    "h_jul": ("jul", None),
+}
 # A record whose message ends like this starts the mode (logger.exception's "...: Traceback ...").
 BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     ("Traceback (most recent call last):", "py_head", "python_traceback"),
 )
+# A source whose last lines came each followed by one blank line (a copy or a relay that doubled every
+# newline) is read as if those blank lines were not there: after this many such lines in a row, one
+# blank line does not end what the grammar would continue.
+SPACED_AFTER = 2
 JSON_OPEN = "{["  # a line ending with one of these opens a JSON dump until the brackets balance
 
 # -- 5. modes --------------------------------------------------------------------------------------
@@ -432,6 +561,7 @@ _ATTACH = {
     "go_goroutine": ("announce", "go_stack"),
     # an exception line after the line that announces it (surefire's "... <<< FAILURE!")
     "j_exc": ("announce", "java_head"),
+    "bt_begin": ("announce", "begin_bt"),
 }
 
 MODES: dict[str, dict] = {
@@ -440,21 +570,27 @@ MODES: dict[str, dict] = {
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception), so it is held until frames confirm it
     # (an exception-shaped line after a WARN/ERROR record is its exception even with no frames below)
-    "record": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head")}},
+    "record": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head")},
+               # Spring Boot's "%wEx" writes a blank line between the record and its stack
+               "after_blank": {"j_exc": (_T, "record_tent")}},
     "record_tent": {"kind": None, "on": {"text": (_T, None), "indent": (_T, None),
                                          "j_exc": (_T, None), "j_at": (_S, "java_frames"),
-                                         "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head")},
+                                         "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head"),
+                                         # zap's stacktrace under an error record: function, then "\tfile:N"
+                                         "go_file": (_S, "go_stack")},
                     "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames")},
                     "max_tent": 12},
     # a record whose message ends with ':' or is empty: the lines below are its body until a record
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
-             "after_blank": {"indent": (_C, None), "text": (_C, None)}},
+             "after_blank": {"indent": (_C, None), "text": (_C, None), "j_exc": (_T, "record_tent")}},
     # a head with an empty message ("WARNING:torch.distributed.run:", "Process X:"): the next line
     # is the message, and decides the mode
     "await": {"kind": None, "on": {}, "await": True},
     # a writer's prefix alone: the next line of the writer joins only when it is an NCCL WARN
     "lead": {"kind": None, "on": {}},
+    # java.util.logging's first line: the "LEVEL: message" line is the record's own
+    "jul": {"kind": None, "on": {"jul_level": (_S, "record")}},
 
     # -- CPython traceback.py ----------------------------------------------------------------------
     # "Traceback (most recent call last):", frames ("  File ..." + source + carets), the exception
@@ -462,21 +598,29 @@ MODES: dict[str, dict] = {
     "py_head": {"kind": "python_traceback",
                 "on": {"py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"), "indent": (_S, "py_frames"),
                        "exc_line": (_S, "py_msg"),
-                       "j_exc": (_S, "py_msg"), "text": (_C, "py_msg")}},
+                       "j_exc": (_S, "py_msg"), "text": (_C, "py_msg")},
+                "after_blank": {"py_file": (_S, "py_frames")}},
     "py_frames": {"kind": "python_traceback",
                   "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
-                         "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg"), "text": (_C, "py_msg")}},
+                         "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg"), "text": (_C, "py_msg")},
+                  # loguru's diagnose (better_exceptions) writes a blank line before each frame of the
+                  # user's code and before the exception line, and the values under the source line
+                  "after_blank": {"py_file": (_S, None), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")}},
     "py_msg": {"kind": "python_traceback",
                "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
                       "fh_file": (_C, None),
                       "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
                       "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                       "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                      "rule_dash": (_T, "table_dash")},
+                      "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
                # chained exceptions, and the thread dump of a fatal error that printed the exception
-               "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
-                               "py_ext": (_L, None), "rule_dash": (_T, "table_dash")}},
+               "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "indent": (_C, None),
+                               "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
+                               "rule_dash": (_T, "table_dash")}},
     "rich_tb": {"kind": "python_traceback", "on": {"rich_box": (_S, None), "rich_box_end": (_S, "py_head")}},
+    # a box drawn with box-drawing characters: rows and separators to its bottom edge
+    "box": {"kind": "table", "on": {"rich_box": (_S, None), "box_sep": (_S, None), "box_bottom": (_L, None),
+                                   "rich_box_end": (_L, None)}},
     "ipy": {"kind": "python_traceback", "kind_override": True,
             "on": {"ipy_frame": (_S, None), "ipy_src": (_S, None), "indent": (_S, None), "exc_line": (_S, "ipy_msg"),
                    "j_exc": (_S, "ipy_msg"), "text": (_C, "ipy_msg")},
@@ -509,14 +653,16 @@ MODES: dict[str, dict] = {
     # blank lines ("Thread 0x..." / "Current thread 0x..." / "Stack"), then "Extension modules: ..."
     "py_fatal": {"kind": "python_fatal",
                  "on": {"py_state": (_S, None), "py_thread": (_S, "fatal_frames"), "py_tb": (_S, "py_head"),
-                        "text": (_C, None)},
+                        "py_ext_cut": (_S, "py_ext_more"), "text": (_C, None)},
                  "after_blank": {"py_thread": (_S, "fatal_frames"), "py_tb": (_S, "py_head"), "py_ext": (_L, None),
-                                 "py_state": (_S, None)}},
+                                 "py_ext_cut": (_S, "py_ext_more"), "py_state": (_S, None)}},
     "fatal_frames": {"kind": "python_fatal",
                      "on": {"fh_file": (_S, None), "py_file": (_S, None), "indent": (_S, None), "py_thread": (_S, None),
-                            "py_ext": (_L, None)},
+                            "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more")},
                      # (a frame after a blank line: a paste that doubled every line's newline)
-                     "after_blank": {"py_thread": (_S, None), "py_ext": (_L, None), "fh_file": (_S, None)}},
+                     "after_blank": {"py_thread": (_S, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
+                                     "fh_file": (_S, None)}},
+    "py_ext_more": {"kind": "python_fatal", "on": {"py_ext_total": (_L, None), "text": (_C, None)}},
     # warnings.formatwarning: header, message lines (held), then the source line "  <source>"
     "py_warn": {"kind": "python_warning",
                 "on": {"warn_src": (_L, None), "text": (_T, None), "indent": (_T, None),
@@ -528,11 +674,12 @@ MODES: dict[str, dict] = {
     # blank lines), "\tat frame" lines, "\t... N more", "Caused by: ...", "\tSuppressed: ..."
     "java_head": {"kind": "java_stack",
                   "on": {"j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"), "j_caused": (_S, None),
-                         # a Python exception line whose message is torchrun's box (the traceback cut above)
-                         "rule_eq": (_S, "py_box"),
+                         # a Python exception line whose message is torchrun's box (the traceback cut above),
+                         # or the remote traceback Ray's RayTaskError carries ("  File ..." frames)
+                         "rule_eq": (_S, "py_box"), "py_file": (_S, "py_frames"),
                          "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None)},
                   "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames")},
-                  "max_tent": 12},
+                  "max_tent": 12, "ends_at_blank": True},
     "java_frames": {"kind": "java_stack",
                     "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
                            "j_circular": (_S, None), "j_caused": (_S, "java_head")}},
@@ -554,7 +701,17 @@ MODES: dict[str, dict] = {
     # absl failure signal handler / glog: "*** SIGSEGV received ... ***", "PC: @ ...", "    @ ..."
     "sigdump": {"kind": "cpp_frames", "cross": True,
                 "on": {"absl_frame": (_S, None), "glog_sig": (_S, None)}},
+    "begin_bt": {"kind": "cpp_frames", "on": {"indent": (_S, None), "text": (_C, None), "bt_end": (_L, None)}},
     "glibc": {"kind": "glibc_backtrace", "on": {"glibc_frame": (_S, None)}},
+    "coredump": {"kind": "coredump",
+                 "on": {"indent": (_S, None), "sd_dumped": (_S, None), "sd_stack": (_S, None), "sd_frame": (_S, None),
+                        "sd_module": (_S, None), "sd_elf": (_L, None)},
+                 "after_blank": {"sd_stack": (_S, None), "sd_module": (_S, None), "sd_elf": (_L, None)}},
+    # HotSpot's header: "#" lines; the bare "#" that opens it waits for the line that names it
+    "hash_open": {"kind": None, "on": {"hs_err": (_S, "hs_err")}},
+    "hs_err": {"kind": "jvm_fatal_error",
+               "on": {"hash_bare": (_S, None), "hash_line": (_S, None), "hs_err": (_S, None)},
+               "after_blank": {"hash_bare": (_S, None), "hash_line": (_S, None)}},
     # glibc malloc_printerr (old): "*** Error in `prog': ...", "======= Backtrace: =========",
     # frames, "======= Memory map: ========", /proc/self/maps lines
     "glibc_report": {"kind": "glibc_backtrace",
@@ -591,7 +748,7 @@ MODES: dict[str, dict] = {
                 "max_tent": 12},
     "go_stack": {"kind": "go_panic",
                  "on": {"go_func": (_S, None), "go_file": (_S, None), "go_file_bare": (_S, None),
-                        "go_created": (_S, None),
+                        "go_created": (_S, None), "go_func_bare": (_T, None),
                         "go_elided": (_S, None), "go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
                         "indent": (_S, None)},
                  "after_blank": {"go_goroutine": (_S, None), "go_runtime_stack": (_S, None)}},
@@ -627,6 +784,12 @@ MODES: dict[str, dict] = {
     "table_star": {"kind": "table", "on": {"rule_star": (_L, None), "text": (_T, None), "indent": (_T, None),
                                           "rule_eq": (_T, None), "rule_dash": (_T, None)},
                    "after_blank": "on", "max_tent": 200},
+    # ASCII tables: rows are held until a rule confirms them (a grid repeats the rule between rows)
+    "table_plus": {"kind": "table", "on": {"rule_plus": (_S, None), "pipe_row": (_T, None)}, "max_tent": 200},
+    # the tail of a pretty-printed JSON dump whose opening line was cut: members and closing brackets
+    # until the brackets close what was open before the first line
+    "json_tail": {"kind": "json_dump", "depth": True, "depth0": 1,
+                  "on": {"json_member": (_S, None), "json_close": (_S, None), "indent": (_C, None)}},
     # a line ending with '{' or '[' (DeepSpeed's config dump): until the brackets balance
     "json": {"kind": "json_dump", "depth": True,
              "on": {"text": (_C, None), "indent": (_C, None)}, "after_blank": "on"},

@@ -220,7 +220,8 @@ def test_split_head_returns_the_head_a_formatter_repeats_per_line():
     head, rhead, _every, body = split_head(relayed)
     assert rhead == "ERROR 07-13 15:07:34 async_llm_engine.py:53]" and body == "x"
     head, rhead, _every, body = split_head("2016-06-03 21:16:57,724 WARN org.apache.hadoop.Foo: Exit code")
-    assert head == "2016-06-03 21:16:57,724 WARN " and rhead is None  # log4j heads are not repeated
+    # log4j's "%d %p %c: %m": the head runs to the logger's separator, and is not repeated per line
+    assert head == "2016-06-03 21:16:57,724 WARN org.apache.hadoop.Foo: " and rhead is None and body == "Exit code"
 
 
 def _feed(m: MultilineMerger, texts: list[str], start: int = 0, ts: int = 0) -> list:
