@@ -107,14 +107,15 @@ def topic_resource_name(topic: str) -> str:
 
 
 def strimzi_topics() -> list[dict[str, Any]]:
-    from streams.topics import topic_specs
+    from streams.topics import message_size_config, topic_specs
     from streams.workers.watch import internal_topic_specs
 
     settings = k8s_settings()
     specs = topic_specs(settings) + internal_topic_specs(settings, watch_settings())
     docs = []
     for spec in specs:
-        config = {"cleanup.policy": "delete", **spec.config}  # the broker default, written out
+        # The broker defaults, written out; every topic takes the largest record Sluice writes.
+        config = {"cleanup.policy": "delete", **message_size_config(settings), **spec.config}
         if settings.topics.replication_factor > 1:
             # A write is acknowledged by two copies: one broker can be lost without losing a record.
             config["min.insync.replicas"] = str(min(2, settings.topics.replication_factor))

@@ -137,6 +137,15 @@ class KafkaSettings(Section):
         if upper not in SASL_MECHANISMS:
             raise ValueError(f"{value!r} is not one of {', '.join(SASL_MECHANISMS)} (GSSAPI is not supported)")
         return upper
+    max_message_bytes: int = Field(
+        default=1024 * 1024, ge=64 * 1024,
+        description="The largest record any stage writes (events, metric points, dead letters), and so the "
+                    "producers' message.max.bytes. Every topic Sluice writes must accept it (max.message.bytes, else "
+                    "the broker's message.max.bytes): `sluice topics create` and deploy/k8s/topics.yaml set it, and "
+                    "each worker checks it against the broker at start. Kafka's own default is 1,048,588, so a stock "
+                    "cluster needs no change. Events are capped below it (assemble.max_bytes, in bytes); a dead "
+                    "letter that would pass it keeps its original cut, flagged and hashed. The assemble state topic "
+                    "takes four times it.")
 
     @model_validator(mode="after")
     def _read_secret_files(self) -> KafkaSettings:
@@ -164,6 +173,8 @@ class KafkaSettings(Section):
         conf: dict[str, Any] = {
             "bootstrap.servers": self.bootstrap_servers,
             "security.protocol": self.security_protocol,
+            # A producer refuses a record over this at once (MSG_SIZE_TOO_LARGE) instead of the broker later.
+            "message.max.bytes": self.max_message_bytes,
             "logger": kafka_logger(),  # librdkafka's lines through Python logging, once per cause
         }
         if self.sasl_mechanism:
@@ -506,7 +517,10 @@ class AssembleSettings(Section):
         description="A multiline block whose source has been quiet this long is emitted: that is how the last "
                     "traceback of a job that died comes out.")
     max_lines: int = Field(default=1000, description="A block longer than this is cut and flagged truncated.")
-    max_bytes: int = Field(default=512 * 1024, description="A block bigger than this is cut and flagged truncated.")
+    max_bytes: int = Field(
+        default=512 * 1024,
+        description="A block bigger than this many bytes of UTF-8 is cut and flagged truncated; with its "
+                    "attributes an event must fit kafka.max_message_bytes (checked at start).")
     take_max: int = Field(
         default=2000,
         description="Records handled per turn. Each turn is one Kafka transaction; fewer, bigger turns cost "

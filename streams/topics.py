@@ -53,7 +53,15 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
 def assemble_state_spec(settings: Settings) -> TopicSpec:
     """The assemble stage's open blocks per source: compacted, one partition per raw partition."""
     return TopicSpec(settings.assemble.state_topic_name(), settings.topics.raw_partitions,
-                     {"cleanup.policy": "compact", "min.compaction.lag.ms": "0", "segment.ms": str(3600 * 1000)})
+                     {"cleanup.policy": "compact", "min.compaction.lag.ms": "0", "segment.ms": str(3600 * 1000),
+                      "max.message.bytes": str(state_max_message_bytes(settings))})
+
+
+def state_max_message_bytes(settings: Settings) -> int:
+    """The state topic's record limit: a source's state holds its open block (up to assemble.max_bytes)
+    and a held partial line, as JSON (escapes and all), so it gets four times kafka.max_message_bytes;
+    the assemble stage's producer, which writes it, has the same limit."""
+    return 4 * settings.kafka.max_message_bytes
 
 
 def ensure_assemble_state_topic(settings: Settings, timeout_s: float = 30.0) -> None:
@@ -75,6 +83,11 @@ def ensure_assemble_state_topic(settings: Settings, timeout_s: float = 30.0) -> 
                           f"{len(raw.partitions)}: add partitions to {spec.name} to match before starting assemble")
 
 
+def message_size_config(settings: Settings) -> dict[str, str]:
+    """Topic config that lets a topic take the largest record Sluice writes (``kafka.max_message_bytes``)."""
+    return {"max.message.bytes": str(settings.kafka.max_message_bytes)}
+
+
 def create_topics(settings: Settings, specs: list[TopicSpec] | None = None, timeout_s: float = 30.0) -> list[str]:
     """Create missing topics; returns the names created. Existing topics are left as they are."""
     from confluent_kafka import KafkaException
@@ -88,7 +101,7 @@ def create_topics(settings: Settings, specs: list[TopicSpec] | None = None, time
         return []
     futures = admin.create_topics(
         [NewTopic(s.name, num_partitions=s.partitions, replication_factor=settings.topics.replication_factor,
-                  config=s.config) for s in wanted],
+                  config={**message_size_config(settings), **s.config}) for s in wanted],
         operation_timeout=timeout_s,
     )
     created = []

@@ -114,6 +114,26 @@ def committed_to_end(settings: Settings, group_id: str, topics: list[str]) -> bo
         consumer.close()
 
 
+def group_lag(settings: Settings, group_id: str, topics: list[str]) -> int:
+    """Records of ``topics`` past what ``group_id`` has committed (a partition it never committed: all of it).
+    Transaction markers count as records here; read it as "about"."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({**settings.kafka.client_config(), "group.id": group_id, "enable.auto.commit": False})
+    try:
+        parts = []
+        for topic in topics:
+            meta = consumer.list_topics(topic, timeout=10).topics[topic]
+            parts += [TopicPartition(topic, p) for p in meta.partitions]
+        behind = 0
+        for tp in consumer.committed(parts, timeout=10):
+            low, high = consumer.get_watermark_offsets(TopicPartition(tp.topic, tp.partition), timeout=10)
+            behind += max(0, high - (tp.offset if tp.offset >= 0 else low))
+        return behind
+    finally:
+        consumer.close()
+
+
 def wait_for(predicate: Any, timeout_s: float, interval_s: float = 0.5) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

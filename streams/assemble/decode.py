@@ -29,14 +29,14 @@ from collections.abc import Callable
 
 import fastavro
 
-from streams.assemble import otlp
+from streams.assemble import jsonlimits, otlp
 from streams.assemble.envelopes import json_envelope, with_inner
 from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.syslog import rfc5424_line
 from streams.assemble.timefmt import rfc3339_ms
-from streams.errors import DecodeError
+from streams.errors import DecodeError, DependencyFailure
 
-__all__ = ["PartialJoiner", "SchemaLookup", "decode_record", "final_redraw", "rfc3339_ms"]
+__all__ = ["SchemaLookup", "decode_record", "final_redraw", "rfc3339_ms"]
 
 SchemaLookup = Callable[[int], object]
 
@@ -95,6 +95,8 @@ def _inner_line(text: str) -> RawLine | None:
     """A docker/CRI line inside an agent's envelope (its tail ran without the container parser)."""
     first = text[0]
     if first == "{":
+        if jsonlimits.violation(text) is not None:
+            return None  # not parsed: past the limits a parser recurses or balloons (the line is text)
         try:
             obj = json.loads(text)
         except ValueError:
@@ -129,7 +131,9 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine
     (schema_id,) = struct.unpack(">I", value[1:5])
     try:
         schema = schema_lookup(schema_id) if schema_lookup else None
-    except Exception as exc:  # the lookup is the caller's I/O: any failure means "not found"
+    except DependencyFailure:  # the registry down or refusing us: no fault of the record's (streams/registry.py)
+        raise
+    except Exception as exc:  # any other failure of the lookup: the id is not one we can read
         raise DecodeError(f"schema id {schema_id}: lookup failed: {exc}", "schema_not_found") from exc
     if schema is None:
         raise DecodeError(f"schema id {schema_id} is not in the registry", "schema_not_found")
@@ -167,6 +171,9 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
                               "corrupt_avro")
         return _from_avro(value, schema_lookup)
     if first == 0x7B:  # '{'
+        too_much = jsonlimits.violation(value)
+        if too_much is not None:
+            raise DecodeError(f"{too_much}: not parsed (a parser would recurse or balloon on it)", "json_limits")
         try:
             obj = json.loads(value)
         except ValueError:
@@ -204,43 +211,3 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
         out.append(RawLine(final_redraw(part[:-1] if part.endswith("\r") else part), index=i))
     return out
 
-
-class PartialJoiner:
-    """Joins CRI ``P`` / docker partial fragments per source, bounded in bytes.
-
-    ``push`` returns the completed line, or None while the line is still partial. A line
-    longer than ``max_bytes`` is released as it is rather than growing without bound.
-    """
-
-    def __init__(self, max_bytes: int = 1 << 20) -> None:
-        self.max_bytes = max_bytes
-        self._open: dict[str, tuple[list[str], RawLine, int, int]] = {}  # sid -> parts, first, offset, size
-
-    def push(self, sid: str, line: RawLine, offset: int) -> tuple[RawLine, int] | None:
-        held = self._open.get(sid)
-        if held is None and not line.partial:
-            return line, offset
-        if held is None:
-            held = ([], line, offset, 0)
-        parts, first, first_off, size = held
-        parts.append(line.text)
-        size += len(line.text)
-        if line.partial and size < self.max_bytes:
-            self._open[sid] = (parts, first, first_off, size)
-            return None
-        self._open.pop(sid, None)
-        joined = RawLine("".join(parts), first.file_offset, first.ts_ms, first.source, first.labels, False,
-                         first.index)
-        return joined, first_off
-
-    def drain(self) -> list[tuple[str, RawLine, int]]:
-        """Release every held fragment (end of input)."""
-        out = []
-        for sid, (parts, first, off, _size) in sorted(self._open.items(), key=lambda kv: kv[1][2]):
-            out.append((sid, RawLine("".join(parts), first.file_offset, first.ts_ms, first.source,
-                                     first.labels, False, first.index), off))
-        self._open.clear()
-        return out
-
-    def oldest_offset(self) -> int | None:
-        return min((v[2] for v in self._open.values()), default=None)

@@ -30,7 +30,7 @@ from typing import Any
 
 from streams.assemble import rules as R
 from streams.assemble.firstchar import Dispatch
-from streams.assemble.lines import Block, RawLine
+from streams.assemble.lines import Block, RawLine, utf8_len
 
 # the tables' alternations, dispatched on a line's first character (see firstchar.py)
 _PFX = Dispatch([(n, p) for n, p, _k, gate in R.STREAM_PREFIXES if gate is None], "p_")
@@ -93,7 +93,7 @@ class _Open:
         """JSON-able state (the assemble worker saves it with its offsets)."""
         return {"block": dataclasses.asdict(self.block), "mode": self.mode, "indent0": self.indent0,
                 "head0": self.head0, "rhead": self.rhead, "last_body": self.last_body, "depth": self.depth,
-                "side_run": self.side_run,
+                "side_run": self.side_run, "every": self.every,
                 "held": [[dataclasses.asdict(rl), o, ms, v] for rl, o, ms, v in self.held],
                 "tent": [[dataclasses.asdict(rl), o, ms] for rl, o, ms in self.tent]}
 
@@ -110,14 +110,15 @@ class _Open:
         ob = cls(block, mode, d.get("indent0", 0), d.get("head0", ""), d.get("rhead"), d.get("last_body", ""))
         ob.depth = d.get("depth", 0)
         ob.side_run = d.get("side_run", 0)
+        ob.every = d.get("every", False)
         for rl, o, ms, v in d.get("held", ()):
             ob.held.append((RawLine(**rl), o, ms, v))
         for t, o, fo in d.get("pending", ()):  # older states held blank texts only
             ob.held.append((RawLine(t, fo), o, block.last_ts_ms, bool(t.strip())))
         for rl, o, ms in d.get("tent", ()):
             ob.tent.append((RawLine(**rl), o, ms))
-        ob.held_bytes = sum(len(rl.text) + 1 for rl, *_r in ob.held)
-        ob.tent_bytes = sum(len(rl.text) + 1 for rl, *_r in ob.tent)
+        ob.held_bytes = sum(utf8_len(rl.text) + 1 for rl, *_r in ob.held)
+        ob.tent_bytes = sum(utf8_len(rl.text) + 1 for rl, *_r in ob.tent)
         return ob
 
 
@@ -301,6 +302,18 @@ class MultilineMerger:
         """Sources with something open (a source with nothing open costs no memory)."""
         return len(self._src)
 
+    def drop_source(self, sid: str) -> list[Block]:
+        """Forget everything of ``sid`` and return its open blocks (with the lines they held back), oldest
+        first: what the caller dead-letters when handling a line of the source failed halfway."""
+        opened = self._src.pop(sid, {})
+        self._last_key.pop(sid, None)
+        out = []
+        for ob in opened.values():
+            b = ob.block
+            b.texts += [t[0].text for t in ob.tent] + [h[0].text for h in ob.held]
+            out.append(b)
+        return sorted(out, key=lambda b: (b.first_offset, b.first_index))
+
     # -- one line -----------------------------------------------------------------------------
     def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
         text = line.text
@@ -460,7 +473,7 @@ class MultilineMerger:
         mode, kind = _start_mode(tok, body, head)
         block = Block(sid, [text], offset, offset, line.index, line.file_offset, line.file_offset,
                       line.ts_ms if line.ts_ms is not None else ms, ms, line.source, line.labels, kind, False,
-                      len(text), key)
+                      utf8_len(text), key)
         if rank is not None and block.source.get("rank") is None:
             block.source = {**block.source, "rank": rank}
         ob = _Open(block, mode, _indent(body) if body[:1] in (" ", "\t") else 0, head or "", rhead, body)
@@ -479,7 +492,7 @@ class MultilineMerger:
                 ob.held.clear()
                 ob.held_bytes = 0
             ob.tent.append((line, offset, ms))
-            ob.tent_bytes += len(line.text) + 1
+            ob.tent_bytes += utf8_len(line.text) + 1
             b.last_ts_ms = ms
             if nxt is not None:
                 ob.mode = nxt
@@ -501,7 +514,7 @@ class MultilineMerger:
             ob.held_bytes = 0
         text = line.text
         texts.append(text)
-        b.nbytes += len(text) + 1
+        b.nbytes += utf8_len(text) + 1
         b.last_offset = offset
         if line.file_offset is not None:
             b.last_file_offset = line.file_offset
@@ -550,7 +563,7 @@ class MultilineMerger:
               visible: bool, out: list[Block]) -> None:
         """Held lines count towards the block's limits; reaching one ends the block without them."""
         ob.held.append((line, offset, ms, visible))
-        ob.held_bytes += len(line.text) + 1
+        ob.held_bytes += utf8_len(line.text) + 1
         b = ob.block
         b.last_ts_ms = ms
         if (len(b.texts) + len(ob.tent) + len(ob.held) >= self.max_lines
@@ -575,7 +588,7 @@ class MultilineMerger:
                 for rl, o, _m, visible in ob.held:  # a trailing prefix-only line is the record's last line
                     if visible and len(b.texts) < self.max_lines:
                         b.texts.append(rl.text)
-                        b.nbytes += len(rl.text) + 1
+                        b.nbytes += utf8_len(rl.text) + 1
                         b.last_offset = o
                         if rl.file_offset is not None:
                             b.last_file_offset = rl.file_offset
@@ -590,4 +603,4 @@ class MultilineMerger:
     def _single(sid: str, line: RawLine, offset: int, ms: int, key: str) -> Block:
         return Block(sid, [line.text], offset, offset, line.index, line.file_offset, line.file_offset,
                      line.ts_ms if line.ts_ms is not None else ms, ms, line.source, line.labels, None, False,
-                     len(line.text), key)
+                     utf8_len(line.text), key)

@@ -1,8 +1,9 @@
 """The assembler's state of one source as JSON: what is needed to carry on after a restart.
 
 Per source: its open multiline blocks (one per prefix, with the merger's mode), the prefix it last
-wrote under, a held partial line (CRI ``P`` / docker partial), its timed lines that an untimed block
-may take the time of (:mod:`streams.assemble.timebase`) and the task fields its last records named.
+wrote under, a held partial line (CRI ``P`` / docker partial) with the arrival of its newest fragment,
+its timed lines that an untimed block may take the time of (:mod:`streams.assemble.timebase`) and the
+task fields its last records named.
 The assemble worker writes the state of every source a turn touched to a compacted topic, in the
 same Kafka transaction as the turn's outputs and raw offsets, and restores it when it takes over a
 partition: a restarted or rebalanced worker resumes exactly where the last committed turn ended, so
@@ -19,6 +20,7 @@ from typing import Any
 
 from streams.assemble.lines import RawLine
 from streams.assemble.merger import _Open
+from streams.assemble.partials import HeldLine
 from streams.assemble.pipeline import Assembler
 from streams.assemble.timebase import SourceTimes
 
@@ -40,7 +42,7 @@ def source_state(asm: Assembler, sid: str) -> bytes | None:
     traceback) takes their time and task, so a source that has either keeps its key with nothing open.
     ``last_ts`` (the time furthest into the source) is what a worker that keeps no ``times`` reads."""
     opened = asm.merger._src.get(sid)
-    partial = asm.joiner._open.get(sid)
+    partial = asm.joiner.held.get(sid)
     times = asm.builder.times.get(sid)
     task = asm.builder.last_task.get(sid)
     if not opened and partial is None and times is None and not task:
@@ -50,8 +52,8 @@ def source_state(asm: Assembler, sid: str) -> bytes | None:
                            "last_ts": times.latest() if times is not None else None,
                            "times": times.to_dict() if times is not None else None, "last_task": task}
     if partial is not None:
-        parts, first, offset, size = partial
-        doc["partial"] = {"parts": parts, "first": dataclasses.asdict(first), "offset": offset, "size": size}
+        doc["partial"] = {"parts": partial.parts, "first": dataclasses.asdict(partial.first), "offset": partial.offset,
+                          "size": partial.size, "seen": partial.seen_ms}
     return json.dumps(doc, separators=(",", ":")).encode()
 
 
@@ -72,7 +74,11 @@ def restore_source(asm: Assembler, value: bytes) -> str:
         asm.builder.last_task[sid] = doc["last_task"]
     if "partial" in doc:
         p = doc["partial"]
-        asm.joiner._open[sid] = (p["parts"], RawLine(**p["first"]), p["offset"], p["size"])
+        # "seen" (the newest fragment's arrival, for the idle release) is absent from older states:
+        # the first fragment's own time stands in for it.
+        first = RawLine(**p["first"])
+        seen = p.get("seen", first.ts_ms or 0)
+        asm.joiner.held[sid] = HeldLine(p["parts"], first, p["offset"], p["size"], seen)
     return sid
 
 
@@ -80,7 +86,7 @@ def forget_source(asm: Assembler, sid: str) -> None:
     """A deleted key (tombstone): the source holds nothing."""
     asm.merger._src.pop(sid, None)
     asm.merger._last_key.pop(sid, None)
-    asm.joiner._open.pop(sid, None)
+    asm.joiner.drop(sid)
     asm.builder.times.pop(sid, None)
     asm.builder.last_task.pop(sid, None)
 

@@ -123,7 +123,7 @@ def build_cold_runner(settings: Settings, group_id: str = "sluice-cold", conf: C
     else:
         sink = ColdSink(settings, conf)
         default_topics = [events_topics_pattern(settings)]
-    consumer = KafkaRecordSource(settings, topics or default_topics, group_id, **consumer_overrides)
+    consumer = KafkaRecordSource(settings, topics or default_topics, group_id, stage=STAGE, **consumer_overrides)
     source = TopicProjectSource(consumer, sink, settings.topics.events_prefix)
     controller = RateController(Capacity(conf.records_per_s, conf.record_bytes_per_s),
                                 project_caps=project_caps(settings))

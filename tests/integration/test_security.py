@@ -748,3 +748,48 @@ def test_secrets_never_appear_in_logs_errors_settings_or_status(
     assert "Authentication failed" in seen["stdout/stderr"] + seen["kafka refused"], "the refusal was seen"
     assert caplog.records, "DEBUG logging from the clients was captured"
     assert_no_secret(seen)
+
+
+# -- refused credentials stop a stage (nothing dead-lettered, nothing committed) -------------------------
+
+def test_a_sink_stops_with_the_reason_when_each_server_refuses_its_credentials(
+        secure: Settings, private_s3: Settings) -> None:
+    """Elasticsearch answering 401 to a wrong password, Kafka failing SASL authentication and the store
+    refusing a wrong secret: each stops the stage with what to check, instead of dead-lettering every
+    record or retrying forever."""
+    import asyncio
+
+    from streams.errors import DependencyRefused
+    from streams.sinks.elasticsearch.sink import HotSink
+    from streams.sinks.kafka_io import KafkaRecordSource
+    from streams.sinks.objectstore.settings import ColdSinkSettings
+    from streams.sinks.objectstore.sink import ColdSink
+
+    wrong_es = es_of(secure, password=SecretStr("wrong-password"))
+    sink = HotSink(wrong_es, secure.routing, secure.hot)
+    with pytest.raises(DependencyRefused) as es_refused:
+        asyncio.run(sink.start())
+    assert "HTTP 401" in str(es_refused.value) and secure.elasticsearch.url in str(es_refused.value)
+    assert "elasticsearch.username" in str(es_refused.value)
+
+    topic = f"sec-{uuid.uuid4().hex[:8]}"
+    create_topics(secure, [TopicSpec(topic, 1, {})])
+    wrong_kafka = with_kafka(secure, sasl_password=SecretStr("not-the-password"))
+    source = KafkaRecordSource(wrong_kafka, [topic], f"sec-{uuid.uuid4().hex[:8]}")
+    deadline = time.monotonic() + 30
+    try:
+        with pytest.raises(DependencyRefused) as kafka_refused:
+            while time.monotonic() < deadline:
+                source.poll_batch(100, 0.5)
+    finally:
+        source.close()
+    assert "Authentication failed" in str(kafka_refused.value) and "sasl_password" in str(kafka_refused.value)
+
+    wrong_store = private_s3.object_store.model_copy(update={"secret_access_key": SecretStr("wrong")})
+    cold = ColdSink(private_s3.model_copy(update={"object_store": wrong_store}),
+                    ColdSinkSettings(lifecycle_enabled=False), bodies=object())  # type: ignore[arg-type]
+    with pytest.raises(DependencyRefused) as store_refused:
+        asyncio.run(cold.start())
+    assert "secret_access_key" in str(store_refused.value) and wrong_store.endpoint_url in str(store_refused.value)
+    for text in (str(es_refused.value), str(kafka_refused.value), str(store_refused.value)):
+        assert not any(secret in text for secret in SECRETS)

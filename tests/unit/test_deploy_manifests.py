@@ -257,6 +257,8 @@ def test_strimzi_topics_match_topic_specs() -> None:
         config = kt["spec"]["config"]
         assert config.get("retention.ms") == spec.config.get("retention.ms"), name
         assert config["cleanup.policy"] == spec.config.get("cleanup.policy", "delete"), name
+        assert config["max.message.bytes"] == spec.config.get("max.message.bytes", str(s.kafka.max_message_bytes)), name
+        assert int(config["max.message.bytes"]) >= s.kafka.max_message_bytes, name
     # The replay window the operator guide promises.
     assert topics["logs.raw"]["spec"]["config"]["retention.ms"] == str(7 * 24 * 3600 * 1000)
     assert topics["logs.alerts"]["spec"]["config"]["cleanup.policy"] == "compact,delete"

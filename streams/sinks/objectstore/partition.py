@@ -45,9 +45,17 @@ def path_part(value: object) -> str:
     return _path_part(str(value))
 
 
+# A key component longer than this keeps its start and a hash of the whole: stores on a filesystem refuse
+# a name over 255 bytes (s3proxy answers 500, retried for ever), and S3 a key over 1,024.
+MAX_PART_BYTES = 200
+
+
 @lru_cache(maxsize=4096)  # a handful of projects, tasks and roles: sanitise each once
 def _path_part(value: str) -> str:
     text = _UNSAFE.sub("_", value).strip()
+    if len(text.encode()) > MAX_PART_BYTES:
+        digest = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+        text = text.encode()[:MAX_PART_BYTES - 17].decode("utf-8", "ignore") + "~" + digest
     return text if text and text not in (".", "..") else UNKNOWN
 
 

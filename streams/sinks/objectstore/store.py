@@ -14,29 +14,14 @@ from typing import Any
 from streams.clients import s3_client
 from streams.config import ObjectStoreSettings
 from streams.errors import SluiceError
+from streams.sinks.objectstore.classify import error_code
 from streams.sinks.objectstore.partition import OFFSET_WIDTH
 from streams.sinks.objectstore.settings import ColdSinkSettings
 
 log = logging.getLogger(__name__)
 
-# Answers that mean "slow down", not "broken": the rate controller halves its budget on them.
-THROTTLE_CODES = frozenset({"SlowDown", "503", "ServiceUnavailable", "RequestLimitExceeded", "TooManyRequests",
-                            "429", "Throttling"})
-
-
 class ObjectStoreError(SluiceError):
     """The object store refused or did not answer; the sink retries the segment later."""
-
-
-def error_code(exc: BaseException) -> str:
-    response = getattr(exc, "response", None)
-    if isinstance(response, dict):
-        return str(response.get("Error", {}).get("Code", ""))
-    return ""
-
-
-def is_throttle(exc: BaseException) -> bool:
-    return error_code(exc) in THROTTLE_CODES
 
 
 @dataclass(frozen=True)

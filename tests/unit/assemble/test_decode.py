@@ -9,7 +9,8 @@ import fastavro
 import pytest
 from corpus_helpers import TRAINING, lines
 
-from streams.assemble.decode import PartialJoiner, decode_record, final_redraw
+from streams.assemble.decode import decode_record, final_redraw
+from streams.assemble.partials import PartialJoiner
 from streams.errors import DecodeError
 
 SCHEMAS = Path(__file__).resolve().parents[3] / "schemas"
