@@ -12,8 +12,11 @@ per-task-type index). A record value that loses to a label stays in ``attributes
 Bounds (a value that does not fit is kept as text in ``attributes`` and named in ``sluice.flags``,
 never handed to the encoder): the event's own time must lie in ``[read - max_past, read + max_future]``
 around the time the line was read (the Kafka record's time) and within years 1970-9999, else the event
-takes the time of its source's last timed event, or the read time; step and max_steps fit an Avro
+is untimed; step and max_steps fit an Avro
 ``long``; rank fits an ``int``; attributes are capped in count and length.
+
+An untimed event takes the time of the nearest timed line before it of the same writer, else of the
+source, plus the read time elapsed since that line (:mod:`streams.assemble.timebase`), else its read time.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from streams.assemble.metrics import is_step_metric, metric_point
 from streams.assemble.parse import Parsed, parse_line
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
+from streams.assemble.timebase import SourceTimes
 from streams.assemble.times import MAX_MS
 
 METRICS_TOPIC = "logs.metrics"
@@ -92,7 +96,7 @@ class EventBuilder:
         self.redact = redact or Redactor()
         self.limits = limits or FieldLimits()
         self.metadata = metadata or SourceMetadata()
-        self.last_ts: dict[str, int] = {}  # source -> time of its last timed event
+        self.times: dict[str, SourceTimes] = {}  # source -> its timed lines (what an untimed block takes)
         self.last_task: dict[str, dict] = {}  # source -> task fields its last records named
         lim = self.limits
         self._past = lim.max_past_ms
@@ -109,9 +113,6 @@ class EventBuilder:
     def build(self, b: Block, topic: str, partition: int) -> Output:  # noqa: PLR0912, PLR0915 - one straight recipe
         p = parse_line(b.texts[0], b.first_ts_ms)
         sid = b.source_id
-        # A block with no time of its own (a `terminate called ...` dump, a bare traceback) takes the time
-        # of its source's previous timed event, not the producer's clock: a log's time base stays one, so
-        # an incident does not split between the log's own times and the shipping time.
         ts = p.ts_ms
         read = b.first_ts_ms
         if ts is not None and not (
@@ -119,12 +120,17 @@ class EventBuilder:
                                                      and (self._future is None or ts <= read + self._future)))):
             p.keep_as_text("timestamp_out_of_window", "timestamp", p.time_text or _iso(ts))
             ts = None
+        times = self.times.get(sid)
         if ts is not None:
-            if len(self.last_ts) > MAX_TRACKED_SOURCES:
-                self.last_ts.clear()
-            self.last_ts[sid] = ts
-        else:
-            ts = self.last_ts.get(sid, b.first_ts_ms)
+            if times is None:
+                if len(self.times) > MAX_TRACKED_SOURCES:
+                    self.times.clear()
+                times = self.times[sid] = SourceTimes()
+            times.note(b.prefix, (b.first_offset, b.first_index), ts, read)
+        else:  # no time of its own (see streams.assemble.timebase)
+            ts = times.before(b.prefix, (b.first_offset, b.first_index), read) if times is not None else None
+            if ts is None:
+                ts = read
         eid = event_id(sid, b.first_file_offset, topic, partition, b.first_offset, first_index=b.first_index)
         labels = b.labels
         source = b.source

@@ -121,7 +121,6 @@ class Assembler:
         self.topic = topic
         self.partition = partition
         self._last_offset: int | None = None
-        self._last_ts = self.builder.last_ts  # source -> time of its last timed event (state.py keeps it)
         self._sid_of_key: dict[bytes, str] = {}
         # Called with (source id, partition) the first time this assembler sees a source: the worker
         # notices a source that arrives on several partitions (streams/assemble/spread.py).

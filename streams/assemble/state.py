@@ -2,7 +2,8 @@
 
 Per source: its open multiline blocks (one per prefix, with the merger's mode), the prefix it last
 wrote under, a held partial line (CRI ``P`` / docker partial) with the arrival of its newest fragment,
-the time of its last timed event and the task fields its last records named.
+its timed lines that an untimed block may take the time of (:mod:`streams.assemble.timebase`) and the
+task fields its last records named.
 The assemble worker writes the state of every source a turn touched to a compacted topic, in the
 same Kafka transaction as the turn's outputs and raw offsets, and restores it when it takes over a
 partition: a restarted or rebalanced worker resumes exactly where the last committed turn ended, so
@@ -21,6 +22,7 @@ from streams.assemble.lines import RawLine
 from streams.assemble.merger import _Open
 from streams.assemble.partials import HeldLine
 from streams.assemble.pipeline import Assembler
+from streams.assemble.timebase import SourceTimes
 
 VERSION = 1
 
@@ -36,15 +38,19 @@ def _open_from_dict(d: dict[str, Any]) -> _Open:
 def source_state(asm: Assembler, sid: str) -> bytes | None:
     """The state of ``sid`` as bytes, or None when it holds nothing (then the key is deleted).
 
-    The time of the source's last timed event is state too: an untimed block after a restart
-    (a bare traceback) takes it, so a source that has one keeps its key even with nothing open."""
+    The source's timed lines and its task are state too: an untimed block after a restart (a bare
+    traceback) takes their time and task, so a source that has either keeps its key with nothing open.
+    ``last_ts`` (the time furthest into the source) is what a worker that keeps no ``times`` reads."""
     opened = asm.merger._src.get(sid)
     partial = asm.joiner.held.get(sid)
-    if not opened and partial is None and asm._last_ts.get(sid) is None:
+    times = asm.builder.times.get(sid)
+    task = asm.builder.last_task.get(sid)
+    if not opened and partial is None and times is None and not task:
         return None
     doc: dict[str, Any] = {"v": VERSION, "sid": sid, "open": {k: _open_to_dict(ob) for k, ob in (opened or {}).items()},
-                           "last_key": asm.merger._last_key.get(sid), "last_ts": asm._last_ts.get(sid),
-                           "last_task": asm.builder.last_task.get(sid)}
+                           "last_key": asm.merger._last_key.get(sid),
+                           "last_ts": times.latest() if times is not None else None,
+                           "times": times.to_dict() if times is not None else None, "last_task": task}
     if partial is not None:
         doc["partial"] = {"parts": partial.parts, "first": dataclasses.asdict(partial.first), "offset": partial.offset,
                           "size": partial.size, "seen": partial.seen_ms}
@@ -60,8 +66,10 @@ def restore_source(asm: Assembler, value: bytes) -> str:
     asm.merger._src[sid] = {k: _open_from_dict(d) for k, d in doc["open"].items()}
     if doc.get("last_key") is not None:
         asm.merger._last_key[sid] = doc["last_key"]
-    if doc.get("last_ts") is not None:
-        asm._last_ts[sid] = doc["last_ts"]
+    if doc.get("times"):
+        asm.builder.times[sid] = SourceTimes.from_dict(doc["times"])
+    elif doc.get("last_ts") is not None:
+        asm.builder.times[sid] = SourceTimes.carried(doc["last_ts"])
     if doc.get("last_task"):
         asm.builder.last_task[sid] = doc["last_task"]
     if "partial" in doc:
@@ -79,6 +87,8 @@ def forget_source(asm: Assembler, sid: str) -> None:
     asm.merger._src.pop(sid, None)
     asm.merger._last_key.pop(sid, None)
     asm.joiner.drop(sid)
+    asm.builder.times.pop(sid, None)
+    asm.builder.last_task.pop(sid, None)
 
 
 def state_key(partition: int, sid: str) -> bytes:

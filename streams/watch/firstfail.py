@@ -80,7 +80,7 @@ def evidence_of(obs: Observation) -> dict[str, Any] | None:
         rank = obs.rank if obs.rank is not None else obs.fail_rank
         host = obs.host
     ev: dict[str, Any] = {
-        "id": obs.event_id, "ts": obs.fail_true_ms, "kind": obs.fail_kind, "role": role, "rank": rank, "host": host,
+        "id": obs.event_id, "ts": obs.true_ms, "kind": obs.fail_kind, "role": role, "rank": rank, "host": host,
         "proc": obs.fail_proc if rank is None else None, "head": obs.headline, "cls": obs.error_class,
         "type": obs.error_type, "sig": obs.fail_signal or obs.signal, "rep": None, "seen": obs.seen_ms,
         "waited": obs.waited_ms, "offset": obs.clock_offset_ms}

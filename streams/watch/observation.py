@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from streams.assemble.parse import parse_line
 from streams.watch.incident_rules import failure_sign
 
 HEADLINE_CHARS = 200
@@ -22,7 +21,6 @@ HEADLINE_CHARS = 200
 # agent's record field), else a key of the line's own record.
 CLOCK_OFFSET_KEYS = ("sluice.io/clock-offset-ms", "clock_offset_ms")
 MAX_CLOCK_OFFSET_MS = 24 * 3600 * 1000
-LIVE_READ_MS = 3600 * 1000  # a larger "offset" is a wrong clock, not a skew to correct
 UTILISATION_KEYS = ("gpu_utilization_pct", "gpu_util_pct", "gpu_util")
 
 
@@ -46,7 +44,8 @@ class Observation:
     signal: str | None = None
     headline: str | None = None
     # The job-failure view (streams.watch.incident_rules): the kind of an error event and what its
-    # message says about the rank; the node's clock offset; when the router saw the record.
+    # message says about the rank; the node's clock offset; when the router saw the record. An untimed
+    # failure (a bare traceback) needs no time of its own here: the assemble core gave it its rank's.
     fail_kind: str | None = None
     fail_rank: int | None = None
     fail_host: str | None = None
@@ -55,7 +54,6 @@ class Observation:
     waited_ms: int | None = None
     clock_offset_ms: int | None = None
     seen_ms: int | None = None  # wall clock, stamped by the router: the incident's quiet period in real time
-    fail_ms: int | None = None  # when a failure event was printed, node clock (see failure_time)
     gpu: str | None = None  # the device of a GPU sample: its index, "<index>/<MIG instance>" for an instance
     xids: tuple[int, ...] = ()
     ecc_uncorrected: float | None = None
@@ -70,11 +68,6 @@ class Observation:
     def true_ms(self) -> int:
         """Event time corrected for the node's clock offset (the node's clock minus true time)."""
         return self.ts_ms - (self.clock_offset_ms or 0)
-
-    @property
-    def fail_true_ms(self) -> int:
-        """When a failure event was printed, corrected for the node's clock offset."""
-        return (self.fail_ms if self.fail_ms is not None else self.ts_ms) - (self.clock_offset_ms or 0)
 
     @property
     def rank_key(self) -> str:
@@ -95,9 +88,14 @@ class Observation:
 
     @classmethod
     def from_json(cls, data: bytes) -> Observation:
-        fields = json.loads(data)
-        fields["xids"] = tuple(fields.get("xids") or ())
-        return cls(**fields)
+        # A key this version does not know (written by a router of another version, mid-upgrade) is
+        # dropped: one stale field must not stop the watch agent.
+        doc = json.loads(data)
+        doc["xids"] = tuple(doc.get("xids") or ())
+        return cls(**{k: v for k, v in doc.items() if k in _FIELD_NAMES})
+
+
+_FIELD_NAMES = frozenset(f.name for f in fields(Observation))
 
 
 def _headline(event: dict[str, Any]) -> str:
@@ -138,24 +136,6 @@ def clock_offset_ms(record: dict[str, Any]) -> int | None:
     return None
 
 
-def failure_time(event: dict[str, Any]) -> int:
-    """When a failure event was printed. An event without a time of its own carries its source's
-    previous time (the assemble stage keeps a log on one time base), but a node's stdout interleaves
-    ranks, and a traceback with no time is built after the other ranks' timed lines that followed it.
-    Its read time (``ingest_ts``, the agent's clock, the node's) is then the better witness, when
-    the agent read it live: within :data:`LIVE_READ_MS` of that carried time. A backfilled file keeps
-    the carried times."""
-    ts = to_ms(event["timestamp"])
-    read = event.get("ingest_ts")
-    if read is None:
-        return ts
-    read = to_ms(read)
-    if read == ts or abs(read - ts) > LIVE_READ_MS:
-        return ts
-    head = (event.get("message") or "").split("\n", 1)[0]
-    return ts if parse_line(head, read).ts_ms is not None else read
-
-
 def from_log_event(event: dict[str, Any]) -> Observation:
     source = event.get("source") or {}
     host = source.get("host") or source.get("pod")
@@ -171,7 +151,7 @@ def from_log_event(event: dict[str, Any]) -> Observation:
         fail_kind=sign.kind if sign else None, fail_rank=sign.rank if sign else None,
         fail_host=sign.host if sign else None, fail_proc=sign.proc if sign else None,
         fail_signal=sign.signal if sign else None, waited_ms=sign.waited_ms if sign else None,
-        clock_offset_ms=clock_offset_ms(event), fail_ms=failure_time(event) if sign else None,
+        clock_offset_ms=clock_offset_ms(event),
     )
 
 

@@ -6,7 +6,9 @@ what is arranged is said there), and real multi-rank logs as they are.
 
 from __future__ import annotations
 
+import calendar
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
@@ -284,3 +286,34 @@ def test_an_xid_the_gpu_rules_found_before_the_first_error_is_its_root(corpus: P
     (record,) = {c.incident["incident_id"]: c.incident for c in decided}.values()
     assert (record["root_class"], record["first_node"], record["first_rank"]) == ("gpu_xid", "n1", 6)
     assert record["root_message"].startswith("XID 79")
+
+
+def test_an_untimed_traceback_read_from_a_backlog_keeps_its_ranks_time() -> None:
+    """Two ranks share a node's stdout, read 20 minutes late in one go. Rank 1's traceback has no time:
+    it took rank 1's line before it (the assemble core), so it is first, not its late read time."""
+    from streams.assemble.pipeline import Assembler, RawRecord
+
+    t10 = calendar.timegm((2025, 4, 5, 10, 0, 0)) * 1000
+    read = t10 + 20 * MIN
+    cuda = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    lines = ["[rank1]: 2025-04-05 10:00:00 INFO rank 1 ready", "[rank0]: 2025-04-05 10:04:00 INFO step 400",
+             "[rank1]: Traceback (most recent call last):",
+             "[rank0]: 2025-04-05 10:05:00 INFO step 500", '[rank1]:   File "train.py", line 3, in <module>',
+             f"[rank0]: 2025-04-05 10:05:01 ERROR {cuda}", f"[rank1]: {cuda}",
+             "[rank0]: 2025-04-05 10:06:00 INFO saving"]
+    asm = Assembler()
+    outputs = [o for i, line in enumerate(lines)
+               for o in asm.feed(RawRecord("raw", 0, i, line.encode(), b"node-1|stdout", read))]
+    events = [{**o.value, "task_id": "job-1"} for o in outputs + asm.flush_all() if o.kind == "event"]
+    assert [e["source"]["rank"] for e in events if e["error_class"] == "cuda_error"] == [0, 1], "rank 1's closes last"
+    run = Run().events(events)
+    run.later(events[-1], 3600_000)
+    (incident,) = run.incidents.values()
+    assert (incident["first_rank"], incident["root_time"]) == (1, t10)
+
+
+def test_an_observation_with_a_field_this_version_dropped_is_still_read() -> None:
+    """Mid-upgrade, a router of the previous version still sends ``fail_ms`` to the watch agent."""
+    obs = Observation(kind="event", ts_ms=T0, project="default", task_id="t-1", event_id="e-1", xids=(79,))
+    older = {**json.loads(obs.to_json()), "fail_ms": T0 + MIN}
+    assert Observation.from_json(json.dumps(older).encode()) == obs
