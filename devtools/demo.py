@@ -245,21 +245,30 @@ def show_cold(settings: Settings, say: Callable[[str], None], prefix: str, want:
 def show_alerts(settings: Settings, say: Callable[[str], None], task_prefix: str, logs: Path) -> None:
     """The watch stage's alerts for this run: one per incident, however many ranks reported it."""
 
-    def enough(found: list[dict[str, Any]]) -> bool:
-        rules = Counter(a["rule"] for a in {a["alert_id"]: a for a in found}.values())
-        return rules["cuda_oom"] >= 2 and rules["nccl_timeout"] >= 1
+    def kinds(alert: dict[str, Any]) -> set[str]:
+        """What an alert reports: its rule, or for a job's incident its root class and collateral kinds."""
+        if alert["rule"] != "job_failure":
+            return {alert["rule"]}
+        return {alert["details"].get("root_class", "unknown")} | {
+            k for k in ("cuda_oom", "nccl_timeout") if f"{k} on" in alert["summary"]}
 
+    def enough(found: list[dict[str, Any]]) -> bool:
+        counts = Counter(k for a in {a["alert_id"]: a for a in found}.values() for k in kinds(a))
+        return counts["cuda_oom"] >= 2 and counts["nccl_timeout"] >= 1
+
+    # A failed job's alert waits for its ranks to go quiet (watch.incident_quiet_s), then for the check.
+    wait_s = int(settings.watch.incident_quiet_s + 120)
     alerts = read_topic(settings, settings.topics.alerts, keep=lambda a: (a["task_id"] or "").startswith(task_prefix),
-                        done=enough, timeout_s=90)
+                        done=enough, timeout_s=wait_s)
     latest = {a["alert_id"]: a for a in alerts}
     say(f"5. watch: {len(latest)} alerts on {settings.topics.alerts} (one per incident), "
         f"also indexed in sluice-alerts-{settings.routing.default_project}:")
     for alert in sorted(latest.values(), key=lambda a: (a["rule"], a["task_id"] or "")):
         ranks = alert["details"].get("ranks", "")
-        say(f"   [{alert['severity']}] {alert['rule']} in task {alert['task_id'][len(task_prefix):]}: "
+        say(f"   [{alert['severity']}] {'/'.join(sorted(kinds(alert)))} in task {alert['task_id'][len(task_prefix):]}: "
             f"{alert['count']} report(s)" + (f" from {ranks}" if ranks else ""))
     if not enough(alerts):
-        raise SluiceError(f"the expected CUDA OOM and NCCL timeout alerts did not arrive in 90 s; "
+        raise SluiceError(f"the expected CUDA OOM and NCCL timeout alerts did not arrive in {wait_s} s; "
                           f"read {logs / 'demo-worker-watch.log'}")
 
 

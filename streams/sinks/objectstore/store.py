@@ -63,7 +63,18 @@ class ObjectStore:
         except Exception as exc:
             if error_code(exc) not in ("404", "NoSuchBucket", "NotFound"):
                 raise ObjectStoreError(f"bucket {bucket} at {self.endpoint} is not reachable: {exc}") from exc
-            self.client.create_bucket(Bucket=bucket)
+            try:
+                self.client.create_bucket(Bucket=bucket)
+            except Exception as create_exc:
+                # Another sink of this worker, or another replica, created it in the meantime; some servers
+                # say BucketAlreadyExists for a bucket of one's own too, so whether it is ours is asked.
+                if error_code(create_exc) not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+                    raise
+                try:
+                    self.client.head_bucket(Bucket=bucket)
+                except Exception as head_exc:
+                    raise ObjectStoreError(f"bucket {bucket} at {self.endpoint} exists but is not this account's "
+                                           f"({head_exc}): choose another bucket name") from head_exc
 
     def apply_lifecycle(self, bucket: str) -> LifecycleStatus:
         """Put the tiering rules on a bucket; a server without the API is reported, not faked."""
