@@ -266,6 +266,15 @@ def _json_depth(body: str) -> int:
     return body.count("{") + body.count("[") - body.count("}") - body.count("]")
 
 
+def _cover(b: Block, offset: int) -> None:
+    """Widen the block's raw offsets to a line it takes: whatever order lines come back in, an event's
+    offsets cover every record it holds (what commits, re-drives and the fuzzer's check rely on)."""
+    if offset > b.last_offset:
+        b.last_offset = offset
+    elif offset < b.first_offset:
+        b.first_offset = offset
+
+
 class MultilineMerger:
     """Per-source, per-key multiline merging; see the module docstring."""
 
@@ -565,7 +574,10 @@ class MultilineMerger:
         text = line.text
         texts.append(text)
         b.nbytes += utf8_len(text) + 1
-        b.last_offset = offset
+        if offset >= b.last_offset:
+            b.last_offset = offset
+        elif offset < b.first_offset:  # a line read again after a close (tent) can be older: cover it
+            b.first_offset = offset
         if line.file_offset is not None:
             b.last_file_offset = line.file_offset
         b.last_ts_ms = ms
@@ -639,7 +651,7 @@ class MultilineMerger:
                     if visible and len(b.texts) < self.max_lines:
                         b.texts.append(rl.text)
                         b.nbytes += utf8_len(rl.text) + 1
-                        b.last_offset = o
+                        _cover(b, o)
                         if rl.file_offset is not None:
                             b.last_file_offset = rl.file_offset
         if tent and _MODES[ob.mode].get("ends_at_blank"):
@@ -661,7 +673,7 @@ class MultilineMerger:
         for rl, o, _m in tent[:cut]:
             b.texts.append(rl.text)
             b.nbytes += utf8_len(rl.text) + 1
-            b.last_offset = o
+            _cover(b, o)
             if rl.file_offset is not None:
                 b.last_file_offset = rl.file_offset
         return tent[cut:]
