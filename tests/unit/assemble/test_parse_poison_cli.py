@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from test_poison import GOOD, POISON
 
 from streams.assemble.outputs import encode_body
