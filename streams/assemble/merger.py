@@ -57,6 +57,7 @@ _KEEPS = frozenset(("cont", "cont!", "last"))
 _STRONG = frozenset(("cont!", "last"))
 _SPACED = R.SPACED_AFTER - 1
 _TEXT = frozenset(("text", "indent"))
+_BARE = R.BARE_TOKENS
 # single-line modes a line of another key ends: their continuation comes at once or not at all
 _SWITCH_CLOSES = frozenset(("plain", "record", "record_tent"))
 # tokens a single-line mode keeps even when the line has a head of its own
@@ -492,7 +493,7 @@ class MultilineMerger:
                 act = "cont!"
             return act, nxt
         if head is not None:
-            if (act not in _STRONG and act != "side") or (rhead is not None and rhead == ob.rhead):
+            if (act not in _STRONG and act != "side") or (rhead is not None and rhead == ob.rhead) or tok in _BARE:
                 return _END  # a new record
         elif act in _WEAK and (ob.every or _is_record(body.lstrip())):
             return _END
