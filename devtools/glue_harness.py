@@ -6,8 +6,8 @@ the event's lines followed by 1-3 single lines of an independent source, and the
 placed before it. The foreign lines are records of other writers: loghub lines (each one record of
 a system log of another format) or lines labelled single in another labelled file. Each file goes
 through ``parse_files``, the scorer's path, and the harness counts events that stay exactly whole,
-foreign lines glued into an event, and events split. An event that is not whole even alone (a miss
-of the scorer) is counted apart.
+foreign lines glued into the event (not those only joined to each other), and events split. An
+event that is not whole even alone (a miss of the scorer) is counted apart.
 
 The draws are seeded: the same seed and corpus give the same cases.
 """
@@ -147,7 +147,7 @@ def run(cases: list[Case], show: int = 0) -> tuple[Tally, Tally, Counter]:
             lines, ev_nums, fo_nums = case.lines()
             got = _outputs(_write(Path(tmp) / f"case{i % 8}.log", lines))
             whole = (ev_nums[0], ev_nums[-1], len(ev_nums)) in got
-            glued = [n for n in fo_nums if (n, n, 1) not in got]
+            glued = _glued(got, ev_nums, fo_nums)
             split = not whole and not glued
             for tally, key in ((by_kind, ev.kind), (by_source, f"{case.position}/{case.source}")):
                 tally.cases[key] += 1
@@ -159,6 +159,16 @@ def run(cases: list[Case], show: int = 0) -> tuple[Tally, Tally, Counter]:
             if glued and len(by_kind.examples) < show:
                 by_kind.examples.append(_example(case, got, glued))
     return by_kind, by_source, alone_miss
+
+
+def _glued(got: set[tuple[int, int, int]], ev_nums: range, fo_nums: list[int]) -> list[int]:
+    """The foreign lines that came out in one event with a line of the labelled event. (Foreign lines
+    joined only to each other are not counted: two records of an unrelated writer may well be one.)"""
+    out = []
+    for first, last, _n in got:
+        if first <= ev_nums[-1] and last >= ev_nums[0]:
+            out.extend(n for n in fo_nums if first <= n <= last)
+    return sorted(set(out))
 
 
 def _example(case: Case, got: set[tuple[int, int, int]], glued: list[int]) -> str:

@@ -63,8 +63,10 @@ _SWITCH_CLOSES = frozenset(("plain", "record", "record_tent"))
 # tokens a single-line mode keeps even when the line has a head of its own
 _STRONG_SINGLE = frozenset(tok for m in _SWITCH_CLOSES for tok, (act, _n) in _MODES[m]["on"].items()
                            if act in ("cont!", "last"))
-# what a header with an empty message becomes once its first line arrives, if nothing more specific
-_AWAIT_PLAIN = {"plain": "body", "record": "body"}
+# what a header with an empty message becomes once its first line arrives, if nothing more specific: a
+# message line of its own is the record's message (lines below it are held until a stack confirms them,
+# as after any record), unless it ends with ':' (then the lines below are its body)
+_AWAIT_PLAIN = {"plain": "record", "record": "body"}
 
 # old mode names of saved states (before the per-printer modes), mapped on restore
 _OLD_MODES = {"python": "py_msg", "cpp": "c10_msg", "sanitizer": "cs_report", "done": "plain"}
@@ -462,6 +464,8 @@ class MultilineMerger:
             return ("cont!", _STARTS.get(tok, ("record", None))[0]) if R.LEADING_BLANK_RE.match(body) else _END
         if ob.mode == "await":
             mode, _kind = _start_mode(tok, body, head)
+            if mode == "plain" and body.rstrip().endswith(":"):
+                return "cont!", "body"  # the message's first line introduces the lines below it
             return "cont!", _AWAIT_PLAIN.get(mode, mode)
         table = spec["on"]
         entry = None

@@ -654,7 +654,7 @@ MODES: dict[str, dict] = {
     # torchrun's ChildFailedError message: a box from a '=' rule to the next bare '=' rule
     # (torch/distributed/elastic/multiprocessing/errors/__init__.py _MSG_FORMAT_TEMPLATE)
     "py_box": {"kind": "childfailed_box", "kind_override": True,
-               "on": {"rule_eq": (_L, None)}, "any": (_S, None)},
+               "on": {"rule_eq": (_L, None)}, "any": (_C, None)},
     # exception groups: every line of the group is boxed by '|' and '+' under the group's indent
     "py_eg": {"kind": "python_traceback",
               "on": {"eg_line": (_S, None), "py_chain": (_S, "py_chain")},
