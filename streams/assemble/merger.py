@@ -65,7 +65,7 @@ _STRONG_SINGLE = frozenset(tok for m in _SWITCH_CLOSES for tok, (act, _n) in _MO
                            if act in ("cont!", "last"))
 # what a header with an empty message becomes once its first line arrives, if nothing more specific: a
 # message line of its own is the record's message (lines below it are held until a stack confirms them,
-# as after any record), unless it ends with ':' (then the lines below are its body)
+# as after any record), unless it ends with ':' or is indented (a field list: the lines below are its body)
 _AWAIT_PLAIN = {"plain": "record", "record": "body"}
 
 # old mode names of saved states (before the per-printer modes), mapped on restore
@@ -464,8 +464,8 @@ class MultilineMerger:
             return ("cont!", _STARTS.get(tok, ("record", None))[0]) if R.LEADING_BLANK_RE.match(body) else _END
         if ob.mode == "await":
             mode, _kind = _start_mode(tok, body, head)
-            if mode == "plain" and body.rstrip().endswith(":"):
-                return "cont!", "body"  # the message's first line introduces the lines below it
+            if mode == "plain" and (body[:1] in " \t" or body.rstrip().endswith(":")):
+                return "cont!", "body"  # the message's first line introduces the lines below it, or is a field of it
             return "cont!", _AWAIT_PLAIN.get(mode, mode)
         table = spec["on"]
         entry = None
