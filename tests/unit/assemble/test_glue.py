@@ -89,10 +89,10 @@ def test_the_message_line_after_an_empty_head_still_takes_its_stack():
 
 def test_glue_rate_on_a_slice_of_the_training_corpus():
     # the harness on every labelled event of the training corpus, seeded: foreign lines glued into an
-    # event in at most this share of the cases (the rules before these fixes glued 7.2%)
+    # event in at most this share of the cases (the rules before these fixes glued 6.2%, these 1.3%)
     events, singles = glue_harness.labelled([CORPUS / "training"])
     cases = glue_harness.make_cases(events, singles, glue_harness.loghub_lines(CORPUS / "loghub"), seed=7)
     by_kind, by_source, _alone = glue_harness.run(cases)
     assert sum(by_source.cases.values()) > 500
     rate = glue_harness.glue_rate(by_source)
-    assert rate <= 0.04, (rate, Counter({k: v for k, v in by_kind.glued_cases.items() if v}))
+    assert rate <= 0.03, (rate, Counter({k: v for k, v in by_kind.glued_cases.items() if v}))
