@@ -15,6 +15,7 @@ The draws are seeded: the same seed and corpus give the same cases.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import tempfile
@@ -74,8 +75,6 @@ def _file_lines(path: Path) -> list[bytes]:
 
 def labelled(dirs: Iterable[Path]) -> tuple[list[Event], dict[str, list[bytes]]]:
     """The multiline events of the labelled files, and per file its lines labelled single."""
-    import json
-
     events: list[Event] = []
     singles: dict[str, list[bytes]] = {}
     for d in dirs:
@@ -164,7 +163,7 @@ def run(cases: list[Case], show: int = 0) -> tuple[Tally, Tally, Counter]:
 def _glued(got: set[tuple[int, int, int]], ev_nums: range, fo_nums: list[int]) -> list[int]:
     """The foreign lines that came out in one event with a line of the labelled event. (Foreign lines
     joined only to each other are not counted: two records of an unrelated writer may well be one.)"""
-    out = []
+    out: list[int] = []
     for first, last, _n in got:
         if first <= ev_nums[-1] and last >= ev_nums[0]:
             out.extend(n for n in fo_nums if first <= n <= last)
