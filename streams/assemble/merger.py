@@ -57,13 +57,16 @@ _KEEPS = frozenset(("cont", "cont!", "last"))
 _STRONG = frozenset(("cont!", "last"))
 _SPACED = R.SPACED_AFTER - 1
 _TEXT = frozenset(("text", "indent"))
+_BARE = R.BARE_TOKENS
 # single-line modes a line of another key ends: their continuation comes at once or not at all
 _SWITCH_CLOSES = frozenset(("plain", "record", "record_tent"))
 # tokens a single-line mode keeps even when the line has a head of its own
 _STRONG_SINGLE = frozenset(tok for m in _SWITCH_CLOSES for tok, (act, _n) in _MODES[m]["on"].items()
                            if act in ("cont!", "last"))
-# what a header with an empty message becomes once its first line arrives, if nothing more specific
-_AWAIT_PLAIN = {"plain": "body", "record": "body"}
+# what a header with an empty message becomes once its first line arrives, if nothing more specific: a
+# message line of its own is the record's message (lines below it are held until a stack confirms them,
+# as after any record), unless it ends with ':' or is indented (a field list: the lines below are its body)
+_AWAIT_PLAIN = {"plain": "record", "record": "body"}
 
 # old mode names of saved states (before the per-printer modes), mapped on restore
 _OLD_MODES = {"python": "py_msg", "cpp": "c10_msg", "sanitizer": "cs_report", "done": "plain"}
@@ -461,6 +464,8 @@ class MultilineMerger:
             return ("cont!", _STARTS.get(tok, ("record", None))[0]) if R.LEADING_BLANK_RE.match(body) else _END
         if ob.mode == "await":
             mode, _kind = _start_mode(tok, body, head)
+            if mode == "plain" and (body[:1] in " \t" or body.rstrip().endswith(":")):
+                return "cont!", "body"  # the message's first line introduces the lines below it, or is a field of it
             return "cont!", _AWAIT_PLAIN.get(mode, mode)
         table = spec["on"]
         entry = None
@@ -492,7 +497,7 @@ class MultilineMerger:
                 act = "cont!"
             return act, nxt
         if head is not None:
-            if (act not in _STRONG and act != "side") or (rhead is not None and rhead == ob.rhead):
+            if (act not in _STRONG and act != "side") or (rhead is not None and rhead == ob.rhead) or tok in _BARE:
                 return _END  # a new record
         elif act in _WEAK and (ob.every or _is_record(body.lstrip())):
             return _END

@@ -447,11 +447,19 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # "LEVEL: message", as programs print their own warnings and errors (glog's "WARNING: Logging before
     # InitGoogleLogging()", pip's "ERROR: ...", the DataLoader worker's "ERROR: Unexpected ...")
     ("level_colon", r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL): ", None),
+    # a line that starts with a date and a time of day, or a time alone, is a record of a logger
+    # whatever its layout ("[10.30 20:43:49] ", "20171223-22:19:58:381|", "11:25:44 "); so is one whose first
+    # field ends with them (a file name stamped with its rotation time, then the record's own time)
+    ("stamp", r"\[?(?:[\w.-]*[._-])?(?:\d{4}[-./]\d\d[-./]\d\d|\d\d[-./]\d\d(?:[-./]\d{2,4})?|\d{8})[ T_-]"
+              r"\d\d?:\d\d:\d\d?|\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?[ \t]", None),
     ("megatron_msg", r">(?: |$)", None),  # Megatron's print_rank_0 messages (" > building ...")
     # gdb's own event lines ("[New Thread 0x.. (LWP N)]", "[Inferior 1 (process N) exited ...]")
     ("gdb_event", r"\[(?:New (?:Thread|LWP)|Thread 0x[0-9a-fA-F]+ \(LWP \d+\) exited|Inferior \d+ |Switching to "
                   r"|Current thread is )", None),
 )
+# Tokens their printers write bare (traceback.py's exception line, printStackTrace's): a line with a
+# record head of its own is a new record, not the exception line of the stack before it.
+BARE_TOKENS = frozenset(("exc_line", "j_exc"))
 # A held prefix-only line goes with the next line, not the previous block, when that line is an
 # NCCL WARN: NCCL writes each WARN as "\n<header> NCCL WARN ..." (src/debug.cc).
 LEADING_BLANK_RE = re.compile(r".*NCCL WARN")
@@ -602,7 +610,9 @@ MODES: dict[str, dict] = {
                 "after_blank": {"py_file": (_S, "py_frames")}},
     "py_frames": {"kind": "python_traceback",
                   "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
-                         "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg"), "text": (_C, "py_msg")},
+                         "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
+                  # (after the frames traceback.py writes the exception line, "Type" or "Type: message":
+                  # a line of another shape is not this traceback's, whatever its own writer)
                   # loguru's diagnose (better_exceptions) writes a blank line before each frame of the
                   # user's code and before the exception line, and the values under the source line
                   "after_blank": {"py_file": (_S, None), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")}},
@@ -644,7 +654,7 @@ MODES: dict[str, dict] = {
     # torchrun's ChildFailedError message: a box from a '=' rule to the next bare '=' rule
     # (torch/distributed/elastic/multiprocessing/errors/__init__.py _MSG_FORMAT_TEMPLATE)
     "py_box": {"kind": "childfailed_box", "kind_override": True,
-               "on": {"rule_eq": (_L, None)}, "any": (_S, None)},
+               "on": {"rule_eq": (_L, None)}, "any": (_C, None)},
     # exception groups: every line of the group is boxed by '|' and '+' under the group's indent
     "py_eg": {"kind": "python_traceback",
               "on": {"eg_line": (_S, None), "py_chain": (_S, "py_chain")},
