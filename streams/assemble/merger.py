@@ -416,6 +416,7 @@ class MultilineMerger:
                 # what _close does when nothing is held)
                 if ob.tent:
                     self._close(sid, opened, key, out, False)
+                    opened = self._src.get(sid) or opened
                     continue
                 del opened[key]
                 out.append(ob.block)
@@ -429,6 +430,9 @@ class MultilineMerger:
                     ob.held = []
                     ob.held_bytes = 0
                 self._close(sid, opened, key, out, False)
+                # The lines it held back were read again: a block they closed may have let the source go
+                # and a later one opened it afresh, so the source's blocks are looked up again.
+                opened = self._src.get(sid) or opened
                 if lead:
                     rl, o, m, _v = lead[0]
                     self._start(sid, opened, key, rl, o, m, "", "empty_prefix", None, None, None, out)
