@@ -29,6 +29,7 @@ USER_EXTRAS = [Requirement(r) for name, reqs in PYPROJECT["optional-dependencies
 # Dev tooling may also use the tools installed on demand, such as the fuzzer's engine (`pip install -e .[fuzz]`).
 ALL_EXTRAS = [Requirement(r) for reqs in PYPROJECT["optional-dependencies"].values() for r in reqs]
 FIRST_PARTY = {"streams", "devtools", "tests", "deploy"}
+LOCKED_DEV = {canonicalize_name(r.name) for r in RUNTIME + DEV}  # what requirements-dev.lock installs
 
 
 def _third_party_imports(root: Path) -> dict[str, set[str]]:
@@ -57,6 +58,9 @@ def _undeclared(root: Path, declared: list[Requirement]) -> list[str]:
         if module not in dists:
             # A module of the test tree imported by file name (tests/perf/*.py, tests/conftest.py).
             if any((REPO_ROOT / "tests").rglob(f"{module}.py")):
+                continue
+            # A tool of an extra installed on demand (`pip install -e .[fuzz]`), imported only where it is used.
+            if canonicalize_name(module) in names and canonicalize_name(module) not in LOCKED_DEV:
                 continue
             problems.append(f"{module} (imported by {sorted(files)[0]}) is not installed")
         elif not {canonicalize_name(d) for d in dists[module]} & names:
