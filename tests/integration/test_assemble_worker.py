@@ -240,7 +240,7 @@ def test_top_shows_lag_and_rates_of_a_running_worker(isolated: Settings, start_w
     assert second.scraped[url].get('sluice_worker_ready{stage="assemble"}') == 1.0
 
 
-POISON_VALUES = [  # the poison inputs: before per-record isolation each ended the turn
+POISON_VALUES = [  # poison inputs seen in the wild or built to break a step: each used to end the turn
     b'{"a":' * 5000,
     b'{"step": 9223372036854775808}',
     b"iteration 99999999999999999999999/ 5 | consumed samples: 8 | lm loss: 1.0E+00 |\n",

@@ -46,7 +46,7 @@ def read(topic: str, value: bytes | None) -> dict[str, Any]:
 
 
 def poison_values() -> list[bytes]:
-    """The one-line record values of the kept crashers (the issue's poison inputs and those written from
+    """The one-line record values of the kept crashers (the known poison inputs and those written from
     the fuzzer's finds; the fuzzer's own inputs, runs of multi-line records, are replayed in test_fuzz)."""
     values = []
     for path in sorted(p for p in CRASHERS.glob("*.json") if not p.name.startswith("fuzz_")):
