@@ -96,22 +96,7 @@ class EventProducer:
 
 def committed_to_end(settings: Settings, group_id: str, topics: list[str]) -> bool:
     """Has ``group_id`` committed every partition of ``topics`` up to its end?"""
-    from confluent_kafka import Consumer, TopicPartition
-
-    consumer = Consumer({**settings.kafka.client_config(), "group.id": group_id, "enable.auto.commit": False})
-    try:
-        parts = []
-        for topic in topics:
-            meta = consumer.list_topics(topic, timeout=10).topics[topic]
-            parts += [TopicPartition(topic, p) for p in meta.partitions]
-        committed = consumer.committed(parts, timeout=10)
-        for tp in committed:
-            low, high = consumer.get_watermark_offsets(TopicPartition(tp.topic, tp.partition), timeout=10)
-            if high > low and tp.offset < high:
-                return False
-        return True
-    finally:
-        consumer.close()
+    return group_lag(settings, group_id, topics) == 0
 
 
 def group_lag(settings: Settings, group_id: str, topics: list[str]) -> int:

@@ -30,16 +30,16 @@ import fastavro
 
 from streams.assemble import jsonlimits, jsontext, otlp
 from streams.assemble.envelopes import json_envelope, with_inner
+from streams.assemble.lift import LONG_MAX
 from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.syslog import rfc5424_line
-from streams.assemble.timefmt import MAX_MS, agent_ms, rfc3339_ms
+from streams.assemble.timefmt import agent_ms, rfc3339_ms
 from streams.errors import DecodeError, DependencyFailure
 
 __all__ = ["SchemaLookup", "decode_record", "final_redraw", "rfc3339_ms"]
 
 SchemaLookup = Callable[[int], object]
 
-MAX_OFFSET = 2**63 - 1
 _CRI_RE = re.compile(r"^(\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d)) (stdout|stderr) ([PF]) ?(.*)\Z", re.S)
 
 
@@ -67,12 +67,11 @@ def _clean(line: RawLine) -> RawLine:
         text = text.replace("\x00", "")
     if "\r" in text:
         text = final_redraw(text)
-    ts, offset = line.ts_ms, line.file_offset
     # An agent's numbers past what the contract holds (a time no date holds, an offset past a long)
     # are not believed: the record's own time is used, and the line has no file offset.
-    if ts is not None and not 0 < ts <= MAX_MS:
-        ts = None
-    if offset is not None and not 0 <= offset <= MAX_OFFSET:
+    ts = agent_ms(line.ts_ms)
+    offset = line.file_offset
+    if offset is not None and not 0 <= offset <= LONG_MAX:
         offset = None
     if text is line.text and ts is line.ts_ms and offset is line.file_offset:
         return line

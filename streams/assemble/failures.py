@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from streams.assemble.lines import Block
+from streams.assemble.times import MAX_MS  # a later time is no date to a timestamp-millis reader
 
 STAGE = "assemble"
 MAX_ERROR_CHARS = 2000  # an exception can quote a whole value (fastavro does): the letter keeps the head
 TRACEBACK_FRAMES = 4
 MAX_KEY_BYTES = 4096  # a letter's key past this is cut (and its length kept in the headers)
-MAX_TIME_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: a later time is no date to a timestamp-millis reader
 
 # The step a module's code belongs to, for the letters of internal errors.
 STEP_OF_MODULE = {
@@ -111,7 +111,7 @@ def letter(original: bytes, key: bytes | None, topic: str, partition: int, offse
     headers = {**failure.headers, **(headers or {})}
     if key is not None and len(key) > MAX_KEY_BYTES:  # it is the letter's Kafka key too: twice in the message
         headers["key_bytes"], key = str(len(key)), key[:MAX_KEY_BYTES]
-    if not (isinstance(timestamp_ms, int) and 0 <= timestamp_ms <= MAX_TIME_MS):
+    if not (isinstance(timestamp_ms, int) and 0 <= timestamp_ms <= MAX_MS):
         headers["timestamp"], timestamp_ms = clean(str(timestamp_ms), 100), 0  # readers make a date of it
     return {
         "original": original, "key": key, "topic": topic, "partition": partition, "offset": offset,
@@ -150,7 +150,7 @@ def bare(value: dict, exc: BaseException) -> dict:
             "partition": partition, "offset": offset, "stage": STAGE,
             "error": f"{topic}/{partition}@{offset}: a {error_type} letter that could not be encoded "
                      f"({type(exc).__name__}); its original and error text are left out",
-            "error_type": error_type, "timestamp": min(max(0, number(value.get("timestamp"), 64)), MAX_TIME_MS),
+            "error_type": error_type, "timestamp": min(max(0, number(value.get("timestamp"), 64)), MAX_MS),
             "attempts": 1, "headers": {"original_cut": "true", "exception": type(exc).__name__}}
 
 

@@ -6,11 +6,11 @@ import math
 import re
 from datetime import UTC, datetime
 
+from streams.assemble.times import MAX_MS  # the contract's times are dates: years 1970 to 9999
+
 _RFC3339 = re.compile(r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(\.\d+)?(.*)$")
 # Epoch numbers above this are milliseconds, not seconds (it is the year 5138 in seconds).
 _MS_FLOOR = 1e11
-# The contract's times are timestamp-millis longs that readers turn into dates: years 1970 to 9999.
-MAX_MS = 253_402_300_799_999
 
 
 def agent_ms(value: int | None) -> int | None:
