@@ -7,7 +7,7 @@ same way.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +126,32 @@ def wait_for(predicate: Any, timeout_s: float, interval_s: float = 0.5) -> bool:
             return True
         time.sleep(interval_s)
     return False
+
+
+def read_alerts(settings: Settings, until: Callable[[list[dict[str, Any]]], bool],
+                timeout_s: float = 60) -> list[dict[str, Any]]:
+    """The alerts topic from its start, read until ``until(alerts)`` or the timeout; each alert is keyed
+    by its id (what keeps the compacted topic at one record per alert)."""
+    from confluent_kafka import Consumer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    from streams.avro_io import avro_deserializer
+
+    deserialize = avro_deserializer(settings)
+    consumer = Consumer({**settings.kafka.client_config(), "group.id": f"reader-{time.monotonic_ns()}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([settings.topics.alerts])
+    alerts: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline and not until(alerts):
+            msg = consumer.poll(0.5)
+            if msg is None or msg.error():
+                continue
+            alert = deserialize(msg.value(), SerializationContext(settings.topics.alerts, MessageField.VALUE))
+            if msg.key() != alert["alert_id"].encode():
+                raise AssertionError(f"alert {alert['alert_id']} keyed {msg.key()!r}, not by its id")
+            alerts.append(alert)
+    finally:
+        consumer.close()
+    return alerts

@@ -25,11 +25,9 @@ from typing import Any
 
 import fastavro
 import pytest
-from confluent_kafka import Consumer
-from confluent_kafka.serialization import MessageField, SerializationContext
 
+from devtools.testing.elasticsearch import read_alerts
 from devtools.testing.gpu import RecordedNvml
-from streams.avro_io import avro_deserializer
 from streams.clients import es_client
 from streams.config import ProjectRoute, Settings
 from streams.contracts import register_all
@@ -129,24 +127,6 @@ def run_node(settings: Settings, tmp_path: Path, project: str, t0_s: float) -> d
     sampler.shutdown()
     assert sampler.stats.acked == sampler.stats.points and sampler.stats.read_failures == 0
     return {"lines": lines, "points": sampler.stats.points}
-
-
-def read_alerts(settings: Settings, until: Callable[[list[dict[str, Any]]], bool],
-                timeout_s: float) -> list[dict[str, Any]]:
-    deserialize = avro_deserializer(settings)
-    consumer = Consumer({**settings.kafka.client_config(), "group.id": f"reader-{time.monotonic_ns()}",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
-    consumer.subscribe([settings.topics.alerts])
-    alerts: list[dict[str, Any]] = []
-    deadline = time.monotonic() + timeout_s
-    try:
-        while time.monotonic() < deadline and not until(alerts):
-            msg = consumer.poll(0.5)
-            if msg is not None and not msg.error():
-                alerts.append(deserialize(msg.value(), SerializationContext(msg.topic(), MessageField.VALUE)))
-    finally:
-        consumer.close()
-    return alerts
 
 
 def wait_for(check: Callable[[], Any], timeout_s: float, what: str) -> Any:

@@ -23,9 +23,10 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from devtools.testing.elasticsearch import read_alerts
 from devtools.testing.watch import corpus_events
 from streams.assemble.pipeline import parse_files
-from streams.avro_io import avro_deserializer, avro_serializer
+from streams.avro_io import avro_serializer
 from streams.clients import es_client
 from streams.config import ProjectRoute, Settings
 from streams.contracts import register_all
@@ -99,27 +100,6 @@ def produce(settings: Settings, topic: str, contract: str, records: list[dict[st
     for record in records:
         producer.produce(topic, key=record["event_id"].encode(), value=serialize(record, ctx))
     assert producer.flush(20) == 0
-
-
-def read_alerts(settings: Settings, until: Callable[[list[dict[str, Any]]], bool],
-                timeout_s: float = 60) -> list[dict[str, Any]]:
-    deserialize = avro_deserializer(settings)
-    consumer = Consumer({**settings.kafka.client_config(), "group.id": f"reader-{time.monotonic_ns()}",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
-    consumer.subscribe([settings.topics.alerts])
-    alerts: list[dict[str, Any]] = []
-    deadline = time.monotonic() + timeout_s
-    try:
-        while time.monotonic() < deadline and not until(alerts):
-            msg = consumer.poll(0.5)
-            if msg is None or msg.error():
-                continue
-            alert = deserialize(msg.value(), SerializationContext(settings.topics.alerts, MessageField.VALUE))
-            assert msg.key() == alert["alert_id"].encode()
-            alerts.append(alert)
-    finally:
-        consumer.close()
-    return alerts
 
 
 def latest(alerts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
