@@ -40,16 +40,28 @@ def _family(name: str, *keys: str, scale: float = 1.0) -> None:
 _family("gpu_memory_mb", "gpu_memory", "gpu_mem", "gpu_memory_used", "gpu_memory_mb", "gpu_mem_mb", "gpu_memory_mib",
         "gpu_mem_mib", "gpu_memory_used_mb", "gpu_memory_used_mib", "memory_used_mib", "memory_used_mb", "memory_mib",
         "memory_mb", "max_reserved", "gpu_memory_reserved_mb", "max_memory_reserved_mb")
+# A bare memory figure is a metric ``memory_mb`` (MB unless the value says otherwise); on a step line or
+# beside a GPU utilisation it is the GPU's (see settle_memory): mmcv/mmengine ``memory: 2103``
+# (torch.cuda.max_memory_allocated in MB), detectron2 ``max_mem: 1962M``, maskrcnn-benchmark ``max mem: 4358``,
+# Detectron's ``"mem": 3084``, torchtitan ``memory: 2.49GiB(3.14%)``, NeMo Automodel ``mem 24.06 GiB``,
+# gpustat's ``memory.used`` and DCGM's ``fb_used`` (MiB). Elsewhere (a scheduler's ``Mem=50``, SGLang's
+# ``avail mem=38.11 GB``) it is not.
+_family("memory_mb", "memory", "mem", "max_mem", "max_memory", "memory_used", "fb_used")
 _family("gpu_memory_mb", "gpu_memory_gb", "gpu_memory_gib", "gpu_mem_gb", "gpu_mem_gib", "memory_gib", "memory_gb",
         "gpu_memory_used_gb", "gpu_memory_used_gib", "peak_memory_reserved", "max_memory_reserved_gb",
         "max_memory_reserved_gib", "max_ca", scale=GIB_TO_MB)
 _family("gpu_memory_mb", "gpu_memory_bytes", "gpu_mem_bytes", "gpu_memory_used_bytes", scale=1 / 1048576)
 _family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utilization", "gpu_util",
         "utilization_gpu", "gpu_usage_pct", "gpu_util_percent", "gpu_utilization_percent")
-_family("loss", "loss", "train_loss", "training_loss", "lm_loss", "train_lm_loss", "train_loss_step")
+# detectron2 prints the sum of its losses as ``total_loss``; NeMo's Megatron models ``reduced_train_loss``.
+# Composer's console logger names it ``loss/train/total``.
+_family("loss", "loss", "train_loss", "training_loss", "lm_loss", "train_lm_loss", "train_loss_step", "total_loss",
+        "reduced_train_loss", "loss_train_total")
 _family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "eval_lm_loss", "lm_loss_value")
 _family("learning_rate", "learning_rate", "lr", "train_learning_rate", "train_lr")
-_family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_grad_norm")
+# fairseq ``gnorm``, llm.c ``norm`` (its step line prints no other norm), torch's clip_grad_norm_ ``total_norm``.
+_family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_grad_norm", "gnorm", "norm", "total_norm",
+        "grad_l2_norm")
 _family("iteration_time_ms", "elapsed_time_per_iteration_ms")
 _family("iteration_time_s", "elapsed_time_per_iteration_s", "iter_time_s", "train_speed_s_it")
 _family("throughput_iter_s", "train_speed_iter_s")
@@ -64,8 +76,10 @@ _family("nan_iterations", "number_of_nan_iterations")
 _family("skipped_iterations", "number_of_skipped_iterations")
 
 # Counters: typed fields of the event, never metrics. "N/M" values carry the total.
+# fairseq counts optimizer steps as ``num_updates``; LLaMA-Factory's trainer_log.jsonl ``current_steps``.
 STEP_KEYS = frozenset(("step", "global_step", "global_steps", "steps", "iteration", "iter", "train_step",
-                       "trainer_global_step", "current_step", "global_step_max_steps", "num_steps"))
+                       "trainer_global_step", "current_step", "global_step_max_steps", "num_steps", "num_updates",
+                       "current_steps"))
 MAX_STEP_KEYS = frozenset(("max_steps", "total_steps", "train_iters", "max_iters", "num_training_steps"))
 EPOCH_KEYS = frozenset(("epoch", "train_epoch", "trainer_epoch", "cur_epoch", "current_epoch"))
 # Strings lifted as the event's task fields.
@@ -86,6 +100,18 @@ LOGGER_KEYS = frozenset(("logger", "name", "logger_name", "log_logger"))
 # Numbers a logger gives its levels: pino and bunyan (level); Python's logging (levelno).
 _NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}
 _PYTHON_LEVELNO = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"}
+
+# The metrics that make a line a step line (with a step or epoch), as metrics.is_step_metric reads them.
+STEP_METRICS = frozenset(("loss", "grad_norm", "eval_loss", "gpu_utilization_pct", "generation_throughput_tokens_s"))
+
+
+def settle_memory(metrics: dict, counted: bool) -> None:
+    """A bare ``memory_mb`` becomes ``gpu_memory_mb`` on a step line (``counted``: it names its step or
+    epoch; or it carries a step metric) when no key named the GPU's memory itself."""
+    if "memory_mb" in metrics and "gpu_memory_mb" not in metrics and (
+            counted or not STEP_METRICS.isdisjoint(metrics) or any(k.endswith("loss") for k in metrics)):
+        metrics["gpu_memory_mb"] = metrics.pop("memory_mb")
+
 
 # Every metric name the families can emit (dashboards may only name these).
 CANONICAL_METRICS = frozenset(name for name, _scale in _FAMILIES.values())
@@ -111,10 +137,48 @@ def family(nkey: str) -> tuple[str, float] | None:
     return _FAMILIES.get(nkey)
 
 
+# Namespaces trackers put in front of a key (``train/loss``, verl's ``actor/grad_norm``,
+# ``training/global_step``, ``perf/max_memory_reserved_gb``, Keras/Lightning ``val_loss``): the key without
+# one is looked up again; an evaluation namespace makes the loss an ``eval_loss``. Value: what replaces it.
+_NAMESPACES = {"train": "", "training": "", "trainer": "", "actor": "", "policy": "", "perf": "", "optim": "",
+               "optimizer": "", "metrics": "", "eval": "eval_", "val": "eval_", "valid": "eval_",
+               "validation": "eval_", "test": "eval_"}
+_KNOWN = frozenset(_FAMILIES) | STEP_KEYS | MAX_STEP_KEYS | EPOCH_KEYS
+_CANONICAL_CACHE: dict[str, str] = {}
+
+
+def canonical(nkey: str) -> str:
+    """The known key a namespaced one stands for (``actor_perf_max_memory_reserved_gb`` ->
+    ``max_memory_reserved_gb``, ``test_loss`` -> ``eval_loss``), else the key itself. Cached."""
+    hit = _CANONICAL_CACHE.get(nkey)
+    if hit is not None:
+        return hit
+    out = nkey
+    if nkey not in _KNOWN:
+        rest, prefix = nkey, ""
+        while "_" in rest:
+            head, _, tail = rest.partition("_")
+            replace = _NAMESPACES.get(head)
+            if replace is None:
+                break
+            prefix = prefix or replace
+            rest = tail
+            if prefix + rest in _KNOWN:
+                out = prefix + rest
+                break
+    if len(_CANONICAL_CACHE) < 8192:
+        _CANONICAL_CACHE[nkey] = out
+    return out
+
+
+# A number as the frameworks print it: bare, in ``tensor(...)``/NumPy reprs, NaN/Inf spelled any way, with a
+# unit: percent, bytes (``18.5GB``, ``2.49GiB``; detectron2's and ultralytics' one-letter ``1962M``, ``6.73G``,
+# upper case only: ``5m`` is minutes) or seconds.
 _NUM = re.compile(r"\s*(?:tensor\(|np\.\w+\(|numpy\.\w+\()?\s*([-+]?(?:nan|inf(?:inity)?|(?:\d+\.?\d*|\.\d+)"
-                  r"(?:e[-+]?\d+)?))\s*\)?\s*(%|[kmgt]i?b|b|ms|s)?\s*\Z", re.I)
+                  r"(?:e[-+]?\d+)?))\s*\)?\s*(%|[kmgt]i?b|(?-i:[KMGT])|b|ms|s)?\s*\Z", re.I)
 _UNIT_MB = {"b": 1 / 1048576, "kb": 1 / 1024, "kib": 1 / 1024, "mb": 1.0, "mib": 1.0, "gb": GIB_TO_MB,
-            "gib": GIB_TO_MB, "tb": GIB_TO_MB * 1024, "tib": GIB_TO_MB * 1024}
+            "gib": GIB_TO_MB, "tb": GIB_TO_MB * 1024, "tib": GIB_TO_MB * 1024, "k": 1 / 1024, "m": 1.0,
+            "g": GIB_TO_MB, "t": GIB_TO_MB * 1024}
 
 
 def number(value: Any) -> tuple[int | float | None, str | None]:  # noqa: PLR0911 - one return per kind of input

@@ -25,6 +25,7 @@ from streams.assemble.keys import (
     TASK_KEYS,
     TIME_KEYS,
     as_float,
+    canonical,
     family,
     level_of,
     memory_scale,
@@ -39,6 +40,8 @@ MAX_METRICS = 64  # per line: a record with thousands of numbers is not a step l
 MAX_DEPTH = 6  # nested dicts deeper than this are kept as JSON text
 MAX_TASK_CHARS = 256
 MAX_KEPT_CHARS = 256  # a number or a time kept as text: longer is not a number anyone wrote
+_ONE_LETTER_MEMORY = frozenset("kmgt")  # detectron2's "1962M", ultralytics' "6.73G"
+_MEMORY_METRICS = frozenset(("gpu_memory_mb", "memory_mb"))
 
 LEVELS = {
     "TRACE": "TRACE", "V": "TRACE", "VERBOSE": "TRACE", "DEBUG": "DEBUG", "D": "DEBUG",
@@ -109,6 +112,9 @@ def _counter(value: Any) -> tuple[int | None, int | None]:
         return None, None
     a, sep, b = value.partition("/")
     a, b = a.strip(), b.strip()
+    whole, dot, zeros = a.partition(".")
+    if dot and zeros and not zeros.strip("0"):  # "794.0": Lightning and verl print counters as floats
+        a = whole
     if not (a.isascii() and a.isdigit()):
         return None, None
     return int(a), int(b) if sep and b.isascii() and b.isdigit() else None
@@ -140,7 +146,7 @@ def _lift_unknown(p: Parsed, nk: str, f: float, unit: str | None) -> None:
         return
     name = nk
     if unit and unit not in ("%", "b"):
-        if unit.endswith("b"):  # a memory figure: in MB, like gpu_memory_mb
+        if unit.endswith("b") or unit in _ONE_LETTER_MEMORY:  # a memory figure: in MB, like gpu_memory_mb
             f = f * memory_scale(unit, 1.0)
             unit = "mb"
         if not name.endswith("_" + unit):
@@ -150,6 +156,7 @@ def _lift_unknown(p: Parsed, nk: str, f: float, unit: str | None) -> None:
 
 def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool = True) -> bool:
     """Counters and metric families. True when ``value`` was used (or kept as flagged text)."""
+    nk = canonical(nk)
     if nk in STEP_KEYS or nk in MAX_STEP_KEYS:
         return _lift_counter(p, key, nk, value)
     num, unit = number(value)
@@ -168,7 +175,7 @@ def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool =
         if p.epoch is None:
             p.epoch = f
     elif name not in p.metrics and len(p.metrics) < MAX_METRICS:
-        p.metrics[name] = f * memory_scale(unit, scale) if name == "gpu_memory_mb" else f
+        p.metrics[name] = f * memory_scale(unit, scale) if name in _MEMORY_METRICS else f
     return True
 
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 import re
 import time
 
+from streams.assemble.keys import settle_memory
 from streams.assemble.lift import LEVELS, Parsed, lift_record
 from streams.assemble.records import find_record, logfmt
-from streams.assemble.steplines import lift_step_line
+from streams.assemble.steplines import lift_counters, lift_step_line
 from streams.assemble.times import ISO as _ISO
 from streams.assemble.times import iso_ms as _iso
 from streams.assemble.times import ms_of as _ms
@@ -49,6 +50,8 @@ _SYSLOG = re.compile(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(\d+) 
 # zap's console encoder (controller-runtime, Kubeflow's training-operator): epoch seconds as a float
 # ("1.7085078124461591e+09" or "1708507812.446"), tab, level, tab, an optional logger name, tab.
 _ZAP = re.compile(r"(\d\.\d+e\+09|\d{10}\.\d+)\t([A-Za-z]+)\t(?:([\w.-]+)\t)?")
+# ECMA-48 SGR sequences (colours): "\x1b[31m", "\x1b[1;32m", "\x1b[0m".
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LEVEL_WORD = re.compile(rf"\b({_LVL}|Info|Warning|Error|Debug|Critical)\b")
 
 
@@ -68,28 +71,40 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:
             c = body[:1]
     elif c in {" ", "\t"}:
         c = body.lstrip(" \t")[:1]
+    if "\x1b" in body:  # torchtitan, rich and colorlog colour their fields: the codes are no part of a value
+        body = _ANSI.sub("", body)
+        c = body[:1]
     record = None
     last = body[-1:]
     if last == "}" or (last in (" ", "\t", "\r") and body.rstrip()[-1:] == "}"):
         record = find_record(body)
     if record is not None:
         obj, at, fmt = record
-        if body[:at].strip():
-            _head(body[:at], c, p, producer_ts_ms)
+        head = body[:at]
+        if head.strip():
+            end = _head(head, c, p, producer_ts_ms)
             p.fmt = f"{p.fmt}+{fmt}" if p.fmt else fmt
         else:
             p.fmt = fmt
         lift_record(obj, p)
-        return p
+        if head.strip() and ("poch" in head or "tep" in head or "ter" in head):
+            lift_counters(head[end:], p)  # accelerate's "epoch 0: {'accuracy': ...}": the record wins
+        return _settled(p)
     if c.islower() and "=" in body[:12]:
         fields = logfmt(body)
         if fields is not None:
             p.fmt = "logfmt"
             lift_record(fields, p)
-            return p
+            return _settled(p)
     at = _head(body, c, p, producer_ts_ms)
     if p.fmt != "nccl":  # NCCL's own debug lines print no step fields
         lift_step_line(body[at:] if at else body, p)
+    return _settled(p)
+
+
+def _settled(p: Parsed) -> Parsed:
+    if "memory_mb" in p.metrics:
+        settle_memory(p.metrics, p.step is not None or p.epoch is not None)
     return p
 
 

@@ -13,7 +13,10 @@ wins (then the generic pairs do not run):
   ``epoch=0/micro_step=10/global_step=10, ..., MaxMemAllocated=1.2GB``, DeepSpeed-Chat
   ``epoch: 0|step: 12|ppo_ep: 1|act_loss: 0.1|...``, torchtune ``Step 12 | loss:1.23 lr:2e-05 ...``,
   Lightning's progress bar ``Epoch 0: 45%|...| 45/100 [..., loss=0.52, v_num=0]``. On a free-text line
-  only keys that name a training quantity are taken (``localhost:8080`` is not a metric).
+  only keys that name a training quantity are taken (``localhost:8080`` is not a metric);
+- the layouts of :mod:`streams.assemble.stepruns`: progress heads (mmengine, timm, CLU, Composer), runs
+  of ``key value`` pairs (fairseq, llm.c, nanoGPT), one-pair table rows (HF ``log_metrics``,
+  stable-baselines3, wandb's summary); nothing after a configuration repr (``Namespace(lr=...)``).
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from streams.assemble.keys import EPOCH_KEYS, STEP_KEYS, TASK_KEYS, norm
+from streams.assemble.keys import EPOCH_KEYS, STEP_KEYS, TASK_KEYS, canonical, norm
 from streams.assemble.lift import MAX_TASK_CHARS, Parsed, lift_value
+from streams.assemble.stepruns import METRICISH, config_start, progress_heads, spaced_run, table_row
 
 _NUMBER = r"(?:tensor\()?[-+]?(?:nan|NaN|NAN|inf(?:inity)?|Inf(?:inity)?|INF|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
 _BAR_PAIRS = re.compile(r"\|\s*([^|:]+?)\s*:\s*([^|]*?)\s*(?=\||\Z)")
@@ -67,16 +71,18 @@ RULE_METRICS = frozenset(n for r in RULES for n in r.names.values())
 # backwards. A pair is tight: no blank before its separator ("steps = 8" in a banner is configuration,
 # not a step), and no thousands separator after its number ("1,000").
 _SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z]\d[:=]))\s*\[?({_NUMBER}(?:\s*/\s*\d+)?)\]?"
-                        r"(%|[KMGTkmgt]i?B\b|ms\b|s\b)?(?![\w.]|,\d{3})")
+                        r"(%|[KMGTkmgt]i?B\b|[KMGT]\b|ms\b|s\b)?(?![\w.]|,\d{3})")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.()/")
-# "Epoch 1/3", "Step 12 |", "iteration 5": tried only where the lowered line holds the word.
-_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*\[?(\d++)(?!\.\d)", re.I)  # "STEP 6053.0": an id
+# "Epoch 1/3", "Step 12 |", "iteration 5", llm.c's "step    1/74": tried only where the lowered line holds the
+# word. A total after a step is max_steps; after an epoch it is the number of epochs, not kept.
+_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*\[?(\d++)(?!\.\d)(?:\s*/\s*(\d+))?",
+                         re.I)  # "STEP 6053.0": an id
 _COUNTER_WORDS = ("epoch", "step", "iter")
 MAX_STEP_LINE = 4096  # a longer line is a dump, not a step line: its head is all that is looked at
 _TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"']?([\w./:@+-]+)")
-# An unknown key on a free-text line is lifted only when it names a training quantity.
-_METRICISH = re.compile(r"loss|acc|norm|lr|rate|mem|util|throughput|token|sample|speed|ppl|perplexity|reward|"
-                        r"score|kl|entropy|tflop|mfu|time")
+# The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
+_GATE = ("step", "epoch", "iter", "loss", "mem", "util", "throughput", "max_ca", "task_", "model_name",
+         "learning_rate", "train:", "[batch=")
 
 
 def _pairs(body: str) -> list[tuple[str, str, str]]:
@@ -89,6 +95,8 @@ def _pairs(body: str) -> list[tuple[str, str, str]]:
             start -= 1
         while start < end and not (body[start].isalpha() or body[start] == "_"):
             start += 1  # a key starts with a letter: "(loss" -> "loss", "0/micro_step" -> "micro_step"
+        if start >= 2 and body[start - 1] == "-" and body[start - 2].isalpha():
+            continue  # Megatron's timer "optimizer-inner-step: 46.00": the key is the whole hyphenated name
         if start < end and end - start <= 64:
             out.append((body[start:end], m.group(1), m.group(2) or ""))
     return out
@@ -100,14 +108,21 @@ def lift_step_line(body: str, p: Parsed) -> bool:
         body = body[:MAX_STEP_LINE]
     low = body.lower()
     counters = "step" in low or "epoch" in low or "iter" in low
-    # The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
-    if not (counters or "loss" in low or "mem" in low or "util" in low or "throughput" in low or "max_ca" in low
-            or "task_" in low or "model_name" in low):
+    if not (counters or any(w in low for w in _GATE)):
         return False
+    cut = config_start(body)
+    if cut >= 0:  # what follows is the script's settings, not its state
+        body, low = body[:cut], low[:cut]
     for needle, rule in _BY_NEEDLE:
         if needle in body and _printer_line(rule, body, p):
+            if counters:
+                _counter_words(body, low, p)  # NeMo: "Training epoch 0, iteration 120/149 | ..."
             return True
-    found = _generic_pairs(body, p) if ":" in body or "=" in body else False
+    found = progress_heads(body, p)
+    found = (_generic_pairs(body, p) if ":" in body or "=" in body else False) or found
+    found = spaced_run(body, p) or found
+    if not found:
+        found = table_row(body, p)
     if counters:
         found = _counter_words(body, low, p) or found
     if "task_" in body or "model_name" in body or "phase" in body:
@@ -142,12 +157,12 @@ def _printer_line(rule: StepRule, body: str, p: Parsed) -> bool:
 def _generic_pairs(body: str, p: Parsed) -> bool:
     found = False
     for key, value, unit in _pairs(body):
-        nk = norm(key)
+        nk = canonical(norm(key))
         if nk in STEP_KEYS or nk in EPOCH_KEYS:
             found = lift_value(p, key, nk, value) or found
         elif lift_value(p, key, nk, value + unit, keep_unknown=False):
             found = True
-        elif _METRICISH.search(nk):
+        elif METRICISH.search(nk):
             lift_value(p, key, nk, value + unit)
             p.attributes.setdefault(key, value + unit)
             p.wide = found = True
@@ -162,7 +177,16 @@ def _counter_words(body: str, low: str, p: Parsed) -> bool:
             before = low[i - 1] if i else " "
             m = None if before.isalnum() or before == "_" else _COUNTER_AT.match(body, i)
             if m is not None:
-                lift_value(p, m.group(1), "epoch" if word == "epoch" else "step", m.group(2))
+                if word == "epoch":
+                    lift_value(p, m.group(1), "epoch", m.group(2))
+                else:
+                    total = m.group(3)
+                    lift_value(p, m.group(1), "step", m.group(2) if total is None else f"{m.group(2)}/{total}")
                 found = True
             i = low.find(word, i + 1)
     return found
+
+
+def lift_counters(text: str, p: Parsed) -> None:
+    """The step and epoch words of a record's prefix (``epoch 0: {...}``)."""
+    _counter_words(text, text.lower(), p)

@@ -1,0 +1,113 @@
+"""Step-line layouts beyond tight ``key: value`` pairs, as rules: progress heads, runs of ``key value``
+pairs, one-pair table rows, and configuration reprs that are not training state.
+
+- **Progress heads** (:data:`PROGRESS_HEADS`): the counters a printer writes in front of its pairs in a
+  shape of its own, each rule naming the printer it follows.
+- **Spaced runs**: ``key value`` with no separator character between key and number, the pairs
+  themselves separated by ``|``, ``,``, a tab, `` - `` or two blanks before a word: fairseq's epoch
+  summary ``| loss 6.326 | gnorm 1.201 |``, llm.c ``step 1/74 | train loss 11.01 | norm 15.41 | lr 6e-06``,
+  nanoGPT ``iter 100: loss 4.1234, time 123.45ms``, the PyTorch ImageNet example's ``Loss 6.9e+00
+  (6.9e+00)`` (value, then its running average in brackets), NeMo Automodel ``mem 24.06 GiB``. A key is
+  one to four words; a run needs two pairs, so a sentence with one number in it is not one.
+- **Table rows**: a whole line that is one key and one number, the key a single word: HF
+  ``log_metrics`` ``  train_loss   =   1.9876``, stable-baselines3 ``|    loss    | 0.0123  |``, wandb's run
+  summary ``wandb:   train/loss 1.2345``. A banner's key has blanks in it (``Num Epochs = 3``) and is not
+  a row.
+- **Configuration reprs**: ``Namespace(lr=0.001, epochs=10)``, ``TrainingArguments(...)``: pairs after
+  one are settings, kept in attributes only.
+
+Only keys a family claims, counters, or keys that name a training quantity are lifted from these.
+"""
+
+from __future__ import annotations
+
+import re
+
+from streams.assemble.keys import EPOCH_KEYS, MAX_STEP_KEYS, STEP_KEYS, canonical, family, norm
+from streams.assemble.lift import Parsed, lift_value
+
+NUMBER = r"[-+]?(?:nan|NaN|NAN|inf(?:inity)?|Inf(?:inity)?|INF|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+UNIT = r"%|[KMGTkmgt]i?B|[KMGT](?![a-z])|ms|s(?![a-z])"
+# An unknown key is lifted only when it names a training quantity.
+METRICISH = re.compile(r"loss|acc|norm|lr|rate|mem|util|throughput|token|sample|speed|ppl|perplexity|reward|"
+                       r"score|kl|entropy|tflop|mfu|time")
+
+# (printer, regex with named groups epoch / step / max_steps), tried where the line holds the needle.
+PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
+    # mmengine LogProcessor: "Epoch(train) [1][10/90]" (epoch, then the iteration within it)
+    ("mmengine", "Epoch(", re.compile(r"\bEpoch\((?:train|val|test)\)\s*\[\s*(?P<epoch>\d+)\]")),
+    # mmengine, iteration-based loops: "Iter(train) [  50/80000]"
+    ("mmengine", "Iter(", re.compile(r"\bIter\((?:train|val|test)\)\s*\[\s*(?P<step>\d+)\s*/\s*(?P<max_steps>\d+)\]")),
+    # timm train.py: "Train: 3 [ 100/1251 (  8%)]"; OpenPCDet's timm style "Train:    1/3 ( 33%) [  49/323 ..."
+    ("timm", "Train:", re.compile(r"\bTrain:\s+(?P<epoch>\d+)(?:/\d+)?\s+(?:\(\s*\d+%\)\s+)?\[")),
+    # CommonLoopUtils LoggingWriter.write_scalars: "[100] learning_rate=0.001, train_loss=2.3"
+    ("clu", "] ", re.compile(r"^\s*\[(?P<step>\d+)\] [A-Za-z_][\w/.]*=")),
+    # Composer ConsoleLogger: "[epoch=1][batch=10/4800]:" (batch counts optimizer steps over the run)
+    ("composer", "[batch=", re.compile(r"\[batch=(?P<step>\d+)/(?P<max_steps>\d+)\]")),
+)
+
+# The constructors whose reprs training scripts print as their settings.
+_CONFIG_REPR = re.compile(r"\b(?:Namespace|[A-Z]\w*(?:Arguments|Args|Config|Configuration|Params|Options))\(")
+
+_SEGMENTS = re.compile(r"\s*(?:\||,|;|\t| - |:\s|\s{2,}(?=[A-Za-z]))\s*")
+_SPACED = re.compile(rf"([A-Za-z][\w./@-]*(?: [A-Za-z][\w./@-]*){{0,3}}) +({NUMBER})(?: ?({UNIT}))?"
+                     r"(?:\s*\([^)]*\))?")
+_ROW = re.compile(rf"\s*(?:\|\s*|[A-Za-z]\w*:\s+)?([A-Za-z][\w./@()-]*)(?:\s*[=|]\s*|\s+)({NUMBER})\s*({UNIT})?"
+                  r"\s*\|?\s*")
+MAX_ROW = 160
+
+
+def config_start(body: str) -> int:
+    """Where a configuration repr starts in ``body`` (its pairs are settings), or -1."""
+    if "(" not in body:
+        return -1
+    m = _CONFIG_REPR.search(body)
+    return m.start() if m else -1
+
+
+def progress_heads(body: str, p: Parsed) -> bool:
+    found = False
+    for _printer, needle, rx in PROGRESS_HEADS:
+        if needle in body:
+            m = rx.search(body)
+            if m is not None:
+                for name, value in m.groupdict().items():
+                    if value is not None:
+                        lift_value(p, name, name, value)
+                found = True
+    return found
+
+
+def _lift_pair(p: Parsed, key: str, value: str, unit: str | None) -> bool:
+    nk = canonical(norm(key))
+    if nk in STEP_KEYS or nk in MAX_STEP_KEYS or nk in EPOCH_KEYS or family(nk) is not None:
+        return lift_value(p, key, nk, value + (unit or ""), keep_unknown=False)
+    if METRICISH.search(nk):
+        lift_value(p, key, nk, value + (unit or ""))
+        p.attributes.setdefault(key, value + (unit or ""))
+        p.wide = True
+        return True
+    return False
+
+
+def spaced_run(body: str, p: Parsed) -> bool:
+    """Lift a run of ``key value`` pairs (two or more in the line)."""
+    pairs = []
+    for seg in _SEGMENTS.split(body):
+        m = _SPACED.fullmatch(seg)
+        if m is not None:
+            pairs.append(m.groups())
+    if len(pairs) < 2:
+        return False
+    found = False
+    for key, value, unit in pairs:
+        found = _lift_pair(p, key, value, unit) or found
+    return found
+
+
+def table_row(body: str, p: Parsed) -> bool:
+    """Lift a line that is one ``key = value`` / ``| key | value |`` / ``key value`` row."""
+    if len(body) > MAX_ROW:
+        return False
+    m = _ROW.fullmatch(body)
+    return m is not None and _lift_pair(p, m.group(1), m.group(2), m.group(3))
