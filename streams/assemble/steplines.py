@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from streams.assemble.keys import EPOCH_KEYS, STEP_KEYS, TASK_KEYS, canonical, norm
 from streams.assemble.lift import MAX_TASK_CHARS, Parsed, lift_value
-from streams.assemble.stepruns import METRICISH, config_start, progress_heads, spaced_run, table_row
+from streams.assemble.stepruns import METRICISH, progress_heads, spaced_run, table_row, without_config
 
 _NUMBER = r"(?:tensor\()?[-+]?(?:nan|NaN|NAN|inf(?:inity)?|Inf(?:inity)?|INF|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
 _BAR_PAIRS = re.compile(r"\|\s*([^|:]+?)\s*:\s*([^|]*?)\s*(?=\||\Z)")
@@ -110,9 +110,10 @@ def lift_step_line(body: str, p: Parsed) -> bool:
     counters = "step" in low or "epoch" in low or "iter" in low
     if not (counters or any(w in low for w in _GATE)):
         return False
-    cut = config_start(body)
-    if cut >= 0:  # what follows is the script's settings, not its state
-        body, low = body[:cut], low[:cut]
+    if "(" in body:
+        kept = without_config(body)  # a repr of the script's settings is not its state
+        if kept is not body:
+            body, low = kept, kept.lower()
     for needle, rule in _BY_NEEDLE:
         if needle in body and _printer_line(rule, body, p):
             if counters:

@@ -47,7 +47,7 @@ PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
 )
 
 # The constructors whose reprs training scripts print as their settings.
-_CONFIG_REPR = re.compile(r"\b(?:Namespace|[A-Z]\w*(?:Arguments|Args|Config|Configuration|Params|Options))\(")
+_CONFIG_REPR = re.compile(r"\b(?:Namespace|\w*(?:Arguments|Args|Config|Configuration|Params|Options))\(")
 
 _SEGMENTS = re.compile(r"\s*(?:\||,|;|\t| - |:\s|\s{2,}(?=[A-Za-z]))\s*")
 _SPACED = re.compile(rf"([A-Za-z][\w./@-]*(?: [A-Za-z][\w./@-]*){{0,3}}) +({NUMBER})(?: ?({UNIT}))?"
@@ -57,12 +57,25 @@ _ROW = re.compile(rf"\s*(?:\|\s*|[A-Za-z]\w*:\s+)?([A-Za-z][\w./@()-]*)(?:\s*[=|
 MAX_ROW = 160
 
 
-def config_start(body: str) -> int:
-    """Where a configuration repr starts in ``body`` (its pairs are settings), or -1."""
-    if "(" not in body:
-        return -1
-    m = _CONFIG_REPR.search(body)
-    return m.start() if m else -1
+def without_config(body: str) -> str:
+    """``body`` without the configuration reprs in it (their pairs are settings); an unclosed one runs to
+    the end of the line."""
+    while "(" in body:
+        m = _CONFIG_REPR.search(body)
+        if m is None:
+            break
+        depth, end = 0, len(body)
+        for i in range(m.end() - 1, len(body)):
+            ch = body[i]
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    end = i + 1
+                    break
+        body = body[:m.start()] + " " + body[end:]
+    return body
 
 
 def progress_heads(body: str, p: Parsed) -> bool:

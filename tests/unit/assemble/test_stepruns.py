@@ -1,0 +1,177 @@
+"""Step-line layouts and key families beyond tight pairs (streams/assemble/stepruns.py, keys.py), each line
+as its printer writes it; and the field probe's dev part (tests/fixtures/fields_probe/dev.yaml)."""
+
+from __future__ import annotations
+
+import calendar
+import math
+from pathlib import Path
+
+import pytest
+
+from streams.assemble.parse import parse_line
+from tests.fields_probe import load, score
+
+READ = calendar.timegm((2023, 4, 18, 12, 0, 0)) * 1000
+PROBE_DEV = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" / "dev.yaml"
+
+
+def lifted(line: str):
+    return parse_line(line, READ)
+
+
+def test_fairseq_epoch_summary_is_a_run_of_spaced_pairs() -> None:
+    # fairseq SimpleProgressBar.print: "| epoch 008 | loss 6.326 | ... | num_updates 21896 | lr ... | gnorm 1.201 |"
+    p = lifted("| epoch 008 | loss 6.326 | nll_loss 5.193 | ppl 36.58 | wps 12876 | ups 4.9 | wpb 2578 | bsz 108 | "
+               "num_updates 21896 | lr 0.000213706 | gnorm 1.201 | clip 0% | oom 0 | wall 4634 | train_wall 4309")
+    assert (p.epoch, p.step) == (8.0, 21896)
+    assert p.metrics["loss"] == 6.326 and p.metrics["learning_rate"] == 0.000213706 and p.metrics["grad_norm"] == 1.201
+
+
+def test_llm_c_step_total_and_spaced_pairs_with_units_and_averages() -> None:
+    # llm.c: "step %4d/%d | train loss %7.6f | norm %6.4f | lr %.2e | ..." (a "(+nanz)" note after a value)
+    p = lifted("step   20/18865 | loss 7.012345 (+nanz)| norm 1.2345 (+nanz)| lr 1.80e-05 | 123.45 ms | 412345 tok/s")
+    assert (p.step, p.max_steps) == (20, 18865)
+    assert p.metrics["loss"] == 7.012345 and p.metrics["grad_norm"] == 1.2345 and p.metrics["learning_rate"] == 1.8e-05
+
+
+def test_pytorch_imagenet_meters_value_then_average() -> None:
+    p = lifted("Epoch: [0][  10/5005]\tTime  0.512 ( 1.234)\tData  0.012 ( 0.512)\tLoss 6.9078e+00 (6.9081e+00)\t"
+               "Acc@1   0.00 (  0.11)")
+    assert p.epoch == 0.0 and p.metrics["loss"] == 6.9078
+
+
+def test_one_number_in_a_sentence_is_not_a_run() -> None:
+    p = lifted("Saving the model took 12.5 s, loss of precision none")
+    assert p.metrics == {}
+
+
+@pytest.mark.parametrize(("line", "field", "value"), [
+    ("  train_loss               =     1.9876", "loss", 1.9876),  # HF Trainer.log_metrics
+    ("|    learning_rate        | 0.0003      |", "learning_rate", 0.0003),  # stable-baselines3 HumanOutputFormat
+    ("wandb:                    train/loss 1.2345", "loss", 1.2345),  # wandb's run summary
+])
+def test_table_rows(line: str, field: str, value: float) -> None:
+    assert lifted(line).metrics[field] == value
+
+
+def test_table_row_epoch() -> None:
+    assert lifted("  epoch                    =        3.0").epoch == 3.0
+
+
+@pytest.mark.parametrize("line", [
+    "  Num Epochs = 3",  # HF Trainer's banner: the key has blanks
+    "  Total optimization steps = 1,170",
+    " \\\\   /|    Num examples = 1,000 | Num Epochs = 3 | Total steps = 375",  # Unsloth's banner
+    "  train_iters ..................................... 500000",  # Megatron's arguments dump
+])
+def test_banners_are_not_rows(line: str) -> None:
+    p = lifted(line)
+    assert (p.step, p.max_steps, p.epoch) == (None, None, None)
+
+
+@pytest.mark.parametrize("line", [
+    "Namespace(batch_size=32, epochs=10, lr=0.001, seed=42, max_steps=1000)",
+    "[INFO:swift] args: TrainArguments(model='Qwen/Qwen2-7B', learning_rate=0.0001, num_train_epochs=3.0)",
+])
+def test_configuration_reprs_are_settings(line: str) -> None:
+    p = lifted(line)
+    assert (p.max_steps, p.epoch) == (None, None) and "learning_rate" not in p.metrics
+
+
+def test_pairs_after_a_configuration_repr_still_count() -> None:
+    p = lifted("LlamaConfig(hidden_size=4096, lr=0.001) loaded; step: 5 loss: 1.2")
+    assert p.step == 5 and p.metrics == {"loss": 1.2}
+
+
+@pytest.mark.parametrize(("line", "want"), [
+    ("04/21 21:03:53 - mmengine - INFO - Epoch(train) [1][10/90]  lr: 1.000e-02  eta: 0:00:25  memory: 2103  "
+     "loss: 11.4723", {"epoch": 1.0}),
+    ("Iter(train) [  50/80000]  lr: 1.0000e-02  eta: 1 day, 0:00:00  time: 0.5000  memory: 3500  loss: 2.5000",
+     {"step": 50, "max_steps": 80000}),
+    ("Train: 3 [ 100/1251 (  8%)]  Loss: 3.245 (3.31)  LR: 1.000e-03  Data: 0.012 (0.015)", {"epoch": 3.0}),
+    ("I0512 10:00:00.123456 140000 logging_writer.py:48] [100] learning_rate=0.001, train_loss=2.345", {"step": 100}),
+    ("[batch=10/4800]:", {"step": 10, "max_steps": 4800}),
+])
+def test_progress_heads(line: str, want: dict) -> None:
+    p = lifted(line)
+    assert {k: getattr(p, k) for k in want} == want
+
+
+def test_namespaced_keys_are_looked_through() -> None:
+    # verl's console logger: "step:N - actor/grad_norm:... - actor/lr:... - training/epoch:..."
+    p = lifted("step:34 - actor/loss:0.0424 - actor/grad_norm:0.1296 - actor/perf/max_memory_reserved_gb:27.5 - "
+               "actor/lr:2e-06 - training/global_step:34 - training/epoch:0 - critic/score/mean:-0.018")
+    assert (p.step, p.epoch) == (34, 0.0)
+    assert p.metrics["loss"] == 0.0424 and p.metrics["grad_norm"] == 0.1296 and p.metrics["learning_rate"] == 2e-06
+    assert p.metrics["gpu_memory_mb"] == 27.5 * 1024
+
+
+def test_evaluation_namespace_makes_an_eval_loss() -> None:
+    p = lifted("epoch:  1, train_loss: 0.2345, train_accuracy: 93.12, test_loss: 0.0567")
+    assert p.metrics["loss"] == 0.2345 and p.metrics["eval_loss"] == 0.0567
+
+
+@pytest.mark.parametrize(("line", "mb"), [
+    ("[08/14 10:26:13 d2.utils.events]:  eta: 0:43:51  iter: 6319  total_loss: 0.4072  lr: 0.0003  max_mem: 1962M",
+     1962.0),  # detectron2: one-letter unit
+    ("eta: 0:17:37  iter: 87940  loss: 0.6097 (0.9191)  lr: 0.000025  max mem: 4358", 4358.0),  # maskrcnn-benchmark
+    ("step: 10  loss:  7.9123  memory: 21.43GiB(22.54%)  tps: 1,234  mfu: 12.34%", 21.43 * 1024),  # torchtitan
+])
+def test_bare_memory_on_a_step_line_is_the_gpus(line: str, mb: float) -> None:
+    assert lifted(line).metrics["gpu_memory_mb"] == pytest.approx(mb)
+
+
+@pytest.mark.parametrize("line", [
+    'I0507 12:04:17.596484 1 highnodeutilization.go:107] "Criteria for a node" CPU=50 Mem=50 Pods=100',
+    "[2025-02-07 01:19:47 TP5] Load weight end. type=DeepseekV3ForCausalLM, avail mem=38.11 GB",
+])
+def test_bare_memory_elsewhere_is_not_the_gpus(line: str) -> None:
+    assert "gpu_memory_mb" not in lifted(line).metrics
+
+
+def test_hyphenated_timer_name_is_not_a_step() -> None:
+    p = lifted("time (ms) | forward-compute: 58.16 | optimizer-inner-step: 46.00 | batch-generator: 5.24")
+    assert p.step is None
+
+
+def test_float_spelled_counter_is_a_step() -> None:
+    # NeMo's Lightning bar prints global_step as a float
+    p = lifted("Epoch 0:   1%|   | 795/77225 [9:07:58<878:01:48, 41.36s/it, loss=3.1, v_num=, global_step=794.0]")
+    assert (p.epoch, p.step) == (0.0, 794)
+
+
+def test_record_prefix_gives_its_counters() -> None:
+    # accelerate's nlp_example: accelerator.print(f"epoch {epoch}:", eval_metric)
+    p = lifted("epoch 2: {'accuracy': 0.81, 'f1': 0.86}")
+    assert p.epoch == 2.0 and p.attributes["accuracy"] == "0.81"
+
+
+def test_ansi_colours_around_values() -> None:
+    # torchtitan colours each field (utils.Color)
+    p = lifted("\x1b[31mstep: 10  \x1b[32mloss:  7.9123  \x1b[33mmemory: 21.43GiB(22.54%)  \x1b[35mmfu: 12.34%\x1b[39m")
+    assert p.step == 10 and p.metrics["loss"] == 7.9123
+
+
+def test_nan_in_a_spaced_run() -> None:
+    p = lifted("| epoch 003 | loss nan | gnorm inf | num_updates 300")
+    assert math.isnan(p.metrics["loss"]) and math.isinf(p.metrics["grad_norm"])
+
+
+def test_probe_dev_part_is_lifted_right() -> None:
+    s = score(load([str(PROBE_DEV)]))
+    assert s["misses"] == []
+    assert s["right"] == s["expected"] > 100
+
+
+def test_nemo_progress_line_keeps_its_epoch_after_the_megatron_rule() -> None:
+    # NeMo 2's progress printer: "Training epoch E, iteration i/n | key: value | ..." (Megatron's bar pairs)
+    p = lifted("Training epoch 0, iteration 120/149 | lr: 3e-05 | consumed_samples: 121 | global_step: 120 | "
+               "reduced_train_loss: 1.233 | train_step_timing in s: 0.03146 | val_loss: 4.106")
+    assert (p.epoch, p.step) == (0.0, 120)
+    assert p.metrics["loss"] == 1.233 and p.metrics["eval_loss"] == 4.106
+
+
+def test_detectron2_total_loss_is_the_loss() -> None:
+    p = lifted("eta: 0:03:35  iter: 19  total_loss: 1.36  loss_cls: 0.6522  loss_box_reg: 0.5817  lr: 3.8077e-06")
+    assert p.metrics["loss"] == 1.36 and p.metrics["loss_cls"] == 0.6522
