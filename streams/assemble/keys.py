@@ -107,10 +107,12 @@ STEP_METRICS = frozenset(("loss", "grad_norm", "eval_loss", "gpu_utilization_pct
 
 def settle_memory(metrics: dict, counted: bool) -> None:
     """A bare ``memory_mb`` becomes ``gpu_memory_mb`` on a step line (``counted``: it names its step or
-    epoch; or it carries a step metric) when no key named the GPU's memory itself."""
-    if "memory_mb" in metrics and "gpu_memory_mb" not in metrics and (
+    epoch; or it carries a step metric) when no key named the GPU's memory itself; elsewhere it is
+    dropped (its key's text stays in the attributes: whose memory, in what unit, is not known)."""
+    value = metrics.pop("memory_mb", None)
+    if value is not None and "gpu_memory_mb" not in metrics and (
             counted or not STEP_METRICS.isdisjoint(metrics) or any(k.endswith("loss") for k in metrics)):
-        metrics["gpu_memory_mb"] = metrics.pop("memory_mb")
+        metrics["gpu_memory_mb"] = value
 
 
 # Every metric name the families can emit (dashboards may only name these).

@@ -176,7 +176,8 @@ def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool =
             p.epoch = f
     elif name not in p.metrics and len(p.metrics) < MAX_METRICS:
         p.metrics[name] = f * memory_scale(unit, scale) if name in _MEMORY_METRICS else f
-    return True
+    # A bare memory figure may not be the GPU's (keys.settle_memory): its key keeps its text too.
+    return name != "memory_mb"
 
 
 def _time(p: Parsed, value: Any) -> bool:

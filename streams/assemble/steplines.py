@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from streams.assemble.keys import EPOCH_KEYS, STEP_KEYS, TASK_KEYS, canonical, norm
+from streams.assemble.keys import EPOCH_KEYS, STEP_KEYS, TASK_KEYS, canonical, family, norm
 from streams.assemble.lift import MAX_TASK_CHARS, Parsed, lift_value
 from streams.assemble.stepruns import METRICISH, progress_heads, spaced_run, table_row, without_config
 
@@ -69,9 +69,10 @@ RULE_METRICS = frozenset(n for r in RULES for n in r.names.values())
 # fast; one that starts with the key is tried at every position): ":" or "=" right after a letter, ")"
 # or a letter and a digit ("f1:"; "22:39" is a clock, "host:8080" a port), then a number; the key is read
 # backwards. A pair is tight: no blank before its separator ("steps = 8" in a banner is configuration,
-# not a step), and no thousands separator after its number ("1,000").
+# not a step), and no thousands separator after its number ("1,000"); a byte or time unit may follow one
+# blank ("avail mem=38.11 GB").
 _SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z]\d[:=]))\s*\[?({_NUMBER}(?:\s*/\s*\d+)?)\]?"
-                        r"(%|[KMGTkmgt]i?B\b|[KMGT]\b|ms\b|s\b)?(?![\w.]|,\d{3})")
+                        r"(%|[KMGT]\b| ?(?:[KMGTkmgt]i?B\b|ms\b|s\b))?(?![\w.]|,\d{3})")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.()/")
 # "Epoch 1/3", "Step 12 |", "iteration 5", llm.c's "step    1/74": tried only where the lowered line holds the
 # word. A total after a step is max_steps; after an epoch it is the number of epochs, not kept.
@@ -98,7 +99,7 @@ def _pairs(body: str) -> list[tuple[str, str, str]]:
         if start >= 2 and body[start - 1] == "-" and body[start - 2].isalpha():
             continue  # Megatron's timer "optimizer-inner-step: 46.00": the key is the whole hyphenated name
         if start < end and end - start <= 64:
-            out.append((body[start:end], m.group(1), m.group(2) or ""))
+            out.append((body[start:end], m.group(1), (m.group(2) or "").lstrip()))
     return out
 
 
@@ -111,9 +112,11 @@ def lift_step_line(body: str, p: Parsed) -> bool:
     if not (counters or any(w in low for w in _GATE)):
         return False
     if "(" in body:
-        kept = without_config(body)  # a repr of the script's settings is not its state
+        settings: list[str] = []
+        kept = without_config(body, settings)  # a repr of the script's settings is not its state
         if kept is not body:
             body, low = kept, kept.lower()
+            _keep_settings(settings, p)
     for needle, rule in _BY_NEEDLE:
         if needle in body and _printer_line(rule, body, p):
             if counters:
@@ -133,6 +136,16 @@ def lift_step_line(body: str, p: Parsed) -> bool:
                 p.task.setdefault(TASK_KEYS[key], value)
                 found = True
     return found
+
+
+def _keep_settings(settings: list[str], p: Parsed) -> None:
+    """The training quantities a configuration repr names, as text in ``attributes`` (searchable, not fields)."""
+    for text in settings:
+        for key, value, unit in _pairs(text):
+            nk = canonical(norm(key))
+            if METRICISH.search(nk) or nk in STEP_KEYS or nk in EPOCH_KEYS or family(nk) is not None:
+                p.attributes.setdefault(key, value + unit)
+                p.wide = True
 
 
 def _printer_line(rule: StepRule, body: str, p: Parsed) -> bool:

@@ -11,10 +11,10 @@ pairs, one-pair table rows, and configuration reprs that are not training state.
   one to four words; a run needs two pairs, so a sentence with one number in it is not one.
 - **Table rows**: a whole line that is one key and one number, the key a single word: HF
   ``log_metrics`` ``  train_loss   =   1.9876``, stable-baselines3 ``|    loss    | 0.0123  |``, wandb's run
-  summary ``wandb:   train/loss 1.2345``. A banner's key has blanks in it (``Num Epochs = 3``) and is not
-  a row.
-- **Configuration reprs**: ``Namespace(lr=0.001, epochs=10)``, ``TrainingArguments(...)``: pairs after
-  one are settings, kept in attributes only.
+  summary ``wandb:   train/loss 1.2345``, Ray Train's result table ``│ loss     0.4123 │``. A banner's key
+  has blanks in it (``Num Epochs = 3``) and is not a row.
+- **Configuration reprs**: ``Namespace(lr=0.001, epochs=10)``, ``TrainingArguments(...)``,
+  ``LlamaConfig(...)``: the pairs inside one are settings, kept as text in attributes, never fields.
 
 Only keys a family claims, counters, or keys that name a training quantity are lifted from these.
 """
@@ -52,14 +52,15 @@ _CONFIG_REPR = re.compile(r"\b(?:Namespace|\w*(?:Arguments|Args|Config|Configura
 _SEGMENTS = re.compile(r"\s*(?:\||,|;|\t| - |:\s|\s{2,}(?=[A-Za-z]))\s*")
 _SPACED = re.compile(rf"([A-Za-z][\w./@-]*(?: [A-Za-z][\w./@-]*){{0,3}}) +({NUMBER})(?: ?({UNIT}))?"
                      r"(?:\s*\([^)]*\))?")
-_ROW = re.compile(rf"\s*(?:\|\s*|[A-Za-z]\w*:\s+)?([A-Za-z][\w./@()-]*)(?:\s*[=|]\s*|\s+)({NUMBER})\s*({UNIT})?"
-                  r"\s*\|?\s*")
+# "|" or a box-drawing "│" (rich tables, Ray Train's result table) around a row.
+_ROW = re.compile(rf"\s*(?:[|│]\s*|[A-Za-z]\w*:\s+)?([A-Za-z][\w./@()-]*)(?:\s*[=|│]\s*|\s+)({NUMBER})\s*({UNIT})?"
+                  r"\s*[|│]?\s*")
 MAX_ROW = 160
 
 
-def without_config(body: str) -> str:
-    """``body`` without the configuration reprs in it (their pairs are settings); an unclosed one runs to
-    the end of the line."""
+def without_config(body: str, removed: list[str] | None = None) -> str:
+    """``body`` without the configuration reprs in it (their pairs are settings; their text is appended to
+    ``removed``); an unclosed one runs to the end of the line."""
     while "(" in body:
         m = _CONFIG_REPR.search(body)
         if m is None:
@@ -74,6 +75,8 @@ def without_config(body: str) -> str:
                 if depth == 0:
                     end = i + 1
                     break
+        if removed is not None:
+            removed.append(body[m.end():end])
         body = body[:m.start()] + " " + body[end:]
     return body
 
@@ -93,8 +96,9 @@ def progress_heads(body: str, p: Parsed) -> bool:
 
 def _lift_pair(p: Parsed, key: str, value: str, unit: str | None) -> bool:
     nk = canonical(norm(key))
-    if nk in STEP_KEYS or nk in MAX_STEP_KEYS or nk in EPOCH_KEYS or family(nk) is not None:
-        return lift_value(p, key, nk, value + (unit or ""), keep_unknown=False)
+    known = nk in STEP_KEYS or nk in MAX_STEP_KEYS or nk in EPOCH_KEYS or family(nk) is not None
+    if known and lift_value(p, key, nk, value + (unit or ""), keep_unknown=False):
+        return True
     if METRICISH.search(nk):
         lift_value(p, key, nk, value + (unit or ""))
         p.attributes.setdefault(key, value + (unit or ""))

@@ -50,6 +50,7 @@ def test_one_number_in_a_sentence_is_not_a_run() -> None:
     ("  train_loss               =     1.9876", "loss", 1.9876),  # HF Trainer.log_metrics
     ("|    learning_rate        | 0.0003      |", "learning_rate", 0.0003),  # stable-baselines3 HumanOutputFormat
     ("wandb:                    train/loss 1.2345", "loss", 1.2345),  # wandb's run summary
+    ("│ loss                                   0.41234 │", "loss", 0.41234),  # Ray Train's result table
 ])
 def test_table_rows(line: str, field: str, value: float) -> None:
     assert lifted(line).metrics[field] == value
