@@ -176,3 +176,20 @@ def test_nemo_progress_line_keeps_its_epoch_after_the_megatron_rule() -> None:
 def test_detectron2_total_loss_is_the_loss() -> None:
     p = lifted("eta: 0:03:35  iter: 19  total_loss: 1.36  loss_cls: 0.6522  loss_box_reg: 0.5817  lr: 3.8077e-06")
     assert p.metrics["loss"] == 1.36 and p.metrics["loss_cls"] == 0.6522
+
+
+def test_bare_memory_in_a_record_keeps_its_key_when_not_the_gpus() -> None:
+    # a zap JSON record's "memory" in bytes: not a step line, so neither a GPU figure nor lost
+    p = lifted('{"level":"info","msg":"classical resources obtained are","memory":65971478528}')
+    assert "gpu_memory_mb" not in p.metrics and "memory_mb" not in p.metrics
+    assert p.attributes["memory"] == "65971478528"
+
+
+def test_unit_after_one_blank_in_a_tight_pair() -> None:
+    p = lifted("step: 3 loss: 1.5 mem: 24.06 GiB")
+    assert p.metrics["gpu_memory_mb"] == pytest.approx(24.06 * 1024)
+
+
+def test_settings_in_a_configuration_repr_stay_as_text() -> None:
+    p = lifted("Namespace(batch_size=32, learning_rate=0.001, seed=42)")
+    assert p.attributes["learning_rate"] == "0.001" and "learning_rate" not in p.metrics
