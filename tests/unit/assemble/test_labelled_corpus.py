@@ -18,9 +18,9 @@ from tests.multiline_score import labelled_files, score_file
 # part: (multiline events met, single lines met), as shares of the labelled ones
 FLOORS = {
     "training": (0.98, 0.995),
-    # wild/dev took in 42 excerpts the rules had never seen (29 of their 60 multiline events whole), so its
-    # floor is the level measured with them: raise it as the grammars reach those kinds.
-    "wild/dev": (0.79, 0.97),
+    # wild/dev took in excerpts the rules had never seen, so its floor is the level measured with them:
+    # raise it as the grammars reach those kinds.
+    "wild/dev": (0.86, 0.97),
 }
 
 
