@@ -39,20 +39,22 @@ def _family(name: str, *keys: str, scale: float = 1.0) -> None:
 # The memory units frameworks print: "GB" and "MB" are powers of 1024 there (torch's bytes / 1024**3).
 _family("gpu_memory_mb", "gpu_memory", "gpu_mem", "gpu_memory_used", "gpu_memory_mb", "gpu_mem_mb", "gpu_memory_mib",
         "gpu_mem_mib", "gpu_memory_used_mb", "gpu_memory_used_mib", "memory_used_mib", "memory_used_mb", "memory_mib",
-        "memory_mb", "max_reserved", "gpu_memory_reserved_mb", "max_memory_reserved_mb")
+        "memory_mb", "max_reserved", "gpu_memory_reserved_mb", "max_memory_reserved_mb",
+        "dcgm_fi_dev_fb_used")  # DCGM's framebuffer in use, MiB
 # A bare memory figure is a metric ``memory_mb`` (MB unless the value says otherwise); on a step line or
 # beside a GPU utilisation it is the GPU's (see settle_memory): mmcv/mmengine ``memory: 2103``
 # (torch.cuda.max_memory_allocated in MB), detectron2 ``max_mem: 1962M``, maskrcnn-benchmark ``max mem: 4358``,
 # Detectron's ``"mem": 3084``, torchtitan ``memory: 2.49GiB(3.14%)``, NeMo Automodel ``mem 24.06 GiB``,
 # gpustat's ``memory.used`` and DCGM's ``fb_used`` (MiB). Elsewhere (a scheduler's ``Mem=50``, SGLang's
 # ``avail mem=38.11 GB``) it is not.
-_family("memory_mb", "memory", "mem", "max_mem", "max_memory", "memory_used", "fb_used")
+_family("memory_mb", "memory", "mem", "max_mem", "max_memory", "memory_used", "mem_used", "fb_used")
 _family("gpu_memory_mb", "gpu_memory_gb", "gpu_memory_gib", "gpu_mem_gb", "gpu_mem_gib", "memory_gib", "memory_gb",
         "gpu_memory_used_gb", "gpu_memory_used_gib", "peak_memory_reserved", "max_memory_reserved_gb",
         "max_memory_reserved_gib", "max_ca", scale=GIB_TO_MB)
 _family("gpu_memory_mb", "gpu_memory_bytes", "gpu_mem_bytes", "gpu_memory_used_bytes", scale=1 / 1048576)
 _family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utilization", "gpu_util",
-        "utilization_gpu", "gpu_usage_pct", "gpu_util_percent", "gpu_utilization_percent")
+        "utilization_gpu", "gpu_usage_pct", "gpu_util_percent", "gpu_utilization_percent",
+        "dcgm_fi_dev_gpu_util")  # DCGM field names as exporters key them
 # detectron2 prints the sum of its losses as ``total_loss``; NeMo's Megatron models ``reduced_train_loss``.
 # Composer's console logger names it ``loss/train/total``.
 _family("loss", "loss", "train_loss", "training_loss", "lm_loss", "train_lm_loss", "train_loss_step", "total_loss",
