@@ -1,0 +1,234 @@
+"""Run the small programs under ``programs/`` with the real printers and cut their output into pieces.
+
+A *capture* is what one run printed, as a list of pieces ``(kind, lines)``: ``kind`` "single" means
+each line is a record of its own; any other kind is one multiline event from its first to its last
+line. The cut comes from how each scenario is built (one failure per run), not from reading the
+output, so the labels are only as good as the scenarios: each program prints one event per run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROGRAMS = Path(__file__).parent / "programs"
+GO = "/usr/local/go/bin/go"
+RUSTC = "/root/.cargo/bin/rustc"
+PYENV = Path("/root/.pyenv/versions")
+
+Piece = tuple[str, list[str]]
+
+
+@dataclass
+class Capture:
+    lang: str
+    name: str  # scenario and printer version, for the labels' notes
+    pieces: list[Piece]
+    open_end: bool = False  # the event ends in free text (a message): no unprefixed print right after it
+    printer: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 60,
+         merged: bool = False) -> str:
+    """What the program wrote to stderr (``merged``: stdout and stderr in the order written)."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("RUST_", "GOTRACEBACK", "PYTHON"))}
+    full.update(env or {})
+    p = subprocess.run(argv, cwd=cwd, env=full, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT if merged else subprocess.PIPE, timeout=timeout, check=False)
+    return (p.stdout if merged else p.stderr).decode("utf-8", "replace")
+
+
+def _event(kind: str, text: str) -> list[Piece]:
+    """One event: the whole output, blank lines before and after it left outside."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lead = 0
+    while lead < len(lines) and not lines[lead].strip():
+        lead += 1
+    end = len(lines)
+    while end > lead and not lines[end - 1].strip():
+        end -= 1
+    if end == lead:
+        raise RuntimeError(f"{kind}: the program printed nothing")
+    out: list[Piece] = []
+    if lead:
+        out.append(("blank", lines[:lead]))
+    out.append((kind, lines[lead:end]))
+    if end < len(lines):
+        out.append(("blank", lines[end:]))
+    return out
+
+
+def _version(argv: list[str]) -> str:
+    p = subprocess.run(argv, capture_output=True, check=False)
+    return (p.stdout or p.stderr).decode().strip().splitlines()[0]
+
+
+# --- CPython: traceback, faulthandler, warnings, logging -----------------------------------------
+
+PY_SCENARIOS = {
+    # scenario: (kind, ends in free text)
+    "plain": ("python_traceback", False), "chained": ("python_traceback", False),
+    "context": ("python_traceback", False), "markers": ("python_traceback", False),
+    "divide": ("python_traceback", False), "multiline_msg": ("python_traceback", True),
+    "empty_msg": ("python_traceback", False), "notes": ("python_traceback", True),
+    "group": ("python_traceback", False), "fatal": ("python_fatal", False),
+    "fatal_abort": ("python_fatal", False), "dump_later": ("python_fatal", False),
+    "warn": ("python_warning", False), "warn_multiline": ("python_warning", False),
+    "recursion": ("python_traceback", False), "kbint": ("python_traceback", False),
+    "thread": ("python_traceback", False), "syntax_import": ("python_traceback", False),
+    "syntax_main": ("python_traceback", False), "assert": ("python_traceback", False),
+    **{f"logging_{f}": ("python_traceback", False)
+       for f in ("default", "dashes", "brackets", "hf", "lightning", "fileline")},
+}
+BAD_CONFIG = "learning_rate = 3e-4\nwarmup = dict(steps=100,\nbatch_size = 8\n"
+
+
+def python(work: Path) -> Iterator[Capture]:
+    app = work / "py" / "app"
+    app.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "train.py", app / "train.py")
+    (app / "badconfig.py").write_text(BAD_CONFIG)
+    for ver in ("3.11", "3.12", "3.13"):
+        exe = next(PYENV.glob(f"{ver}.*/bin/python{ver}"))
+        printer = _version([str(exe), "-VV"])
+        for name, (kind, open_end) in PY_SCENARIOS.items():
+            if name == "syntax_main":
+                out = _run([str(exe), "badconfig.py"], app)
+            else:
+                out = _run([str(exe), "train.py", name], app)
+            yield Capture("python", f"{name} ({ver})", _event(kind, out), open_end, printer)
+
+
+# --- Java: Throwable.printStackTrace, uncaught handler, java.util.logging, a PatternLayout ---------
+
+JAVA_SCENARIOS = ("caused_by", "suppressed", "multiline", "multiline_cause", "uncaught_main", "uncaught_thread",
+                  "jul", "jul_warning", "pattern", "pattern_multiline", "logback")
+JAVA_HOMES = {"17": "/usr/lib/jvm/java-17-openjdk-amd64", "25": "/usr/lib/jvm/temurin-25-jdk-amd64"}
+
+
+def java(work: Path) -> Iterator[Capture]:
+    for ver, home in JAVA_HOMES.items():
+        out_dir = work / f"java{ver}"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        subprocess.run([f"{home}/bin/javac", "-d", str(out_dir), str(PROGRAMS / "java" / "Trainer.java")], check=True)
+        printer = _version([f"{home}/bin/java", "-version"])
+        for name in JAVA_SCENARIOS:
+            out = _run([f"{home}/bin/java", "-cp", str(out_dir), "Trainer", name], out_dir)
+            yield Capture("java", f"{name} (java {ver})", _event("java_stack", out), "multiline" in name, printer)
+
+
+# --- Go: the runtime's panic and fatal error dumps -----------------------------------------------
+
+GO_SCENARIOS = {"plain": "single", "errors_new": "single", "multiline": "single", "repanic": "single",
+                "nil_pointer": "single", "index": "single", "nil_map": "single", "goroutines": "all",
+                "deadlock": "single", "deadlock_wg": "all", "concurrent_map": "single", "custom_error": "single"}
+GO_SYSTEM = ("nil_pointer", "goroutines", "repanic")  # GOTRACEBACK=system adds runtime frames and gp= headers
+
+
+def go(work: Path) -> Iterator[Capture]:
+    src = work / "go" / "worker"
+    src.mkdir(parents=True, exist_ok=True)
+    for f in ("main.go", "go.mod"):
+        shutil.copy(PROGRAMS / "go" / f, src / f)
+    env = {"GOCACHE": str(work / "gocache"), "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"}
+    subprocess.run([GO, "build", "-o", "worker", "."], cwd=src, env={**os.environ, **env}, check=True)
+    printer = _version([GO, "version"])
+    for name, tb in GO_SCENARIOS.items():
+        out = _run(["./worker", name], src, {"GOTRACEBACK": tb})
+        yield Capture("go", f"{name} (GOTRACEBACK={tb})", _event("go_panic", out), False, printer)
+    for name in GO_SYSTEM:
+        out = _run(["./worker", name], src, {"GOTRACEBACK": "system"})
+        yield Capture("go", f"{name} (GOTRACEBACK=system)", _event("go_panic", out), False, printer)
+    # `go run` prints the child's exit status after the dump: a record of its own
+    for name in ("plain", "nil_map", "deadlock"):
+        out = _run([GO, "run", ".", name], src, env)
+        lines = out.rstrip("\n").split("\n")
+        if not lines[-1].startswith("exit status"):
+            raise RuntimeError(f"go run {name}: expected an exit status line, got {lines[-1]!r}")
+        pieces = _event("go_panic", "\n".join(lines[:-1]) + "\n") + [("single", lines[-1:])]
+        yield Capture("go", f"{name} (go run)", pieces, False, printer)
+
+
+# --- Rust: the default panic hook and std's backtrace printer --------------------------------------
+
+RUST_SCENARIOS = {"panic": ("0", "1"), "unwrap": ("0", "1", "full"), "expect": ("1",), "index": ("0", "full"),
+                  "multiline": ("0", "1"), "thread": ("0", "1"), "thread_unnamed": ("0", "1")}
+
+
+def rust(work: Path) -> Iterator[Capture]:
+    src = work / "rust"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "rust" / "main.rs", src / "main.rs")
+    subprocess.run([RUSTC, "-g", "-o", "loader", "main.rs"], cwd=src, check=True)
+    printer = _version([RUSTC, "-V"])
+    for name, modes in RUST_SCENARIOS.items():
+        for bt in modes:
+            out = _run(["./loader", name], src, {"RUST_BACKTRACE": bt})
+            yield Capture("rust", f"{name} (RUST_BACKTRACE={bt})", _event("rust_panic", out),
+                          name == "multiline" and bt == "0", printer)
+
+
+# --- C: glibc backtrace_symbols_fd, and gdb's bt of the crashing program ---------------------------
+
+GDB_STOP_RE = re.compile(r"^(?:0x[0-9a-f]+ in )?\S+ \(.*\) at \S+:\d+$")
+GDB_FRAME_RE = re.compile(r"^#\d+ ")
+GDB_THREAD_RE = re.compile(r"^Thread \d+ \(.*\):$")
+
+
+def _gdb_pieces(out: str) -> list[Piece]:
+    """gdb batch output: the stop location and its source line (one event), each ``bt`` (frames,
+    with the ``Thread N (...):`` line ``thread apply all`` prints before them), the rest single."""
+    lines = out.rstrip("\n").split("\n")
+    pieces: list[Piece] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if GDB_STOP_RE.match(line) and i + 1 < len(lines) and re.match(r"^\d+\t", lines[i + 1]):
+            pieces.append(("gdb_stop", lines[i:i + 2]))
+            i += 2
+        elif GDB_FRAME_RE.match(line) or (GDB_THREAD_RE.match(line) and i + 1 < len(lines)
+                                          and GDB_FRAME_RE.match(lines[i + 1])):
+            j = i + 1
+            while j < len(lines) and GDB_FRAME_RE.match(lines[j]):
+                j += 1
+            pieces.append(("gdb_bt", lines[i:j]))
+            i = j
+        else:
+            pieces.append(("single" if line.strip() else "blank", [line]))
+            i += 1
+    return pieces
+
+
+def native(work: Path) -> Iterator[Capture]:
+    src = work / "c"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "c" / "crash.c", src / "crash.c")
+    gcc = _version(["gcc", "--version"])
+    for exe, flags in (("crash", ["-rdynamic"]), ("crash_static_syms", [])):
+        subprocess.run(["gcc", "-g", "-O0", "-pthread", *flags, "-o", exe, "crash.c"], cwd=src, check=True)
+        for name in ("handler", "abort"):
+            out = _run([f"./{exe}", name], src)
+            yield Capture("c", f"{name} ({exe}, {' '.join(flags) or 'no -rdynamic'})",
+                          _event("glibc_backtrace", out), False, gcc)
+    gdb = _version(["gdb", "--version"])
+    for name, cmds in (("segv", ["bt"]), ("thread", ["bt", "thread apply all bt"])):
+        argv = ["gdb", "-q", "-nx", "-batch", "-ex", "run"]
+        for c in cmds:
+            argv += ["-ex", c]
+        out = _run([*argv, "--args", "./crash", name], src, timeout=120, merged=True)
+        pieces = _gdb_pieces(out)
+        if not any(k == "gdb_bt" for k, _ in pieces):
+            raise RuntimeError(f"gdb {name}: no backtrace in its output:\n{out}")
+        yield Capture("c", f"gdb {name} ({' / '.join(cmds)})", pieces, False, gdb)
+
+
+LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
+    "python": python, "java": java, "go": go, "rust": rust, "c": native}
