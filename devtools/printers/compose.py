@@ -3,7 +3,9 @@
 Every event is followed at once by a single-line record (where greedy rules swallow a line), and
 preceded by a few. A *wrapper* writes the per-process prefix a launcher or collector puts on every
 line (torchrun's ``[rank3]:``, Ray's ``(Worker pid=.., ip=..)``, ``docker logs --timestamps``);
-lines of other processes then come between the events, each with its own prefix.
+lines of other processes then come between the events, each with its own prefix. Blank lines
+inside an event carry the prefix, as the launcher writes them; blank lines between events are
+left bare.
 """
 
 from __future__ import annotations
@@ -122,12 +124,10 @@ def compose(captures: list[Capture], lang: str, wrapper: str, seed: int) -> tupl
             t = clock.tick(rng)
             first = len(lines) + 1
             for text in piece:
-                lines.append(wrap(own, t) + text if (text or kind != "blank" or wrapper == "rank") else "")
-            if kind == "single":
-                continue
-            if kind == "blank":
-                if wrapper != "bare" and any(lines[first - 1:]):
-                    events.append({"first": first, "last": len(lines), "kind": "ignore"})
+                # blank lines between pieces stay bare: which record a prefix-only line belongs to is
+                # not decidable, and the score would hang on it
+                lines.append(wrap(own, t) + text if kind != "blank" else "")
+            if kind in ("single", "blank"):
                 continue
             events.append({"first": first, "last": len(lines), "kind": kind})
         # a record of the same process right after the block
