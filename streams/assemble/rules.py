@@ -377,8 +377,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # zap's and errors' stacks name the function without its arguments ("net/http.(*conn).serve"): held
     # until its file line
     ("go_func_bare", r"(?:[\w.~%-]+/)*[\w~%-]+\.[\w.*()\[\]~%-]+$"),
-    # Rust std panicking.rs default_hook and the backtrace printer
-    ("rust_panic", r"thread '[^']*' panicked at "),
+    # Rust std panicking.rs default_hook and the backtrace printer; since Rust 1.89 the hook names the
+    # thread's id after its name: "thread 'main' (6720) panicked at src/main.rs:22:20:"
+    ("rust_panic", r"thread '[^']*'(?: \(\d+\))? panicked at "),
     ("rust_note", r"note: (?:run with `RUST_BACKTRACE=|Some details are omitted)"),
     ("rust_bt_head", r"stack backtrace:"),
     ("rust_frame", r"[ \t]+\d+:\s+(?:0x[0-9a-fA-F]+ - |\S*::)"),
