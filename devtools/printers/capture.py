@@ -56,7 +56,7 @@ def _event(kind: str, text: str) -> list[Piece]:
     while end > lead and not lines[end - 1].strip():
         end -= 1
     if end == lead:
-        raise RuntimeError(f"{kind}: the program printed nothing")
+        raise RuntimeError(f"{kind}: the program printed nothing on stderr")
     out: list[Piece] = []
     if lead:
         out.append(("blank", lines[:lead]))
@@ -74,7 +74,9 @@ def _version(argv: list[str]) -> str:
 # --- CPython: traceback, faulthandler, warnings, logging -----------------------------------------
 
 PY_SCENARIOS = {
-    # scenario: (kind, ends in free text)
+    # scenario: (kind, ends in free text). A traceback ends with the exception's message, which may
+    # span lines (traceback.format_exception_only): what follows it is told apart only by being a
+    # record of its own, so the line after a traceback is always one with a time or level.
     "plain": ("python_traceback", False), "chained": ("python_traceback", False),
     "context": ("python_traceback", False), "markers": ("python_traceback", False),
     "divide": ("python_traceback", False), "multiline_msg": ("python_traceback", True),
@@ -100,11 +102,14 @@ def python(work: Path) -> Iterator[Capture]:
         exe = next(PYENV.glob(f"{ver}.*/bin/python{ver}"))
         printer = _version([str(exe), "-VV"])
         for name, (kind, open_end) in PY_SCENARIOS.items():
-            if name == "syntax_main":
-                out = _run([str(exe), "badconfig.py"], app)
-            else:
-                out = _run([str(exe), "train.py", name], app)
-            yield Capture("python", f"{name} ({ver})", _event(kind, out), open_end, printer)
+            argv = [str(exe), "badconfig.py"] if name == "syntax_main" else [str(exe), "train.py", name]
+            out = ""
+            for _try in range(3):  # a signal scenario on a loaded machine may exit before printing
+                out = _run(argv, app)
+                if out.strip():
+                    break
+            yield Capture("python", f"{name} ({ver})", _event(kind, out), open_end or kind == "python_traceback",
+                          printer)
 
 
 # --- Java: Throwable.printStackTrace, uncaught handler, java.util.logging, a PatternLayout ---------

@@ -42,8 +42,9 @@ RECORDS: dict[str, tuple[bool, Maker]] = {
     # "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
     "py_dashes": (True, lambda r, t: f"{t:%Y-%m-%d %H:%M:%S},{t.microsecond // 1000:03d} - trainer - INFO - "
                                      f"step {r.randint(1, 9999)}/10000 loss={_loss(r)} lr=3.0e-04"),
-    # glog / absl / klog: Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg
-    "glog": (True, lambda r, t: f"{r.choice('IIIW')}{t:%m%d %H:%M:%S}.{t.microsecond:06d} {r.randint(1, 99999):>6} "
+    # glog / absl / klog: Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg (level I: absl's W/E records
+    # carry the traceback of logging.exception below them, so before an unrelated one they would lie)
+    "glog": (True, lambda r, t: f"I{t:%m%d %H:%M:%S}.{t.microsecond:06d} {r.randint(1, 99999):>6} "
                                 f"trainer.cc:{r.randint(20, 900)}] step {r.randint(1, 9999)} took {r.uniform(0.1, 3):.3f}s"),
     # NCCL_DEBUG=INFO: host:pid:tid [dev] NCCL INFO ...
     "nccl": (True, lambda r, t: f"gpu-node-{r.randint(1, 8)}:{r.randint(1000, 99999)}:{r.randint(1000, 99999)} "

@@ -268,6 +268,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("ipy_src", r"[ \t]*-*> \d+ |[ \t]+\d+ |[ \t]+\(\.\.\.\)"),
     # CPython Python/pylifecycle.c fatal_error() and Modules/faulthandler.c
     ("py_fatal", r"(?:\S+ )?Fatal Python error: ", "Fatal Python error: "),
+    # faulthandler.dump_traceback_later's watchdog: "Timeout (H:MM:SS[.ffffff])!" then every thread's stack
+    ("py_timeout", r"Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!\s*$"),
     ("py_thread", r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):"
                   r"|Stack \(most recent call first\):|Current thread's C stack trace"),
     # "Extension modules: a, b, ... (total: N)" is one line; cut by a terminal's width, its rest follows
@@ -417,8 +419,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("json_close", r"[ \t]*[}\]],?\s*$"),
     # java.util.logging SimpleFormatter's second line: "LEVEL: message"
     ("jul_level", r"(?:SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST): "),
-    # warnings.formatwarning's source line: exactly two spaces, then the stripped source
-    ("warn_src", r"  \S"),
+    # warnings.formatwarning's source line: exactly two spaces, then the stripped source (one, when a
+    # stream prefix written without a space, torchrun's "[rank3]:", took the first as its separator)
+    ("warn_src", r"  ?\S"),
     # a Python exception line: "Name: message" or a bare name (the line after a traceback's frames)
     ("exc_line", r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:\([\w.]*\))?(?::(?: |$)|$)"),
 )
@@ -476,6 +479,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "py_file": ("py_frames", "python_traceback"),  # a traceback whose head was cut
     "fh_file": ("fatal_frames", "python_fatal"),  # a thread dump whose head was cut
     "py_fatal": ("py_fatal", "python_fatal"),
+    "py_timeout": ("py_fatal", "python_fatal"),
     "py_thread": ("fatal_frames", "python_fatal"),  # faulthandler.dump_traceback without a fatal error
     "py_warning": ("py_warn", "python_warning"),
     "ipy_tb": ("ipy", "python_traceback"),
