@@ -270,6 +270,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("py_fatal", r"(?:\S+ )?Fatal Python error: ", "Fatal Python error: "),
     # faulthandler.dump_traceback_later's watchdog: "Timeout (H:MM:SS[.ffffff])!" then every thread's stack
     ("py_timeout", r"Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!\s*$"),
+    # faulthandler's lines in a thread's stack that are not frames (Python/traceback.c dump_traceback)
+    ("fh_note", r"[ \t]+(?:<no Python frame>|<tstate is freed>|Garbage-collecting|\.\.\.)\s*$"),
     ("py_thread", r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):"
                   r"|Stack \(most recent call first\):|Current thread's C stack trace"),
     # "Extension modules: a, b, ... (total: N)" is one line; cut by a terminal's width, its rest follows
@@ -672,7 +674,9 @@ MODES: dict[str, dict] = {
                  "after_blank": {"py_thread": (_S, "fatal_frames"), "py_tb": (_S, "py_head"), "py_ext": (_L, None),
                                  "py_ext_cut": (_S, "py_ext_more"), "py_state": (_S, None)}},
     "fatal_frames": {"kind": "python_fatal",
-                     "on": {"fh_file": (_S, None), "py_file": (_S, None), "indent": (_S, None), "py_thread": (_S, None),
+                     # (faulthandler writes frames and its notes only: an indented line of another shape,
+                     # a tqdm bar, is not the dump's)
+                     "on": {"fh_file": (_S, None), "py_file": (_S, None), "fh_note": (_S, None), "py_thread": (_S, None),
                             "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more")},
                      # (a frame after a blank line: a paste that doubled every line's newline)
                      "after_blank": {"py_thread": (_S, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
