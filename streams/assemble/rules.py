@@ -224,6 +224,14 @@ EVERY_LINE = frozenset(("h_vllm", "h_torch_logging"))
 # Levels that announce an exception after the record (logger.exception, log4j's %throwable, glog E/F).
 ANNOUNCE_HEAD_RE = re.compile(r"WARN|ERRO|SEVERE|FATA|CRITICAL|EXCEPTION|[Ww]arn|[Ee]rror|[Ff]atal|[Cc]ritical"
                               r"|\[[EWF]\d|^[EWF]\d|^[EWF] \d| [EF] \d|: [EF] ")
+# A record at a quiet level (log4j/logback/logging INFO and below, JUL CONFIG and FINE*, glog I): a
+# stack or exception line after it is taken as its own only when its message announces one (a
+# "%m%n%ex" layout prints the stack of any level, but a stack under a quiet record that does not
+# mention it is, far more often, another writer's printStackTrace between the records).
+QUIET_HEAD_RE = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE|CONFIG|FINE|FINER|FINEST)\b|^\[?[ID]\d{4} ")
+# what a quiet record's message says when it does carry a stack (Elasticsearch's "[DEBUG][bootstrap] Exception",
+# Flink's "INFO ... Triggering Checkpoint 1 ... failed due to {}")
+QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|[Tt]hrowable|[Ss]tack ?trace|[Cc]rash|[Aa]bort")
 # Records known never to carry the traceback that follows them: torch elastic's api.py logs a
 # worker's death with logger.error (no exc_info); the launcher's own uncaught traceback comes next.
 NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: ")
@@ -594,7 +602,7 @@ MODES: dict[str, dict] = {
                                          # zap's stacktrace under an error record: function, then "\tfile:N"
                                          "go_file": (_S, "go_stack")},
                     "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames")},
-                    "max_tent": 12},
+                    "max_tent": 12, "quiet_ends": True},
     # a record whose message ends with ':' or is empty: the lines below are its body until a record
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
