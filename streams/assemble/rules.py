@@ -589,7 +589,9 @@ _ATTACH = {
 
 MODES: dict[str, dict] = {
     # a line with no head: continued by deeper-indented lines and by the stacks it introduces
-    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None)}},
+    # (glibc's backtrace_symbols_fd writes frames only: the line without a head right above them is the
+    # handler's own, "Check failed: ...", "Error: signal 11:", whatever it says)
+    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "glibc_frame": (_S, "glibc")}},
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception), so it is held until frames confirm it
     # (an exception-shaped line after a WARN/ERROR record is its exception even with no frames below)
