@@ -334,7 +334,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("ucx_sig", r"Caught signal \d+ \("),
     ("ucx_bt", r"==== backtrace \(tid: *\d+\) ===="),
     # gdb backtrace (stack.c print_frame): "#N  0xADDR in func (args) at file:line" / "#N  func (args) ..."
+    # (frame #0 opens a backtrace: `bt` after a stop's "#0 ..." + source line, each thread of `thread apply
+    # all bt` under its "Thread N (Thread 0x... (LWP n) "name"):" line)
+    ("gdb_frame0", r"#0 +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
     ("gdb_frame", r"#\d+ +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
+    ("gdb_thread", r"Thread \d+ \((?:Thread|LWP|process) .*\):\s*$"),
     ("gdb_src", r"(?:warning: )?\d+(?:\t| {2,}\S)"),
     # absl failure_signal_handler ("*** SIGSEGV received at time=..."), glog's failure handler
     # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK
@@ -508,6 +512,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "san_runtime": ("san_report", "llvm_sanitizer"),
     "go_race": ("san_report", "go_race"),
     "gdb_frame": ("gdb", "gdb_bt"),
+    "gdb_frame0": ("gdb", "gdb_bt"),
+    "gdb_thread": ("gdb_thread", "gdb_bt"),
     "absl_sig": ("sigdump", "cpp_frames"),
     "absl_frame": ("sigdump", "cpp_frames"),
     "glibc_frame": ("glibc", "glibc_backtrace"),
@@ -749,6 +755,7 @@ MODES: dict[str, dict] = {
     # gdb: frames, their wrapped argument lines, and the source line gdb prints after a stop
     "gdb": {"kind": "gdb_bt", "on": {"gdb_frame": (_S, None), "gdb_src": (_S, None), "indent": (_C, None),
                                      "at_path": (_C, None)}},
+    "gdb_thread": {"kind": "gdb_bt", "on": {"gdb_frame0": (_S, "gdb"), "gdb_frame": (_S, "gdb")}},
     # lldb's stop report ends with "Target N: (name) stopped."
     "lldb_stop": {"kind": "lldb_stop", "on": {"lldb_target": (_L, None), "text": (_C, None), "indent": (_C, None),
                                               "lldb_thread": (_S, None), "frame": (_S, None)}},
