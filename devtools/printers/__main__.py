@@ -16,7 +16,7 @@ from devtools import CORPUS_DIR
 from devtools.printers.capture import LANGS
 from devtools.printers.compose import WRAPPERS, compose
 
-SEEDS = (1,)
+SEEDS = (1, 2)  # each seed lays the same captures out in another order between other records
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -96,6 +96,7 @@ Wrapper = Callable[[int, datetime], str]
 WRAPPERS: dict[str, Wrapper] = {
     "bare": lambda rank, t: "",
     "rank": lambda rank, t: f"[rank{rank}]:",  # torchrun --local-ranks-filter / log prefix
+    "default": lambda rank, t: f"[default{rank}]:",  # torch elastic's tee before the rank prefix
     "ray": lambda rank, t: f"(RayWorkerWrapper pid={41000 + rank}, ip=10.0.0.{rank + 2}) ",
     "docker_ts": lambda rank, t: t.isoformat(timespec="microseconds").replace("+00:00", "") + "000Z ",
 }
