@@ -158,7 +158,7 @@ def go(work: Path) -> Iterator[Capture]:
         lines = out.rstrip("\n").split("\n")
         if not lines[-1].startswith("exit status"):
             raise RuntimeError(f"go run {name}: expected an exit status line, got {lines[-1]!r}")
-        pieces = _event("go_panic", "\n".join(lines[:-1]) + "\n") + [("single", lines[-1:])]
+        pieces = [*_event("go_panic", "\n".join(lines[:-1]) + "\n"), ("single", lines[-1:])]
         yield Capture("go", f"{name} (go run)", pieces, False, printer)
 
 

@@ -14,11 +14,11 @@ import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from devtools.printers.capture import Capture
 
-T0 = datetime(2026, 12, 1, 17, 44, 5, 123456, tzinfo=timezone.utc)
+T0 = datetime(2026, 12, 1, 17, 44, 5, 123456, tzinfo=UTC)
 
 
 @dataclass
@@ -45,7 +45,8 @@ RECORDS: dict[str, tuple[bool, Maker]] = {
     # glog / absl / klog: Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg (level I: absl's W/E records
     # carry the traceback of logging.exception below them, so before an unrelated one they would lie)
     "glog": (True, lambda r, t: f"I{t:%m%d %H:%M:%S}.{t.microsecond:06d} {r.randint(1, 99999):>6} "
-                                f"trainer.cc:{r.randint(20, 900)}] step {r.randint(1, 9999)} took {r.uniform(0.1, 3):.3f}s"),
+                                f"trainer.cc:{r.randint(20, 900)}] step {r.randint(1, 9999)} "
+                                f"took {r.uniform(0.1, 3):.3f}s"),
     # NCCL_DEBUG=INFO: host:pid:tid [dev] NCCL INFO ...
     "nccl": (True, lambda r, t: f"gpu-node-{r.randint(1, 8)}:{r.randint(1000, 99999)}:{r.randint(1000, 99999)} "
                                 f"[{r.randint(0, 7)}] NCCL INFO Channel {r.randint(0, 3):02d}/04 :    0   1   2   3"),

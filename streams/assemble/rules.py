@@ -692,8 +692,8 @@ MODES: dict[str, dict] = {
     "fatal_frames": {"kind": "python_fatal",
                      # (faulthandler writes frames and its notes only: an indented line of another shape,
                      # a tqdm bar, is not the dump's)
-                     "on": {"fh_file": (_S, None), "py_file": (_S, None), "fh_note": (_S, None), "py_thread": (_S, None),
-                            "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more")},
+                     "on": {"fh_file": (_S, None), "py_file": (_S, None), "fh_note": (_S, None),
+                            "py_thread": (_S, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more")},
                      # (a frame after a blank line: a paste that doubled every line's newline)
                      "after_blank": {"py_thread": (_S, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                      "fh_file": (_S, None)}},
