@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 PROGRAMS = Path(__file__).parent / "programs"
 GO = "/usr/local/go/bin/go"
 RUSTC = "/root/.cargo/bin/rustc"
+CARGO = "/root/.cargo/bin/cargo"
 PYENV = Path("/root/.pyenv/versions")
 
 Piece = tuple[str, list[str]]
@@ -87,6 +89,7 @@ PY_SCENARIOS = {
     "recursion": ("python_traceback", False), "kbint": ("python_traceback", False),
     "thread": ("python_traceback", False), "syntax_import": ("python_traceback", False),
     "syntax_main": ("python_traceback", False), "assert": ("python_traceback", False),
+    "warn_logging": ("python_warning", False), "print_exc": ("python_traceback", False),
     **{f"logging_{f}": ("python_traceback", False)
        for f in ("default", "dashes", "brackets", "hf", "lightning", "fileline")},
 }
@@ -110,6 +113,10 @@ def python(work: Path) -> Iterator[Capture]:
                     break
             yield Capture("python", f"{name} ({ver})", _event(kind, out), open_end or kind == "python_traceback",
                           printer)
+    # faulthandler lists the C extensions loaded from outside the stdlib: the project's venv has some
+    venv = Path(sys.executable)
+    out = _run([str(venv), "train.py", "fatal_ext"], app)
+    yield Capture("python", "fatal_ext (venv)", _event("python_fatal", out), False, _version([str(venv), "-VV"]))
 
 
 # --- Java: Throwable.printStackTrace, uncaught handler, java.util.logging, a PatternLayout ---------
@@ -152,6 +159,14 @@ def go(work: Path) -> Iterator[Capture]:
     for name in GO_SYSTEM:
         out = _run(["./worker", name], src, {"GOTRACEBACK": "system"})
         yield Capture("go", f"{name} (GOTRACEBACK=system)", _event("go_panic", out), False, printer)
+    # the race detector (runtime/race, ThreadSanitizer's Go report): a report between two '=' rules,
+    # then the program's own lines and "Found N data race(s)" at exit
+    subprocess.run([GO, "build", "-race", "-o", "worker_race", "."], cwd=src, env={**os.environ, **env}, check=True)
+    out = _run(["./worker_race", "race"], src)
+    lines = out.rstrip("\n").split("\n")
+    close = lines.index("==================", 1)
+    yield Capture("go", "race (-race)", [("go_race", lines[:close + 1]), ("single", lines[close + 1:])], False,
+                  printer)
     # `go run` prints the child's exit status after the dump: a record of its own
     for name in ("plain", "nil_map", "deadlock"):
         out = _run([GO, "run", ".", name], src, env)
@@ -179,18 +194,35 @@ def rust(work: Path) -> Iterator[Capture]:
             out = _run(["./loader", name], src, {"RUST_BACKTRACE": bt})
             yield Capture("rust", f"{name} (RUST_BACKTRACE={bt})", _event("rust_panic", out),
                           name == "multiline" and bt == "0", printer)
+    # under `cargo run`: cargo's "Finished"/"Running" lines before the panic
+    crate = work / "cargo" / "loader"
+    (crate / "src").mkdir(parents=True, exist_ok=True)
+    (crate / "Cargo.toml").write_text('[package]\nname = "loader"\nversion = "0.1.0"\nedition = "2021"\n')
+    shutil.copy(PROGRAMS / "rust" / "main.rs", crate / "src" / "main.rs")
+    subprocess.run([CARGO, "build", "--offline", "-q"], cwd=crate, check=True)
+    for name, bt in (("panic", "0"), ("thread", "1")):
+        out = _run([CARGO, "run", "--offline", "--", name], crate, {"RUST_BACKTRACE": bt})
+        lines = out.rstrip("\n").split("\n")
+        first = next(i for i, line in enumerate(lines) if "panicked at" in line)
+        lead = first - 1 if first and not lines[first - 1].strip() else first
+        last = len(lines) - 1  # (cargo execs the program on Unix: it writes nothing after the panic)
+        pieces: list[Piece] = [("single", lines[:lead]), ("blank", lines[lead:first]),
+                               ("rust_panic", lines[first:last + 1]), ("single", lines[last + 1:])]
+        yield Capture("rust", f"{name} (cargo run, RUST_BACKTRACE={bt})", pieces, False, printer)
 
 
 # --- C: glibc backtrace_symbols_fd, and gdb's bt of the crashing program ---------------------------
 
 GDB_STOP_RE = re.compile(r"^(?:0x[0-9a-f]+ in )?\S+ \(.*\) at \S+:\d+$")
 GDB_FRAME_RE = re.compile(r"^#\d+ ")
+GDB_LOCALS_RE = re.compile(r"^(?:\s+\S|No locals\.$|No symbol table info available\.$)")  # `bt full`
 GDB_THREAD_RE = re.compile(r"^Thread \d+ \(.*\):$")
 
 
 def _gdb_pieces(out: str) -> list[Piece]:
-    """gdb batch output: the stop location and its source line (one event), each ``bt`` (frames,
-    with the ``Thread N (...):`` line ``thread apply all`` prints before them), the rest single."""
+    """gdb batch output: the stop location and its source line (one event), each ``bt`` (frames, with
+    ``bt full``'s locals under each, and the ``Thread N (...):`` line ``thread apply all`` prints
+    before them), the rest single."""
     lines = out.rstrip("\n").split("\n")
     pieces: list[Piece] = []
     i = 0
@@ -202,7 +234,7 @@ def _gdb_pieces(out: str) -> list[Piece]:
         elif GDB_FRAME_RE.match(line) or (GDB_THREAD_RE.match(line) and i + 1 < len(lines)
                                           and GDB_FRAME_RE.match(lines[i + 1])):
             j = i + 1
-            while j < len(lines) and GDB_FRAME_RE.match(lines[j]):
+            while j < len(lines) and (GDB_FRAME_RE.match(lines[j]) or GDB_LOCALS_RE.match(lines[j])):
                 j += 1
             pieces.append(("gdb_bt", lines[i:j]))
             i = j
@@ -224,7 +256,8 @@ def native(work: Path) -> Iterator[Capture]:
             yield Capture("c", f"{name} ({exe}, {' '.join(flags) or 'no -rdynamic'})",
                           _event("glibc_backtrace", out), False, gcc)
     gdb = _version(["gdb", "--version"])
-    for name, cmds in (("segv", ["bt"]), ("thread", ["bt", "thread apply all bt"])):
+    for name, cmds in (("segv", ["bt"]), ("thread", ["bt", "thread apply all bt"]), ("segv", ["bt full"]),
+                       ("abort_plain", ["bt"])):
         argv = ["gdb", "-q", "-nx", "-batch", "-ex", "run"]
         for c in cmds:
             argv += ["-ex", c]

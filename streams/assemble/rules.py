@@ -339,6 +339,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("gdb_frame0", r"#0 +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
     ("gdb_frame", r"#\d+ +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
     ("gdb_thread", r"Thread \d+ \((?:Thread|LWP|process) .*\):\s*$"),
+    # `bt full` writes each frame's locals under it, indented, or one of these (stack.c print_frame_local_vars)
+    ("gdb_nolocals", r"No (?:locals|symbol table info available)\.\s*$"),
     ("gdb_src", r"(?:warning: )?\d+(?:\t| {2,}\S)"),
     # absl failure_signal_handler ("*** SIGSEGV received at time=..."), glog's failure handler
     # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK
@@ -448,6 +450,10 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # NCCL src/debug.cc: "host:pid:tid [dev] NCCL INFO ..." (newer: "... [dev] file.cc:N NCCL WARN ...")
     ("nccl", r"[\w.-]+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)", None),
     ("megatron_iteration", r"iteration\s+\d+/\s*\d+ \|", None),  # Megatron training_log
+    # cargo's status lines (a verb right-aligned to column 12): "    Finished `dev` profile [...]",
+    # "     Running `target/debug/x`", "   Compiling serde v1.0.1 (...)"
+    ("cargo_status", r"(?:Finished `\w+` profile|Running `|(?:Compiling|Checking|Downloaded|Fresh|Documenting) "
+                     r"[\w-]+ v\d)", None),
     ("ds_chat_step", r"epoch: \d+\|step: \d+\|", None),  # DeepSpeed-Chat's step print
     ("prompt", r"[\w.-]+@[\w.-]+:\S*[$#] |\((?:gdb|lldb|Pdb)\) |>>> ", None),  # shells and debuggers
     ("shell_status", r"(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$",
@@ -510,7 +516,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "san_frame": ("san_report", "llvm_sanitizer"),
     "san_head": ("san_report", "llvm_sanitizer"),
     "san_runtime": ("san_report", "llvm_sanitizer"),
-    "go_race": ("san_report", "go_race"),
+    "go_race": ("go_race", "go_race"),
     "gdb_frame": ("gdb", "gdb_bt"),
     "gdb_frame0": ("gdb", "gdb_bt"),
     "gdb_thread": ("gdb_thread", "gdb_bt"),
@@ -754,7 +760,7 @@ MODES: dict[str, dict] = {
     "mac_bt": {"kind": "macos_backtrace", "on": {"mac_frame": (_S, None)}},
     # gdb: frames, their wrapped argument lines, and the source line gdb prints after a stop
     "gdb": {"kind": "gdb_bt", "on": {"gdb_frame": (_S, None), "gdb_src": (_S, None), "indent": (_C, None),
-                                     "at_path": (_C, None)}},
+                                     "at_path": (_C, None), "gdb_nolocals": (_S, None)}},
     "gdb_thread": {"kind": "gdb_bt", "on": {"gdb_frame0": (_S, "gdb"), "gdb_frame": (_S, "gdb")}},
     # lldb's stop report ends with "Target N: (name) stopped."
     "lldb_stop": {"kind": "lldb_stop", "on": {"lldb_target": (_L, None), "text": (_C, None), "indent": (_C, None),
@@ -769,6 +775,13 @@ MODES: dict[str, dict] = {
                    "after_blank": {"san_frame": (_S, None), "indent": (_C, None), "text": (_C, None),
                                    "san_summary": (_S, "san_done")}},
     "san_done": {"kind": "llvm_sanitizer", "on": {"rule_eq": (_L, None)}},
+    # Go's race detector (runtime/race): "WARNING: DATA RACE", sections ("Read at 0x.. by goroutine 8:",
+    # "Previous write at ...", "Goroutine 8 (running) created at:") of frames (a function, then its
+    # "      file.go:N +0x.." line), between two '=' rules; it writes no SUMMARY line before the closing
+    # rule, which ends the report ("Found N data race(s)" at exit is a line of its own)
+    "go_race": {"kind": "go_race",
+                "on": {"indent": (_S, None), "go_file": (_S, None), "text": (_C, None), "rule_eq": (_L, None)},
+                "after_blank": {"indent": (_C, None), "text": (_C, None)}},
     # compute-sanitizer: "========= Report" + "=========     detail" lines + a bare "========="
     "cs_report": {"kind": "sanitizer_report", "on": {"cs_cont": (_S, None), "cs_end": (_L, None)}},
 
@@ -809,7 +822,7 @@ MODES: dict[str, dict] = {
 
     # -- framed tables: a rule line, rows, the closing rule (held until it comes) ----------------
     "table_eq": {"kind": "table", "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
-                                        "san_head": (_S, "san_report"), "go_race": (_S, "san_report"),
+                                        "san_head": (_S, "san_report"), "go_race": (_S, "go_race"),
                                         "kern_start": (_S, "kernel"), "rule_dash": (_T, None),
                                         "rule_star": (_T, None), "rule_dash_t": (_T, None)},
                  "after_blank": "on", "max_tent": 200},

@@ -128,6 +128,27 @@ def s_warn_multiline():
                   UserWarning)
 
 
+def s_warn_logging():
+    logging.captureWarnings(True)
+    logging.basicConfig(format="%(asctime)s - %(name)s - %(levelname)s - %(message)s")
+    warnings.warn("`resume_download` is deprecated and will be removed in version 1.0.0.", FutureWarning)
+
+
+def s_fatal_ext():
+    import confluent_kafka  # noqa: F401 - C extensions outside the stdlib: faulthandler lists them
+    import fastavro  # noqa: F401
+    faulthandler.enable()
+    faulthandler._sigsegv()
+
+
+def s_print_exc():
+    import traceback
+    try:
+        train()
+    except KeyError:
+        traceback.print_exc()
+
+
 def s_recursion():
     def walk(node):
         return walk(node + 1)

@@ -44,6 +44,9 @@ int main(int argc, char **argv) {
     if (strcmp(s, "abort") == 0) {
         check_failed("world_size % tp_size == 0 (6 vs. 4)");
     }
+    if (strcmp(s, "abort_plain") == 0) {
+        abort();
+    }
     if (strcmp(s, "thread") == 0) {
         pthread_t t, idle;
         pthread_create(&idle, NULL, (void *(*)(void *))sleep, (void *)10);

@@ -85,6 +85,19 @@ func main() {
 			}()
 		}
 		time.Sleep(5 * time.Second)
+	case "race":
+		// the race detector's report (build with -race): two goroutines write one variable
+		step := 0
+		var wg sync.WaitGroup
+		for i := 0; i < 2; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				step++
+			}()
+		}
+		wg.Wait()
+		fmt.Fprintln(os.Stderr, "steps:", step)
 	case "custom_error":
 		panic(fmt.Errorf("rank %d: %w", 3, errors.New("NCCL timeout after 1800s")))
 	default:
