@@ -8,6 +8,7 @@ output, so the labels are only as good as the scenarios: each program prints one
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -65,6 +66,16 @@ def _event(kind: str, text: str) -> list[Piece]:
     out.append((kind, lines[lead:end]))
     if end < len(lines):
         out.append(("blank", lines[end:]))
+    return out
+
+
+def _events_at(kind: str, text: str, start: re.Pattern[str]) -> list[Piece]:
+    """Several events of one run, each from a line ``start`` matches to the next such line."""
+    lines = text.rstrip("\n").split("\n")
+    starts = [i for i, line in enumerate(lines) if start.match(line)] + [len(lines)]
+    out: list[Piece] = [("single" if line.strip() else "blank", [line]) for line in lines[:starts[0]]]
+    for a, b in itertools.pairwise(starts):
+        out += _event(kind, "\n".join(lines[a:b]) + "\n")
     return out
 
 
@@ -141,7 +152,8 @@ def java(work: Path) -> Iterator[Capture]:
 
 GO_SCENARIOS = {"plain": "single", "errors_new": "single", "multiline": "single", "repanic": "single",
                 "nil_pointer": "single", "index": "single", "nil_map": "single", "goroutines": "all",
-                "deadlock": "single", "deadlock_wg": "all", "concurrent_map": "single", "custom_error": "single"}
+                "deadlock": "single", "deadlock_wg": "all", "concurrent_map": "single", "custom_error": "single",
+                "stack_overflow": "single"}
 GO_SYSTEM = ("nil_pointer", "goroutines", "repanic")  # GOTRACEBACK=system adds runtime frames and gp= headers
 
 
@@ -159,6 +171,10 @@ def go(work: Path) -> Iterator[Capture]:
     for name in GO_SYSTEM:
         out = _run(["./worker", name], src, {"GOTRACEBACK": "system"})
         yield Capture("go", f"{name} (GOTRACEBACK=system)", _event("go_panic", out), False, printer)
+    # log.Panicf writes its record, then panics with the same text
+    out = _run(["./worker", "log_panic"], src)
+    first, rest = out.split("\n", 1)
+    yield Capture("go", "log_panic", [("single", [first]), *_event("go_panic", rest)], False, printer)
     # the race detector (runtime/race, ThreadSanitizer's Go report): a report between two '=' rules,
     # then the program's own lines and "Found N data race(s)" at exit
     subprocess.run([GO, "build", "-race", "-o", "worker_race", "."], cwd=src, env={**os.environ, **env}, check=True)
@@ -179,6 +195,7 @@ def go(work: Path) -> Iterator[Capture]:
 
 # --- Rust: the default panic hook and std's backtrace printer --------------------------------------
 
+RUST_PANIC_RE = re.compile(r"^thread '[^']*' .*panicked at ")
 RUST_SCENARIOS = {"panic": ("0", "1"), "unwrap": ("0", "1", "full"), "expect": ("1",), "index": ("0", "full"),
                   "multiline": ("0", "1"), "thread": ("0", "1"), "thread_unnamed": ("0", "1")}
 
@@ -194,6 +211,11 @@ def rust(work: Path) -> Iterator[Capture]:
             out = _run(["./loader", name], src, {"RUST_BACKTRACE": bt})
             yield Capture("rust", f"{name} (RUST_BACKTRACE={bt})", _event("rust_panic", out),
                           name == "multiline" and bt == "0", printer)
+    # a panic in a destructor while unwinding: the hook prints each panic, then the runtime aborts
+    for bt in ("0", "1"):
+        out = _run(["./loader", "double"], src, {"RUST_BACKTRACE": bt})
+        yield Capture("rust", f"double (RUST_BACKTRACE={bt})", _events_at("rust_panic", out, RUST_PANIC_RE), True,
+                      printer)
     # under `cargo run`: cargo's "Finished"/"Running" lines before the panic
     crate = work / "cargo" / "loader"
     (crate / "src").mkdir(parents=True, exist_ok=True)
@@ -255,6 +277,20 @@ def native(work: Path) -> Iterator[Capture]:
             out = _run([f"./{exe}", name], src)
             yield Capture("c", f"{name} ({exe}, {' '.join(flags) or 'no -rdynamic'})",
                           _event("glibc_backtrace", out), False, gcc)
+    # AddressSanitizer's report, from its '=' rule to "==PID==ABORTING"
+    subprocess.run(["gcc", "-g", "-fsanitize=address", "-o", "crash_asan", "crash.c"], cwd=src, check=True)
+    out = _run(["./crash_asan", "heap_overflow"], src)
+    yield Capture("c", "heap_overflow (gcc -fsanitize=address)", _event("llvm_sanitizer", out), False, gcc)
+    # libstdc++'s verbose terminate handler: "terminate called after throwing ..." + "  what():  message"
+    shutil.copy(PROGRAMS / "cpp" / "terminate.cpp", src / "terminate.cpp")
+    subprocess.run(["g++", "-g", "-pthread", "-o", "terminate", "terminate.cpp"], cwd=src, check=True)
+    for name in ("runtime", "out_of_range", "multiline", "thread", "int"):
+        out = _run(["./terminate", name], src)
+        pieces = _event("cpp_terminate", out)
+        if name == "int":  # no what(): one line
+            pieces = [("single", pieces[0][1])]
+        # (what() is free text, over lines or not: the line after it is told apart by being a record)
+        yield Capture("c", f"terminate {name} (g++)", pieces, True, gcc)
     gdb = _version(["gdb", "--version"])
     for name, cmds in (("segv", ["bt"]), ("thread", ["bt", "thread apply all bt"]), ("segv", ["bt full"]),
                        ("abort_plain", ["bt"])):

@@ -6,6 +6,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"sync"
 	"time"
@@ -40,6 +41,8 @@ func worker(id int, wg *sync.WaitGroup) {
 	}
 	time.Sleep(time.Second)
 }
+
+func depth(n int) int { return depth(n+1) + 1 }
 
 func main() {
 	switch os.Args[1] {
@@ -98,6 +101,11 @@ func main() {
 		}
 		wg.Wait()
 		fmt.Fprintln(os.Stderr, "steps:", step)
+	case "log_panic":
+		// the log package writes the record, then panics with its text
+		log.Panicf("rank %d: loss is NaN at step %d", 3, 1200)
+	case "stack_overflow":
+		fmt.Println(depth(0))
 	case "custom_error":
 		panic(fmt.Errorf("rank %d: %w", 3, errors.New("NCCL timeout after 1800s")))
 	default:

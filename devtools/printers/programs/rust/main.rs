@@ -48,6 +48,17 @@ fn main() {
             });
             let _ = h.join();
         }
+        "double" => {
+            // a panic while unwinding from a panic: the runtime aborts
+            struct Guard;
+            impl Drop for Guard {
+                fn drop(&mut self) {
+                    panic!("failed to release the NCCL communicator");
+                }
+            }
+            let _g = Guard;
+            panic!("loss is NaN at step {}", 1200);
+        }
         _ => std::process::exit(64),
     }
 }
