@@ -277,10 +277,15 @@ def native(work: Path) -> Iterator[Capture]:
             out = _run([f"./{exe}", name], src)
             yield Capture("c", f"{name} ({exe}, {' '.join(flags) or 'no -rdynamic'})",
                           _event("glibc_backtrace", out), False, gcc)
-    # AddressSanitizer's report, from its '=' rule to "==PID==ABORTING"
+    # AddressSanitizer's report, from its '=' rule to the shadow bytes' legend; "==PID==ABORTING" after
+    # it is written by Die(), a line of its own
     subprocess.run(["gcc", "-g", "-fsanitize=address", "-o", "crash_asan", "crash.c"], cwd=src, check=True)
     out = _run(["./crash_asan", "heap_overflow"], src)
-    yield Capture("c", "heap_overflow (gcc -fsanitize=address)", _event("llvm_sanitizer", out), False, gcc)
+    report, aborting = out.rstrip("\n").rsplit("\n", 1)
+    if not aborting.endswith("==ABORTING"):
+        raise RuntimeError(f"ASan: expected ==PID==ABORTING last, got {aborting!r}")
+    yield Capture("c", "heap_overflow (gcc -fsanitize=address)",
+                  [*_event("llvm_sanitizer", report + "\n"), ("single", [aborting])], False, gcc)
     # libstdc++'s verbose terminate handler: "terminate called after throwing ..." + "  what():  message"
     shutil.copy(PROGRAMS / "cpp" / "terminate.cpp", src / "terminate.cpp")
     subprocess.run(["g++", "-g", "-pthread", "-o", "terminate", "terminate.cpp"], cwd=src, check=True)

@@ -327,9 +327,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("san_summary", r"SUMMARY: \w+Sanitizer: "),
     # ASan after its SUMMARY (asan_errors.cpp PrintShadowMemoryForAddress / PrintLegend, asan_report.cpp):
     # "Shadow bytes around the buggy address:", rows ("  0x0c04..: 00 fa", "=>0x0c04..: [fa]"), the legend
-    # title and its indented lines, then "==PID==ABORTING"
+    # title and its indented lines ("==PID==ABORTING" after them is Die()'s line of its own)
     ("san_shadow", r"Shadow byte(?:s around the buggy address| legend)|=>0x[0-9a-fA-F]+: "),
-    ("san_abort", r"==\d+==ABORTING\s*$"),
     # PaddlePaddle's error string (platform/enforce.h, init.cc SignalHandle): dashed section heads
     # "C++ Traceback (most recent call last):" with "N   frame" lines, then "Error Message Summary:"
     ("paddle_head", r"(?:C\+\+ Traceback \(most recent call last\)|Error Message Summary):"),
@@ -786,7 +785,7 @@ MODES: dict[str, dict] = {
                    "after_blank": {"san_frame": (_S, None), "indent": (_C, None), "text": (_C, None),
                                    "san_summary": (_S, "san_done")}},
     "san_done": {"kind": "llvm_sanitizer", "on": {"rule_eq": (_L, None), "san_shadow": (_S, None),
-                                                  "indent": (_S, None), "san_abort": (_L, None)}},
+                                                  "indent": (_S, None)}},
     # Go's race detector (runtime/race): "WARNING: DATA RACE", sections ("Read at 0x.. by goroutine 8:",
     # "Previous write at ...", "Goroutine 8 (running) created at:") of frames (a function, then its
     # "      file.go:N +0x.." line), between two '=' rules; it writes no SUMMARY line before the closing
