@@ -101,6 +101,8 @@ PY_SCENARIOS = {
     "thread": ("python_traceback", False), "syntax_import": ("python_traceback", False),
     "syntax_main": ("python_traceback", False), "assert": ("python_traceback", False),
     "warn_logging": ("python_warning", False), "print_exc": ("python_traceback", False),
+    "unraisable": ("python_traceback", False), "process": ("python_traceback", False),
+    "asyncio_task": ("python_traceback", False),
     **{f"logging_{f}": ("python_traceback", False)
        for f in ("default", "dashes", "brackets", "hf", "lightning", "fileline")},
 }

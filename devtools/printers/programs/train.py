@@ -149,6 +149,43 @@ def s_print_exc():
         traceback.print_exc()
 
 
+class Prefetcher:
+    def __del__(self):
+        raise RuntimeError("prefetch queue closed twice")
+
+
+def s_unraisable():
+    p = Prefetcher()
+    del p  # sys.unraisablehook: "Exception ignored in: <function ...>" + traceback
+
+
+def _worker():
+    train()
+
+
+def s_process():
+    import multiprocessing
+    p = multiprocessing.Process(target=_worker, name="DataLoaderWorker-0")
+    p.start()
+    p.join()
+
+
+def s_asyncio_task():
+    import asyncio
+    import gc
+
+    async def fetch():
+        raise ConnectionError("shard server 10.0.0.7:9000 refused the connection")
+
+    async def main():
+        t = asyncio.ensure_future(fetch())
+        await asyncio.sleep(0.01)
+        del t
+        gc.collect()
+
+    asyncio.run(main())
+
+
 def s_recursion():
     def walk(node):
         return walk(node + 1)
