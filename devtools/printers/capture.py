@@ -135,7 +135,8 @@ def python(work: Path) -> Iterator[Capture]:
 # --- Java: Throwable.printStackTrace, uncaught handler, java.util.logging, a PatternLayout ---------
 
 JAVA_SCENARIOS = ("caused_by", "suppressed", "multiline", "multiline_cause", "uncaught_main", "uncaught_thread",
-                  "jul", "jul_warning", "pattern", "pattern_multiline", "logback")
+                  "jul", "jul_warning", "pattern", "pattern_multiline", "logback", "initializer", "no_message",
+                  "dump_stack")
 JAVA_HOMES = {"17": "/usr/lib/jvm/java-17-openjdk-amd64", "25": "/usr/lib/jvm/temurin-25-jdk-amd64"}
 
 

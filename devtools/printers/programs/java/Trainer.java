@@ -22,6 +22,10 @@ public class Trainer {
         @Override public void close() { throw new IllegalStateException("shard " + id + " already closed"); }
     }
 
+    static class Config {
+        static final int STEPS = Integer.parseInt(System.getProperty("train.steps", "ten"));
+    }
+
     static int parse(String s) { return Integer.parseInt(s); }
     static int readStep(String s) { return parse(s) + 1; }
     static void loadConfig(String value) {
@@ -118,6 +122,15 @@ public class Trainer {
                 try { readShard(); } catch (Exception e) {
                     System.err.print(logbackLayout("ERROR", "o.e.train.ShardReader", "read failed", e));
                 }
+                break;
+            case "initializer":
+                System.out.println(Config.STEPS);
+                break;
+            case "no_message":
+                try { restore(null); } catch (RuntimeException e) { new IllegalStateException(e).printStackTrace(); }
+                break;
+            case "dump_stack":
+                Thread.dumpStack();
                 break;
             default:
                 throw new IllegalArgumentException(args[0]);
