@@ -14,8 +14,9 @@ from pathlib import Path
 
 from devtools import CORPUS_DIR
 from devtools.printers.capture import LANGS
-from devtools.printers.compose import WRAPPERS, compose
+from devtools.printers.compose import WRAPPERS, compose, compose_interleaved
 
+INTERLEAVED = ("rank", "ray")  # wrappers whose prefix tells the ranks apart
 SEEDS = (1, 2)  # each seed lays the same captures out in another order between other records
 
 
@@ -39,6 +40,12 @@ def main(argv: list[str] | None = None) -> int:
                     (d / f"{name}.log").write_text(text, encoding="utf-8")
                     (d / "labels" / f"{name}.json").write_text(json.dumps(labels, indent=1) + "\n")
                     n += sum(e["kind"] != "ignore" for e in labels["events"])
+            for wrapper in INTERLEAVED:
+                text, labels = compose_interleaved(captures, lang, wrapper, 1)
+                name = f"{lang}_{wrapper}_interleaved"
+                (d / f"{name}.log").write_text(text, encoding="utf-8")
+                (d / "labels" / f"{name}.json").write_text(json.dumps(labels, indent=1) + "\n")
+                n += sum(e["kind"] != "ignore" for e in labels["events"])
             print(f"{lang}: {len(captures)} captures, {n} labelled events in {d}", file=sys.stderr)
     return 0
 

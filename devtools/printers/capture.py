@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -34,7 +34,9 @@ class Capture:
     pieces: list[Piece]
     open_end: bool = False  # the event ends in free text (a message): no unprefixed print right after it
     printer: str = ""
-    extra: dict = field(default_factory=dict)
+    # written in one write() (a logging handler formats a whole record, stack included, then writes it):
+    # another process's lines never come inside it
+    atomic: bool = False
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 60,
@@ -125,7 +127,7 @@ def python(work: Path) -> Iterator[Capture]:
                 if out.strip():
                     break
             yield Capture("python", f"{name} ({ver})", _event(kind, out), open_end or kind == "python_traceback",
-                          printer)
+                          printer, name.startswith(("logging_", "warn_logging")))
     # faulthandler lists the C extensions loaded from outside the stdlib: the project's venv has some
     venv = Path(sys.executable)
     out = _run([str(venv), "train.py", "fatal_ext"], app)
@@ -148,7 +150,8 @@ def java(work: Path) -> Iterator[Capture]:
         printer = _version([f"{home}/bin/java", "-version"])
         for name in JAVA_SCENARIOS:
             out = _run([f"{home}/bin/java", "-cp", str(out_dir), "Trainer", name], out_dir)
-            yield Capture("java", f"{name} (java {ver})", _event("java_stack", out), "multiline" in name, printer)
+            yield Capture("java", f"{name} (java {ver})", _event("java_stack", out), "multiline" in name, printer,
+                          name.startswith(("jul", "pattern", "logback")))
 
 
 # --- Go: the runtime's panic and fatal error dumps -----------------------------------------------

@@ -400,7 +400,8 @@ class MultilineMerger:
                     self._append(sid, opened, last, other, act, nxt, line, offset, ms, body, None, out)
                     return
         if last is not None and last != key:
-            for k in [k for k, o in opened.items() if k != key and o.mode in _SWITCH_CLOSES]:
+            for k in [k for k, o in opened.items() if k != key and o.mode in _SWITCH_CLOSES
+                      and not (o.mode == "plain" and o.last_body.endswith(R.ANNOUNCE_ENDINGS))]:
                 self._close(sid, opened, k, out)
             still = self._src.get(sid)
             if still is not None:

@@ -232,6 +232,11 @@ QUIET_HEAD_RE = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE|CONFIG|FINE|FINER|FINE
 # what a quiet record's message says when it does carry a stack (Elasticsearch's "[DEBUG][bootstrap] Exception",
 # Flink's "INFO ... Triggering Checkpoint 1 ... failed due to {}")
 QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|[Tt]hrowable|[Ss]tack ?trace|[Cc]rash|[Aa]bort")
+# A line without a head that ends like this announces what its writer prints next, in another write:
+# threading's "Exception in thread loader-0:" before print_exception, a crash handler's "..., backtrace:"
+# before backtrace_symbols_fd. It stays open while other processes' lines (other stream prefixes) come
+# between; its own next line decides as ever.
+ANNOUNCE_ENDINGS = (":", ": ")
 # Records known never to carry the traceback that follows them: torch elastic's api.py logs a
 # worker's death with logger.error (no exc_info); the launcher's own uncaught traceback comes next.
 NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: ")
