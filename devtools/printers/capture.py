@@ -166,7 +166,7 @@ GO_SYSTEM = ("nil_pointer", "goroutines", "repanic")  # GOTRACEBACK=system adds 
 def go(work: Path) -> Iterator[Capture]:
     src = work / "go" / "worker"
     src.mkdir(parents=True, exist_ok=True)
-    for f in ("main.go", "go.mod"):
+    for f in ("main.go", "main_test.go", "go.mod"):
         shutil.copy(PROGRAMS / "go" / f, src / f)
     env = {"GOCACHE": str(work / "gocache"), "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"}
     subprocess.run([GO, "build", "-o", "worker", "."], cwd=src, env={**os.environ, **env}, check=True)
@@ -177,6 +177,14 @@ def go(work: Path) -> Iterator[Capture]:
     for name in GO_SYSTEM:
         out = _run(["./worker", name], src, {"GOTRACEBACK": "system"})
         yield Capture("go", f"{name} (GOTRACEBACK=system)", _event("go_panic", out), False, printer)
+    # `go test`: the failed test's header and its t.Log lines (indented under it), the panic, then the
+    # package's "FAIL\t<pkg>\t<time>" and "FAIL" lines
+    out = _run([GO, "test", "."], src, env, merged=True)
+    lines = out.rstrip("\n").split("\n")
+    p = next(i for i, line in enumerate(lines) if line.startswith("panic: "))
+    f = next(i for i, line in enumerate(lines) if line.startswith("FAIL\t"))
+    yield Capture("go", "go test", [("go_test", lines[:p]), *_event("go_panic", "\n".join(lines[p:f]) + "\n"),
+                                    ("single", lines[f:])], False, printer)
     # log.Panicf writes its record, then panics with the same text
     out = _run(["./worker", "log_panic"], src)
     first, rest = out.split("\n", 1)
