@@ -182,9 +182,9 @@ def go(work: Path) -> Iterator[Capture]:
     out = _run([GO, "test", "."], src, env, merged=True)
     lines = out.rstrip("\n").split("\n")
     p = next(i for i, line in enumerate(lines) if line.startswith("panic: "))
-    f = next(i for i, line in enumerate(lines) if line.startswith("FAIL\t"))
-    yield Capture("go", "go test", [("go_test", lines[:p]), *_event("go_panic", "\n".join(lines[p:f]) + "\n"),
-                                    ("single", lines[f:])], False, printer)
+    fail = next(i for i, line in enumerate(lines) if line.startswith("FAIL\t"))
+    yield Capture("go", "go test", [("go_test", lines[:p]), *_event("go_panic", "\n".join(lines[p:fail]) + "\n"),
+                                    ("single", lines[fail:])], False, printer)
     # log.Panicf writes its record, then panics with the same text
     out = _run(["./worker", "log_panic"], src)
     first, rest = out.split("\n", 1)

@@ -513,7 +513,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "py_file": ("py_frames", "python_traceback"),  # a traceback whose head was cut
     "fh_file": ("fatal_frames", "python_fatal"),  # a thread dump whose head was cut
     "py_fatal": ("py_fatal", "python_fatal"),
-    "py_timeout": ("py_fatal", "python_fatal"),
+    "py_timeout": ("py_timeout", "python_fatal"),
     "py_thread": ("fatal_frames", "python_fatal"),  # faulthandler.dump_traceback without a fatal error
     "py_warning": ("py_warn", "python_warning"),
     "ipy_tb": ("ipy", "python_traceback"),
@@ -710,6 +710,8 @@ MODES: dict[str, dict] = {
                         "py_ext_cut": (_S, "py_ext_more"), "text": (_C, None)},
                  "after_blank": {"py_thread": (_S, "fatal_frames"), "py_tb": (_S, "py_head"), "py_ext": (_L, None),
                                  "py_ext_cut": (_S, "py_ext_more"), "py_state": (_S, None)}},
+    # faulthandler's watchdog header: every thread's stack follows at once, nothing else
+    "py_timeout": {"kind": "python_fatal", "on": {"py_thread": (_S, "fatal_frames")}},
     "fatal_frames": {"kind": "python_fatal",
                      # (faulthandler writes frames and its notes only: an indented line of another shape,
                      # a tqdm bar, is not the dump's)
