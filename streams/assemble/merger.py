@@ -400,7 +400,8 @@ class MultilineMerger:
                     self._append(sid, opened, last, other, act, nxt, line, offset, ms, body, None, out)
                     return
         if last is not None and last != key:
-            for k in [k for k, o in opened.items() if k != key and o.mode in _SWITCH_CLOSES]:
+            for k in [k for k, o in opened.items() if k != key and o.mode in _SWITCH_CLOSES
+                      and not (o.mode == "plain" and o.last_body.endswith(R.ANNOUNCE_ENDINGS))]:
                 self._close(sid, opened, k, out)
             still = self._src.get(sid)
             if still is not None:
@@ -512,7 +513,11 @@ class MultilineMerger:
         if act == "expect":
             if self._announces(ob):
                 return "cont!", nxt
+            if self._quiet(ob):
+                return _END
             act, nxt = "tent", "record_tent"
+        if act in _STRONG and spec.get("quiet_ends") and self._quiet(ob) and not self._announces(ob):
+            return _END  # the held lines are not this quiet record's: they are read again
         if act == "wrap":
             return _END if ob.block.texts[-1].rstrip().endswith(spec["wrap_end"]) else ("cont", nxt)
         if act == "tent" and len(ob.tent) >= spec.get("max_tent", 12):
@@ -531,6 +536,13 @@ class MultilineMerger:
         if ob.head0 and R.ANNOUNCE_HEAD_RE.search(ob.head0):
             return True
         return R.ANNOUNCE_BODY_RE.search(ob.last_body) is not None
+
+    @staticmethod
+    def _quiet(ob: _Open) -> bool:
+        """Whether the block is a record at a quiet level whose message does not speak of a failure
+        (``rules.QUIET_HEAD_RE``, ``rules.QUIET_ANNOUNCE_RE``)."""
+        return (bool(ob.head0) and R.QUIET_HEAD_RE.search(ob.head0) is not None
+                and R.QUIET_ANNOUNCE_RE.search(ob.last_body) is None)
 
     # -- changing blocks ------------------------------------------------------------------------
     def _start(self, sid: str, opened: dict[str, _Open], key: str, line: RawLine, offset: int, ms: int, body: str,

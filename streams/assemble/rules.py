@@ -224,6 +224,19 @@ EVERY_LINE = frozenset(("h_vllm", "h_torch_logging"))
 # Levels that announce an exception after the record (logger.exception, log4j's %throwable, glog E/F).
 ANNOUNCE_HEAD_RE = re.compile(r"WARN|ERRO|SEVERE|FATA|CRITICAL|EXCEPTION|[Ww]arn|[Ee]rror|[Ff]atal|[Cc]ritical"
                               r"|\[[EWF]\d|^[EWF]\d|^[EWF] \d| [EF] \d|: [EF] ")
+# A record at a quiet level (log4j/logback/logging INFO and below, JUL CONFIG and FINE*, glog I): a
+# stack or exception line after it is taken as its own only when its message announces one (a
+# "%m%n%ex" layout prints the stack of any level, but a stack under a quiet record that does not
+# mention it is, far more often, another writer's printStackTrace between the records).
+QUIET_HEAD_RE = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE|CONFIG|FINE|FINER|FINEST)\b|^\[?[ID]\d{4} ")
+# what a quiet record's message says when it does carry a stack (Elasticsearch's "[DEBUG][bootstrap] Exception",
+# Flink's "INFO ... Triggering Checkpoint 1 ... failed due to {}")
+QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|[Tt]hrowable|[Ss]tack ?trace|[Cc]rash|[Aa]bort")
+# A line without a head that ends like this announces what its writer prints next, in another write:
+# threading's "Exception in thread loader-0:" before print_exception, a crash handler's "..., backtrace:"
+# before backtrace_symbols_fd. It stays open while other processes' lines (other stream prefixes) come
+# between; its own next line decides as ever.
+ANNOUNCE_ENDINGS = (":", ": ")
 # Records known never to carry the traceback that follows them: torch elastic's api.py logs a
 # worker's death with logger.error (no exc_info); the launcher's own uncaught traceback comes next.
 NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: ")
@@ -268,6 +281,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("ipy_src", r"[ \t]*-*> \d+ |[ \t]+\d+ |[ \t]+\(\.\.\.\)"),
     # CPython Python/pylifecycle.c fatal_error() and Modules/faulthandler.c
     ("py_fatal", r"(?:\S+ )?Fatal Python error: ", "Fatal Python error: "),
+    # faulthandler.dump_traceback_later's watchdog: "Timeout (H:MM:SS[.ffffff])!" then every thread's stack
+    ("py_timeout", r"Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!\s*$"),
+    # faulthandler's lines in a thread's stack that are not frames (Python/traceback.c dump_traceback)
+    ("fh_note", r"[ \t]+(?:<no Python frame>|<tstate is freed>|Garbage-collecting|\.\.\.)\s*$"),
     ("py_thread", r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):"
                   r"|Stack \(most recent call first\):|Current thread's C stack trace"),
     # "Extension modules: a, b, ... (total: N)" is one line; cut by a terminal's width, its rest follows
@@ -313,6 +330,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("go_race", r"WARNING: DATA RACE"),  # Go's race detector (the same runtime as TSan)
     ("san_runtime", r"[^\s:]+:\d+:\d+: runtime error: ", "runtime error: "),  # UBSan
     ("san_summary", r"SUMMARY: \w+Sanitizer: "),
+    # ASan after its SUMMARY (asan_errors.cpp PrintShadowMemoryForAddress / PrintLegend, asan_report.cpp):
+    # "Shadow bytes around the buggy address:", rows ("  0x0c04..: 00 fa", "=>0x0c04..: [fa]"), the legend
+    # title and its indented lines ("==PID==ABORTING" after them is Die()'s line of its own)
+    ("san_shadow", r"Shadow byte(?:s around the buggy address| legend)|=>0x[0-9a-fA-F]+: "),
     # PaddlePaddle's error string (platform/enforce.h, init.cc SignalHandle): dashed section heads
     # "C++ Traceback (most recent call last):" with "N   frame" lines, then "Error Message Summary:"
     ("paddle_head", r"(?:C\+\+ Traceback \(most recent call last\)|Error Message Summary):"),
@@ -322,7 +343,13 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("ucx_sig", r"Caught signal \d+ \("),
     ("ucx_bt", r"==== backtrace \(tid: *\d+\) ===="),
     # gdb backtrace (stack.c print_frame): "#N  0xADDR in func (args) at file:line" / "#N  func (args) ..."
+    # (frame #0 opens a backtrace: `bt` after a stop's "#0 ..." + source line, each thread of `thread apply
+    # all bt` under its "Thread N (Thread 0x... (LWP n) "name"):" line)
+    ("gdb_frame0", r"#0 +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
     ("gdb_frame", r"#\d+ +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
+    ("gdb_thread", r"Thread \d+ \((?:Thread|LWP|process) .*\):\s*$"),
+    # `bt full` writes each frame's locals under it, indented, or one of these (stack.c print_frame_local_vars)
+    ("gdb_nolocals", r"No (?:locals|symbol table info available)\.\s*$"),
     ("gdb_src", r"(?:warning: )?\d+(?:\t| {2,}\S)"),
     # absl failure_signal_handler ("*** SIGSEGV received at time=..."), glog's failure handler
     # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK
@@ -363,6 +390,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("lldb_target", r"Target \d+: \(.*\) stopped\."),
     # Go runtime (runtime/panic.go printpanics, runtime/traceback.go)
     ("go_panic", r"panic: |fatal error: "),
+    # the runtime's diagnostics before a throw ("runtime: goroutine stack exceeds 1000000000-byte limit",
+    # "runtime: sp=0x.. stack=[..]" then "fatal error: stack overflow": runtime/stack.go newstack)
+    ("go_runtime_note", r"runtime: \S"),
     ("go_nested", r"[ \t]+panic: "),
     ("go_sig", r"SIG[A-Z]+: [a-z][\w ]*$"),
     ("go_signal", r"\[signal [A-Z]+"),
@@ -371,14 +401,17 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("go_created", r"created by "),
     ("go_file", r"(?:[ \t]+|/)(?:[^\s:]*\.(?:go|s)|<autogenerated>|\?):\d+(?: |$)"),
     ("go_file_bare", r"[^\s:]+\.(?:go|s):\d+(?: |$)"),  # a file line whose tab a relay dropped
-    ("go_elided", r"[ \t]*\.\.\.additional frames elided\.\.\."),
+    # runtime/traceback.go: "...additional frames elided..." past the frame limit, and in a deep stack's
+    # middle "...N frames elided..." (traceback1 prints the first and last frames)
+    ("go_elided", r"[ \t]*\.\.\.(?:additional|\d+) frames elided\.\.\."),
     ("go_func", r"(?:[\w.%~\u00b7-]+/)*[\w.%~\u00b7-]+(?:\[[^\]]*\])?(?:\.\(\*?[\w.]+(?:\[[^\]]*\])?\)[\w.\u00b7]*)?"
                 r"\([^()]*\)$"),
     # zap's and errors' stacks name the function without its arguments ("net/http.(*conn).serve"): held
     # until its file line
     ("go_func_bare", r"(?:[\w.~%-]+/)*[\w~%-]+\.[\w.*()\[\]~%-]+$"),
-    # Rust std panicking.rs default_hook and the backtrace printer
-    ("rust_panic", r"thread '[^']*' panicked at "),
+    # Rust std panicking.rs default_hook and the backtrace printer; since Rust 1.89 the hook names the
+    # thread's id after its name: "thread 'main' (6720) panicked at src/main.rs:22:20:"
+    ("rust_panic", r"thread '[^']*'(?: \(\d+\))? panicked at "),
     ("rust_note", r"note: (?:run with `RUST_BACKTRACE=|Some details are omitted)"),
     ("rust_bt_head", r"stack backtrace:"),
     ("rust_frame", r"[ \t]+\d+:\s+(?:0x[0-9a-fA-F]+ - |\S*::)"),
@@ -416,8 +449,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("json_close", r"[ \t]*[}\]],?\s*$"),
     # java.util.logging SimpleFormatter's second line: "LEVEL: message"
     ("jul_level", r"(?:SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST): "),
-    # warnings.formatwarning's source line: exactly two spaces, then the stripped source
-    ("warn_src", r"  \S"),
+    # warnings.formatwarning's source line: exactly two spaces, then the stripped source (one, when a
+    # stream prefix written without a space, torchrun's "[rank3]:", took the first as its separator)
+    ("warn_src", r"  ?\S"),
     # a Python exception line: "Name: message" or a bare name (the line after a traceback's frames)
     ("exc_line", r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:\([\w.]*\))?(?::(?: |$)|$)"),
 )
@@ -430,6 +464,10 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # NCCL src/debug.cc: "host:pid:tid [dev] NCCL INFO ..." (newer: "... [dev] file.cc:N NCCL WARN ...")
     ("nccl", r"[\w.-]+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)", None),
     ("megatron_iteration", r"iteration\s+\d+/\s*\d+ \|", None),  # Megatron training_log
+    # cargo's status lines (a verb right-aligned to column 12): "    Finished `dev` profile [...]",
+    # "     Running `target/debug/x`", "   Compiling serde v1.0.1 (...)"
+    ("cargo_status", r"(?:Finished `\w+` profile|Running `|(?:Compiling|Checking|Downloaded|Fresh|Documenting) "
+                     r"[\w-]+ v\d)", None),
     ("ds_chat_step", r"epoch: \d+\|step: \d+\|", None),  # DeepSpeed-Chat's step print
     ("prompt", r"[\w.-]+@[\w.-]+:\S*[$#] |\((?:gdb|lldb|Pdb)\) |>>> ", None),  # shells and debuggers
     ("shell_status", r"(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$",
@@ -475,6 +513,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "py_file": ("py_frames", "python_traceback"),  # a traceback whose head was cut
     "fh_file": ("fatal_frames", "python_fatal"),  # a thread dump whose head was cut
     "py_fatal": ("py_fatal", "python_fatal"),
+    "py_timeout": ("py_timeout", "python_fatal"),
     "py_thread": ("fatal_frames", "python_fatal"),  # faulthandler.dump_traceback without a fatal error
     "py_warning": ("py_warn", "python_warning"),
     "ipy_tb": ("ipy", "python_traceback"),
@@ -491,8 +530,10 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "san_frame": ("san_report", "llvm_sanitizer"),
     "san_head": ("san_report", "llvm_sanitizer"),
     "san_runtime": ("san_report", "llvm_sanitizer"),
-    "go_race": ("san_report", "go_race"),
+    "go_race": ("go_race", "go_race"),
     "gdb_frame": ("gdb", "gdb_bt"),
+    "gdb_frame0": ("gdb", "gdb_bt"),
+    "gdb_thread": ("gdb_thread", "gdb_bt"),
     "absl_sig": ("sigdump", "cpp_frames"),
     "absl_frame": ("sigdump", "cpp_frames"),
     "glibc_frame": ("glibc", "glibc_backtrace"),
@@ -502,6 +543,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "lldb_thread": ("lldb_bt", "lldb_bt"),
     "go_panic": ("go_head", "go_panic"),
     "go_sig": ("go_head", "go_panic"),
+    "go_runtime_note": ("go_runtime", "go_panic"),
     "go_goroutine": ("go_stack", "go_panic"),
     "go_file": ("go_stack", "go_panic"),  # a dump whose head was cut
     "rust_panic": ("rust_panic", "rust_panic"),
@@ -574,7 +616,9 @@ _ATTACH = {
 
 MODES: dict[str, dict] = {
     # a line with no head: continued by deeper-indented lines and by the stacks it introduces
-    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None)}},
+    # (glibc's backtrace_symbols_fd writes frames only: the line without a head right above them is the
+    # handler's own, "Check failed: ...", "Error: signal 11:", whatever it says)
+    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "glibc_frame": (_S, "glibc")}},
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception), so it is held until frames confirm it
     # (an exception-shaped line after a WARN/ERROR record is its exception even with no frames below)
@@ -587,7 +631,7 @@ MODES: dict[str, dict] = {
                                          # zap's stacktrace under an error record: function, then "\tfile:N"
                                          "go_file": (_S, "go_stack")},
                     "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames")},
-                    "max_tent": 12},
+                    "max_tent": 12, "quiet_ends": True},
     # a record whose message ends with ':' or is empty: the lines below are its body until a record
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
@@ -666,9 +710,13 @@ MODES: dict[str, dict] = {
                         "py_ext_cut": (_S, "py_ext_more"), "text": (_C, None)},
                  "after_blank": {"py_thread": (_S, "fatal_frames"), "py_tb": (_S, "py_head"), "py_ext": (_L, None),
                                  "py_ext_cut": (_S, "py_ext_more"), "py_state": (_S, None)}},
+    # faulthandler's watchdog header: every thread's stack follows at once, nothing else
+    "py_timeout": {"kind": "python_fatal", "on": {"py_thread": (_S, "fatal_frames")}},
     "fatal_frames": {"kind": "python_fatal",
-                     "on": {"fh_file": (_S, None), "py_file": (_S, None), "indent": (_S, None), "py_thread": (_S, None),
-                            "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more")},
+                     # (faulthandler writes frames and its notes only: an indented line of another shape,
+                     # a tqdm bar, is not the dump's)
+                     "on": {"fh_file": (_S, None), "py_file": (_S, None), "fh_note": (_S, None),
+                            "py_thread": (_S, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more")},
                      # (a frame after a blank line: a paste that doubled every line's newline)
                      "after_blank": {"py_thread": (_S, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                      "fh_file": (_S, None)}},
@@ -729,7 +777,8 @@ MODES: dict[str, dict] = {
     "mac_bt": {"kind": "macos_backtrace", "on": {"mac_frame": (_S, None)}},
     # gdb: frames, their wrapped argument lines, and the source line gdb prints after a stop
     "gdb": {"kind": "gdb_bt", "on": {"gdb_frame": (_S, None), "gdb_src": (_S, None), "indent": (_C, None),
-                                     "at_path": (_C, None)}},
+                                     "at_path": (_C, None), "gdb_nolocals": (_S, None)}},
+    "gdb_thread": {"kind": "gdb_bt", "on": {"gdb_frame0": (_S, "gdb"), "gdb_frame": (_S, "gdb")}},
     # lldb's stop report ends with "Target N: (name) stopped."
     "lldb_stop": {"kind": "lldb_stop", "on": {"lldb_target": (_L, None), "text": (_C, None), "indent": (_C, None),
                                               "lldb_thread": (_S, None), "frame": (_S, None)}},
@@ -742,7 +791,15 @@ MODES: dict[str, dict] = {
                           "san_summary": (_S, "san_done")},
                    "after_blank": {"san_frame": (_S, None), "indent": (_C, None), "text": (_C, None),
                                    "san_summary": (_S, "san_done")}},
-    "san_done": {"kind": "llvm_sanitizer", "on": {"rule_eq": (_L, None)}},
+    "san_done": {"kind": "llvm_sanitizer", "on": {"rule_eq": (_L, None), "san_shadow": (_S, None),
+                                                  "indent": (_S, None)}},
+    # Go's race detector (runtime/race): "WARNING: DATA RACE", sections ("Read at 0x.. by goroutine 8:",
+    # "Previous write at ...", "Goroutine 8 (running) created at:") of frames (a function, then its
+    # "      file.go:N +0x.." line), between two '=' rules; it writes no SUMMARY line before the closing
+    # rule, which ends the report ("Found N data race(s)" at exit is a line of its own)
+    "go_race": {"kind": "go_race",
+                "on": {"indent": (_S, None), "go_file": (_S, None), "text": (_C, None), "rule_eq": (_L, None)},
+                "after_blank": {"indent": (_C, None), "text": (_C, None)}},
     # compute-sanitizer: "========= Report" + "=========     detail" lines + a bare "========="
     "cs_report": {"kind": "sanitizer_report", "on": {"cs_cont": (_S, None), "cs_end": (_L, None)}},
 
@@ -756,6 +813,8 @@ MODES: dict[str, dict] = {
                 "after_blank": {"go_goroutine": (_S, "go_stack"), "go_runtime_stack": (_S, "go_stack"),
                                 "text": (_T, None), "indent": (_T, None)},
                 "max_tent": 12},
+    # the runtime's "runtime: ..." lines, then the throw's "fatal error: ..." (alone they are records)
+    "go_runtime": {"kind": "go_panic", "on": {"go_runtime_note": (_T, None), "go_panic": (_S, "go_head")}},
     "go_stack": {"kind": "go_panic",
                  "on": {"go_func": (_S, None), "go_file": (_S, None), "go_file_bare": (_S, None),
                         "go_created": (_S, None), "go_func_bare": (_T, None),
@@ -783,7 +842,7 @@ MODES: dict[str, dict] = {
 
     # -- framed tables: a rule line, rows, the closing rule (held until it comes) ----------------
     "table_eq": {"kind": "table", "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
-                                        "san_head": (_S, "san_report"), "go_race": (_S, "san_report"),
+                                        "san_head": (_S, "san_report"), "go_race": (_S, "go_race"),
                                         "kern_start": (_S, "kernel"), "rule_dash": (_T, None),
                                         "rule_star": (_T, None), "rule_dash_t": (_T, None)},
                  "after_blank": "on", "max_tent": 200},

@@ -27,6 +27,8 @@ STRONG_ENDINGS = frozenset({
 })
 WEAK_ENDINGS = frozenset({"token", "pass", "pwd", "auth", "pat", "apitoken", "authkey"})
 HEADER_ENDINGS = frozenset({"authorization", "cookie"})
+# A header value shorter than this carries no credential (a cookie is name=value, a scheme a token).
+HEADER_MIN_CHARS = 4
 # Words after the secret word that still name its value: ``password_value``, ``api_key_b64``.
 VALUE_SUFFIXES = frozenset({"value", "b64", "base64", "str", "string", "raw", "plain", "plaintext", "encoded"})
 
@@ -98,7 +100,8 @@ def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
         return False
     if strength == "weak":
         return credential_like(value.strip())
-    return True
+    # ("Array cookie:  ac" in AddressSanitizer's shadow-byte legend names no credential)
+    return strength != "header" or len(value.strip()) >= HEADER_MIN_CHARS
 
 
 _LISTED_SCHEMES = ("digest", "aws4-hmac-sha256", "sharedkey", "hoba", "mutual")
