@@ -68,7 +68,7 @@ def _jwt() -> str:
     return f"{head}.{body}.{rand(86, URLSAFE)}"
 
 
-def all_kinds() -> list[Kind]:
+def all_kinds() -> list[Kind]:  # noqa: PLR0915 - one statement per kind: a table
     k: list[Kind] = []
     add = k.append
     # -- cloud providers --------------------------------------------------------------------------------------
@@ -106,7 +106,8 @@ def all_kinds() -> list[Kind]:
                     ("sas_conn", "SharedAccessSignature=sv=2022-11-02&ss=b&srt=sco&sp=rl&se=2025-01-01&sig={s}")]))
     add(Kind("azure_ad_client_secret", "gitleaks azure-ad-client-secret",
              rand(3, ALNUM) + "8Q~" + rand(34, ALNUM + "_~.-"), "AZURE_CLIENT_SECRET", shaped=True))
-    add(Kind("azure_devops_pat", "trufflehog AzureDevopsPersonalAccessToken", rand(52, "abcdefghijklmnopqrstuvwxyz234567"),
+    add(Kind("azure_devops_pat", "trufflehog AzureDevopsPersonalAccessToken", rand(52,
+             "abcdefghijklmnopqrstuvwxyz234567"),
              "AZURE_DEVOPS_EXT_PAT"))
     add(Kind("azure_openai_key", "trufflehog AzureOpenAI", rand(32, HEX), "AZURE_OPENAI_API_KEY"))
     add(Kind("alibaba_access_key_id", "gitleaks alibaba-access-key-id", "LTAI" + rand(20, ALNUM),
@@ -151,7 +152,8 @@ def all_kinds() -> list[Kind]:
                                 "The requested URL returned error: 403")]))
     add(Kind("github_fine_grained_pat", "gitleaks github-fine-grained-pat", "github_pat_" + rand(22) + "_" + rand(59),
              "GH_TOKEN", shaped=True))
-    add(Kind("github_oauth", "gitleaks github-oauth; GitHub gho_", "gho_" + rand(36), "GITHUB_OAUTH_TOKEN", shaped=True))
+    add(Kind("github_oauth", "gitleaks github-oauth; GitHub gho_", "gho_" + rand(36), "GITHUB_OAUTH_TOKEN",
+             shaped=True))
     add(Kind("github_app_token", "gitleaks github-app-token; GitHub ghs_", "ghs_" + rand(36), "GITHUB_APP_TOKEN",
              shaped=True))
     add(Kind("gitlab_pat", "gitleaks gitlab-pat; GitHub glpat-", "glpat-" + rand(20, URLSAFE), "GITLAB_TOKEN",
@@ -172,7 +174,8 @@ def all_kinds() -> list[Kind]:
              "VAULT_TOKEN", shaped=True))
     add(Kind("vault_batch_token", "gitleaks vault-batch-token (hvb.)", "hvb." + rand(138, URLSAFE), "VAULT_TOKEN",
              shaped=True))
-    add(Kind("terraform_cloud_token", "gitleaks hashicorp-tf-api-token", rand(14, ALNUM) + ".atlasv1." + rand(67, URLSAFE),
+    add(Kind("terraform_cloud_token", "gitleaks hashicorp-tf-api-token", rand(14, ALNUM) + ".atlasv1." + rand(67,
+             URLSAFE),
              "TFE_TOKEN", shaped=True))
     add(Kind("grafana_service_account_token", "gitleaks grafana-service-account-token", "glsa_" + rand(32) + "_"
              + rand(8, HEX), "GRAFANA_TOKEN", shaped=True))
@@ -209,7 +212,8 @@ def all_kinds() -> list[Kind]:
              extra=[("log", "WARNING notifier: POST https://discord.com/api/webhooks/1234567890123456789/{s} -> 429")]))
     add(Kind("telegram_bot_token", "gitleaks telegram-bot-api-token", "7" + rand(9, string.digits) + ":AA"
              + rand(33, URLSAFE), "TELEGRAM_BOT_TOKEN", shaped=True))
-    add(Kind("stripe_secret_key", "gitleaks stripe-access-token; GitHub sk_live_", "sk_live_" + rand(99), "STRIPE_API_KEY",
+    add(Kind("stripe_secret_key", "gitleaks stripe-access-token; GitHub sk_live_", "sk_live_" + rand(99),
+             "STRIPE_API_KEY",
              shaped=True))
     add(Kind("stripe_restricted_key", "gitleaks stripe-access-token (rk_live_)", "rk_live_" + rand(99),
              "STRIPE_RESTRICTED_KEY", shaped=True))
@@ -240,7 +244,8 @@ def all_kinds() -> list[Kind]:
              extra=[("cookie", "> Cookie: sessionid={s}; csrftoken=" + rand(32)),
                     ("set_cookie", "< Set-Cookie: session={s}; Path=/; HttpOnly; Secure"),
                     ("json", '{"req":{"cookies":{"sessionid":"{s}"}},"status":302}')]))
-    add(Kind("django_secret_key", "gitleaks generic-api-key (SECRET_KEY)", "django-insecure-" + rand(50, ALNUM + "!@#%^&*(-_=+)"),
+    add(Kind("django_secret_key", "gitleaks generic-api-key (SECRET_KEY)", "django-insecure-" + rand(50,
+             ALNUM + "!@#%^&*(-_=+)"),
              "DJANGO_SECRET_KEY"))
     # -- passwords in URLs and configurations ---------------------------------------------------------------
     add(Kind("redis_url_password", "gitleaks url credentials; trufflehog Redis", "Rd" + rand(22), keyed=False,
@@ -270,7 +275,8 @@ def all_kinds() -> list[Kind]:
                              "'sasl.username': 'ml', 'sasl.password': '{s}'}"),
                     ("jaas", "sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required "
                              "username=\"ml\" password=\"{s}\";")]))
-    add(Kind("human_password", "detect-secrets KeywordDetector (password = ...)", "Tr0ub4dor&3-" + rand(5), "DB_PASSWORD",
+    add(Kind("human_password", "detect-secrets KeywordDetector (password = ...)", "Tr0ub4dor&3-" + rand(5),
+             "DB_PASSWORD",
              extra=[("cli_long", "+ python ingest.py --db-host pg --db-password '{s}' --batch 64"),
                     ("mysql_p", "+ mysql -h db -u root -p'{s}' -e 'select 1'"),
                     ("psql_env", "PGPASSWORD='{s}' psql -h db -U trainer")]))
@@ -318,7 +324,8 @@ def all_kinds() -> list[Kind]:
     pgp_body, pgp = _pem("PGP PRIVATE KEY BLOCK", 5)
     add(Kind("pgp_private_key", "detect-secrets PrivateKeyDetector (PGP)", pgp_body.splitlines()[3], keyed=False,
              extra=[("gpg", "gpg: exporting\n" + pgp.replace("BLOCK-----\n", "BLOCK-----\n\n", 1))]))
-    add(Kind("age_secret_key", "gitleaks age-secret-key", "AGE-SECRET-KEY-1" + rand(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),
+    add(Kind("age_secret_key", "gitleaks age-secret-key", "AGE-SECRET-KEY-1" + rand(58,
+             "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),
              "SOPS_AGE_KEY", shaped=True))
     return k
 
@@ -329,7 +336,7 @@ _TS = "2024-05-01 12:00:00,123"
 def _generic(kd: Kind) -> list[tuple[str, str]]:
     env = kd.env
     key = kd.key or env.lower()
-    out = [
+    return [
         ("env_dump", f"+ printenv\nHOSTNAME=trainer-0\n{env}={{s}}\nNCCL_DEBUG=INFO\nCUDA_VISIBLE_DEVICES=0,1"),
         ("export_echo", f"+ export {env}={{s}}"),
         ("json_nested", '{"ts":"2024-05-01T12:00:00Z","level":"info","msg":"settings loaded","settings":'
@@ -347,7 +354,6 @@ def _generic(kd: Kind) -> list[tuple[str, str]]:
          f"Locals at frame connect:\n    {key} = '{{s}}'\n    retries = 3"),
         ("cli_flag", f"+ python train.py --{key.replace('_', '-')} {{s}} --epochs 3"),
     ]
-    return out
 
 
 def _shaped(kd: Kind) -> list[tuple[str, str]]:
@@ -397,7 +403,7 @@ def decoys() -> list[str]:
         f"pod trainer-{h(10, LOWER_DIGITS)}-{h(5, LOWER_DIGITS)} scheduled on node gpu-a100-17",
         f"s3://ckpts/llm/{uuid}/step-1000/optimizer.pt", f"Downloading (…){h(10)}.safetensors: 100%",
         f"Loading checkpoint shards: 100%|██████████| 4/4 [00:12<00:00,  3.01s/it] cache={h(40)}",
-        f"token_ids=[101, 2023, 2003, 1037, 3231, 102] attention_mask=[1, 1, 1, 1, 1, 1]",
+        "token_ids=[101, 2023, 2003, 1037, 3231, 102] attention_mask=[1, 1, 1, 1, 1, 1]",
         f"input_ids: tensor([[  1, {r.randint(1000, 32000)}, {r.randint(1000, 32000)}]])",
         f"session {uuid} opened for user trainer", f"request_id: req_{h(24, ALNUM)}",
         f"X-Request-Id: {uuid}", f"blob {h(64)} uploaded (412 MB)",
@@ -405,10 +411,11 @@ def decoys() -> list[str]:
         f"Successfully built flash-attn-2.5.6-cp310-cp310-linux_x86_64.whl sha256={h(64)}",
         f"cache key: {h(16)}-{h(16)}", f"kernel hash {h(64)} compiled in 3.2s",
         f"job_token_count=1234567 tokens/sec=98765.4 tokenizer=/models/tok-{h(6)}",
-        f"base64 thumbnail iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk{h(12, ALNUM)}AAAAABJRU5ErkJggg==",
+        "base64 thumbnail iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+        f"{h(12, ALNUM)}AAAAABJRU5ErkJggg==",
         f"dataset fingerprint {h(16)} saved", f"NVIDIA-SMI GPU-{uuid}", f"MIG-{uuid} 1g.10gb",
-        f"container_id={h(64)}", f"{h(40)} refs/heads/main", f"pip install torch==2.3.0+cu121 --index-url "
-        f"https://download.pytorch.org/whl/cu121", "password_reset_url: https://id.example.com/reset",
+        f"container_id={h(64)}", f"{h(40)} refs/heads/main", "pip install torch==2.3.0+cu121 --index-url "
+        "https://download.pytorch.org/whl/cu121", "password_reset_url: https://id.example.com/reset",
         "secret_name: training-db-credentials", "--password-file /run/secrets/db", "max_tokens=4096 pad_token=<pad>",
         "Using bos_token, but it is not set yet.", "auth: enabled", "PWD=/workspace/run",
         f"api_version=2024-02-01 model=gpt-4o deployment=eval-{h(6)}", f"checkpoint-{h(8)}.pt",

@@ -119,6 +119,39 @@ _add("zero_width_key_name", "Zw" + rand(12), "pass\u200bword={s}", "api\u200d_ke
 _add("cookie_header", rand(32, URLSAFE), "Cookie: sessionid={s}; csrftoken=abc", "set-cookie: sid={s}; Path=/")
 _add("k8s_secret_env", rand(24, URLSAFE), "MLFLOW_TRACKING_PASSWORD={s}", "DB_PASS={s}")
 
+# Vendor token families with a published prefix (one sample per rule of secret_rules.py).
+UPPER = string.ascii_uppercase + string.digits
+_add("alibaba_access_key_id", "LTAI" + rand(20), "ALIBABA_CLOUD_ACCESS_KEY_ID={s}", "oss client key id {s}")
+_add("azure_ad_client_secret", "aB1" + "8Q~" + rand(34, ALNUM + "_~.-"), "msal: secret {s} expired")
+_add("google_oauth_client_secret", "GOCSPX-" + rand(28, URLSAFE), "client {s} rejected")
+_add("google_refresh_token", "1//0" + rand(60, URLSAFE), "refresh with {s}")
+_add("digitalocean_token", "dop_v1_" + rand(64, HEX), "doctl auth init -t {s}")
+_add("docker_hub_token", "dckr_pat_" + rand(27, URLSAFE), "echo {s} | docker login -u bot --password-stdin")
+_add("hashicorp_vault_token", "hvs." + rand(90, URLSAFE), "vault: using {s}")
+_add("terraform_cloud_token", rand(14) + ".atlasv1." + rand(67, URLSAFE), "tfe token {s}")
+_add("grafana_token", "glsa_" + rand(32) + "_" + rand(8, HEX), "grafana sa {s}", )
+_add("grafana_cloud_token", "glc_" + rand(80, ALNUM + "+/") + "==", "grafana cloud {s}")
+_add("newrelic_key", "NRAK-" + rand(27, UPPER), "newrelic key {s}")
+_add("sentry_token", "sntrys_" + rand(100, ALNUM + "+/") + "=", "sentry-cli --auth-token {s} releases")
+_add("shopify_token", "shpat_" + rand(32, HEX), "shopify {s}")
+_add("linear_api_key", "lin_api_" + rand(40), "linear {s}")
+_add("mailgun_key", "key-" + rand(32, HEX), "mailgun {s}")
+_add("pulumi_token", "pul-" + rand(40, HEX), "pulumi {s}")
+_add("doppler_token", "dp.pt." + rand(43), "doppler {s}")
+_add("atlassian_api_token", "ATATT3xFfGF0" + rand(180, URLSAFE), "jira {s}")
+_add("age_secret_key", "AGE-SECRET-KEY-1" + rand(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"), "sops age {s}")
+_add("dynatrace_token", "dt0c01." + rand(24, UPPER) + "." + rand(64, UPPER), "dynatrace {s}")
+_add("postman_key", "PMAK-" + rand(24, HEX) + "-" + rand(34, HEX), "postman {s}")
+_add("notion_token", "ntn_" + rand(11, string.digits) + rand(35), "notion {s}")
+_add("langsmith_key", "lsv2_pt_" + rand(32, HEX) + "_" + rand(10, HEX), "langsmith {s}")
+_add("xai_key", "xai-" + rand(80), "grok judge {s}")
+_add("tailscale_key", "tskey-auth-" + rand(12) + "-" + rand(30), "tailscale up --authkey={s}", "tailscale key {s}")
+_add("rubygems_token", "rubygems_" + rand(48, HEX), "gem push with {s}")
+_add("figma_token", "figd_" + rand(40, URLSAFE), "figma {s}")
+_add("airtable_token", "pat" + rand(14) + "." + rand(64, HEX), "airtable {s}")
+_add("facebook_token", "EAAC" + rand(120), "graph api {s}")
+_add("slack_config_token", "xoxe.xoxp-1-" + rand(120), "slack config {s}")
+
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [
     "{'loss': 1.234, 'grad_norm': 0.98, 'learning_rate': 2e-05, 'token_acc': 0.93, 'epoch': 0.5}",
