@@ -152,6 +152,14 @@ _add("airtable_token", "pat" + rand(14) + "." + rand(64, HEX), "airtable {s}")
 _add("facebook_token", "EAAC" + rand(120), "graph api {s}")
 _add("slack_config_token", "xoxe.xoxp-1-" + rand(120), "slack config {s}")
 
+# Key-name families: "<word>_KEY" with a generated value, a session id, a cookie map, a password with '&'.
+_add("qualified_key_name", "/" + rand(60, ALNUM + "+/") + "+" + rand(23, ALNUM + "+/") + "==",
+     "AZURE_STORAGE_KEY={s}", "dd_app_key: {s}", '{"settings": {"storage_key": "{s}"}}')
+_add("session_id_value", rand(40, URLSAFE), '{"req": {"cookies": {"sessionid": "{s}"}}}', "session_id={s}",
+     "PHPSESSID: {s}")
+_add("password_with_ampersand", "Tr0ub4dor&3" + rand(6), "DB_PASSWORD={s}", "--db-password {s} --epochs 3",
+     "db_password: {s}")
+
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [
     "{'loss': 1.234, 'grad_norm': 0.98, 'learning_rate': 2e-05, 'token_acc': 0.93, 'epoch': 0.5}",
@@ -173,4 +181,7 @@ NOT_SECRETS: list[str] = [
     "Skipping AppWindowToken{df0798e token=Token{78af589 ActivityRecord{3b04890 u0 com.tencent.qt.qtl/.X}}}",
     "Bad activity token: android.os.BinderProxy@2bd79ce",
     "scikit-learn==1.4.2 sk-video==1.1.10", "TOKENIZERS_PARALLELISM=false", "NCCL_IB_DISABLE=1",
+    "cache_key: step-1000-rank-3", "partition_key=4f9a2c1e8b7d6a5f4e3d2c1b0a9f8e7d", "DD_APP_KEY=<your-app-key>",
+    "public_key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
+    "sort_key=created_at", "model_key: llama-7b-hf", "session_id=42",
 ]

@@ -62,8 +62,7 @@ def _body_before(text: str, i: int) -> int:
 
 
 # -- key = value ----------------------------------------------------------------------------------------
-_KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|cookie|"
-                      r"(?:api|access|private|account|ssh|signing)[_.\-]?key")
+_KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|cookie|session_?id|sessid|key|(?<![a-z])pat(?![a-z])")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _ASSIGN = re.compile(r"""
     (?P<kq>\\?["']\]?)?                               # the quote closing a quoted key (environ['KEY'])
@@ -76,6 +75,7 @@ _ASSIGN = re.compile(r"""
       | \\?(?P<uq>["'])(?P<uv>[^\r\n\\"']+)           # an opening quote never closed (a cut line)
     )""", re.VERBOSE)
 _HEADER_VALUE = re.compile(r"[^\r\n\"'\\]*")
+_AMP_TAIL = re.compile(r"&(?![&\s])(?![A-Za-z_][\w.\-]*=)[^\s,;'\"<>(){}\[\]\\]+")
 
 
 @lru_cache(maxsize=4096)
@@ -131,6 +131,11 @@ def _value_span(text: str, m: re.Match[str], strength: str) -> tuple[int, int]:
     start, end = m.span(group)
     if strength == "header" and group == "bv":
         end = start + len(_HEADER_VALUE.match(text, start).group().rstrip())  # type: ignore[union-attr]
+    elif strength == "strong" and group == "bv":
+        # A password may hold '&' (DB_PASSWORD=Tr0ub4dor&3): it ends the value only before the next
+        # "name=" of a query string or a command's "&&".
+        while (more := _AMP_TAIL.match(text, end)) is not None:
+            end = more.end()
     return start, end
 
 

@@ -33,7 +33,7 @@ class SecretRule:
 # Token characters of the URL-safe base64 family most vendors use.
 _T = r"[A-Za-z0-9_\-]"
 # A secret-naming word inside a key, then a separator (= : := =>), or a --flag followed by a value.
-_KW = r"(pass|pwd|secret|token|auth|credential|cookie|(api|access|private|account|ssh|signing)[_.\-]?key)"
+_KW = r"(pass|pwd|secret|token|auth|credential|cookie|sessionid|session_id|sessid|key|[_.\-]pat)"
 _ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"']\]?)?[ \t]*(:=|=>|[:=])"
                     rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]")
 
@@ -42,9 +42,8 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("private_key", ("private key",), finder="pem",
                source="detect-secrets PrivateKeyDetector; gitleaks private-key"),
     SecretRule("assignment", gate=_ASSIGNMENT_GATE,
-               needles=("pass", "pwd", "secret", "token", "apikey", "api_key", "api-key", "api.key", "accesskey",
-                        "access_key", "access-key", "privatekey", "private_key", "accountkey", "secretkey", "ssh_key",
-                        "signing_key", "auth", "credential", "cookie"),
+               needles=("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "session", "sessid",
+                        "_pat", "-pat", ".pat"),
                finder="assignment",
                source="detect-secrets KeywordDetector; gitleaks generic-api-key; env dumps, CLI flags, headers"),
     # -- cloud providers --------------------------------------------------------------------------------

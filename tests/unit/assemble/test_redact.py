@@ -97,6 +97,23 @@ def test_a_value_is_redacted_by_its_key_name(redact: Redactor) -> None:
     assert redact.mapping(kept) is kept
 
 
+def test_key_name_families_need_a_generated_value(redact: Redactor) -> None:
+    """"<word>_key", "session id" and values under a cookies map are secrets when the value is machine-made
+    (16+ token characters, entropy 3.5+); a qualifier naming a public or index key keeps the value."""
+    made = "q7Xv2LpR9sKd4TnW8yZb3MfH"
+    assert redact.mapping({"AZURE_STORAGE_KEY": made, "req.cookies.theme": made, "session_id": made}) == {
+        "AZURE_STORAGE_KEY": "[REDACTED:secret]", "req.cookies.theme": "[REDACTED:secret]",
+        "session_id": "[REDACTED:secret]"}
+    kept = {"cache_key": "step-1000", "partition_key": made, "public_key": made, "session_id": "42", "key": made}
+    assert redact.mapping(kept) is kept
+
+
+def test_a_password_keeps_its_ampersand_but_a_query_string_ends_it(redact: Redactor) -> None:
+    assert redact("DB_PASSWORD=Tr0ub4dor&3x user=me") == "DB_PASSWORD=[REDACTED:secret] user=me"
+    assert redact("GET /login?password=hunter2x&user=me") == "GET /login?password=[REDACTED:secret]&user=me"
+    assert redact("PASSWORD=hunter2x && ./run.sh") == "PASSWORD=[REDACTED:secret] && ./run.sh"
+
+
 def _event_record(text: str, offset: int, labels: dict | None = None, source: dict | None = None) -> RawRecord:
     envelope = {"log": text + "\n", "stream": "stdout", "time": "2026-11-30T10:00:00.000000000Z",
                 "kubernetes": {"pod_name": "trainer-0", "namespace_name": "ml", "host": "gpu-1",
