@@ -160,6 +160,16 @@ _add("session_id_value", rand(40, URLSAFE), '{"req": {"cookies": {"sessionid": "
 _add("password_with_ampersand", "Tr0ub4dor&3" + rand(6), "DB_PASSWORD={s}", "--db-password {s} --epochs 3",
      "db_password: {s}")
 
+# Passwords of commands' short flags, a W&B key after "wandb", a netrc entry.
+_add("short_password_flag", "Sp" + rand(14), "+ mysql -h db -u root -p{s} -e 'select 1'",
+     "+ mysqldump -u root -p'{s}' runs",
+     "+ sshpass -p {s} rsync -a ckpt/ node-3:/data/", "argv=['sshpass', '-p', '{s}', 'ssh', 'node-3']",
+     "+ redis-cli -h redis -a {s} ping", "cmd: ['redis-cli', '-a', '{s}', 'info']",
+     "+ docker login -u ci -p {s} registry.internal", "run(['/usr/bin/docker', 'login', '-u', 'ci', '-p', '{s}'])")
+_add("wandb_login", rand(40, HEX), "+ wandb login {s}", "wandb: Appending key for api.wandb.ai: {s}")
+_add("netrc_password", "Nr" + rand(14), "machine api.wandb.ai\n  login user\n  password {s}",
+     "machine pypi.internal login ci password {s}")
+
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [
     "{'loss': 1.234, 'grad_norm': 0.98, 'learning_rate': 2e-05, 'token_acc': 0.93, 'epoch': 0.5}",
@@ -183,5 +193,6 @@ NOT_SECRETS: list[str] = [
     "scikit-learn==1.4.2 sk-video==1.1.10", "TOKENIZERS_PARALLELISM=false", "NCCL_IB_DISABLE=1",
     "cache_key: step-1000-rank-3", "partition_key=4f9a2c1e8b7d6a5f4e3d2c1b0a9f8e7d", "DD_APP_KEY=<your-app-key>",
     "public_key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
+    "docker run -p 8080:80 img", "psql -h db -p 5432 -U trainer", "mysql -u root -p runs", "ssh -p 2222 node-3",
     "sort_key=created_at", "model_key: llama-7b-hf", "session_id=42",
 ]

@@ -37,6 +37,32 @@ _KW = r"(pass|pwd|secret|token|auth|credential|cookie|sessionid|session_id|sessi
 _ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"']\]?)?[ \t]*(:=|=>|[:=])"
                     rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]")
 
+# Commands whose short flag takes a password (``-p`` is a port for psql, ssh and docker run, so the flag is
+# only read after a command that documents it as the password): (commands, flag, what may stand between
+# flag and value: mysql takes it attached only, ``mysql -p db`` prompts). Shell echoes (``mysql -pS3cret``,
+# ``sshpass -p S3cret``) and argv lists (``['sshpass', '-p', 'S3cret']``).
+_PASSWORD_FLAGS: tuple[tuple[str, str, str], ...] = (
+    ("mysql|mysqladmin|mysqldump|mysqlimport|mysqlshow|mariadb|mariadb-dump", "p", ""),
+    ("sshpass", "p", r"[ \t]*"),
+    ("redis-cli|valkey-cli", "a", r"[ \t]+"),
+    ("docker login|podman login|buildah login|skopeo login|nerdctl login|helm registry login|oras login"
+     "|twine upload|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport", "p", r"[ \t]+"),
+)
+
+
+def _password_flag_patterns(commands: str, flag: str, sep: str) -> tuple[str, ...]:
+    """The flag's value in a shell echo and, where it may stand apart from the flag, in an argv list."""
+    value = r"""['"]?(?P<s>(?<=')[^'\n]+|(?<=")[^"\n]+|(?<!['"])[^\s'"]+)"""  # quoted: to its closing quote
+    shell = rf"(?<![\w\-])(?:{commands})(?![\w\-])[^\n|;&]*?[ \t]-{flag}{sep}{value}"
+    quoted = "|".join(c.replace(" ", r"['\"],[ \t]*['\"]") for c in commands.split("|"))
+    argv = (rf"['\"](?:[\w./\-]*/)?(?:{quoted})['\"][^\]\n]*?['\"]-{flag}['\"],[ \t]*"
+            rf"['\"](?P<s>[^'\"]+)")
+    return (shell, argv) if sep else (shell,)
+
+
+def _flag_needles(commands: str) -> tuple[str, ...]:
+    return tuple(sorted({c.split()[0].lower() for c in commands.split("|")}))
+
 DEFAULT_RULES: tuple[SecretRule, ...] = (
     # -- blocks and assignments (functions) -------------------------------------------------------------
     SecretRule("private_key", ("private key",), finder="pem",
@@ -163,6 +189,14 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("airtable_token", ("pat",), r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b",
                source="gitleaks airtable-personnal-access-token"),
     SecretRule("facebook_token", ("eaa",), r"\bEAA[MC][A-Za-z0-9]{100,}", source="gitleaks facebook-access-token"),
+    *(SecretRule("cli_password_flag", _flag_needles(cmds), pattern,
+                 source="gitleaks generic (CLI passwords); mysql(1), sshpass(1), redis-cli, docker login -p")
+      for cmds, flag, sep in _PASSWORD_FLAGS for pattern in _password_flag_patterns(cmds, flag, sep)),
+    SecretRule("wandb_api_key", ("wandb",), r"(?i:wandb)[^\n]{0,40}?(?<![0-9a-f])(?P<s>[0-9a-f]{40})(?![0-9a-f])",
+               source="trufflehog WandB (keyword wandb, then 40 hex)"),
+    SecretRule("netrc_password", ("machine",),
+               r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<s>\S+)",
+               source="netrc(5) entries (curl, pip, wandb, git credentials); gitleaks generic"),
     # -- generic web credentials ------------------------------------------------------------------------
     SecretRule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",
                source="detect-secrets JwtTokenDetector; gitleaks jwt"),
