@@ -22,12 +22,17 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from streams.assemble.secret_finders import FINDERS, assignment
+from streams.assemble.secret_finders import FINDERS, PEM_BEGIN, PEM_END, assignment
 from streams.assemble.secret_gate import FOLD, FORMAT_CHARS, make_gate
 from streams.assemble.secret_keys import CHECKS, is_secret_value, key_strength
 from streams.assemble.secret_rules import DEFAULT_RULES, SecretRule
 from streams.deadletter import protect_letter
 
+_REDACTED_MARK = re.compile(r"\[REDACTED:\w+\]")
+# A line of a key's base64: a full line, or a shorter tail that shows base64's digits, '+', '/' or padding
+# (a short word such as "done" ends the block instead).
+_PEM_BODY_LINE = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}|(?=[A-Za-z+/]*[0-9+/=])[A-Za-z0-9+/]{4,}={0,2}")
+_PEM_HEADER = re.compile(r"(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset): .*")
 _FOLDS = str.maketrans({**dict.fromkeys(FORMAT_CHARS), 0x131: "i", 0x130: "I"})
 MEMO_MAX_CHARS = 256  # strings up to this long (labels, source fields, keys) are memoised
 MEMO_ENTRIES = 50_000
@@ -105,6 +110,7 @@ class Redactor:
         self._memo: dict[str, str] = {}
         self._pairs: dict[tuple[str, str], tuple[str, str]] = {}
         self._last: str | None = None  # the last text returned redacted: not looked at twice
+        self._pem_open: dict[tuple[Any, ...], bool] = {}  # sources inside a private key split across events
 
     def _finder(self, rule: SecretRule) -> Callable[[str], list[tuple[int, int, str]]]:
         kind = rule.kind
@@ -264,11 +270,33 @@ class Redactor:
             v = value.get(k)
             if v:
                 value[k] = self(v) if k == "message" else self.short(v)
+        msg = value.get("message")
+        if msg and (self._pem_open or "PRIVATE KEY" in msg):
+            value["message"] = self._pem_lines(value, msg)
         for k in maps:
             v = value.get(k)
             if v:
                 value[k] = self.mapping(v)
         return out
+
+    def _pem_lines(self, value: dict[str, Any], msg: str) -> str:
+        """A private key whose lines a source's merger left as events of their own: after an event that opens
+        a block and does not close it, the source's base64 lines are redacted whole until its END line
+        (also redacted by the ``pem`` finder) or the first line that is not base64 or a PEM header."""
+        source = value.get("source") or {}
+        key = tuple(source.values())
+        if key in self._pem_open:
+            stripped = _REDACTED_MARK.sub("", msg).strip()
+            if _PEM_BODY_LINE.fullmatch(stripped) and not PEM_END.search(msg):
+                return "[REDACTED:private_key]"
+            if PEM_END.search(msg) or not (_PEM_HEADER.fullmatch(stripped) or not stripped):
+                self._pem_open.pop(key)
+        begins = list(PEM_BEGIN.finditer(msg))
+        if begins and not PEM_END.search(msg, begins[-1].end()):
+            if len(self._pem_open) >= MEMO_ENTRIES:
+                self._pem_open.clear()
+            self._pem_open[key] = True
+        return msg
 
     def letter(self, value: dict[str, Any]) -> dict[str, Any]:
         """A dead letter's error and readable text redacted (the text made from the original bytes); the

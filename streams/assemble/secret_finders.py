@@ -14,8 +14,8 @@ from streams.assemble.secret_keys import header_secret_span, is_secret_value, ke
 Spans = list[tuple[int, int]]
 
 # -- PEM blocks -----------------------------------------------------------------------------------------
-_PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
-_PEM_END = re.compile(r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
+PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
+PEM_END = re.compile(r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
 _B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 
 
@@ -24,13 +24,13 @@ def pem(text: str) -> Spans:
     cut by a size limit), and the base64 lines before an END line whose BEGIN is in another event."""
     spans: Spans = []
     covered = 0
-    for begin in _PEM_BEGIN.finditer(text):
+    for begin in PEM_BEGIN.finditer(text):
         if begin.start() < covered:
             continue
-        end = _PEM_END.search(text, begin.end())
+        end = PEM_END.search(text, begin.end())
         spans.append((begin.end(), end.start() if end else len(text)))
         covered = end.end() if end else len(text)
-    for end in _PEM_END.finditer(text):
+    for end in PEM_END.finditer(text):
         if any(a <= end.start() <= b for a, b in spans):
             continue
         start = _body_before(text, end.start())

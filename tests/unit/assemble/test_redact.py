@@ -242,3 +242,20 @@ def test_json_escapes_cannot_hide_a_key_name_or_a_url(redact: Redactor) -> None:
     assert pw not in redact(url)
     bar = json.dumps({"progress": "\u2588" * 40 + " 50%"})
     assert redact(bar) is bar
+
+
+def test_a_private_key_whose_lines_are_events_of_their_own_is_redacted_line_by_line() -> None:
+    """A key printed line by line (each line its own event, as the merger leaves it) leaks no base64 line; the
+    source's next ordinary line, after END or after a block cut short, is kept."""
+    body = SAMPLES["pem_private_key"][1][0].split("\n")[1:-1]  # BEGIN .. END of the sample block
+    other = ["-----BEGIN OPENSSH PRIVATE KEY-----", body[1], body[2], "epoch 1 done"]
+    asm = Assembler()
+    out = []
+    for n, text in enumerate([*body, "step 5 done", *other]):
+        out += asm.feed(_event_record(text, n))
+    out += asm.flush_all()
+    messages = [o.value["message"] for o in out if o.kind == "event"]
+    text = "\n".join(messages)
+    for line in body[1:-1]:
+        assert not leaked(line.rstrip("="), text), (line, messages)
+    assert "step 5 done" in messages and "epoch 1 done" in messages
