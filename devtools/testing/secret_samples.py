@@ -170,6 +170,27 @@ _add("wandb_login", rand(40, HEX), "+ wandb login {s}", "wandb: Appending key fo
 _add("netrc_password", "Nr" + rand(14), "machine api.wandb.ai\n  login user\n  password {s}",
      "machine pypi.internal login ci password {s}")
 
+# Name/value records, Kubernetes Secrets, secrets next to their key id or vendor keyword, encoded credentials.
+_add("name_value_record", "Nv" + rand(18),
+     '{"env": [{"name": "DB_PASSWORD", "value": "{s}"}, {"name": "LR", "value": "1"}]}',
+     "- name: MLFLOW_TRACKING_PASSWORD\n  value: {s}", "EnvVar{Name:HF_API_TOKEN,Value:{s},ValueFrom:nil,}")
+_add("k8s_secret_manifest", base64.b64encode(("Ks" + rand(20)).encode()).decode(),
+     "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  DATABASE_URL: {s}\n  user: dXNlcg==",
+     '{"apiVersion": "v1", "kind": "Secret", "data": {"conn": "{s}"}}')
+_add("aws_secret_next_to_key_id", rand(40, ALNUM + "+/"), "using AKIA" + rand(16, UPPER) + ":{s} for s3",
+     "AKIA" + rand(16, UPPER) + " {s}")
+_add("twilio_auth_token", rand(32, HEX), "twilio client AC" + rand(32, HEX) + " auth {s}", "Twilio token {s}")
+_add("datadog_key", rand(32, HEX), "datadog agent api key {s} rejected", "DD_API: {s}")
+_add("heroku_api_key", f"{rand(8, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(12, HEX)}",
+     "heroku auth {s}")
+_add("url_query_key", rand(39, URLSAFE), "GET https://maps.example.com/api/geocode?address=x&key={s} 403")
+_add("private_key_base64", base64.b64encode(PEM.encode()).decode(), "  tls.key: {s}")
+_add("docker_config_auth",
+     base64.b64encode(json.dumps({"auths": {"reg.internal": {"auth": BASIC}}}).encode()).decode(),
+     "  .dockerconfigjson: {s}")
+_add("oracle_credentials", "Or" + rand(12), "url=jdbc:oracle:thin:scott/{s}@db:1521/orcl",
+     "+ sqlplus -s app/{s}@//db/x")
+
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [
     "{'loss': 1.234, 'grad_norm': 0.98, 'learning_rate': 2e-05, 'token_acc': 0.93, 'epoch': 0.5}",
@@ -194,5 +215,8 @@ NOT_SECRETS: list[str] = [
     "cache_key: step-1000-rank-3", "partition_key=4f9a2c1e8b7d6a5f4e3d2c1b0a9f8e7d", "DD_APP_KEY=<your-app-key>",
     "public_key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
     "docker run -p 8080:80 img", "psql -h db -p 5432 -U trainer", "mysql -u root -p runs", "ssh -p 2222 node-3",
+    "GOOGLE_APPLICATION_CREDENTIALS=/var/secrets/google/credentials.json", "GET /x?key=step-1000",
+    "EnvVar{Name:GOOGLE_APPLICATION_CREDENTIALS,Value:/var/secrets/google/key.json,ValueFrom:nil,}",
+    "- name: EPOCHS\n  value: 3", "kind: ConfigMap\ndata:\n  lr: 0.001", "git clone https://heroku.com/app.git",
     "sort_key=created_at", "model_key: llama-7b-hf", "session_id=42",
 ]

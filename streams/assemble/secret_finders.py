@@ -139,4 +139,57 @@ def _value_span(text: str, m: re.Match[str], strength: str) -> tuple[int, int]:
     return start, end
 
 
-FINDERS: dict[str, Callable[[str], Spans]] = {"pem": pem, "assignment": assignment}
+# -- {"name": "DB_PASSWORD", "value": "..."} ---------------------------------------------------------------
+# Environment lists of Kubernetes pod specs and ECS task definitions, SSM parameters and similar name/value
+# records: the key name is one field, the secret another.
+_NAME_VALUE = re.compile(r"""(?i)
+    ["']?(?:name|key)["']?[ \t]*[:=][ \t]*["']?(?P<k>[A-Za-z0-9_.\-]+)["']?  # "name": "DB_PASSWORD"
+    [ \t]*(?:,|\r?\n)[ \t]*                                                # then, on the same or the next line,
+    ["']?value["']?[ \t]*[:=][ \t]*                                         # "value":
+    (?:"(?P<dq>(?:\\.|[^"\\\r\n])*)"|'(?P<sq>[^'\r\n]*)'|(?P<bv>[^\s,}'"]+))""", re.VERBOSE)
+
+
+def name_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The value of a name/value record whose name is a secret's (see :func:`assignment` for the names)."""
+    spans: Spans = []
+    for m in _NAME_VALUE.finditer(text):
+        strength = strength_of(m.group("k"))
+        group = next(g for g in ("dq", "sq", "bv") if m.group(g) is not None)
+        if strength is not None and strength != "header" and is_secret_value(strength, m.group(group), m.group("k")):
+            spans.append(m.span(group))
+    return spans
+
+
+# -- Kubernetes Secret manifests -------------------------------------------------------------------------
+_K8S_SECRET = re.compile(r"""kind["']?[ \t]*:[ \t]*["']?Secret\b""")
+_YAML_DATA = re.compile(r"^([ \t]*)(?:data|stringData):[ \t]*\r?$", re.MULTILINE)
+_YAML_ENTRY = re.compile(r"[ \t]+[\w.\-]+:[ \t]*(?P<v>\S[^\r\n]*)")
+_JSON_DATA = re.compile(r"""["'](?:data|stringData)["'][ \t]*:[ \t]*\{(?P<body>[^{}]*)\}""")
+_JSON_ENTRY = re.compile(r"""["'][^"']*["'][ \t]*:[ \t]*["'](?P<v>[^"'\r\n]+)["']""")
+
+
+def k8s_secret(text: str) -> Spans:
+    """Every value of a Secret's ``data`` and ``stringData``, whatever its key is called (YAML and JSON)."""
+    if not _K8S_SECRET.search(text):
+        return []
+    spans: Spans = []
+    for block in _YAML_DATA.finditer(text):
+        pos = block.end() + 1
+        indent = len(block.group(1))
+        while pos < len(text):
+            line_end = text.find("\n", pos)
+            line_end = len(text) if line_end < 0 else line_end
+            line = text[pos:line_end]
+            m = _YAML_ENTRY.match(line)
+            if m is None or len(line) - len(line.lstrip()) <= indent:
+                break
+            spans.append((pos + m.start("v"), pos + m.end("v")))
+            pos = line_end + 1
+    for data in _JSON_DATA.finditer(text):
+        spans.extend((data.start("body") + m.start("v"), data.start("body") + m.end("v"))
+                     for m in _JSON_ENTRY.finditer(data.group("body")))
+    return spans
+
+
+FINDERS: dict[str, Callable[[str], Spans]] = {"pem": pem, "assignment": assignment, "name_value": name_value,
+                                               "k8s_secret": k8s_secret}

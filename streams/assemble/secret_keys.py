@@ -85,9 +85,15 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
     return None
 
 
+# A file path: the key names the file that holds the secret (GOOGLE_APPLICATION_CREDENTIALS=/var/secrets/x.json),
+# not the secret. Two separators or a file extension, so that base64 starting with '/' is not taken for one.
+_FILE_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-]+(?:/[\w.\-]+)+/?"
+                        r"|(?:~|\.{1,2})?/[\w\-]+\.(?:json|pem|key|crt|p12|pfx|txt|yaml|yml|env|cfg|conf|ini|gpg|asc)")
+
+
 def is_placeholder(value: str, key: str = "") -> bool:
     v = value.strip()
-    if _PLACEHOLDER.fullmatch(v):
+    if _PLACEHOLDER.fullmatch(v) or (_FILE_PATH.fullmatch(v) and "+" not in v):
         return True
     # argparse prints its metavar in upper case: "--password PASSWORD" in a usage line.
     return bool(key) and v == key.lstrip("-").upper().replace("-", "_")
@@ -164,4 +170,15 @@ def _basic_auth(candidate: str) -> bool:
     return ":" in text and text.isprintable()
 
 
-CHECKS: dict[str, Callable[[str], bool]] = {"credential": credential_like, "basic_auth": _basic_auth}
+def _b64_private_key(candidate: str) -> bool:
+    """Base64 of a PEM private-key block (a Kubernetes Secret's ``tls.key``, a CI variable)."""
+    head = candidate[:80]
+    try:
+        text = base64.b64decode(head[: len(head) - len(head) % 4]).decode("ascii", "replace")
+    except (binascii.Error, ValueError):
+        return False
+    return "PRIVATE KEY" in text
+
+
+CHECKS: dict[str, Callable[[str], bool]] = {"credential": credential_like, "basic_auth": _basic_auth,
+                                            "generated": generated_like, "b64_private_key": _b64_private_key}

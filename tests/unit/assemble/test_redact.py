@@ -259,3 +259,23 @@ def test_a_private_key_whose_lines_are_events_of_their_own_is_redacted_line_by_l
     for line in body[1:-1]:
         assert not leaked(line.rstrip("="), text), (line, messages)
     assert "step 5 done" in messages and "epoch 1 done" in messages
+
+
+def test_a_kubernetes_secret_printed_key_by_key_has_its_data_redacted() -> None:
+    """`kubectl get secret -o yaml` echoed line by line: the merger leaves each top-level key an event of its
+    own, and the data event after `kind: Secret` is redacted whatever its keys are called; a ConfigMap's is not."""
+    value = "cG9zdGdyZXM6Ly91OnB3NzdAaC9k"
+    lines = ["apiVersion: v1", "kind: Secret", "metadata:", "  name: db", "type: Opaque", "data:",
+             f"  DATABASE_URL: {value}", "---", "kind: ConfigMap", "data:", f"  DATABASE_URL: {value}"]
+    asm = Assembler()
+    out = [o for n, line in enumerate(lines) for o in asm.feed(_event_record(line, n))] + asm.flush_all()
+    data = [o.value["message"] for o in out if o.kind == "event" and o.value["message"].startswith("data:")]
+    assert len(data) == 2 and value not in data[0] and "[REDACTED:k8s_secret]" in data[0], data
+    assert data[1] == f"data:\n  DATABASE_URL: {value}"
+
+
+def test_json_secret_data_and_records_in_lists_are_redacted_in_attributes(redact: Redactor) -> None:
+    assert redact.mapping({"kind": "Secret", "data.conn": "eHl6MTIz", "metadata.name": "db"}) == {
+        "kind": "Secret", "data.conn": "[REDACTED:k8s_secret]", "metadata.name": "db"}
+    assert redact.mapping({"users": [{"name": "a", "password": "hunter2x"}]}) == {
+        "users": [{"name": "a", "password": "[REDACTED:secret]"}]}
