@@ -191,6 +191,14 @@ _add("docker_config_auth",
 _add("oracle_credentials", "Or" + rand(12), "url=jdbc:oracle:thin:scott/{s}@db:1521/orcl",
      "+ sqlplus -s app/{s}@//db/x")
 
+# Labels written as words, XML elements, `config set`, a password echoed into --password-stdin.
+_add("labelled_key", rand(24), "Your API Key: {s}", "Client Secret = {s}", "Secret Access Key: {s}")
+_add("xml_password", "Xm" + rand(14), "<server><id>nexus</id><password>{s}</password></server>",
+     "<ns:apiKey type='x'>{s}</ns:apiKey>")
+_add("config_set", rand(40, ALNUM + "/+"), "+ aws configure set aws_secret_access_key {s}",
+     "+ npm config set //registry.npmjs.org/:_authToken {s}")
+_add("stdin_password", "Si" + rand(14), "+ echo {s} | docker login -u bot --password-stdin registry.internal")
+
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [
     "{'loss': 1.234, 'grad_norm': 0.98, 'learning_rate': 2e-05, 'token_acc': 0.93, 'epoch': 0.5}",
@@ -218,5 +226,8 @@ NOT_SECRETS: list[str] = [
     "GOOGLE_APPLICATION_CREDENTIALS=/var/secrets/google/credentials.json", "GET /x?key=step-1000",
     "EnvVar{Name:GOOGLE_APPLICATION_CREDENTIALS,Value:/var/secrets/google/key.json,ValueFrom:nil,}",
     "- name: EPOCHS\n  value: 3", "kind: ConfigMap\ndata:\n  lr: 0.001", "git clone https://heroku.com/app.git",
+    "<tokenizer>bpe</tokenizer><max_tokens>512</max_tokens>", "+ git config --global user.name trainer",
+    "+ echo $TOKEN | docker login -u bot --password-stdin reg", "password reset link: https://id.example.com/r",
+    "Incorrect API key provided: sk-abc***xyz", "the key: value",
     "sort_key=created_at", "model_key: llama-7b-hf", "session_id=42",
 ]

@@ -22,7 +22,15 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from streams.assemble.secret_finders import FINDERS, PEM_BEGIN, PEM_END, assignment, k8s_secret, name_value
+from streams.assemble.secret_finders import (
+    FINDERS,
+    PEM_BEGIN,
+    PEM_END,
+    assignment,
+    k8s_secret,
+    keyed_value,
+    name_value,
+)
 from streams.assemble.secret_gate import FOLD, FORMAT_CHARS, make_gate
 from streams.assemble.secret_keys import CHECKS, is_secret_value, key_strength
 from streams.assemble.secret_rules import DEFAULT_RULES, SecretRule
@@ -125,7 +133,7 @@ class Redactor:
             if rule.finder not in FINDERS:
                 raise ValueError(f"secret rule {kind!r}: no finder {rule.finder!r} (known: {sorted(FINDERS)})")
             fn = FINDERS[rule.finder]
-            if fn in (assignment, name_value):  # judged by key name, with the configured names too
+            if fn in (assignment, name_value, keyed_value):  # judged by key name, with the configured names too
                 strength = self.strength
                 return lambda text: [(a, b, "secret") for a, b in fn(text, strength)]
             return lambda text: [(a, b, kind) for a, b in fn(text)]

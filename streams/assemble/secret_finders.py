@@ -92,15 +92,8 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
     for kw in keyword.finditer(text):
         if kw.start() < done:
             continue
-        ks, ke = kw.start(), kw.end()
-        while ks and text[ks - 1] in _KEY_CHARS:
-            ks -= 1
-        while ke < len(text) and text[ke] in _KEY_CHARS:
-            ke += 1
+        key, ke, strength = _key_around(text, kw.start(), kw.end(), strength_of)
         done = ke
-        key = text[ks:ke].rstrip(".-")
-        ke = ks + len(key)
-        strength = strength_of(key)
         if strength is None:
             continue
         m = _ASSIGN.match(text, ke)
@@ -108,6 +101,8 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
             continue
         sep = m.group("sep").strip()
         bare_sep = sep in ("", ",")
+        if bare_sep and " " in key:
+            continue
         if bare_sep and (not key.startswith("-") or (sep == "") == bool(m.group("kq"))):
             continue  # "password reset" is prose; "--password x" and "'--password', 'x'" are flags
         start, end = _value_span(text, m, strength)
@@ -123,6 +118,39 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
             spans.append((start, end))
             done = max(done, end)
     return spans
+
+
+def _key_around(text: str, ks: int, ke: int, strength_of: Callable[[str], str | None]) -> tuple[str, int, str | None]:
+    """The key a keyword is part of (``DB_PASSWORD`` around ``PASS``, or a label of words), where it ends, and
+    its strength."""
+    while ks and text[ks - 1] in _KEY_CHARS:
+        ks -= 1
+    while ke < len(text) and text[ke] in _KEY_CHARS:
+        ke += 1
+    key = text[ks:ke].rstrip(".-")
+    ke = ks + len(key)
+    strength = strength_of(key)
+    label = _label(text, ks, ke)
+    if label is not None and (label_strength := strength_of(text[label[0]:label[1]])) is not None:
+        return text[label[0]:label[1]], label[1], label_strength
+    return key, ke, strength
+
+
+_LABEL_TAIL = re.compile(r"(?: [A-Za-z][A-Za-z0-9]*){1,2}(?=[ \t]*[:=])")
+_LABEL_HEAD = re.compile(r"(?<![A-Za-z0-9_.\-])(?:[A-Za-z][A-Za-z0-9]* ){1,2}$")
+_SEP_AHEAD = re.compile(r"[ \t]*[:=]")
+
+
+def _label(text: str, ks: int, ke: int) -> tuple[int, int] | None:
+    """A key written as words, as a person labels it (``API Key: x``, ``Client Secret = x``): up to two words
+    before and after the keyword's word, followed by ``:`` or ``=``."""
+    tail = _LABEL_TAIL.match(text, ke) if text.startswith(" ", ke) else None
+    if tail is None and not _SEP_AHEAD.match(text, ke):
+        return None
+    head = _LABEL_HEAD.search(text, max(0, ks - 40), ks) if ks and text[ks - 1] == " " else None
+    if tail is None and head is None:
+        return None
+    return (head.start() if head else ks), (tail.end() if tail else ke)
 
 
 def _value_span(text: str, m: re.Match[str], strength: str) -> tuple[int, int]:
@@ -191,5 +219,24 @@ def k8s_secret(text: str) -> Spans:
     return spans
 
 
+# -- <password>...</password> and `config set KEY VALUE` ------------------------------------------------
+_XML_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z_][\w:.\-]*)(?:\s[^<>]*)?>(?P<v>[^<\r\n]{1,512})</(?P=tag)>")
+_CONFIG_SET = re.compile(r"\bconfig(?:ure)?(?::set)?\s+set\s+(?:--?[\w\-]+\s+)*(?P<k>[\w.:/@\-]+)\s+"
+                         r"['\"]?(?P<v>[^\s'\"]+)")
+
+
+def keyed_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """Values named by a secret's key outside ``key = value``: an XML element (Maven's settings.xml,
+    SOAP, .NET configs) and a CLI's ``config set KEY VALUE`` (aws, npm, yarn, pip, git)."""
+    spans: Spans = []
+    for rx in (_XML_ELEMENT, _CONFIG_SET):
+        for m in rx.finditer(text):
+            key = m.group(1).rsplit(":", 1)[-1].rsplit("/", 1)[-1]
+            strength = strength_of(key)
+            if strength is not None and strength != "header" and is_secret_value(strength, m.group("v"), key):
+                spans.append(m.span("v"))
+    return spans
+
+
 FINDERS: dict[str, Callable[[str], Spans]] = {"pem": pem, "assignment": assignment, "name_value": name_value,
-                                               "k8s_secret": k8s_secret}
+                                               "k8s_secret": k8s_secret, "keyed_value": keyed_value}

@@ -181,4 +181,5 @@ def _b64_private_key(candidate: str) -> bool:
 
 
 CHECKS: dict[str, Callable[[str], bool]] = {"credential": credential_like, "basic_auth": _basic_auth,
-                                            "generated": generated_like, "b64_private_key": _b64_private_key}
+                                            "generated": generated_like, "b64_private_key": _b64_private_key,
+                                            "not_placeholder": lambda value: not is_placeholder(value)}

@@ -78,6 +78,12 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                source="detect-secrets KeywordDetector over name/value records (k8s env, ECS, SSM)"),
     SecretRule("k8s_secret", ("secret",), finder="k8s_secret", gate=r"kind[\"']?[ \t]*:[ \t]*[\"']?Secret",
                source="gitleaks kubernetes-secret-yaml"),
+    SecretRule("keyed_value", ("</", "config"), finder="keyed_value",
+               gate=rf"<[A-Za-z0-9_:.\-]*{_KW}[A-Za-z0-9_:.\-]*[^<>]*>[^<]+</|config[a-z:]*[ \t]+set[ \t]",
+               source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set"),
+    SecretRule("stdin_password", ("password-stdin",),
+               r"\becho\s+(?:-[neE]+\s+)?['\"]?(?P<s>[^\s'\"|]+)['\"]?\s*\|[^\n|]*--password-stdin",
+               check="not_placeholder", source="docker/podman/helm login --password-stdin echoes (gitleaks generic)"),
     # -- cloud providers --------------------------------------------------------------------------------
     SecretRule("aws_access_key_id", ("akia", "asia", "abia", "acca", "a3t"),
                r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
