@@ -198,6 +198,8 @@ _add("xml_password", "Xm" + rand(14), "<server><id>nexus</id><password>{s}</pass
 _add("config_set", rand(40, ALNUM + "/+"), "+ aws configure set aws_secret_access_key {s}",
      "+ npm config set //registry.npmjs.org/:_authToken {s}")
 _add("stdin_password", "Si" + rand(14), "+ echo {s} | docker login -u bot --password-stdin registry.internal")
+_add("env_password_with_brackets", "P@ss(w0rd)!{" + rand(6) + "}<" + rand(4) + ">",
+     "DB_PASSWORD={s}", "+ export ADMIN_PASSWORD={s}")
 
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [

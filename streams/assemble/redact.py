@@ -266,13 +266,14 @@ class Redactor:
         return d if new is None else new
 
     def _other(self, key: Any, value: Any) -> tuple[Any, Any]:
-        """A key with a value that is not a string: a nested map, a list, a number."""
+        """A key with a value that is not a string: a nested map, a list (of a secret-named key: each string
+        judged as that key's value), a number."""
         new_key = self.short(key) if key.__class__ is str else key
         if isinstance(value, dict):
             return new_key, self.mapping(value)
         if isinstance(value, list):
-            items = [self.short(x) if x.__class__ is str else self.mapping(x) if isinstance(x, dict) else x
-                     for x in value]
+            items = [(self._pair(key, x)[1] if key.__class__ is str else self.short(x)) if x.__class__ is str
+                     else self.mapping(x) if isinstance(x, dict) else x for x in value]
             return new_key, value if all(a is b for a, b in zip(items, value, strict=True)) else items
         return new_key, value
 

@@ -105,7 +105,7 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
             continue
         if bare_sep and (not key.startswith("-") or (sep == "") == bool(m.group("kq"))):
             continue  # "password reset" is prose; "--password x" and "'--password', 'x'" are flags
-        start, end = _value_span(text, m, strength)
+        start, end = _value_span(text, m, strength, ke - len(key))
         value = text[start:end]
         if bare_sep and value.startswith("-"):
             continue  # the next flag, not a value
@@ -136,6 +136,20 @@ def _key_around(text: str, ks: int, ke: int, strength_of: Callable[[str], str | 
     return key, ke, strength
 
 
+_ENV_PREFIX = re.compile(r"[ \t+]*(?:export |declare -x |set |setenv )?")
+_NEXT_ASSIGNMENT = re.compile(r"\s[A-Za-z_][\w.\-]*=")
+_NON_SPACE = re.compile(r"\S*")
+
+
+def _env_line(text: str, ks: int, value_end: int) -> bool:
+    """The key starts its line (after ``export``, ``declare -x``, a ``set -x`` plus) and no other
+    ``name=`` follows on it: the line is one environment variable."""
+    line_start = text.rfind("\n", 0, ks) + 1
+    line_end = text.find("\n", value_end)
+    rest = text[value_end:line_end if line_end >= 0 else len(text)]
+    return _ENV_PREFIX.fullmatch(text, line_start, ks) is not None and not _NEXT_ASSIGNMENT.search(rest)
+
+
 _LABEL_TAIL = re.compile(r"(?: [A-Za-z][A-Za-z0-9]*){1,2}(?=[ \t]*[:=])")
 _LABEL_HEAD = re.compile(r"(?<![A-Za-z0-9_.\-])(?:[A-Za-z][A-Za-z0-9]* ){1,2}$")
 _SEP_AHEAD = re.compile(r"[ \t]*[:=]")
@@ -153,12 +167,15 @@ def _label(text: str, ks: int, ke: int) -> tuple[int, int] | None:
     return (head.start() if head else ks), (tail.end() if tail else ke)
 
 
-def _value_span(text: str, m: re.Match[str], strength: str) -> tuple[int, int]:
-    """Where the assigned value is: inside its quotes, or the bare word (a header's: to the line's end)."""
+def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[int, int]:
+    """Where the assigned value is: inside its quotes, or the bare word (a header's: to the line's end; an
+    environment line's: to the next space, as ``printenv`` prints whatever characters a value holds)."""
     group = next(g for g in ("ev", "qv", "bv", "uv") if m.group(g) is not None)
     start, end = m.span(group)
     if strength == "header" and group == "bv":
         end = start + len(_HEADER_VALUE.match(text, start).group().rstrip())  # type: ignore[union-attr]
+    elif strength == "strong" and group == "bv" and m.group("sep").strip() == "=" and _env_line(text, ks, end):
+        end = _NON_SPACE.match(text, end).end()  # type: ignore[union-attr]
     elif strength == "strong" and group == "bv":
         # A password may hold '&' (DB_PASSWORD=Tr0ub4dor&3): it ends the value only before the next
         # "name=" of a query string or a command's "&&".

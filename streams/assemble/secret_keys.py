@@ -29,6 +29,7 @@ STRONG_ENDINGS = frozenset({
     "password", "passwd", "passphrase", "passwords", "secret", "secrets", "clientsecret",
     "apikey", "accesskey", "secretkey", "privatekey", "accountkey", "sharedaccesskey", "sshkey", "signingkey",
     "encryptionkey", "masterkey", "sessionkey", "licensekey", "credential", "credentials",
+    "apikeys", "accesskeys", "secretkeys", "privatekeys",
 })
 WEAK_ENDINGS = frozenset({"token", "pass", "pwd", "auth", "pat", "apitoken", "authkey"})
 HEADER_ENDINGS = frozenset({"authorization", "cookie"})

@@ -108,6 +108,11 @@ def test_key_name_families_need_a_generated_value(redact: Redactor) -> None:
     assert redact.mapping(kept) is kept
 
 
+def test_a_list_under_a_secret_named_key_is_redacted_item_by_item(redact: Redactor) -> None:
+    assert redact.mapping({"api_keys": ["Zq9xP2mK7vL4", "b"], "tags": ["x"]}) == {
+        "api_keys": ["[REDACTED:secret]", "[REDACTED:secret]"], "tags": ["x"]}
+
+
 def test_a_password_keeps_its_ampersand_but_a_query_string_ends_it(redact: Redactor) -> None:
     assert redact("DB_PASSWORD=Tr0ub4dor&3x user=me") == "DB_PASSWORD=[REDACTED:secret] user=me"
     assert redact("GET /login?password=hunter2x&user=me") == "GET /login?password=[REDACTED:secret]&user=me"
