@@ -98,7 +98,7 @@ _add("discord_webhook", rand(68, URLSAFE), "notify https://discord.com/api/webho
 _add("twilio_api_key", "SK" + rand(32, HEX), "twilio client {s} created")
 _add("sendgrid_key", "SG." + rand(22, URLSAFE) + "." + rand(43, URLSAFE), "mail via {s}")
 _add("mailchimp_key", rand(32, HEX) + "-us12", "mailchimp key {s} invalid")
-_add("telegram_bot_token", "AA" + rand(33, URLSAFE), "tg bot https://api.telegram.org/bot9009786150:{s}/send")
+_add("telegram_bot_token", "9009786150:AA" + rand(33, URLSAFE), "tg bot https://api.telegram.org/bot{s}/send")
 _add("databricks_token", "dapi" + rand(32, HEX), "DATABRICKS host x token {s}")
 _add("nvidia_api_key", "nvapi-" + rand(64, URLSAFE), "ngc config set key {s}")
 _add("replicate_token", "r8_" + rand(37), "REPLICATE_API_TOKEN={s}", "replicate run with {s}")

@@ -127,7 +127,7 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                pattern=r"\b[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,38}\b",
                source="detect-secrets DiscordBotTokenDetector"),
     SecretRule("telegram_bot_token", gate=r"[0-9]{8,10}:[A-Za-z0-9_\-]{35}",
-               pattern=rf"(?<!\d)\d{{8,10}}:(?P<s>{_T}{{35}})(?!{_T})",
+               pattern=rf"(?<!\d)\d{{8,10}}:{_T}{{35}}(?!{_T})",  # the whole token: the bot id is part of it
                source="detect-secrets TelegramBotTokenDetector"),
     SecretRule("twilio_key", gate=r"(AC|SK)[0-9a-f]{32}", pattern=r"\b(?:AC|SK)[0-9a-f]{32}\b",
                source="detect-secrets TwilioKeyDetector; gitleaks twilio-api-key"),
