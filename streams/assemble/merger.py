@@ -52,14 +52,14 @@ _HEAD_STARTS = R.HEAD_STARTS
 _DEPTH_MODES = frozenset(m for m, spec in R.MODES.items() if spec.get("depth"))
 _NOTHING: dict = {}
 _END = ("end", None)
-_WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap"))
+_WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap", "after_colon"))
 _KEEPS = frozenset(("cont", "cont!", "last"))
 _STRONG = frozenset(("cont!", "last"))
 _SPACED = R.SPACED_AFTER - 1
 _TEXT = frozenset(("text", "indent"))
 _BARE = R.BARE_TOKENS
 # single-line modes a line of another key ends: their continuation comes at once or not at all
-_SWITCH_CLOSES = frozenset(("plain", "record", "record_tent"))
+_SWITCH_CLOSES = frozenset(("plain", "record", "record_native", "record_exc", "record_tent"))
 # tokens a single-line mode keeps even when the line has a head of its own
 _STRONG_SINGLE = frozenset(tok for m in _SWITCH_CLOSES for tok, (act, _n) in _MODES[m]["on"].items()
                            if act in ("cont!", "last"))
@@ -69,7 +69,7 @@ _STRONG_SINGLE = frozenset(tok for m in _SWITCH_CLOSES for tok, (act, _n) in _MO
 _AWAIT_PLAIN = {"plain": "record", "record": "body"}
 
 # old mode names of saved states (before the per-printer modes), mapped on restore
-_OLD_MODES = {"python": "py_msg", "cpp": "c10_msg", "sanitizer": "cs_report", "done": "plain"}
+_OLD_MODES = {"python": "py_msg_more", "cpp": "c10_msg", "sanitizer": "cs_report", "done": "plain"}
 
 
 class _Open:
@@ -258,7 +258,7 @@ def _start_mode(tok: str, body: str, head: str | None, hname: str = "") -> tuple
         elif last and last in R.JSON_OPEN:
             return "json", "json_dump"
     if head is not None:
-        return ("body" if last == ":" else "record"), None
+        return ("body" if last == ":" else R.RECORD_MODES.get(hname, "record")), None
     return "plain", None
 
 
@@ -507,12 +507,15 @@ class MultilineMerger:
             return _END
         if act == "deeper":
             return ("cont", nxt) if _indent(body) > ob.indent0 else _END
+        if act == "after_colon":  # (else held in the mode's else_tent mode, or ended)
+            return (("cont", nxt) if ob.last_body.rstrip().endswith(":")
+                    else ("tent", spec["else_tent"]) if "else_tent" in spec else _END)
         if act == "announce":
             return ("cont!", nxt) if self._announces(ob) else _END
         if act == "expect":
             if self._announces(ob):
                 return "cont!", nxt
-            act, nxt = "tent", "record_tent"
+            act, nxt = "tent", "record_exc"
         if act == "wrap":
             return _END if ob.block.texts[-1].rstrip().endswith(spec["wrap_end"]) else ("cont", nxt)
         if act == "tent" and len(ob.tent) >= spec.get("max_tent", 12):

@@ -25,9 +25,11 @@ an action and the next state. Actions:
   of ``RECORDS``) -- the evidence used where a printer writes free text (exception messages);
 - ``cont!``: the grammar says the line belongs here whatever it looks like (frames, ``Caused by:``);
 - ``deeper``: continue when indented deeper than the block's first line;
+- ``after_colon``: ``cont`` when the block's last line ends with ``:`` (it announces more), else
+  ``tent`` into the mode's ``else_tent`` mode when it names one, else ``end``;
 - ``announce``: continue when the block's first line announces what follows (level WARN and up,
   ``Exception in ...``, a trailing ``:``, the same repeated head), else start a new block;
-- ``expect``: ``cont!`` when the block announces the line (as ``announce``), else ``tent``;
+- ``expect``: ``cont!`` when the block announces the line (as ``announce``), else ``tent`` (frames confirm it);
 - ``last``: append and close (the printer's known last line: ``Extension modules:``, a sanitizer's
   ``SUMMARY:``, the closing rule of a box);
 - ``tent``: hold the line tentatively: a later ``cont!``/``last`` confirms it, anything else
@@ -99,6 +101,9 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
      None),
     # wandb's terminal log prefixes every line of its messages with "wandb: "
     ("wandb", r"wandb: ", "all", None),
+    # test runners and launchers that relay a child's streams label each line with the stream
+    # (accelerate's execute_subprocess_async: "stderr: ", "stdout: ")
+    ("stdio", r"(?:stdout|stderr): ", "all", None),
     # a box-drawing gutter some build tools draw, indented, before every line of a child's output
     # (a box's own "│" lines start at column 0: Rich's traceback box)
     ("gutter", r" +\u2502 ", "all", None),
@@ -418,6 +423,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("jul_level", r"(?:SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST): "),
     # warnings.formatwarning's source line: exactly two spaces, then the stripped source
     ("warn_src", r"  \S"),
+    # an error named inside an exception's message, by the naming convention of exception classes
+    # ("ncclUnhandledCudaError: Call to CUDA function failed.")
+    ("exc_named", r"[A-Za-z_][\w.]*(?:Error|Exception|Failure|Interrupt|Exit)\w*: "),
     # a Python exception line: "Name: message" or a bare name (the line after a traceback's frames)
     ("exc_line", r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:\([\w.]*\))?(?::(?: |$)|$)"),
 )
@@ -442,6 +450,8 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # HF Trainer's metrics, a dict printed whole by its progress callback
     ("hf_metrics", r"\{'(?:loss|eval_\w+|train_\w+|epoch|learning_rate|grad_norm)'", None),
     ("logfmt", r"(?:time|ts|level)=", None),
+    # a structured record of key=value pairs and nothing else ("step=100 loss=2.17 lr=3e-4")
+    ("kv_pairs", r"[\w.-]+=[^\s=]+(?: +[\w.-]+=[^\s=]*)+\s*$", "="),
     ("mlir", r"loc\(\"[^\"]*\":\d+:\d+\): (?:error|warning|note|remark): ", None),  # MLIR diagnostics
     ("level_bracket", r"\[(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR)\b", None),  # bracketed levels not in HEADS
     # "LEVEL: message", as programs print their own warnings and errors (glog's "WARNING: Logging before
@@ -541,6 +551,11 @@ HEAD_STARTS: dict[str, tuple[str, str | None]] = {
     "h_c10_short_error": ("c10_msg", "cpp_frames"),
     "h_jul": ("jul", None),
 }
+# Heads of formatters that never write a Java throwable under a record (see MODES "record_native"):
+# their records open "record_native" where others open "record".
+RECORD_MODES: dict[str, str] = {f"h_{name}": "record_native" for name in (
+    "vllm", "torch_logging", "glog", "c10_error", "c10", "c10_short_error", "c10_short", "ray_cpp", "deepspeed",
+    "hf", "nemo", "swift", "asctime_dash", "loguru", "rich", "rich_same_time", "py_basic", "uvicorn", "logrus")}
 # A record whose message ends like this starts the mode (logger.exception's "...: Traceback ...").
 BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     ("Traceback (most recent call last):", "py_head", "python_traceback"),
@@ -576,17 +591,37 @@ MODES: dict[str, dict] = {
     # a line with no head: continued by deeper-indented lines and by the stacks it introduces
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None)}},
     # a logging record: a following line without a head may be the exception line of its stack
-    # (log4j %throwable, logger.exception), so it is held until frames confirm it
-    # (an exception-shaped line after a WARN/ERROR record is its exception even with no frames below)
+    # (log4j %throwable, logger.exception). Evidence that ends it: any line that is neither a stack
+    # start nor deeper-indented; a line of text is held (record_tent) and kept only when a stack the
+    # record announces confirms it. An exception-shaped line after a WARN/ERROR record is its
+    # exception even with no frames below; after any other record of a formatter the JVM uses
+    # (log4j, logback, SLF4J: Flink logs failures at INFO with the throwable) it is held until frames
+    # confirm it (record_exc).
     "record": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head")},
                # Spring Boot's "%wEx" writes a blank line between the record and its stack
                "after_blank": {"j_exc": (_T, "record_tent")}},
+    # a record of a formatter that never prints a Java throwable under it (glog, c10, Python logging's
+    # own layouts, vLLM, DeepSpeed, transformers, loguru, Rich, logrus: RECORD_MODES): a Java stack
+    # after it belongs to it only when the record announces it (WARN and up, "...:"); else the stack
+    # is another writer's and the record stays alone
+    "record_native": {"kind": None,
+                      "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("announce", "java_head"),
+                             "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
+                             "j_caused": ("announce", "java_head"), "j_suppressed": ("announce", "java_frames")},
+                      "after_blank": {"j_exc": (_T, "record_tent")}},
+    # the exception line held after a record that does not announce it: frames confirm it
+    "record_exc": {"kind": None, "on": {"j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"),
+                                        "j_caused": (_S, "java_head"), "text": (_T, None), "indent": (_T, None)},
+                   "max_tent": 12},
+    # lines of text held after a record: kept only when a stack the record announces follows (a
+    # multi-line message that ends in logger.exception's traceback); without an announcement the held
+    # lines are read again on their own and the stack starts its own event
     "record_tent": {"kind": None, "on": {"text": (_T, None), "indent": (_T, None),
-                                         "j_exc": (_T, None), "j_at": (_S, "java_frames"),
-                                         "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head"),
+                                         "j_exc": (_T, None), "j_at": ("announce", "java_frames"),
+                                         "j_more": ("announce", "java_frames"), "j_caused": ("announce", "java_head"),
                                          # zap's stacktrace under an error record: function, then "\tfile:N"
-                                         "go_file": (_S, "go_stack")},
-                    "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames")},
+                                         "go_file": ("announce", "go_stack")},
+                    "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": ("announce", "java_frames")},
                     "max_tent": 12},
     # a record whose message ends with ':' or is empty: the lines below are its body until a record
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None),
@@ -616,17 +651,41 @@ MODES: dict[str, dict] = {
                   # loguru's diagnose (better_exceptions) writes a blank line before each frame of the
                   # user's code and before the exception line, and the values under the source line
                   "after_blank": {"py_file": (_S, None), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")}},
-    "py_msg": {"kind": "python_traceback",
-               "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
-                      "fh_file": (_C, None),
-                      "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
-                      "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
+    # the exception line's message (str(exc), then __notes__) is free text with no end of its own.
+    # Evidence that it goes on: the exception line ends with ':' (the message's detail follows), or
+    # the next line is indented, names an inner error ("ncclUnhandledCudaError: ..."), or is a shape
+    # that messages embed (a Java stack, c10 frames, torchrun's box); then the message is open
+    # ("py_msg_more") and its text runs to the first record of its own. Without that evidence a line
+    # of text after the exception line is held ("py_msg_held"): an indented line under it confirms it
+    # (XLA's "Peak buffers:" report), anything else releases it as the next record (a print after
+    # traceback.print_exc()).
+    "py_msg": {"kind": "python_traceback", "else_tent": "py_msg_held",
+               "on": {"text": ("after_colon", "py_msg_more"), "indent": (_C, "py_msg_more"),
+                      "cuda_hint": (_C, "py_msg_more"),
+                      "exc_named": (_C, "py_msg_more"), "j_exc": (_C, "py_msg_more"), "py_file": (_C, "py_msg_more"),
+                      "fh_file": (_C, "py_msg_more"), "j_at": (_C, "py_msg_more"), "j_caused": (_C, "py_msg_more"),
+                      "frame": (_C, "py_msg_more"), "c10_raised": (_C, "py_msg_more"),
+                      "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                       "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                       "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
                # chained exceptions, and the thread dump of a fatal error that printed the exception
-               "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "indent": (_C, None),
-                               "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
+               "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
+                               "indent": (_C, "py_msg_more"), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                "rule_dash": (_T, "table_dash")}},
+    "py_msg_held": {"kind": "python_traceback", "max_tent": 1,
+                    "on": {"indent": (_C, "py_msg_more"), "exc_named": (_C, "py_msg_more"),
+                           "cuda_hint": (_C, "py_msg_more"), "j_at": (_C, "py_msg_more")}},
+    # a message known to span lines: its text runs until a line that is a record of its own
+    "py_msg_more": {"kind": "python_traceback",
+                    "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
+                           "fh_file": (_C, None),
+                           "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
+                           "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
+                           "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
+                           "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
+                    "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
+                                    "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
+                                    "rule_dash": (_T, "table_dash")}},
     "rich_tb": {"kind": "python_traceback", "on": {"rich_box": (_S, None), "rich_box_end": (_S, "py_head")}},
     # a box drawn with box-drawing characters: rows and separators to its bottom edge
     "box": {"kind": "table", "on": {"rich_box": (_S, None), "box_sep": (_S, None), "box_bottom": (_L, None),
@@ -766,8 +825,11 @@ MODES: dict[str, dict] = {
     # -- Rust std::panicking default_hook ----------------------------------------------------------
     # "thread 'x' panicked at file:l:c:" + message (free text), "note: run with `RUST_BACKTRACE=1`"
     # (first panic only), or "stack backtrace:" + "  N: sym" / "      at file:l:c" frames + a note
+    # (the message has no end of its own: the header's trailing ':' (Rust 1.73+) announces its first
+    # line, indented lines ("  left: 1") continue it, and another line of text is taken only after a
+    # line that ends with ':'; the note or the backtrace is the printer's own end)
     "rust_panic": {"kind": "rust_panic",
-                   "on": {"text": (_C, None), "indent": (_C, None), "rust_note": (_L, None),
+                   "on": {"text": ("after_colon", None), "indent": (_C, None), "rust_note": (_L, None),
                           "rust_bt_head": (_S, "rust_bt")}},
     "rust_bt": {"kind": "rust_panic",
                 "on": {"rust_frame": (_S, None), "indent": (_S, None), "j_at": (_S, None), "at_path": (_S, None),
@@ -818,7 +880,7 @@ RANK_RE = re.compile(r"(?:rank|default)=?(\d+)")
 # tokens are shapes that matter only inside some modes (an exception line after frames, a Go func
 # line in a goroutine section): a line is matched against them only while such a block is open, and
 # the first token in TOKENS order among the two reads wins.
-_SINGLE_MODES = ("plain", "record", "record_tent", "body", "await", "lead")
+_SINGLE_MODES = ("plain", "record", "record_native", "record_exc", "record_tent", "body", "await", "lead")
 COMMON_TOKENS = frozenset(STARTS) | {tok for m in _SINGLE_MODES for tok in MODES[m]["on"]}
 MODE_SHAPES: dict[str, tuple[str, ...]] = {}
 for _mode, _spec in MODES.items():

@@ -1,0 +1,180 @@
+"""Blocks end on evidence: a record of its own right after a block, or right before one, stays alone.
+
+Each block below ends where its printer's grammar says, or (free text) at a line that is a record
+of its own. The singles are the records real training logs interleave with them: Python logging,
+glog and klog, NCCL, JSON and logfmt records, launcher prefixes, vLLM, tqdm, shell prompts, plain
+prints. A record before a block is part of it only when it announces it (WARN and up, or a message
+ending with ':'); those are tested where the announcement is the rule under test.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from streams.assemble.lines import RawLine
+from streams.assemble.merger import MultilineMerger
+
+
+def spans(texts: list[str]) -> list[tuple[int, int]]:
+    m = MultilineMerger()
+    blocks = []
+    for i, t in enumerate(texts):
+        blocks += m.push("src", RawLine(t), i, 0)
+    blocks += m.flush_all()
+    return sorted((b.first_offset, b.last_offset) for b in blocks)
+
+
+BLOCKS = {
+    "python_traceback": ["Traceback (most recent call last):",
+                         '  File "/workspace/train.py", line 212, in <module>',
+                         "    main()",
+                         "RuntimeError: CUDA error: an illegal memory access was encountered"],
+    "python_bare_exception": ["Traceback (most recent call last):",
+                              '  File "/workspace/train.py", line 212, in <module>',
+                              "    main()",
+                              "KeyboardInterrupt"],
+    "java_stack": ["java.lang.IllegalStateException: boom",
+                   "\tat com.example.Worker.run(Worker.java:10)",
+                   "\tat java.lang.Thread.run(Thread.java:748)"],
+    "java_caused": ["java.lang.IllegalStateException: boom",
+                    "\tat com.example.Worker.run(Worker.java:10)",
+                    "Caused by: java.io.IOException: disk full",
+                    "\tat com.example.Disk.write(Disk.java:3)",
+                    "\t... 3 more"],
+    "go_panic": ["panic: runtime error: index out of range [3] with length 3",
+                 "",
+                 "goroutine 1 [running]:",
+                 "main.main()",
+                 "\t/app/main.go:12 +0x1d",
+                 "exit status 2"],
+    "rust_panic": ["thread 'main' panicked at src/main.rs:3:5:",
+                   "index out of bounds: the len is 3 but the index is 7",
+                   "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"],
+    "rust_panic_no_note": ["thread '<unnamed>' panicked at src/lib.rs:40:9:",
+                           "called `Option::unwrap()` on a `None` value"],
+    "c10_frames": ["terminate called after throwing an instance of 'c10::Error'",
+                   "  what():  CUDA error: device-side assert triggered",
+                   "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 "
+                   "(most recent call first):",
+                   "frame #0: c10::Error::Error() + 0x57 (0x7f3c in /usr/lib/libc10.so)",
+                   "frame #1: <unknown function> + 0x1c2 (0x7f3d in /usr/lib/libc10.so)"],
+    "glibc_backtrace": ["/lib/x86_64-linux-gnu/libc.so.6(+0x42520) [0x7f0d1e442520]",
+                        "/lib/x86_64-linux-gnu/libc.so.6(pthread_kill+0x12c) [0x7f0d1e496a7c]"],
+}
+
+SINGLES = {
+    "python_logging": "2024-05-01 10:00:00,123 - trainer - INFO - step 10 done",
+    "python_basic": "INFO:trainer:step 10 done",
+    "glog": "I0506 12:00:00.123456  4242 loader.cc:10] Loader: ready",
+    "klog": "I1201 10:00:00.123456       1 controller.go:123] Synced cache for pods",
+    "nccl_info": "node1:1234:1300 [0] NCCL INFO Channel 00/02 :    0   1",
+    "json": '{"level": "info", "msg": "saved checkpoint", "step": 100}',
+    "json_metrics": '{"loss": 0.34, "epoch": 0.12}',
+    "rank_prefixed": "[rank3]: saving checkpoint to /ckpt",
+    "ray_prefixed": "(RayWorkerWrapper pid=123, ip=10.0.0.1) saving checkpoint",
+    "ray_vllm": "(RayWorkerWrapper pid=123, ip=10.0.0.1) INFO 12-01 10:00:00 worker.py:10] init done",
+    "vllm": "INFO 12-01 10:00:00 [file.py:12] Avg prompt throughput: 1.0 tokens/s",
+    "tqdm": " 45%|\u2588\u2588\u2588\u2588\u258c     | 45/100 [00:10<00:12,  4.50it/s]",
+    "prompt": "user@host:~/work$ python train.py",
+    "logfmt": 'time="2024-05-01T10:00:00Z" level=info msg="started"',
+    "key_value": "step=100 loss=2.17 lr=3e-4",
+    "print": "Saving checkpoint to /ckpt/step_100",
+    "hf_metrics": "{'loss': 2.17, 'learning_rate': 3e-05, 'epoch': 0.5}",
+    "megatron": " iteration      100/   10000 | consumed samples: 1 | loss: 2.1",
+}
+
+
+@pytest.mark.parametrize("single", sorted(SINGLES))
+@pytest.mark.parametrize("block", sorted(BLOCKS))
+def test_a_record_right_after_a_block_stays_alone(block: str, single: str) -> None:
+    texts = [*BLOCKS[block], SINGLES[single]]
+    n = len(texts) - 1
+    assert (n, n) in spans(texts), spans(texts)
+
+
+@pytest.mark.parametrize("single", sorted(SINGLES))
+@pytest.mark.parametrize("block", sorted(BLOCKS))
+def test_a_record_right_before_a_block_stays_alone(block: str, single: str) -> None:
+    texts = [SINGLES[single], *BLOCKS[block]]
+    assert (0, 0) in spans(texts), spans(texts)
+
+
+# -- the rules behind those boundaries --------------------------------------------------------------
+
+def test_a_print_after_the_exception_line_is_not_its_message():
+    # rule: MODES "py_msg" text -> after_colon (held in "py_msg_held", released by a line of text)
+    texts = [*BLOCKS["python_traceback"], "Saving checkpoint to /ckpt/step_100", "Retrying in 5 s"]
+    assert spans(texts) == [(0, 3), (4, 4), (5, 5)]
+
+
+def test_a_message_whose_exception_line_ends_with_a_colon_goes_on():
+    # rule: MODES "py_msg" text -> after_colon -> py_msg_more (torch's DistBackendError names the
+    # NCCL error, "Last error:" and the CUDA failure on lines of their own)
+    texts = [*BLOCKS["python_traceback"][:3],
+             "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:3356, unhandled cuda error",
+             "ncclUnhandledCudaError: Call to CUDA function failed.",
+             "Last error:",
+             "Cuda failure 700 'an illegal memory access was encountered'",
+             "node1:1234:1300 [0] NCCL INFO comm 0x55 rank 0 nranks 8 - Abort COMPLETE"]
+    assert spans(texts) == [(0, 6), (7, 7)]
+
+
+def test_a_held_line_of_the_message_is_confirmed_by_indented_lines_under_it():
+    # rule: MODES "py_msg_held" indent -> cont (XLA's report under its exception line)
+    texts = [*BLOCKS["python_traceback"][:3],
+             "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory allocating 6291456 bytes.",
+             "Peak buffers:",
+             "        Buffer 1:",
+             SINGLES["python_logging"]]
+    assert spans(texts) == [(0, 5), (6, 6)]
+
+
+def test_a_java_stack_after_an_info_record_of_a_python_or_glog_formatter_is_its_own():
+    # rule: RECORD_MODES -> "record_native" (j_exc -> announce): glog and Python logging never print
+    # a Java throwable under a record
+    for record in (SINGLES["glog"], SINGLES["python_logging"]):
+        assert spans([record, *BLOCKS["java_stack"]]) == [(0, 0), (1, 3)]
+
+
+def test_a_java_logger_record_keeps_the_throwable_it_logs_at_info():
+    # rule: "record" j_exc -> expect -> record_exc, confirmed by the frames (Flink logs a failed
+    # checkpoint at INFO with its exception)
+    texts = ["2024-05-01 10:00:00,123 INFO  org.apache.flink.runtime.checkpoint.CheckpointCoordinator "
+             "- Triggering checkpoint 1 failed",
+             *BLOCKS["java_stack"]]
+    assert spans(texts) == [(0, 3)]
+
+
+def test_text_held_after_an_info_record_is_not_confirmed_by_a_stack_it_does_not_announce():
+    # rule: MODES "record_tent" j_at -> announce: lines of text after a record and then frames are
+    # another writer's exception, unless the record announced it
+    texts = ["2024-05-01 10:00:00,123 INFO  com.example.Server - listening on 8080",
+             "starting worker pool",
+             "Exception in worker: boom",
+             "\tat com.example.Worker.run(Worker.java:10)"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 3)]
+    announced = ["2024-05-01 10:00:00,123 ERROR com.example.Server - request failed", *texts[1:]]
+    assert spans(announced) == [(0, 3)]
+
+
+def test_a_key_value_record_ends_a_free_text_message():
+    # rule: RECORDS "kv_pairs" (a structured record of key=value pairs)
+    texts = [*BLOCKS["python_traceback"][:3], "ValueError: bad config:", "  lr must be positive",
+             "step=100 loss=2.17 lr=3e-4"]
+    assert spans(texts) == [(0, 4), (5, 5)]
+
+
+def test_a_rust_panic_message_ends_after_its_line_without_a_note():
+    # rule: MODES "rust_panic" text -> after_colon (the header's ':' announces one message line)
+    texts = [*BLOCKS["rust_panic_no_note"], "Saving checkpoint to /ckpt/step_100"]
+    assert spans(texts) == [(0, 1), (2, 2)]
+
+
+def test_stream_labels_of_a_relayed_child_are_a_prefix():
+    # rule: STREAM_PREFIXES "stdio" (accelerate's execute_subprocess_async labels each line)
+    texts = ["stderr: Traceback (most recent call last):",
+             'stderr:   File "/usr/bin/accelerate-launch", line 8, in <module>',
+             "stderr:     sys.exit(main())",
+             "stderr: subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status 1.",
+             "stdout: done"]
+    assert spans(texts) == [(0, 3), (4, 4)]
