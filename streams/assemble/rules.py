@@ -299,6 +299,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("j_caused", r"[ \t]*Caused by: "),
     ("j_suppressed", r"[ \t]+Suppressed: "),
     ("j_circular", r"[ \t]*\[CIRCULAR REFERENCE: "),
+    # an exception line with no message at all ("KeyboardInterrupt", "asyncio.exceptions.TimeoutError"):
+    # traceback.py writes nothing of the exception after it but its notes and chained exceptions
+    ("exc_bare", r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*\s*$"),
     # (Ray's "ray.exceptions.RayTaskError(ValueError): ..." names the cause's type in parentheses)
     ("j_exc", r"(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?:\([\w.]+\))?(?::|$)"),
     # libstdc++ __gnu_cxx::__verbose_terminate_handler
@@ -419,6 +422,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # a JSON object's member or closing bracket on a line of its own (pretty-printed dumps)
     ("json_member", r"[ \t]+\"[^\"]{1,200}\": "),
     ("json_close", r"[ \t]*[}\]],?\s*$"),
+    # a line of a dump written without indentation starts with a bracket or a quoted member
+    # (Elasticsearch's JSON layout writes its "stacktrace" array's items at column 0)
+    ("json_line", r"[\[\]{}\"]"),
     # java.util.logging SimpleFormatter's second line: "LEVEL: message"
     ("jul_level", r"(?:SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST): "),
     # warnings.formatwarning's source line: exactly two spaces, then the stripped source
@@ -443,6 +449,8 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     ("shell_status", r"(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$",
      None),
     ("slurm", r"(?:srun|slurmstepd|sbatch|salloc): ", None),
+    # GNU make's error report ("make: *** [Makefile:12: test] Error 1", "make[2]: *** [x] Aborted")
+    ("make", r"(?:g?make|ninja)(?:\[\d+\])?: \*\*\* ", None),
     # bash's job status after a child dies: "./run.sh: line 8: 30182 Aborted (core dumped) cmd"
     ("bash_status", r"\S+: line \d+: +\d+ (?:Aborted|Killed|Segmentation fault|Bus error|Illegal instruction"
                     r"|Floating point exception)", None),
@@ -589,7 +597,9 @@ _ATTACH = {
 
 MODES: dict[str, dict] = {
     # a line with no head: continued by deeper-indented lines and by the stacks it introduces
-    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None)}},
+    # (a member of a pretty-printed dump under a line that opened no bracket is the tail of a dump
+    # whose top was cut: it starts its own block, "json_tail")
+    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None)}},
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception). Evidence that ends it: any line that is neither a stack
     # start nor deeper-indented; a line of text is held (record_tent) and kept only when a stack the
@@ -597,7 +607,8 @@ MODES: dict[str, dict] = {
     # exception even with no frames below; after any other record of a formatter the JVM uses
     # (log4j, logback, SLF4J: Flink logs failures at INFO with the throwable) it is held until frames
     # confirm it (record_exc).
-    "record": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head")},
+    "record": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head"),
+                                    "json_member": (_E, None)},
                # Spring Boot's "%wEx" writes a blank line between the record and its stack
                "after_blank": {"j_exc": (_T, "record_tent")}},
     # a record of a formatter that never prints a Java throwable under it (glog, c10, Python logging's
@@ -606,6 +617,7 @@ MODES: dict[str, dict] = {
     # is another writer's and the record stays alone
     "record_native": {"kind": None,
                       "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("announce", "java_head"),
+                             "json_member": (_E, None),
                              "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
                              "j_caused": ("announce", "java_head"), "j_suppressed": ("announce", "java_frames")},
                       "after_blank": {"j_exc": (_T, "record_tent")}},
@@ -624,6 +636,9 @@ MODES: dict[str, dict] = {
                     "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": ("announce", "java_frames")},
                     "max_tent": 12},
     # a record whose message ends with ':' or is empty: the lines below are its body until a record
+    # (a logger writes a message's further lines as they are, without its head: what ends the body is
+    # the next line that is a record of its own; the ':' that announced the body is the evidence that
+    # the lines between belong to it)
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
              "after_blank": {"indent": (_C, None), "text": (_C, None), "j_exc": (_T, "record_tent")}},
@@ -645,12 +660,21 @@ MODES: dict[str, dict] = {
                 "after_blank": {"py_file": (_S, "py_frames")}},
     "py_frames": {"kind": "python_traceback",
                   "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
-                         "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
+                         "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
                   # (after the frames traceback.py writes the exception line, "Type" or "Type: message":
                   # a line of another shape is not this traceback's, whatever its own writer)
                   # loguru's diagnose (better_exceptions) writes a blank line before each frame of the
                   # user's code and before the exception line, and the values under the source line
-                  "after_blank": {"py_file": (_S, None), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")}},
+                  "after_blank": {"py_file": (_S, None), "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"),
+                                  "j_exc": (_S, "py_msg")}},
+    # after an exception line without a message: its notes (indented or "note"-like lines are not told
+    # apart from the next record, so none are taken), then only a chained exception or the thread
+    # dump of a fatal error continue it; any other line is the next record
+    "py_done": {"kind": "python_traceback",
+                "on": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
+                       "py_ext_cut": (_S, "py_ext_more"), "rule_eq": (_C, "py_box")},
+                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
+                                "py_ext_cut": (_S, "py_ext_more")}},
     # the exception line's message (str(exc), then __notes__) is free text with no end of its own.
     # Evidence that it goes on: the exception line ends with ':' (the message's detail follows), or
     # the next line is indented, names an inner error ("ncclUnhandledCudaError: ..."), or is a shape
@@ -692,9 +716,10 @@ MODES: dict[str, dict] = {
                                    "rich_box_end": (_L, None)}},
     "ipy": {"kind": "python_traceback", "kind_override": True,
             "on": {"ipy_frame": (_S, None), "ipy_src": (_S, None), "indent": (_S, None), "exc_line": (_S, "ipy_msg"),
-                   "j_exc": (_S, "ipy_msg"), "text": (_C, "ipy_msg")},
-            "after_blank": {"ipy_frame": (_S, None), "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg"),
-                            "text": (_C, "ipy_msg")}},
+                   "j_exc": (_S, "ipy_msg")},
+            # (after the frames ultratb writes the exception line, "Type: message": a line of another
+            # shape is the next record)
+            "after_blank": {"ipy_frame": (_S, None), "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg")}},
     "ipy_msg": {"kind": "python_traceback",
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
                 "after_blank": {"py_chain": (_S, "ipy_chain")}},
@@ -863,8 +888,11 @@ MODES: dict[str, dict] = {
     "json_tail": {"kind": "json_dump", "depth": True, "depth0": 1,
                   "on": {"json_member": (_S, None), "json_close": (_S, None), "indent": (_C, None)}},
     # a line ending with '{' or '[' (DeepSpeed's config dump): until the brackets balance
+    # (json.dumps, pprint and repr indent every inner line and the closing bracket's line starts with
+    # it; a line of text at column 0 is not part of the dump: the dump was cut, or its brackets are
+    # miscounted, and the line is the next record)
     "json": {"kind": "json_dump", "depth": True,
-             "on": {"text": (_C, None), "indent": (_C, None)}, "after_blank": "on"},
+             "on": {"json_line": (_C, None), "json_close": (_C, None), "indent": (_C, None)}, "after_blank": "on"},
 }
 
 

@@ -178,3 +178,56 @@ def test_stream_labels_of_a_relayed_child_are_a_prefix():
              "stderr: subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status 1.",
              "stdout: done"]
     assert spans(texts) == [(0, 3), (4, 4)]
+
+
+def test_nothing_but_a_chain_follows_an_exception_line_without_a_message():
+    # rule: TOKENS "exc_bare" -> MODES "py_done" (a bare exception has no message to go on)
+    texts = [*BLOCKS["python_bare_exception"],
+             "kafka.errors.KafkaTimeoutError: Failed to update metadata after 60.0 secs."]
+    assert spans(texts) == [(0, 3), (4, 4)]
+    chained = [*BLOCKS["python_bare_exception"], "",
+               "During handling of the above exception, another exception occurred:", "",
+               *BLOCKS["python_traceback"]]
+    assert spans(chained) == [(0, 10)]
+
+
+def test_makes_error_report_ends_a_what_message():
+    # rule: RECORDS "make" (GNU make reports a failed recipe as "make: *** [target] ...")
+    texts = ["terminate called after throwing an instance of 'std::runtime_error'",
+             "  what():  System failure (addr=0xd0114000, size=0x10000)",
+             "(in file vm.cpp:329)",
+             "make: *** [test] Aborted (core dumped)"]
+    assert spans(texts) == [(0, 2), (3, 3)]
+
+
+def test_a_line_of_text_at_column_0_ends_a_dump_whose_brackets_did_not_close():
+    # rule: MODES "json" text -> end (dumps indent their inner lines; json_line / json_close continue)
+    texts = ["Model args: {",
+             '    "hidden_size": 4096,',
+             '    "layers": [1, 2, 3',
+             "Using cuda_amp half precision backend"]
+    assert spans(texts) == [(0, 2), (3, 3)]
+    es = ['{"type": "server", "message": "fatal error", "stacktrace": [',
+          '"java.lang.IllegalStateException: boom",',
+          '"at org.elasticsearch.bootstrap.Elasticsearch.init(Elasticsearch.java:163)"] }',
+          SINGLES["print"]]
+    assert spans(es) == [(0, 2), (3, 3)]
+
+
+def test_a_dump_member_under_a_record_that_opened_no_bracket_is_a_cut_dump():
+    # rule: MODES "record"/"plain" json_member -> end (the member starts "json_tail")
+    texts = ['time="2024-02-21T09:30:12Z" level=info msg="Controller created service"',
+             '    "train_micro_batch_size_per_gpu": 2,',
+             '    "gradient_accumulation_steps": 1',
+             "}"]
+    assert spans(texts) == [(0, 0), (1, 3)]
+
+
+def test_a_line_of_text_after_ipython_frames_is_not_the_exception_line():
+    # rule: MODES "ipy" has no "text" entry (ultratb writes "Type: message" after the frames)
+    texts = ["---------------------------------------------------------------------------",
+             "ValueError                                Traceback (most recent call last)",
+             "Cell In[3], line 1",
+             "----> 1 f()",
+             "[0, 0, 0, 0]"]
+    assert spans(texts)[-1] == (4, 4)
