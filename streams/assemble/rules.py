@@ -227,7 +227,10 @@ RELAY_ESCAPES = (("#011", "\t"),)
 RELAY_RECORDS = frozenset(("p_syslog", "p_dmesg"))
 EVERY_LINE = frozenset(("h_vllm", "h_torch_logging"))
 # Levels that announce an exception after the record (logger.exception, log4j's %throwable, glog E/F).
-ANNOUNCE_HEAD_RE = re.compile(r"WARN|ERRO|SEVERE|FATA|CRITICAL|EXCEPTION|[Ww]arn|[Ee]rror|[Ff]atal|[Cc]ritical"
+# A level is a word of its own in the head: not part of a logger's name ("torch...multiprocessing.errors",
+# "uvicorn.error", "error_handler"), whose INFO records carry no traceback.
+ANNOUNCE_HEAD_RE = re.compile(r"(?:^|[^\w.])(?:WARN(?:ING)?|ERROR?|SEVERE|FATAL?|CRITICAL|EXCEPTION|[Ww]arn(?:ing)?"
+                              r"|[Ee]rror|[Ff]atal|[Cc]ritical)(?:[^\w.]|$)"
                               r"|\[[EWF]\d|^[EWF]\d|^[EWF] \d| [EF] \d|: [EF] ")
 # Records known never to carry the traceback that follows them: torch elastic's api.py logs a
 # worker's death with logger.error (no exc_info); the launcher's own uncaught traceback comes next.
@@ -444,6 +447,8 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # NCCL src/debug.cc: "host:pid:tid [dev] NCCL INFO ..." (newer: "... [dev] file.cc:N NCCL WARN ...")
     ("nccl", r"[\w.-]+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)", None),
     ("megatron_iteration", r"iteration\s+\d+/\s*\d+ \|", None),  # Megatron training_log
+    # Keras' Progbar (verbose=1 written to a file): "  12/1875 [>.....] - ETA: 5:23 - loss: 2.30"
+    ("keras_progbar", r"\d+/\d+ \[[=>.]*\] - ", "] - "),
     ("ds_chat_step", r"epoch: \d+\|step: \d+\|", None),  # DeepSpeed-Chat's step print
     ("prompt", r"[\w.-]+@[\w.-]+:\S*[$#] |\((?:gdb|lldb|Pdb)\) |>>> ", None),  # shells and debuggers
     ("shell_status", r"(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$",
@@ -614,12 +619,14 @@ MODES: dict[str, dict] = {
     # a record of a formatter that never prints a Java throwable under it (glog, c10, Python logging's
     # own layouts, vLLM, DeepSpeed, transformers, loguru, Rich, logrus: RECORD_MODES): a Java stack
     # after it belongs to it only when the record announces it (WARN and up, "...:"); else the stack
-    # is another writer's and the record stays alone
+    # is another writer's and the record stays alone. So are c10's "Exception raised from" and its
+    # frames: they follow the error record that carries the what() (glog/c10 E and F records)
     "record_native": {"kind": None,
                       "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("announce", "java_head"),
                              "json_member": (_E, None),
                              "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
-                             "j_caused": ("announce", "java_head"), "j_suppressed": ("announce", "java_frames")},
+                             "j_caused": ("announce", "java_head"), "j_suppressed": ("announce", "java_frames"),
+                             "c10_raised": ("announce", "c10_frames"), "frame": ("announce", "c10_frames")},
                       "after_blank": {"j_exc": (_T, "record_tent")}},
     # the exception line held after a record that does not announce it: frames confirm it
     "record_exc": {"kind": None, "on": {"j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"),

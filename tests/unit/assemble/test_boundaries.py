@@ -231,3 +231,28 @@ def test_a_line_of_text_after_ipython_frames_is_not_the_exception_line():
              "----> 1 f()",
              "[0, 0, 0, 0]"]
     assert spans(texts)[-1] == (4, 4)
+
+
+def test_a_logger_named_errors_does_not_announce_the_traceback_after_its_info_record():
+    # rule: ANNOUNCE_HEAD_RE (a level is a word of its own, not part of the logger's name)
+    for info in ("INFO:torch.distributed.elastic.multiprocessing.errors:local_rank 1 FAILED with no error file.",
+                 "2024-05-01 10:00:00,123 - uvicorn.error - INFO - Application startup complete."):
+        assert spans([info, *BLOCKS["python_traceback"]]) == [(0, 0), (1, 4)]
+    error = "ERROR:torch.distributed.elastic.multiprocessing.errors:local_rank 1 FAILED, see below"
+    assert spans([error, *BLOCKS["python_traceback"]]) == [(0, 4)]
+
+
+def test_c10_frames_after_an_info_record_are_not_its_own():
+    # rule: MODES "record_native" c10_raised/frame -> announce (c10 frames follow the E/F record)
+    frames = BLOCKS["c10_frames"][2:]
+    assert spans([SINGLES["glog"], *frames]) == [(0, 0), (1, 3)]
+    error = "E0506 12:00:00.123456  4242 ProcessGroupNCCL.cpp:1234] CUDA error: device-side assert triggered"
+    assert spans([error, *frames]) == [(0, 3)]
+
+
+def test_a_keras_progress_line_is_a_record_of_its_own():
+    # rule: RECORDS "keras_progbar" (an indented progress line is not the line above's continuation)
+    texts = ["Epoch 1/10",
+             "   1/1875 [..............................] - ETA: 5:23 - loss: 2.3020 - accuracy: 0.1250",
+             "1875/1875 [==============================] - 5s 2ms/step - loss: 0.2000 - accuracy: 0.9400"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
