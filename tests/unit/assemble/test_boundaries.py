@@ -236,7 +236,8 @@ def test_a_line_of_text_after_ipython_frames_is_not_the_exception_line():
 def test_a_logger_named_errors_does_not_announce_the_traceback_after_its_info_record():
     # rule: ANNOUNCE_HEAD_RE (a level is a word of its own, not part of the logger's name)
     for info in ("INFO:torch.distributed.elastic.multiprocessing.errors:local_rank 1 FAILED with no error file.",
-                 "2024-05-01 10:00:00,123 - uvicorn.error - INFO - Application startup complete."):
+                 "2024-05-01 10:00:00,123 - uvicorn.error - INFO - Application startup complete.",
+                 "2024-05-01 10:00:00,123 INFO [error_handler.py:12] retrying the request"):
         assert spans([info, *BLOCKS["python_traceback"]]) == [(0, 0), (1, 4)]
     error = "ERROR:torch.distributed.elastic.multiprocessing.errors:local_rank 1 FAILED, see below"
     assert spans([error, *BLOCKS["python_traceback"]]) == [(0, 4)]
