@@ -580,6 +580,30 @@ SPACED_AFTER = 2
 JSON_OPEN = "{["  # a line ending with one of these opens a JSON dump until the brackets balance
 
 # -- 5. modes --------------------------------------------------------------------------------------
+# What ends each block, by the evidence its printer leaves. A block ends on a line that is a record of
+# its own (a head of its own, RECORDS: NCCL, tqdm/Keras bars, JSON/logfmt/key=value records, prompts,
+# shell and make status, lines led by a time stamp; a line of another writer's prefix) wherever its
+# table says "cont", "tent", "deeper", "announce" or "after_colon"; only "cont!"/"last" take such a
+# line, for shapes the printer itself writes (frames, "Caused by:", box rules).
+# - printers with a known last line end there: sanitizers' SUMMARY, compute-sanitizer's bare rule,
+#   "Extension modules:", "*** End stack trace ***", lldb's "Target N: ... stopped.", Rust's note,
+#   the kernel's "---[ end trace", HotSpot's last '#' line, a box's bottom edge, a framed table's rule,
+#   torchrun's closing '=' rule, balanced JSON brackets;
+# - frame lists end at the first line that is not a frame of their grammar (py_frames: then only the
+#   exception line; java_frames, go_stack, c10_frames, glibc, sigdump, gdb, lldb_bt, rust_bt, coredump);
+# - free text (a Python exception's message: py_msg; Java's: java_head; c10's what(): c10_msg; a Rust
+#   panic's message; a logger record's further lines: body) ends at a record of its own; Python's and
+#   Rust's take a line of text only after a line ending with ':' or once the message showed it spans
+#   lines (indented lines, an inner error named); Java's is held until frames confirm it, and a blank
+#   line ends it (ends_at_blank); a JSON dump ends at a line of text at column 0;
+# - held lines ("tent": a warning's message before its source line, table rows before their rule,
+#   text under a record before the stack it announces) are confirmed only by the printer's next shape
+#   and are read again on their own otherwise;
+# - a record opens a block on the next line only with positive evidence: a stack or frame start that
+#   its level or message announces (WARN and up as a word of the head, "...:", "Exception in ..."),
+#   frames that cannot stand alone ("\tat", "frame #N", "... N more") after a JVM formatter's record,
+#   a deeper-indented line; a record of a formatter that never prints a Java throwable
+#   (RECORD_MODES) takes Java or c10 frames only when it announces them.
 _C, _S, _E, _L, _T = "cont", "cont!", "end", "last", "tent"
 
 # What a single line takes: the stacks and frames that always belong to the line before them, the
