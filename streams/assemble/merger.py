@@ -503,8 +503,8 @@ class MultilineMerger:
         if head is not None:
             if (act not in _STRONG and act != "side") or (rhead is not None and rhead == ob.rhead) or tok in _BARE:
                 return _END  # a new record
-        elif act in _WEAK and (ob.every or _is_record(body.lstrip())):
-            return _END
+        elif (act in _WEAK or tok in _BARE) and (ob.every or _is_record(body.lstrip())):
+            return _END  # (an exception line is written bare: "ERROR: ...", "srun: error: ..." are records)
         if act == "deeper":
             return ("cont", nxt) if _indent(body) > ob.indent0 else _END
         if act == "after_colon":  # (else held in the mode's else_tent mode, or ended)

@@ -241,7 +241,9 @@ ANNOUNCE_BODY_RE = re.compile(
     r"|(?:asyncgen|future|handle|protocol|socket|task|transport): <|exception was never retrieved"
     r"|[Bb]acktrace|[Ss]tack trace|Obtained \d+ stack frames|<<< (?:FAILURE|ERROR)!\s*$"
     # Go's net/http logs "http: panic serving ADDR: v" then the stack; k8s "Observed a panic: "
-    r"|[Pp]anic)")
+    r"|[Pp]anic"
+    # a record whose message ends with the throwable's toString() (a layout that writes "%m %ex" on one line)
+    r"|(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?::|$))")
 
 # -- 3. tokens -------------------------------------------------------------------------------------
 # (name, pattern[, gate]), first match wins. The comment names the printer. A gate is a literal the
@@ -481,8 +483,9 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
                   r"|Current thread is )", None),
 )
 # Tokens their printers write bare (traceback.py's exception line, printStackTrace's): a line with a
-# record head of its own is a new record, not the exception line of the stack before it.
-BARE_TOKENS = frozenset(("exc_line", "j_exc"))
+# record head of its own is a new record, not the exception line of the stack before it; so is a line
+# that is a record of its own without a head ("ERROR: ...", "srun: error: ...", RECORDS).
+BARE_TOKENS = frozenset(("exc_bare", "exc_line", "j_exc"))
 # A held prefix-only line goes with the next line, not the previous block, when that line is an
 # NCCL WARN: NCCL writes each WARN as "\n<header> NCCL WARN ..." (src/debug.cc).
 LEADING_BLANK_RE = re.compile(r".*NCCL WARN")
@@ -636,8 +639,11 @@ MODES: dict[str, dict] = {
     # exception even with no frames below; after any other record of a formatter the JVM uses
     # (log4j, logback, SLF4J: Flink logs failures at INFO with the throwable) it is held until frames
     # confirm it (record_exc).
+    # (printStackTrace writes the exception line before the frames: frames right under a record
+    # whose level does not announce them are the rest of a stack whose head was cut, not its own)
     "record": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head"),
-                                    "json_member": (_E, None)},
+                                    "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
+                                    "j_suppressed": ("announce", "java_frames"), "json_member": (_E, None)},
                # Spring Boot's "%wEx" writes a blank line between the record and its stack
                "after_blank": {"j_exc": (_T, "record_tent")}},
     # a record of a formatter that never prints a Java throwable under it (glog, c10, Python logging's

@@ -257,3 +257,30 @@ def test_a_keras_progress_line_is_a_record_of_its_own():
              "   1/1875 [..............................] - ETA: 5:23 - loss: 2.3020 - accuracy: 0.1250",
              "1875/1875 [==============================] - 5s 2ms/step - loss: 0.2000 - accuracy: 0.9400"]
     assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
+
+
+@pytest.mark.parametrize("line", [
+    "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+    "srun: error: node7: task 3: Exited with exit code 1",
+])
+def test_a_record_of_its_own_after_the_frames_is_not_the_exception_line(line: str) -> None:
+    # rule: merger._decide, BARE_TOKENS: an exception line is written bare, so a line that is a record
+    # of its own (RECORDS "level_colon", "slurm") ends the traceback even where it has the exception's shape
+    assert spans([*BLOCKS["python_traceback"][:3], line]) == [(0, 2), (3, 3)]
+
+
+def test_frames_right_under_an_info_record_are_a_cut_stack_of_their_own():
+    # rule: MODES "record" j_at -> announce (printStackTrace writes the exception line first)
+    texts = ["[2024-05-07 10:55:47,711] INFO [LocalLog partition=ingest-12] Rolled new segment (kafka.log.LocalLog)",
+             "\tat kafka.log.LogManager.$anonfun$cleanupLogs$3(LogManager.scala:914)",
+             "\tat kafka.log.LogManager.cleanupLogs(LogManager.scala:900)"]
+    assert spans(texts) == [(0, 0), (1, 2)]
+
+
+def test_a_record_that_ends_with_its_throwable_keeps_the_frames():
+    # rule: ANNOUNCE_BODY_RE (a qualified exception name in the message: a "%m %ex" layout)
+    texts = ["2014-08-29 16:27:31,259 INFO  stram.StramLocalCluster - container-2 msg: Stopped running due to "
+             "an exception. java.lang.IllegalArgumentException: Wrong FS: file:/tmp",
+             "\tat org.apache.hadoop.fs.FileSystem.checkPath(FileSystem.java:642)",
+             "\tat org.apache.hadoop.fs.RawLocalFileSystem.pathToFile(RawLocalFileSystem.java:69)"]
+    assert spans(texts) == [(0, 2)]
