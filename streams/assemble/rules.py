@@ -675,10 +675,11 @@ MODES: dict[str, dict] = {
     # a record whose message ends with ':' or is empty: the lines below are its body until a record
     # (a logger writes a message's further lines as they are, without its head: what ends the body is
     # the next line that is a record of its own; the ':' that announced the body is the evidence that
-    # the lines between belong to it)
+    # the lines between belong to it. After a blank line only indented lines go on: a line of text at
+    # column 0 there is the next output, the body's own lines rarely hold an empty one)
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
-             "after_blank": {"indent": (_C, None), "text": (_C, None), "j_exc": (_T, "record_tent")}},
+             "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent")}},
     # a head with an empty message ("WARNING:torch.distributed.run:", "Process X:"): the next line
     # is the message, and decides the mode
     "await": {"kind": None, "on": {}, "await": True},

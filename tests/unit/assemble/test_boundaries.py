@@ -284,3 +284,15 @@ def test_a_record_that_ends_with_its_throwable_keeps_the_frames():
              "\tat org.apache.hadoop.fs.FileSystem.checkPath(FileSystem.java:642)",
              "\tat org.apache.hadoop.fs.RawLocalFileSystem.pathToFile(RawLocalFileSystem.java:69)"]
     assert spans(texts) == [(0, 2)]
+
+
+def test_a_line_of_text_after_a_blank_line_does_not_continue_a_records_body():
+    # rule: MODES "body" after_blank has no "text" entry (indented lines still continue the body)
+    texts = ["2024-05-01 10:00:00,123 - trainer - INFO - Training arguments:",
+             "lr: 3e-4",
+             "  batch_size: 32",
+             "",
+             "Saving checkpoint to /ckpt/step_100"]
+    assert spans(texts) == [(0, 2), (4, 4)]
+    indented = [*texts[:4], "  warmup: 100"]
+    assert spans(indented) == [(0, 4)]
