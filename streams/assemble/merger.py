@@ -466,7 +466,9 @@ class MultilineMerger:
                 tok = shape
         if ob.mode == "lead":
             return ("cont!", _STARTS.get(tok, ("record", None))[0]) if R.LEADING_BLANK_RE.match(body) else _END
-        if ob.mode == "await":
+        if ob.mode == "await":  # (a record of its own is not the message: the head's message was empty)
+            if (rhead is None or rhead != ob.rhead) if head is not None else _is_record(body.lstrip()):
+                return _END
             mode, _kind = _start_mode(tok, body, head)
             if mode == "plain" and (body[:1] in " \t" or body.rstrip().endswith(":")):
                 return "cont!", "body"  # the message's first line introduces the lines below it, or is a field of it

@@ -296,3 +296,13 @@ def test_a_line_of_text_after_a_blank_line_does_not_continue_a_records_body():
     assert spans(texts) == [(0, 2), (4, 4)]
     indented = [*texts[:4], "  warmup: 100"]
     assert spans(indented) == [(0, 4)]
+
+
+def test_a_record_after_a_head_with_an_empty_message_is_not_its_message():
+    # rule: merger._decide "await": the next line is the message unless it is a record of its own
+    for record in (SINGLES["python_logging"], SINGLES["json"], SINGLES["nccl_info"]):
+        assert spans(["WARNING:torch.distributed.run:", record]) == [(0, 0), (1, 1)]
+    banner = ["WARNING:torch.distributed.run:", "*****************************************",
+              "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default",
+              "*****************************************"]
+    assert spans(banner) == [(0, 3)]
