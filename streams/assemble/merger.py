@@ -60,6 +60,9 @@ _TEXT = frozenset(("text", "indent"))
 _BARE = R.BARE_TOKENS
 # single-line modes a line of another key ends: their continuation comes at once or not at all
 _SWITCH_CLOSES = frozenset(("plain", "record", "record_native", "record_exc", "record_tent"))
+# and the modes of output one call writes whole (a framed table, a box): a line of another writer
+# before its end says the lines held so far were not one write
+_WRITER_CLOSES = _SWITCH_CLOSES | frozenset(m for m, spec in _MODES.items() if spec.get("one_write"))
 # tokens a single-line mode keeps even when the line has a head of its own
 _STRONG_SINGLE = frozenset(tok for m in _SWITCH_CLOSES for tok, (act, _n) in _MODES[m]["on"].items()
                            if act in ("cont!", "last"))
@@ -400,7 +403,7 @@ class MultilineMerger:
                     self._append(sid, opened, last, other, act, nxt, line, offset, ms, body, None, out)
                     return
         if last is not None and last != key:
-            for k in [k for k, o in opened.items() if k != key and o.mode in _SWITCH_CLOSES]:
+            for k in [k for k, o in opened.items() if k != key and o.mode in _WRITER_CLOSES]:
                 self._close(sid, opened, k, out)
             still = self._src.get(sid)
             if still is not None:

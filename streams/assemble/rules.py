@@ -124,16 +124,17 @@ _LVL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL)"
 # structlog's and zap's lower case
 _LVLW = (r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL|FINEST|FINER|FINE|CONFIG"
          r"|trace|debug|info|notice|warning|warn|error|fatal|critical)")
-# date and time: ISO 8601 (any fraction, Z / offset), Go's log "2006/01/02", US "01/02/06",
-# Tomcat's "02-Jan-2006"
-_DATE_TIME = (r"(?:\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: ?(?:Z|[+-]\d\d:?\d\d|UTC))?)?"
+# date and time: ISO 8601 (any fraction, Z / offset; Airflow's log view writes "2022-11-09, 09:59:40 UTC"),
+# Go's log "2006/01/02", US "01/02/06", Tomcat's "02-Jan-2006"
+_DATE_TIME = (r"(?:\d{4}-\d\d-\d\d(?:(?:[ T]|, )\d\d:\d\d:\d\d(?:[.,]\d+)?(?: ?(?:Z|[+-]\d\d:?\d\d|UTC))?)?"
               r"|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?"
               r"|\d\d/\d\d/\d\d(?:\d\d)? \d\d:\d\d:\d\d(?:[.,]\d+)?"
               r"|\d\d-[A-Z][a-z]{2}-\d{4} \d\d:\d\d:\d\d(?:[.,]\d+)?)")
-# a field after the time: a bracketed thread, logger or level (structlog pads it: "[info     ]"), a level
+# a field after the time: a bracketed thread, logger or level (structlog pads it: "[info     ]"), Airflow's
+# braced "{file.py:N}", a level
 # (with celery's "/Process", with JUL's ':'), a glog-style level letter, a pid, Spring Boot's "---", a
 # parenthesised component (Ray's "(raylet)"), a file:line[:func]
-_FIELD = (rf"(?:\[[^\]]{{1,80}}\]|{_LVLW}(?:/[\w.-]+)?[:\]]?|[DIWEFC]|\d+|---|\([\w.-]+\)"
+_FIELD = (rf"(?:\[[^\]]{{1,80}}\]|\{{[^}}]{{1,80}}\}}|{_LVLW}(?:/[\w.-]+)?[:\]]?|[DIWEFC]|\d+|---|\([\w.-]+\)"
           r"|[\w$/-]+\.[a-z]{1,4}:\d+(?::\w+)?[\]:]?)")
 # a logger name and its separator ("com.x.Y - ", "o.s.b.SpringApplication   : ", "trainer.py:249 -- ",
 # "[kafka-0-raft-io-thread]: "), written as runs so that a long word is not tried one character at a time
@@ -907,20 +908,27 @@ MODES: dict[str, dict] = {
                "after_blank": "on"},
 
     # -- framed tables: a rule line, rows, the closing rule (held until it comes) ----------------
-    "table_eq": {"kind": "table", "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
-                                        "san_head": (_S, "san_report"), "go_race": (_S, "san_report"),
-                                        "kern_start": (_S, "kernel"), "rule_dash": (_T, None),
-                                        "rule_star": (_T, None), "rule_dash_t": (_T, None)},
+    # ("one_write": a table is printed by one call; a line of another writer among its rows ends it,
+    # and the rows held so far are read again on their own: separators a script prints around its
+    # own lines are not a table)
+    "table_eq": {"kind": "table", "one_write": True,
+                 "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
+                        "san_head": (_S, "san_report"), "go_race": (_S, "san_report"),
+                        "kern_start": (_S, "kernel"), "rule_dash": (_T, None),
+                        "rule_star": (_T, None), "rule_dash_t": (_T, None)},
                  "after_blank": "on", "max_tent": 200},
-    "table_dash": {"kind": "table", "on": {"rule_dash": (_L, None), "text": (_T, None), "indent": (_T, None),
-                                          "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"),
-                                          "rule_eq": (_T, None), "rule_star": (_T, None)},
+    "table_dash": {"kind": "table", "one_write": True,
+                   "on": {"rule_dash": (_L, None), "text": (_T, None), "indent": (_T, None),
+                          "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"),
+                          "rule_eq": (_T, None), "rule_star": (_T, None)},
                    "after_blank": "on", "max_tent": 200},
-    "table_star": {"kind": "table", "on": {"rule_star": (_L, None), "text": (_T, None), "indent": (_T, None),
-                                          "rule_eq": (_T, None), "rule_dash": (_T, None)},
+    "table_star": {"kind": "table", "one_write": True,
+                   "on": {"rule_star": (_L, None), "text": (_T, None), "indent": (_T, None),
+                          "rule_eq": (_T, None), "rule_dash": (_T, None)},
                    "after_blank": "on", "max_tent": 200},
     # ASCII tables: rows are held until a rule confirms them (a grid repeats the rule between rows)
-    "table_plus": {"kind": "table", "on": {"rule_plus": (_S, None), "pipe_row": (_T, None)}, "max_tent": 200},
+    "table_plus": {"kind": "table", "one_write": True,
+                   "on": {"rule_plus": (_S, None), "pipe_row": (_T, None)}, "max_tent": 200},
     # the tail of a pretty-printed JSON dump whose opening line was cut: members and closing brackets
     # until the brackets close what was open before the first line
     "json_tail": {"kind": "json_dump", "depth": True, "depth0": 1,

@@ -306,3 +306,24 @@ def test_a_record_after_a_head_with_an_empty_message_is_not_its_message():
               "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default",
               "*****************************************"]
     assert spans(banner) == [(0, 3)]
+
+
+def test_airflows_task_log_record_announces_its_traceback():
+    # rules: HEADS "generic" (_FIELD "{file.py:N}", _DATE_TIME "2022-11-09, 09:59:40 UTC"): the level
+    # after Airflow's braced source field is the record's, so an ERROR record keeps its traceback
+    for head in ("[2022-11-09, 09:59:40 UTC] {taskinstance.py:1851} ERROR - Task failed with exception",
+                 "[2022-11-09 09:59:40,123] {taskinstance.py:1851} ERROR - Task failed with exception"):
+        debug = head.replace("ERROR - Task failed with exception", "DEBUG - Task Duration set to 0.06")
+        assert spans([head, *BLOCKS["python_traceback"], debug]) == [(0, 4), (5, 5)]
+
+
+def test_a_line_of_another_writer_among_a_tables_rows_ends_the_table():
+    # rule: MODES "table_dash" one_write (a table is one print; separators around a script's own
+    # prints, with another writer's line between them, are lines of their own)
+    rule = "-" * 60
+    texts = [rule, "Epoch 5: 28/04/2021 07:49:46",
+             "wandb: Network error (ReadTimeout), entering retry loop.",
+             "gen_sine - 16/16 (0m 3s)  | loss = 0.000", rule]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4)]
+    table = [rule, "Successful requests:    100", "Benchmark duration (s): 12.3", rule]
+    assert spans(table) == [(0, 3)]
