@@ -632,7 +632,11 @@ MODES: dict[str, dict] = {
     # a line with no head: continued by deeper-indented lines and by the stacks it introduces
     # (a member of a pretty-printed dump under a line that opened no bracket is the tail of a dump
     # whose top was cut: it starts its own block, "json_tail")
-    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None)}},
+    # (traceback.py writes its chain marker only after an exception line: a plain line it follows
+    # was the exception line of a traceback cut above it)
+    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
+                                   "py_chain": (_S, "py_chain")},
+              "after_blank": {"py_chain": (_S, "py_chain")}},
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception). Evidence that ends it: any line that is neither a stack
     # start nor deeper-indented; a line of text is held (record_tent) and kept only when a stack the
@@ -771,7 +775,7 @@ MODES: dict[str, dict] = {
                "after_blank": {"rule_dash": (_S, None), "paddle_head": (_S, None)}},
     "paddle_msg": {"kind": "cpp_frames", "on": {"indent": (_C, None)}},
     "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, None), "num_frame": (_S, None), "rule_eq": (_L, None)}},
-    "py_chain": {"kind": "python_traceback",
+    "py_chain": {"kind": "python_traceback", "kind_override": True,
                  "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg")},
                  "after_blank": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg")}},
     # torchrun's ChildFailedError message: a box from a '=' rule to the next bare '=' rule
@@ -811,11 +815,17 @@ MODES: dict[str, dict] = {
                          # or the remote traceback Ray's RayTaskError carries ("  File ..." frames)
                          "rule_eq": (_S, "py_box"), "py_file": (_S, "py_frames"),
                          "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None)},
-                  "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames")},
+                  # (an exception line whose traceback was cut above it: traceback.py chains the next
+                  # exception after a blank line, "The above exception was the direct cause ...")
+                  "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames"),
+                                  "py_chain": (_S, "py_chain")},
                   "max_tent": 12, "ends_at_blank": True},
+    # (a frame cannot stand without its exception line: one after a blank line among frames is the
+    # same stack, the blank line a copy's)
     "java_frames": {"kind": "java_stack",
                     "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
-                           "j_circular": (_S, None), "j_caused": (_S, "java_head")}},
+                           "j_circular": (_S, None), "j_caused": (_S, "java_head")},
+                    "after_blank": {"j_at": (_S, None), "j_more": (_S, None)}},
 
     # -- C++ ---------------------------------------------------------------------------------------
     # a glog/c10 E/F record or a what(): free text (c10::Error::compute_what: message, context

@@ -327,3 +327,19 @@ def test_a_line_of_another_writer_among_a_tables_rows_ends_the_table():
     assert spans(texts) == [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4)]
     table = [rule, "Successful requests:    100", "Benchmark duration (s): 12.3", rule]
     assert spans(table) == [(0, 3)]
+
+
+def test_a_chain_marker_after_a_cut_tracebacks_exception_line_continues_it():
+    # rules: MODES "plain"/"java_head" after_blank py_chain (traceback.py writes the marker only
+    # after an exception line)
+    for exc in ("jax.errors.SimplifiedTraceback: For simplicity, JAX has removed its internal frames.",
+                "java.lang.IllegalStateException: boom"):
+        texts = [exc, "", "The above exception was the direct cause of the following exception:", "",
+                 *BLOCKS["python_traceback"], SINGLES["print"]]
+        assert spans(texts) == [(0, 7), (8, 8)]
+
+
+def test_a_blank_line_among_java_frames_does_not_cut_the_stack():
+    # rule: MODES "java_frames" after_blank j_at (a frame cannot stand without its exception line)
+    texts = [*BLOCKS["java_stack"], "", "\tat com.example.Main.main(Main.java:5)", SINGLES["print"]]
+    assert spans(texts) == [(0, 4), (5, 5)]
