@@ -333,8 +333,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("num_frame", r"[ \t]*\d+ {2,}\S"),
     # UCX's signal handler (ucs/debug/debug.c): "Caught signal 11 (...)", "==== backtrace (tid: N) ====",
     # numbered frames, a closing rule of '='
-    ("ucx_sig", r"Caught signal \d+ \("),
-    ("ucx_bt", r"==== backtrace \(tid: *\d+\) ===="),
+    # (ucs_log_fatal_error writes the signal line after its "[host:pid:thread:tid] " prefix; older UCX
+    # omits the tid from the backtrace's header; bfd-resolved frames are "N 0xADDR func()  file:line")
+    ("ucx_sig", r"(?:\[[\w.-]+:\d+:\d+(?::\d+)?\] +)?Caught signal \d+ \("),
+    ("ucx_bt", r"==== backtrace (?:\(tid: *\d+\) )?===="),
+    ("ucx_frame", r"[ \t]*\d+ +0x[0-9a-fA-F]+ \S"),
     # gdb backtrace (stack.c print_frame): "#N  0xADDR in func (args) at file:line" / "#N  func (args) ..."
     ("gdb_frame", r"#\d+ +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
     ("gdb_src", r"(?:warning: )?\d+(?:\t| {2,}\S)"),
@@ -373,7 +376,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("mac_frame", r"\d+ +\S+ +0x[0-9a-fA-F]+ \S.* \+ \d+"),
     # lldb process stop report and thread backtrace
     ("lldb_stop", r"Process \d+ stopped"),
-    ("lldb_thread", r"[ \t]*\* thread #\d+"),
+    # (the selected thread is starred; "bt all" writes the others' headers without the star)
+    ("lldb_thread", r"[ \t]*(?:\* )?thread #\d+(?:[,:]|\s*$)"),
     ("lldb_target", r"Target \d+: \(.*\) stopped\."),
     # Go runtime (runtime/panic.go printpanics, runtime/traceback.go)
     ("go_panic", r"panic: |fatal error: "),
@@ -774,7 +778,10 @@ MODES: dict[str, dict] = {
                       "text": (_C, "paddle_msg"), "indent": (_C, None)},
                "after_blank": {"rule_dash": (_S, None), "paddle_head": (_S, None)}},
     "paddle_msg": {"kind": "cpp_frames", "on": {"indent": (_C, None)}},
-    "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, None), "num_frame": (_S, None), "rule_eq": (_L, None)}},
+    # (libbfd's own warnings, "BFD: Dwarf Error: ...", come between the signal line and the backtrace:
+    # held until its header confirms them)
+    "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, None), "num_frame": (_S, None), "ucx_frame": (_S, None),
+                                         "rule_eq": (_L, None), "text": (_T, None)}},
     "py_chain": {"kind": "python_traceback", "kind_override": True,
                  "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg")},
                  "after_blank": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg")}},
@@ -837,7 +844,9 @@ MODES: dict[str, dict] = {
                 "after_blank": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames")}},
     # frames end with ')' ("(0x.. in lib.so)"); a line after one that does not is its hard wrap
     "c10_frames": {"kind": "cpp_frames", "cross": True, "wrap_end": ")",
-                   "on": {"frame": (_S, None), "text": ("wrap", None), "c10_raised": (_S, None)},
+                   "on": {"frame": (_S, None), "text": ("wrap", None), "c10_raised": (_S, None),
+                          # lldb's "bt all": the next thread's header, then its frames
+                          "lldb_thread": (_S, "lldb_bt")},
                    "after_blank": {"c10_raised": (_S, None)}},
     # libstdc++: "terminate called after throwing an instance of 'T'" then "  what():  <what()>"
     "terminate": {"kind": "cpp_frames", "cross": True, "on": {"what": (_S, "c10_msg")}},
@@ -866,7 +875,8 @@ MODES: dict[str, dict] = {
     # lldb's stop report ends with "Target N: (name) stopped."
     "lldb_stop": {"kind": "lldb_stop", "on": {"lldb_target": (_L, None), "text": (_C, None), "indent": (_C, None),
                                               "lldb_thread": (_S, None), "frame": (_S, None)}},
-    "lldb_bt": {"kind": "lldb_bt", "on": {"frame": (_S, None), "indent": (_C, None)}},
+    "lldb_bt": {"kind": "lldb_bt", "kind_override": True,
+                "on": {"frame": (_S, None), "lldb_thread": (_S, None), "indent": (_C, None)}},
     # sanitizer_common reports: header, "    #N 0x.. in" frames, sections, "SUMMARY: XSanitizer: ..."
     # (TSan and Go's race detector also close with the rule they opened with)
     "san_report": {"kind": "llvm_sanitizer",

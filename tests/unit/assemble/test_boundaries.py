@@ -343,3 +343,26 @@ def test_a_blank_line_among_java_frames_does_not_cut_the_stack():
     # rule: MODES "java_frames" after_blank j_at (a frame cannot stand without its exception line)
     texts = [*BLOCKS["java_stack"], "", "\tat com.example.Main.main(Main.java:5)", SINGLES["print"]]
     assert spans(texts) == [(0, 4), (5, 5)]
+
+
+def test_ucx_signal_report_with_its_log_prefix_bfd_warnings_and_resolved_frames():
+    # rules: TOKENS "ucx_sig" (ucs_log_fatal_error's prefix), "ucx_bt" (no tid), "ucx_frame"; MODES
+    # "ucx" text -> tent (libbfd's warnings, confirmed by the backtrace header)
+    texts = ["[cgpu12:56309:2:56362] Caught signal 11 (Segmentation fault: address not mapped to object at 0x20)",
+             "BFD: Dwarf Error: Can't find .debug_ranges section.",
+             "==== backtrace ====",
+             "0 0x0000000000012ce0 __funlockfile()  :0",
+             "    1  /usr/lib/libucs.so.0(+0x22ba4) [0x2aab23b7aba4]",
+             "=================================",
+             "srun: error: cgpu12: task 0: Segmentation fault"]
+    assert spans(texts) == [(0, 5), (6, 6)]
+
+
+def test_lldb_bt_all_continues_across_thread_headers_without_the_star():
+    # rules: TOKENS "lldb_thread" (star optional), MODES "c10_frames"/"lldb_bt" lldb_thread
+    texts = ["    frame #19: 0x0000000100005864 python`main + 56",
+             "    frame #20: 0x000000018fd020e0 dyld`start + 2360",
+             "  thread #26",
+             "    frame #0: 0x0000000190052b70 libsystem_kernel.dylib`poll + 8",
+             SINGLES["prompt"]]
+    assert spans(texts) == [(0, 3), (4, 4)]
