@@ -624,6 +624,8 @@ _ATTACH = {
     "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sigdump"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
     "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"),
+    # (Ray's RayTaskError carries the remote traceback's frames under its message, without a header)
+    "py_file": ("announce", "py_frames"),
     "glibc_frame": ("announce", "glibc"), "mac_frame": ("announce", "mac_bt"),
     # k8s apimachinery HandleCrash logs "Observed a panic: ..." then the goroutine's stack
     "go_goroutine": ("announce", "go_stack"),

@@ -366,3 +366,13 @@ def test_lldb_bt_all_continues_across_thread_headers_without_the_star():
              "    frame #0: 0x0000000190052b70 libsystem_kernel.dylib`poll + 8",
              SINGLES["prompt"]]
     assert spans(texts) == [(0, 3), (4, 4)]
+
+
+def test_an_error_record_keeps_the_remote_frames_under_it_but_an_info_record_does_not():
+    # rule: _ATTACH py_file -> announce (Ray's "Unhandled error ...: ray::X()" carries the remote
+    # traceback's frames without a header)
+    frames = ['  File "/usr/lib/python3.12/dist-packages/vllm/worker/worker_base.py", line 468, in execute_method',
+              "    raise e"]
+    error = "2025-01-29 07:44:33,389 ERROR worker.py:422 -- Unhandled error: ray::RayWorkerWrapper.execute_method()"
+    assert spans([error, *frames]) == [(0, 2)]
+    assert spans([SINGLES["python_logging"], *frames]) == [(0, 0), (1, 2)]
