@@ -745,9 +745,11 @@ MODES: dict[str, dict] = {
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                "indent": (_C, "py_msg_more"), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                "rule_dash": (_T, "table_dash")}},
+    # (a chain marker after the held line confirms it: the message's last line, then the chain)
     "py_msg_held": {"kind": "python_traceback", "max_tent": 1,
                     "on": {"indent": (_C, "py_msg_more"), "exc_named": (_C, "py_msg_more"),
-                           "cuda_hint": (_C, "py_msg_more"), "j_at": (_C, "py_msg_more")}},
+                           "cuda_hint": (_C, "py_msg_more"), "j_at": (_C, "py_msg_more"),
+                           "py_chain": (_S, "py_chain")}},
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),

@@ -376,3 +376,11 @@ def test_an_error_record_keeps_the_remote_frames_under_it_but_an_info_record_doe
     error = "2025-01-29 07:44:33,389 ERROR worker.py:422 -- Unhandled error: ray::RayWorkerWrapper.execute_method()"
     assert spans([error, *frames]) == [(0, 2)]
     assert spans([SINGLES["python_logging"], *frames]) == [(0, 0), (1, 2)]
+
+
+def test_a_chain_marker_confirms_the_line_held_after_the_exception_line():
+    # rule: MODES "py_msg_held" py_chain (the held line was the message's last; the chain follows)
+    texts = [*BLOCKS["python_traceback"], "RuntimeError",
+             "The above exception was the direct cause of the following exception:", "",
+             *BLOCKS["python_traceback"]]
+    assert spans(texts) == [(0, 10)]
