@@ -486,6 +486,9 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # gdb's own event lines ("[New Thread 0x.. (LWP N)]", "[Inferior 1 (process N) exited ...]")
     ("gdb_event", r"\[(?:New (?:Thread|LWP)|Thread 0x[0-9a-fA-F]+ \(LWP \d+\) exited|Inferior \d+ |Switching to "
                   r"|Current thread is )", None),
+    # gdb's stop report (infrun.c print_signal_received_reason): "Program received signal SIGABRT, Aborted."
+    ("gdb_signal", r"(?:Program|Thread \d+ \"[^\"]*\") received signal SIG[A-Z]+"
+                   r"|Program terminated with signal ", None),
 )
 # Tokens their printers write bare (traceback.py's exception line, printStackTrace's): a line with a
 # record head of its own is a new record, not the exception line of the stack before it; so is a line

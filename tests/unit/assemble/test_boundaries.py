@@ -384,3 +384,14 @@ def test_a_chain_marker_confirms_the_line_held_after_the_exception_line():
              "The above exception was the direct cause of the following exception:", "",
              *BLOCKS["python_traceback"]]
     assert spans(texts) == [(0, 10)]
+
+
+def test_gdbs_stop_report_is_a_record_of_its_own():
+    # rule: RECORDS "gdb_signal" (ends a free-text part: here torchrun's box cut before its closing rule)
+    texts = ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+             "============================================================",
+             "train.py FAILED",
+             "Failures:",
+             "  <NO_OTHER_FAILURES>",
+             "Program received signal SIGABRT, Aborted."]
+    assert spans(texts) == [(0, 4), (5, 5)]
