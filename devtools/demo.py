@@ -173,7 +173,7 @@ def run_demo(settings: Settings, say: Callable[[str], None] = print, child_env: 
     ]
     try:
         unique = show_assemble(settings, say, host, sent, want_events, want_metrics, logs)
-        show_hot(settings, say, host, len(unique), logs)
+        show_hot(settings, say, host, len(unique), want_metrics, logs)
         show_cold(settings, say, f"{settings.routing.default_project}/demo-{run_id}", len(unique), logs)
         show_alerts(settings, say, f"demo-{run_id}-", logs)
         say("6. each worker's Prometheus metrics, read while it runs: "
@@ -217,17 +217,20 @@ def show_assemble(settings: Settings, say: Callable[[str], None], host: str, sen
     return unique
 
 
-def show_hot(settings: Settings, say: Callable[[str], None], host: str, want: int, logs: Path) -> None:
+def show_hot(settings: Settings, say: Callable[[str], None], host: str, want: int, want_metrics: int,
+             logs: Path) -> None:
     project = settings.routing.default_project
     in_es = wait_for(lambda: es_count(settings, f"sluice-logs-{project}-*", host), lambda n: n >= want, 120)
-    metrics_in_es = es_count(settings, f"sluice-metrics-{project}-*", host)
+    # Metric points come from their own topic through their own batches: wait for them on their own.
+    metrics_in_es = wait_for(lambda: es_count(settings, f"sluice-metrics-{project}-*", host),
+                             lambda n: n >= want_metrics, 60)
     say(f"3. hot sink: {in_es} events in Elasticsearch (sluice-logs-{project}-*) and {metrics_in_es} metric points "
         f"(sluice-metrics-{project}-*), _id = event_id")
     say(f"   look: curl '{settings.elasticsearch.url}/sluice-logs-{project}-*/_search?q=error_class:cuda_oom"
         f"%20AND%20source.host:{host}&pretty'")
-    if in_es < want:
-        raise SluiceError(f"only {in_es} of {want} events reached Elasticsearch in 120 s; "
-                          f"read {logs / 'demo-worker-hot.log'}")
+    if in_es < want or metrics_in_es < want_metrics:
+        raise SluiceError(f"only {in_es} of {want} events and {metrics_in_es} of {want_metrics} metric points "
+                          f"reached Elasticsearch; read {logs / 'demo-worker-hot.log'}")
 
 
 def show_cold(settings: Settings, say: Callable[[str], None], prefix: str, want: int, logs: Path) -> None:

@@ -52,14 +52,17 @@ _HEAD_STARTS = R.HEAD_STARTS
 _DEPTH_MODES = frozenset(m for m, spec in R.MODES.items() if spec.get("depth"))
 _NOTHING: dict = {}
 _END = ("end", None)
-_WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap"))
+_WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "own"))
 _KEEPS = frozenset(("cont", "cont!", "last"))
 _STRONG = frozenset(("cont!", "last"))
 _SPACED = R.SPACED_AFTER - 1
 _TEXT = frozenset(("text", "indent"))
 _BARE = R.BARE_TOKENS
 # single-line modes a line of another key ends: their continuation comes at once or not at all
-_SWITCH_CLOSES = frozenset(("plain", "record", "record_tent"))
+_SWITCH_CLOSES = frozenset(("plain", "record", "record_native", "record_exc", "record_tent"))
+# and the modes of output one call writes whole (a framed table, a box): a line of another writer
+# before its end says the lines held so far were not one write
+_WRITER_CLOSES = _SWITCH_CLOSES | frozenset(m for m, spec in _MODES.items() if spec.get("one_write"))
 # tokens a single-line mode keeps even when the line has a head of its own
 _STRONG_SINGLE = frozenset(tok for m in _SWITCH_CLOSES for tok, (act, _n) in _MODES[m]["on"].items()
                            if act in ("cont!", "last"))
@@ -69,7 +72,7 @@ _STRONG_SINGLE = frozenset(tok for m in _SWITCH_CLOSES for tok, (act, _n) in _MO
 _AWAIT_PLAIN = {"plain": "record", "record": "body"}
 
 # old mode names of saved states (before the per-printer modes), mapped on restore
-_OLD_MODES = {"python": "py_msg", "cpp": "c10_msg", "sanitizer": "cs_report", "done": "plain"}
+_OLD_MODES = {"python": "py_msg_more", "cpp": "c10_msg", "sanitizer": "cs_report", "done": "plain"}
 
 
 class _Open:
@@ -258,7 +261,7 @@ def _start_mode(tok: str, body: str, head: str | None, hname: str = "") -> tuple
         elif last and last in R.JSON_OPEN:
             return "json", "json_dump"
     if head is not None:
-        return ("body" if last == ":" else "record"), None
+        return ("body" if last == ":" else R.RECORD_MODES.get(hname, "record")), None
     return "plain", None
 
 
@@ -400,7 +403,8 @@ class MultilineMerger:
                     self._append(sid, opened, last, other, act, nxt, line, offset, ms, body, None, out)
                     return
         if last is not None and last != key:
-            for k in [k for k, o in opened.items() if k != key and o.mode in _SWITCH_CLOSES]:
+            for k in [k for k, o in opened.items() if k != key and o.mode in _WRITER_CLOSES
+                      and not (o.mode == "plain" and o.last_body.endswith(R.ANNOUNCE_ENDINGS))]:
                 self._close(sid, opened, k, out)
             still = self._src.get(sid)
             if still is not None:
@@ -456,7 +460,7 @@ class MultilineMerger:
         if spaced:
             opened[key].spaced = spaced
 
-    def _decide(self, ob: _Open, tok: str, body: str, head: str | None, rhead: str | None) -> tuple[str, str | None]:  # noqa: PLR0911, PLR0912 - one flat dispatch over the actions of rules.MODES
+    def _decide(self, ob: _Open, tok: str, body: str, head: str | None, rhead: str | None) -> tuple[str, str | None]:  # noqa: PLR0911, PLR0912, PLR0915 - one flat dispatch over the actions of rules.MODES
         spec = _MODES[ob.mode]
         shapes = _SHAPES.get(ob.mode)
         if shapes is not None and body:
@@ -466,7 +470,9 @@ class MultilineMerger:
                 tok = shape
         if ob.mode == "lead":
             return ("cont!", _STARTS.get(tok, ("record", None))[0]) if R.LEADING_BLANK_RE.match(body) else _END
-        if ob.mode == "await":
+        if ob.mode == "await":  # (a record of its own is not the message: the head's message was empty)
+            if (rhead is None or rhead != ob.rhead) if head is not None else _is_record(body.lstrip()):
+                return _END
             mode, _kind = _start_mode(tok, body, head)
             if mode == "plain" and (body[:1] in " \t" or body.rstrip().endswith(":")):
                 return "cont!", "body"  # the message's first line introduces the lines below it, or is a field of it
@@ -503,16 +509,25 @@ class MultilineMerger:
         if head is not None:
             if (act not in _STRONG and act != "side") or (rhead is not None and rhead == ob.rhead) or tok in _BARE:
                 return _END  # a new record
-        elif act in _WEAK and (ob.every or _is_record(body.lstrip())):
-            return _END
+        elif (act in _WEAK or tok in _BARE) and (ob.every or _is_record(body.lstrip())):
+            return _END  # (an exception line is written bare: "ERROR: ...", "srun: error: ..." are records)
         if act == "deeper":
             return ("cont", nxt) if _indent(body) > ob.indent0 else _END
+        if act == "after_colon":  # (else held in the mode's else_tent mode, or ended)
+            return (("cont", nxt) if ob.last_body.rstrip().endswith(":")
+                    else ("tent", spec["else_tent"]) if "else_tent" in spec else _END)
         if act == "announce":
             return ("cont!", nxt) if self._announces(ob) else _END
+        if act == "own":
+            return _END if _is_record(ob.last_body.lstrip()) else ("cont!", nxt)
         if act == "expect":
             if self._announces(ob):
                 return "cont!", nxt
-            act, nxt = "tent", "record_tent"
+            if self._quiet(ob):
+                return _END
+            act, nxt = "tent", "record_exc"
+        if act in _STRONG and spec.get("quiet_ends") and self._quiet(ob) and not self._announces(ob):
+            return _END  # the held lines are not this quiet record's: they are read again
         if act == "wrap":
             return _END if ob.block.texts[-1].rstrip().endswith(spec["wrap_end"]) else ("cont", nxt)
         if act == "tent" and len(ob.tent) >= spec.get("max_tent", 12):
@@ -531,6 +546,13 @@ class MultilineMerger:
         if ob.head0 and R.ANNOUNCE_HEAD_RE.search(ob.head0):
             return True
         return R.ANNOUNCE_BODY_RE.search(ob.last_body) is not None
+
+    @staticmethod
+    def _quiet(ob: _Open) -> bool:
+        """Whether the block is a record at a quiet level whose message does not speak of a failure
+        (``rules.QUIET_HEAD_RE``, ``rules.QUIET_ANNOUNCE_RE``)."""
+        return (bool(ob.head0) and R.QUIET_HEAD_RE.search(ob.head0) is not None
+                and R.QUIET_ANNOUNCE_RE.search(ob.last_body) is None)
 
     # -- changing blocks ------------------------------------------------------------------------
     def _start(self, sid: str, opened: dict[str, _Open], key: str, line: RawLine, offset: int, ms: int, body: str,
@@ -596,6 +618,8 @@ class MultilineMerger:
             ob.rhead = rhead
         mode = ob.mode
         if nxt is not None and nxt != mode:
+            if _MODES[mode].get("head_line"):
+                ob.head0 += body
             ob.mode = mode = nxt
             spec = _MODES[nxt]
             kind = spec.get("kind")

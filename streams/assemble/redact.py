@@ -22,12 +22,28 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from streams.assemble.secret_finders import FINDERS, assignment
+from streams.assemble.secret_finders import (
+    FINDERS,
+    PEM_BEGIN,
+    PEM_END,
+    assignment,
+    k8s_secret,
+    keyed_value,
+    name_value,
+)
 from streams.assemble.secret_gate import FOLD, FORMAT_CHARS, make_gate
 from streams.assemble.secret_keys import CHECKS, is_secret_value, key_strength
 from streams.assemble.secret_rules import DEFAULT_RULES, SecretRule
 from streams.deadletter import protect_letter
 
+_SECRET_DATA = ("data.", "stringData.")
+_MANIFEST_KIND = re.compile(r"^kind:[ \t]*Secret[ \t]*$", re.MULTILINE)
+MANIFEST_EVENTS = 16  # top-level keys of one manifest: a Secret's data follows its kind within these
+_REDACTED_MARK = re.compile(r"\[REDACTED:\w+\]")
+# A line of a key's base64: a full line, or a shorter tail that shows base64's digits, '+', '/' or padding
+# (a short word such as "done" ends the block instead).
+_PEM_BODY_LINE = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}|(?=[A-Za-z+/]*[0-9+/=])[A-Za-z0-9+/]{4,}={0,2}")
+_PEM_HEADER = re.compile(r"(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset): .*")
 _FOLDS = str.maketrans({**dict.fromkeys(FORMAT_CHARS), 0x131: "i", 0x130: "I"})
 MEMO_MAX_CHARS = 256  # strings up to this long (labels, source fields, keys) are memoised
 MEMO_ENTRIES = 50_000
@@ -105,6 +121,8 @@ class Redactor:
         self._memo: dict[str, str] = {}
         self._pairs: dict[tuple[str, str], tuple[str, str]] = {}
         self._last: str | None = None  # the last text returned redacted: not looked at twice
+        self._pem_open: dict[tuple[Any, ...], bool] = {}  # sources inside a private key split across events
+        self._manifest_open: dict[tuple[Any, ...], int] = {}  # sources inside a Secret manifest: events left
 
     def _finder(self, rule: SecretRule) -> Callable[[str], list[tuple[int, int, str]]]:
         kind = rule.kind
@@ -115,9 +133,9 @@ class Redactor:
             if rule.finder not in FINDERS:
                 raise ValueError(f"secret rule {kind!r}: no finder {rule.finder!r} (known: {sorted(FINDERS)})")
             fn = FINDERS[rule.finder]
-            if fn is assignment:
+            if fn in (assignment, name_value, keyed_value):  # judged by key name, with the configured names too
                 strength = self.strength
-                return lambda text: [(a, b, "secret") for a, b in assignment(text, strength)]
+                return lambda text: [(a, b, "secret") for a, b in fn(text, strength)]
             return lambda text: [(a, b, kind) for a, b in fn(text)]
         rx = re.compile(rule.pattern)
         group = "s" if "s" in rx.groupindex else 0
@@ -219,6 +237,10 @@ class Redactor:
         itself when nothing changed (dicts are shared between the events of one source)."""
         new: dict[str, Any] | None = None
         pairs = self._pairs
+        if d.get("kind") == "Secret":  # a Kubernetes Secret lifted from JSON: its data, whatever the key names
+            d = {k: "[REDACTED:k8s_secret]" if k.__class__ is str and k.startswith(_SECRET_DATA) and v else v
+                 for k, v in d.items()}
+            new = d
         for k, v in d.items():
             if v is None:
                 continue
@@ -244,12 +266,14 @@ class Redactor:
         return d if new is None else new
 
     def _other(self, key: Any, value: Any) -> tuple[Any, Any]:
-        """A key with a value that is not a string: a nested map, a list, a number."""
+        """A key with a value that is not a string: a nested map, a list (of a secret-named key: each string
+        judged as that key's value), a number."""
         new_key = self.short(key) if key.__class__ is str else key
         if isinstance(value, dict):
             return new_key, self.mapping(value)
         if isinstance(value, list):
-            items = [self.short(x) if x.__class__ is str else x for x in value]
+            items = [(self._pair(key, x)[1] if key.__class__ is str else self.short(x)) if x.__class__ is str
+                     else self.mapping(x) if isinstance(x, dict) else x for x in value]
             return new_key, value if all(a is b for a, b in zip(items, value, strict=True)) else items
         return new_key, value
 
@@ -264,11 +288,53 @@ class Redactor:
             v = value.get(k)
             if v:
                 value[k] = self(v) if k == "message" else self.short(v)
+        msg = value.get("message")
+        if msg and (self._pem_open or "PRIVATE KEY" in msg):
+            value["message"] = msg = self._pem_lines(value, msg)
+        if msg and (self._manifest_open or "Secret" in msg):
+            value["message"] = self._secret_manifest(value, msg)
         for k in maps:
             v = value.get(k)
             if v:
                 value[k] = self.mapping(v)
         return out
+
+    def _pem_lines(self, value: dict[str, Any], msg: str) -> str:
+        """A private key whose lines a source's merger left as events of their own: after an event that opens
+        a block and does not close it, the source's base64 lines are redacted whole until its END line
+        (also redacted by the ``pem`` finder) or the first line that is not base64 or a PEM header."""
+        source = value.get("source") or {}
+        key = tuple(source.values())
+        if key in self._pem_open:
+            stripped = _REDACTED_MARK.sub("", msg).strip()
+            if _PEM_BODY_LINE.fullmatch(stripped) and not PEM_END.search(msg):
+                return "[REDACTED:private_key]"
+            if PEM_END.search(msg) or not (_PEM_HEADER.fullmatch(stripped) or not stripped):
+                self._pem_open.pop(key)
+        begins = list(PEM_BEGIN.finditer(msg))
+        if begins and not PEM_END.search(msg, begins[-1].end()):
+            if len(self._pem_open) >= MEMO_ENTRIES:
+                self._pem_open.clear()
+            self._pem_open[key] = True
+        return msg
+
+    def _secret_manifest(self, value: dict[str, Any], msg: str) -> str:
+        """A Kubernetes Secret in YAML whose top-level keys a source's merger left as events of their own: the
+        ``data:`` or ``stringData:`` event after ``kind: Secret`` (within the same manifest) is redacted."""
+        key = tuple((value.get("source") or {}).values())
+        left = self._manifest_open.pop(key, 0)
+        if _MANIFEST_KIND.search(msg):
+            if len(self._manifest_open) >= MEMO_ENTRIES:
+                self._manifest_open.clear()
+            self._manifest_open[key] = MANIFEST_EVENTS
+        elif left and not msg.startswith(("---", "apiVersion:")):
+            if msg.startswith(("data:", "stringData:")):
+                spans = k8s_secret("kind: Secret\n" + msg)
+                shift = len("kind: Secret\n")
+                for a, b in sorted(spans, reverse=True):
+                    msg = msg[:a - shift] + "[REDACTED:k8s_secret]" + msg[b - shift:]
+            self._manifest_open[key] = left - 1
+        return msg
 
     def letter(self, value: dict[str, Any]) -> dict[str, Any]:
         """A dead letter's error and readable text redacted (the text made from the original bytes); the

@@ -25,9 +25,13 @@ an action and the next state. Actions:
   of ``RECORDS``) -- the evidence used where a printer writes free text (exception messages);
 - ``cont!``: the grammar says the line belongs here whatever it looks like (frames, ``Caused by:``);
 - ``deeper``: continue when indented deeper than the block's first line;
+- ``after_colon``: ``cont`` when the block's last line ends with ``:`` (it announces more), else
+  ``tent`` into the mode's ``else_tent`` mode when it names one, else ``end``;
 - ``announce``: continue when the block's first line announces what follows (level WARN and up,
   ``Exception in ...``, a trailing ``:``, the same repeated head), else start a new block;
-- ``expect``: ``cont!`` when the block announces the line (as ``announce``), else ``tent``;
+- ``own``: ``cont!`` when the block's line is not a record of its own (the printer's own message above
+  what it prints next), else ``end``;
+- ``expect``: ``cont!`` when the block announces the line (as ``announce``), else ``tent`` (frames confirm it);
 - ``last``: append and close (the printer's known last line: ``Extension modules:``, a sanitizer's
   ``SUMMARY:``, the closing rule of a box);
 - ``tent``: hold the line tentatively: a later ``cont!``/``last`` confirms it, anything else
@@ -99,6 +103,9 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
      None),
     # wandb's terminal log prefixes every line of its messages with "wandb: "
     ("wandb", r"wandb: ", "all", None),
+    # test runners and launchers that relay a child's streams label each line with the stream
+    # (accelerate's execute_subprocess_async: "stderr: ", "stdout: ")
+    ("stdio", r"(?:stdout|stderr): ", "all", None),
     # a box-drawing gutter some build tools draw, indented, before every line of a child's output
     # (a box's own "│" lines start at column 0: Rich's traceback box)
     ("gutter", r" +\u2502 ", "all", None),
@@ -119,16 +126,17 @@ _LVL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL)"
 # structlog's and zap's lower case
 _LVLW = (r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL|FINEST|FINER|FINE|CONFIG"
          r"|trace|debug|info|notice|warning|warn|error|fatal|critical)")
-# date and time: ISO 8601 (any fraction, Z / offset), Go's log "2006/01/02", US "01/02/06",
-# Tomcat's "02-Jan-2006"
-_DATE_TIME = (r"(?:\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: ?(?:Z|[+-]\d\d:?\d\d|UTC))?)?"
+# date and time: ISO 8601 (any fraction, Z / offset; Airflow's log view writes "2022-11-09, 09:59:40 UTC"),
+# Go's log "2006/01/02", US "01/02/06", Tomcat's "02-Jan-2006"
+_DATE_TIME = (r"(?:\d{4}-\d\d-\d\d(?:(?:[ T]|, )\d\d:\d\d:\d\d(?:[.,]\d+)?(?: ?(?:Z|[+-]\d\d:?\d\d|UTC))?)?"
               r"|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?"
               r"|\d\d/\d\d/\d\d(?:\d\d)? \d\d:\d\d:\d\d(?:[.,]\d+)?"
               r"|\d\d-[A-Z][a-z]{2}-\d{4} \d\d:\d\d:\d\d(?:[.,]\d+)?)")
-# a field after the time: a bracketed thread, logger or level (structlog pads it: "[info     ]"), a level
+# a field after the time: a bracketed thread, logger or level (structlog pads it: "[info     ]"), Airflow's
+# braced "{file.py:N}", a level
 # (with celery's "/Process", with JUL's ':'), a glog-style level letter, a pid, Spring Boot's "---", a
 # parenthesised component (Ray's "(raylet)"), a file:line[:func]
-_FIELD = (rf"(?:\[[^\]]{{1,80}}\]|{_LVLW}(?:/[\w.-]+)?[:\]]?|[DIWEFC]|\d+|---|\([\w.-]+\)"
+_FIELD = (rf"(?:\[[^\]]{{1,80}}\]|\{{[^}}]{{1,80}}\}}|{_LVLW}(?:/[\w.-]+)?[:\]]?|[DIWEFC]|\d+|---|\([\w.-]+\)"
           r"|[\w$/-]+\.[a-z]{1,4}:\d+(?::\w+)?[\]:]?)")
 # a logger name and its separator ("com.x.Y - ", "o.s.b.SpringApplication   : ", "trainer.py:249 -- ",
 # "[kafka-0-raft-io-thread]: "), written as runs so that a long word is not tried one character at a time
@@ -222,8 +230,24 @@ RELAY_ESCAPES = (("#011", "\t"),)
 RELAY_RECORDS = frozenset(("p_syslog", "p_dmesg"))
 EVERY_LINE = frozenset(("h_vllm", "h_torch_logging"))
 # Levels that announce an exception after the record (logger.exception, log4j's %throwable, glog E/F).
-ANNOUNCE_HEAD_RE = re.compile(r"WARN|ERRO|SEVERE|FATA|CRITICAL|EXCEPTION|[Ww]arn|[Ee]rror|[Ff]atal|[Cc]ritical"
+# A level is a word of its own in the head: not part of a logger's name ("torch...multiprocessing.errors",
+# "uvicorn.error", "error_handler"), whose INFO records carry no traceback.
+ANNOUNCE_HEAD_RE = re.compile(r"(?:^|[^\w.])(?:WARN(?:ING)?|ERROR?|SEVERE|FATAL?|CRITICAL|EXCEPTION|[Ww]arn(?:ing)?"
+                              r"|[Ee]rror|[Ff]atal|[Cc]ritical)(?:[^\w.]|$)"
                               r"|\[[EWF]\d|^[EWF]\d|^[EWF] \d| [EF] \d|: [EF] ")
+# A record at a quiet level (log4j/logback/logging INFO and below, JUL CONFIG and FINE*, glog I): a
+# stack or exception line after it is taken as its own only when its message announces one (a
+# "%m%n%ex" layout prints the stack of any level, but a stack under a quiet record that does not
+# mention it is, far more often, another writer's printStackTrace between the records).
+QUIET_HEAD_RE = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE|CONFIG|FINE|FINER|FINEST)\b|^\[?[ID]\d{4} ")
+# what a quiet record's message says when it does carry a stack (Elasticsearch's "[DEBUG][bootstrap] Exception",
+# Flink's "INFO ... Triggering Checkpoint 1 ... failed due to {}")
+QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|[Tt]hrowable|[Ss]tack ?trace|[Cc]rash|[Aa]bort")
+# A line without a head that ends like this announces what its writer prints next, in another write:
+# threading's "Exception in thread loader-0:" before print_exception, a crash handler's "..., backtrace:"
+# before backtrace_symbols_fd. It stays open while other processes' lines (other stream prefixes) come
+# between; its own next line decides as ever.
+ANNOUNCE_ENDINGS = (":", ": ")
 # Records known never to carry the traceback that follows them: torch elastic's api.py logs a
 # worker's death with logger.error (no exc_info); the launcher's own uncaught traceback comes next.
 NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: ")
@@ -233,7 +257,9 @@ ANNOUNCE_BODY_RE = re.compile(
     r"|(?:asyncgen|future|handle|protocol|socket|task|transport): <|exception was never retrieved"
     r"|[Bb]acktrace|[Ss]tack trace|Obtained \d+ stack frames|<<< (?:FAILURE|ERROR)!\s*$"
     # Go's net/http logs "http: panic serving ADDR: v" then the stack; k8s "Observed a panic: "
-    r"|[Pp]anic)")
+    r"|[Pp]anic"
+    # a record whose message ends with the throwable's toString() (a layout that writes "%m %ex" on one line)
+    r"|(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?::|$))")
 
 # -- 3. tokens -------------------------------------------------------------------------------------
 # (name, pattern[, gate]), first match wins. The comment names the printer. A gate is a literal the
@@ -268,6 +294,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("ipy_src", r"[ \t]*-*> \d+ |[ \t]+\d+ |[ \t]+\(\.\.\.\)"),
     # CPython Python/pylifecycle.c fatal_error() and Modules/faulthandler.c
     ("py_fatal", r"(?:\S+ )?Fatal Python error: ", "Fatal Python error: "),
+    # faulthandler.dump_traceback_later's watchdog: "Timeout (H:MM:SS[.ffffff])!" then every thread's stack
+    ("py_timeout", r"Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!\s*$"),
+    # faulthandler's lines in a thread's stack that are not frames (Python/traceback.c dump_traceback)
+    ("fh_note", r"[ \t]+(?:<no Python frame>|<tstate is freed>|Garbage-collecting|\.\.\.)\s*$"),
     ("py_thread", r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):"
                   r"|Stack \(most recent call first\):|Current thread's C stack trace"),
     # "Extension modules: a, b, ... (total: N)" is one line; cut by a terminal's width, its rest follows
@@ -294,6 +324,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("j_caused", r"[ \t]*Caused by: "),
     ("j_suppressed", r"[ \t]+Suppressed: "),
     ("j_circular", r"[ \t]*\[CIRCULAR REFERENCE: "),
+    # an exception line with no message at all ("KeyboardInterrupt", "asyncio.exceptions.TimeoutError"):
+    # traceback.py writes nothing of the exception after it but its notes and chained exceptions
+    ("exc_bare", r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*\s*$"),
     # (Ray's "ray.exceptions.RayTaskError(ValueError): ..." names the cause's type in parentheses)
     ("j_exc", r"(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?:\([\w.]+\))?(?::|$)"),
     # libstdc++ __gnu_cxx::__verbose_terminate_handler
@@ -313,16 +346,29 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("go_race", r"WARNING: DATA RACE"),  # Go's race detector (the same runtime as TSan)
     ("san_runtime", r"[^\s:]+:\d+:\d+: runtime error: ", "runtime error: "),  # UBSan
     ("san_summary", r"SUMMARY: \w+Sanitizer: "),
+    # ASan after its SUMMARY (asan_errors.cpp PrintShadowMemoryForAddress / PrintLegend, asan_report.cpp):
+    # "Shadow bytes around the buggy address:", rows ("  0x0c04..: 00 fa", "=>0x0c04..: [fa]"), the legend
+    # title and its indented lines ("==PID==ABORTING" after them is Die()'s line of its own)
+    ("san_shadow", r"Shadow byte(?:s around the buggy address| legend)|=>0x[0-9a-fA-F]+: "),
     # PaddlePaddle's error string (platform/enforce.h, init.cc SignalHandle): dashed section heads
     # "C++ Traceback (most recent call last):" with "N   frame" lines, then "Error Message Summary:"
     ("paddle_head", r"(?:C\+\+ Traceback \(most recent call last\)|Error Message Summary):"),
     ("num_frame", r"[ \t]*\d+ {2,}\S"),
     # UCX's signal handler (ucs/debug/debug.c): "Caught signal 11 (...)", "==== backtrace (tid: N) ====",
     # numbered frames, a closing rule of '='
-    ("ucx_sig", r"Caught signal \d+ \("),
-    ("ucx_bt", r"==== backtrace \(tid: *\d+\) ===="),
+    # (ucs_log_fatal_error writes the signal line after its "[host:pid:thread:tid] " prefix; older UCX
+    # omits the tid from the backtrace's header; bfd-resolved frames are "N 0xADDR func()  file:line")
+    ("ucx_sig", r"(?:\[[\w.-]+:\d+:\d+(?::\d+)?\] +)?Caught signal \d+ \("),
+    ("ucx_bt", r"==== backtrace (?:\(tid: *\d+\) )?===="),
+    ("ucx_frame", r"[ \t]*\d+ +0x[0-9a-fA-F]+ \S"),
     # gdb backtrace (stack.c print_frame): "#N  0xADDR in func (args) at file:line" / "#N  func (args) ..."
+    # (frame #0 opens a backtrace: `bt` after a stop's "#0 ..." + source line, each thread of `thread apply
+    # all bt` under its "Thread N (Thread 0x... (LWP n) "name"):" line)
+    ("gdb_frame0", r"#0 +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
     ("gdb_frame", r"#\d+ +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
+    ("gdb_thread", r"Thread \d+ \((?:Thread|LWP|process) .*\):\s*$"),
+    # `bt full` writes each frame's locals under it, indented, or one of these (stack.c print_frame_local_vars)
+    ("gdb_nolocals", r"No (?:locals|symbol table info available)\.\s*$"),
     ("gdb_src", r"(?:warning: )?\d+(?:\t| {2,}\S)"),
     # absl failure_signal_handler ("*** SIGSEGV received at time=..."), glog's failure handler
     # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK
@@ -359,10 +405,14 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("mac_frame", r"\d+ +\S+ +0x[0-9a-fA-F]+ \S.* \+ \d+"),
     # lldb process stop report and thread backtrace
     ("lldb_stop", r"Process \d+ stopped"),
-    ("lldb_thread", r"[ \t]*\* thread #\d+"),
+    # (the selected thread is starred; "bt all" writes the others' headers without the star)
+    ("lldb_thread", r"[ \t]*(?:\* )?thread #\d+(?:[,:]|\s*$)"),
     ("lldb_target", r"Target \d+: \(.*\) stopped\."),
     # Go runtime (runtime/panic.go printpanics, runtime/traceback.go)
     ("go_panic", r"panic: |fatal error: "),
+    # the runtime's diagnostics before a throw ("runtime: goroutine stack exceeds 1000000000-byte limit",
+    # "runtime: sp=0x.. stack=[..]" then "fatal error: stack overflow": runtime/stack.go newstack)
+    ("go_runtime_note", r"runtime: \S"),
     ("go_nested", r"[ \t]+panic: "),
     ("go_sig", r"SIG[A-Z]+: [a-z][\w ]*$"),
     ("go_signal", r"\[signal [A-Z]+"),
@@ -371,15 +421,21 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("go_created", r"created by "),
     ("go_file", r"(?:[ \t]+|/)(?:[^\s:]*\.(?:go|s)|<autogenerated>|\?):\d+(?: |$)"),
     ("go_file_bare", r"[^\s:]+\.(?:go|s):\d+(?: |$)"),  # a file line whose tab a relay dropped
-    ("go_elided", r"[ \t]*\.\.\.additional frames elided\.\.\."),
+    # runtime/traceback.go: "...additional frames elided..." past the frame limit, and in a deep stack's
+    # middle "...N frames elided..." (traceback1 prints the first and last frames)
+    ("go_elided", r"[ \t]*\.\.\.(?:additional|\d+) frames elided\.\.\."),
     ("go_func", r"(?:[\w.%~\u00b7-]+/)*[\w.%~\u00b7-]+(?:\[[^\]]*\])?(?:\.\(\*?[\w.]+(?:\[[^\]]*\])?\)[\w.\u00b7]*)?"
                 r"\([^()]*\)$"),
     # zap's and errors' stacks name the function without its arguments ("net/http.(*conn).serve"): held
     # until its file line
     ("go_func_bare", r"(?:[\w.~%-]+/)*[\w~%-]+\.[\w.*()\[\]~%-]+$"),
-    # Rust std panicking.rs default_hook and the backtrace printer
-    ("rust_panic", r"thread '[^']*' panicked at "),
-    ("rust_note", r"note: (?:run with `RUST_BACKTRACE=|Some details are omitted)"),
+    # Rust std panicking.rs default_hook and the backtrace printer; since Rust 1.89 the hook names the
+    # thread's id after its name: "thread 'main' (6720) panicked at src/main.rs:22:20:"
+    ("rust_panic", r"thread '[^']*'(?: \(\d+\))? panicked at "),
+    # (std's panicking.rs closes a panic that cannot unwind, in a destructor or a nounwind function, with
+    # "thread caused non-unwinding panic. aborting.")
+    ("rust_note", r"note: (?:run with `RUST_BACKTRACE=|Some details are omitted)"
+                  r"|thread caused non-unwinding panic\. aborting\."),
     ("rust_bt_head", r"stack backtrace:"),
     ("rust_frame", r"[ \t]+\d+:\s+(?:0x[0-9a-fA-F]+ - |\S*::)"),
     # pip closes a failed build's subprocess output box (indented like the traceback inside it)
@@ -414,10 +470,17 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # a JSON object's member or closing bracket on a line of its own (pretty-printed dumps)
     ("json_member", r"[ \t]+\"[^\"]{1,200}\": "),
     ("json_close", r"[ \t]*[}\]],?\s*$"),
+    # a line of a dump written without indentation starts with a bracket or a quoted member
+    # (Elasticsearch's JSON layout writes its "stacktrace" array's items at column 0)
+    ("json_line", r"[\[\]{}\"]"),
     # java.util.logging SimpleFormatter's second line: "LEVEL: message"
     ("jul_level", r"(?:SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST): "),
-    # warnings.formatwarning's source line: exactly two spaces, then the stripped source
-    ("warn_src", r"  \S"),
+    # warnings.formatwarning's source line: exactly two spaces, then the stripped source (one, when a
+    # stream prefix written without a space, torchrun's "[rank3]:", took the first as its separator)
+    ("warn_src", r"  ?\S"),
+    # an error named inside an exception's message, by the naming convention of exception classes
+    # ("ncclUnhandledCudaError: Call to CUDA function failed.")
+    ("exc_named", r"[A-Za-z_][\w.]*(?:Error|Exception|Failure|Interrupt|Exit)\w*: "),
     # a Python exception line: "Name: message" or a bare name (the line after a traceback's frames)
     ("exc_line", r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:\([\w.]*\))?(?::(?: |$)|$)"),
 )
@@ -430,11 +493,19 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # NCCL src/debug.cc: "host:pid:tid [dev] NCCL INFO ..." (newer: "... [dev] file.cc:N NCCL WARN ...")
     ("nccl", r"[\w.-]+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)", None),
     ("megatron_iteration", r"iteration\s+\d+/\s*\d+ \|", None),  # Megatron training_log
+    # cargo's status lines (a verb right-aligned to column 12): "    Finished `dev` profile [...]",
+    # "     Running `target/debug/x`", "   Compiling serde v1.0.1 (...)"
+    ("cargo_status", r"(?:Finished `\w+` profile|Running `|(?:Compiling|Checking|Downloaded|Fresh|Documenting) "
+                     r"[\w-]+ v\d)", None),
+    # Keras' Progbar (verbose=1 written to a file): "  12/1875 [>.....] - ETA: 5:23 - loss: 2.30"
+    ("keras_progbar", r"\d+/\d+ \[[=>.]*\] - ", "] - "),
     ("ds_chat_step", r"epoch: \d+\|step: \d+\|", None),  # DeepSpeed-Chat's step print
     ("prompt", r"[\w.-]+@[\w.-]+:\S*[$#] |\((?:gdb|lldb|Pdb)\) |>>> ", None),  # shells and debuggers
     ("shell_status", r"(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$",
      None),
     ("slurm", r"(?:srun|slurmstepd|sbatch|salloc): ", None),
+    # GNU make's error report ("make: *** [Makefile:12: test] Error 1", "make[2]: *** [x] Aborted")
+    ("make", r"(?:g?make|ninja)(?:\[\d+\])?: \*\*\* ", None),
     # bash's job status after a child dies: "./run.sh: line 8: 30182 Aborted (core dumped) cmd"
     ("bash_status", r"\S+: line \d+: +\d+ (?:Aborted|Killed|Segmentation fault|Bus error|Illegal instruction"
                     r"|Floating point exception)", None),
@@ -442,6 +513,8 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # HF Trainer's metrics, a dict printed whole by its progress callback
     ("hf_metrics", r"\{'(?:loss|eval_\w+|train_\w+|epoch|learning_rate|grad_norm)'", None),
     ("logfmt", r"(?:time|ts|level)=", None),
+    # a structured record of key=value pairs and nothing else ("step=100 loss=2.17 lr=3e-4")
+    ("kv_pairs", r"[\w.-]+=[^\s=]+(?: +[\w.-]+=[^\s=]*)+\s*$", "="),
     ("mlir", r"loc\(\"[^\"]*\":\d+:\d+\): (?:error|warning|note|remark): ", None),  # MLIR diagnostics
     ("level_bracket", r"\[(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR)\b", None),  # bracketed levels not in HEADS
     # "LEVEL: message", as programs print their own warnings and errors (glog's "WARNING: Logging before
@@ -456,10 +529,14 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # gdb's own event lines ("[New Thread 0x.. (LWP N)]", "[Inferior 1 (process N) exited ...]")
     ("gdb_event", r"\[(?:New (?:Thread|LWP)|Thread 0x[0-9a-fA-F]+ \(LWP \d+\) exited|Inferior \d+ |Switching to "
                   r"|Current thread is )", None),
+    # gdb's stop report (infrun.c print_signal_received_reason): "Program received signal SIGABRT, Aborted."
+    ("gdb_signal", r"(?:Program|Thread \d+ \"[^\"]*\") received signal SIG[A-Z]+"
+                   r"|Program terminated with signal ", None),
 )
 # Tokens their printers write bare (traceback.py's exception line, printStackTrace's): a line with a
-# record head of its own is a new record, not the exception line of the stack before it.
-BARE_TOKENS = frozenset(("exc_line", "j_exc"))
+# record head of its own is a new record, not the exception line of the stack before it; so is a line
+# that is a record of its own without a head ("ERROR: ...", "srun: error: ...", RECORDS).
+BARE_TOKENS = frozenset(("exc_bare", "exc_line", "j_exc"))
 # A held prefix-only line goes with the next line, not the previous block, when that line is an
 # NCCL WARN: NCCL writes each WARN as "\n<header> NCCL WARN ..." (src/debug.cc).
 LEADING_BLANK_RE = re.compile(r".*NCCL WARN")
@@ -475,6 +552,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "py_file": ("py_frames", "python_traceback"),  # a traceback whose head was cut
     "fh_file": ("fatal_frames", "python_fatal"),  # a thread dump whose head was cut
     "py_fatal": ("py_fatal", "python_fatal"),
+    "py_timeout": ("py_timeout", "python_fatal"),
     "py_thread": ("fatal_frames", "python_fatal"),  # faulthandler.dump_traceback without a fatal error
     "py_warning": ("py_warn", "python_warning"),
     "ipy_tb": ("ipy", "python_traceback"),
@@ -491,8 +569,10 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "san_frame": ("san_report", "llvm_sanitizer"),
     "san_head": ("san_report", "llvm_sanitizer"),
     "san_runtime": ("san_report", "llvm_sanitizer"),
-    "go_race": ("san_report", "go_race"),
+    "go_race": ("go_race", "go_race"),
     "gdb_frame": ("gdb", "gdb_bt"),
+    "gdb_frame0": ("gdb", "gdb_bt"),
+    "gdb_thread": ("gdb_thread", "gdb_bt"),
     "absl_sig": ("sigdump", "cpp_frames"),
     "absl_frame": ("sigdump", "cpp_frames"),
     "glibc_frame": ("glibc", "glibc_backtrace"),
@@ -502,6 +582,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "lldb_thread": ("lldb_bt", "lldb_bt"),
     "go_panic": ("go_head", "go_panic"),
     "go_sig": ("go_head", "go_panic"),
+    "go_runtime_note": ("go_runtime", "go_panic"),
     "go_goroutine": ("go_stack", "go_panic"),
     "go_file": ("go_stack", "go_panic"),  # a dump whose head was cut
     "rust_panic": ("rust_panic", "rust_panic"),
@@ -541,6 +622,11 @@ HEAD_STARTS: dict[str, tuple[str, str | None]] = {
     "h_c10_short_error": ("c10_msg", "cpp_frames"),
     "h_jul": ("jul", None),
 }
+# Heads of formatters that never write a Java throwable under a record (see MODES "record_native"):
+# their records open "record_native" where others open "record".
+RECORD_MODES: dict[str, str] = {f"h_{name}": "record_native" for name in (
+    "vllm", "torch_logging", "glog", "c10_error", "c10", "c10_short_error", "c10_short", "ray_cpp", "deepspeed",
+    "hf", "nemo", "swift", "asctime_dash", "loguru", "rich", "rich_same_time", "py_basic", "uvicorn", "logrus")}
 # A record whose message ends like this starts the mode (logger.exception's "...: Traceback ...").
 BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     ("Traceback (most recent call last):", "py_head", "python_traceback"),
@@ -552,6 +638,30 @@ SPACED_AFTER = 2
 JSON_OPEN = "{["  # a line ending with one of these opens a JSON dump until the brackets balance
 
 # -- 5. modes --------------------------------------------------------------------------------------
+# What ends each block, by the evidence its printer leaves. A block ends on a line that is a record of
+# its own (a head of its own, RECORDS: NCCL, tqdm/Keras bars, JSON/logfmt/key=value records, prompts,
+# shell and make status, lines led by a time stamp; a line of another writer's prefix) wherever its
+# table says "cont", "tent", "deeper", "announce" or "after_colon"; only "cont!"/"last" take such a
+# line, for shapes the printer itself writes (frames, "Caused by:", box rules).
+# - printers with a known last line end there: sanitizers' SUMMARY, compute-sanitizer's bare rule,
+#   "Extension modules:", "*** End stack trace ***", lldb's "Target N: ... stopped.", Rust's note,
+#   the kernel's "---[ end trace", HotSpot's last '#' line, a box's bottom edge, a framed table's rule,
+#   torchrun's closing '=' rule, balanced JSON brackets;
+# - frame lists end at the first line that is not a frame of their grammar (py_frames: then only the
+#   exception line; java_frames, go_stack, c10_frames, glibc, sigdump, gdb, lldb_bt, rust_bt, coredump);
+# - free text (a Python exception's message: py_msg; Java's: java_head; c10's what(): c10_msg; a Rust
+#   panic's message; a logger record's further lines: body) ends at a record of its own; Python's and
+#   Rust's take a line of text only after a line ending with ':' or once the message showed it spans
+#   lines (indented lines, an inner error named); Java's is held until frames confirm it, and a blank
+#   line ends it (ends_at_blank); a JSON dump ends at a line of text at column 0;
+# - held lines ("tent": a warning's message before its source line, table rows before their rule,
+#   text under a record before the stack it announces) are confirmed only by the printer's next shape
+#   and are read again on their own otherwise;
+# - a record opens a block on the next line only with positive evidence: a stack or frame start that
+#   its level or message announces (WARN and up as a word of the head, "...:", "Exception in ..."),
+#   frames that cannot stand alone ("\tat", "frame #N", "... N more") after a JVM formatter's record,
+#   a deeper-indented line; a record of a formatter that never prints a Java throwable
+#   (RECORD_MODES) takes Java or c10 frames only when it announces them.
 _C, _S, _E, _L, _T = "cont", "cont!", "end", "last", "tent"
 
 # What a single line takes: the stacks and frames that always belong to the line before them, the
@@ -564,6 +674,8 @@ _ATTACH = {
     "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sigdump"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
     "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"),
+    # (Ray's RayTaskError carries the remote traceback's frames under its message, without a header)
+    "py_file": ("announce", "py_frames"),
     "glibc_frame": ("announce", "glibc"), "mac_frame": ("announce", "mac_bt"),
     # k8s apimachinery HandleCrash logs "Observed a panic: ..." then the goroutine's stack
     "go_goroutine": ("announce", "go_stack"),
@@ -574,31 +686,72 @@ _ATTACH = {
 
 MODES: dict[str, dict] = {
     # a line with no head: continued by deeper-indented lines and by the stacks it introduces
-    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None)}},
+    # (glibc's backtrace_symbols_fd writes frames only: the line without a head right above them is the
+    # handler's own, "Check failed: ...", "Error: signal 11:", whatever it says)
+    # (a member of a pretty-printed dump under a line that opened no bracket is the tail of a dump
+    # whose top was cut: it starts its own block, "json_tail")
+    # (traceback.py writes its chain marker only after an exception line: a plain line it follows
+    # was the exception line of a traceback cut above it)
+    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
+                                   "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc")},
+              "after_blank": {"py_chain": (_S, "py_chain")}},
     # a logging record: a following line without a head may be the exception line of its stack
-    # (log4j %throwable, logger.exception), so it is held until frames confirm it
-    # (an exception-shaped line after a WARN/ERROR record is its exception even with no frames below)
-    "record": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head")},
+    # (log4j %throwable, logger.exception). Evidence that ends it: any line that is neither a stack
+    # start nor deeper-indented; a line of text is held (record_tent) and kept only when a stack the
+    # record announces confirms it. An exception-shaped line after a WARN/ERROR record is its
+    # exception even with no frames below; after any other record of a formatter the JVM uses
+    # (log4j, logback, SLF4J: Flink logs failures at INFO with the throwable) it is held until frames
+    # confirm it (record_exc).
+    # (printStackTrace writes the exception line before the frames: frames right under a record
+    # whose level does not announce them are the rest of a stack whose head was cut, not its own)
+    "record": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head"),
+                                    "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
+                                    "j_suppressed": ("announce", "java_frames"), "json_member": (_E, None)},
                # Spring Boot's "%wEx" writes a blank line between the record and its stack
                "after_blank": {"j_exc": (_T, "record_tent")}},
+    # a record of a formatter that never prints a Java throwable under it (glog, c10, Python logging's
+    # own layouts, vLLM, DeepSpeed, transformers, loguru, Rich, logrus: RECORD_MODES): a Java stack
+    # after it belongs to it only when the record announces it (WARN and up, "...:"); else the stack
+    # is another writer's and the record stays alone. So are c10's "Exception raised from" and its
+    # frames: they follow the error record that carries the what() (glog/c10 E and F records)
+    "record_native": {"kind": None,
+                      "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("announce", "java_head"),
+                             "json_member": (_E, None),
+                             "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
+                             "j_caused": ("announce", "java_head"), "j_suppressed": ("announce", "java_frames"),
+                             "c10_raised": ("announce", "c10_frames"), "frame": ("announce", "c10_frames")},
+                      "after_blank": {"j_exc": (_T, "record_tent")}},
+    # the exception line held after a record that does not announce it: frames confirm it
+    "record_exc": {"kind": None, "on": {"j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"),
+                                        "j_caused": (_S, "java_head"), "text": (_T, None), "indent": (_T, None)},
+                   "max_tent": 12},
+    # lines of text held after a record: kept only when a stack the record announces follows (a
+    # multi-line message that ends in logger.exception's traceback); without an announcement the held
+    # lines are read again on their own and the stack starts its own event
     "record_tent": {"kind": None, "on": {"text": (_T, None), "indent": (_T, None),
-                                         "j_exc": (_T, None), "j_at": (_S, "java_frames"),
-                                         "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head"),
+                                         "j_exc": (_T, None), "j_at": ("announce", "java_frames"),
+                                         "j_more": ("announce", "java_frames"), "j_caused": ("announce", "java_head"),
                                          # zap's stacktrace under an error record: function, then "\tfile:N"
-                                         "go_file": (_S, "go_stack")},
-                    "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames")},
-                    "max_tent": 12},
+                                         "go_file": ("announce", "go_stack")},
+                    "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": ("announce", "java_frames")},
+                    "max_tent": 12, "quiet_ends": True},
     # a record whose message ends with ':' or is empty: the lines below are its body until a record
+    # (a logger writes a message's further lines as they are, without its head: what ends the body is
+    # the next line that is a record of its own; the ':' that announced the body is the evidence that
+    # the lines between belong to it. After a blank line only indented lines go on: a line of text at
+    # column 0 there is the next output, the body's own lines rarely hold an empty one)
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
-             "after_blank": {"indent": (_C, None), "text": (_C, None), "j_exc": (_T, "record_tent")}},
+             "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent")}},
     # a head with an empty message ("WARNING:torch.distributed.run:", "Process X:"): the next line
     # is the message, and decides the mode
     "await": {"kind": None, "on": {}, "await": True},
     # a writer's prefix alone: the next line of the writer joins only when it is an NCCL WARN
     "lead": {"kind": None, "on": {}},
     # java.util.logging's first line: the "LEVEL: message" line is the record's own
-    "jul": {"kind": None, "on": {"jul_level": (_S, "record")}},
+    # (SimpleFormatter writes the level at the start of the second line: it is the record's head too,
+    # and announces the throwable printed right under the message)
+    "jul": {"kind": None, "on": {"jul_level": (_S, "record")}, "head_line": True},
 
     # -- CPython traceback.py ----------------------------------------------------------------------
     # "Traceback (most recent call last):", frames ("  File ..." + source + carets), the exception
@@ -610,32 +763,63 @@ MODES: dict[str, dict] = {
                 "after_blank": {"py_file": (_S, "py_frames")}},
     "py_frames": {"kind": "python_traceback",
                   "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
-                         "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
+                         "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
                   # (after the frames traceback.py writes the exception line, "Type" or "Type: message":
                   # a line of another shape is not this traceback's, whatever its own writer)
                   # loguru's diagnose (better_exceptions) writes a blank line before each frame of the
                   # user's code and before the exception line, and the values under the source line
-                  "after_blank": {"py_file": (_S, None), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")}},
+                  "after_blank": {"py_file": (_S, None), "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"),
+                                  "j_exc": (_S, "py_msg")}},
+    # after an exception line without a message: its notes (indented or "note"-like lines are not told
+    # apart from the next record, so none are taken), then only a chained exception or the thread
+    # dump of a fatal error continue it; any other line is the next record
+    "py_done": {"kind": "python_traceback",
+                "on": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
+                       "py_ext_cut": (_S, "py_ext_more"), "rule_eq": (_C, "py_box")},
+                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
+                                "py_ext_cut": (_S, "py_ext_more")}},
+    # the exception line's message (str(exc), then __notes__) is free text with no end of its own.
+    # Evidence that it goes on: the exception line ends with ':' (the message's detail follows), or
+    # the next line is indented, names an inner error ("ncclUnhandledCudaError: ..."), or is a shape
+    # that messages embed (a Java stack, c10 frames, torchrun's box); then the message is open
+    # ("py_msg_more") and its text runs to the first record of its own. A line of text with none of
+    # that evidence is taken too (a message's further lines and add_note()'s notes are free text that
+    # traceback.py prints under the exception line; a print after traceback.print_exc() looks the same),
+    # and the first record of its own ends it.
     "py_msg": {"kind": "python_traceback",
-               "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
-                      "fh_file": (_C, None),
-                      "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
-                      "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
+               "on": {"text": (_C, "py_msg_more"), "indent": (_C, "py_msg_more"),
+                      "cuda_hint": (_C, "py_msg_more"),
+                      "exc_named": (_C, "py_msg_more"), "j_exc": (_C, "py_msg_more"), "py_file": (_C, "py_msg_more"),
+                      "fh_file": (_C, "py_msg_more"), "j_at": (_C, "py_msg_more"), "j_caused": (_C, "py_msg_more"),
+                      "frame": (_C, "py_msg_more"), "c10_raised": (_C, "py_msg_more"),
+                      "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                       "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                       "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
                # chained exceptions, and the thread dump of a fatal error that printed the exception
-               "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "indent": (_C, None),
-                               "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
+               "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
+                               "indent": (_C, "py_msg_more"), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                "rule_dash": (_T, "table_dash")}},
+    # a message known to span lines: its text runs until a line that is a record of its own
+    "py_msg_more": {"kind": "python_traceback",
+                    "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
+                           "fh_file": (_C, None),
+                           "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
+                           "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
+                           "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
+                           "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
+                    "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
+                                    "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
+                                    "rule_dash": (_T, "table_dash")}},
     "rich_tb": {"kind": "python_traceback", "on": {"rich_box": (_S, None), "rich_box_end": (_S, "py_head")}},
     # a box drawn with box-drawing characters: rows and separators to its bottom edge
     "box": {"kind": "table", "on": {"rich_box": (_S, None), "box_sep": (_S, None), "box_bottom": (_L, None),
                                    "rich_box_end": (_L, None)}},
     "ipy": {"kind": "python_traceback", "kind_override": True,
             "on": {"ipy_frame": (_S, None), "ipy_src": (_S, None), "indent": (_S, None), "exc_line": (_S, "ipy_msg"),
-                   "j_exc": (_S, "ipy_msg"), "text": (_C, "ipy_msg")},
-            "after_blank": {"ipy_frame": (_S, None), "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg"),
-                            "text": (_C, "ipy_msg")}},
+                   "j_exc": (_S, "ipy_msg")},
+            # (after the frames ultratb writes the exception line, "Type: message": a line of another
+            # shape is the next record)
+            "after_blank": {"ipy_frame": (_S, None), "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg")}},
     "ipy_msg": {"kind": "python_traceback",
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
                 "after_blank": {"py_chain": (_S, "ipy_chain")}},
@@ -647,8 +831,11 @@ MODES: dict[str, dict] = {
                       "text": (_C, "paddle_msg"), "indent": (_C, None)},
                "after_blank": {"rule_dash": (_S, None), "paddle_head": (_S, None)}},
     "paddle_msg": {"kind": "cpp_frames", "on": {"indent": (_C, None)}},
-    "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, None), "num_frame": (_S, None), "rule_eq": (_L, None)}},
-    "py_chain": {"kind": "python_traceback",
+    # (libbfd's own warnings, "BFD: Dwarf Error: ...", come between the signal line and the backtrace:
+    # held until its header confirms them)
+    "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, None), "num_frame": (_S, None), "ucx_frame": (_S, None),
+                                         "rule_eq": (_L, None), "text": (_T, None)}},
+    "py_chain": {"kind": "python_traceback", "kind_override": True,
                  "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg")},
                  "after_blank": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg")}},
     # torchrun's ChildFailedError message: a box from a '=' rule to the next bare '=' rule
@@ -666,9 +853,13 @@ MODES: dict[str, dict] = {
                         "py_ext_cut": (_S, "py_ext_more"), "text": (_C, None)},
                  "after_blank": {"py_thread": (_S, "fatal_frames"), "py_tb": (_S, "py_head"), "py_ext": (_L, None),
                                  "py_ext_cut": (_S, "py_ext_more"), "py_state": (_S, None)}},
+    # faulthandler's watchdog header: every thread's stack follows at once, nothing else
+    "py_timeout": {"kind": "python_fatal", "on": {"py_thread": (_S, "fatal_frames")}},
     "fatal_frames": {"kind": "python_fatal",
-                     "on": {"fh_file": (_S, None), "py_file": (_S, None), "indent": (_S, None), "py_thread": (_S, None),
-                            "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more")},
+                     # (faulthandler writes frames and its notes only: an indented line of another shape,
+                     # a tqdm bar, is not the dump's)
+                     "on": {"fh_file": (_S, None), "py_file": (_S, None), "fh_note": (_S, None),
+                            "py_thread": (_S, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more")},
                      # (a frame after a blank line: a paste that doubled every line's newline)
                      "after_blank": {"py_thread": (_S, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                      "fh_file": (_S, None)}},
@@ -688,11 +879,17 @@ MODES: dict[str, dict] = {
                          # or the remote traceback Ray's RayTaskError carries ("  File ..." frames)
                          "rule_eq": (_S, "py_box"), "py_file": (_S, "py_frames"),
                          "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None)},
-                  "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames")},
+                  # (an exception line whose traceback was cut above it: traceback.py chains the next
+                  # exception after a blank line, "The above exception was the direct cause ...")
+                  "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames"),
+                                  "py_chain": (_S, "py_chain")},
                   "max_tent": 12, "ends_at_blank": True},
+    # (a frame cannot stand without its exception line: one after a blank line among frames is the
+    # same stack, the blank line a copy's)
     "java_frames": {"kind": "java_stack",
                     "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
-                           "j_circular": (_S, None), "j_caused": (_S, "java_head")}},
+                           "j_circular": (_S, None), "j_caused": (_S, "java_head")},
+                    "after_blank": {"j_at": (_S, None), "j_more": (_S, None)}},
 
     # -- C++ ---------------------------------------------------------------------------------------
     # a glog/c10 E/F record or a what(): free text (c10::Error::compute_what: message, context
@@ -704,7 +901,9 @@ MODES: dict[str, dict] = {
                 "after_blank": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames")}},
     # frames end with ')' ("(0x.. in lib.so)"); a line after one that does not is its hard wrap
     "c10_frames": {"kind": "cpp_frames", "cross": True, "wrap_end": ")",
-                   "on": {"frame": (_S, None), "text": ("wrap", None), "c10_raised": (_S, None)},
+                   "on": {"frame": (_S, None), "text": ("wrap", None), "c10_raised": (_S, None),
+                          # lldb's "bt all": the next thread's header, then its frames
+                          "lldb_thread": (_S, "lldb_bt")},
                    "after_blank": {"c10_raised": (_S, None)}},
     # libstdc++: "terminate called after throwing an instance of 'T'" then "  what():  <what()>"
     "terminate": {"kind": "cpp_frames", "cross": True, "on": {"what": (_S, "c10_msg")}},
@@ -729,11 +928,13 @@ MODES: dict[str, dict] = {
     "mac_bt": {"kind": "macos_backtrace", "on": {"mac_frame": (_S, None)}},
     # gdb: frames, their wrapped argument lines, and the source line gdb prints after a stop
     "gdb": {"kind": "gdb_bt", "on": {"gdb_frame": (_S, None), "gdb_src": (_S, None), "indent": (_C, None),
-                                     "at_path": (_C, None)}},
+                                     "at_path": (_C, None), "gdb_nolocals": (_S, None)}},
+    "gdb_thread": {"kind": "gdb_bt", "on": {"gdb_frame0": (_S, "gdb"), "gdb_frame": (_S, "gdb")}},
     # lldb's stop report ends with "Target N: (name) stopped."
     "lldb_stop": {"kind": "lldb_stop", "on": {"lldb_target": (_L, None), "text": (_C, None), "indent": (_C, None),
                                               "lldb_thread": (_S, None), "frame": (_S, None)}},
-    "lldb_bt": {"kind": "lldb_bt", "on": {"frame": (_S, None), "indent": (_C, None)}},
+    "lldb_bt": {"kind": "lldb_bt", "kind_override": True,
+                "on": {"frame": (_S, None), "lldb_thread": (_S, None), "indent": (_C, None)}},
     # sanitizer_common reports: header, "    #N 0x.. in" frames, sections, "SUMMARY: XSanitizer: ..."
     # (TSan and Go's race detector also close with the rule they opened with)
     "san_report": {"kind": "llvm_sanitizer",
@@ -742,7 +943,15 @@ MODES: dict[str, dict] = {
                           "san_summary": (_S, "san_done")},
                    "after_blank": {"san_frame": (_S, None), "indent": (_C, None), "text": (_C, None),
                                    "san_summary": (_S, "san_done")}},
-    "san_done": {"kind": "llvm_sanitizer", "on": {"rule_eq": (_L, None)}},
+    "san_done": {"kind": "llvm_sanitizer", "on": {"rule_eq": (_L, None), "san_shadow": (_S, None),
+                                                  "indent": (_S, None)}},
+    # Go's race detector (runtime/race): "WARNING: DATA RACE", sections ("Read at 0x.. by goroutine 8:",
+    # "Previous write at ...", "Goroutine 8 (running) created at:") of frames (a function, then its
+    # "      file.go:N +0x.." line), between two '=' rules; it writes no SUMMARY line before the closing
+    # rule, which ends the report ("Found N data race(s)" at exit is a line of its own)
+    "go_race": {"kind": "go_race",
+                "on": {"indent": (_S, None), "go_file": (_S, None), "text": (_C, None), "rule_eq": (_L, None)},
+                "after_blank": {"indent": (_C, None), "text": (_C, None)}},
     # compute-sanitizer: "========= Report" + "=========     detail" lines + a bare "========="
     "cs_report": {"kind": "sanitizer_report", "on": {"cs_cont": (_S, None), "cs_end": (_L, None)}},
 
@@ -756,6 +965,8 @@ MODES: dict[str, dict] = {
                 "after_blank": {"go_goroutine": (_S, "go_stack"), "go_runtime_stack": (_S, "go_stack"),
                                 "text": (_T, None), "indent": (_T, None)},
                 "max_tent": 12},
+    # the runtime's "runtime: ..." lines, then the throw's "fatal error: ..." (alone they are records)
+    "go_runtime": {"kind": "go_panic", "on": {"go_runtime_note": (_T, None), "go_panic": (_S, "go_head")}},
     "go_stack": {"kind": "go_panic",
                  "on": {"go_func": (_S, None), "go_file": (_S, None), "go_file_bare": (_S, None),
                         "go_created": (_S, None), "go_func_bare": (_T, None),
@@ -766,8 +977,11 @@ MODES: dict[str, dict] = {
     # -- Rust std::panicking default_hook ----------------------------------------------------------
     # "thread 'x' panicked at file:l:c:" + message (free text), "note: run with `RUST_BACKTRACE=1`"
     # (first panic only), or "stack backtrace:" + "  N: sym" / "      at file:l:c" frames + a note
+    # (the message has no end of its own: the header's trailing ':' (Rust 1.73+) announces its first
+    # line, indented lines ("  left: 1") continue it, and another line of text is taken only after a
+    # line that ends with ':'; the note or the backtrace is the printer's own end)
     "rust_panic": {"kind": "rust_panic",
-                   "on": {"text": (_C, None), "indent": (_C, None), "rust_note": (_L, None),
+                   "on": {"text": ("after_colon", None), "indent": (_C, None), "rust_note": (_L, None),
                           "rust_bt_head": (_S, "rust_bt")}},
     "rust_bt": {"kind": "rust_panic",
                 "on": {"rust_frame": (_S, None), "indent": (_S, None), "j_at": (_S, None), "at_path": (_S, None),
@@ -782,27 +996,37 @@ MODES: dict[str, dict] = {
                "after_blank": "on"},
 
     # -- framed tables: a rule line, rows, the closing rule (held until it comes) ----------------
-    "table_eq": {"kind": "table", "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
-                                        "san_head": (_S, "san_report"), "go_race": (_S, "san_report"),
-                                        "kern_start": (_S, "kernel"), "rule_dash": (_T, None),
-                                        "rule_star": (_T, None), "rule_dash_t": (_T, None)},
+    # ("one_write": a table is printed by one call; a line of another writer among its rows ends it,
+    # and the rows held so far are read again on their own: separators a script prints around its
+    # own lines are not a table)
+    "table_eq": {"kind": "table", "one_write": True,
+                 "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
+                        "san_head": (_S, "san_report"), "go_race": (_S, "go_race"),
+                        "kern_start": (_S, "kernel"), "rule_dash": (_T, None),
+                        "rule_star": (_T, None), "rule_dash_t": (_T, None)},
                  "after_blank": "on", "max_tent": 200},
-    "table_dash": {"kind": "table", "on": {"rule_dash": (_L, None), "text": (_T, None), "indent": (_T, None),
-                                          "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"),
-                                          "rule_eq": (_T, None), "rule_star": (_T, None)},
+    "table_dash": {"kind": "table", "one_write": True,
+                   "on": {"rule_dash": (_L, None), "text": (_T, None), "indent": (_T, None),
+                          "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"),
+                          "rule_eq": (_T, None), "rule_star": (_T, None)},
                    "after_blank": "on", "max_tent": 200},
-    "table_star": {"kind": "table", "on": {"rule_star": (_L, None), "text": (_T, None), "indent": (_T, None),
-                                          "rule_eq": (_T, None), "rule_dash": (_T, None)},
+    "table_star": {"kind": "table", "one_write": True,
+                   "on": {"rule_star": (_L, None), "text": (_T, None), "indent": (_T, None),
+                          "rule_eq": (_T, None), "rule_dash": (_T, None)},
                    "after_blank": "on", "max_tent": 200},
     # ASCII tables: rows are held until a rule confirms them (a grid repeats the rule between rows)
-    "table_plus": {"kind": "table", "on": {"rule_plus": (_S, None), "pipe_row": (_T, None)}, "max_tent": 200},
+    "table_plus": {"kind": "table", "one_write": True,
+                   "on": {"rule_plus": (_S, None), "pipe_row": (_T, None)}, "max_tent": 200},
     # the tail of a pretty-printed JSON dump whose opening line was cut: members and closing brackets
     # until the brackets close what was open before the first line
     "json_tail": {"kind": "json_dump", "depth": True, "depth0": 1,
                   "on": {"json_member": (_S, None), "json_close": (_S, None), "indent": (_C, None)}},
     # a line ending with '{' or '[' (DeepSpeed's config dump): until the brackets balance
+    # (json.dumps, pprint and repr indent every inner line and the closing bracket's line starts with
+    # it; a line of text at column 0 is not part of the dump: the dump was cut, or its brackets are
+    # miscounted, and the line is the next record)
     "json": {"kind": "json_dump", "depth": True,
-             "on": {"text": (_C, None), "indent": (_C, None)}, "after_blank": "on"},
+             "on": {"json_line": (_C, None), "json_close": (_C, None), "indent": (_C, None)}, "after_blank": "on"},
 }
 
 
@@ -818,7 +1042,7 @@ RANK_RE = re.compile(r"(?:rank|default)=?(\d+)")
 # tokens are shapes that matter only inside some modes (an exception line after frames, a Go func
 # line in a goroutine section): a line is matched against them only while such a block is open, and
 # the first token in TOKENS order among the two reads wins.
-_SINGLE_MODES = ("plain", "record", "record_tent", "body", "await", "lead")
+_SINGLE_MODES = ("plain", "record", "record_native", "record_exc", "record_tent", "body", "await", "lead")
 COMMON_TOKENS = frozenset(STARTS) | {tok for m in _SINGLE_MODES for tok in MODES[m]["on"]}
 MODE_SHAPES: dict[str, tuple[str, ...]] = {}
 for _mode, _spec in MODES.items():

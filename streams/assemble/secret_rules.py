@@ -33,20 +33,57 @@ class SecretRule:
 # Token characters of the URL-safe base64 family most vendors use.
 _T = r"[A-Za-z0-9_\-]"
 # A secret-naming word inside a key, then a separator (= : := =>), or a --flag followed by a value.
-_KW = r"(pass|pwd|secret|token|auth|credential|cookie|(api|access|private|account|ssh|signing)[_.\-]?key)"
+_KW = r"(pass|pwd|secret|token|auth|credential|cookie|sessionid|session_id|sessid|key|[_.\-]pat)"
 _ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"']\]?)?[ \t]*(:=|=>|[:=])"
                     rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]")
+
+# Commands whose short flag takes a password (``-p`` is a port for psql, ssh and docker run, so the flag is
+# only read after a command that documents it as the password): (commands, flag, what may stand between
+# flag and value: mysql takes it attached only, ``mysql -p db`` prompts). Shell echoes (``mysql -pS3cret``,
+# ``sshpass -p S3cret``) and argv lists (``['sshpass', '-p', 'S3cret']``).
+_PASSWORD_FLAGS: tuple[tuple[str, str, str], ...] = (
+    ("mysql|mysqladmin|mysqldump|mysqlimport|mysqlshow|mariadb|mariadb-dump", "p", ""),
+    ("sshpass", "p", r"[ \t]*"),
+    ("redis-cli|valkey-cli", "a", r"[ \t]+"),
+    ("docker login|podman login|buildah login|skopeo login|nerdctl login|helm registry login|oras login"
+     "|twine upload|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport", "p", r"[ \t]+"),
+)
+
+
+def _password_flag_patterns(commands: str, flag: str, sep: str) -> tuple[str, ...]:
+    """The flag's value in a shell echo and, where it may stand apart from the flag, in an argv list."""
+    value = r"""['"]?(?P<s>(?<=')[^'\n]+|(?<=")[^"\n]+|(?<!['"])[^\s'"]+)"""  # quoted: to its closing quote
+    shell = rf"(?<![\w\-])(?:{commands})(?![\w\-])[^\n|;&]*?[ \t]-{flag}{sep}{value}"
+    quoted = "|".join(c.replace(" ", r"['\"],[ \t]*['\"]") for c in commands.split("|"))
+    argv = (rf"['\"](?:[\w./\-]*/)?(?:{quoted})['\"][^\]\n]*?['\"]-{flag}['\"],[ \t]*"
+            rf"['\"](?P<s>[^'\"]+)")
+    return (shell, argv) if sep else (shell,)
+
+
+def _flag_needles(commands: str) -> tuple[str, ...]:
+    return tuple(sorted({c.split()[0].lower() for c in commands.split("|")}))
 
 DEFAULT_RULES: tuple[SecretRule, ...] = (
     # -- blocks and assignments (functions) -------------------------------------------------------------
     SecretRule("private_key", ("private key",), finder="pem",
                source="detect-secrets PrivateKeyDetector; gitleaks private-key"),
     SecretRule("assignment", gate=_ASSIGNMENT_GATE,
-               needles=("pass", "pwd", "secret", "token", "apikey", "api_key", "api-key", "api.key", "accesskey",
-                        "access_key", "access-key", "privatekey", "private_key", "accountkey", "secretkey", "ssh_key",
-                        "signing_key", "auth", "credential", "cookie"),
+               needles=("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "session", "sessid",
+                        "_pat", "-pat", ".pat"),
                finder="assignment",
                source="detect-secrets KeywordDetector; gitleaks generic-api-key; env dumps, CLI flags, headers"),
+    SecretRule("name_value", ("value",), finder="name_value",
+               gate=rf"(name|key)[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']?[ \t]*(,|\n)"
+                    r"[ \t]*[\"']?value",
+               source="detect-secrets KeywordDetector over name/value records (k8s env, ECS, SSM)"),
+    SecretRule("k8s_secret", ("secret",), finder="k8s_secret", gate=r"kind[\"']?[ \t]*:[ \t]*[\"']?Secret",
+               source="gitleaks kubernetes-secret-yaml"),
+    SecretRule("keyed_value", ("</", "config"), finder="keyed_value",
+               gate=rf"<[A-Za-z0-9_:.\-]*{_KW}[A-Za-z0-9_:.\-]*[^<>]*>[^<]+</|config[a-z:]*[ \t]+set[ \t]",
+               source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set"),
+    SecretRule("stdin_password", ("password-stdin",),
+               r"\becho\s+(?:-[neE]+\s+)?['\"]?(?P<s>[^\s'\"|]+)['\"]?\s*\|[^\n|]*--password-stdin",
+               check="not_placeholder", source="docker/podman/helm login --password-stdin echoes (gitleaks generic)"),
     # -- cloud providers --------------------------------------------------------------------------------
     SecretRule("aws_access_key_id", ("akia", "asia", "abia", "acca", "a3t"),
                r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
@@ -79,7 +116,7 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("replicate_token", ("r8_",), r"\br8_[A-Za-z0-9]{37}\b", source="trufflehog Replicate"),
     SecretRule("groq_key", ("gsk_",), r"\bgsk_[A-Za-z0-9]{48,}\b", source="trufflehog Groq"),
     # -- chat, mail, payments ---------------------------------------------------------------------------
-    SecretRule("slack_token", ("xox", "xapp-"), r"\b(?:xox[abeoprs]|xapp)-[A-Za-z0-9\-.]{10,}",
+    SecretRule("slack_token", ("xox", "xapp-"), r"\b(?:xox[abeoprs]|xapp|xoxe\.xox[bp])-[A-Za-z0-9\-.]{10,}",
                source="detect-secrets SlackDetector; gitleaks slack-bot-token, slack-user-token, slack-app-token"),
     SecretRule("slack_webhook", ("hooks.slack.com",),
                r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9+/_\-]{16,})",
@@ -90,7 +127,7 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                pattern=r"\b[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,38}\b",
                source="detect-secrets DiscordBotTokenDetector"),
     SecretRule("telegram_bot_token", gate=r"[0-9]{8,10}:[A-Za-z0-9_\-]{35}",
-               pattern=rf"(?<!\d)\d{{8,10}}:(?P<s>{_T}{{35}})(?!{_T})",
+               pattern=rf"(?<!\d)\d{{8,10}}:{_T}{{35}}(?!{_T})",  # the whole token: the bot id is part of it
                source="detect-secrets TelegramBotTokenDetector"),
     SecretRule("twilio_key", gate=r"(AC|SK)[0-9a-f]{32}", pattern=r"\b(?:AC|SK)[0-9a-f]{32}\b",
                source="detect-secrets TwilioKeyDetector; gitleaks twilio-api-key"),
@@ -103,6 +140,98 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                source="detect-secrets StripeDetector; gitleaks stripe-access-token"),
     SecretRule("square_token", ("sq0atp-", "sq0csp-"), rf"\bsq0(?:atp|csp)-{_T}{{22,60}}",
                source="detect-secrets SquareOAuthDetector"),
+    # -- more vendor token families: a published prefix and alphabet each ---------------------------------
+    SecretRule("alibaba_access_key_id", ("ltai",), r"\bLTAI[A-Za-z0-9]{20}\b", source="gitleaks alibaba-access-key-id"),
+    SecretRule("azure_ad_client_secret", ("q~",), gate=r"[0-9]Q~[A-Za-z0-9_~.\-]{31,34}",
+               pattern=r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+               source="gitleaks azure-ad-client-secret"),
+    SecretRule("google_oauth_client_secret", ("gocspx-",), rf"\bGOCSPX-{_T}{{28,}}",
+               source="gitleaks gcp client secret (GOCSPX-); GitHub secret scanning google_oauth_client_secret"),
+    SecretRule("google_refresh_token", ("1//0",), rf"(?<![\w/])1//0{_T}{{40,}}",
+               source="trufflehog GoogleOauth2 refresh"),
+    SecretRule("digitalocean_token", ("do_v1_", "dop_v1_", "doo_v1_", "dor_v1_"), r"\bdo[opr]_v1_[a-f0-9]{64}\b",
+               source="gitleaks digitalocean-pat, digitalocean-access-token, digitalocean-refresh-token"),
+    SecretRule("docker_hub_token", ("dckr_pat_", "dckr_oat_"), rf"\bdckr_(?:pat|oat)_{_T}{{24,}}",
+               source="GitHub secret scanning docker_personal_access_token; trufflehog DockerHub"),
+    SecretRule("hashicorp_vault_token", ("hvs.", "hvb.", "hvr."), rf"\bhv[sbr]\.{_T}{{24,}}",
+               source="gitleaks hashicorp-vault-service-token, vault-batch-token"),
+    SecretRule("terraform_cloud_token", ("atlasv1",), r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}",
+               source="gitleaks hashicorp-tf-api-token"),
+    SecretRule("grafana_token", ("glsa_", "glc_", "eyjrijoi"),
+               r"\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,2}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2})",
+               source="gitleaks grafana-service-account-token, grafana-cloud-api-token, grafana-api-key"),
+    SecretRule("newrelic_key", ("nrak-", "nrjs-", "nrii-", "nral-"),
+               r"\b(?:NRAK-[A-Za-z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9\-]{32}|NRAL-[A-Za-z0-9]{20,})\b",
+               source="gitleaks new-relic-user-api-key, new-relic-browser-api-token, new-relic-insert-key"),
+    SecretRule("sentry_token", ("sntrys_", "sntryu_"), r"\bsntry[su]_[A-Za-z0-9+/=_]{40,}",
+               source="gitleaks sentry-org-token, sentry-user-token"),
+    SecretRule("shopify_token", ("shpat_", "shpss_", "shpca_", "shppa_"), r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b",
+               source="gitleaks shopify-access-token, shopify-shared-secret, shopify-custom-access-token"),
+    SecretRule("linear_api_key", ("lin_api_",), r"\blin_api_[A-Za-z0-9]{40}\b", source="gitleaks linear-api-key"),
+    SecretRule("mailgun_key", ("key-", "pubkey-"), r"\b(?:pub)?key-[a-f0-9]{32}\b",
+               source="gitleaks mailgun-private-api-token, mailgun-pub-key"),
+    SecretRule("pulumi_token", ("pul-",), r"\bpul-[a-f0-9]{40}\b", source="gitleaks pulumi-api-token"),
+    SecretRule("doppler_token", ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
+               r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9_\-.]{40,}", source="gitleaks doppler-api-token"),
+    SecretRule("atlassian_api_token", ("atatt3",), r"\bATATT3[A-Za-z0-9_\-=]{50,}",
+               source="gitleaks atlassian-api-token"),
+    SecretRule("age_secret_key", ("age-secret-key-1",), r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b",
+               source="gitleaks age-secret-key"),
+    SecretRule("dynatrace_token", ("dt0c01.",), r"\bdt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b",
+               source="gitleaks dynatrace-api-token"),
+    SecretRule("postman_key", ("pmak-",), r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", source="gitleaks postman-api-token"),
+    SecretRule("notion_token", ("ntn_", "secret_"), r"\b(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b",
+               source="GitHub secret scanning notion_integration_token"),
+    SecretRule("langsmith_key", ("lsv2_",), r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\b",
+               source="GitHub secret scanning langchain_api_key"),
+    SecretRule("ai_service_key", ("xai-", "pplx-", "tvly-", "sk-or-"),
+               r"\b(?:xai-[A-Za-z0-9]{60,}|pplx-[A-Za-z0-9]{40,}|tvly-(?:dev-)?[A-Za-z0-9]{24,})\b",
+               source="GitHub secret scanning xai_api_key, perplexity_api_key, tavily_api_key"),
+    SecretRule("tailscale_key", ("tskey-",), r"\btskey-(?:api|auth|client|webhook)?-?[A-Za-z0-9]{8,}-[A-Za-z0-9]{16,}",
+               source="GitHub secret scanning tailscale_api_key"),
+    SecretRule("package_registry_token", ("rubygems_", "oy2", "clojars_"),
+               r"\b(?:rubygems_[a-f0-9]{48}|oy2[a-z0-9]{43}|CLOJARS_[a-z0-9]{60})\b",
+               source="gitleaks rubygems-api-token, nuget-api-key, clojars-api-token"),
+    SecretRule("saas_token", ("figd_", "pnu_", "sbp_", "pscale_", "fo1_", "ops_eyj", "xkeysib-", "sk.eyj"),
+               r"\b(?:figd_[\w\-]{40}|pnu_[A-Za-z0-9]{36}|sbp_[a-f0-9]{40}|pscale_(?:tkn|pw|oauth)_[\w=.\-]{32,64}"
+               r"|fo1_[\w\-]{43}|ops_eyJ[A-Za-z0-9+/=]{100,}|xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}"
+               r"|sk\.eyJ[A-Za-z0-9_\-]{50,}\.[A-Za-z0-9_\-]{20,})",
+               source="gitleaks figma, prefect, supabase, planetscale, flyio, 1password, sendinblue, "
+                      "mapbox secret token"),
+    SecretRule("airtable_token", ("pat",), r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b",
+               source="gitleaks airtable-personnal-access-token"),
+    SecretRule("facebook_token", ("eaa",), r"\bEAA[MC][A-Za-z0-9]{100,}", source="gitleaks facebook-access-token"),
+    *(SecretRule("cli_password_flag", _flag_needles(cmds), pattern,
+                 source="gitleaks generic (CLI passwords); mysql(1), sshpass(1), redis-cli, docker login -p")
+      for cmds, flag, sep in _PASSWORD_FLAGS for pattern in _password_flag_patterns(cmds, flag, sep)),
+    SecretRule("wandb_api_key", ("wandb",), r"(?i:wandb)[^\n]{0,40}?(?<![0-9a-f])(?P<s>[0-9a-f]{40})(?![0-9a-f])",
+               source="trufflehog WandB (keyword wandb, then 40 hex)"),
+    SecretRule("netrc_password", ("machine",),
+               r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<s>\S+)",
+               source="netrc(5) entries (curl, pip, wandb, git credentials); gitleaks generic"),
+    # -- a secret found by a keyword or a key id near it (trufflehog's detectors pair the two) --------------
+    SecretRule("aws_secret_access_key", ("akia", "asia"),
+               r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b[^\n]{0,80}?(?<![A-Za-z0-9+/])(?P<s>[A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])",
+               check="generated", source="trufflehog AWS (a key id, then its 40-character secret)"),
+    SecretRule("twilio_auth_token", ("twilio",),
+               r"(?i:twilio)[^\n]{0,60}?(?<![0-9a-f])(?<!AC)(?<!SK)(?P<s>[0-9a-f]{32})(?![0-9a-f])",
+               source="trufflehog Twilio (keyword, then a 32-hex auth token; an AC sid may stand between)"),
+    SecretRule("datadog_key", ("datadog", "dd_", "dd-", "ddog"),
+               r"(?i:datadog|\bdd[_\-](?:api|app)|ddog)[^\n]{0,40}?(?<![0-9a-f])(?P<s>[0-9a-f]{32}|[0-9a-f]{40})(?![0-9a-f])",
+               source="trufflehog Datadog (keyword, then a 32-hex API key or 40-hex application key)"),
+    SecretRule("heroku_api_key", ("heroku",),
+               r"(?i:heroku)[^\n]{0,40}?\b(?P<s>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+               source="gitleaks heroku-api-key (keyword, then a UUID)"),
+    SecretRule("url_query_key", ("key=",), r"[?&;](?i:key|apikey|api_key|api-key|access_key)=(?P<s>[^&\s#'\"]+)",
+               check="generated", source="gitleaks generic-api-key in query strings (Google ?key=, signed URLs)"),
+    # -- encoded and structured credentials -----------------------------------------------------------------
+    SecretRule("private_key_base64", ("ls0tls1crudjti",), r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}",
+               check="b64_private_key", source="gitleaks private-key (base64 of the PEM block: k8s tls.key)"),
+    SecretRule("docker_config_auth", ("eyjhdxrocyi6",), r"\beyJhdXRocyI6[A-Za-z0-9+/]{20,}={0,2}",
+               source="kubernetes.io/dockerconfigjson (base64 of {\"auths\": ...}); trufflehog Docker"),
+    SecretRule("oracle_credentials", ("jdbc:oracle", "sqlplus"),
+               r"(?:\bjdbc:oracle:\w+:|\bsqlplus\s+(?:-[sSLM]\s+)*)[\w$#]+/(?P<s>[^@\s/'\"]+)@",
+               source="gitleaks generic (user/password@db of Oracle JDBC and sqlplus)"),
     # -- generic web credentials ------------------------------------------------------------------------
     SecretRule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",
                source="detect-secrets JwtTokenDetector; gitleaks jwt"),

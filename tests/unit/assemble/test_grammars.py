@@ -679,7 +679,7 @@ def test_what_continues_after_a_blank_line_continues_without_it():
     # after_blank continuations must also be continuations without the blank
     from streams.assemble import rules as R
 
-    keeps = {"cont", "cont!", "last", "tent", "deeper", "announce", "expect", "wrap"}
+    keeps = {"cont", "cont!", "last", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "own"}
     missing = []
     for mode, spec in R.MODES.items():
         after = spec.get("after_blank")
@@ -718,3 +718,58 @@ def test_a_boxed_table_under_a_record_stays_in_it():
              "   |-------------------------------+----------------------+----------------------+",
              "2023-06-03T03:36:09.000000Z  INFO text_generation_launcher: Starting download process."]
     assert spans(texts) == [(0, 4), (5, 5)]
+
+
+def test_a_faulthandler_timeout_header_takes_thread_stacks_only():
+    # rule: py_timeout (Modules/faulthandler.c: "Timeout (H:MM:SS.ffffff)!" then every thread's stack)
+    texts = ["Timeout (0:00:00.200000)!",
+             "Thread 0x00007f4cce4806c0 (most recent call first):",
+             '  File "/usr/lib/python3.12/threading.py", line 1010 in run',
+             "Timeout (0:00:01)!",
+             "eval loss 2.31"]
+    assert spans(texts) == [(0, 2), (3, 3), (4, 4)]
+
+
+def test_go_runtime_diagnostics_open_the_throw_they_precede():
+    # rule: go_runtime (runtime/stack.go newstack prints "runtime: ..." lines, then throws)
+    texts = ["runtime: goroutine stack exceeds 1000000000-byte limit",
+             "runtime: sp=0x2a5d07fe0390 stack=[0x2a5d07fe0000, 0x2a5d27fe0000]",
+             "fatal error: stack overflow",
+             "",
+             "goroutine 1 gp=0x2a5ce7f5a1e0 m=0 mp=0x59c380 [running]:",
+             "main.depth(...)",
+             "\t/src/main.go:45",
+             "...44739037 frames elided...",
+             "main.main()",
+             "\t/src/main.go:104 +0x1e5",
+             "runtime: 12.3s per epoch",
+             "eval loss 2.31"]
+    assert spans(texts) == [(0, 9), (10, 10), (11, 11)]
+
+
+def test_a_quiet_record_does_not_take_another_writers_stack():
+    # rule: QUIET_HEAD_RE (an INFO record that speaks of no failure is not the stack's header; an
+    # ERROR one, or an INFO one that says what failed, is)
+    stack = ["java.io.IOException: shard 3: unexpected end of stream",
+             "\tat Trainer$Shard.read(Trainer.java:21)",
+             "\tat Trainer.main(Trainer.java:118)"]
+    quiet = ["2026-12-01 17:46:08,377 INFO  org.example.train.Trainer - checkpoint 79 saved", *stack]
+    failed = ["2026-12-01 17:46:08,377 INFO  org.example.train.Trainer - read of shard 3 failed", *stack]
+    error = ["2026-12-01 17:46:08,377 ERROR org.example.train.Trainer - read failed", *stack]
+    assert spans(quiet) == [(0, 0), (1, 3)]
+    assert spans(failed) == [(0, 3)]
+    assert spans(error) == [(0, 3)]
+
+
+def test_a_handlers_announcing_line_waits_for_its_writer_across_other_prefixes():
+    # rule: ANNOUNCE_ENDINGS (threading's "Exception in thread X:" and the traceback are two writes;
+    # another rank's line may come between them)
+    texts = ["[rank5]:Exception in thread loader-0:",
+             "[rank3]:Traceback (most recent call last):",
+             "[rank5]:Traceback (most recent call last):",
+             '[rank5]:  File "train.py", line 3, in load',
+             "[rank5]:KeyError: 'labels'",
+             '[rank3]:  File "train.py", line 9, in step',
+             "[rank3]:ValueError: bad shape",
+             "[rank3]:2026-12-01 17:46:08,377 - trainer - INFO - step 3"]
+    assert groups(texts) == [[0, 2, 3, 4], [1, 5, 6], [7]]

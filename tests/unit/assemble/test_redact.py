@@ -105,6 +105,28 @@ def test_a_value_is_redacted_by_its_key_name(redact: Redactor) -> None:
     assert redact.mapping(kept) is kept
 
 
+def test_key_name_families_need_a_generated_value(redact: Redactor) -> None:
+    """"<word>_key", "session id" and values under a cookies map are secrets when the value is machine-made
+    (16+ token characters, entropy 3.5+); a qualifier naming a public or index key keeps the value."""
+    made = "q7Xv2LpR9sKd4TnW8yZb3MfH"
+    assert redact.mapping({"AZURE_STORAGE_KEY": made, "req.cookies.theme": made, "session_id": made}) == {
+        "AZURE_STORAGE_KEY": "[REDACTED:secret]", "req.cookies.theme": "[REDACTED:secret]",
+        "session_id": "[REDACTED:secret]"}
+    kept = {"cache_key": "step-1000", "partition_key": made, "public_key": made, "session_id": "42", "key": made}
+    assert redact.mapping(kept) is kept
+
+
+def test_a_list_under_a_secret_named_key_is_redacted_item_by_item(redact: Redactor) -> None:
+    assert redact.mapping({"api_keys": ["Zq9xP2mK7vL4", "b"], "tags": ["x"]}) == {
+        "api_keys": ["[REDACTED:secret]", "[REDACTED:secret]"], "tags": ["x"]}
+
+
+def test_a_password_keeps_its_ampersand_but_a_query_string_ends_it(redact: Redactor) -> None:
+    assert redact("DB_PASSWORD=Tr0ub4dor&3x user=me") == "DB_PASSWORD=[REDACTED:secret] user=me"
+    assert redact("GET /login?password=hunter2x&user=me") == "GET /login?password=[REDACTED:secret]&user=me"
+    assert redact("PASSWORD=hunter2x && ./run.sh") == "PASSWORD=[REDACTED:secret] && ./run.sh"
+
+
 def _event_record(text: str, offset: int, labels: dict | None = None, source: dict | None = None) -> RawRecord:
     envelope = {"log": text + "\n", "stream": "stdout", "time": "2026-11-30T10:00:00.000000000Z",
                 "kubernetes": {"pod_name": "trainer-0", "namespace_name": "ml", "host": "gpu-1",
@@ -233,3 +255,40 @@ def test_json_escapes_cannot_hide_a_key_name_or_a_url(redact: Redactor) -> None:
     assert pw not in redact(url)
     bar = json.dumps({"progress": "\u2588" * 40 + " 50%"})
     assert redact(bar) is bar
+
+
+def test_a_private_key_whose_lines_are_events_of_their_own_is_redacted_line_by_line() -> None:
+    """A key printed line by line (each line its own event, as the merger leaves it) leaks no base64 line; the
+    source's next ordinary line, after END or after a block cut short, is kept."""
+    body = SAMPLES["pem_private_key"][1][0].split("\n")[1:-1]  # BEGIN .. END of the sample block
+    other = ["-----BEGIN OPENSSH PRIVATE KEY-----", body[1], body[2], "epoch 1 done"]
+    asm = Assembler()
+    out = []
+    for n, text in enumerate([*body, "step 5 done", *other]):
+        out += asm.feed(_event_record(text, n))
+    out += asm.flush_all()
+    messages = [o.value["message"] for o in out if o.kind == "event"]
+    text = "\n".join(messages)
+    for line in body[1:-1]:
+        assert not leaked(line.rstrip("="), text), (line, messages)
+    assert "step 5 done" in messages and "epoch 1 done" in messages
+
+
+def test_a_kubernetes_secret_printed_key_by_key_has_its_data_redacted() -> None:
+    """`kubectl get secret -o yaml` echoed line by line: the merger leaves each top-level key an event of its
+    own, and the data event after `kind: Secret` is redacted whatever its keys are called; a ConfigMap's is not."""
+    value = "cG9zdGdyZXM6Ly91OnB3NzdAaC9k"
+    lines = ["apiVersion: v1", "kind: Secret", "metadata:", "  name: db", "type: Opaque", "data:",
+             f"  DATABASE_URL: {value}", "---", "kind: ConfigMap", "data:", f"  DATABASE_URL: {value}"]
+    asm = Assembler()
+    out = [o for n, line in enumerate(lines) for o in asm.feed(_event_record(line, n))] + asm.flush_all()
+    data = [o.value["message"] for o in out if o.kind == "event" and o.value["message"].startswith("data:")]
+    assert len(data) == 2 and value not in data[0] and "[REDACTED:k8s_secret]" in data[0], data
+    assert data[1] == f"data:\n  DATABASE_URL: {value}"
+
+
+def test_json_secret_data_and_records_in_lists_are_redacted_in_attributes(redact: Redactor) -> None:
+    assert redact.mapping({"kind": "Secret", "data.conn": "eHl6MTIz", "metadata.name": "db"}) == {
+        "kind": "Secret", "data.conn": "[REDACTED:k8s_secret]", "metadata.name": "db"}
+    assert redact.mapping({"users": [{"name": "a", "password": "hunter2x"}]}) == {
+        "users": [{"name": "a", "password": "[REDACTED:secret]"}]}

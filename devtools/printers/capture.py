@@ -1,0 +1,327 @@
+"""Run the small programs under ``programs/`` with the real printers and cut their output into pieces.
+
+A *capture* is what one run printed, as a list of pieces ``(kind, lines)``: ``kind`` "single" means
+each line is a record of its own; any other kind is one multiline event from its first to its last
+line. The cut comes from how each scenario is built (one failure per run), not from reading the
+output, so the labels are only as good as the scenarios: each program prints one event per run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+PROGRAMS = Path(__file__).parent / "programs"
+GO = "/usr/local/go/bin/go"
+RUSTC = "/root/.cargo/bin/rustc"
+CARGO = "/root/.cargo/bin/cargo"
+PYENV = Path("/root/.pyenv/versions")
+
+Piece = tuple[str, list[str]]
+
+
+@dataclass
+class Capture:
+    lang: str
+    name: str  # scenario and printer version, for the labels' notes
+    pieces: list[Piece]
+    open_end: bool = False  # the event ends in free text (a message): no unprefixed print right after it
+    printer: str = ""
+    # written in one write() (a logging handler formats a whole record, stack included, then writes it):
+    # another process's lines never come inside it
+    atomic: bool = False
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 60,
+         merged: bool = False) -> str:
+    """What the program wrote to stderr (``merged``: stdout and stderr in the order written)."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("RUST_", "GOTRACEBACK", "PYTHON"))}
+    full.update(env or {})
+    p = subprocess.run(argv, cwd=cwd, env=full, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT if merged else subprocess.PIPE, timeout=timeout, check=False)
+    return (p.stdout if merged else p.stderr).decode("utf-8", "replace")
+
+
+def _event(kind: str, text: str) -> list[Piece]:
+    """One event: the whole output, blank lines before and after it left outside."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lead = 0
+    while lead < len(lines) and not lines[lead].strip():
+        lead += 1
+    end = len(lines)
+    while end > lead and not lines[end - 1].strip():
+        end -= 1
+    if end == lead:
+        raise RuntimeError(f"{kind}: the program printed nothing on stderr")
+    out: list[Piece] = []
+    if lead:
+        out.append(("blank", lines[:lead]))
+    out.append((kind, lines[lead:end]))
+    if end < len(lines):
+        out.append(("blank", lines[end:]))
+    return out
+
+
+def _events_at(kind: str, text: str, start: re.Pattern[str]) -> list[Piece]:
+    """Several events of one run, each from a line ``start`` matches to the next such line."""
+    lines = text.rstrip("\n").split("\n")
+    starts = [i for i, line in enumerate(lines) if start.match(line)] + [len(lines)]
+    out: list[Piece] = [("single" if line.strip() else "blank", [line]) for line in lines[:starts[0]]]
+    for a, b in itertools.pairwise(starts):
+        out += _event(kind, "\n".join(lines[a:b]) + "\n")
+    return out
+
+
+def _version(argv: list[str]) -> str:
+    p = subprocess.run(argv, capture_output=True, check=False)
+    return (p.stdout or p.stderr).decode().strip().splitlines()[0]
+
+
+# --- CPython: traceback, faulthandler, warnings, logging -----------------------------------------
+
+PY_SCENARIOS = {
+    # scenario: (kind, ends in free text). A traceback ends with the exception's message, which may
+    # span lines (traceback.format_exception_only): what follows it is told apart only by being a
+    # record of its own, so the line after a traceback is always one with a time or level.
+    "plain": ("python_traceback", False), "chained": ("python_traceback", False),
+    "context": ("python_traceback", False), "markers": ("python_traceback", False),
+    "divide": ("python_traceback", False), "multiline_msg": ("python_traceback", True),
+    "empty_msg": ("python_traceback", False), "notes": ("python_traceback", True),
+    "group": ("python_traceback", False), "fatal": ("python_fatal", False),
+    "fatal_abort": ("python_fatal", False), "dump_later": ("python_fatal", False),
+    "warn": ("python_warning", False), "warn_multiline": ("python_warning", False),
+    "recursion": ("python_traceback", False), "kbint": ("python_traceback", False),
+    "thread": ("python_traceback", False), "syntax_import": ("python_traceback", False),
+    "syntax_main": ("python_traceback", False), "assert": ("python_traceback", False),
+    "warn_logging": ("python_warning", False), "print_exc": ("python_traceback", False),
+    "unraisable": ("python_traceback", False), "process": ("python_traceback", False),
+    "asyncio_task": ("python_traceback", False),
+    **{f"logging_{f}": ("python_traceback", False)
+       for f in ("default", "dashes", "brackets", "hf", "lightning", "fileline")},
+}
+BAD_CONFIG = "learning_rate = 3e-4\nwarmup = dict(steps=100,\nbatch_size = 8\n"
+
+
+def python(work: Path) -> Iterator[Capture]:
+    app = work / "py" / "app"
+    app.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "train.py", app / "train.py")
+    (app / "badconfig.py").write_text(BAD_CONFIG)
+    for ver in ("3.11", "3.12", "3.13"):
+        exe = next(PYENV.glob(f"{ver}.*/bin/python{ver}"))
+        printer = _version([str(exe), "-VV"])
+        for name, (kind, open_end) in PY_SCENARIOS.items():
+            argv = [str(exe), "badconfig.py"] if name == "syntax_main" else [str(exe), "train.py", name]
+            out = ""
+            for _try in range(3):  # a signal scenario on a loaded machine may exit before printing
+                out = _run(argv, app)
+                if out.strip():
+                    break
+            yield Capture("python", f"{name} ({ver})", _event(kind, out), open_end or kind == "python_traceback",
+                          printer, name.startswith(("logging_", "warn_logging")))
+    # faulthandler lists the C extensions loaded from outside the stdlib: the project's venv has some
+    venv = Path(sys.executable)
+    out = _run([str(venv), "train.py", "fatal_ext"], app)
+    yield Capture("python", "fatal_ext (venv)", _event("python_fatal", out), False, _version([str(venv), "-VV"]))
+
+
+# --- Java: Throwable.printStackTrace, uncaught handler, java.util.logging, a PatternLayout ---------
+
+JAVA_SCENARIOS = ("caused_by", "suppressed", "multiline", "multiline_cause", "uncaught_main", "uncaught_thread",
+                  "jul", "jul_warning", "pattern", "pattern_multiline", "logback", "initializer", "no_message",
+                  "dump_stack")
+JAVA_HOMES = {"17": "/usr/lib/jvm/java-17-openjdk-amd64", "25": "/usr/lib/jvm/temurin-25-jdk-amd64"}
+
+
+def java(work: Path) -> Iterator[Capture]:
+    for ver, home in JAVA_HOMES.items():
+        out_dir = work / f"java{ver}"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        subprocess.run([f"{home}/bin/javac", "-d", str(out_dir), str(PROGRAMS / "java" / "Trainer.java")], check=True)
+        printer = _version([f"{home}/bin/java", "-version"])
+        for name in JAVA_SCENARIOS:
+            out = _run([f"{home}/bin/java", "-cp", str(out_dir), "Trainer", name], out_dir)
+            yield Capture("java", f"{name} (java {ver})", _event("java_stack", out), "multiline" in name, printer,
+                          name.startswith(("jul", "pattern", "logback")))
+
+
+# --- Go: the runtime's panic and fatal error dumps -----------------------------------------------
+
+GO_SCENARIOS = {"plain": "single", "errors_new": "single", "multiline": "single", "repanic": "single",
+                "nil_pointer": "single", "index": "single", "nil_map": "single", "goroutines": "all",
+                "deadlock": "single", "deadlock_wg": "all", "concurrent_map": "single", "custom_error": "single",
+                "stack_overflow": "single"}
+GO_SYSTEM = ("nil_pointer", "goroutines", "repanic")  # GOTRACEBACK=system adds runtime frames and gp= headers
+
+
+def go(work: Path) -> Iterator[Capture]:
+    src = work / "go" / "worker"
+    src.mkdir(parents=True, exist_ok=True)
+    for f in ("main.go", "main_test.go", "go.mod"):
+        shutil.copy(PROGRAMS / "go" / f, src / f)
+    env = {"GOCACHE": str(work / "gocache"), "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"}
+    subprocess.run([GO, "build", "-o", "worker", "."], cwd=src, env={**os.environ, **env}, check=True)
+    printer = _version([GO, "version"])
+    for name, tb in GO_SCENARIOS.items():
+        out = _run(["./worker", name], src, {"GOTRACEBACK": tb})
+        yield Capture("go", f"{name} (GOTRACEBACK={tb})", _event("go_panic", out), False, printer)
+    for name in GO_SYSTEM:
+        out = _run(["./worker", name], src, {"GOTRACEBACK": "system"})
+        yield Capture("go", f"{name} (GOTRACEBACK=system)", _event("go_panic", out), False, printer)
+    # `go test`: the failed test's header and its t.Log lines (indented under it), the panic, then the
+    # package's "FAIL\t<pkg>\t<time>" and "FAIL" lines
+    out = _run([GO, "test", "."], src, env, merged=True)
+    lines = out.rstrip("\n").split("\n")
+    p = next(i for i, line in enumerate(lines) if line.startswith("panic: "))
+    fail = next(i for i, line in enumerate(lines) if line.startswith("FAIL\t"))
+    yield Capture("go", "go test", [("go_test", lines[:p]), *_event("go_panic", "\n".join(lines[p:fail]) + "\n"),
+                                    ("single", lines[fail:])], False, printer)
+    # log.Panicf writes its record, then panics with the same text
+    out = _run(["./worker", "log_panic"], src)
+    first, rest = out.split("\n", 1)
+    yield Capture("go", "log_panic", [("single", [first]), *_event("go_panic", rest)], False, printer)
+    # the race detector (runtime/race, ThreadSanitizer's Go report): a report between two '=' rules,
+    # then the program's own lines and "Found N data race(s)" at exit
+    subprocess.run([GO, "build", "-race", "-o", "worker_race", "."], cwd=src, env={**os.environ, **env}, check=True)
+    out = _run(["./worker_race", "race"], src)
+    lines = out.rstrip("\n").split("\n")
+    close = lines.index("==================", 1)
+    yield Capture("go", "race (-race)", [("go_race", lines[:close + 1]), ("single", lines[close + 1:])], False,
+                  printer)
+    # `go run` prints the child's exit status after the dump: a record of its own
+    for name in ("plain", "nil_map", "deadlock"):
+        out = _run([GO, "run", ".", name], src, env)
+        lines = out.rstrip("\n").split("\n")
+        if not lines[-1].startswith("exit status"):
+            raise RuntimeError(f"go run {name}: expected an exit status line, got {lines[-1]!r}")
+        pieces = [*_event("go_panic", "\n".join(lines[:-1]) + "\n"), ("single", lines[-1:])]
+        yield Capture("go", f"{name} (go run)", pieces, False, printer)
+
+
+# --- Rust: the default panic hook and std's backtrace printer --------------------------------------
+
+RUST_PANIC_RE = re.compile(r"^thread '[^']*' .*panicked at ")
+RUST_SCENARIOS = {"panic": ("0", "1"), "unwrap": ("0", "1", "full"), "expect": ("1",), "index": ("0", "full"),
+                  "multiline": ("0", "1"), "thread": ("0", "1"), "thread_unnamed": ("0", "1")}
+
+
+def rust(work: Path) -> Iterator[Capture]:
+    src = work / "rust"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "rust" / "main.rs", src / "main.rs")
+    subprocess.run([RUSTC, "-g", "-o", "loader", "main.rs"], cwd=src, check=True)
+    printer = _version([RUSTC, "-V"])
+    for name, modes in RUST_SCENARIOS.items():
+        for bt in modes:
+            out = _run(["./loader", name], src, {"RUST_BACKTRACE": bt})
+            yield Capture("rust", f"{name} (RUST_BACKTRACE={bt})", _event("rust_panic", out),
+                          name == "multiline" and bt == "0", printer)
+    # a panic in a destructor while unwinding: the hook prints each panic, then the runtime aborts
+    for bt in ("0", "1"):
+        out = _run(["./loader", "double"], src, {"RUST_BACKTRACE": bt})
+        yield Capture("rust", f"double (RUST_BACKTRACE={bt})", _events_at("rust_panic", out, RUST_PANIC_RE), True,
+                      printer)
+    # under `cargo run`: cargo's "Finished"/"Running" lines before the panic
+    crate = work / "cargo" / "loader"
+    (crate / "src").mkdir(parents=True, exist_ok=True)
+    (crate / "Cargo.toml").write_text('[package]\nname = "loader"\nversion = "0.1.0"\nedition = "2021"\n')
+    shutil.copy(PROGRAMS / "rust" / "main.rs", crate / "src" / "main.rs")
+    subprocess.run([CARGO, "build", "--offline", "-q"], cwd=crate, check=True)
+    for name, bt in (("panic", "0"), ("thread", "1")):
+        out = _run([CARGO, "run", "--offline", "--", name], crate, {"RUST_BACKTRACE": bt})
+        lines = out.rstrip("\n").split("\n")
+        first = next(i for i, line in enumerate(lines) if "panicked at" in line)
+        lead = first - 1 if first and not lines[first - 1].strip() else first
+        last = len(lines) - 1  # (cargo execs the program on Unix: it writes nothing after the panic)
+        pieces: list[Piece] = [("single", lines[:lead]), ("blank", lines[lead:first]),
+                               ("rust_panic", lines[first:last + 1]), ("single", lines[last + 1:])]
+        yield Capture("rust", f"{name} (cargo run, RUST_BACKTRACE={bt})", pieces, False, printer)
+
+
+# --- C: glibc backtrace_symbols_fd, and gdb's bt of the crashing program ---------------------------
+
+GDB_STOP_RE = re.compile(r"^(?:0x[0-9a-f]+ in )?\S+ \(.*\) at \S+:\d+$")
+GDB_FRAME_RE = re.compile(r"^#\d+ ")
+GDB_LOCALS_RE = re.compile(r"^(?:\s+\S|No locals\.$|No symbol table info available\.$)")  # `bt full`
+GDB_THREAD_RE = re.compile(r"^Thread \d+ \(.*\):$")
+
+
+def _gdb_pieces(out: str) -> list[Piece]:
+    """gdb batch output: the stop location and its source line (one event), each ``bt`` (frames, with
+    ``bt full``'s locals under each, and the ``Thread N (...):`` line ``thread apply all`` prints
+    before them), the rest single."""
+    lines = out.rstrip("\n").split("\n")
+    pieces: list[Piece] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if GDB_STOP_RE.match(line) and i + 1 < len(lines) and re.match(r"^\d+\t", lines[i + 1]):
+            pieces.append(("gdb_stop", lines[i:i + 2]))
+            i += 2
+        elif GDB_FRAME_RE.match(line) or (GDB_THREAD_RE.match(line) and i + 1 < len(lines)
+                                          and GDB_FRAME_RE.match(lines[i + 1])):
+            j = i + 1
+            while j < len(lines) and (GDB_FRAME_RE.match(lines[j]) or GDB_LOCALS_RE.match(lines[j])):
+                j += 1
+            pieces.append(("gdb_bt", lines[i:j]))
+            i = j
+        else:
+            pieces.append(("single" if line.strip() else "blank", [line]))
+            i += 1
+    return pieces
+
+
+def native(work: Path) -> Iterator[Capture]:
+    src = work / "c"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "c" / "crash.c", src / "crash.c")
+    gcc = _version(["gcc", "--version"])
+    for exe, flags in (("crash", ["-rdynamic"]), ("crash_static_syms", [])):
+        subprocess.run(["gcc", "-g", "-O0", "-pthread", *flags, "-o", exe, "crash.c"], cwd=src, check=True)
+        for name in ("handler", "abort"):
+            out = _run([f"./{exe}", name], src)
+            yield Capture("c", f"{name} ({exe}, {' '.join(flags) or 'no -rdynamic'})",
+                          _event("glibc_backtrace", out), False, gcc)
+    # AddressSanitizer's report, from its '=' rule to the shadow bytes' legend; "==PID==ABORTING" after
+    # it is written by Die(), a line of its own
+    subprocess.run(["gcc", "-g", "-fsanitize=address", "-o", "crash_asan", "crash.c"], cwd=src, check=True)
+    out = _run(["./crash_asan", "heap_overflow"], src)
+    report, aborting = out.rstrip("\n").rsplit("\n", 1)
+    if not aborting.endswith("==ABORTING"):
+        raise RuntimeError(f"ASan: expected ==PID==ABORTING last, got {aborting!r}")
+    yield Capture("c", "heap_overflow (gcc -fsanitize=address)",
+                  [*_event("llvm_sanitizer", report + "\n"), ("single", [aborting])], False, gcc)
+    # libstdc++'s verbose terminate handler: "terminate called after throwing ..." + "  what():  message"
+    shutil.copy(PROGRAMS / "cpp" / "terminate.cpp", src / "terminate.cpp")
+    subprocess.run(["g++", "-g", "-pthread", "-o", "terminate", "terminate.cpp"], cwd=src, check=True)
+    for name in ("runtime", "out_of_range", "multiline", "thread", "int"):
+        out = _run(["./terminate", name], src)
+        pieces = _event("cpp_terminate", out)
+        if name == "int":  # no what(): one line
+            pieces = [("single", pieces[0][1])]
+        # (what() is free text, over lines or not: the line after it is told apart by being a record)
+        yield Capture("c", f"terminate {name} (g++)", pieces, True, gcc)
+    gdb = _version(["gdb", "--version"])
+    for name, cmds in (("segv", ["bt"]), ("thread", ["bt", "thread apply all bt"]), ("segv", ["bt full"]),
+                       ("abort_plain", ["bt"])):
+        argv = ["gdb", "-q", "-nx", "-batch", "-ex", "run"]
+        for c in cmds:
+            argv += ["-ex", c]
+        out = _run([*argv, "--args", "./crash", name], src, timeout=120, merged=True)
+        pieces = _gdb_pieces(out)
+        if not any(k == "gdb_bt" for k, _ in pieces):
+            raise RuntimeError(f"gdb {name}: no backtrace in its output:\n{out}")
+        yield Capture("c", f"gdb {name} ({' / '.join(cmds)})", pieces, False, gdb)
+
+
+LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
+    "python": python, "java": java, "go": go, "rust": rust, "c": native}
