@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from devtools import CORPUS_DIR
-from devtools.stack.base import free_port, stop_gracefully
+from devtools.stack.base import free_listen_port, stop_gracefully
 from streams.avro_io import avro_deserializer
 from streams.clients import es_client
 from streams.config import Settings
@@ -160,7 +160,7 @@ def run_demo(settings: Settings, say: Callable[[str], None] = print, child_env: 
     want_events = sum(1 for e in offline if "message" in e)
     want_metrics = len(offline) - want_events
     logs = settings.stack.dir / "logs"
-    ports = {stage: free_port() for stage in ("assemble", "hot", "cold", "watch")}
+    ports = {stage: free_listen_port() for stage in ("assemble", "hot", "cold", "watch")}
     base_env = child_env or {}
     workers = [
         start_worker("assemble", logs, {**base_env, "SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": "2000",
