@@ -50,6 +50,9 @@ PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
 _CONFIG_REPR = re.compile(r"\b(?:Namespace|\w*(?:Arguments|Args|Config|Configuration|Params|Options))\(")
 
 _SEGMENTS = re.compile(r"\s*(?:\||,|;|\t| - |:\s|\s{2,}(?=[A-Za-z]))\s*")
+# Runs of blanks are cut to two before splitting: two or more mean the same to _SEGMENTS, and a long run
+# not followed by a word would make its optional blanks backtrack over the run at every position.
+_LONG_BLANKS = re.compile(r" {3,}")
 _SPACED = re.compile(rf"([A-Za-z][\w./@-]*(?: [A-Za-z][\w./@-]*){{0,3}}) +({NUMBER})(?: ?({UNIT}))?"
                      r"(?:\s*\([^)]*\))?")
 # "|" or a box-drawing "│" (rich tables, Ray Train's result table) around a row.
@@ -60,11 +63,13 @@ MAX_ROW = 160
 
 def without_config(body: str, removed: list[str] | None = None) -> str:
     """``body`` without the configuration reprs in it (their pairs are settings; their text is appended to
-    ``removed``); an unclosed one runs to the end of the line."""
-    while "(" in body:
-        m = _CONFIG_REPR.search(body)
-        if m is None:
-            break
+    ``removed``); an unclosed one runs to the end of the line. One pass: a line of many reprs costs what
+    its length does."""
+    if "(" not in body:
+        return body
+    parts: list[str] = []
+    pos = 0
+    while (m := _CONFIG_REPR.search(body, pos)) is not None:
         depth, end = 0, len(body)
         for i in range(m.end() - 1, len(body)):
             ch = body[i]
@@ -77,8 +82,12 @@ def without_config(body: str, removed: list[str] | None = None) -> str:
                     break
         if removed is not None:
             removed.append(body[m.end():end])
-        body = body[:m.start()] + " " + body[end:]
-    return body
+        parts.append(body[pos:m.start()])
+        pos = end
+    if not parts:
+        return body
+    parts.append(body[pos:])
+    return " ".join(parts)
 
 
 def progress_heads(body: str, p: Parsed) -> bool:
@@ -110,7 +119,7 @@ def _lift_pair(p: Parsed, key: str, value: str, unit: str | None) -> bool:
 def spaced_run(body: str, p: Parsed) -> bool:
     """Lift a run of ``key value`` pairs (two or more in the line)."""
     pairs = []
-    for seg in _SEGMENTS.split(body):
+    for seg in _SEGMENTS.split(_LONG_BLANKS.sub("  ", body)):
         m = _SPACED.fullmatch(seg)
         if m is not None:
             pairs.append(m.groups())

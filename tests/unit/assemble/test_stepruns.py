@@ -85,6 +85,17 @@ def test_pairs_after_a_configuration_repr_still_count() -> None:
     assert p.step == 5 and p.metrics == {"loss": 1.2}
 
 
+def test_pairs_between_and_after_several_configuration_reprs_still_count() -> None:
+    # (the reprs are taken out in one pass; the text between them keeps its pairs)
+    p = lifted("Namespace(lr=0.1) ModelConfig(dim=8, lr=0.2)  step 7  loss 1.5  DataArgs(seed=1)  lr 3e-4")
+    assert p.step == 7 and p.metrics == {"loss": 1.5, "learning_rate": 0.0003}
+
+
+def test_a_long_run_of_blanks_separates_pairs_as_two_do() -> None:
+    spaced = lifted("step 9" + " " * 40 + "loss 2.5" + " " * 300 + "grad norm 0.7")
+    assert spaced.step == 9 and spaced.metrics == {"loss": 2.5, "grad_norm": 0.7}
+
+
 @pytest.mark.parametrize(("line", "want"), [
     ("04/21 21:03:53 - mmengine - INFO - Epoch(train) [1][10/90]  lr: 1.000e-02  eta: 0:00:25  memory: 2103  "
      "loss: 11.4723", {"epoch": 1.0}),
