@@ -74,7 +74,12 @@ _ASSIGN = re.compile(r"""
       | (?P<bv>[^\s,;&'"<>(){}\[\]\\]+)               # a bare value
       | \\?(?P<uq>["'])(?P<uv>[^\r\n\\"']+)           # an opening quote never closed (a cut line)
     )""", re.VERBOSE)
-_HEADER_VALUE = re.compile(r"[^\r\n\"'\\]*")
+# (at most 4 KiB of a header's value is read: a line of repeated headers would otherwise make each one read the
+# rest of the line)
+_HEADER_VALUE = re.compile(r"[^\r\n\"'\\]{0,4096}")
+# A value this long that is no secret is not read again for keys inside it: "token:token:..." would make
+# every keyword measure and judge the rest of the line (quadratic in the line's length).
+LONG_VALUE = 256
 _AMP_TAIL = re.compile(r"&(?![&\s])(?![A-Za-z_][\w.\-]*=)[^\s,;'\"<>(){}\[\]\\]+")
 
 
@@ -110,6 +115,8 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
         if bare_sep and value.startswith("-"):
             continue  # the next flag, not a value
         if not is_secret_value(strength, value, key):
+            if end - start > LONG_VALUE:
+                done = max(done, end)  # a long run that is no secret (a blob, a dump): its words are not keys
             continue
         if strength == "header":
             a, b = header_secret_span(key, value)

@@ -292,3 +292,17 @@ def test_json_secret_data_and_records_in_lists_are_redacted_in_attributes(redact
         "kind": "Secret", "data.conn": "[REDACTED:k8s_secret]", "metadata.name": "db"}
     assert redact.mapping({"users": [{"name": "a", "password": "hunter2x"}]}) == {
         "users": [{"name": "a", "password": "[REDACTED:secret]"}]}
+
+
+def test_a_long_run_of_keywords_that_is_no_secret_does_not_hide_the_secret_after_it(redact: Redactor) -> None:
+    # (the run is judged once as one value and not read again for keys inside it)
+    line = "token:" * 2000 + " password=Tr0ub4dor3xyz and Authorization: Bearer eyJabc.def.ghi"
+    out = redact(line)
+    assert "Tr0ub4dor3xyz" not in out and "eyJabc.def.ghi" not in out
+    assert out.startswith("token:token:")
+
+
+def test_repeated_headers_each_lose_their_credential(redact: Redactor) -> None:
+    line = " ".join(f"Authorization: Bearer tok{i:04d}Qx7vT2mN9pLw4RzK" for i in range(300))
+    out = redact(line)
+    assert "Qx7vT2mN9pLw4RzK" not in out
