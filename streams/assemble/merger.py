@@ -513,9 +513,8 @@ class MultilineMerger:
             return _END  # (an exception line is written bare: "ERROR: ...", "srun: error: ..." are records)
         if act == "deeper":
             return ("cont", nxt) if _indent(body) > ob.indent0 else _END
-        if act == "after_colon":  # (else held in the mode's else_tent mode, or ended)
-            return (("cont", nxt) if ob.last_body.rstrip().endswith(":")
-                    else ("tent", spec["else_tent"]) if "else_tent" in spec else _END)
+        if act == "after_colon":
+            return ("cont", nxt) if ob.last_body.rstrip().endswith(":") else _END
         if act == "announce":
             return ("cont!", nxt) if self._announces(ob) else _END
         if act == "own":

@@ -25,8 +25,7 @@ an action and the next state. Actions:
   of ``RECORDS``) -- the evidence used where a printer writes free text (exception messages);
 - ``cont!``: the grammar says the line belongs here whatever it looks like (frames, ``Caused by:``);
 - ``deeper``: continue when indented deeper than the block's first line;
-- ``after_colon``: ``cont`` when the block's last line ends with ``:`` (it announces more), else
-  ``tent`` into the mode's ``else_tent`` mode when it names one, else ``end``;
+- ``after_colon``: ``cont`` when the block's last line ends with ``:`` (it announces more), else ``end``;
 - ``announce``: continue when the block's first line announces what follows (level WARN and up,
   ``Exception in ...``, a trailing ``:``, the same repeated head), else start a new block;
 - ``own``: ``cont!`` when the block's line is not a record of its own (the printer's own message above
