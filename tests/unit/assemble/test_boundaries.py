@@ -11,18 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from streams.assemble.lines import RawLine
-from streams.assemble.merger import MultilineMerger
-
-
-def spans(texts: list[str]) -> list[tuple[int, int]]:
-    m = MultilineMerger()
-    blocks = []
-    for i, t in enumerate(texts):
-        blocks += m.push("src", RawLine(t), i, 0)
-    blocks += m.flush_all()
-    return sorted((b.first_offset, b.last_offset) for b in blocks)
-
+from devtools.testing.merger import spans
 
 BLOCKS = {
     "python_traceback": ["Traceback (most recent call last):",

@@ -13,22 +13,12 @@ import pytest
 from corpus_helpers import CORPUS
 
 from devtools import glue_harness
-from streams.assemble.lines import RawLine
-from streams.assemble.merger import MultilineMerger
+from devtools.testing.merger import spans
 
 CUT_FRAMES = ["Traceback (most recent call last):",
               '  File "/workspace/train.py", line 212, in <module>',
               "    main()"]
 TRACEBACK = [*CUT_FRAMES, "RuntimeError: CUDA error: an illegal memory access was encountered"]
-
-
-def spans(texts: list[str]) -> list[tuple[int, int]]:
-    m = MultilineMerger()
-    blocks = []
-    for i, t in enumerate(texts):
-        blocks += m.push("src", RawLine(t), i, 0)
-    blocks += m.flush_all()
-    return sorted((b.first_offset, b.last_offset) for b in blocks)
 
 
 def test_frames_are_followed_by_an_exception_line_or_the_traceback_ends():
