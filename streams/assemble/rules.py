@@ -241,6 +241,12 @@ NOT_SYSLOG_WRITERS = frozenset(("Caused by", "fatal error", "runtime stack", "st
 # a frame's leading tab arrives as "#011"
 RELAY_ESCAPES = (("#011", "\t"),)
 LINE_START_PREFIXES = frozenset(("p_srun_padded",))
+# ECMA-48 control sequences terminals read (colours, erasing a line, moving the cursor: colorlog, loguru,
+# rich, Ray's coloured prefixes, tqdm) and operating-system commands (a terminal's title, links)
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# the same colours with their ESC lost, as a copy from a web page leaves them ("[36m(pid=1)[0m"): read
+# only on a line that also holds the reset "[0m"
+BARE_SGR_RE = re.compile(r"\[(?:\d{1,3};)*\d{1,3}m")
 RELAY_RECORDS = frozenset(("p_syslog", "p_syslog_iso", "p_dmesg"))
 # Among syslog's writers only the kernel writes one record per line (printk; a continuation arrives
 # already joined). A program's output that journald or a syslog relay split at each newline is the
