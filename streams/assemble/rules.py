@@ -105,12 +105,15 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # the kernel's printk time (dmesg, serial consoles)
     ("dmesg", r"\[ *\d+\.\d{6}\] ", "none", None),
     # syslog RFC 3164 / journalctl short (short-precise: with a fraction): the time is volatile,
-    # "host prog[pid]" is the writer (a daemon's tag may have no pid)
+    # "host prog[pid]" is the writer (a daemon's tag may have no pid; a copy may leave the host out)
     ("syslog", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? "
-               r"(?P<k_syslog>\w[\w.-]* [^\s:\[]+(?:\[\d+\])?): ", "k", None),
+               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|\w[\w.-]* [^\s:\[]+): ", "k", None),
     # the same time alone, as test runners and relays without a host write it before every line
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
      None),
+    # Rancher's log viewer copied as text: "Wed, Sep 1 2021 9:38:45 am | " before every line
+    ("rancher", r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{1,2} \d{4} "
+                r"\d{1,2}:\d\d:\d\d [ap]m \| ", "none", None),
     # wandb's terminal log prefixes every line of its messages with "wandb: "
     ("wandb", r"wandb: ", "all", None),
     # test runners and launchers that relay a child's streams label each line with the stream
@@ -697,6 +700,8 @@ _ATTACH = {
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
     "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sigdump"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
+    # (the same file line with its tab dropped by a viewer or relay: Rancher's, syslog's)
+    "go_file_bare": ("own", "go_stack"),
     "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"),
     # (Ray's RayTaskError carries the remote traceback's frames under its message, without a header)
     "py_file": ("announce", "py_frames"),
