@@ -169,6 +169,10 @@ def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool =
             _lift_unknown(p, nk, f, unit)
         return False  # an unknown key keeps its text in attributes too
     name, scale = fam
+    if unit == "%" and name in _MEMORY_METRICS:  # nvidia-smi dmon's "mem" column: the memory bus's busy %
+        if keep_unknown and f is not None:
+            _lift_unknown(p, nk, f, unit)
+        return False
     if f is None:
         p.keep_as_text(f"{name}_out_of_range", key, text_of(value))
     elif name == "epoch":

@@ -26,8 +26,10 @@ from streams.assemble.lift import LEVELS, Parsed, lift_record
 from streams.assemble.records import find_record, logfmt
 from streams.assemble.steplines import lift_counters, lift_step_line
 from streams.assemble.times import ISO as _ISO
+from streams.assemble.times import SLASHED as _SLASHED
 from streams.assemble.times import iso_ms as _iso
 from streams.assemble.times import ms_of as _ms
+from streams.assemble.times import slashed_ms as _slashed
 
 __all__ = ["LEVELS", "Parsed", "norm_level", "parse_line"]
 
@@ -179,12 +181,19 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         return m.end()
     m = _ISO.search(body, 0, 80)
     if m:
-        p.ts_ms = _iso(m)
+        p.ts_ms, p.fmt = _iso(m), "iso"
+    elif "/" in body[:80]:
+        m = _SLASHED.search(body, 0, 80)
+        if m:
+            p.ts_ms, p.fmt = _slashed(m), "slashed"
+    if m:
         lm = _LEVEL_WORD.search(body, m.end(), m.end() + 60)
-        p.fmt = "iso"
         if lm:
             p.level = norm_level(lm.group(1))
             return lm.end()
+        lm = _LEVEL_WORD.match(body)  # XLM: "INFO - 10/04/19 14:41:25 - ..." (the level first)
+        if lm:
+            p.level = norm_level(lm.group(1))
         return m.end()
     return 0
 
