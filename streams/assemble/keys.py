@@ -96,6 +96,17 @@ TASK_KEYS: dict[str, str] = {
     "phase": "phase", "stage": "phase",
 }
 # Ray's JSON logs carry ``timestamp_ns``; a unit in the key only confirms what the number's size says.
+# A GPU's product name as NVML and ROCm report it (DCGM's and Kubernetes' ``modelName``, nvidia-smi's
+# ``name``): "NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-32GB", "GeForce GTX 1080 Ti", "A100-SXM4-40GB",
+# "AMD Instinct MI300X". Under a model key it names the device, not the model being trained.
+_GPU_PRODUCT = re.compile(r"(?:NVIDIA|Tesla|GeForce|Quadro|TITAN|AMD Instinct|AMD Radeon|Radeon|Intel\(R\) Data Center"
+                          r") \S|[AHLV]\d{2,3}[A-Z]?-(?:SXM|PCIE|PCIe|NVL)")
+
+
+def is_gpu_product(value: str) -> bool:
+    return _GPU_PRODUCT.match(value) is not None
+
+
 TIME_KEYS = frozenset(("timestamp", "time", "ts", "asctime", "created", "datetime", "date_time", "t", "timestamp_ns",
                        "timestamp_ms", "time_ns", "time_ms", "ts_ns", "ts_ms"))
 LEVEL_KEYS = frozenset(("level", "levelname", "severity", "lvl", "log_level", "loglevel", "level_name",
