@@ -20,9 +20,10 @@ key families like a record's keys.
 
 Why a per-source memory is sound here: a row is never read against another table's header (the widths
 must agree and, in aligned columns, every cell must be a value), and a header is replaced by the next
-one. Its cost is what a restart loses: rows whose header came before the offset a worker resumed from
-stay plain lines until the printer repeats its header (ultralytics does every epoch; a csv query prints
-it once, so a worker that restarts mid-query reads no more of its rows: they stay searchable text).
+one. A restart loses nothing: the header is part of the source's saved state (:mod:`streams.assemble.state`,
+written in the same transaction as the outputs), like its times and task. What it cannot know is a table
+whose header was printed before the source was first read (a replay that starts mid-table, ``sluice
+parse`` of a file's tail): those rows stay plain lines until the printer repeats its header.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from streams.assemble.fields import EventBuilder
 from streams.assemble.lines import Block, empty_source
-from streams.assemble.pipeline import parse_files
+from streams.assemble.pipeline import Assembler, RawRecord, parse_files
+from streams.assemble.state import restore_source, source_state
 from streams.assemble.tables import header_of
 
 READ_TS = 946_684_800_000
@@ -59,3 +60,18 @@ def test_what_is_a_header() -> None:
     assert header_of("the loss is going down now") is None  # prose: single blanks
     assert header_of("Class     Images  Instances      Box(P          R      mAP50  mAP50-95):") is None
     assert header_of("alpha  beta  gamma") is None  # no column a family claims
+
+
+def test_the_header_survives_a_restart() -> None:
+    # the worker saves each source's state (streams.assemble.state); the header is part of it
+    key = b"node-7|nvidia-smi"
+    first = Assembler()
+    first.feed(RawRecord("logs.raw", 0, 0, CSV_HEADER.encode() + b"\n", key, READ_TS))
+    first.flush_all()
+    state = source_state(first, key.decode())
+    assert state is not None
+    second, cold = Assembler(), Assembler()
+    restore_source(second, state)
+    row = RawRecord("logs.raw", 0, 1, CSV_ROW.encode() + b"\n", key, READ_TS)
+    assert [o.kind for o in second.feed(row) + second.flush_all()] == ["metric"]
+    assert [o.kind for o in cold.feed(row) + cold.flush_all()] == ["event"]
