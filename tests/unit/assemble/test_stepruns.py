@@ -246,6 +246,7 @@ def test_loose_pairs_from_their_printers() -> None:
     "lr = 0.01",
     "lr: 0.0003",
     "max_epochs = 12",
+    "Resuming from epoch checkpoint: lr = 0.0003",
 ])
 def test_lone_loose_setting_is_not_lifted(line: str) -> None:
     p = lifted(line)
@@ -297,3 +298,4 @@ def test_cross_entropy_names_are_the_loss() -> None:
 def test_mmengine_config_dict_is_configuration() -> None:
     p = lifted("optim_wrapper = dict(type='OptimWrapper', optimizer=dict(type='SGD', lr=0.02, momentum=0.9))")
     assert "learning_rate" not in p.metrics
+    assert lifted("train_cfg = dict(type='IterBasedTrainLoop', max_iters=80000, val_interval=8000)").max_steps is None

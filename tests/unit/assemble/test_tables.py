@@ -6,9 +6,10 @@ from pathlib import Path
 
 from streams.assemble.fields import EventBuilder
 from streams.assemble.lines import Block, empty_source
+from streams.assemble.lift import Parsed
 from streams.assemble.pipeline import Assembler, RawRecord, parse_files
 from streams.assemble.state import restore_source, source_state
-from streams.assemble.tables import header_of
+from streams.assemble.tables import ColumnTables, header_of
 
 READ_TS = 946_684_800_000
 CSV_HEADER = "timestamp, index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB]"
@@ -75,3 +76,11 @@ def test_the_header_survives_a_restart() -> None:
     row = RawRecord("logs.raw", 0, 1, CSV_ROW.encode() + b"\n", key, READ_TS)
     assert [o.kind for o in second.feed(row) + second.flush_all()] == ["metric"]
     assert [o.kind for o in cold.feed(row) + cold.flush_all()] == ["event"]
+
+
+def test_a_text_cell_stays_an_attribute() -> None:
+    tables, p = ColumnTables(), Parsed()
+    tables.read("s", CSV_HEADER, Parsed())
+    tables.read("s", CSV_ROW, p)
+    assert p.attributes["name"] == "NVIDIA A100-SXM4-80GB" and p.logger is None and p.task is None
+    assert p.metrics["gpu_utilization_pct"] == 98.0
