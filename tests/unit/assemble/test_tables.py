@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from streams.assemble.fields import EventBuilder
-from streams.assemble.lines import Block, empty_source
 from streams.assemble.lift import Parsed
+from streams.assemble.lines import Block, empty_source
 from streams.assemble.pipeline import Assembler, RawRecord, parse_files
 from streams.assemble.state import restore_source, source_state
 from streams.assemble.tables import ColumnTables, header_of
