@@ -299,8 +299,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("fh_file", r"[ \t]+File \"[^\"]*\", line \d+ in "),  # faulthandler's frame: no comma before "in"
     # (loguru's backtrace marks the frame where the exception was caught with '>' in the first column)
     ("py_file", r"(?:[ \t]+|> )File \"[^\"]*\", line \d+"),
+    # (torch.multiprocessing.spawn's ProcessRaisedException carries the child's traceback in its message,
+    # "\n\n-- Process N terminated with the following error:\n" + the traceback: a chain of the same shape)
     ("py_chain", r"[ \t]*(?:During handling of the above exception, another exception occurred:"
-                 r"|The above exception was the direct cause of the following exception:)"),
+                 r"|The above exception was the direct cause of the following exception:"
+                 r"|-- Process \d+ terminated with the following error:)"),
     ("eg_line", r"[ \t]+(?:\| |\|$|\+-|\+\+)"),
     # Rich's traceback handler (rich.traceback): a box "╭─ Traceback (most recent call last) ─╮", "│" lines,
     # "╰─╯", then the exception line
@@ -362,12 +365,13 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # paragraphs libraries write into an exception's message after a blank line: torch._dynamo's
     # augment_exc_message (torch/_dynamo/exc.py: the user frames, the replay file, the verbosity hint, the
     # minifier script, the fallback to eager), huggingface_hub's hf_raise_for_status ("403 Client Error.",
-    # a blank line, then what was not found or not allowed)
+    # a blank line, then what was not found or not allowed), TensorFlow's "Graph execution error:" and the
+    # node's definition site under it (error_interpolation)
     ("msg_para", r"(?:from user code:$|Set TORCH_LOGS=|Set TORCHDYNAMO_VERBOSE=1|Set torch\._dynamo\.config\.verbose="
                  r"|You can suppress this exception and fall back to eager|Last frame execution written to "
                  r"|Minifier script written to |(?:Revision|Entry|Repository) Not Found for url: "
                  r"|Cannot access (?:gated repo|repository) for url |Bad request(?: for \S+ endpoint)?:$"
-                 r"|\d{3} Forbidden: )"),
+                 r"|\d{3} Forbidden: |Detected at node .* defined at \(most recent call last\):$)"),
     # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message
     ("cuda_hint", r"(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing "
                   r"CUDA_LAUNCH_BLOCKING=1|Compile with `TORCH_USE_CUDA_DSA` to enable"

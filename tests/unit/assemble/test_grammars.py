@@ -827,3 +827,39 @@ def test_hub_error_paragraph_after_the_status_line_is_the_messages_own():
              "",
              "Epoch 3/10"]
     assert spans(texts) == [(0, 6), (8, 8)]
+
+
+def test_spawned_processs_traceback_inside_the_parents_message_is_one_chain():
+    # rule: TOKENS py_chain "-- Process N terminated with the following error:" (torch/multiprocessing/spawn.py
+    # ProcessRaisedException: "\n\n-- Process %d terminated with the following error:\n" + the child's traceback)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/train.py", line 40, in <module>',
+             "    mp.spawn(main, nprocs=8)",
+             "torch.multiprocessing.spawn.ProcessRaisedException: ",
+             "",
+             "-- Process 1 terminated with the following error:",
+             "Traceback (most recent call last):",
+             '  File "/opt/conda/lib/python3.10/site-packages/torch/multiprocessing/spawn.py", line 69, in _wrap',
+             "    fn(i, *args)",
+             "RuntimeError: CUDA error: out of memory",
+             "",
+             "Epoch 3/10"]
+    assert spans(texts) == [(0, 9), (11, 11)]
+
+
+def test_tensorflow_node_definition_after_graph_execution_error():
+    # rule: TOKENS msg_para "Detected at node ... defined at (most recent call last):" (TF's error_interpolation)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/fit.py", line 12, in <module>',
+             "    model.fit(ds, epochs=3)",
+             "tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:",
+             "",
+             "Detected at node 'sparse_categorical_crossentropy/Xent' defined at (most recent call last):",
+             '    File "/app/fit.py", line 12, in <module>',
+             "      model.fit(ds, epochs=3)",
+             "Node: 'sparse_categorical_crossentropy/Xent'",
+             "logits and labels must have the same first dimension, got logits shape [32,10] and labels shape [320]",
+             "\t [[{{node sparse_categorical_crossentropy/Xent}}]] [Op:__inference_train_function_1011]",
+             "",
+             "Epoch 3/10"]
+    assert spans(texts) == [(0, 10), (12, 12)]
