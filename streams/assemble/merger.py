@@ -364,10 +364,12 @@ class MultilineMerger:
     # -- one line -----------------------------------------------------------------------------
     def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
         text = line.text
-        if "\x1b" in text:  # colours and cursor moves are no part of the grammar (the event keeps them)
-            text = R.ANSI_RE.sub("", text)
-        elif "[0m" in text:
-            text = R.BARE_SGR_RE.sub("", text)
+        if "\x1b" in text or "[0m" in text:
+            # colours and cursor moves are no part of the grammar (the event keeps them); a line of
+            # nothing else is still a line of its own, not a blank one that could be dropped
+            bare = R.ANSI_RE.sub("", text) if "\x1b" in text else R.BARE_SGR_RE.sub("", text)
+            if bare.strip():
+                text = bare
         c = text[:1]
         pm = _PFX_TABLE.get(c, _PFX_OTHER)(text) if c and (c in _PFX_FIRST or c > "\x7f") else None
         if pm is None:  # most lines have no stream prefix: one try, and a look for the gated ones' literal
