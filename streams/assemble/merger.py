@@ -490,6 +490,8 @@ class MultilineMerger:
             entry = table.get(tok)
         if entry is None:
             entry = spec.get("any")
+            if entry is not None and ob.block.nbytes >= spec.get("any_max_bytes", self.max_bytes):
+                return _END  # free text past its printer's own cap: the block was cut
         if entry is None:
             if (tok in _STARTS and tok not in R.SOFT_STARTS) or tok == "empty_head":
                 entry = _END

@@ -47,7 +47,8 @@ line, and the events must not depend on the agent. A token missing from a table 
 it has one, else falls back to ``text``/``indent`` unless it starts blocks of its own (``STARTS``),
 in which case the block ends.
 
-A mode may also say: ``max_tent`` (how many lines it holds at most), ``ends_at_blank`` (when it
+A mode may also say: ``max_tent`` (how many lines it holds at most), ``any_max_bytes`` (its ``any``
+entry takes lines only while the block is smaller: free text whose printer caps its size), ``ends_at_blank`` (when it
 closes, held lines before the first held blank line are its own: a free-text message that a blank
 line ended), ``depth`` (it ends where the JSON brackets it counts close; ``depth0``: brackets open
 before its first line), ``wrap_end`` (a line not ending so is hard-wrapped onto the next), ``cross``
@@ -378,6 +379,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # tab-indented frames, "*** End stack trace ***"
     ("bt_begin", r"[ \t]*\*{3,} ?[Bb](?:egin|EGIN) [Ss](?:tack|TACK) [Tt](?:race|RACE) ?\*{3,}"),
     ("bt_end", r"[ \t]*\*{3,} ?[Ee](?:nd|ND) [Ss](?:tack|TACK) [Tt](?:race|RACE) ?\*{3,}"),
+    # (CurrentStackTrace writes each frame as a tab and the demangled symbol, at most 128 frames: a run
+    # of such lines whose "Begin" line was cut above them ends at the "End" line)
+    ("tsl_frame", r"\t(?:[\w$.~]|::|<[^<>]*(?:<[^<>]*>[^<>]*)*>|\([^()]*(?:\([^()]*\)[^()]*)*\))+(?: const)?\s*$"),
     # glibc debug/backtracesyms.c "%s(%s%c%#tx) [%p]" and malloc's "*** Error in" report
     # (and "%s[%p]" / "[%p]" when dladdr finds no symbol)
     ("glibc_frame", r"[ \t]*[^\s()\[\]]*(?:\([^()\s]*[+-]0x[0-9a-fA-F]+\) ?)?\[0x[0-9a-fA-F]+\]$", "[0x"),
@@ -400,6 +404,24 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                r"for the Java Runtime Environment)"),
     ("hash_bare", r"#\s*$"),
     ("hash_line", r"# |\[error occurred during error reporting"),
+    # glog's and klog's log file header (glog logging.cc LogFileObject::Write, klog createFile): "Log file
+    # created at: yyyy/mm/dd hh:mm:ss", "Running on machine: host", optional "Application fingerprint: ",
+    # "Running duration (h:mm:ss): " (glog) or "Binary: Built with ..." (klog), then "Log line format: ..."
+    ("glog_file", r"[ \t]*Log file created at: \d{4}/\d\d/\d\d \d\d:\d\d:\d\d"),
+    ("glog_file_line", r"[ \t]*(?:Running on machine|Application fingerprint|Running duration \(h:mm:ss\)|Binary): "),
+    ("glog_file_end", r"[ \t]*Log line format: "),
+    # Spark's YARN client (yarn/Client.scala formatReportDetails): the report's fields, each written
+    # "\n\t key: value" in this order under one record; the diagnostics' value spans lines (YARN's
+    # container diagnostics, which quote the tail of the container's own logs) and "user" is the last
+    ("yarn_diag", r"[ \t]+diagnostics: "),
+    ("yarn_field", r"[ \t]+(?:client token|ApplicationMaster host|ApplicationMaster RPC port|queue|start time"
+                   r"|final status|tracking URL): "),
+    ("yarn_user", r"[ \t]+user: "),
+    # Hadoop's container diagnostics (ContainerLaunch, ContainerExecutor): after the launch failure's
+    # "Stack trace: " and the stack, "Container exited with a non-zero exit code N" (Hadoop 3 stamps it
+    # "[time]"), then "Last N bytes of <file> :" and the file's tail
+    ("yarn_exited", r"(?:\[[^\]]{1,40}\])?Container exited with a non-zero exit code \d+"),
+    ("yarn_tail", r"Last \d+ bytes of \S+ :"),
     # macOS backtrace_symbols: "N  image  0xADDR symbol + offset"
     ("mac_frame", r"\d+ +\S+ +0x[0-9a-fA-F]+ \S.* \+ \d+"),
     # lldb process stop report and thread backtrace
@@ -599,6 +621,10 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "box_top": ("box", "table"),
     "rich_box": ("box", "table"),  # a box whose top edge was cut
     "bt_begin": ("begin_bt", "cpp_frames"),
+    "tsl_frame": ("tsl_frames", "cpp_frames"),  # TSL's frames whose "Begin" line was cut
+    "glog_file": ("glog_file", "glog_header"),
+    "yarn_field": ("yarn_report", "yarn_report"),
+    "yarn_diag": ("yarn_diag", "yarn_report"),
     "sd_dumped": ("coredump", "coredump"),
     "sd_pid": ("coredump", "coredump"),
     "sd_stack": ("coredump", "coredump"),
@@ -610,7 +636,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
-SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "json_member"))
+SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "json_member", "tsl_frame", "yarn_field", "yarn_diag"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -681,6 +707,9 @@ _ATTACH = {
     # an exception line after the line that announces it (surefire's "... <<< FAILURE!")
     "j_exc": ("announce", "java_head"),
     "bt_begin": ("announce", "begin_bt"),
+    # (TSL's frames under the line that introduced them, their "Begin" line cut: as any deeper line,
+    # but the "End" line closes them)
+    "tsl_frame": ("deeper", "tsl_frames"),
 }
 
 MODES: dict[str, dict] = {
@@ -739,7 +768,7 @@ MODES: dict[str, dict] = {
     # the next line that is a record of its own; the ':' that announced the body is the evidence that
     # the lines between belong to it. After a blank line only indented lines go on: a line of text at
     # column 0 there is the next output, the body's own lines rarely hold an empty one)
-    "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None),
+    "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None), "tsl_frame": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
              "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent")}},
     # a head with an empty message ("WARNING:torch.distributed.run:", "Process X:"): the next line
@@ -885,10 +914,11 @@ MODES: dict[str, dict] = {
                   "max_tent": 12, "ends_at_blank": True},
     # (a frame cannot stand without its exception line: one after a blank line among frames is the
     # same stack, the blank line a copy's)
+    # (a stack Hadoop quotes in a container's diagnostics goes on with its exit line: "yarn_exit")
     "java_frames": {"kind": "java_stack",
                     "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
-                           "j_circular": (_S, None), "j_caused": (_S, "java_head")},
-                    "after_blank": {"j_at": (_S, None), "j_more": (_S, None)}},
+                           "j_circular": (_S, None), "j_caused": (_S, "java_head"), "yarn_exited": (_S, "yarn_exit")},
+                    "after_blank": {"j_at": (_S, None), "j_more": (_S, None), "yarn_exited": (_S, "yarn_exit")}},
 
     # -- C++ ---------------------------------------------------------------------------------------
     # a glog/c10 E/F record or a what(): free text (c10::Error::compute_what: message, context
@@ -910,6 +940,11 @@ MODES: dict[str, dict] = {
     "sigdump": {"kind": "cpp_frames", "cross": True,
                 "on": {"absl_frame": (_S, None), "glog_sig": (_S, None)}},
     "begin_bt": {"kind": "cpp_frames", "on": {"indent": (_S, None), "text": (_C, None), "bt_end": (_L, None)}},
+    # TSL's frames without their "Begin" line: tab + symbol lines (an unresolved symbol leaves the tab
+    # alone, a blank line), to the "End" line
+    "tsl_frames": {"kind": "cpp_frames", "on": {"tsl_frame": (_S, None), "bt_end": (_L, None)}, "after_blank": "on"},
+    # glog's / klog's log file header: fixed lines to "Log line format: ..."
+    "glog_file": {"kind": "glog_header", "on": {"glog_file_line": (_S, None), "glog_file_end": (_L, None)}},
     "glibc": {"kind": "glibc_backtrace", "on": {"glibc_frame": (_S, None)}},
     "coredump": {"kind": "coredump",
                  "on": {"indent": (_S, None), "sd_dumped": (_S, None), "sd_stack": (_S, None), "sd_frame": (_S, None),
@@ -953,6 +988,19 @@ MODES: dict[str, dict] = {
                 "after_blank": {"indent": (_C, None), "text": (_C, None)}},
     # compute-sanitizer: "========= Report" + "=========     detail" lines + a bare "========="
     "cs_report": {"kind": "sanitizer_report", "on": {"cs_cont": (_S, None), "cs_end": (_L, None)}},
+
+    # -- Spark on YARN ----------------------------------------------------------------------------
+    # yarn/Client.scala's application report: one record, fields in a fixed order to "user"; the
+    # diagnostics' value is YARN's free text (container diagnostics quote the last 4096 bytes of the
+    # container's logs, with their own records' heads), ended by the next field. YARN caps an attempt's
+    # diagnostics (yarn.app.attempt.diagnostics.limit.kc, 64 KB): past that the report is taken as cut
+    "yarn_report": {"kind": "yarn_report",
+                    "on": {"yarn_field": (_S, None), "yarn_diag": (_S, "yarn_diag"), "yarn_user": (_L, None)}},
+    "yarn_diag": {"kind": "yarn_report", "any": (_S, None), "any_max_bytes": 80 * 1024, "after_blank": "on",
+                  "on": {"yarn_field": (_S, "yarn_report"), "yarn_user": (_L, None)}},
+    # Hadoop's container diagnostics after the launch failure's stack: the exit line, then each quoted
+    # log's "Last N bytes of <file> :" header and its tail (free text: it ends at a record of its own)
+    "yarn_exit": {"kind": "java_stack", "on": {"yarn_tail": (_S, None), "text": (_C, None), "indent": (_C, None)}},
 
     # -- Go runtime --------------------------------------------------------------------------------
     # "panic: v [recovered]" (nested panics on "\tpanic: " lines), "[signal ...]", a blank line,

@@ -1,0 +1,143 @@
+"""Grammars of service and runtime printers: TSL's stack trace, glog's log file header, Spark's YARN
+application report and Hadoop's container diagnostics.
+
+Each test names the rule it guards and uses the layout its printer's code writes (quoted in
+``rules.py``); removing or loosening the rule makes it fail.
+"""
+
+from __future__ import annotations
+
+from test_grammars import kinds, spans
+
+# -- TSL/XLA CurrentStackTrace: "*** Begin stack trace ***", "\t<symbol>" frames, "*** End stack trace ***"
+
+_TSL_FRAMES = ["\tnanobind::detail::nb_func_vectorcall_complex(_object*, _object* const*, unsigned long, _object*)",
+               "\t_PyObject_FastCallDictTstate",
+               "\tjax::(anonymous namespace)::PjitFunction::Call(nanobind::handle, _object* const*, unsigned long)",
+               "\tstd::vector<int, std::allocator<int> >::push_back(int const&)",
+               "\tPy_BytesMain",
+               "*** End stack trace ***"]
+
+
+def test_tsl_frames_whose_begin_line_was_cut_end_at_the_end_line() -> None:
+    # rules: tsl_frame starts "tsl_frames"; bt_end is its last line
+    texts = [*_TSL_FRAMES, "", "  0%|          | 0/500 [00:07<?, ?it/s]", "next record"]
+    assert spans(texts) == [(0, 5), (7, 7), (8, 8)]
+    assert kinds(texts)[0] == "cpp_frames"
+
+
+def test_tsl_frames_under_the_line_that_introduced_them_end_at_the_end_line() -> None:
+    # rule: _ATTACH "tsl_frame" -> "tsl_frames" (a plain line takes them as deeper lines, and the End
+    # line closes them instead of starting a line of its own)
+    texts = ["RET_CHECK failure (external/xla/xla/service/cpu/ir_emitter.cc:123) ok", *_TSL_FRAMES, "after"]
+    assert spans(texts) == [(0, 6), (7, 7)]
+
+
+def test_tab_indented_lines_of_text_are_not_tsl_frames() -> None:
+    # the frame shape is a symbol: a tab-indented line with words is not one, and a run of frames
+    # without the End line is not glued to the text after it
+    assert spans(["\tqueue default", "\tuser root"]) == [(0, 0), (1, 1)]
+    assert spans(["\tPy_BytesMain", "\tstart", "done"]) == [(0, 1), (2, 2)]
+
+
+def test_a_record_body_keeps_tab_indented_symbols_as_its_own_lines() -> None:
+    # rule: "body" reads tsl_frame as one of its lines (a field list under "...:" is not a stack)
+    texts = ["2024-05-01 10:00:00,123 INFO devices:", "\tcpu", "\tcuda", "\tnot a symbol here",
+             "2024-05-01 10:00:01,000 INFO next"]
+    assert spans(texts) == [(0, 3), (4, 4)]
+
+
+# -- glog / klog log file header ----------------------------------------------------------------
+
+def test_glog_log_file_header_is_one_event() -> None:
+    # rules: glog_file starts "glog_file"; glog_file_line continues it; glog_file_end is its last line
+    glog = ["Log file created at: 2024/05/01 10:00:00",
+            "Running on machine: gpu-node-3",
+            "Running duration (h:mm:ss): 0:00:00",
+            "Log line format: [IWEF]yyyymmdd hh:mm:ss.uuuuuu threadid file:line] msg",
+            "E20240501 10:00:00.123456 12345 main.cc:10] failed"]
+    assert spans(glog) == [(0, 3), (4, 4)]
+    assert kinds(glog)[0] == "glog_header"
+    klog = ["Log file created at: 2017/05/23 11:23:02",
+            "Running on machine: ip-192-168-4-174",
+            "Binary: Built with gc go1.7.5 for linux/amd64",
+            "Log line format: [IWEF]mmdd hh:mm:ss.uuuuuu threadid file:line] msg",
+            "E0523 11:23:02.534206   22765 util.go:45] Metric already registered"]
+    assert spans(klog) == [(0, 3), (4, 4)]
+    # a line that is not one of the header's own ends it
+    assert spans(["Log file created at: 2017/05/23 11:23:02", "starting"]) == [(0, 0), (1, 1)]
+
+
+# -- Spark's YARN application report (yarn/Client.scala formatReportDetails) ---------------------
+
+_REPORT = ["2019-12-04 02:05:10,485 INFO yarn.Client: ",
+           "\t client token: N/A",
+           "\t diagnostics: Application application_1_0004 failed 2 times due to AM exited with  exitCode: 13",
+           "Failing this attempt.Diagnostics: [2019-12-04 10:05:09.921]Exception from container-launch.",
+           "Container id: container_e19_1_0004_02_000001",
+           "Exit code: 13",
+           "",
+           "[2019-12-04 10:05:09.922]Container exited with a non-zero exit code 13. Error file: prelaunch.err.",
+           "Last 4096 bytes of stderr :",
+           "2019-12-04 10:05:08,030 INFO util.SignalUtils: Registered signal handler for TERM",
+           "2019-12-04 10:05:08,175 ERROR yarn.ApplicationMaster: User class threw exception",
+           "\t ApplicationMaster host: N/A",
+           "\t ApplicationMaster RPC port: -1",
+           "\t queue: default",
+           "\t start time: 1575425108443",
+           "\t final status: FAILED",
+           "\t tracking URL: http://rm:8088/cluster/app/application_1_0004",
+           "\t user: root",
+           "2019-12-04 02:05:10,500 INFO yarn.Client: Deleted staging directory"]
+
+
+def test_yarn_application_report_is_one_record_to_its_user_field() -> None:
+    # rules: yarn_field/yarn_diag start the report under an empty record; the diagnostics' value takes
+    # every line (also the container's records it quotes) to the next field; yarn_user is the last line
+    assert spans(_REPORT) == [(0, 17), (18, 18)]
+    assert kinds(_REPORT)[0] == "yarn_report"
+
+
+def test_yarn_report_with_tab_expanded_to_spaces() -> None:
+    texts = [t.replace("\t ", " " * 9) for t in _REPORT]
+    assert spans(texts) == [(0, 17), (18, 18)]
+
+
+def test_yarn_diagnostics_past_their_cap_end_the_report() -> None:
+    # rule: "yarn_diag" any_max_bytes -- a report cut inside its diagnostics does not take the log
+    # after it without end
+    filler = [f"2019-12-04 10:05:08,{i % 1000:03d} INFO x.Y: line {i} " + "x" * 200 for i in range(600)]
+    texts = [*_REPORT[:3], *filler]
+    got = spans(texts)
+    assert got[0][0] == 0 and 300 < got[0][1] < 500
+    assert got[-1] == (602, 602)
+
+
+def test_a_lone_yarn_field_is_a_line_of_its_own_and_config_lines_stay_in_their_body() -> None:
+    # yarn_field is a soft start: inside another block it is an indented line as any
+    assert spans(["\t queue: default", "next"]) == [(0, 0), (1, 1)]
+    texts = ["2024-05-01 10:00:00,123 INFO config:", "    queue: default", "    user: root",
+             "2024-05-01 10:00:01,000 INFO next"]
+    assert spans(texts) == [(0, 2), (3, 3)]
+
+
+# -- Hadoop's container diagnostics (ContainerLaunch / ContainerExecutor) -------------------------
+
+def test_container_exit_line_after_the_launch_stack_belongs_to_the_diagnostics() -> None:
+    # rules: java_frames "yarn_exited" -> "yarn_exit"; yarn_tail continues it; a record ends it
+    texts = ["11:48:40 WARN  org.apache.spark.scheduler.cluster.YarnSchedulerBackend$YarnSchedulerEndpoint  - "
+             "Container marked as failed: container_1_0010_02_000005 on host: node4. Exit status: 1. Diagnostics: "
+             "Exception from container-launch.",
+             "Container id: container_1_0010_02_000005",
+             "Exit code: 1",
+             "Stack trace: ExitCodeException exitCode=1:",
+             "        at org.apache.hadoop.util.Shell.runCommand(Shell.java:601)",
+             "        at java.lang.Thread.run(Thread.java:748)",
+             "",
+             "Container exited with a non-zero exit code 1",
+             "Last 4096 bytes of stderr :",
+             "11:48:41 INFO  org.apache.spark.SparkContext  - next record"]
+    assert spans(texts) == [(0, 8), (9, 9)]
+    # after any other stack the line is one of its own
+    other = ["java.lang.IllegalStateException: x", "\tat a.B.c(B.java:1)", "", "Container started", "next"]
+    assert spans(other) == [(0, 1), (3, 3), (4, 4)]
