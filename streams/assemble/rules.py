@@ -421,7 +421,6 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # "Stack trace: " and the stack, "Container exited with a non-zero exit code N" (Hadoop 3 stamps it
     # "[time]"), then "Last N bytes of <file> :" and the file's tail
     ("yarn_exited", r"(?:\[[^\]]{1,40}\])?Container exited with a non-zero exit code \d+"),
-    ("yarn_tail", r"Last \d+ bytes of \S+ :"),
     # macOS backtrace_symbols: "N  image  0xADDR symbol + offset"
     ("mac_frame", r"\d+ +\S+ +0x[0-9a-fA-F]+ \S.* \+ \d+"),
     # lldb process stop report and thread backtrace
@@ -1000,7 +999,7 @@ MODES: dict[str, dict] = {
                   "on": {"yarn_field": (_S, "yarn_report"), "yarn_user": (_L, None)}},
     # Hadoop's container diagnostics after the launch failure's stack: the exit line, then each quoted
     # log's "Last N bytes of <file> :" header and its tail (free text: it ends at a record of its own)
-    "yarn_exit": {"kind": "java_stack", "on": {"yarn_tail": (_S, None), "text": (_C, None), "indent": (_C, None)}},
+    "yarn_exit": {"kind": "java_stack", "on": {"text": (_C, None), "indent": (_C, None)}},
 
     # -- Go runtime --------------------------------------------------------------------------------
     # "panic: v [recovered]" (nested panics on "\tpanic: " lines), "[signal ...]", a blank line,

@@ -40,6 +40,14 @@ def test_tab_indented_lines_of_text_are_not_tsl_frames() -> None:
     assert spans(["\tPy_BytesMain", "\tstart", "done"]) == [(0, 1), (2, 2)]
 
 
+def test_tab_indented_symbols_in_an_exception_message_are_its_lines() -> None:
+    # rule: SOFT_STARTS "tsl_frame" -- inside a block whose mode does not name it, it is an indented line
+    texts = ["Traceback (most recent call last):", '  File "/app/x.py", line 3, in <module>', "    run()",
+             "RuntimeError: no kernel for devices:", "\tcpu", "\tcuda",
+             "2024-05-01 10:00:01,000 INFO next"]
+    assert spans(texts) == [(0, 5), (6, 6)]
+
+
 def test_a_record_body_keeps_tab_indented_symbols_as_its_own_lines() -> None:
     # rule: "body" reads tsl_frame as one of its lines (a field list under "...:" is not a stack)
     texts = ["2024-05-01 10:00:00,123 INFO devices:", "\tcpu", "\tcuda", "\tnot a symbol here",
@@ -64,8 +72,9 @@ def test_glog_log_file_header_is_one_event() -> None:
             "Log line format: [IWEF]mmdd hh:mm:ss.uuuuuu threadid file:line] msg",
             "E0523 11:23:02.534206   22765 util.go:45] Metric already registered"]
     assert spans(klog) == [(0, 3), (4, 4)]
-    # a line that is not one of the header's own ends it
+    # a line that is not one of the header's own ends it, and "Log line format" is its last line
     assert spans(["Log file created at: 2017/05/23 11:23:02", "starting"]) == [(0, 0), (1, 1)]
+    assert spans([*klog[:4], "Running on machine: other", "x"]) == [(0, 3), (4, 4), (5, 5)]
 
 
 # -- Spark's YARN application report (yarn/Client.scala formatReportDetails) ---------------------
@@ -96,6 +105,8 @@ def test_yarn_application_report_is_one_record_to_its_user_field() -> None:
     # every line (also the container's records it quotes) to the next field; yarn_user is the last line
     assert spans(_REPORT) == [(0, 17), (18, 18)]
     assert kinds(_REPORT)[0] == "yarn_report"
+    # "user" is the report's last field: a field-shaped line after it is not the report's
+    assert spans([*_REPORT[:18], "\t queue: other", "x"]) == [(0, 17), (18, 18), (19, 19)]
 
 
 def test_yarn_report_with_tab_expanded_to_spaces() -> None:
@@ -138,6 +149,8 @@ def test_container_exit_line_after_the_launch_stack_belongs_to_the_diagnostics()
              "Last 4096 bytes of stderr :",
              "11:48:41 INFO  org.apache.spark.SparkContext  - next record"]
     assert spans(texts) == [(0, 8), (9, 9)]
+    # (also where a relay sent no record for the empty line)
+    assert spans(texts[:6] + texts[7:]) == [(0, 7), (8, 8)]
     # after any other stack the line is one of its own
     other = ["java.lang.IllegalStateException: x", "\tat a.B.c(B.java:1)", "", "Container started", "next"]
     assert spans(other) == [(0, 1), (3, 3), (4, 4)]
