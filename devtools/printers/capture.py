@@ -323,5 +323,32 @@ def native(work: Path) -> Iterator[Capture]:
         yield Capture("c", f"gdb {name} ({' / '.join(cmds)})", pieces, False, gdb)
 
 
+GLOG_HEADER = "/usr/include/glog/logging.h"  # Debian: apt-get install libgoogle-glog-dev g++
+
+
+def glog(work: Path) -> Iterator[Capture]:
+    """glog (Debian's libgoogle-glog-dev): a CHECK failure and LOG(FATAL) (the FATAL record, then
+    "*** Check failure stack trace: ***" and its frames), a SIGSEGV under InstallFailureSignalHandler,
+    and a log file's header (``Log file created at:`` to ``Log line format:``)."""
+    if not Path(GLOG_HEADER).exists():
+        raise RuntimeError(f"glog captures need {GLOG_HEADER}: apt-get install libgoogle-glog-dev g++")
+    src = work / "glog"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "glog" / "worker.cc", src / "worker.cc")
+    subprocess.run(["g++", "-g", "-o", "worker", "worker.cc", "-lglog"], cwd=src, check=True)
+    version = "glog " + _version(["dpkg-query", "-W", "-f", "${Version}", "libgoogle-glog-dev"])
+    for name in ("check", "fatal", "segv"):
+        first, rest = _run(["./worker", name], src).split("\n", 1)  # the INFO record "worker started"
+        yield Capture("glog", name, [("single", [first]), *_event("cpp_frames", rest)], False, version)
+    logs = src / "logs"
+    logs.mkdir(exist_ok=True)
+    _run(["./worker", "file", str(logs)], src)
+    lines = (logs / "worker.ERROR").read_text().rstrip("\n").split("\n")
+    if not lines[3].startswith("Log line format: "):
+        raise RuntimeError(f"glog's log file header: expected 4 lines, got {lines}")
+    yield Capture("glog", "file header", [("glog_header", lines[:4]), *[("single", [x]) for x in lines[4:]]],
+                  False, version)
+
+
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
-    "python": python, "java": java, "go": go, "rust": rust, "c": native}
+    "python": python, "java": java, "go": go, "rust": rust, "c": native, "glog": glog}

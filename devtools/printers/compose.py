@@ -81,6 +81,7 @@ LANG_RECORDS = {
     "go": ("go_log", "glog", "json", "print"),
     "rust": ("env_logger", "json", "glog", "print"),
     "c": ("glog", "nccl", "py_default", "print"),
+    "glog": ("glog", "nccl", "py_default", "print"),
 }
 
 

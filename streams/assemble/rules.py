@@ -156,8 +156,9 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("torch_logging", rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}}\] [\w.]+: \[{_LVL}\] ?", True),
     # glog / absl / klog: "Lmmdd hh:mm:ss.uuuuuu threadid file:line] ". torch._logging writes the same
     # shape and repeats it on every line of a multi-line record; with microseconds in it, two records
-    # of one thread almost never share it, so an identical head is read as the same record
-    ("glog", r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
+    # of one thread almost never share it, so an identical head is read as the same record. glog 0.6 and
+    # later write the year before mmdd by default (FLAGS_log_year_in_prefix: "I20240501 10:00:00.123456 ")
+    ("glog", r"[IWEF](?:\d{4})?\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
     # c10 logging without glog (torch): "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] " (ns); the
     # ERROR and FATAL ones apart (HEAD_STARTS)
     ("c10_error", r"\[[EF]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", True),
@@ -239,7 +240,7 @@ ANNOUNCE_HEAD_RE = re.compile(r"(?:^|[^\w.])(?:WARN(?:ING)?|ERROR?|SEVERE|FATAL?
 # stack or exception line after it is taken as its own only when its message announces one (a
 # "%m%n%ex" layout prints the stack of any level, but a stack under a quiet record that does not
 # mention it is, far more often, another writer's printStackTrace between the records).
-QUIET_HEAD_RE = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE|CONFIG|FINE|FINER|FINEST)\b|^\[?[ID]\d{4} ")
+QUIET_HEAD_RE = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE|CONFIG|FINE|FINER|FINEST)\b|^\[?[ID](?:\d{4})?\d{4} ")
 # what a quiet record's message says when it does carry a stack (Elasticsearch's "[DEBUG][bootstrap] Exception",
 # Flink's "INFO ... Triggering Checkpoint 1 ... failed due to {}")
 QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|[Tt]hrowable|[Ss]tack ?trace|[Cc]rash|[Aa]bort")

@@ -1,5 +1,5 @@
-"""Grammars of service and runtime printers: TSL's stack trace, glog's log file header, Spark's YARN
-application report and Hadoop's container diagnostics.
+"""Grammars of service and runtime printers: TSL's stack trace, glog's log file header and its record
+head with the year, Spark's YARN application report and Hadoop's container diagnostics.
 
 Each test names the rule it guards and uses the layout its printer's code writes (quoted in
 ``rules.py``); removing or loosening the rule makes it fail.
@@ -8,6 +8,8 @@ Each test names the rule it guards and uses the layout its printer's code writes
 from __future__ import annotations
 
 from test_grammars import kinds, spans
+
+from streams.assemble.parse import parse_line
 
 # -- TSL/XLA CurrentStackTrace: "*** Begin stack trace ***", "\t<symbol>" frames, "*** End stack trace ***"
 
@@ -154,3 +156,25 @@ def test_container_exit_line_after_the_launch_stack_belongs_to_the_diagnostics()
     # after any other stack the line is one of its own
     other = ["java.lang.IllegalStateException: x", "\tat a.B.c(B.java:1)", "", "Container started", "next"]
     assert spans(other) == [(0, 1), (3, 3), (4, 4)]
+
+
+# -- glog 0.6+: the year in the record head (FLAGS_log_year_in_prefix) ------------------------------
+
+def test_glog_head_with_the_year_announces_the_check_failure_stack() -> None:
+    # rule: HEADS "glog" with the optional year -- the F record is a record head, and its level
+    # announces the stack that glog's failure function writes under it
+    texts = ["I20240501 10:00:00.100000 30909 worker.cc:18] worker started",
+             "F20240501 10:00:00.123456 30909 worker.cc:19] Check failed: shard_size(2) == 7 (6 vs. 7) sizes",
+             "*** Check failure stack trace: ***",
+             "    @     0x7fd132d161ed  google::LogMessage::Fail()",
+             "    @     0x55b0b9f66556  main",
+             "I20240501 10:00:01.000000 30910 worker.cc:30] next"]
+    assert spans(texts) == [(0, 0), (1, 4), (5, 5)]
+
+
+def test_glog_head_with_the_year_gives_the_records_time() -> None:
+    # rule: parse._GLOG's optional year
+    p = parse_line("E20240501 10:00:00.123456 30909 worker.cc:19] shard 7 missing", 1_700_000_000_000)
+    assert (p.fmt, p.level, p.logger, p.ts_ms) == ("glog", "ERROR", "worker.cc:19", 1714557600123)
+    p = parse_line("E0523 11:23:02.534206   22765 util.go:45] x", 1_700_000_000_000)
+    assert p.fmt == "glog" and p.ts_ms is not None
