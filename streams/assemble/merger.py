@@ -136,12 +136,14 @@ class _Open:
 
 
 def split_prefix(text: str, m: re.Match[str] | None = None) -> tuple[str, str, int | None, str | None]:  # noqa: PLR0912 - one pass over a line's prefixes
-    """(key, body, rank, relay): the stream prefixes' stable part, the rest of the line, the rank
-    they name, and the prefix of a relay that makes each line a record (syslog, printk) if any.
+    """(key, body, rank, relay): the stream prefixes' stable part, the rest of the line (a relay's
+    escapes undone), the rank they name, and the prefix of a relay that makes each line a record
+    (the kernel's lines through syslog, printk) if any.
     ``m``: the first prefix's match when the caller has it already."""
     key = ""
     rank = None
     relay = None
+    escaped = False
     body = text
     for _ in range(4):
         if not body:
@@ -158,6 +160,8 @@ def split_prefix(text: str, m: re.Match[str] | None = None) -> tuple[str, str, i
             if m is None:
                 break
         g = m.lastgroup or ""
+        if g in R.LINE_START_PREFIXES and body is not text:
+            break
         how = R.PREFIX_KEY.get(g)
         rest = body[m.end():]
         if how == "splice":
@@ -177,9 +181,14 @@ def split_prefix(text: str, m: re.Match[str] | None = None) -> tuple[str, str, i
                 continue
             key = key + "|" + part if key else part
         if g in R.RELAY_RECORDS:
-            relay = body[:m.end()]
+            escaped = True
+            if how != "k" or R.RELAY_RECORD_WRITERS_RE.match(part):
+                relay = body[:m.end()]
         body = rest
         m = None
+    if escaped and "#" in body:
+        for esc, char in R.RELAY_ESCAPES:
+            body = body.replace(esc, char)
     return key, body, rank, relay
 
 
@@ -365,9 +374,6 @@ class MultilineMerger:
                         break
         if pm is not None:
             key, body, rank, head = split_prefix(text, pm)
-            if head is not None and "#" in body:
-                for esc, char in R.RELAY_ESCAPES:
-                    body = body.replace(esc, char)
         else:
             key, body, rank, head = "", text, None, None
         rhead = None

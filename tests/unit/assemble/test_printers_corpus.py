@@ -7,9 +7,13 @@ nothing short of every event whole and every single line alone is right.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from corpus_helpers import CORPUS
 
+from devtools.printers.compose import RELAYS, relay
 from tests.multiline_score import labelled_files, score_file
 
 PRINTERS = CORPUS / "printers"
@@ -28,3 +32,17 @@ def test_every_printed_event_whole_and_every_record_alone(lang: str) -> None:
         misses += s.misses
     assert kinds, f"{lang}: no multiline event is labelled"
     assert not misses, f"{lang}: {len(misses)} labelled events not met\n" + "\n".join(misses[:40])
+
+
+@pytest.mark.parametrize("name", sorted(RELAYS))
+def test_every_event_whole_under_each_relays_prefix(name: str, tmp_path: Path) -> None:
+    # the bare files again, each line behind the prefix another launcher, relay or viewer writes:
+    # the prefix is stripped for the decision, so the events are the bare file's
+    misses: list[str] = []
+    for lang in LANGS:
+        bare = PRINTERS / lang / f"{lang}_bare_s1.log"
+        labels = json.loads((PRINTERS / lang / "labels" / f"{lang}_bare_s1.json").read_text())
+        path = tmp_path / f"{lang}_{name}.log"
+        path.write_text(relay(bare.read_text(encoding="utf-8"), labels, RELAYS[name]), encoding="utf-8")
+        misses += score_file(path, labels).misses
+    assert not misses, f"under {RELAYS[name]!r}: {len(misses)} labelled events not met\n" + "\n".join(misses[:20])
