@@ -47,7 +47,10 @@ line, and the events must not depend on the agent. A token missing from a table 
 it has one, else falls back to ``text``/``indent`` unless it starts blocks of its own (``STARTS``),
 in which case the block ends.
 
-A mode may also say: ``max_tent`` (how many lines it holds at most), ``any_max_bytes`` (its ``any``
+A mode may also say: ``tent_heads`` (a line with a record head of its own is held too when the held
+line before it ends with ':': a Java exception message that goes on with lines a logger wrote, as
+Spring Boot's "Logback configuration error detected: " + logback's "ERROR in <origin> - <message>"
+status lines), ``max_tent`` (how many lines it holds at most), ``any_max_bytes`` (its ``any``
 entry takes lines only while the block is smaller: free text whose printer caps its size), ``ends_at_blank`` (when it
 closes, held lines before the first held blank line are its own: a free-text message that a blank
 line ended), ``depth`` (it ends where the JSON brackets it counts close; ``depth0``: brackets open
@@ -781,7 +784,7 @@ MODES: dict[str, dict] = {
                                          # zap's stacktrace under an error record: function, then "\tfile:N"
                                          "go_file": ("announce", "go_stack")},
                     "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": ("announce", "java_frames")},
-                    "max_tent": 12, "quiet_ends": True},
+                    "max_tent": 12, "quiet_ends": True, "tent_heads": True},
     # a record whose message ends with ':' or is empty: the lines below are its body until a record
     # (a logger writes a message's further lines as they are, without its head: what ends the body is
     # the next line that is a record of its own; the ':' that announced the body is the evidence that
@@ -930,7 +933,7 @@ MODES: dict[str, dict] = {
                   # exception after a blank line, "The above exception was the direct cause ...")
                   "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames"),
                                   "py_chain": (_S, "py_chain")},
-                  "max_tent": 12, "ends_at_blank": True},
+                  "max_tent": 12, "ends_at_blank": True, "tent_heads": True},
     # (a frame cannot stand without its exception line: one after a blank line among frames is the
     # same stack, the blank line a copy's)
     # (a stack Hadoop quotes in a container's diagnostics goes on with its exit line: "yarn_exit")

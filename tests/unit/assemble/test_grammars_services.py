@@ -178,3 +178,30 @@ def test_glog_head_with_the_year_gives_the_records_time() -> None:
     assert (p.fmt, p.level, p.logger, p.ts_ms) == ("glog", "ERROR", "worker.cc:19", 1714557600123)
     p = parse_line("E0523 11:23:02.534206   22765 util.go:45] x", 1_700_000_000_000)
     assert p.fmt == "glog" and p.ts_ms is not None
+
+
+# -- a Java exception message that goes on with a logger's lines (tent_heads) ---------------------
+
+_SPRING = ["2015-07-15 11:23:37.294 ERROR 31902 --- [  restartedMain] o.s.boot.SpringApplication               : "
+           "Application startup failed",
+           "",
+           "java.lang.IllegalStateException: Logback configuration error detected: ",
+           "ERROR in ch.qos.logback.core.joran.spi.Interpreter@24:16 - RuntimeException in Action for tag [appender]",
+           "\tat org.springframework.boot.logging.logback.LogbackLoggingSystem.load(LogbackLoggingSystem.java:141)",
+           "\tat org.springframework.boot.SpringApplication.run(SpringApplication.java:305)",
+           "2015-07-15 11:23:37.300 INFO 31902 --- [  restartedMain] o.s.boot.SpringApplication               : next"]
+
+
+def test_exception_message_ending_with_colon_holds_the_status_lines_under_it() -> None:
+    # rules: "record_tent"/"java_head" tent_heads -- Spring Boot's "Logback configuration error detected: "
+    # goes on with logback's "ERROR in <origin> - <message>" status lines; the frames confirm them
+    assert spans(_SPRING) == [(0, 5), (6, 6)]
+    bare = _SPRING[2:]
+    assert spans(bare) == [(0, 3), (4, 4)]
+
+
+def test_a_headed_line_after_a_message_without_colon_or_frames_is_a_record() -> None:
+    # without the ':' the headed line is a record of its own, and held lines without frames are read again
+    texts = [_SPRING[0], "", "java.lang.IllegalStateException: no appender", *_SPRING[3:]]
+    assert spans(texts)[:2] == [(0, 0), (2, 2)]
+    assert spans([*_SPRING[:4], _SPRING[6]]) == [(0, 0), (2, 2), (3, 3), (4, 4)]
