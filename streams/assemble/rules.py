@@ -99,6 +99,8 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("compose", r"(?P<k_compose>[\w.]*[_-][\w.-]*|[\w.-]+ ) +\| ", "k", " | "),
     # kubectl logs --prefix: "[pod/name/container] "
     ("kubectl", r"\[pod/[\w.-]+/[\w.-]+\] ", "all", None),
+    # SerenityOS's kernel dbgln: "[#cpu Process(pid:tid)]: " (AK/Format.cpp vdbg)
+    ("serenity", r"\[#\d+ [^\s()\[\]]+\(\d+:\d+\)\]: ", "all", None),
     # rsyslog's RSYSLOG_FileFormat and journalctl -o short-iso: the same writer after an RFC 3339 time,
     # with its pid (or the kernel's): after such a time, as docker and kubectl write it, "word word: "
     # is as often the line's own text ("ERROR shard-manager: ", "Check failed: ")
@@ -115,6 +117,10 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # the same time alone, as test runners and relays without a host write it before every line
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
      None),
+    # Rancher's container log viewer, copied: each line's time in the user's date and time formats
+    # (defaults "ddd, MMM D YYYY" and "h:mm:ss a"), then " | " and the line
+    ("rancher", r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d\d? \d{4} "
+                r"\d\d?:\d\d:\d\d [ap]m \| ", "none", None),
     # wandb's terminal log prefixes every line of its messages with "wandb: "
     ("wandb", r"wandb: ", "all", None),
     # test runners and launchers that relay a child's streams label each line with the stream
@@ -444,6 +450,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # "Stack trace: " and the stack, "Container exited with a non-zero exit code N" (Hadoop 3 stamps it
     # "[time]"), then "Last N bytes of <file> :" and the file's tail
     ("yarn_exited", r"(?:\[[^\]]{1,40}\])?Container exited with a non-zero exit code \d+"),
+    # SerenityOS's kernel backtrace (Kernel/KSyms.cpp dump_backtrace): "{:p}  {} +{}" (address, symbol,
+    # offset) per frame, the address alone where no symbol is known (userspace frames)
+    ("serenity_frame", r"0x[0-9a-f]{8}(?:[0-9a-f]{8})?  \S+.* \+\d+\s*$"),
+    ("serenity_addr", r"0x[0-9a-f]{8}(?:[0-9a-f]{8})?\s*$"),
     # macOS backtrace_symbols: "N  image  0xADDR symbol + offset"
     ("mac_frame", r"\d+ +\S+ +0x[0-9a-fA-F]+ \S.* \+ \d+"),
     # lldb process stop report and thread backtrace
@@ -644,6 +654,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rich_box": ("box", "table"),  # a box whose top edge was cut
     "bt_begin": ("begin_bt", "cpp_frames"),
     "tsl_frame": ("tsl_frames", "cpp_frames"),  # TSL's frames whose "Begin" line was cut
+    "serenity_frame": ("serenity_bt", "cpp_frames"),
     "glog_file": ("glog_file", "glog_header"),
     "yarn_field": ("yarn_report", "yarn_report"),
     "yarn_diag": ("yarn_diag", "yarn_report"),
@@ -965,6 +976,10 @@ MODES: dict[str, dict] = {
     # TSL's frames without their "Begin" line: tab + symbol lines (an unresolved symbol leaves the tab
     # alone, a blank line), to the "End" line
     "tsl_frames": {"kind": "cpp_frames", "on": {"tsl_frame": (_S, None), "bt_end": (_L, None)}, "after_blank": "on"},
+    # SerenityOS's kernel backtrace: frames with a symbol, then bare addresses (dbgln may prefix only the
+    # first line: "cross")
+    "serenity_bt": {"kind": "cpp_frames", "cross": True,
+                    "on": {"serenity_frame": (_S, None), "serenity_addr": (_S, None)}},
     # glog's / klog's log file header: fixed lines to "Log line format: ..."
     "glog_file": {"kind": "glog_header", "on": {"glog_file_line": (_S, None), "glog_file_end": (_L, None)}},
     "glibc": {"kind": "glibc_backtrace", "on": {"glibc_frame": (_S, None)}},

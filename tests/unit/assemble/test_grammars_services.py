@@ -205,3 +205,37 @@ def test_a_headed_line_after_a_message_without_colon_or_frames_is_a_record() -> 
     texts = [_SPRING[0], "", "java.lang.IllegalStateException: no appender", *_SPRING[3:]]
     assert spans(texts)[:2] == [(0, 0), (2, 2)]
     assert spans([*_SPRING[:4], _SPRING[6]]) == [(0, 0), (2, 2), (3, 3), (4, 4)]
+
+
+# -- relays and kernels: Rancher's log viewer, SerenityOS's kernel backtrace ----------------------
+
+def test_rancher_log_viewer_time_prefix_is_stripped_for_the_go_panic_under_it() -> None:
+    # rule: STREAM_PREFIXES "rancher" -- the time the viewer writes before each line is volatile
+    pre = "Mon, Aug 16 2021 1:18:36 pm | "
+    texts = [pre + "panic: runtime error: invalid memory address or nil pointer dereference",
+             pre + "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x14a0f2c]",
+             pre + "",
+             pre + "goroutine 412 [running]:",
+             pre + "k8s.io/apimachinery/pkg/util/wait.JitterUntil(0xc0002f2f50, 0x3b9aca00, 0x0, 0x1, 0xc00056a000)",
+             pre.replace("36 pm", "37 pm") + "\t/go/pkg/mod/k8s.io/apimachinery/pkg/util/wait/wait.go:133 +0x98",
+             pre + "created by main.main",
+             pre + "\t/app/main.go:40 +0x1d",
+             "Mon, Aug 16 2021 1:18:40 pm | 2021-08-16T13:18:40.000Z\tINFO\tcontroller\tStarting workers"]
+    assert spans(texts) == [(0, 7), (8, 8)]
+    assert kinds(texts)[0] == "go_panic"
+
+
+def test_serenity_kernel_backtrace_with_only_its_first_line_prefixed() -> None:
+    # rules: serenity_frame starts "serenity_bt", serenity_addr continues it, "cross" takes the unprefixed
+    # frames after the prefixed first one; STREAM_PREFIXES "serenity"
+    texts = ["[#0 test(47:47)]: Terminating test(47) due to signal 6",
+             "[#0 FinalizerTask(4:4)]: 0xdeadc0de  Kernel::Processor::switch_context(Kernel::Thread*&) +1537",
+             "0xdeadc0de  Kernel::Scheduler::context_switch(Kernel::Thread*) +763",
+             "0xdeadc0de  syscall_asm_entry +49",
+             "0x16fbdd10",
+             "0x07c8f558",
+             "",
+             "[#0 FinalizerTask(4:4)]: Generating coredump for pid: 47"]
+    assert spans(texts) == [(0, 0), (1, 5), (7, 7)]
+    # a hex address alone opens nothing
+    assert spans(["0x16fbdd10", "0x07c8f558"]) == [(0, 0), (1, 1)]
