@@ -118,9 +118,10 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
      None),
     # Rancher's container log viewer, copied: each line's time in the user's date and time formats
-    # (defaults "ddd, MMM D YYYY" and "h:mm:ss a"), then " | " and the line
+    # (defaults "ddd, MMM D YYYY" and "h:mm:ss a"), then " | " and the line (the time is volatile; the
+    # separator is the key: the viewer's lines are one stream, a line without it another writer's)
     ("rancher", r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d\d? \d{4} "
-                r"\d\d?:\d\d:\d\d [ap]m \| ", "none", None),
+                r"\d\d?:\d\d:\d\d [ap]m (?P<k_rancher>\|) ", "k", None),
     # wandb's terminal log prefixes every line of its messages with "wandb: "
     ("wandb", r"wandb: ", "all", None),
     # test runners and launchers that relay a child's streams label each line with the stream
