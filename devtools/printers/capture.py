@@ -154,6 +154,41 @@ def java(work: Path) -> Iterator[Capture]:
                           name.startswith(("jul", "pattern", "logback")))
 
 
+# log4j2 and logback from Maven Central (the project's way of fetching jars: devtools.stack.maven)
+JVM_LOGGERS = {
+    "log4j2": ("org.example.train.Log4j2Worker", "Log4j2Worker.java",
+               ("org.apache.logging.log4j:log4j-api:2.24.3", "org.apache.logging.log4j:log4j-core:2.24.3")),
+    "logback": ("org.example.train.LogbackWorker", "LogbackWorker.java",
+                ("ch.qos.logback:logback-classic:1.5.18", "ch.qos.logback:logback-core:1.5.18",
+                 "org.slf4j:slf4j-api:2.0.17")),
+}
+JVM_LOGGER_SCENARIOS = ("caused_by", "suppressed", "multiline", "jdk_frames")
+
+
+def java_loggers(work: Path) -> Iterator[Capture]:
+    """log4j2's PatternLayout with ``%xEx`` (extended frames "~[jar:version]", "[?:?]") and logback's
+    (its ThrowableProxyConverter: "... N common frames omitted"): an INFO record, then an ERROR record
+    with its throwable, written by the logger at once."""
+    from devtools.stack.maven import fetch_artifact  # (Maven, only where these captures are made)
+
+    jars = work / "jars"
+    src = PROGRAMS / "jvmlog"
+    for lib, (main, source, coords) in JVM_LOGGERS.items():
+        cp = ":".join(str(fetch_artifact(c, jars)) for c in coords)
+        for ver, home in JAVA_HOMES.items():
+            out_dir = work / f"{lib}{ver}"
+            out_dir.mkdir(parents=True, exist_ok=True)
+            subprocess.run([f"{home}/bin/javac", "-cp", cp, "-d", str(out_dir), str(src / "Failures.java"),
+                            str(src / source)], check=True)
+            printer = f"{lib} {coords[-1].rsplit(':', 1)[1] if lib == 'log4j2' else coords[0].rsplit(':', 1)[1]}"
+            for name in JVM_LOGGER_SCENARIOS:
+                out = _run([f"{home}/bin/java", "-cp", f"{out_dir}:{cp}", main, name], out_dir)
+                first, rest = out.split("\n", 1)  # the INFO record before the failure
+                yield Capture("java_loggers", f"{lib} {name} (java {ver})",
+                              [("single", [first]), *_event("java_stack", rest)], False,
+                              f"{printer}, {_version([f'{home}/bin/java', '-version'])}", True)
+
+
 # --- Go: the runtime's panic and fatal error dumps -----------------------------------------------
 
 GO_SCENARIOS = {"plain": "single", "errors_new": "single", "multiline": "single", "repanic": "single",
@@ -351,4 +386,5 @@ def glog(work: Path) -> Iterator[Capture]:
 
 
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
-    "python": python, "java": java, "go": go, "rust": rust, "c": native, "glog": glog}
+    "python": python, "java": java, "java_loggers": java_loggers, "go": go, "rust": rust, "c": native,
+    "glog": glog}
