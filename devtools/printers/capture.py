@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from devtools.stack.maven import fetch_artifact
+
 PROGRAMS = Path(__file__).parent / "programs"
 GO = "/usr/local/go/bin/go"
 RUSTC = "/root/.cargo/bin/rustc"
@@ -169,8 +171,6 @@ def java_loggers(work: Path) -> Iterator[Capture]:
     """log4j2's PatternLayout with ``%xEx`` (extended frames "~[jar:version]", "[?:?]") and logback's
     (its ThrowableProxyConverter: "... N common frames omitted"): an INFO record, then an ERROR record
     with its throwable, written by the logger at once."""
-    from devtools.stack.maven import fetch_artifact  # (Maven, only where these captures are made)
-
     jars = work / "jars"
     src = PROGRAMS / "jvmlog"
     for lib, (main, source, coords) in JVM_LOGGERS.items():
@@ -187,6 +187,25 @@ def java_loggers(work: Path) -> Iterator[Capture]:
                 yield Capture("java_loggers", f"{lib} {name} (java {ver})",
                               [("single", [first]), *_event("java_stack", rest)], False,
                               f"{printer}, {_version([f'{home}/bin/java', '-version'])}", True)
+
+
+def jvm_fatal(work: Path) -> Iterator[Capture]:
+    """HotSpot's fatal error header ('#' lines from a bare "#" to the one after the bug report URL) on
+    a SIGSEGV in native code, after the program's own line."""
+    for ver, home in JAVA_HOMES.items():
+        out_dir = work / f"crash{ver}"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        subprocess.run([f"{home}/bin/javac", "-nowarn", "-d", str(out_dir), str(PROGRAMS / "java" / "Crash.java")],
+                       check=True, capture_output=True)
+        out = _run([f"{home}/bin/java", f"-XX:ErrorFile={out_dir}/hs_err.log", "-XX:-CreateCoredumpOnCrash",
+                    "-cp", str(out_dir), "Crash"], out_dir, merged=True)
+        # the program's line before the crash (and JDK 25's "WARNING: ..." lines about sun.misc.Unsafe)
+        head, sep, rest = out.partition("#\n# A fatal error has been detected")
+        if not sep:
+            raise RuntimeError(f"java {ver}: expected HotSpot's fatal error header, got:\n{out}")
+        singles = [("single", [line]) for line in head.rstrip("\n").split("\n")]
+        yield Capture("jvm_fatal", f"SIGSEGV (java {ver})", [*singles, *_event("jvm_fatal_error", sep + rest)],
+                      False, _version([f"{home}/bin/java", "-version"]))
 
 
 # --- Go: the runtime's panic and fatal error dumps -----------------------------------------------
@@ -386,5 +405,5 @@ def glog(work: Path) -> Iterator[Capture]:
 
 
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
-    "python": python, "java": java, "java_loggers": java_loggers, "go": go, "rust": rust, "c": native,
-    "glog": glog}
+    "python": python, "java": java, "java_loggers": java_loggers, "jvm_fatal": jvm_fatal, "go": go, "rust": rust,
+    "c": native, "glog": glog}
