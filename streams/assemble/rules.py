@@ -411,7 +411,14 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("bt_end", r"[ \t]*\*{3,} ?[Ee](?:nd|ND) [Ss](?:tack|TACK) [Tt](?:race|RACE) ?\*{3,}"),
     # (CurrentStackTrace writes each frame as a tab and the demangled symbol, at most 128 frames: a run
     # of such lines whose "Begin" line was cut above them ends at the "End" line)
-    ("tsl_frame", r"\t(?:[\w$.~]|::|<[^<>]*(?:<[^<>]*>[^<>]*)*>|\([^()]*(?:\([^()]*\)[^()]*)*\))+(?: const)?\s*$"),
+    ("tsl_frame", r"\t(?:[\w$.~]|::|<[^<>]*(?:<[^<>]*>[^<>]*)*>|\([^()]*(?:\([^()]*\)[^()]*)*\)|\[abi:\w+\])+"
+                  r"(?: const)?(?: \[clone [^\]]*\])*\s*$"),
+    # TSL's signal handler (platform/default/stacktrace_handler.cc StacktraceHandler): "*** Received signal N
+    # ***", backtrace_symbols_fd's frames between "*** BEGIN MANGLED STACK TRACE ***" and "*** END MANGLED
+    # STACK TRACE ***" and a blank line, then CurrentStackTrace's "*** Begin stack trace ***" section
+    ("tsl_signal", r"\*\*\* Received signal \d+ \*\*\*"),
+    ("tsl_mangled", r"\*\*\* BEGIN MANGLED STACK TRACE \*\*\*"),
+    ("tsl_mangled_end", r"\*\*\* END MANGLED STACK TRACE \*\*\*"),
     # glibc debug/backtracesyms.c "%s(%s%c%#tx) [%p]" and malloc's "*** Error in" report
     # (and "%s[%p]" / "[%p]" when dladdr finds no symbol)
     ("glibc_frame", r"[ \t]*[^\s()\[\]]*(?:\([^()\s]*[+-]0x[0-9a-fA-F]+\) ?)?\[0x[0-9a-fA-F]+\]$", "[0x"),
@@ -655,6 +662,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rich_box": ("box", "table"),  # a box whose top edge was cut
     "bt_begin": ("begin_bt", "cpp_frames"),
     "tsl_frame": ("tsl_frames", "cpp_frames"),  # TSL's frames whose "Begin" line was cut
+    "tsl_signal": ("tsl_signal", "cpp_frames"),
+    "tsl_mangled": ("tsl_mangled", "cpp_frames"),
     "serenity_frame": ("serenity_bt", "cpp_frames"),
     "glog_file": ("glog_file", "glog_header"),
     "yarn_field": ("yarn_report", "yarn_report"),
@@ -973,7 +982,18 @@ MODES: dict[str, dict] = {
     # absl failure signal handler / glog: "*** SIGSEGV received ... ***", "PC: @ ...", "    @ ..."
     "sigdump": {"kind": "cpp_frames", "cross": True,
                 "on": {"absl_frame": (_S, None), "glog_sig": (_S, None)}},
-    "begin_bt": {"kind": "cpp_frames", "on": {"indent": (_S, None), "text": (_C, None), "bt_end": (_L, None)}},
+    # (CurrentStackTrace writes a frame whose symbol is unknown as a tab alone: a blank line among frames)
+    "begin_bt": {"kind": "cpp_frames",
+                 "on": {"indent": (_S, None), "tsl_frame": (_S, None), "text": (_C, None), "bt_end": (_L, None)},
+                 "after_blank": {"indent": (_S, None), "tsl_frame": (_S, None), "bt_end": (_L, None)}},
+    # TSL's signal handler: the signal line, the mangled frames to their END line, a blank line, and the
+    # demangled "Begin stack trace" section ("begin_bt")
+    "tsl_signal": {"kind": "cpp_frames", "on": {"tsl_mangled": (_S, "tsl_mangled"), "bt_begin": (_S, "begin_bt")}},
+    "tsl_mangled": {"kind": "cpp_frames",
+                    "on": {"glibc_frame": (_S, None), "mac_frame": (_S, None),
+                           "tsl_mangled_end": (_S, "tsl_demangled")}},
+    "tsl_demangled": {"kind": "cpp_frames", "on": {"bt_begin": (_S, "begin_bt")},
+                      "after_blank": {"bt_begin": (_S, "begin_bt")}},
     # TSL's frames without their "Begin" line: tab + symbol lines (an unresolved symbol leaves the tab
     # alone, a blank line), to the "End" line
     "tsl_frames": {"kind": "cpp_frames", "on": {"tsl_frame": (_S, None), "bt_end": (_L, None)}, "after_blank": "on"},

@@ -35,6 +35,37 @@ def test_tsl_frames_under_the_line_that_introduced_them_end_at_the_end_line() ->
     assert spans(texts) == [(0, 6), (7, 7)]
 
 
+_TSL_HANDLER = ["*** Received signal 11 ***",
+                "*** BEGIN MANGLED STACK TRACE ***",
+                "/usr/lib/python3/site-packages/tensorflow/libtensorflow_framework.so.2(+0x1538c31)[0x7f3a1c938c31]",
+                "/lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f3a5a442520]",
+                "*** END MANGLED STACK TRACE ***",
+                "",
+                "*** Begin stack trace ***",
+                "\ttsl::CurrentStackTrace[abi:cxx11]()",
+                "\t",
+                "\t__kmp_hyper_barrier_release",
+                "\tclone",
+                "*** End stack trace ***",
+                "2024-05-01 10:00:01,000 INFO next"]
+
+
+def test_tsl_signal_handler_report_is_one_event() -> None:
+    # rules: tsl_signal starts "tsl_signal"; tsl_mangled's frames to tsl_mangled_end ("tsl_mangled"), the
+    # blank line, then "tsl_demangled" takes the Begin section ("begin_bt"), whose unresolved frame is a
+    # tab alone (begin_bt's after_blank)
+    assert spans(_TSL_HANDLER) == [(0, 11), (12, 12)]
+    assert kinds(_TSL_HANDLER)[0] == "cpp_frames"
+    # the demangled section alone, with its unresolved frame
+    assert spans(_TSL_HANDLER[6:]) == [(0, 5), (6, 6)]
+
+
+def test_tsl_frames_of_gcc_abi_tags_and_clones() -> None:
+    # rule: tsl_frame's "[abi:cxx11]" and " [clone .cold]"
+    texts = ["\ttsl::CurrentStackTrace[abi:cxx11]()", "\txla::Compile(int) [clone .cold]", "*** End stack trace ***"]
+    assert spans(texts) == [(0, 2)]
+
+
 def test_tab_indented_lines_of_text_are_not_tsl_frames() -> None:
     # the frame shape is a symbol: a tab-indented line with words is not one, and a run of frames
     # without the End line is not glued to the text after it
