@@ -458,6 +458,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # "Stack trace: " and the stack, "Container exited with a non-zero exit code N" (Hadoop 3 stamps it
     # "[time]"), then "Last N bytes of <file> :" and the file's tail
     ("yarn_exited", r"(?:\[[^\]]{1,40}\])?Container exited with a non-zero exit code \d+"),
+    # Spark's TaskSetManager aborts a job with "... most recent failure: <reason>\nDriver stacktrace:" (the
+    # reason holds the executor's exception and its frames, then an empty line): the SparkException's own
+    # frames follow that line, so a stack goes on after it
+    ("spark_driver", r"Driver stacktrace:\s*$"),
     # SerenityOS's kernel backtrace (Kernel/KSyms.cpp dump_backtrace): "{:p}  {} +{}" (address, symbol,
     # offset) per frame, the address alone where no symbol is known (userspace frames)
     ("serenity_frame", r"0x[0-9a-f]{8}(?:[0-9a-f]{8})?  \S+.* \+\d+\s*$"),
@@ -880,7 +884,7 @@ MODES: dict[str, dict] = {
                            "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
-                                    "rule_dash": (_T, "table_dash")}},
+                                    "rule_dash": (_T, "table_dash"), "spark_driver": (_C, None)}},
     "rich_tb": {"kind": "python_traceback", "on": {"rich_box": (_S, None), "rich_box_end": (_S, "py_head")}},
     # a box drawn with box-drawing characters: rows and separators to its bottom edge
     "box": {"kind": "table", "on": {"rich_box": (_S, None), "box_sep": (_S, None), "box_bottom": (_L, None),
@@ -960,8 +964,10 @@ MODES: dict[str, dict] = {
     # (a stack Hadoop quotes in a container's diagnostics goes on with its exit line: "yarn_exit")
     "java_frames": {"kind": "java_stack",
                     "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
-                           "j_circular": (_S, None), "j_caused": (_S, "java_head"), "yarn_exited": (_S, "yarn_exit")},
-                    "after_blank": {"j_at": (_S, None), "j_more": (_S, None), "yarn_exited": (_S, "yarn_exit")}},
+                           "j_circular": (_S, None), "j_caused": (_S, "java_head"), "yarn_exited": (_S, "yarn_exit"),
+                           "spark_driver": (_S, None)},
+                    "after_blank": {"j_at": (_S, None), "j_more": (_S, None), "yarn_exited": (_S, "yarn_exit"),
+                                    "spark_driver": (_S, None)}},
 
     # -- C++ ---------------------------------------------------------------------------------------
     # a glog/c10 E/F record or a what(): free text (c10::Error::compute_what: message, context

@@ -273,3 +273,35 @@ def test_serenity_kernel_backtrace_with_only_its_first_line_prefixed() -> None:
     assert spans(texts) == [(0, 0), (1, 5), (7, 7)]
     # a hex address alone opens nothing
     assert spans(["0x16fbdd10", "0x07c8f558"]) == [(0, 0), (1, 1)]
+
+
+# -- Spark's job abort: "... most recent failure: <reason>\nDriver stacktrace:" (TaskSetManager) ----
+
+_SPARK_ABORT = ["org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 1.0 failed 4 times "
+                "most recent failure: Lost task 0.3 in stage 1.0 (TID 7) (10.0.0.3 executor 1): "
+                "java.lang.ArithmeticException: / by zero",
+                "\tat org.example.Job.divide(Job.scala:12)",
+                "\tat java.lang.Thread.run(Thread.java:750)",
+                "",
+                "Driver stacktrace:",
+                "\tat org.apache.spark.scheduler.DAGScheduler.failJobAndIndependentStages(DAGScheduler.scala:2672)",
+                "\tat org.apache.spark.SparkContext.runJob(SparkContext.scala:2238)",
+                "Caused by: java.lang.ArithmeticException: / by zero",
+                "\tat org.example.Job.divide(Job.scala:12)",
+                "24/05/01 10:00:01 INFO SparkContext: Invoking stop() from shutdown hook"]
+
+
+def test_spark_job_abort_is_one_stack_across_driver_stacktrace() -> None:
+    # rule: java_frames "spark_driver" (after the blank line the reason ends with, and without it)
+    assert spans(_SPARK_ABORT) == [(0, 8), (9, 9)]
+    assert spans(_SPARK_ABORT[:3] + _SPARK_ABORT[4:]) == [(0, 7), (8, 8)]
+
+
+def test_py4j_error_quoting_a_spark_abort_is_one_traceback() -> None:
+    # rule: py_msg_more after_blank "spark_driver" (py4j's Py4JJavaError message quotes the Java stack)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/job.py", line 9, in <module>',
+             "    rdd.count()",
+             "py4j.protocol.Py4JJavaError: An error occurred while calling o46.count.",
+             ": " + _SPARK_ABORT[0], *_SPARK_ABORT[1:]]
+    assert spans(texts) == [(0, 12), (13, 13)]
