@@ -178,8 +178,10 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     # glog / absl / klog: "Lmmdd hh:mm:ss.uuuuuu threadid file:line] ". torch._logging writes the same
     # shape and repeats it on every line of a multi-line record; with microseconds in it, two records
     # of one thread almost never share it, so an identical head is read as the same record. glog 0.6 and
-    # later write the year before mmdd by default (FLAGS_log_year_in_prefix: "I20240501 10:00:00.123456 ")
-    ("glog", r"[IWEF](?:\d{4})?\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
+    # later write the year before mmdd by default (FLAGS_log_year_in_prefix: "I20240501 10:00:00.123456 "); absl's
+    # log (absl/log/internal/log_format.cc) writes Unix seconds until its time zone is loaded:
+    # "E0000 00:00:1718032093.437234"
+    ("glog", r"[IWEF](?:(?:\d{4})?\d{4} \d\d:\d\d:\d\d|0000 00:00:\d{9,11})\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
     # c10 logging without glog (torch): "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] " (ns); the
     # ERROR and FATAL ones apart (HEAD_STARTS)
     ("c10_error", r"\[[EF]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", True),

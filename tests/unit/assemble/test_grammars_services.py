@@ -305,3 +305,16 @@ def test_py4j_error_quoting_a_spark_abort_is_one_traceback() -> None:
              "py4j.protocol.Py4JJavaError: An error occurred while calling o46.count.",
              ": " + _SPARK_ABORT[0], *_SPARK_ABORT[1:]]
     assert spans(texts) == [(0, 12), (13, 13)]
+
+
+def test_absl_log_head_with_unix_seconds_is_a_glog_head() -> None:
+    # rules: HEADS "glog" and parse._GLOG -- absl's "%c0000 00:00:%02d.%06d %7d " before its time zone is
+    # loaded (TensorFlow's and XLA's first lines): a record head that announces the check failure's stack
+    texts = ["E0000 00:00:1718032093.437234   12345 cuda_dnn.cc:8310] Unable to register cuDNN factory",
+             "F0000 00:00:1718032094.000001   12345 pjrt.cc:10] Check failed: ok",
+             "*** Check failure stack trace: ***",
+             "    @     0x7f5ca186f1ed  absl::log_internal::LogMessage::SendToLog()",
+             "I0000 00:00:1718032095.000000   12346 main.cc:3] next"]
+    assert spans(texts) == [(0, 0), (1, 3), (4, 4)]
+    p = parse_line(texts[0], 1_700_000_000_000)
+    assert (p.fmt, p.level, p.logger, p.ts_ms) == ("glog", "ERROR", "cuda_dnn.cc:8310", 1718032093437)
