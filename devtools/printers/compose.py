@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -134,16 +135,34 @@ RELAYS: dict[str, str] = {
 }
 
 
-def relay(text: str, labels: dict, prefix: str) -> str:
-    """``text`` (a composed file of one process) with ``prefix`` before every line: before blank lines
-    too where they are inside a labelled event, as the relay writes the process's empty lines."""
+# what terminals, copies and editors do to every line on the way into a file
+MARKUPS: dict[str, Callable[[str], str]] = {
+    "stderr_red": lambda line: f"\x1b[31m{line}\x1b[0m",  # a wrapper colouring a child's stderr
+    "bold": lambda line: "\x1b[1m" + line,  # an attribute set and never reset
+    "level_colours": lambda line: re.sub(r"\b(DEBUG|INFO|WARNING|WARN|ERROR)\b", "\x1b[32m\\1\x1b[0m", line),
+    "erase_line": lambda line: "\x1b[2K\r" + line,  # a progress bar's redraw before the line
+    "ray_colour": lambda line: "\x1b[36m(RayWorkerWrapper pid=41233, ip=10.0.0.5)\x1b[0m " + line,
+    "ray_colour_copied": lambda line: "[36m(RayWorkerWrapper pid=41233, ip=10.0.0.5)[0m " + line,  # ESC lost
+    "trailing_blanks": lambda line: line + "  ",
+    "crlf": lambda line: line + "\r",
+}
+
+
+def markup(text: str, labels: dict, mark: Callable[[str], str]) -> str:
+    """``text`` with ``mark`` applied to every line that is not blank outside an event."""
     inside: set[int] = set()
     for ev in labels["events"]:
         inside.update(ev["lines"] if "lines" in ev else range(ev["first"], ev["last"] + 1))
     lines = text.split("\n")
     end = [lines.pop()] if lines and lines[-1] == "" else []
-    return "\n".join(prefix + line if line.strip() or no in inside else line
+    return "\n".join(mark(line) if line.strip() or no in inside else line
                      for no, line in enumerate(lines, 1)) + ("\n" if end else "")
+
+
+def relay(text: str, labels: dict, prefix: str) -> str:
+    """``text`` (a composed file of one process) with ``prefix`` before every line: before blank lines
+    too where they are inside a labelled event, as the relay writes the process's empty lines."""
+    return markup(text, labels, lambda line: prefix + line)
 
 
 def compose(captures: list[Capture], lang: str, wrapper: str, seed: int) -> tuple[str, dict]:

@@ -364,6 +364,10 @@ class MultilineMerger:
     # -- one line -----------------------------------------------------------------------------
     def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
         text = line.text
+        if "\x1b" in text:  # colours and cursor moves are no part of the grammar (the event keeps them)
+            text = R.ANSI_RE.sub("", text)
+        elif "[0m" in text:
+            text = R.BARE_SGR_RE.sub("", text)
         c = text[:1]
         pm = _PFX_TABLE.get(c, _PFX_OTHER)(text) if c and (c in _PFX_FIRST or c > "\x7f") else None
         if pm is None:  # most lines have no stream prefix: one try, and a look for the gated ones' literal
@@ -385,6 +389,12 @@ class MultilineMerger:
                 h, rhead, every, hname, body = _split_head(body, hm)
                 if h is not None:
                     head = head + h if head else h
+        if body[-1:] in (" ", "\t"):
+            # blanks a copy or an editor left at the end say nothing; a printer's "label: " whose value
+            # is on the next line ("...: UserWarning: " before a message that starts with a newline) keeps one
+            body = body.rstrip()
+            if body[-1:] == ":":
+                body += " "
         opened = self._src.get(sid)
         if opened is None:  # (not `or`: a source's dict may be empty between closing a block and the next)
             opened = {}  # stored when a block opens: a source with nothing open is not kept

@@ -111,9 +111,9 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # the kernel's printk time (dmesg, serial consoles)
     ("dmesg", r"\[ *\d+\.\d{6}\] ", "none", None),
     # syslog RFC 3164 / journalctl short (short-precise: with a fraction): the time is volatile,
-    # "host prog[pid]" is the writer (a daemon's tag may have no pid)
+    # "host prog[pid]" is the writer (a daemon's tag may have no pid; a copy may leave the host out)
     ("syslog", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? "
-               r"(?P<k_syslog>\w[\w.-]* [^\s:\[]+(?:\[\d+\])?): ", "k", None),
+               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|\w[\w.-]* [^\s:\[]+): ", "k", None),
     # the same time alone, as test runners and relays without a host write it before every line
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
      None),
@@ -255,6 +255,12 @@ NOT_SYSLOG_WRITERS = frozenset(("Caused by", "fatal error", "runtime stack", "st
 # a frame's leading tab arrives as "#011"
 RELAY_ESCAPES = (("#011", "\t"),)
 LINE_START_PREFIXES = frozenset(("p_srun_padded",))
+# ECMA-48 control sequences terminals read (colours, erasing a line, moving the cursor: colorlog, loguru,
+# rich, Ray's coloured prefixes, tqdm) and operating-system commands (a terminal's title, links)
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# the same colours with their ESC lost, as a copy from a web page leaves them ("[36m(pid=1)[0m"): read
+# only on a line that also holds the reset "[0m"
+BARE_SGR_RE = re.compile(r"\[(?:\d{1,3};)*\d{1,3}m")
 RELAY_RECORDS = frozenset(("p_syslog", "p_syslog_iso", "p_dmesg"))
 # Among syslog's writers only the kernel writes one record per line (printk; a continuation arrives
 # already joined). A program's output that journald or a syslog relay split at each newline is the
@@ -304,8 +310,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("fh_file", r"[ \t]+File \"[^\"]*\", line \d+ in "),  # faulthandler's frame: no comma before "in"
     # (loguru's backtrace marks the frame where the exception was caught with '>' in the first column)
     ("py_file", r"(?:[ \t]+|> )File \"[^\"]*\", line \d+"),
+    # (torch.multiprocessing.spawn's ProcessRaisedException carries the child's traceback in its message,
+    # "\n\n-- Process N terminated with the following error:\n" + the traceback: a chain of the same shape)
     ("py_chain", r"[ \t]*(?:During handling of the above exception, another exception occurred:"
-                 r"|The above exception was the direct cause of the following exception:)"),
+                 r"|The above exception was the direct cause of the following exception:"
+                 r"|-- Process \d+ terminated with the following error:)"),
     ("eg_line", r"[ \t]+(?:\| |\|$|\+-|\+\+)"),
     # Rich's traceback handler (rich.traceback): a box "╭─ Traceback (most recent call last) ─╮", "│" lines,
     # "╰─╯", then the exception line
@@ -364,6 +373,16 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # libstdc++ __gnu_cxx::__verbose_terminate_handler
     ("terminate", r"[ \t]*terminate called (?:after throwing|without an active|recursively)"),
     ("what", r"[ \t]+what\(\):  "),
+    # paragraphs libraries write into an exception's message after a blank line: torch._dynamo's
+    # augment_exc_message (torch/_dynamo/exc.py: the user frames, the replay file, the verbosity hint, the
+    # minifier script, the fallback to eager), huggingface_hub's hf_raise_for_status ("403 Client Error.",
+    # a blank line, then what was not found or not allowed), TensorFlow's "Graph execution error:" and the
+    # node's definition site under it (error_interpolation)
+    ("msg_para", r"(?:from user code:$|Set TORCH_LOGS=|Set TORCHDYNAMO_VERBOSE=1|Set torch\._dynamo\.config\.verbose="
+                 r"|You can suppress this exception and fall back to eager|Last frame execution written to "
+                 r"|Minifier script written to |(?:Revision|Entry|Repository) Not Found for url: "
+                 r"|Cannot access (?:gated repo|repository) for url |Bad request(?: for \S+ endpoint)?:$"
+                 r"|\d{3} Forbidden: |Detected at node .* defined at \(most recent call last\):$)"),
     # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message
     ("cuda_hint", r"(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing "
                   r"CUDA_LAUNCH_BLOCKING=1|Compile with `TORCH_USE_CUDA_DSA` to enable"
@@ -458,8 +477,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("yarn_user", r"[ \t]+user: "),
     # Hadoop's container diagnostics (ContainerLaunch, ContainerExecutor): after the launch failure's
     # "Stack trace: " and the stack, "Container exited with a non-zero exit code N" (Hadoop 3 stamps it
-    # "[time]"), then "Last N bytes of <file> :" and the file's tail
-    ("yarn_exited", r"(?:\[[^\]]{1,40}\])?Container exited with a non-zero exit code \d+"),
+    # "[time]" and names the error file: ". Error file: prelaunch.err.", then "Last N bytes of <file> :" and
+    # the file's tail; without it the exit line is the diagnostics' last. The stamp's date alone reads as a
+    # record head, "[2019-12-04 ": the time left of it is part of the shape)
+    ("yarn_exited_tail", r"(?:\[[^\]]{1,40}\]|\d\d:\d\d:\d\d\.\d+\])?Container exited with a non-zero exit code \d+\. "
+                         r"Error file: "),
+    ("yarn_exited", r"(?:\[[^\]]{1,40}\]|\d\d:\d\d:\d\d\.\d+\])?Container exited with a non-zero exit code \d+"),
     # Spark's TaskSetManager aborts a job with "... most recent failure: <reason>\nDriver stacktrace:" (the
     # reason holds the executor's exception and its frames, then an empty line): the SparkException's own
     # frames follow that line, so a stack goes on after it
@@ -747,6 +770,8 @@ _ATTACH = {
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
     "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sigdump"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
+    # (the same file line with its tab dropped by a viewer or relay: Rancher's, syslog's)
+    "go_file_bare": ("own", "go_stack"),
     "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"),
     # (Ray's RayTaskError carries the remote traceback's frames under its message, without a header)
     "py_file": ("announce", "py_frames"),
@@ -756,9 +781,9 @@ _ATTACH = {
     # an exception line after the line that announces it (surefire's "... <<< FAILURE!")
     "j_exc": ("announce", "java_head"),
     "bt_begin": ("announce", "begin_bt"),
-    # (TSL's frames under the line that introduced them, their "Begin" line cut: as any deeper line,
-    # but the "End" line closes them)
-    "tsl_frame": ("deeper", "tsl_frames"),
+    # (TSL's frames whose "Begin" line was cut: only a line ending with ':' introduces them; the "End"
+    # line closes them)
+    "tsl_frame": ("after_colon", "tsl_frames"),
 }
 
 MODES: dict[str, dict] = {
@@ -872,10 +897,11 @@ MODES: dict[str, dict] = {
                       "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                       "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                       "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
-               # chained exceptions, and the thread dump of a fatal error that printed the exception
+               # chained exceptions, the thread dump of a fatal error that printed the exception, and the
+               # paragraphs libraries write into their messages
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                "indent": (_C, "py_msg_more"), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
-                               "rule_dash": (_T, "table_dash")}},
+                               "rule_dash": (_T, "table_dash"), "msg_para": (_S, "py_msg_more")}},
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
@@ -886,7 +912,8 @@ MODES: dict[str, dict] = {
                            "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
-                                    "rule_dash": (_T, "table_dash"), "spark_driver": (_C, None)}},
+                                    "rule_dash": (_T, "table_dash"), "msg_para": (_S, None),
+                                    "spark_driver": (_C, None)}},
     "rich_tb": {"kind": "python_traceback", "on": {"rich_box": (_S, None), "rich_box_end": (_S, "py_head")}},
     # a box drawn with box-drawing characters: rows and separators to its bottom edge
     "box": {"kind": "table", "on": {"rich_box": (_S, None), "box_sep": (_S, None), "box_bottom": (_L, None),
@@ -966,10 +993,10 @@ MODES: dict[str, dict] = {
     # (a stack Hadoop quotes in a container's diagnostics goes on with its exit line: "yarn_exit")
     "java_frames": {"kind": "java_stack",
                     "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
-                           "j_circular": (_S, None), "j_caused": (_S, "java_head"), "yarn_exited": (_S, "yarn_exit"),
-                           "spark_driver": (_S, None)},
-                    "after_blank": {"j_at": (_S, None), "j_more": (_S, None), "yarn_exited": (_S, "yarn_exit"),
-                                    "spark_driver": (_S, None)}},
+                           "j_circular": (_S, None), "j_caused": (_S, "java_head"), "yarn_exited": (_L, None),
+                           "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)},
+                    "after_blank": {"j_at": (_S, None), "j_more": (_S, None), "yarn_exited": (_L, None),
+                                    "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)}},
 
     # -- C++ ---------------------------------------------------------------------------------------
     # a glog/c10 E/F record or a what(): free text (c10::Error::compute_what: message, context

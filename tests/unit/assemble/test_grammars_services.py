@@ -29,10 +29,12 @@ def test_tsl_frames_whose_begin_line_was_cut_end_at_the_end_line() -> None:
 
 
 def test_tsl_frames_under_the_line_that_introduced_them_end_at_the_end_line() -> None:
-    # rule: _ATTACH "tsl_frame" -> "tsl_frames" (a plain line takes them as deeper lines, and the End
-    # line closes them instead of starting a line of its own)
-    texts = ["RET_CHECK failure (external/xla/xla/service/cpu/ir_emitter.cc:123) ok", *_TSL_FRAMES, "after"]
+    # rule: _ATTACH "tsl_frame" -> "tsl_frames" after a line ending with ':' (the End line closes them
+    # instead of starting a line of its own); a line that does not announce them is one of its own
+    texts = ["RET_CHECK failure (external/xla/xla/service/cpu/ir_emitter.cc:123) ok:", *_TSL_FRAMES, "after"]
     assert spans(texts) == [(0, 6), (7, 7)]
+    texts = ["2024-05-01 10:00:00,000 INFO step 12 done", *_TSL_FRAMES, "after"]
+    assert spans(texts) == [(0, 0), (1, 6), (7, 7)]
 
 
 _TSL_HANDLER = ["*** Received signal 11 ***",
@@ -178,12 +180,16 @@ def test_container_exit_line_after_the_launch_stack_belongs_to_the_diagnostics()
              "        at org.apache.hadoop.util.Shell.runCommand(Shell.java:601)",
              "        at java.lang.Thread.run(Thread.java:748)",
              "",
-             "Container exited with a non-zero exit code 1",
+             "[2019-12-04 10:05:09.922]Container exited with a non-zero exit code 1. Error file: prelaunch.err.",
              "Last 4096 bytes of stderr :",
              "11:48:41 INFO  org.apache.spark.SparkContext  - next record"]
     assert spans(texts) == [(0, 8), (9, 9)]
     # (also where a relay sent no record for the empty line)
     assert spans(texts[:6] + texts[7:]) == [(0, 7), (8, 8)]
+    # Hadoop 2's exit line names no error file: it is the diagnostics' last line
+    old = [*texts[:7], "Container exited with a non-zero exit code 1", "some other writer's line"]
+    assert spans(old) == [(0, 7), (8, 8)]
+    assert spans(old[:6] + old[7:]) == [(0, 6), (7, 7)]
     # after any other stack the line is one of its own
     other = ["java.lang.IllegalStateException: x", "\tat a.B.c(B.java:1)", "", "Container started", "next"]
     assert spans(other) == [(0, 1), (3, 3), (4, 4)]
