@@ -487,6 +487,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # reason holds the executor's exception and its frames, then an empty line): the SparkException's own
     # frames follow that line, so a stack goes on after it
     ("spark_driver", r"Driver stacktrace:\s*$"),
+    # Spark standalone's ExecutorRunner and DriverRunner start the child's stderr file with one write:
+    # "Spark Executor Command: <quoted argv>" (or "Launch Command: "), a rule of 40 '=', a blank line
+    ("spark_cmd", r"(?:Spark Executor Command|Launch Command): \""),
     # SerenityOS's kernel backtrace (Kernel/KSyms.cpp dump_backtrace): "{:p}  {} +{}" (address, symbol,
     # offset) per frame, the address alone where no symbol is known (userspace frames)
     ("serenity_frame", r"0x[0-9a-f]{8}(?:[0-9a-f]{8})?  \S+.* \+\d+\s*$"),
@@ -697,6 +700,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "glog_file": ("glog_file", "glog_header"),
     "yarn_field": ("yarn_report", "yarn_report"),
     "yarn_diag": ("yarn_diag", "yarn_report"),
+    "spark_cmd": ("spark_cmd", "spark_command"),
     "sd_dumped": ("coredump", "coredump"),
     "sd_pid": ("coredump", "coredump"),
     "sd_stack": ("coredump", "coredump"),
@@ -1091,6 +1095,8 @@ MODES: dict[str, dict] = {
                     "on": {"yarn_field": (_S, None), "yarn_diag": (_S, "yarn_diag"), "yarn_user": (_L, None)}},
     "yarn_diag": {"kind": "yarn_report", "any": (_S, None), "any_max_bytes": 80 * 1024, "after_blank": "on",
                   "on": {"yarn_field": (_S, "yarn_report"), "yarn_user": (_L, None)}},
+    # Spark standalone's child command header: the command line, then its '=' rule
+    "spark_cmd": {"kind": "spark_command", "on": {"rule_eq": (_L, None)}},
     # Hadoop's container diagnostics after the launch failure's stack: the exit line, then each quoted
     # log's "Last N bytes of <file> :" header and its tail (free text: it ends at a record of its own)
     "yarn_exit": {"kind": "java_stack", "on": {"text": (_C, None), "indent": (_C, None)}},

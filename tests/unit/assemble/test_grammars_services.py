@@ -324,3 +324,17 @@ def test_absl_log_head_with_unix_seconds_is_a_glog_head() -> None:
     assert spans(texts) == [(0, 0), (1, 3), (4, 4)]
     p = parse_line(texts[0], 1_700_000_000_000)
     assert (p.fmt, p.level, p.logger, p.ts_ms) == ("glog", "ERROR", "cuda_dnn.cc:8310", 1718032093437)
+
+
+def test_spark_standalone_command_header_is_one_event() -> None:
+    # rules: spark_cmd starts "spark_cmd"; its '=' rule is the last line
+    texts = ['Spark Executor Command: "/usr/lib/jvm/java-8-openjdk-amd64/bin/java" "-cp" "/opt/spark/conf/" "-Xmx4G"',
+             "=" * 40,
+             "",
+             "Using Spark's default log4j profile: org/apache/spark/log4j-defaults.properties",
+             "20/12/22 10:01:02 INFO CoarseGrainedExecutorBackend: Started daemon with process name: 7429@698a87e05856"]
+    assert spans(texts) == [(0, 1), (3, 3), (4, 4)]
+    assert kinds(texts)[0] == "spark_command"
+    # the command line alone is a line of its own, and the header has one rule
+    assert spans([texts[0], texts[3]]) == [(0, 0), (1, 1)]
+    assert spans([*texts[:2], "=" * 40]) == [(0, 1), (2, 2)]
