@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from devtools.stack.maven import fetch_artifact
+
 PROGRAMS = Path(__file__).parent / "programs"
 GO = "/usr/local/go/bin/go"
 RUSTC = "/root/.cargo/bin/rustc"
@@ -152,6 +154,58 @@ def java(work: Path) -> Iterator[Capture]:
             out = _run([f"{home}/bin/java", "-cp", str(out_dir), "Trainer", name], out_dir)
             yield Capture("java", f"{name} (java {ver})", _event("java_stack", out), "multiline" in name, printer,
                           name.startswith(("jul", "pattern", "logback")))
+
+
+# log4j2 and logback from Maven Central (the project's way of fetching jars: devtools.stack.maven)
+JVM_LOGGERS = {
+    "log4j2": ("org.example.train.Log4j2Worker", "Log4j2Worker.java",
+               ("org.apache.logging.log4j:log4j-api:2.24.3", "org.apache.logging.log4j:log4j-core:2.24.3")),
+    "logback": ("org.example.train.LogbackWorker", "LogbackWorker.java",
+                ("ch.qos.logback:logback-classic:1.5.18", "ch.qos.logback:logback-core:1.5.18",
+                 "org.slf4j:slf4j-api:2.0.17")),
+}
+JVM_LOGGER_SCENARIOS = ("caused_by", "suppressed", "multiline", "jdk_frames")
+
+
+def java_loggers(work: Path) -> Iterator[Capture]:
+    """log4j2's PatternLayout with ``%xEx`` (extended frames "~[jar:version]", "[?:?]") and logback's
+    (its ThrowableProxyConverter: "... N common frames omitted"): an INFO record, then an ERROR record
+    with its throwable, written by the logger at once."""
+    jars = work / "jars"
+    src = PROGRAMS / "jvmlog"
+    for lib, (main, source, coords) in JVM_LOGGERS.items():
+        cp = ":".join(str(fetch_artifact(c, jars)) for c in coords)
+        for ver, home in JAVA_HOMES.items():
+            out_dir = work / f"{lib}{ver}"
+            out_dir.mkdir(parents=True, exist_ok=True)
+            subprocess.run([f"{home}/bin/javac", "-cp", cp, "-d", str(out_dir), str(src / "Failures.java"),
+                            str(src / source)], check=True)
+            printer = f"{lib} {coords[-1].rsplit(':', 1)[1] if lib == 'log4j2' else coords[0].rsplit(':', 1)[1]}"
+            for name in JVM_LOGGER_SCENARIOS:
+                out = _run([f"{home}/bin/java", "-cp", f"{out_dir}:{cp}", main, name], out_dir)
+                first, rest = out.split("\n", 1)  # the INFO record before the failure
+                yield Capture("java_loggers", f"{lib} {name} (java {ver})",
+                              [("single", [first]), *_event("java_stack", rest)], False,
+                              f"{printer}, {_version([f'{home}/bin/java', '-version'])}", True)
+
+
+def jvm_fatal(work: Path) -> Iterator[Capture]:
+    """HotSpot's fatal error header ('#' lines from a bare "#" to the one after the bug report URL) on
+    a SIGSEGV in native code, after the program's own line."""
+    for ver, home in JAVA_HOMES.items():
+        out_dir = work / f"crash{ver}"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        subprocess.run([f"{home}/bin/javac", "-nowarn", "-d", str(out_dir), str(PROGRAMS / "java" / "Crash.java")],
+                       check=True, capture_output=True)
+        out = _run([f"{home}/bin/java", f"-XX:ErrorFile={out_dir}/hs_err.log", "-XX:-CreateCoredumpOnCrash",
+                    "-cp", str(out_dir), "Crash"], out_dir, merged=True)
+        # the program's line before the crash (and JDK 25's "WARNING: ..." lines about sun.misc.Unsafe)
+        head, sep, rest = out.partition("#\n# A fatal error has been detected")
+        if not sep:
+            raise RuntimeError(f"java {ver}: expected HotSpot's fatal error header, got:\n{out}")
+        singles = [("single", [line]) for line in head.rstrip("\n").split("\n")]
+        yield Capture("jvm_fatal", f"SIGSEGV (java {ver})", [*singles, *_event("jvm_fatal_error", sep + rest)],
+                      False, _version([f"{home}/bin/java", "-version"]))
 
 
 # --- Go: the runtime's panic and fatal error dumps -----------------------------------------------
@@ -323,5 +377,33 @@ def native(work: Path) -> Iterator[Capture]:
         yield Capture("c", f"gdb {name} ({' / '.join(cmds)})", pieces, False, gdb)
 
 
+GLOG_HEADER = "/usr/include/glog/logging.h"  # Debian: apt-get install libgoogle-glog-dev g++
+
+
+def glog(work: Path) -> Iterator[Capture]:
+    """glog (Debian's libgoogle-glog-dev): a CHECK failure and LOG(FATAL) (the FATAL record, then
+    "*** Check failure stack trace: ***" and its frames), a SIGSEGV under InstallFailureSignalHandler,
+    and a log file's header (``Log file created at:`` to ``Log line format:``)."""
+    if not Path(GLOG_HEADER).exists():
+        raise RuntimeError(f"glog captures need {GLOG_HEADER}: apt-get install libgoogle-glog-dev g++")
+    src = work / "glog"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "glog" / "worker.cc", src / "worker.cc")
+    subprocess.run(["g++", "-g", "-o", "worker", "worker.cc", "-lglog"], cwd=src, check=True)
+    version = "glog " + _version(["dpkg-query", "-W", "-f", "${Version}", "libgoogle-glog-dev"])
+    for name in ("check", "fatal", "segv"):
+        first, rest = _run(["./worker", name], src).split("\n", 1)  # the INFO record "worker started"
+        yield Capture("glog", name, [("single", [first]), *_event("cpp_frames", rest)], False, version)
+    logs = src / "logs"
+    logs.mkdir(exist_ok=True)
+    _run(["./worker", "file", str(logs)], src)
+    lines = (logs / "worker.ERROR").read_text().rstrip("\n").split("\n")
+    if not lines[3].startswith("Log line format: "):
+        raise RuntimeError(f"glog's log file header: expected 4 lines, got {lines}")
+    yield Capture("glog", "file header", [("glog_header", lines[:4]), *[("single", [x]) for x in lines[4:]]],
+                  False, version)
+
+
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
-    "python": python, "java": java, "go": go, "rust": rust, "c": native}
+    "python": python, "java": java, "java_loggers": java_loggers, "jvm_fatal": jvm_fatal, "go": go, "rust": rust,
+    "c": native, "glog": glog}

@@ -79,9 +79,12 @@ RECORDS: dict[str, tuple[bool, Maker]] = {
 LANG_RECORDS = {
     "python": ("py_default", "py_dashes", "glog", "nccl", "deepspeed", "vllm", "json", "hf_dict", "tqdm", "print"),
     "java": ("log4j", "json", "py_dashes", "print"),
+    "java_loggers": ("log4j", "json", "py_dashes", "print"),
+    "jvm_fatal": ("log4j", "json", "print"),
     "go": ("go_log", "glog", "json", "print"),
     "rust": ("env_logger", "json", "glog", "print"),
     "c": ("glog", "nccl", "py_default", "print"),
+    "glog": ("glog", "nccl", "py_default", "print"),
 }
 
 

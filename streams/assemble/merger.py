@@ -440,13 +440,14 @@ class MultilineMerger:
                     tok not in _STRONG_SINGLE):
                 # the common case: a new record after a single-line one (what _decide would answer;
                 # what _close does when nothing is held)
-                if ob.tent:
+                if not ob.tent:
+                    del opened[key]
+                    out.append(ob.block)
+                    break
+                if not self._holds_heads(ob):
                     self._close(sid, opened, key, out, False)
                     opened = self._src.get(sid) or opened
                     continue
-                del opened[key]
-                out.append(ob.block)
-                break
             act, nxt = self._decide(ob, tok, body, head, rhead)
             if act == "end":
                 spaced = ob.spaced + 1 if len(ob.held) == 1 else 0
@@ -512,6 +513,8 @@ class MultilineMerger:
             entry = table.get(tok)
         if entry is None:
             entry = spec.get("any")
+            if entry is not None and ob.block.nbytes >= spec.get("any_max_bytes", self.max_bytes):
+                return _END  # free text past its printer's own cap: the block was cut
         if entry is None:
             if (tok in _STARTS and tok not in R.SOFT_STARTS) or tok == "empty_head":
                 entry = _END
@@ -529,7 +532,9 @@ class MultilineMerger:
                 act = "cont!"
             return act, nxt
         if head is not None:
-            if (act not in _STRONG and act != "side") or (rhead is not None and rhead == ob.rhead) or tok in _BARE:
+            if act == "tent" and self._holds_heads(ob):
+                pass  # a held message that announced its next line: held too, frames must still confirm it
+            elif (act not in _STRONG and act != "side") or (rhead is not None and rhead == ob.rhead) or tok in _BARE:
                 return _END  # a new record
         elif (act in _WEAK or tok in _BARE) and (ob.every or _is_record(body.lstrip())):
             return _END  # (an exception line is written bare: "ERROR: ...", "srun: error: ..." are records)
@@ -556,6 +561,14 @@ class MultilineMerger:
         if act == "side" and ob.side_run >= spec.get("max_side", 0):
             return _END
         return act, nxt
+
+    @staticmethod
+    def _holds_heads(ob: _Open) -> bool:
+        """Whether the block holds a line with a record head of its own too (``tent_heads``): the held
+        line before it ends with ':', a message that announced it goes on."""
+        if not _MODES[ob.mode].get("tent_heads"):
+            return False
+        return (ob.tent[-1][0].text if ob.tent else ob.block.texts[-1]).rstrip().endswith(":")
 
     @staticmethod
     def _announces(ob: _Open) -> bool:

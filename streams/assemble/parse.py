@@ -44,7 +44,10 @@ _DS = re.compile(rf"\[(\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[,.](\d+))?\] \[({_LV
 _HF = re.compile(rf"\[({_LVL})\|([\w.]+:\d+)\] (\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[,.](\d+))?")
 _PYBASIC = re.compile(rf"({_LVL}):([\w.]*):")
 _VLLM = re.compile(rf"({_LVL}) (\d\d)-(\d\d) (\d\d:\d\d:\d\d) \[?([\w.]+:\d+)\]")
-_GLOG = re.compile(r"\[?([IWEF])(\d\d?)(\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))?\s+(\d+)?\s*([\w.-]+:\d+)\]")
+# (glog 0.6 and later write the year too by default, FLAGS_log_year_in_prefix: "I20240501 10:00:00.123456 ...";
+# absl's log before its time zone is loaded writes Unix seconds in the seconds' field: "E0000 00:00:1718032093.437234")
+_GLOG = re.compile(r"\[?([IWEF])(?:(\d{4})?(\d\d?)(\d\d) (\d\d:\d\d:\d\d)|0000 00:00:(\d{9,11}))(?:\.(\d+))?"
+                   r"\s+(\d+)?\s*([\w.-]+:\d+)\]")
 _NCCL = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?:[\w.]+:\d+ )?NCCL (INFO|WARN|ERROR|TRACE)")
 _HDFS = re.compile(r"(\d\d)(\d\d)(\d\d) (\d\d)(\d\d)(\d\d) \d+ ([A-Z]+) ")
 _ANDROID = re.compile(r"(\d\d)-(\d\d) (\d\d:\d\d:\d\d)\.(\d+)\s+\d+\s+\d+ ([VDIWEFA]) ")
@@ -255,8 +258,12 @@ def _ymd(s: str) -> tuple[int, int, int]:
 
 
 def _glog(m: re.Match, p: Parsed, producer_ts_ms: int) -> None:
-    lvl, mo, d, hms, frac, pid, loc = m.groups()
-    p.ts_ms = _yearless(producer_ts_ms, int(mo), int(d), hms, frac)
+    lvl, year, mo, d, hms, epoch, frac, pid, loc = m.groups()
+    if epoch:
+        p.ts_ms = int(epoch) * 1000 + int((frac or "0")[:3].ljust(3, "0"))
+    else:
+        p.ts_ms = (_ms(int(year), int(mo), int(d), hms, frac) if year
+                   else _yearless(producer_ts_ms, int(mo), int(d), hms, frac))
     p.level, p.logger, p.fmt = norm_level(lvl), loc, "glog"
     if pid:
         p.attributes["pid"] = pid

@@ -47,7 +47,11 @@ line, and the events must not depend on the agent. A token missing from a table 
 it has one, else falls back to ``text``/``indent`` unless it starts blocks of its own (``STARTS``),
 in which case the block ends.
 
-A mode may also say: ``max_tent`` (how many lines it holds at most), ``ends_at_blank`` (when it
+A mode may also say: ``tent_heads`` (a line with a record head of its own is held too when the held
+line before it ends with ':': a Java exception message that goes on with lines a logger wrote, as
+Spring Boot's "Logback configuration error detected: " + logback's "ERROR in <origin> - <message>"
+status lines), ``max_tent`` (how many lines it holds at most), ``any_max_bytes`` (its ``any``
+entry takes lines only while the block is smaller: free text whose printer caps its size), ``ends_at_blank`` (when it
 closes, held lines before the first held blank line are its own: a free-text message that a blank
 line ended), ``depth`` (it ends where the JSON brackets it counts close; ``depth0``: brackets open
 before its first line), ``wrap_end`` (a line not ending so is hard-wrapped onto the next), ``cross``
@@ -95,6 +99,8 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("compose", r"(?P<k_compose>[\w.]*[_-][\w.-]*|[\w.-]+ ) +\| ", "k", " | "),
     # kubectl logs --prefix: "[pod/name/container] "
     ("kubectl", r"\[pod/[\w.-]+/[\w.-]+\] ", "all", None),
+    # SerenityOS's kernel dbgln: "[#cpu Process(pid:tid)]: " (AK/Format.cpp vdbg)
+    ("serenity", r"\[#\d+ [^\s()\[\]]+\(\d+:\d+\)\]: ", "all", None),
     # rsyslog's RSYSLOG_FileFormat and journalctl -o short-iso: the same writer after an RFC 3339 time,
     # with its pid (or the kernel's): after such a time, as docker and kubectl write it, "word word: "
     # is as often the line's own text ("ERROR shard-manager: ", "Check failed: ")
@@ -111,9 +117,11 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # the same time alone, as test runners and relays without a host write it before every line
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
      None),
-    # Rancher's log viewer copied as text: "Wed, Sep 1 2021 9:38:45 am | " before every line
-    ("rancher", r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{1,2} \d{4} "
-                r"\d{1,2}:\d\d:\d\d [ap]m \| ", "none", None),
+    # Rancher's container log viewer, copied: each line's time in the user's date and time formats
+    # (defaults "ddd, MMM D YYYY" and "h:mm:ss a"), then " | " and the line (the time is volatile; the
+    # separator is the key: the viewer's lines are one stream, a line without it another writer's)
+    ("rancher", r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d\d? \d{4} "
+                r"\d\d?:\d\d:\d\d [ap]m (?P<k_rancher>\|) ", "k", None),
     # wandb's terminal log prefixes every line of its messages with "wandb: "
     ("wandb", r"wandb: ", "all", None),
     # test runners and launchers that relay a child's streams label each line with the stream
@@ -169,8 +177,11 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("torch_logging", rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}}\] [\w.]+: \[{_LVL}\] ?", True),
     # glog / absl / klog: "Lmmdd hh:mm:ss.uuuuuu threadid file:line] ". torch._logging writes the same
     # shape and repeats it on every line of a multi-line record; with microseconds in it, two records
-    # of one thread almost never share it, so an identical head is read as the same record
-    ("glog", r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
+    # of one thread almost never share it, so an identical head is read as the same record. glog 0.6 and
+    # later write the year before mmdd by default (FLAGS_log_year_in_prefix: "I20240501 10:00:00.123456 "); absl's
+    # log (absl/log/internal/log_format.cc) writes Unix seconds until its time zone is loaded:
+    # "E0000 00:00:1718032093.437234"
+    ("glog", r"[IWEF](?:(?:\d{4})?\d{4} \d\d:\d\d:\d\d|0000 00:00:\d{9,11})\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
     # c10 logging without glog (torch): "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] " (ns); the
     # ERROR and FATAL ones apart (HEAD_STARTS)
     ("c10_error", r"\[[EF]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", True),
@@ -266,7 +277,7 @@ ANNOUNCE_HEAD_RE = re.compile(r"(?:^|[^\w.])(?:WARN(?:ING)?|ERROR?|SEVERE|FATAL?
 # stack or exception line after it is taken as its own only when its message announces one (a
 # "%m%n%ex" layout prints the stack of any level, but a stack under a quiet record that does not
 # mention it is, far more often, another writer's printStackTrace between the records).
-QUIET_HEAD_RE = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE|CONFIG|FINE|FINER|FINEST)\b|^\[?[ID]\d{4} ")
+QUIET_HEAD_RE = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE|CONFIG|FINE|FINER|FINEST)\b|^\[?[ID](?:\d{4})?\d{4} ")
 # what a quiet record's message says when it does carry a stack (Elasticsearch's "[DEBUG][bootstrap] Exception",
 # Flink's "INFO ... Triggering Checkpoint 1 ... failed due to {}")
 QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|[Tt]hrowable|[Ss]tack ?trace|[Cc]rash|[Aa]bort")
@@ -419,6 +430,16 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # tab-indented frames, "*** End stack trace ***"
     ("bt_begin", r"[ \t]*\*{3,} ?[Bb](?:egin|EGIN) [Ss](?:tack|TACK) [Tt](?:race|RACE) ?\*{3,}"),
     ("bt_end", r"[ \t]*\*{3,} ?[Ee](?:nd|ND) [Ss](?:tack|TACK) [Tt](?:race|RACE) ?\*{3,}"),
+    # (CurrentStackTrace writes each frame as a tab and the demangled symbol, at most 128 frames: a run
+    # of such lines whose "Begin" line was cut above them ends at the "End" line)
+    ("tsl_frame", r"\t(?:[\w$.~]|::|<[^<>]*(?:<[^<>]*>[^<>]*)*>|\([^()]*(?:\([^()]*\)[^()]*)*\)|\[abi:\w+\])+"
+                  r"(?: const)?(?: \[clone [^\]]*\])*\s*$"),
+    # TSL's signal handler (platform/default/stacktrace_handler.cc StacktraceHandler): "*** Received signal N
+    # ***", backtrace_symbols_fd's frames between "*** BEGIN MANGLED STACK TRACE ***" and "*** END MANGLED
+    # STACK TRACE ***" and a blank line, then CurrentStackTrace's "*** Begin stack trace ***" section
+    ("tsl_signal", r"\*\*\* Received signal \d+ \*\*\*"),
+    ("tsl_mangled", r"\*\*\* BEGIN MANGLED STACK TRACE \*\*\*"),
+    ("tsl_mangled_end", r"\*\*\* END MANGLED STACK TRACE \*\*\*"),
     # glibc debug/backtracesyms.c "%s(%s%c%#tx) [%p]" and malloc's "*** Error in" report
     # (and "%s[%p]" / "[%p]" when dladdr finds no symbol)
     ("glibc_frame", r"[ \t]*[^\s()\[\]]*(?:\([^()\s]*[+-]0x[0-9a-fA-F]+\) ?)?\[0x[0-9a-fA-F]+\]$", "[0x"),
@@ -441,6 +462,38 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                r"for the Java Runtime Environment)"),
     ("hash_bare", r"#\s*$"),
     ("hash_line", r"# |\[error occurred during error reporting"),
+    # glog's and klog's log file header (glog logging.cc LogFileObject::Write, klog createFile): "Log file
+    # created at: yyyy/mm/dd hh:mm:ss", "Running on machine: host", optional "Application fingerprint: ",
+    # "Running duration (h:mm:ss): " (glog) or "Binary: Built with ..." (klog), then "Log line format: ..."
+    ("glog_file", r"[ \t]*Log file created at: \d{4}/\d\d/\d\d \d\d:\d\d:\d\d"),
+    ("glog_file_line", r"[ \t]*(?:Running on machine|Application fingerprint|Running duration \(h:mm:ss\)|Binary): "),
+    ("glog_file_end", r"[ \t]*Log line format: "),
+    # Spark's YARN client (yarn/Client.scala formatReportDetails): the report's fields, each written
+    # "\n\t key: value" in this order under one record; the diagnostics' value spans lines (YARN's
+    # container diagnostics, which quote the tail of the container's own logs) and "user" is the last
+    ("yarn_diag", r"[ \t]+diagnostics: "),
+    ("yarn_field", r"[ \t]+(?:client token|ApplicationMaster host|ApplicationMaster RPC port|queue|start time"
+                   r"|final status|tracking URL): "),
+    ("yarn_user", r"[ \t]+user: "),
+    # Hadoop's container diagnostics (ContainerLaunch, ContainerExecutor): after the launch failure's
+    # "Stack trace: " and the stack, "Container exited with a non-zero exit code N" (Hadoop 3 stamps it
+    # "[time]" and names the error file: ". Error file: prelaunch.err.", then "Last N bytes of <file> :" and
+    # the file's tail; without it the exit line is the diagnostics' last. The stamp's date alone reads as a
+    # record head, "[2019-12-04 ": the time left of it is part of the shape)
+    ("yarn_exited_tail", r"(?:\[[^\]]{1,40}\]|\d\d:\d\d:\d\d\.\d+\])?Container exited with a non-zero exit code \d+\. "
+                         r"Error file: "),
+    ("yarn_exited", r"(?:\[[^\]]{1,40}\]|\d\d:\d\d:\d\d\.\d+\])?Container exited with a non-zero exit code \d+"),
+    # Spark's TaskSetManager aborts a job with "... most recent failure: <reason>\nDriver stacktrace:" (the
+    # reason holds the executor's exception and its frames, then an empty line): the SparkException's own
+    # frames follow that line, so a stack goes on after it
+    ("spark_driver", r"Driver stacktrace:\s*$"),
+    # Spark standalone's ExecutorRunner and DriverRunner start the child's stderr file with one write:
+    # "Spark Executor Command: <quoted argv>" (or "Launch Command: "), a rule of 40 '=', a blank line
+    ("spark_cmd", r"(?:Spark Executor Command|Launch Command): \""),
+    # SerenityOS's kernel backtrace (Kernel/KSyms.cpp dump_backtrace): "{:p}  {} +{}" (address, symbol,
+    # offset) per frame, the address alone where no symbol is known (userspace frames)
+    ("serenity_frame", r"0x[0-9a-f]{8}(?:[0-9a-f]{8})?  \S+.* \+\d+\s*$"),
+    ("serenity_addr", r"0x[0-9a-f]{8}(?:[0-9a-f]{8})?\s*$"),
     # macOS backtrace_symbols: "N  image  0xADDR symbol + offset"
     ("mac_frame", r"\d+ +\S+ +0x[0-9a-fA-F]+ \S.* \+ \d+"),
     # lldb process stop report and thread backtrace
@@ -640,6 +693,14 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "box_top": ("box", "table"),
     "rich_box": ("box", "table"),  # a box whose top edge was cut
     "bt_begin": ("begin_bt", "cpp_frames"),
+    "tsl_frame": ("tsl_frames", "cpp_frames"),  # TSL's frames whose "Begin" line was cut
+    "tsl_signal": ("tsl_signal", "cpp_frames"),
+    "tsl_mangled": ("tsl_mangled", "cpp_frames"),
+    "serenity_frame": ("serenity_bt", "cpp_frames"),
+    "glog_file": ("glog_file", "glog_header"),
+    "yarn_field": ("yarn_report", "yarn_report"),
+    "yarn_diag": ("yarn_diag", "yarn_report"),
+    "spark_cmd": ("spark_cmd", "spark_command"),
     "sd_dumped": ("coredump", "coredump"),
     "sd_pid": ("coredump", "coredump"),
     "sd_stack": ("coredump", "coredump"),
@@ -651,7 +712,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
-SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "json_member"))
+SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "json_member", "tsl_frame", "yarn_field", "yarn_diag"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -724,6 +785,9 @@ _ATTACH = {
     # an exception line after the line that announces it (surefire's "... <<< FAILURE!")
     "j_exc": ("announce", "java_head"),
     "bt_begin": ("announce", "begin_bt"),
+    # (TSL's frames whose "Begin" line was cut: only a line ending with ':' introduces them; the "End"
+    # line closes them)
+    "tsl_frame": ("after_colon", "tsl_frames"),
 }
 
 MODES: dict[str, dict] = {
@@ -776,13 +840,13 @@ MODES: dict[str, dict] = {
                                          # zap's stacktrace under an error record: function, then "\tfile:N"
                                          "go_file": ("announce", "go_stack")},
                     "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": ("announce", "java_frames")},
-                    "max_tent": 12, "quiet_ends": True},
+                    "max_tent": 12, "quiet_ends": True, "tent_heads": True},
     # a record whose message ends with ':' or is empty: the lines below are its body until a record
     # (a logger writes a message's further lines as they are, without its head: what ends the body is
     # the next line that is a record of its own; the ':' that announced the body is the evidence that
     # the lines between belong to it. After a blank line only indented lines go on: a line of text at
     # column 0 there is the next output, the body's own lines rarely hold an empty one)
-    "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None),
+    "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None), "tsl_frame": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
              "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent")}},
     # a head with an empty message ("WARNING:torch.distributed.run:", "Process X:"): the next line
@@ -852,7 +916,8 @@ MODES: dict[str, dict] = {
                            "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
-                                    "rule_dash": (_T, "table_dash"), "msg_para": (_S, None)}},
+                                    "rule_dash": (_T, "table_dash"), "msg_para": (_S, None),
+                                    "spark_driver": (_C, None)}},
     "rich_tb": {"kind": "python_traceback", "on": {"rich_box": (_S, None), "rich_box_end": (_S, "py_head")}},
     # a box drawn with box-drawing characters: rows and separators to its bottom edge
     "box": {"kind": "table", "on": {"rich_box": (_S, None), "box_sep": (_S, None), "box_bottom": (_L, None),
@@ -926,13 +991,16 @@ MODES: dict[str, dict] = {
                   # exception after a blank line, "The above exception was the direct cause ...")
                   "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames"),
                                   "py_chain": (_S, "py_chain")},
-                  "max_tent": 12, "ends_at_blank": True},
+                  "max_tent": 12, "ends_at_blank": True, "tent_heads": True},
     # (a frame cannot stand without its exception line: one after a blank line among frames is the
     # same stack, the blank line a copy's)
+    # (a stack Hadoop quotes in a container's diagnostics goes on with its exit line: "yarn_exit")
     "java_frames": {"kind": "java_stack",
                     "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
-                           "j_circular": (_S, None), "j_caused": (_S, "java_head")},
-                    "after_blank": {"j_at": (_S, None), "j_more": (_S, None)}},
+                           "j_circular": (_S, None), "j_caused": (_S, "java_head"), "yarn_exited": (_L, None),
+                           "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)},
+                    "after_blank": {"j_at": (_S, None), "j_more": (_S, None), "yarn_exited": (_L, None),
+                                    "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)}},
 
     # -- C++ ---------------------------------------------------------------------------------------
     # a glog/c10 E/F record or a what(): free text (c10::Error::compute_what: message, context
@@ -953,7 +1021,27 @@ MODES: dict[str, dict] = {
     # absl failure signal handler / glog: "*** SIGSEGV received ... ***", "PC: @ ...", "    @ ..."
     "sigdump": {"kind": "cpp_frames", "cross": True,
                 "on": {"absl_frame": (_S, None), "glog_sig": (_S, None)}},
-    "begin_bt": {"kind": "cpp_frames", "on": {"indent": (_S, None), "text": (_C, None), "bt_end": (_L, None)}},
+    # (CurrentStackTrace writes a frame whose symbol is unknown as a tab alone: a blank line among frames)
+    "begin_bt": {"kind": "cpp_frames",
+                 "on": {"indent": (_S, None), "tsl_frame": (_S, None), "text": (_C, None), "bt_end": (_L, None)},
+                 "after_blank": {"indent": (_S, None), "tsl_frame": (_S, None), "bt_end": (_L, None)}},
+    # TSL's signal handler: the signal line, the mangled frames to their END line, a blank line, and the
+    # demangled "Begin stack trace" section ("begin_bt")
+    "tsl_signal": {"kind": "cpp_frames", "on": {"tsl_mangled": (_S, "tsl_mangled"), "bt_begin": (_S, "begin_bt")}},
+    "tsl_mangled": {"kind": "cpp_frames",
+                    "on": {"glibc_frame": (_S, None), "mac_frame": (_S, None),
+                           "tsl_mangled_end": (_S, "tsl_demangled")}},
+    "tsl_demangled": {"kind": "cpp_frames", "on": {"bt_begin": (_S, "begin_bt")},
+                      "after_blank": {"bt_begin": (_S, "begin_bt")}},
+    # TSL's frames without their "Begin" line: tab + symbol lines (an unresolved symbol leaves the tab
+    # alone, a blank line), to the "End" line
+    "tsl_frames": {"kind": "cpp_frames", "on": {"tsl_frame": (_S, None), "bt_end": (_L, None)}, "after_blank": "on"},
+    # SerenityOS's kernel backtrace: frames with a symbol, then bare addresses (dbgln may prefix only the
+    # first line: "cross")
+    "serenity_bt": {"kind": "cpp_frames", "cross": True,
+                    "on": {"serenity_frame": (_S, None), "serenity_addr": (_S, None)}},
+    # glog's / klog's log file header: fixed lines to "Log line format: ..."
+    "glog_file": {"kind": "glog_header", "on": {"glog_file_line": (_S, None), "glog_file_end": (_L, None)}},
     "glibc": {"kind": "glibc_backtrace", "on": {"glibc_frame": (_S, None)}},
     "coredump": {"kind": "coredump",
                  "on": {"indent": (_S, None), "sd_dumped": (_S, None), "sd_stack": (_S, None), "sd_frame": (_S, None),
@@ -997,6 +1085,21 @@ MODES: dict[str, dict] = {
                 "after_blank": {"indent": (_C, None), "text": (_C, None)}},
     # compute-sanitizer: "========= Report" + "=========     detail" lines + a bare "========="
     "cs_report": {"kind": "sanitizer_report", "on": {"cs_cont": (_S, None), "cs_end": (_L, None)}},
+
+    # -- Spark on YARN ----------------------------------------------------------------------------
+    # yarn/Client.scala's application report: one record, fields in a fixed order to "user"; the
+    # diagnostics' value is YARN's free text (container diagnostics quote the last 4096 bytes of the
+    # container's logs, with their own records' heads), ended by the next field. YARN caps an attempt's
+    # diagnostics (yarn.app.attempt.diagnostics.limit.kc, 64 KB): past that the report is taken as cut
+    "yarn_report": {"kind": "yarn_report",
+                    "on": {"yarn_field": (_S, None), "yarn_diag": (_S, "yarn_diag"), "yarn_user": (_L, None)}},
+    "yarn_diag": {"kind": "yarn_report", "any": (_S, None), "any_max_bytes": 80 * 1024, "after_blank": "on",
+                  "on": {"yarn_field": (_S, "yarn_report"), "yarn_user": (_L, None)}},
+    # Spark standalone's child command header: the command line, then its '=' rule
+    "spark_cmd": {"kind": "spark_command", "on": {"rule_eq": (_L, None)}},
+    # Hadoop's container diagnostics after the launch failure's stack: the exit line, then each quoted
+    # log's "Last N bytes of <file> :" header and its tail (free text: it ends at a record of its own)
+    "yarn_exit": {"kind": "java_stack", "on": {"text": (_C, None), "indent": (_C, None)}},
 
     # -- Go runtime --------------------------------------------------------------------------------
     # "panic: v [recovered]" (nested panics on "\tpanic: " lines), "[signal ...]", a blank line,
