@@ -1,8 +1,9 @@
 """``corpus/printers``: multiline events printed by the real printers (CPython's traceback, faulthandler
 and warnings, the JDK's printStackTrace and java.util.logging, the Go runtime, Rust's panic hook,
-glibc's backtrace_symbols_fd, gdb), each followed at once by a single-line record, bare and under
-launchers' per-line prefixes. Labels come from how the files were made (``devtools/printers``), so
-nothing short of every event whole and every single line alone is right.
+glibc's backtrace_symbols_fd, gdb; rich, loguru, absl-py, structlog, IPython, typer, tqdm), each
+followed at once by a single-line record, bare and under launchers' per-line prefixes. Labels come
+from how the files were made (``devtools/printers``), so nothing short of every event whole and every
+single line alone is right.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from corpus_helpers import CORPUS
 from tests.multiline_score import labelled_files, score_file
 
 PRINTERS = CORPUS / "printers"
-LANGS = ("c", "go", "java", "python", "rust")
+LANGS = ("c", "go", "java", "pylibs", "python", "rust")
 
 
 @pytest.mark.parametrize("lang", LANGS)
