@@ -71,6 +71,10 @@ _STRONG_SINGLE = frozenset(tok for m in _SWITCH_CLOSES for tok, (act, _n) in _MO
 # as after any record), unless it ends with ':' or is indented (a field list: the lines below are its body)
 _AWAIT_PLAIN = {"plain": "record", "record": "body"}
 
+# a terminal's escape sequences (SGR colours, OSC 8 links) that printers write when a terminal is forced
+# (FORCE_COLOR, docker's tty: Rich, colorlog, structlog): the decision reads the line without them
+_ANSI = re.compile(r"\x1b\[[0-9;:?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
+
 # old mode names of saved states (before the per-printer modes), mapped on restore
 _OLD_MODES = {"python": "py_msg_more", "cpp": "c10_msg", "sanitizer": "cs_report", "done": "plain"}
 
@@ -355,6 +359,8 @@ class MultilineMerger:
     # -- one line -----------------------------------------------------------------------------
     def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
         text = line.text
+        if "\x1b" in text:  # colours and links are read past, and kept in the message
+            text = _ANSI.sub("", text)
         c = text[:1]
         pm = _PFX_TABLE.get(c, _PFX_OTHER)(text) if c and (c in _PFX_FIRST or c > "\x7f") else None
         if pm is None:  # most lines have no stream prefix: one try, and a look for the gated ones' literal

@@ -166,3 +166,20 @@ def test_a_redrawn_line_keeps_the_relays_prefix():
     assert final_redraw("(RayWorkerWrapper pid=41003, ip=10.0.0.5) \r 5%|x|\rrecord") == \
         "(RayWorkerWrapper pid=41003, ip=10.0.0.5) record"
     assert final_redraw(" 33%|###3      | 1/3\rrecord") == "record"  # a bar is no prefix
+
+
+def test_colours_a_forced_terminal_writes_are_read_past():
+    # rule: merger._ANSI (SGR colours, OSC 8 links are left out of the decision, kept in the message):
+    # rich.traceback under FORCE_COLOR=1
+    texts = ["\x1b[31m╭─\x1b[0m\x1b[31m────────────────────\x1b[0m\x1b[31m \x1b[0m\x1b[1;31mTraceback \x1b[0m"
+             "\x1b[1;2;31m(most recent call last)\x1b[0m\x1b[31m \x1b[0m\x1b[31m─────────────────────\x1b[0m"
+             "\x1b[31m─╮\x1b[0m",
+             "\x1b[31m│\x1b[0m \x1b[2m/tmp/pl/\x1b[0m\x1b[1mpylibs.py\x1b[0m:19 in load_batch"
+             "                                           \x1b[31m│\x1b[0m",
+             "\x1b[31m│\x1b[0m \x1b[31m❱ \x1b[0m 19 \x1b[2m│   \x1b[0m\x1b[94mreturn\x1b[0m \x1b[1;4mdata[\x1b[0m"
+             "\x1b[1;4;33m\"\x1b[0m\x1b[1;4;33mlabels\x1b[0m\x1b[1;4;33m\"\x1b[0m\x1b[1;4m]\x1b[0m[i]"
+             "                                           \x1b[31m│\x1b[0m",
+             "\x1b[31m╰──────────────────────────────────────────────────────────────────────────────╯\x1b[0m",
+             "\x1b[1;91mKeyError: \x1b[0m\x1b[32m'labels'\x1b[0m",
+             "\x1b[2;36m[12/01/26 21:02:11]\x1b[0m\x1b[2;36m \x1b[0m\x1b[34mINFO    \x1b[0m step 1201 loss=2.3104"]
+    assert spans(texts) == [(0, 4), (5, 5)]
