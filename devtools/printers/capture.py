@@ -163,7 +163,12 @@ PYLIB_SCENARIOS: tuple[tuple[str, str, int, str], ...] = (
     ("ipython_context", "plain", 0, "python_traceback"), ("ipython_context", "chained", 0, "python_traceback"),
     ("ipython_verbose", "plain", 0, "python_traceback"), ("ipython_plain", "plain", 0, "python_traceback"),
     ("ipython_verbosetb", "chained", 0, "python_traceback"),
-    ("tqdm_redirect", "plain", 0, "python_traceback"),
+    ("tqdm_redirect", "plain", 0, "python_traceback"), ("structlog_default", "plain", 0, "python_traceback"),
+    # a terminal forced (FORCE_COLOR, docker's tty): Rich writes colours and file links into the log
+    ("rich_install+color", "chained", 100, "python_traceback"),
+    ("rich_handler+color", "plain", 100, "python_traceback"),
+    ("rich_handler+color", "context", 80, "python_traceback"),
+    ("structlog_default+color", "plain", 0, "python_traceback"),
 )
 PYLIBS = ("rich", "typer", "loguru", "absl-py", "structlog", "better-exceptions", "ipython", "tqdm")
 
@@ -176,10 +181,12 @@ def pylibs(work: Path) -> Iterator[Capture]:
     app.mkdir(parents=True, exist_ok=True)
     shutil.copy(PROGRAMS / "pylibs.py", app / "pylibs.py")
     exe = sys.executable
-    for name, fail, width, kind in PYLIB_SCENARIOS:
+    for scenario, fail, width, kind in PYLIB_SCENARIOS:
+        name, _, color = scenario.partition("+")
         lib = {"absl": "absl-py"}.get(name.split("_")[0], name.split("_")[0])
         printer = f"{lib} {version(lib)}" if lib in PYLIBS else lib
-        out = _run([exe, "pylibs.py", name, fail, str(width or 100)], app, {"COLUMNS": str(width or 80)})
+        env = {"COLUMNS": str(width or 80), **({"FORCE_COLOR": "1"} if color else {})}
+        out = _run([exe, "pylibs.py", name, fail, str(width or 100)], app, env)
         if kind == "single":
             pieces: list[Piece] = [("single", [line]) for line in out.rstrip("\n").split("\n")]
         elif name == "tqdm_redirect":
@@ -192,7 +199,7 @@ def pylibs(work: Path) -> Iterator[Capture]:
         # printer writes its event in one write() (a Rich console renders it whole, loguru's and
         # structlog's sinks and logging handlers write the formatted record, IPython prints the joined
         # traceback); tqdm.write puts the record between its bar's redraws
-        yield Capture("pylibs", f"{name} {fail} (width {width})" if width else f"{name} {fail}", pieces,
+        yield Capture("pylibs", f"{scenario} {fail} (width {width})" if width else f"{scenario} {fail}", pieces,
                       kind != "single", printer, name != "tqdm_redirect")
 
 

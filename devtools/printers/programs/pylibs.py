@@ -253,6 +253,17 @@ def s_structlog_better(fail):
         log.exception("step failed", step=1200, rank=3)
 
 
+def s_structlog_default(fail):
+    import structlog
+
+    # the default processors and ConsoleRenderer (colours and width from the terminal, or none), to stderr
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+    try:
+        FAILURES[fail]()
+    except Exception:
+        structlog.get_logger().exception("step failed", step=1200, rank=3)
+
+
 def s_structlog_json(fail):
     import structlog
 
