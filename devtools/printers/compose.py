@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -112,6 +113,64 @@ WRAPPERS: dict[str, Wrapper] = {
     "ray": lambda rank, t: f"(RayWorkerWrapper pid={41000 + rank}, ip=10.0.0.{rank + 2}) ",
     "docker_ts": lambda rank, t: t.isoformat(timespec="microseconds").replace("+00:00", "") + "000Z ",
 }
+
+
+# prefixes other launchers, relays and viewers write before every line of one process's output, each
+# as its writer prints it; ``relay`` lays an already composed bare file out under one of them
+RELAYS: dict[str, str] = {
+    "compose": "trainer-1  | ",  # docker compose logs: the service, padded to the longest name
+    "kubectl_prefix": "[pod/train-worker-3/pytorch] ",  # kubectl logs --prefix
+    "kubectl_ts": "2026-12-01T17:44:05.123456789Z ",  # kubectl logs --timestamps (RFC 3339, nanoseconds)
+    "github_actions": "2026-12-01T17:44:05.1234567Z ",  # a GitHub Actions job log (7-digit fraction)
+    "jenkins": "[2026-12-01T17:44:05.123Z] ",  # Jenkins' timestamper
+    "ts": "Dec 01 17:44:05 ",  # moreutils ts, its default format
+    "srun": "3: ",  # srun --label (slurm _build_label "%*d: "), fewer than 11 tasks
+    "srun_padded": " 3: ",  # the same with 11 to 100 tasks: ids right-aligned
+    "srun_padded3": "  3: ",  # and with 101 to 1000
+    "srun_hetjob": "P1 3: ",  # a heterogeneous job's component and task
+    "mpirun": "[1,3]<stderr>:",  # OpenMPI mpirun --tag-output
+    "pdsh": "node03: ",  # pdsh / DeepSpeed's multi-node runner
+    "deepspeed_worker": "worker-3: ",
+    "journald": "Dec 01 17:44:05 gpu-node-3 python[41233]: ",  # journalctl -u (short)
+    "journald_precise": "Dec 01 17:44:05.123456 gpu-node-3 python[41233]: ",  # journalctl -o short-precise
+    "journald_iso": "2026-12-01T17:44:05+0000 gpu-node-3 python[41233]: ",  # journalctl -o short-iso
+    "rsyslog": "2026-12-01T17:44:05.123456+00:00 gpu-node-3 trainer[41233]: ",  # RSYSLOG_FileFormat
+    "ray_old": "(pid=41233) ",  # Ray before named actors in the prefix
+    "ray_actor": "(TrainTrainable pid=41233, ip=10.0.0.5) ",
+    "raylet": "(raylet) ",
+    "vllm_worker": "(VllmWorker rank=1 pid=41233) ",
+    "vllm_engine": "(EngineCore_DP0 pid=41233) ",
+}
+
+
+# what terminals, copies and editors do to every line on the way into a file
+MARKUPS: dict[str, Callable[[str], str]] = {
+    "stderr_red": lambda line: f"\x1b[31m{line}\x1b[0m",  # a wrapper colouring a child's stderr
+    "bold": lambda line: "\x1b[1m" + line,  # an attribute set and never reset
+    "level_colours": lambda line: re.sub(r"\b(DEBUG|INFO|WARNING|WARN|ERROR)\b", "\x1b[32m\\1\x1b[0m", line),
+    "erase_line": lambda line: "\x1b[2K\r" + line,  # a progress bar's redraw before the line
+    "ray_colour": lambda line: "\x1b[36m(RayWorkerWrapper pid=41233, ip=10.0.0.5)\x1b[0m " + line,
+    "ray_colour_copied": lambda line: "[36m(RayWorkerWrapper pid=41233, ip=10.0.0.5)[0m " + line,  # ESC lost
+    "trailing_blanks": lambda line: line + "  ",
+    "crlf": lambda line: line + "\r",
+}
+
+
+def markup(text: str, labels: dict, mark: Callable[[str], str]) -> str:
+    """``text`` with ``mark`` applied to every line that is not blank outside an event."""
+    inside: set[int] = set()
+    for ev in labels["events"]:
+        inside.update(ev["lines"] if "lines" in ev else range(ev["first"], ev["last"] + 1))
+    lines = text.split("\n")
+    end = [lines.pop()] if lines and lines[-1] == "" else []
+    return "\n".join(mark(line) if line.strip() or no in inside else line
+                     for no, line in enumerate(lines, 1)) + ("\n" if end else "")
+
+
+def relay(text: str, labels: dict, prefix: str) -> str:
+    """``text`` (a composed file of one process) with ``prefix`` before every line: before blank lines
+    too where they are inside a labelled event, as the relay writes the process's empty lines."""
+    return markup(text, labels, lambda line: prefix + line)
 
 
 def compose(captures: list[Capture], lang: str, wrapper: str, seed: int) -> tuple[str, dict]:

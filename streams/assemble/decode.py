@@ -33,6 +33,7 @@ from streams.assemble.envelopes import json_envelope, with_inner
 from streams.assemble.lift import LONG_MAX
 from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.merger import split_prefix
+from streams.assemble.rules import ANSI_RE, BARE_SGR_RE
 from streams.assemble.syslog import rfc5424_line
 from streams.assemble.timefmt import agent_ms, rfc3339_ms
 from streams.errors import DecodeError, DependencyFailure
@@ -59,9 +60,16 @@ def final_redraw(text: str) -> str:
         return ""
     first = segs[0]
     if first and seg is not first:
-        body = split_prefix(first)[1]
-        if len(body) < len(first):
-            return first[:len(first) - len(body)] + seg
+        plain = first
+        if "\x1b" in plain:  # a relay that colours its prefix (Ray): the colours stay with it
+            plain = ANSI_RE.sub("", plain)
+        if "[0m" in plain:
+            plain = BARE_SGR_RE.sub("", plain)
+        body = split_prefix(plain)[1]
+        if not body.strip():
+            return first + seg
+        if len(body) < len(plain):
+            return plain[:len(plain) - len(body)] + seg
     return seg
 
 

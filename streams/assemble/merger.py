@@ -71,10 +71,6 @@ _STRONG_SINGLE = frozenset(tok for m in _SWITCH_CLOSES for tok, (act, _n) in _MO
 # as after any record), unless it ends with ':' or is indented (a field list: the lines below are its body)
 _AWAIT_PLAIN = {"plain": "record", "record": "body"}
 
-# a terminal's escape sequences (SGR colours, OSC 8 links) that printers write when a terminal is forced
-# (FORCE_COLOR, docker's tty: Rich, colorlog, structlog): the decision reads the line without them
-_ANSI = re.compile(r"\x1b\[[0-9;:?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
-
 # old mode names of saved states (before the per-printer modes), mapped on restore
 _OLD_MODES = {"python": "py_msg_more", "cpp": "c10_msg", "sanitizer": "cs_report", "done": "plain"}
 
@@ -140,12 +136,14 @@ class _Open:
 
 
 def split_prefix(text: str, m: re.Match[str] | None = None) -> tuple[str, str, int | None, str | None]:  # noqa: PLR0912 - one pass over a line's prefixes
-    """(key, body, rank, relay): the stream prefixes' stable part, the rest of the line, the rank
-    they name, and the prefix of a relay that makes each line a record (syslog, printk) if any.
+    """(key, body, rank, relay): the stream prefixes' stable part, the rest of the line (a relay's
+    escapes undone), the rank they name, and the prefix of a relay that makes each line a record
+    (the kernel's lines through syslog, printk) if any.
     ``m``: the first prefix's match when the caller has it already."""
     key = ""
     rank = None
     relay = None
+    escaped = False
     body = text
     for _ in range(4):
         if not body:
@@ -162,6 +160,8 @@ def split_prefix(text: str, m: re.Match[str] | None = None) -> tuple[str, str, i
             if m is None:
                 break
         g = m.lastgroup or ""
+        if g in R.LINE_START_PREFIXES and body is not text:
+            break
         how = R.PREFIX_KEY.get(g)
         rest = body[m.end():]
         if how == "splice":
@@ -181,9 +181,14 @@ def split_prefix(text: str, m: re.Match[str] | None = None) -> tuple[str, str, i
                 continue
             key = key + "|" + part if key else part
         if g in R.RELAY_RECORDS:
-            relay = body[:m.end()]
+            escaped = True
+            if how != "k" or R.RELAY_RECORD_WRITERS_RE.match(part):
+                relay = body[:m.end()]
         body = rest
         m = None
+    if escaped and "#" in body:
+        for esc, char in R.RELAY_ESCAPES:
+            body = body.replace(esc, char)
     return key, body, rank, relay
 
 
@@ -359,8 +364,10 @@ class MultilineMerger:
     # -- one line -----------------------------------------------------------------------------
     def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
         text = line.text
-        if "\x1b" in text:  # colours and links are read past, and kept in the message
-            text = _ANSI.sub("", text)
+        if "\x1b" in text:  # colours and cursor moves are no part of the grammar (the event keeps them)
+            text = R.ANSI_RE.sub("", text)
+        if "[0m" in text:  # (also after real escapes: a relay's copied colours before a printer's own)
+            text = R.BARE_SGR_RE.sub("", text)
         c = text[:1]
         pm = _PFX_TABLE.get(c, _PFX_OTHER)(text) if c and (c in _PFX_FIRST or c > "\x7f") else None
         if pm is None:  # most lines have no stream prefix: one try, and a look for the gated ones' literal
@@ -371,9 +378,6 @@ class MultilineMerger:
                         break
         if pm is not None:
             key, body, rank, head = split_prefix(text, pm)
-            if head is not None and "#" in body:
-                for esc, char in R.RELAY_ESCAPES:
-                    body = body.replace(esc, char)
         else:
             key, body, rank, head = "", text, None, None
         rhead = None
@@ -385,6 +389,12 @@ class MultilineMerger:
                 h, rhead, every, hname, body = _split_head(body, hm)
                 if h is not None:
                     head = head + h if head else h
+        if body[-1:] in (" ", "\t"):
+            # blanks a copy or an editor left at the end say nothing; a printer's "label: " whose value
+            # is on the next line ("...: UserWarning: " before a message that starts with a newline) keeps one
+            body = body.rstrip()
+            if body[-1:] == ":":
+                body += " "
         opened = self._src.get(sid)
         if opened is None:  # (not `or`: a source's dict may be empty between closing a block and the next)
             opened = {}  # stored when a block opens: a source with nothing open is not kept

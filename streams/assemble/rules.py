@@ -67,16 +67,21 @@ import re
 # tried (a cheap test before a pattern that could start with any word). "splice" prefixes (a line
 # left unfinished by another writer) are dropped only when a prefixed or headed line follows them
 # (``SPLICE_NEXT``).
-# Prefixes in ``RELAY_RECORDS`` are written by relays that make every line a record of its own
-# (syslog, the kernel's printk): only a printer's grammar joins such lines, never indentation.
+# Prefixes in ``RELAY_RECORDS`` are written by relays (syslog, the kernel's printk); where the writer
+# makes every line a record of its own (``RELAY_RECORD_WRITERS_RE``) only a printer's grammar joins
+# such lines, never indentation.
 STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # torchrun/accelerate with --tee or local_ranks_filter prefix every line: "[rank3]:", "[default3]:"
     ("rank", r"\[(?:rank|default)\d+\]: ?", "all", None),
     # Ray's log monitor prefixes each worker line "(Name pid=N, ip=A)"; vLLM V1 "(VllmWorker rank=1 pid=N)"
     ("ray", r"\((?:[\w.-]+ )?(?:(?:pid|rank|ip|node_id|actor_id)=[\w.:-]+,? ?)+\) ?", "all", None),
     ("raylet", r"\((?:raylet|gcs_server)(?:, ip=[\d.]+)?\) ?", "all", None),
-    # Slurm srun --label: the task id before every line ("0: ", "12: ")
-    ("srun", r"\d{1,5}: ", "all", None),
+    # Slurm srun --label: the task id before every line, right-aligned to the widest id (slurm's
+    # _build_label "%*d: ", "P%u %*d: " in a heterogeneous job): "0: ", " 3: ", "12: ". A padded id
+    # is read to width 3 and only at the start of a line (``LINE_START_PREFIXES``): Rust's backtrace
+    # frames are "{:>4}: ", and a prefix before them ("[rank3]: ") may have taken one blank
+    ("srun", r"(?:P\d+ )?\d{1,5}: ", "all", None),
+    ("srun_padded", r"(?:P\d+ )?(?: \d{1,2}|  \d): ", "all", None),
     # pdsh (DeepSpeed's multi-node launcher runs it) prefixes each line with "host: ": a host name as
     # clusters name them, lower case with a digit ("worker-1", "gpu-node017.cluster"), or an IPv4
     # address, so that an exception line ("boto3.exceptions.S3UploadFailedError: ") is not one
@@ -90,16 +95,25 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("compose", r"(?P<k_compose>[\w.]*[_-][\w.-]*|[\w.-]+ ) +\| ", "k", " | "),
     # kubectl logs --prefix: "[pod/name/container] "
     ("kubectl", r"\[pod/[\w.-]+/[\w.-]+\] ", "all", None),
+    # rsyslog's RSYSLOG_FileFormat and journalctl -o short-iso: the same writer after an RFC 3339 time,
+    # with its pid (or the kernel's): after such a time, as docker and kubectl write it, "word word: "
+    # is as often the line's own text ("ERROR shard-manager: ", "Check failed: ")
+    ("syslog_iso", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) "
+                   r"(?P<k_syslog_iso>\w[\w.-]* (?:[^\s:\[]+\[\d+\]|kernel)): ", "k", None),
     # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps)
     ("rfc3339", r"\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]? ", "none", None),
     # the kernel's printk time (dmesg, serial consoles)
     ("dmesg", r"\[ *\d+\.\d{6}\] ", "none", None),
-    # syslog RFC 3164 / journalctl short: the time is volatile, "host prog[pid]" is the writer
-    ("syslog", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d "
-               r"(?P<k_syslog>[^\s:]+ [^\s:\[]+(?:\[\d+\])?): ", "k", None),
+    # syslog RFC 3164 / journalctl short (short-precise: with a fraction): the time is volatile,
+    # "host prog[pid]" is the writer (a daemon's tag may have no pid; a copy may leave the host out)
+    ("syslog", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? "
+               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|\w[\w.-]* [^\s:\[]+): ", "k", None),
     # the same time alone, as test runners and relays without a host write it before every line
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
      None),
+    # Rancher's log viewer copied as text: "Wed, Sep 1 2021 9:38:45 am | " before every line
+    ("rancher", r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{1,2} \d{4} "
+                r"\d{1,2}:\d\d:\d\d [ap]m \| ", "none", None),
     # wandb's terminal log prefixes every line of its messages with "wandb: "
     ("wandb", r"wandb: ", "all", None),
     # test runners and launchers that relay a child's streams label each line with the stream
@@ -223,13 +237,27 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("level_word", rf"{_LVL} +", False),
 )
 SPLICE_NEXT = frozenset("[(")
-# "host prog: " after a syslog time is also the shape of Java's "Caused by: " after a relay's time:
-# such a "writer" is the line's own text
-NOT_SYSLOG_WRITERS = frozenset(("Caused by",))
+# "host prog: " after a syslog time is also the shape of two-word lines printers write after a
+# relay's time (Java's "Caused by: ", the Go runtime's "fatal error: " and "runtime stack:", Rust's
+# "stack backtrace:", glog's "Check failed: ", faulthandler's "Extension modules: "): such a
+# "writer" is the line's own text
+NOT_SYSLOG_WRITERS = frozenset(("Caused by", "fatal error", "runtime stack", "stack backtrace", "Check failed",
+                                "Extension modules"))
 # rsyslog escapes control characters as '#' and three octal digits ($EscapeControlCharactersOnReceive):
 # a frame's leading tab arrives as "#011"
 RELAY_ESCAPES = (("#011", "\t"),)
-RELAY_RECORDS = frozenset(("p_syslog", "p_dmesg"))
+LINE_START_PREFIXES = frozenset(("p_srun_padded",))
+# ECMA-48 control sequences terminals read (colours, erasing a line, moving the cursor: colorlog, loguru,
+# rich, Ray's coloured prefixes, tqdm) and operating-system commands (a terminal's title, links)
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# the same colours with their ESC lost, as a copy from a web page leaves them ("[36m(pid=1)[0m"): read
+# only on a line that also holds the reset "[0m"
+BARE_SGR_RE = re.compile(r"\[(?:\d{1,3};)*\d{1,3}m")
+RELAY_RECORDS = frozenset(("p_syslog", "p_syslog_iso", "p_dmesg"))
+# Among syslog's writers only the kernel writes one record per line (printk; a continuation arrives
+# already joined). A program's output that journald or a syslog relay split at each newline is the
+# program's own stream again: its printer's grammar joins it (journalctl -u trainer, rsyslog files).
+RELAY_RECORD_WRITERS_RE = re.compile(r"\S+ kernel(?:\[\d+\])?$")
 EVERY_LINE = frozenset(("h_vllm", "h_torch_logging"))
 # Levels that announce an exception after the record (logger.exception, log4j's %throwable, glog E/F).
 # A level is a word of its own in the head: not part of a logger's name ("torch...multiprocessing.errors",
@@ -687,6 +715,8 @@ _ATTACH = {
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
     "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sigdump"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
+    # (the same file line with its tab dropped by a viewer or relay: Rancher's, syslog's)
+    "go_file_bare": ("own", "go_stack"),
     "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"), "rich_tb": ("announce", "rich_tb"),
     # (Ray's RayTaskError carries the remote traceback's frames under its message, without a header)
     "py_file": ("announce", "py_frames"),

@@ -475,15 +475,31 @@ def test_go_recovered_panic_created_by_and_goroutine_sections():
 
 
 def test_go_dump_behind_syslog_with_tabs_dropped():
-    # rules: STREAM_PREFIXES "syslog" (each line a record: only the grammar joins), go_file_bare
+    # rules: STREAM_PREFIXES "syslog" (the program's stream, split at each newline), go_file_bare
     p = "Dec 25 17:17:45 registry dockerd: "
     texts = [p + "fatal error: concurrent map writes",
              p + "goroutine 12334 [running]:",
              p + "runtime.throw(0x2a8187b, 0x15)",
              p + "/usr/local/go/src/runtime/panic.go:596 +0x95 fp=0xc420eff7d8 sp=0xc420eff7b8",
              p + "Started container 3f2a",
-             p + "  indented detail of the record above"]
+             p + "time=2017-12-25T17:17:46Z level=info msg=next"]
     assert spans(texts) == [(0, 3), (4, 4), (5, 5)]
+
+
+def test_journald_splits_a_programs_traceback_and_its_grammar_joins_it_again():
+    # rules: STREAM_PREFIXES "syslog" + RELAY_RECORD_WRITERS_RE: journald (journalctl -u) writes each
+    # line a service printed as an entry of its own; the program's lines are its printer's again
+    p = "Dec 01 17:44:05 gpu-node-3 python[41233]: "
+    texts = [p + "Traceback (most recent call last):",
+             p + '  File "/app/train.py", line 57, in step',
+             p + '    return cfg["lr"] * 2',
+             p + "           ~~~^^^^^^",
+             p + "TypeError: 'NoneType' object is not subscriptable",
+             p + "INFO:trainer:saving checkpoint",
+             "Dec 01 17:44:06 gpu-node-3 kernel: BIOS-provided physical RAM map:",
+             "Dec 01 17:44:06 gpu-node-3 kernel:  BIOS-e820: 0000000000000000 - 00000000000a0000 (usable)"]
+    # the kernel's printk writes one record per line: its indented lines stay records
+    assert spans(texts) == [(0, 4), (5, 5), (6, 6), (7, 7)]
 
 
 def test_rust_panic_with_backtrace_ends_at_its_note():

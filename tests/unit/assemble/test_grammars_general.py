@@ -468,3 +468,24 @@ def test_buildkit_step_prefix_is_a_writer():
              '#8 ERROR: process "/bin/sh -c pip install -r requirements.txt" did not complete successfully: '
              'exit code: 1']
     assert groups(texts) == [[0], [1, 3, 4, 5], [2], [6]]
+
+
+def test_journal_lines_without_a_host_are_the_programs_stream():
+    # rule: STREAM_PREFIXES "syslog" (a copy of journalctl output that leaves the host out: "prog[pid]: ")
+    p = "May 11 10:06:46 vector[2718]: "
+    texts = [p + "May 11 10:06:46.440  INFO vector::topology: Removing transform \"a\"",
+             p + "thread 'main' panicked at 'no entry found for key', src/libstd/collections/hash/map.rs:1025:9",
+             p + "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+             "May 11 10:06:46 systemd[1]: vector.service: Main process exited, code=exited, status=101/n/a"]
+    assert spans(texts) == [(0, 0), (1, 2), (3, 3)]
+
+
+def test_rancher_viewer_prefix_and_go_file_lines_with_their_tab_dropped():
+    # rules: STREAM_PREFIXES "rancher" (its log viewer copied as text), _ATTACH go_file_bare
+    p = "Wed, Sep 1 2021 9:38:45 am | "
+    texts = [p + "k8s.io/apimachinery/pkg/util/runtime.logPanic(0x1834020, 0x26c8970)",
+             p + "k8s.io/apimachinery@v0.20.2/pkg/util/runtime/runtime.go:74 +0x95",
+             p + "panic(0x1834020, 0x26c8970)",
+             p + "runtime/panic.go:965 +0x1b9",
+             "Wed, Sep 1 2021 9:38:46 am | I0901 09:38:46.000000       1 main.go:12] restarted"]
+    assert spans(texts) == [(0, 3), (4, 4)]

@@ -166,6 +166,9 @@ def test_a_redrawn_line_keeps_the_relays_prefix():
     assert final_redraw("(RayWorkerWrapper pid=41003, ip=10.0.0.5) \r 5%|x|\rrecord") == \
         "(RayWorkerWrapper pid=41003, ip=10.0.0.5) record"
     assert final_redraw(" 33%|###3      | 1/3\rrecord") == "record"  # a bar is no prefix
+    # (a prefix the relay colours keeps its colours)
+    assert final_redraw("\x1b[36m(RayWorkerWrapper pid=41233, ip=10.0.0.5)\x1b[0m \r 5%|x|\rrecord") == \
+        "\x1b[36m(RayWorkerWrapper pid=41233, ip=10.0.0.5)\x1b[0m record"
 
 
 def test_colours_a_forced_terminal_writes_are_read_past():

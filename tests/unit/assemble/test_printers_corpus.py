@@ -8,9 +8,14 @@ single line alone is right.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 from corpus_helpers import CORPUS
 
+from devtools.printers.compose import MARKUPS, RELAYS, markup, relay
 from tests.multiline_score import labelled_files, score_file
 
 PRINTERS = CORPUS / "printers"
@@ -29,3 +34,29 @@ def test_every_printed_event_whole_and_every_record_alone(lang: str) -> None:
         misses += s.misses
     assert kinds, f"{lang}: no multiline event is labelled"
     assert not misses, f"{lang}: {len(misses)} labelled events not met\n" + "\n".join(misses[:40])
+
+
+def _bare_files_as(name: str, tmp_path: Path, make: Callable[[str, dict], str]) -> list[str]:
+    misses: list[str] = []
+    for lang in LANGS:
+        bare = PRINTERS / lang / f"{lang}_bare_s1.log"
+        labels = json.loads((PRINTERS / lang / "labels" / f"{lang}_bare_s1.json").read_text())
+        path = tmp_path / f"{lang}_{name}.log"
+        # (read as written: a tqdm line holds "\r" redraws, which universal newlines would split)
+        path.write_text(make(bare.read_bytes().decode("utf-8"), labels), encoding="utf-8", newline="")
+        misses += score_file(path, labels).misses
+    return misses
+
+
+@pytest.mark.parametrize("name", sorted(RELAYS))
+def test_every_event_whole_under_each_relays_prefix(name: str, tmp_path: Path) -> None:
+    # the bare files again, each line behind the prefix another launcher, relay or viewer writes:
+    # the prefix is stripped for the decision, so the events are the bare file's
+    misses = _bare_files_as(name, tmp_path, lambda text, labels: relay(text, labels, RELAYS[name]))
+    assert not misses, f"under {RELAYS[name]!r}: {len(misses)} labelled events not met\n" + "\n".join(misses[:20])
+
+
+@pytest.mark.parametrize("name", sorted(MARKUPS))
+def test_every_event_whole_with_colours_and_blanks_on_each_line(name: str, tmp_path: Path) -> None:
+    misses = _bare_files_as(name, tmp_path, lambda text, labels: markup(text, labels, MARKUPS[name]))
+    assert not misses, f"with {name}: {len(misses)} labelled events not met\n" + "\n".join(misses[:20])
