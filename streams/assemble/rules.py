@@ -838,13 +838,11 @@ MODES: dict[str, dict] = {
                       "frame": (_C, "py_msg_more"), "c10_raised": (_C, "py_msg_more"),
                       "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                       "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                      "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash"),
-                      "rich_panel": (_S, "rich_tb"), "rich_chain": (_S, "rich_chain")},
+                      "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
                # chained exceptions, and the thread dump of a fatal error that printed the exception
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                "indent": (_C, "py_msg_more"), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
-                               "rule_dash": (_T, "table_dash"), "rich_panel": (_S, "rich_tb"),
-                               "rich_chain": (_S, "rich_chain")}},
+                               "rule_dash": (_T, "table_dash")}},
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
@@ -863,7 +861,7 @@ MODES: dict[str, dict] = {
     "rich_tb": {"kind": "python_traceback", "on": {"rich_row": (_S, None), "rich_end": (_S, "rich_exc")}},
     # (an exception group's "Sub-exception #N" panels hold their exception lines: after one a blank
     # line, then the next panel or the chain marker)
-    "rich_exc": {"kind": "python_traceback", "on": {"rich_exc": (_S, "py_msg"), "rich_panel": (_S, "rich_tb"),
+    "rich_exc": {"kind": "python_traceback", "on": {"rich_exc": (_S, "rich_msg"), "rich_panel": (_S, "rich_tb"),
                                                     "py_chain": (_S, "py_chain"), "rich_chain": (_S, "rich_chain")},
                  "after_blank": {"rich_panel": (_S, "rich_tb"), "py_chain": (_S, "py_chain"),
                                  "rich_chain": (_S, "rich_chain")}},
@@ -1088,6 +1086,14 @@ MODES: dict[str, dict] = {
              "on": {"json_line": (_C, None), "json_close": (_C, None), "indent": (_C, None)}, "after_blank": "on"},
 }
 
+
+# Rich's exception line is followed by the message as after traceback.py's (py_msg); then, after a blank
+# line (or none, where an agent drops empty lines), an exception group's "Sub-exception #N" panels or the
+# chain marker, which Rich wraps to the console's width (rich/traceback.py __rich_console__)
+MODES["rich_msg"] = {"kind": "python_traceback",
+                     "on": {**MODES["py_msg"]["on"], "rich_panel": (_S, "rich_tb"), "rich_chain": (_S, "rich_chain")},
+                     "after_blank": {**MODES["py_msg"]["after_blank"], "rich_panel": (_S, "rich_tb"),
+                                     "rich_chain": (_S, "rich_chain")}}
 
 # -- derived lookups (the merger compiles the patterns itself) -------------------------------------
 PREFIX_KEY = {f"p_{name}": key for name, _p, key, _g in STREAM_PREFIXES}

@@ -106,6 +106,7 @@ def test_rich_syntax_error_panel_and_exception_group_panels():
              "╰────────────────────────────────────────────────────────────╯",
              "I1201 17:44:19.920691  68169 trainer.cc:587] step 7369 took 1.455s"]
     assert spans(group) == [(0, 14), (15, 15)]
+    assert spans([t for t in group if t]) == [(0, 12), (13, 13)]  # (an agent that drops empty lines)
 
 
 def test_rich_panel_ends_where_no_exception_line_follows_it():
@@ -186,3 +187,27 @@ def test_colours_a_forced_terminal_writes_are_read_past():
              "\x1b[1;91mKeyError: \x1b[0m\x1b[32m'labels'\x1b[0m",
              "\x1b[2;36m[12/01/26 21:02:11]\x1b[0m\x1b[2;36m \x1b[0m\x1b[34mINFO    \x1b[0m step 1201 loss=2.3104"]
     assert spans(texts) == [(0, 4), (5, 5)]
+
+
+def test_a_panel_after_a_cpython_traceback_is_not_its_own():
+    # rule: MODES rich_msg (only Rich's exception line is followed by "Sub-exception" and untitled
+    # panels): traceback.py never prints one, so a panel after its exception line is the program's
+    texts = ["Traceback (most recent call last):",
+             '  File "/tmp/pl/pylibs.py", line 19, in load_batch',
+             '    return data["labels"][i]',
+             "KeyError: 'labels'",
+             "╭──────────────────────────────────────╮",
+             "│ run summary: 1200 steps, 3 restarts  │",
+             "╰──────────────────────────────────────╯"]
+    assert spans(texts) == [(0, 3), (4, 6)]
+
+
+def test_a_line_of_escapes_alone_is_kept():
+    # rule: merger._feed reads a line's visibility from its text as written: escapes with nothing after
+    # them (a colour reset, ESC @) are content, never dropped as a blank line
+    from streams.assemble.lines import RawLine
+    from streams.assemble.merger import MultilineMerger
+
+    m = MultilineMerger()
+    out = m.push("src", RawLine("\x1b@"), 0, 0) + m.flush_all()
+    assert [b.texts for b in out] == [["\x1b@"]]
