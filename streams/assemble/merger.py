@@ -400,7 +400,8 @@ class MultilineMerger:
             opened = {}  # stored when a block opens: a source with nothing open is not kept
         if not body or body.isspace():
             if head is None:
-                self._hold_blank(sid, opened, key, line, offset, ms, bool(text.strip()), out)
+                # (a line of escapes alone, a colour reset, is content: it is kept, never dropped as blank)
+                self._hold_blank(sid, opened, key, line, offset, ms, bool(line.text.strip()), out)
                 return
             ob = opened.get(key)
             if ob is not None and rhead is not None and rhead == ob.rhead:
