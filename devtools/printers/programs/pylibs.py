@@ -116,6 +116,19 @@ def s_rich_handler(fail):
         log.exception("step %d failed, skipping batch", 1200)
 
 
+def s_rich_handler_locals(fail):
+    from rich.console import Console
+    from rich.logging import RichHandler
+
+    handler = RichHandler(console=Console(stderr=True, width=_width()), rich_tracebacks=True,
+                          tracebacks_show_locals=True)
+    logging.basicConfig(level="INFO", format="%(message)s", datefmt="[%x %X]", handlers=[handler])
+    try:
+        FAILURES[fail]()
+    except Exception:
+        logging.getLogger("trainer").exception("step %d failed, skipping batch", 1200)
+
+
 def s_typer(fail):
     import typer
 
@@ -153,6 +166,15 @@ def s_loguru_nodiag(fail):
 
 def s_loguru_nobacktrace(fail):
     s_loguru_exception(fail, backtrace=False, diagnose=False)
+
+
+def s_loguru_format(fail):
+    # a format of the user's own, and the colours loguru writes when told to (colorize=True)
+    s_loguru_exception(fail, format="{time:YYYY-MM-DD HH:mm:ss} {level} {name}:{line} {message}", colorize=True)
+
+
+def s_loguru_serialize(fail):
+    s_loguru_exception(fail, serialize=True)
 
 
 def s_loguru_catch(fail):
