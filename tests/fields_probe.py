@@ -5,7 +5,9 @@ code that prints it) and its ``lines``; each line says which typed fields Sluice
 (``expect``: field -> value as the line means it; ``timestamp`` as ISO 8601), which it must not
 (``absent``: configuration and banners are not training state), and whether it must or must not be
 a step metric point (``metric``). Each line is parsed alone, as a file of its own, by ``sluice
-parse``'s code path, so no line borrows another's time or task.
+parse``'s code path, so no line borrows another's time or task; a line may list ``before`` it the
+earlier lines of its source that a reader needs (a column table's header), which go first in that
+file, and the line is then scored on the last event that comes out.
 
 ``python tests/fields_probe.py FILE... [--misses]`` prints, per field, how many expected values
 were lifted at all and how many with the right value and type; ``--json`` prints the same figures
@@ -43,11 +45,13 @@ def load(paths: list[str]) -> list[dict]:
     return out
 
 
-def parse_one(line: str, tmp: Path) -> dict | None:
+def parse_one(line: str, tmp: Path, before: list[str] | None = None) -> dict | None:
     path = tmp / "probe.log"
-    path.write_text(line + "\n", encoding="utf-8")
+    path.write_text("".join(f"{b}\n" for b in before or ()) + line + "\n", encoding="utf-8")
     outs = [o for o in parse_files([path], default_ts_ms=READ_TS) if o.get("kind") != "dead_letter"]
-    return outs[0] if outs else None
+    if not outs:
+        return None
+    return outs[-1] if before else outs[0]
 
 
 def field_value(out: dict, name: str):
@@ -94,7 +98,7 @@ def score(entries: list[dict]) -> dict:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for e in entries:
-            out = parse_one(e["line"], tmp) or {}
+            out = parse_one(e["line"], tmp, e.get("before")) or {}
             for name, want in (e.get("expect") or {}).items():
                 got = field_value(out, name)
                 expected[name] += 1

@@ -2,7 +2,8 @@
 
 Parse the head line (:mod:`streams.assemble.parse`), take the source's fields from its labels
 (:mod:`streams.assemble.metadata`), bound every value to the contract, classify, redact and route.
-Pure: the clock is the record's own time, the state is two bounded per-source memories.
+Pure: the clock is the record's own time, the state is three bounded per-source memories (times, task
+fields, and the last column-table header: :mod:`streams.assemble.tables`).
 
 Precedence of the task fields (task_id, task_type, model_name, phase): the source's labels (what the
 operator or the job's controller declared), then the record's own keys, then what the same source's
@@ -32,6 +33,7 @@ from streams.assemble.metrics import is_step_metric, metric_point
 from streams.assemble.parse import Parsed, parse_line
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
+from streams.assemble.tables import ColumnTables
 from streams.assemble.timebase import SourceTimes
 from streams.assemble.times import MAX_MS
 
@@ -98,6 +100,7 @@ class EventBuilder:
         self.metadata = metadata or SourceMetadata()
         self.times: dict[str, SourceTimes] = {}  # source -> its timed lines (what an untimed block takes)
         self.last_task: dict[str, dict] = {}  # source -> task fields its last records named
+        self.tables = ColumnTables()  # source -> the header its rows are read against
         lim = self.limits
         self._past = lim.max_past_ms
         self._future = lim.max_future_ms
@@ -113,6 +116,8 @@ class EventBuilder:
     def build(self, b: Block, topic: str, partition: int) -> Output:  # noqa: PLR0912, PLR0915 - one straight recipe
         p = parse_line(b.texts[0], b.first_ts_ms)
         sid = b.source_id
+        if len(b.texts) == 1 and not p.metrics and p.step is None:
+            self.tables.read(sid, b.texts[0], p)
         ts = p.ts_ms
         read = b.first_ts_ms
         if ts is not None and not (

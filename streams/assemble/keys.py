@@ -40,7 +40,9 @@ def _family(name: str, *keys: str, scale: float = 1.0) -> None:
 _family("gpu_memory_mb", "gpu_memory", "gpu_mem", "gpu_memory_used", "gpu_memory_mb", "gpu_mem_mb", "gpu_memory_mib",
         "gpu_mem_mib", "gpu_memory_used_mb", "gpu_memory_used_mib", "memory_used_mib", "memory_used_mb", "memory_mib",
         "memory_mb", "max_reserved", "gpu_memory_reserved_mb", "max_memory_reserved_mb",
-        "dcgm_fi_dev_fb_used")  # DCGM's framebuffer in use, MiB
+        "dcgm_fi_dev_fb_used",  # DCGM's framebuffer in use, MiB
+        # torch's / Paddle's max_memory_reserved() by name (PaddleOCR "max_mem_reserved: 6177 MB")
+        "max_memory_reserved", "max_mem_reserved")
 # A bare memory figure is a metric ``memory_mb`` (MB unless the value says otherwise); on a step line or
 # beside a GPU utilisation it is the GPU's (see settle_memory): mmcv/mmengine ``memory: 2103``
 # (torch.cuda.max_memory_allocated in MB), detectron2 ``max_mem: 1962M``, maskrcnn-benchmark ``max mem: 4358``,
@@ -57,8 +59,10 @@ _family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utili
         "dcgm_fi_dev_gpu_util")  # DCGM field names as exporters key them
 # detectron2 prints the sum of its losses as ``total_loss``; NeMo's Megatron models ``reduced_train_loss``.
 # Composer's console logger names it ``loss/train/total``.
+# Cross-entropy is the loss of the sequence models that print it by that name: OpenNMT-py's ``xent``
+# (its ``ppl`` is exp(xent)); NVIDIA's DLLogger examples print the step's loss as ``step_loss``.
 _family("loss", "loss", "train_loss", "training_loss", "lm_loss", "train_lm_loss", "train_loss_step", "total_loss",
-        "reduced_train_loss", "loss_train_total")
+        "reduced_train_loss", "loss_train_total", "xent", "cross_entropy", "step_loss")
 _family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "eval_lm_loss", "lm_loss_value")
 _family("learning_rate", "learning_rate", "lr", "train_learning_rate", "train_lr")
 # fairseq ``gnorm``, llm.c ``norm`` (its step line prints no other norm), torch's clip_grad_norm_ ``total_norm``.
@@ -91,7 +95,20 @@ TASK_KEYS: dict[str, str] = {
     "model_name": "model_name", "model": "model_name", "model_id": "model_name", "model_name_or_path": "model_name",
     "phase": "phase", "stage": "phase",
 }
-TIME_KEYS = frozenset(("timestamp", "time", "ts", "asctime", "created", "datetime", "date_time", "t"))
+# Ray's JSON logs carry ``timestamp_ns``; a unit in the key only confirms what the number's size says.
+# A GPU's product name as NVML and ROCm report it (DCGM's and Kubernetes' ``modelName``, nvidia-smi's
+# ``name``): "NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-32GB", "GeForce GTX 1080 Ti", "A100-SXM4-40GB",
+# "AMD Instinct MI300X". Under a model key it names the device, not the model being trained.
+_GPU_PRODUCT = re.compile(r"(?:NVIDIA|Tesla|GeForce|Quadro|TITAN|AMD Instinct|AMD Radeon|Radeon|Intel\(R\) Data Center"
+                          r") \S|[AHLV]\d{2,3}[A-Z]?-(?:SXM|PCIE|PCIe|NVL)")
+
+
+def is_gpu_product(value: str) -> bool:
+    return _GPU_PRODUCT.match(value) is not None
+
+
+TIME_KEYS = frozenset(("timestamp", "time", "ts", "asctime", "created", "datetime", "date_time", "t", "timestamp_ns",
+                       "timestamp_ms", "time_ns", "time_ms", "ts_ns", "ts_ms"))
 LEVEL_KEYS = frozenset(("level", "levelname", "severity", "lvl", "log_level", "loglevel", "level_name",
                         "severity_text"))
 MESSAGE_KEYS = frozenset(("message", "msg", "event"))
@@ -151,14 +168,23 @@ _KNOWN = frozenset(_FAMILIES) | STEP_KEYS | MAX_STEP_KEYS | EPOCH_KEYS
 _CANONICAL_CACHE: dict[str, str] = {}
 
 
+# The learning rate of one optimizer or parameter group: ESPnet2 ``lr_0`` / ``optim0_lr0``, ``lr0``,
+# ``lr_group0``, ``lr_pg1``. Group 0 is the one printed first, and the first value of a family wins.
+# A bare ``lr0`` is a setting (ultralytics' initial learning rate), not the rate of a step.
+_INDEXED_LR = re.compile(r"optim(?:izer)?_?\d+_lr_?\d+|lr_(?:group_?|pg_?)?\d+")
+
+
 def canonical(nkey: str) -> str:
     """The known key a namespaced one stands for (``actor_perf_max_memory_reserved_gb`` ->
-    ``max_memory_reserved_gb``, ``test_loss`` -> ``eval_loss``), else the key itself. Cached."""
+    ``max_memory_reserved_gb``, ``test_loss`` -> ``eval_loss``, ``optim0_lr0`` -> ``lr``), else the key
+    itself. Cached."""
     hit = _CANONICAL_CACHE.get(nkey)
     if hit is not None:
         return hit
     out = nkey
-    if nkey not in _KNOWN:
+    if nkey not in _KNOWN and "lr" in nkey and _INDEXED_LR.fullmatch(nkey):
+        out = "lr"
+    elif nkey not in _KNOWN:
         rest, prefix = nkey, ""
         while "_" in rest:
             head, _, tail = rest.partition("_")

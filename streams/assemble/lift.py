@@ -27,6 +27,7 @@ from streams.assemble.keys import (
     as_float,
     canonical,
     family,
+    is_gpu_product,
     level_of,
     memory_scale,
     norm,
@@ -169,6 +170,10 @@ def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool =
             _lift_unknown(p, nk, f, unit)
         return False  # an unknown key keeps its text in attributes too
     name, scale = fam
+    if unit == "%" and name in _MEMORY_METRICS:  # nvidia-smi dmon's "mem" column: the memory bus's busy %
+        if keep_unknown and f is not None:
+            _lift_unknown(p, nk, f, unit)
+        return False
     if f is None:
         p.keep_as_text(f"{name}_out_of_range", key, text_of(value))
     elif name == "epoch":
@@ -215,6 +220,8 @@ def _text_once(own: dict, slot: str, value: Any) -> bool:
 def _task(p: Parsed, field_name: str, value: Any) -> bool:
     if not isinstance(value, str) or not 0 < len(value) <= MAX_TASK_CHARS:
         return False
+    if field_name == "model_name" and is_gpu_product(value):
+        return False  # a GPU's product name (DCGM's modelName): kept in attributes
     if p.task is None:
         p.task = {}
     if field_name in p.task:
@@ -256,6 +263,8 @@ def lift_record(obj: dict, p: Parsed) -> None:
         nk = norm(path)
         if _lift_named(p, nk, value, depth, own) or lift_value(p, path, nk, value, keep_unknown=False):
             continue
+        if depth and _under_role(p, path, leaf, value):
+            continue
         if depth and lift_value(p, path, norm(leaf), value, keep_unknown=False):
             continue  # {"metrics": {"loss": ...}}: the leaf names the family
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -266,6 +275,18 @@ def lift_record(obj: dict, p: Parsed) -> None:
         message = f"{message}\n{exception}" if message else exception
     p.message = message
     p.wide = True
+
+
+def _under_role(p: Parsed, path: str, leaf: str, value: Any) -> bool:
+    """A leaf of a dict that a time or level key holds: loguru's ``serialize=True`` writes
+    ``"time": {"repr": "...", "timestamp": 1717243200.123}`` and ``"level": {"name": "INFO", "no": 20}``
+    (Python's level numbers)."""
+    role = _ROLE.get(norm(path.rpartition(".")[0].rpartition(".")[2]))
+    if role == "time":
+        return _time(p, value)
+    if role == "level" and (isinstance(value, str) or leaf in ("no", "levelno")):
+        return _level(p, value, "levelno" if leaf == "no" else norm(leaf))
+    return False
 
 
 def _walk(obj: dict, prefix: str, depth: int):

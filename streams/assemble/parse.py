@@ -21,13 +21,16 @@ from __future__ import annotations
 import re
 import time
 
-from streams.assemble.keys import settle_memory
-from streams.assemble.lift import LEVELS, Parsed, lift_record
+from streams.assemble.keys import norm, number, settle_memory
+from streams.assemble.lift import LEVELS, Parsed, lift_record, lift_value
 from streams.assemble.records import find_record, logfmt
 from streams.assemble.steplines import lift_counters, lift_step_line
 from streams.assemble.times import ISO as _ISO
+from streams.assemble.times import SLASHED as _SLASHED
+from streams.assemble.times import epoch_ms
 from streams.assemble.times import iso_ms as _iso
 from streams.assemble.times import ms_of as _ms
+from streams.assemble.times import slashed_ms as _slashed
 
 __all__ = ["LEVELS", "Parsed", "norm_level", "parse_line"]
 
@@ -50,6 +53,12 @@ _SYSLOG = re.compile(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(\d+) 
 # zap's console encoder (controller-runtime, Kubeflow's training-operator): epoch seconds as a float
 # ("1.7085078124461591e+09" or "1708507812.446"), tab, level, tab, an optional logger name, tab.
 _ZAP = re.compile(r"(\d\.\d+e\+09|\d{10}\.\d+)\t([A-Za-z]+)\t(?:([\w.-]+)\t)?")
+# A sample in the Prometheus text exposition format, as dcgm-exporter's /metrics prints it (and a scrape
+# dumped into a log): name{label="value",...} value [timestamp ms]. The name goes through the key families;
+# the labels stay attributes (DCGM's modelName is the GPU's product, not a model).
+_PROM = re.compile(r'([A-Za-z_:][\w:]*)\{((?:\s*[A-Za-z_]\w*\s*=\s*"(?:[^"\\]|\\.)*"\s*,?)*)\}'
+                   r"\s+(\S+)(?:\s+(-?\d+))?\s*")
+_PROM_LABEL = re.compile(r'([A-Za-z_]\w*)\s*=\s*"((?:[^"\\]|\\.)*)"')
 # ECMA-48 SGR sequences (colours): "\x1b[31m", "\x1b[1;32m", "\x1b[0m".
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LEVEL_WORD = re.compile(rf"\b({_LVL}|Info|Warning|Error|Debug|Critical)\b")
@@ -90,16 +99,41 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:
         if head.strip() and ("poch" in head or "tep" in head or "ter" in head):
             lift_counters(head[end:], p)  # accelerate's "epoch 0: {'accuracy': ...}": the record wins
         return _settled(p)
+    if c.isalpha() and _whole_line_record(body, c, p):
+        return _settled(p)
+    at = _head(body, c, p, producer_ts_ms)
+    if p.fmt != "nccl":  # NCCL's own debug lines print no step fields
+        lift_step_line(body[at:] if at else body, p)
+    return _settled(p)
+
+
+def _whole_line_record(body: str, c: str, p: Parsed) -> bool:
+    """A line that is one record from end to end: a Prometheus sample, or logfmt."""
+    if "{" in body and body[-1:].isalnum():
+        m = _PROM.fullmatch(body)
+        if m is not None and _prometheus(m, p):
+            return True
     if c.islower() and "=" in body[:12]:
         fields = logfmt(body)
         if fields is not None:
             p.fmt = "logfmt"
             lift_record(fields, p)
-            return _settled(p)
-    at = _head(body, c, p, producer_ts_ms)
-    if p.fmt != "nccl":  # NCCL's own debug lines print no step fields
-        lift_step_line(body[at:] if at else body, p)
-    return _settled(p)
+            return True
+    return False
+
+
+def _prometheus(m: re.Match, p: Parsed) -> bool:
+    """A Prometheus sample into ``p``: False when its value is no number (then it is ordinary text)."""
+    name, labels, value, ts = m.groups()
+    if number(value)[0] is None:
+        return False
+    p.fmt, p.wide = "prometheus", True
+    lift_value(p, name, norm(name), value)
+    for k, v in _PROM_LABEL.findall(labels):
+        p.attributes.setdefault(k, v)
+    if ts is not None:
+        p.ts_ms = epoch_ms(int(ts))
+    return True
 
 
 def _settled(p: Parsed) -> Parsed:
@@ -179,12 +213,19 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         return m.end()
     m = _ISO.search(body, 0, 80)
     if m:
-        p.ts_ms = _iso(m)
+        p.ts_ms, p.fmt = _iso(m), "iso"
+    elif "/" in body[:40]:  # a slashed date heads its line (behind a level word at most)
+        m = _SLASHED.search(body, 0, 40)
+        if m:
+            p.ts_ms, p.fmt = _slashed(m), "slashed"
+    if m:
         lm = _LEVEL_WORD.search(body, m.end(), m.end() + 60)
-        p.fmt = "iso"
         if lm:
             p.level = norm_level(lm.group(1))
             return lm.end()
+        lm = _LEVEL_WORD.match(body)  # XLM: "INFO - 10/04/19 14:41:25 - ..." (the level first)
+        if lm:
+            p.level = norm_level(lm.group(1))
         return m.end()
     return 0
 

@@ -302,8 +302,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("fh_file", r"[ \t]+File \"[^\"]*\", line \d+ in "),  # faulthandler's frame: no comma before "in"
     # (loguru's backtrace marks the frame where the exception was caught with '>' in the first column)
     ("py_file", r"(?:[ \t]+|> )File \"[^\"]*\", line \d+"),
+    # (torch.multiprocessing.spawn's ProcessRaisedException carries the child's traceback in its message,
+    # "\n\n-- Process N terminated with the following error:\n" + the traceback: a chain of the same shape)
     ("py_chain", r"[ \t]*(?:During handling of the above exception, another exception occurred:"
-                 r"|The above exception was the direct cause of the following exception:)"),
+                 r"|The above exception was the direct cause of the following exception:"
+                 r"|-- Process \d+ terminated with the following error:)"),
     ("eg_line", r"[ \t]+(?:\| |\|$|\+-|\+\+)"),
     # Rich's traceback handler (rich/traceback.py Traceback.__rich_console__): per exception a panel
     # "╭─ Traceback (most recent call last) ─╮", "│" rows, "╰─╯" (RichHandler indents all of it to its
@@ -374,6 +377,16 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # libstdc++ __gnu_cxx::__verbose_terminate_handler
     ("terminate", r"[ \t]*terminate called (?:after throwing|without an active|recursively)"),
     ("what", r"[ \t]+what\(\):  "),
+    # paragraphs libraries write into an exception's message after a blank line: torch._dynamo's
+    # augment_exc_message (torch/_dynamo/exc.py: the user frames, the replay file, the verbosity hint, the
+    # minifier script, the fallback to eager), huggingface_hub's hf_raise_for_status ("403 Client Error.",
+    # a blank line, then what was not found or not allowed), TensorFlow's "Graph execution error:" and the
+    # node's definition site under it (error_interpolation)
+    ("msg_para", r"(?:from user code:$|Set TORCH_LOGS=|Set TORCHDYNAMO_VERBOSE=1|Set torch\._dynamo\.config\.verbose="
+                 r"|You can suppress this exception and fall back to eager|Last frame execution written to "
+                 r"|Minifier script written to |(?:Revision|Entry|Repository) Not Found for url: "
+                 r"|Cannot access (?:gated repo|repository) for url |Bad request(?: for \S+ endpoint)?:$"
+                 r"|\d{3} Forbidden: |Detected at node .* defined at \(most recent call last\):$)"),
     # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message
     ("cuda_hint", r"(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing "
                   r"CUDA_LAUNCH_BLOCKING=1|Compile with `TORCH_USE_CUDA_DSA` to enable"
@@ -839,10 +852,11 @@ MODES: dict[str, dict] = {
                       "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                       "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                       "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
-               # chained exceptions, and the thread dump of a fatal error that printed the exception
+               # chained exceptions, the thread dump of a fatal error that printed the exception, and the
+               # paragraphs libraries write into their messages
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                "indent": (_C, "py_msg_more"), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
-                               "rule_dash": (_T, "table_dash")}},
+                               "rule_dash": (_T, "table_dash"), "msg_para": (_S, "py_msg_more")}},
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
@@ -853,7 +867,7 @@ MODES: dict[str, dict] = {
                            "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
-                                    "rule_dash": (_T, "table_dash")}},
+                                    "rule_dash": (_T, "table_dash"), "msg_para": (_S, None)}},
     # Rich's traceback: the panel's rows to its bottom edge, then the exception line ("Type: message",
     # "Type"; a SyntaxError's own panel comes first), then the message (free text, wrapped to the
     # console's width), its "[NOTE]" lines, and after a blank line the chain marker and the next panel

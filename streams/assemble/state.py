@@ -2,8 +2,9 @@
 
 Per source: its open multiline blocks (one per prefix, with the merger's mode), the prefix it last
 wrote under, a held partial line (CRI ``P`` / docker partial) with the arrival of its newest fragment,
-its timed lines that an untimed block may take the time of (:mod:`streams.assemble.timebase`) and the
-task fields its last records named.
+its timed lines that an untimed block may take the time of (:mod:`streams.assemble.timebase`), the
+task fields its last records named, and the column-table header its next rows are read against
+(:mod:`streams.assemble.tables`).
 The assemble worker writes the state of every source a turn touched to a compacted topic, in the
 same Kafka transaction as the turn's outputs and raw offsets, and restores it when it takes over a
 partition: a restarted or rebalanced worker resumes exactly where the last committed turn ended, so
@@ -22,6 +23,7 @@ from streams.assemble.lines import RawLine
 from streams.assemble.merger import _Open
 from streams.assemble.partials import HeldLine
 from streams.assemble.pipeline import Assembler
+from streams.assemble.tables import Header
 from streams.assemble.timebase import SourceTimes
 
 VERSION = 1
@@ -45,12 +47,15 @@ def source_state(asm: Assembler, sid: str) -> bytes | None:
     partial = asm.joiner.held.get(sid)
     times = asm.builder.times.get(sid)
     task = asm.builder.last_task.get(sid)
-    if not opened and partial is None and times is None and not task:
+    table = asm.builder.tables.headers.get(sid)
+    if not opened and partial is None and times is None and not task and table is None:
         return None
     doc: dict[str, Any] = {"v": VERSION, "sid": sid, "open": {k: _open_to_dict(ob) for k, ob in (opened or {}).items()},
                            "last_key": asm.merger._last_key.get(sid),
                            "last_ts": times.latest() if times is not None else None,
                            "times": times.to_dict() if times is not None else None, "last_task": task}
+    if table is not None:
+        doc["table"] = dataclasses.asdict(table)
     if partial is not None:
         doc["partial"] = {"parts": partial.parts, "first": dataclasses.asdict(partial.first), "offset": partial.offset,
                           "size": partial.size, "seen": partial.seen_ms}
@@ -72,6 +77,8 @@ def restore_source(asm: Assembler, value: bytes) -> str:
         asm.builder.times[sid] = SourceTimes.carried(doc["last_ts"])
     if doc.get("last_task"):
         asm.builder.last_task[sid] = doc["last_task"]
+    if doc.get("table"):
+        asm.builder.tables.headers[sid] = Header(**doc["table"])
     if "partial" in doc:
         p = doc["partial"]
         # "seen" (the newest fragment's arrival, for the idle release) is absent from older states:
@@ -89,6 +96,7 @@ def forget_source(asm: Assembler, sid: str) -> None:
     asm.joiner.drop(sid)
     asm.builder.times.pop(sid, None)
     asm.builder.last_task.pop(sid, None)
+    asm.builder.tables.headers.pop(sid, None)
 
 
 def state_key(partition: int, sid: str) -> bytes:

@@ -71,8 +71,18 @@ RULE_METRICS = frozenset(n for r in RULES for n in r.names.values())
 # backwards. A pair is tight: no blank before its separator ("steps = 8" in a banner is configuration,
 # not a step), and no thousands separator after its number ("1,000"); a byte or time unit may follow one
 # blank ("avail mem=38.11 GB").
-_SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z]\d[:=]))\s*\[?({_NUMBER}(?:\s*/\s*\d+)?)\]?"
-                        r"(%|[KMGT]\b| ?(?:[KMGTkmgt]i?B\b|ms\b|s\b))?(?![\w.]|,\d{3})")
+# A byte unit may be spelt with a small b: YOLOX prints its MiB as "mem: 34235Mb".
+_SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z_]\d[:=]))\s*\[?({_NUMBER}(?:\s*/\s*\d+)?)\]?"
+                        r"(%|[KMGT]\b| ?(?:[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?![\w.]|,\d{3})")
+# A pair printed with blanks around its separator: TensorFlow's LoggingTensorHook "loss = 4.26, step = 100",
+# Caffe's "Iteration 100, lr = 0.001", DLLogger's "step_loss : 0.69  learning_rate : 1.6e-05". Its key is
+# one word that starts a segment (the body's start, or after "," ";" "|" ":" or two blanks), so a banner's
+# "Num Epochs = 3" or a logger's "params - trainer.optimizer.lr = 0.05" is not one.
+_LOOSE = re.compile(rf"(?:^|(?<=[,;|:])|(?<=\s\s))\s*([A-Za-z_][\w./]*) +[:=] +\[?({_NUMBER})\]?"
+                    r"(?:\s?(%|[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?=[\s,;|)\]]|\Z)")
+# The split words a printer may name after its metric: litgpt's "loss train: 1.062, val: 1.057".
+_SPLITS = frozenset(("train", "val", "valid", "validation", "eval", "test"))
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z_]*) \Z")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.()/")
 # "Epoch 1/3", "Step 12 |", "iteration 5", llm.c's "step    1/74": tried only where the lowered line holds the
 # word. A total after a step is max_steps; after an epoch it is the number of epochs, not kept.
@@ -87,8 +97,11 @@ _GATE = ("step", "epoch", "iter", "loss", "mem", "util", "throughput", "max_ca",
 
 
 def _pairs(body: str) -> list[tuple[str, str, str]]:
-    """(key, number, unit) of every tight ``key: number`` / ``key=number`` pair."""
+    """(key, number, unit) of every tight ``key: number`` / ``key=number`` pair. A key that is only a
+    split word takes the metric word written before it, or else the one the last such key took:
+    ``loss train: 1.06, val: 1.05`` -> ``train loss``, ``val loss``."""
     out = []
+    metric_word = None
     for m in _SEP_VALUE.finditer(body):
         end = m.start()
         start = end
@@ -99,7 +112,14 @@ def _pairs(body: str) -> list[tuple[str, str, str]]:
         if start >= 2 and body[start - 1] == "-" and body[start - 2].isalpha():
             continue  # Megatron's timer "optimizer-inner-step: 46.00": the key is the whole hyphenated name
         if start < end and end - start <= 64:
-            out.append((body[start:end], m.group(1), (m.group(2) or "").lstrip()))
+            key = body[start:end]
+            if key.lower() in _SPLITS:
+                w = _WORD_BEFORE.search(body, max(0, start - 40), start)
+                if w is not None and w.group(1).lower() not in _SPLITS:
+                    metric_word = w.group(1)
+                if metric_word is not None:
+                    key = f"{key} {metric_word}"
+            out.append((key, m.group(1), (m.group(2) or "").lstrip()))
     return out
 
 
@@ -124,17 +144,25 @@ def lift_step_line(body: str, p: Parsed) -> bool:
             return True
     found = progress_heads(body, p)
     found = (_generic_pairs(body, p) if ":" in body or "=" in body else False) or found
-    found = spaced_run(body, p) or found
+    found = spaced_run(body, p, counters and _COUNTER_AT.search(body) is not None) or found
     if not found:
         found = table_row(body, p)
     if counters:
         found = _counter_words(body, low, p) or found
+    if " = " in body or " : " in body:
+        found = _loose_pairs(body, p) or found
     if "task_" in body or "model_name" in body or "phase" in body:
-        for key, value in _TASK.findall(body):
-            if len(value) <= MAX_TASK_CHARS:
-                p.task = p.task or {}
-                p.task.setdefault(TASK_KEYS[key], value)
-                found = True
+        found = _task_fields(body, p) or found
+    return found
+
+
+def _task_fields(body: str, p: Parsed) -> bool:
+    found = False
+    for key, value in _TASK.findall(body):
+        if len(value) <= MAX_TASK_CHARS:
+            p.task = p.task or {}
+            p.task.setdefault(TASK_KEYS[key], value)
+            found = True
     return found
 
 
@@ -171,6 +199,30 @@ def _printer_line(rule: StepRule, body: str, p: Parsed) -> bool:
 def _generic_pairs(body: str, p: Parsed) -> bool:
     found = False
     for key, value, unit in _pairs(body):
+        nk = canonical(norm(key))
+        if nk in STEP_KEYS or nk in EPOCH_KEYS:
+            found = lift_value(p, key, nk, value) or found
+        elif lift_value(p, key, nk, value + unit, keep_unknown=False):
+            found = True
+        elif METRICISH.search(nk):
+            lift_value(p, key, nk, value + unit)
+            p.attributes.setdefault(key, value + unit)
+            p.wide = found = True
+    return found
+
+
+def _loose_pairs(body: str, p: Parsed) -> bool:
+    """``key = number`` pairs: two or more in the line, or one beside the line's step or epoch, or one
+    that is a loss (a setting is never named loss); a lone ``lr = 0.01`` is a configuration line."""
+    pairs = _LOOSE.findall(body)
+    if not pairs:
+        return False
+    if len(pairs) == 1 and p.step is None and p.epoch is None:
+        fam = family(canonical(norm(pairs[0][0])))
+        if fam is None or not fam[0].endswith("loss"):
+            return False
+    found = False
+    for key, value, unit in pairs:
         nk = canonical(norm(key))
         if nk in STEP_KEYS or nk in EPOCH_KEYS:
             found = lift_value(p, key, nk, value) or found

@@ -44,10 +44,16 @@ PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
     ("clu", "] ", re.compile(r"^\s*\[(?P<step>\d+)\] [A-Za-z_][\w/.]*=")),
     # Composer ConsoleLogger: "[epoch=1][batch=10/4800]:" (batch counts optimizer steps over the run)
     ("composer", "[batch=", re.compile(r"\[batch=(?P<step>\d+)/(?P<max_steps>\d+)\]")),
+    # ESPnet2 Reporter.log_message: f"{epoch}epoch:train:{start}-{end}batch: ..."; its trainer "2/200epoch started"
+    ("espnet2", "epoch", re.compile(r"(?<![\w.])(?P<epoch>\d+)(?:/\d+)?epoch\b")),
 )
+# The words a counter is printed after ("iter 77 step 39 | loss ..."): steplines reads them, with "step"
+# before "iter"; a run counts them as pairs but leaves them to it.
+COUNTER_KEYS = frozenset(("epoch", "step", "iteration", "iter"))
 
-# The constructors whose reprs training scripts print as their settings.
-_CONFIG_REPR = re.compile(r"\b(?:Namespace|\w*(?:Arguments|Args|Config|Configuration|Params|Options))\(")
+# The constructors whose reprs training scripts print as their settings; ``dict(`` is how mmengine and
+# mmcv configuration files (printed whole at the start of a run) write theirs.
+_CONFIG_REPR = re.compile(r"\b(?:Namespace|dict|\w*(?:Arguments|Args|Config|Configuration|Params|Options))\(")
 
 _SEGMENTS = re.compile(r"\s*(?:\||,|;|\t| - |:\s|\s{2,}(?=[A-Za-z]))\s*")
 # Runs of blanks are cut to two before splitting: two or more mean the same to _SEGMENTS, and a long run
@@ -116,18 +122,20 @@ def _lift_pair(p: Parsed, key: str, value: str, unit: str | None) -> bool:
     return False
 
 
-def spaced_run(body: str, p: Parsed) -> bool:
-    """Lift a run of ``key value`` pairs (two or more in the line)."""
+def spaced_run(body: str, p: Parsed, counted: bool = False) -> bool:
+    """Lift a run of ``key value`` pairs: two or more in the line, or one beside a counter (``counted``:
+    litgpt's "iter 77 step 39: loss 10.8259, iter time: ..."). Counter words are left to the caller."""
     pairs = []
     for seg in _SEGMENTS.split(_LONG_BLANKS.sub("  ", body)):
         m = _SPACED.fullmatch(seg)
         if m is not None:
             pairs.append(m.groups())
-    if len(pairs) < 2:
+    if len(pairs) < (1 if counted else 2):
         return False
     found = False
     for key, value, unit in pairs:
-        found = _lift_pair(p, key, value, unit) or found
+        if key.lower() not in COUNTER_KEYS:
+            found = _lift_pair(p, key, value, unit) or found
     return found
 
 

@@ -789,3 +789,77 @@ def test_a_handlers_announcing_line_waits_for_its_writer_across_other_prefixes()
              "[rank3]:ValueError: bad shape",
              "[rank3]:2026-12-01 17:46:08,377 - trainer - INFO - step 3"]
     assert groups(texts) == [[0, 2, 3, 4], [1, 5, 6], [7]]
+
+
+def test_dynamo_paragraphs_after_blank_lines_are_the_messages_own():
+    # rule: TOKENS msg_para in py_msg/py_msg_more after_blank (torch/_dynamo/exc.py augment_exc_message
+    # appends "\nfrom user code:\n ...", "\nSet TORCH_LOGS=...\n", "\n\nYou can suppress ...:\n    ..." to the message)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/train.py", line 88, in <module>',
+             "    loss = compiled(batch)",
+             "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+             "RuntimeError: Triton Error [CUDA]: out of memory",
+             "",
+             "from user code:",
+             '   File "/app/model.py", line 12, in forward',
+             "    x = self.lin(x)",
+             "",
+             'Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information',
+             "",
+             "",
+             "You can suppress this exception and fall back to eager by setting:",
+             "    import torch._dynamo",
+             "    torch._dynamo.config.suppress_errors = True",
+             "",
+             "Epoch 3/10"]
+    assert spans(texts) == [(0, 15), (17, 17)]
+
+
+def test_hub_error_paragraph_after_the_status_line_is_the_messages_own():
+    # rule: TOKENS msg_para (huggingface_hub hf_raise_for_status: f"{status} Client Error." + "\n\n" + ...)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/train.py", line 9, in <module>',
+             '    model = AutoModel.from_pretrained("meta-llama/Llama-3.1-8B")',
+             "huggingface_hub.errors.GatedRepoError: 403 Client Error. (Request ID: Root=1-688b505e-01cc67f5)",
+             "",
+             "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json.",
+             "Access to model meta-llama/Llama-3.1-8B is restricted and you are not in the authorized list.",
+             "",
+             "Epoch 3/10"]
+    assert spans(texts) == [(0, 6), (8, 8)]
+
+
+def test_spawned_processs_traceback_inside_the_parents_message_is_one_chain():
+    # rule: TOKENS py_chain "-- Process N terminated with the following error:" (torch/multiprocessing/spawn.py
+    # ProcessRaisedException: "\n\n-- Process %d terminated with the following error:\n" + the child's traceback)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/train.py", line 40, in <module>',
+             "    mp.spawn(main, nprocs=8)",
+             "torch.multiprocessing.spawn.ProcessRaisedException: ",
+             "",
+             "-- Process 1 terminated with the following error:",
+             "Traceback (most recent call last):",
+             '  File "/opt/conda/lib/python3.10/site-packages/torch/multiprocessing/spawn.py", line 69, in _wrap',
+             "    fn(i, *args)",
+             "RuntimeError: CUDA error: out of memory",
+             "",
+             "Epoch 3/10"]
+    assert spans(texts) == [(0, 9), (11, 11)]
+
+
+def test_tensorflow_node_definition_after_graph_execution_error():
+    # rule: TOKENS msg_para "Detected at node ... defined at (most recent call last):" (TF's error_interpolation)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/fit.py", line 12, in <module>',
+             "    model.fit(ds, epochs=3)",
+             "tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:",
+             "",
+             "Detected at node 'sparse_categorical_crossentropy/Xent' defined at (most recent call last):",
+             '    File "/app/fit.py", line 12, in <module>',
+             "      model.fit(ds, epochs=3)",
+             "Node: 'sparse_categorical_crossentropy/Xent'",
+             "logits and labels must have the same first dimension, got logits shape [32,10] and labels shape [320]",
+             "\t [[{{node sparse_categorical_crossentropy/Xent}}]] [Op:__inference_train_function_1011]",
+             "",
+             "Epoch 3/10"]
+    assert spans(texts) == [(0, 10), (12, 12)]

@@ -14,6 +14,16 @@ from tests.fields_probe import load, score
 
 READ = calendar.timegm((2023, 4, 18, 12, 0, 0)) * 1000
 PROBE_DEV = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" / "dev.yaml"
+PROBE_DEV2 = PROBE_DEV.with_name("dev2.yaml")
+# What dev2 still misses, on purpose or for want of a rule that is more than the sample: TensorFlow's
+# evaluation dict and NanTensorHook sentence (no key family tells them), XLM's lone "model LR" (a lone
+# learning rate is let through the gate nowhere: configuration dumps print those), and the tables whose
+# rows the multiline merger joins to their header (nvidia-smi dmon, fastai): a printed table is one event.
+DEV2_KNOWN_MISSES = {
+    ("tensorflow_estimator", "eval_loss"), ("tensorflow_estimator", "loss"), ("xlm", "learning_rate"),
+    ("fastai", "epoch"), ("fastai", "loss"), ("fastai", "eval_loss"),
+    ("nvidia_smi_dmon", "gpu_utilization_pct"), ("nvidia_smi_dmon", "gpu_memory_mb"),
+}
 
 
 def lifted(line: str):
@@ -176,6 +186,12 @@ def test_probe_dev_part_is_lifted_right() -> None:
     assert s["right"] == s["expected"] > 100
 
 
+def test_probe_second_dev_part_misses_only_the_known_gaps() -> None:
+    s = score(load([str(PROBE_DEV2)]))
+    assert {(fw, name) for fw, name, _want, _got, _line in s["misses"]} == DEV2_KNOWN_MISSES
+    assert s["absent"]["violated"] == 0 and s["metric"]["right"] == s["metric"]["checked"]
+
+
 def test_nemo_progress_line_keeps_its_epoch_after_the_megatron_rule() -> None:
     # NeMo 2's progress printer: "Training epoch E, iteration i/n | key: value | ..." (Megatron's bar pairs)
     p = lifted("Training epoch 0, iteration 120/149 | lr: 3e-05 | consumed_samples: 121 | global_step: 120 | "
@@ -204,3 +220,82 @@ def test_unit_after_one_blank_in_a_tight_pair() -> None:
 def test_settings_in_a_configuration_repr_stay_as_text() -> None:
     p = lifted("Namespace(batch_size=32, learning_rate=0.001, seed=42)")
     assert p.attributes["learning_rate"] == "0.001" and "learning_rate" not in p.metrics
+
+
+# Pairs printed with blanks around the separator (steplines._LOOSE): TensorFlow's LoggingTensorHook, Caffe's
+# solver, DLLogger's StdOutBackend; a banner's or a configuration dump's lone "key = value" is not one.
+def test_loose_pairs_from_their_printers() -> None:
+    tf = lifted("INFO:tensorflow:loss = 4.264659, step = 100 (124.394 sec)")
+    assert (tf.step, tf.metrics["loss"]) == (100, 4.264659)
+    caffe = lifted("I0512 10:00:00.123556  1234 sgd_solver.cpp:105] Iteration 100, lr = 0.001")
+    assert (caffe.step, caffe.metrics["learning_rate"]) == (100, 0.001)
+    net = lifted("I0512 10:00:00.123500  1234 solver.cpp:237]     Train net output #0: loss = 2.30259 "
+                 "(* 1 = 2.30259 loss)")
+    assert net.metrics["loss"] == 2.30259
+    nan = lifted("I0512 10:05:00.000001  1234 solver.cpp:218] Iteration 200 (2.5 iter/s, 40s/100 iters), loss = -nan")
+    assert nan.step == 200 and math.isnan(nan.metrics["loss"])
+    dll = lifted("DLL 2022-04-05 02:22:54.614486 - Training Epoch: 1 Training Iteration: 2872  step_loss : 0.6953  "
+                 "learning_rate : 1.58e-05 ")
+    assert (dll.epoch, dll.step, dll.metrics["loss"], dll.metrics["learning_rate"]) == (1.0, 2872, 0.6953, 1.58e-05)
+
+
+@pytest.mark.parametrize("line", [
+    "  Num Epochs = 3",
+    "  Total optimization steps = 8",
+    "2017-10-14 16:48:25,423 - INFO - allennlp.common.params - trainer.optimizer.lr = 0.05",
+    "lr = 0.01",
+    "lr: 0.0003",
+    "max_epochs = 12",
+    "Resuming from epoch checkpoint: lr = 0.0003",
+])
+def test_lone_loose_setting_is_not_lifted(line: str) -> None:
+    p = lifted(line)
+    assert p.step is None and p.epoch is None and "learning_rate" not in p.metrics
+
+
+def test_split_words_take_the_metric_written_before_them() -> None:
+    # litgpt: f"... | loss train: {loss:.3f}, val: {val_loss} | iter time: ..."
+    p = lifted("Epoch 4 | iter 961 step 961 | loss train: 1.062, val: 1.057 | iter time: 529.46 ms (step)")
+    assert (p.epoch, p.step, p.metrics["loss"], p.metrics["eval_loss"]) == (4.0, 961, 1.062, 1.057)
+    assert "loss" not in lifted("mode train: 5").metrics
+
+
+def test_a_run_leaves_counters_to_the_counter_words() -> None:
+    # litgpt: "iter" counts micro-batches, "step" optimizer steps: the step is the step
+    assert lifted("iter 1760 | step 220: loss 1.5947, iter time: 263.85 ms (optimizer.step)").step == 220
+    p = lifted("iter 77 step 39: loss 10.8259, iter time: 214.40ms (optimizer.step)")
+    assert (p.step, p.metrics["loss"]) == (39, 10.8259)
+
+
+def test_espnet2_epoch_glued_to_its_word_and_indexed_learning_rates() -> None:
+    p = lifted("[gpu01:0/2] 2020-07-19 08:49:04,080 (trainer:464) INFO: 1epoch:train:1-682batch: iter_time=2.878e-04, "
+               "loss=123.963, acc=0.013, lr_0=3.460e-06, train_time=1.816")
+    assert (p.epoch, p.metrics["loss"], p.metrics["learning_rate"]) == (1.0, 123.963, 3.46e-06)
+    q = lifted("2023-04-22 13:52:12,339 (trainer:732) INFO: 8epoch:train:2901-3000batch: loss=-17.036, "
+               "grad_norm=37.450, optim0_lr0=3.765e-04")
+    assert (q.epoch, q.metrics["learning_rate"]) == (8.0, 3.765e-04)
+    assert lifted("[kamo] 2020-03-24 01:41:04,798 (trainer:192) INFO: 2/200epoch started.").epoch == 2.0
+    # ultralytics' lr0 is the initial learning rate of its configuration, not a step's
+    assert "learning_rate" not in lifted("train: epochs=100, lr0=0.01, lrf=0.01").metrics
+
+
+def test_memory_units_and_names_from_their_printers() -> None:
+    yolox = lifted("2021-10-18 20:51:36 | INFO     | yolox.core.trainer:246 - epoch: 8/40, iter: 1340/1816, "
+                   "mem: 34235Mb, total_loss: 98.0, lr: 9.417e-03")
+    assert yolox.metrics["gpu_memory_mb"] == 34235.0
+    paddle = lifted("[2024/06/22 06:28:30] ppocr INFO: epoch: [5/500], global_step: 180, loss: 1.000000, "
+                    "max_mem_reserved: 6177 MB, max_mem_allocated: 5281 MB")
+    assert paddle.metrics["gpu_memory_mb"] == 6177.0
+    # a memory key with a percent is how busy the memory is, never an amount
+    assert "gpu_memory_mb" not in lifted("step: 5, loss: 1.0, mem: 45%").metrics
+
+
+def test_cross_entropy_names_are_the_loss() -> None:
+    p = lifted("[2019-03-21 18:31:43,773 INFO] Step 2250/200000; acc:  31.18; ppl: 57.53; xent: 4.05; lr: 0.00028")
+    assert (p.step, p.max_steps, p.metrics["loss"]) == (2250, 200000, 4.05)
+
+
+def test_mmengine_config_dict_is_configuration() -> None:
+    p = lifted("optim_wrapper = dict(type='OptimWrapper', optimizer=dict(type='SGD', lr=0.02, momentum=0.9))")
+    assert "learning_rate" not in p.metrics
+    assert lifted("train_cfg = dict(type='IterBasedTrainLoop', max_iters=80000, val_interval=8000)").max_steps is None
