@@ -35,7 +35,7 @@ import fastavro
 
 from devtools import CORPUS_DIR
 from streams.assemble.decode import decode_record
-from streams.assemble.merger import split_prefix
+from streams.assemble.merger import split_prefix, terminal_text
 from streams.assemble.outputs import CONTRACT_OF_KIND, encode_body
 from streams.assemble.pipeline import Assembler, Output, RawRecord, source_id
 from streams.assemble.redact import Redactor
@@ -450,7 +450,7 @@ def _must_be_held(run: Sequence[Item]) -> set[int]:
             sid = item.key.decode("utf-8", "replace") if item.key else source_id(item.key, ln)
             continuing = open_partial.get(sid, False)
             open_partial[sid] = ln.partial
-            body = split_prefix(ln.text)[1]
+            body = split_prefix(terminal_text(ln.text))[1]  # (colour codes alone make a blank line)
             if not continuing and not ln.partial and body and not body.isspace():
                 must.add(item.offset)
     return must

@@ -32,8 +32,7 @@ from streams.assemble import jsonlimits, jsontext, otlp
 from streams.assemble.envelopes import json_envelope, with_inner
 from streams.assemble.lift import LONG_MAX
 from streams.assemble.lines import RawLine, empty_source
-from streams.assemble.merger import split_prefix
-from streams.assemble.rules import ANSI_RE, BARE_SGR_RE
+from streams.assemble.merger import split_prefix, terminal_text
 from streams.assemble.syslog import rfc5424_line
 from streams.assemble.timefmt import agent_ms, rfc3339_ms
 from streams.errors import DecodeError, DependencyFailure
@@ -60,11 +59,7 @@ def final_redraw(text: str) -> str:
         return ""
     first = segs[0]
     if first and seg is not first:
-        plain = first
-        if "\x1b" in plain:  # a relay that colours its prefix (Ray): the colours stay with it
-            plain = ANSI_RE.sub("", plain)
-        if "[0m" in plain:
-            plain = BARE_SGR_RE.sub("", plain)
+        plain = terminal_text(first)  # a relay that colours its prefix (Ray): the colours stay with it
         body = split_prefix(plain)[1]
         if not body.strip():
             return first + seg

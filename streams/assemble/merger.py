@@ -135,6 +135,15 @@ class _Open:
         return ob
 
 
+def terminal_text(text: str) -> str:
+    """``text`` as a terminal shows it: colours and cursor moves are no part of the grammar (the event
+    keeps them), and a line of nothing else is a blank line."""
+    if "\x1b" in text:
+        text = R.ANSI_RE.sub("", text)
+    # (also after real escapes: a relay's copied colours before a printer's own)
+    return R.BARE_SGR_RE.sub("", text) if "[0m" in text else text
+
+
 def split_prefix(text: str, m: re.Match[str] | None = None) -> tuple[str, str, int | None, str | None]:  # noqa: PLR0912 - one pass over a line's prefixes
     """(key, body, rank, relay): the stream prefixes' stable part, the rest of the line (a relay's
     escapes undone), the rank they name, and the prefix of a relay that makes each line a record
@@ -364,10 +373,8 @@ class MultilineMerger:
     # -- one line -----------------------------------------------------------------------------
     def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
         text = line.text
-        if "\x1b" in text:  # colours and cursor moves are no part of the grammar (the event keeps them)
-            text = R.ANSI_RE.sub("", text)
-        if "[0m" in text:  # (also after real escapes: a relay's copied colours before a printer's own)
-            text = R.BARE_SGR_RE.sub("", text)
+        if "\x1b" in text or "[0m" in text:
+            text = terminal_text(text)
         c = text[:1]
         pm = _PFX_TABLE.get(c, _PFX_OTHER)(text) if c and (c in _PFX_FIRST or c > "\x7f") else None
         if pm is None:  # most lines have no stream prefix: one try, and a look for the gated ones' literal
@@ -400,8 +407,7 @@ class MultilineMerger:
             opened = {}  # stored when a block opens: a source with nothing open is not kept
         if not body or body.isspace():
             if head is None:
-                # (a line of escapes alone, a colour reset, is content: it is kept, never dropped as blank)
-                self._hold_blank(sid, opened, key, line, offset, ms, bool(line.text.strip()), out)
+                self._hold_blank(sid, opened, key, line, offset, ms, bool(text.strip()), out)
                 return
             ob = opened.get(key)
             if ob is not None and rhead is not None and rhead == ob.rhead:

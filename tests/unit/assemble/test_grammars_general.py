@@ -489,3 +489,14 @@ def test_rancher_viewer_prefix_and_go_file_lines_with_their_tab_dropped():
              p + "runtime/panic.go:965 +0x1b9",
              "Wed, Sep 1 2021 9:38:46 am | I0901 09:38:46.000000       1 main.go:12] restarted"]
     assert spans(texts) == [(0, 3), (4, 4)]
+
+
+def test_a_line_of_colour_codes_alone_is_a_blank_line():
+    # rule: merger.terminal_text (a wrapper that colours every line of stderr colours the empty ones too)
+    red = "\x1b[31m{}\x1b[0m".format
+    texts = [red("Traceback (most recent call last):"), red('  File "/app/a.py", line 3, in <module>'),
+             red("ValueError: inner"), red(""),
+             red("The above exception was the direct cause of the following exception:"), red(""),
+             red("Traceback (most recent call last):"), red('  File "/app/a.py", line 5, in <module>'),
+             red("RuntimeError: outer"), red(""), red("INFO:trainer:next")]
+    assert spans(texts) == [(0, 8), (10, 10)]

@@ -201,13 +201,3 @@ def test_a_panel_after_a_cpython_traceback_is_not_its_own():
              "╰──────────────────────────────────────╯"]
     assert spans(texts) == [(0, 3), (4, 6)]
 
-
-def test_a_line_of_escapes_alone_is_kept():
-    # rule: merger._feed reads a line's visibility from its text as written: escapes with nothing after
-    # them (a colour reset, ESC @) are content, never dropped as a blank line
-    from streams.assemble.lines import RawLine
-    from streams.assemble.merger import MultilineMerger
-
-    m = MultilineMerger()
-    out = m.push("src", RawLine("\x1b@"), 0, 0) + m.flush_all()
-    assert [b.texts for b in out] == [["\x1b@"]]
