@@ -136,6 +136,76 @@ def python(work: Path) -> Iterator[Capture]:
     yield Capture("python", "fatal_ext (venv)", _event("python_fatal", out), False, _version([str(venv), "-VV"]))
 
 
+# --- third-party Python printers: rich, loguru, absl-py, structlog, IPython, typer, tqdm --------------
+
+# scenario, failure (programs/pylibs.py FAILURES), console width (Rich lays boxes out to it; logs are
+# written with no terminal), kind ("single": a record of one line)
+PYLIB_SCENARIOS: tuple[tuple[str, str, int, str], ...] = (
+    ("rich_install", "plain", 100, "python_traceback"), ("rich_install", "chained", 100, "python_traceback"),
+    ("rich_install", "chained", 200, "python_traceback"), ("rich_install", "multiline", 100, "python_traceback"),
+    ("rich_install", "group", 100, "python_traceback"), ("rich_install", "syntax", 100, "python_traceback"),
+    ("rich_install", "notes", 200, "python_traceback"), ("rich_handler", "group", 100, "python_traceback"),
+    ("rich_print_exception", "plain", 100, "python_traceback"),
+    ("rich_print_exception", "context", 200, "python_traceback"),
+    ("rich_locals", "plain", 100, "python_traceback"), ("rich_locals", "chained", 200, "python_traceback"),
+    ("rich_handler", "plain", 100, "python_traceback"), ("rich_handler", "chained", 200, "python_traceback"),
+    ("rich_handler", "chained", 100, "python_traceback"), ("rich_handler", "context", 80, "python_traceback"),
+    ("typer", "plain", 100, "python_traceback"),
+    ("loguru_exception", "plain", 0, "python_traceback"), ("loguru_exception", "chained", 0, "python_traceback"),
+    ("loguru_nodiag", "plain", 0, "python_traceback"), ("loguru_nodiag", "chained", 0, "python_traceback"),
+    ("loguru_nodiag", "group", 0, "python_traceback"), ("loguru_exception", "context", 0, "python_traceback"),
+    ("loguru_nobacktrace", "plain", 0, "python_traceback"),
+    ("loguru_catch", "plain", 0, "python_traceback"), ("loguru_catch", "multiline", 0, "python_traceback"),
+    ("loguru_catch_nodiag", "plain", 0, "python_traceback"), ("loguru_format", "chained", 0, "python_traceback"),
+    ("loguru_serialize", "plain", 0, "single"), ("rich_handler_locals", "chained", 100, "python_traceback"),
+    ("absl_exception", "plain", 0, "python_traceback"), ("absl_exception", "chained", 0, "python_traceback"),
+    ("absl_error_exc_info", "plain", 0, "python_traceback"), ("absl_before_flags", "plain", 0, "python_traceback"),
+    ("structlog_plain", "plain", 0, "python_traceback"), ("structlog_plain", "chained", 0, "python_traceback"),
+    ("structlog_rich", "plain", 100, "python_traceback"), ("structlog_rich", "chained", 200, "python_traceback"),
+    ("structlog_better", "plain", 0, "python_traceback"), ("structlog_json", "plain", 0, "single"),
+    ("ipython_context", "plain", 0, "python_traceback"), ("ipython_context", "chained", 0, "python_traceback"),
+    ("ipython_verbose", "plain", 0, "python_traceback"), ("ipython_plain", "plain", 0, "python_traceback"),
+    ("ipython_verbosetb", "chained", 0, "python_traceback"),
+    ("tqdm_redirect", "plain", 0, "python_traceback"), ("structlog_default", "plain", 0, "python_traceback"),
+    # a terminal forced (FORCE_COLOR, docker's tty): Rich writes colours and file links into the log
+    ("rich_install+color", "chained", 100, "python_traceback"),
+    ("rich_handler+color", "plain", 100, "python_traceback"),
+    ("rich_handler+color", "context", 80, "python_traceback"),
+    ("structlog_default+color", "plain", 0, "python_traceback"),
+)
+PYLIBS = ("rich", "typer", "loguru", "absl-py", "structlog", "better-exceptions", "ipython", "tqdm")
+
+
+def pylibs(work: Path) -> Iterator[Capture]:
+    """The venv's Python with the dev extra's printers (``pyproject.toml``)."""
+    from importlib.metadata import version
+
+    app = work / "pylibs"
+    app.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "pylibs.py", app / "pylibs.py")
+    exe = sys.executable
+    for scenario, fail, width, kind in PYLIB_SCENARIOS:
+        name, _, color = scenario.partition("+")
+        lib = {"absl": "absl-py"}.get(name.split("_")[0], name.split("_")[0])
+        printer = f"{lib} {version(lib)}" if lib in PYLIBS else lib
+        env = {"COLUMNS": str(width or 80), **({"FORCE_COLOR": "1"} if color else {})}
+        out = _run([exe, "pylibs.py", name, fail, str(width or 100)], app, env)
+        if kind == "single":
+            pieces: list[Piece] = [("single", [line]) for line in out.rstrip("\n").split("\n")]
+        elif name == "tqdm_redirect":
+            # the bar's last redraw after the record (and its newline at close) is a line of its own
+            lines = out.rstrip("\n").split("\n")
+            pieces = [*_event(kind, "\n".join(lines[:-1]) + "\n"), ("single", lines[-1:])]
+        else:
+            pieces = _event(kind, out)
+        # (the event ends with the exception's message, free text: a record of its own follows). Each
+        # printer writes its event in one write() (a Rich console renders it whole, loguru's and
+        # structlog's sinks and logging handlers write the formatted record, IPython prints the joined
+        # traceback); tqdm.write puts the record between its bar's redraws
+        yield Capture("pylibs", f"{scenario} {fail} (width {width})" if width else f"{scenario} {fail}", pieces,
+                      kind != "single", printer, name != "tqdm_redirect")
+
+
 # --- Java: Throwable.printStackTrace, uncaught handler, java.util.logging, a PatternLayout ---------
 
 JAVA_SCENARIOS = ("caused_by", "suppressed", "multiline", "multiline_cause", "uncaught_main", "uncaught_thread",
@@ -405,5 +475,5 @@ def glog(work: Path) -> Iterator[Capture]:
 
 
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
-    "python": python, "java": java, "java_loggers": java_loggers, "jvm_fatal": jvm_fatal, "go": go, "rust": rust,
-    "c": native, "glog": glog}
+    "python": python, "pylibs": pylibs, "java": java, "java_loggers": java_loggers, "jvm_fatal": jvm_fatal,
+    "go": go, "rust": rust, "c": native, "glog": glog}

@@ -68,6 +68,16 @@ RECORDS: dict[str, tuple[bool, Maker]] = {
     # log4j PatternLayout "%d %-5p %c - %m%n"
     "log4j": (True, lambda r, t: f"{t:%Y-%m-%d %H:%M:%S},{t.microsecond // 1000:03d} INFO  org.example.train.Trainer"
                                  f" - checkpoint {r.randint(1, 99)} saved"),
+    # loguru's default format "{time:YYYY-MM-DD HH:mm:ss.SSS} | {level: <8} | {name}:{function}:{line} - {message}"
+    "loguru": (True, lambda r, t: f"{t:%Y-%m-%d %H:%M:%S}.{t.microsecond // 1000:03d} | INFO     | __main__:train:"
+                                  f"{r.randint(20, 400)} - step {r.randint(1, 9999)} loss={_loss(r)}"),
+    # rich.logging.RichHandler at 100 columns: time, level, message, then the caller right-aligned
+    "rich_log": (True, lambda r, t: f"[{t:%m/%d/%y %H:%M:%S}] INFO     "
+                                    f"{f'step {r.randint(1, 9999)} loss={_loss(r)}':<58}"
+                                    f"train.py:{r.randint(20, 400):<3}"),
+    # structlog's ConsoleRenderer(colors=False): ISO time, the padded level, the event padded to 30, keys
+    "structlog": (True, lambda r, t: f"{t.isoformat(timespec='microseconds').replace('+00:00', 'Z')} [info     ] "
+                                     f"{'step done':<30} loss={_loss(r)} step={r.randint(1, 9999)}"),
     # transformers Trainer's printed log dict, a tqdm bar that ended with a newline, plain prints
     "hf_dict": (False, lambda r, t: f"{{'loss': {_loss(r)}, 'grad_norm': {r.uniform(0.1, 9):.4f}, "
                                     f"'learning_rate': 2e-05, 'epoch': {r.uniform(0, 3):.2f}}}"),
@@ -78,6 +88,7 @@ RECORDS: dict[str, tuple[bool, Maker]] = {
 }
 LANG_RECORDS = {
     "python": ("py_default", "py_dashes", "glog", "nccl", "deepspeed", "vllm", "json", "hf_dict", "tqdm", "print"),
+    "pylibs": ("py_dashes", "glog", "nccl", "loguru", "rich_log", "structlog", "json", "hf_dict", "tqdm", "print"),
     "java": ("log4j", "json", "py_dashes", "print"),
     "java_loggers": ("log4j", "json", "py_dashes", "print"),
     "jvm_fatal": ("log4j", "json", "print"),

@@ -32,6 +32,7 @@ from streams.assemble import jsonlimits, jsontext, otlp
 from streams.assemble.envelopes import json_envelope, with_inner
 from streams.assemble.lift import LONG_MAX
 from streams.assemble.lines import RawLine, empty_source
+from streams.assemble.merger import split_prefix, terminal_text
 from streams.assemble.syslog import rfc5424_line
 from streams.assemble.timefmt import agent_ms, rfc3339_ms
 from streams.errors import DecodeError, DependencyFailure
@@ -44,13 +45,27 @@ _CRI_RE = re.compile(r"^(\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d)) (stdout|st
 
 
 def final_redraw(text: str) -> str:
-    """Keep only what a terminal would show last: the final non-empty ``\\r`` segment."""
+    """Keep only what a terminal would show last: the final non-empty ``\\r`` segment, after the
+    per-line prefix a relay wrote before the whole line (torchrun's ``[rank3]:``, Ray's, a collector's
+    time): it is the relay's, not a redraw of the program's (a record that ``tqdm.write`` wrote over
+    a bar stays under its process's prefix)."""
     if "\r" not in text:
         return text
-    for seg in reversed(text.split("\r")):
+    segs = text.split("\r")
+    for seg in reversed(segs):
         if seg:
-            return seg
-    return ""
+            break
+    else:
+        return ""
+    first = segs[0]
+    if first and seg is not first:
+        plain = terminal_text(first)  # a relay that colours its prefix (Ray): the colours stay with it
+        body = split_prefix(plain)[1]
+        if not body.strip():
+            return first + seg
+        if len(body) < len(plain):
+            return plain[:len(plain) - len(body)] + seg
+    return seg
 
 
 def _text(raw: bytes) -> str:

@@ -139,7 +139,8 @@ def terminal_text(text: str) -> str:
     """``text`` as a terminal shows it: colours and cursor moves are no part of the grammar (the event
     keeps them), and a line of nothing else is a blank line."""
     if "\x1b" in text:
-        return R.ANSI_RE.sub("", text)
+        text = R.ANSI_RE.sub("", text)
+    # (also after real escapes: a relay's copied colours before a printer's own)
     return R.BARE_SGR_RE.sub("", text) if "[0m" in text else text
 
 

@@ -128,8 +128,11 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # (accelerate's execute_subprocess_async: "stderr: ", "stdout: ")
     ("stdio", r"(?:stdout|stderr): ", "all", None),
     # a box-drawing gutter some build tools draw, indented, before every line of a child's output
-    # (a box's own "│" lines start at column 0: Rich's traceback box)
-    ("gutter", r" +\u2502 ", "all", None),
+    # (mach, pip's "  │ exit code: 1": at column 2, 1 after a "[rank3]:" that took a space). A box's own "│"
+    # lines start at column 0 (Rich's traceback box) or at the message column (20+) where RichHandler
+    # indents it; loguru's diagnose (better_exceptions) draws "│"/"└" under the values of a frame's
+    # source line, which traceback.py indents by 4 (3 after such a prefix)
+    ("gutter", r" {1,2}\u2502 ", "all", None),
     # a tqdm bar written without a newline, spliced before the next writer's line
     ("tqdm", r" *\d{1,3}%\|[^|]*\| *\d+/\d+ \[[^\]]*\]", "splice", None),
 )
@@ -316,9 +319,21 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                  r"|The above exception was the direct cause of the following exception:"
                  r"|-- Process \d+ terminated with the following error:)"),
     ("eg_line", r"[ \t]+(?:\| |\|$|\+-|\+\+)"),
-    # Rich's traceback handler (rich.traceback): a box "╭─ Traceback (most recent call last) ─╮", "│" lines,
-    # "╰─╯", then the exception line
-    ("rich_tb", r"\u256d\u2500+ Traceback \(most recent call last\) \u2500+\u256e"),
+    # Rich's traceback handler (rich/traceback.py Traceback.__rich_console__): per exception a panel
+    # "╭─ Traceback (most recent call last) ─╮", "│" rows, "╰─╯" (RichHandler indents all of it to its
+    # message column), then "Type: message". A panel narrower than its title crops it ("╭─ Traceback (most
+    # recent call last─╮" in RichHandler's column at 80)
+    ("rich_tb", r"[ \t]*\u256d\u2500+ Traceback(?: \(most[^\u256e]*)?\u256e", "\u256d\u2500"),
+    # (read only inside a Rich traceback: its rows, its bottom edge, the untitled SyntaxError panel and the
+    # "Sub-exception #N" panels of an exception group, and the exception line after the panel)
+    ("rich_row", r"[ \t]*\u2502"),
+    ("rich_end", r"[ \t]*\u2570\u2500+\u256f\s*$"),
+    ("rich_panel", r"[ \t]*\u256d\u2500+(?: Sub-exception #\d+ \u2500+)?\u256e\s*$"),
+    ("rich_exc", r"[ \t]*[A-Za-z_][\w.]*(?::(?: |\s*$)|\s*$)"),
+    # Rich wraps the chain marker to the console's width (RichHandler's message column is narrow): its
+    # first words, then the rest of it, which ends with "exception:" / "occurred:"
+    ("rich_chain", r"[ \t]*(?:The above exception|During handling of the)(?: |\s*$)"),
+    ("rich_chain_end", r"[ \t]*(?:\S+ )*(?:exception|occurred):\s*$"),
     ("rich_box_end", r"\u2570\u2500+\u256f"),
     # boxes drawn with box-drawing characters (Rich panels and tables, Ray Tune's status table,
     # tabulate's "rounded_outline"): a top edge, rows between vertical bars, separators, a bottom edge
@@ -776,7 +791,7 @@ _ATTACH = {
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
     # (the same file line with its tab dropped by a viewer or relay: Rancher's, syslog's)
     "go_file_bare": ("own", "go_stack"),
-    "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"),
+    "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"), "rich_tb": ("announce", "rich_tb"),
     # (Ray's RayTaskError carries the remote traceback's frames under its message, without a header)
     "py_file": ("announce", "py_frames"),
     "glibc_frame": ("announce", "glibc"), "mac_frame": ("announce", "mac_bt"),
@@ -918,7 +933,20 @@ MODES: dict[str, dict] = {
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                     "rule_dash": (_T, "table_dash"), "msg_para": (_S, None),
                                     "spark_driver": (_C, None)}},
-    "rich_tb": {"kind": "python_traceback", "on": {"rich_box": (_S, None), "rich_box_end": (_S, "py_head")}},
+    # Rich's traceback: the panel's rows to its bottom edge, then the exception line ("Type: message",
+    # "Type"; a SyntaxError's own panel comes first), then the message (free text, wrapped to the
+    # console's width), its "[NOTE]" lines, and after a blank line the chain marker and the next panel
+    # (rich/traceback.py __rich_console__)
+    "rich_tb": {"kind": "python_traceback", "on": {"rich_row": (_S, None), "rich_end": (_S, "rich_exc")}},
+    # (an exception group's "Sub-exception #N" panels hold their exception lines: after one a blank
+    # line, then the next panel or the chain marker)
+    "rich_exc": {"kind": "python_traceback", "on": {"rich_exc": (_S, "rich_msg"), "rich_panel": (_S, "rich_tb"),
+                                                    "py_chain": (_S, "py_chain"), "rich_chain": (_S, "rich_chain")},
+                 "after_blank": {"rich_panel": (_S, "rich_tb"), "py_chain": (_S, "py_chain"),
+                                 "rich_chain": (_S, "rich_chain")}},
+    # the chain marker wrapped over lines: its rest, to the line that ends it, then the next panel
+    "rich_chain": {"kind": "python_traceback", "on": {"rich_chain_end": (_S, "py_chain"), "text": (_C, None),
+                                                      "indent": (_C, None)}},
     # a box drawn with box-drawing characters: rows and separators to its bottom edge
     "box": {"kind": "table", "on": {"rich_box": (_S, None), "box_sep": (_S, None), "box_bottom": (_L, None),
                                    "rich_box_end": (_L, None)}},
@@ -944,8 +972,8 @@ MODES: dict[str, dict] = {
     "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, None), "num_frame": (_S, None), "ucx_frame": (_S, None),
                                          "rule_eq": (_L, None), "text": (_T, None)}},
     "py_chain": {"kind": "python_traceback", "kind_override": True,
-                 "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg")},
-                 "after_blank": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg")}},
+                 "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb")},
+                 "after_blank": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb")}},
     # torchrun's ChildFailedError message: a box from a '=' rule to the next bare '=' rule
     # (torch/distributed/elastic/multiprocessing/errors/__init__.py _MSG_FORMAT_TEMPLATE)
     "py_box": {"kind": "childfailed_box", "kind_override": True,
@@ -1175,6 +1203,14 @@ MODES: dict[str, dict] = {
              "on": {"json_line": (_C, None), "json_close": (_C, None), "indent": (_C, None)}, "after_blank": "on"},
 }
 
+
+# Rich's exception line is followed by the message as after traceback.py's (py_msg); then, after a blank
+# line (or none, where an agent drops empty lines), an exception group's "Sub-exception #N" panels or the
+# chain marker, which Rich wraps to the console's width (rich/traceback.py __rich_console__)
+MODES["rich_msg"] = {"kind": "python_traceback",
+                     "on": {**MODES["py_msg"]["on"], "rich_panel": (_S, "rich_tb"), "rich_chain": (_S, "rich_chain")},
+                     "after_blank": {**MODES["py_msg"]["after_blank"], "rich_panel": (_S, "rich_tb"),
+                                     "rich_chain": (_S, "rich_chain")}}
 
 # -- derived lookups (the merger compiles the patterns itself) -------------------------------------
 PREFIX_KEY = {f"p_{name}": key for name, _p, key, _g in STREAM_PREFIXES}

@@ -1,9 +1,9 @@
 """``corpus/printers``: multiline events printed by the real printers (CPython's traceback, faulthandler
 and warnings, the JDK's printStackTrace, java.util.logging, log4j2 and logback, HotSpot's fatal error
-header, the Go runtime, Rust's panic hook, glibc's backtrace_symbols_fd, gdb, glog), each followed at
-once by a single-line record, bare and under launchers' per-line prefixes. Labels come from how the
-files were made (``devtools/printers``), so nothing short of every event whole and every single line
-alone is right.
+header, the Go runtime, Rust's panic hook, glibc's backtrace_symbols_fd, gdb, glog; rich, loguru, absl-py,
+structlog, IPython, typer, tqdm), each followed at once by a single-line record, bare and under
+launchers' per-line prefixes. Labels come from how the files were made (``devtools/printers``), so
+nothing short of every event whole and every single line alone is right.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from devtools.printers.compose import MARKUPS, RELAYS, markup, relay
 from tests.multiline_score import labelled_files, score_file
 
 PRINTERS = CORPUS / "printers"
-LANGS = ("c", "glog", "go", "java", "java_loggers", "jvm_fatal", "python", "rust")
+LANGS = ("c", "glog", "go", "java", "java_loggers", "jvm_fatal", "pylibs", "python", "rust")
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -42,7 +42,8 @@ def _bare_files_as(name: str, tmp_path: Path, make: Callable[[str, dict], str]) 
         bare = PRINTERS / lang / f"{lang}_bare_s1.log"
         labels = json.loads((PRINTERS / lang / "labels" / f"{lang}_bare_s1.json").read_text())
         path = tmp_path / f"{lang}_{name}.log"
-        path.write_text(make(bare.read_text(encoding="utf-8"), labels), encoding="utf-8", newline="")
+        # (read as written: a tqdm line holds "\r" redraws, which universal newlines would split)
+        path.write_text(make(bare.read_bytes().decode("utf-8"), labels), encoding="utf-8", newline="")
         misses += score_file(path, labels).misses
     return misses
 
