@@ -344,9 +344,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # IPython's ultratb: a '-' rule, "ExcType   Traceback (most recent call last)", frames
     # ("Cell In[N], line L" / "File path:L, in f(...)" + numbered source with "---->" markers)
     ("ipy_tb", r"\S+ {2,}Traceback \(most recent call last\)\s*$", "Traceback"),
-    # (older IPython: "<ipython-input-N-..> in <module>()" / "/path/x.py in f(...)"; Colab folds "16 frames")
+    # (older IPython: "<ipython-input-N-..> in <module>()" / "/path/x.py in f(...)"; Colab folds "16 frames"
+    # and, copied from its page, writes each file as a link: "[/path/x.py](https://localhost:8080/#) in f(...)")
     ("ipy_frame", r"(?:Cell In\[\d+\], line \d+|File \S.*:\d+, in |Input In \[\d+\], in |<ipython-input-[\w-]+> in "
-                  r"|[^\s:]+\.pyx? in \S|\d+ frames$)"),
+                  r"|[^\s:]+\.pyx? in \S|\d+ frames$|\[(?:<ipython-input-[\w-]+>|[^\s\]]+\.pyx?)\]\([^\s)]*\) in \S)"),
     ("ipy_src", r"[ \t]*-*> \d+ |[ \t]+\d+ |[ \t]+\(\.\.\.\)"),
     # CPython Python/pylifecycle.c fatal_error() and Modules/faulthandler.c
     ("py_fatal", r"(?:\S+ )?Fatal Python error: ", "Fatal Python error: "),

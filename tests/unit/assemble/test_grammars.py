@@ -863,3 +863,25 @@ def test_tensorflow_node_definition_after_graph_execution_error():
              "",
              "Epoch 3/10"]
     assert spans(texts) == [(0, 10), (12, 12)]
+
+
+def test_colab_traceback_copied_with_its_file_links():
+    # rule: TOKENS ipy_frame "[<file>](<link>) in f(...)" (IPython's ultratb as Colab's page renders it,
+    # each file a link, hidden frames folded into "N frames")
+    texts = ["---------------------------------------------------------------------------",
+             "InvalidArgumentError                      Traceback (most recent call last)",
+             "[<ipython-input-19-1f30932aed03>](https://localhost:8080/#) in <module>()",
+             "      6   epochs=20,",
+             "----> 8   validation_steps=len(test_set)",
+             "      9 )",
+             "",
+             "1 frames",
+             "[/usr/local/lib/python3.7/dist-packages/tensorflow/python/eager/execute.py](https://localhost:8080/#)"
+             " in quick_execute(op_name, num_outputs, inputs, attrs, ctx, name)",
+             "     54     tensors = pywrap_tfe.TFE_Py_Execute(ctx._handle, device_name, op_name,",
+             "---> 55                                         inputs, attrs, num_outputs)",
+             "",
+             "InvalidArgumentError: Graph execution error:",
+             "",
+             "INFO:trainer:retrying"]
+    assert spans(texts) == [(0, 12), (14, 14)]
