@@ -116,8 +116,8 @@ class EventBuilder:
     def build(self, b: Block, topic: str, partition: int) -> Output:  # noqa: PLR0912, PLR0915 - one straight recipe
         p = parse_line(b.texts[0], b.first_ts_ms)
         sid = b.source_id
-        if len(b.texts) == 1 and not p.metrics and p.step is None:
-            self.tables.read(sid, b.texts[0], p)
+        if len(b.texts) == 1:
+            self.tables.read(sid, b.texts[0], p)  # (it leaves a line another rule read alone)
         ts = p.ts_ms
         read = b.first_ts_ms
         if ts is not None and not (
