@@ -70,6 +70,7 @@ _ASSIGN = re.compile(r"""
                                                       # only after a --flag
     (?:
         \\(?P<eq>["'])(?P<ev>.*?)\\(?P=eq)            # a value in escaped quotes (JSON in a JSON string)
+      | (?P<bs>[|>][+\-]?)(?=\r?\n)                   # a YAML block scalar's indicator: the value is below
       | (?P<q>["'])(?P<qv>(?:\\.|[^\\\r\n])*?)(?P=q)  # a quoted value: spaces and ; allowed
       | (?P<bv>[^\s,;&'"<>(){}\[\]\\]+)               # a bare value
       | \\?(?P<uq>["'])(?P<uv>[^\r\n\\"']+)           # an opening quote never closed (a cut line)
@@ -111,6 +112,8 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
         if bare_sep and (not key.startswith("-") or (sep == "") == bool(m.group("kq"))):
             continue  # "password reset" is prose; "--password x" and "'--password', 'x'" are flags
         start, end = _value_span(text, m, strength, ke - len(key))
+        if text[start:end] in _BLOCK_INDICATORS and (block := _block_scalar(text, ke - len(key), end)) is not None:
+            start, end = block
         value = text[start:end]
         if bare_sep and value.startswith("-"):
             continue  # the next flag, not a value
@@ -125,6 +128,35 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
             spans.append((start, end))
             done = max(done, end)
     return spans
+
+
+# YAML's block scalars (``password: |`` then the value on the lines below, indented more than the key).
+_BLOCK_INDICATORS = frozenset({"|", ">", "|-", ">-", "|+", ">+"})
+_INDENT = re.compile(r"[ \t]*")
+BLOCK_LINES = 64  # a secret's block is a few lines; a longer one (a script, a dump) is read no further
+
+
+def _block_scalar(text: str, ks: int, value_end: int) -> tuple[int, int] | None:
+    """The span of a block scalar's lines after ``key: |``, or None when the indicator does not end its line
+    or no line below is indented more than the key's."""
+    if not text.startswith("\n", value_end) and not text.startswith("\r\n", value_end):
+        return None
+    line_start = text.rfind("\n", 0, ks) + 1
+    key_indent = _INDENT.match(text, line_start).end() - line_start  # type: ignore[union-attr]
+    pos = text.index("\n", value_end) + 1
+    start = end = -1
+    for _ in range(BLOCK_LINES):
+        indent = _INDENT.match(text, pos).end()  # type: ignore[union-attr]
+        line_end = text.find("\n", pos)
+        line_end = len(text) if line_end < 0 else line_end
+        if indent - pos <= key_indent or indent >= line_end:
+            break
+        start = indent if start < 0 else start
+        end = len(text[:line_end].rstrip())
+        if line_end >= len(text):
+            break
+        pos = line_end + 1
+    return (start, end) if start >= 0 else None
 
 
 def _key_around(text: str, ks: int, ke: int, strength_of: Callable[[str], str | None]) -> tuple[str, int, str | None]:
@@ -177,7 +209,7 @@ def _label(text: str, ks: int, ke: int) -> tuple[int, int] | None:
 def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[int, int]:
     """Where the assigned value is: inside its quotes, or the bare word (a header's: to the line's end; an
     environment line's: to the next space, as ``printenv`` prints whatever characters a value holds)."""
-    group = next(g for g in ("ev", "qv", "bv", "uv") if m.group(g) is not None)
+    group = next(g for g in ("ev", "qv", "bv", "uv", "bs") if m.group(g) is not None)
     start, end = m.span(group)
     if strength == "header" and group == "bv":
         end = start + len(_HEADER_VALUE.match(text, start).group().rstrip())  # type: ignore[union-attr]
@@ -196,7 +228,8 @@ def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[in
 # records: the key name is one field, the secret another.
 _NAME_VALUE = re.compile(r"""(?i)
     ["']?(?:name|key)["']?[ \t]*[:=][ \t]*["']?(?P<k>[A-Za-z0-9_.\-]+)["']?  # "name": "DB_PASSWORD"
-    [ \t]*(?:,|\r?\n)[ \t]*                                                # then, on the same or the next line,
+    (?:[ \t]*(?:,|\r?\n)[ \t]*|[ \t]+)                                    # then, on the same or the next line
+                                                                           # (XML attributes: a space between),
     ["']?value["']?[ \t]*[:=][ \t]*                                         # "value":
     (?:"(?P<dq>(?:\\.|[^"\\\r\n])*)"|'(?P<sq>[^'\r\n]*)'|(?P<bv>[^\s,}'"]+))""", re.VERBOSE)
 
@@ -249,11 +282,18 @@ _CONFIG_SET = re.compile(r"\bconfig(?:ure)?(?::set)?\s+set\s+(?:--?[\w\-]+\s+)*(
                          r"['\"]?(?P<v>[^\s'\"]+)")
 
 
+# pydantic's ValidationError: the field's location on a line of its own, then the error with the input it was
+# given (``input_value='...'``).
+_INPUT_VALUE = re.compile(r"^(?P<k>[A-Za-z_][\w.\-]{0,200})\r?\n[ \t]+[^\r\n]{0,400}?\binput_value="
+                          r"(?P<q>['\"])(?P<v>[^'\"\r\n]{1,512})(?P=q)", re.MULTILINE)
+
+
 def keyed_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
     """Values named by a secret's key outside ``key = value``: an XML element (Maven's settings.xml,
-    SOAP, .NET configs) and a CLI's ``config set KEY VALUE`` (aws, npm, yarn, pip, git)."""
+    SOAP, .NET configs), a CLI's ``config set KEY VALUE`` (aws, npm, yarn, pip, git), and the input a
+    validation error echoes under the field's name (pydantic)."""
     spans: Spans = []
-    for rx in (_XML_ELEMENT, _CONFIG_SET):
+    for rx in (_XML_ELEMENT, _CONFIG_SET, _INPUT_VALUE):
         for m in rx.finditer(text):
             key = m.group(1).rsplit(":", 1)[-1].rsplit("/", 1)[-1]
             strength = strength_of(key)
@@ -262,5 +302,39 @@ def keyed_value(text: str, strength_of: Callable[[str], str | None] = _strength)
     return spans
 
 
+# -- loguru's and better-exceptions' `diagnose`: a value printed under the name it belongs to -------------
+# ``connect(host, db_password)`` then ``│     └ 'S3cret'``: the ``└`` stands under the first character of the
+# name on the source line above the block of such lines.
+_ANNOTATION = re.compile(r"^[ \t│]*└ (?P<v>[^\r\n]+)$", re.MULTILINE)
+_ANNOTATION_LINE = re.compile(r"[ \t│]*(?:└ [^\r\n]*)?\r?")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ANNOTATION_LINES = 32  # names annotated under one source line; a longer block is not read back further
+
+
+def diagnosed(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The values ``diagnose`` prints under secret-named variables (see :func:`assignment` for the names)."""
+    spans: Spans = []
+    for m in _ANNOTATION.finditer(text):
+        line_start = text.rfind("\n", 0, m.start("v")) + 1
+        col = m.start("v") - 2 - line_start
+        src_end = line_start - 1
+        for _ in range(ANNOTATION_LINES):  # up past the other annotation lines to the source line
+            if src_end < 0:
+                break
+            src_start = text.rfind("\n", 0, src_end) + 1
+            if not _ANNOTATION_LINE.fullmatch(text, src_start, src_end):
+                name = _NAME.match(text, src_start + col, src_end)
+                if name is not None and (src_start + col == 0 or not text[src_start + col - 1].isalnum()):
+                    value = m.group("v").strip()
+                    strength = strength_of(name.group())
+                    inner = value[1:-1] if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" else value
+                    if strength is not None and strength != "header" and is_secret_value(strength, inner, name.group()):
+                        spans.append(m.span("v"))
+                break
+            src_end = src_start - 1
+    return spans
+
+
 FINDERS: dict[str, Callable[[str], Spans]] = {"pem": pem, "assignment": assignment, "name_value": name_value,
-                                               "k8s_secret": k8s_secret, "keyed_value": keyed_value}
+                                               "k8s_secret": k8s_secret, "keyed_value": keyed_value,
+                                               "diagnosed": diagnosed}

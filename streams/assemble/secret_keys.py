@@ -144,6 +144,10 @@ def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
 
 
 _LISTED_SCHEMES = ("digest", "aws4-hmac-sha256", "sharedkey", "hoba", "mutual")
+# Any other word before a space is an auth-scheme too (RFC 7235: ``credentials = auth-scheme [ 1*SP ( token68 /
+# #auth-param ) ]``): Okta's ``SSWS``, ``OAuth``, Discord's ``Bot``, ``GenieKey``. Its credentials run to the
+# value's end, as a parameter list may follow.
+_ANY_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,40}[ \t]+(?=\S)")
 
 
 def header_secret_span(key: str, value: str) -> tuple[int, int]:
@@ -155,6 +159,8 @@ def header_secret_span(key: str, value: str) -> tuple[int, int]:
     start = m.end() if m else 0
     if m and m.group().strip().lower() in _LISTED_SCHEMES:
         return start, len(value)
+    if m is None and (other := _ANY_SCHEME.match(value)) is not None:
+        return other.end(), len(value.rstrip())
     end = start
     while end < len(value) and not value[end].isspace() and value[end] not in ",;":
         end += 1
