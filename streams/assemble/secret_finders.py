@@ -307,32 +307,43 @@ def keyed_value(text: str, strength_of: Callable[[str], str | None] = _strength)
 # name on the source line above the block of such lines.
 _ANNOTATION = re.compile(r"^[ \t│]*└ (?P<v>[^\r\n]+)$", re.MULTILINE)
 _ANNOTATION_LINE = re.compile(r"[ \t│]*(?:└ [^\r\n]*)?\r?")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*")  # a whole name, not the tail of one
 ANNOTATION_LINES = 32  # names annotated under one source line; a longer block is not read back further
 
 
 def diagnosed(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
     """The values ``diagnose`` prints under secret-named variables (see :func:`assignment` for the names)."""
     spans: Spans = []
+    block_end = -1  # where the last annotation line ended, and the source line its block hangs from
+    source: tuple[int, int] | None = None
     for m in _ANNOTATION.finditer(text):
         line_start = text.rfind("\n", 0, m.start("v")) + 1
-        col = m.start("v") - 2 - line_start
-        src_end = line_start - 1
-        for _ in range(ANNOTATION_LINES):  # up past the other annotation lines to the source line
-            if src_end < 0:
-                break
-            src_start = text.rfind("\n", 0, src_end) + 1
-            if not _ANNOTATION_LINE.fullmatch(text, src_start, src_end):
-                name = _NAME.match(text, src_start + col, src_end)
-                if name is not None and (src_start + col == 0 or not text[src_start + col - 1].isalnum()):
-                    value = m.group("v").strip()
-                    strength = strength_of(name.group())
-                    inner = value[1:-1] if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" else value
-                    if strength is not None and strength != "header" and is_secret_value(strength, inner, name.group()):
-                        spans.append(m.span("v"))
-                break
-            src_end = src_start - 1
+        if line_start != block_end + 1:  # a new block: up past its other annotation lines to the source line
+            source = _source_line(text, line_start)
+        block_end = m.end()
+        if source is None:
+            continue
+        name = _NAME.match(text, source[0] + m.start("v") - 2 - line_start, source[1])
+        if name is not None:
+            value = m.group("v").strip()
+            strength = strength_of(name.group())
+            inner = value[1:-1] if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" else value
+            if strength is not None and strength != "header" and is_secret_value(strength, inner, name.group()):
+                spans.append(m.span("v"))
     return spans
+
+
+def _source_line(text: str, line_start: int) -> tuple[int, int] | None:
+    """The line above the annotation lines that end just before ``line_start``."""
+    src_end = line_start - 1
+    for _ in range(ANNOTATION_LINES):
+        if src_end < 0:
+            return None
+        src_start = text.rfind("\n", 0, src_end) + 1
+        if not _ANNOTATION_LINE.fullmatch(text, src_start, src_end):
+            return src_start, src_end
+        src_end = src_start - 1
+    return None
 
 
 FINDERS: dict[str, Callable[[str], Spans]] = {"pem": pem, "assignment": assignment, "name_value": name_value,
