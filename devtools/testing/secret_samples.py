@@ -228,6 +228,8 @@ _add("pydantic_input_value", "Pv" + rand(14), "1 validation error for Settings\n
      "least 24 characters [type=string_too_short, input_value='{s}', input_type=str]")
 _add("url_encoded_assignment", "Ue" + rand(20), "GET /cb?next=%2Fx%3Faccess_token%3D{s}%26s%3D1",
      "redirect_uri=https%3A%2F%2Fci%3A{s}%40nexus%2Fsimple")
+_add("name_value_pair", rand(32), "scope headers=[(b'host', b'api'), (b'x-api-key', b'{s}')]",
+     "params=[('q', 'x'), ('api_key', '{s}')]")
 _add("diagnosed_locals", "Dg" + rand(18),
      "    client = connect(host, db_password)\n             │       │     └ '{s}'\n"
      "             │       └ 'pg'\n             └ <function connect>")

@@ -31,6 +31,7 @@ from streams.assemble.secret_finders import (
     k8s_secret,
     keyed_value,
     name_value,
+    name_value_pair,
 )
 from streams.assemble.secret_gate import FOLD, FORMAT_CHARS, make_gate
 from streams.assemble.secret_keys import CHECKS, is_secret_value, key_strength
@@ -145,7 +146,7 @@ class Redactor:
                 raise ValueError(f"secret rule {kind!r}: no finder {rule.finder!r} (known: {sorted(FINDERS)})")
             fn = FINDERS[rule.finder]
             # judged by key name, with the configured names too
-            if fn in (assignment, name_value, keyed_value, diagnosed):
+            if fn in (assignment, name_value, name_value_pair, keyed_value, diagnosed):
                 strength = self.strength
                 return lambda text: [(a, b, "secret") for a, b in fn(text, strength)]
             return lambda text: [(a, b, kind) for a, b in fn(text)]

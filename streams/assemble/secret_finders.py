@@ -78,6 +78,10 @@ _ASSIGN = re.compile(r"""
 # (at most 4 KiB of a header's value is read: a line of repeated headers would otherwise make each one read the
 # rest of the line)
 _HEADER_VALUE = re.compile(r"[^\r\n\"'\\]{0,4096}")
+# Schemes whose credentials are a list of quoted parameters (RFC 7616 Digest, OAuth 1.0's ``oauth_signature="..."``,
+# HOBA, Mutual): their header runs to the end of its line, quotes and all.
+_QUOTED_PARAM_SCHEME = re.compile(r"(?i)(?:digest|oauth|hoba|mutual)[ \t]+[\w\-]+=\"")
+_HEADER_LINE = re.compile(r"[^\r\n]{0,4096}")
 # A value this long that is no secret is not read again for keys inside it: "token:token:..." would make
 # every keyword measure and judge the rest of the line (quadratic in the line's length).
 LONG_VALUE = 256
@@ -212,7 +216,8 @@ def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[in
     group = next(g for g in ("ev", "qv", "bv", "uv", "bs") if m.group(g) is not None)
     start, end = m.span(group)
     if strength == "header" and group == "bv":
-        end = start + len(_HEADER_VALUE.match(text, start).group().rstrip())  # type: ignore[union-attr]
+        rx = _HEADER_LINE if _QUOTED_PARAM_SCHEME.match(text, start) else _HEADER_VALUE
+        end = start + len(rx.match(text, start).group().rstrip())  # type: ignore[union-attr]
     elif strength == "strong" and group == "bv" and m.group("sep").strip() == "=" and _env_line(text, ks, end):
         end = _NON_SPACE.match(text, end).end()  # type: ignore[union-attr]
     elif strength == "strong" and group == "bv":
@@ -234,6 +239,12 @@ _NAME_VALUE = re.compile(r"""(?i)
     (?:"(?P<dq>(?:\\.|[^"\\\r\n])*)"|'(?P<sq>[^'\r\n]*)'|(?P<bv>[^\s,}'"]+))""", re.VERBOSE)
 
 
+# A (name, value) pair of a list of pairs: raw headers as ASGI, h11 and httpx keep them
+# (``[(b'authorization', b'Bearer x')]``), query parameters before urlencode (``[('api_key', 'x')]``).
+_PAIR = re.compile(r"""\([ \t]*b?(?P<kq>['"])(?P<k>[A-Za-z0-9_.\-]{1,100})(?P=kq)[ \t]*,[ \t]*"""
+                   r"""b?(?P<vq>['"])(?P<v>[^'"\r\n]{1,4096})(?P=vq)[ \t]*\)""")
+
+
 def name_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
     """The value of a name/value record whose name is a secret's (see :func:`assignment` for the names)."""
     spans: Spans = []
@@ -242,6 +253,19 @@ def name_value(text: str, strength_of: Callable[[str], str | None] = _strength) 
         group = next(g for g in ("dq", "sq", "bv") if m.group(g) is not None)
         if strength is not None and strength != "header" and is_secret_value(strength, m.group(group), m.group("k")):
             spans.append(m.span(group))
+    return spans
+
+
+def name_value_pair(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The value of a (name, value) pair whose name is a secret's; a header's credential after its scheme."""
+    spans: Spans = []
+    for m in _PAIR.finditer(text):
+        key, value = m.group("k"), m.group("v")
+        strength = strength_of(key)
+        if strength is not None and is_secret_value(strength, value, key):
+            a, b = header_secret_span(key, value) if strength == "header" else (0, len(value))
+            if a < b:
+                spans.append((m.start("v") + a, m.start("v") + b))
     return spans
 
 
@@ -348,4 +372,4 @@ def _source_line(text: str, line_start: int) -> tuple[int, int] | None:
 
 FINDERS: dict[str, Callable[[str], Spans]] = {"pem": pem, "assignment": assignment, "name_value": name_value,
                                                "k8s_secret": k8s_secret, "keyed_value": keyed_value,
-                                               "diagnosed": diagnosed}
+                                               "diagnosed": diagnosed, "name_value_pair": name_value_pair}

@@ -48,8 +48,10 @@ NOT_SECRET_KEY_QUALIFIERS = frozenset({
     "name", "type", "prefix", "path", "search", "cluster", "topic", "stream", "queue", "schema", "table", "item",
 })
 PARENT_SECRET_WORDS = frozenset({"cookie", "cookies"})
-# Words after the secret word that still name its value: ``password_value``, ``api_key_b64``.
-VALUE_SUFFIXES = frozenset({"value", "b64", "base64", "str", "string", "raw", "plain", "plaintext", "encoded"})
+# Words after the secret word that still name its value: ``password_value``, ``api_key_b64``, kubeconfig's
+# ``client-key-data``.
+VALUE_SUFFIXES = frozenset({"value", "b64", "base64", "str", "string", "raw", "plain", "plaintext", "encoded",
+                            "data"})
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # Values that stand for a secret without being one: unset, masked, a reference to be filled in.

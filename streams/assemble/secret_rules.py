@@ -34,6 +34,8 @@ class SecretRule:
 _T = r"[A-Za-z0-9_\-]"
 # A secret-naming word inside a key, then a separator (= : := =>), or a --flag followed by a value.
 _KW = r"(pass|pwd|secret|token|auth|credential|cookie|sessionid|session_id|sessid|key|[_.\-]pat)"
+_KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "session", "sessid", "_pat",
+               "-pat", ".pat")
 _ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"']\]?)?[ \t]*(:=|=>|[:=])"
                     rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]")
 
@@ -68,10 +70,13 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("private_key", ("private key",), finder="pem",
                source="detect-secrets PrivateKeyDetector; gitleaks private-key"),
     SecretRule("assignment", gate=_ASSIGNMENT_GATE,
-               needles=("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "session", "sessid",
-                        "_pat", "-pat", ".pat"),
+               needles=_KW_NEEDLES,
                finder="assignment",
                source="detect-secrets KeywordDetector; gitleaks generic-api-key; env dumps, CLI flags, headers"),
+    SecretRule("name_value_pair", _KW_NEEDLES, finder="name_value_pair",
+               gate=rf"\([ \t]*b?[\"'][A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"'][ \t]*,[ \t]*b?[\"']",
+               source="detect-secrets KeywordDetector over (name, value) pairs: raw headers of ASGI, h11 and httpx, "
+                      "query parameters before urlencode"),
     SecretRule("name_value", ("value",), finder="name_value",
                gate=rf"(name|key)[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']?[ \t]*(,|\n| )"
                     r"[ \t]*[\"']?value",

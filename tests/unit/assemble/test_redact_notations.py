@@ -39,6 +39,26 @@ def test_the_password_of_an_auth_tuple_is_redacted(redact: Redactor) -> None:
         assert redact(line) == line
 
 
+def test_a_name_value_pair_of_raw_headers_or_query_parameters_is_judged_by_its_name(redact: Redactor) -> None:
+    assert redact(f"[(b'host', b'api'), (b'authorization', b'Token {SECRET}')]") == (
+        "[(b'host', b'api'), (b'authorization', b'Token [REDACTED:secret]')]")
+    assert SECRET not in redact(f"params=[('q', 'llama'), ('api_key', '{SECRET}')]")
+    for line in ("[(b'host', b'api'), (b'content-type', b'application/json')]", "pairs=[('max_tokens', '512')]"):
+        assert redact(line) == line
+
+
+def test_quoted_parameters_of_digest_and_oauth_headers_are_redacted_to_the_end_of_the_line(redact: Redactor) -> None:
+    for scheme in ("Digest", "OAuth"):
+        line = f'> Authorization: {scheme} username="u", nonce="abc", response="{SECRET}"'
+        assert redact(line) == f"> Authorization: {scheme} [REDACTED:secret]"
+
+
+def test_a_kubeconfig_key_data_is_a_key(redact: Redactor) -> None:
+    assert redact(f"    client-key-data: {SECRET}9fA") == "    client-key-data: [REDACTED:secret]"
+    assert redact("    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t") == (
+        "    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t")
+
+
 def test_xml_attributes_pair_a_secret_name_with_its_value(redact: Redactor) -> None:
     assert redact(f'<add key="ClearTextPassword" value="{SECRET}" />') == (
         '<add key="ClearTextPassword" value="[REDACTED:secret]" />')
@@ -147,6 +167,8 @@ HOSTILE = {
     "diagnose_annotations": "f(password)\n  └ 'Pw9xQ2mK7v'\n" + _fill("└ 'x'\n"),
     "percent_escapes": _fill("token%3D"),
     "cookie_repr": _fill("<Cookie a=b for "),
+    "name_value_pairs": "('password', 'Pw9xQ2mK7v')" + _fill("('password', '" + "a" * 300),
+    "digest_header": 'Authorization: Digest response="x"' + _fill('Authorization: Digest a="b" '),
     "vendor_prefixes": "sha256~" + "a" * 43 + " " + _fill("sha256~pat.4b1dA3-AAAAAA-EZAK"),
 }
 
