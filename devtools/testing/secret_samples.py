@@ -230,6 +230,14 @@ _add("url_encoded_assignment", "Ue" + rand(20), "GET /cb?next=%2Fx%3Faccess_toke
      "redirect_uri=https%3A%2F%2Fci%3A{s}%40nexus%2Fsimple")
 _add("name_value_pair", rand(32), "scope headers=[(b'host', b'api'), (b'x-api-key', b'{s}')]",
      "params=[('q', 'x'), ('api_key', '{s}')]")
+_add("url_token_user", "x" + rand(39, URLSAFE), "fatal: could not read from https://{s}@github.com/org/repo.git",
+     "https%3A%2F%2Fu%40corp:{s}@proxy:3128")
+_add("sql_password", "Sq" + rand(14), "CREATE USER app WITH PASSWORD '{s}';", "ALTER ROLE app LOGIN PASSWORD '{s}'",
+     "CREATE USER 'app'@'%' IDENTIFIED BY '{s}';")
+_add("cli_secret_argument", "Hp" + rand(14), "+ htpasswd -b -B /etc/nginx/.htpasswd admin {s}",
+     "+ gh secret set HF_TOKEN --repo org/x --body {s}")
+_add("bytes_and_backtick_values", rand(28), "headers={'X-Amz-Security-Token': b'{s}'}", "- `hub_token`: {s}",
+     "+ keytool -importkeystore -srcstorepass {s} -deststorepass {s}")
 _add("diagnosed_locals", "Dg" + rand(18),
      "    client = connect(host, db_password)\n             │       │     └ '{s}'\n"
      "             │       └ 'pg'\n             └ <function connect>")
@@ -271,4 +279,7 @@ NOT_SECRETS: list[str] = [
     "1 validation error for Config\nlr\n  Input should be a valid number [type=float_parsing, input_value='x']",
     "    train(model, epochs)\n          │      └ 3\n          └ <Model>", "GET /search?q=a%3Db%26c%3Dd",
     "apiVersion: v1", "<Cookie theme=dark for example.com/>",
+    "spark://CoarseGrainedScheduler@bd6ddeaa3173:42367", "ssh://git@github.com/org/repo.git",
+    "ALTER ROLE app PASSWORD NULL", "CREATE USER app WITH PASSWORD '${APP_PASSWORD}'", "htpasswd -v .htpasswd admin",
+    "bypass: true", "- `hub_model_id`: org/model",
 ]

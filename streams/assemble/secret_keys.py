@@ -32,6 +32,8 @@ STRONG_ENDINGS = frozenset({
     "apikeys", "accesskeys", "secretkeys", "privatekeys",
 })
 WEAK_ENDINGS = frozenset({"token", "pass", "pwd", "auth", "pat", "apitoken", "authkey"})
+# Endings of one-word compounds that hold a credential (``hftoken``, keytool's ``-storepass`` and ``-keypass``).
+COMPOUND_WEAK_ENDINGS = ("token", "passwd", "apitoken", "storepass", "keypass")
 HEADER_ENDINGS = frozenset({"authorization", "cookie"})
 # A header value shorter than this carries no credential (a cookie is name=value, a scheme a token).
 HEADER_MIN_CHARS = 4
@@ -83,7 +85,7 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
     # The last two: one word that is a compound without humps or separators ("mypassword", "hftoken").
     for strength, found in (("header", endings & HEADER_ENDINGS), ("strong", endings & strong),
                             ("weak", endings & WEAK_ENDINGS), ("strong", any(last.endswith(w) for w in strong)),
-                            ("weak", any(last.endswith(w) for w in ("token", "passwd", "apitoken"))),
+                            ("weak", any(last.endswith(w) for w in COMPOUND_WEAK_ENDINGS)),
                             ("generated", generated)):
         if found:
             return strength
@@ -192,6 +194,12 @@ def _b64_private_key(candidate: str) -> bool:
     return "PRIVATE KEY" in text
 
 
+def _generated_with_digits(value: str) -> bool:
+    """Machine-made and holding digits: a token, not a name in camel case (``spark://CoarseGrainedScheduler@``)."""
+    return generated_like(value) and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
 CHECKS: dict[str, Callable[[str], bool]] = {"credential": credential_like, "basic_auth": _basic_auth,
+                                            "generated_with_digits": _generated_with_digits,
                                             "generated": generated_like, "b64_private_key": _b64_private_key,
                                             "not_placeholder": lambda value: not is_placeholder(value)}

@@ -36,7 +36,7 @@ _T = r"[A-Za-z0-9_\-]"
 _KW = r"(pass|pwd|secret|token|auth|credential|cookie|sessionid|session_id|sessid|key|[_.\-]pat)"
 _KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "session", "sessid", "_pat",
                "-pat", ".pat")
-_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"']\]?)?[ \t]*(:=|=>|[:=])"
+_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?)?[ \t]*(:=|=>|[:=])"
                     rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]")
 
 # Commands whose short flag takes a password (``-p`` is a port for psql, ssh and docker run, so the flag is
@@ -286,8 +286,29 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("basic_auth", ("basic",), r"(?i)\bbasic\s+(?P<s>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
                check="basic_auth", source="detect-secrets BasicAuthDetector (header form)"),
     SecretRule("url_credentials", ("://", ":\\/\\/"),
-               r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/:@'\"\\]*:(?P<s>[^\s@/'\"\\]+)@",
-               source="detect-secrets BasicAuthDetector; gitleaks url credentials"),
+               r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/:'\"\\]*:(?P<s>[^\s@/'\"\\]+)@",
+               source="detect-secrets BasicAuthDetector; gitleaks url credentials (the user may hold a "
+                      "percent-escaped '@': user%40corp)"),
+    SecretRule("url_token_user", ("://", ":\\/\\/"),
+               r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}(?P<s>[A-Za-z0-9_\-.~]{16,256})@",
+               check="generated_with_digits",
+               source="gitleaks url credentials without a password: a token as the user "
+                      "(https://<token>@github.com, x-access-token)"),
+    SecretRule("sql_password", ("password", "identified"),
+               gate=r"(create|alter)[ \t]+(user|role|login)[^;\r\n]{0,200}[ \t]password[ \t]+['\"]"
+                    r"|identified[ \t]+by[ \t]+['\"]",
+               pattern=r"(?i)(?:\b(?:create|alter)[ \t]+(?:user|role|login)\b[^;\r\n]{0,200}?[ \t]password"
+                       r"|\bidentified[ \t]+by)[ \t]+(?P<q>['\"])(?P<s>[^'\"\r\n]{1,256})(?P=q)",
+               check="not_placeholder",
+               source="gitleaks generic (passwords in SQL: CREATE/ALTER USER|ROLE|LOGIN ... PASSWORD '...', "
+                      "MySQL's IDENTIFIED BY '...')"),
+    SecretRule("cli_secret_argument", ("htpasswd",),
+               r"\bhtpasswd[ \t]+(?:-[A-Za-z]+[ \t]+)*-[A-Za-z]*b[A-Za-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*\S+[ \t]+\S+[ \t]+"
+               r"['\"]?(?P<s>[^\s'\"]+)",
+               source="gitleaks generic (CLI arguments documented as secrets): htpasswd(1) -b FILE USER PASSWORD"),
+    SecretRule("cli_secret_argument", ("gh secret",),
+               r"\bgh[ \t]+secret[ \t]+set[ \t]+[^\n|;&]{0,200}?(?:--body|-b)(?:=|[ \t]+)['\"]?(?P<s>[^\s'\"]+)",
+               source="gitleaks generic (CLI arguments documented as secrets): gh secret set NAME --body VALUE"),
     SecretRule("cli_user_password", ("-u ", "-u=", "--user"),
                r"(?:^|\s)(?:-u|--user)[\s=]+['\"]?[^\s:'\"@]+:(?P<s>[^\s'\"@]+)",
                source="gitleaks curl-auth-user"),

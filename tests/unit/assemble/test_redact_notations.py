@@ -59,6 +59,42 @@ def test_a_kubeconfig_key_data_is_a_key(redact: Redactor) -> None:
         "    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t")
 
 
+def test_bytes_values_and_backtick_keys_are_read_like_quoted_ones(redact: Redactor) -> None:
+    assert redact(f"headers={{'X-Amz-Security-Token': b'{SECRET}'}}") == (
+        "headers={'X-Amz-Security-Token': b'[REDACTED:secret]'}")
+    assert redact(f"- `hub_token`: {SECRET}") == "- `hub_token`: [REDACTED:secret]"
+    assert redact("- `hub_model_id`: org/model") == "- `hub_model_id`: org/model"
+
+
+def test_keytool_store_and_key_passwords_are_passwords(redact: Redactor) -> None:
+    out = redact(f"+ keytool -importkeystore -srcstorepass {SECRET} -destkeypass {SECRET[::-1]}")
+    assert SECRET not in out and SECRET[::-1] not in out
+    assert redact("bypass: true") == "bypass: true"
+
+
+def test_a_token_as_a_urls_user_and_a_percent_escaped_user_before_a_password(redact: Redactor) -> None:
+    token = "ghp" + SECRET + "4x"
+    assert redact(f"https://{token}@github.com/org/x.git") == "https://[REDACTED:url_token_user]@github.com/org/x.git"
+    assert SECRET not in redact(f"https://user%40corp:{SECRET}@proxy:3128")
+    for line in ("spark://CoarseGrainedScheduler@bd6ddeaa3173:42367", "ssh://git@github.com/org/x.git"):
+        assert redact(line) == line
+
+
+def test_sql_passwords_are_redacted(redact: Redactor) -> None:
+    for line in (f"CREATE USER app WITH PASSWORD '{SECRET}';", f"ALTER ROLE app LOGIN PASSWORD '{SECRET}'",
+                 f"CREATE USER 'app'@'%' IDENTIFIED BY '{SECRET}';"):
+        assert SECRET not in redact(line) and "[REDACTED:sql_password]" in redact(line), line
+    for line in ("ALTER ROLE app PASSWORD NULL", "CREATE USER app WITH PASSWORD '${APP_PASSWORD}'"):
+        assert redact(line) == line
+
+
+def test_cli_arguments_documented_as_secrets(redact: Redactor) -> None:
+    assert redact(f"+ htpasswd -b -B /etc/nginx/.htpasswd admin {SECRET}") == (
+        "+ htpasswd -b -B /etc/nginx/.htpasswd admin [REDACTED:cli_secret_argument]")
+    assert SECRET not in redact(f"+ gh secret set HF_TOKEN --repo org/x --body {SECRET}")
+    assert redact("htpasswd -v .htpasswd admin") == "htpasswd -v .htpasswd admin"
+
+
 def test_xml_attributes_pair_a_secret_name_with_its_value(redact: Redactor) -> None:
     assert redact(f'<add key="ClearTextPassword" value="{SECRET}" />') == (
         '<add key="ClearTextPassword" value="[REDACTED:secret]" />')
@@ -169,6 +205,11 @@ HOSTILE = {
     "cookie_repr": _fill("<Cookie a=b for "),
     "name_value_pairs": "('password', 'Pw9xQ2mK7v')" + _fill("('password', '" + "a" * 300),
     "digest_header": 'Authorization: Digest response="x"' + _fill('Authorization: Digest a="b" '),
+    "url_token_user": "https://" + "a1" * 10 + "@x " + _fill("a://" + "a1" * 10),
+    "sql_password": "create user a password 'x'" + _fill("create user a password "),
+    "htpasswd": _fill("htpasswd -b "),
+    "gh_secret": "gh secret set X --body y " + _fill("gh secret set "),
+    "bytes_values": _fill("token: b'"),
     "vendor_prefixes": "sha256~" + "a" * 43 + " " + _fill("sha256~pat.4b1dA3-AAAAAA-EZAK"),
 }
 
