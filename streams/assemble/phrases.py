@@ -10,7 +10,7 @@ the figure (its key named by the rule, or by the sentence itself):
 - Keras' ``ModelCheckpoint`` ("val_loss improved from 0.14000 to 0.12345, saving model to ..."): the
   monitored key's new value;
 - sentence-transformers' evaluators ("Evaluating the model on sts-dev dataset in epoch 0 after 1000
-  steps:"): the step;
+  steps:"): the step, after its epoch;
 - TensorFlow's ``NanTensorHook`` ("Model diverged with loss = NaN."): the loss.
 
 An evaluation head makes the line's losses the evaluation's: PyTorch's MNIST example ("Test set: Average
@@ -32,7 +32,9 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
      re.compile(rf"(?i:reducing|adjusting) learning rate (?:of group \d+ )?to (?P<value>{NUMBER})"), "lr"),
     ("keras ModelCheckpoint", " improved from ",
      re.compile(rf"(?P<key>[A-Za-z_][\w/.]*) improved from \S+ to (?P<value>{NUMBER})"), None),
-    ("sentence-transformers evaluator", " steps", re.compile(r"\bafter (?P<value>\d+) steps\b"), "step"),
+    # (its own words: "evaluate after 500 steps" in a banner is a setting)
+    ("sentence-transformers evaluator", " steps",
+     re.compile(r"\bepoch \d+ after (?P<value>\d+) steps\b"), "step"),
     ("tensorflow NanTensorHook", "diverged with loss",
      re.compile(rf"diverged with loss = (?P<value>{NUMBER})"), "loss"),
 )

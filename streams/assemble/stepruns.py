@@ -12,8 +12,8 @@ pairs, one-pair table rows, and configuration reprs that are not training state.
 - **Table rows**: a whole line that is one key and one number, the key a single word: HF
   ``log_metrics`` ``  train_loss   =   1.9876``, stable-baselines3 ``|    loss    | 0.0123  |``, wandb's run
   summary ``wandb:   train/loss 1.2345``, Ray Train's result table ``│ loss     0.4123 │``. A banner's key
-  has blanks in it (``Num Epochs = 3``) and is not a row; a key with blanks and a tight ``=`` is (OLMo's
-  ``System/Peak GPU Memory (MB)=46,911``, thousands separators and all).
+  has blanks in it (``Num Epochs = 3``) and is not a row; a tracker's path with blanks and a tight ``=`` is
+  (OLMo's ``System/Peak GPU Memory (MB)=46,911``, thousands separators and all).
 - **Configuration reprs**: ``Namespace(lr=0.001, epochs=10)``, ``TrainingArguments(...)``,
   ``LlamaConfig(...)``: the pairs inside one are settings, kept as text in attributes, never fields.
 
@@ -68,10 +68,12 @@ _SPACED = re.compile(rf"([A-Za-z][\w./@-]*(?: [A-Za-z][\w./@-]*){{0,3}}) +({NUMB
 _ROW = re.compile(rf"\s*(?:[|│]\s*|[A-Za-z]\w*:\s+)?([A-Za-z][\w./@()-]*)(?:\s*[=|│]\s*|\s+)({NUMBER})\s*({UNIT})?"
                   r"\s*[|│]?\s*")
 MAX_ROW = 160
-# A row whose key has blanks in it is one only with a tight "=" (a banner writes " = "), and its number may have
-# thousands separators, the whole line being one pair: OLMo's console logger ("    System/Peak GPU Memory
-# (MB)=46,911", format_float printing f"{int(value):,d}" above 1000).
-_TIGHT_ROW = re.compile(r"\s*([A-Za-z][\w./@()-]*(?: [\w./@()-]+){1,5})=(\d{1,3}(?:,\d{3})+|" + NUMBER + r")\s*")
+# A row whose key has blanks in it is one only when the key is a tracker's path ("group/name") and its "=" is
+# tight (a banner writes "Num Epochs = 3", a setting "Num train epochs=3"); its number may have thousands
+# separators, the whole line being one pair: OLMo's console logger ("    System/Peak GPU Memory (MB)=46,911",
+# format_float printing f"{int(value):,d}" above 1000).
+_TIGHT_ROW = re.compile(r"\s*([A-Za-z][\w.@()-]*/[\w./@()-]*(?: [\w./@()-]+){1,5})=(\d{1,3}(?:,\d{3})+|"
+                        + NUMBER + r")\s*")
 
 
 def without_config(body: str, removed: list[str] | None = None) -> str:

@@ -45,6 +45,7 @@ def test_a_step_count_after_after() -> None:
     p = lifted("2021-05-01 10:00:00 - EmbeddingSimilarityEvaluator: Evaluating the model on sts-dev dataset in "
                "epoch 0 after 1000 steps:")
     assert (p.epoch, p.step) == (0.0, 1000)
+    assert lifted("Trainer will evaluate after 500 steps").step is None  # a setting
 
 
 def test_evaluation_heads_make_the_loss_the_evaluations() -> None:
@@ -76,8 +77,9 @@ def test_key_spellings_of_olmo_and_sglang() -> None:
     assert lifted("    optim/total_grad_norm=231.7").metrics == {"grad_norm": 231.7}
     assert lifted("    optim/learning_rate_group0=0.0003").metrics == {"learning_rate": 0.0003}
     assert lifted("    System/Peak GPU Memory (MB)=46,911").metrics == {"gpu_memory_mb": 46911.0}
-    # a banner's " = " with blanks in its key is still no row
+    # a banner's " = " with blanks in its key is still no row, nor a setting's tight "=" without a path
     assert lifted("  Num Epochs = 3").epoch is None
+    assert lifted("  Max GPU memory (MB)=16,384").metrics == {}
     # SGLang's scheduler: a key with its unit in brackets, "gen throughput (token/s): 186.64"
     p = lifted("[2025-02-27 04:46:39 TP0] Decode batch. #running-req: 8, #token: 62531, token usage: 0.12, "
                "gen throughput (token/s): 186.64, #queue-req: 0")
