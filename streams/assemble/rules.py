@@ -260,7 +260,9 @@ RELAY_ESCAPES = (("#011", "\t"),)
 LINE_START_PREFIXES = frozenset(("p_srun_padded",))
 # ECMA-48 control sequences terminals read (colours, erasing a line, moving the cursor: colorlog, loguru,
 # rich, Ray's coloured prefixes, tqdm) and operating-system commands (a terminal's title, links)
-ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# An OSC string (a hyperlink) counts as markup only once terminated: a line cut inside one keeps its
+# text visible to the rules, so a line is never read as blank for what an unfinished escape holds.
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 # the same colours with their ESC lost, as a copy from a web page leaves them ("[36m(pid=1)[0m"): read
 # only on a line that also holds the reset "[0m"
 BARE_SGR_RE = re.compile(r"\[(?:\d{1,3};)*\d{1,3}m")
