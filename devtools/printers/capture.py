@@ -136,6 +136,38 @@ def python(work: Path) -> Iterator[Capture]:
     yield Capture("python", "fatal_ext (venv)", _event("python_fatal", out), False, _version([str(venv), "-VV"]))
 
 
+# --- CPython's standard library beyond traceback: pools, logging's stack_info, asyncio, unittest ------
+
+# scenario: (ends in free text, written in one write() by a logging handler)
+PYSTDLIB_SCENARIOS = {
+    "futures_process": (False, False), "mp_pool": (False, False), "logging_stack_info": (False, True),
+    "logging_stack_exc": (False, True), "print_stack": (False, False), "notes_chain": (True, False),
+    "asyncio_callback": (False, True), "asyncio_callback_debug": (False, True), "asyncio_logged": (False, True),
+}
+UNITTEST_RULE = re.compile(r"^={70}$")
+
+
+def pystdlib(work: Path) -> Iterator[Capture]:
+    """``programs/pystdlib.py`` under CPython 3.11-3.13: one event per run, and unittest's report (each
+    failure from its '=' rule to its exception's message; the closing '-' rule, ``Ran N tests`` and
+    the verdict are lines of their own)."""
+    app = work / "pystdlib"
+    app.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "pystdlib.py", app / "pystdlib.py")
+    for ver in ("3.11", "3.12", "3.13"):
+        exe = next(PYENV.glob(f"{ver}.*/bin/python{ver}"))
+        printer = _version([str(exe), "-VV"])
+        for name, (open_end, atomic) in PYSTDLIB_SCENARIOS.items():
+            out = _run([str(exe), "pystdlib.py", name], app)
+            yield Capture("pystdlib", f"{name} ({ver})", _event("python_traceback", out), open_end, printer, atomic)
+        out = _run([str(exe), "pystdlib.py", "unittest"], app)
+        lines = out.rstrip("\n").split("\n")
+        close = max(i for i, line in enumerate(lines) if line == "-" * 70)
+        pieces = _events_at("python_traceback", "\n".join(lines[:close]) + "\n", UNITTEST_RULE)
+        pieces += [("single" if line.strip() else "blank", [line]) for line in lines[close:]]
+        yield Capture("pystdlib", f"unittest ({ver})", pieces, False, printer)
+
+
 # --- third-party Python printers: rich, loguru, absl-py, structlog, IPython, typer, tqdm --------------
 
 # scenario, failure (programs/pylibs.py FAILURES), console width (Rich lays boxes out to it; logs are
@@ -475,5 +507,5 @@ def glog(work: Path) -> Iterator[Capture]:
 
 
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
-    "python": python, "pylibs": pylibs, "java": java, "java_loggers": java_loggers, "jvm_fatal": jvm_fatal,
-    "go": go, "rust": rust, "c": native, "glog": glog}
+    "python": python, "pystdlib": pystdlib, "pylibs": pylibs, "java": java, "java_loggers": java_loggers,
+    "jvm_fatal": jvm_fatal, "go": go, "rust": rust, "c": native, "glog": glog}
