@@ -138,11 +138,13 @@ def python(work: Path) -> Iterator[Capture]:
 
 # --- CPython's standard library beyond traceback: pools, logging's stack_info, asyncio, unittest ------
 
-# scenario: (ends in free text, written in one write() by a logging handler)
+# scenario: (ends in free text, written in one write() by a logging handler). A traceback ends with
+# its exception's message (free text: a record of its own follows it); a stack ends with a frame's
+# source line
 PYSTDLIB_SCENARIOS = {
-    "futures_process": (False, False), "mp_pool": (False, False), "logging_stack_info": (False, True),
+    "futures_process": (True, False), "mp_pool": (True, False), "logging_stack_info": (False, True),
     "logging_stack_exc": (False, True), "print_stack": (False, False), "notes_chain": (True, False),
-    "asyncio_callback": (False, True), "asyncio_callback_debug": (False, True), "asyncio_logged": (False, True),
+    "asyncio_callback": (True, True), "asyncio_callback_debug": (True, True), "asyncio_logged": (True, True),
 }
 UNITTEST_RULE = re.compile(r"^={70}$")
 
@@ -165,7 +167,7 @@ def pystdlib(work: Path) -> Iterator[Capture]:
         close = max(i for i, line in enumerate(lines) if line == "-" * 70)
         pieces = _events_at("python_traceback", "\n".join(lines[:close]) + "\n", UNITTEST_RULE)
         pieces += [("single" if line.strip() else "blank", [line]) for line in lines[close:]]
-        yield Capture("pystdlib", f"unittest ({ver})", pieces, False, printer)
+        yield Capture("pystdlib", f"unittest ({ver})", pieces, True, printer)
 
 
 # --- third-party Python printers: rich, loguru, absl-py, structlog, IPython, typer, tqdm --------------
@@ -479,6 +481,27 @@ def native(work: Path) -> Iterator[Capture]:
         yield Capture("c", f"gdb {name} ({' / '.join(cmds)})", pieces, False, gdb)
 
 
+# --- Node.js: the uncaught exception report and util.inspect's errors ----------------------------
+
+# scenario: ends with the process's "Node.js vX" line (the uncaught report of src/node_errors.cc) or with
+# util.inspect's closing brace / last frame (console.error)
+NODE_SCENARIOS = ("uncaught", "uncaught_multiline", "rejection", "cause", "aggregate", "syscall")
+
+
+def node(work: Path) -> Iterator[Capture]:
+    """``programs/node/worker.js`` under the machine's node: an uncaught exception and an unhandled
+    rejection (the throw's source line and caret, a blank line, the stack, a blank line, ``Node.js
+    vX``: one report), ``console.error(err)`` of an error with a cause, an AggregateError and a system
+    error's own properties (``{ [cause]: ... }``, ``[errors]: [ ... ]``, ``errno: -2, ...`` to ``}``)."""
+    src = work / "node"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "node" / "worker.js", src / "worker.js")
+    printer = "node " + _version(["node", "--version"])
+    for name in NODE_SCENARIOS:
+        out = _run(["node", "worker.js", name], src)
+        yield Capture("node", name, _event("node_error", out), False, printer)
+
+
 GLOG_HEADER = "/usr/include/glog/logging.h"  # Debian: apt-get install libgoogle-glog-dev g++
 
 
@@ -508,4 +531,4 @@ def glog(work: Path) -> Iterator[Capture]:
 
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
     "python": python, "pystdlib": pystdlib, "pylibs": pylibs, "java": java, "java_loggers": java_loggers,
-    "jvm_fatal": jvm_fatal, "go": go, "rust": rust, "c": native, "glog": glog}
+    "jvm_fatal": jvm_fatal, "node": node, "go": go, "rust": rust, "c": native, "glog": glog}

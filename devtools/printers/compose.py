@@ -94,6 +94,7 @@ LANG_RECORDS = {
     "java_loggers": ("log4j", "json", "py_dashes", "print"),
     "jvm_fatal": ("log4j", "json", "print"),
     "go": ("go_log", "glog", "json", "print"),
+    "node": ("json", "py_dashes", "glog", "print"),
     "rust": ("env_logger", "json", "glog", "print"),
     "c": ("glog", "nccl", "py_default", "print"),
     "glog": ("glog", "nccl", "py_default", "print"),
