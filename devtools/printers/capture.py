@@ -486,6 +486,7 @@ def native(work: Path) -> Iterator[Capture]:
 # scenario: ends with the process's "Node.js vX" line (the uncaught report of src/node_errors.cc) or with
 # util.inspect's closing brace / last frame (console.error)
 NODE_SCENARIOS = ("uncaught", "uncaught_multiline", "rejection", "cause", "aggregate", "syscall")
+NODE_CONSOLE = ("cause", "aggregate", "syscall")
 
 
 def node(work: Path) -> Iterator[Capture]:
@@ -499,7 +500,9 @@ def node(work: Path) -> Iterator[Capture]:
     printer = "node " + _version(["node", "--version"])
     for name in NODE_SCENARIOS:
         out = _run(["node", "worker.js", name], src)
-        yield Capture("node", name, _event("node_error", out), False, printer)
+        # (console.error formats the error with util.inspect and writes it in one write(): another
+        # process's lines never come inside it)
+        yield Capture("node", name, _event("node_error", out), False, printer, name in NODE_CONSOLE)
 
 
 GLOG_HEADER = "/usr/include/glog/logging.h"  # Debian: apt-get install libgoogle-glog-dev g++
