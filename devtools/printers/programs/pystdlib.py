@@ -71,7 +71,9 @@ def s_notes_chain():
         load_batch(0)
     except KeyError as e:
         err = RuntimeError("data loader worker 2 exited")
-        err.add_note("shard: /data/shard-00017.arrow\nrow group: 12")
+        # (not "word word: x" on a line of its own: after a relay's bare time, as moreutils' ts writes
+        # it, that is syslog's "host prog: " and undecidable from it)
+        err.add_note("shard: /data/shard-00017.arrow\nrow group 12 of 40")
         err.add_note("retry with num_workers=0 to see the worker's own error")
         raise err from e
 
