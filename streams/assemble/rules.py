@@ -364,6 +364,23 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("py_ext", r"Extension modules: "),
     ("py_ext_total", r"\S.*\(total: \d+\)\s*$"),
     ("py_state", r"Python runtime state: "),
+    # logging's stack_info (Logger.findCaller): "Stack (most recent call last):" then print_stack's
+    # frames, written with the record; asyncio's exception handler writes the handle's creation point
+    # the same way ("source_traceback: Object created at (most recent call last):", base_events.py)
+    ("py_stack", r"Stack \(most recent call last\):\s*$|(?:source|handle)_traceback: \w+ created at "
+                 r"\(most recent call last\):\s*$"),
+    # an exception that crossed a process (concurrent.futures.process._RemoteTraceback, multiprocessing.pool's
+    # RemoteTraceback): its message is the worker's formatted traceback between two '"""' lines, and it
+    # is printed as the cause of the exception result() raised again (its line, then the chain marker)
+    ("py_remote", r"(?:[\w.]+\.)?_?RemoteTraceback: ?$"),
+    ("py_triple", r'"""\s*$'),
+    # a tqdm bar ("{percentage:3.0f}%|"): indented by at most three blanks, never a frame's source line
+    # (traceback.py indents those by four), so frames written without an exception line
+    # (traceback.print_stack) end at it
+    ("tqdm_bar", r" {0,3}\d{1,3}%\|", "%|"),
+    # unittest's TextTestResult.printErrorList: a '=' rule of 70, "FLAVOUR: test (module.Class.test)"
+    # (its docstring's first line under it), a '-' rule of 70, the traceback
+    ("ut_case", r"(?:ERROR|FAIL|UNEXPECTED SUCCESS): \w+ \([\w.]+\)"),
     # warnings.formatwarning: "file:line: Category: message" then "  source line"
     ("py_warning", r"(?:[A-Za-z]:)?(?:[^:\s]+\.pyx?|<[^>]+>):\d+: [A-Z]\w*Warning: ", "Warning: "),
     # multiprocessing.BaseProcess._bootstrap prints "Process Name:" then the traceback
@@ -372,10 +389,22 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # retrieved"), then the context's objects by key ("handle: <Handle ...>", "future: <Task ...>"), then
     # the traceback (base_events.py default_exception_handler)
     ("asyncio_handle", r"(?:asyncgen|future|handle|protocol|socket|task|transport): <"),
+    # Node.js's uncaught exception report (src/node_errors.cc GetErrorSource, TriggerUncaughtException): the
+    # throw's "file:line", its source line, a caret line, a blank line, the error as util.inspect prints it,
+    # a blank line, "Node.js vX.Y.Z". util.inspect writes an error's own properties after its last frame
+    # ("    at f (x.js:1:2) {", indented members, "}" at column 0) and folds frames a cause shares
+    ("node_src", r"\S+\.(?:[cm]?[jt]s|[jt]sx):\d+\s*$", ":"),
+    ("node_caret", r"[ \t]*\^+\s*$"),
+    ("node_version", r"Node\.js v\d+\.\d+\.\d+\s*$"),
+    ("node_at_open", r"[ \t]+at \S.* \{\s*$"),
+    ("node_more", r"[ \t]*\.\.\. \d+ lines? matching cause stack trace \.\.\."),
+    ("node_close", r"\}\s*$"),
     # Java Throwable.printStackTrace (and logback/log4j %throwable, V8 Error.stack "    at ...")
     ("j_uncaught", r"Exception in thread \"[^\"]*\" "),
     # (a Java frame is one also where a paste or a viewer stripped its indentation)
-    ("j_at", r"[ \t]+at (?:async )?[^\s(]+(?: \(|\()|at (?:[\w$-]+[./])+[\w$<>-]+\((?:[\w$.-]*\.(?:java|scala|kt|groovy"
+    # (V8 names a method called under another name "f [as g]" and a constructor "new F": messages.cc)
+    ("j_at", r"[ \t]+at (?:async )?(?:new )?[^\s(]+(?: \[as [^\]]+\])?(?: \(|\()"
+             r"|at (?:[\w$-]+[./])+[\w$<>-]+\((?:[\w$.-]*\.(?:java|scala|kt|groovy"
              r"|clj|aj)(?::\d+)?|Native Method|Unknown Source)\)"),
     # a frame's location on its own line: Rust's "      at src/main.rs:3:5", V8's "    at node:internal/x:23:47"
     ("at_path", r"[ \t]+at [^\s(]+:\d+(?::\d+)?$"),
@@ -669,6 +698,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "ipy_tb": ("ipy", "python_traceback"),
     "rich_tb": ("rich_tb", "python_traceback"),
     "py_process": ("await", None),
+    "py_remote": ("py_remote", "python_traceback"),
+    "node_src": ("node_src", "node_error"),
     "j_uncaught": ("java_head", "java_stack"),
     "j_exc": ("java_head", "java_stack"),
     "j_caused": ("java_head", "java_stack"),
@@ -792,6 +823,8 @@ _ATTACH = {
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
     "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sigdump"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
+    # (logging writes the stack with the record; asyncio the creation point with its handler's message)
+    "py_stack": (_S, "py_stack"), "py_remote": ("announce", "py_remote"),
     # (the same file line with its tab dropped by a viewer or relay: Rancher's, syslog's)
     "go_file_bare": ("own", "go_stack"),
     "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"), "rich_tb": ("announce", "rich_tb"),
@@ -887,6 +920,7 @@ MODES: dict[str, dict] = {
                 "after_blank": {"py_file": (_S, "py_frames")}},
     "py_frames": {"kind": "python_traceback",
                   "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
+                         "tqdm_bar": (_E, None),
                          "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
                   # (after the frames traceback.py writes the exception line, "Type" or "Type: message":
                   # a line of another shape is not this traceback's, whatever its own writer)
@@ -918,7 +952,9 @@ MODES: dict[str, dict] = {
                       "frame": (_C, "py_msg_more"), "c10_raised": (_C, "py_msg_more"),
                       "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                       "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                      "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
+                      "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash"),
+                      # logging's stack_info after the record's traceback (exc_info and stack_info both)
+                      "py_stack": (_S, "py_stack")},
                # chained exceptions, the thread dump of a fatal error that printed the exception, and the
                # paragraphs libraries write into their messages
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
@@ -931,7 +967,8 @@ MODES: dict[str, dict] = {
                            "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
                            "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                            "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                           "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
+                           "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash"),
+                           "py_stack": (_S, "py_stack")},
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                     "rule_dash": (_T, "table_dash"), "msg_para": (_S, None),
@@ -977,6 +1014,20 @@ MODES: dict[str, dict] = {
     "py_chain": {"kind": "python_traceback", "kind_override": True,
                  "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb")},
                  "after_blank": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb")}},
+    # print_stack's frames under logging's "Stack (most recent call last):" (nothing after them) or
+    # asyncio's "source_traceback:" (its context's other keys, then the exception's traceback)
+    "py_stack": {"kind": "python_traceback",
+                 "on": {"py_file": (_S, None), "indent": (_C, None), "asyncio_handle": (_S, None),
+                        "py_stack": (_S, None), "py_tb": (_S, "py_head")}},
+    # a remote traceback: the exception line, the '"""' that opens its message, the worker's traceback
+    # (any line) to the closing '"""', then only the chain to the exception raised again
+    "py_remote": {"kind": "python_traceback", "on": {"py_triple": (_S, "py_remote_tb")}},
+    "py_remote_tb": {"kind": "python_traceback", "any": (_S, None), "after_blank": "on",
+                     "on": {"py_triple": (_S, "py_done")}},
+    # unittest's failure header: the case line (and its docstring's line), the '-' rule, the traceback
+    "ut_head": {"kind": "python_traceback", "on": {"rule_dash": (_S, "ut_rule"), "text": (_T, None)},
+                "max_tent": 1},
+    "ut_rule": {"kind": "python_traceback", "on": {"py_tb": (_S, "py_head")}},
     # torchrun's ChildFailedError message: a box from a '=' rule to the next bare '=' rule
     # (torch/distributed/elastic/multiprocessing/errors/__init__.py _MSG_FORMAT_TEMPLATE)
     "py_box": {"kind": "childfailed_box", "kind_override": True,
@@ -1028,10 +1079,34 @@ MODES: dict[str, dict] = {
     # (a stack Hadoop quotes in a container's diagnostics goes on with its exit line: "yarn_exit")
     "java_frames": {"kind": "java_stack",
                     "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
+                           # (V8's frames as util.inspect prints an error: console.error(err) in Node.js)
+                           "node_more": (_S, None), "node_at_open": (_S, "node_props"),
                            "j_circular": (_S, None), "j_caused": (_S, "java_head"), "yarn_exited": (_L, None),
                            "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)},
                     "after_blank": {"j_at": (_S, None), "j_more": (_S, None), "yarn_exited": (_L, None),
                                     "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)}},
+
+    # -- Node.js's uncaught exception report ------------------------------------------------------
+    # the throw's location, its source line (any text: held until the caret confirms it), the caret,
+    # after a blank line the error's first line, its message's further lines, its frames; then
+    # util.inspect's properties to the '}' at column 0, and after a blank line the version line
+    "node_src": {"kind": "node_error", "on": {}, "any": (_T, "node_caret")},
+    "node_caret": {"kind": "node_error", "on": {"node_caret": (_S, "node_exc")}},
+    "node_exc": {"kind": "node_error", "after_blank": "on",
+                 "on": {"exc_named": (_S, "node_msg"), "exc_line": (_S, "node_msg"), "exc_bare": (_S, "node_msg"),
+                        "j_exc": (_S, "node_msg"), "text": (_S, "node_msg")}},
+    "node_msg": {"kind": "node_error",
+                 "on": {"text": (_C, None), "indent": (_C, None), "j_at": (_S, "node_frames"),
+                        "at_path": (_S, "node_frames"), "node_at_open": (_S, "node_props"),
+                        "node_version": (_L, None)},
+                 "after_blank": {"node_version": (_L, None)}},
+    "node_frames": {"kind": "node_error",
+                    "on": {"j_at": (_S, None), "at_path": (_S, None), "node_more": (_S, None),
+                           "node_at_open": (_S, "node_props"), "node_version": (_L, None)},
+                    "after_blank": {"node_version": (_L, None)}},
+    # util.inspect's members of an error (nested causes and errors indented under them) to its '}'
+    "node_props": {"kind": None, "on": {"node_close": (_S, "node_end")}, "any": (_S, None)},
+    "node_end": {"kind": None, "on": {"node_version": (_L, None)}, "after_blank": {"node_version": (_L, None)}},
 
     # -- C++ ---------------------------------------------------------------------------------------
     # a glog/c10 E/F record or a what(): free text (c10::Error::compute_what: message, context
@@ -1178,7 +1253,7 @@ MODES: dict[str, dict] = {
     # own lines are not a table)
     "table_eq": {"kind": "table", "one_write": True,
                  "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
-                        "san_head": (_S, "san_report"), "go_race": (_S, "go_race"),
+                        "ut_case": (_S, "ut_head"), "san_head": (_S, "san_report"), "go_race": (_S, "go_race"),
                         "kern_start": (_S, "kernel"), "rule_dash": (_T, None),
                         "rule_star": (_T, None), "rule_dash_t": (_T, None)},
                  "after_blank": "on", "max_tent": 200},
