@@ -1,0 +1,145 @@
+"""Grammars of CPython's standard-library printers beyond ``traceback`` itself (logging's ``stack_info``,
+asyncio's exception handler, concurrent.futures' and multiprocessing.pool's remote tracebacks, unittest's
+report) and of Node.js's uncaught exception report and ``util.inspect`` of errors. Lines are the printers'
+own output (``corpus/printers/pystdlib``, ``corpus/printers/node``); each test names the rule it guards.
+"""
+
+from __future__ import annotations
+
+from test_grammars import groups
+
+NEXT = "2026-12-01 17:44:18,359 - trainer - INFO - step 5393/10000 loss=3.2821 lr=3.0e-04"
+PRINT = "Epoch 3/10"
+
+
+def test_logging_stack_info_stays_with_its_record():
+    # rule: TOKENS "py_stack" + _ATTACH "py_stack" (logging's Logger.findCaller writes the stack with the record)
+    texts = ["2026-12-02 00:28:19,421 - trainer - INFO - checkpoint saved",
+             "Stack (most recent call last):",
+             '  File "/app/train.py", line 125, in <module>',
+             "    main()",
+             '  File "/app/train.py", line 42, in save',
+             '    logging.getLogger("trainer").info("checkpoint saved", stack_info=True)',
+             PRINT]
+    assert groups(texts) == [[0, 1, 2, 3, 4, 5], [6]]
+
+
+def test_logging_stack_info_after_the_records_traceback():
+    # rule: MODES py_msg "py_stack" (exc_info and stack_info together: the traceback, then the stack)
+    texts = ["[2026-12-02 00:28:19,667] [ERROR] [trainer] batch failed",
+             "Traceback (most recent call last):",
+             '  File "/app/train.py", line 54, in step',
+             "    load_batch(0)",
+             "KeyError: 'labels'",
+             "Stack (most recent call last):",
+             '  File "/app/train.py", line 56, in step',
+             '    log.error("batch failed", exc_info=True, stack_info=True)',
+             PRINT]
+    assert groups(texts) == [list(range(8)), [8]]
+
+
+def test_asyncio_callback_exception_with_its_source_traceback():
+    # rule: MODES "py_stack" (asyncio's "source_traceback: Object created at ..." frames, then the traceback)
+    texts = ["Exception in callback _cb(3) at /app/train.py:79",
+             "handle: <Handle _cb(3) at /app/train.py:79 created at /app/train.py:95>",
+             "source_traceback: Object created at (most recent call last):",
+             '  File "/app/train.py", line 97, in main',
+             "    asyncio.run(main(), debug=True)",
+             "Traceback (most recent call last):",
+             '  File "/app/train.py", line 80, in _cb',
+             "    return load_batch(n)",
+             "KeyError: 'labels'",
+             NEXT]
+    assert groups(texts) == [list(range(9)), [9]]
+
+
+def test_remote_traceback_in_quotes_then_the_chain_is_one_event():
+    # rule: TOKENS "py_remote"/"py_triple" + STARTS "py_remote" (concurrent.futures.process._RemoteTraceback)
+    texts = ["concurrent.futures.process._RemoteTraceback: ",
+             '"""',
+             "Traceback (most recent call last):",
+             '  File "/usr/lib/python3.12/concurrent/futures/process.py", line 263, in _process_worker',
+             "    r = call_item.fn(*call_item.args, **call_item.kwargs)",
+             "KeyError: 'labels'",
+             '"""',
+             "",
+             "The above exception was the direct cause of the following exception:",
+             "",
+             "Traceback (most recent call last):",
+             '  File "/app/train.py", line 26, in main',
+             "    ex.submit(load_batch, 3).result()",
+             "KeyError: 'labels'",
+             NEXT]
+    assert groups(texts) == [list(range(14)), [14]]
+
+
+def test_unittest_failure_from_its_rule_to_the_message():
+    # rule: TOKENS "ut_case" + MODES table_eq "ut_case" -> ut_head -> ut_rule (unittest's printErrorList)
+    texts = ["=" * 70,
+             "ERROR: test_step (__main__.StepTest.test_step)",
+             "-" * 70,
+             "Traceback (most recent call last):",
+             '  File "/app/test_train.py", line 112, in test_step',
+             "    load_batch(0)",
+             "KeyError: 'labels'",
+             "",
+             "=" * 70,
+             "FAIL: test_loss (__main__.StepTest.test_loss)",
+             "-" * 70,
+             "Traceback (most recent call last):",
+             '  File "/app/test_train.py", line 115, in test_loss',
+             '    self.assertLess(2.31, 1.0, "loss did not go down")',
+             "AssertionError: 2.31 not less than 1.0 : loss did not go down",
+             NEXT]
+    assert groups(texts) == [list(range(7)), list(range(8, 15)), [15]]
+
+
+def test_node_uncaught_report_from_the_throw_site_to_the_version_line():
+    # rule: TOKENS "node_src"/"node_caret"/"node_version" + STARTS "node_src" (src/node_errors.cc)
+    texts = ["/app/worker.js:9",
+             "  return shards[i].rows;",
+             "                   ^",
+             "",
+             "TypeError: Cannot read properties of undefined (reading 'rows')",
+             "    at loadShard (/app/worker.js:9:20)",
+             "    at Function.executeUserEntryPoint [as runMain] (node:internal/modules/run_main:164:12)",
+             "    at node:internal/main/run_main_module:28:49",
+             "",
+             "Node.js v20.20.2",
+             PRINT]
+    assert groups(texts) == [list(range(10)), [10]]
+
+
+def test_v8_frame_of_a_method_called_under_another_name():
+    # rule: TOKENS "j_at" (V8's "f [as g] (loc)"): the frame stays in the stack
+    texts = ["Error: shard 7 unreachable",
+             "    at fetchShard (/app/worker.js:1:38)",
+             "    at Function.executeUserEntryPoint [as runMain] (node:internal/modules/run_main:164:12)",
+             "    at node:internal/main/run_main_module:28:49",
+             NEXT]
+    assert groups(texts) == [[0, 1, 2, 3], [4]]
+
+
+def test_console_error_of_an_error_with_a_cause_to_its_closing_brace():
+    # rule: TOKENS "node_at_open"/"node_more"/"node_close" + MODES java_frames "node_at_open" -> node_props
+    texts = ["Error: config load failed",
+             "    at load (/app/worker.js:1:65)",
+             "    ... 5 lines matching cause stack trace ...",
+             "    at node:internal/main/run_main_module:28:49 {",
+             "  [cause]: SyntaxError: Expected property name or '}' in JSON at position 1",
+             "      at JSON.parse (<anonymous>)",
+             "      at load (/app/worker.js:1:30)",
+             "}",
+             PRINT]
+    assert groups(texts) == [list(range(8)), [8]]
+
+
+def test_print_stack_frames_end_at_a_tqdm_bar():
+    # rule: TOKENS "tqdm_bar" + MODES py_frames "tqdm_bar" (a bar is indented by at most three blanks,
+    # a frame's source line by four: frames without an exception line end at it)
+    texts = ['  File "/app/train.py", line 125, in <module>',
+             "    main()",
+             '  File "/app/train.py", line 60, in where',
+             "    traceback.print_stack()",
+             "  8%|          | 89/1000 [00:14<01:58,  7.15it/s]"]
+    assert groups(texts) == [[0, 1, 2, 3], [4]]
