@@ -505,6 +505,80 @@ def node(work: Path) -> Iterator[Capture]:
         yield Capture("node", name, _event("node_error", out), False, printer, name in NODE_CONSOLE)
 
 
+# --- valgrind memcheck and gcc's sanitizers (UBSan, LeakSanitizer, ThreadSanitizer) ------------------
+
+VG_SCENARIOS = ("invalid_read", "uninit", "double_free", "leak")
+VG_PREFIX_RE = re.compile(r"^==\d+== ?")
+
+
+def _valgrind_pieces(out: str) -> list[Piece]:
+    """valgrind's messages, each line behind "==PID== ": a message is a paragraph ended by the prefix
+    alone (m_errormgr.c pp_Error and the leak checker write a blank one after each), a multi-line one
+    indents its stack and descriptions under its first line; the preamble (m_main.c print_preamble:
+    tool, copyright, version, command) is one message. Paragraphs whose lines all start at the prefix's
+    column are separate one-line messages ("For lists of ...", "ERROR SUMMARY: ...")."""
+    lines = out.rstrip("\n").split("\n")
+    pieces: list[Piece] = []
+    para: list[str] = []
+
+    def flush(first: bool) -> None:
+        if not para:
+            return
+        bodies = [VG_PREFIX_RE.sub("", line, count=1) for line in para]
+        if first or any(b[:1] == " " for b in bodies[1:]):
+            pieces.append(("valgrind", list(para)))
+        else:
+            pieces.extend(("single", [line]) for line in para)
+        para.clear()
+
+    seen = False
+    for line in lines:
+        if not VG_PREFIX_RE.match(line):
+            flush(not seen)
+            seen = True
+            pieces.append(("single" if line.strip() else "blank", [line]))
+        elif not VG_PREFIX_RE.sub("", line, count=1).strip():
+            flush(not seen)
+            seen = True
+            pieces.append(("ignore", [line]))  # the prefix alone: which message it closes is not scored
+        else:
+            para.append(line)
+    flush(not seen)
+    return pieces
+
+
+def memcheck(work: Path) -> Iterator[Capture]:
+    """``programs/memcheck/worker.c`` (one bug per scenario) under valgrind's memcheck, and built with
+    gcc's -fsanitize=undefined (UBSAN_OPTIONS=print_stacktrace=1: the runtime error, frames, SUMMARY; without
+    it one line), =leak (from the '=' rule to SUMMARY) and =thread (between its two '=' rules; "ThreadSanitizer:
+    reported N warnings" at exit is a line of its own)."""
+    src = work / "memcheck"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "memcheck" / "worker.c", src / "worker.c")
+    gcc = _version(["gcc", "--version"])
+    subprocess.run(["gcc", "-g", "-O0", "-pthread", "-o", "worker", "worker.c"], cwd=src, check=True)
+    vg = _version(["valgrind", "--version"])
+    for name in VG_SCENARIOS:
+        out = _run(["valgrind", "--leak-check=full", "./worker", name], src)
+        yield Capture("memcheck", f"valgrind {name}", _valgrind_pieces(out), False, vg)
+    for flag, exe in (("undefined", "worker_ubsan"), ("leak", "worker_lsan"), ("thread", "worker_tsan")):
+        subprocess.run(["gcc", "-g", "-O0", "-pthread", f"-fsanitize={flag}", "-o", exe, "worker.c"], cwd=src,
+                       check=True)
+    for trace in ("0", "1"):
+        out = _run(["./worker_ubsan", "overflow"], src, {"UBSAN_OPTIONS": f"print_stacktrace={trace}"})
+        pieces = _event("llvm_sanitizer", out)
+        if trace == "0":  # the runtime error's line alone
+            pieces = [("single", [line]) for _k, p in pieces for line in p if line.strip()]
+        yield Capture("memcheck", f"ubsan overflow (print_stacktrace={trace})", pieces, False, gcc)
+    out = _run(["./worker_lsan", "leak"], src)
+    yield Capture("memcheck", "lsan leak", _event("llvm_sanitizer", out), False, gcc)
+    out = _run(["./worker_tsan", "race"], src)
+    lines = out.rstrip("\n").split("\n")
+    close = lines.index("==================", 1)
+    yield Capture("memcheck", "tsan race", [("llvm_sanitizer", lines[:close + 1]),
+                                            *[("single", [x]) for x in lines[close + 1:]]], False, gcc)
+
+
 GLOG_HEADER = "/usr/include/glog/logging.h"  # Debian: apt-get install libgoogle-glog-dev g++
 
 
@@ -534,4 +608,4 @@ def glog(work: Path) -> Iterator[Capture]:
 
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
     "python": python, "pystdlib": pystdlib, "pylibs": pylibs, "java": java, "java_loggers": java_loggers,
-    "jvm_fatal": jvm_fatal, "node": node, "go": go, "rust": rust, "c": native, "glog": glog}
+    "jvm_fatal": jvm_fatal, "node": node, "go": go, "rust": rust, "c": native, "memcheck": memcheck, "glog": glog}

@@ -98,6 +98,7 @@ LANG_RECORDS = {
     "rust": ("env_logger", "json", "glog", "print"),
     "c": ("glog", "nccl", "py_default", "print"),
     "glog": ("glog", "nccl", "py_default", "print"),
+    "memcheck": ("glog", "nccl", "py_default", "print"),
 }
 
 
