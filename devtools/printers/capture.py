@@ -512,38 +512,42 @@ VG_PREFIX_RE = re.compile(r"^==\d+== ?")
 
 
 def _valgrind_pieces(out: str) -> list[Piece]:
-    """valgrind's messages, each line behind "==PID== ": a message is a paragraph ended by the prefix
-    alone (m_errormgr.c pp_Error and the leak checker write a blank one after each), a multi-line one
-    indents its stack and descriptions under its first line; the preamble (m_main.c print_preamble:
-    tool, copyright, version, command) is one message. Paragraphs whose lines all start at the prefix's
-    column are separate one-line messages ("For lists of ...", "ERROR SUMMARY: ...")."""
+    """valgrind's messages, each line behind "==PID== ": a message ends with the prefix alone (m_errormgr.c
+    pp_Error, the leak checker and print_preamble write an empty message after theirs; where two come, the
+    second is the space before the next section, written by the same writer and taken with the message
+    before it), a multi-line one indents its stack and descriptions under its first line; the preamble
+    (tool, copyright, version, command) is one message. Lines at the prefix's column with no empty message
+    after them are one-line messages of their own ("For lists of ...", "ERROR SUMMARY: ...")."""
     lines = out.rstrip("\n").split("\n")
     pieces: list[Piece] = []
     para: list[str] = []
 
-    def flush(first: bool) -> None:
-        if not para:
-            return
-        bodies = [VG_PREFIX_RE.sub("", line, count=1) for line in para]
-        if first or any(b[:1] == " " for b in bodies[1:]):
-            pieces.append(("valgrind", list(para)))
-        else:
-            pieces.extend(("single", [line]) for line in para)
-        para.clear()
+    def body(line: str) -> str:
+        return VG_PREFIX_RE.sub("", line, count=1)
 
-    seen = False
-    for line in lines:
+    i = 0
+    while i < len(lines):
+        line = lines[i]
         if not VG_PREFIX_RE.match(line):
-            flush(not seen)
-            seen = True
+            pieces.extend(("single", [x]) for x in para)
+            para.clear()
             pieces.append(("single" if line.strip() else "blank", [line]))
-        elif not VG_PREFIX_RE.sub("", line, count=1).strip():
-            flush(not seen)
-            seen = True
-            pieces.append(("ignore", [line]))  # the prefix alone: which message it closes is not scored
-        else:
+            i += 1
+            continue
+        if body(line).strip():
             para.append(line)
-    flush(not seen)
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and VG_PREFIX_RE.match(lines[j]) and not body(lines[j]).strip():
+            j += 1
+        if para:  # a message and the empty message after it
+            pieces.append(("valgrind", [*para, *lines[i:j]]))
+            para.clear()
+        else:
+            pieces.append(("ignore", lines[i:j]))
+        i = j
+    pieces.extend(("single", [x]) for x in para)
     return pieces
 
 
