@@ -92,6 +92,10 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("pdsh", r"(?P<k_pdsh>[a-z][a-z.-]*\d[a-z0-9.-]*|\d{1,3}(?:\.\d{1,3}){3}): ", "k", None),
     # docker buildx / BuildKit plain progress: "#8 12.34 " (the step, then seconds) before a step's output
     ("buildkit", r"(?P<k_buildkit>#\d+) \d+\.\d+ ", "k", None),
+    # valgrind writes "==PID== " before every line of its own output (m_libcassert/m_debuglog vmessage): the
+    # prefix alone closes a message (a blank line of that writer); each message is then read by its shape
+    # (an error's header and its stacks indented under it). (The sanitizers' "==PID==ERROR:" has no blank.)
+    ("valgrind", r"==\d+== ", "all", None),
     # OpenMPI mpirun --tag-output: "[1,0]<stdout>:"
     ("mpi", r"\[\d+,\d+\]<(?:stdout|stderr)>: ?", "all", None),
     # docker compose: "web-1  | ", "elasticsearch_1  | ", "elk_elasticsearch | " (names hold '_' or '-'),
@@ -399,6 +403,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("node_at_open", r"[ \t]+at \S.* \{\s*$"),
     ("node_more", r"[ \t]*\.\.\. \d+ lines? matching cause stack trace \.\.\."),
     ("node_close", r"\}\s*$"),
+    # valgrind's preamble (coregrind/m_main.c print_preamble): the tool and its description, the copyright,
+    # the version, the command (with -v more lines: the parent's pid, the options)
+    ("vg_banner", r"(?:Memcheck|Helgrind|DRD|Cachegrind|Callgrind|Massif|DHAT|Lackey|Nulgrind), a ", ", a "),
+    ("vg_banner_line", r"(?:Copyright \(C\) |Using Valgrind-|Command: |Parent PID: )"),
     # Java Throwable.printStackTrace (and logback/log4j %throwable, V8 Error.stack "    at ...")
     ("j_uncaught", r"Exception in thread \"[^\"]*\" "),
     # (a Java frame is one also where a paste or a viewer stripped its indentation)
@@ -444,6 +452,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("go_race", r"WARNING: DATA RACE"),  # Go's race detector (the same runtime as TSan)
     ("san_runtime", r"[^\s:]+:\d+:\d+: runtime error: ", "runtime error: "),  # UBSan
     ("san_summary", r"SUMMARY: \w+Sanitizer: "),
+    # UBSan's notes under a runtime error (ubsan_diag.cpp: "0xADDR: note: pointer points here", then the
+    # bytes and a caret, indented)
+    ("san_note", r"(?:0x[0-9a-fA-F]+|[^\s:]+:\d+:\d+): note: ", "note: "),
     # ASan after its SUMMARY (asan_errors.cpp PrintShadowMemoryForAddress / PrintLegend, asan_report.cpp):
     # "Shadow bytes around the buggy address:", rows ("  0x0c04..: 00 fa", "=>0x0c04..: [fa]"), the legend
     # title and its indented lines ("==PID==ABORTING" after them is Die()'s line of its own)
@@ -700,6 +711,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "py_process": ("await", None),
     "py_remote": ("py_remote", "python_traceback"),
     "node_src": ("node_src", "node_error"),
+    "vg_banner": ("vg_banner", "valgrind"),
     "j_uncaught": ("java_head", "java_stack"),
     "j_exc": ("java_head", "java_stack"),
     "j_caused": ("java_head", "java_stack"),
@@ -710,7 +722,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "frame": ("c10_frames", "cpp_frames"),
     "san_frame": ("san_report", "llvm_sanitizer"),
     "san_head": ("san_report", "llvm_sanitizer"),
-    "san_runtime": ("san_report", "llvm_sanitizer"),
+    "san_runtime": ("ubsan", "llvm_sanitizer"),
     "go_race": ("go_race", "go_race"),
     "gdb_frame": ("gdb", "gdb_bt"),
     "gdb_frame0": ("gdb", "gdb_bt"),
@@ -1086,6 +1098,8 @@ MODES: dict[str, dict] = {
                     "after_blank": {"j_at": (_S, None), "j_more": (_S, None), "yarn_exited": (_L, None),
                                     "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)}},
 
+    # valgrind's preamble: its fixed lines, to the prefix alone that closes it
+    "vg_banner": {"kind": "valgrind", "on": {"vg_banner_line": (_S, None)}},
     # -- Node.js's uncaught exception report ------------------------------------------------------
     # the throw's location, its source line (any text: held until the caret confirms it), the caret,
     # after a blank line the error's first line, its message's further lines, its frames; then
@@ -1180,6 +1194,13 @@ MODES: dict[str, dict] = {
                           "san_summary": (_S, "san_done")},
                    "after_blank": {"san_frame": (_S, None), "indent": (_C, None), "text": (_C, None),
                                    "san_summary": (_S, "san_done")}},
+    # UBSan (ubsan_diag.cpp Diag::~Diag): the runtime error is one line; its notes, the stack with
+    # print_stacktrace=1 and a SUMMARY follow it, nothing else (a line of text after it is the program's)
+    "ubsan": {"kind": "llvm_sanitizer",
+              "on": {"san_note": (_S, None), "indent": (_S, None), "san_frame": (_S, "ubsan_frames"),
+                     "san_summary": (_L, None)}},
+    "ubsan_frames": {"kind": "llvm_sanitizer", "on": {"san_frame": (_S, None), "san_summary": (_L, None)},
+                     "after_blank": {"san_summary": (_L, None)}},
     "san_done": {"kind": "llvm_sanitizer", "on": {"rule_eq": (_L, None), "san_shadow": (_S, None),
                                                   "indent": (_S, None)}},
     # Go's race detector (runtime/race): "WARNING: DATA RACE", sections ("Read at 0x.. by goroutine 8:",
