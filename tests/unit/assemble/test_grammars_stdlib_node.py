@@ -143,3 +143,42 @@ def test_print_stack_frames_end_at_a_tqdm_bar():
              "    traceback.print_stack()",
              "  8%|          | 89/1000 [00:14<01:58,  7.15it/s]"]
     assert groups(texts) == [[0, 1, 2, 3], [4]]
+
+
+# -- valgrind and UBSan ----------------------------------------------------------------------------
+
+def test_valgrind_messages_end_at_the_empty_message_after_them():
+    # rule: STREAM_PREFIXES "valgrind" (the prefix alone is the writer's blank line: it closes a message)
+    # and TOKENS/STARTS "vg_banner" (the preamble's fixed lines are one message)
+    texts = ["==11320== Memcheck, a memory error detector",
+             "==11320== Copyright (C) 2002-2022, and GNU GPL'd, by Julian Seward et al.",
+             "==11320== Using Valgrind-3.19.0 and LibVEX; rerun with -h for copyright info",
+             "==11320== Command: ./worker invalid_read",
+             "==11320== ",
+             "==11320== Invalid read of size 4",
+             "==11320==    at 0x1091D8: sum_shard (worker.c:14)",
+             "==11320==    by 0x1092CE: main (worker.c:25)",
+             "==11320==  Address 0x4a40050 is 0 bytes after a block of size 16 alloc'd",
+             "==11320==    at 0x48417B4: malloc (in /usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so)",
+             "==11320==    by 0x109209: alloc_shard (worker.c:15)",
+             "==11320== ",
+             "==11320== Conditional jump or move depends on uninitialised value(s)",
+             "==11320==    at 0x10932A: main (worker.c:29)",
+             "==11320== ",
+             "==11320== For lists of detected and suppressed errors, rerun with: -s",
+             "==11320== ERROR SUMMARY: 2 errors from 2 contexts (suppressed: 0 from 0)"]
+    assert groups(texts) == [[0, 1, 2, 3, 4], list(range(5, 12)), [12, 13, 14], [15], [16]]
+
+
+def test_ubsan_runtime_error_takes_its_frames_and_no_line_of_text():
+    # rule: STARTS "san_runtime" -> MODES "ubsan" (UBSan's report is the line, its notes and its stack)
+    texts = ["worker.c:41:9: runtime error: signed integer overflow: 2147483647 + 1 cannot be represented in "
+             "type 'int'",
+             "Training completed.",
+             "worker.c:41:9: runtime error: signed integer overflow: 2147483647 + 1 cannot be represented in "
+             "type 'int'",
+             "    #0 0x557c6da34797 in main /app/worker.c:41",
+             "    #1 0x7fec73245249 in __libc_start_call_main ../sysdeps/nptl/libc_start_call_main.h:58",
+             "",
+             "done."]
+    assert groups(texts) == [[0], [1], [2, 3, 4], [6]]
