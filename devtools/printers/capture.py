@@ -583,6 +583,53 @@ def memcheck(work: Path) -> Iterator[Capture]:
                                             *[("single", [x]) for x in lines[close + 1:]]], False, gcc)
 
 
+# --- OpenMPI's mpirun: help boxes (show_help) and opal's signal handler ---------------------------
+
+MPI_RULE = "-" * 74  # opal_show_help's rule around every help message
+# (scenario, mpirun options): --tag-output puts "[job,rank]<stderr>:" before each write of a rank's output
+MPI_RUNS = (("abort", ()), ("segv", ()), ("exit", ()), ("abort", ("--tag-output",)), ("segv", ("--tag-output",)),
+            ("abort", ("--tag-output", "--timestamp-output")))
+
+
+def _mpi_pieces(out: str) -> list[Piece]:
+    """mpirun's output cut by what writes it: opal_show_help's messages, each from its rule to the next
+    (help-*.txt text, blank lines inside), opal's signal handler (opal/util/stacktrace.c: "*** Process
+    received signal ***" to "*** End of error message ***", a rank's one report), other lines single."""
+    lines = out.rstrip("\n").split("\n")
+    pieces: list[Piece] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line == MPI_RULE:
+            j = lines.index(MPI_RULE, i + 1)
+            pieces.append(("mpi_help", lines[i:j + 1]))
+            i = j + 1
+        elif line.endswith("*** Process received signal ***"):
+            j = next(k for k in range(i, len(lines)) if lines[k].endswith("*** End of error message ***"))
+            pieces.append(("ompi_backtrace", lines[i:j + 1]))
+            i = j + 1
+        else:
+            pieces.append(("single" if line.strip() else "blank", [line]))
+            i += 1
+    return pieces
+
+
+def mpi(work: Path) -> Iterator[Capture]:
+    """``programs/mpi/allreduce.c`` under Open MPI's mpirun (Debian: apt-get install openmpi-bin
+    libopenmpi-dev), two ranks, rank 1 failing: MPI_Abort's help box, a SIGSEGV (opal's signal report,
+    then mpirun's "Primary job terminated normally" and "exited on signal 11" boxes), a non-zero exit
+    ("exited with non-zero status" box), also under --tag-output and --timestamp-output."""
+    src = work / "mpi"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "mpi" / "allreduce.c", src / "allreduce.c")
+    subprocess.run(["mpicc", "-g", "-O0", "-o", "allreduce", "allreduce.c"], cwd=src, check=True)
+    printer = _version(["mpirun", "--version"])
+    for name, opts in MPI_RUNS:
+        out = _run(["mpirun", "--oversubscribe", "--allow-run-as-root", *opts, "-np", "2", "./allreduce", name],
+                   src, merged=True, timeout=120)
+        yield Capture("mpi", f"{name} ({' '.join(opts) or 'mpirun'})", _mpi_pieces(out), False, printer)
+
+
 GLOG_HEADER = "/usr/include/glog/logging.h"  # Debian: apt-get install libgoogle-glog-dev g++
 
 
@@ -612,4 +659,4 @@ def glog(work: Path) -> Iterator[Capture]:
 
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
     "python": python, "pystdlib": pystdlib, "pylibs": pylibs, "java": java, "java_loggers": java_loggers,
-    "jvm_fatal": jvm_fatal, "node": node, "go": go, "rust": rust, "c": native, "memcheck": memcheck, "glog": glog}
+    "jvm_fatal": jvm_fatal, "node": node, "go": go, "rust": rust, "c": native, "memcheck": memcheck, "mpi": mpi, "glog": glog}

@@ -99,6 +99,7 @@ LANG_RECORDS = {
     "c": ("glog", "nccl", "py_default", "print"),
     "glog": ("glog", "nccl", "py_default", "print"),
     "memcheck": ("glog", "nccl", "py_default", "print"),
+    "mpi": ("glog", "nccl", "py_dashes", "print"),
 }
 
 
