@@ -403,6 +403,14 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("node_at_open", r"[ \t]+at \S.* \{\s*$"),
     ("node_more", r"[ \t]*\.\.\. \d+ lines? matching cause stack trace \.\.\."),
     ("node_close", r"\}\s*$"),
+    # Open MPI's signal handler (opal/util/stacktrace.c show_stackframe): every line behind "[host:pid] ",
+    # from "*** Process received signal ***" through the signal, its code, the address and the "[ N] "
+    # frames of opal_backtrace_print to "*** End of error message ***" (under mpirun --tag-output each
+    # write of a frame is tagged, so "[1,1]<stderr>:" also comes inside a frame's line)
+    ("ompi_sig", r"\[[\w.-]+:\d+\] \*\*\* Process received signal \*\*\*", "*** Process received"),
+    ("ompi_sig_line", r"\[[\w.-]+:\d+\] (?:Signal: |Signal code: |Failing at address: |Associated errno: "
+                      r"|\[ *\d+\] |\[\d+,\d+\]<std(?:err|out)>:)"),
+    ("ompi_sig_end", r"\[[\w.-]+:\d+\] \*\*\* End of error message \*\*\*"),
     # valgrind's preamble (coregrind/m_main.c print_preamble): the tool and its description, the copyright,
     # the version, the command (with -v more lines: the parent's pid, the options)
     ("vg_banner", r"(?:Memcheck|Helgrind|DRD|Cachegrind|Callgrind|Massif|DHAT|Lackey|Nulgrind), a ", ", a "),
@@ -712,6 +720,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "py_remote": ("py_remote", "python_traceback"),
     "node_src": ("node_src", "node_error"),
     "vg_banner": ("vg_banner", "valgrind"),
+    "ompi_sig": ("ompi_sig", "ompi_backtrace"),
     "j_uncaught": ("java_head", "java_stack"),
     "j_exc": ("java_head", "java_stack"),
     "j_caused": ("java_head", "java_stack"),
@@ -1098,6 +1107,8 @@ MODES: dict[str, dict] = {
                     "after_blank": {"j_at": (_S, None), "j_more": (_S, None), "yarn_exited": (_L, None),
                                     "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)}},
 
+    # Open MPI's signal report: its fixed lines and frames to "*** End of error message ***"
+    "ompi_sig": {"kind": "ompi_backtrace", "on": {"ompi_sig_line": (_S, None), "ompi_sig_end": (_L, None)}},
     # valgrind's preamble: its fixed lines, to the prefix alone that closes it
     "vg_banner": {"kind": "valgrind", "on": {"vg_banner_line": (_S, None)}},
     # -- Node.js's uncaught exception report ------------------------------------------------------
