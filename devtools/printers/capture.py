@@ -659,4 +659,5 @@ def glog(work: Path) -> Iterator[Capture]:
 
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
     "python": python, "pystdlib": pystdlib, "pylibs": pylibs, "java": java, "java_loggers": java_loggers,
-    "jvm_fatal": jvm_fatal, "node": node, "go": go, "rust": rust, "c": native, "memcheck": memcheck, "mpi": mpi, "glog": glog}
+    "jvm_fatal": jvm_fatal, "node": node, "go": go, "rust": rust, "c": native, "memcheck": memcheck, "mpi": mpi,
+    "glog": glog}

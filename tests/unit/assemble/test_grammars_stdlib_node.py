@@ -182,3 +182,19 @@ def test_ubsan_runtime_error_takes_its_frames_and_no_line_of_text():
              "",
              "done."]
     assert groups(texts) == [[0], [1], [2, 3, 4], [6]]
+
+
+def test_open_mpi_signal_report_to_its_end_line():
+    # rule: TOKENS "ompi_sig"/"ompi_sig_line"/"ompi_sig_end" + MODES "ompi_sig" (opal/util/stacktrace.c)
+    texts = ["[vm:14768] *** Process received signal ***",
+             "[vm:14768] Signal: Segmentation fault (11)",
+             "[vm:14768] Signal code: Address not mapped (1)",
+             "[vm:14768] Failing at address: (nil)",
+             "[vm:14768] [ 0] /lib/x86_64-linux-gnu/libc.so.6(+0x3c050)[0x7f75cd51e050]",
+             "[vm:14768] [1,1]<stderr>:[ 1] [1,1]<stderr>:./allreduce(+0x11cd)[0x565100e111cd]",
+             "[vm:14768] *** End of error message ***",
+             "-" * 74,
+             "Primary job  terminated normally, but 1 process returned",
+             "a non-zero exit code. Per user-direction, the job has been aborted.",
+             "-" * 74]
+    assert groups(texts) == [list(range(7)), list(range(7, 11))]
