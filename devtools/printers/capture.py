@@ -630,6 +630,41 @@ def mpi(work: Path) -> Iterator[Capture]:
         yield Capture("mpi", f"{name} ({' '.join(opts) or 'mpirun'})", _mpi_pieces(out), False, printer)
 
 
+# --- JAX on CPU: the uncaught exception through jit, filtered and not ----------------------------------
+
+JAX_SCENARIOS = ("shape", "concrete", "nans")
+# pip install --target ~/.cache/sluice-jax jax jaxlib (CPU wheels; never the project's environment)
+JAX_TARGET = Path(os.environ.get("SLUICE_JAX_TARGET", Path.home() / ".cache" / "sluice-jax"))
+
+
+def jax(work: Path) -> Iterator[Capture]:
+    """``programs/jax/step.py`` under CPython 3.12 with JAX from a ``pip install --target`` directory
+    (``JAX_TARGET``; nothing of it enters the project's environment): each run's traceback (JAX's
+    filtering note after the message, a rule of dashes and "For simplicity, JAX has removed ..."), also with
+    JAX_TRACEBACK_FILTERING=off; jax_debug_nans' "Invalid nan value ..." warnings before it are lines
+    of their own."""
+    if not (JAX_TARGET / "jax").is_dir():
+        raise RuntimeError(f"JAX captures need {JAX_TARGET}: pip install --target {JAX_TARGET} jax jaxlib")
+    src = work / "jax"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "jax" / "step.py", src / "step.py")
+    exe = next(PYENV.glob("3.12.*/bin/python3.12"))
+    from importlib.metadata import distributions
+
+    dists = {d.metadata["Name"]: d.version for d in distributions(path=[str(JAX_TARGET)])}
+    printer = f"jax {dists.get('jax')}, jaxlib {dists.get('jaxlib')}, {_version([str(exe), '-VV'])}"
+    for filtering in ("", "off"):
+        for name in JAX_SCENARIOS:
+            env = {"PYTHONPATH": str(JAX_TARGET), "JAX_PLATFORMS": "cpu",
+                   **({"JAX_TRACEBACK_FILTERING": filtering} if filtering else {})}
+            lines = _run([str(exe), "step.py", name], src, env, timeout=120).rstrip("\n").split("\n")
+            tb = lines.index("Traceback (most recent call last):")
+            pieces: list[Piece] = [("single", [x]) for x in lines[:tb]]
+            pieces += _event("python_traceback", "\n".join(lines[tb:]) + "\n")
+            yield Capture("jax", f"{name} (JAX_TRACEBACK_FILTERING={filtering or 'default'})", pieces, True,
+                          printer)
+
+
 GLOG_HEADER = "/usr/include/glog/logging.h"  # Debian: apt-get install libgoogle-glog-dev g++
 
 
@@ -660,4 +695,4 @@ def glog(work: Path) -> Iterator[Capture]:
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
     "python": python, "pystdlib": pystdlib, "pylibs": pylibs, "java": java, "java_loggers": java_loggers,
     "jvm_fatal": jvm_fatal, "node": node, "go": go, "rust": rust, "c": native, "memcheck": memcheck, "mpi": mpi,
-    "glog": glog}
+    "jax": jax, "glog": glog}

@@ -100,6 +100,7 @@ LANG_RECORDS = {
     "glog": ("glog", "nccl", "py_default", "print"),
     "memcheck": ("glog", "nccl", "py_default", "print"),
     "mpi": ("glog", "nccl", "py_dashes", "print"),
+    "jax": ("py_dashes", "glog", "nccl", "json", "hf_dict", "tqdm", "print"),
 }
 
 
