@@ -641,8 +641,9 @@ def jax(work: Path) -> Iterator[Capture]:
     """``programs/jax/step.py`` under CPython 3.12 with JAX from a ``pip install --target`` directory
     (``JAX_TARGET``; nothing of it enters the project's environment): each run's traceback (JAX's
     filtering note after the message, a rule of dashes and "For simplicity, JAX has removed ..."), also with
-    JAX_TRACEBACK_FILTERING=off; jax_debug_nans' "Invalid nan value ..." warnings before it are lines
-    of their own."""
+    JAX_TRACEBACK_FILTERING=off and =remove_frames (the unfiltered trace, JAX's note under its message, then
+    the chain to the filtered one); jax_debug_nans' "Invalid nan value ..." warnings before it are lines of
+    their own."""
     if not (JAX_TARGET / "jax").is_dir():
         raise RuntimeError(f"JAX captures need {JAX_TARGET}: pip install --target {JAX_TARGET} jax jaxlib")
     src = work / "jax"
@@ -653,7 +654,7 @@ def jax(work: Path) -> Iterator[Capture]:
 
     dists = {d.metadata["Name"]: d.version for d in distributions(path=[str(JAX_TARGET)])}
     printer = f"jax {dists.get('jax')}, jaxlib {dists.get('jaxlib')}, {_version([str(exe), '-VV'])}"
-    for filtering in ("", "off"):
+    for filtering in ("", "off", "remove_frames"):
         for name in JAX_SCENARIOS:
             env = {"PYTHONPATH": str(JAX_TARGET), "JAX_PLATFORMS": "cpu",
                    **({"JAX_TRACEBACK_FILTERING": filtering} if filtering else {})}
