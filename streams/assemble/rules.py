@@ -445,7 +445,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                  r"|You can suppress this exception and fall back to eager|Last frame execution written to "
                  r"|Minifier script written to |(?:Revision|Entry|Repository) Not Found for url: "
                  r"|Cannot access (?:gated repo|repository) for url |Bad request(?: for \S+ endpoint)?:$"
-                 r"|\d{3} Forbidden: |Detected at node .* defined at \(most recent call last\):$)"),
+                 r"|\d{3} Forbidden: |Detected at node .* defined at \(most recent call last\):$"
+                 # JAX's UnfilteredStackTrace (jax/_src/traceback_util.py _jax_message_append)
+                 r"|The stack trace below excludes JAX-internal frames\.$)"),
+    # JAX's traceback filtering (jax/_src/traceback_util.py) adds a note to the exception: a rule of 20
+    # dashes, then this line (the rule alone reads as a table's opening rule)
+    ("jax_note", r"For simplicity, JAX has removed its internal frames from the traceback"),
     # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message
     ("cuda_hint", r"(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing "
                   r"CUDA_LAUNCH_BLOCKING=1|Compile with `TORCH_USE_CUDA_DSA` to enable"
@@ -973,14 +978,14 @@ MODES: dict[str, dict] = {
                       "frame": (_C, "py_msg_more"), "c10_raised": (_C, "py_msg_more"),
                       "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                       "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                      "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash"),
+                      "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
                       # logging's stack_info after the record's traceback (exc_info and stack_info both)
                       "py_stack": (_S, "py_stack")},
                # chained exceptions, the thread dump of a fatal error that printed the exception, and the
                # paragraphs libraries write into their messages
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                "indent": (_C, "py_msg_more"), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
-                               "rule_dash": (_T, "table_dash"), "msg_para": (_S, "py_msg_more")}},
+                               "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, "py_msg_more")}},
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
@@ -988,11 +993,11 @@ MODES: dict[str, dict] = {
                            "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
                            "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                            "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                           "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash"),
+                           "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
                            "py_stack": (_S, "py_stack")},
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
-                                    "rule_dash": (_T, "table_dash"), "msg_para": (_S, None),
+                                    "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, None),
                                     "spark_driver": (_C, None)}},
     # Rich's traceback: the panel's rows to its bottom edge, then the exception line ("Type: message",
     # "Type"; a SyntaxError's own panel comes first), then the message (free text, wrapped to the
@@ -1291,7 +1296,10 @@ MODES: dict[str, dict] = {
                  "after_blank": "on", "max_tent": 200},
     "table_dash": {"kind": "table", "one_write": True,
                    "on": {"rule_dash": (_L, None), "text": (_T, None), "indent": (_T, None),
-                          "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"),
+                          "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"), "jax_note": (_S, "py_msg_more"),
+                          # (traceback.py writes a chain marker only after an exception's message: the
+                          # rule held before it is the message's; JAX's UnfilteredStackTrace ends so)
+                          "py_chain": (_S, "py_chain"),
                           "rule_eq": (_T, None), "rule_star": (_T, None)},
                    "after_blank": "on", "max_tent": 200},
     "table_star": {"kind": "table", "one_write": True,
@@ -1313,6 +1321,11 @@ MODES: dict[str, dict] = {
              "on": {"json_line": (_C, None), "json_close": (_C, None), "indent": (_C, None)}, "after_blank": "on"},
 }
 
+
+# a dashed rule inside an exception's message (a table the message holds, JAX's note under its
+# UnfilteredStackTrace): held as a table's rule is, but the message is written by traceback.py line by
+# line, so another process's lines between them do not end it (a table printed alone is one write)
+MODES["py_msg_rule"] = {**MODES["table_dash"], "one_write": False}
 
 # Rich's exception line is followed by the message as after traceback.py's (py_msg); then, after a blank
 # line (or none, where an agent drops empty lines), an exception group's "Sub-exception #N" panels or the
