@@ -198,3 +198,62 @@ def test_open_mpi_signal_report_to_its_end_line():
              "a non-zero exit code. Per user-direction, the job has been aborted.",
              "-" * 74]
     assert groups(texts) == [list(range(7)), list(range(7, 11))]
+
+
+# -- JAX ---------------------------------------------------------------------------------------------
+
+def test_jax_filtering_note_after_the_message_stays_with_the_traceback():
+    # rule: TOKENS "jax_note" + MODES table_dash "jax_note" (traceback_util.py adds "-"*20 + the note)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/step.py", line 17, in loss_fn',
+             "    return jnp.dot(x, w).sum()",
+             "FloatingPointError: invalid value (nan) encountered in log",
+             "--------------------",
+             "For simplicity, JAX has removed its internal frames from the traceback of the following exception. "
+             "Set JAX_TRACEBACK_FILTERING=off to include these.",
+             NEXT]
+    assert groups(texts) == [list(range(6)), [6]]
+
+
+def test_jax_unfiltered_stack_trace_then_the_chain_is_one_event():
+    # rule: TOKENS "msg_para" (JAX's "The stack trace below excludes ...") + MODES table_dash "py_chain"
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/step.py", line 23, in s_shape',
+             "    loss_fn(w, x)",
+             "jax._src.traceback_util.UnfilteredStackTrace: TypeError: dot_general requires contracting dimensions",
+             "",
+             "The stack trace below excludes JAX-internal frames.",
+             "The preceding is the original exception that occurred, unmodified.",
+             "",
+             "--------------------",
+             "",
+             "The above exception was the direct cause of the following exception:",
+             "",
+             "Traceback (most recent call last):",
+             '  File "/app/step.py", line 23, in s_shape',
+             "    loss_fn(w, x)",
+             "TypeError: dot_general requires contracting dimensions to have the same shape, got (5,) and (4,).",
+             NEXT]
+    assert groups(texts) == [list(range(16)), [16]]
+
+
+def test_a_rule_in_a_message_survives_another_ranks_lines():
+    # rule: MODES "py_msg_rule" (not one_write: traceback.py writes the message line by line)
+    texts = ["[rank3]:Traceback (most recent call last):",
+             '[rank3]:  File "/app/step.py", line 23, in s_shape',
+             "[rank3]:    loss_fn(w, x)",
+             "[rank3]:jax._src.traceback_util.UnfilteredStackTrace: TypeError: dot_general requires contracting",
+             "[rank3]:",
+             "[rank3]:The stack trace below excludes JAX-internal frames.",
+             "[rank3]:",
+             "[rank3]:--------------------",
+             '[rank5]:  File "/app/step.py", line 17, in loss_fn',
+             "[rank3]:",
+             "[rank3]:The above exception was the direct cause of the following exception:",
+             "[rank3]:",
+             "[rank3]:Traceback (most recent call last):",
+             '[rank3]:  File "/app/step.py", line 23, in s_shape',
+             "[rank3]:    loss_fn(w, x)",
+             "[rank3]:TypeError: dot_general requires contracting dimensions to have the same shape",
+             "[rank3]:" + NEXT]
+    assert [g for g in groups(texts) if g[0] == 0] == [[0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15]]
