@@ -511,6 +511,13 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("tsl_signal", r"\*\*\* Received signal \d+ \*\*\*"),
     ("tsl_mangled", r"\*\*\* BEGIN MANGLED STACK TRACE \*\*\*"),
     ("tsl_mangled_end", r"\*\*\* END MANGLED STACK TRACE \*\*\*"),
+    # Open MPI's MPI_ERRORS_ARE_FATAL report (ompi/errhandler/errhandler_predefined.c): the lines of
+    # help-mpi-errors.txt's "mpi_errors_are_fatal" behind "[host:pid] ", or the same lines bare from
+    # backend_fatal_no_aggregate before MPI_INIT; the error string's line is any text, and the report
+    # ends with "***    and potentially your MPI job)"
+    ("ompi_fatal", r"(?:\[[\w.-]+:\d+\] )?\*\*\* An error occurred ", "*** An error occurred "),
+    ("ompi_fatal_end", r"(?:\[[\w.-]+:\d+\] )?\*\*\* +and potentially your MPI job\)"),
+    ("ompi_fatal_line", r"(?:\[[\w.-]+:\d+\] )?\*\*\* \S"),
     # glibc debug/backtracesyms.c "%s(%s%c%#tx) [%p]" and malloc's "*** Error in" report
     # (and "%s[%p]" / "[%p]" when dladdr finds no symbol)
     ("glibc_frame", r"[ \t]*[^\s()\[\]]*(?:\([^()\s]*[+-]0x[0-9a-fA-F]+\) ?)?\[0x[0-9a-fA-F]+\]$", "[0x"),
@@ -726,6 +733,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "node_src": ("node_src", "node_error"),
     "vg_banner": ("vg_banner", "valgrind"),
     "ompi_sig": ("ompi_sig", "ompi_backtrace"),
+    "ompi_fatal": ("ompi_fatal", "mpi_error"),
     "j_uncaught": ("java_head", "java_stack"),
     "j_exc": ("java_head", "java_stack"),
     "j_caused": ("java_head", "java_stack"),
@@ -1114,6 +1122,8 @@ MODES: dict[str, dict] = {
 
     # Open MPI's signal report: its fixed lines and frames to "*** End of error message ***"
     "ompi_sig": {"kind": "ompi_backtrace", "on": {"ompi_sig_line": (_S, None), "ompi_sig_end": (_L, None)}},
+    # Open MPI's MPI_ERRORS_ARE_FATAL report: its "*** " lines to "and potentially your MPI job)"
+    "ompi_fatal": {"kind": "mpi_error", "on": {"ompi_fatal_line": (_S, None), "ompi_fatal_end": (_L, None)}},
     # valgrind's preamble: its fixed lines, to the prefix alone that closes it
     "vg_banner": {"kind": "valgrind", "on": {"vg_banner_line": (_S, None)}},
     # -- Node.js's uncaught exception report ------------------------------------------------------
