@@ -71,6 +71,8 @@ _ASSIGN = re.compile(r"""
     (?:
         \\(?P<eq>["'])(?P<ev>.*?)\\(?P=eq)            # a value in escaped quotes (JSON in a JSON string)
       | (?P<bs>[|>][+\-]?)(?=\r?\n)                   # a YAML block scalar's indicator: the value is below
+      | (?P<tq>\'\'\'|\"\"\")(?P<tv>[^\r\n]{0,512}?)(?P=tq)      # a TOML multi-line string kept on one line
+      | \{(?P<cv>[^{}\r\n]{1,512})\}(?=[;\s"']|$)        # ODBC/ADO's braced value (Pwd={...};)
       | b?(?P<q>["'])(?P<qv>(?:\\.|[^\\\r\n])*?)(?P=q)  # a quoted value (or bytes): spaces and ; allowed
       | (?P<bv>[^\s,;&'"<>(){}\[\]\\]+)               # a bare value
       | \\?(?P<uq>["'])(?P<uv>[^\r\n\\"']+)           # an opening quote never closed (a cut line)
@@ -213,7 +215,7 @@ def _label(text: str, ks: int, ke: int) -> tuple[int, int] | None:
 def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[int, int]:
     """Where the assigned value is: inside its quotes, or the bare word (a header's: to the line's end; an
     environment line's: to the next space, as ``printenv`` prints whatever characters a value holds)."""
-    group = next(g for g in ("ev", "qv", "bv", "uv", "bs") if m.group(g) is not None)
+    group = next(g for g in ("ev", "tv", "qv", "cv", "bv", "uv", "bs") if m.group(g) is not None)
     start, end = m.span(group)
     if strength == "header" and group == "bv":
         rx = _HEADER_LINE if _QUOTED_PARAM_SCHEME.match(text, start) else _HEADER_VALUE
@@ -241,8 +243,9 @@ _NAME_VALUE = re.compile(r"""(?i)
 
 # A (name, value) pair of a list of pairs: raw headers as ASGI, h11 and httpx keep them
 # (``[(b'authorization', b'Bearer x')]``), query parameters before urlencode (``[('api_key', 'x')]``).
-_PAIR = re.compile(r"""\([ \t]*b?(?P<kq>['"])(?P<k>[A-Za-z0-9_.\-]{1,100})(?P=kq)[ \t]*,[ \t]*"""
-                   r"""b?(?P<vq>['"])(?P<v>[^'"\r\n]{1,4096})(?P=vq)[ \t]*\)""")
+# (also as JSON writes such a list of pairs: ["b'x-api-key'", "b'...'"], the bytes' reprs inside its strings)
+_PAIR = re.compile(r"""[(\[][ \t]*"?b?(?P<kq>['"])(?P<k>[A-Za-z0-9_.\-]{1,100})(?P=kq)"?[ \t]*,[ \t]*"""
+                   r"""(?P<vo>"?)b?(?P<vq>['"])(?P<v>[^'"\r\n]{1,4096})(?P=vq)(?P=vo)[ \t]*[)\]]""")
 
 
 def name_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:

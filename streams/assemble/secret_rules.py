@@ -74,7 +74,7 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                finder="assignment",
                source="detect-secrets KeywordDetector; gitleaks generic-api-key; env dumps, CLI flags, headers"),
     SecretRule("name_value_pair", _KW_NEEDLES, finder="name_value_pair",
-               gate=rf"\([ \t]*b?[\"'][A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"'][ \t]*,[ \t]*b?[\"']",
+               gate=rf"[(\[][ \t]*\"?b?[\"'][A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']\"?[ \t]*,[ \t]*\"?b?[\"']",
                source="detect-secrets KeywordDetector over (name, value) pairs: raw headers of ASGI, h11 and httpx, "
                       "query parameters before urlencode"),
     SecretRule("name_value", ("value",), finder="name_value",
@@ -306,6 +306,9 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"\bhtpasswd[ \t]+(?:-[A-Za-z]+[ \t]+)*-[A-Za-z]*b[A-Za-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*\S+[ \t]+\S+[ \t]+"
                r"['\"]?(?P<s>[^\s'\"]+)",
                source="gitleaks generic (CLI arguments documented as secrets): htpasswd(1) -b FILE USER PASSWORD"),
+    SecretRule("cli_secret_argument", ("http-basic.",),
+               r"\bpoetry[ \t]+config[ \t]+(?:--\S+[ \t]+)*http-basic\.\S+[ \t]+\S+[ \t]+['\"]?(?P<s>[^\s'\"]+)",
+               source="Poetry's documented credential command: poetry config http-basic.REPO USER PASSWORD"),
     SecretRule("cli_secret_argument", ("gh secret",),
                r"\bgh[ \t]+secret[ \t]+set[ \t]+[^\n|;&]{0,200}?(?:--body|-b)(?:=|[ \t]+)['\"]?(?P<s>[^\s'\"]+)",
                source="gitleaks generic (CLI arguments documented as secrets): gh secret set NAME --body VALUE"),

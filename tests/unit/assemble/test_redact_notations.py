@@ -47,6 +47,31 @@ def test_a_name_value_pair_of_raw_headers_or_query_parameters_is_judged_by_its_n
         assert redact(line) == line
 
 
+def test_pairs_as_json_writes_a_list_of_them_are_judged_by_their_name(redact: Redactor) -> None:
+    # a parsed repr's list of (bytes, bytes) headers, written back as JSON into an attribute
+    line = f'[["b\'host\'","b\'api\'"],["b\'x-api-key\'","b\'{SECRET}\'"]]'
+    assert SECRET not in redact(line) and "b\'host\'" in redact(line)
+    assert SECRET not in redact(f'[["authorization", "Bearer {SECRET}"]]')
+    for kept in ('[["b\'host\'","b\'api\'"]]', '[["max_tokens", "512"]]'):
+        assert redact(kept) == kept
+
+
+def test_toml_triple_quotes_and_odbc_braces_hold_a_value(redact: Redactor) -> None:
+    assert redact(f"password = '''{SECRET}'''") == "password = '''[REDACTED:secret]'''"
+    assert SECRET not in redact(f'token = """{SECRET}"""')
+    odbc = f"Driver={{ODBC Driver 18 for SQL Server}};Server=tcp:x,1433;Uid=sa;Pwd={{{SECRET}}};Encrypt=yes"
+    assert redact(odbc) == odbc.replace(SECRET, "[REDACTED:secret]")
+    assert SECRET not in redact(f"pyodbc.connect('DRIVER={{PostgreSQL}};SERVER=db;UID=u;PWD={{{SECRET}}}')")
+    for kept in ("password = ''''''", "Driver={ODBC Driver 18 for SQL Server};Pwd={};"):
+        assert redact(kept) == kept
+
+
+def test_poetry_http_basic_credentials(redact: Redactor) -> None:
+    out = redact(f"+ poetry config http-basic.private ci {SECRET}")
+    assert SECRET not in out and out.startswith("+ poetry config http-basic.private ci ")
+    assert redact("poetry config virtualenvs.in-project true") == "poetry config virtualenvs.in-project true"
+
+
 def test_quoted_parameters_of_digest_and_oauth_headers_are_redacted_to_the_end_of_the_line(redact: Redactor) -> None:
     for scheme in ("Digest", "OAuth"):
         line = f'> Authorization: {scheme} username="u", nonce="abc", response="{SECRET}"'
@@ -211,6 +236,10 @@ HOSTILE = {
     "gh_secret": "gh secret set X --body y " + _fill("gh secret set "),
     "bytes_values": _fill("token: b'"),
     "vendor_prefixes": "sha256~" + "a" * 43 + " " + _fill("sha256~pat.4b1dA3-AAAAAA-EZAK"),
+    "toml_triple_open": "password = '''Pw9xQ2mK7v''' " + _fill("password = '''a"),
+    "odbc_braces_open": "Pwd={Pw9xQ2mK7v};" + _fill("Pwd={a"),
+    "json_pairs_open": '["b\'token\'", "b\'Pw9xQ2mK7v\'"]' + _fill('["b\'token\'", "b\''),
+    "poetry": _fill("poetry config http-basic.x u "),
 }
 
 
