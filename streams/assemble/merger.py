@@ -52,7 +52,7 @@ _HEAD_STARTS = R.HEAD_STARTS
 _DEPTH_MODES = frozenset(m for m, spec in R.MODES.items() if spec.get("depth"))
 _NOTHING: dict = {}
 _END = ("end", None)
-_WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "own"))
+_WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "own", "src_above"))
 _KEEPS = frozenset(("cont", "cont!", "last"))
 _STRONG = frozenset(("cont!", "last"))
 _SPACED = R.SPACED_AFTER - 1
@@ -543,6 +543,10 @@ class MultilineMerger:
             return ("cont", nxt) if _indent(body) > ob.indent0 else _END
         if act == "after_colon":
             return ("cont", nxt) if ob.last_body.rstrip().endswith(":") else _END
+        if act == "src_above":
+            if len(ob.block.texts) == 1 and not ob.head0 and ob.indent0 > _indent(body):
+                return "cont!", nxt
+            act = "announce"
         if act == "announce":
             return ("cont!", nxt) if self._announces(ob) else _END
         if act == "own":

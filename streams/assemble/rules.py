@@ -31,6 +31,8 @@ an action and the next state. Actions:
 - ``own``: ``cont!`` when the block's line is not a record of its own (the printer's own message above
   what it prints next), else ``end``;
 - ``expect``: ``cont!`` when the block announces the line (as ``announce``), else ``tent`` (frames confirm it);
+- ``src_above``: ``cont!`` when the block is one line without a head indented deeper than this one (a
+  frame's source line above the next frame), else as ``announce``;
 - ``last``: append and close (the printer's known last line: ``Extension modules:``, a sanitizer's
   ``SUMMARY:``, the closing rule of a box);
 - ``tent``: hold the line tentatively: a later ``cont!``/``last`` confirms it, anything else
@@ -814,8 +816,12 @@ MODES: dict[str, dict] = {
     # whose top was cut: it starts its own block, "json_tail")
     # (traceback.py writes its chain marker only after an exception line: a plain line it follows
     # was the exception line of a traceback cut above it)
+    # (traceback.py writes a frame as "  File ..." and its source line 4 blanks in: an indented line
+    # right above a "  File" line, less indented than it, is the source line of a frame cut above it,
+    # where an excerpt starts in the middle of a traceback)
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
-                                   "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc")},
+                                   "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
+                                   "py_file": ("src_above", "py_frames")},
               "after_blank": {"py_chain": (_S, "py_chain")}},
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception). Evidence that ends it: any line that is neither a stack
