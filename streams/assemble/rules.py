@@ -372,6 +372,14 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # retrieved"), then the context's objects by key ("handle: <Handle ...>", "future: <Task ...>"), then
     # the traceback (base_events.py default_exception_handler)
     ("asyncio_handle", r"(?:asyncgen|future|handle|protocol|socket|task|transport): <"),
+    # accelerate's PartialState/AcceleratorState.__repr__ (src/accelerate/state.py), logged by every
+    # example script as logger.info(accelerator.state) or printed: "Distributed environment: X  Backend: y",
+    # then one "Field: value" line each ("Num processes", "Process index", "Local process index",
+    # "Device", "Mixed precision type" (older: "Use FP16 precision"), DeepSpeed's "ds_config: {...}"); the repr
+    # ends with a newline
+    ("accel_state", r"Distributed environment: "),
+    ("accel_field", r"(?:Num processes|Process index|Local process index|Device|Mixed precision type|Use FP16 precision"
+                    r"|ds_config): "),
     # Java Throwable.printStackTrace (and logback/log4j %throwable, V8 Error.stack "    at ...")
     ("j_uncaught", r"Exception in thread \"[^\"]*\" "),
     # (a Java frame is one also where a paste or a viewer stripped its indentation)
@@ -669,6 +677,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "ipy_tb": ("ipy", "python_traceback"),
     "rich_tb": ("rich_tb", "python_traceback"),
     "py_process": ("await", None),
+    "accel_state": ("accel_state", None),
     "j_uncaught": ("java_head", "java_stack"),
     "j_exc": ("java_head", "java_stack"),
     "j_caused": ("java_head", "java_stack"),
@@ -880,6 +889,10 @@ MODES: dict[str, dict] = {
     # (SimpleFormatter writes the level at the start of the second line: it is the record's head too,
     # and announces the throwable printed right under the message)
     "jul": {"kind": None, "on": {"jul_level": (_S, "record")}, "head_line": True},
+
+    # accelerate's state repr: its field lines, nothing else (the blank line its trailing newline leaves
+    # ends it)
+    "accel_state": {"kind": "other_multiline", "on": {"accel_field": (_S, None)}},
 
     # -- CPython traceback.py ----------------------------------------------------------------------
     # "Traceback (most recent call last):", frames ("  File ..." + source + carets), the exception

@@ -201,3 +201,34 @@ def test_a_panel_after_a_cpython_traceback_is_not_its_own():
              "╰──────────────────────────────────────╯"]
     assert spans(texts) == [(0, 3), (4, 6)]
 
+
+
+def test_accelerates_state_repr_is_one_event_under_its_record_or_printed():
+    # rules: TOKENS accel_state / accel_field, STARTS "accel_state", MODES "accel_state" (the field lines
+    # of PartialState/AcceleratorState.__repr__; its trailing newline leaves a blank line, which ends it)
+    texts = ["12/01/2026 10:00:00 - INFO - __main__ - Distributed environment: MULTI_GPU  Backend: nccl",
+             "Num processes: 4",
+             "Process index: 0",
+             "Local process index: 0",
+             "Device: cuda:0",
+             "",
+             "Mixed precision type: bf16",
+             "12/01/2026 10:00:01 - INFO - __main__ - ***** Running training *****"]
+    assert spans(texts) == [(0, 4), (6, 6), (7, 7)]
+    # (printed, older accelerate with "Use FP16 precision", and DeepSpeed's config on its own field line)
+    texts = ["Distributed environment: DEEPSPEED  Backend: nccl",
+             "Num processes: 2",
+             "Process index: 1",
+             "Local process index: 1",
+             "Device: cuda:1",
+             "Use FP16 precision: False",
+             "ds_config: {'train_batch_size': 8}",
+             "Killing subprocess 5571"]
+    assert spans(texts) == [(0, 6), (7, 7)]
+
+
+def test_a_field_line_not_under_accelerates_state_stays_alone():
+    # rule: accel_field is read only inside "accel_state": "Device: cuda:0" after another record is a
+    # record of its own
+    texts = ["12/01/2026 10:00:00 - INFO - __main__ - model loaded", "Device: cuda:0", "Num processes: 4"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
