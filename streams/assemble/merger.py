@@ -58,6 +58,7 @@ _STRONG = frozenset(("cont!", "last"))
 _SPACED = R.SPACED_AFTER - 1
 _TEXT = frozenset(("text", "indent"))
 _BARE = R.BARE_TOKENS
+_SOFT = R.SOFT_STARTS
 # single-line modes a line of another key ends: their continuation comes at once or not at all
 _SWITCH_CLOSES = frozenset(("plain", "record", "record_native", "record_exc", "record_tent"))
 # and the modes of output one call writes whole (a framed table, a box): a line of another writer
@@ -490,7 +491,9 @@ class MultilineMerger:
         if shapes is not None and body:
             m = shapes.table.get(body[0], shapes.other)(body)
             shape = m.lastgroup if m is not None else None
-            if shape is not None and (tok in _TEXT or _ORDER[shape] < _ORDER[tok]):
+            # (a soft start is text to a mode that does not name it: the mode's own shapes come first)
+            if shape is not None and (tok in _TEXT or _ORDER[shape] < _ORDER[tok]
+                                      or (tok in _SOFT and tok not in spec["on"])):
                 tok = shape
         if ob.mode == "lead":
             return ("cont!", _STARTS.get(tok, ("record", None))[0]) if R.LEADING_BLANK_RE.match(body) else _END

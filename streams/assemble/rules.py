@@ -351,6 +351,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("ipy_frame", r"(?:Cell In\[\d+\], line \d+|File \S.*:\d+, in |Input In \[\d+\], in |<ipython-input-[\w-]+> in "
                   r"|[^\s:]+\.pyx? in \S|\d+ frames$|\[(?:<ipython-input-[\w-]+>|[^\s\]]+\.pyx?)\]\([^\s)]*\) in \S)"),
     ("ipy_src", r"[ \t]*-*> \d+ |[ \t]+\d+ |[ \t]+\(\.\.\.\)"),
+    # (frames hidden by __tracebackhide__ are counted on a line of their own between the blank lines that
+    # separate frames: VerboseTB.format_records' "    [... skipping hidden N frame]")
+    ("ipy_skip", r"[ \t]+\[\.\.\. skipping hidden \d+ frames?\]"),
     # CPython Python/pylifecycle.c fatal_error() and Modules/faulthandler.c
     ("py_fatal", r"(?:\S+ )?Fatal Python error: ", "Fatal Python error: "),
     # faulthandler.dump_traceback_later's watchdog: "Timeout (H:MM:SS[.ffffff])!" then every thread's stack
@@ -675,6 +678,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "py_thread": ("fatal_frames", "python_fatal"),  # faulthandler.dump_traceback without a fatal error
     "py_warning": ("py_warn", "python_warning"),
     "ipy_tb": ("ipy", "python_traceback"),
+    "ipy_src": ("ipy_cut", None),  # the middle of a traceback whose head was cut
     "rich_tb": ("rich_tb", "python_traceback"),
     "py_process": ("await", None),
     "accel_state": ("accel_state", None),
@@ -739,7 +743,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
-SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "json_member", "tsl_frame", "yarn_field", "yarn_diag"))
+SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "ipy_src", "json_member", "tsl_frame", "yarn_field",
+                         "yarn_diag"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -796,6 +801,10 @@ _C, _S, _E, _L, _T = "cont", "cont!", "end", "last", "tent"
 # tracebacks it may announce. Shared by the plain modes.
 _ATTACH = {
     "indent": ("deeper", None),
+    # (IPython's numbered source lines are a frame's, not a deeper line of the line above: an excerpt that
+    # starts in the middle of a traceback; a record whose message introduces them, "...:", keeps them:
+    # MODES "body")
+    "ipy_src": (_E, None),
     "j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head"),
     "j_suppressed": (_S, "java_frames"),
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
@@ -877,7 +886,8 @@ MODES: dict[str, dict] = {
     # the next line that is a record of its own; the ':' that announced the body is the evidence that
     # the lines between belong to it. After a blank line only indented lines go on: a line of text at
     # column 0 there is the next output, the body's own lines rarely hold an empty one)
-    "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None), "tsl_frame": (_C, None),
+    "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "ipy_src": (_C, None), "text": (_C, None),
+                                  "tsl_frame": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
              "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent")}},
     # a head with an empty message ("WARNING:torch.distributed.run:", "Process X:"): the next line
@@ -972,10 +982,16 @@ MODES: dict[str, dict] = {
                                    "rich_box_end": (_L, None)}},
     "ipy": {"kind": "python_traceback", "kind_override": True,
             "on": {"ipy_frame": (_S, None), "ipy_src": (_S, None), "indent": (_S, None), "exc_line": (_S, "ipy_msg"),
-                   "j_exc": (_S, "ipy_msg")},
+                   "j_exc": (_S, "ipy_msg"), "ipy_skip": (_S, None)},
             # (after the frames ultratb writes the exception line, "Type: message": a line of another
             # shape is the next record)
-            "after_blank": {"ipy_frame": (_S, None), "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg")}},
+            "after_blank": {"ipy_frame": (_S, None), "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg"),
+                            "ipy_skip": (_S, None)}},
+    # the middle of an ultratb traceback, as an excerpt cuts it: numbered source lines ("    682     x = f(",
+    # "--> 603 ...", "   (...)") are held until a frame's header or a hidden-frames line confirms them
+    "ipy_cut": {"kind": None, "on": {"ipy_src": (_T, None), "indent": (_T, None), "ipy_frame": (_S, "ipy"),
+                                     "ipy_skip": (_S, "ipy")},
+                "after_blank": {"ipy_frame": (_S, "ipy"), "ipy_skip": (_S, "ipy")}, "max_tent": 40},
     "ipy_msg": {"kind": "python_traceback",
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
                 "after_blank": {"py_chain": (_S, "ipy_chain")}},

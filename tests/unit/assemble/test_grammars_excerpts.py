@@ -33,3 +33,67 @@ def test_an_indented_line_of_another_shape_or_below_a_line_does_not_take_a_cut_t
              "    main()",
              "KeyError: 'a'"]
     assert spans(texts) == [(0, 0), (1, 3)]
+
+
+# the middle of an IPython 8 VerboseTB traceback: numbered source lines, the hidden-frames line between
+# the blank lines that separate frames, the next frame's header
+IPY_MIDDLE = [
+    "    682         init_cache=init_cache,",
+    "    683         output_attentions=output_attentions,",
+    "    686     )",
+    "",
+    "    [... skipping hidden 2 frame]",
+    "",
+    "File ~/.venv/lib/python3.10/site-packages/flax/linen/linear.py:976, in Embed.setup(self)",
+    "    975 def setup(self):",
+    "--> 976   self.embedding = self.param(",
+    "    977     'embedding',",
+    "   (...)",
+    "",
+    "ValueError: embedding dims do not match",
+    "2024-05-01 12:00:00,000 INFO step 3",
+]
+
+
+def test_the_middle_of_an_ipython_traceback_is_one_event():
+    # rules: STARTS "ipy_src" -> MODES "ipy_cut" (numbered source lines held until a frame's header or a
+    # hidden-frames line confirms them), TOKENS ipy_skip in "ipy"
+    assert spans(IPY_MIDDLE) == [(0, 12), (13, 13)]
+    # rule: _ATTACH "ipy_src" ends a line or record before it (numbered source lines are a frame's, not
+    # deeper lines of another writer's record)
+    record = "[Mon Dec 05 13:47:11 2005] [error] mod_jk child workerEnv in error state 6"
+    assert spans([record, *IPY_MIDDLE]) == [(0, 0), (1, 13), (14, 14)]
+    assert spans(["Processing:   0%|          | 0/50 [00:00<?, ?it/s]", *IPY_MIDDLE]) == [(0, 0), (1, 13), (14, 14)]
+    # (under a record that introduces them they are its body)
+    texts = ["2024-05-01 12:00:00,000 INFO top layers:", "    1  conv1", "    2  conv2"]
+    assert spans(texts) == [(0, 2)]
+
+
+def test_hidden_frames_line_inside_a_whole_ipython_traceback():
+    # rule: "ipy" after_blank ipy_skip (VerboseTB writes "    [... skipping hidden N frame]" between frames)
+    texts = ["---------------------------------------------------------------------------",
+             "ValueError                                Traceback (most recent call last)",
+             "Cell In[3], line 1",
+             "----> 1 model.init(key, x)",
+             "",
+             "    [... skipping hidden 9 frame]",
+             "",
+             "File ~/.venv/lib/python3.10/site-packages/flax/linen/linear.py:976, in Embed.setup(self)",
+             "--> 976   self.embedding = self.param(",
+             "",
+             "ValueError: embedding dims do not match"]
+    assert spans(texts) == [(0, 10)]
+
+
+def test_numbered_lines_without_a_frame_are_not_a_traceback():
+    # rule: "ipy_cut" holds its lines (tent): without a frame's header they are read again on their own,
+    # and a frame list of another printer that numbers its frames keeps its own shape (UCX's " 0  /lib..")
+    texts = ["   12 files copied", "   13 files skipped", "done"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
+    texts = ["Caught signal 11 (Segmentation fault: address not mapped to object at address 0x7eff867fbcc0)",
+             "==== backtrace (tid:  74387) ====",
+             " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x10c) [0x7eced5f1a08c]",
+             " 1  /usr/lib/libucs.so.0(+0x2640c) [0x7eced5f1a40c]",
+             "=================================",
+             "done"]
+    assert spans(texts) == [(0, 4), (5, 5)]
