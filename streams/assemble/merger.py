@@ -506,6 +506,9 @@ class MultilineMerger:
             return "cont!", _AWAIT_PLAIN.get(mode, mode)
         table = spec["on"]
         entry = None
+        headed = spec.get("headed")
+        if headed is not None and not ob.held and (head is None or headed.search(head) is None):
+            return _END  # (the lines a message quotes from a log file come with their heads)
         if ob.held:
             after = spec.get("after_blank")
             if len(ob.held) == 1 and ob.spaced >= _SPACED:  # the blank line of a source that doubles newlines

@@ -57,7 +57,9 @@ entry takes lines only while the block is smaller: free text whose printer caps 
 closes, held lines before the first held blank line are its own: a free-text message that a blank
 line ended), ``depth`` (it ends where the JSON brackets it counts close; ``depth0``: brackets open
 before its first line), ``wrap_end`` (a line not ending so is hard-wrapped onto the next), ``cross``
-(an unprefixed line may continue it under another writer's prefix), ``kind_override``.
+(an unprefixed line may continue it under another writer's prefix), ``headed`` (a line without a
+record head that this pattern finds ends it, but for what its ``after_blank`` table names: lines a
+message quotes from a log file), ``kind_override``.
 
 The patterns use no look-around and no back-references, so that a native engine (Rust ``regex``)
 can read the same tables.
@@ -194,7 +196,8 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("c10_short_error", r"\[[EF] [^\s\]:]+:\d+\] ?", False),
     ("c10_short", r"\[[IW] [^\s\]:]+:\d+\] ?", False),
     # Ray's C++ RAY_LOG (src/ray/util/logging.cc): "[%Y-%m-%d %H:%M:%S,%e %L %P %t] (component) file.cc:N: "
-    ("ray_cpp", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [DIWEF] \d+ \d+\] (?:\([\w-]+\) )?[^\s:]+:\d+: ?", False),
+    # (spdlog's %L is the level's letter: T, D, I, W, E, and C for the critical level RAY_LOG(FATAL) maps to)
+    ("ray_cpp", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [TDIWEFC] \d+ \d+\] (?:\([\w-]+\) )?[^\s:]+:\d+: ?", False),
     # DeepSpeed's logger: "[ts] [LEVEL] [file.py:N:func] "
     ("deepspeed", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[[A-Z]+\] \[[^\]]+\] ?", False),
     # transformers: "[LEVEL|file.py:N] ts >> "
@@ -383,6 +386,7 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("accel_state", r"Distributed environment: "),
     ("accel_field", r"(?:Num processes|Process index|Local process index|Device|Mixed precision type|Use FP16 precision"
                     r"|ds_config): "),
+    ("ray_check", r"\.Please check \S+ for details"),  # (Ray's GCS start failure, MODES "ray_err_files")
     # Java Throwable.printStackTrace (and logback/log4j %throwable, V8 Error.stack "    at ...")
     ("j_uncaught", r"Exception in thread \"[^\"]*\" "),
     # (a Java frame is one also where a paste or a viewer stripped its indentation)
@@ -763,6 +767,9 @@ RECORD_MODES: dict[str, str] = {f"h_{name}": "record_native" for name in (
 # A record whose message ends like this starts the mode (logger.exception's "...: Traceback ...").
 BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     ("Traceback (most recent call last):", "py_head", "python_traceback"),
+    # Ray's node.py when the GCS does not come up: "Failed to start GCS. Last N lines of error files:",
+    # then the last C/E lines of gcs_server.err quoted as they are (Ray's C++ log lines, with their heads)
+    ("lines of error files:", "ray_err_files", "ray_error_files"),
 )
 # A source whose last lines came each followed by one blank line (a copy or a relay that doubled every
 # newline) is read as if those blank lines were not there: after this many such lines in a row, one
@@ -900,6 +907,13 @@ MODES: dict[str, dict] = {
     # and announces the throwable printed right under the message)
     "jul": {"kind": None, "on": {"jul_level": (_S, "record")}, "head_line": True},
 
+    # Ray's GCS start failure (python/ray/_private/node.py): the quoted lines of gcs_server.err, whatever
+    # their heads, up to the blank line the message writes after them, then ".Please check <file> for
+    # details" (newer Ray) or nothing
+    "ray_err_files": {"kind": "ray_error_files", "on": {"text": (_S, None), "indent": (_S, None)},
+                      "after_blank": {"ray_check": (_L, None)},
+                      # (node.py quotes only the lines that hold " C " or " E ": its head's level letter)
+                      "headed": re.compile(r" [CE] ")},
     # accelerate's state repr: its field lines, nothing else (the blank line its trailing newline leaves
     # ends it)
     "accel_state": {"kind": "other_multiline", "on": {"accel_field": (_S, None)}},
