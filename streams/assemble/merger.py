@@ -79,8 +79,8 @@ _OLD_MODES = {"python": "py_msg_more", "cpp": "c10_msg", "sanitizer": "cs_report
 class _Open:
     """An open block and the merger's state about it."""
 
-    __slots__ = ("block", "depth", "every", "head0", "held", "held_bytes", "indent0", "last_body", "mode", "rhead",
-                 "side_run", "spaced", "tent", "tent_bytes")
+    __slots__ = ("block", "cindent", "depth", "every", "head0", "held", "held_bytes", "indent0", "last_body", "mode",
+                 "rhead", "side_run", "spaced", "tent", "tent_bytes")
 
     def __init__(self, block: Block, mode: str, indent0: int = 0, head0: str = "", rhead: str | None = None,
                  last_body: str = "") -> None:
@@ -101,12 +101,13 @@ class _Open:
         # lines in a row (of this writer, also across the blocks before) that came with one blank line
         # between them: a copy or a relay that doubles every newline
         self.spaced = 0
+        self.cindent = ""  # the indent its first line's formatter writes before each further line (CONT_INDENT)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able state (the assemble worker saves it with its offsets)."""
         return {"block": dataclasses.asdict(self.block), "mode": self.mode, "indent0": self.indent0,
                 "head0": self.head0, "rhead": self.rhead, "last_body": self.last_body, "depth": self.depth,
-                "side_run": self.side_run, "every": self.every, "spaced": self.spaced,
+                "side_run": self.side_run, "every": self.every, "spaced": self.spaced, "cindent": self.cindent,
                 "held": [[dataclasses.asdict(rl), o, ms, v] for rl, o, ms, v in self.held],
                 "tent": [[dataclasses.asdict(rl), o, ms] for rl, o, ms in self.tent]}
 
@@ -125,6 +126,7 @@ class _Open:
         ob.side_run = d.get("side_run", 0)
         ob.every = d.get("every", False)
         ob.spaced = d.get("spaced", 0)
+        ob.cindent = d.get("cindent", "")
         for rl, o, ms, v in d.get("held", ()):
             ob.held.append((RawLine(**rl), o, ms, v))
         for t, o, fo in d.get("pending", ()):  # older states held blank texts only
@@ -397,6 +399,7 @@ class MultilineMerger:
                 h, rhead, every, hname, body = _split_head(body, hm)
                 if h is not None:
                     head = head + h if head else h
+        raw = body
         if body[-1:] in (" ", "\t"):
             # blanks a copy or an editor left at the end say nothing; a printer's "label: " whose value
             # is on the next line ("...: UserWarning: " before a message that starts with a newline) keeps one
@@ -406,6 +409,13 @@ class MultilineMerger:
         opened = self._src.get(sid)
         if opened is None:  # (not `or`: a source's dict may be empty between closing a block and the next)
             opened = {}  # stored when a block opens: a source with nothing open is not kept
+        if head is None and raw[:1] == " " and opened:
+            ob = opened.get(key)
+            if ob is not None and ob.cindent and raw.startswith(ob.cindent):
+                # a further line of a record whose formatter indents every such line (CONT_INDENT)
+                self._append(sid, opened, key, ob, "cont!", None, line, offset, ms, body, None, out)
+                self._last_key[sid] = key
+                return
         if not body or body.isspace():
             if head is None:
                 self._hold_blank(sid, opened, key, line, offset, ms, bool(text.strip()), out)
@@ -611,6 +621,8 @@ class MultilineMerger:
         if rank is not None and block.source.get("rank") is None:
             block.source = {**block.source, "rank": rank}
         ob = _Open(block, mode, _indent(body) if body[:1] in (" ", "\t") else 0, head or "", rhead, body)
+        if hname in R.CONT_INDENT:
+            ob.cindent = R.CONT_INDENT[hname]
         if mode in _DEPTH_MODES:
             ob.depth = _MODES[mode].get("depth0", 0) + _json_depth(body)
         opened[key] = ob

@@ -204,6 +204,9 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("hf", rf"\[{_LVL}\|[\w.-]+:\d+\] \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}} >> ?", False),
     # NeMo's logger: "[NeMo W 2023-01-18 07:39:29 file:27] "
     ("nemo", r"\[NeMo [DIWEC] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [\w.-]+:\d+\] ?", False),
+    # tornado.log.LogFormatter, whose format NeMo's copies: "[E 240501 12:00:00 web:2246] " (and Jupyter
+    # Server's "[I 2024-05-01 12:00:00.123 ServerApp] " through the same formatter)
+    ("tornado", r"\[[DIWEC] (?:\d{6}|\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d(?:\.\d{3})? [\w.-]+(?::\d+)?\] ?", False),
     # ms-swift: "[INFO:swift] "
     ("swift", rf"\[{_LVL}:[\w.-]+\] ?", False),
     # Elasticsearch's log4j pattern "[%d][%-5p][%-25c] "
@@ -275,6 +278,12 @@ RELAY_RECORDS = frozenset(("p_syslog", "p_syslog_iso", "p_dmesg"))
 # program's own stream again: its printer's grammar joins it (journalctl -u trainer, rsyslog files).
 RELAY_RECORD_WRITERS_RE = re.compile(r"\S+ kernel(?:\[\d+\])?$")
 EVERY_LINE = frozenset(("h_vllm", "h_torch_logging"))
+# Heads of formatters that write every further line of a record behind an indent of their own:
+# tornado's LogFormatter (and NeMo's BaseFormatter, a copy of it) end with
+# ``formatted.replace("\n", "\n    ")``, so a message's lines, a captured warning's source line, the
+# traceback of exc_info and the message's trailing newline (the indent alone) all start with it.
+# Under such a record a line that starts with the indent is the record's, whatever its shape.
+CONT_INDENT: dict[str, str] = {"h_nemo": "    ", "h_tornado": "    "}
 # Levels that announce an exception after the record (logger.exception, log4j's %throwable, glog E/F).
 # A level is a word of its own in the head: not part of a logger's name ("torch...multiprocessing.errors",
 # "uvicorn.error", "error_handler"), whose INFO records carry no traceback.
@@ -763,7 +772,8 @@ HEAD_STARTS: dict[str, tuple[str, str | None]] = {
 # their records open "record_native" where others open "record".
 RECORD_MODES: dict[str, str] = {f"h_{name}": "record_native" for name in (
     "vllm", "torch_logging", "glog", "c10_error", "c10", "c10_short_error", "c10_short", "ray_cpp", "deepspeed",
-    "hf", "nemo", "swift", "asctime_dash", "loguru", "rich", "rich_same_time", "py_basic", "uvicorn", "logrus")}
+    "hf", "nemo", "tornado", "swift", "asctime_dash", "loguru", "rich", "rich_same_time", "py_basic", "uvicorn",
+    "logrus")}
 # A record whose message ends like this starts the mode (logger.exception's "...: Traceback ...").
 BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     ("Traceback (most recent call last):", "py_head", "python_traceback"),
