@@ -425,6 +425,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                  r"|Minifier script written to |(?:Revision|Entry|Repository) Not Found for url: "
                  r"|Cannot access (?:gated repo|repository) for url |Bad request(?: for \S+ endpoint)?:$"
                  r"|\d{3} Forbidden: |Detected at node .* defined at \(most recent call last\):$)"),
+    # xFormers' dispatch error (xformers/ops/fmha/dispatch.py): "No operator found for `op` with inputs:",
+    # the inputs 5 blanks in, then per operator "`name` is not supported because:" and its reasons 4 blanks
+    # in, all one exception message
+    ("xf_unsupported", r"`[^`\s]+` is not supported because:\s*$", "` is not supported because:"),
     # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message
     ("cuda_hint", r"(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing "
                   r"CUDA_LAUNCH_BLOCKING=1|Compile with `TORCH_USE_CUDA_DSA` to enable"
@@ -856,7 +860,7 @@ MODES: dict[str, dict] = {
     # where an excerpt starts in the middle of a traceback)
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
-                                   "py_file": ("src_above", "py_frames")},
+                                   "py_file": ("src_above", "py_frames"), "xf_unsupported": (_C, None)},
               "after_blank": {"py_chain": (_S, "py_chain")}},
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception). Evidence that ends it: any line that is neither a stack

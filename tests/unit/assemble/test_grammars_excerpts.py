@@ -97,3 +97,24 @@ def test_numbered_lines_without_a_frame_are_not_a_traceback():
              "=================================",
              "done"]
     assert spans(texts) == [(0, 4), (5, 5)]
+
+
+XFORMERS_MESSAGE = [
+    "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:",
+    "     query       : shape=(2, 498, 8, 32) (torch.float16)",
+    "     p           : 0.0",
+    "`fa2F@2.5.7-pt` is not supported because:",
+    "    attn_bias type is <class 'torch.Tensor'>",
+    "`cutlassF-pt` is not supported because:",
+    "    attn_bias.stride(-2) % 8 != 0 (attn_bias.stride() = (1984032, 248004, 498, 1))",
+    "2024-05-01 12:00:00,000 INFO step 3",
+]
+
+
+def test_xformers_dispatch_error_is_one_message_also_without_its_traceback():
+    # rule: MODES "plain" xf_unsupported (dispatch.py writes "`op` is not supported because:" and its
+    # reasons into the one NotImplementedError message, after the inputs)
+    assert spans(XFORMERS_MESSAGE) == [(0, 6), (7, 7)]
+    frames = ["Traceback (most recent call last):", '  File "/x/attn.py", line 3, in forward',
+              "    out = xops.memory_efficient_attention(q, k, v)"]
+    assert spans(frames + XFORMERS_MESSAGE) == [(0, 9), (10, 10)]
