@@ -204,6 +204,9 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("hf", rf"\[{_LVL}\|[\w.-]+:\d+\] \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}} >> ?", False),
     # NeMo's logger: "[NeMo W 2023-01-18 07:39:29 file:27] "
     ("nemo", r"\[NeMo [DIWEC] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [\w.-]+:\d+\] ?", False),
+    # TensorRT's sample logger (trtexec, samples/common/logging.h): "[%m/%d/%Y-%H:%M:%S] [E] ", the
+    # severity letter (F, E, W, I, V), and "[TRT] " before what the TensorRT library itself logged
+    ("trtexec", r"\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] \[[FEWIV]\] (?:\[TRT\] )?", False),
     # tornado.log.LogFormatter, whose format NeMo's copies: "[E 240501 12:00:00 web:2246] " (and Jupyter
     # Server's "[I 2024-05-01 12:00:00.123 ServerApp] " through the same formatter)
     ("tornado", r"\[[DIWEC] (?:\d{6}|\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d(?:\.\d{3})? [\w.-]+(?::\d+)?\] ?", False),
@@ -776,8 +779,8 @@ HEAD_STARTS: dict[str, tuple[str, str | None]] = {
 # their records open "record_native" where others open "record".
 RECORD_MODES: dict[str, str] = {f"h_{name}": "record_native" for name in (
     "vllm", "torch_logging", "glog", "c10_error", "c10", "c10_short_error", "c10_short", "ray_cpp", "deepspeed",
-    "hf", "nemo", "tornado", "swift", "asctime_dash", "loguru", "rich", "rich_same_time", "py_basic", "uvicorn",
-    "logrus")}
+    "hf", "nemo", "tornado", "trtexec", "swift", "asctime_dash", "loguru", "rich", "rich_same_time", "py_basic",
+    "uvicorn", "logrus")}
 # A record whose message ends like this starts the mode (logger.exception's "...: Traceback ...").
 BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     ("Traceback (most recent call last):", "py_head", "python_traceback"),

@@ -377,3 +377,16 @@ def test_rays_critical_level_letter_is_part_of_its_head():
                                     "Check failed: server_ Failed to start the grpc server.")
     assert head is not None and head.endswith("grpc_server.cc:124: ")
     assert body.startswith(" Check failed: server_")
+
+
+def test_trtexecs_records_and_a_message_that_goes_on_after_its_colon():
+    # rules: HEADS trtexec ("[07/18/2023-14:17:05] [E] [TRT] "); a record whose message ends with ':' takes
+    # the line below (onnx-tensorrt's "... In function f:" + "[8] Assertion failed: ...", one message)
+    texts = ["[07/18/2023-14:17:05] [E] [TRT] ModelImporter.cpp:732: ERROR: builtin_op_importers.cpp:5428 In "
+             "function importFallbackPluginImporter:",
+             '[8] Assertion failed: creator && "Plugin not found, are the plugin name, version, and namespace correct?"',
+             "[07/18/2023-14:17:05] [E] Failed to parse onnx file",
+             "[07/18/2023-14:17:05] [I] Finished parsing network model. Parse time: 1.98327"]
+    assert spans(texts) == [(0, 1), (2, 2), (3, 3)]
+    head, _r, _e, body = split_head(texts[3])
+    assert head == "[07/18/2023-14:17:05] [I] " and body.startswith("Finished parsing")
