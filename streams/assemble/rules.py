@@ -699,6 +699,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "py_warning": ("py_warn", "python_warning"),
     "ipy_tb": ("ipy", "python_traceback"),
     "ipy_src": ("ipy_cut", None),  # the middle of a traceback whose head was cut
+    "ipy_frame": ("ipy_cut_frame", None),  # (cut at a frame's header)
     "rich_tb": ("rich_tb", "python_traceback"),
     "py_process": ("await", None),
     "accel_state": ("accel_state", None),
@@ -763,8 +764,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
-SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "ipy_src", "json_member", "tsl_frame", "yarn_field",
-                         "yarn_diag"))
+SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "ipy_frame", "ipy_src", "json_member", "tsl_frame",
+                         "yarn_field", "yarn_diag"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -1023,6 +1024,9 @@ MODES: dict[str, dict] = {
     "ipy_cut": {"kind": None, "on": {"ipy_src": (_T, None), "indent": (_T, None), "ipy_frame": (_S, "ipy"),
                                      "ipy_skip": (_S, "ipy")},
                 "after_blank": {"ipy_frame": (_S, "ipy"), "ipy_skip": (_S, "ipy")}, "max_tent": 40},
+    # (a frame's header, "File ~/x.py:603, in f(self)" / "Cell In[3], line 1", is ultratb's only when its
+    # numbered source lines follow)
+    "ipy_cut_frame": {"kind": None, "on": {"ipy_src": (_S, "ipy")}},
     "ipy_msg": {"kind": "python_traceback",
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
                 "after_blank": {"py_chain": (_S, "ipy_chain")}},

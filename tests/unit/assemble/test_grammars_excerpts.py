@@ -69,6 +69,14 @@ def test_the_middle_of_an_ipython_traceback_is_one_event():
     assert spans(texts) == [(0, 2)]
 
 
+def test_an_ipython_excerpt_cut_at_a_frames_header_is_one_event():
+    # rules: STARTS "ipy_frame" -> MODES "ipy_cut_frame": the header is ultratb's when its numbered source
+    # lines follow; else it is a line of its own
+    assert spans(IPY_MIDDLE[6:]) == [(0, 6), (7, 7)]
+    texts = ["File ~/notes/todo.py:12, in the morning", "remember the milk"]
+    assert spans(texts) == [(0, 0), (1, 1)]
+
+
 def test_hidden_frames_line_inside_a_whole_ipython_traceback():
     # rule: "ipy" after_blank ipy_skip (VerboseTB writes "    [... skipping hidden N frame]" between frames)
     texts = ["---------------------------------------------------------------------------",

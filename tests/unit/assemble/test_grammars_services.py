@@ -384,7 +384,8 @@ def test_trtexecs_records_and_a_message_that_goes_on_after_its_colon():
     # the line below (onnx-tensorrt's "... In function f:" + "[8] Assertion failed: ...", one message)
     texts = ["[07/18/2023-14:17:05] [E] [TRT] ModelImporter.cpp:732: ERROR: builtin_op_importers.cpp:5428 In "
              "function importFallbackPluginImporter:",
-             '[8] Assertion failed: creator && "Plugin not found, are the plugin name, version, and namespace correct?"',
+             '[8] Assertion failed: creator && "Plugin not found, are the plugin name, version, and namespace '
+             'correct?"',
              "[07/18/2023-14:17:05] [E] Failed to parse onnx file",
              "[07/18/2023-14:17:05] [I] Finished parsing network model. Parse time: 1.98327"]
     assert spans(texts) == [(0, 1), (2, 2), (3, 3)]
