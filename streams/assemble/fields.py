@@ -47,6 +47,7 @@ INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 TASK_FIELDS = ("task_id", "task_type", "model_name", "phase")
 SOURCE_TEXT_FIELDS = ("host", "namespace", "pod", "container", "file", "stream", "node_role")
 _QUIET = frozenset(("INFO", "DEBUG", "TRACE"))
+_LOUD = frozenset(("ERROR", "FATAL"))
 EMPTY_SOURCE = empty_source()
 _NO_TASK: dict = {}
 
@@ -148,7 +149,9 @@ class EventBuilder:
                "first_file_offset": b.first_file_offset, "last_file_offset": b.last_file_offset}
         n = len(b.texts)
         metrics = p.metrics
-        if metrics and is_step_metric(metrics, n, p.step is not None or p.epoch is not None):
+        # A line logged as an error (TensorFlow's "Model diverged with loss = NaN.") stays an event, its loss a
+        # typed field: the error is what an alert and a search look for.
+        if metrics and p.level not in _LOUD and is_step_metric(metrics, n, p.step is not None or p.epoch is not None):
             point = metric_point(eid, ts, project, p, task=task, source=source, labels=labels, raw=raw)
             return Output("metric", METRICS_TOPIC, eid.encode(), point)
         # One line: a record's own message (its exception text appended), else the line; a block: all of it.

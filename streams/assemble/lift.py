@@ -24,6 +24,7 @@ from streams.assemble.keys import (
     STEP_KEYS,
     TASK_KEYS,
     TIME_KEYS,
+    TIME_PARTS,
     as_float,
     canonical,
     family,
@@ -257,6 +258,9 @@ def lift_record(obj: dict, p: Parsed) -> None:
     """Every key of a structured record into ``p``: time, level, message, logger, task, counters and
     metrics by family; the rest into ``attributes``. The record's own values win over the line head's."""
     own: dict[str, str] = {}  # the record's message and exception text
+    for key, value in obj.items():
+        if isinstance(value, dict) and isinstance(key, str) and _ROLE.get(norm(key)) == "time":
+            _time_parts(p, value)
     for path, leaf, value, depth in _walk(obj, "", 0):
         if value is None:
             continue
@@ -267,6 +271,9 @@ def lift_record(obj: dict, p: Parsed) -> None:
             continue
         if depth and lift_value(p, path, norm(leaf), value, keep_unknown=False):
             continue  # {"metrics": {"loss": ...}}: the leaf names the family
+        if (depth and isinstance(value, str) and (task_field := TASK_KEYS.get(norm(leaf))) is not None
+                and _task(p, task_field, value)):
+            continue  # {"logging.googleapis.com/labels": {"task_id": ...}}
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             lift_value(p, path, nk, value)  # an unknown number: a metric of the step line, and text
         p.attributes[path] = text_of(value)
@@ -275,6 +282,16 @@ def lift_record(obj: dict, p: Parsed) -> None:
         message = f"{message}\n{exception}" if message else exception
     p.message = message
     p.wide = True
+
+
+def _time_parts(p: Parsed, value: dict) -> None:
+    """A time written as seconds and nanoseconds (:data:`TIME_PARTS`): Cloud Logging's
+    ``"timestamp": {"seconds": ..., "nanos": ...}``, log4j2's ``"instant": {"epochSecond", "nanoOfSecond"}``."""
+    for sec_key, nano_key in TIME_PARTS:
+        sec, nanos = value.get(sec_key), value.get(nano_key, 0)
+        if type(sec) is int and type(nanos) is int and 0 <= nanos < 1_000_000_000:
+            _time(p, sec * 1000 + nanos // 1_000_000)
+            return
 
 
 def _under_role(p: Parsed, path: str, leaf: str, value: Any) -> bool:

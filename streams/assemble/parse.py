@@ -7,7 +7,8 @@ and its body. Heads recognised (first match wins, cheapest checks first): DeepSp
 ``I0905 17:22:27.123456 1234 file.cc:12]`` and torch's ``[I905 ...]``, zap's console encoder
 ``1.7085078124461591e+09<TAB>DEBUG<TAB>logger<TAB>``, NCCL ``host:pid:tid [dev] NCCL INFO``, HDFS
 ``yyMMdd HHmmss``, Android logcat, Apache ``[Sun Dec 04 04:47:44 2005] [error]``, syslog
-``Jun 14 15:16:01`` and any line carrying an ISO ``yyyy-MM-dd HH:mm:ss`` near its start.
+``Jun 14 15:16:01`` and any line carrying an ISO ``yyyy-MM-dd HH:mm:ss`` near its start (its level a word
+after it, or a glog-style letter just before it: NeMo's ``[NeMo I 2024-06-01 12:00:00 module:line]``).
 
 The body: a structured record the line ends with (:mod:`streams.assemble.records`: JSON however
 spaced, Python dict reprs, logfmt), whose keys are lifted by family (:mod:`streams.assemble.lift`) and
@@ -222,6 +223,10 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         if m:
             p.ts_ms, p.fmt = _slashed(m), "slashed"
     if m:
+        at = m.start()
+        if 2 <= at <= 40 and body[at - 1] == " " and body[at - 2] in "DIWEF" and not body[at - 3:at - 2].isalnum():
+            p.level = norm_level(body[at - 2])  # NeMo: "[NeMo I 2024-06-01 12:00:00 exp_manager:396]"
+            return m.end()
         lm = _LEVEL_WORD.search(body, m.end(), m.end() + 60)
         if lm:
             p.level = norm_level(lm.group(1))

@@ -271,7 +271,9 @@ RELAY_ESCAPES = (("#011", "\t"),)
 LINE_START_PREFIXES = frozenset(("p_srun_padded",))
 # ECMA-48 control sequences terminals read (colours, erasing a line, moving the cursor: colorlog, loguru,
 # rich, Ray's coloured prefixes, tqdm) and operating-system commands (a terminal's title, links)
-ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# An OSC string (a hyperlink) counts as markup only once terminated: a line cut inside one keeps its
+# text visible to the rules, so a line is never read as blank for what an unfinished escape holds.
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 # the same colours with their ESC lost, as a copy from a web page leaves them ("[36m(pid=1)[0m"): read
 # only on a line that also holds the reset "[0m"
 BARE_SGR_RE = re.compile(r"\[(?:\d{1,3};)*\d{1,3}m")
@@ -365,6 +367,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # and, copied from its page, writes each file as a link: "[/path/x.py](https://localhost:8080/#) in f(...)")
     ("ipy_frame", r"(?:Cell In\[\d+\], line \d+|File \S.*:\d+, in |Input In \[\d+\], in |<ipython-input-[\w-]+> in "
                   r"|[^\s:]+\.pyx? in \S|\d+ frames$|\[(?:<ipython-input-[\w-]+>|[^\s\]]+\.pyx?)\]\([^\s)]*\) in \S)"),
+    # (VerboseTB numbers a frame's source lines right-aligned to 7 columns, "    682 x = f(", marks the
+    # current one "--> 603 ", elides with "   (...)": the shape a cut excerpt starts with; inside a
+    # traceback any numbered line is read as one, a relay may have shifted them)
+    ("ipy_num", r"(?: {4}\d{3}| {5}\d\d| {6}\d| {3}\d{4}| {2}\d{5}|-*-> \d+) |   \(\.\.\.\)\s*$"),
     ("ipy_src", r"[ \t]*-*> \d+ |[ \t]+\d+ |[ \t]+\(\.\.\.\)"),
     # (frames hidden by __tracebackhide__ are counted on a line of their own between the blank lines that
     # separate frames: VerboseTB.format_records' "    [... skipping hidden N frame]")
@@ -698,7 +704,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "py_thread": ("fatal_frames", "python_fatal"),  # faulthandler.dump_traceback without a fatal error
     "py_warning": ("py_warn", "python_warning"),
     "ipy_tb": ("ipy", "python_traceback"),
-    "ipy_src": ("ipy_cut", None),  # the middle of a traceback whose head was cut
+    "ipy_num": ("ipy_cut", None),  # the middle of a traceback whose head was cut
     "ipy_frame": ("ipy_cut_frame", None),  # (cut at a frame's header)
     "rich_tb": ("rich_tb", "python_traceback"),
     "py_process": ("await", None),
@@ -764,7 +770,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
-SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "ipy_frame", "ipy_src", "json_member", "tsl_frame",
+SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "ipy_frame", "ipy_num", "json_member", "tsl_frame",
                          "yarn_field", "yarn_diag"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
@@ -829,7 +835,7 @@ _ATTACH = {
     # (IPython's numbered source lines are a frame's, not a deeper line of the line above: an excerpt that
     # starts in the middle of a traceback; a record whose message introduces them, "...:", keeps them:
     # MODES "body")
-    "ipy_src": (_E, None),
+    "ipy_num": (_E, None),
     "j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head"),
     "j_suppressed": (_S, "java_frames"),
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
@@ -911,7 +917,7 @@ MODES: dict[str, dict] = {
     # the next line that is a record of its own; the ':' that announced the body is the evidence that
     # the lines between belong to it. After a blank line only indented lines go on: a line of text at
     # column 0 there is the next output, the body's own lines rarely hold an empty one)
-    "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "ipy_src": (_C, None), "text": (_C, None),
+    "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "ipy_num": (_C, None), "text": (_C, None),
                                   "tsl_frame": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
              "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent")}},
@@ -1013,20 +1019,21 @@ MODES: dict[str, dict] = {
     "box": {"kind": "table", "on": {"rich_box": (_S, None), "box_sep": (_S, None), "box_bottom": (_L, None),
                                    "rich_box_end": (_L, None)}},
     "ipy": {"kind": "python_traceback", "kind_override": True,
-            "on": {"ipy_frame": (_S, None), "ipy_src": (_S, None), "indent": (_S, None), "exc_line": (_S, "ipy_msg"),
-                   "j_exc": (_S, "ipy_msg"), "ipy_skip": (_S, None)},
+            "on": {"ipy_frame": (_S, None), "ipy_num": (_S, None), "ipy_src": (_S, None), "indent": (_S, None),
+                   "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg"), "ipy_skip": (_S, None)},
             # (after the frames ultratb writes the exception line, "Type: message": a line of another
             # shape is the next record)
             "after_blank": {"ipy_frame": (_S, None), "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg"),
                             "ipy_skip": (_S, None)}},
     # the middle of an ultratb traceback, as an excerpt cuts it: numbered source lines ("    682     x = f(",
     # "--> 603 ...", "   (...)") are held until a frame's header or a hidden-frames line confirms them
-    "ipy_cut": {"kind": None, "on": {"ipy_src": (_T, None), "indent": (_T, None), "ipy_frame": (_S, "ipy"),
+    "ipy_cut": {"kind": None, "on": {"ipy_num": (_T, None), "ipy_src": (_T, None), "indent": (_T, None),
+                                     "ipy_frame": (_S, "ipy"),
                                      "ipy_skip": (_S, "ipy")},
                 "after_blank": {"ipy_frame": (_S, "ipy"), "ipy_skip": (_S, "ipy")}, "max_tent": 40},
     # (a frame's header, "File ~/x.py:603, in f(self)" / "Cell In[3], line 1", is ultratb's only when its
     # numbered source lines follow)
-    "ipy_cut_frame": {"kind": None, "on": {"ipy_src": (_S, "ipy")}},
+    "ipy_cut_frame": {"kind": None, "on": {"ipy_num": (_S, "ipy"), "ipy_src": (_S, "ipy")}},
     "ipy_msg": {"kind": "python_traceback",
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
                 "after_blank": {"py_chain": (_S, "ipy_chain")}},

@@ -16,7 +16,9 @@ wins (then the generic pairs do not run):
   only keys that name a training quantity are taken (``localhost:8080`` is not a metric);
 - the layouts of :mod:`streams.assemble.stepruns`: progress heads (mmengine, timm, CLU, Composer), runs
   of ``key value`` pairs (fairseq, llm.c, nanoGPT), one-pair table rows (HF ``log_metrics``,
-  stable-baselines3, wandb's summary); nothing after a configuration repr (``Namespace(lr=...)``).
+  stable-baselines3, wandb's summary); nothing after a configuration repr (``Namespace(lr=...)``);
+- the sentences and evaluation heads of :mod:`streams.assemble.phrases` (Keras and torch learning-rate
+  schedulers, Keras' ModelCheckpoint, TensorFlow's NanTensorHook, ``Test set:``).
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from dataclasses import dataclass
 
 from streams.assemble.keys import EPOCH_KEYS, STEP_KEYS, TASK_KEYS, canonical, family, norm
 from streams.assemble.lift import MAX_TASK_CHARS, Parsed, lift_value
-from streams.assemble.stepruns import METRICISH, progress_heads, spaced_run, table_row, without_config
+from streams.assemble.phrases import evaluation_losses, lift_phrases
+from streams.assemble.stepruns import METRICISH, NUMBER, progress_heads, spaced_run, table_row, without_config
 
-_NUMBER = r"(?:tensor\()?[-+]?(?:nan|NaN|NAN|inf(?:inity)?|Inf(?:inity)?|INF|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+_NUMBER = rf"(?:tensor\()?{NUMBER}"
 _BAR_PAIRS = re.compile(r"\|\s*([^|:]+?)\s*:\s*([^|]*?)\s*(?=\||\Z)")
 
 
@@ -93,7 +96,7 @@ MAX_STEP_LINE = 4096  # a longer line is a dump, not a step line: its head is al
 _TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"']?([\w./:@+-]+)")
 # The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
 _GATE = ("step", "epoch", "iter", "loss", "mem", "util", "throughput", "max_ca", "task_", "model_name",
-         "learning_rate", "train:", "[batch=")
+         "learning_rate", "learning rate", "train:", "[batch=", "_norm")
 
 
 def _pairs(body: str) -> list[tuple[str, str, str]]:
@@ -111,6 +114,8 @@ def _pairs(body: str) -> list[tuple[str, str, str]]:
             start += 1  # a key starts with a letter: "(loss" -> "loss", "0/micro_step" -> "micro_step"
         if start >= 2 and body[start - 1] == "-" and body[start - 2].isalpha():
             continue  # Megatron's timer "optimizer-inner-step: 46.00": the key is the whole hyphenated name
+        if start < end and body[start - 1:start] == "(" and body[end - 1] == ")":
+            start = _named_unit(body, start - 1)  # SGLang's "gen throughput (token/s): 186.64"
         if start < end and end - start <= 64:
             key = body[start:end]
             if key.lower() in _SPLITS:
@@ -121,6 +126,16 @@ def _pairs(body: str) -> list[tuple[str, str, str]]:
                     key = f"{key} {metric_word}"
             out.append((key, m.group(1), (m.group(2) or "").lstrip()))
     return out
+
+
+# The words in front of a unit in brackets: "gen throughput (token/s)", "elapsed time per iteration (ms)".
+_WORDS_BEFORE_UNIT = re.compile(r"(?:[A-Za-z][\w-]* ){1,4}\Z")
+
+
+def _named_unit(body: str, paren: int) -> int:
+    """Where the key of a ``name (unit):`` pair starts: the one to four words before the bracket."""
+    m = _WORDS_BEFORE_UNIT.search(body, max(0, paren - 48), paren)
+    return m.start() if m is not None else paren + 1
 
 
 def lift_step_line(body: str, p: Parsed) -> bool:
@@ -153,6 +168,9 @@ def lift_step_line(body: str, p: Parsed) -> bool:
         found = _loose_pairs(body, p) or found
     if "task_" in body or "model_name" in body or "phase" in body:
         found = _task_fields(body, p) or found
+    found = lift_phrases(body, low, p) or found
+    if found:
+        evaluation_losses(body, p)
     return found
 
 

@@ -12,7 +12,8 @@ pairs, one-pair table rows, and configuration reprs that are not training state.
 - **Table rows**: a whole line that is one key and one number, the key a single word: HF
   ``log_metrics`` ``  train_loss   =   1.9876``, stable-baselines3 ``|    loss    | 0.0123  |``, wandb's run
   summary ``wandb:   train/loss 1.2345``, Ray Train's result table ``│ loss     0.4123 │``. A banner's key
-  has blanks in it (``Num Epochs = 3``) and is not a row.
+  has blanks in it (``Num Epochs = 3``) and is not a row; a tracker's path with blanks and a tight ``=`` is
+  (OLMo's ``System/Peak GPU Memory (MB)=46,911``, thousands separators and all).
 - **Configuration reprs**: ``Namespace(lr=0.001, epochs=10)``, ``TrainingArguments(...)``,
   ``LlamaConfig(...)``: the pairs inside one are settings, kept as text in attributes, never fields.
 
@@ -26,7 +27,9 @@ import re
 from streams.assemble.keys import EPOCH_KEYS, MAX_STEP_KEYS, STEP_KEYS, canonical, family, norm
 from streams.assemble.lift import Parsed, lift_value
 
-NUMBER = r"[-+]?(?:nan|NaN|NAN|inf(?:inity)?|Inf(?:inity)?|INF|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+# NaN and Inf as the frameworks print them; MSVC's printf writes "nan(ind)", "-nan(ind)", "nan(snan)".
+NON_FINITE = r"nan(?:\(ind\)|\(snan\))?|NaN|NAN|inf(?:inity)?|Inf(?:inity)?|INF"
+NUMBER = rf"[-+]?(?:{NON_FINITE}|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
 UNIT = r"%|[KMGTkmgt]i?B|[KMGT](?![a-z])|ms|s(?![a-z])"
 # An unknown key is lifted only when it names a training quantity.
 METRICISH = re.compile(r"loss|acc|norm|lr|rate|mem|util|throughput|token|sample|speed|ppl|perplexity|reward|"
@@ -65,6 +68,12 @@ _SPACED = re.compile(rf"([A-Za-z][\w./@-]*(?: [A-Za-z][\w./@-]*){{0,3}}) +({NUMB
 _ROW = re.compile(rf"\s*(?:[|│]\s*|[A-Za-z]\w*:\s+)?([A-Za-z][\w./@()-]*)(?:\s*[=|│]\s*|\s+)({NUMBER})\s*({UNIT})?"
                   r"\s*[|│]?\s*")
 MAX_ROW = 160
+# A row whose key has blanks in it is one only when the key is a tracker's path ("group/name") and its "=" is
+# tight (a banner writes "Num Epochs = 3", a setting "Num train epochs=3"); its number may have thousands
+# separators, the whole line being one pair: OLMo's console logger ("    System/Peak GPU Memory (MB)=46,911",
+# format_float printing f"{int(value):,d}" above 1000).
+_TIGHT_ROW = re.compile(r"\s*([A-Za-z][\w.@()-]*/[\w./@()-]*(?: [\w./@()-]+){1,5})=(\d{1,3}(?:,\d{3})+|"
+                        + NUMBER + r")\s*")
 
 
 def without_config(body: str, removed: list[str] | None = None) -> str:
@@ -144,4 +153,7 @@ def table_row(body: str, p: Parsed) -> bool:
     if len(body) > MAX_ROW:
         return False
     m = _ROW.fullmatch(body)
-    return m is not None and _lift_pair(p, m.group(1), m.group(2), m.group(3))
+    if m is not None:
+        return _lift_pair(p, m.group(1), m.group(2), m.group(3))
+    m = _TIGHT_ROW.fullmatch(body) if "=" in body else None
+    return m is not None and _lift_pair(p, m.group(1), m.group(2).replace(",", ""), None)

@@ -5,18 +5,23 @@ The printers that lay their figures out this way:
 - ``nvidia-smi --query-gpu=... --format=csv``: ``name, utilization.gpu [%], memory.used [MiB]`` (units in
   brackets), then one row per GPU per interval, ``GeForce GTX 1080 Ti, 36 %, 2856 MiB``;
 - ultralytics' trainer: ``Epoch  GPU_mem  box_loss ...  Instances  Size``, then rows that are a tqdm
-  description, ``70/1000  6.73G  1.081 ...  640: 100%|...``.
+  description, ``70/1000  6.73G  1.081 ...  640: 100%|...``;
+- files Python's ``csv.DictWriter`` writes, printed or shipped as logs: Keras' ``CSVLogger``
+  (``epoch,accuracy,loss,val_accuracy,val_loss``), Lightning's ``CSVLogger`` ``metrics.csv``
+  (``epoch,step,train_loss,val_loss``, a cell left empty where a key was not logged that step);
+- ``dcgmi dmon``: ``#Entity   GPUTL  FBUSD`` (the fields' short names, the header commented out), an ``ID``
+  line, then rows named by their entity, ``GPU 0     87     18432``.
 
 Rows the multiline merger joins to their header come here as one block and are not read: ``nvidia-smi
 dmon`` (its ``# Idx`` units line and the rows under it) and fastai's progress table (its rows start like
 gdb's source lines). A printed table is one event there, as the labelled corpus has it.
 
-A header is a line of three or more names separated by ``, `` or by two or more blanks (aligned
-columns; prose has single blanks), at least one of which a key family or a counter claims. A row is
-read only against the last header of its own source and only when it has that header's width, every
-cell a value (a number with or without unit, ``n/m``, ``-``, ``N/A``, a clock) where the columns are
-aligned; a csv row may hold text cells (a GPU's name), which stay attributes. The cells go through the
-key families like a record's keys.
+A header is a line of three or more names separated by ``, `` (or ``,`` in a line without blanks) or by
+two or more blanks (aligned columns; prose has single blanks), maybe behind a ``#``, at least one of which a
+key family or a counter claims. A row is read only against the last header of its own source and only when
+it has that header's width, every cell a value (a number with or without unit, ``n/m``, ``-``, ``N/A``, a
+clock; the first may name a DCGM entity, ``GPU 0``) where the columns are aligned; a csv row may hold text
+cells (a GPU's name), which stay attributes. The cells go through the key families like a record's keys.
 
 Why a per-source memory is sound here: a row is never read against another table's header (the widths
 must agree and, in aligned columns, every cell must be a value), and a header is replaced by the next
@@ -51,6 +56,8 @@ _WIDE_GAP = re.compile(r"\s{2,}|\t")
 _VALUE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?:/\d+)?(?:\s?[A-Za-z%]{1,4})?|-|N/A|"
                     r"\d\d?:\d\d(?::\d\d)?")
 _COUNT_OF = re.compile(r"(\d+)/\d+")
+# The entity kinds dcgmi dmon names its rows by (DCGM's entity groups), each followed by its id.
+_ENTITY = re.compile(r"GPU|GPU-I|GPU-CI|CPU|CPU_CORE|NvSwitch|NVSWITCH|LINK|VGPU")
 
 
 @dataclass(slots=True, frozen=True)
@@ -68,7 +75,9 @@ def _claimed(name: str) -> bool:
 def header_of(text: str) -> Header | None:
     """The header a line is, or None."""
     s = text.strip()
-    if ", " in s:
+    if s[:1] == "#":  # a monitor's commented header: dcgmi dmon's "#Entity   GPUTL  FBUSD"
+        s = s[1:].lstrip()
+    if ", " in s or ("," in s and " " not in s):  # csv.writer's own rows have no blank after the comma
         names, units = [], []
         for cell in s.split(","):
             m = _CSV_NAME.fullmatch(cell.strip())
@@ -103,7 +112,7 @@ class ColumnTables:
         header = self.headers.get(sid) if self.headers else None
         if header is not None and _row(header, text, p):
             return
-        if p.fmt is None and p.level is None and ("  " in text or ", " in text):  # a header has no head
+        if p.fmt is None and p.level is None and ("  " in text or "," in text):  # a header has no head
             new = header_of(text)
             if new is not None:
                 if len(self.headers) >= MAX_TRACKED_SOURCES:
@@ -120,7 +129,11 @@ def _cells(header: Header, text: str) -> list[str] | None:
     if len(cells) > n and cells[n - 1].endswith(":"):  # a tqdm bar after the row (ultralytics)
         cells = cells[:n]
         cells[-1] = cells[-1][:-1]
-    if len(cells) != n or not all(_VALUE.fullmatch(c) for c in cells):
+    first = 0
+    if len(cells) == n + 1 and _ENTITY.fullmatch(cells[0]) and cells[1].isdigit():
+        cells = [f"{cells[0]} {cells[1]}", *cells[2:]]  # dcgmi dmon's "GPU 0": the entity a row is about
+        first = 1
+    if len(cells) != n or not all(_VALUE.fullmatch(c) for c in cells[first:]):
         return None
     return cells
 

@@ -15,6 +15,7 @@ MIN_EPOCH_S = 1_000_000_000
 # The contract's timestamps are epoch ms as Avro longs; Python's datetime (the sinks' day names) ends
 # with year 9999, so nothing later may come out of here.
 MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+MAX_OFFSET_H = 18  # the widest UTC offset ISO 8601 tools accept (java.time.ZoneOffset's bound)
 
 ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[,.](\d+))?(Z|[+-]\d\d:?\d\d)?")
 
@@ -40,6 +41,8 @@ def ms_of(y: int, mo: int, d: int, hms: str, frac: str | None) -> int | None:
         h, mi, s = int(hms[0:2]), int(hms[3:5]), int(hms[6:8])
     except (ValueError, OverflowError):
         return None
+    if h > 24 or mi > 59 or s > 60:  # 24:00:00 is ISO's end of day and :60 a leap second; more is no time
+        return None
     return (day + h * 3600 + mi * 60 + s) * 1000 + (int((frac + "00")[:3]) if frac else 0)
 
 
@@ -50,6 +53,8 @@ def iso_ms(m: re.Match) -> int | None:
     if ms is not None and tz and tz != "Z":
         sign = 1 if tz[0] == "+" else -1
         tz = tz[1:].replace(":", "")
+        if int(tz[:2]) > MAX_OFFSET_H or int(tz[2:]) > 59:  # not an offset any zone has: not a time
+            return None
         ms -= sign * (int(tz[:2]) * 60 + int(tz[2:])) * 60000
     return ms
 

@@ -98,6 +98,12 @@ def test_numbered_lines_without_a_frame_are_not_a_traceback():
     # and a frame list of another printer that numbers its frames keeps its own shape (UCX's " 0  /lib..")
     texts = ["   12 files copied", "   13 files skipped", "done"]
     assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
+    # rule: TOKENS ipy_num is VerboseTB's own layout (numbers right-aligned to 7 columns): a deeper line
+    # that starts with a number elsewhere is still a deeper line of the line above (ptxas under pip)
+    texts = ["      ptxas info    : Function properties for _Z25flash_bwd_dot_do_o_kernel",
+             "          0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads",
+             "      ptxas info    : Used 46 registers, 696 bytes cmem[0]"]
+    assert spans(texts) == [(0, 1), (2, 2)]
     texts = ["Caught signal 11 (Segmentation fault: address not mapped to object at address 0x7eff867fbcc0)",
              "==== backtrace (tid:  74387) ====",
              " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x10c) [0x7eced5f1a08c]",

@@ -500,3 +500,15 @@ def test_a_line_of_colour_codes_alone_is_a_blank_line():
              red("Traceback (most recent call last):"), red('  File "/app/a.py", line 5, in <module>'),
              red("RuntimeError: outer"), red(""), red("INFO:trainer:next")]
     assert spans(texts) == [(0, 8), (10, 10)]
+
+
+def test_a_line_cut_inside_a_hyperlink_escape_is_not_blank():
+    # rule: rules.ANSI_RE (an OSC string is markup only once its BEL or ST ends it)
+    from streams.assemble.merger import terminal_text
+
+    link = "\x1b]8;;https://example.org/run/7\x1b\\run 7\x1b]8;;\x1b\\ started"
+    assert terminal_text(link) == "run 7 started"
+    cut = "\x1b]8;;https://example.org/run/7 and the rest of the line"
+    assert terminal_text(cut).strip()
+    texts = ["INFO start", cut, "INFO end"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
