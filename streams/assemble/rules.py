@@ -631,6 +631,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("exc_named", r"[A-Za-z_][\w.]*(?:Error|Exception|Failure|Interrupt|Exit)\w*: "),
     # a Python exception line: "Name: message" or a bare name (the line after a traceback's frames)
     ("exc_line", r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:\([\w.]*\))?(?::(?: |$)|$)"),
+    # a YAML mapping's top-level line, "key: value" or "key:" (OmegaConf.to_yaml, yaml.dump: the config a
+    # recipe logs after "... with resolved config:" and a blank line, torchtune's and Hydra's apps); last in
+    # this table, so that every other shape is read first
+    ("yaml_key", r"[A-Za-z_][\w.-]*:(?: \S.*)?$"),
 )
 
 # Lines that are records of their own (ending a free-text part of a block) without a head:
@@ -920,7 +924,10 @@ MODES: dict[str, dict] = {
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "ipy_num": (_C, None), "text": (_C, None),
                                   "tsl_frame": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
-             "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent")}},
+             "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml")}},
+    # a YAML dump a record announced ("...:", a blank line): its keys at column 0 and everything indented
+    # under them, to a line of another shape or a blank line (the dump holds none)
+    "yaml": {"kind": "yaml_dump", "on": {"yaml_key": (_C, None), "indent": (_C, None), "exc_line": (_C, None)}},
     # a head with an empty message ("WARNING:torch.distributed.run:", "Process X:"): the next line
     # is the message, and decides the mode
     "await": {"kind": None, "on": {}, "await": True},

@@ -287,3 +287,28 @@ def test_a_file_keeps_the_formatters_indent_alone_as_a_line_of_its_record(tmp_pa
                    "      torch.f(\n    \nnext line\n")
     events = [e for e in parse_files([log], default_ts_ms=0) if e.get("kind") != "metric"]
     assert [e["line_count"] for e in events] == [3, 1]
+
+
+def test_a_yaml_dump_a_record_announces_after_a_blank_line_is_its_body():
+    # rules: TOKENS yaml_key, MODES "body" after_blank yaml_key -> "yaml" (torchtune logs
+    # "Running X with resolved config:\n\n" + OmegaConf.to_yaml(cfg) as one record)
+    texts = ["INFO:torchtune.utils._logging:Running FullFinetuneRecipeSingleDevice with resolved config:",
+             "",
+             "batch_size: 4",
+             "checkpointer:",
+             "  _component_: torchtune.training.FullModelHFCheckpointer",
+             "  checkpoint_files:",
+             "  - model.safetensors",
+             "clip_grad_norm: null",
+             "",
+             "INFO:torchtune.utils._logging:Model is initialized with precision torch.bfloat16."]
+    assert spans(texts) == [(0, 7), (9, 9)]
+
+
+def test_key_value_lines_after_a_blank_line_under_another_record_stay_alone():
+    # rule: only a record whose message announces its body (a trailing ':') takes the dump; a blank line
+    # ends the dump, and a line of text that is not a key ends it too
+    texts = ["INFO:train:step 10 done", "", "batch_size: 4", "clip_grad_norm: null"]
+    assert spans(texts) == [(0, 0), (2, 2), (3, 3)]
+    texts = ["INFO:train:resolved config:", "", "batch_size: 4", "Starting training now", "epochs: 3"]
+    assert spans(texts) == [(0, 2), (3, 3), (4, 4)]
