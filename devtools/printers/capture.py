@@ -136,6 +136,40 @@ def python(work: Path) -> Iterator[Capture]:
     yield Capture("python", "fatal_ext (venv)", _event("python_fatal", out), False, _version([str(venv), "-VV"]))
 
 
+# --- CPython's standard library beyond traceback: pools, logging's stack_info, asyncio, unittest ------
+
+# scenario: (ends in free text, written in one write() by a logging handler). A traceback ends with
+# its exception's message (free text: a record of its own follows it); a stack ends with a frame's
+# source line
+PYSTDLIB_SCENARIOS = {
+    "futures_process": (True, False), "mp_pool": (True, False), "logging_stack_info": (False, True),
+    "logging_stack_exc": (False, True), "print_stack": (False, False), "notes_chain": (True, False),
+    "asyncio_callback": (True, True), "asyncio_callback_debug": (True, True), "asyncio_logged": (True, True),
+}
+UNITTEST_RULE = re.compile(r"^={70}$")
+
+
+def pystdlib(work: Path) -> Iterator[Capture]:
+    """``programs/pystdlib.py`` under CPython 3.11-3.13: one event per run, and unittest's report (each
+    failure from its '=' rule to its exception's message; the closing '-' rule, ``Ran N tests`` and
+    the verdict are lines of their own)."""
+    app = work / "pystdlib"
+    app.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "pystdlib.py", app / "pystdlib.py")
+    for ver in ("3.11", "3.12", "3.13"):
+        exe = next(PYENV.glob(f"{ver}.*/bin/python{ver}"))
+        printer = _version([str(exe), "-VV"])
+        for name, (open_end, atomic) in PYSTDLIB_SCENARIOS.items():
+            out = _run([str(exe), "pystdlib.py", name], app)
+            yield Capture("pystdlib", f"{name} ({ver})", _event("python_traceback", out), open_end, printer, atomic)
+        out = _run([str(exe), "pystdlib.py", "unittest"], app)
+        lines = out.rstrip("\n").split("\n")
+        close = max(i for i, line in enumerate(lines) if line == "-" * 70)
+        pieces = _events_at("python_traceback", "\n".join(lines[:close]) + "\n", UNITTEST_RULE)
+        pieces += [("single" if line.strip() else "blank", [line]) for line in lines[close:]]
+        yield Capture("pystdlib", f"unittest ({ver})", pieces, True, printer)
+
+
 # --- third-party Python printers: rich, loguru, absl-py, structlog, IPython, typer, tqdm --------------
 
 # scenario, failure (programs/pylibs.py FAILURES), console width (Rich lays boxes out to it; logs are
@@ -447,6 +481,191 @@ def native(work: Path) -> Iterator[Capture]:
         yield Capture("c", f"gdb {name} ({' / '.join(cmds)})", pieces, False, gdb)
 
 
+# --- Node.js: the uncaught exception report and util.inspect's errors ----------------------------
+
+# scenario: ends with the process's "Node.js vX" line (the uncaught report of src/node_errors.cc) or with
+# util.inspect's closing brace / last frame (console.error)
+NODE_SCENARIOS = ("uncaught", "uncaught_multiline", "rejection", "cause", "aggregate", "syscall")
+NODE_CONSOLE = ("cause", "aggregate", "syscall")
+
+
+def node(work: Path) -> Iterator[Capture]:
+    """``programs/node/worker.js`` under the machine's node: an uncaught exception and an unhandled
+    rejection (the throw's source line and caret, a blank line, the stack, a blank line, ``Node.js
+    vX``: one report), ``console.error(err)`` of an error with a cause, an AggregateError and a system
+    error's own properties (``{ [cause]: ... }``, ``[errors]: [ ... ]``, ``errno: -2, ...`` to ``}``)."""
+    src = work / "node"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "node" / "worker.js", src / "worker.js")
+    printer = "node " + _version(["node", "--version"])
+    for name in NODE_SCENARIOS:
+        out = _run(["node", "worker.js", name], src)
+        # (console.error formats the error with util.inspect and writes it in one write(): another
+        # process's lines never come inside it)
+        yield Capture("node", name, _event("node_error", out), False, printer, name in NODE_CONSOLE)
+
+
+# --- valgrind memcheck and gcc's sanitizers (UBSan, LeakSanitizer, ThreadSanitizer) ------------------
+
+VG_SCENARIOS = ("invalid_read", "uninit", "double_free", "leak")
+VG_PREFIX_RE = re.compile(r"^==\d+== ?")
+
+
+def _valgrind_pieces(out: str) -> list[Piece]:
+    """valgrind's messages, each line behind "==PID== ": a message ends with the prefix alone (m_errormgr.c
+    pp_Error, the leak checker and print_preamble write an empty message after theirs; where two come, the
+    second is the space before the next section, written by the same writer and taken with the message
+    before it), a multi-line one indents its stack and descriptions under its first line; the preamble
+    (tool, copyright, version, command) is one message. Lines at the prefix's column with no empty message
+    after them are one-line messages of their own ("For lists of ...", "ERROR SUMMARY: ...")."""
+    lines = out.rstrip("\n").split("\n")
+    pieces: list[Piece] = []
+    para: list[str] = []
+
+    def body(line: str) -> str:
+        return VG_PREFIX_RE.sub("", line, count=1)
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not VG_PREFIX_RE.match(line):
+            pieces.extend(("single", [x]) for x in para)
+            para.clear()
+            pieces.append(("single" if line.strip() else "blank", [line]))
+            i += 1
+            continue
+        if body(line).strip():
+            para.append(line)
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and VG_PREFIX_RE.match(lines[j]) and not body(lines[j]).strip():
+            j += 1
+        if para:  # a message and the empty message after it
+            pieces.append(("valgrind", [*para, *lines[i:j]]))
+            para.clear()
+        else:
+            pieces.append(("ignore", lines[i:j]))
+        i = j
+    pieces.extend(("single", [x]) for x in para)
+    return pieces
+
+
+def memcheck(work: Path) -> Iterator[Capture]:
+    """``programs/memcheck/worker.c`` (one bug per scenario) under valgrind's memcheck, and built with
+    gcc's -fsanitize=undefined (UBSAN_OPTIONS=print_stacktrace=1: the runtime error, frames, SUMMARY; without
+    it one line), =leak (from the '=' rule to SUMMARY) and =thread (between its two '=' rules; "ThreadSanitizer:
+    reported N warnings" at exit is a line of its own)."""
+    src = work / "memcheck"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "memcheck" / "worker.c", src / "worker.c")
+    gcc = _version(["gcc", "--version"])
+    subprocess.run(["gcc", "-g", "-O0", "-pthread", "-o", "worker", "worker.c"], cwd=src, check=True)
+    vg = _version(["valgrind", "--version"])
+    for name in VG_SCENARIOS:
+        out = _run(["valgrind", "--leak-check=full", "./worker", name], src)
+        yield Capture("memcheck", f"valgrind {name}", _valgrind_pieces(out), False, vg)
+    for flag, exe in (("undefined", "worker_ubsan"), ("leak", "worker_lsan"), ("thread", "worker_tsan")):
+        subprocess.run(["gcc", "-g", "-O0", "-pthread", f"-fsanitize={flag}", "-o", exe, "worker.c"], cwd=src,
+                       check=True)
+    for trace in ("0", "1"):
+        out = _run(["./worker_ubsan", "overflow"], src, {"UBSAN_OPTIONS": f"print_stacktrace={trace}"})
+        pieces = _event("llvm_sanitizer", out)
+        if trace == "0":  # the runtime error's line alone
+            pieces = [("single", [line]) for _k, p in pieces for line in p if line.strip()]
+        yield Capture("memcheck", f"ubsan overflow (print_stacktrace={trace})", pieces, False, gcc)
+    out = _run(["./worker_lsan", "leak"], src)
+    yield Capture("memcheck", "lsan leak", _event("llvm_sanitizer", out), False, gcc)
+    out = _run(["./worker_tsan", "race"], src)
+    lines = out.rstrip("\n").split("\n")
+    close = lines.index("==================", 1)
+    yield Capture("memcheck", "tsan race", [("llvm_sanitizer", lines[:close + 1]),
+                                            *[("single", [x]) for x in lines[close + 1:]]], False, gcc)
+
+
+# --- OpenMPI's mpirun: help boxes (show_help) and opal's signal handler ---------------------------
+
+MPI_RULE = "-" * 74  # opal_show_help's rule around every help message
+# (scenario, mpirun options): --tag-output puts "[job,rank]<stderr>:" before each write of a rank's output
+MPI_RUNS = (("abort", ()), ("segv", ()), ("exit", ()), ("abort", ("--tag-output",)), ("segv", ("--tag-output",)),
+            ("abort", ("--tag-output", "--timestamp-output")))
+
+
+def _mpi_pieces(out: str) -> list[Piece]:
+    """mpirun's output cut by what writes it: opal_show_help's messages, each from its rule to the next
+    (help-*.txt text, blank lines inside), opal's signal handler (opal/util/stacktrace.c: "*** Process
+    received signal ***" to "*** End of error message ***", a rank's one report), other lines single."""
+    lines = out.rstrip("\n").split("\n")
+    pieces: list[Piece] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line == MPI_RULE:
+            j = lines.index(MPI_RULE, i + 1)
+            pieces.append(("mpi_help", lines[i:j + 1]))
+            i = j + 1
+        elif line.endswith("*** Process received signal ***"):
+            j = next(k for k in range(i, len(lines)) if lines[k].endswith("*** End of error message ***"))
+            pieces.append(("ompi_backtrace", lines[i:j + 1]))
+            i = j + 1
+        else:
+            pieces.append(("single" if line.strip() else "blank", [line]))
+            i += 1
+    return pieces
+
+
+def mpi(work: Path) -> Iterator[Capture]:
+    """``programs/mpi/allreduce.c`` under Open MPI's mpirun (Debian: apt-get install openmpi-bin
+    libopenmpi-dev), two ranks, rank 1 failing: MPI_Abort's help box, a SIGSEGV (opal's signal report,
+    then mpirun's "Primary job terminated normally" and "exited on signal 11" boxes), a non-zero exit
+    ("exited with non-zero status" box), also under --tag-output and --timestamp-output."""
+    src = work / "mpi"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "mpi" / "allreduce.c", src / "allreduce.c")
+    subprocess.run(["mpicc", "-g", "-O0", "-o", "allreduce", "allreduce.c"], cwd=src, check=True)
+    printer = _version(["mpirun", "--version"])
+    for name, opts in MPI_RUNS:
+        out = _run(["mpirun", "--oversubscribe", "--allow-run-as-root", *opts, "-np", "2", "./allreduce", name],
+                   src, merged=True, timeout=120)
+        yield Capture("mpi", f"{name} ({' '.join(opts) or 'mpirun'})", _mpi_pieces(out), False, printer)
+
+
+# --- JAX on CPU: the uncaught exception through jit, filtered and not ----------------------------------
+
+JAX_SCENARIOS = ("shape", "concrete", "nans")
+# pip install --target ~/.cache/sluice-jax jax jaxlib (CPU wheels; never the project's environment)
+JAX_TARGET = Path(os.environ.get("SLUICE_JAX_TARGET", Path.home() / ".cache" / "sluice-jax"))
+
+
+def jax(work: Path) -> Iterator[Capture]:
+    """``programs/jax/step.py`` under CPython 3.12 with JAX from a ``pip install --target`` directory
+    (``JAX_TARGET``; nothing of it enters the project's environment): each run's traceback (JAX's
+    filtering note after the message, a rule of dashes and "For simplicity, JAX has removed ..."), also with
+    JAX_TRACEBACK_FILTERING=off and =remove_frames (the unfiltered trace, JAX's note under its message, then
+    the chain to the filtered one); jax_debug_nans' "Invalid nan value ..." warnings before it are lines of
+    their own."""
+    if not (JAX_TARGET / "jax").is_dir():
+        raise RuntimeError(f"JAX captures need {JAX_TARGET}: pip install --target {JAX_TARGET} jax jaxlib")
+    src = work / "jax"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "jax" / "step.py", src / "step.py")
+    exe = next(PYENV.glob("3.12.*/bin/python3.12"))
+    from importlib.metadata import distributions
+
+    dists = {d.metadata["Name"]: d.version for d in distributions(path=[str(JAX_TARGET)])}
+    printer = f"jax {dists.get('jax')}, jaxlib {dists.get('jaxlib')}, {_version([str(exe), '-VV'])}"
+    for filtering in ("", "off", "remove_frames"):
+        for name in JAX_SCENARIOS:
+            env = {"PYTHONPATH": str(JAX_TARGET), "JAX_PLATFORMS": "cpu",
+                   **({"JAX_TRACEBACK_FILTERING": filtering} if filtering else {})}
+            lines = _run([str(exe), "step.py", name], src, env, timeout=120).rstrip("\n").split("\n")
+            tb = lines.index("Traceback (most recent call last):")
+            pieces: list[Piece] = [("single", [x]) for x in lines[:tb]]
+            pieces += _event("python_traceback", "\n".join(lines[tb:]) + "\n")
+            yield Capture("jax", f"{name} (JAX_TRACEBACK_FILTERING={filtering or 'default'})", pieces, True,
+                          printer)
+
+
 GLOG_HEADER = "/usr/include/glog/logging.h"  # Debian: apt-get install libgoogle-glog-dev g++
 
 
@@ -475,5 +694,6 @@ def glog(work: Path) -> Iterator[Capture]:
 
 
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
-    "python": python, "pylibs": pylibs, "java": java, "java_loggers": java_loggers, "jvm_fatal": jvm_fatal,
-    "go": go, "rust": rust, "c": native, "glog": glog}
+    "python": python, "pystdlib": pystdlib, "pylibs": pylibs, "java": java, "java_loggers": java_loggers,
+    "jvm_fatal": jvm_fatal, "node": node, "go": go, "rust": rust, "c": native, "memcheck": memcheck, "mpi": mpi,
+    "jax": jax, "glog": glog}

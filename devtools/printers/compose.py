@@ -88,14 +88,19 @@ RECORDS: dict[str, tuple[bool, Maker]] = {
 }
 LANG_RECORDS = {
     "python": ("py_default", "py_dashes", "glog", "nccl", "deepspeed", "vllm", "json", "hf_dict", "tqdm", "print"),
+    "pystdlib": ("py_default", "py_dashes", "glog", "nccl", "deepspeed", "vllm", "json", "hf_dict", "tqdm", "print"),
     "pylibs": ("py_dashes", "glog", "nccl", "loguru", "rich_log", "structlog", "json", "hf_dict", "tqdm", "print"),
     "java": ("log4j", "json", "py_dashes", "print"),
     "java_loggers": ("log4j", "json", "py_dashes", "print"),
     "jvm_fatal": ("log4j", "json", "print"),
     "go": ("go_log", "glog", "json", "print"),
+    "node": ("json", "py_dashes", "glog", "print"),
     "rust": ("env_logger", "json", "glog", "print"),
     "c": ("glog", "nccl", "py_default", "print"),
     "glog": ("glog", "nccl", "py_default", "print"),
+    "memcheck": ("glog", "nccl", "py_default", "print"),
+    "mpi": ("glog", "nccl", "py_dashes", "print"),
+    "jax": ("py_dashes", "glog", "nccl", "json", "hf_dict", "tqdm", "print"),
 }
 
 

@@ -96,6 +96,10 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("pdsh", r"(?P<k_pdsh>[a-z][a-z.-]*\d[a-z0-9.-]*|\d{1,3}(?:\.\d{1,3}){3}): ", "k", None),
     # docker buildx / BuildKit plain progress: "#8 12.34 " (the step, then seconds) before a step's output
     ("buildkit", r"(?P<k_buildkit>#\d+) \d+\.\d+ ", "k", None),
+    # valgrind writes "==PID== " before every line of its own output (m_libcassert/m_debuglog vmessage): the
+    # prefix alone closes a message (a blank line of that writer); each message is then read by its shape
+    # (an error's header and its stacks indented under it). (The sanitizers' "==PID==ERROR:" has no blank.)
+    ("valgrind", r"==\d+== ", "all", None),
     # OpenMPI mpirun --tag-output: "[1,0]<stdout>:"
     ("mpi", r"\[\d+,\d+\]<(?:stdout|stderr)>: ?", "all", None),
     # docker compose: "web-1  | ", "elasticsearch_1  | ", "elk_elasticsearch | " (names hold '_' or '-'),
@@ -388,6 +392,23 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("py_ext", r"Extension modules: "),
     ("py_ext_total", r"\S.*\(total: \d+\)\s*$"),
     ("py_state", r"Python runtime state: "),
+    # logging's stack_info (Logger.findCaller): "Stack (most recent call last):" then print_stack's
+    # frames, written with the record; asyncio's exception handler writes the handle's creation point
+    # the same way ("source_traceback: Object created at (most recent call last):", base_events.py)
+    ("py_stack", r"Stack \(most recent call last\):\s*$|(?:source|handle)_traceback: \w+ created at "
+                 r"\(most recent call last\):\s*$"),
+    # an exception that crossed a process (concurrent.futures.process._RemoteTraceback, multiprocessing.pool's
+    # RemoteTraceback): its message is the worker's formatted traceback between two '"""' lines, and it
+    # is printed as the cause of the exception result() raised again (its line, then the chain marker)
+    ("py_remote", r"(?:[\w.]+\.)?_?RemoteTraceback: ?$"),
+    ("py_triple", r'"""\s*$'),
+    # a tqdm bar ("{percentage:3.0f}%|"): indented by at most three blanks, never a frame's source line
+    # (traceback.py indents those by four), so frames written without an exception line
+    # (traceback.print_stack) end at it
+    ("tqdm_bar", r" {0,3}\d{1,3}%\|", "%|"),
+    # unittest's TextTestResult.printErrorList: a '=' rule of 70, "FLAVOUR: test (module.Class.test)"
+    # (its docstring's first line under it), a '-' rule of 70, the traceback
+    ("ut_case", r"(?:ERROR|FAIL|UNEXPECTED SUCCESS): \w+ \([\w.]+\)"),
     # warnings.formatwarning: "file:line: Category: message" then "  source line"
     ("py_warning", r"(?:[A-Za-z]:)?(?:[^:\s]+\.pyx?|<[^>]+>):\d+: [A-Z]\w*Warning: ", "Warning: "),
     # multiprocessing.BaseProcess._bootstrap prints "Process Name:" then the traceback
@@ -405,10 +426,34 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("accel_field", r"(?:Num processes|Process index|Local process index|Device|Mixed precision type|Use FP16 precision"
                     r"|ds_config): "),
     ("ray_check", r"\.Please check \S+ for details"),  # (Ray's GCS start failure, MODES "ray_err_files")
+    # Node.js's uncaught exception report (src/node_errors.cc GetErrorSource, TriggerUncaughtException): the
+    # throw's "file:line", its source line, a caret line, a blank line, the error as util.inspect prints it,
+    # a blank line, "Node.js vX.Y.Z". util.inspect writes an error's own properties after its last frame
+    # ("    at f (x.js:1:2) {", indented members, "}" at column 0) and folds frames a cause shares
+    ("node_src", r"\S+\.(?:[cm]?[jt]s|[jt]sx):\d+\s*$", ":"),
+    ("node_caret", r"[ \t]*\^+\s*$"),
+    ("node_version", r"Node\.js v\d+\.\d+\.\d+\s*$"),
+    ("node_at_open", r"[ \t]+at \S.* \{\s*$"),
+    ("node_more", r"[ \t]*\.\.\. \d+ lines? matching cause stack trace \.\.\."),
+    ("node_close", r"\}\s*$"),
+    # Open MPI's signal handler (opal/util/stacktrace.c show_stackframe): every line behind "[host:pid] ",
+    # from "*** Process received signal ***" through the signal, its code, the address and the "[ N] "
+    # frames of opal_backtrace_print to "*** End of error message ***" (under mpirun --tag-output each
+    # write of a frame is tagged, so "[1,1]<stderr>:" also comes inside a frame's line)
+    ("ompi_sig", r"\[[\w.-]+:\d+\] \*\*\* Process received signal \*\*\*", "*** Process received"),
+    ("ompi_sig_line", r"\[[\w.-]+:\d+\] (?:Signal: |Signal code: |Failing at address: |Associated errno: "
+                      r"|\[ *\d+\] |\[\d+,\d+\]<std(?:err|out)>:)"),
+    ("ompi_sig_end", r"\[[\w.-]+:\d+\] \*\*\* End of error message \*\*\*"),
+    # valgrind's preamble (coregrind/m_main.c print_preamble): the tool and its description, the copyright,
+    # the version, the command (with -v more lines: the parent's pid, the options)
+    ("vg_banner", r"(?:Memcheck|Helgrind|DRD|Cachegrind|Callgrind|Massif|DHAT|Lackey|Nulgrind), a ", ", a "),
+    ("vg_banner_line", r"(?:Copyright \(C\) |Using Valgrind-|Command: |Parent PID: )"),
     # Java Throwable.printStackTrace (and logback/log4j %throwable, V8 Error.stack "    at ...")
     ("j_uncaught", r"Exception in thread \"[^\"]*\" "),
     # (a Java frame is one also where a paste or a viewer stripped its indentation)
-    ("j_at", r"[ \t]+at (?:async )?[^\s(]+(?: \(|\()|at (?:[\w$-]+[./])+[\w$<>-]+\((?:[\w$.-]*\.(?:java|scala|kt|groovy"
+    # (V8 names a method called under another name "f [as g]" and a constructor "new F": messages.cc)
+    ("j_at", r"[ \t]+at (?:async )?(?:new )?[^\s(]+(?: \[as [^\]]+\])?(?: \(|\()"
+             r"|at (?:[\w$-]+[./])+[\w$<>-]+\((?:[\w$.-]*\.(?:java|scala|kt|groovy"
              r"|clj|aj)(?::\d+)?|Native Method|Unknown Source)\)"),
     # a frame's location on its own line: Rust's "      at src/main.rs:3:5", V8's "    at node:internal/x:23:47"
     ("at_path", r"[ \t]+at [^\s(]+:\d+(?::\d+)?$"),
@@ -433,7 +478,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                  r"|You can suppress this exception and fall back to eager|Last frame execution written to "
                  r"|Minifier script written to |(?:Revision|Entry|Repository) Not Found for url: "
                  r"|Cannot access (?:gated repo|repository) for url |Bad request(?: for \S+ endpoint)?:$"
-                 r"|\d{3} Forbidden: |Detected at node .* defined at \(most recent call last\):$)"),
+                 r"|\d{3} Forbidden: |Detected at node .* defined at \(most recent call last\):$"
+                 # JAX's UnfilteredStackTrace (jax/_src/traceback_util.py _jax_message_append)
+                 r"|The stack trace below excludes JAX-internal frames\.$)"),
+    # JAX's traceback filtering (jax/_src/traceback_util.py) adds a note to the exception: a rule of 20
+    # dashes, then this line (the rule alone reads as a table's opening rule)
+    ("jax_note", r"For simplicity, JAX has removed its internal frames from the traceback"),
     # xFormers' dispatch error (xformers/ops/fmha/dispatch.py): "No operator found for `op` with inputs:",
     # the inputs 5 blanks in, then per operator "`name` is not supported because:" and its reasons 4 blanks
     # in, all one exception message
@@ -452,6 +502,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("go_race", r"WARNING: DATA RACE"),  # Go's race detector (the same runtime as TSan)
     ("san_runtime", r"[^\s:]+:\d+:\d+: runtime error: ", "runtime error: "),  # UBSan
     ("san_summary", r"SUMMARY: \w+Sanitizer: "),
+    # UBSan's notes under a runtime error (ubsan_diag.cpp: "0xADDR: note: pointer points here", then the
+    # bytes and a caret, indented)
+    ("san_note", r"(?:0x[0-9a-fA-F]+|[^\s:]+:\d+:\d+): note: ", "note: "),
     # ASan after its SUMMARY (asan_errors.cpp PrintShadowMemoryForAddress / PrintLegend, asan_report.cpp):
     # "Shadow bytes around the buggy address:", rows ("  0x0c04..: 00 fa", "=>0x0c04..: [fa]"), the legend
     # title and its indented lines ("==PID==ABORTING" after them is Die()'s line of its own)
@@ -495,6 +548,13 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("tsl_signal", r"\*\*\* Received signal \d+ \*\*\*"),
     ("tsl_mangled", r"\*\*\* BEGIN MANGLED STACK TRACE \*\*\*"),
     ("tsl_mangled_end", r"\*\*\* END MANGLED STACK TRACE \*\*\*"),
+    # Open MPI's MPI_ERRORS_ARE_FATAL report (ompi/errhandler/errhandler_predefined.c): the lines of
+    # help-mpi-errors.txt's "mpi_errors_are_fatal" behind "[host:pid] ", or the same lines bare from
+    # backend_fatal_no_aggregate before MPI_INIT; the error string's line is any text, and the report
+    # ends with "***    and potentially your MPI job)"
+    ("ompi_fatal", r"(?:\[[\w.-]+:\d+\] )?\*\*\* An error occurred ", "*** An error occurred "),
+    ("ompi_fatal_end", r"(?:\[[\w.-]+:\d+\] )?\*\*\* +and potentially your MPI job\)"),
+    ("ompi_fatal_line", r"(?:\[[\w.-]+:\d+\] )?\*\*\* \S"),
     # glibc debug/backtracesyms.c "%s(%s%c%#tx) [%p]" and malloc's "*** Error in" report
     # (and "%s[%p]" / "[%p]" when dladdr finds no symbol)
     ("glibc_frame", r"[ \t]*[^\s()\[\]]*(?:\([^()\s]*[+-]0x[0-9a-fA-F]+\) ?)?\[0x[0-9a-fA-F]+\]$", "[0x"),
@@ -713,6 +773,11 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rich_tb": ("rich_tb", "python_traceback"),
     "py_process": ("await", None),
     "accel_state": ("accel_state", None),
+    "py_remote": ("py_remote", "python_traceback"),
+    "node_src": ("node_src", "node_error"),
+    "vg_banner": ("vg_banner", "valgrind"),
+    "ompi_sig": ("ompi_sig", "ompi_backtrace"),
+    "ompi_fatal": ("ompi_fatal", "mpi_error"),
     "j_uncaught": ("java_head", "java_stack"),
     "j_exc": ("java_head", "java_stack"),
     "j_caused": ("java_head", "java_stack"),
@@ -723,7 +788,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "frame": ("c10_frames", "cpp_frames"),
     "san_frame": ("san_report", "llvm_sanitizer"),
     "san_head": ("san_report", "llvm_sanitizer"),
-    "san_runtime": ("san_report", "llvm_sanitizer"),
+    "san_runtime": ("ubsan", "llvm_sanitizer"),
     "go_race": ("go_race", "go_race"),
     "gdb_frame": ("gdb", "gdb_bt"),
     "gdb_frame0": ("gdb", "gdb_bt"),
@@ -845,6 +910,8 @@ _ATTACH = {
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
     "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sigdump"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
+    # (logging writes the stack with the record; asyncio the creation point with its handler's message)
+    "py_stack": (_S, "py_stack"), "py_remote": ("announce", "py_remote"),
     # (the same file line with its tab dropped by a viewer or relay: Rancher's, syslog's)
     "go_file_bare": ("own", "go_stack"),
     "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"), "rich_tb": ("announce", "rich_tb"),
@@ -959,6 +1026,7 @@ MODES: dict[str, dict] = {
                 "after_blank": {"py_file": (_S, "py_frames")}},
     "py_frames": {"kind": "python_traceback",
                   "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
+                         "tqdm_bar": (_E, None),
                          "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
                   # (after the frames traceback.py writes the exception line, "Type" or "Type: message":
                   # a line of another shape is not this traceback's, whatever its own writer)
@@ -990,12 +1058,14 @@ MODES: dict[str, dict] = {
                       "frame": (_C, "py_msg_more"), "c10_raised": (_C, "py_msg_more"),
                       "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                       "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                      "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
+                      "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
+                      # logging's stack_info after the record's traceback (exc_info and stack_info both)
+                      "py_stack": (_S, "py_stack")},
                # chained exceptions, the thread dump of a fatal error that printed the exception, and the
                # paragraphs libraries write into their messages
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                "indent": (_C, "py_msg_more"), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
-                               "rule_dash": (_T, "table_dash"), "msg_para": (_S, "py_msg_more")}},
+                               "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, "py_msg_more")}},
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
@@ -1003,10 +1073,11 @@ MODES: dict[str, dict] = {
                            "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
                            "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                            "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                           "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "table_dash")},
+                           "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
+                           "py_stack": (_S, "py_stack")},
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
-                                    "rule_dash": (_T, "table_dash"), "msg_para": (_S, None),
+                                    "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, None),
                                     "spark_driver": (_C, None)}},
     # Rich's traceback: the panel's rows to its bottom edge, then the exception line ("Type: message",
     # "Type"; a SyntaxError's own panel comes first), then the message (free text, wrapped to the
@@ -1059,6 +1130,20 @@ MODES: dict[str, dict] = {
     "py_chain": {"kind": "python_traceback", "kind_override": True,
                  "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb")},
                  "after_blank": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb")}},
+    # print_stack's frames under logging's "Stack (most recent call last):" (nothing after them) or
+    # asyncio's "source_traceback:" (its context's other keys, then the exception's traceback)
+    "py_stack": {"kind": "python_traceback",
+                 "on": {"py_file": (_S, None), "indent": (_C, None), "asyncio_handle": (_S, None),
+                        "py_stack": (_S, None), "py_tb": (_S, "py_head")}},
+    # a remote traceback: the exception line, the '"""' that opens its message, the worker's traceback
+    # (any line) to the closing '"""', then only the chain to the exception raised again
+    "py_remote": {"kind": "python_traceback", "on": {"py_triple": (_S, "py_remote_tb")}},
+    "py_remote_tb": {"kind": "python_traceback", "any": (_S, None), "after_blank": "on",
+                     "on": {"py_triple": (_S, "py_done")}},
+    # unittest's failure header: the case line (and its docstring's line), the '-' rule, the traceback
+    "ut_head": {"kind": "python_traceback", "on": {"rule_dash": (_S, "ut_rule"), "text": (_T, None)},
+                "max_tent": 1},
+    "ut_rule": {"kind": "python_traceback", "on": {"py_tb": (_S, "py_head")}},
     # torchrun's ChildFailedError message: a box from a '=' rule to the next bare '=' rule
     # (torch/distributed/elastic/multiprocessing/errors/__init__.py _MSG_FORMAT_TEMPLATE)
     "py_box": {"kind": "childfailed_box", "kind_override": True,
@@ -1110,10 +1195,40 @@ MODES: dict[str, dict] = {
     # (a stack Hadoop quotes in a container's diagnostics goes on with its exit line: "yarn_exit")
     "java_frames": {"kind": "java_stack",
                     "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
+                           # (V8's frames as util.inspect prints an error: console.error(err) in Node.js)
+                           "node_more": (_S, None), "node_at_open": (_S, "node_props"),
                            "j_circular": (_S, None), "j_caused": (_S, "java_head"), "yarn_exited": (_L, None),
                            "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)},
                     "after_blank": {"j_at": (_S, None), "j_more": (_S, None), "yarn_exited": (_L, None),
                                     "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)}},
+
+    # Open MPI's signal report: its fixed lines and frames to "*** End of error message ***"
+    "ompi_sig": {"kind": "ompi_backtrace", "on": {"ompi_sig_line": (_S, None), "ompi_sig_end": (_L, None)}},
+    # Open MPI's MPI_ERRORS_ARE_FATAL report: its "*** " lines to "and potentially your MPI job)"
+    "ompi_fatal": {"kind": "mpi_error", "on": {"ompi_fatal_line": (_S, None), "ompi_fatal_end": (_L, None)}},
+    # valgrind's preamble: its fixed lines, to the prefix alone that closes it
+    "vg_banner": {"kind": "valgrind", "on": {"vg_banner_line": (_S, None)}},
+    # -- Node.js's uncaught exception report ------------------------------------------------------
+    # the throw's location, its source line (any text: held until the caret confirms it), the caret,
+    # after a blank line the error's first line, its message's further lines, its frames; then
+    # util.inspect's properties to the '}' at column 0, and after a blank line the version line
+    "node_src": {"kind": "node_error", "on": {}, "any": (_T, "node_caret")},
+    "node_caret": {"kind": "node_error", "on": {"node_caret": (_S, "node_exc")}},
+    "node_exc": {"kind": "node_error", "after_blank": "on",
+                 "on": {"exc_named": (_S, "node_msg"), "exc_line": (_S, "node_msg"), "exc_bare": (_S, "node_msg"),
+                        "j_exc": (_S, "node_msg"), "text": (_S, "node_msg")}},
+    "node_msg": {"kind": "node_error",
+                 "on": {"text": (_C, None), "indent": (_C, None), "j_at": (_S, "node_frames"),
+                        "at_path": (_S, "node_frames"), "node_at_open": (_S, "node_props"),
+                        "node_version": (_L, None)},
+                 "after_blank": {"node_version": (_L, None)}},
+    "node_frames": {"kind": "node_error",
+                    "on": {"j_at": (_S, None), "at_path": (_S, None), "node_more": (_S, None),
+                           "node_at_open": (_S, "node_props"), "node_version": (_L, None)},
+                    "after_blank": {"node_version": (_L, None)}},
+    # util.inspect's members of an error (nested causes and errors indented under them) to its '}'
+    "node_props": {"kind": None, "on": {"node_close": (_S, "node_end")}, "any": (_S, None)},
+    "node_end": {"kind": None, "on": {"node_version": (_L, None)}, "after_blank": {"node_version": (_L, None)}},
 
     # -- C++ ---------------------------------------------------------------------------------------
     # a glog/c10 E/F record or a what(): free text (c10::Error::compute_what: message, context
@@ -1187,6 +1302,13 @@ MODES: dict[str, dict] = {
                           "san_summary": (_S, "san_done")},
                    "after_blank": {"san_frame": (_S, None), "indent": (_C, None), "text": (_C, None),
                                    "san_summary": (_S, "san_done")}},
+    # UBSan (ubsan_diag.cpp Diag::~Diag): the runtime error is one line; its notes, the stack with
+    # print_stacktrace=1 and a SUMMARY follow it, nothing else (a line of text after it is the program's)
+    "ubsan": {"kind": "llvm_sanitizer",
+              "on": {"san_note": (_S, None), "indent": (_S, None), "san_frame": (_S, "ubsan_frames"),
+                     "san_summary": (_L, None)}},
+    "ubsan_frames": {"kind": "llvm_sanitizer", "on": {"san_frame": (_S, None), "san_summary": (_L, None)},
+                     "after_blank": {"san_summary": (_L, None)}},
     "san_done": {"kind": "llvm_sanitizer", "on": {"rule_eq": (_L, None), "san_shadow": (_S, None),
                                                   "indent": (_S, None)}},
     # Go's race detector (runtime/race): "WARNING: DATA RACE", sections ("Read at 0x.. by goroutine 8:",
@@ -1260,13 +1382,16 @@ MODES: dict[str, dict] = {
     # own lines are not a table)
     "table_eq": {"kind": "table", "one_write": True,
                  "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
-                        "san_head": (_S, "san_report"), "go_race": (_S, "go_race"),
+                        "ut_case": (_S, "ut_head"), "san_head": (_S, "san_report"), "go_race": (_S, "go_race"),
                         "kern_start": (_S, "kernel"), "rule_dash": (_T, None),
                         "rule_star": (_T, None), "rule_dash_t": (_T, None)},
                  "after_blank": "on", "max_tent": 200},
     "table_dash": {"kind": "table", "one_write": True,
                    "on": {"rule_dash": (_L, None), "text": (_T, None), "indent": (_T, None),
-                          "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"),
+                          "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"), "jax_note": (_S, "py_msg_more"),
+                          # (traceback.py writes a chain marker only after an exception's message: the
+                          # rule held before it is the message's; JAX's UnfilteredStackTrace ends so)
+                          "py_chain": (_S, "py_chain"),
                           "rule_eq": (_T, None), "rule_star": (_T, None)},
                    "after_blank": "on", "max_tent": 200},
     "table_star": {"kind": "table", "one_write": True,
@@ -1288,6 +1413,11 @@ MODES: dict[str, dict] = {
              "on": {"json_line": (_C, None), "json_close": (_C, None), "indent": (_C, None)}, "after_blank": "on"},
 }
 
+
+# a dashed rule inside an exception's message (a table the message holds, JAX's note under its
+# UnfilteredStackTrace): held as a table's rule is, but the message is written by traceback.py line by
+# line, so another process's lines between them do not end it (a table printed alone is one write)
+MODES["py_msg_rule"] = {**MODES["table_dash"], "one_write": False}
 
 # Rich's exception line is followed by the message as after traceback.py's (py_msg); then, after a blank
 # line (or none, where an agent drops empty lines), an exception group's "Sub-exception #N" panels or the

@@ -30,12 +30,18 @@ USER_EXTRAS = [Requirement(r) for name, reqs in PYPROJECT["optional-dependencies
 ALL_EXTRAS = [Requirement(r) for reqs in PYPROJECT["optional-dependencies"].values() for r in reqs]
 FIRST_PARTY = {"streams", "devtools", "tests", "deploy"}
 LOCKED_DEV = {canonicalize_name(r.name) for r in RUNTIME + DEV}  # what requirements-dev.lock installs
+# Capture programs devtools.printers runs under an interpreter of their own, with the printer installed
+# outside the project (pip --target; corpus/printers/README.md names it): their imports are not the
+# project's dependencies.
+OWN_INTERPRETER = ("devtools/printers/programs/jax/",)
 
 
 def _third_party_imports(root: Path) -> dict[str, set[str]]:
     """Top-level module -> files importing it, for every absolute import outside the standard library."""
     found: dict[str, set[str]] = {}
     for path in root.rglob("*.py"):
+        if str(path.relative_to(REPO_ROOT)).startswith(OWN_INTERPRETER):
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]

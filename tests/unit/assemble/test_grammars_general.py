@@ -512,3 +512,20 @@ def test_a_line_cut_inside_a_hyperlink_escape_is_not_blank():
     assert terminal_text(cut).strip()
     texts = ["INFO start", cut, "INFO end"]
     assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
+
+
+def test_open_mpi_errors_are_fatal_report_is_one_event() -> None:
+    # rules: TOKENS ompi_fatal/ompi_fatal_line/ompi_fatal_end, MODES ompi_fatal (help-mpi-errors.txt's
+    # "mpi_errors_are_fatal" behind "[host:pid] ", and backend_fatal_no_aggregate's bare lines)
+    p = "[node07:04242] "
+    texts = [p + "*** An error occurred in MPI_Allreduce", p + "*** reported by process [3187015681,1]",
+             p + "*** on communicator MPI_COMM_WORLD", p + "*** MPI_ERR_TRUNCATE: message truncated",
+             p + "*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,",
+             p + "***    and potentially your MPI job)",
+             "*** An error occurred in MPI_Init_thread", "*** on a NULL communicator",
+             "*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,",
+             "***    and potentially your MPI job)",
+             p + "Local abort before MPI_INIT completed completed successfully, but am not able to aggregate "
+                 "error messages, and not able to guarantee that all other processes were killed!",
+             "*** Check failure stack trace: ***"]
+    assert spans(texts)[:3] == [(0, 5), (6, 9), (10, 10)]
