@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from devtools import CORPUS_DIR
-from devtools.secret_probe_kinds import all_kinds, cases, decoys, split
+from devtools.secret_probe_kinds import cases, decoys, split
 from streams.assemble.pipeline import parse_files
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "secret_probe"
@@ -40,7 +40,7 @@ _MARK = re.compile(r"\[REDACTED:(\w+)\]")
 
 
 def generate() -> None:
-    dev, holdout = split(all_kinds())
+    dev, holdout = split()
     FIXTURES.mkdir(parents=True, exist_ok=True)
     for name, kinds in (("dev", dev), ("holdout", holdout)):
         with (FIXTURES / f"{name}.jsonl").open("w") as f:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 import string
 from dataclasses import dataclass, field
 
@@ -69,6 +70,8 @@ def _jwt() -> str:
 
 
 def all_kinds() -> list[Kind]:  # noqa: PLR0915 - one statement per kind: a table
+    """The first round of kinds: vendor tokens, and the secrets of the usual notations."""
+    _rng.seed(6021)
     k: list[Kind] = []
     add = k.append
     # -- cloud providers --------------------------------------------------------------------------------------
@@ -330,6 +333,229 @@ def all_kinds() -> list[Kind]:  # noqa: PLR0915 - one statement per kind: a tabl
     return k
 
 
+def _diagnosed(source: str, values: list[tuple[str, str]]) -> str:
+    """A source line and the values of its names as loguru's and better-exceptions' ``diagnose`` print them:
+    one line per name, rightmost first, a ``└`` under the name's first character and ``│`` under the
+    names to its left."""
+    cols = sorted((re.search(rf"\b{re.escape(name)}\b", source).start(), value)  # type: ignore[union-attr]
+                  for name, value in values)
+    lines = [source]
+    for i in range(len(cols) - 1, -1, -1):
+        row = [" "] * cols[i][0]
+        for c, _v in cols[:i]:
+            row[c] = "│"
+        lines.append("".join(row) + "└ " + cols[i][1])
+    return "\n".join(lines)
+
+
+def later_kinds() -> list[Kind]:  # noqa: PLR0915 - one statement per kind: a table
+    """The second round: vendor shapes from gitleaks' rules not probed before, and notations that carry known
+    kinds in ways the first round did not try (config formats printed into logs, manifests, escapes,
+    encodings, debug dumps of HTTP clients, exception printers)."""
+    _rng.seed(20261205)
+    k: list[Kind] = []
+    add = k.append
+    ud = UPPER_DIGITS
+    # -- vendor shapes (gitleaks config/gitleaks.toml rule ids) -------------------------------------------------
+    add(Kind("openshift_user_token", "gitleaks openshift-user-token", "sha256~" + rand(43, URLSAFE),
+             "OPENSHIFT_TOKEN", shaped=True,
+             extra=[("oc_login", "+ oc login --token={s} --server=https://api.ocp.internal:6443")]))
+    add(Kind("heroku_api_key_v2", "gitleaks heroku-api-key-v2", "HRKU-AA" + rand(58, URLSAFE), "HEROKU_API_KEY",
+             shaped=True))
+    add(Kind("harness_pat", "gitleaks harness-api-key", "pat." + rand(22, URLSAFE) + "." + rand(24) + "." + rand(20),
+             "HARNESS_PLATFORM_API_KEY", shaped=True))
+    add(Kind("sourcegraph_token", "gitleaks sourcegraph-access-token", "sgp_" + rand(16, HEX) + "_" + rand(40, HEX),
+             "SRC_ACCESS_TOKEN", shaped=True))
+    add(Kind("infracost_token", "gitleaks infracost-api-token", "ico-" + rand(32), "INFRACOST_API_KEY", shaped=True))
+    add(Kind("readme_token", "gitleaks readme-api-token", "rdme_" + rand(70, LOWER_DIGITS), "README_API_KEY",
+             shaped=True))
+    add(Kind("scalingo_token", "gitleaks scalingo-api-token", "tk-us-" + rand(48, URLSAFE), "SCALINGO_API_TOKEN",
+             shaped=True))
+    add(Kind("easypost_key", "gitleaks easypost-api-token", "EZAK" + rand(54), "EASYPOST_API_KEY", shaped=True))
+    add(Kind("shippo_token", "gitleaks shippo-api-token", "shippo_live_" + rand(40, HEX), "SHIPPO_API_TOKEN",
+             shaped=True))
+    add(Kind("duffel_token", "gitleaks duffel-api-token", "duffel_live_" + rand(43, URLSAFE), "DUFFEL_ACCESS_TOKEN",
+             shaped=True))
+    add(Kind("frameio_token", "gitleaks frameio-api-token", "fio-u-" + rand(64, URLSAFE), "FRAMEIO_TOKEN",
+             shaped=True))
+    add(Kind("typeform_token", "gitleaks typeform-api-token", "tfp_" + rand(59, URLSAFE), "TYPEFORM_TOKEN",
+             shaped=True))
+    add(Kind("flutterwave_secret_key", "gitleaks flutterwave-secret-key",
+             "FLWSECK_TEST-" + rand(32, "abcdefgh0123456789") + "-X", "FLW_SECRET_KEY", shaped=True))
+    add(Kind("artifactory_api_key", "gitleaks artifactory-api-key", "AKCp" + rand(69), "ARTIFACTORY_API_KEY",
+             shaped=True))
+    add(Kind("clickhouse_cloud_secret", "gitleaks clickhouse-cloud-api-secret-key", "4b1d" + rand(38),
+             "CLICKHOUSE_SECRET_KEY", shaped=True))
+    add(Kind("maxmind_license_key", "gitleaks maxmind-license-key", rand(6) + "_" + rand(29) + "_mmk",
+             "MAXMIND_LICENSE_KEY", shaped=True))
+    add(Kind("settlemint_token", "gitleaks settlemint-personal-access-token", "sm_pat_" + rand(16),
+             "SETTLEMINT_ACCESS_TOKEN", shaped=True))
+    add(Kind("cloudflare_origin_ca_key", "gitleaks cloudflare-origin-ca-key", "v1.0-" + rand(24, HEX) + "-"
+             + rand(146, HEX), "CF_ORIGIN_CA_KEY", shaped=True))
+    add(Kind("adobe_client_secret", "gitleaks adobe-client-secret", "p8e-" + rand(32), "ADOBE_CLIENT_SECRET",
+             shaped=True))
+    add(Kind("onepassword_secret_key", "gitleaks 1password-secret-key",
+             f"A3-{rand(6, ud)}-{rand(11, ud)}-{rand(5, ud)}-{rand(5, ud)}-{rand(5, ud)}", "OP_SECRET_KEY",
+             shaped=True))
+    add(Kind("gitlab_routable_pat", "gitleaks gitlab-pat-routable",
+             "glpat-" + rand(38, URLSAFE) + ".01" + rand(7, LOWER_DIGITS), "GITLAB_TOKEN", shaped=True))
+    add(Kind("gitlab_session_cookie", "gitleaks gitlab-session-cookie", rand(32, HEX), keyed=False,
+             extra=[("cookie", "> Cookie: _gitlab_session={s}; known_sign_in=1"),
+                    ("set_cookie", "< set-cookie: _gitlab_session={s}; path=/; expires=Thu, 02 May 2024; HttpOnly"),
+                    ("cookiejar", "DEBUG session: <RequestsCookieJar[<Cookie _gitlab_session={s} for "
+                                  "gitlab.internal/>]>")]))
+    teams = f"{rand(32, HEX)}/{rand(8, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(12, HEX)}"
+    add(Kind("teams_webhook", "gitleaks microsoft-teams-webhook", teams, keyed=False,
+             extra=[("http_error", "requests.exceptions.HTTPError: 400 Client Error: Bad Request for url: "
+                                   "https://contoso.webhook.office.com/webhookb2/0a1b2c3d-0000-4000-8000-000000000001@"
+                                   "0a1b2c3d-0000-4000-8000-000000000002/IncomingWebhook/{s}"),
+                    ("env", "TEAMS_WEBHOOK_URL=https://contoso.webhook.office.com/webhookb2/x@y/IncomingWebhook/{s}")]))
+    add(Kind("okta_api_token", "gitleaks okta-access-token (SSWS scheme)", "00" + rand(40, URLSAFE), "OKTA_API_TOKEN",
+             extra=[("header", "> Authorization: SSWS {s}"),
+                    ("headers_dict", "DEBUG okta: headers={'Accept': 'application/json', "
+                                     "'Authorization': 'SSWS {s}'}")]))
+    # -- notations ------------------------------------------------------------------------------------------------
+    add(Kind("kubectl_secret_sorted", "gitleaks kubernetes-secret-yaml (data before kind, as kubectl sorts keys)",
+             base64.b64encode(("Ks" + rand(22)).encode()).decode(), keyed=False,
+             extra=[("get_yaml", "apiVersion: v1\ndata:\n  connection-string: {s}\nkind: Secret\nmetadata:\n"
+                                 "  name: runs-db\n  namespace: train\ntype: Opaque"),
+                    ("list_yaml", "apiVersion: v1\nitems:\n- apiVersion: v1\n  data:\n    dsn: {s}\n  kind: Secret\n"
+                                  "  metadata:\n    name: runs-db\nkind: List")]))
+    add(Kind("kubeconfig_token", "trufflehog kubeconfig; gitleaks generic (token:)", rand(64), keyed=False,
+             extra=[("yaml", "users:\n- name: trainer\n  user:\n    token: {s}\ncontexts:\n- name: prod"),
+                    ("json", '{"kind":"Config","users":[{"name":"trainer","user":{"token":"{s}"}}]}')]))
+    add(Kind("k8s_env_values", "detect-secrets KeywordDetector over pod env (name/value)", "Ke" + rand(20),
+             keyed=False,
+             extra=[("block", "    env:\n    - name: DB_PASSWORD\n      value: {s}\n"
+                               "    - name: LOG_LEVEL\n      value: info"),
+                    ("flow", "env: [{name: HF_TOKEN, value: {s}}, {name: SEED, value: '1'}]"),
+                    ("helm_set", "+ helm upgrade --install trainer ./chart --set env.WANDB_API_KEY={s} --wait"),
+                    ("describe", "    Environment:\n      DB_PASSWORD:  {s}\n      LOG_LEVEL:    info")]))
+    add(Kind("spring_properties", "gitleaks generic-api-key (Spring/Java properties)", "Sp" + rand(18), keyed=False,
+             extra=[("properties", "spring.datasource.username=app\nspring.datasource.password={s}"),
+                    ("jdbc_query", "spring.datasource.url=jdbc:mysql://db:3306/app?user=root&password={s}&useSSL=false"),
+                    ("jvm_flag", "+ java -Dspring.datasource.password={s} -Xmx8g -jar serve.jar"),
+                    ("boot_env", "2024-05-01 12:00:00.123  INFO 1 --- [main] o.s.b.SpringApplication : "
+                                 "{spring.datasource.password={s}, server.port=8080}")]))
+    add(Kind("xml_attributes", "gitleaks nuget-config-password; detect-secrets KeywordDetector (XML)", "Xa" + rand(18),
+             keyed=False,
+             extra=[("nuget", '<packageSourceCredentials><feed><add key="Username" value="ci" />'
+                              '<add key="ClearTextPassword" value="{s}" /></feed></packageSourceCredentials>'),
+                    ("spring_xml", '<property name="hibernate.connection.password" value="{s}"/>'),
+                    ("tomcat", '<user username="admin" password="{s}" roles="manager-gui"/>')]))
+    add(Kind("ini_sections", "detect-secrets KeywordDetector (INI, my.cnf, .pypirc)", "In" + rand(18), keyed=False,
+             extra=[("mycnf", "[client]\nuser = root\npassword = {s}\nhost = db"),
+                    ("pypirc", "[distutils]\nindex-servers = private\n\n[private]\nrepository = https://nexus/pypi\n"
+                               "username = ci\npassword = {s}"),
+                    ("hocon", 'api {\n  credentials {\n    "access_key" = "TRAINER01"\n'
+                              '    "secret_key" = "{s}"\n  }\n}')]))
+    add(Kind("registry_configs", "gitleaks npm/pip credentials; url credentials", "Np" + rand(20), keyed=False,
+             extra=[("npmrc", "//nexus.internal/repository/npm/:_password={s}\n//nexus.internal/repository/npm/:"
+                              "username=ci"),
+                    ("pip_conf", "[global]\nindex-url = https://ci:{s}@nexus.internal/repository/pypi/simple"),
+                    ("uv_env", "UV_INDEX_PRIVATE_PASSWORD={s}"),
+                    ("poetry", "+ poetry config http-basic.private ci {s}")]))
+    add(Kind("docker_config_auths", "trufflehog Docker (config.json auths)",
+             base64.b64encode(("ci-bot:" + rand(20)).encode()).decode(), keyed=False,
+             extra=[("compact", '{"auths":{"registry.internal:5000":{"auth":"{s}"}}}'),
+                    ("pretty", '{\n\t"auths": {\n\t\t"ghcr.io": {\n\t\t\t"auth": "{s}"\n\t\t}\n\t}\n}'),
+                    ("gitlab_ci", 'DOCKER_AUTH_CONFIG={"auths":{"registry.gitlab.com":{"auth":"{s}"}}}')]))
+    add(Kind("json_escaped_twice", "detect-secrets KeywordDetector (JSON escaped twice)", "Jd" + rand(20),
+             keyed=False,
+             extra=[("unicode_twice", '{"log":"{\\"payload\\":\\"{\\\\u0022api_key\\\\u0022: '
+                                      '\\\\u0022{s}\\\\u0022}\\"}"}'),
+                    ("quotes_twice", '{"log":"{\\"msg\\":\\"{\\\\\\"password\\\\\\":\\\\\\"{s}\\\\\\"}\\"}\\n"}')]))
+    add(Kind("url_encoded_values", "gitleaks generic-api-key (URL-encoded query strings)", "Ue" + rand(22),
+             keyed=False,
+             extra=[("redirect", "GET /login?next=%2Fcallback%3Faccess_token%3D{s}%26state%3Dab12 HTTP/1.1\" 302"),
+                    ("encoded_url", "redirect_uri=https%3A%2F%2Fci%3A{s}%40nexus.internal%2Fsimple&x=1"),
+                    ("form_body", "DEBUG body: b'grant_type=password&username=ci&password={s}&client_id=cli'")]))
+    add(Kind("api_key_headers", "gitleaks curl-auth-header (X-Api-Key, api-key)", rand(40), keyed=False,
+             extra=[("curl_v", "> GET /v1/runs HTTP/2\n> Host: api.internal\n> X-Api-Key: {s}\n> accept: */*"),
+                    ("http_client", "send: b'GET /v1 HTTP/1.1\\r\\nHost: api\\r\\napi-key: {s}\\r\\n\\r\\n'"),
+                    ("asgi_scope", "DEBUG scope={'type': 'http', 'headers': [(b'host', b'api'), "
+                                   "(b'x-api-key', b'{s}')]}"),
+                    ("httpx", "DEBUG request headers: Headers({'host': 'api', 'x-api-key': '{s}'})"),
+                    ("aiohttp", "<CIMultiDictProxy('Host': 'api', 'X-API-Key': '{s}')>")]))
+    add(Kind("auth_schemes", "RFC 7235 credentials after any auth-scheme (OAuth, Bot, GenieKey)", rand(40, URLSAFE),
+             keyed=False,
+             extra=[("oauth", "> Authorization: OAuth {s}"),
+                    ("bot", "DEBUG discord: headers={'Authorization': 'Bot {s}', 'User-Agent': 'x'}"),
+                    ("geniekey", '{"msg":"notify","headers":{"Authorization":"GenieKey {s}"}}')]))
+    add(Kind("python_auth_tuple", "gitleaks generic (auth tuples: requests, elasticsearch-py)", "Pt" + rand(18),
+             keyed=False,
+             extra=[("requests", "    resp = requests.get(url, auth=('svc-trainer', '{s}'), timeout=10)"),
+                    ("elasticsearch", "INFO es: Elasticsearch(['https://es:9200'], basic_auth=(\"elastic\", \"{s}\"))"),
+                    ("http_basic", "DEBUG auth=HTTPBasicAuth('svc-trainer', '{s}')")]))
+    add(Kind("odbc_braced_password", "gitleaks generic (ODBC connection strings, braced values)", "Ob" + rand(18),
+             keyed=False,
+             extra=[("azure_sql", "Driver={ODBC Driver 18 for SQL Server};Server=tcp:x.database.windows.net,1433;"
+                                  "Uid=sa;Pwd={{s}};Encrypt=yes"),
+                    ("pyodbc", "pyodbc.connect('DRIVER={PostgreSQL};SERVER=db;UID=u;PWD={{s}}')")]))
+    add(Kind("connection_strings", "trufflehog JDBC, AzureServiceBus, RabbitMQ, MongoDB; Kafka JAAS", "Cs" + rand(18),
+             keyed=False,
+             extra=[("jdbc_sqlserver", "jdbc:sqlserver://db:1433;databaseName=runs;user=sa;password={s};encrypt=true"),
+                    ("servicebus", "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=send;"
+                                   "SharedAccessKey={s}"),
+                    ("scram_jaas", "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+                                   "username='ml' password='{s}';"),
+                    ("mongo_replica", "mongodb://u:{s}@h1:27017,h2:27017/?replicaSet=rs0&authSource=admin")]))
+    add(Kind("toml_configs", "detect-secrets KeywordDetector (TOML: poetry, uv, multi-line strings)", "Tm" + rand(18),
+             keyed=False,
+             extra=[("poetry", '[tool.poetry.http-basic.private]\nusername = "ci"\npassword = "{s}"'),
+                    ("uv_index", '[[tool.uv.index]]\nname = "private"\nurl = "https://ci:{s}@nexus/simple"'),
+                    ("triple_quoted", "[database]\npassword = '''{s}'''\nhost = \"db\""),
+                    ("triple_double", '[api]\ntoken = """{s}"""')]))
+    add(Kind("yaml_block_scalar", "detect-secrets KeywordDetector (YAML block scalars)", "Yb" + rand(24), keyed=False,
+             extra=[("literal", "db:\n  host: pg\n  password: |\n    {s}\n  port: 5432"),
+                    ("folded", "hub:\n  token: >-\n    {s}\n  repo: org/model")]))
+    diag_secret = "Ld" + rand(22)
+    loguru = ("Traceback (most recent call last):\n  File \"/app/train.py\", line 40, in <module>\n    main()\n"
+              "    └ <function main at 0x7f3c2a1b0d30>\n> File \"/app/train.py\", line 31, in main\n"
+              + _diagnosed("    client = connect(host, db_password)",
+                           [("connect", "<function connect at 0x7f2a>"), ("host", "'pg.internal'"),
+                            ("db_password", "'{s}'")])
+              + "\npsycopg2.OperationalError: FATAL:  password authentication failed for user \"trainer\"")
+    better = ("Traceback (most recent call last):\n  File \"/app/push.py\", line 9, in login\n"
+              + _diagnosed("    session.post(url, auth=(user, api_token))",
+                           [("session", "<requests.sessions.Session object at 0x7f>"), ("url", "'https://api/login'"),
+                            ("user", "'svc'"), ("api_token", "'{s}'")])
+              + "\nrequests.exceptions.HTTPError: 401 Client Error")
+    add(Kind("diagnose_locals", "gitleaks generic; loguru and better-exceptions diagnose (values under names)",
+             diag_secret, keyed=False, extra=[("loguru", loguru), ("better_exceptions", better)]))
+    add(Kind("pydantic_input_value", "gitleaks generic (a validation error echoes a secret field's input)",
+             "Pv" + rand(14), keyed=False,
+             extra=[("settings", "pydantic_core._pydantic_core.ValidationError: 1 validation error for Settings\n"
+                                 "db_password\n  String should have at least 24 characters [type=string_too_short, "
+                                 "input_value='{s}', input_type=str]"),
+                    ("nested", "2 validation errors for TrainerConfig\nwandb.api_key\n  String should match pattern "
+                               "'^[0-9a-f]{40}$' [type=string_pattern_mismatch, input_value='{s}', input_type=str]")]))
+    pfx_body, pfx = _pem("OPENSSH PRIVATE KEY", 5)
+    add(Kind("pem_prefixed_lines", "gitleaks private-key (each line behind a log prefix)", pfx_body.splitlines()[2],
+             keyed=False,
+             extra=[("cloud_init", "\n".join(f"May  1 12:00:00 node-3 cloud-init[812]: {line}"
+                                              for line in pfx.splitlines())),
+                    ("kubectl_prefix", "\n".join(f"[pod/trainer-0/setup] {line}" for line in pfx.splitlines()))]))
+    add(Kind("env_notations", "detect-secrets KeywordDetector (docker inspect Env, /proc environ, systemd)",
+             "En" + rand(20), keyed=False,
+             extra=[("docker_inspect", '"Env": [\n    "PATH=/usr/local/bin",\n    "DB_PASSWORD={s}",\n'
+                                       '    "LANG=C.UTF-8"\n]'),
+                    ("proc_environ", "HOSTNAME=trainer-0\\x00DB_PASSWORD={s}\\x00HOME=/root"),
+                    ("systemd", "Environment=\"API_TOKEN={s}\" \"LOG_LEVEL=info\"")]))
+    add(Kind("tracker_configs", "trufflehog WandB/Comet/Neptune; ClearML and MLflow settings dumps", "Tr" + rand(30),
+             keyed=False,
+             extra=[("wandb_settings", "wandb: DEBUG Settings(api_key='{s}', base_url='https://api.wandb.ai')"),
+                    ("comet_ini", "[comet]\napi_key = {s}\nworkspace = ml-team"),
+                    ("clearml_env", "CLEARML_API_SECRET_KEY={s}"),
+                    ("mlflow_env", "MLFLOW_TRACKING_URI=https://trainer:{s}@mlflow.internal")]))
+    return k
+
+
+def every_kind() -> list[Kind]:
+    """Every round's kinds, the first round first."""
+    return all_kinds() + later_kinds()
+
+
 _TS = "2024-05-01 12:00:00,123"
 
 
@@ -373,11 +599,16 @@ def cases(kd: Kind) -> list[tuple[str, str]]:
     return [(ctx, text.replace("{s}", kd.secret)) for ctx, text in raw]
 
 
-def split(kinds: list[Kind], seed: int = 77) -> tuple[list[Kind], list[Kind]]:
-    """(dev, holdout): a random third of the kinds held out."""
-    names = sorted(kd.name for kd in kinds)
-    held = set(random.Random(seed).sample(names, len(names) // 3))
-    return [kd for kd in kinds if kd.name not in held], [kd for kd in kinds if kd.name in held]
+def split(kinds: list[Kind] | None = None) -> tuple[list[Kind], list[Kind]]:
+    """(dev, holdout): each round of kinds split on its own, with its own seed, so that adding a round never
+    moves a kind of an earlier one across the line. ``kinds`` narrows the answer to those given."""
+    rounds = ((all_kinds(), 77, (1, 3)), (later_kinds(), 20261205, (35, 100)))
+    held: set[str] = set()
+    for round_kinds, seed, (num, den) in rounds:
+        names = sorted(kd.name for kd in round_kinds)
+        held.update(random.Random(seed).sample(names, len(names) * num // den))
+    chosen = kinds if kinds is not None else every_kind()
+    return [kd for kd in chosen if kd.name not in held], [kd for kd in chosen if kd.name in held]
 
 
 # Lines of training and operations logs that hold no secret but look random: each redaction in them is a

@@ -201,6 +201,47 @@ _add("stdin_password", "Si" + rand(14), "+ echo {s} | docker login -u bot --pass
 _add("env_password_with_brackets", "P@ss(w0rd)!{" + rand(6) + "}<" + rand(4) + ">",
      "DB_PASSWORD={s}", "+ export ADMIN_PASSWORD={s}")
 
+# Prefixed tokens of more vendors (gitleaks), and the notations of configs, client dumps and exception printers.
+_add("platform_token", "sha256~" + rand(43, URLSAFE), "+ oc login --token={s} --server=https://api:6443",
+     "token {s} expired")
+_add("platform_token_heroku", "HRKU-AA" + rand(58, URLSAFE), "heroku: using {s}")
+_add("platform_token_harness", "pat." + rand(22, URLSAFE) + "." + rand(24) + "." + rand(20), "harness key {s}")
+_add("devtool_token", "ico-" + rand(32), "infracost: {s} rejected")
+_add("devtool_token_onepassword", f"A3-{rand(6, UPPER)}-{rand(11, UPPER)}-{rand(5, UPPER)}-{rand(5, UPPER)}-"
+     f"{rand(5, UPPER)}", "op: secret key {s}")
+_add("devtool_token_clickhouse", "4b1d" + rand(38), "clickhouse cloud {s}")
+_add("commerce_token", "EZAK" + rand(54), "easypost client {s}")
+_add("commerce_token_flutterwave", "FLWSECK_TEST-" + rand(32, "abcdefgh0123456789") + "-X", "flw {s}")
+_add("gitlab_routable_pat", "glpat-" + rand(38, URLSAFE) + ".01" + rand(7, string.ascii_lowercase + string.digits),
+     "GITLAB_TOKEN {s} rejected")
+_add("teams_webhook", rand(32, HEX) + "/" + f"{rand(8, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-"
+     f"{rand(12, HEX)}",
+     "POST https://x.webhook.office.com/webhookb2/a@b/IncomingWebhook/{s} -> 400")
+_add("cookie_repr", rand(32, HEX), "<RequestsCookieJar[<Cookie _gitlab_session={s} for gitlab.internal/>]>")
+_add("auth_tuple", "At" + rand(16), "requests.get(url, auth=('svc', '{s}'))", "basic_auth=(\"elastic\", \"{s}\")",
+     "HTTPBasicAuth('svc', '{s}')")
+_add("auth_scheme_word", rand(40, URLSAFE), "Authorization: SSWS {s}", "{'Authorization': 'Bot {s}'}")
+_add("xml_name_value_attributes", "Xv" + rand(16), '<add key="ClearTextPassword" value="{s}" />',
+     '<property name="hibernate.connection.password" value="{s}"/>')
+_add("yaml_block_scalar", "Yb" + rand(20), "db:\n  password: |\n    {s}\n  port: 5432", "hub:\n  token: >-\n    {s}")
+_add("pydantic_input_value", "Pv" + rand(14), "1 validation error for Settings\ndb_password\n  String should have at "
+     "least 24 characters [type=string_too_short, input_value='{s}', input_type=str]")
+_add("url_encoded_assignment", "Ue" + rand(20), "GET /cb?next=%2Fx%3Faccess_token%3D{s}%26s%3D1",
+     "redirect_uri=https%3A%2F%2Fci%3A{s}%40nexus%2Fsimple")
+_add("name_value_pair", rand(32), "scope headers=[(b'host', b'api'), (b'x-api-key', b'{s}')]",
+     "params=[('q', 'x'), ('api_key', '{s}')]")
+_add("url_token_user", "x" + rand(39, URLSAFE), "fatal: could not read from https://{s}@github.com/org/repo.git",
+     "https%3A%2F%2Fu%40corp:{s}@proxy:3128")
+_add("sql_password", "Sq" + rand(14), "CREATE USER app WITH PASSWORD '{s}';", "ALTER ROLE app LOGIN PASSWORD '{s}'",
+     "CREATE USER 'app'@'%' IDENTIFIED BY '{s}';")
+_add("cli_secret_argument", "Hp" + rand(14), "+ htpasswd -b -B /etc/nginx/.htpasswd admin {s}",
+     "+ gh secret set HF_TOKEN --repo org/x --body {s}")
+_add("bytes_and_backtick_values", rand(28), "headers={'X-Amz-Security-Token': b'{s}'}", "- `hub_token`: {s}",
+     "+ keytool -importkeystore -srcstorepass {s} -deststorepass {s}")
+_add("diagnosed_locals", "Dg" + rand(18),
+     "    client = connect(host, db_password)\n             │       │     └ '{s}'\n"
+     "             │       └ 'pg'\n             └ <function connect>")
+
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [
     "  Array cookie:            ac",  # AddressSanitizer's shadow-byte legend
@@ -233,4 +274,12 @@ NOT_SECRETS: list[str] = [
     "+ echo $TOKEN | docker login -u bot --password-stdin reg", "password reset link: https://id.example.com/r",
     "Incorrect API key provided: sk-abc***xyz", "the key: value",
     "sort_key=created_at", "model_key: llama-7b-hf", "session_id=42",
+    "WWW-Authenticate: Bearer realm=\"api\"", "auth=('svc', None)",
+    "auth=(user, password)", '<add key="LogLevel" value="Information" />', "script: |\n  python train.py",
+    "1 validation error for Config\nlr\n  Input should be a valid number [type=float_parsing, input_value='x']",
+    "    train(model, epochs)\n          │      └ 3\n          └ <Model>", "GET /search?q=a%3Db%26c%3Dd",
+    "apiVersion: v1", "<Cookie theme=dark for example.com/>",
+    "spark://CoarseGrainedScheduler@bd6ddeaa3173:42367", "ssh://git@github.com/org/repo.git",
+    "ALTER ROLE app PASSWORD NULL", "CREATE USER app WITH PASSWORD '${APP_PASSWORD}'", "htpasswd -v .htpasswd admin",
+    "bypass: true", "- `hub_model_id`: org/model",
 ]

@@ -65,18 +65,23 @@ def _body_before(text: str, i: int) -> int:
 _KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|cookie|session_?id|sessid|key|(?<![a-z])pat(?![a-z])")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _ASSIGN = re.compile(r"""
-    (?P<kq>\\?["']\]?)?                               # the quote closing a quoted key (environ['KEY'])
+    (?P<kq>\\?["'`]\]?)?                              # the quote closing a quoted key (environ['KEY'], `key`)
     (?P<sep>[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]*,[ \t]*|[ \t]+)  # = : := =>; a space or an argv-list comma
                                                       # only after a --flag
     (?:
         \\(?P<eq>["'])(?P<ev>.*?)\\(?P=eq)            # a value in escaped quotes (JSON in a JSON string)
-      | (?P<q>["'])(?P<qv>(?:\\.|[^\\\r\n])*?)(?P=q)  # a quoted value: spaces and ; allowed
+      | (?P<bs>[|>][+\-]?)(?=\r?\n)                   # a YAML block scalar's indicator: the value is below
+      | b?(?P<q>["'])(?P<qv>(?:\\.|[^\\\r\n])*?)(?P=q)  # a quoted value (or bytes): spaces and ; allowed
       | (?P<bv>[^\s,;&'"<>(){}\[\]\\]+)               # a bare value
       | \\?(?P<uq>["'])(?P<uv>[^\r\n\\"']+)           # an opening quote never closed (a cut line)
     )""", re.VERBOSE)
 # (at most 4 KiB of a header's value is read: a line of repeated headers would otherwise make each one read the
 # rest of the line)
 _HEADER_VALUE = re.compile(r"[^\r\n\"'\\]{0,4096}")
+# Schemes whose credentials are a list of quoted parameters (RFC 7616 Digest, OAuth 1.0's ``oauth_signature="..."``,
+# HOBA, Mutual): their header runs to the end of its line, quotes and all.
+_QUOTED_PARAM_SCHEME = re.compile(r"(?i)(?:digest|oauth|hoba|mutual)[ \t]+[\w\-]+=\"")
+_HEADER_LINE = re.compile(r"[^\r\n]{0,4096}")
 # A value this long that is no secret is not read again for keys inside it: "token:token:..." would make
 # every keyword measure and judge the rest of the line (quadratic in the line's length).
 LONG_VALUE = 256
@@ -111,6 +116,8 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
         if bare_sep and (not key.startswith("-") or (sep == "") == bool(m.group("kq"))):
             continue  # "password reset" is prose; "--password x" and "'--password', 'x'" are flags
         start, end = _value_span(text, m, strength, ke - len(key))
+        if text[start:end] in _BLOCK_INDICATORS and (block := _block_scalar(text, ke - len(key), end)) is not None:
+            start, end = block
         value = text[start:end]
         if bare_sep and value.startswith("-"):
             continue  # the next flag, not a value
@@ -125,6 +132,35 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
             spans.append((start, end))
             done = max(done, end)
     return spans
+
+
+# YAML's block scalars (``password: |`` then the value on the lines below, indented more than the key).
+_BLOCK_INDICATORS = frozenset({"|", ">", "|-", ">-", "|+", ">+"})
+_INDENT = re.compile(r"[ \t]*")
+BLOCK_LINES = 64  # a secret's block is a few lines; a longer one (a script, a dump) is read no further
+
+
+def _block_scalar(text: str, ks: int, value_end: int) -> tuple[int, int] | None:
+    """The span of a block scalar's lines after ``key: |``, or None when the indicator does not end its line
+    or no line below is indented more than the key's."""
+    if not text.startswith("\n", value_end) and not text.startswith("\r\n", value_end):
+        return None
+    line_start = text.rfind("\n", 0, ks) + 1
+    key_indent = _INDENT.match(text, line_start).end() - line_start  # type: ignore[union-attr]
+    pos = text.index("\n", value_end) + 1
+    start = end = -1
+    for _ in range(BLOCK_LINES):
+        indent = _INDENT.match(text, pos).end()  # type: ignore[union-attr]
+        line_end = text.find("\n", pos)
+        line_end = len(text) if line_end < 0 else line_end
+        if indent - pos <= key_indent or indent >= line_end:
+            break
+        start = indent if start < 0 else start
+        end = len(text[:line_end].rstrip())
+        if line_end >= len(text):
+            break
+        pos = line_end + 1
+    return (start, end) if start >= 0 else None
 
 
 def _key_around(text: str, ks: int, ke: int, strength_of: Callable[[str], str | None]) -> tuple[str, int, str | None]:
@@ -177,10 +213,11 @@ def _label(text: str, ks: int, ke: int) -> tuple[int, int] | None:
 def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[int, int]:
     """Where the assigned value is: inside its quotes, or the bare word (a header's: to the line's end; an
     environment line's: to the next space, as ``printenv`` prints whatever characters a value holds)."""
-    group = next(g for g in ("ev", "qv", "bv", "uv") if m.group(g) is not None)
+    group = next(g for g in ("ev", "qv", "bv", "uv", "bs") if m.group(g) is not None)
     start, end = m.span(group)
     if strength == "header" and group == "bv":
-        end = start + len(_HEADER_VALUE.match(text, start).group().rstrip())  # type: ignore[union-attr]
+        rx = _HEADER_LINE if _QUOTED_PARAM_SCHEME.match(text, start) else _HEADER_VALUE
+        end = start + len(rx.match(text, start).group().rstrip())  # type: ignore[union-attr]
     elif strength == "strong" and group == "bv" and m.group("sep").strip() == "=" and _env_line(text, ks, end):
         end = _NON_SPACE.match(text, end).end()  # type: ignore[union-attr]
     elif strength == "strong" and group == "bv":
@@ -196,9 +233,16 @@ def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[in
 # records: the key name is one field, the secret another.
 _NAME_VALUE = re.compile(r"""(?i)
     ["']?(?:name|key)["']?[ \t]*[:=][ \t]*["']?(?P<k>[A-Za-z0-9_.\-]+)["']?  # "name": "DB_PASSWORD"
-    [ \t]*(?:,|\r?\n)[ \t]*                                                # then, on the same or the next line,
+    (?:[ \t]*(?:,|\r?\n)[ \t]*|[ \t]+)                                    # then, on the same or the next line
+                                                                           # (XML attributes: a space between),
     ["']?value["']?[ \t]*[:=][ \t]*                                         # "value":
     (?:"(?P<dq>(?:\\.|[^"\\\r\n])*)"|'(?P<sq>[^'\r\n]*)'|(?P<bv>[^\s,}'"]+))""", re.VERBOSE)
+
+
+# A (name, value) pair of a list of pairs: raw headers as ASGI, h11 and httpx keep them
+# (``[(b'authorization', b'Bearer x')]``), query parameters before urlencode (``[('api_key', 'x')]``).
+_PAIR = re.compile(r"""\([ \t]*b?(?P<kq>['"])(?P<k>[A-Za-z0-9_.\-]{1,100})(?P=kq)[ \t]*,[ \t]*"""
+                   r"""b?(?P<vq>['"])(?P<v>[^'"\r\n]{1,4096})(?P=vq)[ \t]*\)""")
 
 
 def name_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
@@ -209,6 +253,19 @@ def name_value(text: str, strength_of: Callable[[str], str | None] = _strength) 
         group = next(g for g in ("dq", "sq", "bv") if m.group(g) is not None)
         if strength is not None and strength != "header" and is_secret_value(strength, m.group(group), m.group("k")):
             spans.append(m.span(group))
+    return spans
+
+
+def name_value_pair(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The value of a (name, value) pair whose name is a secret's; a header's credential after its scheme."""
+    spans: Spans = []
+    for m in _PAIR.finditer(text):
+        key, value = m.group("k"), m.group("v")
+        strength = strength_of(key)
+        if strength is not None and is_secret_value(strength, value, key):
+            a, b = header_secret_span(key, value) if strength == "header" else (0, len(value))
+            if a < b:
+                spans.append((m.start("v") + a, m.start("v") + b))
     return spans
 
 
@@ -249,11 +306,18 @@ _CONFIG_SET = re.compile(r"\bconfig(?:ure)?(?::set)?\s+set\s+(?:--?[\w\-]+\s+)*(
                          r"['\"]?(?P<v>[^\s'\"]+)")
 
 
+# pydantic's ValidationError: the field's location on a line of its own, then the error with the input it was
+# given (``input_value='...'``).
+_INPUT_VALUE = re.compile(r"^(?P<k>[A-Za-z_][\w.\-]{0,200})\r?\n[ \t]+[^\r\n]{0,400}?\binput_value="
+                          r"(?P<q>['\"])(?P<v>[^'\"\r\n]{1,512})(?P=q)", re.MULTILINE)
+
+
 def keyed_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
     """Values named by a secret's key outside ``key = value``: an XML element (Maven's settings.xml,
-    SOAP, .NET configs) and a CLI's ``config set KEY VALUE`` (aws, npm, yarn, pip, git)."""
+    SOAP, .NET configs), a CLI's ``config set KEY VALUE`` (aws, npm, yarn, pip, git), and the input a
+    validation error echoes under the field's name (pydantic)."""
     spans: Spans = []
-    for rx in (_XML_ELEMENT, _CONFIG_SET):
+    for rx in (_XML_ELEMENT, _CONFIG_SET, _INPUT_VALUE):
         for m in rx.finditer(text):
             key = m.group(1).rsplit(":", 1)[-1].rsplit("/", 1)[-1]
             strength = strength_of(key)
@@ -262,5 +326,50 @@ def keyed_value(text: str, strength_of: Callable[[str], str | None] = _strength)
     return spans
 
 
+# -- loguru's and better-exceptions' `diagnose`: a value printed under the name it belongs to -------------
+# ``connect(host, db_password)`` then ``│     └ 'S3cret'``: the ``└`` stands under the first character of the
+# name on the source line above the block of such lines.
+_ANNOTATION = re.compile(r"^[ \t│]*└ (?P<v>[^\r\n]+)$", re.MULTILINE)
+_ANNOTATION_LINE = re.compile(r"[ \t│]*(?:└ [^\r\n]*)?\r?")
+_NAME = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*")  # a whole name, not the tail of one
+ANNOTATION_LINES = 32  # names annotated under one source line; a longer block is not read back further
+
+
+def diagnosed(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The values ``diagnose`` prints under secret-named variables (see :func:`assignment` for the names)."""
+    spans: Spans = []
+    block_end = -1  # where the last annotation line ended, and the source line its block hangs from
+    source: tuple[int, int] | None = None
+    for m in _ANNOTATION.finditer(text):
+        line_start = text.rfind("\n", 0, m.start("v")) + 1
+        if line_start != block_end + 1:  # a new block: up past its other annotation lines to the source line
+            source = _source_line(text, line_start)
+        block_end = m.end()
+        if source is None:
+            continue
+        name = _NAME.match(text, source[0] + m.start("v") - 2 - line_start, source[1])
+        if name is not None:
+            value = m.group("v").strip()
+            strength = strength_of(name.group())
+            inner = value[1:-1] if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" else value
+            if strength is not None and strength != "header" and is_secret_value(strength, inner, name.group()):
+                spans.append(m.span("v"))
+    return spans
+
+
+def _source_line(text: str, line_start: int) -> tuple[int, int] | None:
+    """The line above the annotation lines that end just before ``line_start``."""
+    src_end = line_start - 1
+    for _ in range(ANNOTATION_LINES):
+        if src_end < 0:
+            return None
+        src_start = text.rfind("\n", 0, src_end) + 1
+        if not _ANNOTATION_LINE.fullmatch(text, src_start, src_end):
+            return src_start, src_end
+        src_end = src_start - 1
+    return None
+
+
 FINDERS: dict[str, Callable[[str], Spans]] = {"pem": pem, "assignment": assignment, "name_value": name_value,
-                                               "k8s_secret": k8s_secret, "keyed_value": keyed_value}
+                                               "k8s_secret": k8s_secret, "keyed_value": keyed_value,
+                                               "diagnosed": diagnosed, "name_value_pair": name_value_pair}

@@ -32,6 +32,8 @@ STRONG_ENDINGS = frozenset({
     "apikeys", "accesskeys", "secretkeys", "privatekeys",
 })
 WEAK_ENDINGS = frozenset({"token", "pass", "pwd", "auth", "pat", "apitoken", "authkey"})
+# Endings of one-word compounds that hold a credential (``hftoken``, keytool's ``-storepass`` and ``-keypass``).
+COMPOUND_WEAK_ENDINGS = ("token", "passwd", "apitoken", "storepass", "keypass")
 HEADER_ENDINGS = frozenset({"authorization", "cookie"})
 # A header value shorter than this carries no credential (a cookie is name=value, a scheme a token).
 HEADER_MIN_CHARS = 4
@@ -48,8 +50,10 @@ NOT_SECRET_KEY_QUALIFIERS = frozenset({
     "name", "type", "prefix", "path", "search", "cluster", "topic", "stream", "queue", "schema", "table", "item",
 })
 PARENT_SECRET_WORDS = frozenset({"cookie", "cookies"})
-# Words after the secret word that still name its value: ``password_value``, ``api_key_b64``.
-VALUE_SUFFIXES = frozenset({"value", "b64", "base64", "str", "string", "raw", "plain", "plaintext", "encoded"})
+# Words after the secret word that still name its value: ``password_value``, ``api_key_b64``, kubeconfig's
+# ``client-key-data``.
+VALUE_SUFFIXES = frozenset({"value", "b64", "base64", "str", "string", "raw", "plain", "plaintext", "encoded",
+                            "data"})
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # Values that stand for a secret without being one: unset, masked, a reference to be filled in.
@@ -81,7 +85,7 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
     # The last two: one word that is a compound without humps or separators ("mypassword", "hftoken").
     for strength, found in (("header", endings & HEADER_ENDINGS), ("strong", endings & strong),
                             ("weak", endings & WEAK_ENDINGS), ("strong", any(last.endswith(w) for w in strong)),
-                            ("weak", any(last.endswith(w) for w in ("token", "passwd", "apitoken"))),
+                            ("weak", any(last.endswith(w) for w in COMPOUND_WEAK_ENDINGS)),
                             ("generated", generated)):
         if found:
             return strength
@@ -144,6 +148,10 @@ def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
 
 
 _LISTED_SCHEMES = ("digest", "aws4-hmac-sha256", "sharedkey", "hoba", "mutual")
+# Any other word before a space is an auth-scheme too (RFC 7235: ``credentials = auth-scheme [ 1*SP ( token68 /
+# #auth-param ) ]``): Okta's ``SSWS``, ``OAuth``, Discord's ``Bot``, ``GenieKey``. Its credentials run to the
+# value's end, as a parameter list may follow.
+_ANY_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,40}[ \t]+(?=\S)")
 
 
 def header_secret_span(key: str, value: str) -> tuple[int, int]:
@@ -155,6 +163,8 @@ def header_secret_span(key: str, value: str) -> tuple[int, int]:
     start = m.end() if m else 0
     if m and m.group().strip().lower() in _LISTED_SCHEMES:
         return start, len(value)
+    if m is None and (other := _ANY_SCHEME.match(value)) is not None:
+        return other.end(), len(value.rstrip())
     end = start
     while end < len(value) and not value[end].isspace() and value[end] not in ",;":
         end += 1
@@ -184,6 +194,12 @@ def _b64_private_key(candidate: str) -> bool:
     return "PRIVATE KEY" in text
 
 
+def _generated_with_digits(value: str) -> bool:
+    """Machine-made and holding digits: a token, not a name in camel case (``spark://CoarseGrainedScheduler@``)."""
+    return generated_like(value) and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
 CHECKS: dict[str, Callable[[str], bool]] = {"credential": credential_like, "basic_auth": _basic_auth,
+                                            "generated_with_digits": _generated_with_digits,
                                             "generated": generated_like, "b64_private_key": _b64_private_key,
                                             "not_placeholder": lambda value: not is_placeholder(value)}

@@ -34,7 +34,9 @@ class SecretRule:
 _T = r"[A-Za-z0-9_\-]"
 # A secret-naming word inside a key, then a separator (= : := =>), or a --flag followed by a value.
 _KW = r"(pass|pwd|secret|token|auth|credential|cookie|sessionid|session_id|sessid|key|[_.\-]pat)"
-_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"']\]?)?[ \t]*(:=|=>|[:=])"
+_KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "session", "sessid", "_pat",
+               "-pat", ".pat")
+_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?)?[ \t]*(:=|=>|[:=])"
                     rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]")
 
 # Commands whose short flag takes a password (``-p`` is a port for psql, ssh and docker run, so the flag is
@@ -68,19 +70,28 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("private_key", ("private key",), finder="pem",
                source="detect-secrets PrivateKeyDetector; gitleaks private-key"),
     SecretRule("assignment", gate=_ASSIGNMENT_GATE,
-               needles=("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "session", "sessid",
-                        "_pat", "-pat", ".pat"),
+               needles=_KW_NEEDLES,
                finder="assignment",
                source="detect-secrets KeywordDetector; gitleaks generic-api-key; env dumps, CLI flags, headers"),
+    SecretRule("name_value_pair", _KW_NEEDLES, finder="name_value_pair",
+               gate=rf"\([ \t]*b?[\"'][A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"'][ \t]*,[ \t]*b?[\"']",
+               source="detect-secrets KeywordDetector over (name, value) pairs: raw headers of ASGI, h11 and httpx, "
+                      "query parameters before urlencode"),
     SecretRule("name_value", ("value",), finder="name_value",
-               gate=rf"(name|key)[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']?[ \t]*(,|\n)"
+               gate=rf"(name|key)[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']?[ \t]*(,|\n| )"
                     r"[ \t]*[\"']?value",
-               source="detect-secrets KeywordDetector over name/value records (k8s env, ECS, SSM)"),
+               source="detect-secrets KeywordDetector over name/value records (k8s env, ECS, SSM); gitleaks "
+                      "nuget-config-password (XML <add key=... value=...>)"),
     SecretRule("k8s_secret", ("secret",), finder="k8s_secret", gate=r"kind[\"']?[ \t]*:[ \t]*[\"']?Secret",
                source="gitleaks kubernetes-secret-yaml"),
-    SecretRule("keyed_value", ("</", "config"), finder="keyed_value",
-               gate=rf"<[A-Za-z0-9_:.\-]*{_KW}[A-Za-z0-9_:.\-]*[^<>]*>[^<]+</|config[a-z:]*[ \t]+set[ \t]",
-               source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set"),
+    SecretRule("keyed_value", ("</", "config", "input_value="), finder="keyed_value",
+               gate=rf"<[A-Za-z0-9_:.\-]*{_KW}[A-Za-z0-9_:.\-]*[^<>]*>[^<]+</|config[a-z:]*[ \t]+set[ \t]"
+                    r"|input_value=",
+               source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set; "
+                      "pydantic ValidationError's input_value under the field's name"),
+    SecretRule("diagnosed", ("└",), finder="diagnosed",
+               source="detect-secrets KeywordDetector over loguru's and better-exceptions' diagnose (values "
+                      "printed under the variable names of the frame's source line)"),
     SecretRule("stdin_password", ("password-stdin",),
                r"\becho\s+(?:-[neE]+\s+)?['\"]?(?P<s>[^\s'\"|]+)['\"]?\s*\|[^\n|]*--password-stdin",
                check="not_placeholder", source="docker/podman/helm login --password-stdin echoes (gitleaks generic)"),
@@ -100,9 +111,11 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
                source="detect-secrets GitHubTokenDetector; gitleaks github-pat, github-fine-grained-pat"),
     SecretRule("gitlab_token", ("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glimt-", "glcbt-", "glsoat-",
-                                "gloas-", "glagent-"),
-               rf"\bgl(?:pat|dt|rt|ptt|ft|imt|cbt|soat|oas|agent)-{_T}{{20,}}",
-               source="detect-secrets GitLabTokenDetector; gitleaks gitlab-pat and the other gl*- tokens"),
+                                "gloas-", "glagent-", "glffct-", "gr1348941"),
+               rf"\b(?:gl(?:pat|dt|rt|ptt|ft|imt|cbt|soat|oas|agent|ffct)-{_T}{{20,}}(?:\.[0-9a-z]{{9}}\b)?"
+               rf"|GR1348941{_T}{{20}})",
+               source="detect-secrets GitLabTokenDetector; gitleaks gitlab-pat, gitlab-pat-routable (payload.crc), "
+                      "gitlab-rrt and the other gl*- tokens"),
     SecretRule("npm_token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b", source="detect-secrets NpmDetector; gitleaks npm"),
     SecretRule("pypi_token", ("pypi-",), rf"\bpypi-AgE{_T}{{50,}}",
                source="detect-secrets PypiTokenDetector; gitleaks pypi-upload-token"),
@@ -201,6 +214,39 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("airtable_token", ("pat",), r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b",
                source="gitleaks airtable-personnal-access-token"),
     SecretRule("facebook_token", ("eaa",), r"\bEAA[MC][A-Za-z0-9]{100,}", source="gitleaks facebook-access-token"),
+    # -- prefixed tokens of gitleaks' config/gitleaks.toml (one row per family of published prefixes) ----------
+    SecretRule("platform_token", ("sha256~", "hrku-aa", "pat.", "sat.", "sgp_", "tk-us-", "dnkey-"),
+               r"\b(?:sha256~[\w\-]{43}(?![\w\-])|HRKU-AA[\w\-]{58}|[ps]at\.[\w\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"
+               r"|sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}\b|tk-us-[\w\-]{48}|dnkey-[\w=\-]{26}-[\w=\-]{52})",
+               source="gitleaks openshift-user-token, heroku-api-key-v2, harness-api-key, sourcegraph-access-token, "
+                      "scalingo-api-token, defined-networking-api-token"),
+    SecretRule("devtool_token", ("ico-", "rdme_", "akcp", "cmvmd", "4b1d", "_mmk", "sm_pat_", "sm_aat_", "sm_sat_",
+                                 "p8e-", "a3-", "v1.0-"),
+               r"\b(?:ico-[A-Za-z0-9]{32}|rdme_[a-z0-9]{70}|AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59}"
+               r"|4b1d(?=[0-9a-f]{0,37}[g-zA-Z])[A-Za-z0-9]{38}|[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk"
+               r"|sm_[aps]at_[A-Za-z0-9]{16}|p8e-[A-Za-z0-9]{32}|v1\.0-[a-f0-9]{24}-[a-f0-9]{146}"
+               r"|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})\b",
+               source="gitleaks infracost-api-token, readme-api-token, artifactory-api-key and -reference-token, "
+                      "clickhouse-cloud-api-secret-key, maxmind-license-key, settlemint tokens, adobe-client-secret, "
+                      "cloudflare-origin-ca-key, 1password-secret-key"),
+    SecretRule("commerce_token", ("ezak", "eztk", "shippo_", "duffel_", "fio-u-", "tfp_", "flwseck"),
+               r"\b(?:EZ[AT]K[A-Za-z0-9]{54}|shippo_(?:live|test)_[a-fA-F0-9]{40}|duffel_(?:test|live)_[\w=\-]{43}"
+               r"|fio-u-[\w=\-]{64}|tfp_[\w.=\-]{59}|FLWSECK(?:_TEST)?-[a-h0-9]{32}-X|FLWSECK(?:_TEST)?-[a-h0-9]{12})",
+               source="gitleaks easypost-api-token, shippo-api-token, duffel-api-token, frameio-api-token, "
+                      "typeform-api-token, flutterwave-secret-key and -encryption-key"),
+    SecretRule("teams_webhook", ("webhook.office.com",),
+               r"webhook\.office\.com/webhookb2/[^\s/]{1,200}/IncomingWebhook/(?P<s>[A-Za-z0-9]{32}/[A-Za-z0-9\-]{36})",
+               source="gitleaks microsoft-teams-webhook"),
+    SecretRule("auth_tuple", ("auth", "credentials"),
+               gate=r"(auth|credentials)[ \t]*(=[ \t]*\(?|\()[ \t]*b?['\"][^'\"\n]{0,256}['\"][ \t]*,[ \t]*b?['\"]",
+               pattern=r"(?i:\b[a-z_]{0,40}auth|\bcredentials)[ \t]*(?:=[ \t]*\(?|\()[ \t]*"
+                       r"b?(?P<q1>['\"])[^'\"\n]{0,256}(?P=q1)[ \t]*,[ \t]*b?(?P<q2>['\"])(?P<s>[^'\"\n]+)(?P=q2)",
+               check="not_placeholder",
+               source="gitleaks generic (user and password as a pair): requests' auth=(user, password), "
+                      "HTTPBasicAuth(user, password), elasticsearch-py basic_auth=/http_auth="),
+    SecretRule("cookie_repr", ("<cookie ",), r"<Cookie [^\s=<>]{1,256}=(?P<s>[^\s<>]+) for ",
+               check="credential",
+               source="gitleaks generic (session cookies); http.cookiejar.Cookie's repr in a RequestsCookieJar"),
     *(SecretRule("cli_password_flag", _flag_needles(cmds), pattern,
                  source="gitleaks generic (CLI passwords); mysql(1), sshpass(1), redis-cli, docker login -p")
       for cmds, flag, sep in _PASSWORD_FLAGS for pattern in _password_flag_patterns(cmds, flag, sep)),
@@ -240,8 +286,29 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("basic_auth", ("basic",), r"(?i)\bbasic\s+(?P<s>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
                check="basic_auth", source="detect-secrets BasicAuthDetector (header form)"),
     SecretRule("url_credentials", ("://", ":\\/\\/"),
-               r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/:@'\"\\]*:(?P<s>[^\s@/'\"\\]+)@",
-               source="detect-secrets BasicAuthDetector; gitleaks url credentials"),
+               r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/:'\"\\]*:(?P<s>[^\s@/'\"\\]+)@",
+               source="detect-secrets BasicAuthDetector; gitleaks url credentials (the user may hold a "
+                      "percent-escaped '@': user%40corp)"),
+    SecretRule("url_token_user", ("://", ":\\/\\/"),
+               r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}(?P<s>[A-Za-z0-9_\-.~]{16,256})@",
+               check="generated_with_digits",
+               source="gitleaks url credentials without a password: a token as the user "
+                      "(https://<token>@github.com, x-access-token)"),
+    SecretRule("sql_password", ("password", "identified"),
+               gate=r"(create|alter)[ \t]+(user|role|login)[^;\r\n]{0,200}[ \t]password[ \t]+['\"]"
+                    r"|identified[ \t]+by[ \t]+['\"]",
+               pattern=r"(?i)(?:\b(?:create|alter)[ \t]+(?:user|role|login)\b[^;\r\n]{0,200}?[ \t]password"
+                       r"|\bidentified[ \t]+by)[ \t]+(?P<q>['\"])(?P<s>[^'\"\r\n]{1,256})(?P=q)",
+               check="not_placeholder",
+               source="gitleaks generic (passwords in SQL: CREATE/ALTER USER|ROLE|LOGIN ... PASSWORD '...', "
+                      "MySQL's IDENTIFIED BY '...')"),
+    SecretRule("cli_secret_argument", ("htpasswd",),
+               r"\bhtpasswd[ \t]+(?:-[A-Za-z]+[ \t]+)*-[A-Za-z]*b[A-Za-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*\S+[ \t]+\S+[ \t]+"
+               r"['\"]?(?P<s>[^\s'\"]+)",
+               source="gitleaks generic (CLI arguments documented as secrets): htpasswd(1) -b FILE USER PASSWORD"),
+    SecretRule("cli_secret_argument", ("gh secret",),
+               r"\bgh[ \t]+secret[ \t]+set[ \t]+[^\n|;&]{0,200}?(?:--body|-b)(?:=|[ \t]+)['\"]?(?P<s>[^\s'\"]+)",
+               source="gitleaks generic (CLI arguments documented as secrets): gh secret set NAME --body VALUE"),
     SecretRule("cli_user_password", ("-u ", "-u=", "--user"),
                r"(?:^|\s)(?:-u|--user)[\s=]+['\"]?[^\s:'\"@]+:(?P<s>[^\s'\"@]+)",
                source="gitleaks curl-auth-user"),
