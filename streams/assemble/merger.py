@@ -52,12 +52,13 @@ _HEAD_STARTS = R.HEAD_STARTS
 _DEPTH_MODES = frozenset(m for m, spec in R.MODES.items() if spec.get("depth"))
 _NOTHING: dict = {}
 _END = ("end", None)
-_WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "own"))
+_WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "own", "src_above"))
 _KEEPS = frozenset(("cont", "cont!", "last"))
 _STRONG = frozenset(("cont!", "last"))
 _SPACED = R.SPACED_AFTER - 1
 _TEXT = frozenset(("text", "indent"))
 _BARE = R.BARE_TOKENS
+_SOFT = R.SOFT_STARTS
 # single-line modes a line of another key ends: their continuation comes at once or not at all
 _SWITCH_CLOSES = frozenset(("plain", "record", "record_native", "record_exc", "record_tent"))
 # and the modes of output one call writes whole (a framed table, a box): a line of another writer
@@ -78,8 +79,8 @@ _OLD_MODES = {"python": "py_msg_more", "cpp": "c10_msg", "sanitizer": "cs_report
 class _Open:
     """An open block and the merger's state about it."""
 
-    __slots__ = ("block", "depth", "every", "head0", "held", "held_bytes", "indent0", "last_body", "mode", "rhead",
-                 "side_run", "spaced", "tent", "tent_bytes")
+    __slots__ = ("block", "cindent", "depth", "every", "head0", "held", "held_bytes", "indent0", "last_body", "mode",
+                 "rhead", "side_run", "spaced", "tent", "tent_bytes")
 
     def __init__(self, block: Block, mode: str, indent0: int = 0, head0: str = "", rhead: str | None = None,
                  last_body: str = "") -> None:
@@ -100,12 +101,13 @@ class _Open:
         # lines in a row (of this writer, also across the blocks before) that came with one blank line
         # between them: a copy or a relay that doubles every newline
         self.spaced = 0
+        self.cindent = ""  # the indent its first line's formatter writes before each further line (CONT_INDENT)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able state (the assemble worker saves it with its offsets)."""
         return {"block": dataclasses.asdict(self.block), "mode": self.mode, "indent0": self.indent0,
                 "head0": self.head0, "rhead": self.rhead, "last_body": self.last_body, "depth": self.depth,
-                "side_run": self.side_run, "every": self.every, "spaced": self.spaced,
+                "side_run": self.side_run, "every": self.every, "spaced": self.spaced, "cindent": self.cindent,
                 "held": [[dataclasses.asdict(rl), o, ms, v] for rl, o, ms, v in self.held],
                 "tent": [[dataclasses.asdict(rl), o, ms] for rl, o, ms in self.tent]}
 
@@ -124,6 +126,7 @@ class _Open:
         ob.side_run = d.get("side_run", 0)
         ob.every = d.get("every", False)
         ob.spaced = d.get("spaced", 0)
+        ob.cindent = d.get("cindent", "")
         for rl, o, ms, v in d.get("held", ()):
             ob.held.append((RawLine(**rl), o, ms, v))
         for t, o, fo in d.get("pending", ()):  # older states held blank texts only
@@ -396,6 +399,7 @@ class MultilineMerger:
                 h, rhead, every, hname, body = _split_head(body, hm)
                 if h is not None:
                     head = head + h if head else h
+        raw = body
         if body[-1:] in (" ", "\t"):
             # blanks a copy or an editor left at the end say nothing; a printer's "label: " whose value
             # is on the next line ("...: UserWarning: " before a message that starts with a newline) keeps one
@@ -405,6 +409,13 @@ class MultilineMerger:
         opened = self._src.get(sid)
         if opened is None:  # (not `or`: a source's dict may be empty between closing a block and the next)
             opened = {}  # stored when a block opens: a source with nothing open is not kept
+        if head is None and raw[:1] == " " and opened:
+            ob = opened.get(key)
+            if ob is not None and ob.cindent and raw.startswith(ob.cindent):
+                # a further line of a record whose formatter indents every such line (CONT_INDENT)
+                self._append(sid, opened, key, ob, "cont!", None, line, offset, ms, body, None, out)
+                self._last_key[sid] = key
+                return
         if not body or body.isspace():
             if head is None:
                 self._hold_blank(sid, opened, key, line, offset, ms, bool(text.strip()), out)
@@ -490,7 +501,9 @@ class MultilineMerger:
         if shapes is not None and body:
             m = shapes.table.get(body[0], shapes.other)(body)
             shape = m.lastgroup if m is not None else None
-            if shape is not None and (tok in _TEXT or _ORDER[shape] < _ORDER[tok]):
+            # (a soft start is text to a mode that does not name it: the mode's own shapes come first)
+            if shape is not None and (tok in _TEXT or _ORDER[shape] < _ORDER[tok]
+                                      or (tok in _SOFT and tok not in spec["on"])):
                 tok = shape
         if ob.mode == "lead":
             return ("cont!", _STARTS.get(tok, ("record", None))[0]) if R.LEADING_BLANK_RE.match(body) else _END
@@ -503,6 +516,9 @@ class MultilineMerger:
             return "cont!", _AWAIT_PLAIN.get(mode, mode)
         table = spec["on"]
         entry = None
+        headed = spec.get("headed")
+        if headed is not None and not ob.held and (head is None or headed.search(head) is None):
+            return _END  # (the lines a message quotes from a log file come with their heads)
         if ob.held:
             after = spec.get("after_blank")
             if len(ob.held) == 1 and ob.spaced >= _SPACED:  # the blank line of a source that doubles newlines
@@ -543,6 +559,10 @@ class MultilineMerger:
             return ("cont", nxt) if _indent(body) > ob.indent0 else _END
         if act == "after_colon":
             return ("cont", nxt) if ob.last_body.rstrip().endswith(":") else _END
+        if act == "src_above":
+            if len(ob.block.texts) == 1 and not ob.head0 and ob.indent0 > _indent(body):
+                return "cont!", nxt
+            act = "announce"
         if act == "announce":
             return ("cont!", nxt) if self._announces(ob) else _END
         if act == "own":
@@ -601,6 +621,8 @@ class MultilineMerger:
         if rank is not None and block.source.get("rank") is None:
             block.source = {**block.source, "rank": rank}
         ob = _Open(block, mode, _indent(body) if body[:1] in (" ", "\t") else 0, head or "", rhead, body)
+        if hname in R.CONT_INDENT:
+            ob.cindent = R.CONT_INDENT[hname]
         if mode in _DEPTH_MODES:
             ob.depth = _MODES[mode].get("depth0", 0) + _json_depth(body)
         opened[key] = ob

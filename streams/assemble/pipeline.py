@@ -412,7 +412,8 @@ class FileParse:
 
     def _decode(self, raw: bytes) -> list[RawLine]:
         if not raw.strip():
-            return [RawLine("")]
+            # (blanks kept as a record carries them: a formatter's indent alone is a line of its record)
+            return [RawLine(raw.decode("ascii", "replace").rstrip("\r\n"))]
         try:
             return decode_record(raw)
         except DecodeError as exc:

@@ -31,6 +31,8 @@ an action and the next state. Actions:
 - ``own``: ``cont!`` when the block's line is not a record of its own (the printer's own message above
   what it prints next), else ``end``;
 - ``expect``: ``cont!`` when the block announces the line (as ``announce``), else ``tent`` (frames confirm it);
+- ``src_above``: ``cont!`` when the block is one line without a head indented deeper than this one (a
+  frame's source line above the next frame), else as ``announce``;
 - ``last``: append and close (the printer's known last line: ``Extension modules:``, a sanitizer's
   ``SUMMARY:``, the closing rule of a box);
 - ``tent``: hold the line tentatively: a later ``cont!``/``last`` confirms it, anything else
@@ -55,7 +57,9 @@ entry takes lines only while the block is smaller: free text whose printer caps 
 closes, held lines before the first held blank line are its own: a free-text message that a blank
 line ended), ``depth`` (it ends where the JSON brackets it counts close; ``depth0``: brackets open
 before its first line), ``wrap_end`` (a line not ending so is hard-wrapped onto the next), ``cross``
-(an unprefixed line may continue it under another writer's prefix), ``kind_override``.
+(an unprefixed line may continue it under another writer's prefix), ``headed`` (a line without a
+record head that this pattern finds ends it, but for what its ``after_blank`` table names: lines a
+message quotes from a log file), ``kind_override``.
 
 The patterns use no look-around and no back-references, so that a native engine (Rust ``regex``)
 can read the same tables.
@@ -196,13 +200,20 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("c10_short_error", r"\[[EF] [^\s\]:]+:\d+\] ?", False),
     ("c10_short", r"\[[IW] [^\s\]:]+:\d+\] ?", False),
     # Ray's C++ RAY_LOG (src/ray/util/logging.cc): "[%Y-%m-%d %H:%M:%S,%e %L %P %t] (component) file.cc:N: "
-    ("ray_cpp", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [DIWEF] \d+ \d+\] (?:\([\w-]+\) )?[^\s:]+:\d+: ?", False),
+    # (spdlog's %L is the level's letter: T, D, I, W, E, and C for the critical level RAY_LOG(FATAL) maps to)
+    ("ray_cpp", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [TDIWEFC] \d+ \d+\] (?:\([\w-]+\) )?[^\s:]+:\d+: ?", False),
     # DeepSpeed's logger: "[ts] [LEVEL] [file.py:N:func] "
     ("deepspeed", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[[A-Z]+\] \[[^\]]+\] ?", False),
     # transformers: "[LEVEL|file.py:N] ts >> "
     ("hf", rf"\[{_LVL}\|[\w.-]+:\d+\] \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}} >> ?", False),
     # NeMo's logger: "[NeMo W 2023-01-18 07:39:29 file:27] "
     ("nemo", r"\[NeMo [DIWEC] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [\w.-]+:\d+\] ?", False),
+    # TensorRT's sample logger (trtexec, samples/common/logging.h): "[%m/%d/%Y-%H:%M:%S] [E] ", the
+    # severity letter (F, E, W, I, V), and "[TRT] " before what the TensorRT library itself logged
+    ("trtexec", r"\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] \[[FEWIV]\] (?:\[TRT\] )?", False),
+    # tornado.log.LogFormatter, whose format NeMo's copies: "[E 240501 12:00:00 web:2246] " (and Jupyter
+    # Server's "[I 2024-05-01 12:00:00.123 ServerApp] " through the same formatter)
+    ("tornado", r"\[[DIWEC] (?:\d{6}|\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d(?:\.\d{3})? [\w.-]+(?::\d+)?\] ?", False),
     # ms-swift: "[INFO:swift] "
     ("swift", rf"\[{_LVL}:[\w.-]+\] ?", False),
     # Elasticsearch's log4j pattern "[%d][%-5p][%-25c] "
@@ -276,6 +287,12 @@ RELAY_RECORDS = frozenset(("p_syslog", "p_syslog_iso", "p_dmesg"))
 # program's own stream again: its printer's grammar joins it (journalctl -u trainer, rsyslog files).
 RELAY_RECORD_WRITERS_RE = re.compile(r"\S+ kernel(?:\[\d+\])?$")
 EVERY_LINE = frozenset(("h_vllm", "h_torch_logging"))
+# Heads of formatters that write every further line of a record behind an indent of their own:
+# tornado's LogFormatter (and NeMo's BaseFormatter, a copy of it) end with
+# ``formatted.replace("\n", "\n    ")``, so a message's lines, a captured warning's source line, the
+# traceback of exc_info and the message's trailing newline (the indent alone) all start with it.
+# Under such a record a line that starts with the indent is the record's, whatever its shape.
+CONT_INDENT: dict[str, str] = {"h_nemo": "    ", "h_tornado": "    "}
 # Levels that announce an exception after the record (logger.exception, log4j's %throwable, glog E/F).
 # A level is a word of its own in the head: not part of a logger's name ("torch...multiprocessing.errors",
 # "uvicorn.error", "error_handler"), whose INFO records carry no traceback.
@@ -354,7 +371,14 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # and, copied from its page, writes each file as a link: "[/path/x.py](https://localhost:8080/#) in f(...)")
     ("ipy_frame", r"(?:Cell In\[\d+\], line \d+|File \S.*:\d+, in |Input In \[\d+\], in |<ipython-input-[\w-]+> in "
                   r"|[^\s:]+\.pyx? in \S|\d+ frames$|\[(?:<ipython-input-[\w-]+>|[^\s\]]+\.pyx?)\]\([^\s)]*\) in \S)"),
+    # (VerboseTB numbers a frame's source lines right-aligned to 7 columns, "    682 x = f(", marks the
+    # current one "--> 603 ", elides with "   (...)": the shape a cut excerpt starts with; inside a
+    # traceback any numbered line is read as one, a relay may have shifted them)
+    ("ipy_num", r"(?: {4}\d{3}| {5}\d\d| {6}\d| {3}\d{4}| {2}\d{5}|-*-> \d+) |   \(\.\.\.\)\s*$"),
     ("ipy_src", r"[ \t]*-*> \d+ |[ \t]+\d+ |[ \t]+\(\.\.\.\)"),
+    # (frames hidden by __tracebackhide__ are counted on a line of their own between the blank lines that
+    # separate frames: VerboseTB.format_records' "    [... skipping hidden N frame]")
+    ("ipy_skip", r"[ \t]+\[\.\.\. skipping hidden \d+ frames?\]"),
     # CPython Python/pylifecycle.c fatal_error() and Modules/faulthandler.c
     ("py_fatal", r"(?:\S+ )?Fatal Python error: ", "Fatal Python error: "),
     # faulthandler.dump_traceback_later's watchdog: "Timeout (H:MM:SS[.ffffff])!" then every thread's stack
@@ -393,6 +417,15 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # retrieved"), then the context's objects by key ("handle: <Handle ...>", "future: <Task ...>"), then
     # the traceback (base_events.py default_exception_handler)
     ("asyncio_handle", r"(?:asyncgen|future|handle|protocol|socket|task|transport): <"),
+    # accelerate's PartialState/AcceleratorState.__repr__ (src/accelerate/state.py), logged by every
+    # example script as logger.info(accelerator.state) or printed: "Distributed environment: X  Backend: y",
+    # then one "Field: value" line each ("Num processes", "Process index", "Local process index",
+    # "Device", "Mixed precision type" (older: "Use FP16 precision"), DeepSpeed's "ds_config: {...}"); the repr
+    # ends with a newline
+    ("accel_state", r"Distributed environment: "),
+    ("accel_field", r"(?:Num processes|Process index|Local process index|Device|Mixed precision type|Use FP16 precision"
+                    r"|ds_config): "),
+    ("ray_check", r"\.Please check \S+ for details"),  # (Ray's GCS start failure, MODES "ray_err_files")
     # Node.js's uncaught exception report (src/node_errors.cc GetErrorSource, TriggerUncaughtException): the
     # throw's "file:line", its source line, a caret line, a blank line, the error as util.inspect prints it,
     # a blank line, "Node.js vX.Y.Z". util.inspect writes an error's own properties after its last frame
@@ -451,6 +484,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # JAX's traceback filtering (jax/_src/traceback_util.py) adds a note to the exception: a rule of 20
     # dashes, then this line (the rule alone reads as a table's opening rule)
     ("jax_note", r"For simplicity, JAX has removed its internal frames from the traceback"),
+    # xFormers' dispatch error (xformers/ops/fmha/dispatch.py): "No operator found for `op` with inputs:",
+    # the inputs 5 blanks in, then per operator "`name` is not supported because:" and its reasons 4 blanks
+    # in, all one exception message
+    ("xf_unsupported", r"`[^`\s]+` is not supported because:\s*$", "` is not supported because:"),
     # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message
     ("cuda_hint", r"(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing "
                   r"CUDA_LAUNCH_BLOCKING=1|Compile with `TORCH_USE_CUDA_DSA` to enable"
@@ -654,6 +691,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("exc_named", r"[A-Za-z_][\w.]*(?:Error|Exception|Failure|Interrupt|Exit)\w*: "),
     # a Python exception line: "Name: message" or a bare name (the line after a traceback's frames)
     ("exc_line", r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:\([\w.]*\))?(?::(?: |$)|$)"),
+    # a YAML mapping's top-level line, "key: value" or "key:" (OmegaConf.to_yaml, yaml.dump: the config a
+    # recipe logs after "... with resolved config:" and a blank line, torchtune's and Hydra's apps); last in
+    # this table, so that every other shape is read first
+    ("yaml_key", r"[A-Za-z_][\w.-]*:(?: \S.*)?$"),
 )
 
 # Lines that are records of their own (ending a free-text part of a block) without a head:
@@ -727,8 +768,11 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "py_thread": ("fatal_frames", "python_fatal"),  # faulthandler.dump_traceback without a fatal error
     "py_warning": ("py_warn", "python_warning"),
     "ipy_tb": ("ipy", "python_traceback"),
+    "ipy_num": ("ipy_cut", None),  # the middle of a traceback whose head was cut
+    "ipy_frame": ("ipy_cut_frame", None),  # (cut at a frame's header)
     "rich_tb": ("rich_tb", "python_traceback"),
     "py_process": ("await", None),
+    "accel_state": ("accel_state", None),
     "py_remote": ("py_remote", "python_traceback"),
     "node_src": ("node_src", "node_error"),
     "vg_banner": ("vg_banner", "valgrind"),
@@ -795,7 +839,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
-SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "json_member", "tsl_frame", "yarn_field", "yarn_diag"))
+SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "ipy_frame", "ipy_num", "json_member", "tsl_frame",
+                         "yarn_field", "yarn_diag"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -810,10 +855,14 @@ HEAD_STARTS: dict[str, tuple[str, str | None]] = {
 # their records open "record_native" where others open "record".
 RECORD_MODES: dict[str, str] = {f"h_{name}": "record_native" for name in (
     "vllm", "torch_logging", "glog", "c10_error", "c10", "c10_short_error", "c10_short", "ray_cpp", "deepspeed",
-    "hf", "nemo", "swift", "asctime_dash", "loguru", "rich", "rich_same_time", "py_basic", "uvicorn", "logrus")}
+    "hf", "nemo", "tornado", "trtexec", "swift", "asctime_dash", "loguru", "rich", "rich_same_time", "py_basic",
+    "uvicorn", "logrus")}
 # A record whose message ends like this starts the mode (logger.exception's "...: Traceback ...").
 BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     ("Traceback (most recent call last):", "py_head", "python_traceback"),
+    # Ray's node.py when the GCS does not come up: "Failed to start GCS. Last N lines of error files:",
+    # then the last C/E lines of gcs_server.err quoted as they are (Ray's C++ log lines, with their heads)
+    ("lines of error files:", "ray_err_files", "ray_error_files"),
 )
 # A source whose last lines came each followed by one blank line (a copy or a relay that doubled every
 # newline) is read as if those blank lines were not there: after this many such lines in a row, one
@@ -852,6 +901,10 @@ _C, _S, _E, _L, _T = "cont", "cont!", "end", "last", "tent"
 # tracebacks it may announce. Shared by the plain modes.
 _ATTACH = {
     "indent": ("deeper", None),
+    # (IPython's numbered source lines are a frame's, not a deeper line of the line above: an excerpt that
+    # starts in the middle of a traceback; a record whose message introduces them, "...:", keeps them:
+    # MODES "body")
+    "ipy_num": (_E, None),
     "j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head"),
     "j_suppressed": (_S, "java_frames"),
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
@@ -883,8 +936,12 @@ MODES: dict[str, dict] = {
     # whose top was cut: it starts its own block, "json_tail")
     # (traceback.py writes its chain marker only after an exception line: a plain line it follows
     # was the exception line of a traceback cut above it)
+    # (traceback.py writes a frame as "  File ..." and its source line 4 blanks in: an indented line
+    # right above a "  File" line, less indented than it, is the source line of a frame cut above it,
+    # where an excerpt starts in the middle of a traceback)
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
-                                   "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc")},
+                                   "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
+                                   "py_file": ("src_above", "py_frames"), "xf_unsupported": (_C, None)},
               "after_blank": {"py_chain": (_S, "py_chain")}},
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception). Evidence that ends it: any line that is neither a stack
@@ -931,9 +988,13 @@ MODES: dict[str, dict] = {
     # the next line that is a record of its own; the ':' that announced the body is the evidence that
     # the lines between belong to it. After a blank line only indented lines go on: a line of text at
     # column 0 there is the next output, the body's own lines rarely hold an empty one)
-    "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None), "tsl_frame": (_C, None),
+    "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "ipy_num": (_C, None), "text": (_C, None),
+                                  "tsl_frame": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
-             "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent")}},
+             "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml")}},
+    # a YAML dump a record announced ("...:", a blank line): its keys at column 0 and everything indented
+    # under them, to a line of another shape or a blank line (the dump holds none)
+    "yaml": {"kind": "yaml_dump", "on": {"yaml_key": (_C, None), "indent": (_C, None), "exc_line": (_C, None)}},
     # a head with an empty message ("WARNING:torch.distributed.run:", "Process X:"): the next line
     # is the message, and decides the mode
     "await": {"kind": None, "on": {}, "await": True},
@@ -943,6 +1004,17 @@ MODES: dict[str, dict] = {
     # (SimpleFormatter writes the level at the start of the second line: it is the record's head too,
     # and announces the throwable printed right under the message)
     "jul": {"kind": None, "on": {"jul_level": (_S, "record")}, "head_line": True},
+
+    # Ray's GCS start failure (python/ray/_private/node.py): the quoted lines of gcs_server.err, whatever
+    # their heads, up to the blank line the message writes after them, then ".Please check <file> for
+    # details" (newer Ray) or nothing
+    "ray_err_files": {"kind": "ray_error_files", "on": {"text": (_S, None), "indent": (_S, None)},
+                      "after_blank": {"ray_check": (_L, None)},
+                      # (node.py quotes only the lines that hold " C " or " E ": its head's level letter)
+                      "headed": re.compile(r" [CE] ")},
+    # accelerate's state repr: its field lines, nothing else (the blank line its trailing newline leaves
+    # ends it)
+    "accel_state": {"kind": "other_multiline", "on": {"accel_field": (_S, None)}},
 
     # -- CPython traceback.py ----------------------------------------------------------------------
     # "Traceback (most recent call last):", frames ("  File ..." + source + carets), the exception
@@ -1025,11 +1097,21 @@ MODES: dict[str, dict] = {
     "box": {"kind": "table", "on": {"rich_box": (_S, None), "box_sep": (_S, None), "box_bottom": (_L, None),
                                    "rich_box_end": (_L, None)}},
     "ipy": {"kind": "python_traceback", "kind_override": True,
-            "on": {"ipy_frame": (_S, None), "ipy_src": (_S, None), "indent": (_S, None), "exc_line": (_S, "ipy_msg"),
-                   "j_exc": (_S, "ipy_msg")},
+            "on": {"ipy_frame": (_S, None), "ipy_num": (_S, None), "ipy_src": (_S, None), "indent": (_S, None),
+                   "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg"), "ipy_skip": (_S, None)},
             # (after the frames ultratb writes the exception line, "Type: message": a line of another
             # shape is the next record)
-            "after_blank": {"ipy_frame": (_S, None), "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg")}},
+            "after_blank": {"ipy_frame": (_S, None), "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg"),
+                            "ipy_skip": (_S, None)}},
+    # the middle of an ultratb traceback, as an excerpt cuts it: numbered source lines ("    682     x = f(",
+    # "--> 603 ...", "   (...)") are held until a frame's header or a hidden-frames line confirms them
+    "ipy_cut": {"kind": None, "on": {"ipy_num": (_T, None), "ipy_src": (_T, None), "indent": (_T, None),
+                                     "ipy_frame": (_S, "ipy"),
+                                     "ipy_skip": (_S, "ipy")},
+                "after_blank": {"ipy_frame": (_S, "ipy"), "ipy_skip": (_S, "ipy")}, "max_tent": 40},
+    # (a frame's header, "File ~/x.py:603, in f(self)" / "Cell In[3], line 1", is ultratb's only when its
+    # numbered source lines follow)
+    "ipy_cut_frame": {"kind": None, "on": {"ipy_num": (_S, "ipy"), "ipy_src": (_S, "ipy")}},
     "ipy_msg": {"kind": "python_traceback",
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
                 "after_blank": {"py_chain": (_S, "ipy_chain")}},

@@ -94,11 +94,13 @@ def test_glue_rate_on_the_training_and_dev_corpora():
     # (the greedy continuations before them: 3.4%); the wild/dev excerpts added since hold more events
     # cut at the excerpt's end (a traceback without its exception line), which a line put after them
     # continues by the grammar, and headless fragments (frames whose header was cut) that a line before
-    # them takes, so the level measured with them is 2.4%
+    # them takes, so the level measured with them is 2.4%; an excerpt that starts at a frame's source line
+    # is whole alone now (so counted), and a record put before it takes that indented line, as it takes
+    # any deeper line: 2.5%
     events, singles = glue_harness.labelled([CORPUS / "training", CORPUS / "wild" / "dev"])
     if not events:
         pytest.skip("no labelled corpus in this checkout")
     cases = glue_harness.make_cases(events, singles, glue_harness.loghub_lines(CORPUS / "loghub"), seed=1)
     by_kind, by_source, _alone = glue_harness.run(cases)
     rate = glue_harness.glue_rate(by_source)
-    assert rate <= 0.025, (rate, Counter({k: v for k, v in by_kind.glued_cases.items() if v}))
+    assert rate <= 0.026, (rate, Counter({k: v for k, v in by_kind.glued_cases.items() if v}))

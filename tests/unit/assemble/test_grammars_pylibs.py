@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from devtools.testing.merger import spans
 from streams.assemble.decode import final_redraw
+from streams.assemble.pipeline import parse_files
 
 # RichHandler(rich_tracebacks=True) at a console width of 80: the traceback is indented to the message
 # column, the panel is narrower than its title (cropped), and the chain marker is wrapped
@@ -201,3 +202,113 @@ def test_a_panel_after_a_cpython_traceback_is_not_its_own():
              "╰──────────────────────────────────────╯"]
     assert spans(texts) == [(0, 3), (4, 6)]
 
+
+
+def test_accelerates_state_repr_is_one_event_under_its_record_or_printed():
+    # rules: TOKENS accel_state / accel_field, STARTS "accel_state", MODES "accel_state" (the field lines
+    # of PartialState/AcceleratorState.__repr__; its trailing newline leaves a blank line, which ends it)
+    texts = ["12/01/2026 10:00:00 - INFO - __main__ - Distributed environment: MULTI_GPU  Backend: nccl",
+             "Num processes: 4",
+             "Process index: 0",
+             "Local process index: 0",
+             "Device: cuda:0",
+             "",
+             "Mixed precision type: bf16",
+             "12/01/2026 10:00:01 - INFO - __main__ - ***** Running training *****"]
+    assert spans(texts) == [(0, 4), (6, 6), (7, 7)]
+    # (printed, older accelerate with "Use FP16 precision", and DeepSpeed's config on its own field line)
+    texts = ["Distributed environment: DEEPSPEED  Backend: nccl",
+             "Num processes: 2",
+             "Process index: 1",
+             "Local process index: 1",
+             "Device: cuda:1",
+             "Use FP16 precision: False",
+             "ds_config: {'train_batch_size': 8}",
+             "Killing subprocess 5571"]
+    assert spans(texts) == [(0, 6), (7, 7)]
+
+
+def test_a_field_line_not_under_accelerates_state_stays_alone():
+    # rule: accel_field is read only inside "accel_state": "Device: cuda:0" after another record is a
+    # record of its own
+    texts = ["12/01/2026 10:00:00 - INFO - __main__ - model loaded", "Device: cuda:0", "Num processes: 4"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
+
+
+def test_nemos_formatter_indents_every_further_line_of_a_record():
+    # rules: CONT_INDENT h_nemo (BaseFormatter, tornado's LogFormatter: formatted.replace("\n", "\n    ")):
+    # a captured warning's source line, shifted by the indent, and the warning's trailing newline (the
+    # indent alone) are the record's; so is the traceback of exc_info
+    texts = ["[NeMo W 2024-03-20 18:55:16 nemo_logging:349] /x/generic.py:311: UserWarning: f is deprecated.",
+             "      torch.utils._pytree._register_pytree_node(",
+             "    ",
+             "2024-03-20 18:55:16.268871: I tensorflow/core/platform/cpu_feature_guard.cc:182] This TensorFlow"]
+    assert spans(texts) == [(0, 2), (3, 3)]
+    texts = ["[NeMo E 2024-03-20 18:55:17 exp_manager:12] Could not restore the checkpoint",
+             "    Traceback (most recent call last):",
+             '      File "/x/exp_manager.py", line 12, in restore',
+             "        ckpt = torch.load(path)",
+             "    FileNotFoundError: [Errno 2] No such file or directory: 'last.ckpt'",
+             "    ",
+             "[NeMo I 2024-03-20 18:55:18 exp_manager:20] Starting from scratch"]
+    assert spans(texts) == [(0, 5), (6, 6)]
+
+
+def test_tornados_head_and_its_indented_lines():
+    # rules: HEADS tornado ("[E 240501 12:00:00 web:2246] ", Jupyter Server's "[I 2024-05-01 12:00:00.123
+    # ServerApp] "), CONT_INDENT h_tornado
+    texts = ["[E 240501 12:00:00 web:2246] Uncaught exception GET /api (::1)",
+             "    HTTPServerRequest(protocol='http', host='localhost:8888', method='GET', uri='/api')",
+             "    Traceback (most recent call last):",
+             '      File "/x/web.py", line 1704, in _execute',
+             "        result = await result",
+             "    KeyError: 'kernel'",
+             "[I 2024-05-01 12:00:00.123 ServerApp] 500 GET /api (::1) 3.20ms"]
+    assert spans(texts) == [(0, 5), (6, 6)]
+
+
+def test_a_line_without_the_formatters_indent_is_not_its_records():
+    # rule: CONT_INDENT takes only lines that start with the whole indent; after any other record the
+    # same line is read by its shape
+    texts = ["[NeMo W 2024-03-20 18:55:16 nemo_logging:349] /x/generic.py:311: UserWarning: f is deprecated.",
+             "  torch.f(",
+             "Epoch 1:   0%|          | 0/10 [00:00<?, ?it/s]"]
+    assert spans(texts) == [(0, 1), (2, 2)]
+    texts = ["2024-03-20 18:55:16 INFO train - step 1", "    Traceback (most recent call last):",
+             '      File "/x/train.py", line 3, in main']
+    assert spans(texts) == [(0, 0), (1, 2)]
+
+
+def test_a_file_keeps_the_formatters_indent_alone_as_a_line_of_its_record(tmp_path):
+    # rule: parse_files reads a line of blanks as it is (pipeline ``_decode``), as a Kafka record carries
+    # it, so the indent alone that ends NeMo's captured warning stays the record's last line
+    log = tmp_path / "nemo.log"
+    log.write_text("[NeMo W 2024-03-20 18:55:16 nemo_logging:349] /x/generic.py:311: UserWarning: f is deprecated.\n"
+                   "      torch.f(\n    \nnext line\n")
+    events = [e for e in parse_files([log], default_ts_ms=0) if e.get("kind") != "metric"]
+    assert [e["line_count"] for e in events] == [3, 1]
+
+
+def test_a_yaml_dump_a_record_announces_after_a_blank_line_is_its_body():
+    # rules: TOKENS yaml_key, MODES "body" after_blank yaml_key -> "yaml" (torchtune logs
+    # "Running X with resolved config:\n\n" + OmegaConf.to_yaml(cfg) as one record)
+    texts = ["INFO:torchtune.utils._logging:Running FullFinetuneRecipeSingleDevice with resolved config:",
+             "",
+             "batch_size: 4",
+             "checkpointer:",
+             "  _component_: torchtune.training.FullModelHFCheckpointer",
+             "  checkpoint_files:",
+             "  - model.safetensors",
+             "clip_grad_norm: null",
+             "",
+             "INFO:torchtune.utils._logging:Model is initialized with precision torch.bfloat16."]
+    assert spans(texts) == [(0, 7), (9, 9)]
+
+
+def test_key_value_lines_after_a_blank_line_under_another_record_stay_alone():
+    # rule: only a record whose message announces its body (a trailing ':') takes the dump; a blank line
+    # ends the dump, and a line of text that is not a key ends it too
+    texts = ["INFO:train:step 10 done", "", "batch_size: 4", "clip_grad_norm: null"]
+    assert spans(texts) == [(0, 0), (2, 2), (3, 3)]
+    texts = ["INFO:train:resolved config:", "", "batch_size: 4", "Starting training now", "epochs: 3"]
+    assert spans(texts) == [(0, 2), (3, 3), (4, 4)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from test_grammars import kinds, spans
 
+from streams.assemble.merger import split_head
 from streams.assemble.parse import parse_line
 
 # -- TSL/XLA CurrentStackTrace: "*** Begin stack trace ***", "\t<symbol>" frames, "*** End stack trace ***"
@@ -338,3 +339,55 @@ def test_spark_standalone_command_header_is_one_event() -> None:
     # the command line alone is a line of its own, and the header has one rule
     assert spans([texts[0], texts[3]]) == [(0, 0), (1, 1)]
     assert spans([*texts[:2], "=" * 40]) == [(0, 1), (2, 2)]
+
+
+def test_rays_gcs_start_failure_quotes_its_error_file_in_one_event():
+    # rules: BODY_SUFFIX_STARTS "lines of error files:" -> MODES "ray_err_files" (node.py quotes the last
+    # C/E lines of gcs_server.err, with their own heads, then a blank line and ".Please check ...")
+    texts = ["2023-03-30 18:42:44,984 CRITICAL node.py:610 -- Failed to start GCS. Last 2 lines of error files:",
+             "[2023-03-30 18:42:30,996 E 2487574 2487574] (gcs_server) redis_context.cc:368: Failed to connect to "
+             "Redis due to: RedisError: Could not establish connection to Redis localhost:1234",
+             "[2024-06-04 10:09:50,260 C 15013 15013] (gcs_server) grpc_server.cc:124:  Check failed: server_ "
+             "Failed to start the grpc server.",
+             "",
+             ".Please check /tmp/ray/session_2024-06-04_10-09-49/logs/gcs_server.out for details",
+             "2023-03-30 18:42:45,001 INFO scripts.py:1 -- next"]
+    assert spans(texts) == [(0, 4), (5, 5)]
+    # (without the closing line the blank line ends it; a record after the quoted lines is its own)
+    assert spans([*texts[:4], "Local node IP: 10.0.0.1"]) == [(0, 2), (4, 4)]
+    # rule: "headed" -- only lines with a head at the levels node.py quotes (" C ", " E ") are its: a
+    # line of another writer after a cut message is not, nor is the C++ log's own INFO line
+    assert spans([*texts[:3], '{"log":"2020-03-24 Single line"}']) == [(0, 2), (3, 3)]
+    info = "[2023-03-30 18:42:46,996 I 2487574 2487574] (gcs_server) gcs_server.cc:12: GCS started."
+    assert spans([*texts[:3], info]) == [(0, 2), (3, 3)]
+
+
+def test_ray_log_lines_after_another_record_stay_alone():
+    # rule: the quoted lines are taken only under the message that announces them
+    texts = ["2023-03-30 18:42:44,984 INFO node.py:610 -- Starting GCS.",
+             "[2023-03-30 18:42:30,996 E 2487574 2487574] (gcs_server) redis_context.cc:368: Failed to connect",
+             "[2023-03-30 18:42:31,996 E 2487574 2487574] (gcs_server) redis_context.cc:368: Failed to connect"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
+
+
+def test_rays_critical_level_letter_is_part_of_its_head():
+    # rule: HEADS ray_cpp reads spdlog's "C" (RAY_LOG(FATAL)) as it reads "E": the head ends after the
+    # file:line, so the message is what the C++ code wrote
+    head, _r, _e, body = split_head("[2024-06-04 10:09:50,260 C 15013 15013] (gcs_server) grpc_server.cc:124:  "
+                                    "Check failed: server_ Failed to start the grpc server.")
+    assert head is not None and head.endswith("grpc_server.cc:124: ")
+    assert body.startswith(" Check failed: server_")
+
+
+def test_trtexecs_records_and_a_message_that_goes_on_after_its_colon():
+    # rules: HEADS trtexec ("[07/18/2023-14:17:05] [E] [TRT] "); a record whose message ends with ':' takes
+    # the line below (onnx-tensorrt's "... In function f:" + "[8] Assertion failed: ...", one message)
+    texts = ["[07/18/2023-14:17:05] [E] [TRT] ModelImporter.cpp:732: ERROR: builtin_op_importers.cpp:5428 In "
+             "function importFallbackPluginImporter:",
+             '[8] Assertion failed: creator && "Plugin not found, are the plugin name, version, and namespace '
+             'correct?"',
+             "[07/18/2023-14:17:05] [E] Failed to parse onnx file",
+             "[07/18/2023-14:17:05] [I] Finished parsing network model. Parse time: 1.98327"]
+    assert spans(texts) == [(0, 1), (2, 2), (3, 3)]
+    head, _r, _e, body = split_head(texts[3])
+    assert head == "[07/18/2023-14:17:05] [I] " and body.startswith("Finished parsing")

@@ -20,7 +20,7 @@ FLOORS = {
     "training": (0.98, 0.995),
     # wild/dev took in excerpts the rules had never seen, so its floor is the level measured with them:
     # raise it as the grammars reach those kinds.
-    "wild/dev": (0.86, 0.97),
+    "wild/dev": (0.90, 0.98),
 }
 
 
