@@ -235,7 +235,7 @@ _add("url_token_user", "x" + rand(39, URLSAFE), "fatal: could not read from http
 _add("sql_password", "Sq" + rand(14), "CREATE USER app WITH PASSWORD '{s}';", "ALTER ROLE app LOGIN PASSWORD '{s}'",
      "CREATE USER 'app'@'%' IDENTIFIED BY '{s}';")
 _add("cli_secret_argument", "Hp" + rand(14), "+ htpasswd -b -B /etc/nginx/.htpasswd admin {s}",
-     "+ gh secret set HF_TOKEN --repo org/x --body {s}")
+     "+ gh secret set HF_TOKEN --repo org/x --body {s}", "+ poetry config http-basic.private ci {s}")
 _add("bytes_and_backtick_values", rand(28), "headers={'X-Amz-Security-Token': b'{s}'}", "- `hub_token`: {s}",
      "+ keytool -importkeystore -srcstorepass {s} -deststorepass {s}")
 _add("diagnosed_locals", "Dg" + rand(18),
