@@ -13,9 +13,10 @@ import tempfile
 from pathlib import Path
 
 from devtools import CORPUS_DIR
-from devtools.printers.capture import LANGS
+from devtools.printers import capture, frameworks
 from devtools.printers.compose import WRAPPERS, compose, compose_interleaved
 
+LANGS = {**capture.LANGS, **frameworks.LANGS}
 INTERLEAVED = ("rank", "ray")  # wrappers whose prefix tells the ranks apart
 SEEDS = (1, 2)  # each seed lays the same captures out in another order between other records
 

@@ -40,6 +40,11 @@ Maker = Callable[[random.Random, datetime], str]
 RECORDS: dict[str, tuple[bool, Maker]] = {
     # Python logging's BASIC_FORMAT "%(levelname)s:%(name)s:%(message)s"
     "py_default": (True, lambda r, t: f"INFO:trainer:step {r.randint(1, 9999)} loss={_loss(r)}"),
+    # Ray's own records: ray_constants.LOGGER_FORMAT
+    # "%(asctime)s\t%(levelname)s %(filename)s:%(lineno)s -- %(message)s"
+    "ray_log": (True, lambda r, t: f"{t:%Y-%m-%d %H:%M:%S},{t.microsecond // 1000:03d}\tINFO worker.py:"
+                                   f"{r.randint(100, 3000)} -- Connecting to existing Ray cluster at address: "
+                                   f"10.0.0.{r.randint(2, 9)}:6379..."),
     # "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
     "py_dashes": (True, lambda r, t: f"{t:%Y-%m-%d %H:%M:%S},{t.microsecond // 1000:03d} - trainer - INFO - "
                                      f"step {r.randint(1, 9999)}/10000 loss={_loss(r)} lr=3.0e-04"),
@@ -101,6 +106,7 @@ LANG_RECORDS = {
     "memcheck": ("glog", "nccl", "py_default", "print"),
     "mpi": ("glog", "nccl", "py_dashes", "print"),
     "jax": ("py_dashes", "glog", "nccl", "json", "hf_dict", "tqdm", "print"),
+    "ray": ("ray_log", "py_dashes", "glog", "json", "hf_dict", "tqdm", "print"),
 }
 
 
