@@ -691,6 +691,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("exc_named", r"[A-Za-z_][\w.]*(?:Error|Exception|Failure|Interrupt|Exit)\w*: "),
     # a Python exception line: "Name: message" or a bare name (the line after a traceback's frames)
     ("exc_line", r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:\([\w.]*\))?(?::(?: |$)|$)"),
+    # Ray's RayTaskError.__str__ (python/ray/exceptions.py) writes the remote traceback with its "Traceback (most
+    # recent call last):" line replaced by "ray::<proctitle>() (pid=N, ip=A[, actor_id=.., repr=..])", also
+    # after a chain marker and at the end of a message that quotes the error ("Exception raised in creation
+    # task: The actor died because of an error raised in its creation task, ray::A.__init__() (pid=..)")
+    ("ray_tb", r"(?:\S.*? )?ray::\S+\(\) \(pid=\d+, ip=[\w.:-]+(?:, actor_id=\w+, repr=.*)?\)\s*$", "ray::"),
     # a YAML mapping's top-level line, "key: value" or "key:" (OmegaConf.to_yaml, yaml.dump: the config a
     # recipe logs after "... with resolved config:" and a blank line, torchtune's and Hydra's apps); last in
     # this table, so that every other shape is read first
@@ -760,6 +765,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "empty_prefix": ("lead", None),  # a writer's prefix with nothing after it (see LEADING_BLANK_RE)
     "py_tb": ("py_head", "python_traceback"),
     "py_eg": ("py_eg", "python_traceback"),
+    "ray_tb": ("py_head", "python_traceback"),
     "eg_line": ("py_eg", "python_traceback"),  # an exception group whose head was cut
     "py_file": ("py_frames", "python_traceback"),  # a traceback whose head was cut
     "fh_file": ("fatal_frames", "python_fatal"),  # a thread dump whose head was cut
@@ -1128,8 +1134,10 @@ MODES: dict[str, dict] = {
     "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, None), "num_frame": (_S, None), "ucx_frame": (_S, None),
                                          "rule_eq": (_L, None), "text": (_T, None)}},
     "py_chain": {"kind": "python_traceback", "kind_override": True,
-                 "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb")},
-                 "after_blank": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb")}},
+                 "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb"),
+                        "ray_tb": (_S, "py_head")},
+                 "after_blank": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb"),
+                                 "ray_tb": (_S, "py_head")}},
     # print_stack's frames under logging's "Stack (most recent call last):" (nothing after them) or
     # asyncio's "source_traceback:" (its context's other keys, then the exception's traceback)
     "py_stack": {"kind": "python_traceback",

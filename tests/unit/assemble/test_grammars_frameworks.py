@@ -1,0 +1,45 @@
+"""Grammars of the Python frameworks training clusters run (Ray, PySpark, TensorFlow): one test per rule,
+on lines those frameworks printed (``corpus/printers/{ray,pyspark,tensorflow}``). Each fails with its rule
+removed."""
+
+from __future__ import annotations
+
+from tests.unit.assemble.test_grammars import groups
+
+# -- Ray -------------------------------------------------------------------------------------------------
+
+RAY_HEAD = "\x1b[36mray::load_chained()\x1b[39m (pid=14778, ip=192.0.2.2)"
+
+
+def test_ray_task_error_chain_goes_on_at_its_remote_traceback_header():
+    # rule: TOKENS "ray_tb" + MODES "py_chain" (RayTaskError.__str__ writes "ray::f() (pid=.., ip=..)"
+    # where the remote traceback's "Traceback (most recent call last):" was, after a chain marker too)
+    texts = ["ray.exceptions.RayTaskError(RuntimeError): " + RAY_HEAD,
+             "           ^^^^^^^^^^^^",
+             '  File "/app/driver.py", line 43, in _parse',
+             "    return int(open(path).read())",
+             "FileNotFoundError: [Errno 2] No such file or directory: '/ckpt/index.json'",
+             "",
+             "The above exception was the direct cause of the following exception:",
+             "",
+             RAY_HEAD,
+             '  File "/app/driver.py", line 51, in load_chained',
+             '    raise RuntimeError(f"cannot load checkpoint index {path}") from e',
+             "RuntimeError: cannot load checkpoint index /ckpt/index.json",
+             "2026-12-01 17:45:39,623 - trainer - INFO - step 4633/10000 loss=2.5489"]
+    assert groups(texts) == [list(range(12)), [12]]
+
+
+def test_ray_actor_creation_error_a_worker_forwards_opens_its_remote_traceback():
+    # rule: TOKENS "ray_tb" + STARTS "ray_tb" (the worker's "Exception raised in creation task: ..." ends
+    # with the header of the traceback that follows: orphan caret lines of Ray's hidden frames, then frames)
+    p = "\x1b[36m(Trainer pid=6517)\x1b[0m "
+    texts = [p + "Exception raised in creation task: The actor died because of an error raised in its creation "
+                 "task, \x1b[36mray::Trainer.__init__()\x1b[39m (pid=6517, ip=192.0.2.2, actor_id=c20ec09910658f37fd"
+                 "334f0301000000, repr=<driver.Trainer object at 0x7fd7b03e8500>)",
+             p + "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+             p + '  File "/app/driver.py", line 58, in __init__',
+             p + '    raise RuntimeError("CUDA device 0 not available in actor")',
+             p + "RuntimeError: CUDA device 0 not available in actor",
+             "2026-12-02 01:16:09,534\tINFO worker.py:2038 -- Started a local Ray instance."]
+    assert groups(texts) == [list(range(5)), [5]]
