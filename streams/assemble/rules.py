@@ -233,6 +233,9 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     # a bracketed time with process tags (sglang "[ts TP0] ")
     ("bracket_ts", r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?: [A-Z]{2,4}\d+)+\] ?",
      False),
+    # Hadoop's and Spark's log4j console layout ("%d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex": Spark's
+    # log4j2-defaults.properties, Hadoop's log4j.properties with %c{2}): a JVM's records (RECORD_MODES)
+    ("log4j_yy", r"\d\d/\d\d/\d\d \d\d:\d\d:\d\d (?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL) [\w$.]+: ", False),
     # java.util.logging's SimpleFormatter writes a record on two lines: "Oct 17, 2023 3:36:54 AM class method",
     # then "LEVEL: message" (HEAD_STARTS)
     ("jul", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d\d?, \d{4} \d\d?:\d\d:\d\d (?:AM|PM) ", False),
@@ -863,6 +866,10 @@ RECORD_MODES: dict[str, str] = {f"h_{name}": "record_native" for name in (
     "vllm", "torch_logging", "glog", "c10_error", "c10", "c10_short_error", "c10_short", "ray_cpp", "deepspeed",
     "hf", "nemo", "tornado", "trtexec", "swift", "asctime_dash", "loguru", "rich", "rich_same_time", "py_basic",
     "uvicorn", "logrus")}
+# A JVM's records: log4j's "%ex" writes a Java throwable under a record, never a Python traceback. In
+# PySpark the driver's Python traceback comes right after the JVM's last record on the same stderr
+# ("ERROR TaskSetManager: Task 0 in stage 0.0 failed 1 times; aborting job"): it is its own event.
+RECORD_MODES["h_log4j_yy"] = "record_jvm"
 # A record whose message ends like this starts the mode (logger.exception's "...: Traceback ...").
 BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     ("Traceback (most recent call last):", "py_head", "python_traceback"),
@@ -975,6 +982,13 @@ MODES: dict[str, dict] = {
                              "j_caused": ("announce", "java_head"), "j_suppressed": ("announce", "java_frames"),
                              "c10_raised": ("announce", "c10_frames"), "frame": ("announce", "c10_frames")},
                       "after_blank": {"j_exc": (_T, "record_tent")}},
+    # a record of a JVM's logger (RECORD_MODES): as "record", but a Python traceback after it is another
+    # process's (PySpark's driver after the JVM's records)
+    "record_jvm": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head"),
+                                        "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
+                                        "j_suppressed": ("announce", "java_frames"), "json_member": (_E, None),
+                                        "py_tb": (_E, None), "py_file": (_E, None)},
+                   "after_blank": {"j_exc": (_T, "record_tent")}},
     # the exception line held after a record that does not announce it: frames confirm it
     "record_exc": {"kind": None, "on": {"j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"),
                                         "j_caused": (_S, "java_head"), "text": (_T, None), "indent": (_T, None)},
@@ -1066,7 +1080,11 @@ MODES: dict[str, dict] = {
                       "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                       "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
                       # logging's stack_info after the record's traceback (exc_info and stack_info both)
-                      "py_stack": (_S, "py_stack")},
+                      "py_stack": (_S, "py_stack"),
+                      # a message that quotes another process's traceback after a ':' (PySpark's
+                      # PythonException, pyspark/errors/exceptions/captured.py: "An exception was thrown
+                      # from the Python worker:" and the worker's traceback)
+                      "py_tb": ("after_colon", "py_msg_more")},
                # chained exceptions, the thread dump of a fatal error that printed the exception, and the
                # paragraphs libraries write into their messages
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
@@ -1080,7 +1098,7 @@ MODES: dict[str, dict] = {
                            "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                            "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                            "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
-                           "py_stack": (_S, "py_stack")},
+                           "py_stack": (_S, "py_stack"), "py_tb": ("after_colon", None)},
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                     "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, None),

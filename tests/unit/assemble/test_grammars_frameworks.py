@@ -43,3 +43,36 @@ def test_ray_actor_creation_error_a_worker_forwards_opens_its_remote_traceback()
              p + "RuntimeError: CUDA device 0 not available in actor",
              "2026-12-02 01:16:09,534\tINFO worker.py:2038 -- Started a local Ray instance."]
     assert groups(texts) == [list(range(5)), [5]]
+
+
+# -- PySpark ---------------------------------------------------------------------------------------------
+
+def test_pyspark_driver_traceback_after_the_jvms_error_record_is_its_own():
+    # rule: HEADS "log4j_yy" + RECORD_MODES "record_jvm" (Spark's log4j2 layout "%d{yy/MM/dd HH:mm:ss} %p
+    # %c{1}: %m%n%ex" writes Java throwables; the Python traceback after it is the driver's)
+    texts = ["26/12/02 01:23:07 ERROR TaskSetManager: Task 0 in stage 0.0 failed 1 times; aborting job",
+             "Traceback (most recent call last):",
+             '  File "/app/job.py", line 43, in main',
+             '    df.select(udf(parse_tokens, "int")("text").alias("n")).collect()',
+             "pyspark.errors.exceptions.captured.AnalysisException: [UNRESOLVED_COLUMN] cannot be resolved.",
+             "2026-12-01 17:45:39,623 - trainer - INFO - step 4633/10000 loss=2.5489"]
+    assert groups(texts) == [[0], [1, 2, 3, 4], [5]]
+
+
+def test_python_exception_message_that_quotes_a_workers_traceback_after_a_colon():
+    # rule: MODES "py_msg" "py_tb": after_colon (PySpark's PythonException: "An exception was thrown from the
+    # Python worker:" and the worker's traceback, in the driver's exception message)
+    texts = ["Traceback (most recent call last):",
+             '  File "/pyspark/errors/exceptions/captured.py", line 262, in deco',
+             "    raise converted from None",
+             "pyspark.errors.exceptions.captured.PythonException: An exception was thrown from the Python worker:",
+             "Traceback (most recent call last):",
+             '  File "/app/job.py", line 30, in parse_tokens',
+             '    raise ValueError(f"cannot tokenize record {s!r}")',
+             "ValueError: cannot tokenize record 'bad record'",
+             "2026-12-01 17:45:39,623 - trainer - INFO - step 4633/10000 loss=2.5489",
+             "Traceback (most recent call last):",
+             '  File "/app/job.py", line 12, in <module>',
+             "KeyError: 'x'"]
+    # (a traceback after a message that does not end with ':' is another one)
+    assert groups(texts) == [list(range(8)), [8], [9, 10, 11]]
