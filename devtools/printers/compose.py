@@ -106,6 +106,8 @@ LANG_RECORDS = {
     "memcheck": ("glog", "nccl", "py_default", "print"),
     "mpi": ("glog", "nccl", "py_dashes", "print"),
     "jax": ("py_dashes", "glog", "nccl", "json", "hf_dict", "tqdm", "print"),
+    "pyspark": ("log4j", "py_dashes", "json", "print"),
+    "tensorflow": ("py_dashes", "glog", "json", "hf_dict", "print"),
     "ray": ("ray_log", "py_dashes", "glog", "json", "hf_dict", "tqdm", "print"),
 }
 

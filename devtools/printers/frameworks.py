@@ -140,6 +140,11 @@ SPARK_PRINTLN = ("Using Spark's default log4j profile: ", "Setting default log l
 JAVA17 = "/usr/lib/jvm/java-17-openjdk-amd64"
 
 
+# the driver's own warnings (warnings.formatwarning: "file:line: Category: message", then the source line
+# indented by two), PySpark's "Arrow optimization failed to enable" among them
+PY_WARNING = re.compile(r"^\S+\.py:\d+: [A-Z]\w*Warning: ")
+
+
 def _pyspark_pieces(stderr: str) -> list[Piece]:
     lines = stderr.rstrip("\n").split("\n")
     tb = lines.index("Traceback (most recent call last):")
@@ -147,10 +152,19 @@ def _pyspark_pieces(stderr: str) -> list[Piece]:
     i = 0
     while i < tb:
         j = i + 1
+        if PY_WARNING.match(lines[i]):
+            pieces.append(("python_warning", lines[i:i + 2]))  # a message of one line here
+            i += 2
+            continue
         if SPARK_HEAD.match(lines[i]):
-            while j < tb and not SPARK_HEAD.match(lines[j]) and not lines[j].startswith(SPARK_PRINTLN):
+            while (j < tb and not SPARK_HEAD.match(lines[j]) and not lines[j].startswith(SPARK_PRINTLN)
+                   and not PY_WARNING.match(lines[j])):
                 j += 1
-        pieces += _singles(lines[i:j]) if j == i + 1 else [("java_stack", lines[i:j])]
+        end = j
+        while end > i + 1 and not lines[end - 1].strip():
+            end -= 1  # a message that ends with a newline (a task's failure reason): the blank line after
+        pieces += _singles(lines[i:end]) if end == i + 1 else [("java_stack", lines[i:end])]
+        pieces += _singles(lines[end:j])
         i = j
     return [*pieces, ("python_traceback", lines[tb:])]
 
@@ -173,4 +187,57 @@ def pyspark(work: Path) -> Iterator[Capture]:
         yield Capture("pyspark", name, _pyspark_pieces(err), True, printer)
 
 
-LANGS = {"ray": ray, "pyspark": pyspark}
+# --- TensorFlow: its C++ log lines, Keras' progress lines, the uncaught error ------------------------------
+
+TF_SCENARIOS = ("fit_gather", "check_numerics", "eager", "build")
+# absl's log format (absl/log/internal/log_format.cc: "Lmmdd hh:mm:ss.uuuuuu threadid file:line] ", with Unix
+# seconds in its time until absl's time zone is loaded: "I0000 00:00:1796174697.467135 ...") and TSL's
+# older "yyyy-mm-dd hh:mm:ss.uuuuuu: L file:line] ": a record's message may hold newlines (cpu_feature_guard's
+# "To enable the following instructions: ...", a status's "\t [[{{node ...}}]]"), its lines run to the next head
+TF_HEAD = re.compile(r"^(?:[IWEF]\d{4} (?:\d\d:\d\d:\d\d|00:00:\d{9,11})\.\d{6} +\d+ "
+                     r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}: [IWEF] )[^\s\]:]+:\d+\] ")
+# lines of other writers among them: absl's raw log before InitializeLog, Keras' progress lines
+# (keras/src/utils/progbar.py, verbose=2: "4/4 - 0s - 121ms/step - loss: 0.3668"; "Epoch 1/2")
+TF_OTHER = re.compile(r"^(?:WARNING: All log messages before absl::InitializeLog\(\)|\d+/\d+ - |Epoch \d+/\d+$)")
+
+
+def _tf_pieces(out: str) -> list[Piece]:
+    lines = out.rstrip("\n").split("\n")
+    tb = lines.index("Traceback (most recent call last):")
+    pieces: list[Piece] = []
+    i = 0
+    while i < tb:
+        if PY_WARNING.match(lines[i]):
+            pieces.append(("python_warning", lines[i:i + 2]))
+            i += 2
+            continue
+        j = i + 1
+        if TF_HEAD.match(lines[i]):
+            while j < tb and not (TF_HEAD.match(lines[j]) or TF_OTHER.match(lines[j]) or PY_WARNING.match(lines[j])):
+                j += 1
+        pieces += _singles(lines[i:j]) if j == i + 1 else [("multiline", lines[i:j])]
+        i = j
+    return [*pieces, ("python_traceback", lines[tb:])]
+
+
+def tensorflow(work: Path) -> Iterator[Capture]:
+    """``programs/tensorflow/fit.py`` under CPython 3.12 with TensorFlow from a ``pip install --target``
+    directory (``~/.cache/sluice-tensorflow``: tensorflow-cpu and Keras 3): what one run wrote to stdout
+    and stderr, unbuffered, in order: TensorFlow's C++ log records (a message over lines one event),
+    Keras' progress lines, then the uncaught error's traceback."""
+    target = _target("tensorflow", "tensorflow")
+    src = work / "tensorflow"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "tensorflow" / "fit.py", src / "fit.py")
+    exe = _python312()
+    printer = _printer(target, ("tensorflow-cpu", "keras"), exe)
+    env = {"PYTHONPATH": str(target), "PYTHONUNBUFFERED": "1", "CUDA_VISIBLE_DEVICES": ""}
+    for name in TF_SCENARIOS:
+        full = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "TF_"))} | env
+        p = subprocess.run([str(exe), "fit.py", name], cwd=src, env=full, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=300, check=False)
+        # the traceback ends with the error's message (free text)
+        yield Capture("tensorflow", name, _tf_pieces(p.stdout.decode("utf-8", "replace")), True, printer)
+
+
+LANGS = {"ray": ray, "pyspark": pyspark, "tensorflow": tensorflow}
