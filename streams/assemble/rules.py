@@ -192,6 +192,10 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     # later write the year before mmdd by default (FLAGS_log_year_in_prefix: "I20240501 10:00:00.123456 "); absl's
     # log (absl/log/internal/log_format.cc) writes Unix seconds until its time zone is loaded:
     # "E0000 00:00:1718032093.437234"
+    # (the same written by C++ code, its head naming a C++ source: such a record never carries a Python
+    # traceback, RECORD_MODES; absl-py's Python records name a .py file)
+    ("glog_cc", r"[IWEF](?:(?:\d{4})?\d{4} \d\d:\d\d:\d\d|0000 00:00:\d{9,11})\.\d{6} +\d+ "
+                r"[^\s\]:]+\.(?:cc|cpp|cxx|c|h|hpp|cu):\d+\] ?", True),
     ("glog", r"[IWEF](?:(?:\d{4})?\d{4} \d\d:\d\d:\d\d|0000 00:00:\d{9,11})\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
     # c10 logging without glog (torch): "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] " (ns); the
     # ERROR and FATAL ones apart (HEAD_STARTS)
@@ -481,9 +485,15 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                  r"|You can suppress this exception and fall back to eager|Last frame execution written to "
                  r"|Minifier script written to |(?:Revision|Entry|Repository) Not Found for url: "
                  r"|Cannot access (?:gated repo|repository) for url |Bad request(?: for \S+ endpoint)?:$"
-                 r"|\d{3} Forbidden: |Detected at node .* defined at \(most recent call last\):$"
+                 r"|\d{3} Forbidden: "
                  # JAX's UnfilteredStackTrace (jax/_src/traceback_util.py _jax_message_append)
                  r"|The stack trace below excludes JAX-internal frames\.$)"),
+    # TensorFlow's graph execution error (python/framework/error_interpolation.py): after "Graph execution
+    # error:" and a blank line, "Detected at node N defined at (most recent call last):", the frames where the
+    # op was built (TF 2.11+: "  File ..." each followed by an empty line; before: indented with their source),
+    # the op's message, then the status's "\t [[{{node N}}]]" lines, the last with " [Op:__inference_...]"
+    ("tf_detected", r"Detected at node .* defined at \(most recent call last\):$", "Detected at node "),
+    ("tf_node_line", r"\t \[\[.*\]\]", "[["),
     # JAX's traceback filtering (jax/_src/traceback_util.py) adds a note to the exception: a rule of 20
     # dashes, then this line (the rule alone reads as a table's opening rule)
     ("jax_note", r"For simplicity, JAX has removed its internal frames from the traceback"),
@@ -491,6 +501,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # the inputs 5 blanks in, then per operator "`name` is not supported because:" and its reasons 4 blanks
     # in, all one exception message
     ("xf_unsupported", r"`[^`\s]+` is not supported because:\s*$", "` is not supported because:"),
+    # TensorFlow's cpu_feature_guard.cc: its INFO record's second line (TF 2.11+: "To enable the following
+    # instructions: AVX2 FMA, in other operations, rebuild ..."; before: "To enable them in other operations, ...")
+    ("tf_cpu_hint", r"To enable (?:them|the following instructions: .*,) in other operations, rebuild TensorFlow "
+                    r"with the appropriate compiler flags\.", "rebuild TensorFlow"),
     # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message
     ("cuda_hint", r"(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing "
                   r"CUDA_LAUNCH_BLOCKING=1|Compile with `TORCH_USE_CUDA_DSA` to enable"
@@ -870,6 +884,9 @@ RECORD_MODES: dict[str, str] = {f"h_{name}": "record_native" for name in (
 # PySpark the driver's Python traceback comes right after the JVM's last record on the same stderr
 # ("ERROR TaskSetManager: Task 0 in stage 0.0 failed 1 times; aborting job"): it is its own event.
 RECORD_MODES["h_log4j_yy"] = "record_jvm"
+# C++ code's glog/absl records (TensorFlow's "W0000 00:00:1796174706.849965 20378 local_rendezvous.cc:412]
+# Local rendezvous is aborting with status: ...", then the Python traceback of the error it reports)
+RECORD_MODES["h_glog_cc"] = "record_cpp"
 # A record whose message ends like this starts the mode (logger.exception's "...: Traceback ...").
 BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     ("Traceback (most recent call last):", "py_head", "python_traceback"),
@@ -923,6 +940,8 @@ _ATTACH = {
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
     "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sigdump"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
+    # (TensorFlow's cpu_feature_guard record: its message's second line)
+    "tf_cpu_hint": (_S, None),
     # (logging writes the stack with the record; asyncio the creation point with its handler's message)
     "py_stack": (_S, "py_stack"), "py_remote": ("announce", "py_remote"),
     # (the same file line with its tab dropped by a viewer or relay: Rancher's, syslog's)
@@ -940,6 +959,12 @@ _ATTACH = {
     # line closes them)
     "tsl_frame": ("after_colon", "tsl_frames"),
 }
+
+MODES_RECORD_NATIVE_ON = {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("announce", "java_head"),
+                          "json_member": (_E, None),
+                          "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
+                          "j_caused": ("announce", "java_head"), "j_suppressed": ("announce", "java_frames"),
+                          "c10_raised": ("announce", "c10_frames"), "frame": ("announce", "c10_frames")}
 
 MODES: dict[str, dict] = {
     # a line with no head: continued by deeper-indented lines and by the stacks it introduces
@@ -975,19 +1000,18 @@ MODES: dict[str, dict] = {
     # after it belongs to it only when the record announces it (WARN and up, "...:"); else the stack
     # is another writer's and the record stays alone. So are c10's "Exception raised from" and its
     # frames: they follow the error record that carries the what() (glog/c10 E and F records)
-    "record_native": {"kind": None,
-                      "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("announce", "java_head"),
-                             "json_member": (_E, None),
-                             "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
-                             "j_caused": ("announce", "java_head"), "j_suppressed": ("announce", "java_frames"),
-                             "c10_raised": ("announce", "c10_frames"), "frame": ("announce", "c10_frames")},
-                      "after_blank": {"j_exc": (_T, "record_tent")}},
+    "record_native": {"kind": None, "on": MODES_RECORD_NATIVE_ON, "after_blank": {"j_exc": (_T, "record_tent")}},
     # a record of a JVM's logger (RECORD_MODES): as "record", but a Python traceback after it is another
     # process's (PySpark's driver after the JVM's records)
     "record_jvm": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head"),
                                         "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
                                         "j_suppressed": ("announce", "java_frames"), "json_member": (_E, None),
                                         "py_tb": (_E, None), "py_file": (_E, None)},
+                   "after_blank": {"j_exc": (_T, "record_tent")}},
+    # a record C++ code wrote (RECORD_MODES): as "record_native", but a Python traceback after it is the
+    # Python side's own
+    "record_cpp": {"kind": None,
+                   "on": {**MODES_RECORD_NATIVE_ON, "py_tb": (_E, None), "py_file": (_E, None)},
                    "after_blank": {"j_exc": (_T, "record_tent")}},
     # the exception line held after a record that does not announce it: frames confirm it
     "record_exc": {"kind": None, "on": {"j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"),
@@ -1084,12 +1108,13 @@ MODES: dict[str, dict] = {
                       # a message that quotes another process's traceback after a ':' (PySpark's
                       # PythonException, pyspark/errors/exceptions/captured.py: "An exception was thrown
                       # from the Python worker:" and the worker's traceback)
-                      "py_tb": ("after_colon", "py_msg_more")},
+                      "py_tb": ("after_colon", "py_msg_more"), "tf_detected": (_S, "tf_node")},
                # chained exceptions, the thread dump of a fatal error that printed the exception, and the
                # paragraphs libraries write into their messages
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                "indent": (_C, "py_msg_more"), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
-                               "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, "py_msg_more")}},
+                               "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, "py_msg_more"),
+                               "tf_detected": (_S, "tf_node")}},
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
@@ -1098,11 +1123,22 @@ MODES: dict[str, dict] = {
                            "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                            "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                            "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
-                           "py_stack": (_S, "py_stack"), "py_tb": ("after_colon", None)},
+                           "py_stack": (_S, "py_stack"), "py_tb": ("after_colon", None),
+                           "tf_detected": (_S, "tf_node")},
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                     "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, None),
-                                    "spark_driver": (_C, None)}},
+                                    "spark_driver": (_C, None), "tf_detected": (_S, "tf_node")}},
+    # TensorFlow's node definition site in a graph execution error: its frames (blank lines between them),
+    # the op's message held until the status's "\t [[{{node N}}]]" line confirms it
+    "tf_node": {"kind": "python_traceback",
+                "on": {"py_file": (_S, None), "indent": (_S, None), "text": (_T, None), "exc_line": (_T, None),
+                       "exc_named": (_T, None), "j_exc": (_T, None), "yaml_key": (_T, None),
+                       "tf_node_line": (_S, "tf_node_end")},
+                "after_blank": {"py_file": (_S, None), "text": (_T, None), "exc_line": (_T, None),
+                                "exc_named": (_T, None), "j_exc": (_T, None), "tf_node_line": (_S, "tf_node_end")},
+                "max_tent": 20},
+    "tf_node_end": {"kind": "python_traceback", "on": {"tf_node_line": (_S, None)}},
     # Rich's traceback: the panel's rows to its bottom edge, then the exception line ("Type: message",
     # "Type"; a SyntaxError's own panel comes first), then the message (free text, wrapped to the
     # console's width), its "[NOTE]" lines, and after a blank line the chain marker and the next panel

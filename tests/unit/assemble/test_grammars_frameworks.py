@@ -76,3 +76,55 @@ def test_python_exception_message_that_quotes_a_workers_traceback_after_a_colon(
              "KeyError: 'x'"]
     # (a traceback after a message that does not end with ':' is another one)
     assert groups(texts) == [list(range(8)), [8], [9, 10, 11]]
+
+
+# -- TensorFlow ------------------------------------------------------------------------------------------
+
+TF_W = ("W0000 00:00:1796174796.167605   21235 local_rendezvous.cc:412] Local rendezvous is aborting with status: "
+        "INVALID_ARGUMENT: loss is not finite : Tensor had NaN values")
+
+
+def test_tensorflow_cpp_record_does_not_take_the_python_traceback_after_it():
+    # rule: HEADS "glog_cc" + RECORD_MODES "record_cpp" (a glog/absl record naming a C++ source is C++ code's:
+    # its message goes on with the status's node line, but the Python traceback after it is the caller's)
+    texts = [TF_W,
+             "\t [[{{node CheckNumerics}}]]",
+             "Traceback (most recent call last):",
+             '  File "/app/fit.py", line 43, in s_check_numerics',
+             "    step(tf.zeros(2))",
+             "tensorflow.python.framework.errors_impl.InvalidArgumentError: {{function_node __wrapped__Reshape}} "
+             "Input to reshape is a tensor with 6 values, but the requested shape has 4 [Op:Reshape]"]
+    assert groups(texts) == [[0, 1], [2, 3, 4, 5]]
+
+
+def test_tensorflow_cpu_feature_guard_message_over_two_lines():
+    # rule: TOKENS "tf_cpu_hint" + MODES "record_cpp" (cpu_feature_guard.cc's INFO record, both generations)
+    texts = ["I0000 00:00:1796174793.362337   21189 cpu_feature_guard.cc:227] This TensorFlow binary is optimized to "
+             "use available CPU instructions in performance-critical operations.",
+             "To enable the following instructions: AVX2 AVX512F FMA, in other operations, rebuild TensorFlow with "
+             "the appropriate compiler flags.",
+             "2022-06-01 10:00:00.123456: I tensorflow/core/platform/cpu_feature_guard.cc:193] This TensorFlow binary "
+             "is optimized with oneAPI Deep Neural Network Library (oneDNN) to use the following CPU instructions in "
+             "performance-critical operations:  AVX2 FMA",
+             "To enable them in other operations, rebuild TensorFlow with the appropriate compiler flags.",
+             "4/4 - 0s - 121ms/step - loss: 0.3668"]
+    assert groups(texts) == [[0, 1], [2, 3], [4]]
+
+
+def test_tensorflow_node_definition_frames_separated_by_blank_lines():
+    # rule: TOKENS "tf_detected"/"tf_node_line" + MODES "tf_node" (error_interpolation.py in TF 2.11+: each
+    # frame of the node's definition site followed by an empty line, the op's message, the node line)
+    texts = ["Traceback (most recent call last):",
+             '  File "/tf/python/eager/execute.py", line 53, in quick_execute',
+             "    tensors = pywrap_tfe.TFE_Py_Execute(ctx._handle, device_name, op_name,",
+             "tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:",
+             "",
+             "Detected at node CheckNumerics defined at (most recent call last):",
+             '  File "/app/fit.py", line 57, in <module>',
+             "",
+             '  File "/app/fit.py", line 41, in step',
+             "",
+             "loss is not finite : Tensor had NaN values",
+             "\t [[{{node CheckNumerics}}]] [Op:__inference_step_11]",
+             "Saving model checkpoint to /ckpt/step_1200"]
+    assert groups(texts) == [list(range(12)), [12]]
