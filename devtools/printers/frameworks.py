@@ -62,7 +62,8 @@ RAY_FORWARDED = re.compile(r"^(?:\x1b\[\d+m)?\([\w.]+ pid=\d+")
 # record of its own (prints, logging records and the deduplicator's "[repeated Nx across cluster]").
 RAY_SCENARIOS = {
     "task_error": "traceback", "task_error_chained": "traceback", "actor_died": "traceback",
-    "actor_init": "forwarded+traceback", "get_timeout": "traceback", "unhandled": "record",
+    "actor_init": "forwarded+traceback", "get_timeout": "traceback", "nested": "traceback",
+    "worker_crash": "traceback", "actor_error": "traceback", "unhandled": "record",
     "worker_traceback_print_exc": "forwarded", "worker_traceback_exception": "forwarded",
     "worker_logs": "singles",
 }

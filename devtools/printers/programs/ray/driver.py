@@ -10,6 +10,11 @@ Each scenario writes one event to stderr (or only single-line records), as the d
   and the worker's exit detail (the raylet's ``(raylet) A worker died ...`` line before it).
 - ``actor_init``: an actor's ``__init__`` raises: ``ActorDiedError`` naming its creation task, with
   the remote traceback.
+- ``nested``: a task whose own ``ray.get`` of a failing task raised: the inner task's RayTaskError
+  inside the outer's.
+- ``worker_crash``: a task's process exits: ``WorkerCrashedError``.
+- ``actor_error``: an actor's method raises: ``RayTaskError(ValueError): ray::Evaluator.evaluate()
+  (pid=.., ip=.., actor_id=.., repr=..)``.
 - ``get_timeout``: ``ray.get(ref, timeout=..)``: ``GetTimeoutError``.
 - ``unhandled``: a failed task's result never fetched: the driver's logging record
   ``ERROR worker.py:N -- Unhandled error (suppress with ...): ray::f() ...`` with the remote traceback.
@@ -62,6 +67,22 @@ class Trainer:
 
     def ping(self):
         return 1
+
+
+@ray.remote
+def outer(path):
+    return ray.get(load_chained.remote(path))  # the inner task's RayTaskError inside this one's
+
+
+@ray.remote(max_retries=0)
+def crash():
+    os._exit(1)
+
+
+@ray.remote
+class Evaluator:
+    def evaluate(self, step):
+        raise ValueError(f"eval set empty at step {step}")
 
 
 @ray.remote
@@ -138,6 +159,12 @@ def main(scenario):
         elif scenario == "actor_init":
             t = Trainer.remote(fail=True)
             ray.get(t.ping.remote())
+        elif scenario == "nested":
+            ray.get(outer.remote("/nonexistent/ckpt/index.json"))
+        elif scenario == "worker_crash":
+            ray.get(crash.remote())
+        elif scenario == "actor_error":
+            ray.get(Evaluator.remote().evaluate.remote(1200))
         elif scenario == "get_timeout":
             ray.get(slow.remote(), timeout=0.5)
     except Exception:
