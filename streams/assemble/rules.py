@@ -492,7 +492,7 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # error:" and a blank line, "Detected at node N defined at (most recent call last):", the frames where the
     # op was built (TF 2.11+: "  File ..." each followed by an empty line; before: indented with their source),
     # the op's message, then the status's "\t [[{{node N}}]]" lines, the last with " [Op:__inference_...]"
-    ("tf_detected", r"Detected at node .* defined at \(most recent call last\):$", "Detected at node "),
+    ("tf_detected", r"Detected at node .* defined at \(most recent call last\):\s*$", "Detected at node "),
     ("tf_node_line", r"\t \[\[.*\]\]", "[["),
     # JAX's traceback filtering (jax/_src/traceback_util.py) adds a note to the exception: a rule of 20
     # dashes, then this line (the rule alone reads as a table's opening rule)
