@@ -198,8 +198,10 @@ TF_SCENARIOS = ("fit_gather", "check_numerics", "eager", "build")
 TF_HEAD = re.compile(r"^(?:[IWEF]\d{4} (?:\d\d:\d\d:\d\d|00:00:\d{9,11})\.\d{6} +\d+ "
                      r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}: [IWEF] )[^\s\]:]+:\d+\] ")
 # lines of other writers among them: absl's raw log before InitializeLog, Keras' progress lines
-# (keras/src/utils/progbar.py, verbose=2: "4/4 - 0s - 121ms/step - loss: 0.3668"; "Epoch 1/2")
-TF_OTHER = re.compile(r"^(?:WARNING: All log messages before absl::InitializeLog\(\)|\d+/\d+ - |Epoch \d+/\d+$)")
+# (keras/src/utils/progbar.py, verbose=2: "4/4 - 0s - 121ms/step - loss: 0.3668"; verbose=1: every step's bar
+# redrawn after a "\r" in colours, "\r\x1b[1m1/4\x1b[0m \x1b[32m━━━━━...", on one line to the epoch's end; "Epoch 1/2")
+TF_OTHER = re.compile(r"^(?:WARNING: All log messages before absl::InitializeLog\(\)|\d+/\d+ - "
+                      r"|\r(?:\x1b\[[\d;]*m)?\d+/\d+|Epoch \d+/\d+$)")
 
 
 def _tf_pieces(out: str) -> list[Piece]:

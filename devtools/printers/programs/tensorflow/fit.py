@@ -29,6 +29,7 @@ def s_fit_gather():
     m = model()
     x = np.random.randint(0, 10, size=(32, 4)).astype("int32")
     y = np.random.rand(32, 1).astype("float32")
+    m.fit(x, y, batch_size=8, epochs=2, verbose=1)  # no terminal: each epoch's bar once, when it ends
     m.fit(x, y, batch_size=8, epochs=1, verbose=2)
     x[5, 2] = 50  # a token id past the vocabulary
     m.fit(x, y, batch_size=8, epochs=1, verbose=2)
