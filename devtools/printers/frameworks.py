@@ -63,7 +63,7 @@ RAY_FORWARDED = re.compile(r"^(?:\x1b\[\d+m)?\([\w.]+ pid=\d+")
 RAY_SCENARIOS = {
     "task_error": "traceback", "task_error_chained": "traceback", "actor_died": "traceback",
     "actor_init": "forwarded+traceback", "get_timeout": "traceback", "nested": "traceback",
-    "worker_crash": "traceback", "actor_error": "traceback", "unhandled": "record",
+    "worker_crash": "traceback", "actor_error": "traceback", "dependency": "traceback", "unhandled": "record",
     "worker_traceback_print_exc": "forwarded", "worker_traceback_exception": "forwarded",
     "worker_logs": "singles",
 }

@@ -12,6 +12,8 @@ Each scenario writes one event to stderr (or only single-line records), as the d
   the remote traceback.
 - ``nested``: a task whose own ``ray.get`` of a failing task raised: the inner task's RayTaskError
   inside the outer's.
+- ``dependency``: a task whose argument was a failed task's result: "At least one of the input
+  arguments for this task could not be computed:" and the failed task's RayTaskError under it.
 - ``worker_crash``: a task's process exits: ``WorkerCrashedError``.
 - ``actor_error``: an actor's method raises: ``RayTaskError(ValueError): ray::Evaluator.evaluate()
   (pid=.., ip=.., actor_id=.., repr=..)``.
@@ -72,6 +74,11 @@ class Trainer:
 @ray.remote
 def outer(path):
     return ray.get(load_chained.remote(path))  # the inner task's RayTaskError inside this one's
+
+
+@ray.remote
+def tokenize(shard):
+    return len(shard)
 
 
 @ray.remote(max_retries=0)
@@ -161,6 +168,8 @@ def main(scenario):
             ray.get(t.ping.remote())
         elif scenario == "nested":
             ray.get(outer.remote("/nonexistent/ckpt/index.json"))
+        elif scenario == "dependency":
+            ray.get(tokenize.remote(load_shard.remote(5)))
         elif scenario == "worker_crash":
             ray.get(crash.remote())
         elif scenario == "actor_error":
