@@ -138,6 +138,9 @@ SPARK_HEAD = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d [A-Z]+ [\w$.]+: ")
 # "Using Spark's default log4j profile" and "Setting default log level", the JVM's incubator warning
 SPARK_PRINTLN = ("Using Spark's default log4j profile: ", "Setting default log level to ",
                  "To adjust logging level use sc.setLogLevel(", "WARNING: Using incubator modules: ")
+# PySpark's own logger (pyspark/logger/logger.py JSONFormatter: one json.dumps per record, the exception inside
+# it), which logs a query's AnalysisException as "SQLQueryContextLogger" before the driver raises it
+PYSPARK_JSON = re.compile(r'^\{"ts": ')
 JAVA17 = "/usr/lib/jvm/java-17-openjdk-amd64"
 
 
@@ -159,7 +162,7 @@ def _pyspark_pieces(stderr: str) -> list[Piece]:
             continue
         if SPARK_HEAD.match(lines[i]):
             while (j < tb and not SPARK_HEAD.match(lines[j]) and not lines[j].startswith(SPARK_PRINTLN)
-                   and not PY_WARNING.match(lines[j])):
+                   and not PY_WARNING.match(lines[j]) and not PYSPARK_JSON.match(lines[j])):
                 j += 1
         end = j
         while end > i + 1 and not lines[end - 1].strip():
