@@ -321,7 +321,10 @@ QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|[Tt]hrowable|[Ss]
 ANNOUNCE_ENDINGS = (":", ": ")
 # Records known never to carry the traceback that follows them: torch elastic's api.py logs a
 # worker's death with logger.error (no exc_info); the launcher's own uncaught traceback comes next.
-NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: ")
+# A JSON object on one line is a structured formatter's whole record: it writes the exception into the
+# object (PySpark's JSONFormatter "exception": {...}, python-json-logger's "exc_info", loguru's serialize),
+# so a traceback after it is another writer's (PySpark's driver after SQLQueryContextLogger's ERROR record).
+NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: |^\{\s*\".*\}\s*$")
 # Message text that announces a traceback or a stack (the record's last line).
 ANNOUNCE_BODY_RE = re.compile(
     r"(?:[Ee]xception in |Exception ignored in|Error in |task failed|Logging error|:\s*$"
@@ -478,14 +481,16 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("what", r"[ \t]+what\(\):  "),
     # paragraphs libraries write into an exception's message after a blank line: torch._dynamo's
     # augment_exc_message (torch/_dynamo/exc.py: the user frames, the replay file, the verbosity hint, the
-    # minifier script, the fallback to eager), huggingface_hub's hf_raise_for_status ("403 Client Error.",
-    # a blank line, then what was not found or not allowed), TensorFlow's "Graph execution error:" and the
-    # node's definition site under it (error_interpolation)
+    # minifier script, the fallback to eager), PySpark's "JVM stacktrace:", huggingface_hub's
+    # hf_raise_for_status ("403 Client Error.", a blank line, then what was not found or not allowed)
     ("msg_para", r"(?:from user code:$|Set TORCH_LOGS=|Set TORCHDYNAMO_VERBOSE=1|Set torch\._dynamo\.config\.verbose="
                  r"|You can suppress this exception and fall back to eager|Last frame execution written to "
                  r"|Minifier script written to |(?:Revision|Entry|Repository) Not Found for url: "
                  r"|Cannot access (?:gated repo|repository) for url |Bad request(?: for \S+ endpoint)?:$"
                  r"|\d{3} Forbidden: "
+                 # PySpark's CapturedException.__str__ with spark.sql.pyspark.jvmStacktrace.enabled: the JVM's
+                 # stack after a blank line (pyspark/errors/exceptions/captured.py)
+                 r"|JVM stacktrace:\s*$"
                  # JAX's UnfilteredStackTrace (jax/_src/traceback_util.py _jax_message_append)
                  r"|The stack trace below excludes JAX-internal frames\.$)"),
     # TensorFlow's graph execution error (python/framework/error_interpolation.py): after "Graph execution
@@ -1128,7 +1133,10 @@ MODES: dict[str, dict] = {
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                     "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, None),
-                                    "spark_driver": (_C, None), "tf_detected": (_S, "tf_node")}},
+                                    "spark_driver": (_C, None), "tf_detected": (_S, "tf_node"),
+                                    # (a Java stack the message quotes, whose exception message ends with an
+                                    # empty line: PySpark's "JVM stacktrace:" under an AnalysisException's plan)
+                                    "j_at": (_C, None)}},
     # TensorFlow's node definition site in a graph execution error: its frames (blank lines between them),
     # the op's message held until the status's "\t [[{{node N}}]]" line confirms it
     "tf_node": {"kind": "python_traceback",

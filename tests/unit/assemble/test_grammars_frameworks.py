@@ -78,6 +78,43 @@ def test_python_exception_message_that_quotes_a_workers_traceback_after_a_colon(
     assert groups(texts) == [list(range(8)), [8], [9, 10, 11]]
 
 
+def test_a_json_record_on_one_line_does_not_take_the_traceback_after_it():
+    # rule: NO_EXC_BODY_RE's one-line JSON object (PySpark's JSONFormatter writes the exception into the record:
+    # its "msg" names org.apache.spark.sql.AnalysisException, the driver's own traceback follows)
+    texts = ['{"ts": "2026-12-02 02:00:59.343", "level": "ERROR", "logger": "SQLQueryContextLogger", "msg": '
+             '"[UNRESOLVED_COLUMN] cannot be resolved.", "context": {}, "exception": {"class": "Py4JJavaError", '
+             '"msg": "An error occurred while calling o29.sql.\\n: org.apache.spark.sql.AnalysisException: x", '
+             '"stacktrace": []}}',
+             "Traceback (most recent call last):",
+             '  File "/app/job.py", line 47, in main',
+             '    spark.sql("SELECT tokens FROM range(3)").collect()',
+             "pyspark.errors.exceptions.captured.AnalysisException: [UNRESOLVED_COLUMN] cannot be resolved."]
+    assert groups(texts) == [[0], [1, 2, 3, 4]]
+
+
+def test_pyspark_jvm_stacktrace_paragraph_and_its_frames_after_the_plans_empty_line():
+    # rule: TOKENS msg_para "JVM stacktrace:" + MODES py_msg_more after_blank "j_at" (captured.py appends
+    # "\n\nJVM stacktrace:\n" + the Java stack, whose exception message, the plan, ends with a newline)
+    texts = ["Traceback (most recent call last):",
+             '  File "/pyspark/errors/exceptions/captured.py", line 262, in deco',
+             "    raise converted from None",
+             "pyspark.errors.exceptions.captured.AnalysisException: [UNRESOLVED_COLUMN] `tokens` cannot be resolved.",
+             "'Project ['tokens]",
+             "+- Range (0, 3, step=1)",
+             "",
+             "",
+             "JVM stacktrace:",
+             "org.apache.spark.sql.AnalysisException: [UNRESOLVED_COLUMN] `tokens` cannot be resolved.",
+             "'Project ['tokens]",
+             "+- Range (0, 3, step=1)",
+             "",
+             "\tat org.apache.spark.sql.errors.QueryCompilationErrors$.unresolvedAttributeError(QueryCompilationErrors"
+             ".scala:551)",
+             "\tat java.base/java.lang.Thread.run(Thread.java:840)",
+             "2026-12-01 17:45:38,602 INFO  org.example.train.Trainer - checkpoint 35 saved"]
+    assert groups(texts) == [list(range(15)), [15]]
+
+
 # -- TensorFlow ------------------------------------------------------------------------------------------
 
 TF_W = ("W0000 00:00:1796174796.167605   21235 local_rendezvous.cc:412] Local rendezvous is aborting with status: "
