@@ -965,12 +965,6 @@ _ATTACH = {
     "tsl_frame": ("after_colon", "tsl_frames"),
 }
 
-MODES_RECORD_NATIVE_ON = {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("announce", "java_head"),
-                          "json_member": (_E, None),
-                          "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
-                          "j_caused": ("announce", "java_head"), "j_suppressed": ("announce", "java_frames"),
-                          "c10_raised": ("announce", "c10_frames"), "frame": ("announce", "c10_frames")}
-
 MODES: dict[str, dict] = {
     # a line with no head: continued by deeper-indented lines and by the stacks it introduces
     # (glibc's backtrace_symbols_fd writes frames only: the line without a head right above them is the
@@ -1005,19 +999,13 @@ MODES: dict[str, dict] = {
     # after it belongs to it only when the record announces it (WARN and up, "...:"); else the stack
     # is another writer's and the record stays alone. So are c10's "Exception raised from" and its
     # frames: they follow the error record that carries the what() (glog/c10 E and F records)
-    "record_native": {"kind": None, "on": MODES_RECORD_NATIVE_ON, "after_blank": {"j_exc": (_T, "record_tent")}},
-    # a record of a JVM's logger (RECORD_MODES): as "record", but a Python traceback after it is another
-    # process's (PySpark's driver after the JVM's records)
-    "record_jvm": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head"),
-                                        "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
-                                        "j_suppressed": ("announce", "java_frames"), "json_member": (_E, None),
-                                        "py_tb": (_E, None), "py_file": (_E, None)},
-                   "after_blank": {"j_exc": (_T, "record_tent")}},
-    # a record C++ code wrote (RECORD_MODES): as "record_native", but a Python traceback after it is the
-    # Python side's own
-    "record_cpp": {"kind": None,
-                   "on": {**MODES_RECORD_NATIVE_ON, "py_tb": (_E, None), "py_file": (_E, None)},
-                   "after_blank": {"j_exc": (_T, "record_tent")}},
+    "record_native": {"kind": None,
+                      "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("announce", "java_head"),
+                             "json_member": (_E, None),
+                             "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
+                             "j_caused": ("announce", "java_head"), "j_suppressed": ("announce", "java_frames"),
+                             "c10_raised": ("announce", "c10_frames"), "frame": ("announce", "c10_frames")},
+                      "after_blank": {"j_exc": (_T, "record_tent")}},
     # the exception line held after a record that does not announce it: frames confirm it
     "record_exc": {"kind": None, "on": {"j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"),
                                         "j_caused": (_S, "java_head"), "text": (_T, None), "indent": (_T, None)},
@@ -1488,6 +1476,13 @@ MODES: dict[str, dict] = {
 # UnfilteredStackTrace): held as a table's rule is, but the message is written by traceback.py line by
 # line, so another process's lines between them do not end it (a table printed alone is one write)
 MODES["py_msg_rule"] = {**MODES["table_dash"], "one_write": False}
+
+# a record of a JVM's logger and one C++ code wrote (RECORD_MODES): as "record" and "record_native", but a
+# Python traceback after it is the Python side's own (PySpark's driver after the JVM's records, TensorFlow's
+# caller after its C++ status record)
+_NO_PY_TB = {"py_tb": (_E, None), "py_file": (_E, None)}
+MODES["record_jvm"] = {**MODES["record"], "on": {**MODES["record"]["on"], **_NO_PY_TB}}
+MODES["record_cpp"] = {**MODES["record_native"], "on": {**MODES["record_native"]["on"], **_NO_PY_TB}}
 
 # Rich's exception line is followed by the message as after traceback.py's (py_msg); then, after a blank
 # line (or none, where an agent drops empty lines), an exception group's "Sub-exception #N" panels or the
