@@ -52,7 +52,8 @@ in which case the block ends.
 A mode may also say: ``tent_heads`` (a line with a record head of its own is held too when the held
 line before it ends with ':': a Java exception message that goes on with lines a logger wrote, as
 Spring Boot's "Logback configuration error detected: " + logback's "ERROR in <origin> - <message>"
-status lines), ``max_tent`` (how many lines it holds at most), ``any_max_bytes`` (its ``any``
+status lines), ``max_tent`` (how many lines it holds at most), ``any_lead`` (its ``any`` entry takes only lines
+that start so), ``any_max_bytes`` (its ``any``
 entry takes lines only while the block is smaller: free text whose printer caps its size), ``ends_at_blank`` (when it
 closes, held lines before the first held blank line are its own: a free-text message that a blank
 line ended), ``depth`` (it ends where the JSON brackets it counts close; ``depth0``: brackets open
@@ -637,6 +638,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # zap's and errors' stacks name the function without its arguments ("net/http.(*conn).serve"): held
     # until its file line
     ("go_func_bare", r"(?:[\w.~%-]+/)*[\w~%-]+\.[\w.*()\[\]~%-]+$"),
+    # klog/v2 writes a string value that holds newlines as "key=<", each of its lines behind a tab, then
+    # " >" on a line of its own, the record's further key/values after it (internal/serialize
+    # writeStringValue); that line may open the next such value. (A prefix such as "[rank3]: ?" may
+    # have taken the blank before '>')
+    ("klog_reopen", r" ?>.*=<\s*$"),
+    ("klog_close", r" ?>(?: |\s*$)"),
     # Rust std panicking.rs default_hook and the backtrace printer; since Rust 1.89 the hook names the
     # thread's id after its name: "thread 'main' (6720) panicked at src/main.rs:22:20:"
     ("rust_panic", r"thread '[^']*'(?: \(\d+\))? panicked at "),
@@ -863,6 +870,8 @@ BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     # Ray's node.py when the GCS does not come up: "Failed to start GCS. Last N lines of error files:",
     # then the last C/E lines of gcs_server.err quoted as they are (Ray's C++ log lines, with their heads)
     ("lines of error files:", "ray_err_files", "ray_error_files"),
+    # klog/v2's "key=<": a string value over lines follows (MODES "klog_value")
+    ("=<", "klog_value", "klog_record"),
 )
 # A source whose last lines came each followed by one blank line (a copy or a relay that doubled every
 # newline) is read as if those blank lines were not there: after this many such lines in a row, one
@@ -920,6 +929,10 @@ _ATTACH = {
     "glibc_frame": ("announce", "glibc"), "mac_frame": ("announce", "mac_bt"),
     # k8s apimachinery HandleCrash logs "Observed a panic: ..." then the goroutine's stack
     "go_goroutine": ("announce", "go_stack"),
+    # a function without arguments, then its "\tfile.go:N" line: the frames zap's stacktrace
+    # (zap.takeStacktrace) and pkg/errors' "%+v" (errors.StackTrace.Format) write under the record or
+    # message they belong to, in the same write; held until its file line confirms it
+    "go_func_bare": (_T, "go_pair"),
     # an exception line after the line that announces it (surefire's "... <<< FAILURE!")
     "j_exc": ("announce", "java_head"),
     "bt_begin": ("announce", "begin_bt"),
@@ -1348,12 +1361,24 @@ MODES: dict[str, dict] = {
                 "max_tent": 12},
     # the runtime's "runtime: ..." lines, then the throw's "fatal error: ..." (alone they are records)
     "go_runtime": {"kind": "go_panic", "on": {"go_runtime_note": (_T, None), "go_panic": (_S, "go_head")}},
+    # zap's and pkg/errors' frames (a function's name, then "\tfile:line"): the first pair confirms them;
+    # pkg/errors' "%+v" of a wrapped error writes each wrapper's message between the frames of the error
+    # it wraps and its own (withMessage.Format, then withStack's frames), so a line of text is held until
+    # the next pair confirms it
+    "go_pair": {"kind": "go_frames", "on": {"go_file": (_S, "go_frames")}},
+    "go_frames": {"kind": "go_frames",
+                  "on": {"go_func_bare": (_T, None), "go_file": (_S, None), "text": (_T, None)}, "max_tent": 3},
     "go_stack": {"kind": "go_panic",
                  "on": {"go_func": (_S, None), "go_file": (_S, None), "go_file_bare": (_S, None),
                         "go_created": (_S, None), "go_func_bare": (_T, None),
                         "go_elided": (_S, None), "go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
                         "indent": (_S, None)},
                  "after_blank": {"go_goroutine": (_S, None), "go_runtime_stack": (_S, None)}},
+
+    # klog/v2's multi-line value ("key=<" ending the record's line): its lines, each behind a tab, to the
+    # " >" that closes it (which may open the next value)
+    "klog_value": {"kind": "klog_record", "on": {"klog_reopen": (_S, None), "klog_close": (_L, None)},
+                   "any": (_S, None), "any_lead": "\t"},
 
     # -- Rust std::panicking default_hook ----------------------------------------------------------
     # "thread 'x' panicked at file:l:c:" + message (free text), "note: run with `RUST_BACKTRACE=1`"
