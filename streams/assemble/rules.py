@@ -53,7 +53,7 @@ A mode may also say: ``tent_heads`` (a line with a record head of its own is hel
 line before it ends with ':': a Java exception message that goes on with lines a logger wrote, as
 Spring Boot's "Logback configuration error detected: " + logback's "ERROR in <origin> - <message>"
 status lines), ``max_tent`` (how many lines it holds at most), ``any_lead`` (its ``any`` entry takes only lines
-that start so), ``any_max_bytes`` (its ``any``
+that start so, a string or a tuple of them), ``any_max_bytes`` (its ``any``
 entry takes lines only while the block is smaller: free text whose printer caps its size), ``ends_at_blank`` (when it
 closes, held lines before the first held blank line are its own: a free-text message that a blank
 line ended), ``depth`` (it ends where the JSON brackets it counts close; ``depth0``: brackets open
@@ -1375,10 +1375,12 @@ MODES: dict[str, dict] = {
                         "indent": (_S, None)},
                  "after_blank": {"go_goroutine": (_S, None), "go_runtime_stack": (_S, None)}},
 
-    # klog/v2's multi-line value ("key=<" ending the record's line): its lines, each behind a tab, to the
-    # " >" that closes it (which may open the next value)
+    # klog/v2's multi-line value ("key=<" ending the record's line): its lines, each behind a tab (blanks
+    # where a copy expanded it), to the " >" that closes it (which may open the next value). The value
+    # is free text (a probe's output, a stack): a line there that is a record of its own ends it, as
+    # where the closing line never comes (a value cut, lines of a log view in reverse order)
     "klog_value": {"kind": "klog_record", "on": {"klog_reopen": (_S, None), "klog_close": (_L, None)},
-                   "any": (_S, None), "any_lead": "\t"},
+                   "any": (_C, None), "any_lead": ("\t", " ")},
 
     # -- Rust std::panicking default_hook ----------------------------------------------------------
     # "thread 'x' panicked at file:l:c:" + message (free text), "note: run with `RUST_BACKTRACE=1`"

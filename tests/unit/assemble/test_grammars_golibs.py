@@ -83,3 +83,26 @@ def test_klog_value_cut_before_its_closing_line_ends_at_a_line_without_its_tab()
     # rule: MODES "klog_value" "any_lead": only tab-led lines are the value's
     texts = [_KLOG[0], "\t{", _KLOG[10], "plain line"]
     assert spans(texts) == [(0, 1), (2, 2), (3, 3)]
+
+
+
+def test_klog_value_whose_tabs_a_copy_expanded_to_blanks() -> None:
+    # rule: MODES "klog_value" "any_lead" takes a blank as well as a tab (k8s HandleCrash's "stacktrace=<"
+    # value pasted into an issue, its tab expanded)
+    texts = ['E1118 04:30:59.813753       1 panic.go:262] "Observed a panic" panic="runtime error" stacktrace=<',
+             "        goroutine 507 [running]:",
+             "        k8s.io/apimachinery/pkg/util/runtime.logPanic({0x55e62dfe1398, 0x55e62f9c6460})",
+             "                /root/go/pkg/mod/k8s.io/apimachinery@v0.32.2/pkg/util/runtime/runtime.go:107 +0xbc",
+             " >",
+             'I1118 04:31:00.000000       1 scheduler.go:10] "next"']
+    assert spans(texts) == [(0, 4), (5, 5)]
+
+
+def test_klog_value_ends_at_a_line_that_is_a_record_of_its_own() -> None:
+    # rule: MODES "klog_value" "any" is "cont" (free text): a Loki view lists lines newest first, so the
+    # tab-led lines after "output=<" are entries of their own and no closing line comes
+    texts = ['I0507 11:59:40.784002    2776 prober.go:107] "Probe failed" probeType="Readiness" output=<',
+             '\tts=2024-05-07T11:59:40.579977004Z level=error caller=http_client.go:56 msg="request failed"',
+             '\tts=2024-05-07T11:59:40.165927901Z level=error caller=http_client.go:56 msg="request failed"',
+             'time="2024-05-07T11:59:40.783971781Z" level=info msg="cleaning up dead shim"']
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2), (3, 3)]
