@@ -388,7 +388,8 @@ def _records(text: str, heads: tuple[tuple[re.Pattern[str], str], ...]) -> list[
 
 
 GO_PANIC_HEAD = (re.compile(r"^panic: "), "go_panic")  # the runtime's dump after a logger's panic
-ZAP_CONSOLE_HEAD = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(?:Z|[+-]\d\d:?\d\d)\t[A-Z]+\t")  # zapcore ConsoleEncoder
+# zapcore's ConsoleEncoder (ISO 8601 time, capital level, tab-separated)
+ZAP_CONSOLE_HEAD = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(?:Z|[+-]\d\d:?\d\d)\t[A-Z]+\t")
 KLOG_HEAD = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} ")  # klog's header (glog's layout)
 GOLOG_HEAD = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d ")  # the standard log package, LstdFlags
 LINE_HEAD = re.compile(r"^(?:\{|time=|\d{1,2}:\d\d[AP]M )")  # JSON, logrus/slog text, zerolog's console (Kitchen)
@@ -401,15 +402,14 @@ LINE_HEAD = re.compile(r"^(?:\{|time=|\d{1,2}:\d\d[AP]M )")  # JSON, logrus/slog
 # pkg/errors' "%+v" is the messages and each "\n<func>\n\t<file>:<line>" frame, written by log in one
 # Output call
 GOLIB_SCENARIOS: dict[str, tuple[tuple[tuple[re.Pattern[str], str], ...], tuple[str, ...]]] = {
-    **{name: (((ZAP_CONSOLE_HEAD, "go_log_stack"), GO_PANIC_HEAD), ())
-       for name in ("zap_dev_error", "zap_dev_pkgerrors", "zap_dev_warn_multiline", "zap_dev_dpanic",
-                    "zap_sugar_error")},
-    **{name: (((LINE_HEAD, "single"), GO_PANIC_HEAD), ())
-       for name in ("zap_prod_error", "zap_prod_panic", "logrus_error", "logrus_multiline", "logrus_json",
-                    "logrus_panic", "zerolog_console", "zerolog_json", "slog_text", "slog_json")},
-    **{name: (((KLOG_HEAD, "klog_record"),), ()) for name in ("klog_errors", "klog_multiline", "klog_fatal")},
+    **dict.fromkeys(("zap_dev_error", "zap_dev_pkgerrors", "zap_dev_warn_multiline", "zap_dev_dpanic",
+                     "zap_sugar_error"), (((ZAP_CONSOLE_HEAD, "go_log_stack"), GO_PANIC_HEAD), ())),
+    **dict.fromkeys(("zap_prod_error", "zap_prod_panic", "logrus_error", "logrus_multiline", "logrus_json",
+                     "logrus_panic", "zerolog_console", "zerolog_json", "slog_text", "slog_json"),
+                    (((LINE_HEAD, "single"), GO_PANIC_HEAD), ())),
+    **dict.fromkeys(("klog_errors", "klog_multiline", "klog_fatal"), (((KLOG_HEAD, "klog_record"),), ())),
     "klog_fatal_stderr": (((KLOG_HEAD, "klog_record"),), ("-logtostderr=false", "-alsologtostderr")),
-    **{name: (((GOLOG_HEAD, "go_log_stack"),), ()) for name in ("pkgerrors_log", "pkgerrors_withstack")},
+    **dict.fromkeys(("pkgerrors_log", "pkgerrors_withstack"), (((GOLOG_HEAD, "go_log_stack"),), ())),
 }
 GOLIB_MODULES = ("go.uber.org/zap", "github.com/sirupsen/logrus", "github.com/rs/zerolog", "k8s.io/klog/v2",
                  "github.com/pkg/errors")
