@@ -265,3 +265,11 @@ def test_the_events_after_an_open_private_key_or_a_manifest_head_are_read_in_one
     redact.output(_event("apiVersion: v1"))
     data = "data:\n" + _fill("  k: QUFBQUFBQUE=\n")
     assert redact.output(_event(data)).value["message"].count("[REDACTED:k8s_secret]") > 1000
+
+
+def test_an_attribute_lifted_from_a_repr_is_judged_without_its_quotes(redact: Redactor) -> None:
+    # a dict repr's bytes or string value keeps its quotes when lifted as an attribute
+    for value in (f"b'{SECRET}'", f"'{SECRET}'", f'b"{SECRET}"'):
+        assert redact.mapping({"X-Amz-Security-Token": value}) == {"X-Amz-Security-Token": "[REDACTED:secret]"}
+    kept = {"pad_token": "'<pad>'", "eos_token": "b'</s>'"}
+    assert redact.mapping(kept) == kept
