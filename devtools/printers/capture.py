@@ -365,6 +365,131 @@ def go(work: Path) -> Iterator[Capture]:
         yield Capture("go", f"{name} (go run)", pieces, False, printer)
 
 
+# --- Go's logging and error libraries: zap, logrus, zerolog, klog, slog, pkg/errors ------------------
+
+def _records(text: str, heads: tuple[tuple[re.Pattern[str], str], ...]) -> list[Piece]:
+    """One run's records cut where each begins: a record starts at a line one of ``heads`` matches (the
+    head its library writes first, which the program's messages never hold) and runs to the next; a
+    record of one line is a single, a longer one an event of its head's kind. Blank lines after a
+    record (a formatter's separator, the end of a dump) are left outside it; lines before the first
+    head are single."""
+    lines = text.rstrip("\n").split("\n")
+    starts = [i for i, line in enumerate(lines) if any(h.match(line) for h, _k in heads)] + [len(lines)]
+    out: list[Piece] = [("single" if line.strip() else "blank", [line]) for line in lines[:starts[0]]]
+    for a, b in itertools.pairwise(starts):
+        kind = next(k for h, k in heads if h.match(lines[a]))
+        end = b
+        while end > a + 1 and not lines[end - 1].strip():
+            end -= 1
+        out.append(("single" if end == a + 1 else kind, lines[a:end]))
+        if end < b:
+            out.append(("blank", lines[end:b]))
+    return out
+
+
+GO_PANIC_HEAD = (re.compile(r"^panic: "), "go_panic")  # the runtime's dump after a logger's panic
+# zapcore's ConsoleEncoder (ISO 8601 time, capital level, tab-separated)
+ZAP_CONSOLE_HEAD = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(?:Z|[+-]\d\d:?\d\d)\t[A-Z]+\t")
+KLOG_HEAD = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} ")  # klog's header (glog's layout)
+GOLOG_HEAD = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d ")  # the standard log package, LstdFlags
+LINE_HEAD = re.compile(r"^(?:\{|time=|\d{1,2}:\d\d[AP]M )")  # JSON, logrus/slog text, zerolog's console (Kitchen)
+# scenario: (heads that start its records, klog flags). Which line starts a record comes from each
+# library's encoder: zapcore's ConsoleEncoder writes the entry's line, then (for Warn and above in a
+# development config) "\n" + the stacktrace; the JSON encoders, logrus's and slog's text handlers and
+# zerolog's writers quote or escape newlines, so their records are one line; klog writes a multi-line
+# string value as "key=<" + tab-indented lines + " >" (internal/serialize writeStringValue), and on
+# Fatal with -logtostderr=false the calling goroutine's stack after the record (dbg.Stacks(false));
+# pkg/errors' "%+v" is the messages and each "\n<func>\n\t<file>:<line>" frame, written by log in one
+# Output call
+GOLIB_SCENARIOS: dict[str, tuple[tuple[tuple[re.Pattern[str], str], ...], tuple[str, ...]]] = {
+    **dict.fromkeys(("zap_dev_error", "zap_dev_pkgerrors", "zap_dev_warn_multiline", "zap_dev_dpanic",
+                     "zap_sugar_error"), (((ZAP_CONSOLE_HEAD, "go_log_stack"), GO_PANIC_HEAD), ())),
+    **dict.fromkeys(("zap_prod_error", "zap_prod_panic", "logrus_error", "logrus_multiline", "logrus_json",
+                     "logrus_panic", "zerolog_console", "zerolog_json", "slog_text", "slog_json"),
+                    (((LINE_HEAD, "single"), GO_PANIC_HEAD), ())),
+    **dict.fromkeys(("klog_errors", "klog_multiline", "klog_fatal"), (((KLOG_HEAD, "klog_record"),), ())),
+    "klog_fatal_stderr": (((KLOG_HEAD, "klog_record"),), ("-logtostderr=false", "-alsologtostderr")),
+    **dict.fromkeys(("pkgerrors_log", "pkgerrors_withstack"), (((GOLOG_HEAD, "go_log_stack"),), ())),
+}
+GOLIB_MODULES = ("go.uber.org/zap", "github.com/sirupsen/logrus", "github.com/rs/zerolog", "k8s.io/klog/v2",
+                 "github.com/pkg/errors")
+
+
+def golibs(work: Path) -> Iterator[Capture]:
+    """``programs/golibs`` (its go.mod and go.sum pin the modules, fetched from the Go module proxy): an
+    INFO record, then a failure as each library prints it; klog's Fatal also from its FATAL log file
+    (the file's header, then the record and every goroutine's stack)."""
+    src = work / "golibs"
+    src.mkdir(parents=True, exist_ok=True)
+    for f in ("main.go", "go.mod", "go.sum"):
+        shutil.copy(PROGRAMS / "golibs" / f, src / f)
+    env = {"GOCACHE": os.environ.get("GOCACHE", str(work / "gocache")), "GOFLAGS": "-mod=readonly",
+           "GOTOOLCHAIN": "local"}
+    subprocess.run([GO, "build", "-o", "golibs", "."], cwd=src, env={**os.environ, **env}, check=True)
+    mods = dict(re.findall(r"^\t(\S+) (v\S+)$", (src / "go.mod").read_text(), re.M))
+    printer = f"{_version([GO, 'version'])}; " + ", ".join(f"{m} {mods[m]}" for m in GOLIB_MODULES)
+    for name, (heads, flags) in GOLIB_SCENARIOS.items():
+        log_dir = [f"-log_dir={work / 'klog_stderr'}"] if flags else []
+        out = _run(["./golibs", name.removesuffix("_stderr"), *flags, *log_dir], src)
+        pieces = _records(out, heads)
+        # a record of one line after the last event: a panic's dump and stacks end with a frame, the
+        # rest (klog's " >", a message) is told apart from what follows by being a record of its own
+        yield Capture("golibs", name, pieces, True, printer, not any(k == "go_panic" for k, _p in pieces))
+    logs = src / "klog"
+    logs.mkdir(exist_ok=True)
+    _run(["./golibs", "klog_fatal", "-logtostderr=false", f"-log_dir={logs}"], src)
+    fatal = next(logs.glob("golibs.*.FATAL.*"))
+    lines = fatal.read_text().rstrip("\n").split("\n")
+    if not lines[3].startswith("Log line format: "):
+        raise RuntimeError(f"klog's log file header: expected 4 lines, got {lines[:5]}")
+    yield Capture("golibs", "klog_fatal (FATAL log file)",
+                  [("glog_header", lines[:4]), *_records("\n".join(lines[4:]), ((KLOG_HEAD, "klog_record"),))],
+                  False, printer, True)
+
+
+# --- Rust's error and logging crates: anyhow, eyre, color-eyre, env_logger, tracing-subscriber, tokio ---
+
+ENV_LOGGER_HEAD = (re.compile(r"^\[\d{4}-\d\d-\d\dT\S+Z +[A-Z]+ +\S+\] "), "rust_log")  # env_logger's default
+TRACING_HEAD = (re.compile(r"^ *\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z +[A-Z]+ "), "rust_log")  # tracing-subscriber fmt
+RUST_THREAD_HEAD = (re.compile(r"^thread '[^']*' .*panicked at "), "rust_panic")  # std's default panic hook
+REPORT_HEAD = (re.compile(r"^(?:Error: |The application panicked)"), "rust_error")  # Termination / a panic hook
+# scenario: RUST_BACKTRACE values it runs under. What one event is comes from each crate's code:
+# anyhow's and eyre's Debug write the message, "\n\nCaused by:" and the causes indented under their
+# numbers, (eyre) "\n\nLocation:\n" and the place, "\n\nStack backtrace:\n" and std's backtrace;
+# color-eyre's handler the same in its sections (and its panic hook "The application panicked
+# (crashed)." to its backtrace note); `main` returning Err has std print "Error: {err:?}"; env_logger
+# and tracing-subscriber's fmt write a record's message as it is, so a message of several lines is one
+# record to the next head (pretty: the message, then "  at file:line" and "  in span with fields", then a
+# blank line)
+RUSTLIB_SCENARIOS: dict[str, tuple[str, ...]] = {
+    "anyhow": ("0", "1"), "anyhow_multiline": ("0",), "eyre": ("0", "1"), "color_eyre": ("0", "1"),
+    "color_eyre_color": ("0",), "color_eyre_panic": ("0", "1"), "env_logger": ("0", "1"),
+    "tracing_full": ("0",), "tracing_pretty": ("0",), "tracing_compact": ("0",), "tokio_panic": ("0", "1"),
+}
+RUSTLIB_CRATES = ("anyhow", "eyre", "color-eyre", "env_logger", "tracing-subscriber", "tokio")
+
+
+def rustlibs(work: Path) -> Iterator[Capture]:
+    """``programs/rustlibs`` (Cargo.lock pins the crates, fetched from crates.io), built with cargo:
+    each error report, panic and log record as its crate writes it."""
+    crate = work / "rustlibs"
+    (crate / "src").mkdir(parents=True, exist_ok=True)
+    for f in ("Cargo.toml", "Cargo.lock", "src/main.rs"):
+        shutil.copy(PROGRAMS / "rustlibs" / f, crate / f)
+    subprocess.run([CARGO, "build", "--locked", "-q"], cwd=crate, check=True)
+    lock = (crate / "Cargo.lock").read_text()
+    versions = dict(re.findall(r'^name = "([^"]+)"\nversion = "([^"]+)"', lock, re.M))
+    printer = f"{_version([RUSTC, '-V'])}; " + ", ".join(f"{c} {versions[c]}" for c in RUSTLIB_CRATES)
+    exe = str(crate / "target" / "debug" / "rustlibs")
+    heads = (ENV_LOGGER_HEAD, TRACING_HEAD, RUST_THREAD_HEAD, REPORT_HEAD)
+    for name, modes in RUSTLIB_SCENARIOS.items():
+        for bt in modes:
+            out = _run([exe, name], crate, {"RUST_BACKTRACE": bt})
+            pieces = _records(out, heads)
+            yield Capture("rustlibs", f"{name} (RUST_BACKTRACE={bt})", pieces, True, printer,
+                          not name.endswith("panic"))
+
+
 # --- Rust: the default panic hook and std's backtrace printer --------------------------------------
 
 RUST_PANIC_RE = re.compile(r"^thread '[^']*' .*panicked at ")
@@ -696,4 +821,4 @@ def glog(work: Path) -> Iterator[Capture]:
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
     "python": python, "pystdlib": pystdlib, "pylibs": pylibs, "java": java, "java_loggers": java_loggers,
     "jvm_fatal": jvm_fatal, "node": node, "go": go, "rust": rust, "c": native, "memcheck": memcheck, "mpi": mpi,
-    "jax": jax, "glog": glog}
+    "jax": jax, "glog": glog, "golibs": golibs, "rustlibs": rustlibs}

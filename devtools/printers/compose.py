@@ -101,6 +101,8 @@ LANG_RECORDS = {
     "go": ("go_log", "glog", "json", "print"),
     "node": ("json", "py_dashes", "glog", "print"),
     "rust": ("env_logger", "json", "glog", "print"),
+    "golibs": ("go_log", "glog", "json", "print"),
+    "rustlibs": ("env_logger", "json", "glog", "print"),
     "c": ("glog", "nccl", "py_default", "print"),
     "glog": ("glog", "nccl", "py_default", "print"),
     "memcheck": ("glog", "nccl", "py_default", "print"),

@@ -275,11 +275,11 @@ def _start_mode(tok: str, body: str, head: str | None, hname: str = "") -> tuple
     if last in _ENDINGS:  # a line ending otherwise needs no more look (the common case)
         s = body.rstrip()
         last = s[-1:]
-        if last == ":":
+        if last in _SUFFIX_LASTS:
             for suffix, mode, kind in R.BODY_SUFFIX_STARTS:
                 if s.endswith(suffix):
                     return mode, kind
-        elif last and last in R.JSON_OPEN:
+        if last and last in R.JSON_OPEN:
             return "json", "json_dump"
     if head is not None:
         return ("body" if last == ":" else R.RECORD_MODES.get(hname, "record")), None
@@ -287,6 +287,7 @@ def _start_mode(tok: str, body: str, head: str | None, hname: str = "") -> tuple
 
 
 _ENDINGS = frozenset(" \t:" + R.JSON_OPEN) | {s[-1] for s, _m, _k in R.BODY_SUFFIX_STARTS}
+_SUFFIX_LASTS = frozenset(s[-1] for s, _m, _k in R.BODY_SUFFIX_STARTS)
 
 
 def _json_depth(body: str) -> int:
@@ -530,6 +531,8 @@ class MultilineMerger:
             entry = table.get(tok)
         if entry is None:
             entry = spec.get("any")
+            if entry is not None and not body.startswith(spec.get("any_lead", "")):
+                entry = None  # (its printer writes every line it takes behind this lead)
             if entry is not None and ob.block.nbytes >= spec.get("any_max_bytes", self.max_bytes):
                 return _END  # free text past its printer's own cap: the block was cut
         if entry is None:

@@ -52,7 +52,8 @@ in which case the block ends.
 A mode may also say: ``tent_heads`` (a line with a record head of its own is held too when the held
 line before it ends with ':': a Java exception message that goes on with lines a logger wrote, as
 Spring Boot's "Logback configuration error detected: " + logback's "ERROR in <origin> - <message>"
-status lines), ``max_tent`` (how many lines it holds at most), ``any_max_bytes`` (its ``any``
+status lines), ``max_tent`` (how many lines it holds at most), ``any_lead`` (its ``any`` entry takes only lines
+that start so, a string or a tuple of them), ``any_max_bytes`` (its ``any``
 entry takes lines only while the block is smaller: free text whose printer caps its size), ``ends_at_blank`` (when it
 closes, held lines before the first held blank line are its own: a free-text message that a blank
 line ended), ``depth`` (it ends where the JSON brackets it counts close; ``depth0``: brackets open
@@ -243,6 +244,10 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     # java.util.logging's SimpleFormatter writes a record on two lines: "Oct 17, 2023 3:36:54 AM class method",
     # then "LEVEL: message" (HEAD_STARTS)
     ("jul", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d\d?, \d{4} \d\d?:\d\d:\d\d (?:AM|PM) ", False),
+    # tracing-subscriber's Pretty formatter (fmt/format/pretty.rs): "  <time> <LEVEL> target: message, fields",
+    # then "    at file:line" and "    in span with fields" lines (HEAD_STARTS), then a blank line (a prefix
+    # such as "[rank3]: ?" may have taken one of its two blanks)
+    ("tracing_pretty", rf" {{1,2}}\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) +{_LVL} ", False),
     # the grammar most formatters share (log4j, logback, Spring Boot, java.util.logging one-line layouts,
     # Python logging, gunicorn, celery, structlog, spdlog, zap, Go's log, Ray's Python logger, TensorFlow's
     # and XLA's TSL logging "%Y-%m-%d %H:%M:%S.uuuuuu: L file:N] ", ...)
@@ -468,6 +473,24 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # a frame's location on its own line: Rust's "      at src/main.rs:3:5", V8's "    at node:internal/x:23:47"
     ("at_path", r"[ \t]+at [^\s(]+:\d+(?::\d+)?$"),
     ("j_more", r"[ \t]*\.\.\. \d+ (?:more|common frames omitted)"),
+    # anyhow's and eyre's Debug of an error (what `main` returning Err prints after "Error: "): the
+    # message, then sections each after a blank line, their titles alone on a line: "Caused by:" (the
+    # causes indented, numbered "    0: " when more than one), eyre's "Location:" (the place indented),
+    # "Stack backtrace:" (std's Backtrace: "   0: sym" / "             at file:l:c"); indented as a whole
+    # where a logger indents a message's further lines (env_logger's format_indent)
+    ("rust_caused", r"[ \t]*Caused by:\s*$"),
+    # tracing-subscriber's Pretty formatter: the spans an event is in, each on its own line under it
+    ("tracing_in", r"[ \t]+in [\w:<>]+(?: with |\s*$)"),
+    ("rust_location", r"[ \t]*Location:\s*$"),
+    ("rust_stack_bt", r"[ \t]*Stack backtrace:\s*$"),
+    # color-eyre (handler.rs, config.rs): its panic hook's "The application panicked (crashed)." + "Message:  "
+    # + "Location: "; the backtrace section under its rule "━━━ BACKTRACE ━━━" (frames and "⋮ N frames
+    # hidden ⋮" indented by 2); the env section's hints, each on a line
+    ("eyre_panic", r"The application panicked \(crashed\)\."),
+    ("eyre_field", r"(?:Message: |Location: )"),
+    ("eyre_bt_rule", r" *━{3,} BACKTRACE ━{3,}"),
+    ("eyre_env", r"Backtrace omitted\. Run with RUST_BACKTRACE=1 "
+                 r"|Run with (?:COLORBT_SHOW_HIDDEN=1|RUST_BACKTRACE=full) "),
     ("j_caused", r"[ \t]*Caused by: "),
     ("j_suppressed", r"[ \t]+Suppressed: "),
     ("j_circular", r"[ \t]*\[CIRCULAR REFERENCE: "),
@@ -659,6 +682,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # zap's and errors' stacks name the function without its arguments ("net/http.(*conn).serve"): held
     # until its file line
     ("go_func_bare", r"(?:[\w.~%-]+/)*[\w~%-]+\.[\w.*()\[\]~%-]+$"),
+    # klog/v2 writes a string value that holds newlines as "key=<", each of its lines behind a tab, then
+    # " >" on a line of its own, the record's further key/values after it (internal/serialize
+    # writeStringValue); that line may open the next such value. (A prefix such as "[rank3]: ?" may
+    # have taken the blank before '>')
+    ("klog_reopen", r" ?>.*=<\s*$"),
+    ("klog_close", r" ?>(?: |\s*$)"),
     # Rust std panicking.rs default_hook and the backtrace printer; since Rust 1.89 the hook names the
     # thread's id after its name: "thread 'main' (6720) panicked at src/main.rs:22:20:"
     ("rust_panic", r"thread '[^']*'(?: \(\d+\))? panicked at "),
@@ -834,6 +863,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "go_goroutine": ("go_stack", "go_panic"),
     "go_file": ("go_stack", "go_panic"),  # a dump whose head was cut
     "rust_panic": ("rust_panic", "rust_panic"),
+    "eyre_panic": ("eyre_panic", "rust_panic"),
     "ucx_sig": ("ucx", "cpp_frames"),
     "ucx_bt": ("ucx", "cpp_frames"),
     "rust_bt_head": ("rust_bt", "rust_panic"),
@@ -878,6 +908,7 @@ HEAD_STARTS: dict[str, tuple[str, str | None]] = {
     "h_c10_error": ("c10_msg", "cpp_frames"),
     "h_c10_short_error": ("c10_msg", "cpp_frames"),
     "h_jul": ("jul", None),
+    "h_tracing_pretty": ("tracing_pretty", "rust_log"),
 }
 # Heads of formatters that never write a Java throwable under a record (see MODES "record_native"):
 # their records open "record_native" where others open "record".
@@ -898,6 +929,8 @@ BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     # Ray's node.py when the GCS does not come up: "Failed to start GCS. Last N lines of error files:",
     # then the last C/E lines of gcs_server.err quoted as they are (Ray's C++ log lines, with their heads)
     ("lines of error files:", "ray_err_files", "ray_error_files"),
+    # klog/v2's "key=<": a string value over lines follows (MODES "klog_value")
+    ("=<", "klog_value", "klog_record"),
 )
 # A source whose last lines came each followed by one blank line (a copy or a relay that doubled every
 # newline) is read as if those blank lines were not there: after this many such lines in a row, one
@@ -932,6 +965,12 @@ JSON_OPEN = "{["  # a line ending with one of these opens a JSON dump until the 
 #   (RECORD_MODES) takes Java or c10 frames only when it announces them.
 _C, _S, _E, _L, _T = "cont", "cont!", "end", "last", "tent"
 
+# anyhow's and eyre's report sections (ErrorImpl::debug, eyre's DefaultHandler::debug): after a blank
+# line under the error's message, whatever wrote the message (std's "Error: " for `main`, a logger's
+# record with "{:?}")
+_RUST_SECTIONS = {"rust_caused": (_S, "rust_causes"), "rust_location": (_S, "rust_loc"),
+                  "rust_stack_bt": (_S, "rust_bt"), "eyre_bt_rule": (_S, "eyre_bt"), "eyre_env": (_S, "eyre_env")}
+
 # What a single line takes: the stacks and frames that always belong to the line before them, the
 # tracebacks it may announce. Shared by the plain modes.
 _ATTACH = {
@@ -957,6 +996,11 @@ _ATTACH = {
     "glibc_frame": ("announce", "glibc"), "mac_frame": ("announce", "mac_bt"),
     # k8s apimachinery HandleCrash logs "Observed a panic: ..." then the goroutine's stack
     "go_goroutine": ("announce", "go_stack"),
+    # a function without arguments, then its "\tfile.go:N" line: the frames zap's stacktrace
+    # (zap.takeStacktrace) and pkg/errors' "%+v" (errors.StackTrace.Format) write under the record or
+    # message they belong to, in the same write; held until its file line confirms it
+    "go_func_bare": (_T, "go_pair"),
+    **_RUST_SECTIONS,
     # an exception line after the line that announces it (surefire's "... <<< FAILURE!")
     "j_exc": ("announce", "java_head"),
     "bt_begin": ("announce", "begin_bt"),
@@ -979,7 +1023,7 @@ MODES: dict[str, dict] = {
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
                                    "py_file": ("src_above", "py_frames"), "xf_unsupported": (_C, None)},
-              "after_blank": {"py_chain": (_S, "py_chain")}},
+              "after_blank": {"py_chain": (_S, "py_chain"), **_RUST_SECTIONS}},
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception). Evidence that ends it: any line that is neither a stack
     # start nor deeper-indented; a line of text is held (record_tent) and kept only when a stack the
@@ -993,7 +1037,7 @@ MODES: dict[str, dict] = {
                                     "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
                                     "j_suppressed": ("announce", "java_frames"), "json_member": (_E, None)},
                # Spring Boot's "%wEx" writes a blank line between the record and its stack
-               "after_blank": {"j_exc": (_T, "record_tent")}},
+               "after_blank": {"j_exc": (_T, "record_tent"), **_RUST_SECTIONS}},
     # a record of a formatter that never prints a Java throwable under it (glog, c10, Python logging's
     # own layouts, vLLM, DeepSpeed, transformers, loguru, Rich, logrus: RECORD_MODES): a Java stack
     # after it belongs to it only when the record announces it (WARN and up, "...:"); else the stack
@@ -1005,7 +1049,7 @@ MODES: dict[str, dict] = {
                              "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
                              "j_caused": ("announce", "java_head"), "j_suppressed": ("announce", "java_frames"),
                              "c10_raised": ("announce", "c10_frames"), "frame": ("announce", "c10_frames")},
-                      "after_blank": {"j_exc": (_T, "record_tent")}},
+                      "after_blank": {"j_exc": (_T, "record_tent"), **_RUST_SECTIONS}},
     # the exception line held after a record that does not announce it: frames confirm it
     "record_exc": {"kind": None, "on": {"j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"),
                                         "j_caused": (_S, "java_head"), "text": (_T, None), "indent": (_T, None)},
@@ -1028,7 +1072,8 @@ MODES: dict[str, dict] = {
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "ipy_num": (_C, None), "text": (_C, None),
                                   "tsl_frame": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
-             "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml")}},
+             "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml"),
+                             **_RUST_SECTIONS}},
     # a YAML dump a record announced ("...:", a blank line): its keys at column 0 and everything indented
     # under them, to a line of another shape or a blank line (the dump holds none)
     "yaml": {"kind": "yaml_dump", "on": {"yaml_key": (_C, None), "indent": (_C, None), "exc_line": (_C, None)}},
@@ -1406,12 +1451,26 @@ MODES: dict[str, dict] = {
                 "max_tent": 12},
     # the runtime's "runtime: ..." lines, then the throw's "fatal error: ..." (alone they are records)
     "go_runtime": {"kind": "go_panic", "on": {"go_runtime_note": (_T, None), "go_panic": (_S, "go_head")}},
+    # zap's and pkg/errors' frames (a function's name, then "\tfile:line"): the first pair confirms them;
+    # pkg/errors' "%+v" of a wrapped error writes each wrapper's message between the frames of the error
+    # it wraps and its own (withMessage.Format, then withStack's frames), so a line of text is held until
+    # the next pair confirms it
+    "go_pair": {"kind": "go_frames", "on": {"go_file": (_S, "go_frames")}},
+    "go_frames": {"kind": "go_frames",
+                  "on": {"go_func_bare": (_T, None), "go_file": (_S, None), "text": (_T, None)}, "max_tent": 3},
     "go_stack": {"kind": "go_panic",
                  "on": {"go_func": (_S, None), "go_file": (_S, None), "go_file_bare": (_S, None),
                         "go_created": (_S, None), "go_func_bare": (_T, None),
                         "go_elided": (_S, None), "go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
                         "indent": (_S, None)},
                  "after_blank": {"go_goroutine": (_S, None), "go_runtime_stack": (_S, None)}},
+
+    # klog/v2's multi-line value ("key=<" ending the record's line): its lines, each behind a tab (blanks
+    # where a copy expanded it), to the " >" that closes it (which may open the next value). The value
+    # is free text (a probe's output, a stack): a line there that is a record of its own ends it, as
+    # where the closing line never comes (a value cut, lines of a log view in reverse order)
+    "klog_value": {"kind": "klog_record", "on": {"klog_reopen": (_S, None), "klog_close": (_L, None)},
+                   "any": (_C, None), "any_lead": ("\t", " ")},
 
     # -- Rust std::panicking default_hook ----------------------------------------------------------
     # "thread 'x' panicked at file:l:c:" + message (free text), "note: run with `RUST_BACKTRACE=1`"
@@ -1422,6 +1481,21 @@ MODES: dict[str, dict] = {
     "rust_panic": {"kind": "rust_panic",
                    "on": {"text": ("after_colon", None), "indent": (_C, None), "rust_note": (_L, None),
                           "rust_bt_head": (_S, "rust_bt")}},
+    # tracing-subscriber's Pretty event: its message's further lines (written as they are) held until
+    # the "    at file:line" line (or a span's "    in" line, without locations) confirms them
+    "tracing_pretty": {"kind": "rust_log", "on": {"at_path": (_S, None), "tracing_in": (_S, None), "text": (_T, None),
+                                                  "indent": (_T, None)}, "max_tent": 12},
+    # anyhow's and eyre's sections (_RUST_SECTIONS): each one's lines indented under its title
+    "rust_causes": {"kind": "rust_error", "on": {**_RUST_SECTIONS, "indent": (_S, None)},
+                    "after_blank": _RUST_SECTIONS},
+    "rust_loc": {"kind": "rust_error", "on": {**_RUST_SECTIONS, "indent": (_S, None)}, "after_blank": _RUST_SECTIONS},
+    # color-eyre's panic report: its header, "Message:  " (the payload, free text) and "Location: ", then
+    # its sections after blank lines; its backtrace section (all of it indented), its env hints
+    "eyre_panic": {"kind": "rust_panic", "on": {**_RUST_SECTIONS, "eyre_field": (_S, None), "text": (_C, None),
+                                                "indent": (_C, None)}, "after_blank": _RUST_SECTIONS},
+    "eyre_bt": {"kind": "rust_error", "on": {**_RUST_SECTIONS, "indent": (_S, None), "rust_frame": (_S, None),
+                                             "at_path": (_S, None)}, "after_blank": _RUST_SECTIONS},
+    "eyre_env": {"kind": "rust_error", "on": {"eyre_env": (_S, None)}},
     "rust_bt": {"kind": "rust_panic",
                 "on": {"rust_frame": (_S, None), "indent": (_S, None), "j_at": (_S, None), "at_path": (_S, None),
                        "rust_note": (_L, None)}},

@@ -339,7 +339,7 @@ def test_loguru_diagnose_traceback_with_blank_lines_between_frames():
 
 
 def test_zap_stacktrace_under_an_error_record():
-    # rules: record_tent go_file -> go_stack, go_func_bare held until its file line (zap's
+    # rules: _ATTACH go_func_bare -> go_pair, held until its file line, then go_frames (zap's
     # "function\n\tfile:line" stack after the record)
     texts = ["2024-05-01T10:00:00.000Z\tERROR\tserver/handler.go:42\trequest failed\t{\"error\": \"timeout\"}",
              "main.handler",
