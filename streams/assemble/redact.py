@@ -34,7 +34,7 @@ from streams.assemble.secret_finders import (
     name_value_pair,
 )
 from streams.assemble.secret_gate import FOLD, FORMAT_CHARS, make_gate
-from streams.assemble.secret_keys import CHECKS, is_secret_value, key_strength
+from streams.assemble.secret_keys import CHECKS, is_secret_value, key_strength, unquoted
 from streams.assemble.secret_rules import DEFAULT_RULES, SecretRule
 from streams.deadletter import protect_letter
 
@@ -110,17 +110,6 @@ def _char_map(text: str) -> tuple[str, list[int]]:
     index.append(len(text))
     return "".join(out), index
 
-
-
-def _literal_inside(value: str) -> str:
-    """A value as its printer quoted it, judged by what is inside: a dict repr's bytes (``b'x'``) or
-    string (``'x'``) lifted as an attribute keeps its quotes."""
-    if len(value) > 2 and value[-1] in "'\"":
-        if value[0] == value[-1]:
-            return value[1:-1]
-        if value[0] in "bB" and value[1] == value[-1] and len(value) > 3:
-            return value[2:-1]
-    return value
 
 class Redactor:
     """Finds and replaces secrets. ``extra_rules`` add kinds (``SecretRule``), ``allow`` are regexes of
@@ -252,7 +241,7 @@ class Redactor:
     def _pair(self, key: str, value: str) -> tuple[str, str]:
         """A key and its string value, redacted; the value replaced whole when the key names a secret."""
         strength = self.strength(key)
-        if strength is not None and is_secret_value(strength, _literal_inside(value), key):
+        if strength is not None and is_secret_value(strength, unquoted(value), key):
             return self.short(key), "[REDACTED:secret]"
         return self.short(key), self.short(value)
 

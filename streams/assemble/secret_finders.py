@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from streams.assemble.secret_keys import header_secret_span, is_secret_value, key_strength
+from streams.assemble.secret_keys import header_secret_span, is_secret_value, key_strength, unquoted
 
 Spans = list[tuple[int, int]]
 
@@ -352,10 +352,9 @@ def diagnosed(text: str, strength_of: Callable[[str], str | None] = _strength) -
             continue
         name = _NAME.match(text, source[0] + m.start("v") - 2 - line_start, source[1])
         if name is not None:
-            value = m.group("v").strip()
+            value = unquoted(m.group("v").strip())
             strength = strength_of(name.group())
-            inner = value[1:-1] if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" else value
-            if strength is not None and strength != "header" and is_secret_value(strength, inner, name.group()):
+            if strength is not None and strength != "header" and is_secret_value(strength, value, name.group()):
                 spans.append(m.span("v"))
     return spans
 

@@ -98,6 +98,17 @@ _FILE_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-]+(?:/[\w.\-]+)+/?"
                         r"|(?:~|\.{1,2})?/[\w\-]+\.(?:json|pem|key|crt|p12|pfx|txt|yaml|yml|env|cfg|conf|ini|gpg|asc)")
 
 
+def unquoted(value: str) -> str:
+    """A value as its printer quoted it, judged by what is inside: a repr's string (``'x'``) or bytes
+    (``b'x'``), as a dict repr lifted into attributes or loguru's ``diagnose`` prints them."""
+    if len(value) > 1 and value[-1] in "'\"":
+        if value[0] == value[-1]:
+            return value[1:-1]
+        if len(value) > 3 and value[0] in "bB" and value[1] == value[-1]:
+            return value[2:-1]
+    return value
+
+
 def is_placeholder(value: str, key: str = "") -> bool:
     v = value.strip()
     if _PLACEHOLDER.fullmatch(v) or (_FILE_PATH.fullmatch(v) and "+" not in v):
