@@ -111,6 +111,7 @@ LANG_RECORDS = {
     "pyspark": ("log4j", "py_dashes", "json", "print"),
     "tensorflow": ("py_dashes", "glog", "json", "hf_dict", "print"),
     "ray": ("ray_log", "py_dashes", "glog", "json", "hf_dict", "tqdm", "print"),
+    "torch": ("py_dashes", "glog", "nccl", "deepspeed", "json", "hf_dict", "tqdm", "print"),
 }
 
 

@@ -247,3 +247,93 @@ def tensorflow(work: Path) -> Iterator[Capture]:
 
 
 LANGS = {"ray": ray, "pyspark": pyspark, "tensorflow": tensorflow}
+
+
+# --- PyTorch: its errors through Python, autograd's anomaly mode, DataLoader workers, torchrun ------------
+
+# scenario: TORCH_SHOW_CPP_STACKTRACES (c10's error message then carries "Exception raised from ... (most recent
+# call first):" and the C++ frames)
+TORCH_SCENARIOS = {"shape": "1", "shape_plain": "0", "index": "1", "view": "0", "anomaly": "0", "dataloader": "0",
+                   "compile": "0", "load": "0", "warn": "0"}
+# torchrun runs: (scenario, torchrun's own arguments)
+TORCHRUN_SCENARIOS = (("dist_raise", ()), ("dist_timeout", ()), ("dist_record", ()), ("dist_raise", ("--tee", "3")))
+# torch._logging's TorchLogsFormatter (torch/_logging/_internal.py): "Lmmdd hh:mm:ss.uuuuuu pid path:line] " on
+# every line of a record's message (a record over lines repeats the same head)
+TORCH_LOG_HEAD = re.compile(r"^[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ \S+:\d+\] ")
+# init_process_group's excepthook (distributed_c10d.py _distributed_excepthook) writes "[rankN]: " before every
+# non-empty line of a rank's traceback; torchrun --tee writes "[<role><local_rank>]:" before every line it tails
+RANK_LINE = re.compile(r"^(?:\[default\d+\]:)?\[rank\d+\]: ")
+# faulthandler's dump (a rank that aborts under @record, which enables it): "Fatal Python error: ..." to the
+# "Extension modules: ..." line
+FATAL_HEAD = "Fatal Python error: "
+TRACEBACK = "Traceback (most recent call last):"
+
+
+def _torch_pieces(out: str) -> list[Piece]:
+    """One run's output (stdout and stderr in one pipe) cut where each printer's output begins: warnings
+    (the head, the message's further lines and the source line, each indented), torch._logging records (a
+    message over lines repeats the head), a rank's traceback (its "[rankN]: " lines), faulthandler's dump,
+    and the uncaught traceback, to the end."""
+    lines = out.rstrip("\n").split("\n")
+    pieces: list[Piece] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        j = i + 1
+        if line == TRACEBACK:
+            end = len(lines)
+            while not lines[end - 1].strip():
+                end -= 1
+            pieces.append(("python_traceback", lines[i:end]))
+            pieces += _singles(lines[end:])
+            break
+        if PY_WARNING.match(line):
+            while j < len(lines) and lines[j].startswith(" "):
+                j += 1
+            pieces.append(("python_warning", lines[i:j]))
+        elif TORCH_LOG_HEAD.match(line):
+            head = TORCH_LOG_HEAD.match(line).group(0)  # type: ignore[union-attr]
+            while j < len(lines) and lines[j].startswith(head):
+                j += 1
+            pieces += [("multiline", lines[i:j])] if j > i + 1 else _singles([line])
+        elif RANK_LINE.match(line):
+            while j < len(lines) and RANK_LINE.match(lines[j]):
+                j += 1
+            pieces.append(("python_traceback", lines[i:j]))
+        elif line.startswith(FATAL_HEAD):
+            while j < len(lines) and not lines[j - 1].startswith("Extension modules: "):
+                j += 1
+            pieces.append(("python_fatal", lines[i:j]))
+        else:
+            pieces += _singles([line])
+        i = j
+    return pieces
+
+
+def pytorch(work: Path) -> Iterator[Capture]:
+    """``programs/torch/step.py`` under CPython 3.12 with PyTorch (CPU) from a ``pip install --target``
+    directory (``~/.cache/sluice-torch``): what one run wrote to stdout and stderr, unbuffered, in order;
+    the distributed scenarios under ``torchrun --standalone --nproc-per-node 2`` (gloo): the ranks' lines,
+    torchrun's records and its own traceback with the ChildFailedError box."""
+    target = _target("torch", "torch")
+    src = work / "torch"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "torch" / "step.py", src / "step.py")
+    exe = _python312()
+    printer = _printer(target, ("torch",), exe)
+    base = {"PYTHONPATH": str(target), "PYTHONUNBUFFERED": "1", "CUDA_VISIBLE_DEVICES": ""}
+    runs = [(name, [str(exe), "step.py", name], {"TORCH_SHOW_CPP_STACKTRACES": cpp})
+            for name, cpp in TORCH_SCENARIOS.items()]
+    runs += [(f"{name} (torchrun {' '.join(args)})".replace(" )", ")"),
+              [str(exe), str(target / "bin" / "torchrun"), "--standalone", "--nproc-per-node", "2", *args,
+               "step.py", name], {}) for name, args in TORCHRUN_SCENARIOS]
+    for name, argv, env in runs:
+        full = {k: v for k, v in os.environ.items()
+                if not k.startswith(("PYTHON", "TORCH", "OMP_", "LOGLEVEL"))} | base | env
+        p = subprocess.run(argv, cwd=src, env=full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=180, check=False)
+        # a traceback ends with the error's message (free text)
+        yield Capture("torch", name, _torch_pieces(p.stdout.decode("utf-8", "replace")), True, printer)
+
+
+LANGS["torch"] = pytorch

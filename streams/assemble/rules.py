@@ -325,11 +325,15 @@ QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|[Tt]hrowable|[Ss]
 # between; its own next line decides as ever.
 ANNOUNCE_ENDINGS = (":", ": ")
 # Records known never to carry the traceback that follows them: torch elastic's api.py logs a
-# worker's death with logger.error (no exc_info); the launcher's own uncaught traceback comes next.
+# worker's death with logger.error (no exc_info), error_handler.py the child's error file it could not
+# copy; the launcher's own uncaught traceback comes next.
 # A JSON object on one line is a structured formatter's whole record: it writes the exception into the
 # object (PySpark's JSONFormatter "exception": {...}, python-json-logger's "exc_info", loguru's serialize),
 # so a traceback after it is another writer's (PySpark's driver after SQLQueryContextLogger's ERROR record).
-NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: |^\{\s*\".*\}\s*$")
+NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: |^\{\s*\".*\}\s*$"
+                            # its error_handler.py logs where the child's error file went (logger.error/info)
+                            r"|no error file defined for parent, to copy child error file \("
+                            r"|dumped error file to parent's ")
 # Message text that announces a traceback or a stack (the record's last line).
 ANNOUNCE_BODY_RE = re.compile(
     r"(?:[Ee]xception in |Exception ignored in|Error in |task failed|Logging error|:\s*$"
@@ -504,13 +508,16 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("what", r"[ \t]+what\(\):  "),
     # paragraphs libraries write into an exception's message after a blank line: torch._dynamo's
     # augment_exc_message (torch/_dynamo/exc.py: the user frames, the replay file, the verbosity hint, the
-    # minifier script, the fallback to eager), PySpark's "JVM stacktrace:", huggingface_hub's
+    # minifier script, the fallback to eager), torch.load's pointer to its documentation, PySpark's
+    # "JVM stacktrace:", huggingface_hub's
     # hf_raise_for_status ("403 Client Error.", a blank line, then what was not found or not allowed)
     ("msg_para", r"(?:from user code:$|Set TORCH_LOGS=|Set TORCHDYNAMO_VERBOSE=1|Set torch\._dynamo\.config\.verbose="
                  r"|You can suppress this exception and fall back to eager|Last frame execution written to "
                  r"|Minifier script written to |(?:Revision|Entry|Repository) Not Found for url: "
                  r"|Cannot access (?:gated repo|repository) for url |Bad request(?: for \S+ endpoint)?:$"
                  r"|\d{3} Forbidden: "
+                 # torch.load's weights-only refusal (torch/serialization.py: "\n\nCheck the documentation ...")
+                 r"|Check the documentation of torch\.load to learn more "
                  # PySpark's CapturedException.__str__ with spark.sql.pyspark.jvmStacktrace.enabled: the JVM's
                  # stack after a blank line (pyspark/errors/exceptions/captured.py)
                  r"|JVM stacktrace:\s*$"
@@ -734,6 +741,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("json_line", r"[\[\]{}\"]"),
     # java.util.logging SimpleFormatter's second line: "LEVEL: message"
     ("jul_level", r"(?:SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST): "),
+    # c10's warning handler ends a TORCH_WARN message it hands to Python's warnings with
+    # "{msg} (Triggered internally at {file}:{line}.)": the message's last line, the source line comes after
+    ("c10_triggered", r"[ \t]?.*\(Triggered internally at \S+:\d+\.\)\s*$", "(Triggered internally at "),
     # warnings.formatwarning's source line: exactly two spaces, then the stripped source (one, when a
     # stream prefix written without a space, torchrun's "[rank3]:", took the first as its separator)
     ("warn_src", r"  ?\S"),
@@ -1276,7 +1286,11 @@ MODES: dict[str, dict] = {
     # warnings.formatwarning: header, message lines (held), then the source line "  <source>"
     "py_warn": {"kind": "python_warning",
                 "on": {"warn_src": (_L, None), "text": (_T, None), "indent": (_T, None),
-                       "rule_star": (_T, None), "rule_eq": (_T, None), "rule_dash": (_T, None)},
+                       "rule_star": (_T, None), "rule_eq": (_T, None), "rule_dash": (_T, None),
+                       # autograd's anomaly mode warns with the forward's traceback in the message
+                       # ("Traceback of forward call that caused the error:\n" + traceback.format_list,
+                       # torch/csrc/autograd/python_anomaly_mode.cpp), then c10's suffix
+                       "py_file": (_T, None), "c10_triggered": (_T, None)},
                 "after_blank": "on", "max_tent": 40},
 
     # -- Java Throwable.printStackTrace --------------------------------------------------------

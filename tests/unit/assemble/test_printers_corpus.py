@@ -24,7 +24,7 @@ from tests.multiline_score import labelled_files, score_file
 
 PRINTERS = CORPUS / "printers"
 LANGS = ("c", "glog", "go", "golibs", "java", "java_loggers", "jax", "jvm_fatal", "memcheck", "mpi", "node", "pylibs",
-         "pyspark", "pystdlib", "python", "ray", "rust", "rustlibs", "tensorflow")
+         "pyspark", "pystdlib", "python", "ray", "rust", "rustlibs", "tensorflow", "torch")
 
 
 @pytest.mark.parametrize("lang", LANGS)
