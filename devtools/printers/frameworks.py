@@ -254,7 +254,7 @@ LANGS = {"ray": ray, "pyspark": pyspark, "tensorflow": tensorflow}
 # scenario: TORCH_SHOW_CPP_STACKTRACES (c10's error message then carries "Exception raised from ... (most recent
 # call first):" and the C++ frames)
 TORCH_SCENARIOS = {"shape": "1", "shape_plain": "0", "index": "1", "view": "0", "anomaly": "0", "dataloader": "0",
-                   "compile": "0", "load": "0", "warn": "0"}
+                   "compile": "0", "load": "0", "warn": "0", "store": "0"}
 # torchrun runs: (scenario, torchrun's own arguments)
 TORCHRUN_SCENARIOS = (("dist_raise", ()), ("dist_timeout", ()), ("dist_record", ()), ("dist_raise", ("--tee", "3")))
 # torch._logging's TorchLogsFormatter (torch/_logging/_internal.py): "Lmmdd hh:mm:ss.uuuuuu pid path:line] " on
@@ -262,6 +262,10 @@ TORCHRUN_SCENARIOS = (("dist_raise", ()), ("dist_timeout", ()), ("dist_record", 
 TORCH_LOG_HEAD = re.compile(r"^[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ \S+:\d+\] ")
 # init_process_group's excepthook (distributed_c10d.py _distributed_excepthook) writes "[rankN]: " before every
 # non-empty line of a rank's traceback; torchrun --tee writes "[<role><local_rank>]:" before every line it tails
+# c10's own log records (c10/util/Logging.cpp MessageLogger: "[Lmmdd hh:mm:ss.nnnnnnnnn file:line] "): a warning
+# that carries an error's what() holds its "Exception raised from ..." line and frames, and ends with the
+# newline what() ends with (a blank line after the record)
+C10_HEAD = re.compile(r"^\[[VIWEF]\d{4} \d\d:\d\d:\d\d\.\d+ \S+:\d+\] ")
 RANK_LINE = re.compile(r"^(?:\[default\d+\]:)?\[rank\d+\]: ")
 # faulthandler's dump (a rank that aborts under @record, which enables it): "Fatal Python error: ..." to the
 # "Extension modules: ..." line
@@ -296,6 +300,10 @@ def _torch_pieces(out: str) -> list[Piece]:
             while j < len(lines) and lines[j].startswith(head):
                 j += 1
             pieces += [("multiline", lines[i:j])] if j > i + 1 else _singles([line])
+        elif C10_HEAD.match(line):
+            while j < len(lines) and lines[j].strip() and not (C10_HEAD.match(lines[j]) or lines[j] == TRACEBACK):
+                j += 1
+            pieces += [("cpp_frames", lines[i:j])] if j > i + 1 else _singles([line])
         elif RANK_LINE.match(line):
             while j < len(lines) and RANK_LINE.match(lines[j]):
                 j += 1

@@ -548,6 +548,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("c10_raised", r"[ \t]*Exception raised from \S+ at "),
     # c10::get_backtrace "frame #N: sym + 0x.. (0x.. in lib)"; lldb bt "  * frame #N: 0x..."
     ("frame", r"[ \t]*(?:\* )?frame #\d+: "),
+    # (c10::get_backtrace writes one such line in place of the interpreter's frames, c10/util/Backtrace.cpp)
+    ("c10_omit", r"[ \t]*<omitting python frames>\s*$"),
     # sanitizer_common symbolizer (ASan/TSan/UBSan/MSan/LSan): "    #N 0xADDR in func file:line"
     ("san_frame", r"[ \t]+#\d+ 0x[0-9a-fA-F]+ (?:in |\()"),
     ("san_head", r"==\d+==ERROR: \w+Sanitizer|WARNING: ThreadSanitizer|[A-Z]\w*Sanitizer:DEADLYSIGNAL", "Sanitizer"),
@@ -1357,7 +1359,7 @@ MODES: dict[str, dict] = {
                 "after_blank": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames")}},
     # frames end with ')' ("(0x.. in lib.so)"); a line after one that does not is its hard wrap
     "c10_frames": {"kind": "cpp_frames", "cross": True, "wrap_end": ")",
-                   "on": {"frame": (_S, None), "text": ("wrap", None), "c10_raised": (_S, None),
+                   "on": {"frame": (_S, None), "c10_omit": (_S, None), "text": ("wrap", None), "c10_raised": (_S, None),
                           # lldb's "bt all": the next thread's header, then its frames
                           "lldb_thread": (_S, "lldb_bt")},
                    "after_blank": {"c10_raised": (_S, None)}},

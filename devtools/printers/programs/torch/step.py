@@ -29,6 +29,9 @@ traceback (torch/distributed/distributed_c10d.py ``_distributed_excepthook``).
 - ``dist_raise``: rank 1 raises after a collective; rank 0 waits in a barrier until torchrun stops it.
 - ``dist_timeout``: rank 0 waits in an ``all_reduce`` that rank 1 never joins (a 3 s timeout): gloo's
   timeout error.
+- ``store``: rank 1 of 2 whose rank 0 never starts its TCPStore (no torchrun): c10's warnings of the
+  client's failed connects (``[W<mmdd> hh:mm:ss.ns socket.cpp:N] [c10d] The client socket has failed to
+  connect to ...``), then ``torch.distributed.DistNetworkError`` / ``DistStoreError``.
 - ``dist_record``: ``dist_raise`` with ``@record``: the rank's traceback goes into the error file, and
   torchrun's ``ChildFailedError`` report shows it under ``traceback :``.
 """
@@ -129,6 +132,14 @@ def s_dist_timeout():
         time.sleep(60)  # never joins; torchrun stops it when rank 0 fails
     t = torch.ones(2)
     dist.all_reduce(t)
+
+
+def s_store():
+    import torch.distributed as dist
+
+    # rank 1 of 2 with no rank 0 listening: the TCPStore client's connect retries, then its timeout
+    os.environ.update(RANK="1", WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT="29431")
+    dist.init_process_group("gloo", timeout=__import__("datetime").timedelta(seconds=4))
 
 
 def s_dist_record():
