@@ -9,7 +9,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from devtools.printers.capture import PROGRAMS, PYENV, Capture, Piece, _version
@@ -273,47 +273,69 @@ FATAL_HEAD = "Fatal Python error: "
 TRACEBACK = "Traceback (most recent call last):"
 
 
+def _warning_end(lines: list[str], i: int) -> int:
+    j = i + 1
+    while j < len(lines) and lines[j].startswith(" "):
+        j += 1
+    return j
+
+
+def _torch_log_end(lines: list[str], i: int) -> int:
+    head = TORCH_LOG_HEAD.match(lines[i]).group(0)  # type: ignore[union-attr]
+    j = i + 1
+    while j < len(lines) and lines[j].startswith(head):
+        j += 1
+    return j
+
+
+def _c10_end(lines: list[str], i: int) -> int:
+    j = i + 1
+    while j < len(lines) and lines[j].strip() and not (C10_HEAD.match(lines[j]) or lines[j] == TRACEBACK):
+        j += 1
+    return j
+
+
+def _rank_end(lines: list[str], i: int) -> int:
+    j = i + 1
+    while j < len(lines) and RANK_LINE.match(lines[j]):
+        j += 1
+    return j
+
+
+def _fatal_end(lines: list[str], i: int) -> int:
+    j = i + 1
+    while j < len(lines) and not lines[j - 1].startswith("Extension modules: "):
+        j += 1
+    return j
+
+
+# where each printer's output begins, where it ends, and the kind of event it is when over one line
+TORCH_PRINTERS: tuple[tuple[Callable[[str], object], Callable[[list[str], int], int], str], ...] = (
+    (PY_WARNING.match, _warning_end, "python_warning"),
+    (TORCH_LOG_HEAD.match, _torch_log_end, "multiline"),
+    (C10_HEAD.match, _c10_end, "cpp_frames"),
+    (RANK_LINE.match, _rank_end, "python_traceback"),
+    (lambda line: line.startswith(FATAL_HEAD), _fatal_end, "python_fatal"),
+)
+
+
 def _torch_pieces(out: str) -> list[Piece]:
     """One run's output (stdout and stderr in one pipe) cut where each printer's output begins: warnings
     (the head, the message's further lines and the source line, each indented), torch._logging records (a
-    message over lines repeats the head), a rank's traceback (its "[rankN]: " lines), faulthandler's dump,
-    and the uncaught traceback, to the end."""
+    message over lines repeats the head), c10's records, a rank's traceback (its "[rankN]: " lines),
+    faulthandler's dump, and the uncaught traceback, to the end."""
     lines = out.rstrip("\n").split("\n")
     pieces: list[Piece] = []
     i = 0
     while i < len(lines):
-        line = lines[i]
-        j = i + 1
-        if line == TRACEBACK:
+        if lines[i] == TRACEBACK:
             end = len(lines)
             while not lines[end - 1].strip():
                 end -= 1
-            pieces.append(("python_traceback", lines[i:end]))
-            pieces += _singles(lines[end:])
-            break
-        if PY_WARNING.match(line):
-            while j < len(lines) and lines[j].startswith(" "):
-                j += 1
-            pieces.append(("python_warning", lines[i:j]))
-        elif TORCH_LOG_HEAD.match(line):
-            head = TORCH_LOG_HEAD.match(line).group(0)  # type: ignore[union-attr]
-            while j < len(lines) and lines[j].startswith(head):
-                j += 1
-            pieces += [("multiline", lines[i:j])] if j > i + 1 else _singles([line])
-        elif C10_HEAD.match(line):
-            while j < len(lines) and lines[j].strip() and not (C10_HEAD.match(lines[j]) or lines[j] == TRACEBACK):
-                j += 1
-            pieces += [("cpp_frames", lines[i:j])] if j > i + 1 else _singles([line])
-        elif RANK_LINE.match(line):
-            while j < len(lines) and RANK_LINE.match(lines[j]):
-                j += 1
-            pieces.append(("python_traceback", lines[i:j]))
-        elif line.startswith(FATAL_HEAD):
-            while j < len(lines) and not lines[j - 1].startswith("Extension modules: "):
-                j += 1
-            pieces.append(("python_fatal", lines[i:j]))
-        else:
-            pieces += _singles([line])
+            return [*pieces, ("python_traceback", lines[i:end]), *_singles(lines[end:])]
+        j = next((end(lines, i) for starts, end, _ in TORCH_PRINTERS if starts(lines[i])), i + 1)
+        kind = next((k for starts, _, k in TORCH_PRINTERS if starts(lines[i])), "single")
+        pieces += [(kind, lines[i:j])] if j > i + 1 else _singles(lines[i:j])
         i = j
     return pieces
 
