@@ -17,9 +17,13 @@ from devtools.printers.capture import PROGRAMS, PYENV, Capture, Piece, _version
 CACHE = Path.home() / ".cache"
 
 
+# the Hugging Face libraries need torch: one directory holds both
+TARGET_DIRS = {"hf": "sluice-torch"}
+
+
 def _target(lang: str, module: str) -> Path:
     """The ``pip install --target`` directory of ``lang``'s framework (``SLUICE_<LANG>_TARGET``)."""
-    target = Path(os.environ.get(f"SLUICE_{lang.upper()}_TARGET", CACHE / f"sluice-{lang}"))
+    target = Path(os.environ.get(f"SLUICE_{lang.upper()}_TARGET", CACHE / TARGET_DIRS.get(lang, f"sluice-{lang}")))
     if not (target / module).is_dir():
         raise RuntimeError(f"{lang} captures need {target}: pip install --target {target} {lang}")
     return target
@@ -367,3 +371,73 @@ def pytorch(work: Path) -> Iterator[Capture]:
 
 
 LANGS["torch"] = pytorch
+
+
+# --- Hugging Face: Trainer's bar and log dicts, transformers' records, an error inside Trainer.train -------
+
+HF_SCENARIOS = ("train", "train_info", "label_error", "loss_error", "warn")
+HF_PACKAGES = ("transformers", "accelerate", "torch", "tqdm")
+# transformers.utils.logging.enable_explicit_format (what its example scripts set):
+# "[%(levelname)s|%(filename)s:%(lineno)s] %(asctime)s >> %(message)s"; a message may hold newlines and blank
+# lines (Trainer's "\n\nTraining completed. ...\n\n\n", from_pretrained's LOAD REPORT table and its notes).
+# It may come after a tqdm bar's last redraw on the same line: the bar writes no newline until it closes.
+HF_HEAD = re.compile(r"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\|[\w.]+:\d+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} >> ")
+
+
+def _hf_record_end(lines: list[str], i: int) -> int:
+    j = i + 1
+    while j < len(lines) and not (HF_HEAD.search(lines[j]) or lines[j].startswith("\r") or
+                                  PY_WARNING.match(lines[j]) or lines[j].endswith(TRACEBACK)):
+        j += 1
+    while not lines[j - 1].strip():
+        j -= 1  # the blank lines a message ends with are not its record's
+    return j
+
+
+def _hf_pieces(out: str) -> list[Piece]:
+    """One run's output (stdout and stderr in one pipe): tqdm's lines (a bar's redraws after "\\r", the log
+    dicts it writes over them, each line a record), warnings, transformers' records (a message over lines
+    runs to the next record, bar or warning), and the uncaught traceback (after the open bar's last redraw
+    on its line) to its message; the bar's redraw at exit after it is a line of its own."""
+    lines = out.rstrip("\n").split("\n")
+    pieces: list[Piece] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        j = i + 1
+        if line.endswith(TRACEBACK):
+            j = next((k for k in range(i + 1, len(lines)) if lines[k].startswith("\r")), len(lines))
+            pieces.append(("python_traceback", lines[i:j]))
+        elif PY_WARNING.match(line):
+            j = _warning_end(lines, i)
+            pieces.append(("python_warning", lines[i:j]))
+        elif HF_HEAD.search(line):
+            j = _hf_record_end(lines, i)
+            pieces += [("multiline", lines[i:j])] if j > i + 1 else _singles([line])
+        else:
+            pieces += _singles([line])
+        i = j
+    return pieces
+
+
+def hf(work: Path) -> Iterator[Capture]:
+    """``programs/hf/train.py`` under CPython 3.12 with transformers, accelerate and PyTorch (CPU) from a
+    ``pip install --target`` directory (``~/.cache/sluice-torch``, with torch): a tiny Llama built from a
+    config, trained by ``Trainer`` for a few steps; what one run wrote to stdout and stderr, unbuffered."""
+    target = _target("hf", "transformers")
+    src = work / "hf"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "hf" / "train.py", src / "train.py")
+    exe = _python312()
+    printer = _printer(target, HF_PACKAGES, exe)
+    env = {"PYTHONPATH": str(target), "PYTHONUNBUFFERED": "1", "CUDA_VISIBLE_DEVICES": "", "HF_HUB_OFFLINE": "1",
+           "HF_HOME": str(work / "hf" / "home")}
+    for name in HF_SCENARIOS:
+        full = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "HF_", "TRANSFORMERS_"))} | env
+        p = subprocess.run([str(exe), "train.py", name], cwd=src, env=full, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=300, check=False)
+        # a traceback ends with the error's message (free text)
+        yield Capture("hf", name, _hf_pieces(p.stdout.decode("utf-8", "replace")), True, printer)
+
+
+LANGS["hf"] = hf

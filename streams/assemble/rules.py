@@ -57,7 +57,9 @@ that start so, a string or a tuple of them), ``any_max_bytes`` (its ``any``
 entry takes lines only while the block is smaller: free text whose printer caps its size), ``ends_at_blank`` (when it
 closes, held lines before the first held blank line are its own: a free-text message that a blank
 line ended), ``depth`` (it ends where the JSON brackets it counts close; ``depth0``: brackets open
-before its first line), ``wrap_end`` (a line not ending so is hard-wrapped onto the next), ``cross``
+before its first line), ``rows`` (a line its own shapes read whole is its row even where it reads as
+behind a stream prefix: a table whose padded first column and " | " look like docker compose's prefix),
+``wrap_end`` (a line not ending so is hard-wrapped onto the next), ``cross``
 (an unprefixed line may continue it under another writer's prefix), ``headed`` (a line without a
 record head that this pattern finds ends it, but for what its ``after_blank`` table names: lines a
 message quotes from a log file), ``kind_override``.
@@ -120,9 +122,10 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # the kernel's printk time (dmesg, serial consoles)
     ("dmesg", r"\[ *\d+\.\d{6}\] ", "none", None),
     # syslog RFC 3164 / journalctl short (short-precise: with a fraction): the time is volatile,
-    # "host prog[pid]" is the writer (a daemon's tag may have no pid; a copy may leave the host out)
+    # "host prog[pid]" is the writer (a daemon's tag may have no pid; a copy may leave the host out; a tag
+    # is alphanumeric, RFC 3164 4.1.3: c10's "frame #3: ..." behind moreutils' ts is no "host tag: ")
     ("syslog", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? "
-               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|\w[\w.-]* [^\s:\[]+): ", "k", None),
+               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|\w[\w.-]* [^\s:\[#][^\s:\[]*): ", "k", None),
     # the same time alone, as test runners and relays without a host write it before every line
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
      None),
@@ -735,6 +738,14 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # and "| a | b |" rows
     ("rule_plus", r"\+(?:[-=]{2,}\+)+\s*$"),
     ("pipe_row", r"\|.*\|\s*$"),
+    # transformers' loading report (transformers/utils/loading_report.py log_state_dict_report, one
+    # logger.warning): "<Model> LOAD REPORT from: <path>", a table of keys ("Key | Status | ..." over a
+    # "-+-" rule, a row per key), then "\n\nNotes:" and a "- STATUS:\t<note>" line per status shown
+    ("hf_report", r"(?:\x1b\[1m)?[\w.]+ LOAD REPORT(?:\x1b\[0m)? from: ", " LOAD REPORT"),
+    ("hf_row", r"[^\s|][^|]* \| ", " | "),
+    ("hf_rule", r"-+(?:\+-+)+\s*$"),
+    ("hf_notes", r"Notes:\s*$"),
+    ("hf_note", r"- (?:\x1b\[[\d;]*m)?[A-Z]+:(?:\x1b\[[\d;]*m)?\t"),
     # a JSON object's member or closing bracket on a line of its own (pretty-printed dumps)
     ("json_member", r"[ \t]+\"[^\"]{1,200}\": "),
     ("json_close", r"[ \t]*[}\]],?\s*$"),
@@ -905,6 +916,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "hash_bare": ("hash_open", None),
     "json_member": ("json_tail", "json_dump"),  # a pretty-printed dump whose first lines were cut
     "py_ext_cut": ("py_ext_more", "python_fatal"),
+    "hf_report": ("hf_report", None),
 }
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
@@ -1524,6 +1536,13 @@ MODES: dict[str, dict] = {
                       "kern_start": (_S, None), "text": ("side", None)},
                "after_blank": "on"},
 
+    # transformers' loading report (its tokens): the table's rows and rule, then after the blank line its notes
+    # ("rows": its padded first column and " | " read as docker compose's "name  | " prefix; see merger)
+    "hf_report": {"kind": None, "rows": True,
+                  "on": {"hf_row": (_S, None), "hf_rule": (_S, None), "rule_dash_t": (_S, None),
+                         "hf_notes": (_S, "hf_notes")},
+                  "after_blank": {"hf_notes": (_S, "hf_notes")}},
+    "hf_notes": {"kind": None, "on": {"hf_note": (_S, None)}},
     # -- framed tables: a rule line, rows, the closing rule (held until it comes) ----------------
     # ("one_write": a table is printed by one call; a line of another writer among its rows ends it,
     # and the rows held so far are read again on their own: separators a script prints around its
