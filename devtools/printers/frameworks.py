@@ -375,7 +375,11 @@ LANGS["torch"] = pytorch
 
 # --- Hugging Face: Trainer's bar and log dicts, transformers' records, an error inside Trainer.train -------
 
-HF_SCENARIOS = ("train", "train_info", "label_error", "loss_error", "warn")
+HF_SCENARIOS = ("train", "train_info", "label_error", "loss_error", "warn", "accelerate")
+# accelerate/commands/launch.py _validate_launch_command: one logger.warning (no handler: logging's last resort
+# writes the message alone), a tab-led line per default it used between these two
+ACCEL_DEFAULTS = "The following values were not passed to `accelerate launch` and had defaults used instead:"
+ACCEL_DEFAULTS_END = "To avoid this warning pass in values for each of the problematic parameters"
 HF_PACKAGES = ("transformers", "accelerate", "torch", "tqdm")
 # transformers.utils.logging.enable_explicit_format (what its example scripts set):
 # "[%(levelname)s|%(filename)s:%(lineno)s] %(asctime)s >> %(message)s"; a message may hold newlines and blank
@@ -405,9 +409,13 @@ def _hf_pieces(out: str) -> list[Piece]:
     while i < len(lines):
         line = lines[i]
         j = i + 1
-        if line.endswith(TRACEBACK):
-            j = next((k for k in range(i + 1, len(lines)) if lines[k].startswith("\r")), len(lines))
+        if line.endswith(TRACEBACK):  # to its message: the bar's redraw at exit or the launcher's traceback follows
+            j = next((k for k in range(i + 1, len(lines)) if lines[k].startswith("\r") or lines[k] == TRACEBACK),
+                     len(lines))
             pieces.append(("python_traceback", lines[i:j]))
+        elif line.startswith(ACCEL_DEFAULTS):
+            j = next(k for k in range(i, len(lines)) if lines[k].startswith(ACCEL_DEFAULTS_END)) + 1
+            pieces.append(("multiline", lines[i:j]))
         elif PY_WARNING.match(line):
             j = _warning_end(lines, i)
             pieces.append(("python_warning", lines[i:j]))
@@ -423,7 +431,8 @@ def _hf_pieces(out: str) -> list[Piece]:
 def hf(work: Path) -> Iterator[Capture]:
     """``programs/hf/train.py`` under CPython 3.12 with transformers, accelerate and PyTorch (CPU) from a
     ``pip install --target`` directory (``~/.cache/sluice-torch``, with torch): a tiny Llama built from a
-    config, trained by ``Trainer`` for a few steps; what one run wrote to stdout and stderr, unbuffered."""
+    config, trained by ``Trainer`` for a few steps, and a script under ``accelerate launch --cpu``; what one run
+    wrote to stdout and stderr, unbuffered."""
     target = _target("hf", "transformers")
     src = work / "hf"
     src.mkdir(parents=True, exist_ok=True)
@@ -434,7 +443,8 @@ def hf(work: Path) -> Iterator[Capture]:
            "HF_HOME": str(work / "hf" / "home")}
     for name in HF_SCENARIOS:
         full = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "HF_", "TRANSFORMERS_"))} | env
-        p = subprocess.run([str(exe), "train.py", name], cwd=src, env=full, stdout=subprocess.PIPE,
+        launch = [str(target / "bin" / "accelerate"), "launch", "--cpu"] if name == "accelerate" else []
+        p = subprocess.run([str(exe), *launch, "train.py", name], cwd=src, env=full, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, timeout=300, check=False)
         # a traceback ends with the error's message (free text)
         yield Capture("hf", name, _hf_pieces(p.stdout.decode("utf-8", "replace")), True, printer)

@@ -445,6 +445,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # "Device", "Mixed precision type" (older: "Use FP16 precision"), DeepSpeed's "ds_config: {...}"); the repr
     # ends with a newline
     ("accel_state", r"Distributed environment: "),
+    # accelerate launch's record of the defaults it used (accelerate/commands/launch.py
+    # _validate_launch_command, one logger.warning): this line, a tab-led line per default, then its last line
+    ("accel_defaults", r"The following values were not passed to `accelerate launch` and had defaults used instead:"),
+    ("accel_defaults_end", r"To avoid this warning pass in values for each of the problematic parameters "),
     ("accel_field", r"(?:Num processes|Process index|Local process index|Device|Mixed precision type|Use FP16 precision"
                     r"|ds_config): "),
     ("ray_check", r"\.Please check \S+ for details"),  # (Ray's GCS start failure, MODES "ray_err_files")
@@ -853,6 +857,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rich_tb": ("rich_tb", "python_traceback"),
     "py_process": ("await", None),
     "accel_state": ("accel_state", None),
+    "accel_defaults": ("accel_defaults", None),
     "py_remote": ("py_remote", "python_traceback"),
     "node_src": ("node_src", "node_error"),
     "vg_banner": ("vg_banner", "valgrind"),
@@ -1121,6 +1126,7 @@ MODES: dict[str, dict] = {
     # accelerate's state repr: its field lines, nothing else (the blank line its trailing newline leaves
     # ends it)
     "accel_state": {"kind": "other_multiline", "on": {"accel_field": (_S, None)}},
+    "accel_defaults": {"kind": None, "on": {"indent": (_S, None), "accel_defaults_end": (_L, None)}},
 
     # -- CPython traceback.py ----------------------------------------------------------------------
     # "Traceback (most recent call last):", frames ("  File ..." + source + carets), the exception

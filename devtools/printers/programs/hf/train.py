@@ -10,6 +10,10 @@ downloaded). Each run writes, to stdout and stderr:
 - ``label_error``: a label past the vocabulary: the cross-entropy's ``IndexError: Target 99 is out of
   bounds.`` raised inside ``Trainer.train`` (the bar left open, the traceback after its last redraw).
 - ``loss_error``: a ``compute_loss`` of the user's own that raises ``ValueError`` after a logged step.
+- ``accelerate`` (under ``accelerate launch --cpu``): a script that raises after creating its ``Accelerator``:
+  accelerate's record of the defaults it used (one ``logger.warning``: the message, a tab-led line per
+  default, ``To avoid this warning ...``), the script's traceback, then accelerate's own traceback ending
+  in ``subprocess.CalledProcessError: Command '[...]' returned non-zero exit status 1.``.
 - ``warn``: transformers' own warnings through its logger under the explicit format (a config attribute it
   does not know, ``[WARNING|...] ... >> ...``) and through ``warnings`` (a deprecated argument).
 """
@@ -77,6 +81,14 @@ def s_warn():
     # a head the checkpoint has no weights for: from_pretrained's report of the weights it initialised
     LlamaForSequenceClassification.from_pretrained("tiny", num_labels=3)
     Trainer(model=model(), args=args(gradient_checkpointing=True, max_steps=2), train_dataset=data()).train()
+
+
+def s_accelerate():
+    from accelerate import Accelerator
+
+    acc = Accelerator(cpu=True)
+    if acc.is_main_process:
+        raise ValueError("loss is nan at step 12: check the learning rate")
 
 
 if __name__ == "__main__":
