@@ -78,13 +78,19 @@ def _nfkc(text: str) -> str:
 # A URL's percent-escapes of the separators (``access_token%3D...``, ``https%3A%2F%2Fuser%3Apw%40host``, a
 # redirect URL inside another's query) likewise: ``= : @ / & ? " ' ; , #`` (RFC 3986's reserved characters that
 # rules read as separators; letters, spaces and '+' are left as they are).
-_JSON_ESCAPE = re.compile(r"\\u(?:[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})|\\/"
+# ECMA-48 colour codes (SGR: "\x1b[36m", "\x1b[0m"; also JSON-escaped, "\u001b[36m") that structlog, rich, colorlog
+# and loguru put around keys and values are read as nothing, so that "\x1b[36mapi_key\x1b[0m=\x1b[35mv" is an
+# assignment and a token right after a code keeps its word boundary.
+_JSON_ESCAPE = re.compile(r"(?:\x1b|\\u001[bB])\[[0-9;]*m"
+                          r"|\\u(?:[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})|\\/"
                           r"|%(?:2[2367cCfF]|3[aAbBdDfF]|40)")
 
 
 def _unescape(escape: str) -> str:
     if escape == "\\/":
         return "/"
+    if escape[-1] == "m" and escape[0] in "\x1b\\":
+        return ""
     if escape[0] == "%":
         return chr(int(escape[1:], 16))
     try:
@@ -98,7 +104,8 @@ def _char_map(text: str) -> tuple[str, list[int]]:
     of its characters."""
     out: list[str] = []
     index: list[int] = []
-    escapes = {m.start(): m.end() for m in _JSON_ESCAPE.finditer(text)} if "\\" in text or "%" in text else {}
+    escapes = ({m.start(): m.end() for m in _JSON_ESCAPE.finditer(text)}
+               if "\\" in text or "%" in text or "\x1b" in text else {})
     i = 0
     while i < len(text):
         end = escapes.get(i)

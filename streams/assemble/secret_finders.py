@@ -115,7 +115,8 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
         bare_sep = sep in ("", ",")
         if bare_sep and " " in key:
             continue
-        if bare_sep and (not key.startswith("-") or (sep == "") == bool(m.group("kq"))):
+        if bare_sep and (not key.startswith("-") or (sep == "") == bool(m.group("kq"))) and not (
+                sep == "" and _spaced_line(text, ke - len(key), m, key)):
             continue  # "password reset" is prose; "--password x" and "'--password', 'x'" are flags
         start, end = _value_span(text, m, strength, ke - len(key))
         if text[start:end] in _BLOCK_INDICATORS and (block := _block_scalar(text, ke - len(key), end)) is not None:
@@ -134,6 +135,24 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
             spans.append((start, end))
             done = max(done, end)
     return spans
+
+
+# A key and its value as a column-aligned table or a space-separated config file prints them, alone on their line:
+# ``password    S3cret`` (vault kv get, vault read), ``    HTTP_Passwd   S3cret`` (Fluent Bit's classic config),
+# ``requirepass S3cret`` (redis.conf). One space is enough only after a key that is no plain word ("Password
+# changed" is prose).
+_LINE_REST = re.compile(r"[ \t]*\r?(?:\n|$)")
+_PLAIN_WORDS = frozenset({"password", "passwd", "pass", "pwd", "secret", "secrets", "token", "key", "auth",
+                          "credential", "credentials", "cookie", "authorization", "passphrase", "session"})
+
+
+def _spaced_line(text: str, ks: int, m: re.Match[str], key: str) -> bool:
+    if m.group("bv") is None or m.group("kq"):
+        return False
+    line_start = text.rfind("\n", 0, ks) + 1
+    if text[line_start:ks].strip(" \t") or _LINE_REST.match(text, m.end()) is None:
+        return False
+    return len(m.group("sep")) > 1 or key.lower() not in _PLAIN_WORDS
 
 
 # YAML's block scalars (``password: |`` then the value on the lines below, indented more than the key).
@@ -220,6 +239,9 @@ def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[in
     if strength == "header" and group == "bv":
         rx = _HEADER_LINE if _QUOTED_PARAM_SCHEME.match(text, start) else _HEADER_VALUE
         end = start + len(rx.match(text, start).group().rstrip())  # type: ignore[union-attr]
+    elif group == "bv" and m.group("sep") == "=" and ks and text[ks - 1] in "'\"" and (
+            (close := text.find(text[ks - 1], end)) > 0 and "\n" not in text[end:close]):
+        end = close  # 'NAME=value with spaces': a shell word quoted whole (bash xtrace, docker run -e)
     elif strength == "strong" and group == "bv" and m.group("sep").strip() == "=" and _env_line(text, ks, end):
         end = _NON_SPACE.match(text, end).end()  # type: ignore[union-attr]
     elif strength == "strong" and group == "bv":

@@ -30,7 +30,12 @@ STRONG_ENDINGS = frozenset({
     "apikey", "accesskey", "secretkey", "privatekey", "accountkey", "sharedaccesskey", "sshkey", "signingkey",
     "encryptionkey", "masterkey", "sessionkey", "licensekey", "credential", "credentials",
     "apikeys", "accesskeys", "secretkeys", "privatekeys",
+    "requirepass", "masterauth",  # redis.conf's server and replica passwords
 })
+# Dotted keys whose secret word is followed by what it is for (an account, a container), so that the key ends in a
+# host name: hadoop-azure's ``fs.azure.account.key.ACCOUNT.blob.core.windows.net`` (and Spark's ``spark.hadoop.``
+# copy), its OAuth client secret and SAS keys.
+QUALIFIED_SECRET_KEYS = re.compile(r"(?i)(?:^|\.)fs\.azure\.(?:account\.key|account\.oauth2\.client\.secret|sas)\.")
 WEAK_ENDINGS = frozenset({"token", "pass", "pwd", "auth", "pat", "apitoken", "authkey"})
 # Endings of one-word compounds that hold a credential (``hftoken``, keytool's ``-storepass`` and ``-keypass``).
 COMPOUND_WEAK_ENDINGS = ("token", "passwd", "apitoken", "storepass", "keypass")
@@ -71,6 +76,8 @@ def key_words(key: str) -> list[str]:
 
 def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
     """``"strong"``, ``"weak"``, ``"header"`` or None for a key name (see the module's docstring)."""
+    if "." in key and QUALIFIED_SECRET_KEYS.search(key):
+        return "strong"
     words = key_words(key)
     while words and words[-1] in VALUE_SUFFIXES and len(words) > 1:
         words.pop()
