@@ -32,8 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from devtools import CORPUS_DIR
-from devtools import secret_probe_shapes
+from devtools import CORPUS_DIR, secret_probe_shapes
 from devtools.secret_probe_kinds import cases, decoys, split
 from streams.assemble.pipeline import parse_files
 

@@ -118,7 +118,8 @@ def _cases() -> list[tuple[str, str, str, str, str]]:  # noqa: PLR0915 - one sta
     add("cli_tables", "terraform_output_json", "terraform output -json: each output an object with sensitive, "
         "type and value", "Tf" + rand(22),
         "{\n  \"db_password\": {\n    \"sensitive\": true,\n    \"type\": \"string\",\n    \"value\": \"{s}\"\n  },\n"
-        "  \"endpoint\": {\n    \"sensitive\": false,\n    \"type\": \"string\",\n    \"value\": \"pg.internal\"\n  }\n}")
+        "  \"endpoint\": {\n    \"sensitive\": false,\n    \"type\": \"string\",\n"
+        "    \"value\": \"pg.internal\"\n  }\n}")
     add("cli_tables", "aws_ssm_parameter", "aws ssm get-parameter --with-decryption: Parameter with Name, Type, "
         "Value", "Ss" + rand(22),
         "{\n    \"Parameter\": {\n        \"Name\": \"/prod/train/db_password\",\n        \"Type\": \"SecureString\",\n"
@@ -239,8 +240,8 @@ def _cases() -> list[tuple[str, str, str, str, str]]:  # noqa: PLR0915 - one sta
 
 def rows() -> list[dict[str, str]]:
     out = []
-    for kind, context, source, secret, text in _cases():
-        text = text.replace("{s[:12]}", secret[:12]).replace("{s[12:]}", secret[12:]).replace("{s}", secret)
+    for kind, context, source, secret, raw in _cases():
+        text = raw.replace("{s[:12]}", secret[:12]).replace("{s[12:]}", secret[12:]).replace("{s}", secret)
         out.append({"kind": kind, "source": source, "context": context, "secret": secret, "text": text})
     return out
 

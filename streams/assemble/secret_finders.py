@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from streams.assemble.secret_keys import header_secret_span, is_secret_value, key_strength, unquoted
+from streams.assemble.secret_keys import header_secret_span, is_secret_value, key_strength, record_secret, unquoted
 
 Spans = list[tuple[int, int]]
 
@@ -294,6 +294,29 @@ def name_value_pair(text: str, strength_of: Callable[[str], str | None] = _stren
     return spans
 
 
+# -- {"Name": "/prod/db_password", "Type": "SecureString", "Value": "..."} ------------------------------------
+# A JSON object without nested objects (its fields may span lines), and the key it is held under.
+_FLAT_OBJECT = re.compile(r"""(?:"(?P<parent>[^"\\\r\n]{1,200})"[ \t]*:[ \t]*)?\{(?P<body>[^{}]{1,4096})\}""")
+_STRING_FIELD = re.compile(r'"(?P<k>[^"\\\r\n]{1,200})"[ \t]*:[ \t]*"(?P<v>(?:\\.|[^"\\\r\n]){0,4096})"')
+
+
+def record_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The value of a JSON record whose name field, or whose key, names a secret (see
+    :func:`streams.assemble.secret_keys.record_secret`)."""
+    spans: Spans = []
+    for obj in _FLAT_OBJECT.finditer(text):
+        fields: dict[str, str] = {}
+        where: dict[str, tuple[int, int]] = {}
+        for f in _STRING_FIELD.finditer(obj.group("body")):
+            k = f.group("k").lower()
+            fields[k] = f.group("v")
+            where[k] = (obj.start("body") + f.start("v"), obj.start("body") + f.end("v"))
+        found = record_secret(fields, obj.group("parent"), strength_of) if fields else None
+        if found is not None and is_secret_value(found[1], fields[found[0]], found[0]):
+            spans.append(where[found[0]])
+    return spans
+
+
 # -- Kubernetes Secret manifests -------------------------------------------------------------------------
 _K8S_SECRET = re.compile(r"""kind["']?[ \t]*:[ \t]*["']?Secret\b""")
 _YAML_DATA = re.compile(r"^([ \t]*)(?:data|stringData):[ \t]*\r?$", re.MULTILINE)
@@ -327,6 +350,8 @@ def k8s_secret(text: str) -> Spans:
 
 # -- <password>...</password> and `config set KEY VALUE` ------------------------------------------------
 _XML_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z_][\w:.\-]*)(?:\s[^<>]*)?>(?P<v>[^<\r\n]{1,512})</(?P=tag)>")
+# Hadoop's configuration files (core-site.xml): <property><name>fs.s3a.secret.key</name><value>...</value>.
+_XML_NAME_VALUE = re.compile(r"<name>(?P<k>[^<\s]{1,200})</name>\s{0,200}<value>(?P<v>[^<\r\n]{1,512})</value>")
 _CONFIG_SET = re.compile(r"\bconfig(?:ure)?(?::set)?\s+set\s+(?:--?[\w\-]+\s+)*(?P<k>[\w.:/@\-]+)\s+"
                          r"['\"]?(?P<v>[^\s'\"]+)")
 
@@ -339,10 +364,11 @@ _INPUT_VALUE = re.compile(r"^(?P<k>[A-Za-z_][\w.\-]{0,200})\r?\n[ \t]+[^\r\n]{0,
 
 def keyed_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
     """Values named by a secret's key outside ``key = value``: an XML element (Maven's settings.xml,
-    SOAP, .NET configs), a CLI's ``config set KEY VALUE`` (aws, npm, yarn, pip, git), and the input a
+    SOAP, .NET configs) or name/value pair (Hadoop's core-site.xml), a CLI's ``config set KEY VALUE`` (aws, npm,
+    yarn, pip, git), and the input a
     validation error echoes under the field's name (pydantic)."""
     spans: Spans = []
-    for rx in (_XML_ELEMENT, _CONFIG_SET, _INPUT_VALUE):
+    for rx in (_XML_ELEMENT, _XML_NAME_VALUE, _CONFIG_SET, _INPUT_VALUE):
         for m in rx.finditer(text):
             key = m.group(1).rsplit(":", 1)[-1].rsplit("/", 1)[-1]
             strength = strength_of(key)
@@ -396,4 +422,5 @@ def _source_line(text: str, line_start: int) -> tuple[int, int] | None:
 
 FINDERS: dict[str, Callable[[str], Spans]] = {"pem": pem, "assignment": assignment, "name_value": name_value,
                                                "k8s_secret": k8s_secret, "keyed_value": keyed_value,
-                                               "diagnosed": diagnosed, "name_value_pair": name_value_pair}
+                                               "diagnosed": diagnosed, "name_value_pair": name_value_pair,
+                                               "record_value": record_value}

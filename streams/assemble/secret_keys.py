@@ -165,6 +165,36 @@ def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
     return strength != "header" or len(value.strip()) >= HEADER_MIN_CHARS
 
 
+# Records that hold a secret in a value field named by another of their fields, or by the key above them: a
+# parameter store's {Name, Type, Value} (aws ssm get-parameter), a key list's {keyName, permissions, value}
+# (az storage account keys list), terraform output -json's {"db_password": {"sensitive", "type", "value"}}, and
+# kaggle.json's {"username", "key"} (the Kaggle API's documented credentials file).
+RECORD_NAME_FIELDS = frozenset({"name", "key", "keyname", "parametername", "secretname"})
+RECORD_VALUE_FIELDS = frozenset({"value", "secretvalue"})
+RECORD_USER_FIELDS = frozenset({"username", "user"})
+RECORD_FIELDS_MAX = 16  # a record with more fields is a document, not one named value
+
+
+def record_secret(fields: dict[str, str], parent: str | None,
+                  strength_of: Callable[[str], str | None]) -> tuple[str, str] | None:
+    """(the field of a record that holds a secret, its strength), for a record whose lower-cased field names map to
+    their string values; None when the record names no secret. ``parent`` is the key the record is held under."""
+    if len(fields) > RECORD_FIELDS_MAX:
+        return None
+    value_field = next((f for f in fields if f in RECORD_VALUE_FIELDS), None)
+    if value_field is not None:
+        for f in RECORD_NAME_FIELDS.intersection(fields):
+            name = re.split(r"[/:]", fields[f].rstrip("/"))[-1]
+            strength = strength_of(name) or ("generated" if key_words(name) == ["key"] else None)
+            if strength is not None and strength != "header":
+                return value_field, strength
+        if parent is not None and (strength := strength_of(parent)) is not None and strength != "header":
+            return value_field, strength
+    if "key" in fields and RECORD_USER_FIELDS.intersection(fields):
+        return "key", "generated"
+    return None
+
+
 _LISTED_SCHEMES = ("digest", "aws4-hmac-sha256", "sharedkey", "hoba", "mutual")
 # Any other word before a space is an auth-scheme too (RFC 7235: ``credentials = auth-scheme [ 1*SP ( token68 /
 # #auth-param ) ]``): Okta's ``SSWS``, ``OAuth``, Discord's ``Bot``, ``GenieKey``. Its credentials run to the

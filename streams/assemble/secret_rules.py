@@ -85,10 +85,14 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                     r"[ \t]*[\"']?value",
                source="detect-secrets KeywordDetector over name/value records (k8s env, ECS, SSM); gitleaks "
                       "nuget-config-password (XML <add key=... value=...>)"),
+    SecretRule("record_value", ('"value"', '"key"'), finder="record_value", gate=r"\"(value|key)\"[ \t]*:[ \t]*\"",
+               source="detect-secrets KeywordDetector over records that name their value: aws ssm get-parameter, "
+                      "az storage account keys list, terraform output -json, kaggle.json"),
     SecretRule("k8s_secret", ("secret",), finder="k8s_secret", gate=r"kind[\"']?[ \t]*:[ \t]*[\"']?Secret",
                source="gitleaks kubernetes-secret-yaml"),
     SecretRule("keyed_value", ("</", "config", "input_value="), finder="keyed_value",
                gate=rf"<[A-Za-z0-9_:.\-]*{_KW}[A-Za-z0-9_:.\-]*[^<>]*>[^<]+</|config[a-z:]*[ \t]+set[ \t]"
+                    rf"|<name>[^<]*{_KW}[^<]*</name>"
                     r"|input_value=",
                source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set; "
                       "pydantic ValidationError's input_value under the field's name"),
@@ -319,8 +323,8 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"\bgh[ \t]+secret[ \t]+set[ \t]+[^\n|;&]{0,200}?(?:--body|-b)(?:=|[ \t]+)['\"]?(?P<s>[^\s'\"]+)",
                source="gitleaks generic (CLI arguments documented as secrets): gh secret set NAME --body VALUE"),
     SecretRule("cli_secret_argument", ("mc alias", "mc config"),
-               r"\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+(?:--?\S+[ \t]+)*\S+[ \t]+\S+[ \t]+\S+[ \t]+"
-               r"['\"]?(?P<s>[^\s'\"]+)",
+               r"\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+(?:--?\S+[ \t]+)*"
+               r"\S+[ \t]+\S+[ \t]+\S+[ \t]+['\"]?(?P<s>[^\s'\"]+)",
                source="MinIO client's documented credential command: mc alias set ALIAS URL ACCESSKEY SECRETKEY"),
     SecretRule("cli_secret_argument", ("smbclient", "rpcclient", "smbcacls", "smbget"),
                r"\b(?:smbclient|rpcclient|smbcacls|smbget)\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user[= \t])['\"]?[^\s%'\"]+%"
