@@ -1,7 +1,8 @@
 """Secrets probe: does any part of a secret survive the assemble path, and what else gets redacted?
 
     python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds
-    python -m devtools.secret_probe leaks [dev|holdout] [-v]
+    python -m devtools.secret_probe generate-shapes   # (re)write dev2 and holdout6 from secret_probe_shapes
+    python -m devtools.secret_probe leaks [dev|dev2|holdout|holdout6] [-v]
     python -m devtools.secret_probe corpus [-v]       # redactions in the real corpora (false positives)
     python -m devtools.secret_probe decoys [-v]       # redactions in random-looking lines with no secret
 
@@ -15,7 +16,9 @@ original bytes are not readable and are left out). A kind leaks when any of its 
 and counts the ``[REDACTED:`` marks in the outputs: the corpora hold no credentials, so each is a
 false positive (``-v`` prints them). The held-out corpora are never read.
 
-The holdout fixture holds a random third of the kinds; score it only once the rules are done.
+The holdout fixture holds a random third of the kinds; score it only once the rules are done. ``dev2`` and
+``holdout6`` are the third round (:mod:`devtools.secret_probe_shapes`: shapes taken from the programs that print
+them), split by case; holdout6 too is scored only once the rules are done.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from devtools import CORPUS_DIR
+from devtools import CORPUS_DIR, secret_probe_shapes
 from devtools.secret_probe_kinds import cases, decoys, split
 from streams.assemble.pipeline import parse_files
 
@@ -49,6 +52,15 @@ def generate() -> None:
                     f.write(json.dumps({"kind": kd.name, "source": kd.source, "context": ctx, "secret": kd.secret,
                                         "text": text}) + "\n")
         print(f"{name}: {len(kinds)} kinds")
+
+
+def generate_shapes() -> None:
+    dev2, holdout6 = secret_probe_shapes.split(secret_probe_shapes.rows())
+    for name, rows in (("dev2", dev2), ("holdout6", holdout6)):
+        with (FIXTURES / f"{name}.jsonl").open("w") as f:
+            for row in rows:
+                f.write(json.dumps(row) + "\n")
+        print(f"{name}: {len(rows)} cases")
 
 
 def load(name: str) -> list[dict[str, Any]]:
@@ -155,6 +167,9 @@ def main(argv: list[str]) -> int:
     verbose = "-v" in argv
     if cmd == "generate":
         generate()
+        return 0
+    if cmd == "generate-shapes":
+        generate_shapes()
         return 0
     if cmd == "leaks":
         name = next((a for a in argv[2:] if not a.startswith("-")), "dev")

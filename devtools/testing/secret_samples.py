@@ -165,10 +165,14 @@ _add("short_password_flag", "Sp" + rand(14), "+ mysql -h db -u root -p{s} -e 'se
      "+ mysqldump -u root -p'{s}' runs",
      "+ sshpass -p {s} rsync -a ckpt/ node-3:/data/", "argv=['sshpass', '-p', '{s}', 'ssh', 'node-3']",
      "+ redis-cli -h redis -a {s} ping", "cmd: ['redis-cli', '-a', '{s}', 'info']",
-     "+ docker login -u ci -p {s} registry.internal", "run(['/usr/bin/docker', 'login', '-u', 'ci', '-p', '{s}'])")
+     "+ docker login -u ci -p {s} registry.internal", "run(['/usr/bin/docker', 'login', '-u', 'ci', '-p', '{s}'])",
+     "+ zip -q -P {s} -r ckpt.zip ckpt/", "run(['zip', '-P', '{s}', '-r', 'ckpt.zip', 'ckpt'])",
+     "CalledProcessError: Command '['mysql', '-u', 'root', '-p{s}', '-e', 'select 1']' returned non-zero exit "
+     "status 1.")
 _add("wandb_login", rand(40, HEX), "+ wandb login {s}", "wandb: Appending key for api.wandb.ai: {s}")
 _add("netrc_password", "Nr" + rand(14), "machine api.wandb.ai\n  login user\n  password {s}",
-     "machine pypi.internal login ci password {s}")
+     "machine pypi.internal login ci password {s}", "default login anonymous password {s}",
+     "machine ftp.internal login trainer account ml password {s}")
 
 # Name/value records, Kubernetes Secrets, secrets next to their key id or vendor keyword, encoded credentials.
 _add("name_value_record", "Nv" + rand(18),
@@ -197,7 +201,8 @@ _add("xml_password", "Xm" + rand(14), "<server><id>nexus</id><password>{s}</pass
      "<ns:apiKey type='x'>{s}</ns:apiKey>")
 _add("config_set", rand(40, ALNUM + "/+"), "+ aws configure set aws_secret_access_key {s}",
      "+ npm config set //registry.npmjs.org/:_authToken {s}")
-_add("stdin_password", "Si" + rand(14), "+ echo {s} | docker login -u bot --password-stdin registry.internal")
+_add("stdin_password", "Si" + rand(14), "+ echo {s} | docker login -u bot --password-stdin registry.internal",
+     "+ echo {s} | sudo -S systemctl restart nvidia-fabricmanager", "+ echo 'root:{s}' | chpasswd")
 _add("env_password_with_brackets", "P@ss(w0rd)!{" + rand(6) + "}<" + rand(4) + ">",
      "DB_PASSWORD={s}", "+ export ADMIN_PASSWORD={s}")
 
@@ -235,7 +240,25 @@ _add("url_token_user", "x" + rand(39, URLSAFE), "fatal: could not read from http
 _add("sql_password", "Sq" + rand(14), "CREATE USER app WITH PASSWORD '{s}';", "ALTER ROLE app LOGIN PASSWORD '{s}'",
      "CREATE USER 'app'@'%' IDENTIFIED BY '{s}';")
 _add("cli_secret_argument", "Hp" + rand(14), "+ htpasswd -b -B /etc/nginx/.htpasswd admin {s}",
-     "+ gh secret set HF_TOKEN --repo org/x --body {s}", "+ poetry config http-basic.private ci {s}")
+     "+ gh secret set HF_TOKEN --repo org/x --body {s}", "+ poetry config http-basic.private ci {s}",
+     "+ mc alias set ckpt http://minio:9000 TRAINERACCESS01 {s}", "+ smbclient //nas/data -U 'HPC\\trainer%{s}' -c ls",
+     "+ curl --proxy-user proxyuser:{s} -x http://proxy:3128 https://hf.co")
+# A value as a column-aligned table or a space-separated config prints it; colour codes between key and value; a
+# shell word quoted whole; keys that name what their secret is for; records that name their value.
+_add("column_aligned_value", "Ca" + rand(18), "password           {s}", "    HTTP_Passwd   {s}", "requirepass {s}")
+_add("colour_coded_assignment", "Cc" + rand(18), "\x1b[36mapi_key\x1b[0m=\x1b[35m{s}\x1b[0m",
+     "Settings(\x1b[33mdb_password\x1b[0m\x1b[1m=\x1b[0m\x1b[32m'{s}'\x1b[0m)",
+     '{"log":"\\u001b[36mdb_password\\u001b[0m=\\u001b[35m{s}\\u001b[0m"}')
+_add("colour_coded_token", "hf_" + rand(34), "\x1b[36mcred\x1b[0m=\x1b[35m{s}\x1b[0m")
+_add("quoted_shell_word", "Qw" + rand(10) + " violet-" + rand(10), "+ export 'DB_PASSWORD={s}'",
+     "+ docker run -e 'PGPASSWORD={s}' -e X=1 img")
+_add("qualified_key", rand(86, ALNUM + "+/") + "==",
+     "spark.hadoop.fs.azure.account.key.ckpt01.dfs.core.windows.net={s}",
+     "<name>fs.s3a.secret.key</name>\n  <value>{s}</value>")
+_add("record_value", "Rv" + rand(20),
+     '{"Parameter": {"Name": "/prod/train/db_password", "Type": "SecureString", "Value": "{s}", "Version": 3}}',
+     '{"db_password": {"sensitive": true, "type": "string", "value": "{s}"}}',
+     '[{"keyName": "key1", "permissions": "FULL", "value": "{s}"}]', '{"username":"trainer","key":"{s}"}')
 _add("bytes_and_backtick_values", rand(28), "headers={'X-Amz-Security-Token': b'{s}'}", "- `hub_token`: {s}",
      "+ keytool -importkeystore -srcstorepass {s} -deststorepass {s}")
 _add("diagnosed_locals", "Dg" + rand(18),
@@ -282,4 +305,10 @@ NOT_SECRETS: list[str] = [
     "spark://CoarseGrainedScheduler@bd6ddeaa3173:42367", "ssh://git@github.com/org/repo.git",
     "ALTER ROLE app PASSWORD NULL", "CREATE USER app WITH PASSWORD '${APP_PASSWORD}'", "htpasswd -v .htpasswd admin",
     "bypass: true", "- `hub_model_id`: org/model",
+    "Password changed", "token    expired", "  keyring        24.3.0", "tokenizers     0.19.1", "passlib   1.7.4",
+    '{"Name": "LOG_LEVEL", "Type": "String", "Value": "info"}', '{"key": "step-1000", "bucket": "ckpts"}',
+    '{"user": "trainer", "key": "model.safetensors"}', "\x1b[36mtoken_acc\x1b[0m=\x1b[35m0.93\x1b[0m",
+    "+ echo 3 | sudo tee /proc/sys/vm/drop_caches", "+ zip -r ckpt.zip ckpt/",
+    "<name>fs.s3a.endpoint</name><value>http://minio:9000</value>", "+ export 'LOG_LEVEL=debug info'",
+    "spark.hadoop.fs.azure.account.auth.type=OAuth",
 ]

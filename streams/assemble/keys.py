@@ -43,7 +43,9 @@ _family("gpu_memory_mb", "gpu_memory", "gpu_mem", "gpu_memory_used", "gpu_memory
         "memory_mb", "max_reserved", "gpu_memory_reserved_mb", "max_memory_reserved_mb",
         "dcgm_fi_dev_fb_used",  # DCGM's framebuffer in use, MiB
         # torch's / Paddle's max_memory_reserved() by name (PaddleOCR "max_mem_reserved: 6177 MB")
-        "max_memory_reserved", "max_mem_reserved")
+        "max_memory_reserved", "max_mem_reserved",
+        # DeepSpeed's ThroughputTimer "MaxMemAllocated=19.52GB" (max_memory_allocated() in GiB, its only GPU figure)
+        "max_mem_allocated")
 # A bare memory figure is a metric ``memory_mb`` (MB unless the value says otherwise); on a step line or
 # beside a GPU utilisation it is the GPU's (see settle_memory): mmcv/mmengine ``memory: 2103``
 # (torch.cuda.max_memory_allocated in MB), detectron2 ``max_mem: 1962M``, maskrcnn-benchmark ``max mem: 4358``,
@@ -53,7 +55,10 @@ _family("gpu_memory_mb", "gpu_memory", "gpu_mem", "gpu_memory_used", "gpu_memory
 _family("memory_mb", "memory", "mem", "max_mem", "max_memory", "memory_used", "mem_used", "fb_used")
 _family("gpu_memory_mb", "gpu_memory_gb", "gpu_memory_gib", "gpu_mem_gb", "gpu_mem_gib", "memory_gib", "memory_gb",
         "gpu_memory_used_gb", "gpu_memory_used_gib", "peak_memory_reserved", "max_memory_reserved_gb",
-        "max_memory_reserved_gib", "max_ca", scale=GIB_TO_MB)
+        "max_memory_reserved_gib", "max_ca",
+        # axolotl's trainer log: "memory/device_reserved (GiB)" (earlier "memory/device_mem_reserved(gib)"); its
+        # max_active and max_allocated stay metrics of their own
+        "memory_device_reserved_gib", "memory_device_mem_reserved_gib", scale=GIB_TO_MB)
 _family("gpu_memory_mb", "gpu_memory_bytes", "gpu_mem_bytes", "gpu_memory_used_bytes", scale=1 / 1048576)
 _family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utilization", "gpu_util",
         "utilization_gpu", "gpu_usage_pct", "gpu_util_percent", "gpu_utilization_percent",
@@ -65,10 +70,12 @@ _family("gpu_memory_mb", "fbusd")  # dcgmi dmon's short name of DCGM_FI_DEV_FB_U
 # Cross-entropy is the loss of the sequence models that print it by that name: OpenNMT-py's ``xent``
 # (its ``ppl`` is exp(xent)); NVIDIA's DLLogger examples print the step's loss as ``step_loss``.
 # OLMo's console logger prints ``train/CrossEntropyLoss`` (camelCase: ``cross_entropy_loss``).
+# llama-recipes and the PEFT examples print the epoch's mean loss as ``train_epoch_loss`` / ``eval_epoch_loss``.
 _family("loss", "loss", "train_loss", "training_loss", "lm_loss", "train_lm_loss", "train_loss_step", "total_loss",
         "reduced_train_loss", "loss_train_total", "xent", "cross_entropy", "step_loss", "cross_entropy_loss",
-        "ce_loss")
-_family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "eval_lm_loss", "lm_loss_value")
+        "ce_loss", "epoch_loss")
+_family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "eval_lm_loss", "lm_loss_value",
+        "eval_epoch_loss")
 _family("learning_rate", "learning_rate", "lr", "train_learning_rate", "train_lr")
 # fairseq ``gnorm``, llm.c ``norm`` (its step line prints no other norm), torch's clip_grad_norm_ ``total_norm``.
 # OLMo's ``optim/total_grad_norm``.
@@ -87,7 +94,8 @@ _family("throughput_steps_s", "train_steps_per_second")
 _family("eval_samples_s", "eval_samples_per_second")
 _family("train_runtime_s", "train_runtime")
 _family("eval_runtime_s", "eval_runtime")
-_family("tflops_per_gpu", "throughput_per_gpu_tflop_s_gpu", "throughput_tflop_s_gpu")
+# MaxText's "TFLOP/s/device" is the same figure per accelerator.
+_family("tflops_per_gpu", "throughput_per_gpu_tflop_s_gpu", "throughput_tflop_s_gpu", "tflop_s_device")
 _family("nan_iterations", "number_of_nan_iterations")
 _family("skipped_iterations", "number_of_skipped_iterations")
 

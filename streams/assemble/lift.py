@@ -43,6 +43,9 @@ MAX_DEPTH = 6  # nested dicts deeper than this are kept as JSON text
 MAX_TASK_CHARS = 256
 MAX_KEPT_CHARS = 256  # a number or a time kept as text: longer is not a number anyone wrote
 _ONE_LETTER_MEMORY = frozenset("kmgt")  # detectron2's "1962M", ultralytics' "6.73G"
+# The same letters after a count that is not a memory's: picotron's to_readable_format ("Tokens/s: 524.29K",
+# "Global batch size: 1.05M") writes thousands and millions.
+_SI_COUNT = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 _MEMORY_METRICS = frozenset(("gpu_memory_mb", "memory_mb"))
 
 LEVELS = {
@@ -147,6 +150,8 @@ def _lift_unknown(p: Parsed, nk: str, f: float, unit: str | None) -> None:
     if len(p.metrics) >= MAX_METRICS:
         return
     name = nk
+    if unit in _SI_COUNT and "mem" not in nk:
+        f, unit = f * _SI_COUNT[unit], None
     if unit and unit not in ("%", "b"):
         if unit.endswith("b") or unit in _ONE_LETTER_MEMORY:  # a memory figure: in MB, like gpu_memory_mb
             f = f * memory_scale(unit, 1.0)

@@ -11,11 +11,16 @@ the figure (its key named by the rule, or by the sentence itself):
   monitored key's new value;
 - sentence-transformers' evaluators ("Evaluating the model on sts-dev dataset in epoch 0 after 1000
   steps:"): the step, after its epoch;
-- TensorFlow's ``NanTensorHook`` ("Model diverged with loss = NaN."): the loss.
+- TensorFlow's ``NanTensorHook`` ("Model diverged with loss = NaN."): the loss;
+- Lightning's ``ModelCheckpoint`` ("Epoch 9, global step 7820: 'val_loss' reached 0.45678 (best ...), saving
+  model to ...") and ``EarlyStopping`` ("Metric val_loss improved by 0.012 >= min_delta = 0.0. New best score:
+  0.457"): the monitored key's value;
+- llama-recipes' ``MemoryTrace`` summary ("Max CUDA memory reserved was 42 GB", whole GiB): the GPU's memory.
 
 An evaluation head makes the line's losses the evaluation's: PyTorch's MNIST example ("Test set: Average
 loss: 0.0553, ..."), ``Test:`` / ``Validation:`` / ``Eval:`` at the start of the line, TensorFlow
-Estimator's evaluation results ("Saving dict for global step 1000: accuracy = 0.91, loss = 0.29").
+Estimator's evaluation results ("Saving dict for global step 1000: accuracy = 0.91, loss = 0.29"), MaxText's
+evaluation line ("eval metrics after step: 99, loss=2.345, total_weights=5000.0").
 """
 
 from __future__ import annotations
@@ -37,10 +42,18 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
      re.compile(r"\bepoch \d+ after (?P<value>\d+) steps\b"), "step"),
     ("tensorflow NanTensorHook", "diverged with loss",
      re.compile(rf"diverged with loss = (?P<value>{NUMBER})"), "loss"),
+    # (releases before 1.x printed the monitor without its repr quotes)
+    ("lightning ModelCheckpoint", " reached ",
+     re.compile(rf"global step \d+: '?(?P<key>[A-Za-z_][\w/.-]*)'? reached (?P<value>{NUMBER})"), None),
+    ("lightning EarlyStopping", "new best score: ",
+     re.compile(rf"\bMetric (?P<key>[A-Za-z_][\w/.-]*) improved\b[^.]*(?:\.\d[^.]*)*\. New best score: "
+                rf"(?P<value>{NUMBER})"), None),
+    ("llama-recipes MemoryTrace", "memory reserved was",
+     re.compile(r"\bMax CUDA memory reserved was (?P<value>\d+) GB\b"), "max_memory_reserved_gb"),
 )
 _EVAL_HEAD = re.compile(r"\s*(?:(?:Test|Validation|Valid|Val|Eval|Evaluation)(?: set| results?)?:(?!\S)|"
-                        r"Saving dict for global step \d+:)")
-_EVAL_WORDS = ("Test", "Val", "Eval", "Saving dict")
+                        r"Saving dict for global step \d+:|eval metrics after step: \d+,)")
+_EVAL_WORDS = ("Test", "Val", "Eval", "Saving dict", "eval metric")
 
 
 def lift_phrases(body: str, low: str, p: Parsed) -> bool:

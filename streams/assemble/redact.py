@@ -32,9 +32,17 @@ from streams.assemble.secret_finders import (
     keyed_value,
     name_value,
     name_value_pair,
+    record_value,
 )
 from streams.assemble.secret_gate import FOLD, FORMAT_CHARS, make_gate
-from streams.assemble.secret_keys import CHECKS, is_secret_value, key_strength, unquoted
+from streams.assemble.secret_keys import (
+    CHECKS,
+    RECORD_VALUE_FIELDS,
+    is_secret_value,
+    key_strength,
+    record_secret,
+    unquoted,
+)
 from streams.assemble.secret_rules import DEFAULT_RULES, SecretRule
 from streams.deadletter import protect_letter
 
@@ -50,6 +58,7 @@ _PEM_BODY_LINE = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}|(?=[A-Za-z+/]*[0-9+/=])[A
 _PREFIXED_BODY_LINE = re.compile(r"[ \t]([A-Za-z0-9+/]{40,}={0,2}|(?=[A-Za-z+/]*[0-9+/=])[A-Za-z0-9+/]{4,}={0,2})$")
 _PEM_HEADER = re.compile(r"(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset): .*")
 _FOLDS = str.maketrans({**dict.fromkeys(FORMAT_CHARS), 0x131: "i", 0x130: "I"})
+_RECORD_TRIGGERS = RECORD_VALUE_FIELDS | {"key"}  # the field names a record that names its secret holds
 MEMO_MAX_CHARS = 256  # strings up to this long (labels, source fields, keys) are memoised
 MEMO_ENTRIES = 50_000
 
@@ -78,13 +87,19 @@ def _nfkc(text: str) -> str:
 # A URL's percent-escapes of the separators (``access_token%3D...``, ``https%3A%2F%2Fuser%3Apw%40host``, a
 # redirect URL inside another's query) likewise: ``= : @ / & ? " ' ; , #`` (RFC 3986's reserved characters that
 # rules read as separators; letters, spaces and '+' are left as they are).
-_JSON_ESCAPE = re.compile(r"\\u(?:[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})|\\/"
+# ECMA-48 colour codes (SGR: "\x1b[36m", "\x1b[0m"; also JSON-escaped, "\u001b[36m") that structlog, rich, colorlog
+# and loguru put around keys and values are read as nothing, so that "\x1b[36mapi_key\x1b[0m=\x1b[35mv" is an
+# assignment and a token right after a code keeps its word boundary.
+_JSON_ESCAPE = re.compile(r"(?:\x1b|\\u001[bB])\[[0-9;]*m"
+                          r"|\\u(?:[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})|\\/"
                           r"|%(?:2[2367cCfF]|3[aAbBdDfF]|40)")
 
 
 def _unescape(escape: str) -> str:
     if escape == "\\/":
         return "/"
+    if escape[-1] == "m" and escape[0] in "\x1b\\":
+        return ""
     if escape[0] == "%":
         return chr(int(escape[1:], 16))
     try:
@@ -98,7 +113,8 @@ def _char_map(text: str) -> tuple[str, list[int]]:
     of its characters."""
     out: list[str] = []
     index: list[int] = []
-    escapes = {m.start(): m.end() for m in _JSON_ESCAPE.finditer(text)} if "\\" in text or "%" in text else {}
+    escapes = ({m.start(): m.end() for m in _JSON_ESCAPE.finditer(text)}
+               if "\\" in text or "%" in text or "\x1b" in text else {})
     i = 0
     while i < len(text):
         end = escapes.get(i)
@@ -131,6 +147,7 @@ class Redactor:
             self._finder(r) for r in self.rules]
         self._memo: dict[str, str] = {}
         self._pairs: dict[tuple[str, str], tuple[str, str]] = {}
+        self._record_keys: dict[tuple[Any, ...], bool] = {}  # key sets of maps: may they hold a named value?
         self._last: str | None = None  # the last text returned redacted: not looked at twice
         self._pem_open: dict[tuple[Any, ...], bool] = {}  # sources inside a private key split across events
         self._manifest_open: dict[tuple[Any, ...], int] = {}  # sources inside a Secret manifest: events left
@@ -146,7 +163,7 @@ class Redactor:
                 raise ValueError(f"secret rule {kind!r}: no finder {rule.finder!r} (known: {sorted(FINDERS)})")
             fn = FINDERS[rule.finder]
             # judged by key name, with the configured names too
-            if fn in (assignment, name_value, name_value_pair, keyed_value, diagnosed):
+            if fn in (assignment, name_value, name_value_pair, keyed_value, diagnosed, record_value):
                 strength = self.strength
                 return lambda text: [(a, b, "secret") for a, b in fn(text, strength)]
             return lambda text: [(a, b, kind) for a, b in fn(text)]
@@ -245,11 +262,15 @@ class Redactor:
             return self.short(key), "[REDACTED:secret]"
         return self.short(key), self.short(value)
 
-    def mapping(self, d: dict[str, Any]) -> dict[str, Any]:
-        """Keys and string values redacted; a value whose key names a secret replaced whole. Returns ``d``
-        itself when nothing changed (dicts are shared between the events of one source)."""
+    def mapping(self, d: dict[str, Any], parent: str | None = None) -> dict[str, Any]:
+        """Keys and string values redacted; a value whose key names a secret replaced whole, and the value field
+        of a record that names a secret (``parent``: the key the map is held under). Returns ``d`` itself when
+        nothing changed (dicts are shared between the events of one source)."""
         new: dict[str, Any] | None = None
         pairs = self._pairs
+        record = self._record(d, parent)
+        if record is not d:
+            d = new = record
         if d.get("kind") == "Secret":  # a Kubernetes Secret lifted from JSON: its data, whatever the key names
             d = {k: "[REDACTED:k8s_secret]" if k.__class__ is str and k.startswith(_SECRET_DATA) and v else v
                  for k, v in d.items()}
@@ -278,12 +299,38 @@ class Redactor:
                 new[nk] = nv
         return d if new is None else new
 
+    def _record(self, d: dict[str, Any], parent: str | None) -> dict[str, Any]:
+        """``d`` with the value field of each record that names a secret replaced (a new dict), else ``d``. A
+        record is the map itself or, as lifted JSON is flattened, the keys that share a dotted prefix
+        (``Parameter.Name``, ``Parameter.Value``)."""
+        keys = tuple(d)
+        look = self._record_keys.get(keys)
+        if look is None:  # key sets repeat from event to event: whether one can hold a record is decided once
+            look = any(k.__class__ is str and k.rpartition(".")[2].lower() in _RECORD_TRIGGERS for k in keys)
+            if len(self._record_keys) >= MEMO_ENTRIES:
+                self._record_keys.clear()
+            self._record_keys[keys] = look
+        if not look:
+            return d
+        groups: dict[str, dict[str, str]] = {}
+        for k, v in d.items():
+            if k.__class__ is str and v.__class__ is str:
+                prefix, _, last = k.rpartition(".")
+                groups.setdefault(prefix, {})[last.lower()] = k
+        secret: set[str] = set()
+        for prefix, fields in groups.items():
+            values = {f: d[k] for f, k in fields.items()}
+            found = record_secret(values, prefix.rpartition(".")[2] if prefix else parent, self.strength)
+            if found is not None and is_secret_value(found[1], unquoted(values[found[0]]), found[0]):
+                secret.add(fields[found[0]])
+        return {k: "[REDACTED:secret]" if k in secret else v for k, v in d.items()} if secret else d
+
     def _other(self, key: Any, value: Any) -> tuple[Any, Any]:
         """A key with a value that is not a string: a nested map, a list (of a secret-named key: each string
         judged as that key's value), a number."""
         new_key = self.short(key) if key.__class__ is str else key
         if isinstance(value, dict):
-            return new_key, self.mapping(value)
+            return new_key, self.mapping(value, key if key.__class__ is str else None)
         if isinstance(value, list):
             items = [(self._pair(key, x)[1] if key.__class__ is str else self.short(x)) if x.__class__ is str
                      else self.mapping(x) if isinstance(x, dict) else x for x in value]

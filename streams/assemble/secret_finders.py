@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from streams.assemble.secret_keys import header_secret_span, is_secret_value, key_strength, unquoted
+from streams.assemble.secret_keys import header_secret_span, is_secret_value, key_strength, record_secret, unquoted
 
 Spans = list[tuple[int, int]]
 
@@ -115,7 +115,8 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
         bare_sep = sep in ("", ",")
         if bare_sep and " " in key:
             continue
-        if bare_sep and (not key.startswith("-") or (sep == "") == bool(m.group("kq"))):
+        if bare_sep and (not key.startswith("-") or (sep == "") == bool(m.group("kq"))) and not (
+                sep == "" and _spaced_line(text, ke - len(key), m, key)):
             continue  # "password reset" is prose; "--password x" and "'--password', 'x'" are flags
         start, end = _value_span(text, m, strength, ke - len(key))
         if text[start:end] in _BLOCK_INDICATORS and (block := _block_scalar(text, ke - len(key), end)) is not None:
@@ -134,6 +135,24 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
             spans.append((start, end))
             done = max(done, end)
     return spans
+
+
+# A key and its value as a column-aligned table or a space-separated config file prints them, alone on their line:
+# ``password    S3cret`` (vault kv get, vault read), ``    HTTP_Passwd   S3cret`` (Fluent Bit's classic config),
+# ``requirepass S3cret`` (redis.conf). One space is enough only after a key that is no plain word ("Password
+# changed" is prose).
+_LINE_REST = re.compile(r"[ \t]*\r?(?:\n|$)")
+_PLAIN_WORDS = frozenset({"password", "passwd", "pass", "pwd", "secret", "secrets", "token", "key", "auth",
+                          "credential", "credentials", "cookie", "authorization", "passphrase", "session"})
+
+
+def _spaced_line(text: str, ks: int, m: re.Match[str], key: str) -> bool:
+    if m.group("bv") is None or m.group("kq"):
+        return False
+    line_start = text.rfind("\n", 0, ks) + 1
+    if text[line_start:ks].strip(" \t") or _LINE_REST.match(text, m.end()) is None:
+        return False
+    return len(m.group("sep")) > 1 or key.lower() not in _PLAIN_WORDS
 
 
 # YAML's block scalars (``password: |`` then the value on the lines below, indented more than the key).
@@ -220,6 +239,9 @@ def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[in
     if strength == "header" and group == "bv":
         rx = _HEADER_LINE if _QUOTED_PARAM_SCHEME.match(text, start) else _HEADER_VALUE
         end = start + len(rx.match(text, start).group().rstrip())  # type: ignore[union-attr]
+    elif group == "bv" and m.group("sep") == "=" and ks and text[ks - 1] in "'\"" and (
+            (close := text.find(text[ks - 1], end)) > 0 and "\n" not in text[end:close]):
+        end = close  # 'NAME=value with spaces': a shell word quoted whole (bash xtrace, docker run -e)
     elif strength == "strong" and group == "bv" and m.group("sep").strip() == "=" and _env_line(text, ks, end):
         end = _NON_SPACE.match(text, end).end()  # type: ignore[union-attr]
     elif strength == "strong" and group == "bv":
@@ -272,6 +294,29 @@ def name_value_pair(text: str, strength_of: Callable[[str], str | None] = _stren
     return spans
 
 
+# -- {"Name": "/prod/db_password", "Type": "SecureString", "Value": "..."} ------------------------------------
+# A JSON object without nested objects (its fields may span lines), and the key it is held under.
+_FLAT_OBJECT = re.compile(r"""(?:"(?P<parent>[^"\\\r\n]{1,200})"[ \t]*:[ \t]*)?\{(?P<body>[^{}]{1,4096})\}""")
+_STRING_FIELD = re.compile(r'"(?P<k>[^"\\\r\n]{1,200})"[ \t]*:[ \t]*"(?P<v>(?:\\.|[^"\\\r\n]){0,4096})"')
+
+
+def record_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The value of a JSON record whose name field, or whose key, names a secret (see
+    :func:`streams.assemble.secret_keys.record_secret`)."""
+    spans: Spans = []
+    for obj in _FLAT_OBJECT.finditer(text):
+        fields: dict[str, str] = {}
+        where: dict[str, tuple[int, int]] = {}
+        for f in _STRING_FIELD.finditer(obj.group("body")):
+            k = f.group("k").lower()
+            fields[k] = f.group("v")
+            where[k] = (obj.start("body") + f.start("v"), obj.start("body") + f.end("v"))
+        found = record_secret(fields, obj.group("parent"), strength_of) if fields else None
+        if found is not None and is_secret_value(found[1], fields[found[0]], found[0]):
+            spans.append(where[found[0]])
+    return spans
+
+
 # -- Kubernetes Secret manifests -------------------------------------------------------------------------
 _K8S_SECRET = re.compile(r"""kind["']?[ \t]*:[ \t]*["']?Secret\b""")
 _YAML_DATA = re.compile(r"^([ \t]*)(?:data|stringData):[ \t]*\r?$", re.MULTILINE)
@@ -305,6 +350,8 @@ def k8s_secret(text: str) -> Spans:
 
 # -- <password>...</password> and `config set KEY VALUE` ------------------------------------------------
 _XML_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z_][\w:.\-]*)(?:\s[^<>]*)?>(?P<v>[^<\r\n]{1,512})</(?P=tag)>")
+# Hadoop's configuration files (core-site.xml): <property><name>fs.s3a.secret.key</name><value>...</value>.
+_XML_NAME_VALUE = re.compile(r"<name>(?P<k>[^<\s]{1,200})</name>\s{0,200}<value>(?P<v>[^<\r\n]{1,512})</value>")
 _CONFIG_SET = re.compile(r"\bconfig(?:ure)?(?::set)?\s+set\s+(?:--?[\w\-]+\s+)*(?P<k>[\w.:/@\-]+)\s+"
                          r"['\"]?(?P<v>[^\s'\"]+)")
 
@@ -317,10 +364,11 @@ _INPUT_VALUE = re.compile(r"^(?P<k>[A-Za-z_][\w.\-]{0,200})\r?\n[ \t]+[^\r\n]{0,
 
 def keyed_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
     """Values named by a secret's key outside ``key = value``: an XML element (Maven's settings.xml,
-    SOAP, .NET configs), a CLI's ``config set KEY VALUE`` (aws, npm, yarn, pip, git), and the input a
+    SOAP, .NET configs) or name/value pair (Hadoop's core-site.xml), a CLI's ``config set KEY VALUE`` (aws, npm,
+    yarn, pip, git), and the input a
     validation error echoes under the field's name (pydantic)."""
     spans: Spans = []
-    for rx in (_XML_ELEMENT, _CONFIG_SET, _INPUT_VALUE):
+    for rx in (_XML_ELEMENT, _XML_NAME_VALUE, _CONFIG_SET, _INPUT_VALUE):
         for m in rx.finditer(text):
             key = m.group(1).rsplit(":", 1)[-1].rsplit("/", 1)[-1]
             strength = strength_of(key)
@@ -374,4 +422,5 @@ def _source_line(text: str, line_start: int) -> tuple[int, int] | None:
 
 FINDERS: dict[str, Callable[[str], Spans]] = {"pem": pem, "assignment": assignment, "name_value": name_value,
                                                "k8s_secret": k8s_secret, "keyed_value": keyed_value,
-                                               "diagnosed": diagnosed, "name_value_pair": name_value_pair}
+                                               "diagnosed": diagnosed, "name_value_pair": name_value_pair,
+                                               "record_value": record_value}

@@ -30,7 +30,12 @@ STRONG_ENDINGS = frozenset({
     "apikey", "accesskey", "secretkey", "privatekey", "accountkey", "sharedaccesskey", "sshkey", "signingkey",
     "encryptionkey", "masterkey", "sessionkey", "licensekey", "credential", "credentials",
     "apikeys", "accesskeys", "secretkeys", "privatekeys",
+    "requirepass", "masterauth",  # redis.conf's server and replica passwords
 })
+# Dotted keys whose secret word is followed by what it is for (an account, a container), so that the key ends in a
+# host name: hadoop-azure's ``fs.azure.account.key.ACCOUNT.blob.core.windows.net`` (and Spark's ``spark.hadoop.``
+# copy), its OAuth client secret and SAS keys.
+QUALIFIED_SECRET_KEYS = re.compile(r"(?i)(?:^|\.)fs\.azure\.(?:account\.key|account\.oauth2\.client\.secret|sas)\.")
 WEAK_ENDINGS = frozenset({"token", "pass", "pwd", "auth", "pat", "apitoken", "authkey"})
 # Endings of one-word compounds that hold a credential (``hftoken``, keytool's ``-storepass`` and ``-keypass``).
 COMPOUND_WEAK_ENDINGS = ("token", "passwd", "apitoken", "storepass", "keypass")
@@ -71,6 +76,8 @@ def key_words(key: str) -> list[str]:
 
 def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
     """``"strong"``, ``"weak"``, ``"header"`` or None for a key name (see the module's docstring)."""
+    if "." in key and QUALIFIED_SECRET_KEYS.search(key):
+        return "strong"
     words = key_words(key)
     while words and words[-1] in VALUE_SUFFIXES and len(words) > 1:
         words.pop()
@@ -156,6 +163,36 @@ def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
         return generated_like(value.strip())
     # ("Array cookie:  ac" in AddressSanitizer's shadow-byte legend names no credential)
     return strength != "header" or len(value.strip()) >= HEADER_MIN_CHARS
+
+
+# Records that hold a secret in a value field named by another of their fields, or by the key above them: a
+# parameter store's {Name, Type, Value} (aws ssm get-parameter), a key list's {keyName, permissions, value}
+# (az storage account keys list), terraform output -json's {"db_password": {"sensitive", "type", "value"}}, and
+# kaggle.json's {"username", "key"} (the Kaggle API's documented credentials file).
+RECORD_NAME_FIELDS = frozenset({"name", "key", "keyname", "parametername", "secretname"})
+RECORD_VALUE_FIELDS = frozenset({"value", "secretvalue"})
+RECORD_USER_FIELDS = frozenset({"username", "user"})
+RECORD_FIELDS_MAX = 16  # a record with more fields is a document, not one named value
+
+
+def record_secret(fields: dict[str, str], parent: str | None,
+                  strength_of: Callable[[str], str | None]) -> tuple[str, str] | None:
+    """(the field of a record that holds a secret, its strength), for a record whose lower-cased field names map to
+    their string values; None when the record names no secret. ``parent`` is the key the record is held under."""
+    if len(fields) > RECORD_FIELDS_MAX:
+        return None
+    value_field = next((f for f in fields if f in RECORD_VALUE_FIELDS), None)
+    if value_field is not None:
+        for f in RECORD_NAME_FIELDS.intersection(fields):
+            name = re.split(r"[/:]", fields[f].rstrip("/"))[-1]
+            strength = strength_of(name) or ("generated" if key_words(name) == ["key"] else None)
+            if strength is not None and strength != "header":
+                return value_field, strength
+        if parent is not None and (strength := strength_of(parent)) is not None and strength != "header":
+            return value_field, strength
+    if "key" in fields and RECORD_USER_FIELDS.intersection(fields):
+        return "key", "generated"
+    return None
 
 
 _LISTED_SCHEMES = ("digest", "aws4-hmac-sha256", "sharedkey", "hoba", "mutual")

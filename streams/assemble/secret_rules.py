@@ -37,7 +37,8 @@ _KW = r"(pass|pwd|secret|token|auth|credential|cookie|sessionid|session_id|sessi
 _KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "session", "sessid", "_pat",
                "-pat", ".pat")
 _ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?)?[ \t]*(:=|=>|[:=])"
-                    rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]")
+                    rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]"
+                    rf"|(^|\n)[ \t]*[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[ \t]+[^ \t\r\n]+[ \t]*\r?(\n|$)")
 
 # Commands whose short flag takes a password (``-p`` is a port for psql, ssh and docker run, so the flag is
 # only read after a command that documents it as the password): (commands, flag, what may stand between
@@ -49,13 +50,15 @@ _PASSWORD_FLAGS: tuple[tuple[str, str, str], ...] = (
     ("redis-cli|valkey-cli", "a", r"[ \t]+"),
     ("docker login|podman login|buildah login|skopeo login|nerdctl login|helm registry login|oras login"
      "|twine upload|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport", "p", r"[ \t]+"),
+    ("zip|zipcloak|unzip", "P", r"[ \t]+"),  # zip(1) and unzip(1): -P password
 )
 
 
 def _password_flag_patterns(commands: str, flag: str, sep: str) -> tuple[str, ...]:
     """The flag's value in a shell echo and, where it may stand apart from the flag, in an argv list."""
     value = r"""['"]?(?P<s>(?<=')[^'\n]+|(?<=")[^"\n]+|(?<!['"])[^\s'"]+)"""  # quoted: to its closing quote
-    shell = rf"(?<![\w\-])(?:{commands})(?![\w\-])[^\n|;&]*?[ \t]-{flag}{sep}{value}"
+    # (the flag may open a quoted word: '-pS3cret' in an argv list's repr, as subprocess.CalledProcessError prints it)
+    shell = rf"(?<![\w\-])(?:{commands})(?![\w\-])[^\n|;&]*?[ \t]['\"]?-{flag}{sep}{value}"
     quoted = "|".join(c.replace(" ", r"['\"],[ \t]*['\"]") for c in commands.split("|"))
     argv = (rf"['\"](?:[\w./\-]*/)?(?:{quoted})['\"][^\]\n]*?['\"]-{flag}['\"],[ \t]*"
             rf"['\"](?P<s>[^'\"]+)")
@@ -82,19 +85,25 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                     r"[ \t]*[\"']?value",
                source="detect-secrets KeywordDetector over name/value records (k8s env, ECS, SSM); gitleaks "
                       "nuget-config-password (XML <add key=... value=...>)"),
+    SecretRule("record_value", ('"value"', '"key"'), finder="record_value", gate=r"\"(value|key)\"[ \t]*:[ \t]*\"",
+               source="detect-secrets KeywordDetector over records that name their value: aws ssm get-parameter, "
+                      "az storage account keys list, terraform output -json, kaggle.json"),
     SecretRule("k8s_secret", ("secret",), finder="k8s_secret", gate=r"kind[\"']?[ \t]*:[ \t]*[\"']?Secret",
                source="gitleaks kubernetes-secret-yaml"),
     SecretRule("keyed_value", ("</", "config", "input_value="), finder="keyed_value",
                gate=rf"<[A-Za-z0-9_:.\-]*{_KW}[A-Za-z0-9_:.\-]*[^<>]*>[^<]+</|config[a-z:]*[ \t]+set[ \t]"
+                    rf"|<name>[^<]*{_KW}[^<]*</name>"
                     r"|input_value=",
                source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set; "
                       "pydantic ValidationError's input_value under the field's name"),
     SecretRule("diagnosed", ("└",), finder="diagnosed",
                source="detect-secrets KeywordDetector over loguru's and better-exceptions' diagnose (values "
                       "printed under the variable names of the frame's source line)"),
-    SecretRule("stdin_password", ("password-stdin",),
-               r"\becho\s+(?:-[neE]+\s+)?['\"]?(?P<s>[^\s'\"|]+)['\"]?\s*\|[^\n|]*--password-stdin",
-               check="not_placeholder", source="docker/podman/helm login --password-stdin echoes (gitleaks generic)"),
+    SecretRule("stdin_password", ("password-stdin", "sudo", "chpasswd"),
+               r"\becho\s+(?:-[neE]+\s+)?['\"]?(?P<s>[^\s'\"|]+)['\"]?\s*\|[^\n|]*"
+               r"(?:--password-stdin|\bsudo\s+(?:-[A-Za-z]+\s+)*-[A-Za-z]*S|\bchpasswd\b)",
+               check="not_placeholder", source="docker/podman/helm login --password-stdin echoes (gitleaks generic); "
+                                               "sudo(8) -S and chpasswd(8), which read the password from stdin"),
     # -- cloud providers --------------------------------------------------------------------------------
     SecretRule("aws_access_key_id", ("akia", "asia", "abia", "acca", "a3t"),
                r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
@@ -252,9 +261,10 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
       for cmds, flag, sep in _PASSWORD_FLAGS for pattern in _password_flag_patterns(cmds, flag, sep)),
     SecretRule("wandb_api_key", ("wandb",), r"(?i:wandb)[^\n]{0,40}?(?<![0-9a-f])(?P<s>[0-9a-f]{40})(?![0-9a-f])",
                source="trufflehog WandB (keyword wandb, then 40 hex)"),
-    SecretRule("netrc_password", ("machine",),
-               r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<s>\S+)",
-               source="netrc(5) entries (curl, pip, wandb, git credentials); gitleaks generic"),
+    SecretRule("netrc_password", ("machine", "default"),
+               r"(?:\bmachine\s+\S+|\bdefault)\s+(?:(?:login|account)\s+\S+\s+)*password\s+(?P<s>\S+)",
+               source="netrc(5) entries (curl, pip, wandb, git credentials), the default entry too, the login and "
+                      "account tokens in any order; gitleaks generic"),
     # -- a secret found by a keyword or a key id near it (trufflehog's detectors pair the two) --------------
     SecretRule("aws_secret_access_key", ("akia", "asia"),
                r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b[^\n]{0,80}?(?<![A-Za-z0-9+/])(?P<s>[A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])",
@@ -312,9 +322,17 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("cli_secret_argument", ("gh secret",),
                r"\bgh[ \t]+secret[ \t]+set[ \t]+[^\n|;&]{0,200}?(?:--body|-b)(?:=|[ \t]+)['\"]?(?P<s>[^\s'\"]+)",
                source="gitleaks generic (CLI arguments documented as secrets): gh secret set NAME --body VALUE"),
-    SecretRule("cli_user_password", ("-u ", "-u=", "--user"),
-               r"(?:^|\s)(?:-u|--user)[\s=]+['\"]?[^\s:'\"@]+:(?P<s>[^\s'\"@]+)",
-               source="gitleaks curl-auth-user"),
+    SecretRule("cli_secret_argument", ("mc alias", "mc config"),
+               r"\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+(?:--?\S+[ \t]+)*"
+               r"\S+[ \t]+\S+[ \t]+\S+[ \t]+['\"]?(?P<s>[^\s'\"]+)",
+               source="MinIO client's documented credential command: mc alias set ALIAS URL ACCESSKEY SECRETKEY"),
+    SecretRule("cli_secret_argument", ("smbclient", "rpcclient", "smbcacls", "smbget"),
+               r"\b(?:smbclient|rpcclient|smbcacls|smbget)\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user[= \t])['\"]?[^\s%'\"]+%"
+               r"(?P<s>[^\s'\"]+)",
+               source="Samba's client tools: -U [DOMAIN\\]USERNAME[%PASSWORD] (smbclient(1))"),
+    SecretRule("cli_user_password", ("-u ", "-u=", "--user", "--proxy-user"),
+               r"(?:^|\s)(?:-u|--user|--proxy-user)[\s=]+['\"]?[^\s:'\"@]+:(?P<s>[^\s'\"@]+)",
+               source="gitleaks curl-auth-user; curl(1) --proxy-user USER:PASSWORD"),
 )
 
 KINDS: tuple[str, ...] = tuple(r.kind for r in DEFAULT_RULES)

@@ -32,7 +32,9 @@ from streams.assemble.phrases import evaluation_losses, lift_phrases
 from streams.assemble.stepruns import METRICISH, NUMBER, progress_heads, spaced_run, table_row, without_config
 
 _NUMBER = rf"(?:tensor\()?{NUMBER}"
-_BAR_PAIRS = re.compile(r"\|\s*([^|:]+?)\s*:\s*([^|]*?)\s*(?=\||\Z)")
+# "| name: value |"; Megatron-LM's first train loop wrote "| lm loss {:.6E} |" with a blank for the colon, so a
+# segment that ends in a number after a blank is a pair too.
+_BAR_PAIRS = re.compile(rf"\|\s*([^|:]+?)(?:\s*:\s*|\s+(?={NUMBER}\s*(?:\||\Z)))([^|]*?)\s*(?=\||\Z)")
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,9 @@ class StepRule:
 
 
 RULES: tuple[StepRule, ...] = (
-    StepRule("megatron", "iteration", re.compile(r"\biteration\s+(\d+)\s*/\s*(\d+)\s*\|"), _BAR_PAIRS, {}),
+    # (a run with no total, as ChatLearn's Megatron trainer prints it, writes "iteration 5/infinity |")
+    StepRule("megatron", "iteration", re.compile(r"\biteration\s+(\d+)\s*/\s*(?:(\d+)|infinity)\s*\|"),
+             _BAR_PAIRS, {}),
     StepRule("megatron_eval", "validation loss at", re.compile(r"validation loss at (?:iteration (\d+)|[^|]*)\s*\|"),
              _BAR_PAIRS, {"lm loss PPL": "eval_lm_loss_ppl"}),
     StepRule("megatron_memory", "memory (MB)", re.compile(r"memory \(MB\)\s*(?=\|)"), _BAR_PAIRS,
@@ -89,8 +93,9 @@ _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z_]*) \Z")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.()/")
 # "Epoch 1/3", "Step 12 |", "iteration 5", llm.c's "step    1/74": tried only where the lowered line holds the
 # word. A total after a step is max_steps; after an epoch it is the number of epochs, not kept.
-_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*\[?(\d++)(?!\.\d)(?:\s*/\s*(\d+))?",
-                         re.I)  # "STEP 6053.0": an id
+# ("STEP 6053.0" is an id, and so is "step 0xdeadbeef")
+_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*\[?(\d++)(?!\.\d|[A-Za-z_])(?:\s*/\s*(\d+))?",
+                         re.I)
 _COUNTER_WORDS = ("epoch", "step", "iter")
 MAX_STEP_LINE = 4096  # a longer line is a dump, not a step line: its head is all that is looked at
 _TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"']?([\w./:@+-]+)")
@@ -112,8 +117,10 @@ def _pairs(body: str) -> list[tuple[str, str, str]]:
             start -= 1
         while start < end and not (body[start].isalpha() or body[start] == "_"):
             start += 1  # a key starts with a letter: "(loss" -> "loss", "0/micro_step" -> "micro_step"
-        if start >= 2 and body[start - 1] == "-" and body[start - 2].isalpha():
-            continue  # Megatron's timer "optimizer-inner-step: 46.00": the key is the whole hyphenated name
+        if start >= 2 and body[start - 1] == "-" and body[start - 2].isalnum():
+            # Megatron's timer "optimizer-inner-step: 46.00": the key is the whole hyphenated name; and
+            # "epoch=2-step=1000" is a file or run name (Lightning's checkpoint names), no pair a logger wrote
+            continue
         if start < end and body[start - 1:start] == "(" and body[end - 1] == ")":
             start = _named_unit(body, start - 1)  # SGLang's "gen throughput (token/s): 186.64"
         if start < end and end - start <= 64:

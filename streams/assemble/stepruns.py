@@ -49,6 +49,8 @@ PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
     ("composer", "[batch=", re.compile(r"\[batch=(?P<step>\d+)/(?P<max_steps>\d+)\]")),
     # ESPnet2 Reporter.log_message: f"{epoch}epoch:train:{start}-{end}batch: ..."; its trainer "2/200epoch started"
     ("espnet2", "epoch", re.compile(r"(?<![\w.])(?P<epoch>\d+)(?:/\d+)?epoch\b")),
+    # torchtune recipes' bar: f"{curr_epoch + 1}|{self.global_step}|Loss: {loss_to_log}" (the epoch as printed)
+    ("torchtune", "|Loss: ", re.compile(r"^\s*(?P<epoch>\d+)\|(?P<step>\d+)\|Loss: ")),
 )
 # The words a counter is printed after ("iter 77 step 39 | loss ..."): steplines reads them, with "step"
 # before "iter"; a run counts them as pairs but leaves them to it.

@@ -312,3 +312,16 @@ def test_repeated_headers_each_lose_their_credential(redact: Redactor) -> None:
     line = " ".join(f"Authorization: Bearer tok{i:04d}Qx7vT2mN9pLw4RzK" for i in range(300))
     out = redact(line)
     assert "Qx7vT2mN9pLw4RzK" not in out
+
+
+def test_a_record_that_names_its_secret_has_its_value_redacted_in_attributes(redact: Redactor) -> None:
+    """terraform output -json and aws ssm get-parameter as lifted attributes: nested under the secret's key, and
+    flattened with a shared dotted prefix; a record that names no secret is left alone."""
+    value = "Tf" + "q7Xk2mZp9LwR4vN8sB3d"
+    nested = redact.mapping({"out": {"db_password": {"sensitive": "true", "type": "string", "value": value}}})
+    assert nested["out"]["db_password"]["value"] == "[REDACTED:secret]"
+    flat = redact.mapping({"Parameter.Name": "/prod/db_password", "Parameter.Type": "SecureString",
+                           "Parameter.Value": value, "format": "json"})
+    assert flat["Parameter.Value"] == "[REDACTED:secret]" and flat["Parameter.Name"] == "/prod/db_password"
+    plain = {"Parameter.Name": "/prod/log_level", "Parameter.Value": value}
+    assert redact.mapping(plain) is plain

@@ -25,6 +25,7 @@ DEV2_KNOWN_MISSES = {
 }
 PROBE_DEV3 = PROBE_DEV.with_name("dev3.yaml")
 DEV3_KNOWN_MISSES: set[tuple[str, str]] = set()
+PROBE_DEV4 = PROBE_DEV.with_name("dev4.yaml")
 
 
 def lifted(line: str):
@@ -197,6 +198,42 @@ def test_probe_third_dev_part_misses_only_the_known_gaps() -> None:
     s = score(load([str(PROBE_DEV3)]))
     assert {(fw, name) for fw, name, _want, _got, _line in s["misses"]} == DEV3_KNOWN_MISSES
     assert s["absent"]["violated"] == 0 and s["metric"]["right"] == s["metric"]["checked"]
+
+
+def test_probe_fourth_dev_part_is_lifted_right() -> None:
+    # training-loop progress lines as their printers write them (the source of each in dev4.yaml)
+    s = score(load([str(PROBE_DEV4)]))
+    assert s["misses"] == []
+    assert s["right"] == s["expected"] > 100
+    assert s["absent"]["checked"] > 20 and s["metric"]["checked"] > 20
+
+
+@pytest.mark.parametrize(("line", "name", "value"), [
+    ("Step: 10 | Loss: 1.5 | Tokens/s: 524.29K | Tokens:  10.49M", "tokens_s", 524290.0),  # picotron: counts
+    ("Step: 10 | Loss: 1.5 | Tokens/s: 524.29K | Tokens:  10.49M", "tokens", 10490000.0),
+    ("step: 10, loss: 1.5, peak_mem: 12.5G", "peak_mem_mb", 12.5 * 1024),  # a memory key keeps its unit
+])
+def test_one_letter_suffix_is_a_count_unless_the_key_names_memory(line: str, name: str, value: float) -> None:
+    assert lifted(line).metrics[name] == pytest.approx(value)
+
+
+@pytest.mark.parametrize("line", [
+    "Loading weights from /models/run_epoch=2-step=1000-loss=0.45.ckpt",  # a run's file name
+    "wandb: Syncing run lr=0.001-step=500",
+    "request id 0x7f3a9c step 0xdeadbeef retried",  # an id after the word
+])
+def test_names_and_ids_are_not_counters(line: str) -> None:
+    assert lifted(line).step is None
+
+
+def test_megatron_pairs_without_a_colon_and_a_run_without_a_total() -> None:
+    old = lifted(" iteration      100/  500000 | elapsed time per iteration (ms): 345.6 | learning rate 1.500E-04 | "
+                 "lm loss NAN | loss scale 32768.0 |")
+    assert (old.step, old.max_steps, old.metrics["learning_rate"]) == (100, 500000, 1.5e-04)
+    assert math.isnan(old.metrics["loss"]) and old.metrics["loss_scale"] == 32768.0
+    rl = lifted(" iteration        5/infinity | consumed samples:          160 | learning rate: 1.000E-06 | "
+                "grad norm: 0.123 |")
+    assert (rl.step, rl.max_steps, rl.metrics["learning_rate"], rl.metrics["grad_norm"]) == (5, None, 1e-06, 0.123)
 
 
 def test_nemo_progress_line_keeps_its_epoch_after_the_megatron_rule() -> None:
