@@ -83,6 +83,10 @@ RECORDS: dict[str, tuple[bool, Maker]] = {
     # structlog's ConsoleRenderer(colors=False): ISO time, the padded level, the event padded to 30, keys
     "structlog": (True, lambda r, t: f"{t.isoformat(timespec='microseconds').replace('+00:00', 'Z')} [info     ] "
                                      f"{'step done':<30} loss={_loss(r)} step={r.randint(1, 9999)}"),
+    # transformers' explicit format (its example scripts): "[%(levelname)s|%(filename)s:%(lineno)s] %(asctime)s >> "
+    "hf_explicit": (True, lambda r, t: f"[INFO|trainer.py:{r.randint(700, 2500)}] {t:%Y-%m-%d %H:%M:%S},"
+                                       f"{t.microsecond // 1000:03d} >> Saving model checkpoint to "
+                                       f"out/checkpoint-{r.randint(1, 99) * 100}"),
     # transformers Trainer's printed log dict, a tqdm bar that ended with a newline, plain prints
     "hf_dict": (False, lambda r, t: f"{{'loss': {_loss(r)}, 'grad_norm': {r.uniform(0.1, 9):.4f}, "
                                     f"'learning_rate': 2e-05, 'epoch': {r.uniform(0, 3):.2f}}}"),
@@ -111,6 +115,8 @@ LANG_RECORDS = {
     "pyspark": ("log4j", "py_dashes", "json", "print"),
     "tensorflow": ("py_dashes", "glog", "json", "hf_dict", "print"),
     "ray": ("ray_log", "py_dashes", "glog", "json", "hf_dict", "tqdm", "print"),
+    "torch": ("py_dashes", "glog", "nccl", "deepspeed", "json", "hf_dict", "tqdm", "print"),
+    "hf": ("py_dashes", "hf_explicit", "nccl", "deepspeed", "json", "hf_dict", "tqdm", "print"),
 }
 
 

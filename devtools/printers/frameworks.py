@@ -9,7 +9,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from devtools.printers.capture import PROGRAMS, PYENV, Capture, Piece, _version
@@ -17,9 +17,13 @@ from devtools.printers.capture import PROGRAMS, PYENV, Capture, Piece, _version
 CACHE = Path.home() / ".cache"
 
 
+# the Hugging Face libraries need torch: one directory holds both
+TARGET_DIRS = {"hf": "sluice-torch"}
+
+
 def _target(lang: str, module: str) -> Path:
     """The ``pip install --target`` directory of ``lang``'s framework (``SLUICE_<LANG>_TARGET``)."""
-    target = Path(os.environ.get(f"SLUICE_{lang.upper()}_TARGET", CACHE / f"sluice-{lang}"))
+    target = Path(os.environ.get(f"SLUICE_{lang.upper()}_TARGET", CACHE / TARGET_DIRS.get(lang, f"sluice-{lang}")))
     if not (target / module).is_dir():
         raise RuntimeError(f"{lang} captures need {target}: pip install --target {target} {lang}")
     return target
@@ -247,3 +251,203 @@ def tensorflow(work: Path) -> Iterator[Capture]:
 
 
 LANGS = {"ray": ray, "pyspark": pyspark, "tensorflow": tensorflow}
+
+
+# --- PyTorch: its errors through Python, autograd's anomaly mode, DataLoader workers, torchrun ------------
+
+# scenario: TORCH_SHOW_CPP_STACKTRACES (c10's error message then carries "Exception raised from ... (most recent
+# call first):" and the C++ frames)
+TORCH_SCENARIOS = {"shape": "1", "shape_plain": "0", "index": "1", "view": "0", "anomaly": "0", "dataloader": "0",
+                   "compile": "0", "load": "0", "warn": "0", "store": "0"}
+# torchrun runs: (scenario, torchrun's own arguments)
+TORCHRUN_SCENARIOS = (("dist_raise", ()), ("dist_timeout", ()), ("dist_record", ()), ("dist_raise", ("--tee", "3")))
+# torch._logging's TorchLogsFormatter (torch/_logging/_internal.py): "Lmmdd hh:mm:ss.uuuuuu pid path:line] " on
+# every line of a record's message (a record over lines repeats the same head)
+TORCH_LOG_HEAD = re.compile(r"^[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ \S+:\d+\] ")
+# init_process_group's excepthook (distributed_c10d.py _distributed_excepthook) writes "[rankN]: " before every
+# non-empty line of a rank's traceback; torchrun --tee writes "[<role><local_rank>]:" before every line it tails
+# c10's own log records (c10/util/Logging.cpp MessageLogger: "[Lmmdd hh:mm:ss.nnnnnnnnn file:line] "): a warning
+# that carries an error's what() holds its "Exception raised from ..." line and frames, and ends with the
+# newline what() ends with (a blank line after the record)
+C10_HEAD = re.compile(r"^\[[VIWEF]\d{4} \d\d:\d\d:\d\d\.\d+ \S+:\d+\] ")
+RANK_LINE = re.compile(r"^(?:\[default\d+\]:)?\[rank\d+\]: ")
+# faulthandler's dump (a rank that aborts under @record, which enables it): "Fatal Python error: ..." to the
+# "Extension modules: ..." line
+FATAL_HEAD = "Fatal Python error: "
+TRACEBACK = "Traceback (most recent call last):"
+
+
+def _warning_end(lines: list[str], i: int) -> int:
+    j = i + 1
+    while j < len(lines) and lines[j].startswith(" "):
+        j += 1
+    return j
+
+
+def _torch_log_end(lines: list[str], i: int) -> int:
+    head = TORCH_LOG_HEAD.match(lines[i]).group(0)  # type: ignore[union-attr]
+    j = i + 1
+    while j < len(lines) and lines[j].startswith(head):
+        j += 1
+    return j
+
+
+def _c10_end(lines: list[str], i: int) -> int:
+    j = i + 1
+    while j < len(lines) and lines[j].strip() and not (C10_HEAD.match(lines[j]) or lines[j] == TRACEBACK):
+        j += 1
+    return j
+
+
+def _rank_end(lines: list[str], i: int) -> int:
+    j = i + 1
+    while j < len(lines) and RANK_LINE.match(lines[j]):
+        j += 1
+    return j
+
+
+def _fatal_end(lines: list[str], i: int) -> int:
+    j = i + 1
+    while j < len(lines) and not lines[j - 1].startswith("Extension modules: "):
+        j += 1
+    return j
+
+
+# where each printer's output begins, where it ends, and the kind of event it is when over one line
+TORCH_PRINTERS: tuple[tuple[Callable[[str], object], Callable[[list[str], int], int], str], ...] = (
+    (PY_WARNING.match, _warning_end, "python_warning"),
+    (TORCH_LOG_HEAD.match, _torch_log_end, "multiline"),
+    (C10_HEAD.match, _c10_end, "cpp_frames"),
+    (RANK_LINE.match, _rank_end, "python_traceback"),
+    (lambda line: line.startswith(FATAL_HEAD), _fatal_end, "python_fatal"),
+)
+
+
+def _torch_pieces(out: str) -> list[Piece]:
+    """One run's output (stdout and stderr in one pipe) cut where each printer's output begins: warnings
+    (the head, the message's further lines and the source line, each indented), torch._logging records (a
+    message over lines repeats the head), c10's records, a rank's traceback (its "[rankN]: " lines),
+    faulthandler's dump, and the uncaught traceback, to the end."""
+    lines = out.rstrip("\n").split("\n")
+    pieces: list[Piece] = []
+    i = 0
+    while i < len(lines):
+        if lines[i] == TRACEBACK:
+            end = len(lines)
+            while not lines[end - 1].strip():
+                end -= 1
+            return [*pieces, ("python_traceback", lines[i:end]), *_singles(lines[end:])]
+        j = next((end(lines, i) for starts, end, _ in TORCH_PRINTERS if starts(lines[i])), i + 1)
+        kind = next((k for starts, _, k in TORCH_PRINTERS if starts(lines[i])), "single")
+        pieces += [(kind, lines[i:j])] if j > i + 1 else _singles(lines[i:j])
+        i = j
+    return pieces
+
+
+def pytorch(work: Path) -> Iterator[Capture]:
+    """``programs/torch/step.py`` under CPython 3.12 with PyTorch (CPU) from a ``pip install --target``
+    directory (``~/.cache/sluice-torch``): what one run wrote to stdout and stderr, unbuffered, in order;
+    the distributed scenarios under ``torchrun --standalone --nproc-per-node 2`` (gloo): the ranks' lines,
+    torchrun's records and its own traceback with the ChildFailedError box."""
+    target = _target("torch", "torch")
+    src = work / "torch"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "torch" / "step.py", src / "step.py")
+    exe = _python312()
+    printer = _printer(target, ("torch",), exe)
+    base = {"PYTHONPATH": str(target), "PYTHONUNBUFFERED": "1", "CUDA_VISIBLE_DEVICES": ""}
+    runs = [(name, [str(exe), "step.py", name], {"TORCH_SHOW_CPP_STACKTRACES": cpp})
+            for name, cpp in TORCH_SCENARIOS.items()]
+    runs += [(f"{name} (torchrun {' '.join(args)})".replace(" )", ")"),
+              [str(exe), str(target / "bin" / "torchrun"), "--standalone", "--nproc-per-node", "2", *args,
+               "step.py", name], {}) for name, args in TORCHRUN_SCENARIOS]
+    for name, argv, env in runs:
+        full = {k: v for k, v in os.environ.items()
+                if not k.startswith(("PYTHON", "TORCH", "OMP_", "LOGLEVEL"))} | base | env
+        p = subprocess.run(argv, cwd=src, env=full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=180, check=False)
+        # a traceback ends with the error's message (free text)
+        yield Capture("torch", name, _torch_pieces(p.stdout.decode("utf-8", "replace")), True, printer)
+
+
+LANGS["torch"] = pytorch
+
+
+# --- Hugging Face: Trainer's bar and log dicts, transformers' records, an error inside Trainer.train -------
+
+HF_SCENARIOS = ("train", "train_info", "label_error", "loss_error", "warn", "accelerate")
+# accelerate/commands/launch.py _validate_launch_command: one logger.warning (no handler: logging's last resort
+# writes the message alone), a tab-led line per default it used between these two
+ACCEL_DEFAULTS = "The following values were not passed to `accelerate launch` and had defaults used instead:"
+ACCEL_DEFAULTS_END = "To avoid this warning pass in values for each of the problematic parameters"
+HF_PACKAGES = ("transformers", "accelerate", "torch", "tqdm")
+# transformers.utils.logging.enable_explicit_format (what its example scripts set):
+# "[%(levelname)s|%(filename)s:%(lineno)s] %(asctime)s >> %(message)s"; a message may hold newlines and blank
+# lines (Trainer's "\n\nTraining completed. ...\n\n\n", from_pretrained's LOAD REPORT table and its notes).
+# It may come after a tqdm bar's last redraw on the same line: the bar writes no newline until it closes.
+HF_HEAD = re.compile(r"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\|[\w.]+:\d+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} >> ")
+
+
+def _hf_record_end(lines: list[str], i: int) -> int:
+    j = i + 1
+    while j < len(lines) and not (HF_HEAD.search(lines[j]) or lines[j].startswith("\r") or
+                                  PY_WARNING.match(lines[j]) or lines[j].endswith(TRACEBACK)):
+        j += 1
+    while not lines[j - 1].strip():
+        j -= 1  # the blank lines a message ends with are not its record's
+    return j
+
+
+def _hf_pieces(out: str) -> list[Piece]:
+    """One run's output (stdout and stderr in one pipe): tqdm's lines (a bar's redraws after "\\r", the log
+    dicts it writes over them, each line a record), warnings, transformers' records (a message over lines
+    runs to the next record, bar or warning), and the uncaught traceback (after the open bar's last redraw
+    on its line) to its message; the bar's redraw at exit after it is a line of its own."""
+    lines = out.rstrip("\n").split("\n")
+    pieces: list[Piece] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        j = i + 1
+        if line.endswith(TRACEBACK):  # to its message: the bar's redraw at exit or the launcher's traceback follows
+            j = next((k for k in range(i + 1, len(lines)) if lines[k].startswith("\r") or lines[k] == TRACEBACK),
+                     len(lines))
+            pieces.append(("python_traceback", lines[i:j]))
+        elif line.startswith(ACCEL_DEFAULTS):
+            j = next(k for k in range(i, len(lines)) if lines[k].startswith(ACCEL_DEFAULTS_END)) + 1
+            pieces.append(("multiline", lines[i:j]))
+        elif PY_WARNING.match(line):
+            j = _warning_end(lines, i)
+            pieces.append(("python_warning", lines[i:j]))
+        elif HF_HEAD.search(line):
+            j = _hf_record_end(lines, i)
+            pieces += [("multiline", lines[i:j])] if j > i + 1 else _singles([line])
+        else:
+            pieces += _singles([line])
+        i = j
+    return pieces
+
+
+def hf(work: Path) -> Iterator[Capture]:
+    """``programs/hf/train.py`` under CPython 3.12 with transformers, accelerate and PyTorch (CPU) from a
+    ``pip install --target`` directory (``~/.cache/sluice-torch``, with torch): a tiny Llama built from a
+    config, trained by ``Trainer`` for a few steps, and a script under ``accelerate launch --cpu``; what one run
+    wrote to stdout and stderr, unbuffered."""
+    target = _target("hf", "transformers")
+    src = work / "hf"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "hf" / "train.py", src / "train.py")
+    exe = _python312()
+    printer = _printer(target, HF_PACKAGES, exe)
+    env = {"PYTHONPATH": str(target), "PYTHONUNBUFFERED": "1", "CUDA_VISIBLE_DEVICES": "", "HF_HUB_OFFLINE": "1",
+           "HF_HOME": str(work / "hf" / "home")}
+    for name in HF_SCENARIOS:
+        full = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "HF_", "TRANSFORMERS_"))} | env
+        launch = [str(target / "bin" / "accelerate"), "launch", "--cpu"] if name == "accelerate" else []
+        p = subprocess.run([str(exe), *launch, "train.py", name], cwd=src, env=full, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=300, check=False)
+        # a traceback ends with the error's message (free text)
+        yield Capture("hf", name, _hf_pieces(p.stdout.decode("utf-8", "replace")), True, printer)
+
+
+LANGS["hf"] = hf

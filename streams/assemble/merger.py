@@ -43,6 +43,7 @@ _TOKENS = Dispatch([(t[0], t[1]) for t in R.TOKENS if t[0] in R.COMMON_TOKENS an
 _TOKEN_TABLE, _TOKEN_OTHER = _TOKENS.table, _TOKENS.other
 _TOKEN_GATED = tuple((t[2], R.TOKEN_ORDER[t[0]], t[0], re.compile(t[1]).match)
                      for t in R.TOKENS if t[0] in R.COMMON_TOKENS and len(t) > 2)
+_MAX_PREFIXES = 4  # stream prefixes read before a line's body
 _SHAPES = {mode: Dispatch([(t[0], t[1]) for t in R.TOKENS if t[0] in names]) for mode, names in R.MODE_SHAPES.items()}
 _ORDER = R.TOKEN_ORDER
 _RECORDS = Dispatch([(n, p) for n, p, lit in R.RECORDS if lit is None], "r_")
@@ -138,6 +139,27 @@ class _Open:
         return ob
 
 
+def _table_row(opened: dict[str, _Open], text: str,
+               split: tuple[str, str, int | None, str | None]) -> tuple[str, str, int | None, str | None]:
+    """``split`` (the line's prefixes and body), or the line read without docker compose's "name  | " prefix
+    when an open block of the stream it would then belong to is a table whose own shapes read the rest
+    whole (``rules.MODES`` "rows"): a relay writes its prefix on every line of a process, so a row right
+    under that table's unprefixed lines is the table's, its padded first column and " | " no prefix."""
+    if not any(_MODES[ob.mode].get("rows") for ob in opened.values()):
+        return split
+    for n in range(_MAX_PREFIXES - 1, -1, -1):  # the prefixes before the one the row's first column reads as
+        alt = split_prefix(text, None, n)
+        if alt == split:
+            continue
+        ob = opened.get(alt[0])
+        if ob is not None and _MODES[ob.mode].get("rows") and alt[1]:
+            shapes = _SHAPES[ob.mode]
+            m = shapes.table.get(alt[1][0], shapes.other)(alt[1])
+            if m is not None and m.lastgroup in _MODES[ob.mode]["on"]:
+                return alt
+    return split
+
+
 def terminal_text(text: str) -> str:
     """``text`` as a terminal shows it: colours and cursor moves are no part of the grammar (the event
     keeps them), and a line of nothing else is a blank line."""
@@ -147,17 +169,18 @@ def terminal_text(text: str) -> str:
     return R.BARE_SGR_RE.sub("", text) if "[0m" in text else text
 
 
-def split_prefix(text: str, m: re.Match[str] | None = None) -> tuple[str, str, int | None, str | None]:  # noqa: PLR0912 - one pass over a line's prefixes
+def split_prefix(text: str, m: re.Match[str] | None = None,  # noqa: PLR0912 - one pass over a line's prefixes
+                 most: int = 4) -> tuple[str, str, int | None, str | None]:
     """(key, body, rank, relay): the stream prefixes' stable part, the rest of the line (a relay's
     escapes undone), the rank they name, and the prefix of a relay that makes each line a record
     (the kernel's lines through syslog, printk) if any.
-    ``m``: the first prefix's match when the caller has it already."""
+    ``m``: the first prefix's match when the caller has it already; ``most``: how many prefixes to take."""
     key = ""
     rank = None
     relay = None
     escaped = False
     body = text
-    for _ in range(4):
+    for _ in range(most):
         if not body:
             break
         if m is None:
@@ -389,6 +412,8 @@ class MultilineMerger:
                         break
         if pm is not None:
             key, body, rank, head = split_prefix(text, pm)
+            if key and " | " in text and sid in self._src:  # (compose's separator: most lines have none)
+                key, body, rank, head = _table_row(self._src[sid], text, (key, body, rank, head))
         else:
             key, body, rank, head = "", text, None, None
         rhead = None

@@ -57,7 +57,9 @@ that start so, a string or a tuple of them), ``any_max_bytes`` (its ``any``
 entry takes lines only while the block is smaller: free text whose printer caps its size), ``ends_at_blank`` (when it
 closes, held lines before the first held blank line are its own: a free-text message that a blank
 line ended), ``depth`` (it ends where the JSON brackets it counts close; ``depth0``: brackets open
-before its first line), ``wrap_end`` (a line not ending so is hard-wrapped onto the next), ``cross``
+before its first line), ``rows`` (a line its own shapes read whole is its row even where it reads as
+behind a stream prefix: a table whose padded first column and " | " look like docker compose's prefix),
+``wrap_end`` (a line not ending so is hard-wrapped onto the next), ``cross``
 (an unprefixed line may continue it under another writer's prefix), ``headed`` (a line without a
 record head that this pattern finds ends it, but for what its ``after_blank`` table names: lines a
 message quotes from a log file), ``kind_override``.
@@ -120,9 +122,10 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # the kernel's printk time (dmesg, serial consoles)
     ("dmesg", r"\[ *\d+\.\d{6}\] ", "none", None),
     # syslog RFC 3164 / journalctl short (short-precise: with a fraction): the time is volatile,
-    # "host prog[pid]" is the writer (a daemon's tag may have no pid; a copy may leave the host out)
+    # "host prog[pid]" is the writer (a daemon's tag may have no pid; a copy may leave the host out; a tag
+    # is alphanumeric, RFC 3164 4.1.3: c10's "frame #3: ..." behind moreutils' ts is no "host tag: ")
     ("syslog", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? "
-               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|\w[\w.-]* [^\s:\[]+): ", "k", None),
+               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|\w[\w.-]* [^\s:\[#][^\s:\[]*): ", "k", None),
     # the same time alone, as test runners and relays without a host write it before every line
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
      None),
@@ -325,11 +328,15 @@ QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|[Tt]hrowable|[Ss]
 # between; its own next line decides as ever.
 ANNOUNCE_ENDINGS = (":", ": ")
 # Records known never to carry the traceback that follows them: torch elastic's api.py logs a
-# worker's death with logger.error (no exc_info); the launcher's own uncaught traceback comes next.
+# worker's death with logger.error (no exc_info), error_handler.py the child's error file it could not
+# copy; the launcher's own uncaught traceback comes next.
 # A JSON object on one line is a structured formatter's whole record: it writes the exception into the
 # object (PySpark's JSONFormatter "exception": {...}, python-json-logger's "exc_info", loguru's serialize),
 # so a traceback after it is another writer's (PySpark's driver after SQLQueryContextLogger's ERROR record).
-NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: |^\{\s*\".*\}\s*$")
+NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: |^\{\s*\".*\}\s*$"
+                            # its error_handler.py logs where the child's error file went (logger.error/info)
+                            r"|no error file defined for parent, to copy child error file \("
+                            r"|dumped error file to parent's ")
 # Message text that announces a traceback or a stack (the record's last line).
 ANNOUNCE_BODY_RE = re.compile(
     r"(?:[Ee]xception in |Exception ignored in|Error in |task failed|Logging error|:\s*$"
@@ -438,6 +445,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # "Device", "Mixed precision type" (older: "Use FP16 precision"), DeepSpeed's "ds_config: {...}"); the repr
     # ends with a newline
     ("accel_state", r"Distributed environment: "),
+    # accelerate launch's record of the defaults it used (accelerate/commands/launch.py
+    # _validate_launch_command, one logger.warning): this line, a tab-led line per default, then its last line
+    ("accel_defaults", r"The following values were not passed to `accelerate launch` and had defaults used instead:"),
+    ("accel_defaults_end", r"To avoid this warning pass in values for each of the problematic parameters "),
     ("accel_field", r"(?:Num processes|Process index|Local process index|Device|Mixed precision type|Use FP16 precision"
                     r"|ds_config): "),
     ("ray_check", r"\.Please check \S+ for details"),  # (Ray's GCS start failure, MODES "ray_err_files")
@@ -504,13 +515,16 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("what", r"[ \t]+what\(\):  "),
     # paragraphs libraries write into an exception's message after a blank line: torch._dynamo's
     # augment_exc_message (torch/_dynamo/exc.py: the user frames, the replay file, the verbosity hint, the
-    # minifier script, the fallback to eager), PySpark's "JVM stacktrace:", huggingface_hub's
+    # minifier script, the fallback to eager), torch.load's pointer to its documentation, PySpark's
+    # "JVM stacktrace:", huggingface_hub's
     # hf_raise_for_status ("403 Client Error.", a blank line, then what was not found or not allowed)
     ("msg_para", r"(?:from user code:$|Set TORCH_LOGS=|Set TORCHDYNAMO_VERBOSE=1|Set torch\._dynamo\.config\.verbose="
                  r"|You can suppress this exception and fall back to eager|Last frame execution written to "
                  r"|Minifier script written to |(?:Revision|Entry|Repository) Not Found for url: "
                  r"|Cannot access (?:gated repo|repository) for url |Bad request(?: for \S+ endpoint)?:$"
                  r"|\d{3} Forbidden: "
+                 # torch.load's weights-only refusal (torch/serialization.py: "\n\nCheck the documentation ...")
+                 r"|Check the documentation of torch\.load to learn more "
                  # PySpark's CapturedException.__str__ with spark.sql.pyspark.jvmStacktrace.enabled: the JVM's
                  # stack after a blank line (pyspark/errors/exceptions/captured.py)
                  r"|JVM stacktrace:\s*$"
@@ -541,6 +555,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("c10_raised", r"[ \t]*Exception raised from \S+ at "),
     # c10::get_backtrace "frame #N: sym + 0x.. (0x.. in lib)"; lldb bt "  * frame #N: 0x..."
     ("frame", r"[ \t]*(?:\* )?frame #\d+: "),
+    # (c10::get_backtrace writes one such line in place of the interpreter's frames, c10/util/Backtrace.cpp)
+    ("c10_omit", r"[ \t]*<omitting python frames>\s*$"),
     # sanitizer_common symbolizer (ASan/TSan/UBSan/MSan/LSan): "    #N 0xADDR in func file:line"
     ("san_frame", r"[ \t]+#\d+ 0x[0-9a-fA-F]+ (?:in |\()"),
     ("san_head", r"==\d+==ERROR: \w+Sanitizer|WARNING: ThreadSanitizer|[A-Z]\w*Sanitizer:DEADLYSIGNAL", "Sanitizer"),
@@ -726,6 +742,14 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # and "| a | b |" rows
     ("rule_plus", r"\+(?:[-=]{2,}\+)+\s*$"),
     ("pipe_row", r"\|.*\|\s*$"),
+    # transformers' loading report (transformers/utils/loading_report.py log_state_dict_report, one
+    # logger.warning): "<Model> LOAD REPORT from: <path>", a table of keys ("Key | Status | ..." over a
+    # "-+-" rule, a row per key), then "\n\nNotes:" and a "- STATUS:\t<note>" line per status shown
+    ("hf_report", r"(?:\x1b\[1m)?[\w.]+ LOAD REPORT(?:\x1b\[0m)? from: ", " LOAD REPORT"),
+    ("hf_row", r"[^\s|][^|]* \| ", " | "),
+    ("hf_rule", r"-+(?:\+-+)+\s*$"),
+    ("hf_notes", r"Notes:\s*$"),
+    ("hf_note", r"- (?:\x1b\[[\d;]*m)?[A-Z]+:(?:\x1b\[[\d;]*m)?\t"),
     # a JSON object's member or closing bracket on a line of its own (pretty-printed dumps)
     ("json_member", r"[ \t]+\"[^\"]{1,200}\": "),
     ("json_close", r"[ \t]*[}\]],?\s*$"),
@@ -734,6 +758,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("json_line", r"[\[\]{}\"]"),
     # java.util.logging SimpleFormatter's second line: "LEVEL: message"
     ("jul_level", r"(?:SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST): "),
+    # c10's warning handler ends a TORCH_WARN message it hands to Python's warnings with
+    # "{msg} (Triggered internally at {file}:{line}.)": the message's last line, the source line comes after
+    ("c10_triggered", r"[ \t]?.*\(Triggered internally at \S+:\d+\.\)\s*$", "(Triggered internally at "),
     # warnings.formatwarning's source line: exactly two spaces, then the stripped source (one, when a
     # stream prefix written without a space, torchrun's "[rank3]:", took the first as its separator)
     ("warn_src", r"  ?\S"),
@@ -830,6 +857,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rich_tb": ("rich_tb", "python_traceback"),
     "py_process": ("await", None),
     "accel_state": ("accel_state", None),
+    "accel_defaults": ("accel_defaults", None),
     "py_remote": ("py_remote", "python_traceback"),
     "node_src": ("node_src", "node_error"),
     "vg_banner": ("vg_banner", "valgrind"),
@@ -893,6 +921,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "hash_bare": ("hash_open", None),
     "json_member": ("json_tail", "json_dump"),  # a pretty-printed dump whose first lines were cut
     "py_ext_cut": ("py_ext_more", "python_fatal"),
+    "hf_report": ("hf_report", None),
 }
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
@@ -1097,6 +1126,7 @@ MODES: dict[str, dict] = {
     # accelerate's state repr: its field lines, nothing else (the blank line its trailing newline leaves
     # ends it)
     "accel_state": {"kind": "other_multiline", "on": {"accel_field": (_S, None)}},
+    "accel_defaults": {"kind": None, "on": {"indent": (_S, None), "accel_defaults_end": (_L, None)}},
 
     # -- CPython traceback.py ----------------------------------------------------------------------
     # "Traceback (most recent call last):", frames ("  File ..." + source + carets), the exception
@@ -1276,7 +1306,11 @@ MODES: dict[str, dict] = {
     # warnings.formatwarning: header, message lines (held), then the source line "  <source>"
     "py_warn": {"kind": "python_warning",
                 "on": {"warn_src": (_L, None), "text": (_T, None), "indent": (_T, None),
-                       "rule_star": (_T, None), "rule_eq": (_T, None), "rule_dash": (_T, None)},
+                       "rule_star": (_T, None), "rule_eq": (_T, None), "rule_dash": (_T, None),
+                       # autograd's anomaly mode warns with the forward's traceback in the message
+                       # ("Traceback of forward call that caused the error:\n" + traceback.format_list,
+                       # torch/csrc/autograd/python_anomaly_mode.cpp), then c10's suffix
+                       "py_file": (_T, None), "c10_triggered": (_T, None)},
                 "after_blank": "on", "max_tent": 40},
 
     # -- Java Throwable.printStackTrace --------------------------------------------------------
@@ -1343,7 +1377,7 @@ MODES: dict[str, dict] = {
                 "after_blank": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames")}},
     # frames end with ')' ("(0x.. in lib.so)"); a line after one that does not is its hard wrap
     "c10_frames": {"kind": "cpp_frames", "cross": True, "wrap_end": ")",
-                   "on": {"frame": (_S, None), "text": ("wrap", None), "c10_raised": (_S, None),
+                   "on": {"frame": (_S, None), "c10_omit": (_S, None), "text": ("wrap", None), "c10_raised": (_S, None),
                           # lldb's "bt all": the next thread's header, then its frames
                           "lldb_thread": (_S, "lldb_bt")},
                    "after_blank": {"c10_raised": (_S, None)}},
@@ -1508,6 +1542,13 @@ MODES: dict[str, dict] = {
                       "kern_start": (_S, None), "text": ("side", None)},
                "after_blank": "on"},
 
+    # transformers' loading report (its tokens): the table's rows and rule, then after the blank line its notes
+    # ("rows": its padded first column and " | " read as docker compose's "name  | " prefix; see merger)
+    "hf_report": {"kind": None, "rows": True,
+                  "on": {"hf_row": (_S, None), "hf_rule": (_S, None), "rule_dash_t": (_S, None),
+                         "hf_notes": (_S, "hf_notes")},
+                  "after_blank": {"hf_notes": (_S, "hf_notes")}},
+    "hf_notes": {"kind": None, "on": {"hf_note": (_S, None)}},
     # -- framed tables: a rule line, rows, the closing rule (held until it comes) ----------------
     # ("one_write": a table is printed by one call; a line of another writer among its rows ends it,
     # and the rows held so far are read again on their own: separators a script prints around its

@@ -33,7 +33,8 @@ LOCKED_DEV = {canonicalize_name(r.name) for r in RUNTIME + DEV}  # what requirem
 # Capture programs devtools.printers runs under an interpreter of their own, with the printer installed
 # outside the project (pip --target; corpus/printers/README.md names it): their imports are not the
 # project's dependencies.
-OWN_INTERPRETER = tuple(f"devtools/printers/programs/{lang}/" for lang in ("jax", "ray", "pyspark", "tensorflow"))
+OWN_INTERPRETER = tuple(f"devtools/printers/programs/{lang}/"
+                        for lang in ("jax", "ray", "pyspark", "tensorflow", "torch", "hf"))
 
 
 def _third_party_imports(root: Path) -> dict[str, set[str]]:
