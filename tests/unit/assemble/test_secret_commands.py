@@ -69,6 +69,7 @@ def test_a_numbered_reply_redacts_the_value_after_a_secrets_name(redact: Redacto
         '1) "maxmemory"\n2) "0"\n3) "requirepass"\n4) "[REDACTED:secret]"')
     # a name at an even number is a value, not a name
     assert redact('1) "dbfilename"\n2) "password"\n3) "x9"') == '1) "dbfilename"\n2) "password"\n3) "x9"'
+    assert redact('2) "password"\n3) "x9"') == '2) "password"\n3) "x9"'
 
 
 def test_a_numbered_reply_split_into_events_is_followed_per_source() -> None:
