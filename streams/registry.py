@@ -132,3 +132,17 @@ def wire_schema_id(value: bytes | None) -> int | None:
     if value is None or len(value) < 5 or value[0] != 0:
         return None
     return int.from_bytes(value[1:5], "big")
+
+
+def subject_registered(client: Any, subject: str) -> bool:
+    """Does the registry hold a version of ``subject``? Asked of the subject itself: the list of all
+    subjects comes in pages (Apicurio's Confluent API gives the first 1,000), so a subject registered
+    late in a busy registry is missing from it."""
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+    try:
+        return bool(client.get_versions(subject))
+    except SchemaRegistryError as exc:
+        if exc.http_status_code == 404:
+            return False
+        raise
