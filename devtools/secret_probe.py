@@ -2,7 +2,7 @@
 
     python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds
     python -m devtools.secret_probe generate-shapes   # (re)write dev2 and holdout6 from secret_probe_shapes
-    python -m devtools.secret_probe leaks [dev|dev2|holdout|holdout6] [-v]
+    python -m devtools.secret_probe leaks [dev|dev2|dev3|holdout|holdout6] [-v]
     python -m devtools.secret_probe corpus [-v]       # redactions in the real corpora (false positives)
     python -m devtools.secret_probe decoys [-v]       # redactions in random-looking lines with no secret
 

@@ -265,6 +265,37 @@ _add("diagnosed_locals", "Dg" + rand(18),
      "    client = connect(host, db_password)\n             │       │     └ '{s}'\n"
      "             │       └ 'pg'\n             └ <function connect>")
 
+# Passwords as programs' arguments (the table of secret_commands: a line per form), the variables programs document as
+# their password, libpq's password file, redis-cli's numbered replies, a URL password holding percent-escapes.
+_add("command_password", "Cm" + rand(10) + "#!" + rand(2),
+     "+ sqlcmd -S db -U sa -P '{s}' -Q 'SELECT 1'", "exec: bcp dbo.runs out r.dat -S db -U sa -P{s} -c",
+     "CalledProcessError: Command '['/usr/bin/mariadb-dump', '-u', 'bk', '-p{s}', 'runs']' returned non-zero exit "
+     "status 2.", "+ mysqladmin -u root password '{s}'", "+ redis-cli --user default --pass '{s}' ping",
+     "+ ipmitool -I lanplus -H bmc -U ADMIN -P '{s}' power status", "+ ipmitool user set password 3 '{s}' 20",
+     "+ ldapsearch -x -D cn=admin,dc=lab -w '{s}' -b dc=lab", "+ ldappasswd -x -W -s '{s}' uid=t,dc=lab",
+     "+ useradd -m -p '{s}' trainer", "+ rabbitmqctl add_user celery '{s}'",
+     "['rabbitmqctl', 'change_password', 'celery', '{s}']", "+ openssl pkcs12 -export -in c.pem -passout 'pass:{s}'",
+     "+ openssl enc -aes-256-cbc -k '{s}' -in x", "+ openssl passwd -6 -salt ab12 '{s}'",
+     "+ keytool -list -keystore ks.jks -storepass '{s}'", "+ jarsigner -keystore r.jks -keypass '{s}' app.jar r",
+     "+ curl --cert /etc/ssl/c.pem:'{s}' https://x", "+ curl --pass '{s}' --key k.pem sftp://x/",
+     "+ lftp -u ci,'{s}' sftp://x", "+ mount -t cifs //nas/d /mnt -o username=svc,password='{s}',vers=3.0",
+     "+ az login -u ci@lab -p '{s}'", "+ papermill a.ipynb b.ipynb -p db_password '{s}'",
+     "+ mosquitto_pub -u s -P '{s}' -t t -m 1", "+ snmpget -v3 -u mon -A '{s}' pdu 1.3.6",
+     "+ ssh-keygen -t ed25519 -N '{s}' -f k", "+ 7z a '-p{s}' c.7z c/", "+ rdesktop -u adm -p '{s}' win-1",
+     "+ xfreerdp /u:adm '/p:{s}' /v:win-1", "+ nmcli device wifi connect lab password '{s}'",
+     "+ wpa_passphrase lab '{s}'", "+ htpasswd -nbB -C 12 admin '{s}'", "+ mongosh -u admin -p '{s}' db",
+     "+ twine upload -u __token__ -p '{s}' dist/*", "+ podman login -u ci -p '{s}' reg",
+     "+ unzip -P '{s}' data.zip")
+_add("documented_password_variable", "Dv" + rand(10) + "!" + rand(2), "+ MYSQL_PWD='{s}' mysql -u root",
+     "+ export SSHPASS='{s}'", "REDISCLI_AUTH={s}")
+_add("pgpass_line", "Pp" + rand(10) + "!" + rand(2), "+ echo 'db:5432:runs:trainer:{s}' >> ~/.pgpass",
+     "*:5432:*:replicator:{s}", "db.internal:5432:runs:trainer:{s}")
+_add("numbered_reply", "Nr" + rand(10) + "#" + rand(2), '1) "requirepass"\n2) "{s}"',
+     '1) "maxmemory"\n2) "0"\n3) "masterauth"\n4) "{s}"')
+_add("url_password_percent_escaped", "Ue" + rand(4) + "%40" + rand(4) + "%2F" + rand(4) + "%3A" + rand(3),
+     "sqlalchemy.url = postgresql://trainer:{s}@db:5432/runs", "redis://default:{s}@redis:6379/0 refused")
+_add("url_password_raw_at", "Ua" + rand(5) + "@" + rand(8), "postgresql://trainer:{s}@db:5432/runs")
+
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [
     "  Array cookie:            ac",  # AddressSanitizer's shadow-byte legend
@@ -311,4 +342,20 @@ NOT_SECRETS: list[str] = [
     "+ echo 3 | sudo tee /proc/sys/vm/drop_caches", "+ zip -r ckpt.zip ckpt/",
     "<name>fs.s3a.endpoint</name><value>http://minio:9000</value>", "+ export 'LOG_LEVEL=debug info'",
     "spark.hadoop.fs.azure.account.auth.type=OAuth",
+    # short options that are no password, and commands that take none on the line
+    "+ ls -p /data", "grep -P '\\d+ steps' train.log", "+ ssh -p 22 node-3 nvidia-smi", "+ python -W ignore train.py",
+    "+ mysql -u root -p runs\nEnter password:", "+ rsync -P -a ckpt/ node-3:/data/",
+    "+ mongosh -u admin -p --authenticationDatabase admin", "+ redis-cli --askpass -h redis ping",
+    "+ openssl rsa -passin env:KEY_PASS -in key.pem", "+ openssl pkcs12 -passin file:/run/secrets/p12 -in c.p12",
+    "+ openssl enc -d -aes-256-cbc -kfile /run/secrets/k -in x", "+ keytool -list -storepass:env STOREPASS -keystore k",
+    "+ papermill in.ipynb out.ipynb -p lr 0.001 -p epochs 3 -p pad_token '<pad>'", "+ htpasswd -c /etc/.htpasswd admin",
+    "+ ssh-keygen -t ed25519 -N '' -f /root/.ssh/id", "+ sshpass -f /run/secrets/pw ssh node-3",
+    "+ sqlcmd -S db -E -Q 'SELECT 1'", "+ 7z a -p ckpt.7z ckpt/", "+ useradd -m -p \"$PASS_HASH\" trainer",
+    "+ rabbitmqctl add_user celery \"$RABBIT_PASS\"", "+ az login --identity", "+ az vm create -n x -p 22",
+    "+ docker login -u ci --password-stdin reg", "+ curl --cert /etc/ssl/client.pem https://x",
+    "+ mount -t nfs -o vers=4,soft nas:/x /mnt", "+ ipmitool -I lanplus -H bmc -U ADMIN -E sdr list",
+    "+ ldapsearch -x -W -D cn=admin -b dc=lab", "+ rdesktop -u adm -p - win-1", "mysql: [Warning] Using a password "
+    "on the command line interface can be insecure.", "kernel: en0: BSSID changed to 0c:68:03:d6:9a:1f",
+    '1) "maxmemory"\n2) "0"', '1) "requirepass"\n2) ""', "2607:f140:6000:8:c4f2:1a2b:3c4d:5e6f",
+    "postgresql://trainer@db:5432/runs", "https://user@host/a@b",
 ]

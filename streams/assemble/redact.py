@@ -24,14 +24,17 @@ from typing import Any
 
 from streams.assemble.secret_finders import (
     FINDERS,
+    NUMBERED_ITEM,
     PEM_BEGIN,
     PEM_END,
     assignment,
+    command_secrets,
     diagnosed,
     k8s_secret,
     keyed_value,
     name_value,
     name_value_pair,
+    numbered_reply,
     record_value,
 )
 from streams.assemble.secret_gate import FOLD, FORMAT_CHARS, make_gate
@@ -145,6 +148,7 @@ class Redactor:
         self.gate = make_gate(self.rules, prefer_hyperscan)
         self._finders: list[Callable[[str], list[tuple[int, int, str]]]] = [
             self._finder(r) for r in self.rules]
+        self._verbatim = frozenset(i for i, r in enumerate(self.rules) if r.verbatim)
         self._memo: dict[str, str] = {}
         self._pairs: dict[tuple[str, str], tuple[str, str]] = {}
         self._record_keys: dict[tuple[Any, ...], bool] = {}  # key sets of maps: may they hold a named value?
@@ -152,6 +156,7 @@ class Redactor:
         self._pem_open: dict[tuple[Any, ...], bool] = {}  # sources inside a private key split across events
         self._manifest_open: dict[tuple[Any, ...], int] = {}  # sources inside a Secret manifest: events left
         self._manifest_head: dict[tuple[Any, ...], bool] = {}  # sources whose last event began a manifest
+        self._reply_name: dict[tuple[Any, ...], tuple[int, str]] = {}  # sources whose last event named a secret
 
     def _finder(self, rule: SecretRule) -> Callable[[str], list[tuple[int, int, str]]]:
         kind = rule.kind
@@ -162,8 +167,11 @@ class Redactor:
             if rule.finder not in FINDERS:
                 raise ValueError(f"secret rule {kind!r}: no finder {rule.finder!r} (known: {sorted(FINDERS)})")
             fn = FINDERS[rule.finder]
+            if fn is command_secrets:  # judges papermill's NAME by the key names, the configured ones too
+                strength = self.strength
+                return lambda text: [(a, b, kind) for a, b in command_secrets(text, strength)]
             # judged by key name, with the configured names too
-            if fn in (assignment, name_value, name_value_pair, keyed_value, diagnosed, record_value):
+            if fn in (assignment, name_value, name_value_pair, keyed_value, diagnosed, record_value, numbered_reply):
                 strength = self.strength
                 return lambda text: [(a, b, "secret") for a, b in fn(text, strength)]
             return lambda text: [(a, b, kind) for a, b in fn(text)]
@@ -198,15 +206,7 @@ class Redactor:
             found.extend(self._finders[i](text))
         if self.allow:
             found = [s for s in found if not any(a.fullmatch(text[s[0]:s[1]]) for a in self.allow)]
-        found.sort()
-        merged: list[tuple[int, int, str]] = []
-        for a, b, kind in found:
-            if merged and a <= merged[-1][1]:
-                pa, pb, pk = merged[-1]
-                merged[-1] = (pa, max(pb, b), pk)
-            else:
-                merged.append((a, b, kind))
-        return merged
+        return _merged(found)
 
     def __call__(self, text: str) -> str:
         if not text or text is self._last:
@@ -240,7 +240,12 @@ class Redactor:
         norm, index = _char_map(text)
         hits = self.gate(norm)
         hits.discard(FOLD)
-        return [(index[a], index[b - 1] + 1, k) for a, b, k in self.spans(norm, hits)] if hits else []
+        spans = [(index[a], index[b - 1] + 1, k) for a, b, k in self.spans(norm, hits)] if hits else []
+        if "%" in text and self._verbatim:  # a URL's password holding %40 or %2F: decoded, they would end it early
+            verbatim = self._verbatim.intersection(self.gate(text))
+            if verbatim:
+                spans = _merged(spans + self.spans(text, set(verbatim)))
+        return spans
 
     def short(self, text: str) -> str:
         """``self(text)``, memoised for short strings (labels, source fields, keys repeat)."""
@@ -353,6 +358,8 @@ class Redactor:
             value["message"] = msg = self._pem_lines(value, msg)
         if msg and (self._manifest_open or self._manifest_head or "Secret" in msg or msg.startswith("apiVersion:")):
             value["message"] = self._secret_manifest(value, msg)
+        if msg and (self._reply_name or (") \"" in msg and msg.lstrip()[:1].isdigit())):
+            value["message"] = self._numbered_reply(value, msg)
         for k in maps:
             v = value.get(k)
             if v:
@@ -413,10 +420,43 @@ class Redactor:
             self._manifest_open[key] = left - 1
         return msg
 
+    def _numbered_reply(self, value: dict[str, Any], msg: str) -> str:
+        """redis-cli's numbered reply whose items a source's merger left as events of their own: the value after a
+        secret's name (``1) "requirepass"``, then ``2) "x"``)."""
+        key = tuple((value.get("source") or {}).values())
+        named = self._reply_name.pop(key, None)
+        item = NUMBERED_ITEM.fullmatch(msg)
+        if item is None:
+            return msg
+        n, v = int(item.group("n")), item.group("v")
+        if named is not None and n == named[0] + 1:
+            strength = self.strength(named[1])
+            if is_secret_value(strength, v, named[1]):
+                return msg[:item.start("v")] + "[REDACTED:secret]" + msg[item.end("v"):]
+        strength = self.strength(v) if n % 2 and v else None
+        if strength is not None and strength != "header":
+            if len(self._reply_name) >= MEMO_ENTRIES:
+                self._reply_name.clear()
+            self._reply_name[key] = (n, v)
+        return msg
+
     def letter(self, value: dict[str, Any]) -> dict[str, Any]:
         """A dead letter's error and readable text redacted (the text made from the original bytes); the
         original bytes are sealed where the letter is written, which has the key (:mod:`streams.deadletter`)."""
         return protect_letter(value, self, None)
+
+
+def _merged(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Spans sorted, overlapping ones merged (the first one's kind kept)."""
+    found.sort()
+    merged: list[tuple[int, int, str]] = []
+    for a, b, kind in found:
+        if merged and a <= merged[-1][1]:
+            pa, pb, pk = merged[-1]
+            merged[-1] = (pa, max(pb, b), pk)
+        else:
+            merged.append((a, b, kind))
+    return merged
 
 
 def _replace_spans(text: str, spans: list[tuple[int, int]], kind: str) -> str:

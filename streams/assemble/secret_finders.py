@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from streams.assemble.secret_commands import command_secrets
 from streams.assemble.secret_keys import header_secret_span, is_secret_value, key_strength, record_secret, unquoted
 
 Spans = list[tuple[int, int]]
@@ -420,7 +421,27 @@ def _source_line(text: str, line_start: int) -> tuple[int, int] | None:
     return None
 
 
+# -- redis-cli's numbered replies: 1) "requirepass" then 2) "value" ---------------------------------------
+NUMBERED_ITEM = re.compile(r"[ \t]*(?P<n>\d+)\)[ \t]+\"(?P<v>(?:\\.|[^\"\\\r\n]){0,4096})\"[ \t]*\r?")
+_NUMBERED_PAIR = re.compile(r"^[ \t]*(?P<n>\d+)\)[ \t]+\"(?P<k>[^\"\r\n]{1,200})\"[ \t]*\r?\n"
+                            r"[ \t]*(?P<m>\d+)\)[ \t]+\"(?P<v>(?:\\.|[^\"\\\r\n]){1,4096})\"", re.MULTILINE)
+
+
+def numbered_reply(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The value after a secret's name in a numbered reply (a name at an odd number, its value at the next)."""
+    spans: Spans = []
+    for m in _NUMBERED_PAIR.finditer(text):
+        n, k = int(m.group("n")), m.group("k")
+        if n % 2 and int(m.group("m")) == n + 1:
+            strength = strength_of(k)
+            if strength is not None and strength != "header" and is_secret_value(strength, m.group("v"), k):
+                spans.append(m.span("v"))
+    return spans
+
+
 FINDERS: dict[str, Callable[[str], Spans]] = {"pem": pem, "assignment": assignment, "name_value": name_value,
                                                "k8s_secret": k8s_secret, "keyed_value": keyed_value,
                                                "diagnosed": diagnosed, "name_value_pair": name_value_pair,
-                                               "record_value": record_value}
+                                               "record_value": record_value,
+                                               "command_secrets": command_secrets,
+                                               "numbered_reply": numbered_reply}

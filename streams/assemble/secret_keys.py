@@ -31,6 +31,9 @@ STRONG_ENDINGS = frozenset({
     "encryptionkey", "masterkey", "sessionkey", "licensekey", "credential", "credentials",
     "apikeys", "accesskeys", "secretkeys", "privatekeys",
     "requirepass", "masterauth",  # redis.conf's server and replica passwords
+    # the variables programs document as their password: mysql(1) MYSQL_PWD, sshpass(1) -e SSHPASS, redis-cli
+    # REDISCLI_AUTH
+    "mysqlpwd", "sshpass", "rediscliauth",
 })
 # Dotted keys whose secret word is followed by what it is for (an account, a container), so that the key ends in a
 # host name: hadoop-azure's ``fs.azure.account.key.ACCOUNT.blob.core.windows.net`` (and Spark's ``spark.hadoop.``

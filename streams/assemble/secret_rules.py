@@ -12,11 +12,16 @@ gives ``gate`` instead, a regex (Hyperscan's dialect, matched case-insensitively
 With Hyperscan the gate is sharper: a ``pattern`` row is gated by the pattern itself (translated to
 Hyperscan's dialect), a row with ``gate`` by that regex, and only the rest by their needles.
 ``check`` names a test the candidate must pass (see :data:`streams.assemble.secret_keys.CHECKS`).
+``verbatim`` rows also run on the text as written when it holds percent-escapes: a URL's password may hold
+``%40`` and ``%2F``, which decoded would end it early.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+from streams.assemble.secret_commands import PROGRAMS
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +33,7 @@ class SecretRule:
     gate: str = ""
     check: str = ""
     source: str = ""
+    verbatim: bool = False  # also matched on the text as written, before its percent-escapes are decoded
 
 
 # Token characters of the URL-safe base64 family most vendors use.
@@ -40,33 +46,9 @@ _ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?)?[ \t]*(:=|=>|[:=])"
                     rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]"
                     rf"|(^|\n)[ \t]*[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[ \t]+[^ \t\r\n]+[ \t]*\r?(\n|$)")
 
-# Commands whose short flag takes a password (``-p`` is a port for psql, ssh and docker run, so the flag is
-# only read after a command that documents it as the password): (commands, flag, what may stand between
-# flag and value: mysql takes it attached only, ``mysql -p db`` prompts). Shell echoes (``mysql -pS3cret``,
-# ``sshpass -p S3cret``) and argv lists (``['sshpass', '-p', 'S3cret']``).
-_PASSWORD_FLAGS: tuple[tuple[str, str, str], ...] = (
-    ("mysql|mysqladmin|mysqldump|mysqlimport|mysqlshow|mariadb|mariadb-dump", "p", ""),
-    ("sshpass", "p", r"[ \t]*"),
-    ("redis-cli|valkey-cli", "a", r"[ \t]+"),
-    ("docker login|podman login|buildah login|skopeo login|nerdctl login|helm registry login|oras login"
-     "|twine upload|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport", "p", r"[ \t]+"),
-    ("zip|zipcloak|unzip", "P", r"[ \t]+"),  # zip(1) and unzip(1): -P password
-)
-
-
-def _password_flag_patterns(commands: str, flag: str, sep: str) -> tuple[str, ...]:
-    """The flag's value in a shell echo and, where it may stand apart from the flag, in an argv list."""
-    value = r"""['"]?(?P<s>(?<=')[^'\n]+|(?<=")[^"\n]+|(?<!['"])[^\s'"]+)"""  # quoted: to its closing quote
-    # (the flag may open a quoted word: '-pS3cret' in an argv list's repr, as subprocess.CalledProcessError prints it)
-    shell = rf"(?<![\w\-])(?:{commands})(?![\w\-])[^\n|;&]*?[ \t]['\"]?-{flag}{sep}{value}"
-    quoted = "|".join(c.replace(" ", r"['\"],[ \t]*['\"]") for c in commands.split("|"))
-    argv = (rf"['\"](?:[\w./\-]*/)?(?:{quoted})['\"][^\]\n]*?['\"]-{flag}['\"],[ \t]*"
-            rf"['\"](?P<s>[^'\"]+)")
-    return (shell, argv) if sep else (shell,)
-
-
-def _flag_needles(commands: str) -> tuple[str, ...]:
-    return tuple(sorted({c.split()[0].lower() for c in commands.split("|")}))
+# A program of the command table (secret_commands) as a word, followed by its arguments (a blank, or an argv
+# list's next item).
+_COMMAND_GATE = (r"(^|[^A-Za-z0-9_.\-])(" + "|".join(re.escape(p) for p in PROGRAMS) + r")(\.exe)?['\"]?,?[ \t]")
 
 DEFAULT_RULES: tuple[SecretRule, ...] = (
     # -- blocks and assignments (functions) -------------------------------------------------------------
@@ -256,15 +238,29 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("cookie_repr", ("<cookie ",), r"<Cookie [^\s=<>]{1,256}=(?P<s>[^\s<>]+) for ",
                check="credential",
                source="gitleaks generic (session cookies); http.cookiejar.Cookie's repr in a RequestsCookieJar"),
-    *(SecretRule("cli_password_flag", _flag_needles(cmds), pattern,
-                 source="gitleaks generic (CLI passwords); mysql(1), sshpass(1), redis-cli, docker login -p")
-      for cmds, flag, sep in _PASSWORD_FLAGS for pattern in _password_flag_patterns(cmds, flag, sep)),
+    SecretRule("cli_password_flag", tuple(sorted({p.lower() for p in PROGRAMS})), finder="command_secrets",
+               gate=_COMMAND_GATE,
+               source="gitleaks generic (CLI passwords): the (program, option) table of secret_commands, each row "
+                      "from the program's manual"),
     SecretRule("wandb_api_key", ("wandb",), r"(?i:wandb)[^\n]{0,40}?(?<![0-9a-f])(?P<s>[0-9a-f]{40})(?![0-9a-f])",
                source="trufflehog WandB (keyword wandb, then 40 hex)"),
     SecretRule("netrc_password", ("machine", "default"),
                r"(?:\bmachine\s+\S+|\bdefault)\s+(?:(?:login|account)\s+\S+\s+)*password\s+(?P<s>\S+)",
                source="netrc(5) entries (curl, pip, wandb, git credentials), the default entry too, the login and "
                       "account tokens in any order; gitleaks generic"),
+    # libpq's password file: hostname:port:database:username:password ('\\:' escapes a colon). On a line of its own
+    # (cat ~/.pgpass), or anywhere in a text that names the file (echo '...' >> ~/.pgpass).
+    SecretRule("pgpass_password", ("pgpass",), gate="pgpass", pattern=
+               r"(?<![\w.:*\-])(?:[A-Za-z0-9][\w.\-]*|\*):(?:\d{1,5}|\*):[^\s:'\"]+:[^\s:'\"]+:(?P<s>[^\s'\"]+)",
+               check="not_placeholder", source="libpq: The Password File (PostgreSQL docs, 34.16)"),
+    SecretRule("pgpass_password", gate=r"(^|\n)[ \t]*([A-Za-z0-9][A-Za-z0-9_.\-]*|\*):([0-9]{1,5}|\*):"
+                                       r"[A-Za-z0-9_.\-*$]+:[A-Za-z0-9_.\-*@$]+:[^ \t\r\n]+[ \t]*\r?(\n|$)",
+               pattern=r"(?m)^[ \t]*(?:[A-Za-z0-9][\w.\-]*|\*):(?:\d{1,5}|\*):[\w.\-*$]+:[\w.\-*@$]+:"
+                       r"(?P<s>(?:\\.|[^\s\\])+)[ \t]*\r?$",
+               check="not_placeholder", source="libpq: The Password File (PostgreSQL docs, 34.16), a line alone"),
+    SecretRule("numbered_reply", (') "',), finder="numbered_reply",
+               gate=r"[0-9]+\)[ \t]+\"[^\"\n]*\"[ \t]*\r?\n[ \t]*[0-9]+\)[ \t]+\"",
+               source="redis-cli's replies to CONFIG GET and HGETALL: a numbered list, each name then its value"),
     # -- a secret found by a keyword or a key id near it (trufflehog's detectors pair the two) --------------
     SecretRule("aws_secret_access_key", ("akia", "asia"),
                r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b[^\n]{0,80}?(?<![A-Za-z0-9+/])(?P<s>[A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])",
@@ -295,10 +291,14 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                source="gitleaks authorization headers; trufflehog"),
     SecretRule("basic_auth", ("basic",), r"(?i)\bbasic\s+(?P<s>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
                check="basic_auth", source="detect-secrets BasicAuthDetector (header form)"),
+    # (the password ends at the '@' that ends the authority, the last one before the host: RFC 3986 3.2.1 wants
+    # '@' percent-escaped there, but a raw one is common)
     SecretRule("url_credentials", ("://", ":\\/\\/"),
-               r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/:'\"\\]*:(?P<s>[^\s@/'\"\\]+)@",
+               r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/:'\"\\]*:(?P<s>[^\s@/'\"\\]+(?:@[^\s@/'\"\\]+)*)"
+               r"@(?=[^\s@/'\"\\]*[/?#\s'\"\\]|[^\s@/'\"\\]*$)",
+               verbatim=True,
                source="detect-secrets BasicAuthDetector; gitleaks url credentials (the user may hold a "
-                      "percent-escaped '@': user%40corp)"),
+                      "percent-escaped '@': user%40corp; the password %40, %2F, %3A)"),
     SecretRule("url_token_user", ("://", ":\\/\\/"),
                r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}(?P<s>[A-Za-z0-9_\-.~]{16,256})@",
                check="generated_with_digits",
@@ -312,10 +312,6 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                check="not_placeholder",
                source="gitleaks generic (passwords in SQL: CREATE/ALTER USER|ROLE|LOGIN ... PASSWORD '...', "
                       "MySQL's IDENTIFIED BY '...')"),
-    SecretRule("cli_secret_argument", ("htpasswd",),
-               r"\bhtpasswd[ \t]+(?:-[A-Za-z]+[ \t]+)*-[A-Za-z]*b[A-Za-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*\S+[ \t]+\S+[ \t]+"
-               r"['\"]?(?P<s>[^\s'\"]+)",
-               source="gitleaks generic (CLI arguments documented as secrets): htpasswd(1) -b FILE USER PASSWORD"),
     SecretRule("cli_secret_argument", ("http-basic.",),
                r"\bpoetry[ \t]+config[ \t]+(?:--\S+[ \t]+)*http-basic\.\S+[ \t]+\S+[ \t]+['\"]?(?P<s>[^\s'\"]+)",
                source="Poetry's documented credential command: poetry config http-basic.REPO USER PASSWORD"),

@@ -115,7 +115,7 @@ def test_sql_passwords_are_redacted(redact: Redactor) -> None:
 
 def test_cli_arguments_documented_as_secrets(redact: Redactor) -> None:
     assert redact(f"+ htpasswd -b -B /etc/nginx/.htpasswd admin {SECRET}") == (
-        "+ htpasswd -b -B /etc/nginx/.htpasswd admin [REDACTED:cli_secret_argument]")
+        "+ htpasswd -b -B /etc/nginx/.htpasswd admin [REDACTED:cli_password_flag]")
     assert SECRET not in redact(f"+ gh secret set HF_TOKEN --repo org/x --body {SECRET}")
     assert redact("htpasswd -v .htpasswd admin") == "htpasswd -v .htpasswd admin"
 

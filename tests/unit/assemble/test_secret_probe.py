@@ -1,7 +1,7 @@
 """The secrets probe (devtools.secret_probe) through the offline assemble path: no fragment of any dev-fixture
 secret survives in any output, and random-looking lines that hold no secret are not redacted. ``dev2`` is the
-third round (shapes taken from the programs that print them). The holdout fixtures are scored by hand
-(``python -m devtools.secret_probe leaks holdout|holdout6``), not here."""
+third round (shapes taken from the programs that print them), ``dev3`` the fourth (programs' password arguments).
+The holdout fixtures are scored by hand (``python -m devtools.secret_probe leaks holdout|holdout6``), not here."""
 
 from __future__ import annotations
 
@@ -36,6 +36,15 @@ def test_no_dev2_probe_secret_survives_the_assemble_path(tmp_path: Path) -> None
     leaks = [(c["kind"], c["context"]) for n, c in enumerate(cases) if leaked(c, run_text(c["text"], tmp_path, n))]
     assert leaks == []
     assert len(cases) >= 30 and all(c["source"] for c in cases)
+
+
+def test_no_dev3_probe_secret_survives_the_assemble_path(tmp_path: Path) -> None:
+    """Passwords as programs' arguments (from their manuals) and in line formats (.pgpass, redis-cli replies, URLs
+    whose password holds percent-escapes)."""
+    cases = load("dev3")
+    leaks = [(c["kind"], c["context"]) for n, c in enumerate(cases) if leaked(c, run_text(c["text"], tmp_path, n))]
+    assert leaks == []
+    assert len(cases) >= 45 and all(c["source"] for c in cases)
 
 
 def test_random_looking_lines_without_secrets_are_not_redacted(tmp_path: Path) -> None:
