@@ -31,14 +31,15 @@ CORPUS = CORPUS_DIR / "training"
 
 
 def make_topic(settings: Settings) -> str:
-    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from confluent_kafka.schema_registry import Schema
 
+    from streams.clients import registry_client
     from streams.contracts import schema_text
     from streams.topics import TopicSpec, create_topics
 
     topic = f"bench-ship-{uuid.uuid4().hex[:8]}"
     create_topics(settings, [TopicSpec(topic, 1, {"message.timestamp.type": "LogAppendTime"})])
-    SchemaRegistryClient({"url": settings.registry.url}).register_schema(
+    registry_client(settings.registry).register_schema(
         f"{topic}-value", Schema(schema_text("raw_batch"), "AVRO"))
     return topic
 

@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
 
 from streams.config import ElasticsearchSettings, KafkaSettings, ObjectStoreSettings, RegistrySettings
 
 
 def s3_client(settings: ObjectStoreSettings, timeout_s: float = 30.0) -> Any:
+    """An S3 client: with the static key of ``settings`` when one is set, else with whatever boto3's
+    default credential chain finds (environment, ``profile`` or AWS_PROFILE in the shared files, IRSA
+    web identity, container or instance metadata), so that a pod's own role is used as it is."""
     import boto3
     from botocore.config import Config
 
-    return boto3.client(
+    static: dict[str, Any] = {}
+    if settings.access_key_id is not None and settings.secret_access_key is not None:
+        static = {"aws_access_key_id": settings.access_key_id,
+                  "aws_secret_access_key": settings.secret_access_key.get_secret_value()}
+    session = boto3.session.Session(profile_name=settings.profile)
+    return session.client(
         "s3",
         endpoint_url=settings.endpoint_url,
         region_name=settings.region,
-        aws_access_key_id=settings.access_key_id,
-        aws_secret_access_key=settings.secret_access_key.get_secret_value(),
         verify=settings.ca_bundle,  # None: the system's CAs (https) or nothing to verify (http)
         config=Config(
             connect_timeout=timeout_s,
@@ -24,6 +31,7 @@ def s3_client(settings: ObjectStoreSettings, timeout_s: float = 30.0) -> Any:
             retries={"max_attempts": 2, "mode": "standard"},
             s3={"addressing_style": "path"},  # local servers have no per-bucket DNS names
         ),
+        **static,
     )
 
 
@@ -52,26 +60,42 @@ def async_es_client(settings: ElasticsearchSettings) -> Any:
 
 
 def registry_client(settings: RegistrySettings) -> Any:
+    """The schema registry client, with the registry's auth and TLS settings (every caller uses this one)."""
     from confluent_kafka.schema_registry import SchemaRegistryClient
 
-    return SchemaRegistryClient({"url": settings.url})
+    return SchemaRegistryClient(settings.client_config())
+
+
+def kafka_ssl_context(settings: KafkaSettings) -> ssl.SSLContext:
+    """The TLS context of ``settings`` for Python Kafka clients (aiokafka under Faust), matching
+    ``client_config()``: trusts ``ssl_cafile`` (else the system's CAs), checks the broker's host name
+    as librdkafka does, and presents the client certificate when one is set (mutual TLS)."""
+    context = ssl.create_default_context(cafile=settings.ssl_cafile)
+    if settings.ssl_certfile and settings.ssl_keyfile:
+        password = settings.ssl_key_password.get_secret_value() if settings.ssl_key_password else None
+        context.load_cert_chain(settings.ssl_certfile, settings.ssl_keyfile, password=password)
+    return context
 
 
 def faust_broker_credentials(settings: KafkaSettings) -> Any:
-    """``broker_credentials`` for a faust.App (aiokafka) matching ``settings.client_config()``.
-
-    None for PLAINTEXT. The TLS context trusts ``ssl_cafile`` (else the system's CAs) and checks
-    the broker's host name, as librdkafka does.
-    """
-    import ssl
-
+    """``broker_credentials`` for a faust.App (aiokafka) matching ``settings.client_config()``:
+    None for PLAINTEXT, TLS (and a client certificate) for SSL, SASL user and password for PLAIN and
+    SCRAM, and tokens from the OIDC token endpoint for OAUTHBEARER."""
     import faust
 
-    protocol = settings.security_protocol.upper()
-    if protocol == "PLAINTEXT":
+    if settings.security_protocol == "PLAINTEXT":
         return None
-    context = ssl.create_default_context(cafile=settings.ssl_cafile) if protocol.endswith("SSL") else None
-    if protocol.startswith("SASL_"):
+    context = kafka_ssl_context(settings) if settings.uses_tls() else None
+    if settings.uses_sasl() and settings.sasl_mechanism == "OAUTHBEARER":
+        from streams.oauth import AiokafkaTokenProvider, ClientCredentials
+
+        grant = ClientCredentials(
+            token_url=settings.sasl_oauthbearer_token_endpoint_url or "",
+            client_id=settings.sasl_oauthbearer_client_id or "",
+            client_secret=settings.sasl_oauthbearer_client_secret,
+            scope=settings.sasl_oauthbearer_scope)
+        return faust.OAuthCredentials(oauth_cb=AiokafkaTokenProvider(grant), ssl_context=context)
+    if settings.uses_sasl():
         return faust.SASLCredentials(
             username=settings.sasl_username,
             password=settings.sasl_password.get_secret_value() if settings.sasl_password else None,

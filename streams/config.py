@@ -68,6 +68,10 @@ def secrets_from_files(model: BaseModel, pairs: dict[str, str]) -> None:
         object.__setattr__(model, field, SecretStr(text))
 
 
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
 class KafkaSettings(Section):
     """The Kafka cluster every stage reads from and writes to."""
 
@@ -76,24 +80,91 @@ class KafkaSettings(Section):
         description="Comma-separated host:port list of brokers. The default is the local stack's loopback port, "
                     "away from 9092 so that it never collides with a real broker.")
     security_protocol: str = Field(
-        default="PLAINTEXT", description="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.",
+        default="PLAINTEXT",
+        description="PLAINTEXT, SSL (TLS; with ssl_certfile and ssl_keyfile, mutual TLS), SASL_PLAINTEXT or "
+                    "SASL_SSL.",
         examples=["SASL_SSL"])
     sasl_mechanism: str | None = Field(
-        default=None, description="SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512); unset: no SASL.",
+        default=None,
+        description="SASL mechanism: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (user and password) or OAUTHBEARER "
+                    "(tokens from an OIDC token endpoint, sasl_oauthbearer_*); unset: no SASL.",
         examples=["SCRAM-SHA-512"])
-    sasl_username: str | None = Field(default=None, description="SASL user name.")
+    sasl_username: str | None = Field(default=None, description="SASL user name (PLAIN and SCRAM).")
     sasl_password: SecretStr | None = Field(
         default=None, description="SASL password. Secret: never printed; prefer sasl_password_file or the environment.")
     sasl_password_file: Path | None = Field(
         default=None, description="A file holding the SASL password (a mounted secret), read once at start; a trailing "
                           "newline is dropped. Setting it and sasl_password to different values is an error.")
+    sasl_oauthbearer_token_endpoint_url: str | None = Field(
+        default=None,
+        description="OAUTHBEARER: the OIDC token endpoint that grants tokens to this client (client-credentials "
+                    "grant); every stage fetches its token there and renews it before it expires.",
+        examples=["https://idp.example.com/realms/kafka/protocol/openid-connect/token"])
+    sasl_oauthbearer_client_id: str | None = Field(
+        default=None, description="OAUTHBEARER: the client id presented to the token endpoint.")
+    sasl_oauthbearer_client_secret: SecretStr | None = Field(
+        default=None, description="OAUTHBEARER: the client secret. Secret: prefer sasl_oauthbearer_client_secret_file.")
+    sasl_oauthbearer_client_secret_file: Path | None = Field(
+        default=None, description="A file holding the OAUTHBEARER client secret (a mounted secret).")
+    sasl_oauthbearer_scope: str | None = Field(
+        default=None, description="OAUTHBEARER: the scope asked of the token endpoint; unset: none.")
     ssl_cafile: str | None = Field(
         default=None, description="CA certificate file that verifies the brokers; unset: the system's CAs.")
+    ssl_certfile: str | None = Field(
+        default=None,
+        description="Client certificate (PEM, the chain after it) that this client presents to the brokers: mutual "
+                    "TLS. The broker maps its subject to the principal that ACLs name.")
+    ssl_keyfile: str | None = Field(default=None, description="Private key (PEM) of ssl_certfile.")
+    ssl_key_password: SecretStr | None = Field(
+        default=None, description="Password of an encrypted ssl_keyfile. Secret: prefer ssl_key_password_file.")
+    ssl_key_password_file: Path | None = Field(
+        default=None, description="A file holding the password of ssl_keyfile (a mounted secret).")
+
+    @field_validator("security_protocol")
+    @classmethod
+    def _known_protocol(cls, value: str) -> str:
+        upper = value.upper()
+        if upper not in SECURITY_PROTOCOLS:
+            raise ValueError(f"{value!r} is not one of {', '.join(SECURITY_PROTOCOLS)}")
+        return upper
+
+    @field_validator("sasl_mechanism")
+    @classmethod
+    def _known_mechanism(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        upper = value.upper()
+        if upper not in SASL_MECHANISMS:
+            raise ValueError(f"{value!r} is not one of {', '.join(SASL_MECHANISMS)} (GSSAPI is not supported)")
+        return upper
+    max_message_bytes: int = Field(
+        default=1024 * 1024, ge=64 * 1024,
+        description="The largest record any stage writes (events, metric points, dead letters), and so the "
+                    "producers' message.max.bytes. Every topic Sluice writes must accept it (max.message.bytes, else "
+                    "the broker's message.max.bytes): `sluice topics create` and deploy/k8s/topics.yaml set it, and "
+                    "each worker checks it against the broker at start. Kafka's own default is 1,048,588, so a stock "
+                    "cluster needs no change. Events are capped below it (assemble.max_bytes, in bytes); a dead "
+                    "letter that would pass it keeps its original cut, flagged and hashed. The assemble state topic "
+                    "takes four times it.")
 
     @model_validator(mode="after")
     def _read_secret_files(self) -> KafkaSettings:
-        secrets_from_files(self, {"sasl_password": "sasl_password_file"})
+        secrets_from_files(self, {"sasl_password": "sasl_password_file",
+                                  "sasl_oauthbearer_client_secret": "sasl_oauthbearer_client_secret_file",
+                                  "ssl_key_password": "ssl_key_password_file"})
+        if self.sasl_mechanism == "OAUTHBEARER" and not (
+                self.sasl_oauthbearer_token_endpoint_url and self.sasl_oauthbearer_client_id):
+            raise ValueError("sasl_mechanism OAUTHBEARER needs sasl_oauthbearer_token_endpoint_url and "
+                             "sasl_oauthbearer_client_id (and the client secret)")
+        if bool(self.ssl_certfile) != bool(self.ssl_keyfile):
+            raise ValueError("set ssl_certfile and ssl_keyfile together (the client certificate and its key)")
         return self
+
+    def uses_sasl(self) -> bool:
+        return self.security_protocol.startswith("SASL_")
+
+    def uses_tls(self) -> bool:
+        return self.security_protocol.endswith("SSL")
 
     def client_config(self) -> dict[str, Any]:
         """librdkafka (confluent-kafka) settings, secrets included: never log the result."""
@@ -102,15 +173,35 @@ class KafkaSettings(Section):
         conf: dict[str, Any] = {
             "bootstrap.servers": self.bootstrap_servers,
             "security.protocol": self.security_protocol,
+            # A producer refuses a record over this at once (MSG_SIZE_TOO_LARGE) instead of the broker later.
+            "message.max.bytes": self.max_message_bytes,
             "logger": kafka_logger(),  # librdkafka's lines through Python logging, once per cause
         }
         if self.sasl_mechanism:
             conf["sasl.mechanism"] = self.sasl_mechanism
+        if self.sasl_mechanism == "OAUTHBEARER":
+            # librdkafka's own OIDC client: it fetches and refreshes the token; no Python callback.
+            conf["sasl.oauthbearer.method"] = "oidc"
+            conf["sasl.oauthbearer.token.endpoint.url"] = self.sasl_oauthbearer_token_endpoint_url
+            conf["sasl.oauthbearer.client.id"] = self.sasl_oauthbearer_client_id
+            conf["sasl.oauthbearer.client.secret"] = _secret(self.sasl_oauthbearer_client_secret)
+            if self.sasl_oauthbearer_scope:
+                conf["sasl.oauthbearer.scope"] = self.sasl_oauthbearer_scope
+        elif self.sasl_mechanism:
             conf["sasl.username"] = self.sasl_username or ""
-            conf["sasl.password"] = self.sasl_password.get_secret_value() if self.sasl_password else ""
+            conf["sasl.password"] = _secret(self.sasl_password)
         if self.ssl_cafile:
             conf["ssl.ca.location"] = self.ssl_cafile
+        if self.ssl_certfile:
+            conf["ssl.certificate.location"] = self.ssl_certfile
+            conf["ssl.key.location"] = self.ssl_keyfile
+            if self.ssl_key_password is not None:
+                conf["ssl.key.password"] = self.ssl_key_password.get_secret_value()
         return conf
+
+
+def _secret(value: SecretStr | None) -> str:
+    return value.get_secret_value() if value is not None else ""
 
 
 class RegistrySettings(Section):
@@ -119,12 +210,79 @@ class RegistrySettings(Section):
     url: str = Field(
         default="http://127.0.0.1:18081/apis/ccompat/v7",
         description="Base URL of a Confluent-compatible registry API (Confluent Schema Registry, Karapace, or "
-                    "Apicurio under /apis/ccompat/v7).")
+                    "Apicurio under /apis/ccompat/v7); https:// for TLS.")
     compatibility: str = Field(
         default="BACKWARD_TRANSITIVE",
         description="Compatibility level set on every subject Sluice registers. Backward-transitive: a new reader "
                     "must read every older writer's data, because a replay can go back to the start of the raw "
                     "topic's retention.")
+    username: str | None = Field(default=None, description="User for HTTP basic authentication; unset: none.")
+    password: SecretStr | None = Field(
+        default=None, description="Password of username. Secret: prefer password_file or the environment.")
+    password_file: Path | None = Field(default=None, description="A file holding the password (a mounted secret).")
+    bearer_token: SecretStr | None = Field(
+        default=None,
+        description="A static bearer token (Authorization: Bearer) instead of a user. Secret: prefer "
+                    "bearer_token_file.")
+    bearer_token_file: Path | None = Field(
+        default=None, description="A file holding the bearer token (a mounted secret), read once at start.")
+    oauth_token_endpoint_url: str | None = Field(
+        default=None,
+        description="Bearer tokens from this OIDC token endpoint (client-credentials grant with oauth_client_id "
+                    "and oauth_client_secret), renewed before they expire, instead of a static token.")
+    oauth_client_id: str | None = Field(default=None, description="Client id at oauth_token_endpoint_url.")
+    oauth_client_secret: SecretStr | None = Field(
+        default=None, description="Client secret at oauth_token_endpoint_url. Secret: prefer oauth_client_secret_file.")
+    oauth_client_secret_file: Path | None = Field(
+        default=None, description="A file holding oauth_client_secret (a mounted secret).")
+    oauth_scope: str = Field(default="", description="Scope asked of oauth_token_endpoint_url; empty: none.")
+    logical_cluster: str = Field(
+        default="",
+        description="Sent as target-sr-cluster with bearer tokens: the logical cluster id Confluent Cloud needs "
+                    "(lsrc-...); other registries ignore it.")
+    ca_certs: str | None = Field(
+        default=None, description="CA certificate file that verifies an https registry; unset: the system's CAs.")
+    ssl_certfile: str | None = Field(
+        default=None, description="Client certificate (PEM) presented to a registry that asks for one (mutual TLS).")
+    ssl_keyfile: str | None = Field(default=None, description="Private key (PEM) of ssl_certfile.")
+    timeout_s: float = Field(default=10.0, description="Timeout of one registry request, in seconds.")
+
+    @model_validator(mode="after")
+    def _check_auth(self) -> RegistrySettings:
+        secrets_from_files(self, {"password": "password_file", "bearer_token": "bearer_token_file",
+                                  "oauth_client_secret": "oauth_client_secret_file"})
+        ways = [name for name, given in (("username", self.username), ("bearer_token", self.bearer_token),
+                                         ("oauth_token_endpoint_url", self.oauth_token_endpoint_url)) if given]
+        if len(ways) > 1:
+            raise ValueError(f"set one way to authenticate to the registry, not {' and '.join(ways)}")
+        if self.oauth_token_endpoint_url and not self.oauth_client_id:
+            raise ValueError("oauth_token_endpoint_url needs oauth_client_id and oauth_client_secret")
+        if bool(self.ssl_certfile) != bool(self.ssl_keyfile):
+            raise ValueError("set ssl_certfile and ssl_keyfile together (the client certificate and its key)")
+        return self
+
+    def client_config(self) -> dict[str, Any]:
+        """confluent-kafka SchemaRegistryClient settings, secrets included: never log the result."""
+        conf: dict[str, Any] = {"url": self.url, "timeout": self.timeout_s}
+        if self.username:
+            conf["basic.auth.user.info"] = f"{self.username}:{_secret(self.password)}"
+        elif self.bearer_token is not None:
+            conf.update({"bearer.auth.credentials.source": "STATIC_TOKEN",
+                         "bearer.auth.token": self.bearer_token.get_secret_value(),
+                         "bearer.auth.logical.cluster": self.logical_cluster})
+        elif self.oauth_token_endpoint_url:
+            conf.update({"bearer.auth.credentials.source": "OAUTHBEARER",
+                         "bearer.auth.issuer.endpoint.url": self.oauth_token_endpoint_url,
+                         "bearer.auth.client.id": self.oauth_client_id,
+                         "bearer.auth.client.secret": _secret(self.oauth_client_secret),
+                         "bearer.auth.scope": self.oauth_scope,
+                         "bearer.auth.logical.cluster": self.logical_cluster})
+        if self.ca_certs:
+            conf["ssl.ca.location"] = self.ca_certs
+        if self.ssl_certfile:
+            conf["ssl.certificate.location"] = self.ssl_certfile
+            conf["ssl.key.location"] = self.ssl_keyfile
+        return conf
 
 
 class ElasticsearchSettings(Section):
@@ -150,18 +308,29 @@ class ElasticsearchSettings(Section):
 
 
 class ObjectStoreSettings(Section):
-    """The S3-compatible object store of the cold tier (AWS S3, MinIO, Ceph, S3Proxy)."""
+    """The S3-compatible object store of the cold tier (AWS S3, MinIO, Ceph, S3Proxy).
+
+    Credentials come from boto3's default chain (environment, shared credentials and config files,
+    web identity as IRSA sets it, container and instance metadata) unless a static key is set here."""
 
     endpoint_url: str = Field(
         default="http://127.0.0.1:19000", description="S3 endpoint URL; for AWS, https://s3.<region>.amazonaws.com.")
     region: str = Field(default="us-east-1", description="Region used to sign requests (SigV4).")
-    access_key_id: str = Field(default="sluice", description="Access key id. The default is the local stack's.")
-    secret_access_key: SecretStr = Field(
-        default=SecretStr("sluice-local-secret"),
-        description="Secret access key. The default is the local stack's; set your own through "
-                    "SLUICE_OBJECT_STORE__SECRET_ACCESS_KEY or secret_access_key_file.")
+    access_key_id: str | None = Field(
+        default=None,
+        description="A static access key id, with secret_access_key. Unset: boto3's default credential chain "
+                    "(AWS_ACCESS_KEY_ID and friends, AWS_PROFILE and the shared files, IRSA's "
+                    "AWS_WEB_IDENTITY_TOKEN_FILE, ECS/EKS container credentials, EC2 instance profiles).")
+    secret_access_key: SecretStr | None = Field(
+        default=None,
+        description="The static secret access key of access_key_id. Secret: prefer secret_access_key_file or "
+                    "SLUICE_OBJECT_STORE__SECRET_ACCESS_KEY.")
     secret_access_key_file: Path | None = Field(
         default=None, description="A file holding the secret access key (a mounted secret).")
+    profile: str | None = Field(
+        default=None,
+        description="A named profile of the shared config and credentials files (as AWS_PROFILE), used when no "
+                    "static key is set; unset: AWS_PROFILE, else the default profile.")
     ca_bundle: str | None = Field(
         default=None, description="CA file that verifies an https endpoint; unset: the system's CAs.")
     default_bucket: str = Field(
@@ -170,7 +339,15 @@ class ObjectStoreSettings(Section):
     @model_validator(mode="after")
     def _read_secret_files(self) -> ObjectStoreSettings:
         secrets_from_files(self, {"secret_access_key": "secret_access_key_file"})
+        if (self.access_key_id is None) != (self.secret_access_key is None):
+            raise ValueError("set access_key_id and secret_access_key together, or neither to use the default "
+                             "credential chain")
+        if self.profile and self.access_key_id:
+            raise ValueError("set a static key or a profile, not both")
         return self
+
+    def static_key(self) -> bool:
+        return self.access_key_id is not None
 
 
 DAY_MS = 24 * 3600 * 1000
@@ -183,6 +360,9 @@ class TopicSettings(Section):
     events_prefix: str = Field(default="logs.events.", description="Assembled events go to <events_prefix><project>.")
     metrics: str = Field(default="logs.metrics", description="Step metrics (loss, lr, throughput, GPU memory).")
     alerts: str = Field(default="logs.alerts", description="Alerts of the watch stage, keyed by incident id.")
+    incidents: str = Field(
+        default="logs.incidents",
+        description="Job incidents of the watch stage (the first failure across a job's ranks), keyed by incident id.")
     dlq: str = Field(default="logs.dlq", description="Dead letters: every record that could not be processed, with the "
                                              "reason and the original bytes.")
     raw_partitions: int = Field(
@@ -191,6 +371,7 @@ class TopicSettings(Section):
     events_partitions: int = Field(default=3, description="Partitions of each logs.events.<project> topic.")
     metrics_partitions: int = Field(default=3, description="Partitions of the metrics topic.")
     alerts_partitions: int = Field(default=1, description="Partitions of the alerts topic.")
+    incidents_partitions: int = Field(default=1, description="Partitions of the incidents topic.")
     dlq_partitions: int = Field(default=1, description="Partitions of the dead-letter topic.")
     raw_retention_ms: int = Field(
         default=7 * DAY_MS,
@@ -336,7 +517,10 @@ class AssembleSettings(Section):
         description="A multiline block whose source has been quiet this long is emitted: that is how the last "
                     "traceback of a job that died comes out.")
     max_lines: int = Field(default=1000, description="A block longer than this is cut and flagged truncated.")
-    max_bytes: int = Field(default=512 * 1024, description="A block bigger than this is cut and flagged truncated.")
+    max_bytes: int = Field(
+        default=512 * 1024,
+        description="A block bigger than this many bytes of UTF-8 is cut and flagged truncated; with its "
+                    "attributes an event must fit kafka.max_message_bytes (checked at start).")
     take_max: int = Field(
         default=2000,
         description="Records handled per turn. Each turn is one Kafka transaction; fewer, bigger turns cost "
@@ -438,8 +622,10 @@ class ObservabilitySettings(Section):
                                   "(assemble 9108, hot 9109, cold 9110, watch 9111), so that the workers of one host "
                                   "do not collide; 0: any free port (the worker logs the address at start).")
     host: str = Field(
-        default="0.0.0.0",  # noqa: S104 - a pod's probes and Prometheus reach it from outside
-        description="Address the endpoints listen on.")
+        default="127.0.0.1",
+        description="Address the endpoints listen on. Loopback by default: metrics name projects, topics and "
+                    "hosts. In a pod, bind the pod's own IP (deploy/k8s sets it from status.podIP) and let a "
+                    "NetworkPolicy admit only Prometheus and the kubelet's probes.")
     # Above the longest wait a healthy turn has: a transaction (assemble.transaction_timeout_ms) or a bulk request.
     stuck_after_s: float = Field(
         default=120.0, gt=0, description="/healthz fails once the event loop or the worker's own loop (a batch, an "
@@ -482,11 +668,22 @@ class StackSettings(Section):
         description="Secured local servers: a local CA and server certificate under <dir>/tls; Kafka's client "
                     "listener speaks kafka.security_protocol with SCRAM users from kafka.sasl_*; Elasticsearch "
                     "serves https with security on and elasticsearch.username as a superuser; the object store "
-                    "serves https.")
+                    "serves https; the registry serves https behind a front that admits registry.username or "
+                    "registry.bearer_token.")
     kafka_internal_port: int = Field(
         default=19094,
         description="With tls: the loopback PLAINTEXT listener the broker uses for itself and for creating "
                     "SCRAM users.")
+    kafka_oauthbearer_jwks_url: str | None = Field(
+        default=None,
+        description="With tls and kafka.sasl_mechanism OAUTHBEARER: the JWKS URL of the token issuer, which the "
+                    "broker checks every token against (the tests run devtools/stack/oidc.py as the issuer).")
+    kafka_oauthbearer_audience: str = Field(
+        default="kafka", description="With OAUTHBEARER: the audience (aud claim) the broker expects in tokens.")
+    registry_internal_port: int = Field(
+        default=18082,
+        description="With tls: the loopback port of the registry itself, behind its https front on the port of "
+                    "registry.url (devtools/stack/registry_front.py), which checks the registry user or token.")
 
 
 class Settings(BaseSettings):

@@ -65,10 +65,12 @@ def subjects(settings: Settings) -> dict[str, str]:
 
 def register_all(settings: Settings, client: Any | None = None, only: set[str] | None = None) -> list[Registration]:
     """Register every contract (or the subjects in ``only``) under its topic's subject; idempotent."""
-    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from confluent_kafka.schema_registry import Schema
     from confluent_kafka.schema_registry.error import SchemaRegistryError
 
-    client = client or SchemaRegistryClient({"url": settings.registry.url})
+    from streams.clients import registry_client
+
+    client = client or registry_client(settings.registry)
     done = []
     for subject, name in subjects(settings).items():
         if only is not None and subject not in only:
@@ -102,10 +104,12 @@ def check_all(settings: Settings, client: Any | None = None) -> list[Compatibili
     The registry's compatibility endpoint tests one version at a time (as Confluent's does), so
     backward-transitive means asking it about each version in turn.
     """
-    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from confluent_kafka.schema_registry import Schema
     from confluent_kafka.schema_registry.error import SchemaRegistryError
 
-    client = client or SchemaRegistryClient({"url": settings.registry.url})
+    from streams.clients import registry_client
+
+    client = client or registry_client(settings.registry)
     registered = set(client.get_subjects())
     results = []
     for subject, name in subjects(settings).items():

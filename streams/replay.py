@@ -125,15 +125,16 @@ class RangeSource:
     def __init__(self, settings: Settings, plan: ReplayPlan, state: ReplayState, where: ReplayFilter,
                  progress: Callable[[int], None] | None = None) -> None:
         from confluent_kafka import Consumer, TopicPartition
-        from confluent_kafka.schema_registry import SchemaRegistryClient
         from confluent_kafka.schema_registry.avro import AvroDeserializer
+
+        from streams.clients import registry_client
 
         self.settings = settings
         self.plan = plan
         self.state = state
         self.where = where
         self.progress = progress
-        self._deserialize = AvroDeserializer(SchemaRegistryClient({"url": settings.registry.url}))
+        self._deserialize = AvroDeserializer(registry_client(settings.registry))
         self.consumer = Consumer({**settings.kafka.client_config(), "group.id": f"sluice-replay-{os.getpid()}",
                                   "enable.auto.commit": False, "enable.auto.offset.store": False})
         self.position = {p: state.next_offset.get(p, plan.start[p]) for p in plan.start}

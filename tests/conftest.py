@@ -23,6 +23,13 @@ from streams.config import REPO_ROOT, Settings, load_settings
 
 CORPUS = CORPUS_DIR
 
+# The object store is reached through boto3's default credential chain, as in production: the local
+# stack's key goes in the environment, where every client and worker process of the suite finds it.
+if not any(name in os.environ for name in ("AWS_ACCESS_KEY_ID", "AWS_PROFILE")):
+    from devtools.stack.objectstore import local_credentials_env
+
+    os.environ.update(local_credentials_env())
+
 
 def docker_answers() -> bool:
     if os.environ.get("SLUICE_TEST_STACK") == "local":
@@ -106,6 +113,7 @@ def _private_maker(stack: Settings, root: Path, started: list) -> Callable[..., 
     from devtools.stack.elasticsearch import ElasticsearchService
     from devtools.stack.kafka import KafkaService
     from devtools.stack.objectstore import ObjectStoreService
+    from devtools.stack.registry import RegistryService
 
     def make(kind: str, connection: dict[str, object] | None = None, base: Settings | None = None,
              home: Path | None = None, **stack_overrides: object) -> tuple[Settings, object]:
@@ -139,8 +147,19 @@ def _private_maker(stack: Settings, root: Path, started: list) -> Callable[..., 
                 **({"ca_bundle": ca} if tls else {}), **(connection or {})})
             settings = base.model_copy(update={"object_store": conn, "stack": stack_conf})
             service = ObjectStoreService(settings, log=lambda m: print(f"[private] {m}"))
+        elif kind == "registry":
+            stack_conf = stack_conf.model_copy(update={"registry_internal_port": free_port()})
+            conn = base.registry.model_copy(update={
+                "url": f"{'https' if tls else 'http'}://127.0.0.1:{port}/apis/ccompat/v7",
+                **({"ca_certs": ca} if tls else {}), **(connection or {})})
+            settings = base.model_copy(update={"registry": conn, "stack": stack_conf})
+            shared_app, app = stack.stack.dir / "registry" / "app", home / "registry" / "app"
+            if (shared_app / "registry-runner.jar").is_file() and not app.exists():  # built already: no Maven run
+                app.parent.mkdir(parents=True, exist_ok=True)
+                app.symlink_to(shared_app)
+            service = RegistryService(settings, log=lambda m: print(f"[private] {m}"))
         else:
-            raise ValueError(f"no private {kind}; choose elasticsearch, objectstore or kafka")
+            raise ValueError(f"no private {kind}; choose elasticsearch, objectstore, registry or kafka")
         started.append(service)
         service.up()  # type: ignore[attr-defined]
         return settings, service

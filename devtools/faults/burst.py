@@ -69,18 +69,18 @@ class BurstBuilder:
     """Serialises corpus files as the producer would and computes their expected output."""
 
     def __init__(self, settings: Settings, project: str, batch_lines: int = 20) -> None:
-        from confluent_kafka.schema_registry import SchemaRegistryClient
         from confluent_kafka.serialization import MessageField, SerializationContext
 
         from streams.assemble.outputs import registry_schema_lookup
         from streams.avro_io import avro_serializer
+        from streams.clients import registry_client
 
         self.settings = settings
         self.project = project
         self.batch_lines = batch_lines
         self._serialize = avro_serializer(settings, "raw_batch")
         self._ctx = SerializationContext(settings.topics.raw, MessageField.VALUE)
-        self._registry = SchemaRegistryClient({"url": settings.registry.url})
+        self._registry = registry_client(settings.registry)
         self._lookup = registry_schema_lookup(self._registry, logical_types=False)
 
     def _assembler(self) -> Any:
@@ -122,6 +122,19 @@ class BurstBuilder:
         }
         return [Unit(f"bad:{name}", [(f"bad-{tag}-{name}".encode(), value)], 0, bad=True)
                 for name, value in values.items()]
+
+    def messages_in_file_order(self, path: Path, host: str) -> list[str]:
+        """The messages of the events one file makes, in the order of their first line in the file (what
+        a source shipped by another agent must come out as, whatever its ids)."""
+        from streams.assemble.pipeline import RawRecord
+
+        asm = self._assembler()
+        outputs = []
+        for offset, (key, value) in enumerate(self.file_unit(path, host).records):
+            outputs += asm.feed(RawRecord(self.settings.topics.raw, 0, offset, value, key, 0))
+        outputs += asm.flush_all()
+        events = [o.value for o in outputs if o.kind == "event"]
+        return [e["message"] for e in sorted(events, key=lambda e: e["raw"]["first_file_offset"])]
 
     def expected_of(self, units: list[Unit]) -> Expected:
         from streams.assemble.pipeline import RawRecord

@@ -1,12 +1,9 @@
 """``sluice worker <stage>`` for a fault run (``python -m devtools.faults.worker <stage> [--loglevel L]``).
 
-The same CLI command and worker code, with two overrides for the fault harness:
-
-- ``FAULTS_SESSION_TIMEOUT_MS``: the hot and cold consumers' ``session.timeout.ms``. With
-  librdkafka's default of 45 s, a sink worker killed with -9 holds its partitions for 45 s
-  before its replacement gets them (no loss, but a 45 s stall per kill);
-- ``FAULTS_COLD_GROUP``: the cold worker's consumer group (as ``SLUICE_COLD__GROUP_ID``), so that a
-  fault run beside a running demo does not share its group.
+The same CLI command and worker code, with one override for the fault harness:
+``FAULTS_SESSION_TIMEOUT_MS``, the hot and cold consumers' ``session.timeout.ms``. With librdkafka's
+default of 45 s, a sink worker killed with -9 holds its partitions for 45 s before its replacement
+gets them (no loss, but a 45 s stall per kill). (The cold group is ``SLUICE_COLD__GROUP_ID``.)
 
 The assemble worker (Faust) takes ``BROKER_SESSION_TIMEOUT`` from the environment by itself.
 """
@@ -28,20 +25,12 @@ def _patch_sink_consumers(session_timeout_ms: int) -> None:
                      "heartbeat.interval.ms": max(500, session_timeout_ms // 6), **overrides}
         original(self, settings, topics, group_id, **overrides)
 
-    kafka_io.KafkaRecordSource.__init__ = init  # type: ignore[method-assign]
-
-
-def _patch_cold_group(group: str) -> None:
-    from streams.workers import cold
-
-    cold.run_cold_worker.__defaults__ = (group,)
+    kafka_io.KafkaRecordSource.__init__ = init  # type: ignore[method-assign,assignment]
 
 
 def main(argv: list[str]) -> None:
     if os.environ.get("FAULTS_SESSION_TIMEOUT_MS"):
         _patch_sink_consumers(int(os.environ["FAULTS_SESSION_TIMEOUT_MS"]))
-    if os.environ.get("FAULTS_COLD_GROUP"):
-        _patch_cold_group(os.environ["FAULTS_COLD_GROUP"])
     from streams.cli.main import cli
 
     cli(["worker", *argv], prog_name="sluice")

@@ -8,6 +8,9 @@ indices and its own retention job against this server. Written down in the READM
 With ``stack.tls`` the node runs with security on: https with the stack's certificate, a file-realm
 superuser from ``elasticsearch.username`` / ``elasticsearch.password`` (made with the distribution's
 own ``elasticsearch-users`` tool, the password given on stdin), and API keys (``_security/api_key``).
+Issuing API keys creates the ``.security`` index, whose analyzer needs components of the
+analysis-common module that this distribution lacks: a small stable plugin built from
+``scripts/stack/elasticsearch/security-analysis`` (its README says what and why) provides them.
 """
 
 from __future__ import annotations
@@ -30,8 +33,10 @@ from devtools.stack.base import Service, run_checked
 from devtools.stack.java import find_java_home
 from devtools.stack.maven import fetch_artifact
 from devtools.stack.tls import ensure_certificates, tls_files
-from streams.config import port_of
+from streams.config import REPO_ROOT, port_of
 from streams.errors import StackError
+
+SECURITY_ANALYSIS = REPO_ROOT / "scripts" / "stack" / "elasticsearch" / "security-analysis"
 
 
 class ElasticsearchService(Service):
@@ -102,6 +107,8 @@ class ElasticsearchService(Service):
         }
         if self.settings.stack.tls:
             settings.update(self._security_settings(conf))
+        if self.settings.stack.tls:
+            self._install_security_analysis()
         (conf / "elasticsearch.yml").write_text("".join(f"{k}: {v}\n" for k, v in settings.items()))
         if self.settings.stack.tls:
             self._add_file_user()
@@ -157,6 +164,34 @@ class ElasticsearchService(Service):
             "xpack.security.http.ssl.certificate_authorities": f"certs/{certs.ca.name}",
             "xpack.security.authc.api_key.enabled": "true",
         }
+
+    def _install_security_analysis(self) -> None:
+        """Compile the security-analysis stable plugin against this node's own jars, once."""
+        target = self.dist / "plugins" / SECURITY_ANALYSIS.name
+        if (target / "stable-plugin-descriptor.properties").is_file():
+            return
+        java_home = find_java_home(self.java_major(), self.settings.stack.elasticsearch_java_home)
+        build = self.es_root / "tmp" / "security-analysis-build"
+        shutil.rmtree(build, ignore_errors=True)
+        classes = build / "classes"
+        sources = sorted(str(p) for p in (SECURITY_ANALYSIS / "src").rglob("*.java"))
+        run_checked([str(java_home / "bin" / "javac"), "--release", str(self.java_major()), "-nowarn",
+                     "-cp", str(self.dist / "lib" / "*"), "-d", str(classes), *sources],
+                    "compiling the security-analysis plugin for Elasticsearch")
+        staged = build / SECURITY_ANALYSIS.name
+        staged.mkdir()
+        with zipfile.ZipFile(staged / "security-analysis.jar", "w") as jar:
+            for path in sorted(classes.rglob("*.class")):
+                jar.write(path, path.relative_to(classes).as_posix())
+        shutil.copy2(SECURITY_ANALYSIS / "named_components.json", staged / "named_components.json")
+        (staged / "stable-plugin-descriptor.properties").write_text(
+            "description=Analysis components of the .security index (uax_url_email, pattern_capture, lowercase, "
+            "unique)\n"
+            f"version=1.0\nname={SECURITY_ANALYSIS.name}\njava.version={self.java_major()}\n"
+            f"elasticsearch.version={self.settings.stack.elasticsearch_version}\n")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staged.rename(target)
+        shutil.rmtree(build, ignore_errors=True)
 
     def _superuser(self) -> tuple[str, SecretStr]:
         es = self.settings.elasticsearch

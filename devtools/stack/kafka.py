@@ -5,14 +5,18 @@ With ``stack.tls`` the client listener (the port of ``kafka.bootstrap_servers``)
 keeps a loopback PLAINTEXT listener on ``stack.kafka_internal_port`` for itself. The SCRAM user of
 ``kafka.sasl_username`` / ``kafka.sasl_password`` is upserted through that internal listener when
 the client listener refuses it: on first start, after a password change, and on storage formatted
-before TLS was turned on. (``kafka-storage format --add-scram`` would put the password on a
-command line that every local user can read, and only works on empty storage.)
+before TLS was turned on. A PLAIN user is written into the listener's JAAS line instead (the
+properties file is owner-readable only). With ``kafka.ssl_certfile`` set the listener asks every
+client for a certificate from the stack's CA (mutual TLS). (``kafka-storage format --add-scram``
+would put the password on a command line that every local user can read, and only works on empty
+storage.)
 """
 
 from __future__ import annotations
 
 import base64
 import os
+import re
 import uuid
 from typing import Any
 
@@ -92,10 +96,12 @@ class KafkaService(Service):
         self.home.mkdir(parents=True, exist_ok=True)
         if self.settings.stack.tls:
             props.update(self._secure_listener_props())
-        (self.home / "server.properties").write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        server_properties = self.home / "server.properties"
+        server_properties.touch(mode=0o600)  # a PLAIN listener's JAAS line holds the password
+        server_properties.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         (self.home / "log4j2.yaml").write_text(LOG4J2)
         if not (data / "meta.properties").is_file():
-            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            cluster_id = _cluster_id()
             run_checked(
                 [self._java(), "-cp", str(self.home / "lib" / "*"), "kafka.tools.StorageTool", "format",
                  "-t", cluster_id, "-c", str(self.home / "server.properties")],
@@ -107,6 +113,9 @@ class KafkaService(Service):
         return [
             self._java(), f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC",
             f"-Dlog4j2.configurationFile={self.home / 'log4j2.yaml'}",
+            # The broker fetches the OAUTHBEARER issuer's keys only from URLs it is allowed to.
+            *([f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={self.settings.stack.kafka_oauthbearer_jwks_url}"]
+              if self.settings.stack.kafka_oauthbearer_jwks_url else []),
             "-cp", str(self.home / "lib" / "*"), "kafka.Kafka", str(self.home / "server.properties"),
         ]
 
@@ -135,20 +144,53 @@ class KafkaService(Service):
             "listener.name.client.ssl.keystore.type": "PEM",
             "listener.name.client.ssl.keystore.location": str(keystore),
         }
-        if protocol == "SASL_SSL":
-            mechanism, _user, _password = self._scram_user()
+        if protocol == "SASL_SSL" and kafka.sasl_mechanism == "OAUTHBEARER":
+            props.update(self._oauthbearer_props())
+        elif protocol == "SASL_SSL":
+            mechanism, user, password = self._sasl_user()
+            login = {"PLAIN": f'org.apache.kafka.common.security.plain.PlainLoginModule required '
+                              f'user_{user}="{password.get_secret_value()}";',
+                     }.get(mechanism, "org.apache.kafka.common.security.scram.ScramLoginModule required;")
             props["listener.name.client.sasl.enabled.mechanisms"] = mechanism
-            props[f"listener.name.client.{mechanism.lower()}.sasl.jaas.config"] = (
-                "org.apache.kafka.common.security.scram.ScramLoginModule required;")
+            props[f"listener.name.client.{mechanism.lower()}.sasl.jaas.config"] = login
+        if kafka.ssl_certfile:
+            # Mutual TLS: a client without a certificate from the stack's CA is refused at the handshake,
+            # and the certificate's CN is the principal that ACLs would name ("User:sluice").
+            props.update({
+                "listener.name.client.ssl.client.auth": "required",
+                "listener.name.client.ssl.truststore.type": "PEM",
+                "listener.name.client.ssl.truststore.location": str(certs.ca),
+                "listener.name.client.ssl.principal.mapping.rules": "RULE:^CN=([^,]+)$/$1/,DEFAULT",
+            })
         return props
 
-    def _scram_user(self) -> tuple[str, str, SecretStr]:
-        """(mechanism, user name, password) of the SCRAM user the stack makes for its clients."""
+    def _oauthbearer_props(self) -> dict[str, str]:
+        """OAUTHBEARER on the client listener: tokens are JWTs checked against the issuer's JWKS."""
+        jwks = self.settings.stack.kafka_oauthbearer_jwks_url
+        if not jwks:
+            raise StackError("an OAUTHBEARER local Kafka needs stack.kafka_oauthbearer_jwks_url: the JWKS of the "
+                             "issuer of kafka.sasl_oauthbearer_token_endpoint_url (devtools/stack/oidc.py makes one)")
+        prefix = "listener.name.client.oauthbearer."
+        return {
+            "listener.name.client.sasl.enabled.mechanisms": "OAUTHBEARER",
+            prefix + "sasl.jaas.config":
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+            prefix + "sasl.server.callback.handler.class":
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+            "sasl.oauthbearer.jwks.endpoint.url": jwks,
+            "sasl.oauthbearer.expected.audience": self.settings.stack.kafka_oauthbearer_audience,
+        }
+
+    def _sasl_user(self) -> tuple[str, str, SecretStr]:
+        """(mechanism, user name, password) of the SASL user the stack makes for its clients: a SCRAM
+        user stored by the broker, or a PLAIN user in the listener's JAAS line."""
         kafka = self.settings.kafka
         mechanism = (kafka.sasl_mechanism or "SCRAM-SHA-512").upper()
-        if mechanism not in SCRAM_MECHANISMS or not kafka.sasl_username or kafka.sasl_password is None:
-            raise StackError("a SASL_SSL local Kafka needs kafka.sasl_mechanism SCRAM-SHA-512 (or -256), "
-                             "kafka.sasl_username and kafka.sasl_password (or sasl_password_file)")
+        if mechanism not in (*SCRAM_MECHANISMS, "PLAIN") or not kafka.sasl_username or kafka.sasl_password is None:
+            raise StackError("a SASL_SSL local Kafka needs kafka.sasl_mechanism SCRAM-SHA-512, SCRAM-SHA-256 or "
+                             "PLAIN, kafka.sasl_username and kafka.sasl_password (or sasl_password_file)")
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", kafka.sasl_username):
+            raise StackError("kafka.sasl_username of a local Kafka: letters, digits, '.', '_' and '-' only")
         return mechanism, kafka.sasl_username, kafka.sasl_password
 
     def _answers(self, conf: dict[str, Any]) -> bool:
@@ -172,7 +214,8 @@ class KafkaService(Service):
         client = self.settings.kafka.client_config()
         if self._answers(client):
             return True
-        if self.settings.kafka.security_protocol.upper() == "SASL_SSL":
+        if self.settings.kafka.security_protocol == "SASL_SSL" and self.settings.kafka.sasl_mechanism in (
+                None, *SCRAM_MECHANISMS):
             try:
                 self._upsert_scram_user(internal)
             except Exception:  # noqa: BLE001 - not ready for metadata writes yet: "not yet"
@@ -187,7 +230,7 @@ class KafkaService(Service):
             UserScramCredentialUpsertion,
         )
 
-        name, user, password = self._scram_user()
+        name, user, password = self._sasl_user()
         mechanism = ScramMechanism[name.replace("-", "_")]
         upsert = UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, 8192),
                                               password.get_secret_value().encode())
@@ -195,3 +238,12 @@ class KafkaService(Service):
         for future in admin.alter_user_scram_credentials([upsert]).values():
             future.result(timeout=10)
         self.log(f"{self.name}: SCRAM user {user!r} ({name}) set")
+
+
+def _cluster_id() -> str:
+    """A random KRaft cluster id. One that starts with '-' reads as an option to kafka-storage's argument
+    parser, so it is drawn again, as Kafka's own Uuid.randomUuid does."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id

@@ -4,6 +4,11 @@ S3Proxy implements the S3 REST API (SigV2/SigV4, multipart upload, listing) on t
 filesystem blob store. It does not implement bucket lifecycle rules; Sluice reports that instead of
 pretending (see the cold tier).
 
+It checks every request's signature against one key: the configured static key when
+``object_store`` sets one, else the local stack's own (:data:`LOCAL_KEY`), which Sluice's clients
+find through boto3's default credential chain: ``python -m devtools`` and the test suite put it in
+the environment (:func:`local_credentials_env`).
+
 With ``stack.tls`` it serves https only (``object_store.endpoint_url`` must say https) with the
 stack's certificate, from a PKCS#12 keystore whose throwaway password lives in the 0600 config.
 """
@@ -13,12 +18,29 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
+from pydantic import SecretStr
+
 from devtools.stack.base import Service
 from devtools.stack.java import find_java_home
 from devtools.stack.maven import fetch_artifact
 from devtools.stack.tls import ensure_certificates
-from streams.config import port_of
+from streams.config import ObjectStoreSettings, port_of
 from streams.errors import StackError
+
+# The local stack's key: nothing outside this machine accepts it.
+LOCAL_KEY = ("sluice", "sluice-local-secret")
+
+
+def local_credentials_env() -> dict[str, str]:
+    """The environment through which the default credential chain finds the local stack's key."""
+    return {"AWS_ACCESS_KEY_ID": LOCAL_KEY[0], "AWS_SECRET_ACCESS_KEY": LOCAL_KEY[1]}
+
+
+def server_key(store: ObjectStoreSettings) -> tuple[str, str]:
+    """The key the server checks: the configured static key, else the local stack's."""
+    if store.access_key_id is not None and store.secret_access_key is not None:
+        return store.access_key_id, store.secret_access_key.get_secret_value()
+    return LOCAL_KEY
 
 
 class ObjectStoreService(Service):
@@ -39,13 +61,13 @@ class ObjectStoreService(Service):
         self._jar()
 
     def prepare(self) -> None:
-        store = self.settings.object_store
+        identity, credential = server_key(self.settings.object_store)
         (self.home / "data").mkdir(parents=True, exist_ok=True)
         props = {
             "s3proxy.endpoint": f"http://127.0.0.1:{self.port()}",
             "s3proxy.authorization": "aws-v2-or-v4",
-            "s3proxy.identity": store.access_key_id,
-            "s3proxy.credential": store.secret_access_key.get_secret_value(),
+            "s3proxy.identity": identity,
+            "s3proxy.credential": credential,
             "jclouds.provider": "filesystem-nio2",
             "jclouds.filesystem.basedir": str(self.home / "data"),
             "s3proxy.ignore-unknown-headers": "true",
@@ -83,8 +105,11 @@ class ObjectStoreService(Service):
     def healthy(self) -> bool:
         from streams.clients import s3_client
 
+        identity, credential = server_key(self.settings.object_store)
+        store = self.settings.object_store.model_copy(update={
+            "access_key_id": identity, "secret_access_key": SecretStr(credential), "profile": None})
         try:
-            s3_client(self.settings.object_store, timeout_s=2).list_buckets()
+            s3_client(store, timeout_s=2).list_buckets()
         except Exception:  # noqa: BLE001 - any failure means "not yet"
             return False
         return True

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from streams.assemble.merger import split_prefix
+
 _KEYWORDS = re.compile(
     r"rror|xception|Traceback|panic|SIG[A-Z]{3,5}|Signal|signal|NCCL|CUDA|out of memory|OutOfMemory|"
     r"ssert|SSERT|terminate called|Killed|exitcode"
@@ -58,6 +60,14 @@ def _py_exceptions(msg: str, kind: str | None) -> list[str]:
     return found
 
 
+def _one_line(msg: str) -> bool:
+    """One line of content: NCCL writes a WARN as "\\n<header> NCCL WARN ...", so under a per-line
+    process prefix the WARN event also holds the prefix's empty line."""
+    if "\n" not in msg:
+        return True
+    return sum(1 for line in msg.split("\n") if split_prefix(line)[1].strip()) == 1
+
+
 def _may_be_error(t: str) -> bool:
     """Cheap gate before ``_KEYWORDS``: one literal of each alternative (plain ``in`` beats a regex
     alternation about twofold); ``_KEYWORDS`` still decides."""
@@ -85,7 +95,7 @@ def classify(msg: str, kind: str | None = None) -> Classification:  # noqa: PLR0
         c.error_class = "nccl_timeout"
         return c
     m = _CUDA_ERR.search(msg)
-    if _NCCL_WARN.search(msg) and "\n" not in msg:  # one NCCL WARN line, whatever it reports
+    if _NCCL_WARN.search(msg) and _one_line(msg):  # one NCCL WARN line, whatever it reports
         c.error_class = "nccl_warn"
         if m:
             c.error_type = (m.group(1) or m.group(2) or "CUDA error").strip()

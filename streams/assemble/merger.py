@@ -1,106 +1,310 @@
 """Multiline merger: joins the lines of one source into whole events, following ``rules.py``.
 
-Lines from different per-process prefixes (``[rank3]:``, ``(VllmWorkerProcess pid=1)``, vLLM's
-``ERROR 09-05 17:22:27 file.py:63]``) interleaved in one source are merged per prefix. An
-unprefixed line that continues the block most recently touched under another prefix (torch's
-``[rank3]:[E...]`` puts the prefix on the first line of a C++ error only) joins that block.
+Each line is split into stream prefix (its *key*: ``[rank3]:``, ``(Worker pid=1)``, a syslog
+writer), record head (``ERROR 09-05 17:22:27 [file.py:63]``, ``2024-01-01 12:00:00,123 - INFO -``)
+and body. Lines of one key are merged together, interleaved keys apart; the prefix and head stay
+in the message. An unprefixed line may continue the block last written under another key when
+that block's printer prefixes only its first line (torch's ``[rank3]:[E...]`` C++ errors).
+
+Each open block is in a mode of ``rules.MODES``; the mode's table says what the next line does
+to it (continue, end it, be held until the grammar confirms it...). Held lines that are not
+confirmed are read again on their own, so a guess never swallows a line.
 
 Limits: ``max_lines`` and ``max_bytes`` per block (the block is emitted with ``truncated=True``).
-Blank lines held after a block count towards both: a run of blank lines that would take the block
-past a limit ends it (blank lines after a block are never part of it), so no source can grow the
-merger's memory without bound. ``idle_timeout_ms``: ``flush_idle(now_ms)`` emits blocks whose
-last line arrived that long ago — this is what emits the last traceback of a job that died.
+Blank and held lines count towards both: reaching a limit with them ends the block without them
+(they are read again), so no source can grow the merger's memory without bound.
+``idle_timeout_ms``: ``flush_idle(now_ms)`` emits blocks whose last line arrived that long ago --
+this is what emits the last traceback of a job that died.
 
 Crash safety: ``oldest_open_offset()`` is the Kafka offset of the first line of the oldest block
-still open; a caller that commits only below it and re-reads from it after a restart loses no
-line and splits no block. The merger uses no clock of its own, so a replay gives the same blocks.
+still open (held lines come after it); a caller that commits only below it and re-reads from it
+after a restart loses no line and splits no block. The merger uses no clock of its own, so a
+replay gives the same blocks.
 """
 
 from __future__ import annotations
 
-from streams.assemble import rules as R
-from streams.assemble.lines import Block, RawLine
+import dataclasses
+import re
+from typing import Any
 
-_GREEDY = frozenset(("python", "cpp", "panic"))
-_RECORD_START = R.RECORD_START_RE.match
-_PREFIX = R.PREFIX_RE.match
+from streams.assemble import rules as R
+from streams.assemble.firstchar import Dispatch
+from streams.assemble.lines import Block, RawLine, utf8_len
+
+# the tables' alternations, dispatched on a line's first character (see firstchar.py)
+_PFX = Dispatch([(n, p) for n, p, _k, gate in R.STREAM_PREFIXES if gate is None], "p_")
+_PFX_TABLE, _PFX_OTHER = _PFX.table, _PFX.other
+_PFX_FIRST = _PFX.first
+_PFX_GATED = tuple((gate, re.compile(f"(?P<p_{n}>{p})").match) for n, p, _k, gate in R.STREAM_PREFIXES if gate)
+_HEADS = Dispatch([(n, p) for n, p, _r in R.HEADS], "h_")
+_HEAD_TABLE, _HEAD_OTHER, _HEAD_FIRST = _HEADS.table, _HEADS.other, _HEADS.first
+_TOKENS = Dispatch([(t[0], t[1]) for t in R.TOKENS if t[0] in R.COMMON_TOKENS and len(t) == 2])
+_TOKEN_TABLE, _TOKEN_OTHER = _TOKENS.table, _TOKENS.other
+_TOKEN_GATED = tuple((t[2], R.TOKEN_ORDER[t[0]], t[0], re.compile(t[1]).match)
+                     for t in R.TOKENS if t[0] in R.COMMON_TOKENS and len(t) > 2)
+_SHAPES = {mode: Dispatch([(t[0], t[1]) for t in R.TOKENS if t[0] in names]) for mode, names in R.MODE_SHAPES.items()}
+_ORDER = R.TOKEN_ORDER
+_RECORDS = Dispatch([(n, p) for n, p, lit in R.RECORDS if lit is None], "r_")
+_MODES = R.MODES
+_STARTS = R.STARTS
+_HEAD_STARTS = R.HEAD_STARTS
+_DEPTH_MODES = frozenset(m for m, spec in R.MODES.items() if spec.get("depth"))
+_NOTHING: dict = {}
+_END = ("end", None)
+_WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "own", "src_above"))
+_KEEPS = frozenset(("cont", "cont!", "last"))
+_STRONG = frozenset(("cont!", "last"))
+_SPACED = R.SPACED_AFTER - 1
+_TEXT = frozenset(("text", "indent"))
+_BARE = R.BARE_TOKENS
+_SOFT = R.SOFT_STARTS
+# single-line modes a line of another key ends: their continuation comes at once or not at all
+_SWITCH_CLOSES = frozenset(("plain", "record", "record_native", "record_exc", "record_tent"))
+# and the modes of output one call writes whole (a framed table, a box): a line of another writer
+# before its end says the lines held so far were not one write
+_WRITER_CLOSES = _SWITCH_CLOSES | frozenset(m for m, spec in _MODES.items() if spec.get("one_write"))
+# tokens a single-line mode keeps even when the line has a head of its own
+_STRONG_SINGLE = frozenset(tok for m in _SWITCH_CLOSES for tok, (act, _n) in _MODES[m]["on"].items()
+                           if act in ("cont!", "last"))
+# what a header with an empty message becomes once its first line arrives, if nothing more specific: a
+# message line of its own is the record's message (lines below it are held until a stack confirms them,
+# as after any record), unless it ends with ':' or is indented (a field list: the lines below are its body)
+_AWAIT_PLAIN = {"plain": "record", "record": "body"}
+
+# old mode names of saved states (before the per-printer modes), mapped on restore
+_OLD_MODES = {"python": "py_msg_more", "cpp": "c10_msg", "sanitizer": "cs_report", "done": "plain"}
 
 
 class _Open:
-    __slots__ = ("after_chain", "atomic_proc", "block", "body0", "close", "depth", "mode", "pending", "pending_bytes")
+    """An open block and the merger's state about it."""
 
-    def __init__(self, block: Block, mode: str, body0: str) -> None:
+    __slots__ = ("block", "cindent", "depth", "every", "head0", "held", "held_bytes", "indent0", "last_body", "mode",
+                 "rhead", "side_run", "spaced", "tent", "tent_bytes")
+
+    def __init__(self, block: Block, mode: str, indent0: int = 0, head0: str = "", rhead: str | None = None,
+                 last_body: str = "") -> None:
         self.block = block
         self.mode = mode
-        self.pending: list[tuple[str, int, int | None]] = []  # held blank lines
-        self.pending_bytes = 0
-        self.after_chain = False
+        self.indent0 = indent0
+        self.head0 = head0  # the first line's record head ("" when none): announces a stack by its level
+        self.rhead = rhead  # the last line's head when its formatter repeats it on every line of a record
+        self.last_body = last_body
+        # blank lines since the last line: (line, offset, arrival ms, visible: a prefix with nothing after it)
+        self.held: list[tuple[RawLine, int, int, bool]] = []
+        self.held_bytes = 0
+        self.tent: list[tuple[RawLine, int, int]] = []  # lines held until the grammar confirms them
+        self.tent_bytes = 0
+        self.side_run = 0
         self.depth = 0
-        self.close = ""
-        self.body0 = body0
-        # set when the prefix is a logging record header (vLLM "ERROR ... file.py:63]"): such a
-        # record is written in one go, so the next line of the same process ends it
-        self.atomic_proc: str | None = None
+        self.every = False  # the last line's head is one its formatter writes on every line of a record
+        # lines in a row (of this writer, also across the blocks before) that came with one blank line
+        # between them: a copy or a relay that doubles every newline
+        self.spaced = 0
+        self.cindent = ""  # the indent its first line's formatter writes before each further line (CONT_INDENT)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able state (the assemble worker saves it with its offsets)."""
+        return {"block": dataclasses.asdict(self.block), "mode": self.mode, "indent0": self.indent0,
+                "head0": self.head0, "rhead": self.rhead, "last_body": self.last_body, "depth": self.depth,
+                "side_run": self.side_run, "every": self.every, "spaced": self.spaced, "cindent": self.cindent,
+                "held": [[dataclasses.asdict(rl), o, ms, v] for rl, o, ms, v in self.held],
+                "tent": [[dataclasses.asdict(rl), o, ms] for rl, o, ms in self.tent]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> _Open:
+        block = Block(**d["block"])
+        mode = d["mode"]
+        if mode not in _MODES:  # a state saved by an older version
+            mode = _OLD_MODES.get(mode, "plain")
+            if d.get("mode") == "table":
+                mode = {"=": "table_eq", "-": "table_dash", "*": "table_star"}.get(d.get("close", ""), "plain")
+            elif d.get("mode") == "panic":
+                mode = "rust_panic" if block.kind == "rust_panic" else "go_stack"
+        ob = cls(block, mode, d.get("indent0", 0), d.get("head0", ""), d.get("rhead"), d.get("last_body", ""))
+        ob.depth = d.get("depth", 0)
+        ob.side_run = d.get("side_run", 0)
+        ob.every = d.get("every", False)
+        ob.spaced = d.get("spaced", 0)
+        ob.cindent = d.get("cindent", "")
+        for rl, o, ms, v in d.get("held", ()):
+            ob.held.append((RawLine(**rl), o, ms, v))
+        for t, o, fo in d.get("pending", ()):  # older states held blank texts only
+            ob.held.append((RawLine(t, fo), o, block.last_ts_ms, bool(t.strip())))
+        for rl, o, ms in d.get("tent", ()):
+            ob.tent.append((RawLine(**rl), o, ms))
+        ob.held_bytes = sum(utf8_len(rl.text) + 1 for rl, *_r in ob.held)
+        ob.tent_bytes = sum(utf8_len(rl.text) + 1 for rl, *_r in ob.tent)
+        return ob
 
 
-def split_prefix(text: str) -> tuple[str, str, int | None]:
-    """Return (prefix key, body, rank) for a line; the key drops timestamps so it stays stable."""
-    if not text or text[0] not in R.PREFIX_FIRST:
-        return "", text, None
+def terminal_text(text: str) -> str:
+    """``text`` as a terminal shows it: colours and cursor moves are no part of the grammar (the event
+    keeps them), and a line of nothing else is a blank line."""
+    if "\x1b" in text:
+        text = R.ANSI_RE.sub("", text)
+    # (also after real escapes: a relay's copied colours before a printer's own)
+    return R.BARE_SGR_RE.sub("", text) if "[0m" in text else text
+
+
+def split_prefix(text: str, m: re.Match[str] | None = None) -> tuple[str, str, int | None, str | None]:  # noqa: PLR0912 - one pass over a line's prefixes
+    """(key, body, rank, relay): the stream prefixes' stable part, the rest of the line (a relay's
+    escapes undone), the rank they name, and the prefix of a relay that makes each line a record
+    (the kernel's lines through syslog, printk) if any.
+    ``m``: the first prefix's match when the caller has it already."""
     key = ""
     rank = None
+    relay = None
+    escaped = False
     body = text
-    for _ in range(3):
-        m = _PREFIX(body)
-        if m is None:
+    for _ in range(4):
+        if not body:
             break
-        g = m.lastgroup
-        if g == "rank":
-            part = m.group("rank")
-            rank = int("".join(ch for ch in part if ch.isdigit()))
-        elif g == "proc":
-            part = m.group("proc")
-        elif m.group("vlvl"):
-            part = m.group("vlvl") + " " + m.group("vloc")
-        else:
-            part = "wrap:" + m.group("wlvl") + ":" + m.group("wname")
-        key = key + "|" + part if key else part
-        body = body[m.end():]
-    return key, body, rank
+        if m is None:
+            c = body[0]
+            m = _PFX_TABLE.get(c, _PFX_OTHER)(body) if c in _PFX_FIRST or c > "\x7f" else None
+        if m is None:
+            for gate, match in _PFX_GATED:
+                if gate in body:
+                    m = match(body)
+                    if m is not None:
+                        break
+            if m is None:
+                break
+        g = m.lastgroup or ""
+        if g in R.LINE_START_PREFIXES and body is not text:
+            break
+        how = R.PREFIX_KEY.get(g)
+        rest = body[m.end():]
+        if how == "splice":
+            if not rest or rest[0] not in R.SPLICE_NEXT:
+                break  # a progress bar alone, or followed by more bars, is a line of its own
+        elif how == "all":
+            part = m.group(g).strip()
+            key = key + "|" + part if key else part
+            if rank is None and ("rank" in part or "default" in part):
+                rm = R.RANK_RE.search(part)
+                rank = int(rm.group(1)) if rm else None
+        elif how == "k":
+            part = m.group("k_" + g[2:]).strip()
+            if part in R.NOT_SYSLOG_WRITERS:  # a relay's time before "Caused by: ..."
+                body = body[m.start("k_" + g[2:]):]
+                m = None
+                continue
+            key = key + "|" + part if key else part
+        if g in R.RELAY_RECORDS:
+            escaped = True
+            if how != "k" or R.RELAY_RECORD_WRITERS_RE.match(part):
+                relay = body[:m.end()]
+        body = rest
+        m = None
+    if escaped and "#" in body:
+        for esc, char in R.RELAY_ESCAPES:
+            body = body.replace(esc, char)
+    return key, body, rank, relay
 
 
-def _proc_of(key: str) -> str:
-    """The process part of a prefix key (rank / pid prefixes), without logging-record headers."""
-    return "|".join(p for p in key.split("|") if p.startswith(("(", "[r", "[d")))
+def split_head(body: str) -> tuple[str | None, str | None, bool, str]:
+    """(head, repeated head, every line, body): the record heads before the message (a relay's head,
+    then the program's own), the innermost one again when its formatter repeats it per line, whether
+    that formatter writes it on every line of a record, and the rest."""
+    head, rhead, every, _name, body = _split_head(body, None)
+    return head, rhead, every, body
 
 
-def _start_mode(body: str) -> tuple[str, str | None, str]:
-    """Mode, multiline kind and table-close char for a block whose first body is ``body``."""
-    c = body[0] if body else ""
-    if c in R.START_FIRST:
-        for rx, mode, kind in R.START_RULES:
-            if rx.match(body):
-                return mode, kind, ""
-    if c in R.TABLE_FIRST:
-        m = R.TABLE_OPEN_RE.match(body)
-        if m:
-            return "table", "table", m.group(1)
+def _split_head(body: str, m: re.Match[str] | None) -> tuple[str | None, str | None, bool, str, str]:
+    """``split_head``, and the innermost head's name; ``m``: the first head's match when the caller has it."""
+    head = None
+    rhead = None
+    every = False
+    name = ""
+    for _ in range(2):
+        if m is None:
+            if not body or body[0] not in _HEAD_FIRST:
+                break
+            m = _HEAD_TABLE[body[0]](body)
+            if m is None:
+                break
+        end = m.end()
+        h = body[:end]
+        head = head + h if head else h
+        name = m.lastgroup or ""
+        rhead = h.rstrip() if R.HEAD_REPEATS.get(name) else None
+        every = name in R.EVERY_LINE
+        body = body[end:]
+        m = None
+    return head, rhead, every, name, body
+
+
+def _token(body: str) -> str:
+    m = _TOKEN_TABLE.get(body[0], _TOKEN_OTHER)(body)
+    tok = m.lastgroup if m is not None else None
+    for gate, order, name, match in _TOKEN_GATED:
+        if gate in body and (tok is None or order < _ORDER[tok]) and match(body):
+            tok = name
+            break
+    if tok is not None:
+        return tok
+    return "indent" if body[0] in " \t" else "text"
+
+
+def _is_record(s: str) -> bool:
+    """Whether a line without a head is a record of its own (``rules.RECORDS``)."""
+    if s and _RECORDS.table.get(s[0], _RECORDS.other)(s) is not None:
+        return True
+    return any(lit in s and rx.match(s) for lit, rx in R.RECORD_GATED)
+
+
+def _indent(body: str) -> int:
+    return len(body) - len(body.lstrip(" \t"))
+
+
+def _start_mode(tok: str, body: str, head: str | None, hname: str = "") -> tuple[str, str | None]:  # noqa: PLR0911 - the starts in the order they are decided
+    """The mode (and multiline kind) of a block whose first line is this one (``hname``: the name of
+    its innermost record head)."""
+    start = _STARTS.get(tok)
+    if start is not None:
+        return start
+    if hname:
+        start = _HEAD_STARTS.get(hname)
+        if start is not None:
+            return start
     last = body[-1:]
-    if last.isspace():
-        last = body.rstrip()[-1:]
-    if last in "{[" and last:
-        return "json", "json_dump", ""
-    if last in "]: " and R.EMPTY_HEADER_RE.match(body):
-        return "await", None, ""
-    return "plain", None, ""
+    if body[:1] == "{" and body.rstrip()[-1:] != "}" and _json_depth(body) > 0:
+        return "json", "json_dump"  # a JSON record written over several lines (Elasticsearch's stacktrace array)
+    if last in _ENDINGS:  # a line ending otherwise needs no more look (the common case)
+        s = body.rstrip()
+        last = s[-1:]
+        if last in _SUFFIX_LASTS:
+            for suffix, mode, kind in R.BODY_SUFFIX_STARTS:
+                if s.endswith(suffix):
+                    return mode, kind
+        if last and last in R.JSON_OPEN:
+            return "json", "json_dump"
+    if head is not None:
+        return ("body" if last == ":" else R.RECORD_MODES.get(hname, "record")), None
+    return "plain", None
+
+
+_ENDINGS = frozenset(" \t:" + R.JSON_OPEN) | {s[-1] for s, _m, _k in R.BODY_SUFFIX_STARTS}
+_SUFFIX_LASTS = frozenset(s[-1] for s, _m, _k in R.BODY_SUFFIX_STARTS)
 
 
 def _json_depth(body: str) -> int:
     return body.count("{") + body.count("[") - body.count("}") - body.count("]")
 
 
+def _cover(b: Block, offset: int) -> None:
+    """Widen the block's raw offsets to a line it takes: whatever order lines come back in, an event's
+    offsets cover every record it holds (what commits, re-drives and the fuzzer's check rely on)."""
+    if offset > b.last_offset:
+        b.last_offset = offset
+    elif offset < b.first_offset:
+        b.first_offset = offset
+
+
 class MultilineMerger:
-    """Per-source, per-prefix multiline merging; see the module docstring."""
+    """Per-source, per-key multiline merging; see the module docstring."""
 
     def __init__(self, max_lines: int = 1000, max_bytes: int = 512 * 1024, idle_timeout_ms: int = 5000) -> None:
         self.max_lines = max_lines
@@ -112,66 +316,26 @@ class MultilineMerger:
     # -- public API -------------------------------------------------------------------------
     def push(self, sid: str, line: RawLine, offset: int, arrival_ms: int) -> list[Block]:
         """Add one line of source ``sid`` read at Kafka ``offset``; return blocks that closed."""
-        text = line.text
-        key, body, rank = split_prefix(text)
-        opened = self._src.get(sid)
-        if opened is None:
-            opened = {}  # stored when a block opens: a source with nothing open is not kept
         out: list[Block] = []
-        if not body or body.isspace():
-            self._hold_blank(sid, opened, key, line, offset, arrival_ms, out)
-            return out
-        last = self._last_key.get(sid)
-        ob = opened.get(key)
-        if ob is None and key == "" and last:
-            other = opened.get(last)  # torch prefixes only the first line of a C++ error
-            if other is not None and other.mode != "plain" and self._continues(other, body):
-                self._append(other, text, body, offset, line, arrival_ms, opened, last, out)
-                self._prune(sid, opened)
-                return out
-        if ob is not None:
-            if self._continues(ob, body):
-                self._append(ob, text, body, offset, line, arrival_ms, opened, key, out)
-                self._last_key[sid] = key
-                self._prune(sid, opened)
-                return out
-            out.append(self._close(opened, key))
-        if last is not None and last != key:
-            # a line from another prefix ends single lines still open elsewhere in this source,
-            # and whole logging records of the same process
-            proc = _proc_of(key)
-            for k in [k for k, o in opened.items()
-                      if k != key and (o.mode == "plain" or o.atomic_proc == proc)]:
-                out.append(self._close(opened, k))
-        self._last_key[sid] = key
-        mode, kind, close = _start_mode(body)
-        block = Block(sid, [text], offset, offset, line.index, line.file_offset, line.file_offset,
-                      line.ts_ms if line.ts_ms is not None else arrival_ms, arrival_ms,
-                      line.source, line.labels, kind, False, len(text), key)
-        if rank is not None and block.source.get("rank") is None:
-            block.source = {**block.source, "rank": rank}
-        ob = _Open(block, mode, body)
-        ob.close = close
-        if key.endswith("]") or key.startswith("wrap:") or "|wrap:" in key:
-            ob.atomic_proc = _proc_of(key)
-        if mode == "json":
-            ob.depth = _json_depth(body)
-        opened[key] = ob
-        self._src[sid] = opened
+        self._feed(sid, line, offset, arrival_ms, out)
         return out
 
     def flush_idle(self, now_ms: int) -> list[Block]:
         """Emit every block whose last line arrived ``idle_timeout_ms`` or more before ``now_ms``."""
-        due = []
-        for sid, opened in self._src.items():
-            for key, ob in opened.items():
-                if ob.block.last_ts_ms + self.idle_timeout_ms <= now_ms:
-                    due.append((ob.block.first_offset, ob.block.first_index, sid, key))
-        due.sort()
-        out = [self._close(self._src[sid], key) for _o, _i, sid, key in due]
-        for sid in {sid for _o, _i, sid, _k in due}:
-            self._prune(sid, self._src[sid])
-        return out
+        out: list[Block] = []
+        while True:
+            due = []
+            for sid, opened in self._src.items():
+                for key, ob in opened.items():
+                    if ob.block.last_ts_ms + self.idle_timeout_ms <= now_ms:
+                        due.append((ob.block.first_offset, ob.block.first_index, sid, key))
+            if not due:
+                return out
+            due.sort()
+            for _o, _i, sid, key in due:
+                still = self._src.get(sid)
+                if still is not None and key in still:
+                    self._close(sid, still, key, out)
 
     def flush_all(self) -> list[Block]:
         """Emit every open block (end of input, or before a planned shutdown)."""
@@ -198,101 +362,344 @@ class MultilineMerger:
         """Sources with something open (a source with nothing open costs no memory)."""
         return len(self._src)
 
-    # -- internals --------------------------------------------------------------------------
-    def _continues(self, ob: _Open, body: str) -> bool:  # noqa: PLR0911, PLR0912 - one flat dispatch: the hot path pays no call per rule
-        mode = ob.mode
-        c = body[0]
-        if mode == "await":
-            return True
-        if mode == "done":
-            return False
-        if ob.pending:
-            if mode in _GREEDY:
-                if ob.after_chain and mode == "python" and R.TRACEBACK_RE.match(body):
-                    return True
-                return R.AFTER_BLANK[mode].match(body) is not None
-            if mode in {"table", "json"}:
-                return not _RECORD_START(body)
-            if mode == "sanitizer":
-                return body.startswith(R.SANITIZER_CONT)
-            return False  # a blank line ends a plain record
-        if c in {" ", "\t"}:
-            # indented, unless the indented text is itself a new record (" > msg", "\tts=...")
-            return mode != "plain" or _RECORD_START(body.lstrip()) is None
-        if mode in _GREEDY:
-            if R.TRACEBACK_RE.match(body):
-                return ob.after_chain
-            return _RECORD_START(body) is None
-        if mode == "plain":
-            if c in R.PLAIN_CONT_FIRST and R.PLAIN_CONT_RE.match(body):
-                return True
-            if c == "T" and len(ob.block.texts) <= 2 and R.TRACEBACK_RE.match(body) \
-                    and R.PREAMBLE_RE.search(ob.body0 if len(ob.block.texts) == 1 else ob.block.texts[-1]):
-                return True
-            return bool(c.islower() and R.JAVA_HEAD_RE.match(body) and R.LEVEL_WARN_ERROR_RE.search(ob.block.texts[0]))
-        if mode in {"table", "json"}:
-            return _RECORD_START(body) is None
-        if mode == "sanitizer":
-            return body.startswith(R.SANITIZER_CONT)
-        return False
+    def drop_source(self, sid: str) -> list[Block]:
+        """Forget everything of ``sid`` and return its open blocks (with the lines they held back), oldest
+        first: what the caller dead-letters when handling a line of the source failed halfway."""
+        opened = self._src.pop(sid, {})
+        self._last_key.pop(sid, None)
+        out = []
+        for ob in opened.values():
+            b = ob.block
+            b.texts += [t[0].text for t in ob.tent] + [h[0].text for h in ob.held]
+            out.append(b)
+        return sorted(out, key=lambda b: (b.first_offset, b.first_index))
 
-    def _append(  # noqa: PLR0912 - per-line hot path: plain positional call, flat branches
-            self, ob: _Open, text: str, body: str, offset: int, line: RawLine, arrival_ms: int,
-            opened: dict[str, _Open], key: str, out: list[Block]) -> None:
+    # -- one line -----------------------------------------------------------------------------
+    def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
+        text = line.text
+        if "\x1b" in text or "[0m" in text:
+            text = terminal_text(text)
+        c = text[:1]
+        pm = _PFX_TABLE.get(c, _PFX_OTHER)(text) if c and (c in _PFX_FIRST or c > "\x7f") else None
+        if pm is None:  # most lines have no stream prefix: one try, and a look for the gated ones' literal
+            for gate, match in _PFX_GATED:
+                if gate in text:
+                    pm = match(text)
+                    if pm is not None:
+                        break
+        if pm is not None:
+            key, body, rank, head = split_prefix(text, pm)
+        else:
+            key, body, rank, head = "", text, None, None
+        rhead = None
+        every = False
+        hname = ""
+        if body and body[0] in _HEAD_FIRST:
+            hm = _HEAD_TABLE[body[0]](body)
+            if hm is not None:
+                h, rhead, every, hname, body = _split_head(body, hm)
+                if h is not None:
+                    head = head + h if head else h
+        raw = body
+        if body[-1:] in (" ", "\t"):
+            # blanks a copy or an editor left at the end say nothing; a printer's "label: " whose value
+            # is on the next line ("...: UserWarning: " before a message that starts with a newline) keeps one
+            body = body.rstrip()
+            if body[-1:] == ":":
+                body += " "
+        opened = self._src.get(sid)
+        if opened is None:  # (not `or`: a source's dict may be empty between closing a block and the next)
+            opened = {}  # stored when a block opens: a source with nothing open is not kept
+        if head is None and raw[:1] == " " and opened:
+            ob = opened.get(key)
+            if ob is not None and ob.cindent and raw.startswith(ob.cindent):
+                # a further line of a record whose formatter indents every such line (CONT_INDENT)
+                self._append(sid, opened, key, ob, "cont!", None, line, offset, ms, body, None, out)
+                self._last_key[sid] = key
+                return
+        if not body or body.isspace():
+            if head is None:
+                self._hold_blank(sid, opened, key, line, offset, ms, bool(text.strip()), out)
+                return
+            ob = opened.get(key)
+            if ob is not None and rhead is not None and rhead == ob.rhead:
+                self._hold(sid, opened, key, ob, line, offset, ms, True, out)  # the record's own empty line
+                return
+            tok = "empty_head"  # a header whose message is on the next line
+            body = ""
+        else:
+            tok = _token(body)
+        last = self._last_key.get(sid)
+        if key == "" and head is None and last:
+            other = opened.get(last)
+            if other is not None and _MODES[other.mode].get("cross"):
+                act, nxt = self._decide(other, tok, body, None, None)
+                if act in _KEEPS:
+                    self._append(sid, opened, last, other, act, nxt, line, offset, ms, body, None, out)
+                    return
+        if last is not None and last != key:
+            for k in [k for k, o in opened.items() if k != key and o.mode in _WRITER_CLOSES
+                      and not (o.mode == "plain" and o.last_body.endswith(R.ANNOUNCE_ENDINGS))]:
+                self._close(sid, opened, k, out)
+            still = self._src.get(sid)
+            if still is not None:
+                opened = still
+        spaced = 0
+        while True:
+            ob = opened.get(key)
+            if ob is None:
+                break
+            if head is not None and rhead is None and not ob.held and ob.mode in _SWITCH_CLOSES and (
+                    tok not in _STRONG_SINGLE):
+                # the common case: a new record after a single-line one (what _decide would answer;
+                # what _close does when nothing is held)
+                if not ob.tent:
+                    del opened[key]
+                    out.append(ob.block)
+                    break
+                if not self._holds_heads(ob):
+                    self._close(sid, opened, key, out, False)
+                    opened = self._src.get(sid) or opened
+                    continue
+            act, nxt = self._decide(ob, tok, body, head, rhead)
+            if act == "end":
+                spaced = ob.spaced + 1 if len(ob.held) == 1 else 0
+                # NCCL writes a WARN as "\n<header> NCCL WARN": a held prefix-only line goes with it
+                lead = ob.held if ob.held and ob.held[-1][3] and R.LEADING_BLANK_RE.match(body) else None
+                if lead:
+                    ob.held = []
+                    ob.held_bytes = 0
+                self._close(sid, opened, key, out, False)
+                # The lines it held back were read again: a block they closed may have let the source go
+                # and a later one opened it afresh, so the source's blocks are looked up again.
+                opened = self._src.get(sid) or opened
+                if lead:
+                    rl, o, m, _v = lead[0]
+                    self._start(sid, opened, key, rl, o, m, "", "empty_prefix", None, None, None, out)
+                    for rl, o, m, v in lead[1:]:
+                        self._hold(sid, opened, key, opened[key], rl, o, m, v, out)
+                continue
+            if act == "side":
+                ob.side_run += 1
+                out.append(self._single(sid, line, offset, ms, key))
+                self._last_key[sid] = key
+                return
+            self._append(sid, opened, key, ob, act, nxt, line, offset, ms, body, rhead, out)
+            if act != "tent":
+                ob.every = every
+            self._last_key[sid] = key
+            return
+        self._last_key[sid] = key
+        self._start(sid, opened, key, line, offset, ms, body, tok, head, rhead, rank, out, hname)
+        if every:
+            opened[key].every = True
+        if spaced:
+            opened[key].spaced = spaced
+
+    def _decide(self, ob: _Open, tok: str, body: str, head: str | None, rhead: str | None) -> tuple[str, str | None]:  # noqa: PLR0911, PLR0912, PLR0915 - one flat dispatch over the actions of rules.MODES
+        spec = _MODES[ob.mode]
+        shapes = _SHAPES.get(ob.mode)
+        if shapes is not None and body:
+            m = shapes.table.get(body[0], shapes.other)(body)
+            shape = m.lastgroup if m is not None else None
+            # (a soft start is text to a mode that does not name it: the mode's own shapes come first)
+            if shape is not None and (tok in _TEXT or _ORDER[shape] < _ORDER[tok]
+                                      or (tok in _SOFT and tok not in spec["on"])):
+                tok = shape
+        if ob.mode == "lead":
+            return ("cont!", _STARTS.get(tok, ("record", None))[0]) if R.LEADING_BLANK_RE.match(body) else _END
+        if ob.mode == "await":  # (a record of its own is not the message: the head's message was empty)
+            if (rhead is None or rhead != ob.rhead) if head is not None else _is_record(body.lstrip()):
+                return _END
+            mode, _kind = _start_mode(tok, body, head)
+            if mode == "plain" and (body[:1] in " \t" or body.rstrip().endswith(":")):
+                return "cont!", "body"  # the message's first line introduces the lines below it, or is a field of it
+            return "cont!", _AWAIT_PLAIN.get(mode, mode)
+        table = spec["on"]
+        entry = None
+        headed = spec.get("headed")
+        if headed is not None and not ob.held and (head is None or headed.search(head) is None):
+            return _END  # (the lines a message quotes from a log file come with their heads)
+        if ob.held:
+            after = spec.get("after_blank")
+            if len(ob.held) == 1 and ob.spaced >= _SPACED:  # the blank line of a source that doubles newlines
+                if after is not None and after != "on":
+                    entry = after.get(tok)
+            else:
+                table = _NOTHING if after is None else table if after == "on" else after
+        if entry is None:
+            entry = table.get(tok)
+        if entry is None:
+            entry = spec.get("any")
+            if entry is not None and not body.startswith(spec.get("any_lead", "")):
+                entry = None  # (its printer writes every line it takes behind this lead)
+            if entry is not None and ob.block.nbytes >= spec.get("any_max_bytes", self.max_bytes):
+                return _END  # free text past its printer's own cap: the block was cut
+        if entry is None:
+            if (tok in _STARTS and tok not in R.SOFT_STARTS) or tok == "empty_head":
+                entry = _END
+            else:
+                entry = table.get("indent" if body[:1] in (" ", "\t") else "text", _END)
+        act, nxt = entry
+        if rhead is not None and rhead == ob.rhead and body != ob.last_body:
+            # the same head repeated: the formatter wrote these lines as one record (the same line
+            # twice is two records written in the same second)
+            if act not in _KEEPS:
+                if act == "end" and tok in _STARTS:
+                    nxt = _STARTS[tok][0]
+                elif act != "announce":
+                    nxt = None
+                act = "cont!"
+            return act, nxt
+        if head is not None:
+            if act == "tent" and self._holds_heads(ob):
+                pass  # a held message that announced its next line: held too, frames must still confirm it
+            elif (act not in _STRONG and act != "side") or (rhead is not None and rhead == ob.rhead) or tok in _BARE:
+                return _END  # a new record
+        elif (act in _WEAK or tok in _BARE) and (ob.every or _is_record(body.lstrip())):
+            return _END  # (an exception line is written bare: "ERROR: ...", "srun: error: ..." are records)
+        if act == "deeper":
+            return ("cont", nxt) if _indent(body) > ob.indent0 else _END
+        if act == "after_colon":
+            return ("cont", nxt) if ob.last_body.rstrip().endswith(":") else _END
+        if act == "src_above":
+            if len(ob.block.texts) == 1 and not ob.head0 and ob.indent0 > _indent(body):
+                return "cont!", nxt
+            act = "announce"
+        if act == "announce":
+            return ("cont!", nxt) if self._announces(ob) else _END
+        if act == "own":
+            return _END if _is_record(ob.last_body.lstrip()) else ("cont!", nxt)
+        if act == "expect":
+            if self._announces(ob):
+                return "cont!", nxt
+            if self._quiet(ob):
+                return _END
+            act, nxt = "tent", "record_exc"
+        if act in _STRONG and spec.get("quiet_ends") and self._quiet(ob) and not self._announces(ob):
+            return _END  # the held lines are not this quiet record's: they are read again
+        if act == "wrap":
+            return _END if ob.block.texts[-1].rstrip().endswith(spec["wrap_end"]) else ("cont", nxt)
+        if act == "tent" and len(ob.tent) >= spec.get("max_tent", 12):
+            return _END
+        if act == "side" and ob.side_run >= spec.get("max_side", 0):
+            return _END
+        return act, nxt
+
+    @staticmethod
+    def _holds_heads(ob: _Open) -> bool:
+        """Whether the block holds a line with a record head of its own too (``tent_heads``): the held
+        line before it ends with ':', a message that announced it goes on."""
+        if not _MODES[ob.mode].get("tent_heads"):
+            return False
+        return (ob.tent[-1][0].text if ob.tent else ob.block.texts[-1]).rstrip().endswith(":")
+
+    @staticmethod
+    def _announces(ob: _Open) -> bool:
+        """Whether the block's line(s) announce the stack that follows (logger.exception and kin)."""
+        if len(ob.block.texts) > 3:
+            return False
+        if R.NO_EXC_BODY_RE.search(ob.last_body):
+            return False
+        if ob.head0 and R.ANNOUNCE_HEAD_RE.search(ob.head0):
+            return True
+        return R.ANNOUNCE_BODY_RE.search(ob.last_body) is not None
+
+    @staticmethod
+    def _quiet(ob: _Open) -> bool:
+        """Whether the block is a record at a quiet level whose message does not speak of a failure
+        (``rules.QUIET_HEAD_RE``, ``rules.QUIET_ANNOUNCE_RE``)."""
+        return (bool(ob.head0) and R.QUIET_HEAD_RE.search(ob.head0) is not None
+                and R.QUIET_ANNOUNCE_RE.search(ob.last_body) is None)
+
+    # -- changing blocks ------------------------------------------------------------------------
+    def _start(self, sid: str, opened: dict[str, _Open], key: str, line: RawLine, offset: int, ms: int, body: str,
+               tok: str, head: str | None, rhead: str | None, rank: int | None, out: list[Block],
+               hname: str = "") -> None:
+        text = line.text
+        mode, kind = _start_mode(tok, body, head, hname)
+        block = Block(sid, [text], offset, offset, line.index, line.file_offset, line.file_offset,
+                      line.ts_ms if line.ts_ms is not None else ms, ms, line.source, line.labels, kind, False,
+                      utf8_len(text), key)
+        if rank is not None and block.source.get("rank") is None:
+            block.source = {**block.source, "rank": rank}
+        ob = _Open(block, mode, _indent(body) if body[:1] in (" ", "\t") else 0, head or "", rhead, body)
+        if hname in R.CONT_INDENT:
+            ob.cindent = R.CONT_INDENT[hname]
+        if mode in _DEPTH_MODES:
+            ob.depth = _MODES[mode].get("depth0", 0) + _json_depth(body)
+        opened[key] = ob
+        self._src[sid] = opened
+
+    def _append(self, sid: str, opened: dict[str, _Open], key: str, ob: _Open, act: str, nxt: str | None,  # noqa: PLR0912, PLR0915 - per-line hot path: plain positional call, flat branches
+                line: RawLine, offset: int, ms: int, body: str, rhead: str | None, out: list[Block]) -> None:
         b = ob.block
-        if ob.pending:
-            for t, _o, _f in ob.pending:
-                b.texts.append(t)
-                b.nbytes += len(t) + 1
-            ob.pending.clear()
-            ob.pending_bytes = 0
-        b.texts.append(text)
-        b.nbytes += len(text) + 1
-        b.last_offset = offset
+        ob.spaced = ob.spaced + 1 if len(ob.held) == 1 else 0
+        if act == "tent":
+            if ob.held:
+                ob.tent.extend((rl, o, m) for rl, o, m, _v in ob.held)
+                ob.tent_bytes += ob.held_bytes
+                ob.held.clear()
+                ob.held_bytes = 0
+            ob.tent.append((line, offset, ms))
+            ob.tent_bytes += utf8_len(line.text) + 1
+            b.last_ts_ms = ms
+            if nxt is not None:
+                ob.mode = nxt
+            if len(b.texts) + len(ob.tent) >= self.max_lines or b.nbytes + ob.tent_bytes >= self.max_bytes:
+                self._close(sid, opened, key, out)
+            return
+        texts = b.texts
+        if ob.tent:
+            for rl, _o, _m in ob.tent:
+                texts.append(rl.text)
+            b.nbytes += ob.tent_bytes
+            ob.tent.clear()
+            ob.tent_bytes = 0
+        if ob.held:
+            for rl, _o, _m, _v in ob.held:
+                texts.append(rl.text)
+            b.nbytes += ob.held_bytes
+            ob.held.clear()
+            ob.held_bytes = 0
+        text = line.text
+        texts.append(text)
+        b.nbytes += utf8_len(text) + 1
+        if offset >= b.last_offset:
+            b.last_offset = offset
+        elif offset < b.first_offset:  # a line read again after a close (tent) can be older: cover it
+            b.first_offset = offset
         if line.file_offset is not None:
             b.last_file_offset = line.file_offset
-        b.last_ts_ms = arrival_ms
+        b.last_ts_ms = ms
+        ob.last_body = body
+        ob.side_run = 0
+        if rhead is not None:
+            ob.rhead = rhead
         mode = ob.mode
-        if mode == "await":
-            mode, kind, close = _start_mode(body)
-            ob.mode, ob.close = (mode if mode not in ("await",) else "plain"), close
-            if (kind and not b.kind) or kind == "python_traceback":
+        if nxt is not None and nxt != mode:
+            if _MODES[mode].get("head_line"):
+                ob.head0 += body
+            ob.mode = mode = nxt
+            spec = _MODES[nxt]
+            kind = spec.get("kind")
+            if kind is not None and (b.kind is None or b.kind == "table" or spec.get("kind_override")):
                 b.kind = kind
-            if mode == "json":
-                ob.depth = _json_depth(body)
-        elif mode == "plain":
-            if (body[0] == "T" and R.TRACEBACK_RE.match(body)) or body.startswith('  File "'):
-                ob.mode, b.kind = "python", "python_traceback"
-            elif body[0] in "\tC." and b.kind is None:
-                b.kind = "java_stack"
-        elif mode == "python":
-            if body[0] in "DT":
-                if R.CHAIN_RE.match(body):
-                    ob.after_chain = True
-                elif R.TRACEBACK_RE.match(body):
-                    ob.after_chain = False
-            if b.kind == "python_traceback" and "ChildFailedError" in body:
-                b.kind = "childfailed_box"
-        elif mode == "table":
-            if len(b.texts) == 2 and "Traceback (most recent call last)" in body:
-                b.kind = "python_traceback"  # IPython frames an exception with a rule line
-            s = body.rstrip()
-            if len(s) >= 10 and s.count(ob.close) == len(s):
-                ob.mode = "done"
-        elif mode == "json":
+            if mode in _DEPTH_MODES:
+                ob.depth = spec.get("depth0", 0)
+        if mode in _DEPTH_MODES:
             ob.depth += _json_depth(body)
             if ob.depth <= 0:
-                ob.mode = "done"
-        if len(b.texts) >= self.max_lines or b.nbytes >= self.max_bytes:
+                act = "last"
+        if len(texts) >= self.max_lines or b.nbytes >= self.max_bytes:
             b.truncated = True
-            out.append(self._close(opened, key))
-        elif ob.mode == "done":  # a closed table / balanced JSON dump: emit now, not at the next line
-            out.append(self._close(opened, key))
+            self._close(sid, opened, key, out)
+        elif act == "last":
+            self._close(sid, opened, key, out)
 
-    def _hold_blank(self, sid: str, opened: dict[str, _Open], key: str, line: RawLine, offset: int,
-                    arrival_ms: int, out: list[Block]) -> None:
-        """A blank line waits beside the block it may belong to (it joins only if the block goes on);
-        held lines count towards the block's limits, and reaching one ends the block without them."""
+    def _hold_blank(self, sid: str, opened: dict[str, _Open], key: str, line: RawLine, offset: int, ms: int,
+                    visible: bool, out: list[Block]) -> None:
+        """A blank line (or a prefix with nothing after it) waits beside the block it may belong to."""
         held_key = key
         ob = opened.get(key)
         if ob is None and key == "":
@@ -301,26 +708,71 @@ class MultilineMerger:
             if ob is not None and ob.mode == "plain":
                 ob = None
         if ob is None:
+            if visible:  # "(Worker pid=1)" alone: its next line may be the rest of the same write
+                self._start(sid, opened, key, line, offset, ms, "", "empty_prefix", None, None, None, out)
+                self._last_key[sid] = key
             return
-        ob.pending.append((line.text, offset, line.file_offset))
-        ob.pending_bytes += len(line.text) + 1
-        b = ob.block
-        b.last_ts_ms = arrival_ms
-        if len(b.texts) + len(ob.pending) >= self.max_lines or b.nbytes + ob.pending_bytes >= self.max_bytes:
-            out.append(self._close(opened, held_key))
-            self._prune(sid, opened)
+        self._hold(sid, opened, held_key, ob, line, offset, ms, visible, out)
 
-    def _prune(self, sid: str, opened: dict[str, _Open]) -> None:
-        """Forget a source with nothing open: its last prefix only matters while a block is open
-        (a restored worker does not have it either), and sources come and go for ever."""
-        if not opened:
+    def _hold(self, sid: str, opened: dict[str, _Open], key: str, ob: _Open, line: RawLine, offset: int, ms: int,
+              visible: bool, out: list[Block]) -> None:
+        """Held lines count towards the block's limits; reaching one ends the block without them."""
+        ob.held.append((line, offset, ms, visible))
+        ob.held_bytes += utf8_len(line.text) + 1
+        b = ob.block
+        b.last_ts_ms = ms
+        if (len(b.texts) + len(ob.tent) + len(ob.held) >= self.max_lines
+                or b.nbytes + ob.tent_bytes + ob.held_bytes >= self.max_bytes):
+            held, ob.held, ob.held_bytes = ob.held, [], 0
+            self._close(sid, opened, key, out)
+            for rl, o, m, v in held:
+                if v:  # content (a prefix): never dropped, emitted on its own
+                    out.append(self._single(sid, rl, o, m, key))
+
+    def _close(self, sid: str, opened: dict[str, _Open], key: str, out: list[Block], prune: bool = True) -> None:
+        """Emit the block; lines still held tentatively are read again on their own. A source left
+        with nothing open is forgotten (``prune``; not when the caller opens its next block at once)."""
+        ob = opened.pop(key)
+        b = ob.block
+        out.append(b)
+        tent = ob.tent
+        if ob.held:
+            if tent:
+                tent = tent + [(rl, o, m) for rl, o, m, _v in ob.held]
+            else:
+                for rl, o, _m, visible in ob.held:  # a trailing prefix-only line is the record's last line
+                    if visible and len(b.texts) < self.max_lines:
+                        b.texts.append(rl.text)
+                        b.nbytes += utf8_len(rl.text) + 1
+                        _cover(b, o)
+                        if rl.file_offset is not None:
+                            b.last_file_offset = rl.file_offset
+        if tent and _MODES[ob.mode].get("ends_at_blank"):
+            tent = self._keep_before_blank(b, tent)
+        if tent:
+            for rl, o, m in tent:
+                self._feed(sid, rl, o, m, out)
+        if prune and not opened and self._src.get(sid) is opened:
             del self._src[sid]
             self._last_key.pop(sid, None)
 
+    def _keep_before_blank(self, b: Block, tent: list[tuple[RawLine, int, int]]) -> list[tuple[RawLine, int, int]]:
+        """Held message lines that a blank line ended are the block's own (``ends_at_blank``); the rest
+        is returned, to be read again. Without a blank line nothing ended the message: all is returned."""
+        cut = next((i for i, (rl, _o, _m) in enumerate(tent) if not split_prefix(rl.text)[1].strip()), len(tent))
+        if cut == len(tent):
+            return tent
+        cut = min(cut, self.max_lines - len(b.texts))
+        for rl, o, _m in tent[:cut]:
+            b.texts.append(rl.text)
+            b.nbytes += utf8_len(rl.text) + 1
+            _cover(b, o)
+            if rl.file_offset is not None:
+                b.last_file_offset = rl.file_offset
+        return tent[cut:]
+
     @staticmethod
-    def _close(opened: dict[str, _Open], key: str) -> Block:
-        ob = opened.pop(key)
-        b = ob.block
-        if len(b.texts) == 1 and b.kind in ("table", "json_dump"):
-            b.kind = None  # a lone rule line or "{" is not a multiline block
-        return b
+    def _single(sid: str, line: RawLine, offset: int, ms: int, key: str) -> Block:
+        return Block(sid, [line.text], offset, offset, line.index, line.file_offset, line.file_offset,
+                     line.ts_ms if line.ts_ms is not None else ms, ms, line.source, line.labels, None, False,
+                     utf8_len(line.text), key)

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from streams.cli.main import child_environment, settings_of
+from streams.parse_output import kind_of
 
 
 @click.command()
@@ -21,6 +22,10 @@ from streams.cli.main import child_environment, settings_of
 def worker(ctx: click.Context, stage: str, loglevel: str) -> None:
     """Run a stage worker until SIGTERM (`all` runs the four stages as child processes, for a demo)."""
     settings = settings_of(ctx)
+    if stage != "all":  # `all` starts each stage as a worker of its own, which checks for itself
+        from streams.message_size import check_message_sizes
+
+        check_message_sizes(settings, stage)
     if stage == "assemble":
         from streams.workers.assemble import run_assemble_worker
 
@@ -96,15 +101,21 @@ def run_all(settings: Any, loglevel: str, child_env: dict[str, str]) -> None:
 @click.option("--idle-timeout-ms", default=5000, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="json", show_default=True,
               help="json: one object per line, with its kind and no null fields; text: one block per event")
+@click.option("--stats", is_flag=True, help="after the events, print to stderr how many events of each multiline "
+              "kind were made and how many lines they merged")
 @click.pass_context
 def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], metrics: bool,
-          idle_timeout_ms: int, fmt: str) -> None:
+          idle_timeout_ms: int, fmt: str, stats: bool) -> None:
     """The assemble stage offline over FILES (`-`: standard input), as the workers would see them.
 
     Plain text and the envelopes of docker, CRI, Fluent Bit, the OpenTelemetry Collector (OTLP JSON),
     rsyslog (JSON, RFC 5424), Vector and Filebeat are recognised per line. Check how your own logs
-    will come out before shipping them.
+    will come out before shipping them (--stats sums up the multiline events: a traceback split in
+    two shows up as fewer lines than you expect). What the worker would send to the dead-letter topic is
+    printed too, as a dead letter with "kind": "dead_letter" (its reason also on stderr), and parsing goes
+    on: the exit status is 0 unless a file cannot be read.
     """
+    from streams.assemble.outputs import encode_body
     from streams.assemble.pipeline import parse_files
     from streams.assemble.route import ProjectRouter
     from streams.assemble.trust import LabelTrust
@@ -136,13 +147,61 @@ def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], 
     router = ProjectRouter(routing.default_project, topic_prefix=settings.topics.events_prefix,
                            known=settings.projects(), trust=trust, on_fold=told)
     out = sys.stdout
+    counts = MultilineCounts()
+    letters = 0
     for n, event in enumerate(parse_files(list(files), labels=label_map, router=router,
                                           default_ts_ms=int(time.time() * 1000), include_metrics=metrics,
-                                          idle_timeout_ms=idle_timeout_ms)):
+                                          idle_timeout_ms=idle_timeout_ms, encode=encode_body)):
+        counts.add(event)
         if fmt == "text":
             out.write(("\n" if n else "") + as_text(event) + "\n")
         else:
             out.write(as_json(event) + "\n")
+        if event.get("kind") == "dead_letter":
+            letters += 1
+            if fmt != "text":  # the text format prints the reason in place
+                click.echo(f"sluice parse: dead letter ({event['error_type']}): {event['error']}", err=True)
+    if letters:
+        click.echo(f"sluice parse: {letters} dead letter(s) among the outputs; the workers would send them to the "
+                   "dead-letter topic", err=True)
+    if stats:
+        out.flush()
+        click.echo(counts.report(), err=True)
+
+
+class MultilineCounts:
+    """Events of ``sluice parse`` summed up: per multiline kind, the events and the lines they merged."""
+
+    def __init__(self) -> None:
+        self.events = 0
+        self.metrics = 0
+        self.lines = 0
+        self.kinds: dict[str, list[int]] = {}  # kind -> [events, lines]
+
+    def add(self, event: dict) -> None:
+        kind = kind_of(event)
+        if kind != "event":  # a step-metric point (one line), or a dead letter
+            if kind == "metric":
+                self.metrics += 1
+                self.lines += 1
+            return
+        self.events += 1
+        n = event.get("line_count") or 1
+        self.lines += n
+        if n > 1:
+            acc = self.kinds.setdefault(event.get("multiline_kind") or "multiline", [0, 0])
+            acc[0] += 1
+            acc[1] += n
+
+    def report(self) -> str:
+        merged = sum(lines for _e, lines in self.kinds.values())
+        multi = sum(e for e, _l in self.kinds.values())
+        rows = [f"{self.events} events and {self.metrics} metric points from {self.lines} lines",
+                f"{multi} multiline events merged {merged} lines:"]
+        width = max((len(k) for k in self.kinds), default=0)
+        for kind, (events, lines) in sorted(self.kinds.items(), key=lambda kv: (-kv[1][0], kv[0])):
+            rows.append(f"  {kind:<{width}}  {events:>6} events  {lines:>7} lines")
+        return "\n".join(rows)
 
 
 def run_async_worker(run: Any, settings: Any, loglevel: str, stage: str) -> None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from streams import observability as obs
-from streams.errors import CommitFailed
+from streams.errors import CommitFailed, DependencyUnavailable
 from streams.sinks.offsets import OffsetTracker
 from streams.sinks.ratecontrol import Demand, RateController, water_fill
 
@@ -130,7 +130,7 @@ def unreachable(exc: BaseException) -> bool:
         if isinstance(cur, ConnectionError | TimeoutError | socket.gaierror) or type(cur).__name__ in _UNREACHABLE:
             return True
         status = getattr(cur, "status_code", None) or getattr(getattr(cur, "meta", None), "status", None)
-        if isinstance(status, int) and status in (502, 503, 504):
+        if isinstance(status, int) and status in (429, 502, 503, 504):
             return True
         cur = cur.__cause__ or cur.__context__
     return False
@@ -202,6 +202,8 @@ class SinkRunner:
         self._paused = False
         self._paused_parts: set[tuple[str, int]] = set()
         self._lag_reported_at = float("-inf")
+        self._progress_at = clock()  # when the store last acknowledged or refused anything
+        self._stall_reported_at = float("-inf")
         self.stats = {"acked": 0, "retried": 0, "dead_lettered": 0, "throttled": 0, "committed": 0}
         self.health = health or obs.HEALTH
         self.summary = obs.PeriodicSummary(stage, summary_interval_s, clock)
@@ -229,6 +231,7 @@ class SinkRunner:
                 await self._dead_letter(bad)
         self._apply_watermarks()
         self._report_lag()
+        self._report_stall()
         now = self.clock()
         held = self._admit(now)
         if self.sink.buffered() and self.sink.due(now):
@@ -280,7 +283,7 @@ class SinkRunner:
             try:
                 await self.sink.start()
             except Exception as exc:
-                if not unreachable(exc):
+                if not (unreachable(exc) or isinstance(exc, DependencyUnavailable)):
                     raise
                 self.health.store(self.sink.name, f"{type(exc).__name__}: {exc}")
                 attempt += 1
@@ -379,6 +382,8 @@ class SinkRunner:
 
     async def _flush(self, now: float) -> None:
         result = await self.sink.flush(now)
+        if result.acked or result.rejected:
+            self._progress_at = self.clock()
         self.health.store(self.sink.name, result.unreachable)
         self.summary.add("acknowledged", len(result.acked))
         self.summary.add("to retry", len(result.retry))
@@ -418,8 +423,17 @@ class SinkRunner:
         obs.BUDGET.labels(self.stage).set(self.controller.events_budget)
 
     async def _dead_letter(self, items: list[tuple[SinkRecord, str, str]]) -> None:
-        for rec, reason, error_type in items:
-            self.dead_letters.send(rec, self.stage, reason, error_type)
+        sent, attempt = 0, 0
+        while sent < len(items):
+            # In a thread: the first letter looks its schema id up in the registry.
+            sent, exc = await asyncio.to_thread(self._send_letters, items, sent)
+            if exc is not None:
+                attempt += 1
+                delay = max(1.0, self.backoff.delay(attempt))
+                obs.DEPENDENCY_WAITS.labels(self.stage, exc.dependency).inc()
+                log.warning("%s: %s; %d dead letters wait %.1f s (their offsets are held)", self.stage, exc,
+                            len(items) - sent, delay)
+                await asyncio.sleep(delay)
         # The dead letter must be in Kafka before the original offset may be committed.
         await asyncio.to_thread(self.dead_letters.flush)
         for rec, _reason, error_type in items:
@@ -427,6 +441,18 @@ class SinkRunner:
             obs.DEAD_LETTERS.labels(self.stage, error_type).inc()
         self.stats["dead_lettered"] += len(items)
         self.summary.add("dead-lettered", len(items))
+
+    def _send_letters(self, items: list[tuple[SinkRecord, str, str]], start: int
+                      ) -> tuple[int, DependencyUnavailable | None]:
+        """Send ``items[start:]``: how many of ``items`` are sent, and what stopped the rest (a registry
+        that does not answer)."""
+        for i in range(start, len(items)):
+            rec, reason, error_type = items[i]
+            try:
+                self.dead_letters.send(rec, self.stage, reason, error_type)
+            except DependencyUnavailable as exc:
+                return i, exc
+        return len(items), None
 
     def _commit(self) -> None:
         positions = getattr(self.source, "positions", None)
@@ -444,6 +470,21 @@ class SinkRunner:
             log.warning("%s: commit of %s failed (%s); retrying at the next turn", self.stage, points, exc)
             return
         self.stats["committed"] += len(points)
+
+    def _report_stall(self, after_s: float = 60.0) -> None:
+        """Records wait and nothing has been written for ``after_s``: say what holds them (the budget, a
+        backoff, acknowledgements awaited, paused partitions), once per ``after_s``."""
+        now = self.clock()
+        if not self._queued() or now - self._progress_at < after_s or now - self._stall_reported_at < after_s:
+            return
+        self._stall_reported_at = now
+        log.warning("%s: nothing written for %.0f s with %d records waiting: %s", self.stage, now - self._progress_at,
+                    self._queued(), {
+                        "queued": {p: len(q) for p, q in self.queues.items() if q},
+                        "in_sink": self.sink.buffered(), "unacknowledged": dict(self._unacked),
+                        "budget": self.controller.events_budget, "budget_wait_s": round(self.controller.wait_s(now), 2),
+                        "backoff_s": {p: round(t - now, 1) for p, t in self._not_before.items() if t > now},
+                        "paused": sorted(self._paused_parts), "in_flight": self.tracker.total_in_flight()})
 
     def _report_lag(self) -> None:
         now = self.clock()

@@ -26,6 +26,7 @@ last traceback of a job that died (no line ever follows it).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import socket
@@ -49,16 +50,20 @@ from streams.assemble.state import forget_source, restore_source, sid_of_key, so
 from streams.assemble.trust import LabelTrust
 from streams.clients import faust_broker_credentials, faust_consumers
 from streams.config import Settings
-from streams.errors import SluiceError
+from streams.errors import DependencyFailure, SluiceError
 from streams.faust_bytes import bytes_topic
 from streams.kafka_read import has_record, read_to_end
 from streams.redrive_marks import carry_marks, marks_of
-from streams.topics import ensure_assemble_state_topic
+from streams.registry import until_answered, wire_schema_id
+from streams.topics import ensure_assemble_state_topic, state_max_message_bytes
 from streams.workers.routes import RouteGuard
 from streams.workers.transactions import TransactionAborted, TransactionalWriter, group_metadata
 
 log = logging.getLogger(__name__)
 
+# Room left in a message for the key, the wire-format header and the record's own framing (an event id
+# is a few hundred bytes at most; a dead letter's key is its source's).
+OUTPUT_FRAMING_BYTES = 16 * 1024
 MAX_UNROUTED_LABELS = 100
 KIND_WORDS = {"event": "events", "metric": "metric points", "dead_letter": "dead letters"}
 
@@ -99,18 +104,26 @@ class PartitionState:
 class AssembleStage:
     """Per-partition assemblers, and one transaction per turn for their outputs and offsets."""
 
-    def __init__(self, settings: Settings, registry: Any) -> None:
+    def __init__(self, settings: Settings, registry: Any,
+                 encode: Callable[[Output], bytes] | None = None) -> None:
         self.settings = settings
         self.conf = settings.assemble
         # Outputs go through librdkafka, not Faust's producer: about one output per input line, and
         # per-message cost in the asyncio producer was the stage's bottleneck (tests/perf/assemble_bench.py).
         txid = self.conf.transactional_id or f"{self.conf.app_id}-{socket.gethostname()}-{os.getpid()}"
-        writer = TransactionalWriter(settings.kafka.client_config(), txid, self.conf.transaction_timeout_ms,
+        # The same limit as the state topic's: its records are the largest this producer writes. Events,
+        # metric points and dead letters are kept under kafka.max_message_bytes by the encoder.
+        client = {**settings.kafka.client_config(), "message.max.bytes": state_max_message_bytes(settings)}
+        writer = TransactionalWriter(client, txid, self.conf.transaction_timeout_ms,
                                      on_wedged=obs.PRODUCER_CALLS_WEDGED.labels("assemble").inc)
         obs.PRODUCERS_ABANDONED.labels("assemble").set_function(lambda: writer.abandoned)
         self.writer = writer
         self.encoder = OutputEncoder(settings, registry)
-        self.lookup = registry_schema_lookup(registry, logical_types=False)
+        # Each output's Avro body is written inside the Assembler's guarded step: an output that cannot
+        # be encoded is its block's dead letter, not an exception that ends the turn.
+        self.encode = encode or self.encoder.body
+        self.lookup = registry_schema_lookup(registry, logical_types=False, url=settings.registry.url)
+        self._encoder_ready = False
         self.metadata = SourceMetadata(settings.routing.metadata.keys())
         self.limits = self.conf.fields.limits()
         routing = settings.routing
@@ -139,12 +152,15 @@ class AssembleStage:
         self.load_state: Callable[[int], tuple[dict[bytes, bytes | None], int | None]] | None = None
         self.state_topic = self.conf.state_topic_name()
         self.assigned: set[int] | None = None  # raw partitions this worker owns (None: not tracked)
+        self.internal_seen: dict[tuple[str, str], int] = {}  # internal errors by (step, exception), for the log
         self.lock = asyncio.Lock()  # the agent and the idle timer both touch the assemblers
 
-    def _assembler(self) -> Assembler:
-        return Assembler(self.lookup, self.router, redactor=self.redactor, max_lines=self.conf.max_lines,
-                         max_bytes=self.conf.max_bytes, idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits,
-                         metadata=self.metadata, on_new_source=self.new_source)
+    def _assembler(self, partition: int) -> Assembler:
+        return Assembler(self.lookup, self.router, redactor=self.redactor, topic=self.settings.topics.raw,
+                         partition=partition, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
+                         idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits, metadata=self.metadata,
+                         on_new_source=self.new_source, encode=self.encode,
+                         max_output_bytes=self.settings.kafka.max_message_bytes - OUTPUT_FRAMING_BYTES)
 
     def new_source(self, sid: str, partition: int) -> None:
         """Count and warn (once per source) about a source that a second raw partition brings."""
@@ -154,7 +170,7 @@ class AssembleStage:
 
     def state_of(self, partition: int) -> PartitionState:
         if partition not in self.states:
-            self.states[partition] = PartitionState(self._assembler())
+            self.states[partition] = PartitionState(self._assembler(partition))
         return self.states[partition]
 
     def is_current(self, message: Any) -> bool:
@@ -190,6 +206,9 @@ class AssembleStage:
         metadata = None
         if offsets and self.membership is not None:
             generation, member_id = self.membership()
+            if generation < 0 or not member_id:
+                await self._not_a_member(partitions)
+                return
             metadata = group_metadata(self.conf.app_id, generation, member_id)
         try:
             await asyncio.to_thread(self.writer.write, messages, offsets, metadata)
@@ -207,12 +226,27 @@ class AssembleStage:
             self.states[p].committed = offset
         self._observe(outputs)
 
+    async def _not_a_member(self, partitions: set[int]) -> None:
+        """The consumer is between generations (its session expired: a broker restart, a worker frozen
+        past the session timeout; it is rejoining). Kafka accepts a transactional offset commit that
+        carries no generation and no member id from anyone, without checking who owns the partition
+        (ClassicGroup.validateOffsetCommit), so this turn would not be fenced while the partition's new
+        owner restores the same committed state and emits the same blocks: the soak saw events
+        emitted twice so. Nothing is written; the partitions are taken over again from what is
+        committed, and the rebalance that follows the rejoin settles who owns them."""
+        log.warning("not a member of group %s right now (rejoining); the turn of %s [%s] is dropped and re-read "
+                    "from what is committed", self.conf.app_id, self.settings.topics.raw, sorted(partitions))
+        obs.TRANSACTIONS_ABORTED.labels("assemble").inc()
+        for p in partitions:
+            self.states.pop(p, None)
+        await self.take_over(partitions, rewind=True)
+
     async def take_over(self, partitions: set[int], rewind: bool = False) -> None:
         """Restore the partitions' committed state and read logs.raw from their committed offsets."""
         for p in sorted(partitions):
             if p in self.states or (self.assigned is not None and p not in self.assigned):
                 continue
-            asm = self._assembler()
+            asm = self._assembler(p)
             committed = None
             if self.load_state is not None:
                 entries, committed = await asyncio.to_thread(self.load_state, p)
@@ -226,7 +260,7 @@ class AssembleStage:
             state.committed = committed
             # Stream time restarts from the restored blocks' newest line: from 0, the idle timer's
             # "stream time + quiet time" would never reach them (the fault suite lost 12 blocks so).
-            state.newest_ts_ms = asm.merger.newest_ts()
+            state.newest_ts_ms = asm.newest_ts()
             if committed is not None and self.seek is not None:
                 try:
                     await self.seek(p, committed)
@@ -273,14 +307,49 @@ class AssembleStage:
             self.summary.add(f"{KIND_WORDS.get(kind, kind)} written", n)
         for o in outputs:
             if o.kind == "dead_letter":
-                obs.DEAD_LETTERS.labels("assemble", o.value["error_type"]).inc()
+                letter = o.value
+                obs.DEAD_LETTERS.labels("assemble", letter["error_type"]).inc()
+                if letter["error_type"] == "internal":
+                    headers = letter["headers"]
+                    cause = (headers.get("step", ""), headers.get("exception", ""))
+                    obs.INTERNAL_ERRORS.labels("assemble", *cause).inc()
+                    seen = self.internal_seen[cause] = self.internal_seen.get(cause, 0) + 1
+                    if seen <= 10 or seen % 1000 == 0:  # a storm of one bug: the counter has the rate
+                        log.error("%s [%s] (%d so far of this kind)", letter["error"], headers.get("traceback", ""),
+                                  seen)
         for partition, state in self.states.items():
             obs.OPEN_BLOCKS.labels(str(partition)).set(state.assembler.merger.open_count())
+
+    async def schemas_ready(self, events: list[Any]) -> None:
+        """Look up, before the turn, every schema it needs, waiting with backoff while the registry does
+        not answer (outside the lock: a rebalance may go on meanwhile). A good record is then never
+        dead-lettered because the registry was down, and no turn stops halfway through its records.
+        An id the registry does not know is left to the decoder, which dead-letters its record."""
+        def wait(_delay: float) -> None:
+            obs.DEPENDENCY_WAITS.labels("assemble", "registry").inc()
+
+        if not self._encoder_ready:
+            try:
+                await until_answered(self.encoder.prepare, "output schema ids", on_wait=wait)
+            except DependencyFailure:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a contract not registered: the first commit says so loudly
+                log.warning("looking up the output schema ids failed: %s", exc)
+            self._encoder_ready = True
+        ids = {sid for e in events if (sid := wire_schema_id(e.message.value)) is not None}
+        for sid in sorted(i for i in ids if not self.lookup.known(i)):
+            try:
+                await until_answered(functools.partial(self.lookup, sid), f"schema id {sid}", on_wait=wait)
+            except DependencyFailure:
+                raise
+            except Exception:  # noqa: BLE001, S112 - unknown to the registry: the decoder dead-letters the record
+                continue
 
     async def on_batch(self, events: list[Any]) -> None:
         obs.HEALTH.turned()
         obs.RECORDS_IN.labels("assemble", self.settings.topics.raw).inc(len(events))
         self.summary.add("raw records read", len(events))
+        await self.schemas_ready(events)
         async with self.lock:
             outputs: list[Output] = []
             touched: set[int] = set()
@@ -297,7 +366,10 @@ class AssembleStage:
                 fed = state.assembler.feed(record)
                 headers = getattr(msg, "headers", None)
                 if headers:  # a re-driven record: a letter made from it again says so (redrive_marks.py)
-                    carry_marks([o.value for o in fed if o.kind == "dead_letter"], marks_of(headers))
+                    marks = marks_of(headers)
+                    if marks:  # its body was written without them: the commit writes it again
+                        carry_marks([o.value for o in fed if o.kind == "dead_letter"], marks)
+                        fed = [Output(o.kind, o.topic, o.key, o.value) if o.kind == "dead_letter" else o for o in fed]
                 outputs.extend(fed)
                 state.newest_ts_ms = max(state.newest_ts_ms, ts_ms)
                 state.last_seen = time.monotonic()
@@ -443,8 +515,9 @@ def open_sources(settings: Settings) -> int:
 
 
 def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
-    from confluent_kafka.schema_registry import SchemaRegistryClient
     from faust.types import TP
+
+    from streams.clients import registry_client
 
     conf = settings.assemble
     # Faust writes a data directory even with in-memory stores; not into the working directory.
@@ -467,7 +540,7 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
         consumer_max_fetch_size=conf.max_partition_fetch_bytes,
     )
     raw = bytes_topic(app, settings.topics.raw, acks=False)
-    stage = AssembleStage(settings, SchemaRegistryClient({"url": settings.registry.url}))
+    stage = AssembleStage(settings, registry_client(settings.registry))
 
     side: list[Any] = []  # a librdkafka consumer beside Faust's (never subscribes nor commits), made on first use
 

@@ -22,10 +22,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from streams.errors import SluiceError
+from streams.errors import DependencyRefused, Failure, SluiceError
+from streams.kafka_errors import kafka_failure
 
 log = logging.getLogger(__name__)
-
 
 class TransactionAborted(SluiceError):
     """The transaction was rolled back: nothing of it is visible; re-read from the committed offsets."""
@@ -68,7 +68,7 @@ class TransactionalWriter:
         self.transactional_id = transactional_id
         self.config = {
             **client_config, "transactional.id": transactional_id, "transaction.timeout.ms": timeout_ms,
-            "linger.ms": 5, "compression.type": "zstd", "message.max.bytes": 16 * 1024 * 1024,
+            "linger.ms": 5, "compression.type": "zstd",  # message.max.bytes: kafka.max_message_bytes
         }
         self.deadline_s = deadline_s if deadline_s is not None else timeout_ms / 1000
         self.retry_wait_s = retry_wait_s
@@ -105,6 +105,7 @@ class TransactionalWriter:
                 self._initialised = True
             self.producer.begin_transaction()
         except (KafkaException, TimeoutError, ProducerWedged) as exc:
+            self._refused(exc)
             self._new_producer()
             raise TransactionAborted(f"cannot start a transaction as {self.transactional_id}: {exc}") from exc
         try:
@@ -124,6 +125,7 @@ class TransactionalWriter:
             raise TransactionAborted(f"transaction of {len(messages)} outputs and offsets {offsets} given up: "
                                      f"{exc}") from exc
         except (KafkaException, TimeoutError) as exc:
+            self._refused(exc)
             err = exc.args[0] if isinstance(exc, KafkaException) else None
             if err is not None and err.fatal():
                 raise SluiceError(f"transactional producer {self.transactional_id} failed for good ({err}); "
@@ -134,6 +136,17 @@ class TransactionalWriter:
         except BaseException:
             self._abort()
             raise
+
+    def _refused(self, exc: BaseException) -> None:
+        """SASL authentication failed or an ACL denies the transactional id, the topics or the group:
+        every transaction would fail alike, so the stage stops with the reason instead of retrying."""
+        from confluent_kafka import KafkaException
+
+        if isinstance(exc, KafkaException) and kafka_failure(exc) is Failure.REFUSED:
+            raise DependencyRefused(f"Kafka refused the transactional producer {self.transactional_id}: "
+                                    f"{exc.args[0]}. Check the Kafka credentials and this user's ACLs (Write on "
+                                    "the output topics, Write/Describe on the transactional id, Read on the "
+                                    "consumer group)", "kafka") from exc
 
     def _call(self, deadline: float, fn: Any, *args: Any) -> Any:
         """Call a transactional API (its last argument a timeout), again while its error is retriable."""

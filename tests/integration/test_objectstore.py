@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 
 import botocore.exceptions
 import fastavro
@@ -68,6 +69,8 @@ def test_lifecycle_rules_are_reported_unsupported(stack: Settings, bucket: str) 
 def test_wrong_secret_is_refused(stack: Settings, bucket: str) -> None:
     from pydantic import SecretStr
 
-    wrong = stack.object_store.model_copy(update={"secret_access_key": SecretStr("not-the-secret")})
+    key_id = stack.object_store.access_key_id or os.environ["AWS_ACCESS_KEY_ID"]  # the chain's, in tests
+    wrong = stack.object_store.model_copy(update={"access_key_id": key_id,
+                                                  "secret_access_key": SecretStr("not-the-secret")})
     with pytest.raises(botocore.exceptions.ClientError):
         s3_client(wrong).list_objects_v2(Bucket=bucket)

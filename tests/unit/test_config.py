@@ -17,12 +17,14 @@ def test_environment_overrides_yaml(tmp_path, monkeypatch) -> None:
 
 
 def test_secrets_never_print(monkeypatch) -> None:
+    monkeypatch.setenv("SLUICE_OBJECT_STORE__ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE")
     monkeypatch.setenv("SLUICE_OBJECT_STORE__SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
     monkeypatch.setenv("SLUICE_ELASTICSEARCH__PASSWORD", "hunter2-very-secret")
     settings = load_settings()
     text = repr(settings) + str(settings) + settings.model_dump_json()
     assert "wJalrXUtnFEMI" not in text
     assert "hunter2" not in text
+    assert settings.object_store.secret_access_key is not None
     assert settings.object_store.secret_access_key.get_secret_value().startswith("wJalr")
 
 

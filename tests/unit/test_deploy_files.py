@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import yaml
 
+from devtools.stack.objectstore import local_credentials_env
 from streams.config import REPO_ROOT, Settings, port_of
 
 
@@ -18,8 +19,13 @@ def test_compose_publishes_the_ports_the_settings_use() -> None:
     assert port_of(s.registry.url) in _published(compose["registry"])
     assert port_of(s.elasticsearch.url) in _published(compose["elasticsearch"])
     assert port_of(s.object_store.endpoint_url) in _published(compose["objectstore"])
-    secret = s.object_store.secret_access_key.get_secret_value()
-    assert compose["objectstore"]["environment"]["S3PROXY_CREDENTIAL"] == secret
+    # No static key in the settings: the containers reach the server's key through the default chain.
+    assert s.object_store.access_key_id is None
+    key = {"AWS_ACCESS_KEY_ID": compose["objectstore"]["environment"]["S3PROXY_IDENTITY"],
+           "AWS_SECRET_ACCESS_KEY": compose["objectstore"]["environment"]["S3PROXY_CREDENTIAL"]}
+    assert key == local_credentials_env()
+    worker_env = yaml.safe_load((REPO_ROOT / "docker" / "compose.yaml").read_text())["x-sluice-env"]
+    assert {k: worker_env[k] for k in key} == key
     assert compose["kafka"]["image"].endswith(":" + s.stack.kafka_version)
     assert compose["elasticsearch"]["image"].endswith(":" + s.stack.elasticsearch_version)
     assert compose["objectstore"]["image"].endswith(":" + s.stack.s3proxy_version)
@@ -112,6 +118,8 @@ def test_compose_containers_use_the_local_stacks_settings(monkeypatch, tmp_path)
             assert env.pop("PYTHONPATH") == "/repo"
             assert env.pop("SLUICE_STACK__DIR").startswith("/tmp/")
             assert compose[name]["volumes"] == ["..:/repo:ro"]
+        # The object store's key, for boto3's default credential chain (checked above).
+        env = {k: v for k, v in env.items() if not k.startswith("AWS_")}
         assert all(k.startswith("SLUICE_") for k in env), name
         with monkeypatch.context() as m:
             for key, value in env.items():

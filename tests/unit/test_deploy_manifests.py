@@ -150,7 +150,27 @@ KAFKA_TOPIC_SCHEMA = {
     },
 }
 
+# keda.sh/v1alpha1 TriggerAuthentication: parameters from Secrets (the only source these files use).
+TRIGGER_AUTH_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "keda.sh/v1alpha1"}, "kind": {"const": "TriggerAuthentication"},
+        "metadata": _METADATA,
+        "spec": {
+            "type": "object", "additionalProperties": False, "required": ["secretTargetRef"],
+            "properties": {"secretTargetRef": {
+                "type": "array", "minItems": 1,
+                "items": {"type": "object", "additionalProperties": False, "required": ["parameter", "name", "key"],
+                          "properties": {"parameter": _STR, "name": _STR, "key": _STR}}}},
+        },
+    },
+}
+# The kafka scaler's authentication parameters (KEDA 2.x "Apache Kafka" scaler, TriggerAuthentication).
+KAFKA_AUTH_PARAMETERS = {"sasl", "username", "password", "tls", "ca", "cert", "key", "keyPassword",
+                         "oauthTokenEndpointUri", "scopes"}
+
 CRD_SCHEMAS = {("keda.sh/v1alpha1", "ScaledObject"): SCALED_OBJECT_SCHEMA,
+               ("keda.sh/v1alpha1", "TriggerAuthentication"): TRIGGER_AUTH_SCHEMA,
                ("kafka.strimzi.io/v1beta2", "KafkaTopic"): KAFKA_TOPIC_SCHEMA}
 
 
@@ -237,6 +257,8 @@ def test_strimzi_topics_match_topic_specs() -> None:
         config = kt["spec"]["config"]
         assert config.get("retention.ms") == spec.config.get("retention.ms"), name
         assert config["cleanup.policy"] == spec.config.get("cleanup.policy", "delete"), name
+        assert config["max.message.bytes"] == spec.config.get("max.message.bytes", str(s.kafka.max_message_bytes)), name
+        assert int(config["max.message.bytes"]) >= s.kafka.max_message_bytes, name
     # The replay window the operator guide promises.
     assert topics["logs.raw"]["spec"]["config"]["retention.ms"] == str(7 * 24 * 3600 * 1000)
     assert topics["logs.alerts"]["spec"]["config"]["cleanup.policy"] == "compact,delete"
@@ -274,6 +296,8 @@ def test_bucket_lifecycle_is_the_cold_sinks() -> None:
 # -- stage Deployments -------------------------------------------------------------------------------
 
 SECRET_WORDS = ("PASSWORD", "SECRET", "API_KEY", "TOKEN", "WEBHOOK_URL", "ACCESS_KEY")
+# Variables that boto3's default credential chain reads (the object store's key, when not IRSA's).
+AWS_CHAIN_VARIABLES = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"}
 
 
 def _setting_exists(var: str) -> bool:
@@ -316,7 +340,7 @@ def test_stage_deployment(stage: str) -> None:
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["config"]["configMap"]["name"] == of_kind("configmap.yaml", "ConfigMap")["metadata"]["name"]
     for name, e in env.items():
-        assert _setting_exists(name), f"{stage}: {name} is no setting of streams/"
+        assert _setting_exists(name) or name in AWS_CHAIN_VARIABLES, f"{stage}: {name} is no setting of streams/"
         if any(word in name for word in SECRET_WORDS):
             assert "value" not in e, f"{stage}: {name} must come from a Secret"
             assert e["valueFrom"]["secretKeyRef"]["name"] == "sluice-credentials"
@@ -476,6 +500,12 @@ def template_fields() -> dict[str, tuple[dict[str, str], list[tuple[str, str]]]]
                 dynamic.append((rule["path_match"], rule["mapping"]["type"]))
         for pattern in body["index_patterns"]:
             out[pattern] = (fields, dynamic)
+    from streams.watch.publish import index_templates
+
+    watch = generate().watch_settings()
+    for body in index_templates(watch.alerts_index_prefix, watch.incidents_index_prefix).values():
+        for pattern in body["index_patterns"]:
+            out[pattern] = (_flatten(body["template"]["mappings"]["properties"]), [])
     return out
 
 
@@ -507,7 +537,7 @@ def test_kibana_objects_parse_and_reference_each_other() -> None:
         for ref in o["references"]:
             assert (ref["type"], ref["id"]) in ids, f"{o['id']} references missing {ref['type']} {ref['id']}"
     views = {o["attributes"]["title"] for o in objects if o["type"] == "index-pattern"}
-    assert views == {"sluice-logs-*", "sluice-metrics-*"}
+    assert views == {"sluice-logs-*", "sluice-metrics-*", "sluice-alerts-*", "sluice-incidents-*"}
     for o in objects:
         if o["type"] == "index-pattern":
             assert o["attributes"]["title"] in template_fields(), "a data view no index template covers"
@@ -517,18 +547,36 @@ def test_kibana_objects_parse_and_reference_each_other() -> None:
 def test_dashboard_panels_are_existing_objects() -> None:
     objects = kibana_objects()
     by_id = {(o["type"], o["id"]) for o in objects}
-    (dashboard,) = [o for o in objects if o["type"] == "dashboard"]
-    panels = json.loads(dashboard["attributes"]["panelsJSON"])
-    refs = {r["name"]: r for r in dashboard["references"]}
-    assert len(panels) >= 6
-    for panel in panels:
-        ref = refs[f"{panel['panelIndex']}:{panel['panelRefName']}"]
-        assert ref["type"] == panel["type"]
-        assert (ref["type"], ref["id"]) in by_id
-        grid = panel["gridData"]
-        assert grid["x"] + grid["w"] <= 48 and grid["i"] == panel["panelIndex"]
-    json.loads(dashboard["attributes"]["optionsJSON"])
-    json.loads(dashboard["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])
+    dashboards = {o["id"]: o for o in objects if o["type"] == "dashboard"}
+    assert set(dashboards) == {"sluice-training", "sluice-incidents"}
+    for dashboard in dashboards.values():
+        panels = json.loads(dashboard["attributes"]["panelsJSON"])
+        refs = {r["name"]: r for r in dashboard["references"]}
+        assert len(panels) >= 4
+        for panel in panels:
+            ref = refs[f"{panel['panelIndex']}:{panel['panelRefName']}"]
+            assert ref["type"] == panel["type"]
+            assert (ref["type"], ref["id"]) in by_id
+            grid = panel["gridData"]
+            assert grid["x"] + grid["w"] <= 48 and grid["i"] == panel["panelIndex"]
+        json.loads(dashboard["attributes"]["optionsJSON"])
+        json.loads(dashboard["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])
+
+
+def _check_annotation_layers(o: dict[str, Any], views: dict[str, str], refs: dict[str, str]) -> int:
+    """Fields of a Lens chart's annotation layers (markers from another data view); how many were checked."""
+    checked = 0
+    for layer in o["attributes"]["state"]["visualization"].get("layers", []):
+        if layer.get("layerType") != "annotations":
+            continue
+        assert refs[f"xy-visualization-layer-{layer['layerId']}"] == layer["indexPatternId"]
+        pattern = views[layer["indexPatternId"]]
+        for note in layer["annotations"]:
+            assert field_type(pattern, note["timeField"]) == "date", f"{o['id']}: {note['timeField']}"
+            for field in [*note["extraFields"], *_kql_fields(note["filter"]["query"])]:
+                assert field_type(pattern, field) is not None, f"{o['id']}: annotation field {field}"
+                checked += 1
+    return checked
 
 
 def test_kibana_views_use_only_fields_of_the_index_template() -> None:
@@ -556,6 +604,7 @@ def test_kibana_views_use_only_fields_of_the_index_template() -> None:
                         checked += 1
                 for field in _kql_fields(state["query"]["query"]):
                     assert field_type(pattern, field) is not None, f"{o['id']}: query field {field}"
+            checked += _check_annotation_layers(o, views, refs)
         elif o["type"] == "search":
             pattern = views[o["references"][0]["id"]]
             source = json.loads(o["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])
@@ -569,8 +618,9 @@ def test_kibana_views_use_only_fields_of_the_index_template() -> None:
 def test_kibana_metric_fields_are_ones_the_assemble_stage_emits() -> None:
     from streams.assemble.keys import CANONICAL_METRICS
     from streams.assemble.steplines import RULE_METRICS
+    from streams.gpu.reading import METRIC_FIELDS
 
-    emitted = CANONICAL_METRICS | RULE_METRICS
+    emitted = CANONICAL_METRICS | RULE_METRICS | {name for name, _attr in METRIC_FIELDS}
     used = set(re.findall(r"metrics\.([a-z_]+)", (DEPLOY / "kibana" / "sluice.ndjson").read_text()))
     assert used and used <= emitted, used - emitted
 
@@ -632,6 +682,57 @@ def test_grafana_dashboard_uses_documented_metrics() -> None:
     for wanted in ("sluice_consumer_lag", "sluice_sink_acked_total", "sluice_sink_latency_seconds",
                    "sluice_throttle_wait_seconds_total", "sluice_dead_letters_total", "sluice_open_multiline_blocks"):
         assert wanted in used, wanted
+
+
+def test_the_dashboard_has_project_and_task_controls_and_gpu_panels() -> None:
+    objects = kibana_objects()
+    (dashboard,) = [o for o in objects if o["type"] == "dashboard" and o["id"] == "sluice-training"]
+    controls = json.loads(dashboard["attributes"]["controlGroupInput"]["panelsJSON"])
+    assert sorted(c["explicitInput"]["fieldName"] for c in controls.values()) == ["project", "task_id"]
+    refs = {r["name"]: r["id"] for r in dashboard["references"]}
+    for cid, control in controls.items():
+        view = next(o for o in objects if o["id"] == refs[f"controlGroup_{cid}:optionsListDataView"])
+        assert field_type(view["attributes"]["title"], control["explicitInput"]["fieldName"]) == "keyword"
+    panels = {r["id"] for r in dashboard["references"]}
+    assert {"sluice-gpu-utilisation", "sluice-gpu-samples-memory", "sluice-alerts-table"} <= panels
+    gpu = next(o for o in objects if o["id"] == "sluice-gpu-utilisation")
+    layers = gpu["attributes"]["state"]["visualization"]["layers"]
+    assert [la["layerType"] for la in layers] == ["data", "annotations"]
+    assert layers[1]["annotations"][0]["filter"]["query"] == 'rule : "gpu_idle"'
+
+
+GRAFANA_ES_SCHEMA = {
+    "type": "object", "required": ["uid", "title", "panels", "templating", "annotations"],
+    "properties": {"panels": {"type": "array", "minItems": 2, "items": {
+        "type": "object", "required": ["id", "type", "title", "gridPos", "targets", "datasource"],
+        "properties": {"targets": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "required": ["refId", "query", "metrics", "bucketAggs", "timeField"]}}}}}},
+}
+
+
+def test_grafana_gpu_dashboard_reads_fields_of_the_metric_and_alert_indices() -> None:
+    dashboard = json.loads((DEPLOY / "grafana" / "sluice-gpu.json").read_text())
+    jsonschema.validate(dashboard, GRAFANA_ES_SCHEMA)
+    metrics, alerts = "sluice-metrics-*", f"{settings().watch.alerts_index_prefix}*"
+    titles = set()
+    for panel in dashboard["panels"]:
+        assert panel["gridPos"]["x"] + panel["gridPos"]["w"] <= 24
+        for target in panel["targets"]:
+            for field in [target["timeField"], *(m["field"] for m in target["metrics"]),
+                          *(b["field"] for b in target["bucketAggs"]), *_kql_fields(target["query"])]:
+                assert field_type(metrics, field) is not None, f"{panel['title']}: {field}"
+            kinds = [b["type"] for b in target["bucketAggs"]]
+            assert kinds[-1] == "date_histogram" and [b["field"] for b in target["bucketAggs"][:2]] == [
+                "source.host", "gpu.index"], "per node and GPU"
+        titles.add(panel["title"])
+    assert {"GPU utilisation per node and GPU", "GPU memory in use per node and GPU"} <= titles
+    (idle,) = dashboard["annotations"]["list"]
+    assert "rule:gpu_idle" in idle["query"]
+    for field in (idle["timeField"], idle["timeEndField"], idle["tagsField"], idle["textField"]):
+        assert field_type(alerts, field) is not None, field
+    assert field_type(alerts, idle["timeField"]) == field_type(alerts, idle["timeEndField"]) == "date"
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert {"project", "task"} <= variables.keys()
 
 
 # -- operator guide ----------------------------------------------------------------------------------
@@ -700,3 +801,130 @@ def test_operator_guide_commands_exist_in_the_cli() -> None:
     for wanted in ("sluice schemas check", "sluice dlq ls", "sluice dlq show", "sluice dlq redrive",
                    "sluice replay", "sluice top"):
         assert wanted in paths, f"the guide should show {wanted}"
+
+
+# -- access: TLS everywhere, each stage its own credentials, metrics for Prometheus only ----------
+
+def test_connections_are_secured() -> None:
+    s = settings()
+    assert s.kafka.security_protocol == "SASL_SSL" and s.kafka.sasl_mechanism in ("SCRAM-SHA-512", "SCRAM-SHA-256")
+    for url in (s.elasticsearch.url, s.registry.url, s.object_store.endpoint_url):
+        assert url.startswith("https://"), url
+    assert s.object_store.access_key_id is None, "the object store's key comes from the default credential chain"
+    assert s.elasticsearch.username is None and s.elasticsearch.password is None, "hot and watch use API keys"
+    (ship,) = of_kind("ship-daemonset.yaml", "DaemonSet")["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e for e in ship["env"]}
+    assert env["SLUICE_KAFKA__SECURITY_PROTOCOL"]["value"] == s.kafka.security_protocol
+    assert env["SLUICE_KAFKA__SSL_CAFILE"]["value"] == s.kafka.ssl_cafile
+    assert env["SLUICE_REGISTRY__URL"]["value"].startswith("https://")
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_each_stage_has_its_own_kafka_user_and_only_the_credentials_it_uses(stage: str) -> None:
+    env = {e["name"]: e for e in _container(stage)["env"]}
+    assert env["SLUICE_KAFKA__SASL_USERNAME"]["value"] == f"sluice-{stage}"
+    assert env["SLUICE_KAFKA__SASL_PASSWORD"]["valueFrom"]["secretKeyRef"]["key"] == f"kafka-{stage}-password"
+    writes_es = stage in ("hot", "watch")
+    assert ("SLUICE_ELASTICSEARCH__API_KEY" in env) == writes_es
+    if writes_es:
+        assert env["SLUICE_ELASTICSEARCH__API_KEY"]["valueFrom"]["secretKeyRef"]["key"] == \
+            f"elasticsearch-{stage}-api-key"
+    assert not any(name.startswith("SLUICE_OBJECT_STORE__") for name in env), "no static key in the settings"
+    assert ({n for n in env if n.startswith("AWS_")} != set()) == (stage == "cold")
+    for name in (n for n in env if n.startswith("AWS_")):
+        assert env[name]["valueFrom"]["secretKeyRef"]["optional"] is True, "IRSA clusters set no static key"
+
+
+def test_cold_stage_runs_as_its_own_service_account() -> None:
+    pod = of_kind("cold.yaml", "Deployment")["spec"]["template"]["spec"]
+    account = of_kind("cold.yaml", "ServiceAccount")
+    assert pod["serviceAccountName"] == account["metadata"]["name"]
+    assert "eks.amazonaws.com/role-arn" in account["metadata"]["annotations"]
+
+
+def test_metrics_listen_on_the_pod_ip_and_only_prometheus_may_connect() -> None:
+    from streams.config import ObservabilitySettings
+
+    assert ObservabilitySettings().host == "127.0.0.1", "the setting's default is loopback"
+    port = settings().observability.port
+    (policy,) = [d for d in k8s_docs("networkpolicy.yaml") if d["metadata"]["name"] == "sluice-workers-metrics"]
+    selector = policy["spec"]["podSelector"]["matchExpressions"]
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    (rule,) = policy["spec"]["ingress"]
+    assert [p["port"] for p in rule["ports"]] == [port]
+    assert all("podSelector" in peer for peer in rule["from"]), "from Prometheus pods only, not whole namespaces"
+    for stage in STAGES:
+        env = {e["name"]: e for e in _container(stage)["env"]}
+        assert env["SLUICE_OBSERVABILITY__HOST"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+        labels = of_kind(f"{stage}.yaml", "Deployment")["spec"]["template"]["metadata"]["labels"]
+        assert all(labels.get(e["key"]) in e["values"] for e in selector), f"{stage} pods are not selected"
+    # The shipper: its own port, the same rule.
+    from streams.ship.settings import ShipSettings
+
+    daemonset = of_kind("ship-daemonset.yaml", "DaemonSet")["spec"]["template"]
+    (ship,) = daemonset["spec"]["containers"]
+    env = {e["name"]: e for e in ship["env"]}
+    assert env["SLUICE_OBSERVABILITY__HOST"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+    (ship_policy,) = [d for d in k8s_docs("networkpolicy.yaml") if d["metadata"]["name"] == "sluice-ship-metrics"]
+    assert ship_policy["spec"]["podSelector"]["matchLabels"].items() <= daemonset["metadata"]["labels"].items()
+    (ship_rule,) = ship_policy["spec"]["ingress"]
+    assert [p["port"] for p in ship_rule["ports"]] == [ShipSettings().metrics_port]
+    assert {p["containerPort"] for p in ship["ports"]} == {ShipSettings().metrics_port}
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_keda_authenticates_to_the_sasl_listener(stage: str) -> None:
+    (trigger,) = of_kind(f"{stage}.yaml", "ScaledObject")["spec"]["triggers"]
+    auth = of_kind("keda-auth.yaml", "TriggerAuthentication")
+    assert trigger["authenticationRef"]["name"] == auth["metadata"]["name"]
+    params = {ref["parameter"]: ref for ref in auth["spec"]["secretTargetRef"]}
+    assert set(params) <= KAFKA_AUTH_PARAMETERS
+    assert {"sasl", "username", "password", "tls"} <= set(params)
+    assert not {"sasl", "tls"} & set(trigger["metadata"]), "auth settings belong in the TriggerAuthentication"
+
+
+def test_the_report_cronjob_sends_yesterdays_report_with_secrets_from_files(tmp_path, monkeypatch) -> None:
+    import os
+
+    from streams.cli.main import cli
+    from streams.config import load_settings
+
+    cron = of_kind("report-cronjob.yaml", "CronJob")
+    assert cron["spec"]["timeZone"] == "Etc/UTC" and cron["spec"]["concurrencyPolicy"] == "Forbid"
+    _minute, hour, *rest = cron["spec"]["schedule"].split()
+    assert rest == ["*", "*", "*"] and int(hour) < 6, "shortly after midnight UTC, for the day that just ended"
+    pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    args = container["args"]
+    assert args[0] == "summary" and "--send" in args and args[args.index("--day") + 1] == "-1d"
+    summary = cli.commands["summary"]
+    summary.make_context("summary", args[1:])  # every option is one `sluice summary` takes
+    assert pod["securityContext"]["runAsUser"] == IMAGE_UID and pod["restartPolicy"] == "Never"
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["config"]["configMap"]["name"] == of_kind("configmap.yaml", "ConfigMap")["metadata"]["name"]
+    assert volumes["report-secrets"]["secret"]["secretName"] == "sluice-report"
+    env = {e["name"]: e for e in container["env"]}
+    for name, e in env.items():
+        assert _setting_exists(name), f"report: {name} is no setting of streams/"
+        if any(word in name for word in SECRET_WORDS) and not name.endswith("_FILE"):
+            assert "value" not in e, f"report: {name} must come from a Secret"
+    # The settings as the pod loads them: the ConfigMap, this environment, the Secret's files.
+    secret_dir = tmp_path / "report"
+    secret_dir.mkdir()
+    for key in ("webhook-url", "smtp-password"):
+        (secret_dir / key).write_text(f"{key}-from-the-secret\n")
+    config = tmp_path / "sluice.yaml"
+    config.write_text(generate().configmap_yaml())
+    for name in [k for k in os.environ if k.startswith("SLUICE_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("SLUICE_CONFIG", str(config))
+    for name, e in env.items():
+        if "value" in e and name != "SLUICE_CONFIG":
+            monkeypatch.setenv(name, e["value"].replace(mounts["report-secrets"], str(secret_dir)))
+    report = load_settings().watch.report
+    target = report.target_for("any-project")
+    assert target is not None and target.webhook_url is not None
+    assert target.webhook_url.get_secret_value() == "webhook-url-from-the-secret"
+    assert report.smtp_password is not None
+    assert report.smtp_password.get_secret_value() == "smtp-password-from-the-secret"

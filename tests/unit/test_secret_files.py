@@ -28,7 +28,8 @@ def test_each_secret_reads_its_file_without_the_trailing_newline(secret_file: Pa
     es = ElasticsearchSettings(password_file=secret_file, api_key_file=secret_file)
     assert es.password == SecretStr(SECRET) and es.api_key == SecretStr(SECRET)
     # The file wins over the built-in default of the local store.
-    assert ObjectStoreSettings(secret_access_key_file=secret_file).secret_access_key == SecretStr(SECRET)
+    store = ObjectStoreSettings(access_key_id="AKIAIOSFODNN7EXAMPLE", secret_access_key_file=secret_file)
+    assert store.secret_access_key == SecretStr(SECRET)
 
 
 def test_client_configs_use_the_secret_from_the_file(secret_file: Path) -> None:
@@ -39,6 +40,7 @@ def test_client_configs_use_the_secret_from_the_file(secret_file: Path) -> None:
 
 def test_environment_names_the_file(secret_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SLUICE_ELASTICSEARCH__PASSWORD_FILE", str(secret_file))
+    monkeypatch.setenv("SLUICE_OBJECT_STORE__ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE")
     monkeypatch.setenv("SLUICE_OBJECT_STORE__SECRET_ACCESS_KEY_FILE", str(secret_file))
     settings = load_settings()
     assert settings.elasticsearch.password == SecretStr(SECRET)
@@ -70,7 +72,8 @@ def test_missing_and_empty_files_name_the_setting_and_the_path(tmp_path: Path) -
 def test_secrets_from_files_do_not_print(secret_file: Path) -> None:
     settings = load_settings(kafka={"sasl_password_file": str(secret_file)},
                              elasticsearch={"password_file": str(secret_file)},
-                             object_store={"secret_access_key_file": str(secret_file)})
+                             object_store={"access_key_id": "AKIAIOSFODNN7EXAMPLE",
+                                           "secret_access_key_file": str(secret_file)})
     for text in (repr(settings), str(settings), settings.model_dump_json(), str(settings.model_dump())):
         assert SECRET not in text
 

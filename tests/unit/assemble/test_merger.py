@@ -5,7 +5,7 @@ from __future__ import annotations
 from corpus_helpers import block_at, events, lines, only_events
 
 from streams.assemble.lines import RawLine
-from streams.assemble.merger import MultilineMerger, split_prefix
+from streams.assemble.merger import MultilineMerger, split_head, split_prefix
 
 
 def _span(ev: dict) -> tuple[int, int]:
@@ -148,14 +148,16 @@ def test_gdb_backtrace_frames_together():
     evs = events(f)
     ev = block_at(evs, 14)
     assert _span(ev) == (14, 22)  # frames #0-#8
-    assert _span(block_at(evs, 26)) == (26, 60)  # the compute-sanitizer report
+    # compute-sanitizer closes each report with a bare "=========": two reports, the second cut
+    assert _span(block_at(evs, 26)) == (26, 43) and _span(block_at(evs, 44)) == (44, 60)
 
 
 def test_lldb_bt_frames_together():
     f = "llama_cpp_metal_ggml_assert_lldb_bt.log"
     evs = events(f)
-    ev = block_at(evs, 14)
-    assert _span(ev) == (14, 28)  # "(lldb) bt", thread line, frames #0-#12
+    assert _span(block_at(evs, 14)) == (14, 14)  # the "(lldb) bt" command echo is a line of its own
+    ev = block_at(evs, 15)
+    assert _span(ev) == (15, 28)  # the thread line, frames #0-#12
     assert _span(block_at(evs, 5)) == (5, 13)  # the lldb stop block
 
 
@@ -197,11 +199,32 @@ def test_truncated_traceback_without_header_and_multiline_message():
     assert _span(ev) == (1, 43)  # SOURCES.md: truncated traceback lines 1-43, message spans 4 lines
 
 
-def test_split_prefix_keeps_key_stable_across_timestamps():
-    a = split_prefix("ERROR 09-05 17:22:27 async_llm_engine.py:63] Traceback (most recent call last):")
-    b = split_prefix("ERROR 09-05 17:22:28 async_llm_engine.py:63]   File \"x\", line 1")
-    assert a[0] == b[0] == "ERROR async_llm_engine.py:63]"
-    assert split_prefix("[rank3]:[E129 x")[2] == 3
+def test_split_prefix_keys_writers_and_drops_their_times():
+    a = split_prefix("(RayWorkerWrapper pid=336, ip=10.99.48.129) [2025-03-27 22:19:39,802 E 336 336] x")
+    b = split_prefix("(RayWorkerWrapper pid=336, ip=10.99.48.129) PC: @     0x7fe64731b9fc  (unknown)")
+    assert a[0] == b[0] == "(RayWorkerWrapper pid=336, ip=10.99.48.129)"
+    assert split_prefix("[rank3]:[E129 x")[:3] == ("[rank3]:", "[E129 x", 3)
+    # syslog: the time is volatile, host and program[pid] name the writer; a program's lines are its
+    # own stream, the kernel's each a record (the relay's prefix is returned as their head)
+    key, body, _rank, relay = split_prefix("Aug 20 05:33:17 ip-10-150-14-172 dockerd[742786]: goroutine 48 [chan")
+    assert (key, body, relay) == ("ip-10-150-14-172 dockerd[742786]", "goroutine 48 [chan", None)
+    key, body, _rank, relay = split_prefix("Aug 20 05:33:17 node7 kernel: NVRM: Xid (PCI:0000:3b:00): 79")
+    assert (key, body) == ("node7 kernel", "NVRM: Xid (PCI:0000:3b:00): 79")
+    assert relay == "Aug 20 05:33:17 node7 kernel: "
+
+
+def test_split_head_returns_the_head_a_formatter_repeats_per_line():
+    vllm = "ERROR 09-05 17:22:27 async_llm_engine.py:63] Traceback (most recent call last):"
+    head, rhead, every, body = split_head(vllm)
+    assert every  # vLLM's NewLineFormatter writes it on every line of a record
+    assert rhead == "ERROR 09-05 17:22:27 async_llm_engine.py:63]" and body.startswith("Traceback")
+    # a relay's head, then the program's own: the program's one is compared line to line
+    relayed = "2024-07-13 15:07:34,930 - INFO - vLLM: ERROR 07-13 15:07:34 async_llm_engine.py:53] x"
+    head, rhead, _every, body = split_head(relayed)
+    assert rhead == "ERROR 07-13 15:07:34 async_llm_engine.py:53]" and body == "x"
+    head, rhead, _every, body = split_head("2016-06-03 21:16:57,724 WARN org.apache.hadoop.Foo: Exit code")
+    # log4j's "%d %p %c: %m": the head runs to the logger's separator, and is not repeated per line
+    assert head == "2016-06-03 21:16:57,724 WARN org.apache.hadoop.Foo: " and rhead is None and body == "Exit code"
 
 
 def _feed(m: MultilineMerger, texts: list[str], start: int = 0, ts: int = 0) -> list:

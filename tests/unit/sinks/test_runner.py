@@ -371,3 +371,66 @@ def test_a_runner_waiting_for_acknowledgements_naps_instead_of_spinning() -> Non
     elapsed = asyncio.run(go())
     assert len(store.buf) == 80
     assert elapsed >= 10 * 0.1 / 10 * 0.9, f"10 turns of a held loop in {elapsed:.4f} s: it did not nap"
+
+
+def test_a_store_away_at_start_is_waited_for_and_a_refused_one_stops_the_sink() -> None:
+    import pytest
+
+    from streams.errors import DependencyRefused
+
+    class AwayTwice(FakeStore):
+        def __init__(self, error: Exception, times: int) -> None:
+            super().__init__()
+            self.error, self.times, self.starts = error, times, 0
+
+        async def start(self) -> None:
+            self.starts += 1
+            if self.starts <= self.times:
+                raise self.error
+
+    away = AwayTwice(ConnectionRefusedError(111, "Connection refused"), 2)
+    runner = SinkRunner(FakeSource([]), away, RateController(Capacity(1000, 10**9)), FakeDLQ(), "hot_sink")
+    assert asyncio.run(runner.start_sink(asyncio.Event())) and away.starts == 3
+    refused = AwayTwice(DependencyRefused("Elasticsearch refused: HTTP 401", "elasticsearch"), 9)
+    runner = SinkRunner(FakeSource([]), refused, RateController(Capacity(1000, 10**9)), FakeDLQ(), "hot_sink")
+    with pytest.raises(DependencyRefused):
+        asyncio.run(runner.start_sink(asyncio.Event()))
+    assert refused.starts == 1
+
+
+def test_dead_letters_wait_for_the_registry_and_go_out_once_each() -> None:
+    from streams.errors import DependencyUnavailable
+
+    class RegistryAwayOnce(FakeDLQ):
+        def __init__(self) -> None:
+            super().__init__()
+            self.refusals = 0
+
+        def send(self, record: SinkRecord, stage: str, reason: str, error_type: str) -> None:
+            if record.offset == 1 and self.refusals == 0:  # the second letter finds the registry away
+                self.refusals += 1
+                raise DependencyUnavailable("schema registry did not answer (test)", "registry")
+            super().send(record, stage, reason, error_type)
+
+    source = FakeSource(recs(4))
+    dlq = RegistryAwayOnce()
+    runner = SinkRunner(source, FakeStore(reject={0, 1, 2}), RateController(Capacity(1000, 10**9)), dlq, "hot_sink")
+    run_steps(runner, 5)
+    assert dlq.refusals == 1 and [o for o, _r in dlq.sent] == [0, 1, 2]  # each once, in order
+    assert source.commits[-1][("logs.events.p", 0)] == 4
+
+
+def test_a_runner_that_writes_nothing_for_a_minute_says_what_holds_its_records(caplog) -> None:
+    import logging
+
+    clock = [0.0]
+    # A budget of one event per window: the rest waits, and the store (never due here) writes nothing.
+    runner = SinkRunner(FakeSource(recs(50)), FakeStore(), RateController(Capacity(1, 10**9)), FakeDLQ(), "hot_sink",
+                        clock=lambda: clock[0])
+    runner.sink.due = lambda now: False  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING, logger="streams.sinks.base"):
+        for _ in range(3):
+            run_steps(runner, 1)
+            clock[0] += 31.0
+    stalls = [r.getMessage() for r in caplog.records if "nothing written" in r.getMessage()]
+    assert len(stalls) == 1 and "'queued': {'p': 48}" in stalls[0] and "'in_sink': 2" in stalls[0], stalls

@@ -1,0 +1,56 @@
+"""Every labelled part of the corpus in the repository, scored as ``tests/multiline_score.py`` scores it.
+
+The training corpus and the dev part of ``corpus/wild`` keep the level the grammars reached (the
+floors below: the share of labelled multiline events and of single lines that come out exactly as
+labelled). The held-out test part is scored when present, but nothing is asserted on it yet: its
+floor is set once, when the rules are final. A part without labels in this checkout is skipped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from corpus_helpers import CORPUS
+
+from tests.multiline_score import labelled_files, score_file
+
+# part: (multiline events met, single lines met), as shares of the labelled ones
+FLOORS = {
+    "training": (0.98, 0.995),
+    # wild/dev took in excerpts the rules had never seen, so its floor is the level measured with them:
+    # raise it as the grammars reach those kinds.
+    "wild/dev": (0.90, 0.98),
+}
+
+
+def _score(part: str) -> tuple[Counter, Counter, list[str]]:
+    d = CORPUS / part
+    if not (d / "labels").is_dir():
+        pytest.skip(f"{d}/labels is not in this checkout")
+    met: Counter = Counter()
+    total: Counter = Counter()
+    misses: list[str] = []
+    for path, labels in labelled_files([d]):
+        s = score_file(path, labels)
+        met.update(s.met)
+        total.update(s.total)
+        misses += s.misses
+    return met, total, misses
+
+
+@pytest.mark.parametrize("part", sorted(FLOORS))
+def test_labelled_part_keeps_its_level(part: str) -> None:
+    met, total, misses = _score(part)
+    multi = sum(v for k, v in total.items() if k != "single")
+    multi_met = sum(v for k, v in met.items() if k != "single")
+    floor_multi, floor_single = FLOORS[part]
+    detail = "\n".join(misses[:40])
+    assert multi_met >= floor_multi * multi, f"{part}: {multi_met}/{multi} multiline events whole\n{detail}"
+    assert met["single"] >= floor_single * total["single"], (
+        f"{part}: {met['single']}/{total['single']} single lines alone\n{detail}")
+
+
+def test_held_out_part_is_scored_without_a_floor_yet() -> None:
+    _met, total, _misses = _score("wild/test")
+    assert sum(total.values()) > 0  # scored; its floor comes once the rules are final

@@ -1,0 +1,57 @@
+"""A turn of the assemble stage is never committed while its consumer is between generations.
+
+Kafka accepts a transactional offset commit that carries generation -1 and no member id from anyone
+(ClassicGroup.validateOffsetCommit); aiokafka's consumer holds exactly that from the moment its session
+expired (a broker restart, a worker frozen past the session timeout) until it has joined again. A
+turn committed then is not fenced, and the partition's new owner emits the same blocks: events twice
+on the events topic. Such a turn is dropped and read again from what is committed, as a rolled-back
+one is (tests/integration/test_transactions.py shows the broker taking the unfenced commit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+from tests.unit.test_assemble_turns import Broker, interleaved, stage_with
+
+
+def test_a_turn_between_generations_is_not_written_and_is_read_again() -> None:
+    records = interleaved()
+    turn_bytes = 600  # several transactions over the batch
+    registry = SimpleNamespace(lookup_schema=lambda *_a, **_k: SimpleNamespace(schema_id=1))
+
+    def run(rejoining_at: int | None) -> tuple[Broker, list[int], list[bytes | None]]:
+        broker = Broker()
+        stage = stage_with(turn_bytes, registry)
+        stage.writer = broker  # type: ignore[assignment]
+        stage.load_state = broker.load_state
+        calls = {"n": 0}
+
+        def membership() -> tuple[int, str]:
+            calls["n"] += 1
+            return (-1, "") if calls["n"] == rejoining_at else (3, "member-1")
+
+        stage.membership = membership
+        seeks: list[int] = []
+
+        async def seek(_partition: int, offset: int) -> None:
+            seeks.append(offset)
+
+        stage.seek = seek
+
+        async def go() -> None:
+            await stage.on_batch(records)
+            if seeks:
+                await stage.on_batch([r for r in records if r.message.offset >= seeks[-1]])
+
+        asyncio.run(go())
+        still_open = [o.value["event_id"].encode() for o in stage.states[0].assembler.flush_all()]
+        return broker, seeks, still_open
+
+    clean, clean_seeks, clean_open = run(None)
+    broker, seeks, still_open = run(rejoining_at=2)
+    assert clean_seeks == [] and len(clean.committed) > 3
+    assert seeks == [broker.committed[0]]  # the second turn was not written: back to what the first committed
+    assert broker.outputs == clean.outputs  # every output once, in the same order
+    assert broker.offsets == clean.offsets and still_open == clean_open
