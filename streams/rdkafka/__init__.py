@@ -6,7 +6,7 @@
 - :mod:`streams.rdkafka.batch`: topics whose agents get batches of records (:func:`batch_topic`).
 """
 
-from streams.rdkafka.batch import BatchSchema, RecordBatch, batch_topic
+from streams.rdkafka.batch import BatchSchema, Message, RecordBatch, batch_topic
 from streams.rdkafka.transport import AssignedActives, Transport, use_client_config
 
-__all__ = ["AssignedActives", "BatchSchema", "RecordBatch", "Transport", "batch_topic", "use_client_config"]
+__all__ = ["AssignedActives", "BatchSchema", "Message", "RecordBatch", "Transport", "batch_topic", "use_client_config"]

@@ -36,6 +36,31 @@ class RecordBatch:
     def __len__(self) -> int:
         return len(self.records)
 
+    def messages(self) -> list[Message]:
+        """The records as :class:`Message` views, each field read once from librdkafka's record."""
+        topic, partition, generation = self.topic, self.partition, self.generation
+        out = []
+        for record in self.records:
+            _kind, ts_ms = record.timestamp()
+            out.append(Message(topic, partition, record.offset(), record.key(), record.value(),
+                               ts_ms / 1000 if ts_ms and ts_ms > 0 else 0.0, record.headers(), generation))
+        return out
+
+
+@dataclass(slots=True)
+class Message:
+    """A record as a stage reads it: the attributes of Faust's ``ConsumerMessage`` that stages use
+    (``timestamp`` in seconds, 0.0 when the record has none; ``headers`` a list of pairs or None)."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    timestamp: float
+    headers: list[tuple[str, bytes]] | None
+    generation_id: int
+
 
 class BatchSchema(faust.Schema):
     """The event's value is the :class:`RecordBatch` itself; its key is None."""

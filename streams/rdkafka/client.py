@@ -178,11 +178,13 @@ class ConsumerClient:
                 self._serve_calls()
                 fetching = self._sync_pauses()
                 records = self.consumer.consume(self.max_records, self.idle_s)
-                if records:
-                    self._store(records)
-                elif fetching:
-                    self._note_markers(fetching)
-        except BaseException as exc:  # noqa: BLE001 - reported to every caller from now on
+                touched = self._store(records) if records else set()
+                # A partition that brought nothing may have moved past transaction markers; one of a
+                # busy worker's quiet partitions too, so this is not left to an empty fetch.
+                quiet = [tp for tp in fetching if tp not in touched]
+                if quiet:
+                    self._note_markers(quiet)
+        except BaseException as exc:
             self.error = exc
             log.exception("the Kafka consumer's thread failed; the worker stops")
         finally:
@@ -235,7 +237,8 @@ class ConsumerClient:
             self._paused -= resume
         return sorted(wanted)
 
-    def _store(self, records: list[Any]) -> None:
+    def _store(self, records: list[Any]) -> set[TopicPart]:
+        """Buffer the records; returns the partitions they came for."""
         from confluent_kafka import TopicPartition
 
         stored = False
@@ -266,6 +269,7 @@ class ConsumerClient:
                 self.highwaters[(topic, partition)] = high
         if stored:
             self.wakeup()
+        return touched
 
     def _note_markers(self, fetching: list[TopicPart]) -> None:
         """A partition of a batched topic whose position moved past transaction markers with no record:

@@ -146,7 +146,8 @@ class Consumer(faust_consumer.Consumer):
             (tp.topic, tp.partition) for tp in active_partitions)
         client.set_active(wanted)
         ready = self._ready
-        assert ready is not None
+        if ready is None:  # made with the client, just above
+            raise ConsumerClosed("the consumer has no client")
         deadline = self.loop.time() + timeout
         while True:
             batches = client.take(wanted)
@@ -160,7 +161,7 @@ class Consumer(faust_consumer.Consumer):
             ready.clear()
             try:
                 await asyncio.wait_for(ready.wait(), left)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return {}
         batched = client.batched_topics
         records: dict[TP, list[Any]] = {}
@@ -176,13 +177,14 @@ class Consumer(faust_consumer.Consumer):
         if isinstance(record, RecordBatch):
             stale = self.client.stale_offset(tp.topic, tp.partition, record.epoch)
             if stale is not None:
-                return ConsumerMessage(tp.topic, tp.partition, stale, 0.0, 0, [], None,
-                                       RecordBatch(tp.topic, tp.partition, [], -1, record.epoch, record.generation),
+                empty: Any = RecordBatch(tp.topic, tp.partition, [], -1, record.epoch, record.generation)
+                return ConsumerMessage(tp.topic, tp.partition, stale, 0.0, 0, [], None, empty,
                                        None, 0, 0, tp, generation_id=record.generation)
             last = record.records[-1] if record.records else None
             ts = last.timestamp()[1] / 1000 if last is not None else 0.0
+            batch: Any = record  # the message's value is the batch itself (BatchSchema hands it over)
             return ConsumerMessage(tp.topic, tp.partition, last.offset() if last is not None else record.end - 1,
-                                   ts, 0, [], None, record, None, 0, 0, tp, generation_id=record.generation)
+                                   ts, 0, [], None, batch, None, 0, 0, tp, generation_id=record.generation)
         epoch, generation, msg = record
         stale = self.client.stale_offset(tp.topic, tp.partition, epoch)
         ts_type, ts_ms = msg.timestamp()
@@ -282,6 +284,6 @@ class Consumer(faust_consumer.Consumer):
 
     async def create_topic(self, topic: str, partitions: int, replication: int, **kwargs: Any) -> None:
         if self.app.conf.topic_allow_declare:
-            await self.transport.create_topic(topic, partitions, replication, **kwargs)
+            await self.transport.create_topic(topic, partitions, replication, **kwargs)  # type: ignore[attr-defined]
         else:
             log.warning("topic %s is not declared by Faust (topic_allow_declare is off): it must exist", topic)

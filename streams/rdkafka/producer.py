@@ -129,9 +129,10 @@ class Producer(faust_producer.Producer):
         while True:
             try:
                 self._client.produce(topic, value, key, **kwargs)
-                return future
             except BufferError:  # librdkafka's queue is full: let the poller drain it
                 await asyncio.sleep(0.05)
+            else:
+                return future
 
     async def send_and_wait(self, topic: str, key: bytes | None, value: bytes | None, partition: int | None,
                             timestamp: float | None, headers: Any, *,
@@ -157,7 +158,7 @@ class Producer(faust_producer.Producer):
         return TP(topic, partition_of(key, self._partitions[topic]))
 
     async def create_topic(self, topic: str, partitions: int, replication: int, **kwargs: Any) -> None:
-        await self.transport.create_topic(topic, partitions, replication, **kwargs)
+        await self.transport.create_topic(topic, partitions, replication, **kwargs)  # type: ignore[attr-defined]
 
     def supports_headers(self) -> bool:
         return True

@@ -28,11 +28,11 @@ def test_a_turn_between_generations_is_not_written_and_is_read_again() -> None:
         stage.load_state = broker.load_state
         calls = {"n": 0}
 
-        def membership() -> tuple[int, str]:
+        def group_metadata() -> str | None:
             calls["n"] += 1
-            return (-1, "") if calls["n"] == rejoining_at else (3, "member-1")
+            return None if calls["n"] == rejoining_at else "member-1 of generation 3"
 
-        stage.membership = membership
+        stage.group_metadata = group_metadata
         seeks: list[int] = []
 
         async def seek(_partition: int, offset: int) -> None:
@@ -43,7 +43,7 @@ def test_a_turn_between_generations_is_not_written_and_is_read_again() -> None:
         async def go() -> None:
             await stage.on_batch(records)
             if seeks:
-                await stage.on_batch([r for r in records if r.message.offset >= seeks[-1]])
+                await stage.on_batch([r for r in records if r.offset >= seeks[-1]])
 
         asyncio.run(go())
         still_open = [o.value["event_id"].encode() for o in stage.states[0].assembler.flush_all()]
