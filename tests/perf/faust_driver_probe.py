@@ -89,7 +89,8 @@ def child(scheme: str, bootstrap: str, topic: str, expected: int, timeout_s: flo
     asyncio.get_event_loop_policy()
     from faust.worker import Worker
 
-    Worker(app, loglevel=os.environ.get("PROBE_LOGLEVEL", "warning"), quiet=True, redirect_stdouts=False).execute_from_commandline()
+    worker = Worker(app, loglevel=os.environ.get("PROBE_LOGLEVEL", "warning"), quiet=True, redirect_stdouts=False)
+    worker.execute_from_commandline()
 
 
 def new_topic(bootstrap: str) -> str:
