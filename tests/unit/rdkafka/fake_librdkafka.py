@@ -184,6 +184,10 @@ class FakeLibrdkafka:
                                    self.committed_offsets.get((tp.topic, tp.partition), OFFSET_INVALID))
                     for tp in partitions]
 
+    def commit(self, offsets: list[TopicPartition], asynchronous: bool = True) -> None:
+        with self.lock:
+            self.committed_offsets.update({(tp.topic, tp.partition): tp.offset for tp in offsets})
+
     def get_watermark_offsets(self, partition: TopicPartition, timeout: float | None = None,
                               cached: bool = False) -> tuple[int, int]:
         with self.lock:
