@@ -120,6 +120,8 @@ class ConsumerClient:
             future.set_exception(ConsumerClosed(f"the consumer thread has stopped ({self.error or 'closed'})"))
             return future
         self._calls.put((fn, args, future))
+        if self._closing:  # the ending thread may have failed its queued calls for the last time already
+            self._fail_calls()
         return future
 
     def set_active(self, partitions: Iterable[TopicPart]) -> None:

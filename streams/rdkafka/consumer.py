@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from faust.transport import consumer as faust_consumer
@@ -70,6 +70,9 @@ class Consumer(faust_consumer.Consumer):
     """Faust's consumer over one librdkafka consumer (see the module's text)."""
 
     consumer_stopped_errors = (ConsumerClosed,)
+    #: Makes the librdkafka consumer from its properties: confluent-kafka's ``Consumer`` when None
+    #: (a subclass may run the driver on something else, as its tests run it on a fake).
+    consumer_factory: Callable[[dict[str, Any]], Any] | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -102,7 +105,7 @@ class Consumer(faust_consumer.Consumer):
                 loop.call_soon_threadsafe(ready.set)
 
             self._client = ConsumerClient(consumer_config(self.transport), on_rebalance=self._rebalance,
-                                          wakeup=wakeup)
+                                          wakeup=wakeup, consumer_factory=self.consumer_factory)
         return self._client
 
     async def _on_client(self, future: concurrent.futures.Future[Any]) -> Any:

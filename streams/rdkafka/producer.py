@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from faust.exceptions import ProducerSendError
@@ -74,6 +75,9 @@ class Producer(faust_producer.Producer):
     """Faust's producer over one librdkafka producer (see the module's text)."""
 
     allow_headers = True
+    #: Makes the librdkafka producer from its properties: confluent-kafka's ``Producer`` when None
+    #: (a subclass may run the driver on something else, as its tests run it on a fake).
+    producer_factory: Callable[[dict[str, Any]], Any] | None = None
 
     def __post_init__(self) -> None:
         self._client: Any = None
@@ -85,7 +89,7 @@ class Producer(faust_producer.Producer):
         from confluent_kafka import Producer as RdProducer
 
         await super().on_start()
-        self._client = RdProducer(producer_config(self.transport))
+        self._client = (self.producer_factory or RdProducer)(producer_config(self.transport))
         self._stopping.clear()
         self._poller = threading.Thread(target=self._poll, name="rdkafka-producer", daemon=True)
         self._poller.start()
