@@ -202,7 +202,7 @@ class Consumer(faust_consumer.Consumer):
     def assignment(self) -> set[TP]:
         return {TP(t, p) for t, p in self.client.assigned}
 
-    async def seek_to_committed(self) -> Mapping[TP, int]:
+    async def seek_to_committed(self) -> Mapping[TP, int | None]:  # type: ignore[override]  # perform_seek reads None
         from confluent_kafka import TopicPartition
 
         client = self.client
@@ -219,7 +219,9 @@ class Consumer(faust_consumer.Consumer):
                     client.seek(where.topic, where.partition, where.offset if where.offset >= 0 else reset, hold=True)
 
         await self._on_client(client.call(seek_all))
-        return {TP(where.topic, where.partition): where.offset for where in committed}
+        # None where the group has no commit: Faust takes any other number for a committed offset, and
+        # librdkafka's -1001 would make it wait for ever for the acked offsets to close the gap to it.
+        return {TP(where.topic, where.partition): where.offset if where.offset >= 0 else None for where in committed}
 
     def resume_flow(self) -> None:
         super().resume_flow()
