@@ -1,9 +1,9 @@
 """Faust's producer on librdkafka: ``send`` returns an asyncio future settled by the delivery report.
 
 librdkafka calls delivery reports from ``poll()``; a thread of the producer's own polls, and each
-report settles its future on the event loop. Keys without a partition go where Kafka's Java
-client (and aiokafka, which the watch stage used before) puts them: ``murmur2_random``, so a
-task's records keep their partition, and the tables keyed by task keep their state there.
+report settles its future on the event loop. Keys without a partition go where Kafka's Java client
+puts them (``murmur2_random``), so a task's records keep their partition whichever client wrote
+them, and the tables keyed by task keep their state there.
 """
 
 from __future__ import annotations

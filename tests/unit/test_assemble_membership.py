@@ -1,11 +1,12 @@
 """A turn of the assemble stage is never committed while its consumer is between generations.
 
 Kafka accepts a transactional offset commit that carries generation -1 and no member id from anyone
-(ClassicGroup.validateOffsetCommit); aiokafka's consumer holds exactly that from the moment its session
-expired (a broker restart, a worker frozen past the session timeout) until it has joined again. A
-turn committed then is not fenced, and the partition's new owner emits the same blocks: events twice
-on the events topic. Such a turn is dropped and read again from what is committed, as a rolled-back
-one is (tests/integration/test_transactions.py shows the broker taking the unfenced commit).
+(ClassicGroup.validateOffsetCommit): a consumer holds that before it has joined, and between an expired
+session (a broker restart, a worker frozen past the session timeout) and its rejoin; the stage's driver
+then has no group metadata to give. A turn committed with it would not be fenced, and the partition's
+new owner would emit the same blocks: events twice on the events topic. Such a turn is dropped and read
+again from what is committed, as a rolled-back one is (tests/integration/test_unfenced_commit.py shows
+the broker taking the unfenced commit).
 """
 
 from __future__ import annotations
