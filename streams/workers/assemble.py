@@ -48,16 +48,16 @@ from streams.assemble.route import ProjectRouter
 from streams.assemble.spread import SourcePartitions
 from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
 from streams.assemble.trust import LabelTrust
-from streams.clients import faust_broker_credentials, faust_consumers
 from streams.config import Settings
 from streams.errors import DependencyFailure, SluiceError
-from streams.faust_bytes import bytes_topic
-from streams.kafka_read import has_record, read_to_end
+from streams.kafka_read import read_to_end
+from streams.rdkafka import batch_topic, use_client_config
+from streams.rdkafka.consumer import Consumer as RdConsumer
 from streams.redrive_marks import carry_marks, marks_of
 from streams.registry import until_answered, wire_schema_id
 from streams.topics import ensure_assemble_state_topic, state_max_message_bytes
 from streams.workers.routes import RouteGuard
-from streams.workers.transactions import TransactionAborted, TransactionalWriter, group_metadata
+from streams.workers.transactions import TransactionAborted, TransactionalWriter
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,6 @@ class PartitionState:
         # the first record at or past it is taken: retention may have deleted the committed offset itself.
         self.expect = expect
         self.strict = strict
-        self.markers_only: tuple[int, int] | None = None  # (from, to): offsets found to hold no record
 
     def admits(self, offset: int) -> bool:
         """Feed this record? Not if it was fed already, nor (after a rewind) before the rewind point."""
@@ -141,11 +140,11 @@ class AssembleStage:
         self.states: dict[int, PartitionState] = {}
         self.spread = SourcePartitions()  # sources seen on more than one raw partition
         # Set by build_app (None in unit use): the broker's end offset of a partition as last fetched;
-        # the consumer's (generation, member id); the current generation; a seek of the raw consumer.
+        # the current generation; a seek of the raw consumer.
         self.highwater: Callable[[int], Awaitable[int | None]] | None = None
-        # Set by build_app: is there a record of logs.raw in [from, to) of a partition (markers are none)?
-        self.records_between: Callable[[int, int, int], Awaitable[bool]] | None = None
-        self.membership: Callable[[], tuple[int, str]] | None = None
+        # The consumer group's metadata for a transactional offset commit (librdkafka's, of the current
+        # assignment), or None while the consumer is between assignments.
+        self.group_metadata: Callable[[], Any] | None = None
         self.generation: Callable[[], int] | None = None
         self.seek: Callable[[int, int], Awaitable[None]] | None = None
         # (blocking) a partition's committed state entries {key: value or None} and committed raw offset
@@ -199,17 +198,16 @@ class AssembleStage:
             position = state.next_offset if state.next_offset >= 0 else state.committed
             if position is not None:
                 offsets[(raw, p)] = position
-        if self.membership is None:
+        if self.group_metadata is None:
             offsets = {}  # unit use: no consumer group to commit for
         if not messages and not offsets:
             return
         metadata = None
-        if offsets and self.membership is not None:
-            generation, member_id = self.membership()
-            if generation < 0 or not member_id:
+        if offsets and self.group_metadata is not None:
+            metadata = self.group_metadata()
+            if metadata is None:
                 await self._not_a_member(partitions)
                 return
-            metadata = group_metadata(self.conf.app_id, generation, member_id)
         try:
             await asyncio.to_thread(self.writer.write, messages, offsets, metadata)
         except TransactionAborted as exc:
@@ -320,7 +318,7 @@ class AssembleStage:
         for partition, state in self.states.items():
             obs.OPEN_BLOCKS.labels(str(partition)).set(state.assembler.merger.open_count())
 
-    async def schemas_ready(self, events: list[Any]) -> None:
+    async def schemas_ready(self, messages: list[Any]) -> None:
         """Look up, before the turn, every schema it needs, waiting with backoff while the registry does
         not answer (outside the lock: a rebalance may go on meanwhile). A good record is then never
         dead-lettered because the registry was down, and no turn stops halfway through its records.
@@ -336,7 +334,7 @@ class AssembleStage:
             except Exception as exc:  # noqa: BLE001 - a contract not registered: the first commit says so loudly
                 log.warning("looking up the output schema ids failed: %s", exc)
             self._encoder_ready = True
-        ids = {sid for e in events if (sid := wire_schema_id(e.message.value)) is not None}
+        ids = {sid for m in messages if (sid := wire_schema_id(m.value)) is not None}
         for sid in sorted(i for i in ids if not self.lookup.known(i)):
             try:
                 await until_answered(functools.partial(self.lookup, sid), f"schema id {sid}", on_wait=wait)
@@ -345,17 +343,32 @@ class AssembleStage:
             except Exception:  # noqa: BLE001, S112 - unknown to the registry: the decoder dead-letters the record
                 continue
 
-    async def on_batch(self, events: list[Any]) -> None:
+    async def on_batches(self, batches: list[Any]) -> None:
+        """A turn over what the driver fetched: :class:`~streams.rdkafka.RecordBatch` es of logs.raw.
+        A batch without records says its partition holds nothing more than transaction markers up to
+        its ``end``: the partition is read up to there."""
+        messages: list[Any] = []
+        ends: dict[int, tuple[int, int]] = {}
+        for batch in batches:
+            if batch.records:
+                messages.extend(batch.messages())
+            elif batch.end >= 0:
+                ends[batch.partition] = (batch.end, batch.generation)
+        await self.on_batch(messages, ends)
+
+    async def on_batch(self, messages: list[Any], ends: dict[int, tuple[int, int]] | None = None) -> None:
+        """Feed ``messages`` (a record's topic, partition, offset, key, value, timestamp in seconds,
+        headers, generation_id), one transaction per ``take_max`` records or ``turn_max_bytes`` bytes."""
         obs.HEALTH.turned()
-        obs.RECORDS_IN.labels("assemble", self.settings.topics.raw).inc(len(events))
-        self.summary.add("raw records read", len(events))
-        await self.schemas_ready(events)
+        if messages:
+            obs.RECORDS_IN.labels("assemble", self.settings.topics.raw).inc(len(messages))
+            self.summary.add("raw records read", len(messages))
+            await self.schemas_ready(messages)
         async with self.lock:
             outputs: list[Output] = []
             touched: set[int] = set()
-            size = 0
-            for event in events:
-                msg = event.message
+            size = count = 0
+            for msg in messages:
                 if not self.is_current(msg):
                     continue
                 state = self.state_of(msg.partition)
@@ -364,7 +377,7 @@ class AssembleStage:
                 ts_ms = int((msg.timestamp or 0) * 1000)
                 record = RawRecord(msg.topic, msg.partition, msg.offset, msg.value, msg.key, ts_ms)
                 fed = state.assembler.feed(record)
-                headers = getattr(msg, "headers", None)
+                headers = msg.headers
                 if headers:  # a re-driven record: a letter made from it again says so (redrive_marks.py)
                     marks = marks_of(headers)
                     if marks:  # its body was written without them: the commit writes it again
@@ -376,10 +389,26 @@ class AssembleStage:
                 state.next_offset = msg.offset + 1
                 touched.add(msg.partition)
                 size += len(msg.value) if msg.value else 0
-                if size >= self.conf.turn_max_bytes:  # big records: end the turn here, the rest is the next
+                count += 1
+                # Big records, or many: end the turn here, the rest is the next.
+                if size >= self.conf.turn_max_bytes or count >= self.conf.take_max:
                     await self._end_turn(outputs, touched)
-                    outputs, touched, size = [], set(), 0
+                    outputs, touched, size, count = [], set(), 0, 0
             await self._end_turn(outputs, touched)
+            for partition, (end, generation) in (ends or {}).items():
+                self._read_up_to(partition, end, generation)
+
+    def _read_up_to(self, partition: int, end: int, generation: int) -> None:
+        """The partition holds no record before ``end`` that this worker has not read (markers only)."""
+        state = self.states.get(partition)
+        if state is None or (self.assigned is not None and partition not in self.assigned):
+            return
+        if self.generation is not None and generation != self.generation():
+            return
+        start = state.expect if state.expect is not None else state.next_offset
+        if end > start:
+            state.expect = None
+            state.next_offset = end
 
     async def _end_turn(self, outputs: list[Output], touched: set[int]) -> None:
         """Blocks gone quiet in stream time, then one transaction of the turn's outputs and offsets."""
@@ -425,22 +454,7 @@ class AssembleStage:
         # at the very end of the input restores open blocks that no record will ever follow: they must
         # still be flushed.)
         start = state.expect if state.expect is not None else state.next_offset
-        return start >= high or await self.only_markers(partition, state, start, high)
-
-    async def only_markers(self, partition: int, state: PartitionState, start: int, high: int) -> bool:
-        """Are the offsets left only transaction markers? (A transactional producer on logs.raw: the last
-        marker of a partition never comes as a record, so ``start`` never reaches ``high``.)"""
-        if state.markers_only == (start, high):
-            return True
-        if self.records_between is None or start < 0:
-            return False
-        try:
-            found = await self.records_between(partition, start, high)
-        except Exception:  # noqa: BLE001 - no answer: not known to be caught up, asked again next tick
-            return False
-        if not found:
-            state.markers_only = (start, high)
-        return not found
+        return start >= high
 
     async def on_assigned(self, partitions: set[Any]) -> None:
         async with self.lock:
@@ -523,11 +537,9 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
     # Faust writes a data directory even with in-memory stores; not into the working directory.
     datadir = Path(tempfile.gettempdir()) / "sluice-faust" / conf.app_id
     datadir.parent.mkdir(parents=True, exist_ok=True)
-    faust_consumers()
     app = faust.App(
         conf.app_id,
-        broker=f"kafka://{settings.kafka.bootstrap_servers}",
-        broker_credentials=faust_broker_credentials(settings.kafka),  # TLS/SASL as in kafka.client_config()
+        broker=f"rdkafka://{settings.kafka.bootstrap_servers}",  # streams.rdkafka: one librdkafka client
         store="memory://",
         datadir=str(datadir),
         topic_allow_declare=False,  # topics come from `sluice topics create`, with their retention
@@ -539,57 +551,41 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
         web_enabled=False,
         consumer_max_fetch_size=conf.max_partition_fetch_bytes,
     )
-    raw = bytes_topic(app, settings.topics.raw, acks=False)
+    use_client_config(app, settings.kafka.client_config())  # TLS/SASL, the logger
+    raw = batch_topic(app, settings.topics.raw, acks=False)
     stage = AssembleStage(settings, registry_client(settings.registry))
-
-    side: list[Any] = []  # a librdkafka consumer beside Faust's (never subscribes nor commits), made on first use
-
-    def side_consumer() -> Any:
-        from confluent_kafka import Consumer
-
-        if not side:
-            side.append(Consumer({**settings.kafka.client_config(), "group.id": conf.app_id,
-                                  "isolation.level": "read_committed", "enable.auto.commit": False}))
-        return side[0]
+    consumer = app.consumer
+    if not isinstance(consumer, RdConsumer):
+        raise TypeError(f"the assemble stage needs the rdkafka:// transport's consumer, not {type(consumer)!r}")
 
     async def highwater(partition: int) -> int | None:
-        value = app.consumer.highwater(TP(settings.topics.raw, partition))
-        if value is not None:
+        tp = TP(settings.topics.raw, partition)
+        value = consumer.highwater(tp)
+        if value is not None and value >= 0:
             return int(value)
         # No fetch answer for the partition yet (just taken over, nothing new to read): ask the broker.
-        from confluent_kafka import TopicPartition
-
-        _low, high = await asyncio.to_thread(side_consumer().get_watermark_offsets,
-                                             TopicPartition(settings.topics.raw, partition), 5.0)
-        return int(high)
-
-    async def records_between(partition: int, start: int, end: int) -> bool:
-        return await asyncio.to_thread(has_record, side_consumer(), settings.topics.raw, partition, start, end, 5.0)
-
-    def membership() -> tuple[int, str]:
-        coordinator = app.consumer._thread._ensure_consumer()._coordinator  # type: ignore[attr-defined]
-        return int(coordinator.generation), str(coordinator.member_id)
+        return (await consumer.highwaters(tp)).get(tp)
 
     async def seek(partition: int, offset: int) -> None:
-        await app.consumer.seek(TP(settings.topics.raw, partition), offset)
+        await consumer.seek(TP(settings.topics.raw, partition), offset)
 
     def topic_exists(topic: str) -> bool:
-        meta = side_consumer().list_topics(topic, timeout=10).topics.get(topic)
+        meta = stage.writer.producer.list_topics(topic, timeout=10).topics.get(topic)
         return meta is not None and meta.error is None
 
     ensure_assemble_state_topic(settings)
     stage.routes.topic_exists = topic_exists
     stage.highwater = highwater
-    stage.records_between = records_between
     stage.load_state = lambda p: load_state(settings, p)
-    stage.membership = membership
+    stage.group_metadata = consumer.group_metadata
     stage.generation = lambda: int(app.consumer_generation_id)
     stage.seek = seek
 
     @app.agent(raw)
     async def assemble(stream: Any) -> None:
+        # Each event is one partition's fetch; a turn takes what came within take_within_s.
         async for events in stream.noack_take(conf.take_max, within=conf.take_within_s):
-            await stage.on_batch(events)
+            await stage.on_batches([event.value for event in events])
 
     @app.timer(interval=max(0.2, conf.idle_timeout_ms / 5000))
     async def flush_idle() -> None:

@@ -1,22 +1,21 @@
-"""Kafka transactions for a stage that reads with one client and writes with another.
+"""Kafka transactions for a stage whose outputs and read offsets are committed together.
 
-The assemble stage consumes ``logs.raw`` with Faust (aiokafka) and writes its outputs with librdkafka.
-Written at least once, a kill -9 between "outputs delivered" and "raw offsets committed" re-emitted
-events onto the events topics, and the cold tier (whose objects are named by events-topic offsets)
-stored them twice. Here the outputs and the raw offsets go into one Kafka transaction: either both
-are visible to ``read_committed`` consumers (the sinks; librdkafka's default isolation) or neither.
+The assemble stage consumes ``logs.raw`` through Faust's ``rdkafka://`` driver and writes its outputs
+with a transactional librdkafka producer. Written at least once, a kill -9 between "outputs delivered"
+and "raw offsets committed" re-emitted events onto the events topics, and the cold tier (whose objects
+are named by events-topic offsets) stored them twice. Here the outputs and the raw offsets go into one
+Kafka transaction: either both are visible to ``read_committed`` consumers (the sinks; librdkafka's
+default isolation) or neither.
 
-librdkafka's ``send_offsets_to_transaction`` wants the consumer group's metadata as its own consumer
-serialises it (``CGMDv2:``, generation, group id, member id, group instance id), which
-:func:`group_metadata` writes from the aiokafka coordinator's generation and member id. With the real
-generation the broker fences a worker that lost its partitions (``ILLEGAL_GENERATION`` /
-``UNKNOWN_MEMBER_ID``): its transaction is aborted and the new owner's outputs are the only ones.
+``send_offsets_to_transaction`` takes the consumer group's metadata from the stage's own consumer
+(``consumer_group_metadata()`` of the current assignment). With its generation the broker fences a
+worker that lost its partitions (``ILLEGAL_GENERATION`` / ``UNKNOWN_MEMBER_ID``): its transaction is
+aborted and the new owner's outputs are the only ones.
 """
 
 from __future__ import annotations
 
 import logging
-import struct
 import threading
 import time
 from collections.abc import Callable
@@ -27,20 +26,13 @@ from streams.kafka_errors import kafka_failure
 
 log = logging.getLogger(__name__)
 
+
 class TransactionAborted(SluiceError):
     """The transaction was rolled back: nothing of it is visible; re-read from the committed offsets."""
 
 
 class ProducerWedged(SluiceError):
     """A transactional call of librdkafka did not return within its own timeout and a grace period."""
-
-
-def group_metadata(group_id: str, generation: int, member_id: str, group_instance_id: str | None = None) -> bytes:
-    """librdkafka's serialised ConsumerGroupMetadata (rd_kafka_consumer_group_metadata_write, v2)."""
-    out = b"CGMDv2:" + struct.pack("<i", generation) + group_id.encode() + b"\0" + member_id.encode() + b"\0"
-    if group_instance_id is None:
-        return out + b"\x01"
-    return out + b"\x00" + group_instance_id.encode() + b"\0"
 
 
 class TransactionalWriter:
@@ -90,9 +82,10 @@ class TransactionalWriter:
         self._initialised = False
 
     def write(self, messages: list[tuple[str, bytes | None, bytes | None, int]], offsets: dict[tuple[str, int], int],
-              metadata: bytes | None) -> None:
+              metadata: Any) -> None:
         """Blocking. ``messages`` are (topic, key, value or None for a tombstone, partition or -1 for the
-        key's). Raises :class:`TransactionAborted` (retry from the committed offsets) or SluiceError."""
+        key's); ``metadata`` is the consumer's ``consumer_group_metadata()``. Raises
+        :class:`TransactionAborted` (retry from the committed offsets) or SluiceError."""
         from confluent_kafka import KafkaException, TopicPartition
 
         if offsets and metadata is None:

@@ -46,10 +46,11 @@ import faust
 
 from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Output
-from streams.clients import async_es_client, faust_broker_credentials, faust_consumers
+from streams.clients import async_es_client
 from streams.config import Settings
 from streams.contracts import parsed_schema
 from streams.faust_bytes import bytes_topic
+from streams.rdkafka import AssignedActives, use_client_config
 from streams.topics import TopicSpec, create_topics
 from streams.watch.engine import WatchEngine
 from streams.watch.firstfail import KEY_SUFFIX, IncidentChange, due
@@ -272,11 +273,12 @@ def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[fa
     from streams.clients import registry_client
 
     conf = conf or settings.watch
-    faust_consumers()
     app = faust.App(
         conf.app_id,
-        broker=f"kafka://{settings.kafka.bootstrap_servers}",
-        broker_credentials=faust_broker_credentials(settings.kafka),  # TLS/SASL as in kafka.client_config()
+        broker=f"rdkafka://{settings.kafka.bootstrap_servers}",  # streams.rdkafka: one librdkafka client
+        # librdkafka's group protocol assigns the partitions: each is active, and range puts a table's
+        # changelog partitions where the same source partitions go.
+        PartitionAssignor=AssignedActives,
         store="memory://",
         datadir=conf.faust_data_dir(),
         topic_allow_declare=False,  # internal topics come from internal_topic_specs(), created up front
@@ -289,6 +291,7 @@ def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[fa
         web_enabled=False,
         producer_acks=-1,
     )
+    use_client_config(app, settings.kafka.client_config())  # TLS/SASL, the logger
     registry = registry_client(settings.registry)
     sources = bytes_topic(app, settings.topics.metrics, *[settings.topics.events_topic(p) for p in settings.projects()])
     by_task = bytes_topic(app, conf.by_task_topic(), partitions=conf.partitions)

@@ -15,7 +15,6 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import pytest
@@ -24,6 +23,7 @@ from devtools.faults.toxiproxy import Toxiproxy
 from devtools.testing.elasticsearch import EventProducer, committed_to_end, corpus_events, prepare_topics, settings_for
 from streams.clients import es_client
 from streams.config import Settings
+from streams.rdkafka import Message
 from streams.sinks.ratecontrol import Capacity
 from streams.workers.hot import build_runner, hot_topics
 from tests.integration.test_hot_sink import count, doc_ids, read_dead_letters
@@ -109,8 +109,8 @@ def test_the_assemble_stage_waits_for_the_registry(stack: Settings, registry_lin
         outputs.extend(out)
 
     stage.commit = commit  # type: ignore[method-assign]
-    event = SimpleNamespace(message=SimpleNamespace(topic=stack.topics.raw, partition=0, offset=0, value=value,
-                                                    key=b"node-9/train.log", timestamp=1_764_400_000.0))
+    event = Message(topic=stack.topics.raw, partition=0, offset=0, value=value, key=b"node-9/train.log",
+                    timestamp=1_764_400_000.0, headers=None, generation_id=0)
     threading.Timer(8.0, proxy.heal, args=("registry",)).start()
     started = time.monotonic()
     asyncio.run(asyncio.wait_for(stage.on_batch([event]), 90))

@@ -363,7 +363,7 @@ def test_assemble_worker_and_shipper_over_mutual_tls(
     mtls_kafka: Settings, worker_processes: Callable[..., Any], corpus: Path, tmp_path: Path,
     unique_name: Callable[[str], str],
 ) -> None:
-    """Faust's aiokafka consumer and producer present the client certificate too (broker_credentials)."""
+    """The worker's Faust consumer and producer (librdkafka, streams/rdkafka) present the client certificate too."""
     k = mtls_kafka.kafka
     ship_and_assemble(mtls_kafka, {
         "SLUICE_KAFKA__SECURITY_PROTOCOL": "SSL", "SLUICE_KAFKA__SSL_CAFILE": k.ssl_cafile or "",
@@ -470,7 +470,7 @@ def test_assemble_worker_and_shipper_over_oauthbearer(
     oauth_kafka: Settings, token_issuer: Any, worker_processes: Callable[..., Any], corpus: Path, tmp_path: Path,
     unique_name: Callable[[str], str],
 ) -> None:
-    """The shipper's librdkafka and the assemble worker's aiokafka (streams/oauth.py) both get tokens."""
+    """The shipper and the assemble worker (its Faust transport too: streams/rdkafka) both get tokens."""
     k = oauth_kafka.kafka
     (tmp_path / "oauth-secret").write_text(OAUTH_SECRET)
     ship_and_assemble(oauth_kafka, {

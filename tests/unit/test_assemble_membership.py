@@ -1,11 +1,12 @@
 """A turn of the assemble stage is never committed while its consumer is between generations.
 
 Kafka accepts a transactional offset commit that carries generation -1 and no member id from anyone
-(ClassicGroup.validateOffsetCommit); aiokafka's consumer holds exactly that from the moment its session
-expired (a broker restart, a worker frozen past the session timeout) until it has joined again. A
-turn committed then is not fenced, and the partition's new owner emits the same blocks: events twice
-on the events topic. Such a turn is dropped and read again from what is committed, as a rolled-back
-one is (tests/integration/test_transactions.py shows the broker taking the unfenced commit).
+(ClassicGroup.validateOffsetCommit): a consumer holds that before it has joined, and between an expired
+session (a broker restart, a worker frozen past the session timeout) and its rejoin; the stage's driver
+then has no group metadata to give. A turn committed with it would not be fenced, and the partition's
+new owner would emit the same blocks: events twice on the events topic. Such a turn is dropped and read
+again from what is committed, as a rolled-back one is (tests/integration/test_unfenced_commit.py shows
+the broker taking the unfenced commit).
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ def test_a_turn_between_generations_is_not_written_and_is_read_again() -> None:
         stage.load_state = broker.load_state
         calls = {"n": 0}
 
-        def membership() -> tuple[int, str]:
+        def group_metadata() -> str | None:
             calls["n"] += 1
-            return (-1, "") if calls["n"] == rejoining_at else (3, "member-1")
+            return None if calls["n"] == rejoining_at else "member-1 of generation 3"
 
-        stage.membership = membership
+        stage.group_metadata = group_metadata
         seeks: list[int] = []
 
         async def seek(_partition: int, offset: int) -> None:
@@ -43,7 +44,7 @@ def test_a_turn_between_generations_is_not_written_and_is_read_again() -> None:
         async def go() -> None:
             await stage.on_batch(records)
             if seeks:
-                await stage.on_batch([r for r in records if r.message.offset >= seeks[-1]])
+                await stage.on_batch([r for r in records if r.offset >= seeks[-1]])
 
         asyncio.run(go())
         still_open = [o.value["event_id"].encode() for o in stage.states[0].assembler.flush_all()]

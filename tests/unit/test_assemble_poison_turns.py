@@ -24,6 +24,7 @@ from streams.assemble.outputs import encode_body
 from streams.assemble.pipeline import Output, RawRecord
 from streams.config import AssembleSettings, KafkaSettings, Settings
 from streams.contracts import parsed_schema
+from streams.rdkafka import Message
 from streams.workers.assemble import AssembleStage
 
 CRASHERS = Path(__file__).parent / "assemble" / "crashers"
@@ -35,7 +36,7 @@ def stage_against(broker: Broker, encode: Any = None) -> AssembleStage:
     stage = AssembleStage(Settings(assemble=AssembleSettings(idle_timeout_ms=1000)), registry, encode=encode)
     stage.writer = broker  # type: ignore[assignment]
     stage.load_state = broker.load_state
-    stage.membership = lambda: (1, "member-1")
+    stage.group_metadata = lambda: "member-1 of generation 1"
     return stage
 
 
@@ -67,9 +68,8 @@ def test_poison_records_cost_one_output_each_and_the_turn_commits_past_them() ->
     events, offset, poison_at = [], 100, []
     for i, value in enumerate(poison):  # good, poison (its own source), good, ...
         events.append(record(offset, b"node-1/train.log", GOOD[i]))
-        events.append(SimpleNamespace(message=SimpleNamespace(topic="logs.raw", partition=0, offset=offset + 1,
-                                                              value=value, key=f"poison-{i}".encode(),
-                                                              timestamp=1_700_000_000.0)))
+        events.append(Message(topic="logs.raw", partition=0, offset=offset + 1, value=value,
+                              key=f"poison-{i}".encode(), timestamp=1_700_000_000.0, headers=None, generation_id=0))
         poison_at.append(offset + 1)
         offset += 2
     events.append(record(offset, b"node-1/train.log", GOOD[len(poison)]))
@@ -140,7 +140,7 @@ def test_the_workers_letters_are_sealed_and_fit_the_message_limit() -> None:
     stage = AssembleStage(settings, registry)
     broker = Broker()
     stage.writer = broker  # type: ignore[assignment]
-    stage.membership = lambda: (1, "member-1")
+    stage.group_metadata = lambda: "member-1 of generation 1"
     garbage = b"\x00\x00\x00\x00\x07 token=ghp_" + b"A" * 36 + b" " + b"x" * (200 * 1024)
     asyncio.run(stage.on_batch([record(5, b"node-1/train.log", garbage[:-1])]))
 
@@ -157,10 +157,10 @@ def test_a_redriven_record_that_fails_again_carries_its_marks_into_the_written_l
     broker = Broker()
     stage = stage_against(broker)
     garbage = b"\x00\x00\x00\x00\x07 still not a schema the registry has"
-    message = SimpleNamespace(topic="logs.raw", partition=0, offset=40, value=garbage, key=b"node-1",
-                              timestamp=1_700_000_000.0,
-                              headers=[("sluice-redriven-from", b"logs.dlq/0@7"), ("sluice-redrives", b"2")])
-    asyncio.run(stage.on_batch([SimpleNamespace(message=message)]))
+    message = Message(topic="logs.raw", partition=0, offset=40, value=garbage, key=b"node-1",
+                      timestamp=1_700_000_000.0, generation_id=0,
+                      headers=[("sluice-redriven-from", b"logs.dlq/0@7"), ("sluice-redrives", b"2")])
+    asyncio.run(stage.on_batch([message]))
     (topic, _key, value), = broker.outputs
     letter = read(topic, value)
     assert letter["headers"]["sluice-redriven-from"] == "logs.dlq/0@7" and letter["headers"]["sluice-redrives"] == "2"
@@ -174,7 +174,7 @@ def test_an_event_over_kafka_max_message_bytes_is_a_too_large_letter_not_a_refus
     stage = AssembleStage(Settings(kafka=KafkaSettings(max_message_bytes=limit)), registry)
     broker = Broker()
     stage.writer = broker  # type: ignore[assignment]
-    stage.membership = lambda: (1, "member-1")
+    stage.group_metadata = lambda: "member-1 of generation 1"
     huge = b"2024-05-01 10:00:00 INFO train.py:12] config " + b"x" * (200 * 1024)  # under assemble.max_bytes
     asyncio.run(stage.on_batch([record(1, b"node-1/train.log", GOOD[0]), record(2, b"node-1/train.log", huge),
                                 record(3, b"node-1/train.log", GOOD[1])]))

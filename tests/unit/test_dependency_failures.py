@@ -19,6 +19,7 @@ from streams.assemble.outputs import registry_schema_lookup
 from streams.contracts import schema_text
 from streams.errors import DecodeError, DependencyRefused, DependencyUnavailable, Failure
 from streams.kafka_errors import kafka_failure
+from streams.rdkafka import Message
 from streams.registry import registry_failure
 
 
@@ -124,8 +125,8 @@ def test_the_assemble_stage_waits_for_the_registry_and_dead_letters_nothing() ->
 
     stage.commit = commit  # type: ignore[method-assign]
     lines = ["[2025-11-29 10:00:00] INFO step 1 loss 2.5", "[2025-11-29 10:00:01] INFO step 2 loss 2.4"]
-    event = SimpleNamespace(message=SimpleNamespace(topic="logs.raw", partition=0, offset=5, value=raw_batch(lines),
-                                                    key=b"node-1/train.log", timestamp=1_764_400_000.0))
+    event = Message(topic="logs.raw", partition=0, offset=5, value=raw_batch(lines), key=b"node-1/train.log",
+                    timestamp=1_764_400_000.0, headers=None, generation_id=0)
     asyncio.run(asyncio.wait_for(stage.on_batch([event]), 30))
     outputs += stage.states[0].assembler.flush_all()
     assert registry.calls == 3  # two refused connections, then the answer
