@@ -99,6 +99,8 @@ class KafkaRecordSource:
     broker or the registry stop the stage (:class:`~streams.errors.DependencyRefused`).
     """
 
+    pauses_partitions = True
+
     def __init__(self, settings: Settings, topics: list[str], group_id: str, stage: str = "sink",
                  backoff: Backoff | None = None, clock: Callable[[], float] = time.monotonic,
                  **overrides: Any) -> None:
