@@ -146,6 +146,14 @@ class KafkaSettings(Section):
                     "cluster needs no change. Events are capped below it (assemble.max_bytes, in bytes); a dead "
                     "letter that would pass it keeps its original cut, flagged and hashed. The assemble state topic "
                     "takes four times it.")
+    sink_session_timeout_s: float | None = Field(
+        default=None, ge=1.0,
+        description="A hot or cold worker the group has not heard from for this long is taken out, and its "
+                    "partitions move to another; its consumer heartbeats every sixth of it, at most twice a second. "
+                    "Unset: librdkafka's default, 45 s. Shorter moves a killed worker's partitions sooner, and takes "
+                    "a worker out sooner when it stalls (a starved CPU). The broker accepts 6 s to 30 min unless "
+                    "its group settings say otherwise. The watch stage has its own (watch.session_timeout_s).",
+        examples=[10.0])
 
     @model_validator(mode="after")
     def _read_secret_files(self) -> KafkaSettings:

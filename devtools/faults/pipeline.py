@@ -3,8 +3,7 @@
 A run has a project of its own (``flt-<hex>``): its raw, events, metrics and dead-letter topics, its
 consumer groups, its Elasticsearch indices (``logs-<project>-*``, ``metrics-<project>-*``) and its
 cold prefix (``<project>/``) are nobody else's. Workers get their configuration from the
-environment, as an operator's would. They run through :mod:`devtools.faults.worker`, which is
-``sluice worker <stage>`` plus two knobs the workers do not expose yet (see that module).
+environment, as an operator's would: each is ``sluice worker <stage>``, as deployed.
 """
 
 from __future__ import annotations
@@ -65,10 +64,10 @@ def worker_env(settings: Settings, extra: dict[str, str] | None = None) -> dict[
         # Small objects and a short idle cut: many cuts, so kills land between cut, upload and commit.
         "SLUICE_COLD__ROTATE_RECORDS": "400",
         "SLUICE_COLD__IDLE_FLUSH_S": "3",
-        # Faust (assemble) reads these from the environment; the sinks' consumers get them in worker.py.
+        # Faust (assemble) reads these from the environment; the sinks' consumers take the setting.
         "BROKER_SESSION_TIMEOUT": str(SESSION_TIMEOUT_MS / 1000),
         "BROKER_HEARTBEAT_INTERVAL": "1.0",
-        "FAULTS_SESSION_TIMEOUT_MS": str(SESSION_TIMEOUT_MS),
+        "SLUICE_KAFKA__SINK_SESSION_TIMEOUT_S": str(SESSION_TIMEOUT_MS / 1000),
         "SLUICE_COLD__GROUP_ID": cold_group(settings),
         **(extra or {}),
     }
@@ -111,9 +110,8 @@ class Pipeline:
         links = self.network.env(stage) if self.network is not None else {}
         env = worker_env(self.settings, {"SLUICE_OBSERVABILITY__PORT": str(free_port()), **links, **self.env_extra,
                                          **self.env_by_stage.get(stage, {})})
-        # The node shipper is `sluice ship` itself; the stages go through the fault run's worker wrapper.
         command = ["-m", "streams.cli", "ship"] if stage == "ship" else [
-            "-m", "devtools.faults.worker", stage, "--loglevel", "info"]
+            "-m", "streams.cli", "worker", stage, "--loglevel", "info"]
         with log.open("ab") as fh:
             fh.write(f"\n===== start {name} at {time.strftime('%H:%M:%S')} =====\n".encode())
             fh.flush()

@@ -136,19 +136,44 @@ def unreachable(exc: BaseException) -> bool:
     return False
 
 
+TP = tuple[str, int]  # (topic, partition)
+
+
 class RecordSource(Protocol):
-    """The consumer side as the runner needs it (confluent_kafka.Consumer fits after decoding)."""
+    """The consumer side as the runner needs it (:class:`~streams.sinks.kafka_io.KafkaRecordSource` is the
+    real one). A source with no notion of a position, a lag or a record time returns an empty mapping."""
+
+    # True: ``pause`` and ``resume`` hold back the partitions named and no other, and the runner pauses only
+    # the partitions that hold more than their share. False: the runner pauses and resumes the source as a
+    # whole (``pause_all``, ``resume_all``).
+    pauses_partitions: bool
 
     def poll_batch(self, max_records: int, timeout_s: float) -> list[SinkRecord]: ...
 
-    def commit(self, points: dict[tuple[str, int], int]) -> None: ...
+    def commit(self, points: dict[TP, int]) -> None: ...
+
+    def pause(self, partitions: list[TP]) -> None: ...
+
+    def resume(self, partitions: list[TP]) -> None: ...
 
     def pause_all(self) -> None: ...
 
     def resume_all(self) -> None: ...
 
-    def take_revoked(self) -> list[tuple[str, int]]:
+    def take_revoked(self) -> list[TP]:
         """Partitions revoked since the last call."""
+
+    def positions(self) -> Mapping[TP, int]:
+        """The next offset to read per partition, past what is never returned as a record (transaction
+        markers): the runner commits up to it once nothing below it is in flight."""
+
+    def lag(self) -> Mapping[TP, int]:
+        """Records behind the end of each partition."""
+
+    def newest_read_ms(self) -> Mapping[TP, int]:
+        """Per partition: the timestamp (ms) of the newest record read; its age is the lag in seconds."""
+
+    def close(self) -> None: ...
 
 
 class SinkRunner:
@@ -455,9 +480,7 @@ class SinkRunner:
         return len(items), None
 
     def _commit(self) -> None:
-        positions = getattr(self.source, "positions", None)
-        if positions is not None:
-            self.tracker.advance(positions())
+        self.tracker.advance(self.source.positions())
         points = self.tracker.commit_points()
         if not points:
             return
@@ -491,24 +514,21 @@ class SinkRunner:
         if now - self._lag_reported_at < 5.0:
             return
         self._lag_reported_at = now
-        lag = getattr(self.source, "lag", None)
-        newest = getattr(self.source, "newest_read_ms", None)
-        if lag is not None:
-            read_ms = newest() if newest is not None else {}
-            total, behind_s = 0, 0.0
-            for tp, behind in lag().items():
-                obs.LAG.labels(self.stage, tp[0], str(tp[1])).set(behind)
-                total += behind
-                if behind and tp in read_ms:
-                    behind_s = max(behind_s, time.time() - read_ms[tp] / 1000)
-            obs.LAG_SECONDS.labels(self.stage).set(behind_s)
-            self._behind = (total, behind_s)
+        read_ms = self.source.newest_read_ms()
+        total, behind_s = 0, 0.0
+        for tp, behind in self.source.lag().items():
+            obs.LAG.labels(self.stage, tp[0], str(tp[1])).set(behind)
+            total += behind
+            if behind and tp in read_ms:
+                behind_s = max(behind_s, time.time() - read_ms[tp] / 1000)
+        obs.LAG_SECONDS.labels(self.stage).set(behind_s)
+        self._behind = (total, behind_s)
         self.summary.maybe_log(f"lag {self._behind[0]} records ({self._behind[1]:.0f} s)")
 
     def _apply_watermarks(self) -> None:
         in_flight = self.tracker.total_in_flight()
         obs.IN_FLIGHT.labels(self.stage).set(in_flight)
-        if hasattr(self.source, "pause") and hasattr(self.source, "resume"):
+        if self.source.pauses_partitions:
             self._apply_partition_watermarks(in_flight)
             return
         if not self._paused and in_flight >= self.watermarks.high:
@@ -536,11 +556,11 @@ class SinkRunner:
                  if tp not in self._paused_parts and in_flight >= self.watermarks.high and k >= high_share]
         resume = [tp for tp in self._paused_parts if parts.get(tp, 0) <= low_share]
         if pause:
-            self.source.pause(pause)  # type: ignore[attr-defined]
+            self.source.pause(pause)
             self._paused_parts.update(pause)
             log.info("%s: %d records in flight, pausing %s", self.stage, in_flight, pause)
         if resume:
-            self.source.resume(resume)  # type: ignore[attr-defined]
+            self.source.resume(resume)
             self._paused_parts.difference_update(resume)
             log.info("%s: resuming %s", self.stage, resume)
         self._paused = False  # polling goes on for the partitions that are not paused

@@ -80,6 +80,26 @@ class WireDecoder:
             return None
 
 
+def sink_consumer_config(settings: Settings, group_id: str) -> dict[str, Any]:
+    """librdkafka settings of a sink's consumer in ``group_id``, secrets included: never log the result."""
+    conf: dict[str, Any] = {
+        **settings.kafka.client_config(),
+        "group.id": group_id,
+        "enable.auto.commit": False,  # the runner commits only what the store acknowledged
+        "isolation.level": "read_committed",  # assemble writes in transactions: never an aborted one
+        "auto.offset.reset": "earliest",
+        "partition.assignment.strategy": "cooperative-sticky",
+    }
+    session_s = settings.kafka.sink_session_timeout_s
+    if session_s is not None:
+        session_ms = round(session_s * 1000)
+        conf["session.timeout.ms"] = session_ms
+        # Kafka wants heartbeats at most a third of the session apart; a sixth lets a member miss a few (a
+        # pause, a lost packet) and stay in the group. Twice a second at most spares the coordinator.
+        conf["heartbeat.interval.ms"] = max(500, session_ms // 6)
+    return conf
+
+
 @dataclass
 class Hold:
     """A partition held at ``offset`` because a dependency (the registry) did not answer for its record."""
@@ -99,6 +119,8 @@ class KafkaRecordSource:
     broker or the registry stop the stage (:class:`~streams.errors.DependencyRefused`).
     """
 
+    pauses_partitions = True
+
     def __init__(self, settings: Settings, topics: list[str], group_id: str, stage: str = "sink",
                  backoff: Backoff | None = None, clock: Callable[[], float] = time.monotonic,
                  **overrides: Any) -> None:
@@ -114,17 +136,8 @@ class KafkaRecordSource:
         self.backoff = backoff or Backoff(base_s=0.5, cap_s=30.0)
         self.clock = clock
         self._refused: list[str] = []  # credential errors the client reported (error_cb)
-        conf = {
-            **settings.kafka.client_config(),
-            "group.id": group_id,
-            "enable.auto.commit": False,  # the runner commits only what the store acknowledged
-            "isolation.level": "read_committed",  # assemble writes in transactions: never an aborted one
-            "auto.offset.reset": "earliest",
-            "partition.assignment.strategy": "cooperative-sticky",
-            "error_cb": self._on_error,
-            **overrides,
-        }
-        self.consumer = Consumer(conf)
+        self.consumer = Consumer({**sink_consumer_config(settings, group_id), "error_cb": self._on_error,
+                                  **overrides})
         registry = registry_client(settings.registry)
         self._deserialize = WireDecoder(registry, AvroDeserializer(registry), settings.registry.url)
         self._revoked: list[tuple[str, int]] = []

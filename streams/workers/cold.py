@@ -17,10 +17,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from streams.config import Settings
-from streams.sinks.base import RecordSource, SinkRecord, SinkRunner, Watermarks
+from streams.sinks.base import TP, RecordSource, SinkRecord, SinkRunner, Watermarks
 from streams.sinks.objectstore.settings import ColdSinkSettings
 from streams.sinks.objectstore.sink import ColdSink
 from streams.sinks.ratecontrol import Capacity, RateController
@@ -35,28 +36,36 @@ METRICS_STAGE = "cold_metrics"  # the metrics runner's own label: its gauges mus
 class TopicProjectSource:
     """A record source whose records belong to their topic's project; revocations reach the sink."""
 
-    def __init__(self, inner: Any, sink: ColdSink, events_prefix: str) -> None:
+    def __init__(self, inner: RecordSource, sink: ColdSink, events_prefix: str) -> None:
         self.inner = inner
         self.sink = sink
         self.events_prefix = events_prefix
+        self.pauses_partitions = inner.pauses_partitions
 
     def poll_batch(self, max_records: int, timeout_s: float) -> list[SinkRecord]:
-        records: list[SinkRecord] = self.inner.poll_batch(max_records, timeout_s)
+        records = self.inner.poll_batch(max_records, timeout_s)
         for rec in records:
             if rec.topic.startswith(self.events_prefix):
                 rec.project = rec.topic[len(self.events_prefix):]
         return records
 
-    def commit(self, points: dict[tuple[str, int], int]) -> None:
+    def commit(self, points: dict[TP, int]) -> None:
         self.inner.commit(points)
 
-    def positions(self) -> dict[tuple[str, int], int]:
-        positions: dict[tuple[str, int], int] = self.inner.positions()
-        return positions
+    def positions(self) -> Mapping[TP, int]:
+        return self.inner.positions()
 
-    def lag(self) -> dict[tuple[str, int], int]:
-        lag: dict[tuple[str, int], int] = self.inner.lag()
-        return lag
+    def lag(self) -> Mapping[TP, int]:
+        return self.inner.lag()
+
+    def newest_read_ms(self) -> Mapping[TP, int]:
+        return self.inner.newest_read_ms()
+
+    def pause(self, partitions: list[TP]) -> None:
+        self.inner.pause(partitions)
+
+    def resume(self, partitions: list[TP]) -> None:
+        self.inner.resume(partitions)
 
     def pause_all(self) -> None:
         self.inner.pause_all()
@@ -64,16 +73,14 @@ class TopicProjectSource:
     def resume_all(self) -> None:
         self.inner.resume_all()
 
-    def take_revoked(self) -> list[tuple[str, int]]:
-        revoked: list[tuple[str, int]] = self.inner.take_revoked()
+    def take_revoked(self) -> list[TP]:
+        revoked = self.inner.take_revoked()
         if revoked:
             self.sink.forget(revoked)
         return revoked
 
     def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if close is not None:
-            close()
+        self.inner.close()
 
 
 class ColdSinkRunner(SinkRunner):
@@ -154,6 +161,4 @@ async def _run(runner: ColdSinkRunner, stop: asyncio.Event) -> None:
         for status in runner.sink.lifecycle:
             log.info("cold worker: lifecycle on %s: %s (%s)", status.bucket,
                      "applied" if status.applied else "NOT applied", status.detail)
-        close = getattr(runner.source, "close", None)
-        if close is not None:
-            await asyncio.to_thread(close)
+        await asyncio.to_thread(runner.source.close)

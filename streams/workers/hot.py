@@ -83,5 +83,5 @@ async def run_hot_worker(
             retention.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await retention
-        runner.source.close()  # type: ignore[attr-defined]
+        runner.source.close()
         log.info("hot worker stopped: %s", ", ".join(f"{n} {what}" for what, n in runner.stats.items()))

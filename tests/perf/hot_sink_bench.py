@@ -183,7 +183,7 @@ def end_to_end(stack: Settings, events: list[dict[str, Any]], n: int) -> float:
         return n / dt
 
     rate = asyncio.run(go())
-    runner.source.close()  # type: ignore[attr-defined]
+    runner.source.close()
     cleanup(settings, [project])
     print(f"  end to end (Kafka -> Elasticsearch): {rate:,.0f} docs/s")
     return rate
@@ -327,7 +327,7 @@ def paced_run(  # noqa: PLR0915 - one scenario, read top to bottom: producer, sa
     asyncio.run(go())
     producer_proc.join(30)
     trace.throttled = runner.stats["throttled"]
-    runner.source.close()  # type: ignore[attr-defined]
+    runner.source.close()
     cleanup(settings, [ld.project for ld in loads])
     return trace
 

@@ -13,6 +13,10 @@ from streams.sinks.ratecontrol import Capacity, RateController
 
 
 class FakeSource:
+    """A source that pauses only as a whole."""
+
+    pauses_partitions = False
+
     def __init__(self, records: list[SinkRecord]) -> None:
         self.records = records
         self.commits: list[dict[tuple[str, int], int]] = []
@@ -33,8 +37,25 @@ class FakeSource:
     def resume_all(self) -> None:
         self.paused = False
 
+    def pause(self, partitions: list[tuple[str, int]]) -> None:
+        raise AssertionError(f"pause({partitions}) called on a source that pauses only as a whole")
+
+    def resume(self, partitions: list[tuple[str, int]]) -> None:
+        raise AssertionError(f"resume({partitions}) called on a source that pauses only as a whole")
+
     def take_revoked(self) -> list[tuple[str, int]]:
         return []
+
+    def positions(self) -> dict[tuple[str, int], int]:
+        return {}
+
+    def lag(self) -> dict[tuple[str, int], int]:
+        return {}
+
+    def newest_read_ms(self) -> dict[tuple[str, int], int]:
+        return {}
+
+    def close(self) -> None: ...
 
 
 class FakeStore:
@@ -182,6 +203,8 @@ def test_over_budget_the_runner_sleeps_instead_of_spinning() -> None:
 
 class PartitionPausingSource(FakeSource):
     """A source that can pause single partitions, like KafkaRecordSource."""
+
+    pauses_partitions = True
 
     def __init__(self, records: list[SinkRecord]) -> None:
         super().__init__(records)
@@ -434,3 +457,41 @@ def test_a_runner_that_writes_nothing_for_a_minute_says_what_holds_its_records(c
             clock[0] += 31.0
     stalls = [r.getMessage() for r in caplog.records if "nothing written" in r.getMessage()]
     assert len(stalls) == 1 and "'queued': {'p': 48}" in stalls[0] and "'in_sink': 2" in stalls[0], stalls
+
+
+class PositionedSource(FakeSource):
+    """A source that also says where it stands, how far behind it is, and when its newest record was written."""
+
+    def __init__(self, records: list[SinkRecord], position: int, behind: int, newest_ms: int) -> None:
+        super().__init__(records)
+        self.position, self.behind, self.newest_ms = position, behind, newest_ms
+
+    def positions(self) -> dict[tuple[str, int], int]:
+        return {("logs.events.p", 0): self.position}
+
+    def lag(self) -> dict[tuple[str, int], int]:
+        return {("logs.events.p", 0): self.behind}
+
+    def newest_read_ms(self) -> dict[tuple[str, int], int]:
+        return {("logs.events.p", 0): self.newest_ms}
+
+
+def test_the_commit_steps_over_a_transaction_marker_the_source_stands_past() -> None:
+    # Records 0-2, then the transaction's commit marker at offset 3: the consumer stands at 4.
+    source = PositionedSource(recs(3), position=4, behind=0, newest_ms=0)
+    runner = SinkRunner(source, FakeStore(), RateController(Capacity(10**6, 10**9)), FakeDLQ(), "hot_sink")
+    run_steps(runner, 2)
+    assert source.commits[-1] == {("logs.events.p", 0): 4}, "committed up to the source's position, not to 3"
+
+
+def test_lag_in_records_and_seconds_comes_from_the_source() -> None:
+    from streams import observability as obs
+
+    written_ms = int((time.time() - 120) * 1000)
+    source = PositionedSource(recs(3), position=3, behind=500, newest_ms=written_ms)
+    runner = SinkRunner(source, FakeStore(), RateController(Capacity(10**6, 10**9)), FakeDLQ(), "lag_stage")
+    run_steps(runner, 1)
+    labels = {"stage": "lag_stage", "topic": "logs.events.p", "partition": "0"}
+    assert obs.REGISTRY.get_sample_value("sluice_consumer_lag", labels) == 500
+    behind_s = obs.REGISTRY.get_sample_value("sluice_consumer_lag_seconds", {"stage": "lag_stage"})
+    assert behind_s is not None and 119 <= behind_s <= 125, "the age of the newest record read"
