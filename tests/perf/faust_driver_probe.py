@@ -3,7 +3,8 @@
     python tests/perf/faust_driver_probe.py [--records 50000] [--drivers kafka,confluent,rdkafka] [--timeout 150]
 
 For each driver (``kafka`` is aiokafka, ``confluent`` faust-streaming's own librdkafka driver,
-``rdkafka`` this project's; ``rdkafka+batched`` its batch events), a child process runs a Faust app
+``rdkafka`` this project's; ``rdkafka+batched`` its batch events; ``bare`` no Faust, a librdkafka
+consumer's loop alone), a child process runs a Faust app
 whose only agent counts the records it is handed (``stream.events()``; batch events count the
 records in each), over a fresh topic of one partition. Once the child says it is ready (its first
 timer tick, which Faust runs only once the worker is ready), ``N`` one-line records (corpus lines)
@@ -33,9 +34,38 @@ def cpu_now() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def bare_child(bootstrap: str, topic: str, expected: int, timeout_s: float) -> None:
+    """The same count with no Faust at all: one librdkafka consumer's ``consume(10000)`` loop (what the
+    sinks' own loop and the rdkafka driver's thread both run), for the ratio of Faust's cost to it."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"probe-bare-{uuid.uuid4().hex[:8]}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                         "isolation.level": "read_committed"})
+    consumer.subscribe([topic])
+    started = time.monotonic()
+    while not consumer.assignment() and time.monotonic() - started < timeout_s:
+        consumer.poll(0.1)
+    first_cpu, first_wall = cpu_now(), time.monotonic()
+    print("READY", flush=True)
+    n = 0
+    while n < expected and time.monotonic() - started < timeout_s:
+        n += sum(1 for m in consumer.consume(10_000, 0.5) if m.error() is None)
+    cpu = cpu_now() - first_cpu
+    print(json.dumps({"driver": "bare", "batched": True, "records": n,
+                      "reason": "all read" if n >= expected else "timeout", "cpu_s": round(cpu, 3),
+                      "wall_s": round(time.monotonic() - first_wall, 3),
+                      "since_start_s": round(time.monotonic() - started, 1),
+                      "per_cpu_s": round(n / cpu) if cpu > 0 else None}), flush=True)
+    os._exit(0)
+
+
 def child(scheme: str, bootstrap: str, topic: str, expected: int, timeout_s: float, batched: bool) -> None:
     """Run the count-only agent; print one JSON line with what it counted."""
     import asyncio
+
+    if scheme == "bare":
+        bare_child(bootstrap, topic, expected, timeout_s)
 
     import faust
 
