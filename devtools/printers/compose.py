@@ -87,6 +87,9 @@ RECORDS: dict[str, tuple[bool, Maker]] = {
     "hf_explicit": (True, lambda r, t: f"[INFO|trainer.py:{r.randint(700, 2500)}] {t:%Y-%m-%d %H:%M:%S},"
                                        f"{t.microsecond // 1000:03d} >> Saving model checkpoint to "
                                        f"out/checkpoint-{r.randint(1, 99) * 100}"),
+    # Hydra's job logging (hydra/conf/hydra/job_logging/default.yaml): "[%(asctime)s][%(name)s][%(levelname)s] - "
+    "hydra_log": (True, lambda r, t: f"[{t:%Y-%m-%d %H:%M:%S},{t.microsecond // 1000:03d}][__main__][INFO] - "
+                                     f"epoch {r.randint(0, 9)} step {r.randint(1, 9999)} loss={_loss(r)}"),
     # transformers Trainer's printed log dict, a tqdm bar that ended with a newline, plain prints
     "hf_dict": (False, lambda r, t: f"{{'loss': {_loss(r)}, 'grad_norm': {r.uniform(0.1, 9):.4f}, "
                                     f"'learning_rate': 2e-05, 'epoch': {r.uniform(0, 3):.2f}}}"),
@@ -117,6 +120,8 @@ LANG_RECORDS = {
     "ray": ("ray_log", "py_dashes", "glog", "json", "hf_dict", "tqdm", "print"),
     "torch": ("py_dashes", "glog", "nccl", "deepspeed", "json", "hf_dict", "tqdm", "print"),
     "hf": ("py_dashes", "hf_explicit", "nccl", "deepspeed", "json", "hf_dict", "tqdm", "print"),
+    "lightning": ("py_dashes", "hydra_log", "glog", "nccl", "json", "hf_dict", "tqdm", "print"),
+    "cli": ("py_dashes", "hydra_log", "glog", "json", "print"),
 }
 
 

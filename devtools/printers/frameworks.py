@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from devtools.printers.capture import PROGRAMS, PYENV, Capture, Piece, _version
+from devtools.printers.capture import PROGRAMS, PYENV, Capture, Piece, _event, _version
 
 CACHE = Path.home() / ".cache"
 
@@ -451,3 +451,214 @@ def hf(work: Path) -> Iterator[Capture]:
 
 
 LANGS["hf"] = hf
+
+
+# --- PyTorch Lightning and wandb: the Trainer's lines, its model summary, its bar, wandb's terminal log ----
+
+LIGHTNING_SCENARIOS = ("fit", "rich", "step_error", "misconfig", "warn", "wandb", "wandb_error")
+LIGHTNING_PACKAGES = ("pytorch-lightning", "torchmetrics", "wandb", "torch", "rich", "tqdm")
+# the frameworks' directories, first wins: Lightning's (with Hydra, fire), torch's, wandb's
+LIGHTNING_PATH = ("sluice-lightning", "sluice-torch", "sluice-wandb")
+# ModelSummary (utilities/model_summary/model_summary.py _format_summary_table, logged in one log.info with
+# a newline before it): the header "  | Name | Type | Params | Mode ...", a '-' rule, a row per layer, the rule
+# again, then a total per line ("161       Trainable params"); RichModelSummary (callbacks/rich_model_summary.py
+# summarize): two console.print calls, the box table, then a grid of "Trainable params: 161" lines
+PL_SUMMARY_HEAD = re.compile(r"^ *\| Name +\| Type +\| Params")
+_PL_TOTALS = (r"Trainable params|Non-trainable params|Total params|Total estimated model params size \(MB\)"
+              r"|Modules in (?:train|eval) mode|Total F[Ll][Oo][Pp]s")
+PL_SUMMARY_LINE = re.compile(rf"^(?:-+$| *[\d.]+ +\| |\S+(?: [KMBT])? +(?:{_PL_TOTALS}))")
+PL_GRID_LINE = re.compile(rf"^(?:{_PL_TOTALS}): ")
+# wandb's terminal log (sdk/lib/printer.py display -> errors/term.py _log): one call's lines each behind
+# "wandb: "; the calls of more than one line: _header_sync_info's offline message (its lines after the first
+# begin so), the footer's panel (a newline, "Run history:" and its grid, "Run summary:" and its grid, each
+# grid ending with a newline: an empty "wandb: " line before and after), _footer_sync_info's two lines
+WANDB = "wandb: "
+WANDB_OFFLINE = "wandb: W&B syncing is set to `offline`"
+WANDB_OFFLINE_MORE = ("wandb: Run data is saved locally in ", "wandb: View this run in the terminal with ")
+WANDB_SYNC = "wandb: You can sync this run to the cloud by running:"
+
+
+def _summary_end(lines: list[str], i: int) -> int:
+    j = i + 1
+    while j < len(lines) and PL_SUMMARY_LINE.match(lines[j]):
+        j += 1
+    return j
+
+
+def _wandb_panel_end(lines: list[str], i: int) -> int:
+    j = i + 1
+    while j < len(lines) and lines[j].startswith(WANDB) and not lines[j].startswith(WANDB_SYNC):
+        j += 1
+    return j
+
+
+def _wandb_piece(lines: list[str], i: int) -> tuple[int, Piece]:
+    """The end and the piece of one wandb call that starts at ``lines[i]``."""
+    line, j = lines[i], i + 1
+    if line.startswith(WANDB_OFFLINE):
+        while j < len(lines) and lines[j].startswith(WANDB_OFFLINE_MORE):
+            j += 1
+        return j, ("multiline", lines[i:j])
+    if line.rstrip() == WANDB.rstrip() and i + 1 < len(lines) and lines[i + 1] == "wandb: Run history:":
+        j = _wandb_panel_end(lines, i)
+        return j, ("wandb_summary", lines[i:j])
+    if line.startswith(WANDB_SYNC):
+        return i + 2, ("multiline", lines[i:i + 2])
+    return j, ("single" if line.strip() else "blank", [line])
+
+
+def _lightning_pieces(out: str) -> list[Piece]:
+    """One run's output (stdout and stderr in one pipe): the Trainer's lines (each a record), the model
+    summary (one log record), the bar's redraws after "\\r" (a line each; a warning written over them on
+    their line is one line with them), warnings (Lightning's own formatwarning writes those from its package
+    on one line: ``lightning_fabric/utilities/warnings.py _custom_format_warning``; others with their source
+    line), wandb's calls, and each traceback (after the bar's last redraw on its line) to its message."""
+    lines = out.rstrip("\n").split("\n")
+    pieces: list[Piece] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        j = i + 1
+        if line.endswith(TRACEBACK):  # to its message: the bar's redraw at exit or wandb's footer follows
+            j = next((k for k in range(i + 1, len(lines))
+                      if lines[k].startswith(("\r", WANDB)) or lines[k].endswith(TRACEBACK)), len(lines))
+            while not lines[j - 1].strip():
+                j -= 1
+            pieces.append(("python_traceback", lines[i:j]))
+        elif PY_WARNING.match(line):
+            j = _warning_end(lines, i)
+            pieces.append(("python_warning", lines[i:j]))
+        elif PL_SUMMARY_HEAD.match(line):
+            j = _summary_end(lines, i)
+            pieces.append(("model_summary", lines[i:j]))
+        elif line.startswith("\u250f"):  # Rich's box: its top edge to its bottom edge
+            j = next(k for k in range(i, len(lines)) if lines[k].startswith("\u2514")) + 1
+            pieces.append(("table", lines[i:j]))
+        elif line.startswith("Trainable params: "):
+            while j < len(lines) and PL_GRID_LINE.match(lines[j]):
+                j += 1
+            pieces.append(("model_summary", lines[i:j]))
+        elif line.startswith(WANDB):
+            j, piece = _wandb_piece(lines, i)
+            pieces.append(piece)
+        else:
+            pieces += _singles([line])
+        i = j
+    return pieces
+
+
+def _framework_path() -> str:
+    dirs = [Path(os.environ.get(f"SLUICE_{d.split('-')[1].upper()}_TARGET", CACHE / d)) for d in LIGHTNING_PATH]
+    for d, module in zip(dirs, ("pytorch_lightning", "torch", "wandb"), strict=True):
+        if not (d / module).is_dir():
+            raise RuntimeError(f"lightning and cli captures need {d}: pip install --target {d} ... (README.md)")
+    return os.pathsep.join(str(d) for d in dirs)
+
+
+def _printer_of(path: str, names: tuple[str, ...], exe: Path) -> str:
+    from importlib.metadata import distributions
+
+    dists = {d.metadata["Name"].lower(): d.version for d in distributions(path=path.split(os.pathsep))}
+    return ", ".join(f"{n} {dists.get(n)}" for n in names) + f", {_version([str(exe), '-VV'])}"
+
+
+def _merged(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+    full = {k: v for k, v in os.environ.items()
+            if not k.startswith(("PYTHON", "WANDB_", "HYDRA_", "TORCH", "COLUMNS", "LINES", "CLI"))} | env
+    p = subprocess.run(argv, cwd=cwd, env=full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
+                       check=False)
+    return p.stdout.decode("utf-8", "replace")
+
+
+def lightning(work: Path) -> Iterator[Capture]:
+    """``programs/lightning/fit.py`` under CPython 3.12 with PyTorch Lightning, wandb and PyTorch (CPU) from
+    ``pip install --target`` directories (``~/.cache/sluice-lightning``, ``sluice-torch``, ``sluice-wandb``):
+    what one run wrote to stdout and stderr, unbuffered; wandb offline (``WANDB_MODE=offline``)."""
+    path = _framework_path()
+    # (not under a directory named "lightning": Lightning's formatwarning writes every warning whose file's
+    # path holds that word on one line, the user's own too)
+    src = work / "pl_run"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "lightning" / "fit.py", src / "fit.py")
+    exe = _python312()
+    printer = _printer_of(path, LIGHTNING_PACKAGES, exe)
+    env = {"PYTHONPATH": path, "PYTHONUNBUFFERED": "1", "CUDA_VISIBLE_DEVICES": "", "WANDB_MODE": "offline",
+           "COLUMNS": "80"}
+    for name in LIGHTNING_SCENARIOS:
+        out = _merged([str(exe), "fit.py", name], src, env)
+        # a traceback ends with the error's message (free text)
+        yield Capture("lightning", name, _lightning_pieces(out), True, printer)
+
+
+LANGS["lightning"] = lightning
+
+
+# --- command lines: argparse's, click's and fire's usage errors, Hydra's job errors, python -m ---------
+
+# (name, CLI library, arguments, HYDRA_FULL_ERROR, the kind of the event the run prints). argparse
+# (ArgumentParser.error: print_usage, then "prog: error: message"), click (UsageError.show: the usage and the
+# "Try ... for help." hint, a blank line, "Error: message"), fire (core.py _DisplayError: "ERROR: ..." and
+# helptext.UsageText: "Usage:", the availability lines, a blank line, "For detailed information on this
+# command, run:" and the help command): one event each. Hydra (_internal/utils.py run_and_report): the job's
+# records (hydra/conf/hydra/job_logging/default.yaml "[%(asctime)s][%(name)s][%(levelname)s] - %(message)s",
+# on stdout) each a line, then JobReturn.return_value's "Error executing job with overrides: [...]", the
+# traceback without Hydra's frames: one event; after a blank line "Set the environment variable
+# HYDRA_FULL_ERROR=1 for a complete stack trace.", a write of its own: a line of its own; with
+# HYDRA_FULL_ERROR=1 the line and CPython's whole traceback; a CompactHydraException (an override it cannot
+# apply): its message and its cause's (OmegaConf's "    full_key:" lines): one event, then the same hint.
+# ``python -m`` of a missing module: one line.
+CLI_SCENARIOS: tuple[tuple[str, str, tuple[str, ...], str, str], ...] = (
+    ("argparse_required", "argparse", ("data",), "", "usage_error"),
+    ("argparse_choice", "argparse", ("--config", "c.yaml", "--model", "llama-huge", "data"), "", "usage_error"),
+    ("click_missing", "click", ("data",), "", "usage_error"),
+    ("click_value", "click", ("--lr", "x", "data"), "", "usage_error"),
+    ("fire_required", "fire", ("train",), "", "usage_error"),
+    ("fire_consume", "fire", ("train", "--data_dir", "d", "--bogus", "1"), "", "usage_error"),
+    ("fire_key", "fire", ("evaluate",), "", "usage_error"),
+    ("hydra_job", "hydra", ("optim.lr=0.1",), "", "python_traceback"),
+    ("hydra_full", "hydra", ("optim.lr=0.1",), "1", "python_traceback"),
+    ("hydra_override", "hydra", ("optim.lrr=0.1",), "", "hydra_error"),
+    ("hydra_append", "hydra", ("+epochs=3",), "", "hydra_error"),
+)
+HYDRA_RECORD = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\]\[[\w.]+\]\[[A-Z]+\] - ")
+HYDRA_HINT = "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace."
+CLI_PACKAGES = ("hydra-core", "omegaconf", "click", "fire")
+
+
+# what the program itself prints before the library's error (fire runs the command, then fails on what is left)
+CLI_PRINT = "training on "
+
+
+def _cli_pieces(out: str, kind: str) -> list[Piece]:
+    """The job's Hydra records and the program's prints a line each; the rest of the run one event, the blank
+    lines around it left out."""
+    lines = out.rstrip("\n").split("\n")
+    i = 0
+    while i < len(lines) and (HYDRA_RECORD.match(lines[i]) or lines[i].startswith(CLI_PRINT)):
+        i += 1
+    # Hydra's hint after the report is a write of its own (run_and_report): a line of its own
+    hint = len(lines) if lines[-1] != HYDRA_HINT else len(lines) - 1
+    return [*_singles(lines[:i]), *_event(kind, "\n".join(lines[i:hint]) + "\n"), *_singles(lines[hint:])]
+
+
+def cli(work: Path) -> Iterator[Capture]:
+    """``programs/cli/train.py`` under CPython 3.12 with click, fire, Hydra and OmegaConf from the
+    ``pip install --target`` directories above, each run's command line one the library refuses (or a job
+    that raises under Hydra); and ``python -m`` of a module that does not exist."""
+    path = _framework_path()
+    src = work / "cli"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "cli" / "train.py", src / "train.py")
+    exe = _python312()
+    printer = _printer_of(path, CLI_PACKAGES, exe)
+    base = {"PYTHONPATH": path, "PYTHONUNBUFFERED": "1", "COLUMNS": "80"}
+    for name, lib, args, full_error, kind in CLI_SCENARIOS:
+        env = base | {"CLI": lib} | ({"HYDRA_FULL_ERROR": full_error} if full_error else {})
+        out = _merged([str(exe), "train.py", *args], src, env)
+        # a usage error's and a traceback's last line is a message (free text); Hydra's hint ends its report
+        yield Capture("cli", name, _cli_pieces(out, kind), kind != "hydra_error", printer)
+    out = _merged([str(exe), "-m", "trainer_missing"], src, base)
+    yield Capture("cli", "python -m", _singles(out.rstrip("\n").split("\n")), False, printer)
+
+
+LANGS["cli"] = cli

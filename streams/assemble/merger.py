@@ -487,6 +487,9 @@ class MultilineMerger:
                     opened = self._src.get(sid) or opened
                     continue
             act, nxt = self._decide(ob, tok, body, head, rhead)
+            if act == "confirm":
+                self._keep_tent(ob)
+                act = "end"
             if act == "end":
                 spaced = ob.spaced + 1 if len(ob.held) == 1 else 0
                 # NCCL writes a WARN as "\n<header> NCCL WARN": a held prefix-only line goes with it
@@ -780,6 +783,19 @@ class MultilineMerger:
         if prune and not opened and self._src.get(sid) is opened:
             del self._src[sid]
             self._last_key.pop(sid, None)
+
+    @staticmethod
+    def _keep_tent(ob: _Open) -> None:
+        """The lines held tentatively are the block's (``confirm``); the blank lines held after them are not."""
+        b = ob.block
+        for rl, o, _m in ob.tent:
+            b.texts.append(rl.text)
+            b.nbytes += utf8_len(rl.text) + 1
+            _cover(b, o)
+            if rl.file_offset is not None:
+                b.last_file_offset = rl.file_offset
+        ob.tent.clear()
+        ob.tent_bytes = 0
 
     def _keep_before_blank(self, b: Block, tent: list[tuple[RawLine, int, int]]) -> list[tuple[RawLine, int, int]]:
         """Held message lines that a blank line ended are the block's own (``ends_at_blank``); the rest

@@ -40,7 +40,9 @@ an action and the next state. Actions:
   a warning's message before its source line, a framed table before its closing rule);
 - ``side``: a line from another writer inside a report with a known shape (kernel printk): emitted
   alone, the block stays open;
-- ``end``: the line is not part of the block: the block closes and the line starts the next one.
+- ``end``: the line is not part of the block: the block closes and the line starts the next one;
+- ``confirm``: as ``end``, but the line confirms the lines held tentatively: they are the block's (a
+  report whose printer writes its own closing line in another write: Hydra's hint after its compact error).
 
 After held blank lines the ``after_blank`` table applies (chained tracebacks, thread dumps); a mode
 without one ends at a blank line. What continues after a blank line also continues without it:
@@ -123,9 +125,11 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("dmesg", r"\[ *\d+\.\d{6}\] ", "none", None),
     # syslog RFC 3164 / journalctl short (short-precise: with a fraction): the time is volatile,
     # "host prog[pid]" is the writer (a daemon's tag may have no pid; a copy may leave the host out; a tag
-    # is alphanumeric, RFC 3164 4.1.3: c10's "frame #3: ..." behind moreutils' ts is no "host tag: ")
+    # is alphanumeric, RFC 3164 4.1.3: c10's "frame #3: ..." behind moreutils' ts is no "host tag: "; a host
+    # before a tag without a pid is written as the machine names itself, in lower case as clusters name
+    # them: a tqdm bar's description "Epoch 0: ", Lightning's "Total params: 161" behind ts are no "host tag: ")
     ("syslog", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? "
-               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|\w[\w.-]* [^\s:\[#][^\s:\[]*): ", "k", None),
+               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|[a-z0-9][\w.-]* [^\s:\[#][^\s:\[]*): ", "k", None),
     # the same time alone, as test runners and relays without a host write it before every line
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
      None),
@@ -344,6 +348,8 @@ ANNOUNCE_BODY_RE = re.compile(
     r"|[Bb]acktrace|[Ss]tack trace|Obtained \d+ stack frames|<<< (?:FAILURE|ERROR)!\s*$"
     # Go's net/http logs "http: panic serving ADDR: v" then the stack; k8s "Observed a panic: "
     r"|[Pp]anic"
+    # Hydra's JobReturn.return_value writes this line, then raises the job's exception (its traceback next)
+    r"|Error executing job with overrides: "
     # a record whose message ends with the throwable's toString() (a layout that writes "%m %ex" on one line)
     r"|(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?::|$))")
 
@@ -363,6 +369,18 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("py_chain", r"[ \t]*(?:During handling of the above exception, another exception occurred:"
                  r"|The above exception was the direct cause of the following exception:"
                  r"|-- Process \d+ terminated with the following error:)"),
+    # PyTorch Lightning's ModelSummary (utilities/model_summary/model_summary.py _format_summary_table, one
+    # log.info): the header "  | Name | Type | Params ...", a '-' rule, a row per layer ("0 | encoder | ..."), the
+    # rule again, a total per line ("161       Trainable params", counts as get_human_readable_count writes
+    # them: "1.2 K"); RichModelSummary's totals (callbacks/rich_model_summary.py: a grid printed after its box,
+    # "Trainable params: 161" ... "Total FLOPs: 0", each padded to the console's width)
+    ("pl_summary", r"[ \t]*\| Name +\| Type +\| Params"),
+    ("pl_row", r"[ \t]*\d+ +\| "),
+    ("pl_total", r"[\d.,]+(?: [KMBT])? +(?:Trainable params|Non-trainable params|Total params"
+                 r"|Total estimated model params size \(MB\)|Modules in (?:train|eval) mode|Total Flops)\s*$"),
+    ("pl_grid", r"Trainable params: \S"),
+    ("pl_grid_row", r"(?:Non-trainable params|Total params|Total estimated model params size \(MB\)"
+                    r"|Modules in (?:train|eval) mode|Total FLOPs): \S"),
     ("eg_line", r"[ \t]+(?:\| |\|$|\+-|\+\+)"),
     # Rich's traceback handler (rich/traceback.py Traceback.__rich_console__): per exception a panel
     # "╭─ Traceback (most recent call last) ─╮", "│" rows, "╰─╯" (RichHandler indents all of it to its
@@ -439,6 +457,37 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # retrieved"), then the context's objects by key ("handle: <Handle ...>", "future: <Task ...>"), then
     # the traceback (base_events.py default_exception_handler)
     ("asyncio_handle", r"(?:asyncgen|future|handle|protocol|socket|task|transport): <"),
+    # command-line parsers' usage errors, each printed in one go before the program exits: argparse's
+    # ArgumentParser.error (print_usage: "usage: prog ..." wrapped at the terminal's width, the further lines
+    # indented under the first option; then "prog: error: message"), click's UsageError.show (the command's
+    # usage, "Try 'prog --help' for help.", a blank line, "Error: message"), fire's _DisplayError ("ERROR: ...",
+    # then helptext.UsageText: "Usage: ...", indented "  available commands:" / "  optional flags:" lines, a
+    # blank line, "For detailed information on this command, run:" and the help command indented)
+    ("usage_head", r"[Uu]sage: \S"),
+    ("argparse_error", r"\S[^:]*: error: "),
+    ("click_try", r"Try '[^']+' for help\.\s*$"),
+    ("click_error", r"Error: "),
+    ("fire_error", r"ERROR: "),
+    ("fire_detail", r"For detailed information on this command, run:\s*$"),
+    # Hydra's run_and_report (hydra/_internal/utils.py) writes a CompactHydraException's message and its
+    # cause's (OmegaConf's "Key 'x' is not in struct" + "    full_key: ..." lines), or the job's traceback, and
+    # ends with its hint after a blank line, a write of its own. The message's first lines as the override and
+    # config loaders word them (config_loader_impl.py, defaults_list.py): held until the hint confirms them
+    ("hydra_compact", r"(?:Could not (?:override|append to config|delete from config|load)[ .]"
+                      r"|Error (?:merging|parsing) override |Error merging '|Override \S+ looks like a config group"
+                      r"|Multiple values for |Sweep parameters '|Cannot find primary config )"),
+    ("hydra_hint", r"Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\."),
+    # wandb's terminal log (sdk/wandb_run.py through sdk/lib/printer.py display, each line behind "wandb: "):
+    # _header_sync_info's one call when offline ("W&B syncing is set to `offline` ...", then where the run is
+    # saved and, in newer versions, the `wandb leet` hint), the footer's panel (_footer_history_summary_info:
+    # "\n" + "Run history:" and its grid + "\n" + "Run summary:" and its grid + "\n": each grid row
+    # "{key:>width} {value}"), _footer_sync_info's
+    # "You can sync this run to the cloud by running:" + the command
+    ("wandb_sync_more", r"(?:Run data is saved locally in |View this run in the terminal with )"),
+    ("wandb_sync_info", r"W&B syncing is set to `offline`"),
+    ("wandb_panel", r"Run (?:history|summary):\s*$"),
+    ("wandb_sync", r"You can sync this run to the cloud by running:\s*$"),
+    ("wandb_sync_cmd", r"wandb sync "),
     # accelerate's PartialState/AcceleratorState.__repr__ (src/accelerate/state.py), logged by every
     # example script as logger.info(accelerator.state) or printed: "Distributed environment: X  Backend: y",
     # then one "Field: value" line each ("Num processes", "Process index", "Local process index",
@@ -833,8 +882,9 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
 # that is a record of its own without a head ("ERROR: ...", "srun: error: ...", RECORDS).
 BARE_TOKENS = frozenset(("exc_bare", "exc_line", "j_exc"))
 # A held prefix-only line goes with the next line, not the previous block, when that line is an
-# NCCL WARN: NCCL writes each WARN as "\n<header> NCCL WARN ..." (src/debug.cc).
-LEADING_BLANK_RE = re.compile(r".*NCCL WARN")
+# NCCL WARN: NCCL writes each WARN as "\n<header> NCCL WARN ..." (src/debug.cc); wandb's footer panel
+# starts with its newline (sdk/lib/printer.py panel: "\n" + "Run history:" ..., each line behind "wandb: ").
+LEADING_BLANK_RE = re.compile(r".*NCCL WARN|Run (?:history|summary):\s*$")
 
 # -- 4. what a token starts: (mode, multiline kind) ------------------------------------------------
 STARTS: dict[str, tuple[str, str | None]] = {
@@ -922,12 +972,20 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "json_member": ("json_tail", "json_dump"),  # a pretty-printed dump whose first lines were cut
     "py_ext_cut": ("py_ext_more", "python_fatal"),
     "hf_report": ("hf_report", None),
+    "usage_head": ("usage", "usage_error"),
+    "fire_error": ("fire_error", None),
+    "hydra_compact": ("hydra_compact", None),
+    "pl_summary": ("pl_summary", "model_summary"),
+    "pl_grid": ("pl_grid", "model_summary"),
+    "wandb_sync_info": ("wandb_header", None),
+    "wandb_panel": ("wandb_panel", "wandb_summary"),
+    "wandb_sync": ("wandb_sync", None),
 }
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
 SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "ipy_frame", "ipy_num", "json_member", "tsl_frame",
-                         "yarn_field", "yarn_diag"))
+                         "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -1549,6 +1607,28 @@ MODES: dict[str, dict] = {
                          "hf_notes": (_S, "hf_notes")},
                   "after_blank": {"hf_notes": (_S, "hf_notes")}},
     "hf_notes": {"kind": None, "on": {"hf_note": (_S, None)}},
+    # -- command-line parsers' usage errors (their tokens): the usage's lines, then the error's line; fire's
+    # error line before its usage, its help pointer after a blank line
+    "usage": {"kind": "usage_error",
+              "on": {"indent": (_S, None), "argparse_error": (_L, None), "click_try": (_S, None),
+                     "click_error": (_L, None), "fire_detail": (_S, "usage_help")},
+              "after_blank": {"click_error": (_L, None), "fire_detail": (_S, "usage_help")}},
+    "usage_help": {"kind": "usage_error", "on": {"indent": (_L, None)}},
+    "fire_error": {"kind": None, "on": {"usage_head": (_S, "usage")}},
+    # Hydra's compact error: its message's lines held until its hint ends the report
+    # (the hint is a write of its own after it: a line of its own, as after a traceback)
+    "hydra_compact": {"kind": "hydra_error", "on": {"hydra_hint": ("confirm", None)}, "any": (_T, None),
+                      "after_blank": "on", "max_tent": 40},
+    # Lightning's model summaries (their tokens)
+    "pl_summary": {"kind": "model_summary", "rows": True,
+                   "on": {"rule_dash": (_S, None), "pl_row": (_S, None), "pl_total": (_S, None)}},
+    "pl_grid": {"kind": "model_summary", "on": {"pl_grid_row": (_S, None)}},
+    # wandb's calls of more than one line (their tokens); the panel's grids run to the empty line each ends with
+    "wandb_header": {"kind": None, "on": {"wandb_sync_more": (_S, None)}},
+    "wandb_panel": {"kind": "wandb_summary",
+                    "on": {"wandb_panel": (_S, None), "text": (_S, None), "indent": (_S, None)},
+                    "after_blank": {"wandb_panel": (_S, None)}},
+    "wandb_sync": {"kind": None, "on": {"wandb_sync_cmd": (_L, None)}},
     # -- framed tables: a rule line, rows, the closing rule (held until it comes) ----------------
     # ("one_write": a table is printed by one call; a line of another writer among its rows ends it,
     # and the rows held so far are read again on their own: separators a script prints around its

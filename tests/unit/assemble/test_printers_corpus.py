@@ -5,7 +5,8 @@ unittest, Node.js's uncaught exception report and util.inspect, valgrind and gcc
 JAX's filtered tracebacks, Ray's driver and forwarded worker lines, PySpark's log4j2 records and driver
 tracebacks, TensorFlow's C++ log records and graph execution errors, PyTorch's c10 errors, anomaly mode, DataLoader
 workers, dynamo, c10 log records and torchrun's failures, transformers' Trainer output, records and loading report,
-glibc's backtrace_symbols_fd, gdb, glog;
+PyTorch Lightning's Trainer lines, model summaries and bar, wandb's terminal log, argparse's, click's and fire's usage
+errors, Hydra's job errors, glibc's backtrace_symbols_fd, gdb, glog;
 rich, loguru, absl-py, structlog, IPython, typer, tqdm; Go's zap, logrus, zerolog, klog, slog and pkg/errors;
 Rust's anyhow, eyre, color-eyre, env_logger, tracing-subscriber, tokio), each followed at once by a single-line
 record, bare and under launchers' per-line prefixes. Labels come from how the files were made
@@ -25,8 +26,8 @@ from devtools.printers.compose import MARKUPS, RELAYS, markup, relay
 from tests.multiline_score import labelled_files, score_file
 
 PRINTERS = CORPUS / "printers"
-LANGS = ("c", "glog", "go", "golibs", "hf", "java", "java_loggers", "jax", "jvm_fatal", "memcheck", "mpi", "node",
-         "pylibs", "pyspark", "pystdlib", "python", "ray", "rust", "rustlibs", "tensorflow", "torch")
+LANGS = ("c", "cli", "glog", "go", "golibs", "hf", "java", "java_loggers", "jax", "jvm_fatal", "lightning", "memcheck",
+         "mpi", "node", "pylibs", "pyspark", "pystdlib", "python", "ray", "rust", "rustlibs", "tensorflow", "torch")
 
 
 @pytest.mark.parametrize("lang", LANGS)
