@@ -244,6 +244,14 @@ class Consumer(faust_consumer.Consumer):
                                                      [TopicPartition(tp.topic, tp.partition)]))
         return int(where.offset) if where.offset >= 0 else None
 
+    def topic_exists(self, topic: str, timeout_s: float = BROKER_CALL_TIMEOUT_S) -> bool:
+        """Does the broker know ``topic``? Blocking. Asked through the consumer: a producer's metadata
+        request makes a broker that allows it create the topic it asks about."""
+        client = self.client
+        meta = client.call(client.consumer.list_topics, topic, timeout_s).result(timeout_s + 5)
+        found = meta.topics.get(topic)
+        return found is not None and found.error is None
+
     def highwater(self, tp: TP) -> int:
         """The partition's end as the last fetch response gave it (no broker call); -1 if not known yet."""
         return self.client.highwaters.get((tp.topic, tp.partition), -1)

@@ -344,9 +344,9 @@ class AssembleStage:
                 continue
 
     async def on_batches(self, batches: list[Any]) -> None:
-        """A turn over what the driver fetched: :class:`~streams.rdkafka.RecordBatch` es of logs.raw.
-        A batch without records says its partition holds nothing more than transaction markers up to
-        its ``end``: the partition is read up to there."""
+        """A turn over what the driver fetched of logs.raw (:class:`~streams.rdkafka.RecordBatch`, one per
+        partition). A batch without records says its partition holds nothing more than transaction
+        markers up to its ``end``: the partition is read up to there."""
         messages: list[Any] = []
         ends: dict[int, tuple[int, int]] = {}
         for batch in batches:
@@ -569,12 +569,8 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
     async def seek(partition: int, offset: int) -> None:
         await consumer.seek(TP(settings.topics.raw, partition), offset)
 
-    def topic_exists(topic: str) -> bool:
-        meta = stage.writer.producer.list_topics(topic, timeout=10).topics.get(topic)
-        return meta is not None and meta.error is None
-
     ensure_assemble_state_topic(settings)
-    stage.routes.topic_exists = topic_exists
+    stage.routes.topic_exists = consumer.topic_exists
     stage.highwater = highwater
     stage.load_state = lambda p: load_state(settings, p)
     stage.group_metadata = consumer.group_metadata

@@ -12,6 +12,7 @@ import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 from confluent_kafka import KafkaError, TopicPartition
@@ -72,6 +73,7 @@ class FakeLibrdkafka:
         self.pause_calls: list[set[TopicPart]] = []
         self.resume_calls: list[set[TopicPart]] = []
         self.seeks: list[TopicPart] = []
+        self.metadata_asked_from = ""  # the thread that last asked for a topic's metadata
         self.busy: TopicPart | None = None  # a partition that gains a record before every consume()
         self._events: deque[tuple[str, list[TopicPart]]] = deque()
         self._errors: deque[KafkaError] = deque()
@@ -192,6 +194,13 @@ class FakeLibrdkafka:
                               cached: bool = False) -> tuple[int, int]:
         with self.lock:
             return 0, len(self.logs[(partition.topic, partition.partition)])
+
+    def list_topics(self, topic: str, timeout: float | None = None) -> Any:
+        """Metadata of ``topic`` as librdkafka's consumer answers it: known once it holds records."""
+        with self.lock:
+            known = any(t == topic for t, _p in self.logs)
+            self.metadata_asked_from = threading.current_thread().name
+        return SimpleNamespace(topics={topic: SimpleNamespace(error=None)} if known else {})
 
     def consumer_group_metadata(self) -> str:
         return f"group-metadata-of-generation-{self.generation}"

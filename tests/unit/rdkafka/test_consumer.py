@@ -86,6 +86,17 @@ def run(test: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(bounded())
 
 
+def test_a_topic_is_looked_up_through_the_consumers_own_thread() -> None:
+    async def test() -> None:
+        async with on_fake() as f:
+            f.fake.produce(T, 0, b"v0")
+            assert await asyncio.to_thread(f.consumer.topic_exists, T)
+            assert f.fake.metadata_asked_from == "rdkafka-consumer", "asked by the consumer, never a producer"
+            assert not await asyncio.to_thread(f.consumer.topic_exists, "logs.events.nobody")
+
+    run(test)
+
+
 # -- records as Faust gets them ----------------------------------------------------------------------
 def test_records_of_a_plain_topic_come_one_by_one_with_their_fields() -> None:
     async def test() -> None:
