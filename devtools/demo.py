@@ -107,12 +107,23 @@ def es_count(settings: Settings, index: str, host: str) -> int:
 
 
 def cold_objects(settings: Settings, prefix: str) -> tuple[int, int]:
-    """(objects, events) under ``prefix``, from the manifest each cold object carries as metadata."""
+    """(objects, events) under ``prefix``, from the manifest each cold object carries as metadata.
+
+    The cold sink is still uploading while this is polled, and a listing may name an object whose HEAD
+    then answers 404 (the store listed it mid-write): such an object is counted at the next poll."""
+    from botocore.exceptions import ClientError
+
     store = ObjectStore(settings.object_store, settings.cold)
     bucket = settings.object_store.default_bucket
     objects = events = 0
     for key in store.list_keys(bucket, prefix):
-        manifest = manifest_from_metadata(store.metadata(bucket, key))
+        try:
+            metadata = store.metadata(bucket, key)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchKey", "NotFound"):
+                raise
+            continue
+        manifest = manifest_from_metadata(metadata)
         if manifest is not None:
             objects += 1
             events += int(manifest["count"])
