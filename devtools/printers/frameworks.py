@@ -277,33 +277,29 @@ FATAL_HEAD = "Fatal Python error: "
 TRACEBACK = "Traceback (most recent call last):"
 
 
-def _warning_end(lines: list[str], i: int) -> int:
+def _run_end(lines: list[str], i: int, keep: Callable[[str], object]) -> int:
+    """The index after the lines following ``lines[i]`` that ``keep`` takes (the end of its run)."""
     j = i + 1
-    while j < len(lines) and lines[j].startswith(" "):
+    while j < len(lines) and keep(lines[j]):
         j += 1
     return j
+
+
+def _warning_end(lines: list[str], i: int) -> int:
+    return _run_end(lines, i, lambda line: line.startswith(" "))
 
 
 def _torch_log_end(lines: list[str], i: int) -> int:
     head = TORCH_LOG_HEAD.match(lines[i]).group(0)  # type: ignore[union-attr]
-    j = i + 1
-    while j < len(lines) and lines[j].startswith(head):
-        j += 1
-    return j
+    return _run_end(lines, i, lambda line: line.startswith(head))
 
 
 def _c10_end(lines: list[str], i: int) -> int:
-    j = i + 1
-    while j < len(lines) and lines[j].strip() and not (C10_HEAD.match(lines[j]) or lines[j] == TRACEBACK):
-        j += 1
-    return j
+    return _run_end(lines, i, lambda line: line.strip() and not (C10_HEAD.match(line) or line == TRACEBACK))
 
 
 def _rank_end(lines: list[str], i: int) -> int:
-    j = i + 1
-    while j < len(lines) and RANK_LINE.match(lines[j]):
-        j += 1
-    return j
+    return _run_end(lines, i, RANK_LINE.match)
 
 
 def _fatal_end(lines: list[str], i: int) -> int:
@@ -389,10 +385,8 @@ HF_HEAD = re.compile(r"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\|[\w.]+:\d+\] \d{
 
 
 def _hf_record_end(lines: list[str], i: int) -> int:
-    j = i + 1
-    while j < len(lines) and not (HF_HEAD.search(lines[j]) or lines[j].startswith("\r") or
-                                  PY_WARNING.match(lines[j]) or lines[j].endswith(TRACEBACK)):
-        j += 1
+    j = _run_end(lines, i, lambda line: not (HF_HEAD.search(line) or line.startswith("\r") or
+                                             PY_WARNING.match(line) or line.endswith(TRACEBACK)))
     while not lines[j - 1].strip():
         j -= 1  # the blank lines a message ends with are not its record's
     return j
@@ -479,17 +473,11 @@ WANDB_SYNC = "wandb: You can sync this run to the cloud by running:"
 
 
 def _summary_end(lines: list[str], i: int) -> int:
-    j = i + 1
-    while j < len(lines) and PL_SUMMARY_LINE.match(lines[j]):
-        j += 1
-    return j
+    return _run_end(lines, i, PL_SUMMARY_LINE.match)
 
 
 def _wandb_panel_end(lines: list[str], i: int) -> int:
-    j = i + 1
-    while j < len(lines) and lines[j].startswith(WANDB) and not lines[j].startswith(WANDB_SYNC):
-        j += 1
-    return j
+    return _run_end(lines, i, lambda line: line.startswith(WANDB) and not line.startswith(WANDB_SYNC))
 
 
 def _wandb_piece(lines: list[str], i: int) -> tuple[int, Piece]:
