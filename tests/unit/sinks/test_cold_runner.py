@@ -11,6 +11,7 @@ import fastavro
 import pytest
 
 from devtools.testing.objectstore import MemoryObjectStore, corpus_events
+from devtools.testing.sources import UntrackedSource
 from streams.config import Settings
 from streams.sinks.base import Backoff, SinkRecord, SinkRunner
 from streams.sinks.objectstore.settings import ColdSinkSettings
@@ -42,7 +43,7 @@ class FakeKafka:
         return FakeConsumer(self, crash_on_commit)
 
 
-class FakeConsumer:
+class FakeConsumer(UntrackedSource):
     pauses_partitions = False
 
     def __init__(self, kafka: FakeKafka, crash_on_commit: bool) -> None:
@@ -72,20 +73,6 @@ class FakeConsumer:
     def pause_all(self) -> None: ...
 
     def resume_all(self) -> None: ...
-
-    def take_revoked(self) -> list[tuple[str, int]]:
-        return []
-
-    def positions(self) -> dict[tuple[str, int], int]:
-        return {}
-
-    def lag(self) -> dict[tuple[str, int], int]:
-        return {}
-
-    def newest_read_ms(self) -> dict[tuple[str, int], int]:
-        return {}
-
-    def close(self) -> None: ...
 
 
 def conf(**kw) -> ColdSinkSettings:

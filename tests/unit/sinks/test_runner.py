@@ -7,12 +7,13 @@ import gc
 import time
 from collections import Counter
 
+from devtools.testing.sources import UntrackedSource
 from streams.errors import CommitFailed
 from streams.sinks.base import Backoff, FlushResult, SinkRecord, SinkRunner, Watermarks
 from streams.sinks.ratecontrol import Capacity, RateController
 
 
-class FakeSource:
+class FakeSource(UntrackedSource):
     """A source that pauses only as a whole."""
 
     pauses_partitions = False
@@ -42,20 +43,6 @@ class FakeSource:
 
     def resume(self, partitions: list[tuple[str, int]]) -> None:
         raise AssertionError(f"resume({partitions}) called on a source that pauses only as a whole")
-
-    def take_revoked(self) -> list[tuple[str, int]]:
-        return []
-
-    def positions(self) -> dict[tuple[str, int], int]:
-        return {}
-
-    def lag(self) -> dict[tuple[str, int], int]:
-        return {}
-
-    def newest_read_ms(self) -> dict[tuple[str, int], int]:
-        return {}
-
-    def close(self) -> None: ...
 
 
 class FakeStore:
