@@ -444,7 +444,9 @@ class MultilineMerger:
                 return
         if not body or body.isspace():
             if head is None:
-                self._hold_blank(sid, opened, key, line, offset, ms, bool(text.strip()), out)
+                # (a prefix with nothing after it is a writer's empty line, kept with its event; a time stamp
+                # alone, a relay's on an empty line, is a blank line: the stamp is not the writer's)
+                self._hold_blank(sid, opened, key, line, offset, ms, bool(key) and bool(text.strip()), out)
                 return
             ob = opened.get(key)
             if ob is not None and rhead is not None and rhead == ob.rhead:
