@@ -769,6 +769,9 @@ class MultilineMerger:
         if ob.held:
             if tent:
                 tent = tent + [(rl, o, m) for rl, o, m, _v in ob.held]
+            elif len(b.texts) == 1 and ob.mode in _SWITCH_CLOSES and not R.PREFIX_ALONE_ENDS_RE.search(key):
+                # after a line of its own, a writer's prefix alone is the writer's empty line: a line of its own
+                out.extend(self._single(sid, rl, o, m, key) for rl, o, m, visible in ob.held if visible)
             else:
                 for rl, o, _m, visible in ob.held:  # a trailing prefix-only line is the record's last line
                     if visible and len(b.texts) < self.max_lines:

@@ -153,6 +153,12 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("tqdm", r" *\d{1,3}%\|[^|]*\| *\d+/\d+ \[[^\]]*\]", "splice", None),
 )
 
+# Writers whose prefix alone closes each of their messages, a one-line message too (valgrind's vmessage ends
+# every message with "==PID== " and nothing after it): there the prefix alone is the message's last line. A
+# prefix alone after another writer's line of its own is that writer's empty line, a line of its own (Ray's
+# log monitor prints a worker's empty line as its prefix alone).
+PREFIX_ALONE_ENDS_RE = re.compile(r"(?:^|\|)==\d+==$")
+
 # -- 2. record heads -------------------------------------------------------------------------------
 # (name, pattern, repeats). Each names the formatter that writes it. ``EVERY_LINE`` heads are written
 # on every line of a record (a line without one is not part of it, unless the grammar says so).

@@ -444,6 +444,25 @@ def test_time_stamp_alone_is_a_blank_line_not_the_events_last_line():
     assert spans(vg) == [(0, 2), (3, 3)]
 
 
+def test_a_writers_prefix_alone_after_a_line_of_its_own_is_its_empty_line():
+    # rule: PREFIX_ALONE_ENDS_RE -- Ray's log monitor prints a worker's empty line as "(name pid=N)" alone: after
+    # a single-line record it is a line of its own, not that record's; after a multiline event it stays the
+    # event's last line; valgrind closes every message, a one-line one too, with "==PID== " alone
+    p = "(_tune pid=62308)"
+    texts = [p + " Model summary: 225 layers, 3,011,043 parameters, 8.2 GFLOPs",
+             p,
+             p + " Transferred 319/355 items from pretrained weights",
+             p + " Traceback (most recent call last):",
+             p + '   File "/app/tune.py", line 3, in <module>',
+             p + " ValueError: bad trial",
+             p + " ",
+             p + " trial done"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2), (3, 6), (7, 7)]
+    vg = ["==41== Warning: set address range perms: large range [0x59c8b040, 0x99c8b040)", "==41== ",
+          "==41== Invalid read of size 4", "==41==    at 0x109F2E: main (t.c:6)", "==41== "]
+    assert spans(vg) == [(0, 1), (2, 4)]
+
+
 def test_glibc_malloc_report_with_backtrace_and_memory_map():
     # rule: glibc_report ("*** Error in", "======= Backtrace: =========", frames, maps)
     texts = ["*** Error in `./spawn': double free or corruption (!prev): 0x00000000035988c0 ***",
