@@ -153,6 +153,12 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("tqdm", r" *\d{1,3}%\|[^|]*\| *\d+/\d+ \[[^\]]*\]", "splice", None),
 )
 
+# Writers whose prefix alone closes each of their messages, a one-line message too (valgrind's vmessage ends
+# every message with "==PID== " and nothing after it): there the prefix alone is the message's last line. A
+# prefix alone after another writer's line of its own is that writer's empty line, a line of its own (Ray's
+# log monitor prints a worker's empty line as its prefix alone).
+PREFIX_ALONE_ENDS_RE = re.compile(r"(?:^|\|)==\d+==$")
+
 # -- 2. record heads -------------------------------------------------------------------------------
 # (name, pattern, repeats). Each names the formatter that writes it. ``EVERY_LINE`` heads are written
 # on every line of a record (a line without one is not part of it, unless the grammar says so).
@@ -477,6 +483,13 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                       r"|Error (?:merging|parsing) override |Error merging '|Override \S+ looks like a config group"
                       r"|Multiple values for |Sweep parameters '|Cannot find primary config )"),
     ("hydra_hint", r"Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\."),
+    # Unsloth's banners (unsloth/models/_utils.py, llama.py, save.py): one print or logger call of five lines,
+    # the sloth drawn down their first 14 columns: "==((====))==  " + the title, then the lines led by
+    # "   \\   /|    " (f"{chr(92)}{chr(92)}"; one backslash in older versions), "O^O/ \_/ \    ",
+    # "\        /    " and, last, ' "-____-"     '
+    ("unsloth_top", r"==\(\(====\)\)== "),
+    ("unsloth_art", r"(?: *\\{1,2} +/\||O\^O/ \\_/ \\|\\ +/) "),
+    ("unsloth_end", r' *"-____-" '),
     # wandb's terminal log (sdk/wandb_run.py through sdk/lib/printer.py display, each line behind "wandb: "):
     # _header_sync_info's one call when offline ("W&B syncing is set to `offline` ...", then where the run is
     # saved and, in newer versions, the `wandb leet` hint), the footer's panel (_footer_history_summary_info:
@@ -644,6 +657,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("absl_sig", r"[ \t]*\*\*\* (?:SIG[A-Z]+ received|Aborted at \d+|Check failure stack trace: \*\*\*)"),
     ("glog_sig", r"[ \t]*\*\*\* SIG[A-Z]+ \(@"),
     ("absl_frame", r"[ \t]*(?:PC: )?@ +(?:0x[0-9a-fA-F]+|\.\.\. and at least \d+ more frames)"),
+    # caffe2's and c10's fatal signal handler (caffe2/utils/signal_handler.cc, c10/util/signal_handler.cpp
+    # stacktraceSignalHandler): per thread "SIGSEGV(11), [PID: N, ]Thread N: ", then the thread's frames --
+    # caffe2's printStacktrace "[i] name[+0xoff](pc)[ in lib]" (name "???" without a symbol, a null pc "0"),
+    # c10's get_backtrace "frame #i: ..." -- and an empty line
+    ("c2_sig", r"SIG[A-Z]+\(\d+\), (?:PID: \d+, )?Thread \d+: ?$"),
+    ("c2_frame", r"\[\d+\] \S.*\((?:0x[0-9a-fA-F]+|0)\)(?: in \S.*)?$", "] "),
     # TensorFlow/XLA's CurrentStackTrace (tsl/platform/stacktrace.h) and its kin: "*** Begin stack trace ***",
     # tab-indented frames, "*** End stack trace ***"
     ("bt_begin", r"[ \t]*\*{3,} ?[Bb](?:egin|EGIN) [Ss](?:tack|TACK) [Tt](?:race|RACE) ?\*{3,}"),
@@ -930,6 +949,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "gdb_thread": ("gdb_thread", "gdb_bt"),
     "absl_sig": ("sigdump", "cpp_frames"),
     "absl_frame": ("sigdump", "cpp_frames"),
+    "c2_sig": ("c2_sigdump", "cpp_frames"),
+    "c2_frame": ("c2_sigdump", "cpp_frames"),  # a thread's frames whose header was cut
     "glibc_frame": ("glibc", "glibc_backtrace"),
     "glibc_err": ("glibc_report", "glibc_backtrace"),
     "mac_frame": ("mac_bt", "macos_backtrace"),
@@ -979,6 +1000,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "pl_grid": ("pl_grid", "model_summary"),
     "wandb_sync_info": ("wandb_header", None),
     "wandb_panel": ("wandb_panel", "wandb_summary"),
+    "unsloth_top": ("unsloth", None),
     "wandb_sync": ("wandb_sync", None),
 }
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
@@ -1444,6 +1466,9 @@ MODES: dict[str, dict] = {
     # absl failure signal handler / glog: "*** SIGSEGV received ... ***", "PC: @ ...", "    @ ..."
     "sigdump": {"kind": "cpp_frames", "cross": True,
                 "on": {"absl_frame": (_S, None), "glog_sig": (_S, None)}},
+    # caffe2's / c10's fatal signal handler: one thread's header and frames; the empty line after them ends
+    # it (each thread's dump is its own write, the next one opens with its own header)
+    "c2_sigdump": {"kind": "cpp_frames", "on": {"c2_frame": (_S, None), "frame": (_S, "c10_frames")}},
     # (CurrentStackTrace writes a frame whose symbol is unknown as a tab alone: a blank line among frames)
     "begin_bt": {"kind": "cpp_frames",
                  "on": {"indent": (_S, None), "tsl_frame": (_S, None), "text": (_C, None), "bt_end": (_L, None)},
@@ -1629,6 +1654,8 @@ MODES: dict[str, dict] = {
                     "on": {"wandb_panel": (_S, None), "text": (_S, None), "indent": (_S, None)},
                     "after_blank": {"wandb_panel": (_S, None)}},
     "wandb_sync": {"kind": None, "on": {"wandb_sync_cmd": (_L, None)}},
+    # Unsloth's banner: the drawing's lines, to its last
+    "unsloth": {"kind": None, "on": {"unsloth_art": (_S, None), "unsloth_end": (_L, None)}},
     # -- framed tables: a rule line, rows, the closing rule (held until it comes) ----------------
     # ("one_write": a table is printed by one call; a line of another writer among its rows ends it,
     # and the rows held so far are read again on their own: separators a script prints around its
