@@ -175,8 +175,7 @@ def metrics_report(texts: list[str], p: Parsed) -> bool:
         return False
     prefix = head[:m.start()]
     found = False
-    for row in texts[1:MAX_REPORT_ROWS]:
-        if prefix and row.startswith(prefix):
-            row = row[len(prefix):]
+    for text in texts[1:MAX_REPORT_ROWS]:
+        row = text[len(prefix):] if prefix and text.startswith(prefix) else text
         found = table_row(row, p) or found
     return found
