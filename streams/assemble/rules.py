@@ -646,7 +646,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # fastprogress' ConsoleMasterBar.write(table=True) ("0         0.318497    0.223164    0.927000  00:13": each
     # cell padded to its name's width plus two, floats "%.6f", format_time's mm:ss). Each row is a record of its
     # own, written when its interval or epoch ends: not a gdb source line, not a deeper line of the header
-    ("value_row", r"[ \t]*" + _CELL + r"(?:[ \t]+" + _CELL + r"){2,}[ \t]*$"),
+    # (the first gap is two blanks or more: the first column is padded, and a log line's "081109 203615 148 INFO"
+    # fails at once)
+    ("value_row", r"[ \t]*" + _CELL + r"[ \t]{2,}" + _CELL + r"(?:[ \t]+" + _CELL + r")+[ \t]*$"),
     ("gdb_src", r"(?:warning: )?\d+(?:\t| {2,}\S)"),
     # absl failure_signal_handler ("*** SIGSEGV received at time=..."), glog's failure handler
     # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK
