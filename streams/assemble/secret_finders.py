@@ -168,6 +168,29 @@ def _nested_key(text: str, ks: int, strength_of: Callable[[str], str | None]) ->
     return None
 
 
+# The same key inside a JSON object or a dict repr printed on a line ("{'wandb': {'key': '...'}}", a config printed
+# whole): judged as "<the key the object is held under>.key", as the record's lifted attributes are.
+_HELD_UNDER = re.compile(r"""(["'])([A-Za-z_][\w.\-]{0,100})\1[ \t]*:[ \t]*\Z""")
+INLINE_LOOK = 4096  # characters looked back for the object's opening brace
+
+
+def _inline_key(text: str, ks: int, strength_of: Callable[[str], str | None]) -> str | None:
+    depth = 0
+    i = ks - 1
+    stop = max(0, ks - INLINE_LOOK)
+    while i > stop:
+        i -= 1
+        c = text[i]
+        if c == "}":
+            depth += 1
+        elif c == "{":
+            if not depth:
+                m = _HELD_UNDER.search(text, max(0, i - 128), i)
+                return strength_of(m.group(2) + ".key") if m is not None else None
+            depth -= 1
+    return None
+
+
 # A key and its value as a column-aligned table or a space-separated config file prints them, alone on their line:
 # ``password    S3cret`` (vault kv get, vault read), ``    HTTP_Passwd   S3cret`` (Fluent Bit's classic config),
 # ``requirepass S3cret`` (redis.conf). One space is enough only after a key that is no plain word ("Password
@@ -228,8 +251,9 @@ def _key_around(text: str, ks: int, ke: int, strength_of: Callable[[str], str | 
     label = _label(text, ks, ke)
     if label is not None and (label_strength := strength_of(text[label[0]:label[1]])) is not None:
         return text[label[0]:label[1]], label[1], label_strength
-    if strength is None and key in _BARE_KEYS and text.startswith(":", ke):
-        strength = _nested_key(text, ks, strength_of)
+    if strength is None and key in _BARE_KEYS and (text.startswith(":", ke) or (
+            text[ke:ke + 1] in ("'", '"') and text[ks - 1:ks] == text[ke] and text.startswith(":", ke + 1))):
+        strength = _inline_key(text, ks, strength_of) if text[ke] != ":" else _nested_key(text, ks, strength_of)
     return key, ke, strength
 
 

@@ -317,3 +317,17 @@ def test_a_long_hex_key_is_machine_made_under_the_hex_entropy_floor(redact: Reda
 @pytest.mark.parametrize("value", ["deadbeefdeadbeefdeadbeefdeadbeef", "ab12ab12ab12ab12ab12ab12ab12ab12"])
 def test_a_hex_run_of_few_symbols_is_no_key(redact: Redactor, value: str) -> None:
     assert redact(f"ACME_ADMIN_KEY={value}") == f"ACME_ADMIN_KEY={value}"
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # a config printed whole on a line: a dict repr (print(cfg)), json.dumps
+    (f"config: {{'wandb': {{'project': 'llm', 'key': '{WANDB_KEY}'}}, 'seed': 42}}", False),
+    (f'run config {{"tracker": {{"url": "https://t.example.com", "key": "{WANDB_KEY}"}}, "epochs": 3}}', False),
+    # an object before the key inside the same section is a sibling, not what holds the key
+    ("config: {'tracker': {'cache': {'dir': '/tmp/w'}, 'key': '7Hq2LmP9xKz4Wn8Rt3Vb6Yc1'}}", False),
+    (f"config: {{'cache': {{'dir': '/tmp/c', 'key': '{WANDB_KEY}'}}}}", True),  # a cache's key: no secret
+    (f"lookup {{'key': '{WANDB_KEY}'}}", True),  # held under no key: nothing says what it is
+])
+def test_a_bare_key_in_an_object_printed_on_a_line_is_judged_by_the_key_holding_it(
+        redact: Redactor, text: str, kept: bool) -> None:
+    assert (redact(text) == text) is kept
