@@ -363,6 +363,9 @@ ANNOUNCE_BODY_RE = re.compile(
 # (name, pattern[, gate]), first match wins. The comment names the printer. A gate is a literal the
 # line must contain for the pattern to be tried (a cheap test before a pattern that could start with
 # any word).
+# One cell of a table row: a number (maybe a percentage), a clock (mm:ss, h:mm:ss), or a value left out: '-'
+# (nvidia-smi), '#na#' (fastai v1's Recorder.format_stats), 'None' (fastai v2's ProgressCallback writes str()).
+_CELL = r"(?:\d+:\d\d(?::\d\d)?|[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?%?|-|#na#|None)"
 TOKENS: tuple[tuple[str, ...], ...] = (
     # CPython Lib/traceback.py (TracebackException.format)
     ("py_tb", r"[ \t]*Traceback \(most recent call last\):"),
@@ -651,6 +654,14 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("gdb_thread", r"Thread \d+ \((?:Thread|LWP|process) .*\):\s*$"),
     # `bt full` writes each frame's locals under it, indented, or one of these (stack.c print_frame_local_vars)
     ("gdb_nolocals", r"No (?:locals|symbol table info available)\.\s*$"),
+    # A row of a table whose every cell is a value, under a header printed once: nvidia-smi dmon's rows
+    # ("    0   111    83    25 ...   -     -", right-aligned, '-' for none); fastai's Recorder table through
+    # fastprogress' ConsoleMasterBar.write(table=True) ("0         0.318497    0.223164    0.927000  00:13": each
+    # cell padded to its name's width plus two, floats "%.6f", format_time's mm:ss). Each row is a record of its
+    # own, written when its interval or epoch ends: not a gdb source line, not a deeper line of the header
+    # (the first gap is two blanks or more: the first column is padded, and a log line's "081109 203615 148 INFO"
+    # fails at once)
+    ("value_row", r"[ \t]*" + _CELL + r"[ \t]{2,}" + _CELL + r"(?:[ \t]+" + _CELL + r")+[ \t]*$"),
     ("gdb_src", r"(?:warning: )?\d+(?:\t| {2,}\S)"),
     # absl failure_signal_handler ("*** SIGSEGV received at time=..."), glog's failure handler
     # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK
@@ -1088,6 +1099,7 @@ _ATTACH = {
     # starts in the middle of a traceback; a record whose message introduces them, "...:", keeps them:
     # MODES "body")
     "ipy_num": (_E, None),
+    "value_row": (_E, None),  # (a table's row is no continuation of the line above it: not even its header)
     "j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head"),
     "j_suppressed": (_S, "java_frames"),
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
@@ -1179,7 +1191,7 @@ MODES: dict[str, dict] = {
     # the lines between belong to it. After a blank line only indented lines go on: a line of text at
     # column 0 there is the next output, the body's own lines rarely hold an empty one)
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "ipy_num": (_C, None), "text": (_C, None),
-                                  "tsl_frame": (_C, None),
+                                  "tsl_frame": (_C, None), "value_row": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
              "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml"),
                              **_RUST_SECTIONS}},
