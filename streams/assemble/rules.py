@@ -458,8 +458,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # unittest's TextTestResult.printErrorList: a '=' rule of 70, "FLAVOUR: test (module.Class.test)"
     # (its docstring's first line under it), a '-' rule of 70, the traceback
     ("ut_case", r"(?:ERROR|FAIL|UNEXPECTED SUCCESS): \w+ \([\w.]+\)"),
-    # warnings.formatwarning: "file:line: Category: message" then "  source line"
-    ("py_warning", r"(?:[A-Za-z]:)?(?:[^:\s]+\.pyx?|<[^>]+>):\d+: [A-Z]\w*Warning: ", "Warning: "),
+    # warnings.formatwarning: "file:line: Category: message" then "  source line"; a message that starts
+    # with a newline leaves "Category: " at the end of the first line, and a copy or a shipper that trims
+    # trailing blanks leaves "Category:"
+    ("py_warning", r"(?:[A-Za-z]:)?(?:[^:\s]+\.pyx?|<[^>]+>):\d+: [A-Z]\w*Warning:(?: |\s*$)", "Warning:"),
     # multiprocessing.BaseProcess._bootstrap prints "Process Name:" then the traceback
     ("py_process", r"Process [\w-]+:\s*$"),
     # asyncio's default exception handler: the message ("Exception in callback ...", "Task exception was never

@@ -219,6 +219,37 @@ def test_warning_message_spanning_lines_with_blank_lines():
     assert spans(texts) == [(0, 6), (7, 7)]
 
 
+
+def _formatwarning_lines(message: str, category: type[Warning], filename: str, source: str) -> list[str]:
+    """What CPython's warnings.formatwarning writes, as lines."""
+    import warnings
+    return warnings.formatwarning(message, category, filename, 33, line=source).rstrip("\n").split("\n")
+
+
+def test_warning_whose_message_starts_with_a_newline_keeps_its_header_with_or_without_its_trailing_blank():
+    # rule: py_warning header "Warning: " or "Warning:" at the line's end. formatwarning writes
+    # f"{file}:{line}: {category}: {message}\n" + "  {source}\n"; a message that starts with "\n" (hydra's
+    # version_base notice) leaves "...UserWarning: " alone on the first line, and a copy or a shipper that
+    # trims trailing blanks leaves "...UserWarning:".
+    for category, filename in ((UserWarning, "/home/u/based/train/run.py"),
+                               (FutureWarning, "C:\\Users\\u\\train.py"),
+                               (DeprecationWarning, "<frozen importlib._bootstrap>")):
+        lines = _formatwarning_lines("\nThe version_base parameter is not specified.\n"
+                                     "Please specify a compatability version level, or None.",
+                                     category, filename, '@hydra.main(config_path="configs/")')
+        assert lines[0].endswith("Warning: ")
+        for header in (lines[0], lines[0].rstrip()):
+            texts = ["(venv) $ python run.py", header, *lines[1:], "Error executing job with overrides: []"]
+            assert groups(texts) == [[0], [1, 2, 3, 4], [5]], (category, header)
+
+
+def test_a_path_line_ending_with_a_warning_name_and_colon_without_a_source_line_holds_nothing():
+    # rule: py_warn holds message lines only until the source line confirms them; without it they are
+    # lines of their own again
+    texts = ["/x/run.py:33: UserWarning:", "[2024-01-01 00:00:00,000] [INFO] [x.py:1:f] next record",
+             "plain line"]
+    assert groups(texts) == [[0], [1], [2]]
+
 # -- CPython ---------------------------------------------------------------------------------------
 
 def test_chained_traceback_is_one_event():
