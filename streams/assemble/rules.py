@@ -987,6 +987,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rule_dash": ("table_dash", "table"), "rule_dash_t": ("table_dash", "table"),
     "rule_star": ("table_star", "table"), "rule_star_t": ("table_star", "table"),
     "rule_plus": ("table_plus", "table"),
+    "pipe_row": ("table_plus", "table"),  # an ASCII table whose opening rule (and header) was cut
     "box_top": ("box", "table"),
     "rich_box": ("box", "table"),  # a box whose top edge was cut
     "bt_begin": ("begin_bt", "cpp_frames"),

@@ -250,6 +250,43 @@ def test_a_path_line_ending_with_a_warning_name_and_colon_without_a_source_line_
              "plain line"]
     assert groups(texts) == [[0], [1], [2]]
 
+
+def _ascii_table(header: list[str], rows: list[list[str]], grid: bool = False) -> list[str]:
+    """An ASCII table as Triton's TablePrinter, tabulate's "psql"/"grid" and PrettyTable draw it: a '+---+'
+    rule, the header row, a rule, the rows ('| cell |', cells padded to the column), a closing rule (a
+    grid also draws a rule between rows)."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+
+    def row(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+    body = [line for r in rows for line in ([row(r), rule] if grid else [row(r)])]
+    return [rule, row(header), rule, *body] + ([] if grid else [rule])
+
+
+def test_an_ascii_table_whose_opening_rule_was_cut_is_one_event_to_its_closing_rule():
+    # rule: STARTS "pipe_row" -> table_plus (rows held until a rule confirms them), as "rule_plus" opens it;
+    # a file or an excerpt that starts inside a table (log rotation, kubectl logs --tail) keeps its rows
+    rows = [["add_sub", "1", "READY"], ["pytorch", "1", "UNAVAILABLE: Internal: unable to load"]]
+    after = "I0630 13:25:31.415657 1 metrics.cc:890] \"Collecting metrics for GPU 0\""
+    for grid in (False, True):
+        table = _ascii_table(["Model", "Version", "Status"], rows, grid=grid)
+        for cut in ((3, 5) if grid else (3, 4)):  # the head cut after the header's rule, or after the first row
+            tail = table[cut:]
+            assert tail[0].startswith("| ") and tail[-1].startswith("+-")
+            texts = [*tail, "", after]
+            n = len(tail)
+            assert groups(texts) == [list(range(n)), [n + 1]], (grid, cut)
+
+
+def test_a_row_alone_or_rows_never_closed_by_a_rule_stay_lines_of_their_own():
+    # rule: table_plus holds rows ("tent"): without the rule that confirms them they are read again alone
+    row = _ascii_table(["Option", "Value"], [["server_id", "triton"], ["server_version", "2.54.0"]])[3:5]
+    texts = ["I0110 21:30:54.920786 60 tritonserver.cc:1920] starting", *row,
+             "W0110 21:30:55.000000 60 server.cc:1]  next record"]
+    assert groups(texts) == [[0], [1], [2], [3]]
+    assert groups([row[0], "plain text after it"]) == [[0], [1]]
+
 # -- CPython ---------------------------------------------------------------------------------------
 
 def test_chained_traceback_is_one_event():
