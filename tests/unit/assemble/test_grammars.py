@@ -287,6 +287,54 @@ def test_a_row_alone_or_rows_never_closed_by_a_rule_stay_lines_of_their_own():
     assert groups(texts) == [[0], [1], [2], [3]]
     assert groups([row[0], "plain text after it"]) == [[0], [1]]
 
+
+def _childfailed_box(n_other: int) -> list[str]:
+    """torchrun's ChildFailedError message as ChildFailedError.format_msg builds it from
+    _MSG_FORMAT_TEMPLATE and _FAILURE_FORMAT_TEMPLATE (torch/distributed/elastic/multiprocessing/errors)."""
+    from string import Template
+    failure = Template("""[${idx}]:
+  time      : 2023-02-08_16:36:51
+  host      : ecs-06308145
+  rank      : ${idx} (local_rank: ${idx})
+  exitcode  : 1 (pid: 206290${idx})
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html""")
+    others = "\n".join(failure.substitute(idx=i) for i in range(1, n_other + 1)) or "  <NO_OTHER_FAILURES>"
+    msg = Template("""
+${boarder}
+${title}
+${section}
+Failures:
+${other_failures}
+${section}
+Root Cause (first observed failure):
+${root_failure}
+${boarder}""").substitute(boarder="=" * 60, title="train.py FAILED", section="-" * 60,
+                          other_failures=others, root_failure=failure.substitute(idx=0))
+    return msg.split("\n")[1:]
+
+
+def test_childfailed_box_cut_above_its_root_cause_section_is_one_event_to_its_closing_border():
+    # rule: table_dash "box_root" -> py_box_cut, STARTS "box_root" -> py_box_cut (held to the '=' border)
+    after = "Error: failed to run torchrun --nproc_per_node=4 train.py on 127.0.0.1"
+    for n_other in (0, 2):
+        box = _childfailed_box(n_other)
+        root = box.index("Root Cause (first observed failure):")
+        for cut in (root - 1, root):  # at the section rule, or at the section's title
+            tail = box[cut:]
+            n = len(tail)
+            assert groups([*tail, after]) == [list(range(n)), [n]], (n_other, cut)
+
+
+def test_a_root_cause_line_never_closed_by_the_border_holds_nothing():
+    # rule: py_box_cut holds the fields ("tent"): without the closing '=' rule the section's title is a
+    # line of its own again and the next record is not taken
+    box = _childfailed_box(0)
+    root = box.index("Root Cause (first observed failure):")
+    texts = [*box[root:root + 4], "[2023-02-08 16:36:52,000] [INFO] [launch.py:1:main] next record"]
+    got = groups(texts)
+    assert [0] in got and [4] in got, got
+
 # -- CPython ---------------------------------------------------------------------------------------
 
 def test_chained_traceback_is_one_event():
