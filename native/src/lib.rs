@@ -7,6 +7,7 @@
 use pyo3::prelude::*;
 
 mod avro;
+mod decode;
 
 /// The version of the native engine's interface: the Python side refuses a build of another one
 /// (an extension left over from an older checkout) and falls back to the Python core.
@@ -16,5 +17,9 @@ const INTERFACE: u32 = 1;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("INTERFACE", INTERFACE)?;
     m.add_class::<avro::AvroWriter>()?;
+    m.add_class::<decode::LineDecoder>()?;
+    m.add("AVRO_OTHER", decode::AVRO_OTHER)?;
+    m.add("AVRO_PLAIN", decode::AVRO_PLAIN)?;
+    m.add("AVRO_LOGICAL", decode::AVRO_LOGICAL)?;
     Ok(())
 }

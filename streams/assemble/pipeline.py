@@ -37,7 +37,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from streams.assemble.decode import PartialJoiner, SchemaLookup, decode_record
+from streams.assemble.decode import PartialJoiner, SchemaLookup
+from streams.assemble.engine import decoder
 from streams.assemble.fields import METRICS_TOPIC, EventBuilder, FieldLimits
 from streams.assemble.lines import Block, Output, RawLine
 from streams.assemble.merger import MultilineMerger
@@ -84,8 +85,9 @@ class Assembler:
                  *, redactor: Redactor | None = None, max_lines: int = 1000, max_bytes: int = 512 * 1024,
                  idle_timeout_ms: int = 5000, max_partial_bytes: int = 1 << 20,
                  limits: FieldLimits | None = None, metadata: SourceMetadata | None = None,
-                 on_new_source: Callable[[str, int], None] | None = None) -> None:
+                 on_new_source: Callable[[str, int], None] | None = None, engine: str | None = None) -> None:
         self.schema_lookup = schema_lookup
+        self.decode = decoder(engine)  # native where built (streams/assemble/engine.py)
         self.router = router or ProjectRouter()
         self.redact = redactor or Redactor()
         self.builder = EventBuilder(self.router, self.redact, limits=limits, metadata=metadata)
@@ -107,7 +109,7 @@ class Assembler:
         self.topic, self.partition = record.topic, record.partition
         self._last_offset = record.offset
         try:
-            lines = decode_record(record.value, record.key, self.schema_lookup)
+            lines = self.decode(record.value, record.key, self.schema_lookup)
         except DecodeError as exc:
             return [self._dead_letter(record, str(exc), exc.error_type)]
         except Exception as exc:  # noqa: BLE001 - never let one record stop the partition: it goes to the DLQ
@@ -233,7 +235,7 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
         paths: Iterable[str | os.PathLike], labels: dict | None = None,
                 router: ProjectRouter | None = None, default_ts_ms: int | None = None,
                 include_metrics: bool = True, limits: FieldLimits | None = None,
-                metadata: SourceMetadata | None = None, **merger_opts) -> Iterator[dict]:
+                metadata: SourceMetadata | None = None, engine: str | None = None, **merger_opts) -> Iterator[dict]:
     """Offline mode (``sluice parse FILE...``): yield event dicts (and metric points) per file.
 
     Each file is one source (``-``: standard input); envelopes (JSON, CRI) and plain text are detected
@@ -245,6 +247,7 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
     router = router or ProjectRouter()
     redact = Redactor()
     limits = limits or FieldLimits.offline()
+    decode_record = decoder(engine)
     for arg in paths:
         path = Path(arg)
         if default_ts_ms is None and str(path) == "-":
@@ -262,7 +265,7 @@ def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it w
         for no, raw in enumerate(_file_lines(path), 1):
             if raw.strip():
                 try:
-                    lines = decode_record(raw)
+                    lines = decode_record(raw, None, None)
                 except DecodeError:
                     lines = [RawLine(raw.decode("utf-8", "replace"))]
             else:
