@@ -5,7 +5,7 @@ as Filebeat), each file its own source key, several passes, one core.
 
     python -m devtools.assemble_bench [PASSES] [--engine python|native] [--encode] [--batch-lines N]
 
-``--engine`` picks the per-line engine (default: the process's, ``SLUICE_ENGINE``); ``--encode`` also
+``--engine`` picks the per-line engine (default: the process's, ``SLUICE_ASSEMBLE__ENGINE``); ``--encode`` also
 writes every output's Avro body, as the worker does; ``--batch-lines N`` sends RawBatch Avro records of
 N lines (``sluice ship``) instead of one plain line per record.
 """

@@ -104,11 +104,11 @@ def _md_number(text: str, pattern: str) -> float | None:
 
 
 def part_engines(passes: int) -> dict[str, Any]:
-    """Lines per CPU-second with each engine (``SLUICE_ENGINE``): the core alone (Avro bodies written, as the
+    """Lines per CPU-second with each engine (``SLUICE_ASSEMBLE__ENGINE``): the core alone (Avro bodies written, as the
     worker does), and the worker with 200 lines per record and with one line per record."""
     out: dict[str, Any] = {"passes": passes}
     for engine in ("python", "native"):
-        env = {**os.environ, "SLUICE_ENGINE": engine}
+        env = {**os.environ, "SLUICE_ASSEMBLE__ENGINE": engine}
         core = json.loads(_run([sys.executable, "-m", "devtools.assemble_bench", str(passes), "--engine", engine,
                                 "--encode", "--json"], 900, env=env).strip().splitlines()[-1])
         row: dict[str, Any] = {"core": core["lines"] / core["cpu_s"]}

@@ -503,6 +503,11 @@ class AssembleSettings(Section):
                     "traceback of a job that died comes out.")
     max_lines: int = Field(default=1000, description="A block longer than this is cut and flagged truncated.")
     max_bytes: int = Field(default=512 * 1024, description="A block bigger than this is cut and flagged truncated.")
+    engine: Literal["auto", "native", "python"] = Field(
+        default="auto",
+        description="The per-line engine (docs/native.md): native (the compiled extension, refused at start when "
+                    "it is not built), python (the reference core), auto (native where built). Both give the same "
+                    "bytes; only the speed differs.")
     take_max: int = Field(
         default=2000,
         description="Records handled per turn. Each turn is one Kafka transaction; fewer, bigger turns cost "

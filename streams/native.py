@@ -3,8 +3,9 @@ else the pure-Python core, which is the reference implementation.
 
 ``pip install -e .`` (and ``make install``) builds the extension when a Rust toolchain (``cargo``) is on
 the PATH; without one the install goes on and every stage runs in Python, with the same results (a
-differential test holds the two engines to the same bytes). ``SLUICE_ENGINE`` chooses: ``auto`` (the
-default: native where built), ``native`` (fail at start when it is not built), ``python``.
+differential test holds the two engines to the same bytes). ``SLUICE_ASSEMBLE__ENGINE`` chooses: ``auto`` (the
+default: native where built), ``native`` (fail at start when it is not built), ``python``. The variable is
+the environment override of the setting ``assemble.engine``, which the workers and ``sluice parse`` pass on.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from types import ModuleType
 
 from streams.errors import ConfigError
 
-ENGINE_ENV = "SLUICE_ENGINE"
+ENGINE_ENV = "SLUICE_ASSEMBLE__ENGINE"  # the environment override of the setting assemble.engine
 CHOICES = ("auto", "native", "python")
 INTERFACE = 1  # the extension's interface version this Python side speaks (native/src/lib.rs)
 
@@ -41,7 +42,16 @@ def load_native(choice: str | None = None) -> ModuleType | None:
     return _native
 
 
-NATIVE = load_native()
+def _process_default() -> ModuleType | None:
+    """The engine of callers that name none. Lenient: a bad value or a missing build must not break an
+    import; the setting (``assemble.engine``) is validated with the configuration, and the stages that
+    take it (the worker, ``sluice parse``) refuse to start on ``native`` without the extension."""
+    if os.environ.get(ENGINE_ENV, "auto").strip().lower() == "python":
+        return None
+    return load_native("auto")
+
+
+NATIVE = _process_default()
 
 
 def engine_name(native: ModuleType | None = NATIVE) -> str:

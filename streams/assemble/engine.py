@@ -21,7 +21,7 @@ Decode = Callable[[bytes | None, bytes | None, SchemaLookup | None], list[RawLin
 
 
 def engine_module(engine: str | None) -> ModuleType | None:
-    """``"native"``, ``"python"``, or None for the process's choice (``SLUICE_ENGINE``)."""
+    """``"native"``, ``"python"``, or None for the process's choice (``SLUICE_ASSEMBLE__ENGINE``)."""
     return NATIVE if engine is None else load_native(engine)
 
 

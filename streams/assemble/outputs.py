@@ -59,7 +59,7 @@ class OutputEncoder:
         value = out.value
         if out.kind == "dead_letter":
             value = protect_letter(dict(value), self.redact, self.seal)
-        return topic, out.key, header + body_writer(contract)(value)
+        return topic, out.key, header + body_writer(contract, self.settings.assemble.engine)(value)
 
 
 def registry_schema_lookup(registry: Any, logical_types: bool = True) -> Callable[[int], Any]:

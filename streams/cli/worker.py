@@ -143,7 +143,7 @@ def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], 
     counts = MultilineCounts()
     for n, event in enumerate(parse_files(list(files), labels=label_map, router=router,
                                           default_ts_ms=int(time.time() * 1000), include_metrics=metrics,
-                                          idle_timeout_ms=idle_timeout_ms)):
+                                          idle_timeout_ms=idle_timeout_ms, engine=settings.assemble.engine)):
         counts.add(event)
         if fmt == "text":
             out.write(("\n" if n else "") + as_text(event) + "\n")

@@ -142,7 +142,8 @@ class AssembleStage:
         self.lock = asyncio.Lock()  # the agent and the idle timer both touch the assemblers
 
     def _assembler(self) -> Assembler:
-        return Assembler(self.lookup, self.router, redactor=self.redactor, max_lines=self.conf.max_lines,
+        return Assembler(self.lookup, self.router, redactor=self.redactor, engine=self.conf.engine,
+                         max_lines=self.conf.max_lines,
                          max_bytes=self.conf.max_bytes, idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits,
                          metadata=self.metadata, on_new_source=self.new_source)
 
