@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 mod avro;
 mod decode;
+mod table;
 
 /// The version of the native engine's interface: the Python side refuses a build of another one
 /// (an extension left over from an older checkout) and falls back to the Python core.
@@ -18,6 +19,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("INTERFACE", INTERFACE)?;
     m.add_class::<avro::AvroWriter>()?;
     m.add_class::<decode::LineDecoder>()?;
+    m.add_class::<table::PatternTable>()?;
     m.add("AVRO_OTHER", decode::AVRO_OTHER)?;
     m.add("AVRO_PLAIN", decode::AVRO_PLAIN)?;
     m.add("AVRO_LOGICAL", decode::AVRO_LOGICAL)?;
