@@ -7,11 +7,14 @@ comparison). Inputs are the code's own definitions, read with the Kubernetes con
 - ``deploy/k8s/topics.yaml``: Strimzi KafkaTopics from :func:`streams.topics.topic_specs` plus the
   watch stage's internal topics (:func:`streams.workers.watch.internal_topic_specs`);
 - ``deploy/elasticsearch/``: the hot sink's component and index templates and ILM policies
-  (:mod:`streams.sinks.elasticsearch.templates`);
+  (:mod:`streams.sinks.elasticsearch.templates`), and the watch stage's alerts and incidents index
+  templates (:func:`streams.watch.publish.index_templates`);
 - ``deploy/objectstore/lifecycle.json``: the cold sink's bucket lifecycle rules;
-- ``deploy/kibana/sluice.ndjson``: the training views (data views, Lens charts, a saved search, a
-  dashboard) from :data:`KIBANA_CHARTS` below;
-- ``deploy/grafana/sluice-pipeline.json``: the pipeline dashboard over the metrics of docs/metrics.md.
+- ``deploy/kibana/sluice.ndjson``: the training views (data views, Lens charts, saved searches, a
+  dashboard with project and task controls) from :data:`KIBANA_CHARTS` below;
+- ``deploy/grafana/sluice-pipeline.json``: the pipeline dashboard over the metrics of docs/metrics.md;
+- ``deploy/grafana/sluice-gpu.json``: GPU utilisation and memory per node and GPU from the hot tier's
+  metric indices (an Elasticsearch data source), GPU-idle incidents marked from ``sluice-alerts-*``.
 """
 
 from __future__ import annotations
@@ -104,14 +107,15 @@ def topic_resource_name(topic: str) -> str:
 
 
 def strimzi_topics() -> list[dict[str, Any]]:
-    from streams.topics import topic_specs
+    from streams.topics import message_size_config, topic_specs
     from streams.workers.watch import internal_topic_specs
 
     settings = k8s_settings()
     specs = topic_specs(settings) + internal_topic_specs(settings, watch_settings())
     docs = []
     for spec in specs:
-        config = {"cleanup.policy": "delete", **spec.config}  # the broker default, written out
+        # The broker defaults, written out; every topic takes the largest record Sluice writes.
+        config = {"cleanup.policy": "delete", **message_size_config(settings), **spec.config}
         if settings.topics.replication_factor > 1:
             # A write is acknowledged by two copies: one broker can be lost without losing a record.
             config["min.insync.replicas"] = str(min(2, settings.topics.replication_factor))
@@ -151,6 +155,11 @@ def elasticsearch_files() -> dict[str, Any]:
         kind, name = key.split(":", 1)
         folder = "component_template" if kind == "component" else "index_template"
         files[f"elasticsearch/{folder}/{name}.json"] = body
+    from streams.watch.publish import index_templates
+
+    watch = watch_settings()
+    for name, body in index_templates(watch.alerts_index_prefix, watch.incidents_index_prefix).items():
+        files[f"elasticsearch/index_template/{name}.json"] = body
     periods = {t.DEFAULT_RETENTION_DAYS} | {r.retention_days for r in settings.routing.projects.values()}
     for days in sorted(periods):
         files[f"elasticsearch/ilm/{t.policy_name(days)}.json"] = {"policy": t.ilm_policy(days)}
@@ -168,7 +177,15 @@ def lifecycle_document() -> dict[str, Any]:
 DATA_VIEWS = {
     "sluice-logs": {"title": "sluice-logs-*", "name": "Sluice training logs", "timeFieldName": "timestamp"},
     "sluice-metrics": {"title": "sluice-metrics-*", "name": "Sluice step metrics", "timeFieldName": "timestamp"},
+    # The watch stage's alerts index (streams/watch/publish.py ALERT_MAPPINGS), one per project.
+    "sluice-alerts": {"title": "sluice-alerts-*", "name": "Sluice alerts", "timeFieldName": "timestamp"},
+    # Job incidents (doc: incident) and the first error of each of their ranks (doc: rank).
+    "sluice-incidents": {"title": "sluice-incidents-*", "name": "Sluice job incidents", "timeFieldName": "opened"},
 }
+
+# Idle incidents marked on the GPU charts: an annotation per gpu_idle alert, at its incident's start.
+IDLE_ANNOTATIONS = {"data_view": "sluice-alerts", "time_field": "first_seen", "query": 'rule : "gpu_idle"',
+                    "label": "GPU idle incident", "fields": ["task_id", "status", "summary"]}
 
 # One column of a Lens layer: (id, operation, field, extra params). Field None = count of documents.
 _Col = tuple[str, str, str | None, dict[str, Any]]
@@ -188,6 +205,22 @@ KIBANA_CHARTS: list[dict[str, Any]] = [
         "y": [("mem", "max", "metrics.gpu_memory_mb", {})],
         # One process per GPU: the rank is the GPU of a node (there is no separate GPU-index field).
         "split": ("gpu", "terms", "source.host", {"size": 20, "secondaryFields": ["source.rank"]}),
+    },
+    {
+        "id": "sluice-gpu-utilisation", "title": "GPU utilisation (%) per node and GPU; idle incidents marked",
+        "data_view": "sluice-metrics", "kind": "line", "query": "gpu.index : *",
+        "x": ("time", "date_histogram", "timestamp", {}),
+        "y": [("util", "average", "metrics.gpu_utilization_pct", {})],
+        "split": ("gpu", "terms", "source.host", {"size": 32, "secondaryFields": ["gpu.index"]}),
+        "annotations": IDLE_ANNOTATIONS,
+    },
+    {
+        "id": "sluice-gpu-samples-memory", "title": "GPU memory in use (MB) per node and GPU (sampled)",
+        "data_view": "sluice-metrics", "kind": "line", "query": "gpu.index : *",
+        "x": ("time", "date_histogram", "timestamp", {}),
+        "y": [("mem", "max", "metrics.gpu_memory_mb", {})],
+        "split": ("gpu", "terms", "source.host", {"size": 32, "secondaryFields": ["gpu.index"]}),
+        "annotations": IDLE_ANNOTATIONS,
     },
     {
         "id": "sluice-active-tasks", "title": "Active tasks", "data_view": "sluice-logs",
@@ -220,26 +253,80 @@ KIBANA_CHARTS: list[dict[str, Any]] = [
     },
 ]
 
+# The incidents dashboard: filter one task_id for its timeline.
+KIBANA_CHARTS += [
+    {
+        "id": "sluice-incidents-by-root", "title": "Job incidents by root cause", "data_view": "sluice-incidents",
+        "kind": "bar_stacked", "query": "doc : \"incident\"",
+        "x": ("time", "date_histogram", "opened", {}),
+        "y": [("count", "count", None, {})],
+        "split": ("root", "terms", "root_class", {"size": 12}),
+    },
+    {
+        # One bar per rank: when it first failed, coloured by root / collateral / report.
+        "id": "sluice-incident-timeline", "title": "First error of each rank (filter a task_id)",
+        "data_view": "sluice-incidents", "kind": "bar_stacked", "query": "doc : \"rank\"",
+        "x": ("time", "date_histogram", "time", {}),
+        "y": [("ranks", "unique_count", "rank_label", {})],
+        "split": ("role", "terms", "role", {"size": 3}),
+    },
+    {
+        "id": "sluice-incident-ranks", "title": "Ranks in order of their first error (filter a task_id)",
+        "data_view": "sluice-incidents", "kind": "table", "query": "doc : \"rank\"",
+        "rows": ("rank", "terms", "rank_label", {"size": 200, "direction": "asc"}),
+        "y": [("first", "min", "time", {}), ("kind", "last_value", "kind", {"sort": "time"}),
+              ("role", "last_value", "role", {"sort": "time"}), ("task", "last_value", "task_id", {"sort": "time"})],
+    },
+]
+
 KIBANA_SEARCHES: list[dict[str, Any]] = [
     {
         "id": "sluice-failures", "title": "Failures (whole tracebacks)", "data_view": "sluice-logs",
         "query": "error_class : *",
         "columns": ["task_id", "source.host", "source.rank", "error_class", "error_type", "root_cause", "message"],
     },
+    {
+        "id": "sluice-alerts-table", "title": "Alerts (newest first)", "data_view": "sluice-alerts",
+        "query": "alert_id : *",
+        "columns": ["rule", "severity", "status", "project", "task_id", "count", "summary", "first_seen",
+                    "resolved_at"],
+    },
+    {
+        "id": "sluice-incidents", "title": "Job incidents (the first failure of each job)",
+        "data_view": "sluice-incidents", "query": "doc : \"incident\"", "sort": "opened",
+        "columns": ["task_id", "severity", "root_class", "first_node", "first_rank", "collateral_ranks", "ranks",
+                    "summary"],
+    },
 ]
 
-KIBANA_DASHBOARD = {
-    "id": "sluice-training", "title": "Sluice: training",
-    # (object id, x, y, w, h) on Kibana's 48-column grid.
-    "panels": [
-        ("sluice-active-tasks", 0, 0, 8, 8), ("sluice-tasks", 8, 0, 40, 8),
-        ("sluice-loss-by-step", 0, 8, 24, 15), ("sluice-gpu-memory", 24, 8, 24, 15),
-        ("sluice-failures-by-class", 0, 23, 24, 15), ("sluice-step-time", 24, 23, 24, 15),
-        ("sluice-failures", 0, 38, 48, 20),
-    ],
-}
+KIBANA_DASHBOARDS = [
+    {
+        "id": "sluice-training", "title": "Sluice: training",
+        "description": "Training views over the Sluice hot tier (deploy/kibana/; fields from the index template)",
+        # (object id, x, y, w, h) on Kibana's 48-column grid.
+        "panels": [
+            ("sluice-active-tasks", 0, 0, 8, 8), ("sluice-tasks", 8, 0, 40, 8),
+            ("sluice-gpu-utilisation", 0, 8, 24, 15), ("sluice-gpu-samples-memory", 24, 8, 24, 15),
+            ("sluice-loss-by-step", 0, 23, 24, 15), ("sluice-gpu-memory", 24, 23, 24, 15),
+            ("sluice-failures-by-class", 0, 38, 24, 15), ("sluice-step-time", 24, 38, 24, 15),
+            ("sluice-alerts-table", 0, 53, 48, 15), ("sluice-failures", 0, 68, 48, 20),
+        ],
+        # Options-list controls above the dashboard: they filter every panel whose data view has the field.
+        "controls": [("project", "Project", "sluice-logs"), ("task_id", "Task", "sluice-logs")],
+    },
+    {
+        "id": "sluice-incidents", "title": "Sluice: job incidents",
+        "description": "The first failure of each job across its ranks (watch stage). Filter one task_id to see "
+                       "its ranks in the order they failed.",
+        "panels": [
+            ("sluice-incidents-by-root", 0, 0, 24, 12), ("sluice-incident-timeline", 24, 0, 24, 12),
+            ("sluice-incidents", 0, 12, 48, 16), ("sluice-incident-ranks", 0, 28, 48, 20),
+        ],
+    },
+]
 
 _NUMBER_OPS = {"average", "max", "min", "sum", "median", "percentile"}
+_DATE_FIELDS = {"timestamp", "time", "opened"}
 
 
 def _lens_column(col: _Col, sort_by: str | None) -> dict[str, Any]:
@@ -257,7 +344,8 @@ def _lens_column(col: _Col, sort_by: str | None) -> dict[str, Any]:
                               "maxBars": "auto", "includeEmptyRows": False})
     elif op == "terms":
         column.update(dataType="string", scale="ordinal", sourceField=field,
-                      params={"size": extra.get("size", 10), "orderDirection": "desc", "otherBucket": False,
+                      params={"size": extra.get("size", 10), "orderDirection": extra.get("direction", "desc"),
+                              "otherBucket": False,
                               "missingBucket": False, "parentFormat": {"id": "terms"},
                               "orderBy": {"type": "column", "columnId": sort_by} if sort_by
                               else {"type": "alphabetical"},
@@ -267,8 +355,8 @@ def _lens_column(col: _Col, sort_by: str | None) -> dict[str, Any]:
         column.update(dataType="number", scale="ratio", sourceField=field, params={"emptyAsNull": True})
     elif op == "last_value":
         column.update(dataType="number" if field and field.startswith("metrics.") else "string", scale="ratio",
-                      sourceField=field, params={"sortField": "timestamp", "showArrayValues": False})
-    elif op == "max" and field == "timestamp":
+                      sourceField=field, params={"sortField": extra.get("sort", "timestamp"), "showArrayValues": False})
+    elif op in ("max", "min") and field in _DATE_FIELDS:
         column.update(dataType="date", scale="ratio", sourceField=field, params={"emptyAsNull": True})
     elif op in _NUMBER_OPS:
         column.update(dataType="number", scale="ratio", sourceField=field,
@@ -298,8 +386,11 @@ def lens_object(chart: dict[str, Any]) -> dict[str, Any]:
                                     "xAccessor": chart["x"][0], "accessors": [c[0] for c in metrics]}
         if chart.get("split"):
             xy_layer["splitAccessor"] = chart["split"][0]
+        layers = [xy_layer]
+        if chart.get("annotations"):
+            layers.append(annotation_layer(chart["annotations"]))
         visualization = {"legend": {"isVisible": True, "position": "right"}, "valueLabels": "hide",
-                         "preferredSeriesType": kind, "layers": [xy_layer]}
+                         "preferredSeriesType": kind, "layers": layers}
     return {
         "type": "lens", "id": chart["id"],
         "attributes": {
@@ -313,8 +404,27 @@ def lens_object(chart: dict[str, Any]) -> dict[str, Any]:
             },
         },
         "references": [{"type": "index-pattern", "id": chart["data_view"],
-                        "name": f"indexpattern-datasource-layer-{layer}"}],
+                        "name": f"indexpattern-datasource-layer-{layer}"}]
+        + ([{"type": "index-pattern", "id": chart["annotations"]["data_view"],
+             "name": f"xy-visualization-layer-{ANNOTATION_LAYER}"}] if chart.get("annotations") else []),
         "coreMigrationVersion": "8.8.0", "typeMigrationVersion": "8.9.0",
+    }
+
+
+ANNOTATION_LAYER = "annotations"
+
+
+def annotation_layer(spec: dict[str, Any]) -> dict[str, Any]:
+    """A Lens query annotation layer: one marker per document of another data view."""
+    return {
+        "layerId": ANNOTATION_LAYER, "layerType": "annotations", "persistanceType": "byValue",
+        "indexPatternId": spec["data_view"], "ignoreGlobalFilters": False,
+        "annotations": [{
+            "type": "query", "id": "idle", "label": spec["label"], "key": {"type": "point_in_time"},
+            "timeField": spec["time_field"], "filter": {"type": "kibana_query", "query": spec["query"],
+                                                        "language": "kuery"},
+            "extraFields": spec["fields"], "icon": "alert", "color": "#E7664C",
+        }],
     }
 
 
@@ -324,7 +434,7 @@ def search_object(search: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "search", "id": search["id"],
         "attributes": {"title": search["title"], "description": "", "columns": search["columns"],
-                       "sort": [["timestamp", "desc"]],
+                       "sort": [[search.get("sort", "timestamp"), "desc"]],
                        "kibanaSavedObjectMeta": {"searchSourceJSON": json.dumps(source)}},
         "references": [{"type": "index-pattern", "id": search["data_view"],
                         "name": "kibanaSavedObjectMeta.searchSourceJSON.index"}],
@@ -332,25 +442,39 @@ def search_object(search: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def dashboard_object() -> dict[str, Any]:
+def dashboard_object(dashboard: dict[str, Any]) -> dict[str, Any]:
     kinds = {c["id"]: "lens" for c in KIBANA_CHARTS} | {s["id"]: "search" for s in KIBANA_SEARCHES}
     panels, references = [], []
-    for n, (obj, x, y, w, h) in enumerate(KIBANA_DASHBOARD["panels"], start=1):
+    for n, (obj, x, y, w, h) in enumerate(dashboard["panels"], start=1):
         pid = f"p{n}"
         panels.append({"type": kinds[obj], "panelIndex": pid, "gridData": {"x": x, "y": y, "w": w, "h": h, "i": pid},
                        "embeddableConfig": {"enhancements": {}}, "panelRefName": f"panel_{pid}"})
         references.append({"type": kinds[obj], "id": obj, "name": f"{pid}:panel_{pid}"})
+    controls = {}
+    for order, (field, title, view) in enumerate(dashboard.get("controls", [])):
+        cid = f"control-{field.replace('_', '-')}"
+        controls[cid] = {"order": order, "width": "medium", "grow": True, "type": "optionsListControl",
+                         "explicitInput": {"id": cid, "fieldName": field, "title": title, "selectedOptions": [],
+                                           "enhancements": {}}}
+        references.append({"type": "index-pattern", "id": view, "name": f"controlGroup_{cid}:optionsListDataView"})
     return {
-        "type": "dashboard", "id": KIBANA_DASHBOARD["id"],
+        "type": "dashboard", "id": dashboard["id"],
         "attributes": {
-            "title": KIBANA_DASHBOARD["title"],
-            "description": "Training views over the Sluice hot tier (deploy/kibana/; fields from the index template)",
+            "title": dashboard["title"],
+            "description": dashboard["description"],
             "panelsJSON": json.dumps(panels),
             "optionsJSON": json.dumps({"useMargins": True, "syncColors": False, "hidePanelTitles": False}),
             "timeRestore": True, "timeFrom": "now-24h", "timeTo": "now",
             "refreshInterval": {"pause": False, "value": 60000},
             "kibanaSavedObjectMeta": {"searchSourceJSON": json.dumps(
                 {"query": {"query": "", "language": "kuery"}, "filter": []})},
+            # Controls chained: the task list offers the tasks of the chosen project.
+            "controlGroupInput": {
+                "controlStyle": "oneLine", "chainingSystem": "HIERARCHICAL",
+                "panelsJSON": json.dumps(controls, sort_keys=True),
+                "ignoreParentSettingsJSON": json.dumps({"ignoreFilters": False, "ignoreQuery": False,
+                                                        "ignoreTimerange": False, "ignoreValidations": False}),
+            },
         },
         "references": references,
         "coreMigrationVersion": "8.8.0", "typeMigrationVersion": "8.9.0",
@@ -361,7 +485,7 @@ def kibana_objects() -> list[dict[str, Any]]:
     views = [{"type": "index-pattern", "id": vid, "attributes": attrs, "references": [],
               "coreMigrationVersion": "8.8.0", "typeMigrationVersion": "8.0.0"} for vid, attrs in DATA_VIEWS.items()]
     return (views + [lens_object(c) for c in KIBANA_CHARTS] + [search_object(s) for s in KIBANA_SEARCHES]
-            + [dashboard_object()])
+            + [dashboard_object(d) for d in KIBANA_DASHBOARDS])
 
 
 def render_ndjson(objects: list[dict[str, Any]]) -> str:
@@ -451,6 +575,69 @@ def grafana_dashboard() -> dict[str, Any]:
     }
 
 
+# GPU panels over the hot tier (Elasticsearch data sources: one on sluice-metrics-*, one on sluice-alerts-*).
+# (title, field of the GPU samples, aggregation, unit)
+GRAFANA_GPU_PANELS: list[tuple[str, str, str, str]] = [
+    ("GPU utilisation per node and GPU", "metrics.gpu_utilization_pct", "avg", "percent"),
+    ("GPU memory in use per node and GPU", "metrics.gpu_memory_mb", "max", "decmbytes"),
+    ("GPU power per node and GPU", "metrics.gpu_power_w", "avg", "watt"),
+    ("GPU temperature per node and GPU", "metrics.gpu_temperature_c", "max", "celsius"),
+]
+GRAFANA_GPU_FILTER = 'gpu.index:* AND project:"$project" AND task_id:$task'
+
+
+def grafana_gpu_dashboard() -> dict[str, Any]:
+    metrics_ds = {"type": "elasticsearch", "uid": "${metrics}"}
+    alerts_ds = {"type": "elasticsearch", "uid": "${alerts}"}
+    terms = {"size": "32", "order": "asc", "orderBy": "_term", "min_doc_count": "1"}
+    panels = []
+    for n, (title, field, agg, unit) in enumerate(GRAFANA_GPU_PANELS):
+        panels.append({
+            "id": n + 1, "type": "timeseries", "title": title, "datasource": metrics_ds,
+            "gridPos": {"x": (n % 2) * 12, "y": (n // 2) * 9, "w": 12, "h": 9},
+            "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+            "options": {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
+                        "tooltip": {"mode": "multi", "sort": "desc"}},
+            "targets": [{
+                "refId": "A", "datasource": metrics_ds, "query": GRAFANA_GPU_FILTER, "timeField": "timestamp",
+                "alias": "{{source.host}} GPU {{gpu.index}}",
+                "metrics": [{"id": "1", "type": agg, "field": field}],
+                "bucketAggs": [{"id": "2", "type": "terms", "field": "source.host", "settings": terms},
+                               {"id": "3", "type": "terms", "field": "gpu.index", "settings": terms},
+                               {"id": "4", "type": "date_histogram", "field": "timestamp",
+                                "settings": {"interval": "auto", "min_doc_count": "0"}}],
+            }],
+        })
+
+    def terms_variable(name: str, field: str, query: str) -> dict[str, Any]:
+        definition = json.dumps({"find": "terms", "field": field, "query": query})
+        return {"name": name, "label": name, "type": "query", "datasource": metrics_ds, "query": definition,
+                "definition": definition, "refresh": 2, "includeAll": True, "multi": False, "allValue": "*",
+                "current": {"text": "All", "value": "$__all"}, "sort": 1}
+
+    return {
+        "uid": "sluice-gpu", "title": "Sluice GPUs",
+        "description": "GPU samples of sluice ship (docs/gpu.md) from the hot tier; GPU-idle incidents from the "
+                       "watch stage's alerts",
+        "tags": ["sluice", "gpu"], "timezone": "utc", "schemaVersion": 39, "version": 1, "editable": True,
+        "graphTooltip": 1, "time": {"from": "now-24h", "to": "now"}, "refresh": "1m",
+        "annotations": {"list": [{
+            "name": "GPU idle incidents", "datasource": alerts_ds, "enable": True, "iconColor": "red",
+            "query": 'rule:gpu_idle AND project:"$project" AND task_id:$task', "timeField": "first_seen",
+            "timeEndField": "resolved_at", "textField": "summary", "tagsField": "task_id",
+        }]},
+        "templating": {"list": [
+            {"name": "metrics", "label": "Metrics (sluice-metrics-*)", "type": "datasource", "query": "elasticsearch",
+             "current": {}, "hide": 0},
+            {"name": "alerts", "label": "Alerts (sluice-alerts-*)", "type": "datasource", "query": "elasticsearch",
+             "current": {}, "hide": 0},
+            terms_variable("project", "project", "gpu.index:*"),
+            terms_variable("task", "task_id", 'gpu.index:* AND project:"$project"'),
+        ]},
+        "panels": panels,
+    }
+
+
 # -- all files -------------------------------------------------------------------------------------------
 
 def _json(obj: Any) -> str:
@@ -464,6 +651,7 @@ def render() -> dict[str, str]:
     files["objectstore/lifecycle.json"] = _json(lifecycle_document())
     files["kibana/sluice.ndjson"] = render_ndjson(kibana_objects())
     files["grafana/sluice-pipeline.json"] = _json(grafana_dashboard())
+    files["grafana/sluice-gpu.json"] = _json(grafana_gpu_dashboard())
     return files
 
 

@@ -97,6 +97,19 @@ def config_reference(check: bool) -> None:
 main.add_command(bench)
 
 
+@main.command(name="incident-latency")
+@click.option("--quiet-s", type=float, default=60.0, show_default=True, help="watch.incident_quiet_s")
+@click.option("--tick-s", type=float, default=5.0, show_default=True, help="watch.incident_tick_s")
+@click.option("--gap-s", type=float, default=2.0, show_default=True, help="pause between two jobs sent")
+@click.pass_context
+def incident_latency(ctx: click.Context, quiet_s: float, tick_s: float, gap_s: float) -> None:
+    """Job incidents through the real workers (needs the stack): how long after a job's last line its
+    incident is out, per job of devtools/testing/jobs.py."""
+    from devtools.incident_latency import report, run
+
+    click.echo(report(run(settings_of(ctx), quiet_s, tick_s, gap_s)))
+
+
 @main.group()
 def agents() -> None:
     """The real node agents the integration tests run (rsyslog, the OpenTelemetry Collector)."""

@@ -12,6 +12,7 @@
   set NAME SPEC [--notes N]      write labels: SPEC = "12-40:python_traceback 3,5,7-9:ignore ..."
 
 NAME is the file's stem; its split is found from the existing file, or from the URL when cutting.
+``--split S`` (anywhere on the line) writes new files into corpus/wild/S/ instead (e.g. ``holdout``).
 """
 import hashlib
 import json
@@ -20,6 +21,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / 'corpus' / 'wild'
+SPLITS = ('dev', 'test', 'holdout', 'holdout2', 'holdout3', 'holdout4')
+SPLIT_OVERRIDE = None
 
 
 def split_of(url):
@@ -27,7 +30,7 @@ def split_of(url):
 
 
 def find(name):
-    for s in ('dev', 'test'):
+    for s in SPLITS:
         p = ROOT / s / f'{name}.log'
         if p.exists():
             return p
@@ -39,10 +42,10 @@ def labpath(p):
 
 
 def write_new(name, url, data: bytes, license_, notes=''):
-    for s in ('dev', 'test'):
+    for s in SPLITS:
         if (ROOT / s / f'{name}.log').exists():
             raise SystemExit(f'{name} exists already in {s}')
-    s = split_of(url)
+    s = SPLIT_OVERRIDE or split_of(url)
     (ROOT / s / 'labels').mkdir(parents=True, exist_ok=True)
     p = ROOT / s / f'{name}.log'
     p.write_bytes(data)
@@ -214,6 +217,11 @@ def show(p, a=None, b=None, width=200):
 
 
 def main():  # noqa: PLR0912 - one branch per subcommand
+    global SPLIT_OVERRIDE  # noqa: PLW0603 - set once from the command line
+    if '--split' in sys.argv:
+        at = sys.argv.index('--split')
+        SPLIT_OVERRIDE = sys.argv[at + 1]
+        del sys.argv[at:at + 2]
     cmd = sys.argv[1]
     if cmd == 'split':
         print(split_of(sys.argv[2]))

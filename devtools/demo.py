@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from devtools import CORPUS_DIR
-from devtools.stack.base import free_port, stop_gracefully
+from devtools.stack.base import free_listen_port, stop_gracefully
 from streams.avro_io import avro_deserializer
 from streams.clients import es_client
 from streams.config import Settings
@@ -107,12 +107,23 @@ def es_count(settings: Settings, index: str, host: str) -> int:
 
 
 def cold_objects(settings: Settings, prefix: str) -> tuple[int, int]:
-    """(objects, events) under ``prefix``, from the manifest each cold object carries as metadata."""
+    """(objects, events) under ``prefix``, from the manifest each cold object carries as metadata.
+
+    The cold sink is still uploading while this is polled, and a listing may name an object whose HEAD
+    then answers 404 (the store listed it mid-write): such an object is counted at the next poll."""
+    from botocore.exceptions import ClientError
+
     store = ObjectStore(settings.object_store, settings.cold)
     bucket = settings.object_store.default_bucket
     objects = events = 0
     for key in store.list_keys(bucket, prefix):
-        manifest = manifest_from_metadata(store.metadata(bucket, key))
+        try:
+            metadata = store.metadata(bucket, key)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchKey", "NotFound"):
+                raise
+            continue
+        manifest = manifest_from_metadata(metadata)
         if manifest is not None:
             objects += 1
             events += int(manifest["count"])
@@ -160,7 +171,7 @@ def run_demo(settings: Settings, say: Callable[[str], None] = print, child_env: 
     want_events = sum(1 for e in offline if "message" in e)
     want_metrics = len(offline) - want_events
     logs = settings.stack.dir / "logs"
-    ports = {stage: free_port() for stage in ("assemble", "hot", "cold", "watch")}
+    ports = {stage: free_listen_port() for stage in ("assemble", "hot", "cold", "watch")}
     base_env = child_env or {}
     workers = [
         start_worker("assemble", logs, {**base_env, "SLUICE_ASSEMBLE__IDLE_TIMEOUT_MS": "2000",
@@ -173,7 +184,7 @@ def run_demo(settings: Settings, say: Callable[[str], None] = print, child_env: 
     ]
     try:
         unique = show_assemble(settings, say, host, sent, want_events, want_metrics, logs)
-        show_hot(settings, say, host, len(unique), logs)
+        show_hot(settings, say, host, len(unique), want_metrics, logs)
         show_cold(settings, say, f"{settings.routing.default_project}/demo-{run_id}", len(unique), logs)
         show_alerts(settings, say, f"demo-{run_id}-", logs)
         say("6. each worker's Prometheus metrics, read while it runs: "
@@ -217,17 +228,20 @@ def show_assemble(settings: Settings, say: Callable[[str], None], host: str, sen
     return unique
 
 
-def show_hot(settings: Settings, say: Callable[[str], None], host: str, want: int, logs: Path) -> None:
+def show_hot(settings: Settings, say: Callable[[str], None], host: str, want: int, want_metrics: int,
+             logs: Path) -> None:
     project = settings.routing.default_project
     in_es = wait_for(lambda: es_count(settings, f"sluice-logs-{project}-*", host), lambda n: n >= want, 120)
-    metrics_in_es = es_count(settings, f"sluice-metrics-{project}-*", host)
+    # Metric points come from their own topic through their own batches: wait for them on their own.
+    metrics_in_es = wait_for(lambda: es_count(settings, f"sluice-metrics-{project}-*", host),
+                             lambda n: n >= want_metrics, 60)
     say(f"3. hot sink: {in_es} events in Elasticsearch (sluice-logs-{project}-*) and {metrics_in_es} metric points "
         f"(sluice-metrics-{project}-*), _id = event_id")
     say(f"   look: curl '{settings.elasticsearch.url}/sluice-logs-{project}-*/_search?q=error_class:cuda_oom"
         f"%20AND%20source.host:{host}&pretty'")
-    if in_es < want:
-        raise SluiceError(f"only {in_es} of {want} events reached Elasticsearch in 120 s; "
-                          f"read {logs / 'demo-worker-hot.log'}")
+    if in_es < want or metrics_in_es < want_metrics:
+        raise SluiceError(f"only {in_es} of {want} events and {metrics_in_es} of {want_metrics} metric points "
+                          f"reached Elasticsearch; read {logs / 'demo-worker-hot.log'}")
 
 
 def show_cold(settings: Settings, say: Callable[[str], None], prefix: str, want: int, logs: Path) -> None:
@@ -245,21 +259,30 @@ def show_cold(settings: Settings, say: Callable[[str], None], prefix: str, want:
 def show_alerts(settings: Settings, say: Callable[[str], None], task_prefix: str, logs: Path) -> None:
     """The watch stage's alerts for this run: one per incident, however many ranks reported it."""
 
-    def enough(found: list[dict[str, Any]]) -> bool:
-        rules = Counter(a["rule"] for a in {a["alert_id"]: a for a in found}.values())
-        return rules["cuda_oom"] >= 2 and rules["nccl_timeout"] >= 1
+    def kinds(alert: dict[str, Any]) -> set[str]:
+        """What an alert reports: its rule, or for a job's incident its root class and collateral kinds."""
+        if alert["rule"] != "job_failure":
+            return {alert["rule"]}
+        return {alert["details"].get("root_class", "unknown")} | {
+            k for k in ("cuda_oom", "nccl_timeout") if f"{k} on" in alert["summary"]}
 
+    def enough(found: list[dict[str, Any]]) -> bool:
+        counts = Counter(k for a in {a["alert_id"]: a for a in found}.values() for k in kinds(a))
+        return counts["cuda_oom"] >= 2 and counts["nccl_timeout"] >= 1
+
+    # A failed job's alert waits for its ranks to go quiet (watch.incident_quiet_s), then for the check.
+    wait_s = int(settings.watch.incident_quiet_s + 120)
     alerts = read_topic(settings, settings.topics.alerts, keep=lambda a: (a["task_id"] or "").startswith(task_prefix),
-                        done=enough, timeout_s=90)
+                        done=enough, timeout_s=wait_s)
     latest = {a["alert_id"]: a for a in alerts}
     say(f"5. watch: {len(latest)} alerts on {settings.topics.alerts} (one per incident), "
         f"also indexed in sluice-alerts-{settings.routing.default_project}:")
     for alert in sorted(latest.values(), key=lambda a: (a["rule"], a["task_id"] or "")):
         ranks = alert["details"].get("ranks", "")
-        say(f"   [{alert['severity']}] {alert['rule']} in task {alert['task_id'][len(task_prefix):]}: "
+        say(f"   [{alert['severity']}] {'/'.join(sorted(kinds(alert)))} in task {alert['task_id'][len(task_prefix):]}: "
             f"{alert['count']} report(s)" + (f" from {ranks}" if ranks else ""))
     if not enough(alerts):
-        raise SluiceError(f"the expected CUDA OOM and NCCL timeout alerts did not arrive in 90 s; "
+        raise SluiceError(f"the expected CUDA OOM and NCCL timeout alerts did not arrive in {wait_s} s; "
                           f"read {logs / 'demo-worker-watch.log'}")
 
 

@@ -32,6 +32,9 @@ def per_line_ns(redact: Redactor, lines: list[str], passes: int) -> float:
 
 
 def main(argv: list[str]) -> None:
+    if len(argv) > 1 and not argv[1].isdigit():
+        print(f"{__doc__}\nusage: python -m devtools.redact_bench [PASSES]  (best of PASSES runs, default 5)")
+        return
     passes = int(argv[1]) if len(argv) > 1 else 5
     lines = corpus_lines()
     samples = [s for _secret, ls in SAMPLES.values() for s in ls]

@@ -4,7 +4,7 @@
 union by validating the value against the branches; the assemble stage writes one body per output,
 so that walk is paid per line. :func:`body_writer` turns a contract into straight-line Python, one
 statement group per field in schema order, for the shapes our contracts use (records, ``["null", X]``
-unions, maps, string, bytes, int/long, double, boolean); ``python -m streams.avro_writer`` times both.
+unions, maps, arrays, string, bytes, int/long, double, boolean); ``python -m streams.avro_writer`` times both.
 
 Anything off that path (a value of an unexpected type, a missing field, an out-of-range long) is
 handed to fastavro, so the bytes, the defaults and the errors are fastavro's in every case: the fast
@@ -75,6 +75,8 @@ class _Source:
             self.record(depth, schema, value, namespace)
         elif kind == "map":
             self.map(depth, schema, value, namespace)
+        elif kind == "array":
+            self.array(depth, schema, value, namespace)
         else:
             self.scalar(depth, kind, value)
 
@@ -107,6 +109,15 @@ class _Source:
         self.emit(depth + 1, f"for {key}, {item} in {value}.items():")
         self.scalar(depth + 2, "string", key)
         self.write(depth + 2, schema["values"], item, namespace)
+        self.emit(depth, "ap(0)")
+
+    def array(self, depth: int, schema: dict[str, Any], value: str, namespace: str) -> None:
+        self.emit(depth, f"if type({value}) is not list: raise OffPath")
+        self.emit(depth, f"if {value}:")  # one block of all items, then the empty block, as for maps
+        self.varint(depth + 1, f"len({value}) << 1")
+        item = self.fresh()
+        self.emit(depth + 1, f"for {item} in {value}:")
+        self.write(depth + 2, schema["items"], item, namespace)
         self.emit(depth, "ap(0)")
 
     def scalar(self, depth: int, kind: str, value: str) -> None:

@@ -137,6 +137,23 @@ class KafkaSettings(Section):
         if upper not in SASL_MECHANISMS:
             raise ValueError(f"{value!r} is not one of {', '.join(SASL_MECHANISMS)} (GSSAPI is not supported)")
         return upper
+    max_message_bytes: int = Field(
+        default=1024 * 1024, ge=64 * 1024,
+        description="The largest record any stage writes (events, metric points, dead letters), and so the "
+                    "producers' message.max.bytes. Every topic Sluice writes must accept it (max.message.bytes, else "
+                    "the broker's message.max.bytes): `sluice topics create` and deploy/k8s/topics.yaml set it, and "
+                    "each worker checks it against the broker at start. Kafka's own default is 1,048,588, so a stock "
+                    "cluster needs no change. Events are capped below it (assemble.max_bytes, in bytes); a dead "
+                    "letter that would pass it keeps its original cut, flagged and hashed. The assemble state topic "
+                    "takes four times it.")
+    sink_session_timeout_s: float | None = Field(
+        default=None, ge=1.0,
+        description="A hot or cold worker the group has not heard from for this long is taken out, and its "
+                    "partitions move to another; its consumer heartbeats every sixth of it, at most twice a second. "
+                    "Unset: librdkafka's default, 45 s. Shorter moves a killed worker's partitions sooner, and takes "
+                    "a worker out sooner when it stalls (a starved CPU). The broker accepts 6 s to 30 min unless "
+                    "its group settings say otherwise. The watch stage has its own (watch.session_timeout_s).",
+        examples=[10.0])
 
     @model_validator(mode="after")
     def _read_secret_files(self) -> KafkaSettings:
@@ -164,6 +181,8 @@ class KafkaSettings(Section):
         conf: dict[str, Any] = {
             "bootstrap.servers": self.bootstrap_servers,
             "security.protocol": self.security_protocol,
+            # A producer refuses a record over this at once (MSG_SIZE_TOO_LARGE) instead of the broker later.
+            "message.max.bytes": self.max_message_bytes,
             "logger": kafka_logger(),  # librdkafka's lines through Python logging, once per cause
         }
         if self.sasl_mechanism:
@@ -349,6 +368,9 @@ class TopicSettings(Section):
     events_prefix: str = Field(default="logs.events.", description="Assembled events go to <events_prefix><project>.")
     metrics: str = Field(default="logs.metrics", description="Step metrics (loss, lr, throughput, GPU memory).")
     alerts: str = Field(default="logs.alerts", description="Alerts of the watch stage, keyed by incident id.")
+    incidents: str = Field(
+        default="logs.incidents",
+        description="Job incidents of the watch stage (the first failure across a job's ranks), keyed by incident id.")
     dlq: str = Field(default="logs.dlq", description="Dead letters: every record that could not be processed, with the "
                                              "reason and the original bytes.")
     raw_partitions: int = Field(
@@ -357,6 +379,7 @@ class TopicSettings(Section):
     events_partitions: int = Field(default=3, description="Partitions of each logs.events.<project> topic.")
     metrics_partitions: int = Field(default=3, description="Partitions of the metrics topic.")
     alerts_partitions: int = Field(default=1, description="Partitions of the alerts topic.")
+    incidents_partitions: int = Field(default=1, description="Partitions of the incidents topic.")
     dlq_partitions: int = Field(default=1, description="Partitions of the dead-letter topic.")
     raw_retention_ms: int = Field(
         default=7 * DAY_MS,
@@ -502,7 +525,10 @@ class AssembleSettings(Section):
         description="A multiline block whose source has been quiet this long is emitted: that is how the last "
                     "traceback of a job that died comes out.")
     max_lines: int = Field(default=1000, description="A block longer than this is cut and flagged truncated.")
-    max_bytes: int = Field(default=512 * 1024, description="A block bigger than this is cut and flagged truncated.")
+    max_bytes: int = Field(
+        default=512 * 1024,
+        description="A block bigger than this many bytes of UTF-8 is cut and flagged truncated; with its "
+                    "attributes an event must fit kafka.max_message_bytes (checked at start).")
     engine: Literal["auto", "native", "python"] = Field(
         default="auto",
         description="The per-line engine (docs/native.md): native (the compiled extension, refused at start when "

@@ -108,12 +108,12 @@ def check_all(settings: Settings, client: Any | None = None) -> list[Compatibili
     from confluent_kafka.schema_registry.error import SchemaRegistryError
 
     from streams.clients import registry_client
+    from streams.registry import subject_registered
 
     client = client or registry_client(settings.registry)
-    registered = set(client.get_subjects())
     results = []
     for subject, name in subjects(settings).items():
-        if subject not in registered:
+        if not subject_registered(client, subject):
             results.append(Compatibility(subject, True, "not registered yet"))
             continue
         schema = Schema(schema_text(name), "AVRO")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+
 
 class SluiceError(Exception):
     """Root of every error Sluice raises on purpose.
@@ -38,6 +40,36 @@ class CommitFailed(SluiceError):
 
     Nothing is lost: the runner offers the same offsets again at its next turn.
     """
+
+
+class DependencyFailure(SluiceError):
+    """A server the stage depends on failed, and no record is to blame: nothing may be dead-lettered
+    for it. Stages let it pass through their per-record handling."""
+
+    def __init__(self, message: str, dependency: str) -> None:
+        super().__init__(message)
+        self.dependency = dependency  # kafka, registry, elasticsearch, object_store
+
+
+class DependencyUnavailable(DependencyFailure):
+    """Transient: the server is down, restarting, slow or overloaded. The stage waits with backoff and
+    reads the records again once it answers (they stay in Kafka)."""
+
+
+class DependencyRefused(DependencyFailure):
+    """The server refused the stage itself: its credentials or permissions (401/403, SASL
+    authentication, an ACL), or a place it writes to that does not exist (a deleted bucket). Every
+    record would fail the same way, so the stage stops with this message instead of dead-lettering
+    them; an operator fixes the secret, the role or the setting and starts it again."""
+
+
+class Failure(enum.Enum):
+    """What a dependency's classifier says about one failure (``streams/registry.py``,
+    ``streams/kafka_errors.py``, the Elasticsearch and object-store sinks' ``classify``)."""
+
+    TRANSIENT = "transient"  # wait with backoff, the records stay in Kafka
+    PERMANENT = "permanent"  # this record (or object) can never succeed: dead-letter it with the reason
+    REFUSED = "refused"  # credentials, permissions, a missing bucket: every record would fail alike, stop
 
 
 class Unreachable(SluiceError):

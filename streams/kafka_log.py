@@ -41,6 +41,10 @@ class OncePerCause(logging.Filter):
         self._seen.add(cause)
         return True
 
+    def forget(self) -> None:
+        """Let every cause through once more (a test that must see a line again)."""
+        self._seen.clear()
+
 
 def kafka_logger() -> logging.Logger:
     """The logger every librdkafka client of this process writes to (WARNING and up, once per cause)."""

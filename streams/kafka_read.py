@@ -35,22 +35,3 @@ def read_to_end(consumer: Any, topic: str, bounds: Mapping[int, tuple[int, int]]
         if msg is not None and not msg.error():
             records.append(msg)
     return records
-
-
-def has_record(consumer: Any, topic: str, partition: int, start: int, end: int, timeout_s: float) -> bool:
-    """Is there a record in ``[start, end)`` of one partition, as ``consumer``'s isolation level sees
-    records? A transaction's markers (and, read_committed, aborted records) take offsets but are not
-    records, so a reader whose next offset is below the high watermark may still have read everything.
-    Stops at the first record found. Raises TimeoutError if neither answer comes in ``timeout_s``."""
-    from confluent_kafka import TopicPartition
-
-    consumer.assign([TopicPartition(topic, partition, start)])
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        msg = consumer.poll(0.2)
-        if msg is not None and not msg.error():
-            return bool(msg.offset() < end)
-        (where,) = consumer.position([TopicPartition(topic, partition)])
-        if where.offset >= end:
-            return False
-    raise TimeoutError(f"{topic} [{partition}]: no answer between offsets {start} and {end} in {timeout_s:.0f} s")

@@ -35,6 +35,10 @@ OUTPUTS = Counter("sluice_outputs_total", "records written by a stage, by kind (
 ACKED = Counter("sluice_sink_acked_total", "records the store acknowledged", ["stage", "project"], registry=REGISTRY)
 DEAD_LETTERS = Counter("sluice_dead_letters_total", "records sent to the dead-letter topic",
                        ["stage", "error_type"], registry=REGISTRY)
+INTERNAL_ERRORS = Counter("sluice_internal_errors_total",
+                          "exceptions of Sluice's own code while handling one record or block (each a dead letter "
+                          "of error type internal): bugs, by the step that failed and the exception type",
+                          ["stage", "step", "exception"], registry=REGISTRY)
 UNROUTED = Counter("sluice_unrouted_events_total",
                    "events whose project is not in the routing table, sent to the default project instead",
                    ["project"], registry=REGISTRY)
@@ -64,6 +68,9 @@ LAG = Gauge("sluice_consumer_lag", "records behind the end of the partition", ["
             registry=REGISTRY)
 OPEN_BLOCKS = Gauge("sluice_open_multiline_blocks", "multiline events still open in assemble", ["partition"],
                     registry=REGISTRY)
+DEPENDENCY_WAITS = Counter("sluice_dependency_waits_total",
+                           "times a stage waited for a server that did not answer (its records stay in Kafka)",
+                           ["stage", "dependency"], registry=REGISTRY)
 PROJECT_CLAIMS_REFUSED = Counter("sluice_project_claims_refused_total",
                                  "records whose project label their source may not claim (routed as unlabelled)",
                                  ["project"], registry=REGISTRY)

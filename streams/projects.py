@@ -39,13 +39,14 @@ def project_status(settings: Settings, project: str) -> ProjectStatus:
     from confluent_kafka.admin import AdminClient
 
     from streams.clients import es_client, registry_client
+    from streams.registry import subject_registered
     from streams.sinks.elasticsearch.request import IndexNamer
     from streams.sinks.elasticsearch.templates import LOGS_TEMPLATE
 
     topic = settings.topics.events_topic(project)
     meta = AdminClient(settings.kafka.client_config()).list_topics(topic, timeout=10).topics.get(topic)
     subject = f"{topic}-value"
-    registered = subject in set(registry_client(settings.registry).get_subjects())
+    registered = subject_registered(registry_client(settings.registry), subject)
     prefix = IndexNamer.of(settings.routing, settings.hot).events_prefix(project)
     found = es_client(settings.elasticsearch).options(ignore_status=404).indices.get_index_template(name=LOGS_TEMPLATE)
     patterns = [p for t in found.get("index_templates", []) for p in t["index_template"]["index_patterns"]]

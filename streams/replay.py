@@ -122,6 +122,10 @@ class ReplayState:
 class RangeSource:
     """A RecordSource over fixed offset ranges, decoding Avro; commits go to the state file."""
 
+    # The runner pauses a replay as a whole: it reads one topic's range once, with no quiet partition
+    # to keep flowing beside a busy one.
+    pauses_partitions = False
+
     def __init__(self, settings: Settings, plan: ReplayPlan, state: ReplayState, where: ReplayFilter,
                  progress: Callable[[int], None] | None = None) -> None:
         from confluent_kafka import Consumer, TopicPartition
@@ -201,10 +205,24 @@ class RangeSource:
         """Offsets of the range still to read, per partition."""
         return {(self.plan.topic, p): max(0, self.plan.end[p] - off) for p, off in self.position.items()}
 
+    def newest_read_ms(self) -> dict[TP, int]:
+        """Empty: a replay reads old records on purpose; their age is no lag."""
+        return {}
+
     def commit(self, points: dict[TP, int]) -> None:
         for (_topic, partition), offset in points.items():
             self.state.next_offset[partition] = offset
         self.state.save()
+
+    def pause(self, partitions: list[TP]) -> None:
+        from confluent_kafka import TopicPartition
+
+        self.consumer.pause([TopicPartition(t, p) for t, p in partitions])
+
+    def resume(self, partitions: list[TP]) -> None:
+        from confluent_kafka import TopicPartition
+
+        self.consumer.resume([TopicPartition(t, p) for t, p in partitions])
 
     def pause_all(self) -> None:
         self.consumer.pause(self.consumer.assignment())
@@ -271,8 +289,6 @@ async def replay_into_store(settings: Settings, plan: ReplayPlan, into: str, sta
         while not source.done_reading() or runner.tracker.total_in_flight():
             await runner.step(poll_timeout_s=0.2)
             if source.done_reading() and not runner._queued():
-                if hasattr(runner.sink, "begin_drain"):
-                    runner.sink.begin_drain()
                 await runner.drain()
                 break
     finally:

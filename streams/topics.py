@@ -34,6 +34,12 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
             {"cleanup.policy": "compact,delete", "retention.ms": str(t.dlq_retention_ms)},
             "alert",
         ),
+        # Incidents too: a late collateral error updates a decided incident in place, under its id.
+        TopicSpec(
+            t.incidents, t.incidents_partitions,
+            {"cleanup.policy": "compact,delete", "retention.ms": str(t.dlq_retention_ms)},
+            "incident",
+        ),
         TopicSpec(t.dlq, t.dlq_partitions, {"retention.ms": str(t.dlq_retention_ms)}, "dead_letter"),
     ]
     specs += [
@@ -47,7 +53,15 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
 def assemble_state_spec(settings: Settings) -> TopicSpec:
     """The assemble stage's open blocks per source: compacted, one partition per raw partition."""
     return TopicSpec(settings.assemble.state_topic_name(), settings.topics.raw_partitions,
-                     {"cleanup.policy": "compact", "min.compaction.lag.ms": "0", "segment.ms": str(3600 * 1000)})
+                     {"cleanup.policy": "compact", "min.compaction.lag.ms": "0", "segment.ms": str(3600 * 1000),
+                      "max.message.bytes": str(state_max_message_bytes(settings))})
+
+
+def state_max_message_bytes(settings: Settings) -> int:
+    """The state topic's record limit: a source's state holds its open block (up to assemble.max_bytes)
+    and a held partial line, as JSON (escapes and all), so it gets four times kafka.max_message_bytes;
+    the assemble stage's producer, which writes it, has the same limit."""
+    return 4 * settings.kafka.max_message_bytes
 
 
 def ensure_assemble_state_topic(settings: Settings, timeout_s: float = 30.0) -> None:
@@ -69,6 +83,11 @@ def ensure_assemble_state_topic(settings: Settings, timeout_s: float = 30.0) -> 
                           f"{len(raw.partitions)}: add partitions to {spec.name} to match before starting assemble")
 
 
+def message_size_config(settings: Settings) -> dict[str, str]:
+    """Topic config that lets a topic take the largest record Sluice writes (``kafka.max_message_bytes``)."""
+    return {"max.message.bytes": str(settings.kafka.max_message_bytes)}
+
+
 def create_topics(settings: Settings, specs: list[TopicSpec] | None = None, timeout_s: float = 30.0) -> list[str]:
     """Create missing topics; returns the names created. Existing topics are left as they are."""
     from confluent_kafka import KafkaException
@@ -82,7 +101,7 @@ def create_topics(settings: Settings, specs: list[TopicSpec] | None = None, time
         return []
     futures = admin.create_topics(
         [NewTopic(s.name, num_partitions=s.partitions, replication_factor=settings.topics.replication_factor,
-                  config=s.config) for s in wanted],
+                  config={**message_size_config(settings), **s.config}) for s in wanted],
         operation_timeout=timeout_s,
     )
     created = []
@@ -125,7 +144,7 @@ def isolated_settings(settings: Settings, tag: str, **topic_overrides: Any) -> S
 
     topics = settings.topics.model_copy(update={
         "raw": f"{tag}.raw", "events_prefix": f"{tag}.events.", "metrics": f"{tag}.metrics",
-        "dlq": f"{tag}.dlq", "alerts": f"{tag}.alerts", **topic_overrides})
+        "dlq": f"{tag}.dlq", "alerts": f"{tag}.alerts", "incidents": f"{tag}.incidents", **topic_overrides})
     isolated = settings.model_copy(update={"topics": topics})
     create_topics(isolated, topic_specs(isolated))
     register_all(isolated)

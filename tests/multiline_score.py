@@ -83,7 +83,7 @@ def expected_events(path: Path, labels: dict) -> list[Expected]:
 
 def score_file(path: Path, labels: dict) -> FileScore:
     got = {(o["raw"]["first_offset"], o["raw"]["last_offset"], o.get("line_count", 1))
-           for o in parse_files([path], default_ts_ms=TS)}
+           for o in parse_files([path], default_ts_ms=TS) if o.get("kind") != "dead_letter"}
     starts = {}
     for first, last, n in got:
         starts.setdefault(first, []).append((last, n))

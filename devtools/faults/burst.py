@@ -123,6 +123,19 @@ class BurstBuilder:
         return [Unit(f"bad:{name}", [(f"bad-{tag}-{name}".encode(), value)], 0, bad=True)
                 for name, value in values.items()]
 
+    def messages_in_file_order(self, path: Path, host: str) -> list[str]:
+        """The messages of the events one file makes, in the order of their first line in the file (what
+        a source shipped by another agent must come out as, whatever its ids)."""
+        from streams.assemble.pipeline import RawRecord
+
+        asm = self._assembler()
+        outputs = []
+        for offset, (key, value) in enumerate(self.file_unit(path, host).records):
+            outputs += asm.feed(RawRecord(self.settings.topics.raw, 0, offset, value, key, 0))
+        outputs += asm.flush_all()
+        events = [o.value for o in outputs if o.kind == "event"]
+        return [e["message"] for e in sorted(events, key=lambda e: e["raw"]["first_file_offset"])]
+
     def expected_of(self, units: list[Unit]) -> Expected:
         from streams.assemble.pipeline import RawRecord
 

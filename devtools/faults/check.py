@@ -20,6 +20,25 @@ from streams.config import Settings
 
 
 @dataclass
+class Load:
+    """What a run held: lines in while the input lasted, events out until everything was stored."""
+
+    lines: int = 0
+    events: int = 0
+    feed_s: float = 0.0  # from the first unit produced to the last
+    out_s: float = 0.0  # from the first unit produced until drained (or the drain gave up)
+    lag_at_end: dict[str, int] = field(default_factory=dict)  # records not committed per stage, at the end
+
+    def describe(self) -> str:
+        if not self.feed_s:
+            return "none"
+        lag = ", ".join(f"{k} {v}" for k, v in self.lag_at_end.items()) or "?"
+        return (f"{self.lines / self.feed_s:,.0f} lines/s in ({self.lines} lines in {self.feed_s:.0f} s); "
+                f"{self.events / max(self.out_s, 1e-9):,.0f} events/s out ({self.events} events stored in "
+                f"{self.out_s:.0f} s); lag at the end: {lag}")
+
+
+@dataclass
 class Figures:
     faults: Counter = field(default_factory=Counter)
     events_checked: int = 0
@@ -42,6 +61,9 @@ class Figures:
     dlq_unexpected: int = 0  # letters whose original was a good input
     dlq_missing: int = 0  # bad inputs with no letter
     unplanned_exits: Counter = field(default_factory=Counter)
+    refused_stops: Counter = field(default_factory=Counter)  # stops on refused credentials, as designed
+    load: Load = field(default_factory=Load)
+    fuzzed: int = 0  # hostile records fed beside the corpus (each must come out as exactly one dead letter)
     seconds: float = 0.0
     examples: list[str] = field(default_factory=list)
 
@@ -70,8 +92,11 @@ class Figures:
     def table(self) -> str:
         faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())) or "none"
         exits = ", ".join(f"{k} {v}" for k, v in sorted(self.unplanned_exits.items())) or "none"
+        refused = ", ".join(f"{k} {v}" for k, v in sorted(self.refused_stops.items())) or "none"
         rows = [
+            ("load held", self.load.describe()),
             ("faults injected", f"{sum(self.faults.values())} ({faults})"),
+            ("inputs fuzzed", self.fuzzed),
             ("lines in", self.lines_in),
             ("events checked", f"{self.events_checked} ({self.multiline_checked} multiline)"),
             ("metric points checked", self.metrics_checked),
@@ -84,9 +109,11 @@ class Figures:
             ("split (wrong message)", self.split),
             ("fragments (unexpected ids)", self.fragments),
             ("cold objects read", self.cold_objects),
-            ("DLQ", f"{self.dlq_letters} letters, {self.dlq_distinct} distinct originals; "
-                    f"{self.dlq_unexpected} good inputs, {self.dlq_missing} bad inputs missing"),
+            ("dead letters", f"{self.dlq_letters} letters, {self.dlq_distinct} distinct originals: "
+                             f"{self.dlq_letters - self.dlq_unexpected} expected (bad inputs), {self.dlq_unexpected} "
+                             f"unexpected (good inputs); {self.dlq_missing} bad inputs without a letter"),
             ("unplanned worker exits", exits),
+            ("stops on refused credentials", refused),
             ("wall time", f"{self.seconds:.0f} s"),
         ]
         width = max(len(r[0]) for r in rows)
@@ -125,7 +152,9 @@ def cold_events(settings: Settings, project: str) -> tuple[int, list[dict[str, A
             body = s3.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read()
             objects += 1
             records: Any = fastavro.reader(io.BytesIO(body))
-            events += [{"event_id": r["event_id"], "message": r["message"], "key": obj["Key"]} for r in records]
+            events += [{"event_id": r["event_id"], "message": r["message"], "key": obj["Key"],
+                        "host": (r.get("source") or {}).get("host"), "file": (r.get("source") or {}).get("file"),
+                        "raw": r.get("raw")} for r in records]
     return objects, events
 
 
@@ -142,19 +171,54 @@ def dead_letters(settings: Settings) -> list[dict[str, Any]]:
 
 
 def read_to_end(settings: Settings, topic: str) -> list[tuple[bytes | None, bytes]]:
-    """(key, value) of every record of ``topic``, from the first offset to the current end."""
+    """(key, value) of every committed record of ``topic``, from the first offset to the current end."""
+    return [(msg.key(), msg.value() or b"") for msg in read_messages(settings, topic)]
+
+
+def read_messages(settings: Settings, topic: str) -> list[Any]:
+    """Every committed record of ``topic`` (what a read_committed sink sees; an aborted transaction's
+    records are no output), as confluent-kafka messages."""
     from confluent_kafka import Consumer, TopicPartition
 
     from streams.kafka_read import read_to_end as read_partitions
 
     consumer = Consumer({**settings.kafka.client_config(), "group.id": f"{topic}-check",
-                         "enable.auto.commit": False})
+                         "enable.auto.commit": False, "isolation.level": "read_committed"})
     try:
         parts = consumer.list_topics(topic, timeout=10).topics[topic].partitions
         bounds = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10) for p in parts}
-        return [(msg.key(), msg.value() or b"") for msg in read_partitions(consumer, topic, bounds, 60.0)]
+        return list(read_partitions(consumer, topic, bounds, 60.0))
     finally:
         consumer.close()
+
+
+def describe_reemissions(settings: Settings, topic: str, ids: set[str]) -> list[str]:
+    """Where each copy of a re-emitted event sits: its events-topic partition and offset, when Kafka took it,
+    and the raw records it was assembled from (to find the turns that wrote it in the worker logs)."""
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    from streams.avro_io import avro_deserializer
+
+    decode = avro_deserializer(settings)
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    out = []
+    for msg in read_messages(settings, topic):
+        key = (msg.key() or b"").decode()
+        if key in ids:
+            event = decode(msg.value(), ctx)
+            raw = event.get("raw") or {}
+            out.append(f"{key} at {topic}[{msg.partition()}]@{msg.offset()} ts {msg.timestamp()[1]}: raw "
+                       f"[{raw.get('partition')}] {raw.get('first_offset')}-{raw.get('last_offset')}, "
+                       f"{event.get('line_count')} lines")
+    return sorted(out)
+
+
+# The host of the files a node shipper ships in a fault run (devtools/faults/ship.py checks those).
+SHIPPED_HOST = "fault-ship-node"
+
+
+def _shipped(doc: dict[str, Any]) -> bool:
+    return (doc.get("source") or {}).get("host") == SHIPPED_HOST
 
 
 def check(settings: Settings, expected: Expected) -> Figures:
@@ -168,7 +232,8 @@ def check(settings: Settings, expected: Expected) -> Figures:
 
 def check_elasticsearch(settings: Settings, expected: Expected, fig: Figures) -> None:
     project = settings.routing.default_project
-    indexed = es_documents(settings, f"sluice-logs-{project}-*", ["message"])
+    indexed = es_documents(settings, f"sluice-logs-{project}-*", ["message", "source.host"])
+    indexed = {eid: d for eid, d in indexed.items() if not _shipped(d)}  # checked by message (faults/ship.py)
     for eid, message in expected.events.items():
         doc = indexed.get(eid)
         if doc is None:
@@ -182,7 +247,8 @@ def check_elasticsearch(settings: Settings, expected: Expected, fig: Figures) ->
         fig.fragments += 1
         fig.example(f"unexpected Elasticsearch id {eid}: {str(indexed[eid].get('message'))[:200]!r}", first=True)
 
-    points = es_documents(settings, f"sluice-metrics-{project}-*", ["raw", "metrics"])
+    points = es_documents(settings, f"sluice-metrics-{project}-*", ["raw", "metrics", "source.host"])
+    points = {eid: d for eid, d in points.items() if not _shipped(d)}
     fig.lost_metrics = len(expected.metrics - points.keys())
     for eid in points.keys() - expected.metrics:
         fig.fragments += 1
@@ -192,11 +258,17 @@ def check_elasticsearch(settings: Settings, expected: Expected, fig: Figures) ->
 def check_cold(settings: Settings, expected: Expected, fig: Figures) -> None:
     project = settings.routing.default_project
     fig.cold_objects, records = cold_events(settings, project)
+    records = [r for r in records if r.get("host") != SHIPPED_HOST]
     by_id: dict[str, list[dict[str, Any]]] = {}
     for r in records:
         by_id.setdefault(r["event_id"], []).append(r)
-    on_topic = Counter(key.decode() for key, _v in read_to_end(settings, settings.topics.events_topic(project)) if key)
+    events_topic = settings.topics.events_topic(project)
+    on_topic = Counter(key.decode() for key, _v in read_to_end(settings, events_topic) if key)
     fig.reemitted_events = sum(n - 1 for n in on_topic.values())
+    again = {eid for eid, n in on_topic.items() if n > 1}
+    if again:
+        for where in describe_reemissions(settings, events_topic, set(sorted(again)[:5])):
+            fig.example(f"re-emitted: {where}", first=True)
     for eid, message in expected.events.items():
         copies = by_id.get(eid, [])
         if not copies:

@@ -1,12 +1,24 @@
-"""The faults. Each takes the run's pipeline (and a private server where it needs one) and returns a
-short description; none of them ever touches the shared stack (only servers the run started itself).
+"""The faults. Each takes the run's pipeline (and a private server or the run's network where it needs
+one) and returns a short description; none of them ever touches the shared stack: the registry is
+shared, so its outage is the run's own proxies refusing connections, never the server stopped.
+
+- workers: kill -9 (:func:`kill_worker`), a rebalance (:func:`rebalance`);
+- servers: stopped cleanly (:func:`outage`), killed with SIGKILL (:func:`kill_server`), frozen with
+  SIGSTOP (:func:`hang`: the process holds its connections and answers nothing), the broker restarted;
+- the network between one worker and one server (:func:`net_fault`): Toxiproxy's latency, blackhole,
+  reset, slow close, bandwidth limit, or the link down;
+- Elasticsearch answering 429, 503 or 401 for a while (:func:`es_answers`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import time
 from typing import Any
 
+from devtools.faults.network import Network
 from devtools.faults.pipeline import Pipeline
 from devtools.stack.base import tcp_open
 
@@ -51,9 +63,6 @@ def outage(pipeline: Pipeline, service: Any, seconds: float, what: str) -> str:
 
 def broker_restart(pipeline: Pipeline, service: Any, hard: bool = False) -> str:
     """Restart the private Kafka broker: a clean shutdown, or kill -9 when ``hard``."""
-    import os
-    import signal
-
     t0 = time.monotonic()
     if hard:
         pid = service.pid()
@@ -69,3 +78,67 @@ def broker_restart(pipeline: Pipeline, service: Any, hard: bool = False) -> str:
     service.up()
     return f"Kafka broker {'kill -9 and ' if hard else ''}restart ({time.monotonic() - t0:.0f} s)"
 
+
+
+def kill_server(pipeline: Pipeline, service: Any, what: str) -> str:
+    """SIGKILL a private server's whole process group (no shutdown, no flush), then start it again."""
+    t0 = time.monotonic()
+    pid = service.pid()
+    if pid:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while service.pid() is not None and time.monotonic() < deadline:
+            time.sleep(0.1)
+    service.down()
+    deadline = time.monotonic() + 30
+    while tcp_open(service.port()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    hold(pipeline, 1.0)
+    service.up()
+    return f"{what} kill -9 and restart (back after {time.monotonic() - t0:.0f} s)"
+
+
+def hang(pipeline: Pipeline, service: Any, seconds: float, what: str) -> str:
+    """SIGSTOP a private server for ``seconds``, then SIGCONT: connections stay open, nothing answers
+    (a JVM in a long GC pause, a host swapping, a disk that stopped answering)."""
+    pid = service.pid()
+    if not pid:
+        return f"{what} not running: no hang"
+    os.killpg(pid, signal.SIGSTOP)
+    try:
+        hold(pipeline, seconds)
+    finally:
+        os.killpg(pid, signal.SIGCONT)
+    return f"{what} frozen (SIGSTOP) {seconds:.0f} s"
+
+
+def net_fault(pipeline: Pipeline, network: Network, links: list[str], kind: str, seconds: float) -> str:
+    """Toxiproxy fault ``kind`` on the named links (``<stage>-<server>``) for ``seconds``."""
+    for link in links:
+        network.toxiproxy.fault(link, kind)
+    try:
+        hold(pipeline, seconds)
+    finally:
+        for link in links:
+            network.toxiproxy.heal(link)
+    return f"network {kind} on {', '.join(links)} for {seconds:.0f} s"
+
+
+def es_answers(pipeline: Pipeline, network: Network, status: int, seconds: float) -> str:
+    """Elasticsearch answers every request of the hot sink with ``status`` for ``seconds``. On 401 the hot
+    sink is expected to stop (refused credentials) and be restarted, as its Deployment would."""
+    link = "hot-elasticsearch"
+    es = network.toxiproxy.proxies[link].upstream
+    before = network.es_answers.answered
+    if status == 401:
+        pipeline.expect_refused.add("hot")
+    network.es_answers.answer(status)
+    network.toxiproxy.reroute(link, network.es_answers.netloc)
+    try:
+        hold(pipeline, seconds)
+    finally:
+        network.toxiproxy.reroute(link, es)
+    hold(pipeline, 3.0)  # a worker that stopped on the last refused request is restarted within this
+    pipeline.expect_refused.discard("hot")
+    return f"Elasticsearch answered {status} for {seconds:.0f} s ({network.es_answers.answered - before} requests)"

@@ -3,14 +3,14 @@
 A run has a project of its own (``flt-<hex>``): its raw, events, metrics and dead-letter topics, its
 consumer groups, its Elasticsearch indices (``logs-<project>-*``, ``metrics-<project>-*``) and its
 cold prefix (``<project>/``) are nobody else's. Workers get their configuration from the
-environment, as an operator's would. They run through :mod:`devtools.faults.worker`, which is
-``sluice worker <stage>`` plus two knobs the workers do not expose yet (see that module).
+environment, as an operator's would: each is ``sluice worker <stage>``, as deployed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from devtools.faults.network import Network
 from devtools.stack.base import free_port
 from streams.config import REPO_ROOT, ProjectRoute, RoutingSettings, Settings
 
@@ -63,13 +64,17 @@ def worker_env(settings: Settings, extra: dict[str, str] | None = None) -> dict[
         # Small objects and a short idle cut: many cuts, so kills land between cut, upload and commit.
         "SLUICE_COLD__ROTATE_RECORDS": "400",
         "SLUICE_COLD__IDLE_FLUSH_S": "3",
-        # Faust (assemble) reads these from the environment; the sinks' consumers get them in worker.py.
+        # Faust (assemble) reads these from the environment; the sinks' consumers take the setting.
         "BROKER_SESSION_TIMEOUT": str(SESSION_TIMEOUT_MS / 1000),
         "BROKER_HEARTBEAT_INTERVAL": "1.0",
-        "FAULTS_SESSION_TIMEOUT_MS": str(SESSION_TIMEOUT_MS),
-        "FAULTS_COLD_GROUP": cold_group(settings),
+        "SLUICE_KAFKA__SINK_SESSION_TIMEOUT_S": str(SESSION_TIMEOUT_MS / 1000),
+        "SLUICE_COLD__GROUP_ID": cold_group(settings),
         **(extra or {}),
     }
+
+
+# The line that says why a worker died: the last exception of a traceback, or a one-line SluiceError.
+ERROR_LINE = re.compile(r"^(?:[\w.]+(?:Error|Exception|Aborted|Refused|Unavailable|Wedged)|Error)\b.*:|.*\bcrashed\b")
 
 
 @dataclass
@@ -89,20 +94,29 @@ class Pipeline:
     logdir: Path
     say: Callable[[str], None] = print
     env_extra: dict[str, str] = field(default_factory=dict)
+    env_by_stage: dict[str, dict[str, str]] = field(default_factory=dict)  # more environment for one stage
+    network: Network | None = None  # the proxies each stage reaches its servers through
     workers: dict[str, Worker] = field(default_factory=dict)
     unplanned_exits: Counter = field(default_factory=Counter)
+    # Stages expected to stop on refused credentials now (Elasticsearch answering 401), and those stops.
+    expect_refused: set[str] = field(default_factory=set)
+    refused_stops: Counter = field(default_factory=Counter)
     exit_notes: list[str] = field(default_factory=list)
 
     def start(self, stage: str, name: str | None = None) -> Worker:
         name = name or stage
         self.logdir.mkdir(parents=True, exist_ok=True)
         log = self.logdir / f"worker-{name}.log"
-        env = worker_env(self.settings, {"SLUICE_OBSERVABILITY__PORT": str(free_port()), **self.env_extra})
+        links = self.network.env(stage) if self.network is not None else {}
+        env = worker_env(self.settings, {"SLUICE_OBSERVABILITY__PORT": str(free_port()), **links, **self.env_extra,
+                                         **self.env_by_stage.get(stage, {})})
+        command = ["-m", "streams.cli", "ship"] if stage == "ship" else [
+            "-m", "streams.cli", "worker", stage, "--loglevel", "info"]
         with log.open("ab") as fh:
             fh.write(f"\n===== start {name} at {time.strftime('%H:%M:%S')} =====\n".encode())
             fh.flush()
-            proc = subprocess.Popen([sys.executable, "-m", "devtools.faults.worker", stage, "--loglevel", "info"],
-                                    env=env, cwd=REPO_ROOT, stdout=fh, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen([sys.executable, *command], env=env, cwd=REPO_ROOT, stdout=fh,
+                                    stderr=subprocess.STDOUT)
         self.workers[name] = Worker(name, stage, proc, log)
         return self.workers[name]
 
@@ -129,11 +143,16 @@ class Pipeline:
         for name, worker in list(self.workers.items()):
             code = worker.proc.poll()
             if code is not None:
-                tail = worker.log.read_text(errors="replace").strip().splitlines()[-3:]
-                note = f"{name} exited with {code} at {time.strftime('%H:%M:%S')}: {' | '.join(tail)[-300:]}"
-                self.unplanned_exits[worker.stage] += 1
-                self.exit_notes.append(note)
-                self.say(f"  ! {note}")
+                tail = worker.log.read_text(errors="replace").strip().splitlines()[-400:]
+                reason = next((ln for ln in reversed(tail) if ERROR_LINE.match(ln)), None)
+                note = (f"{name} exited with {code} at {time.strftime('%H:%M:%S')}: "
+                        f"{(reason or ' | '.join(tail[-3:]))[-400:]} (log: {worker.log})")
+                if worker.stage in self.expect_refused and "refused" in " ".join(tail):
+                    self.refused_stops[worker.stage] += 1  # stopped with the reason, as it must
+                else:
+                    self.unplanned_exits[worker.stage] += 1
+                    self.exit_notes.append(note)
+                    self.say(f"  ! {note}")
                 del self.workers[name]
                 self.start(worker.stage, name)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -221,6 +222,23 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def free_listen_port(low: int = 20_000, high: int = 32_000) -> int:
+    """A port on 127.0.0.1 for a server that another process binds later: drawn below the range the OS
+    hands to outgoing connections (32768 and up on Linux), so that no client connection made meanwhile
+    takes it, as it can take a port from ``free_port``."""
+    rng = random.SystemRandom()
+    for _ in range(500):
+        port = rng.randrange(low, high)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise StackError(f"no free port between {low} and {high} on 127.0.0.1 after 500 tries; "
+                     "free some, or give the servers ports yourself")
 
 
 def tcp_open(port: int, host: str = "127.0.0.1") -> bool:

@@ -101,7 +101,7 @@ class KafkaService(Service):
         server_properties.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         (self.home / "log4j2.yaml").write_text(LOG4J2)
         if not (data / "meta.properties").is_file():
-            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            cluster_id = _cluster_id()
             run_checked(
                 [self._java(), "-cp", str(self.home / "lib" / "*"), "kafka.tools.StorageTool", "format",
                  "-t", cluster_id, "-c", str(self.home / "server.properties")],
@@ -238,3 +238,12 @@ class KafkaService(Service):
         for future in admin.alter_user_scram_credentials([upsert]).values():
             future.result(timeout=10)
         self.log(f"{self.name}: SCRAM user {user!r} ({name}) set")
+
+
+def _cluster_id() -> str:
+    """A random KRaft cluster id. One that starts with '-' reads as an option to kafka-storage's argument
+    parser, so it is drawn again, as Kafka's own Uuid.randomUuid does."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id

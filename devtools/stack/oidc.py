@@ -2,7 +2,7 @@
 
 It does the two things a Kafka OAUTHBEARER setup needs from an identity provider: a token endpoint
 that grants RS256-signed JWTs to known clients (client-credentials grant, client id and secret as
-HTTP basic auth, as librdkafka's ``sasl.oauthbearer.method=oidc`` and :mod:`streams.oauth` send
+HTTP basic auth, as librdkafka's ``sasl.oauthbearer.method=oidc`` sends
 them), and a JWKS document with the public key, which the broker's
 ``OAuthBearerValidatorCallbackHandler`` checks every token against. Nothing else of OIDC (no
 discovery, no users, no refresh tokens).

@@ -7,7 +7,7 @@ same way.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +96,12 @@ class EventProducer:
 
 def committed_to_end(settings: Settings, group_id: str, topics: list[str]) -> bool:
     """Has ``group_id`` committed every partition of ``topics`` up to its end?"""
+    return group_lag(settings, group_id, topics) == 0
+
+
+def group_lag(settings: Settings, group_id: str, topics: list[str]) -> int:
+    """Records of ``topics`` past what ``group_id`` has committed (a partition it never committed: all of it).
+    Transaction markers count as records here; read it as "about"."""
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer({**settings.kafka.client_config(), "group.id": group_id, "enable.auto.commit": False})
@@ -104,12 +110,11 @@ def committed_to_end(settings: Settings, group_id: str, topics: list[str]) -> bo
         for topic in topics:
             meta = consumer.list_topics(topic, timeout=10).topics[topic]
             parts += [TopicPartition(topic, p) for p in meta.partitions]
-        committed = consumer.committed(parts, timeout=10)
-        for tp in committed:
+        behind = 0
+        for tp in consumer.committed(parts, timeout=10):
             low, high = consumer.get_watermark_offsets(TopicPartition(tp.topic, tp.partition), timeout=10)
-            if high > low and tp.offset < high:
-                return False
-        return True
+            behind += max(0, high - (tp.offset if tp.offset >= 0 else low))
+        return behind
     finally:
         consumer.close()
 
@@ -121,3 +126,32 @@ def wait_for(predicate: Any, timeout_s: float, interval_s: float = 0.5) -> bool:
             return True
         time.sleep(interval_s)
     return False
+
+
+def read_alerts(settings: Settings, until: Callable[[list[dict[str, Any]]], bool],
+                timeout_s: float = 60) -> list[dict[str, Any]]:
+    """The alerts topic from its start, read until ``until(alerts)`` or the timeout; each alert is keyed
+    by its id (what keeps the compacted topic at one record per alert)."""
+    from confluent_kafka import Consumer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    from streams.avro_io import avro_deserializer
+
+    deserialize = avro_deserializer(settings)
+    consumer = Consumer({**settings.kafka.client_config(), "group.id": f"reader-{time.monotonic_ns()}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([settings.topics.alerts])
+    alerts: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline and not until(alerts):
+            msg = consumer.poll(0.5)
+            if msg is None or msg.error():
+                continue
+            alert = deserialize(msg.value(), SerializationContext(settings.topics.alerts, MessageField.VALUE))
+            if msg.key() != alert["alert_id"].encode():
+                raise AssertionError(f"alert {alert['alert_id']} keyed {msg.key()!r}, not by its id")
+            alerts.append(alert)
+    finally:
+        consumer.close()
+    return alerts

@@ -44,6 +44,7 @@ class MemoryObjectStore:
 
     def __init__(self, conf: ColdSinkSettings | None = None) -> None:
         self.conf = conf or ColdSinkSettings()
+        self.endpoint = "memory://"
         self.objects: dict[tuple[str, str], bytes] = {}
         self.meta: dict[tuple[str, str], dict[str, str]] = {}
         self.puts = 0

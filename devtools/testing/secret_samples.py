@@ -98,7 +98,7 @@ _add("discord_webhook", rand(68, URLSAFE), "notify https://discord.com/api/webho
 _add("twilio_api_key", "SK" + rand(32, HEX), "twilio client {s} created")
 _add("sendgrid_key", "SG." + rand(22, URLSAFE) + "." + rand(43, URLSAFE), "mail via {s}")
 _add("mailchimp_key", rand(32, HEX) + "-us12", "mailchimp key {s} invalid")
-_add("telegram_bot_token", "AA" + rand(33, URLSAFE), "tg bot https://api.telegram.org/bot9009786150:{s}/send")
+_add("telegram_bot_token", "9009786150:AA" + rand(33, URLSAFE), "tg bot https://api.telegram.org/bot{s}/send")
 _add("databricks_token", "dapi" + rand(32, HEX), "DATABRICKS host x token {s}")
 _add("nvidia_api_key", "nvapi-" + rand(64, URLSAFE), "ngc config set key {s}")
 _add("replicate_token", "r8_" + rand(37), "REPLICATE_API_TOKEN={s}", "replicate run with {s}")
@@ -119,8 +119,186 @@ _add("zero_width_key_name", "Zw" + rand(12), "pass\u200bword={s}", "api\u200d_ke
 _add("cookie_header", rand(32, URLSAFE), "Cookie: sessionid={s}; csrftoken=abc", "set-cookie: sid={s}; Path=/")
 _add("k8s_secret_env", rand(24, URLSAFE), "MLFLOW_TRACKING_PASSWORD={s}", "DB_PASS={s}")
 
+# Vendor token families with a published prefix (one sample per rule of secret_rules.py).
+UPPER = string.ascii_uppercase + string.digits
+_add("alibaba_access_key_id", "LTAI" + rand(20), "ALIBABA_CLOUD_ACCESS_KEY_ID={s}", "oss client key id {s}")
+_add("azure_ad_client_secret", "aB1" + "8Q~" + rand(34, ALNUM + "_~.-"), "msal: secret {s} expired")
+_add("google_oauth_client_secret", "GOCSPX-" + rand(28, URLSAFE), "client {s} rejected")
+_add("google_refresh_token", "1//0" + rand(60, URLSAFE), "refresh with {s}")
+_add("digitalocean_token", "dop_v1_" + rand(64, HEX), "doctl auth init -t {s}")
+_add("docker_hub_token", "dckr_pat_" + rand(27, URLSAFE), "echo {s} | docker login -u bot --password-stdin")
+_add("hashicorp_vault_token", "hvs." + rand(90, URLSAFE), "vault: using {s}")
+_add("terraform_cloud_token", rand(14) + ".atlasv1." + rand(67, URLSAFE), "tfe token {s}")
+_add("grafana_token", "glsa_" + rand(32) + "_" + rand(8, HEX), "grafana sa {s}", )
+_add("grafana_cloud_token", "glc_" + rand(80, ALNUM + "+/") + "==", "grafana cloud {s}")
+_add("newrelic_key", "NRAK-" + rand(27, UPPER), "newrelic key {s}")
+_add("sentry_token", "sntrys_" + rand(100, ALNUM + "+/") + "=", "sentry-cli --auth-token {s} releases")
+_add("shopify_token", "shpat_" + rand(32, HEX), "shopify {s}")
+_add("linear_api_key", "lin_api_" + rand(40), "linear {s}")
+_add("mailgun_key", "key-" + rand(32, HEX), "mailgun {s}")
+_add("pulumi_token", "pul-" + rand(40, HEX), "pulumi {s}")
+_add("doppler_token", "dp.pt." + rand(43), "doppler {s}")
+_add("atlassian_api_token", "ATATT3xFfGF0" + rand(180, URLSAFE), "jira {s}")
+_add("age_secret_key", "AGE-SECRET-KEY-1" + rand(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"), "sops age {s}")
+_add("dynatrace_token", "dt0c01." + rand(24, UPPER) + "." + rand(64, UPPER), "dynatrace {s}")
+_add("postman_key", "PMAK-" + rand(24, HEX) + "-" + rand(34, HEX), "postman {s}")
+_add("notion_token", "ntn_" + rand(11, string.digits) + rand(35), "notion {s}")
+_add("langsmith_key", "lsv2_pt_" + rand(32, HEX) + "_" + rand(10, HEX), "langsmith {s}")
+_add("xai_key", "xai-" + rand(80), "grok judge {s}")
+_add("tailscale_key", "tskey-auth-" + rand(12) + "-" + rand(30), "tailscale up --authkey={s}", "tailscale key {s}")
+_add("rubygems_token", "rubygems_" + rand(48, HEX), "gem push with {s}")
+_add("figma_token", "figd_" + rand(40, URLSAFE), "figma {s}")
+_add("airtable_token", "pat" + rand(14) + "." + rand(64, HEX), "airtable {s}")
+_add("facebook_token", "EAAC" + rand(120), "graph api {s}")
+_add("slack_config_token", "xoxe.xoxp-1-" + rand(120), "slack config {s}")
+
+# Key-name families: "<word>_KEY" with a generated value, a session id, a cookie map, a password with '&'.
+_add("qualified_key_name", "/" + rand(60, ALNUM + "+/") + "+" + rand(23, ALNUM + "+/") + "==",
+     "AZURE_STORAGE_KEY={s}", "dd_app_key: {s}", '{"settings": {"storage_key": "{s}"}}')
+_add("session_id_value", rand(40, URLSAFE), '{"req": {"cookies": {"sessionid": "{s}"}}}', "session_id={s}",
+     "PHPSESSID: {s}")
+_add("password_with_ampersand", "Tr0ub4dor&3" + rand(6), "DB_PASSWORD={s}", "--db-password {s} --epochs 3",
+     "db_password: {s}")
+
+# Passwords of commands' short flags, a W&B key after "wandb", a netrc entry.
+_add("short_password_flag", "Sp" + rand(14), "+ mysql -h db -u root -p{s} -e 'select 1'",
+     "+ mysqldump -u root -p'{s}' runs",
+     "+ sshpass -p {s} rsync -a ckpt/ node-3:/data/", "argv=['sshpass', '-p', '{s}', 'ssh', 'node-3']",
+     "+ redis-cli -h redis -a {s} ping", "cmd: ['redis-cli', '-a', '{s}', 'info']",
+     "+ docker login -u ci -p {s} registry.internal", "run(['/usr/bin/docker', 'login', '-u', 'ci', '-p', '{s}'])",
+     "+ zip -q -P {s} -r ckpt.zip ckpt/", "run(['zip', '-P', '{s}', '-r', 'ckpt.zip', 'ckpt'])",
+     "CalledProcessError: Command '['mysql', '-u', 'root', '-p{s}', '-e', 'select 1']' returned non-zero exit "
+     "status 1.")
+_add("wandb_login", rand(40, HEX), "+ wandb login {s}", "wandb: Appending key for api.wandb.ai: {s}")
+_add("netrc_password", "Nr" + rand(14), "machine api.wandb.ai\n  login user\n  password {s}",
+     "machine pypi.internal login ci password {s}", "default login anonymous password {s}",
+     "machine ftp.internal login trainer account ml password {s}")
+
+# Name/value records, Kubernetes Secrets, secrets next to their key id or vendor keyword, encoded credentials.
+_add("name_value_record", "Nv" + rand(18),
+     '{"env": [{"name": "DB_PASSWORD", "value": "{s}"}, {"name": "LR", "value": "1"}]}',
+     "- name: MLFLOW_TRACKING_PASSWORD\n  value: {s}", "EnvVar{Name:HF_API_TOKEN,Value:{s},ValueFrom:nil,}")
+_add("k8s_secret_manifest", base64.b64encode(("Ks" + rand(20)).encode()).decode(),
+     "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  DATABASE_URL: {s}\n  user: dXNlcg==",
+     '{"apiVersion": "v1", "kind": "Secret", "data": {"conn": "{s}"}}')
+_add("aws_secret_next_to_key_id", rand(40, ALNUM + "+/"), "using AKIA" + rand(16, UPPER) + ":{s} for s3",
+     "AKIA" + rand(16, UPPER) + " {s}")
+_add("twilio_auth_token", rand(32, HEX), "twilio client AC" + rand(32, HEX) + " auth {s}", "Twilio token {s}")
+_add("datadog_key", rand(32, HEX), "datadog agent api key {s} rejected", "DD_API: {s}")
+_add("heroku_api_key", f"{rand(8, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(12, HEX)}",
+     "heroku auth {s}")
+_add("url_query_key", rand(39, URLSAFE), "GET https://maps.example.com/api/geocode?address=x&key={s} 403")
+_add("private_key_base64", base64.b64encode(PEM.encode()).decode(), "  tls.key: {s}")
+_add("docker_config_auth",
+     base64.b64encode(json.dumps({"auths": {"reg.internal": {"auth": BASIC}}}).encode()).decode(),
+     "  .dockerconfigjson: {s}")
+_add("oracle_credentials", "Or" + rand(12), "url=jdbc:oracle:thin:scott/{s}@db:1521/orcl",
+     "+ sqlplus -s app/{s}@//db/x")
+
+# Labels written as words, XML elements, `config set`, a password echoed into --password-stdin.
+_add("labelled_key", rand(24), "Your API Key: {s}", "Client Secret = {s}", "Secret Access Key: {s}")
+_add("xml_password", "Xm" + rand(14), "<server><id>nexus</id><password>{s}</password></server>",
+     "<ns:apiKey type='x'>{s}</ns:apiKey>")
+_add("config_set", rand(40, ALNUM + "/+"), "+ aws configure set aws_secret_access_key {s}",
+     "+ npm config set //registry.npmjs.org/:_authToken {s}")
+_add("stdin_password", "Si" + rand(14), "+ echo {s} | docker login -u bot --password-stdin registry.internal",
+     "+ echo {s} | sudo -S systemctl restart nvidia-fabricmanager", "+ echo 'root:{s}' | chpasswd")
+_add("env_password_with_brackets", "P@ss(w0rd)!{" + rand(6) + "}<" + rand(4) + ">",
+     "DB_PASSWORD={s}", "+ export ADMIN_PASSWORD={s}")
+
+# Prefixed tokens of more vendors (gitleaks), and the notations of configs, client dumps and exception printers.
+_add("platform_token", "sha256~" + rand(43, URLSAFE), "+ oc login --token={s} --server=https://api:6443",
+     "token {s} expired")
+_add("platform_token_heroku", "HRKU-AA" + rand(58, URLSAFE), "heroku: using {s}")
+_add("platform_token_harness", "pat." + rand(22, URLSAFE) + "." + rand(24) + "." + rand(20), "harness key {s}")
+_add("devtool_token", "ico-" + rand(32), "infracost: {s} rejected")
+_add("devtool_token_onepassword", f"A3-{rand(6, UPPER)}-{rand(11, UPPER)}-{rand(5, UPPER)}-{rand(5, UPPER)}-"
+     f"{rand(5, UPPER)}", "op: secret key {s}")
+_add("devtool_token_clickhouse", "4b1d" + rand(38), "clickhouse cloud {s}")
+_add("commerce_token", "EZAK" + rand(54), "easypost client {s}")
+_add("commerce_token_flutterwave", "FLWSECK_TEST-" + rand(32, "abcdefgh0123456789") + "-X", "flw {s}")
+_add("gitlab_routable_pat", "glpat-" + rand(38, URLSAFE) + ".01" + rand(7, string.ascii_lowercase + string.digits),
+     "GITLAB_TOKEN {s} rejected")
+_add("teams_webhook", rand(32, HEX) + "/" + f"{rand(8, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-"
+     f"{rand(12, HEX)}",
+     "POST https://x.webhook.office.com/webhookb2/a@b/IncomingWebhook/{s} -> 400")
+_add("cookie_repr", rand(32, HEX), "<RequestsCookieJar[<Cookie _gitlab_session={s} for gitlab.internal/>]>")
+_add("auth_tuple", "At" + rand(16), "requests.get(url, auth=('svc', '{s}'))", "basic_auth=(\"elastic\", \"{s}\")",
+     "HTTPBasicAuth('svc', '{s}')")
+_add("auth_scheme_word", rand(40, URLSAFE), "Authorization: SSWS {s}", "{'Authorization': 'Bot {s}'}")
+_add("xml_name_value_attributes", "Xv" + rand(16), '<add key="ClearTextPassword" value="{s}" />',
+     '<property name="hibernate.connection.password" value="{s}"/>')
+_add("yaml_block_scalar", "Yb" + rand(20), "db:\n  password: |\n    {s}\n  port: 5432", "hub:\n  token: >-\n    {s}")
+_add("pydantic_input_value", "Pv" + rand(14), "1 validation error for Settings\ndb_password\n  String should have at "
+     "least 24 characters [type=string_too_short, input_value='{s}', input_type=str]")
+_add("url_encoded_assignment", "Ue" + rand(20), "GET /cb?next=%2Fx%3Faccess_token%3D{s}%26s%3D1",
+     "redirect_uri=https%3A%2F%2Fci%3A{s}%40nexus%2Fsimple")
+_add("name_value_pair", rand(32), "scope headers=[(b'host', b'api'), (b'x-api-key', b'{s}')]",
+     "params=[('q', 'x'), ('api_key', '{s}')]")
+_add("url_token_user", "x" + rand(39, URLSAFE), "fatal: could not read from https://{s}@github.com/org/repo.git",
+     "https%3A%2F%2Fu%40corp:{s}@proxy:3128")
+_add("sql_password", "Sq" + rand(14), "CREATE USER app WITH PASSWORD '{s}';", "ALTER ROLE app LOGIN PASSWORD '{s}'",
+     "CREATE USER 'app'@'%' IDENTIFIED BY '{s}';")
+_add("cli_secret_argument", "Hp" + rand(14), "+ htpasswd -b -B /etc/nginx/.htpasswd admin {s}",
+     "+ gh secret set HF_TOKEN --repo org/x --body {s}", "+ poetry config http-basic.private ci {s}",
+     "+ mc alias set ckpt http://minio:9000 TRAINERACCESS01 {s}", "+ smbclient //nas/data -U 'HPC\\trainer%{s}' -c ls",
+     "+ curl --proxy-user proxyuser:{s} -x http://proxy:3128 https://hf.co")
+# A value as a column-aligned table or a space-separated config prints it; colour codes between key and value; a
+# shell word quoted whole; keys that name what their secret is for; records that name their value.
+_add("column_aligned_value", "Ca" + rand(18), "password           {s}", "    HTTP_Passwd   {s}", "requirepass {s}")
+_add("colour_coded_assignment", "Cc" + rand(18), "\x1b[36mapi_key\x1b[0m=\x1b[35m{s}\x1b[0m",
+     "Settings(\x1b[33mdb_password\x1b[0m\x1b[1m=\x1b[0m\x1b[32m'{s}'\x1b[0m)",
+     '{"log":"\\u001b[36mdb_password\\u001b[0m=\\u001b[35m{s}\\u001b[0m"}')
+_add("colour_coded_token", "hf_" + rand(34), "\x1b[36mcred\x1b[0m=\x1b[35m{s}\x1b[0m")
+_add("quoted_shell_word", "Qw" + rand(10) + " violet-" + rand(10), "+ export 'DB_PASSWORD={s}'",
+     "+ docker run -e 'PGPASSWORD={s}' -e X=1 img")
+_add("qualified_key", rand(86, ALNUM + "+/") + "==",
+     "spark.hadoop.fs.azure.account.key.ckpt01.dfs.core.windows.net={s}",
+     "<name>fs.s3a.secret.key</name>\n  <value>{s}</value>")
+_add("record_value", "Rv" + rand(20),
+     '{"Parameter": {"Name": "/prod/train/db_password", "Type": "SecureString", "Value": "{s}", "Version": 3}}',
+     '{"db_password": {"sensitive": true, "type": "string", "value": "{s}"}}',
+     '[{"keyName": "key1", "permissions": "FULL", "value": "{s}"}]', '{"username":"trainer","key":"{s}"}')
+_add("bytes_and_backtick_values", rand(28), "headers={'X-Amz-Security-Token': b'{s}'}", "- `hub_token`: {s}",
+     "+ keytool -importkeystore -srcstorepass {s} -deststorepass {s}")
+_add("diagnosed_locals", "Dg" + rand(18),
+     "    client = connect(host, db_password)\n             │       │     └ '{s}'\n"
+     "             │       └ 'pg'\n             └ <function connect>")
+
+# Passwords as programs' arguments (the table of secret_commands: a line per form), the variables programs document as
+# their password, libpq's password file, redis-cli's numbered replies, a URL password holding percent-escapes.
+_add("command_password", "Cm" + rand(10) + "#!" + rand(2),
+     "+ sqlcmd -S db -U sa -P '{s}' -Q 'SELECT 1'", "exec: bcp dbo.runs out r.dat -S db -U sa -P{s} -c",
+     "CalledProcessError: Command '['/usr/bin/mariadb-dump', '-u', 'bk', '-p{s}', 'runs']' returned non-zero exit "
+     "status 2.", "+ mysqladmin -u root password '{s}'", "+ redis-cli --user default --pass '{s}' ping",
+     "+ ipmitool -I lanplus -H bmc -U ADMIN -P '{s}' power status", "+ ipmitool user set password 3 '{s}' 20",
+     "+ ldapsearch -x -D cn=admin,dc=lab -w '{s}' -b dc=lab", "+ ldappasswd -x -W -s '{s}' uid=t,dc=lab",
+     "+ useradd -m -p '{s}' trainer", "+ rabbitmqctl add_user celery '{s}'",
+     "['rabbitmqctl', 'change_password', 'celery', '{s}']", "+ openssl pkcs12 -export -in c.pem -passout 'pass:{s}'",
+     "+ openssl enc -aes-256-cbc -k '{s}' -in x", "+ openssl passwd -6 -salt ab12 '{s}'",
+     "+ keytool -list -keystore ks.jks -storepass '{s}'", "+ jarsigner -keystore r.jks -keypass '{s}' app.jar r",
+     "+ curl --cert /etc/ssl/c.pem:'{s}' https://x", "+ curl --pass '{s}' --key k.pem sftp://x/",
+     "+ lftp -u ci,'{s}' sftp://x", "+ mount -t cifs //nas/d /mnt -o username=svc,password='{s}',vers=3.0",
+     "+ az login -u ci@lab -p '{s}'", "+ papermill a.ipynb b.ipynb -p db_password '{s}'",
+     "+ mosquitto_pub -u s -P '{s}' -t t -m 1", "+ snmpget -v3 -u mon -A '{s}' pdu 1.3.6",
+     "+ ssh-keygen -t ed25519 -N '{s}' -f k", "+ 7z a '-p{s}' c.7z c/", "+ rdesktop -u adm -p '{s}' win-1",
+     "+ xfreerdp /u:adm '/p:{s}' /v:win-1", "+ nmcli device wifi connect lab password '{s}'",
+     "+ wpa_passphrase lab '{s}'", "+ htpasswd -nbB -C 12 admin '{s}'", "+ mongosh -u admin -p '{s}' db",
+     "+ twine upload -u __token__ -p '{s}' dist/*", "+ podman login -u ci -p '{s}' reg",
+     "+ unzip -P '{s}' data.zip")
+_add("documented_password_variable", "Dv" + rand(10) + "!" + rand(2), "+ MYSQL_PWD='{s}' mysql -u root",
+     "+ export SSHPASS='{s}'", "REDISCLI_AUTH={s}")
+_add("pgpass_line", "Pp" + rand(10) + "!" + rand(2), "+ echo 'db:5432:runs:trainer:{s}' >> ~/.pgpass",
+     "*:5432:*:replicator:{s}", "db.internal:5432:runs:trainer:{s}")
+_add("numbered_reply", "Nr" + rand(10) + "#" + rand(2), '1) "requirepass"\n2) "{s}"',
+     '1) "maxmemory"\n2) "0"\n3) "masterauth"\n4) "{s}"')
+_add("url_password_percent_escaped", "Ue" + rand(4) + "%40" + rand(4) + "%2F" + rand(4) + "%3A" + rand(3),
+     "sqlalchemy.url = postgresql://trainer:{s}@db:5432/runs", "redis://default:{s}@redis:6379/0 refused")
+_add("url_password_raw_at", "Ua" + rand(5) + "@" + rand(8), "postgresql://trainer:{s}@db:5432/runs")
+
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [
+    "  Array cookie:            ac",  # AddressSanitizer's shadow-byte legend
     "{'loss': 1.234, 'grad_norm': 0.98, 'learning_rate': 2e-05, 'token_acc': 0.93, 'epoch': 0.5}",
     "token_acc: 0.93", "max_tokens=512", "--max-tokens 2048 --max_new_tokens=256",
     "tokenizer: meta-llama/Llama-2-7b-hf", "--tokenizer_name_or_path /models/tok",
@@ -140,4 +318,44 @@ NOT_SECRETS: list[str] = [
     "Skipping AppWindowToken{df0798e token=Token{78af589 ActivityRecord{3b04890 u0 com.tencent.qt.qtl/.X}}}",
     "Bad activity token: android.os.BinderProxy@2bd79ce",
     "scikit-learn==1.4.2 sk-video==1.1.10", "TOKENIZERS_PARALLELISM=false", "NCCL_IB_DISABLE=1",
+    "cache_key: step-1000-rank-3", "partition_key=4f9a2c1e8b7d6a5f4e3d2c1b0a9f8e7d", "DD_APP_KEY=<your-app-key>",
+    "public_key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
+    "docker run -p 8080:80 img", "psql -h db -p 5432 -U trainer", "mysql -u root -p runs", "ssh -p 2222 node-3",
+    "GOOGLE_APPLICATION_CREDENTIALS=/var/secrets/google/credentials.json", "GET /x?key=step-1000",
+    "EnvVar{Name:GOOGLE_APPLICATION_CREDENTIALS,Value:/var/secrets/google/key.json,ValueFrom:nil,}",
+    "- name: EPOCHS\n  value: 3", "kind: ConfigMap\ndata:\n  lr: 0.001", "git clone https://heroku.com/app.git",
+    "<tokenizer>bpe</tokenizer><max_tokens>512</max_tokens>", "+ git config --global user.name trainer",
+    "+ echo $TOKEN | docker login -u bot --password-stdin reg", "password reset link: https://id.example.com/r",
+    "Incorrect API key provided: sk-abc***xyz", "the key: value",
+    "sort_key=created_at", "model_key: llama-7b-hf", "session_id=42",
+    "WWW-Authenticate: Bearer realm=\"api\"", "auth=('svc', None)",
+    "auth=(user, password)", '<add key="LogLevel" value="Information" />', "script: |\n  python train.py",
+    "1 validation error for Config\nlr\n  Input should be a valid number [type=float_parsing, input_value='x']",
+    "    train(model, epochs)\n          │      └ 3\n          └ <Model>", "GET /search?q=a%3Db%26c%3Dd",
+    "apiVersion: v1", "<Cookie theme=dark for example.com/>",
+    "spark://CoarseGrainedScheduler@bd6ddeaa3173:42367", "ssh://git@github.com/org/repo.git",
+    "ALTER ROLE app PASSWORD NULL", "CREATE USER app WITH PASSWORD '${APP_PASSWORD}'", "htpasswd -v .htpasswd admin",
+    "bypass: true", "- `hub_model_id`: org/model",
+    "Password changed", "token    expired", "  keyring        24.3.0", "tokenizers     0.19.1", "passlib   1.7.4",
+    '{"Name": "LOG_LEVEL", "Type": "String", "Value": "info"}', '{"key": "step-1000", "bucket": "ckpts"}',
+    '{"user": "trainer", "key": "model.safetensors"}', "\x1b[36mtoken_acc\x1b[0m=\x1b[35m0.93\x1b[0m",
+    "+ echo 3 | sudo tee /proc/sys/vm/drop_caches", "+ zip -r ckpt.zip ckpt/",
+    "<name>fs.s3a.endpoint</name><value>http://minio:9000</value>", "+ export 'LOG_LEVEL=debug info'",
+    "spark.hadoop.fs.azure.account.auth.type=OAuth",
+    # short options that are no password, and commands that take none on the line
+    "+ ls -p /data", "grep -P '\\d+ steps' train.log", "+ ssh -p 22 node-3 nvidia-smi", "+ python -W ignore train.py",
+    "+ mysql -u root -p runs\nEnter password:", "+ rsync -P -a ckpt/ node-3:/data/",
+    "+ mongosh -u admin -p --authenticationDatabase admin", "+ redis-cli --askpass -h redis ping",
+    "+ openssl rsa -passin env:KEY_PASS -in key.pem", "+ openssl pkcs12 -passin file:/run/secrets/p12 -in c.p12",
+    "+ openssl enc -d -aes-256-cbc -kfile /run/secrets/k -in x", "+ keytool -list -storepass:env STOREPASS -keystore k",
+    "+ papermill in.ipynb out.ipynb -p lr 0.001 -p epochs 3 -p pad_token '<pad>'", "+ htpasswd -c /etc/.htpasswd admin",
+    "+ ssh-keygen -t ed25519 -N '' -f /root/.ssh/id", "+ sshpass -f /run/secrets/pw ssh node-3",
+    "+ sqlcmd -S db -E -Q 'SELECT 1'", "+ 7z a -p ckpt.7z ckpt/", "+ useradd -m -p \"$PASS_HASH\" trainer",
+    "+ rabbitmqctl add_user celery \"$RABBIT_PASS\"", "+ az login --identity", "+ az vm create -n x -p 22",
+    "+ docker login -u ci --password-stdin reg", "+ curl --cert /etc/ssl/client.pem https://x",
+    "+ mount -t nfs -o vers=4,soft nas:/x /mnt", "+ ipmitool -I lanplus -H bmc -U ADMIN -E sdr list",
+    "+ ldapsearch -x -W -D cn=admin -b dc=lab", "+ rdesktop -u adm -p - win-1", "mysql: [Warning] Using a password "
+    "on the command line interface can be insecure.", "kernel: en0: BSSID changed to 0c:68:03:d6:9a:1f",
+    '1) "maxmemory"\n2) "0"', '1) "requirepass"\n2) ""', "2607:f140:6000:8:c4f2:1a2b:3c4d:5e6f",
+    "postgresql://trainer@db:5432/runs", "https://user@host/a@b",
 ]

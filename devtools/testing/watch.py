@@ -31,6 +31,9 @@ class MemoryWatchStore:
     def put_incident(self, key: str, value: dict[str, Any]) -> None:
         self.incidents[key] = copy.deepcopy(value)
 
+    def drop_incident(self, key: str) -> None:
+        self.incidents.pop(key, None)
+
     def add_utilisation(self, key: str, ts_ms: int, sample: UtilSample) -> None:
         for start in window_starts(ts_ms, self.size_ms, self.step_ms):
             self.windows[key, start] = merge_samples(self.windows.get((key, start)), sample)

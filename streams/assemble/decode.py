@@ -22,21 +22,22 @@ decoding those records gives the same events as ``sluice parse`` of the file the
 from __future__ import annotations
 
 import io
-import json
 import re
 import struct
 from collections.abc import Callable
 
 import fastavro
 
-from streams.assemble import otlp
+from streams.assemble import jsonlimits, jsontext, otlp
 from streams.assemble.envelopes import json_envelope, with_inner
+from streams.assemble.lift import LONG_MAX
 from streams.assemble.lines import RawLine, empty_source
+from streams.assemble.merger import split_prefix, terminal_text
 from streams.assemble.syslog import rfc5424_line
-from streams.assemble.timefmt import rfc3339_ms
-from streams.errors import DecodeError
+from streams.assemble.timefmt import agent_ms, rfc3339_ms
+from streams.errors import DecodeError, DependencyFailure
 
-__all__ = ["PartialJoiner", "SchemaLookup", "decode_record", "final_redraw", "rfc3339_ms"]
+__all__ = ["SchemaLookup", "decode_record", "final_redraw", "rfc3339_ms"]
 
 SchemaLookup = Callable[[int], object]
 
@@ -44,13 +45,27 @@ _CRI_RE = re.compile(r"^(\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d)) (stdout|st
 
 
 def final_redraw(text: str) -> str:
-    """Keep only what a terminal would show last: the final non-empty ``\\r`` segment."""
+    """Keep only what a terminal would show last: the final non-empty ``\\r`` segment, after the
+    per-line prefix a relay wrote before the whole line (torchrun's ``[rank3]:``, Ray's, a collector's
+    time): it is the relay's, not a redraw of the program's (a record that ``tqdm.write`` wrote over
+    a bar stays under its process's prefix)."""
     if "\r" not in text:
         return text
-    for seg in reversed(text.split("\r")):
+    segs = text.split("\r")
+    for seg in reversed(segs):
         if seg:
-            return seg
-    return ""
+            break
+    else:
+        return ""
+    first = segs[0]
+    if first and seg is not first:
+        plain = terminal_text(first)  # a relay that colours its prefix (Ray): the colours stay with it
+        body = split_prefix(plain)[1]
+        if not body.strip():
+            return first + seg
+        if len(body) < len(plain):
+            return plain[:len(plain) - len(body)] + seg
+    return seg
 
 
 def _text(raw: bytes) -> str:
@@ -67,9 +82,15 @@ def _clean(line: RawLine) -> RawLine:
         text = text.replace("\x00", "")
     if "\r" in text:
         text = final_redraw(text)
-    if text is line.text:
+    # An agent's numbers past what the contract holds (a time no date holds, an offset past a long)
+    # are not believed: the record's own time is used, and the line has no file offset.
+    ts = agent_ms(line.ts_ms)
+    offset = line.file_offset
+    if offset is not None and not 0 <= offset <= LONG_MAX:
+        offset = None
+    if text is line.text and ts is line.ts_ms and offset is line.file_offset:
         return line
-    return RawLine(text, line.file_offset, line.ts_ms, line.source, line.labels, line.partial, line.index)
+    return RawLine(text, offset, ts, line.source, line.labels, line.partial, line.index)
 
 
 def _finish(lines: list[RawLine]) -> list[RawLine]:
@@ -95,8 +116,10 @@ def _inner_line(text: str) -> RawLine | None:
     """A docker/CRI line inside an agent's envelope (its tail ran without the container parser)."""
     first = text[0]
     if first == "{":
+        if jsonlimits.violation(text) is not None:
+            return None  # not parsed: past the limits a parser recurses or balloons (the line is text)
         try:
-            obj = json.loads(text)
+            obj = jsontext.loads(text)
         except ValueError:
             return None
         return json_envelope(obj, None) if isinstance(obj, dict) else None
@@ -115,9 +138,17 @@ def _cri(text: str) -> RawLine | None:
     return RawLine(final_redraw(body), None, rfc3339_ms(m.group(1)), src, {}, m.group(3) == "P")
 
 
+def _some(lines: list[RawLine], what: str) -> list[RawLine]:
+    """A batch record with no log record in it is a dead letter, not a record that vanishes."""
+    if not lines:
+        raise DecodeError(f"{what} record holds no log record (resourceLogs[].scopeLogs[].logRecords[])",
+                          "corrupt_otlp")
+    return lines
+
+
 def _from_json(obj: dict, raw: bytes) -> list[RawLine]:
     if isinstance(obj.get("resourceLogs"), list):
-        return _finish(otlp.json_lines(obj, _inner_line))
+        return _finish(_some(otlp.json_lines(obj, _inner_line), "OTLP JSON"))
     line = json_envelope(obj, _inner_line)
     if line is not None:
         return _finish([line])
@@ -129,7 +160,9 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine
     (schema_id,) = struct.unpack(">I", value[1:5])
     try:
         schema = schema_lookup(schema_id) if schema_lookup else None
-    except Exception as exc:  # the lookup is the caller's I/O: any failure means "not found"
+    except DependencyFailure:  # the registry down or refusing us: no fault of the record's (streams/registry.py)
+        raise
+    except Exception as exc:  # any other failure of the lookup: the id is not one we can read
         raise DecodeError(f"schema id {schema_id}: lookup failed: {exc}", "schema_not_found") from exc
     if schema is None:
         raise DecodeError(f"schema id {schema_id} is not in the registry", "schema_not_found")
@@ -151,7 +184,7 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine
         ts = ln.get("ts")
         if ts is not None and not isinstance(ts, int):  # fastavro may return datetimes
             ts = int(ts.timestamp() * 1000)
-        out.append(RawLine(final_redraw(text), ln.get("file_offset"), ts, src, labels, False, i))
+        out.append(RawLine(final_redraw(text), ln.get("file_offset"), agent_ms(ts), src, labels, False, i))
     return out
 
 
@@ -167,22 +200,25 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
                               "corrupt_avro")
         return _from_avro(value, schema_lookup)
     if first == 0x7B:  # '{'
+        too_much = jsonlimits.violation(value)
+        if too_much is not None:
+            raise DecodeError(f"{too_much}: not parsed (a parser would recurse or balloon on it)", "json_limits")
         try:
-            obj = json.loads(value)
+            obj = jsontext.loads(value)
         except ValueError:
             obj = None  # a plain line that happens to start with '{'
         if isinstance(obj, dict):
             return _from_json(obj, value)
     elif first == 0x22:  # '"': the collector's raw encoding JSON-quotes a string body
         try:
-            body = json.loads(value)
+            body = jsontext.loads(value)
         except ValueError:
             body = None
         if isinstance(body, str):
             text = body[:-1] if body.endswith("\n") else body
             return _finish([with_inner(RawLine(text[:-1] if text.endswith("\r") else text), _inner_line)])
     elif first == 0x0A and otlp.looks_like_proto(value):
-        return _finish(otlp.proto_lines(value, _inner_line))
+        return _finish(_some(otlp.proto_lines(value, _inner_line), "OTLP protobuf"))
     elif first == 0x3C:  # '<'
         line = rfc5424_line(_text(value))
         if line is not None:
@@ -204,43 +240,3 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
         out.append(RawLine(final_redraw(part[:-1] if part.endswith("\r") else part), index=i))
     return out
 
-
-class PartialJoiner:
-    """Joins CRI ``P`` / docker partial fragments per source, bounded in bytes.
-
-    ``push`` returns the completed line, or None while the line is still partial. A line
-    longer than ``max_bytes`` is released as it is rather than growing without bound.
-    """
-
-    def __init__(self, max_bytes: int = 1 << 20) -> None:
-        self.max_bytes = max_bytes
-        self._open: dict[str, tuple[list[str], RawLine, int, int]] = {}  # sid -> parts, first, offset, size
-
-    def push(self, sid: str, line: RawLine, offset: int) -> tuple[RawLine, int] | None:
-        held = self._open.get(sid)
-        if held is None and not line.partial:
-            return line, offset
-        if held is None:
-            held = ([], line, offset, 0)
-        parts, first, first_off, size = held
-        parts.append(line.text)
-        size += len(line.text)
-        if line.partial and size < self.max_bytes:
-            self._open[sid] = (parts, first, first_off, size)
-            return None
-        self._open.pop(sid, None)
-        joined = RawLine("".join(parts), first.file_offset, first.ts_ms, first.source, first.labels, False,
-                         first.index)
-        return joined, first_off
-
-    def drain(self) -> list[tuple[str, RawLine, int]]:
-        """Release every held fragment (end of input)."""
-        out = []
-        for sid, (parts, first, off, _size) in sorted(self._open.items(), key=lambda kv: kv[1][2]):
-            out.append((sid, RawLine("".join(parts), first.file_offset, first.ts_ms, first.source,
-                                     first.labels, False, first.index), off))
-        self._open.clear()
-        return out
-
-    def oldest_offset(self) -> int | None:
-        return min((v[2] for v in self._open.values()), default=None)

@@ -9,7 +9,11 @@ envelope is recognised by its shape, the set of keys it has and their types:
   partial line; ``log`` plus ``_p`` (the multiline one), which has joined the pieces already and
   keeps the first piece's ``_p``: a whole line;
 - Fluent Bit ``tail`` with no parser: ``log`` is the whole line, newline already stripped;
-- ``message`` (Filebeat, Vector, rsyslog's JSON templates, Logstash): the whole line;
+- ``message`` (Filebeat, Vector, rsyslog's JSON templates, Logstash): the whole line. Python's JSON
+  loggers write ``message`` too (python-json-logger, Ray's JSON logs, ECS loggers): an object with a key
+  that a logging library writes in every record and no agent does (its level, ``asctime``, ``lineno``)
+  and none that only an agent writes (``agent``, ``source_type``, ...) is the application's record, the
+  log line itself, whose other keys (``step``, ``loss``) are fields;
 - rsyslog's ``jsonmesg``: ``rawmsg`` (the line as read) beside ``msg``, ``inputname`` ...;
 - OTLP JSON (``resourceLogs``): see ``otlp.py``.
 
@@ -27,6 +31,16 @@ from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.timefmt import epoch_ms, rfc3339_ms
 
 DOCKER_KEYS = frozenset(("log", "stream", "time", "attrs"))
+# Keys only an agent writes around a line (Filebeat, Vector, Fluent Bit, Logstash): with one of them the
+# object is an envelope whatever else it holds (an agent's JSON parsing may have merged the line's keys in).
+AGENT_ONLY_KEYS = frozenset(("agent", "@metadata", "ecs", "input", "source_type", "logtag", "beat", "prospector",
+                             "@version", "kubernetes", "docker", "_p", "fileset", "cloud", "orchestrator"))
+# Keys a logging library writes in each record it formats as JSON and an agent never writes: the level
+# (Python logging's ``levelname``, ECS ``log.level``, structlog/zap/pino ``level``), Python's ``asctime``,
+# ``lineno`` and ``funcName``. (A line that only carries ``message`` and keys of its own, as Fluent Bit's
+# multiline test files do, stays an envelope: its lines are joined like a file's.)
+LOGGER_RECORD_KEYS = frozenset(("level", "levelname", "levelno", "severity", "log.level", "lvl", "loglevel",
+                                "log_level", "asctime", "lineno", "funcName"))
 
 # Where the source fields are, first match wins; a tuple is a path into nested objects.
 TIME_KEYS = ("time", "@timestamp", "timestamp", "timereported", "date")
@@ -100,7 +114,7 @@ def _offset(obj: dict) -> int | None:
         v = dig(obj, p)
         if isinstance(v, int) and not isinstance(v, bool):
             return v
-        if isinstance(v, str) and v.isdigit():
+        if isinstance(v, str) and v.isdigit() and len(v) <= 19:  # int() refuses past 4,300 digits
             return int(v)
     return None
 
@@ -200,6 +214,12 @@ def _rsyslog_jsonmesg(obj: dict, inner: Inner | None) -> RawLine:
     return with_inner(RawLine(text, _offset(obj), _time_ms(obj), src, {}), inner)
 
 
+def _application_record(obj: dict) -> bool:
+    """An object with ``message`` that an application wrote (see the module note), not an agent."""
+    keys = obj.keys()
+    return not keys.isdisjoint(LOGGER_RECORD_KEYS) and keys.isdisjoint(AGENT_ONLY_KEYS)
+
+
 def json_envelope(obj: dict, inner: Inner | None) -> RawLine | None:
     """The line an agent's JSON record carries, or None when the object is the log line itself."""
     log = obj.get("log")
@@ -208,7 +228,7 @@ def json_envelope(obj: dict, inner: Inner | None) -> RawLine | None:
     msg = obj.get("message")
     if msg is None and "logtag" in obj and isinstance(obj.get("stream"), str):
         msg = ""  # Fluent Bit's regex parsers leave an empty capture out: an empty CRI line
-    if isinstance(msg, str):
+    if isinstance(msg, str) and not _application_record(obj):
         src, labels = _agent_fields(obj)
         text, _ = _strip_newline(msg)
         if "logtag" in obj:  # Fluent Bit's classic cri parser: time, stream, logtag, message

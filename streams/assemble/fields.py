@@ -2,7 +2,8 @@
 
 Parse the head line (:mod:`streams.assemble.parse`), take the source's fields from its labels
 (:mod:`streams.assemble.metadata`), bound every value to the contract, classify, redact and route.
-Pure: the clock is the record's own time, the state is two bounded per-source memories.
+Pure: the clock is the record's own time, the state is three bounded per-source memories (times, task
+fields, and the last column-table header: :mod:`streams.assemble.tables`).
 
 Precedence of the task fields (task_id, task_type, model_name, phase): the source's labels (what the
 operator or the job's controller declared), then the record's own keys, then what the same source's
@@ -12,8 +13,11 @@ per-task-type index). A record value that loses to a label stays in ``attributes
 Bounds (a value that does not fit is kept as text in ``attributes`` and named in ``sluice.flags``,
 never handed to the encoder): the event's own time must lie in ``[read - max_past, read + max_future]``
 around the time the line was read (the Kafka record's time) and within years 1970-9999, else the event
-takes the time of its source's last timed event, or the read time; step and max_steps fit an Avro
+is untimed; step and max_steps fit an Avro
 ``long``; rank fits an ``int``; attributes are capped in count and length.
+
+An untimed event takes the time of the nearest timed line before it of the same writer, else of the
+source, plus the read time elapsed since that line (:mod:`streams.assemble.timebase`), else its read time.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from streams.assemble.metrics import is_step_metric, metric_point
 from streams.assemble.parse import Parsed, parse_line
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
+from streams.assemble.tables import ColumnTables
+from streams.assemble.timebase import SourceTimes
 from streams.assemble.times import MAX_MS
 
 METRICS_TOPIC = "logs.metrics"
@@ -41,6 +47,7 @@ INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 TASK_FIELDS = ("task_id", "task_type", "model_name", "phase")
 SOURCE_TEXT_FIELDS = ("host", "namespace", "pod", "container", "file", "stream", "node_role")
 _QUIET = frozenset(("INFO", "DEBUG", "TRACE"))
+_LOUD = frozenset(("ERROR", "FATAL"))
 EMPTY_SOURCE = empty_source()
 _NO_TASK: dict = {}
 
@@ -92,8 +99,9 @@ class EventBuilder:
         self.redact = redact or Redactor()
         self.limits = limits or FieldLimits()
         self.metadata = metadata or SourceMetadata()
-        self.last_ts: dict[str, int] = {}  # source -> time of its last timed event
+        self.times: dict[str, SourceTimes] = {}  # source -> its timed lines (what an untimed block takes)
         self.last_task: dict[str, dict] = {}  # source -> task fields its last records named
+        self.tables = ColumnTables()  # source -> the header its rows are read against
         lim = self.limits
         self._past = lim.max_past_ms
         self._future = lim.max_future_ms
@@ -109,9 +117,8 @@ class EventBuilder:
     def build(self, b: Block, topic: str, partition: int) -> Output:  # noqa: PLR0912, PLR0915 - one straight recipe
         p = parse_line(b.texts[0], b.first_ts_ms)
         sid = b.source_id
-        # A block with no time of its own (a `terminate called ...` dump, a bare traceback) takes the time
-        # of its source's previous timed event, not the producer's clock: a log's time base stays one, so
-        # an incident does not split between the log's own times and the shipping time.
+        if len(b.texts) == 1:
+            self.tables.read(sid, b.texts[0], p)  # (it leaves a line another rule read alone)
         ts = p.ts_ms
         read = b.first_ts_ms
         if ts is not None and not (
@@ -119,12 +126,17 @@ class EventBuilder:
                                                      and (self._future is None or ts <= read + self._future)))):
             p.keep_as_text("timestamp_out_of_window", "timestamp", p.time_text or _iso(ts))
             ts = None
+        times = self.times.get(sid)
         if ts is not None:
-            if len(self.last_ts) > MAX_TRACKED_SOURCES:
-                self.last_ts.clear()
-            self.last_ts[sid] = ts
-        else:
-            ts = self.last_ts.get(sid, b.first_ts_ms)
+            if times is None:
+                if len(self.times) > MAX_TRACKED_SOURCES:
+                    self.times.clear()
+                times = self.times[sid] = SourceTimes()
+            times.note(b.prefix, (b.first_offset, b.first_index), ts, read)
+        else:  # no time of its own (see streams.assemble.timebase)
+            ts = times.before(b.prefix, (b.first_offset, b.first_index), read) if times is not None else None
+            if ts is None:
+                ts = read
         eid = event_id(sid, b.first_file_offset, topic, partition, b.first_offset, first_index=b.first_index)
         labels = b.labels
         source = b.source
@@ -137,7 +149,9 @@ class EventBuilder:
                "first_file_offset": b.first_file_offset, "last_file_offset": b.last_file_offset}
         n = len(b.texts)
         metrics = p.metrics
-        if metrics and is_step_metric(metrics, n, p.step is not None or p.epoch is not None):
+        # A line logged as an error (TensorFlow's "Model diverged with loss = NaN.") stays an event, its loss a
+        # typed field: the error is what an alert and a search look for.
+        if metrics and p.level not in _LOUD and is_step_metric(metrics, n, p.step is not None or p.epoch is not None):
             point = metric_point(eid, ts, project, p, task=task, source=source, labels=labels, raw=raw)
             return Output("metric", METRICS_TOPIC, eid.encode(), point)
         # One line: a record's own message (its exception text appended), else the line; a block: all of it.

@@ -11,7 +11,7 @@ the Python core runs the tables, not part of them (a native engine builds its ow
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 _ASCII = [chr(i) for i in range(128)]
 _OTHER = "\x80"  # stands for every non-ASCII first character
@@ -59,9 +59,9 @@ def _class(pattern: str, i: int) -> tuple[set[str] | None, int]:
     return (ANY if negate else out), i + 1
 
 
-def _group_end(pattern: str, i: int) -> int:
-    """Index of the ')' closing the group opened at ``pattern[i] == '('``."""
-    depth = 0
+def _outside_classes(pattern: str, i: int = 0) -> Iterator[tuple[int, str]]:
+    """(index, character) of each character of ``pattern`` from ``i`` that is neither escaped nor inside
+    a character class: what the group and branch scans below look at."""
     in_class = False
     while i < len(pattern):
         c = pattern[i]
@@ -74,36 +74,35 @@ def _group_end(pattern: str, i: int) -> int:
             in_class = True
             if pattern[i + 1:i + 2] == "]":
                 i += 1
-        elif c == "(":
+        else:
+            yield i, c
+        i += 1
+
+
+def _group_end(pattern: str, i: int) -> int:
+    """Index of the ')' closing the group opened at ``pattern[i] == '('``."""
+    depth = 0
+    for j, c in _outside_classes(pattern, i):
+        if c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
             if depth == 0:
-                return i
-        i += 1
+                return j
     raise ValueError(f"unbalanced group in {pattern!r}")
 
 
 def _branches(body: str) -> list[str]:
     """Top-level '|' branches of a pattern."""
-    out, depth, in_class, start, i = [], 0, False, 0, 0
-    while i < len(body):
-        c = body[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
+    out, depth, start = [], 0, 0
+    for i, c in _outside_classes(body):
+        if c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
         elif c == "|" and depth == 0:
             out.append(body[start:i])
             start = i + 1
-        i += 1
     out.append(body[start:])
     return out
 

@@ -22,6 +22,7 @@ Megatron's ``{:.6E}``, ``inf``, ``-inf``, ``Infinity``).
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -39,17 +40,51 @@ def _family(name: str, *keys: str, scale: float = 1.0) -> None:
 # The memory units frameworks print: "GB" and "MB" are powers of 1024 there (torch's bytes / 1024**3).
 _family("gpu_memory_mb", "gpu_memory", "gpu_mem", "gpu_memory_used", "gpu_memory_mb", "gpu_mem_mb", "gpu_memory_mib",
         "gpu_mem_mib", "gpu_memory_used_mb", "gpu_memory_used_mib", "memory_used_mib", "memory_used_mb", "memory_mib",
-        "memory_mb", "max_reserved", "gpu_memory_reserved_mb", "max_memory_reserved_mb")
+        "memory_mb", "max_reserved", "gpu_memory_reserved_mb", "max_memory_reserved_mb",
+        "dcgm_fi_dev_fb_used",  # DCGM's framebuffer in use, MiB
+        # torch's / Paddle's max_memory_reserved() by name (PaddleOCR "max_mem_reserved: 6177 MB")
+        "max_memory_reserved", "max_mem_reserved",
+        # DeepSpeed's ThroughputTimer "MaxMemAllocated=19.52GB" (max_memory_allocated() in GiB, its only GPU figure)
+        "max_mem_allocated")
+# A bare memory figure is a metric ``memory_mb`` (MB unless the value says otherwise); on a step line or
+# beside a GPU utilisation it is the GPU's (see settle_memory): mmcv/mmengine ``memory: 2103``
+# (torch.cuda.max_memory_allocated in MB), detectron2 ``max_mem: 1962M``, maskrcnn-benchmark ``max mem: 4358``,
+# Detectron's ``"mem": 3084``, torchtitan ``memory: 2.49GiB(3.14%)``, NeMo Automodel ``mem 24.06 GiB``,
+# gpustat's ``memory.used`` and DCGM's ``fb_used`` (MiB). Elsewhere (a scheduler's ``Mem=50``, SGLang's
+# ``avail mem=38.11 GB``) it is not.
+_family("memory_mb", "memory", "mem", "max_mem", "max_memory", "memory_used", "mem_used", "fb_used")
 _family("gpu_memory_mb", "gpu_memory_gb", "gpu_memory_gib", "gpu_mem_gb", "gpu_mem_gib", "memory_gib", "memory_gb",
         "gpu_memory_used_gb", "gpu_memory_used_gib", "peak_memory_reserved", "max_memory_reserved_gb",
-        "max_memory_reserved_gib", "max_ca", scale=GIB_TO_MB)
+        "max_memory_reserved_gib", "max_ca",
+        # axolotl's trainer log: "memory/device_reserved (GiB)" (earlier "memory/device_mem_reserved(gib)"); its
+        # max_active and max_allocated stay metrics of their own
+        "memory_device_reserved_gib", "memory_device_mem_reserved_gib", scale=GIB_TO_MB)
 _family("gpu_memory_mb", "gpu_memory_bytes", "gpu_mem_bytes", "gpu_memory_used_bytes", scale=1 / 1048576)
 _family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utilization", "gpu_util",
-        "utilization_gpu", "gpu_usage_pct", "gpu_util_percent", "gpu_utilization_percent")
-_family("loss", "loss", "train_loss", "training_loss", "lm_loss", "train_lm_loss", "train_loss_step")
-_family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "eval_lm_loss", "lm_loss_value")
+        "utilization_gpu", "gpu_usage_pct", "gpu_util_percent", "gpu_utilization_percent",
+        "dcgm_fi_dev_gpu_util",  # DCGM field names as exporters key them
+        "gputl")  # ... and the short name dcgmi dmon heads its column with (field 203)
+_family("gpu_memory_mb", "fbusd")  # dcgmi dmon's short name of DCGM_FI_DEV_FB_USED (field 252), MiB
+# detectron2 prints the sum of its losses as ``total_loss``; NeMo's Megatron models ``reduced_train_loss``.
+# Composer's console logger names it ``loss/train/total``.
+# Cross-entropy is the loss of the sequence models that print it by that name: OpenNMT-py's ``xent``
+# (its ``ppl`` is exp(xent)); NVIDIA's DLLogger examples print the step's loss as ``step_loss``.
+# OLMo's console logger prints ``train/CrossEntropyLoss`` (camelCase: ``cross_entropy_loss``).
+# llama-recipes and the PEFT examples print the epoch's mean loss as ``train_epoch_loss`` / ``eval_epoch_loss``.
+_family("loss", "loss", "train_loss", "training_loss", "lm_loss", "train_lm_loss", "train_loss_step", "total_loss",
+        "reduced_train_loss", "loss_train_total", "xent", "cross_entropy", "step_loss", "cross_entropy_loss",
+        "ce_loss", "epoch_loss")
+_family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "eval_lm_loss", "lm_loss_value",
+        "eval_epoch_loss")
 _family("learning_rate", "learning_rate", "lr", "train_learning_rate", "train_lr")
-_family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_grad_norm")
+# fairseq ``gnorm``, llm.c ``norm`` (its step line prints no other norm), torch's clip_grad_norm_ ``total_norm``.
+# OLMo's ``optim/total_grad_norm``.
+_family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_grad_norm", "gnorm", "norm", "total_norm",
+        "grad_l2_norm", "total_grad_norm")
+# What a serving engine generates per second: vLLM's "Avg generation throughput" (its rule names it), SGLang's
+# scheduler "gen throughput (token/s)".
+_family("generation_throughput_tokens_s", "gen_throughput_token_s", "gen_throughput_tokens_s",
+        "generation_throughput_token_s", "generation_throughput_tokens_s")
 _family("iteration_time_ms", "elapsed_time_per_iteration_ms")
 _family("iteration_time_s", "elapsed_time_per_iteration_s", "iter_time_s", "train_speed_s_it")
 _family("throughput_iter_s", "train_speed_iter_s")
@@ -59,13 +94,16 @@ _family("throughput_steps_s", "train_steps_per_second")
 _family("eval_samples_s", "eval_samples_per_second")
 _family("train_runtime_s", "train_runtime")
 _family("eval_runtime_s", "eval_runtime")
-_family("tflops_per_gpu", "throughput_per_gpu_tflop_s_gpu", "throughput_tflop_s_gpu")
+# MaxText's "TFLOP/s/device" is the same figure per accelerator.
+_family("tflops_per_gpu", "throughput_per_gpu_tflop_s_gpu", "throughput_tflop_s_gpu", "tflop_s_device")
 _family("nan_iterations", "number_of_nan_iterations")
 _family("skipped_iterations", "number_of_skipped_iterations")
 
 # Counters: typed fields of the event, never metrics. "N/M" values carry the total.
+# fairseq counts optimizer steps as ``num_updates``; LLaMA-Factory's trainer_log.jsonl ``current_steps``.
 STEP_KEYS = frozenset(("step", "global_step", "global_steps", "steps", "iteration", "iter", "train_step",
-                       "trainer_global_step", "current_step", "global_step_max_steps", "num_steps"))
+                       "trainer_global_step", "current_step", "global_step_max_steps", "num_steps", "num_updates",
+                       "current_steps"))
 MAX_STEP_KEYS = frozenset(("max_steps", "total_steps", "train_iters", "max_iters", "num_training_steps"))
 EPOCH_KEYS = frozenset(("epoch", "train_epoch", "trainer_epoch", "cur_epoch", "current_epoch"))
 # Strings lifted as the event's task fields.
@@ -75,7 +113,25 @@ TASK_KEYS: dict[str, str] = {
     "model_name": "model_name", "model": "model_name", "model_id": "model_name", "model_name_or_path": "model_name",
     "phase": "phase", "stage": "phase",
 }
-TIME_KEYS = frozenset(("timestamp", "time", "ts", "asctime", "created", "datetime", "date_time", "t"))
+# Ray's JSON logs carry ``timestamp_ns``; a unit in the key only confirms what the number's size says.
+# A GPU's product name as NVML and ROCm report it (DCGM's and Kubernetes' ``modelName``, nvidia-smi's
+# ``name``): "NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-32GB", "GeForce GTX 1080 Ti", "A100-SXM4-40GB",
+# "AMD Instinct MI300X". Under a model key it names the device, not the model being trained.
+_GPU_PRODUCT = re.compile(r"(?:NVIDIA|Tesla|GeForce|Quadro|TITAN|AMD Instinct|AMD Radeon|Radeon|Intel\(R\) Data Center"
+                          r") \S|[AHLV]\d{2,3}[A-Z]?-(?:SXM|PCIE|PCIe|NVL)")
+
+
+def is_gpu_product(value: str) -> bool:
+    return _GPU_PRODUCT.match(value) is not None
+
+
+# log4j2's JsonLayout writes ``instant`` ({"epochSecond", "nanoOfSecond"}) or, before 2.11, ``timeMillis``;
+# Cloud Logging's ``timestamp`` may be {"seconds", "nanos"}.
+TIME_KEYS = frozenset(("timestamp", "time", "ts", "asctime", "created", "datetime", "date_time", "t", "timestamp_ns",
+                       "timestamp_ms", "time_ns", "time_ms", "ts_ns", "ts_ms", "instant", "time_millis",
+                       "timestamp_millis"))
+# The parts of a time written as a dict (protobuf's Timestamp in JSON, Java's Instant): (seconds, nanoseconds).
+TIME_PARTS = (("seconds", "nanos"), ("epochSecond", "nanoOfSecond"), ("epoch_second", "nano_of_second"))
 LEVEL_KEYS = frozenset(("level", "levelname", "severity", "lvl", "log_level", "loglevel", "level_name",
                         "severity_text"))
 MESSAGE_KEYS = frozenset(("message", "msg", "event"))
@@ -86,6 +142,20 @@ LOGGER_KEYS = frozenset(("logger", "name", "logger_name", "log_logger"))
 # Numbers a logger gives its levels: pino and bunyan (level); Python's logging (levelno).
 _NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}
 _PYTHON_LEVELNO = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"}
+
+# The metrics that make a line a step line (with a step or epoch), as metrics.is_step_metric reads them.
+STEP_METRICS = frozenset(("loss", "grad_norm", "eval_loss", "gpu_utilization_pct", "generation_throughput_tokens_s"))
+
+
+def settle_memory(metrics: dict, counted: bool) -> None:
+    """A bare ``memory_mb`` becomes ``gpu_memory_mb`` on a step line (``counted``: it names its step or
+    epoch; or it carries a step metric) when no key named the GPU's memory itself; elsewhere it is
+    dropped (its key's text stays in the attributes: whose memory, in what unit, is not known)."""
+    value = metrics.pop("memory_mb", None)
+    if value is not None and "gpu_memory_mb" not in metrics and (
+            counted or not STEP_METRICS.isdisjoint(metrics) or any(k.endswith("loss") for k in metrics)):
+        metrics["gpu_memory_mb"] = value
+
 
 # Every metric name the families can emit (dashboards may only name these).
 CANONICAL_METRICS = frozenset(name for name, _scale in _FAMILIES.values())
@@ -111,10 +181,83 @@ def family(nkey: str) -> tuple[str, float] | None:
     return _FAMILIES.get(nkey)
 
 
-_NUM = re.compile(r"\s*(?:tensor\(|np\.\w+\(|numpy\.\w+\()?\s*([-+]?(?:nan|inf(?:inity)?|(?:\d+\.?\d*|\.\d+)"
-                  r"(?:e[-+]?\d+)?))\s*\)?\s*(%|[kmgt]i?b|b|ms|s)?\s*\Z", re.I)
+# Namespaces trackers put in front of a key (``train/loss``, verl's ``actor/grad_norm``,
+# ``training/global_step``, ``perf/max_memory_reserved_gb``, Keras/Lightning ``val_loss``): the key without
+# one is looked up again; an evaluation namespace makes the loss an ``eval_loss``. Value: what replaces it.
+# OLMo's console logger groups its figures as ``train/``, ``optim/``, ``throughput/`` and ``System/``.
+_NAMESPACES = {"train": "", "training": "", "trainer": "", "actor": "", "policy": "", "perf": "", "optim": "",
+               "optimizer": "", "metrics": "", "system": "", "eval": "eval_", "val": "eval_", "valid": "eval_",
+               "validation": "eval_", "test": "eval_"}
+_KNOWN = frozenset(_FAMILIES) | STEP_KEYS | MAX_STEP_KEYS | EPOCH_KEYS
+_CANONICAL_CACHE: dict[str, str] = {}
+
+
+# The learning rate of one optimizer or parameter group: ESPnet2 ``lr_0`` / ``optim0_lr0``, ``lr0``,
+# ``lr_group0``, ``lr_pg1``. Group 0 is the one printed first, and the first value of a family wins.
+# A bare ``lr0`` is a setting (ultralytics' initial learning rate), not the rate of a step.
+# OLMo's ``optim/learning_rate_group0`` is the same, spelt out.
+_INDEXED_LR = re.compile(r"optim(?:izer)?_?\d+_lr_?\d+|(?:lr|learning_rate)_(?:group_?|pg_?)?\d+")
+# A GPU's memory however a script spells it: ``peak_gpu_memory``, ``max_gpu_mem_allocated_gb``,
+# ``gpu_memory_reserved_mib`` (OLMo's "Peak GPU Memory (MB)"). The unit on the key or the value says the scale
+# (memory_scale); none means MB.
+_GPU_MEMORY = re.compile(r"(?:(?:peak|max)_)?gpu_mem(?:ory)?(?:_(?:peak|max))?(?:_(?:used|allocated|reserved|usage))?"
+                         r"(?:_(mb|mib|gb|gib))?")
+_GPU_MEMORY_SCALE = {None: 1.0, "mb": 1.0, "mib": 1.0, "gb": GIB_TO_MB, "gib": GIB_TO_MB}
+
+
+def _known(nkey: str) -> str | None:
+    """The known key ``nkey`` is, directly or as one group's learning rate or a GPU memory spelling."""
+    if nkey in _KNOWN:
+        return nkey
+    if "lr" in nkey or "learning_rate" in nkey:
+        if _INDEXED_LR.fullmatch(nkey):
+            return "lr"
+    elif "gpu_mem" in nkey:
+        m = _GPU_MEMORY.fullmatch(nkey)
+        if m is not None:
+            _FAMILIES.setdefault(nkey, ("gpu_memory_mb", _GPU_MEMORY_SCALE[m.group(1)]))
+            return nkey
+    return None
+
+
+def canonical(nkey: str) -> str:
+    """The known key a namespaced one stands for (``actor_perf_max_memory_reserved_gb`` ->
+    ``max_memory_reserved_gb``, ``test_loss`` -> ``eval_loss``, ``optim0_lr0`` -> ``lr``), else the key
+    itself. Cached."""
+    hit = _CANONICAL_CACHE.get(nkey)
+    if hit is not None:
+        return hit
+    out = _known(nkey)
+    if out is None:
+        out = nkey
+        rest, prefix = nkey, ""
+        while "_" in rest:
+            head, _, tail = rest.partition("_")
+            replace = _NAMESPACES.get(head)
+            if replace is None:
+                break
+            prefix = prefix or replace
+            rest = tail
+            known = _known(prefix + rest)
+            if known is not None:
+                out = known
+                break
+    if len(_CANONICAL_CACHE) < 8192:
+        _CANONICAL_CACHE[nkey] = out
+    return out
+
+
+# A number as the frameworks print it: bare, in ``tensor(...)``/NumPy reprs, NaN/Inf spelled any way, with a
+# unit: percent, bytes (``18.5GB``, ``2.49GiB``; detectron2's and ultralytics' one-letter ``1962M``, ``6.73G``,
+# upper case only: ``5m`` is minutes) or seconds.
+# MSVC's printf writes a NaN as "nan(ind)" / "-nan(ind)" / "nan(snan)" (older runtimes "1.#QNAN", "-1.#IND",
+# "1.#INF").
+_NUM = re.compile(r"\s*(?:tensor\(|np\.\w+\(|numpy\.\w+\()?\s*([-+]?(?:nan(?:\((?:ind|snan)\))?|"
+                  r"1\.#(?:qnan|snan|ind|inf)\d*|inf(?:inity)?|(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?))\s*\)?\s*"
+                  r"(%|[kmgt]i?b|(?-i:[KMGT])|b|ms|s)?\s*\Z", re.I)
 _UNIT_MB = {"b": 1 / 1048576, "kb": 1 / 1024, "kib": 1 / 1024, "mb": 1.0, "mib": 1.0, "gb": GIB_TO_MB,
-            "gib": GIB_TO_MB, "tb": GIB_TO_MB * 1024, "tib": GIB_TO_MB * 1024}
+            "gib": GIB_TO_MB, "tb": GIB_TO_MB * 1024, "tib": GIB_TO_MB * 1024, "k": 1 / 1024, "m": 1.0,
+            "g": GIB_TO_MB, "t": GIB_TO_MB * 1024}
 
 
 def number(value: Any) -> tuple[int | float | None, str | None]:  # noqa: PLR0911 - one return per kind of input
@@ -137,6 +280,9 @@ def number(value: Any) -> tuple[int | float | None, str | None]:  # noqa: PLR091
     text, unit = m.group(1), m.group(2)
     if text.isdigit() or (text[0] in "+-" and text[1:].isdigit()):
         return int(text), unit.lower() if unit else None
+    if "(" in text or "#" in text:  # MSVC's spellings
+        sign = -1.0 if text[0] == "-" else 1.0
+        return (sign * math.inf if "inf" in text.lower() else math.nan), unit.lower() if unit else None
     try:
         return float(text), unit.lower() if unit else None
     except (ValueError, OverflowError):

@@ -24,8 +24,11 @@ from streams.assemble.keys import (
     STEP_KEYS,
     TASK_KEYS,
     TIME_KEYS,
+    TIME_PARTS,
     as_float,
+    canonical,
     family,
+    is_gpu_product,
     level_of,
     memory_scale,
     norm,
@@ -39,6 +42,11 @@ MAX_METRICS = 64  # per line: a record with thousands of numbers is not a step l
 MAX_DEPTH = 6  # nested dicts deeper than this are kept as JSON text
 MAX_TASK_CHARS = 256
 MAX_KEPT_CHARS = 256  # a number or a time kept as text: longer is not a number anyone wrote
+_ONE_LETTER_MEMORY = frozenset("kmgt")  # detectron2's "1962M", ultralytics' "6.73G"
+# The same letters after a count that is not a memory's: picotron's to_readable_format ("Tokens/s: 524.29K",
+# "Global batch size: 1.05M") writes thousands and millions.
+_SI_COUNT = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+_MEMORY_METRICS = frozenset(("gpu_memory_mb", "memory_mb"))
 
 LEVELS = {
     "TRACE": "TRACE", "V": "TRACE", "VERBOSE": "TRACE", "DEBUG": "DEBUG", "D": "DEBUG",
@@ -109,6 +117,9 @@ def _counter(value: Any) -> tuple[int | None, int | None]:
         return None, None
     a, sep, b = value.partition("/")
     a, b = a.strip(), b.strip()
+    whole, dot, zeros = a.partition(".")
+    if dot and zeros and not zeros.strip("0"):  # "794.0": Lightning and verl print counters as floats
+        a = whole
     if not (a.isascii() and a.isdigit()):
         return None, None
     return int(a), int(b) if sep and b.isascii() and b.isdigit() else None
@@ -139,8 +150,10 @@ def _lift_unknown(p: Parsed, nk: str, f: float, unit: str | None) -> None:
     if len(p.metrics) >= MAX_METRICS:
         return
     name = nk
+    if unit in _SI_COUNT and "mem" not in nk:
+        f, unit = f * _SI_COUNT[unit], None
     if unit and unit not in ("%", "b"):
-        if unit.endswith("b"):  # a memory figure: in MB, like gpu_memory_mb
+        if unit.endswith("b") or unit in _ONE_LETTER_MEMORY:  # a memory figure: in MB, like gpu_memory_mb
             f = f * memory_scale(unit, 1.0)
             unit = "mb"
         if not name.endswith("_" + unit):
@@ -150,6 +163,7 @@ def _lift_unknown(p: Parsed, nk: str, f: float, unit: str | None) -> None:
 
 def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool = True) -> bool:
     """Counters and metric families. True when ``value`` was used (or kept as flagged text)."""
+    nk = canonical(nk)
     if nk in STEP_KEYS or nk in MAX_STEP_KEYS:
         return _lift_counter(p, key, nk, value)
     num, unit = number(value)
@@ -162,14 +176,19 @@ def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool =
             _lift_unknown(p, nk, f, unit)
         return False  # an unknown key keeps its text in attributes too
     name, scale = fam
+    if unit == "%" and name in _MEMORY_METRICS:  # nvidia-smi dmon's "mem" column: the memory bus's busy %
+        if keep_unknown and f is not None:
+            _lift_unknown(p, nk, f, unit)
+        return False
     if f is None:
         p.keep_as_text(f"{name}_out_of_range", key, text_of(value))
     elif name == "epoch":
         if p.epoch is None:
             p.epoch = f
     elif name not in p.metrics and len(p.metrics) < MAX_METRICS:
-        p.metrics[name] = f * memory_scale(unit, scale) if name == "gpu_memory_mb" else f
-    return True
+        p.metrics[name] = f * memory_scale(unit, scale) if name in _MEMORY_METRICS else f
+    # A bare memory figure may not be the GPU's (keys.settle_memory): its key keeps its text too.
+    return name != "memory_mb"
 
 
 def _time(p: Parsed, value: Any) -> bool:
@@ -207,6 +226,8 @@ def _text_once(own: dict, slot: str, value: Any) -> bool:
 def _task(p: Parsed, field_name: str, value: Any) -> bool:
     if not isinstance(value, str) or not 0 < len(value) <= MAX_TASK_CHARS:
         return False
+    if field_name == "model_name" and is_gpu_product(value):
+        return False  # a GPU's product name (DCGM's modelName): kept in attributes
     if p.task is None:
         p.task = {}
     if field_name in p.task:
@@ -242,14 +263,22 @@ def lift_record(obj: dict, p: Parsed) -> None:
     """Every key of a structured record into ``p``: time, level, message, logger, task, counters and
     metrics by family; the rest into ``attributes``. The record's own values win over the line head's."""
     own: dict[str, str] = {}  # the record's message and exception text
+    for key, value in obj.items():
+        if isinstance(value, dict) and isinstance(key, str) and _ROLE.get(norm(key)) == "time":
+            _time_parts(p, value)
     for path, leaf, value, depth in _walk(obj, "", 0):
         if value is None:
             continue
         nk = norm(path)
         if _lift_named(p, nk, value, depth, own) or lift_value(p, path, nk, value, keep_unknown=False):
             continue
+        if depth and _under_role(p, path, leaf, value):
+            continue
         if depth and lift_value(p, path, norm(leaf), value, keep_unknown=False):
             continue  # {"metrics": {"loss": ...}}: the leaf names the family
+        if (depth and isinstance(value, str) and (task_field := TASK_KEYS.get(norm(leaf))) is not None
+                and _task(p, task_field, value)):
+            continue  # {"logging.googleapis.com/labels": {"task_id": ...}}
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             lift_value(p, path, nk, value)  # an unknown number: a metric of the step line, and text
         p.attributes[path] = text_of(value)
@@ -258,6 +287,28 @@ def lift_record(obj: dict, p: Parsed) -> None:
         message = f"{message}\n{exception}" if message else exception
     p.message = message
     p.wide = True
+
+
+def _time_parts(p: Parsed, value: dict) -> None:
+    """A time written as seconds and nanoseconds (:data:`TIME_PARTS`): Cloud Logging's
+    ``"timestamp": {"seconds": ..., "nanos": ...}``, log4j2's ``"instant": {"epochSecond", "nanoOfSecond"}``."""
+    for sec_key, nano_key in TIME_PARTS:
+        sec, nanos = value.get(sec_key), value.get(nano_key, 0)
+        if type(sec) is int and type(nanos) is int and 0 <= nanos < 1_000_000_000:
+            _time(p, sec * 1000 + nanos // 1_000_000)
+            return
+
+
+def _under_role(p: Parsed, path: str, leaf: str, value: Any) -> bool:
+    """A leaf of a dict that a time or level key holds: loguru's ``serialize=True`` writes
+    ``"time": {"repr": "...", "timestamp": 1717243200.123}`` and ``"level": {"name": "INFO", "no": 20}``
+    (Python's level numbers)."""
+    role = _ROLE.get(norm(path.rpartition(".")[0].rpartition(".")[2]))
+    if role == "time":
+        return _time(p, value)
+    if role == "level" and (isinstance(value, str) or leaf in ("no", "levelno")):
+        return _level(p, value, "levelno" if leaf == "no" else norm(leaf))
+    return False
 
 
 def _walk(obj: dict, prefix: str, depth: int):

@@ -30,7 +30,7 @@ from typing import Any
 
 from streams.assemble import rules as R
 from streams.assemble.firstchar import Dispatch
-from streams.assemble.lines import Block, RawLine
+from streams.assemble.lines import Block, RawLine, utf8_len
 
 # the tables' alternations, dispatched on a line's first character (see firstchar.py)
 _PFX = Dispatch([(n, p) for n, p, _k, gate in R.STREAM_PREFIXES if gate is None], "p_")
@@ -43,34 +43,45 @@ _TOKENS = Dispatch([(t[0], t[1]) for t in R.TOKENS if t[0] in R.COMMON_TOKENS an
 _TOKEN_TABLE, _TOKEN_OTHER = _TOKENS.table, _TOKENS.other
 _TOKEN_GATED = tuple((t[2], R.TOKEN_ORDER[t[0]], t[0], re.compile(t[1]).match)
                      for t in R.TOKENS if t[0] in R.COMMON_TOKENS and len(t) > 2)
+_MAX_PREFIXES = 4  # stream prefixes read before a line's body
 _SHAPES = {mode: Dispatch([(t[0], t[1]) for t in R.TOKENS if t[0] in names]) for mode, names in R.MODE_SHAPES.items()}
 _ORDER = R.TOKEN_ORDER
 _RECORDS = Dispatch([(n, p) for n, p, lit in R.RECORDS if lit is None], "r_")
 _MODES = R.MODES
 _STARTS = R.STARTS
+_HEAD_STARTS = R.HEAD_STARTS
+_DEPTH_MODES = frozenset(m for m, spec in R.MODES.items() if spec.get("depth"))
 _NOTHING: dict = {}
 _END = ("end", None)
-_WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap"))
+_WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "own", "src_above"))
 _KEEPS = frozenset(("cont", "cont!", "last"))
 _STRONG = frozenset(("cont!", "last"))
+_SPACED = R.SPACED_AFTER - 1
 _TEXT = frozenset(("text", "indent"))
+_BARE = R.BARE_TOKENS
+_SOFT = R.SOFT_STARTS
 # single-line modes a line of another key ends: their continuation comes at once or not at all
-_SWITCH_CLOSES = frozenset(("plain", "record", "record_tent"))
+_SWITCH_CLOSES = frozenset(("plain", "record", "record_native", "record_exc", "record_tent"))
+# and the modes of output one call writes whole (a framed table, a box): a line of another writer
+# before its end says the lines held so far were not one write
+_WRITER_CLOSES = _SWITCH_CLOSES | frozenset(m for m, spec in _MODES.items() if spec.get("one_write"))
 # tokens a single-line mode keeps even when the line has a head of its own
 _STRONG_SINGLE = frozenset(tok for m in _SWITCH_CLOSES for tok, (act, _n) in _MODES[m]["on"].items()
                            if act in ("cont!", "last"))
-# what a header with an empty message becomes once its first line arrives, if nothing more specific
-_AWAIT_PLAIN = {"plain": "body", "record": "body"}
+# what a header with an empty message becomes once its first line arrives, if nothing more specific: a
+# message line of its own is the record's message (lines below it are held until a stack confirms them,
+# as after any record), unless it ends with ':' or is indented (a field list: the lines below are its body)
+_AWAIT_PLAIN = {"plain": "record", "record": "body"}
 
 # old mode names of saved states (before the per-printer modes), mapped on restore
-_OLD_MODES = {"python": "py_msg", "cpp": "c10_msg", "sanitizer": "cs_report", "done": "plain"}
+_OLD_MODES = {"python": "py_msg_more", "cpp": "c10_msg", "sanitizer": "cs_report", "done": "plain"}
 
 
 class _Open:
     """An open block and the merger's state about it."""
 
-    __slots__ = ("block", "depth", "every", "head0", "held", "held_bytes", "indent0", "last_body", "mode", "rhead",
-                 "side_run", "tent", "tent_bytes")
+    __slots__ = ("block", "cindent", "depth", "every", "head0", "held", "held_bytes", "indent0", "last_body", "mode",
+                 "rhead", "side_run", "spaced", "tent", "tent_bytes")
 
     def __init__(self, block: Block, mode: str, indent0: int = 0, head0: str = "", rhead: str | None = None,
                  last_body: str = "") -> None:
@@ -88,12 +99,16 @@ class _Open:
         self.side_run = 0
         self.depth = 0
         self.every = False  # the last line's head is one its formatter writes on every line of a record
+        # lines in a row (of this writer, also across the blocks before) that came with one blank line
+        # between them: a copy or a relay that doubles every newline
+        self.spaced = 0
+        self.cindent = ""  # the indent its first line's formatter writes before each further line (CONT_INDENT)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able state (the assemble worker saves it with its offsets)."""
         return {"block": dataclasses.asdict(self.block), "mode": self.mode, "indent0": self.indent0,
                 "head0": self.head0, "rhead": self.rhead, "last_body": self.last_body, "depth": self.depth,
-                "side_run": self.side_run,
+                "side_run": self.side_run, "every": self.every, "spaced": self.spaced, "cindent": self.cindent,
                 "held": [[dataclasses.asdict(rl), o, ms, v] for rl, o, ms, v in self.held],
                 "tent": [[dataclasses.asdict(rl), o, ms] for rl, o, ms in self.tent]}
 
@@ -110,29 +125,67 @@ class _Open:
         ob = cls(block, mode, d.get("indent0", 0), d.get("head0", ""), d.get("rhead"), d.get("last_body", ""))
         ob.depth = d.get("depth", 0)
         ob.side_run = d.get("side_run", 0)
+        ob.every = d.get("every", False)
+        ob.spaced = d.get("spaced", 0)
+        ob.cindent = d.get("cindent", "")
         for rl, o, ms, v in d.get("held", ()):
             ob.held.append((RawLine(**rl), o, ms, v))
         for t, o, fo in d.get("pending", ()):  # older states held blank texts only
             ob.held.append((RawLine(t, fo), o, block.last_ts_ms, bool(t.strip())))
         for rl, o, ms in d.get("tent", ()):
             ob.tent.append((RawLine(**rl), o, ms))
-        ob.held_bytes = sum(len(rl.text) + 1 for rl, *_r in ob.held)
-        ob.tent_bytes = sum(len(rl.text) + 1 for rl, *_r in ob.tent)
+        ob.held_bytes = sum(utf8_len(rl.text) + 1 for rl, *_r in ob.held)
+        ob.tent_bytes = sum(utf8_len(rl.text) + 1 for rl, *_r in ob.tent)
         return ob
 
 
-def split_prefix(text: str) -> tuple[str, str, int | None, str | None]:  # noqa: PLR0912 - one pass over a line's prefixes
-    """(key, body, rank, relay): the stream prefixes' stable part, the rest of the line, the rank
-    they name, and the prefix of a relay that makes each line a record (syslog, printk) if any."""
+def _table_row(opened: dict[str, _Open], text: str,
+               split: tuple[str, str, int | None, str | None]) -> tuple[str, str, int | None, str | None]:
+    """``split`` (the line's prefixes and body), or the line read without docker compose's "name  | " prefix
+    when an open block of the stream it would then belong to is a table whose own shapes read the rest
+    whole (``rules.MODES`` "rows"): a relay writes its prefix on every line of a process, so a row right
+    under that table's unprefixed lines is the table's, its padded first column and " | " no prefix."""
+    if not any(_MODES[ob.mode].get("rows") for ob in opened.values()):
+        return split
+    for n in range(_MAX_PREFIXES - 1, -1, -1):  # the prefixes before the one the row's first column reads as
+        alt = split_prefix(text, None, n)
+        if alt == split:
+            continue
+        ob = opened.get(alt[0])
+        if ob is not None and _MODES[ob.mode].get("rows") and alt[1]:
+            shapes = _SHAPES[ob.mode]
+            m = shapes.table.get(alt[1][0], shapes.other)(alt[1])
+            if m is not None and m.lastgroup in _MODES[ob.mode]["on"]:
+                return alt
+    return split
+
+
+def terminal_text(text: str) -> str:
+    """``text`` as a terminal shows it: colours and cursor moves are no part of the grammar (the event
+    keeps them), and a line of nothing else is a blank line."""
+    if "\x1b" in text:
+        text = R.ANSI_RE.sub("", text)
+    # (also after real escapes: a relay's copied colours before a printer's own)
+    return R.BARE_SGR_RE.sub("", text) if "[0m" in text else text
+
+
+def split_prefix(text: str, m: re.Match[str] | None = None,  # noqa: PLR0912 - one pass over a line's prefixes
+                 most: int = 4) -> tuple[str, str, int | None, str | None]:
+    """(key, body, rank, relay): the stream prefixes' stable part, the rest of the line (a relay's
+    escapes undone), the rank they name, and the prefix of a relay that makes each line a record
+    (the kernel's lines through syslog, printk) if any.
+    ``m``: the first prefix's match when the caller has it already; ``most``: how many prefixes to take."""
     key = ""
     rank = None
     relay = None
+    escaped = False
     body = text
-    for _ in range(4):
+    for _ in range(most):
         if not body:
             break
-        c = body[0]
-        m = _PFX_TABLE.get(c, _PFX_OTHER)(body) if c in _PFX_FIRST or c > "\x7f" else None
+        if m is None:
+            c = body[0]
+            m = _PFX_TABLE.get(c, _PFX_OTHER)(body) if c in _PFX_FIRST or c > "\x7f" else None
         if m is None:
             for gate, match in _PFX_GATED:
                 if gate in body:
@@ -142,6 +195,8 @@ def split_prefix(text: str) -> tuple[str, str, int | None, str | None]:  # noqa:
             if m is None:
                 break
         g = m.lastgroup or ""
+        if g in R.LINE_START_PREFIXES and body is not text:
+            break
         how = R.PREFIX_KEY.get(g)
         rest = body[m.end():]
         if how == "splice":
@@ -154,22 +209,38 @@ def split_prefix(text: str) -> tuple[str, str, int | None, str | None]:  # noqa:
                 rm = R.RANK_RE.search(part)
                 rank = int(rm.group(1)) if rm else None
         elif how == "k":
-            part = m.group("k_" + g[2:])
+            part = m.group("k_" + g[2:]).strip()
+            if part in R.NOT_SYSLOG_WRITERS:  # a relay's time before "Caused by: ..."
+                body = body[m.start("k_" + g[2:]):]
+                m = None
+                continue
             key = key + "|" + part if key else part
         if g in R.RELAY_RECORDS:
-            relay = body[:m.end()]
+            escaped = True
+            if how != "k" or R.RELAY_RECORD_WRITERS_RE.match(part):
+                relay = body[:m.end()]
         body = rest
+        m = None
+    if escaped and "#" in body:
+        for esc, char in R.RELAY_ESCAPES:
+            body = body.replace(esc, char)
     return key, body, rank, relay
 
 
-def split_head(body: str, m: re.Match[str] | None = None) -> tuple[str | None, str | None, bool, str]:
+def split_head(body: str) -> tuple[str | None, str | None, bool, str]:
     """(head, repeated head, every line, body): the record heads before the message (a relay's head,
     then the program's own), the innermost one again when its formatter repeats it per line, whether
-    that formatter writes it on every line of a record, and the rest. ``m``: the first head's match
-    when the caller has it already."""
+    that formatter writes it on every line of a record, and the rest."""
+    head, rhead, every, _name, body = _split_head(body, None)
+    return head, rhead, every, body
+
+
+def _split_head(body: str, m: re.Match[str] | None) -> tuple[str | None, str | None, bool, str, str]:
+    """``split_head``, and the innermost head's name; ``m``: the first head's match when the caller has it."""
     head = None
     rhead = None
     every = False
+    name = ""
     for _ in range(2):
         if m is None:
             if not body or body[0] not in _HEAD_FIRST:
@@ -180,12 +251,12 @@ def split_head(body: str, m: re.Match[str] | None = None) -> tuple[str | None, s
         end = m.end()
         h = body[:end]
         head = head + h if head else h
-        g = m.lastgroup or ""
-        rhead = h.rstrip() if R.HEAD_REPEATS.get(g) else None
-        every = g in R.EVERY_LINE
+        name = m.lastgroup or ""
+        rhead = h.rstrip() if R.HEAD_REPEATS.get(name) else None
+        every = name in R.EVERY_LINE
         body = body[end:]
         m = None
-    return head, rhead, every, body
+    return head, rhead, every, name, body
 
 
 def _token(body: str) -> str:
@@ -211,35 +282,48 @@ def _indent(body: str) -> int:
     return len(body) - len(body.lstrip(" \t"))
 
 
-def _start_mode(tok: str, body: str, head: str | None) -> tuple[str, str | None]:
-    """The mode (and multiline kind) of a block whose first line is this one."""
+def _start_mode(tok: str, body: str, head: str | None, hname: str = "") -> tuple[str, str | None]:  # noqa: PLR0911 - the starts in the order they are decided
+    """The mode (and multiline kind) of a block whose first line is this one (``hname``: the name of
+    its innermost record head)."""
     start = _STARTS.get(tok)
     if start is not None:
         return start
-    if head is not None and head[-1:] in "] ":
-        for rx, mode, kind in R.HEAD_STARTS:
-            if rx.search(head):
-                return mode, kind
+    if hname:
+        start = _HEAD_STARTS.get(hname)
+        if start is not None:
+            return start
     last = body[-1:]
+    if body[:1] == "{" and body.rstrip()[-1:] != "}" and _json_depth(body) > 0:
+        return "json", "json_dump"  # a JSON record written over several lines (Elasticsearch's stacktrace array)
     if last in _ENDINGS:  # a line ending otherwise needs no more look (the common case)
         s = body.rstrip()
         last = s[-1:]
-        if last == ":":
+        if last in _SUFFIX_LASTS:
             for suffix, mode, kind in R.BODY_SUFFIX_STARTS:
                 if s.endswith(suffix):
                     return mode, kind
-        elif last and last in R.JSON_OPEN:
+        if last and last in R.JSON_OPEN:
             return "json", "json_dump"
     if head is not None:
-        return ("body" if last == ":" else "record"), None
+        return ("body" if last == ":" else R.RECORD_MODES.get(hname, "record")), None
     return "plain", None
 
 
 _ENDINGS = frozenset(" \t:" + R.JSON_OPEN) | {s[-1] for s, _m, _k in R.BODY_SUFFIX_STARTS}
+_SUFFIX_LASTS = frozenset(s[-1] for s, _m, _k in R.BODY_SUFFIX_STARTS)
 
 
 def _json_depth(body: str) -> int:
     return body.count("{") + body.count("[") - body.count("}") - body.count("]")
+
+
+def _cover(b: Block, offset: int) -> None:
+    """Widen the block's raw offsets to a line it takes: whatever order lines come back in, an event's
+    offsets cover every record it holds (what commits, re-drives and the fuzzer's check rely on)."""
+    if offset > b.last_offset:
+        b.last_offset = offset
+    elif offset < b.first_offset:
+        b.first_offset = offset
 
 
 class MultilineMerger:
@@ -301,26 +385,63 @@ class MultilineMerger:
         """Sources with something open (a source with nothing open costs no memory)."""
         return len(self._src)
 
+    def drop_source(self, sid: str) -> list[Block]:
+        """Forget everything of ``sid`` and return its open blocks (with the lines they held back), oldest
+        first: what the caller dead-letters when handling a line of the source failed halfway."""
+        opened = self._src.pop(sid, {})
+        self._last_key.pop(sid, None)
+        out = []
+        for ob in opened.values():
+            b = ob.block
+            b.texts += [t[0].text for t in ob.tent] + [h[0].text for h in ob.held]
+            out.append(b)
+        return sorted(out, key=lambda b: (b.first_offset, b.first_index))
+
     # -- one line -----------------------------------------------------------------------------
     def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
         text = line.text
+        if "\x1b" in text or "[0m" in text:
+            text = terminal_text(text)
         c = text[:1]
-        if c and (((c in _PFX_FIRST or c > "\x7f") and _PFX_TABLE.get(c, _PFX_OTHER)(text) is not None)
-                  or (_PFX_GATED and "| " in text)):  # most lines have no stream prefix: one try, no call
-            key, body, rank, head = split_prefix(text)
+        pm = _PFX_TABLE.get(c, _PFX_OTHER)(text) if c and (c in _PFX_FIRST or c > "\x7f") else None
+        if pm is None:  # most lines have no stream prefix: one try, and a look for the gated ones' literal
+            for gate, match in _PFX_GATED:
+                if gate in text:
+                    pm = match(text)
+                    if pm is not None:
+                        break
+        if pm is not None:
+            key, body, rank, head = split_prefix(text, pm)
+            if key and " | " in text and sid in self._src:  # (compose's separator: most lines have none)
+                key, body, rank, head = _table_row(self._src[sid], text, (key, body, rank, head))
         else:
             key, body, rank, head = "", text, None, None
         rhead = None
         every = False
+        hname = ""
         if body and body[0] in _HEAD_FIRST:
             hm = _HEAD_TABLE[body[0]](body)
             if hm is not None:
-                h, rhead, every, body = split_head(body, hm)
+                h, rhead, every, hname, body = _split_head(body, hm)
                 if h is not None:
                     head = head + h if head else h
+        raw = body
+        if body[-1:] in (" ", "\t"):
+            # blanks a copy or an editor left at the end say nothing; a printer's "label: " whose value
+            # is on the next line ("...: UserWarning: " before a message that starts with a newline) keeps one
+            body = body.rstrip()
+            if body[-1:] == ":":
+                body += " "
         opened = self._src.get(sid)
         if opened is None:  # (not `or`: a source's dict may be empty between closing a block and the next)
             opened = {}  # stored when a block opens: a source with nothing open is not kept
+        if head is None and raw[:1] == " " and opened:
+            ob = opened.get(key)
+            if ob is not None and ob.cindent and raw.startswith(ob.cindent):
+                # a further line of a record whose formatter indents every such line (CONT_INDENT)
+                self._append(sid, opened, key, ob, "cont!", None, line, offset, ms, body, None, out)
+                self._last_key[sid] = key
+                return
         if not body or body.isspace():
             if head is None:
                 self._hold_blank(sid, opened, key, line, offset, ms, bool(text.strip()), out)
@@ -342,28 +463,44 @@ class MultilineMerger:
                     self._append(sid, opened, last, other, act, nxt, line, offset, ms, body, None, out)
                     return
         if last is not None and last != key:
-            for k in [k for k, o in opened.items() if k != key and o.mode in _SWITCH_CLOSES]:
+            for k in [k for k, o in opened.items() if k != key and o.mode in _WRITER_CLOSES
+                      and not (o.mode == "plain" and o.last_body.endswith(R.ANNOUNCE_ENDINGS))]:
                 self._close(sid, opened, k, out)
             still = self._src.get(sid)
             if still is not None:
                 opened = still
+        spaced = 0
         while True:
             ob = opened.get(key)
             if ob is None:
                 break
             if head is not None and rhead is None and not ob.held and ob.mode in _SWITCH_CLOSES and (
                     tok not in _STRONG_SINGLE):
-                # the common case: a new record after a single-line one (what _decide would answer)
-                self._close(sid, opened, key, out, False)
-                continue
+                # the common case: a new record after a single-line one (what _decide would answer;
+                # what _close does when nothing is held)
+                if not ob.tent:
+                    del opened[key]
+                    out.append(ob.block)
+                    break
+                if not self._holds_heads(ob):
+                    self._close(sid, opened, key, out, False)
+                    opened = self._src.get(sid) or opened
+                    continue
             act, nxt = self._decide(ob, tok, body, head, rhead)
+            if act == "confirm":
+                self._keep_tent(ob)
+                act = "end"
             if act == "end":
+                spaced = ob.spaced + 1 if len(ob.held) == 1 else 0
                 # NCCL writes a WARN as "\n<header> NCCL WARN": a held prefix-only line goes with it
                 lead = ob.held if ob.held and ob.held[-1][3] and R.LEADING_BLANK_RE.match(body) else None
                 if lead:
                     ob.held = []
                     ob.held_bytes = 0
                 self._close(sid, opened, key, out, False)
+                # The lines it held back were read again: a block they closed may have let the source go
+                # and a later one opened it afresh, so the source's blocks are looked up again.
+                opened = self._src.get(sid) or opened
                 if lead:
                     rl, o, m, _v = lead[0]
                     self._start(sid, opened, key, rl, o, m, "", "empty_prefix", None, None, None, out)
@@ -381,30 +518,51 @@ class MultilineMerger:
             self._last_key[sid] = key
             return
         self._last_key[sid] = key
-        self._start(sid, opened, key, line, offset, ms, body, tok, head, rhead, rank, out)
+        self._start(sid, opened, key, line, offset, ms, body, tok, head, rhead, rank, out, hname)
         if every:
             opened[key].every = True
+        if spaced:
+            opened[key].spaced = spaced
 
-    def _decide(self, ob: _Open, tok: str, body: str, head: str | None, rhead: str | None) -> tuple[str, str | None]:  # noqa: PLR0911, PLR0912 - one flat dispatch over the actions of rules.MODES
+    def _decide(self, ob: _Open, tok: str, body: str, head: str | None, rhead: str | None) -> tuple[str, str | None]:  # noqa: PLR0911, PLR0912, PLR0915 - one flat dispatch over the actions of rules.MODES
         spec = _MODES[ob.mode]
         shapes = _SHAPES.get(ob.mode)
         if shapes is not None and body:
             m = shapes.table.get(body[0], shapes.other)(body)
             shape = m.lastgroup if m is not None else None
-            if shape is not None and (tok in _TEXT or _ORDER[shape] < _ORDER[tok]):
+            # (a soft start is text to a mode that does not name it: the mode's own shapes come first)
+            if shape is not None and (tok in _TEXT or _ORDER[shape] < _ORDER[tok]
+                                      or (tok in _SOFT and tok not in spec["on"])):
                 tok = shape
         if ob.mode == "lead":
             return ("cont!", _STARTS.get(tok, ("record", None))[0]) if R.LEADING_BLANK_RE.match(body) else _END
-        if ob.mode == "await":
+        if ob.mode == "await":  # (a record of its own is not the message: the head's message was empty)
+            if (rhead is None or rhead != ob.rhead) if head is not None else _is_record(body.lstrip()):
+                return _END
             mode, _kind = _start_mode(tok, body, head)
+            if mode == "plain" and (body[:1] in " \t" or body.rstrip().endswith(":")):
+                return "cont!", "body"  # the message's first line introduces the lines below it, or is a field of it
             return "cont!", _AWAIT_PLAIN.get(mode, mode)
         table = spec["on"]
+        entry = None
+        headed = spec.get("headed")
+        if headed is not None and not ob.held and (head is None or headed.search(head) is None):
+            return _END  # (the lines a message quotes from a log file come with their heads)
         if ob.held:
             after = spec.get("after_blank")
-            table = _NOTHING if after is None else table if after == "on" else after
-        entry = table.get(tok)
+            if len(ob.held) == 1 and ob.spaced >= _SPACED:  # the blank line of a source that doubles newlines
+                if after is not None and after != "on":
+                    entry = after.get(tok)
+            else:
+                table = _NOTHING if after is None else table if after == "on" else after
+        if entry is None:
+            entry = table.get(tok)
         if entry is None:
             entry = spec.get("any")
+            if entry is not None and not body.startswith(spec.get("any_lead", "")):
+                entry = None  # (its printer writes every line it takes behind this lead)
+            if entry is not None and ob.block.nbytes >= spec.get("any_max_bytes", self.max_bytes):
+                return _END  # free text past its printer's own cap: the block was cut
         if entry is None:
             if (tok in _STARTS and tok not in R.SOFT_STARTS) or tok == "empty_head":
                 entry = _END
@@ -422,18 +580,32 @@ class MultilineMerger:
                 act = "cont!"
             return act, nxt
         if head is not None:
-            if (act not in _STRONG and act != "side") or (rhead is not None and rhead == ob.rhead):
+            if act == "tent" and self._holds_heads(ob):
+                pass  # a held message that announced its next line: held too, frames must still confirm it
+            elif (act not in _STRONG and act != "side") or (rhead is not None and rhead == ob.rhead) or tok in _BARE:
                 return _END  # a new record
-        elif act in _WEAK and (ob.every or _is_record(body.lstrip())):
-            return _END
+        elif (act in _WEAK or tok in _BARE) and (ob.every or _is_record(body.lstrip())):
+            return _END  # (an exception line is written bare: "ERROR: ...", "srun: error: ..." are records)
         if act == "deeper":
             return ("cont", nxt) if _indent(body) > ob.indent0 else _END
+        if act == "after_colon":
+            return ("cont", nxt) if ob.last_body.rstrip().endswith(":") else _END
+        if act == "src_above":
+            if len(ob.block.texts) == 1 and not ob.head0 and ob.indent0 > _indent(body):
+                return "cont!", nxt
+            act = "announce"
         if act == "announce":
             return ("cont!", nxt) if self._announces(ob) else _END
+        if act == "own":
+            return _END if _is_record(ob.last_body.lstrip()) else ("cont!", nxt)
         if act == "expect":
             if self._announces(ob):
                 return "cont!", nxt
-            act, nxt = "tent", "record_tent"
+            if self._quiet(ob):
+                return _END
+            act, nxt = "tent", "record_exc"
+        if act in _STRONG and spec.get("quiet_ends") and self._quiet(ob) and not self._announces(ob):
+            return _END  # the held lines are not this quiet record's: they are read again
         if act == "wrap":
             return _END if ob.block.texts[-1].rstrip().endswith(spec["wrap_end"]) else ("cont", nxt)
         if act == "tent" and len(ob.tent) >= spec.get("max_tent", 12):
@@ -441,6 +613,14 @@ class MultilineMerger:
         if act == "side" and ob.side_run >= spec.get("max_side", 0):
             return _END
         return act, nxt
+
+    @staticmethod
+    def _holds_heads(ob: _Open) -> bool:
+        """Whether the block holds a line with a record head of its own too (``tent_heads``): the held
+        line before it ends with ':', a message that announced it goes on."""
+        if not _MODES[ob.mode].get("tent_heads"):
+            return False
+        return (ob.tent[-1][0].text if ob.tent else ob.block.texts[-1]).rstrip().endswith(":")
 
     @staticmethod
     def _announces(ob: _Open) -> bool:
@@ -453,25 +633,36 @@ class MultilineMerger:
             return True
         return R.ANNOUNCE_BODY_RE.search(ob.last_body) is not None
 
+    @staticmethod
+    def _quiet(ob: _Open) -> bool:
+        """Whether the block is a record at a quiet level whose message does not speak of a failure
+        (``rules.QUIET_HEAD_RE``, ``rules.QUIET_ANNOUNCE_RE``)."""
+        return (bool(ob.head0) and R.QUIET_HEAD_RE.search(ob.head0) is not None
+                and R.QUIET_ANNOUNCE_RE.search(ob.last_body) is None)
+
     # -- changing blocks ------------------------------------------------------------------------
     def _start(self, sid: str, opened: dict[str, _Open], key: str, line: RawLine, offset: int, ms: int, body: str,
-               tok: str, head: str | None, rhead: str | None, rank: int | None, out: list[Block]) -> None:
+               tok: str, head: str | None, rhead: str | None, rank: int | None, out: list[Block],
+               hname: str = "") -> None:
         text = line.text
-        mode, kind = _start_mode(tok, body, head)
+        mode, kind = _start_mode(tok, body, head, hname)
         block = Block(sid, [text], offset, offset, line.index, line.file_offset, line.file_offset,
                       line.ts_ms if line.ts_ms is not None else ms, ms, line.source, line.labels, kind, False,
-                      len(text), key)
+                      utf8_len(text), key)
         if rank is not None and block.source.get("rank") is None:
             block.source = {**block.source, "rank": rank}
         ob = _Open(block, mode, _indent(body) if body[:1] in (" ", "\t") else 0, head or "", rhead, body)
-        if mode == "json":
-            ob.depth = _json_depth(body)
+        if hname in R.CONT_INDENT:
+            ob.cindent = R.CONT_INDENT[hname]
+        if mode in _DEPTH_MODES:
+            ob.depth = _MODES[mode].get("depth0", 0) + _json_depth(body)
         opened[key] = ob
         self._src[sid] = opened
 
     def _append(self, sid: str, opened: dict[str, _Open], key: str, ob: _Open, act: str, nxt: str | None,  # noqa: PLR0912, PLR0915 - per-line hot path: plain positional call, flat branches
                 line: RawLine, offset: int, ms: int, body: str, rhead: str | None, out: list[Block]) -> None:
         b = ob.block
+        ob.spaced = ob.spaced + 1 if len(ob.held) == 1 else 0
         if act == "tent":
             if ob.held:
                 ob.tent.extend((rl, o, m) for rl, o, m, _v in ob.held)
@@ -479,7 +670,7 @@ class MultilineMerger:
                 ob.held.clear()
                 ob.held_bytes = 0
             ob.tent.append((line, offset, ms))
-            ob.tent_bytes += len(line.text) + 1
+            ob.tent_bytes += utf8_len(line.text) + 1
             b.last_ts_ms = ms
             if nxt is not None:
                 ob.mode = nxt
@@ -501,8 +692,11 @@ class MultilineMerger:
             ob.held_bytes = 0
         text = line.text
         texts.append(text)
-        b.nbytes += len(text) + 1
-        b.last_offset = offset
+        b.nbytes += utf8_len(text) + 1
+        if offset >= b.last_offset:
+            b.last_offset = offset
+        elif offset < b.first_offset:  # a line read again after a close (tent) can be older: cover it
+            b.first_offset = offset
         if line.file_offset is not None:
             b.last_file_offset = line.file_offset
         b.last_ts_ms = ms
@@ -512,14 +706,16 @@ class MultilineMerger:
             ob.rhead = rhead
         mode = ob.mode
         if nxt is not None and nxt != mode:
+            if _MODES[mode].get("head_line"):
+                ob.head0 += body
             ob.mode = mode = nxt
             spec = _MODES[nxt]
             kind = spec.get("kind")
             if kind is not None and (b.kind is None or b.kind == "table" or spec.get("kind_override")):
                 b.kind = kind
-            if mode == "json":
-                ob.depth = 0
-        if mode == "json":
+            if mode in _DEPTH_MODES:
+                ob.depth = spec.get("depth0", 0)
+        if mode in _DEPTH_MODES:
             ob.depth += _json_depth(body)
             if ob.depth <= 0:
                 act = "last"
@@ -550,7 +746,7 @@ class MultilineMerger:
               visible: bool, out: list[Block]) -> None:
         """Held lines count towards the block's limits; reaching one ends the block without them."""
         ob.held.append((line, offset, ms, visible))
-        ob.held_bytes += len(line.text) + 1
+        ob.held_bytes += utf8_len(line.text) + 1
         b = ob.block
         b.last_ts_ms = ms
         if (len(b.texts) + len(ob.tent) + len(ob.held) >= self.max_lines
@@ -575,10 +771,12 @@ class MultilineMerger:
                 for rl, o, _m, visible in ob.held:  # a trailing prefix-only line is the record's last line
                     if visible and len(b.texts) < self.max_lines:
                         b.texts.append(rl.text)
-                        b.nbytes += len(rl.text) + 1
-                        b.last_offset = o
+                        b.nbytes += utf8_len(rl.text) + 1
+                        _cover(b, o)
                         if rl.file_offset is not None:
                             b.last_file_offset = rl.file_offset
+        if tent and _MODES[ob.mode].get("ends_at_blank"):
+            tent = self._keep_before_blank(b, tent)
         if tent:
             for rl, o, m in tent:
                 self._feed(sid, rl, o, m, out)
@@ -587,7 +785,35 @@ class MultilineMerger:
             self._last_key.pop(sid, None)
 
     @staticmethod
+    def _keep_tent(ob: _Open) -> None:
+        """The lines held tentatively are the block's (``confirm``); the blank lines held after them are not."""
+        b = ob.block
+        for rl, o, _m in ob.tent:
+            b.texts.append(rl.text)
+            b.nbytes += utf8_len(rl.text) + 1
+            _cover(b, o)
+            if rl.file_offset is not None:
+                b.last_file_offset = rl.file_offset
+        ob.tent.clear()
+        ob.tent_bytes = 0
+
+    def _keep_before_blank(self, b: Block, tent: list[tuple[RawLine, int, int]]) -> list[tuple[RawLine, int, int]]:
+        """Held message lines that a blank line ended are the block's own (``ends_at_blank``); the rest
+        is returned, to be read again. Without a blank line nothing ended the message: all is returned."""
+        cut = next((i for i, (rl, _o, _m) in enumerate(tent) if not split_prefix(rl.text)[1].strip()), len(tent))
+        if cut == len(tent):
+            return tent
+        cut = min(cut, self.max_lines - len(b.texts))
+        for rl, o, _m in tent[:cut]:
+            b.texts.append(rl.text)
+            b.nbytes += utf8_len(rl.text) + 1
+            _cover(b, o)
+            if rl.file_offset is not None:
+                b.last_file_offset = rl.file_offset
+        return tent[cut:]
+
+    @staticmethod
     def _single(sid: str, line: RawLine, offset: int, ms: int, key: str) -> Block:
         return Block(sid, [line.text], offset, offset, line.index, line.file_offset, line.file_offset,
                      line.ts_ms if line.ts_ms is not None else ms, ms, line.source, line.labels, None, False,
-                     len(line.text), key)
+                     utf8_len(line.text), key)

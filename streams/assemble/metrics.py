@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from streams.assemble.keys import GIB_TO_MB
+from streams.assemble.keys import STEP_METRICS as STEP_KEYS
 
 __all__ = ["GIB_TO_MB", "STEP_KEYS", "is_step_metric", "metric_point"]
-
-STEP_KEYS = frozenset(("loss", "grad_norm", "eval_loss", "gpu_utilization_pct", "generation_throughput_tokens_s"))
 
 
 def is_step_metric(metrics: Mapping[str, float], line_count: int, counted: bool = False) -> bool:
@@ -49,4 +48,5 @@ def metric_point(event_id: str, timestamp: int, project: str, parsed, *, task: M
         "source": source,
         "labels": labels,
         "raw": raw,
+        "gpu": None,  # set on the samples of `sluice ship`'s GPU sampler only; present, so the fast writer applies
     }

@@ -44,38 +44,51 @@ class _Bad(Exception):
 
 
 # -- OTLP JSON ------------------------------------------------------------------------------
-# OTLP JSON's AnyValue members and how each becomes a Python value
+# OTLP JSON's AnyValue members and how each becomes a Python value. A member of another JSON type
+# than the protocol's is read as the protocol's if it can be, else kept as it came (the record is
+# a producer's, and its line must not be lost for a field's type).
 _JSON_VALUE: dict[str, Any] = {
     "stringValue": lambda v: v,
     "boolValue": lambda v: v,
     "intValue": int,  # a decimal string: int64 does not fit a JSON number
     "doubleValue": lambda v: v,
     "bytesValue": base64.b64decode,
-    "arrayValue": lambda v: [_json_value(x) for x in (v or {}).get("values") or []],
-    "kvlistValue": lambda v: _json_attrs((v or {}).get("values")),
+    "arrayValue": lambda v: [_json_value(x) for x in _list(_dict(v).get("values"))],
+    "kvlistValue": lambda v: _json_attrs(_dict(v).get("values")),
 }
+_NO_DICT: dict = {}
+
+
+def _dict(v: Any) -> dict:
+    return v if isinstance(v, dict) else _NO_DICT
+
+
+def _list(v: Any) -> list:
+    return v if isinstance(v, list) else []
 
 
 def _json_value(v: Any) -> Any:
     if isinstance(v, dict):
         for member, convert in _JSON_VALUE.items():
             if member in v:
-                return convert(v[member])
+                try:
+                    return convert(v[member])
+                except (ValueError, TypeError, OverflowError):
+                    return v[member]
     return None
 
 
 def _json_attrs(kvs: Any) -> dict:
-    if not isinstance(kvs, list):
-        return {}
-    return {kv["key"]: _json_value(kv.get("value")) for kv in kvs if isinstance(kv, dict) and "key" in kv}
+    return {kv["key"]: _json_value(kv.get("value")) for kv in _list(kvs)
+            if isinstance(kv, dict) and isinstance(kv.get("key"), str)}
 
 
 def json_lines(obj: dict, inner: Inner | None) -> list[RawLine]:
     out: list[RawLine] = []
-    for rl in obj.get("resourceLogs") or []:
-        res = _json_attrs(((rl or {}).get("resource") or {}).get("attributes"))
-        for sl in (rl or {}).get("scopeLogs") or []:
-            for lr in (sl or {}).get("logRecords") or []:
+    for rl in _list(obj.get("resourceLogs")):
+        res = _json_attrs(_dict(_dict(rl).get("resource")).get("attributes"))
+        for sl in _list(_dict(rl).get("scopeLogs")):
+            for lr in _list(_dict(sl).get("logRecords")):
                 if not isinstance(lr, dict):
                     continue
                 t = unix_nano_ms(lr.get("timeUnixNano")) or unix_nano_ms(lr.get("observedTimeUnixNano"))

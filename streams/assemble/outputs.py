@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Callable
 from typing import Any
 
 import fastavro
@@ -15,9 +14,15 @@ from streams.avro_writer import body_writer
 from streams.config import Settings
 from streams.contracts import schema_text
 from streams.deadletter import letter_seal, protect_letter
-from streams.registry_cache import MissingSchemas
+from streams.registry import SchemaCache, checked
 
 CONTRACT_OF_KIND = {"event": "log_event", "metric": "metric_point", "dead_letter": "dead_letter"}
+
+
+def encode_body(out: Output, engine: str | None = None) -> bytes:
+    """The output's Avro body (no wire header): what the Assembler's ``encode`` hook is in the worker.
+    ``engine`` (``assemble.engine``): None for the process's (streams/native.py); the bytes are the same."""
+    return body_writer(CONTRACT_OF_KIND[out.kind], engine)(out.value)
 
 
 class OutputEncoder:
@@ -27,6 +32,7 @@ class OutputEncoder:
         from confluent_kafka.schema_registry import Schema
 
         self.settings = settings
+        self.engine = settings.assemble.engine
         self._registry = registry
         # Dead letters are redacted and their original bytes sealed here, where they are written.
         self.redact = redactor_from(settings.redaction)
@@ -47,38 +53,53 @@ class OutputEncoder:
         sid = self._ids.get(subject)
         if sid is None:
             # Registered by `sluice schemas register`; a lookup fails loudly if the contract drifted.
-            found = self._registry.lookup_schema(subject, self._schema_cls(schema_text(contract), "AVRO"),
-                                                 normalize_schemas=True)
+            found = checked(lambda: self._registry.lookup_schema(
+                subject, self._schema_cls(schema_text(contract), "AVRO"), normalize_schemas=True),
+                f"the lookup of {subject}", self.settings.registry.url)
             sid = self._ids[subject] = int(found.schema_id)
         return sid
 
-    def encode(self, out: Output) -> tuple[str, bytes | None, bytes]:
-        topic = self.topic_of(out)
-        contract = CONTRACT_OF_KIND[out.kind]
-        header = struct.pack(">bI", 0, self._schema_id(topic, contract))
-        value = out.value
+    def prepare(self) -> None:
+        """Look up now the schema id of every topic the stage writes to (blocking; a registry that does
+        not answer raises :class:`~streams.errors.DependencyUnavailable`), so that no turn needs the
+        registry halfway through its transaction."""
+        t = self.settings.topics
+        self._schema_id(t.metrics, "metric_point")
+        self._schema_id(t.dlq, "dead_letter")
+        for project in self.settings.projects():
+            self._schema_id(t.events_topic(project), "log_event")
+
+    def body(self, out: Output) -> bytes:
+        """The output's Avro body as this worker writes it: the Assembler's ``encode`` hook, so that
+        whatever fails here fails inside the Assembler's guard and costs one dead letter (and a letter's
+        size is checked as written). Dead letters are redacted and their original bytes sealed here."""
         if out.kind == "dead_letter":
-            value = protect_letter(dict(value), self.redact, self.seal)
-        return topic, out.key, header + body_writer(contract, self.settings.assemble.engine)(value)
+            return body_writer("dead_letter", self.engine)(protect_letter(dict(out.value), self.redact, self.seal))
+        return encode_body(out, self.engine)
+
+    def encode(self, out: Output) -> tuple[str, bytes | None, bytes]:
+        """(topic, key, value in the Confluent wire format); the body already written when the
+        Assembler encoded it. The schema id is registry I/O: its failures are not the output's."""
+        topic = self.topic_of(out)
+        header = struct.pack(">bI", 0, self._schema_id(topic, CONTRACT_OF_KIND[out.kind]))
+        return topic, out.key, header + (out.body if out.body is not None else self.body(out))
 
 
-def registry_schema_lookup(registry: Any, logical_types: bool = True) -> Callable[[int], Any]:
+def registry_schema_lookup(registry: Any, logical_types: bool = True, url: str = "the schema registry"
+                           ) -> SchemaCache:
     """schema id -> parsed fastavro schema, cached (the decoder of Avro raw records).
 
     ``logical_types=False`` drops the ``logicalType`` annotations, which change no byte of the
     encoding: timestamps then come back as the ints they are on the wire instead of datetimes made
     for every line and turned back into ints (1.5 vs 2.7 µs a line for fastavro alone). An id the
-    registry does not have is remembered as missing for a while (streams/registry_cache.py)."""
-    cache: dict[int, Any] = {}
-    missing = MissingSchemas()
+    registry does not have is remembered as missing for a while (streams/registry_cache.py); a registry
+    that does not answer raises :class:`~streams.errors.DependencyUnavailable` (streams/registry.py)."""
 
-    def lookup(schema_id: int) -> Any:
-        if schema_id not in cache:
-            schema = json.loads(missing.get_schema(registry, schema_id).schema_str)
-            cache[schema_id] = fastavro.parse_schema(schema if logical_types else _plain(schema))
-        return cache[schema_id]
+    def parse(text: str) -> Any:
+        schema = json.loads(text)
+        return fastavro.parse_schema(schema if logical_types else _plain(schema))
 
-    return lookup
+    return SchemaCache(registry, parse, url)
 
 
 def _plain(schema: Any) -> Any:

@@ -7,7 +7,8 @@ and its body. Heads recognised (first match wins, cheapest checks first): DeepSp
 ``I0905 17:22:27.123456 1234 file.cc:12]`` and torch's ``[I905 ...]``, zap's console encoder
 ``1.7085078124461591e+09<TAB>DEBUG<TAB>logger<TAB>``, NCCL ``host:pid:tid [dev] NCCL INFO``, HDFS
 ``yyMMdd HHmmss``, Android logcat, Apache ``[Sun Dec 04 04:47:44 2005] [error]``, syslog
-``Jun 14 15:16:01`` and any line carrying an ISO ``yyyy-MM-dd HH:mm:ss`` near its start.
+``Jun 14 15:16:01`` and any line carrying an ISO ``yyyy-MM-dd HH:mm:ss`` near its start (its level a word
+after it, or a glog-style letter just before it: NeMo's ``[NeMo I 2024-06-01 12:00:00 module:line]``).
 
 The body: a structured record the line ends with (:mod:`streams.assemble.records`: JSON however
 spaced, Python dict reprs, logfmt), whose keys are lifted by family (:mod:`streams.assemble.lift`) and
@@ -21,12 +22,16 @@ from __future__ import annotations
 import re
 import time
 
-from streams.assemble.lift import LEVELS, Parsed, lift_record
+from streams.assemble.keys import norm, number, settle_memory
+from streams.assemble.lift import LEVELS, Parsed, lift_record, lift_value
 from streams.assemble.records import find_record, logfmt
-from streams.assemble.steplines import lift_step_line
+from streams.assemble.steplines import lift_counters, lift_step_line
 from streams.assemble.times import ISO as _ISO
+from streams.assemble.times import SLASHED as _SLASHED
+from streams.assemble.times import epoch_ms
 from streams.assemble.times import iso_ms as _iso
 from streams.assemble.times import ms_of as _ms
+from streams.assemble.times import slashed_ms as _slashed
 
 __all__ = ["LEVELS", "Parsed", "norm_level", "parse_line"]
 
@@ -40,7 +45,10 @@ _DS = re.compile(rf"\[(\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[,.](\d+))?\] \[({_LV
 _HF = re.compile(rf"\[({_LVL})\|([\w.]+:\d+)\] (\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[,.](\d+))?")
 _PYBASIC = re.compile(rf"({_LVL}):([\w.]*):")
 _VLLM = re.compile(rf"({_LVL}) (\d\d)-(\d\d) (\d\d:\d\d:\d\d) \[?([\w.]+:\d+)\]")
-_GLOG = re.compile(r"\[?([IWEF])(\d\d?)(\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))?\s+(\d+)?\s*([\w.-]+:\d+)\]")
+# (glog 0.6 and later write the year too by default, FLAGS_log_year_in_prefix: "I20240501 10:00:00.123456 ...";
+# absl's log before its time zone is loaded writes Unix seconds in the seconds' field: "E0000 00:00:1718032093.437234")
+_GLOG = re.compile(r"\[?([IWEF])(?:(\d{4})?(\d\d?)(\d\d) (\d\d:\d\d:\d\d)|0000 00:00:(\d{9,11}))(?:\.(\d+))?"
+                   r"\s+(\d+)?\s*([\w.-]+:\d+)\]")
 _NCCL = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?:[\w.]+:\d+ )?NCCL (INFO|WARN|ERROR|TRACE)")
 _HDFS = re.compile(r"(\d\d)(\d\d)(\d\d) (\d\d)(\d\d)(\d\d) \d+ ([A-Z]+) ")
 _ANDROID = re.compile(r"(\d\d)-(\d\d) (\d\d:\d\d:\d\d)\.(\d+)\s+\d+\s+\d+ ([VDIWEFA]) ")
@@ -49,6 +57,14 @@ _SYSLOG = re.compile(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(\d+) 
 # zap's console encoder (controller-runtime, Kubeflow's training-operator): epoch seconds as a float
 # ("1.7085078124461591e+09" or "1708507812.446"), tab, level, tab, an optional logger name, tab.
 _ZAP = re.compile(r"(\d\.\d+e\+09|\d{10}\.\d+)\t([A-Za-z]+)\t(?:([\w.-]+)\t)?")
+# A sample in the Prometheus text exposition format, as dcgm-exporter's /metrics prints it (and a scrape
+# dumped into a log): name{label="value",...} value [timestamp ms]. The name goes through the key families;
+# the labels stay attributes (DCGM's modelName is the GPU's product, not a model).
+_PROM = re.compile(r'([A-Za-z_:][\w:]*)\{((?:\s*[A-Za-z_]\w*\s*=\s*"(?:[^"\\]|\\.)*"\s*,?)*)\}'
+                   r"\s+(\S+)(?:\s+(-?\d+))?\s*")
+_PROM_LABEL = re.compile(r'([A-Za-z_]\w*)\s*=\s*"((?:[^"\\]|\\.)*)"')
+# ECMA-48 SGR sequences (colours): "\x1b[31m", "\x1b[1;32m", "\x1b[0m".
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LEVEL_WORD = re.compile(rf"\b({_LVL}|Info|Warning|Error|Debug|Critical)\b")
 
 
@@ -68,28 +84,65 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:
             c = body[:1]
     elif c in {" ", "\t"}:
         c = body.lstrip(" \t")[:1]
+    if "\x1b" in body:  # torchtitan, rich and colorlog colour their fields: the codes are no part of a value
+        body = _ANSI.sub("", body)
+        c = body[:1]
     record = None
     last = body[-1:]
     if last == "}" or (last in (" ", "\t", "\r") and body.rstrip()[-1:] == "}"):
         record = find_record(body)
     if record is not None:
         obj, at, fmt = record
-        if body[:at].strip():
-            _head(body[:at], c, p, producer_ts_ms)
+        head = body[:at]
+        if head.strip():
+            end = _head(head, c, p, producer_ts_ms)
             p.fmt = f"{p.fmt}+{fmt}" if p.fmt else fmt
         else:
             p.fmt = fmt
         lift_record(obj, p)
-        return p
+        if head.strip() and ("poch" in head or "tep" in head or "ter" in head):
+            lift_counters(head[end:], p)  # accelerate's "epoch 0: {'accuracy': ...}": the record wins
+        return _settled(p)
+    if c.isalpha() and _whole_line_record(body, c, p):
+        return _settled(p)
+    at = _head(body, c, p, producer_ts_ms)
+    if p.fmt != "nccl":  # NCCL's own debug lines print no step fields
+        lift_step_line(body[at:] if at else body, p)
+    return _settled(p)
+
+
+def _whole_line_record(body: str, c: str, p: Parsed) -> bool:
+    """A line that is one record from end to end: a Prometheus sample, or logfmt."""
+    if "{" in body and body[-1:].isalnum():
+        m = _PROM.fullmatch(body)
+        if m is not None and _prometheus(m, p):
+            return True
     if c.islower() and "=" in body[:12]:
         fields = logfmt(body)
         if fields is not None:
             p.fmt = "logfmt"
             lift_record(fields, p)
-            return p
-    at = _head(body, c, p, producer_ts_ms)
-    if p.fmt != "nccl":  # NCCL's own debug lines print no step fields
-        lift_step_line(body[at:] if at else body, p)
+            return True
+    return False
+
+
+def _prometheus(m: re.Match, p: Parsed) -> bool:
+    """A Prometheus sample into ``p``: False when its value is no number (then it is ordinary text)."""
+    name, labels, value, ts = m.groups()
+    if number(value)[0] is None:
+        return False
+    p.fmt, p.wide = "prometheus", True
+    lift_value(p, name, norm(name), value)
+    for k, v in _PROM_LABEL.findall(labels):
+        p.attributes.setdefault(k, v)
+    if ts is not None:
+        p.ts_ms = epoch_ms(int(ts))
+    return True
+
+
+def _settled(p: Parsed) -> Parsed:
+    if "memory_mb" in p.metrics:
+        settle_memory(p.metrics, p.step is not None or p.epoch is not None)
     return p
 
 
@@ -164,12 +217,23 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         return m.end()
     m = _ISO.search(body, 0, 80)
     if m:
-        p.ts_ms = _iso(m)
+        p.ts_ms, p.fmt = _iso(m), "iso"
+    elif "/" in body[:40]:  # a slashed date heads its line (behind a level word at most)
+        m = _SLASHED.search(body, 0, 40)
+        if m:
+            p.ts_ms, p.fmt = _slashed(m), "slashed"
+    if m:
+        at = m.start()
+        if 2 <= at <= 40 and body[at - 1] == " " and body[at - 2] in "DIWEF" and not body[at - 3:at - 2].isalnum():
+            p.level = norm_level(body[at - 2])  # NeMo: "[NeMo I 2024-06-01 12:00:00 exp_manager:396]"
+            return m.end()
         lm = _LEVEL_WORD.search(body, m.end(), m.end() + 60)
-        p.fmt = "iso"
         if lm:
             p.level = norm_level(lm.group(1))
             return lm.end()
+        lm = _LEVEL_WORD.match(body)  # XLM: "INFO - 10/04/19 14:41:25 - ..." (the level first)
+        if lm:
+            p.level = norm_level(lm.group(1))
         return m.end()
     return 0
 
@@ -199,8 +263,12 @@ def _ymd(s: str) -> tuple[int, int, int]:
 
 
 def _glog(m: re.Match, p: Parsed, producer_ts_ms: int) -> None:
-    lvl, mo, d, hms, frac, pid, loc = m.groups()
-    p.ts_ms = _yearless(producer_ts_ms, int(mo), int(d), hms, frac)
+    lvl, year, mo, d, hms, epoch, frac, pid, loc = m.groups()
+    if epoch:
+        p.ts_ms = int(epoch) * 1000 + int((frac or "0")[:3].ljust(3, "0"))
+    else:
+        p.ts_ms = (_ms(int(year), int(mo), int(d), hms, frac) if year
+                   else _yearless(producer_ts_ms, int(mo), int(d), hms, frac))
     p.level, p.logger, p.fmt = norm_level(lvl), loc, "glog"
     if pid:
         p.attributes["pid"] = pid

@@ -3,7 +3,9 @@
 API (what the Faust agent and the CLI call)::
 
     asm = Assembler(schema_lookup=None, router=None, redactor=None,
-                    max_lines=1000, max_bytes=512 * 1024, idle_timeout_ms=5000)
+                    max_lines=1000, max_bytes=512 * 1024, idle_timeout_ms=5000,
+                    encode=None, max_output_bytes=1 << 62, topic="", partition=0,
+                    limits=None, metadata=None, on_new_source=None)
     asm.feed(record) -> list[Output]          # record: RawRecord or anything with
                                               # .topic .partition .offset .key .value .timestamp_ms
     asm.flush_idle(now_ms) -> list[Output]    # emit blocks idle for idle_timeout_ms (stream or wall time)
@@ -16,10 +18,12 @@ API (what the Faust agent and the CLI call)::
 Fields (time, level, task, step metrics, source metadata, bounds) are built by
 :class:`streams.assemble.fields.EventBuilder`; ``limits`` and ``metadata`` configure it.
 
-``Output(kind, topic, key, value)``: ``kind`` is ``"event"`` (value: a ``sluice.v1.LogEvent`` dict,
+``Output(kind, topic, key, value, body)``: ``kind`` is ``"event"`` (value: a ``sluice.v1.LogEvent`` dict,
 topic ``logs.events.<project>``), ``"metric"`` (a ``sluice.v1.MetricPoint`` dict, ``logs.metrics``)
 or ``"dead_letter"`` (a ``sluice.v1.DeadLetter`` dict, ``logs.dlq``). ``key`` is the event id (or
-the original key for a dead letter), as bytes.
+the original key for a dead letter), as bytes; ``body`` is the value's Avro body when the Assembler
+was given ``encode`` (the worker's body writer), else None. No exception leaves ``feed``,
+``flush_idle`` or ``flush_all``: a failure costs one dead letter (see ``Assembler``).
 
 Use one Assembler per raw-topic partition: offsets are only comparable within a partition. Commit
 only offsets below ``committable_offset()`` after the outputs are acknowledged; after a crash,
@@ -37,15 +41,17 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from streams.assemble.decode import PartialJoiner, SchemaLookup
-from streams.assemble.engine import decoder
+from streams.assemble import failures as F
+from streams.assemble.decode import SchemaLookup
+from streams.assemble.engine import Decode, decoder
 from streams.assemble.fields import METRICS_TOPIC, EventBuilder, FieldLimits
-from streams.assemble.lines import Block, Output, RawLine
+from streams.assemble.lines import Block, Output, RawLine, utf8_len, utf8_prefix
 from streams.assemble.merger import MultilineMerger
 from streams.assemble.metadata import SourceMetadata
+from streams.assemble.partials import PartialJoiner
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
-from streams.errors import DecodeError
+from streams.errors import DecodeError, DependencyFailure, SluiceError
 
 __all__ = ["DLQ_TOPIC", "METRICS_TOPIC", "Assembler", "Output", "RawRecord", "parse_files"]
 
@@ -75,15 +81,32 @@ def source_id(key: bytes | None, line: RawLine) -> str:
     if key:
         return key_source_id(key)
     s = line.source
-    return "|".join(str(s.get(k) or "") for k in ("host", "namespace", "pod", "container", "file", "stream"))
+    sid = "|".join(str(s.get(k) or "") for k in ("host", "namespace", "pod", "container", "file", "stream"))
+    if not sid.isascii():  # a JSON envelope's "\ud800" is a lone surrogate: no key or id can hold one
+        sid = sid.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return sid
 
 
 class Assembler:
-    """Decode, join partials, merge, parse, classify, split metrics, redact and route."""
+    """Decode, join partials, merge, parse, classify, split metrics, redact, route (and encode).
+
+    Per-record isolation: an exception while handling one record never leaves ``feed``,
+    ``flush_idle`` or ``flush_all``. It becomes one dead letter (:mod:`streams.assemble.failures`):
+    the record, when decoding it failed; the source's open block, when building or encoding the
+    block's output failed; the source's whole held state (its open blocks, a held partial line) and the
+    failing line, when joining or merging failed, since that state may be half updated. Other sources
+    are untouched.
+
+    ``encode(output) -> bytes``, when given, writes each output's Avro body (``Output.body``) as part
+    of the same guarded step: an output that cannot be encoded, or whose body is over
+    ``max_output_bytes``, is the dead letter of its block instead.
+    """
 
     def __init__(self, schema_lookup: SchemaLookup | None = None, router: ProjectRouter | None = None,
                  *, redactor: Redactor | None = None, max_lines: int = 1000, max_bytes: int = 512 * 1024,
                  idle_timeout_ms: int = 5000, max_partial_bytes: int = 1 << 20,
+                 encode: Callable[[Output], bytes] | None = None, max_output_bytes: int = 1 << 62,
+                 topic: str = "", partition: int = 0,
                  limits: FieldLimits | None = None, metadata: SourceMetadata | None = None,
                  on_new_source: Callable[[str, int], None] | None = None, engine: str | None = None) -> None:
         self.schema_lookup = schema_lookup
@@ -93,10 +116,13 @@ class Assembler:
         self.builder = EventBuilder(self.router, self.redact, limits=limits, metadata=metadata)
         self.merger = MultilineMerger(max_lines, max_bytes, idle_timeout_ms)
         self.joiner = PartialJoiner(max_partial_bytes)
-        self.topic = ""
-        self.partition = 0
+        self.encode = encode
+        self.max_output_bytes = max_output_bytes
+        # The raw partition (set again by each record): blocks restored after a restart and flushed
+        # before any record is read must still name it, in their ids and coordinates.
+        self.topic = topic
+        self.partition = partition
         self._last_offset: int | None = None
-        self._last_ts = self.builder.last_ts  # source -> time of its last timed event (state.py keeps it)
         self._sid_of_key: dict[bytes, str] = {}
         # Called with (source id, partition) the first time this assembler sees a source: the worker
         # notices a source that arrives on several partitions (streams/assemble/spread.py).
@@ -111,9 +137,11 @@ class Assembler:
         try:
             lines = self.decode(record.value, record.key, self.schema_lookup)
         except DecodeError as exc:
-            return [self._dead_letter(record, str(exc), exc.error_type)]
+            return [self._record_letter(record, F.known("decode", str(exc), exc.error_type))]
+        except DependencyFailure:  # the registry, not the record: the worker waits and feeds it again
+            raise
         except Exception as exc:  # noqa: BLE001 - never let one record stop the partition: it goes to the DLQ
-            return [self._dead_letter(record, f"unexpected {type(exc).__name__}: {exc}", "internal")]
+            return [self._record_letter(record, F.internal(exc, "decode"))]
         out: list[Output] = []
         ts = record.timestamp_ms
         key = record.key
@@ -125,13 +153,17 @@ class Assembler:
             else:
                 sid = self._keyless_sid(key, decoded, record.partition)
             self.dirty.add(sid)
-            if decoded.partial or self.joiner._open:
-                joined = self.joiner.push(sid, decoded, record.offset)
-                if joined is None:
-                    continue
-                blocks = self.merger.push(sid, joined[0], joined[1], ts)
-            else:
-                blocks = self.merger.push(sid, decoded, record.offset, ts)
+            line, offset = decoded, record.offset
+            try:
+                if decoded.partial or self.joiner.held:  # a dict: no call per line
+                    joined = self.joiner.push(sid, decoded, record.offset, ts)
+                    if joined is None:
+                        continue
+                    line, offset = joined
+                blocks = self.merger.push(sid, line, offset, ts)
+            except Exception as exc:  # noqa: BLE001 - the source's state may be half updated: drop it, letter it
+                out.append(self._source_letter(sid, line, offset, record, len(lines), F.internal(exc, "merge")))
+                continue
             for b in blocks:
                 out.append(self._output(b))
         return out
@@ -154,9 +186,13 @@ class Assembler:
         return sid
 
     def flush_idle(self, now_ms: int) -> list[Output]:
+        """Blocks quiet for ``idle_timeout_ms``, and held partial lines as quiet (a container that died
+        never writes the end of its last line)."""
+        out = self._release(self.joiner.due(now_ms, self.merger.idle_timeout_ms)) if self.joiner.held else []
         blocks = self.merger.flush_idle(now_ms)
         self.dirty.update(b.source_id for b in blocks)
-        return [self._output(b) for b in blocks]
+        out += [self._output(b) for b in blocks]
+        return out
 
     def take_dirty(self) -> set[str]:
         """Sources whose state changed since the last call."""
@@ -164,18 +200,34 @@ class Assembler:
         return out
 
     def flush_all(self) -> list[Output]:
-        blocks = []
-        for sid, line, off in self.joiner.drain():
-            # A held partial can close the block before it: keep what push returns (found by fuzzing).
-            blocks += self.merger.push(sid, line, off, line.ts_ms or 0)
-        blocks += self.merger.flush_all()
+        # A held partial can close the block before it: keep what push returns (found by fuzzing).
+        out = self._release([(sid, line, off, line.ts_ms or 0) for sid, line, off in self.joiner.drain()])
+        blocks = self.merger.flush_all()
         self.dirty.update(b.source_id for b in blocks)
-        return [self._output(b) for b in blocks]
+        out += [self._output(b) for b in blocks]
+        return out
+
+    def _release(self, held: list[tuple[str, RawLine, int, int]]) -> list[Output]:
+        """Partial lines given up on, merged as whole lines (arriving when their last fragment did)."""
+        out: list[Output] = []
+        for sid, line, off, seen_ms in held:
+            self.dirty.add(sid)
+            try:
+                blocks = self.merger.push(sid, line, off, seen_ms)
+            except Exception as exc:  # noqa: BLE001 - as in feed: the source's state goes to the DLQ
+                out.append(self._source_letter(sid, line, off, None, 1, F.internal(exc, "merge")))
+                continue
+            out += [self._output(b) for b in blocks]
+        return out
 
     def oldest_open_offset(self) -> int | None:
         a = self.merger.oldest_open_offset()
         b = self.joiner.oldest_offset()
         return b if a is None else a if b is None else min(a, b)
+
+    def newest_ts(self) -> int:
+        """The newest arrival time among open blocks and held partial lines (0 when none)."""
+        return max([self.merger.newest_ts(), *(h.seen_ms for h in self.joiner.held.values())])
 
     def committable_offset(self) -> int | None:
         """Kafka's "next offset to read": all records below it are fully emitted."""
@@ -185,119 +237,268 @@ class Assembler:
         return None if self._last_offset is None else self._last_offset + 1
 
     # -- building outputs ------------------------------------------------------------------
-    def _dead_letter(self, record, error: str, error_type: str) -> Output:
-        where = f"{record.topic}/{record.partition}@{record.offset}"
-        return self.redact.output(Output("dead_letter", DLQ_TOPIC, record.key, {
-            "original": record.value or b"", "key": record.key, "topic": record.topic,
-            "partition": record.partition, "offset": record.offset, "stage": "assemble",
-            "error": f"{where}: {error}", "error_type": error_type, "timestamp": record.timestamp_ms,
-            "attempts": 1, "headers": {},
-        }))
-
     def _output(self, b: Block) -> Output:
-        if b.nbytes > self.merger.max_bytes or len(b.texts[-1]) > self.merger.max_bytes:
-            b.texts = self.redact(b.message).split("\n")  # before the cut: a cut token matches no rule
-            cap_block(b, self.merger.max_bytes)
-        return self.redact.output(self.builder.build(b, self.topic, self.partition))
+        try:
+            if b.nbytes > self.merger.max_bytes or utf8_len(b.texts[-1]) > self.merger.max_bytes:
+                b.texts = self.redact(b.message).split("\n")  # before the cut: a cut token matches no rule
+                cap_block(b, self.merger.max_bytes)
+            out = self.redact.output(self.builder.build(b, self.topic, self.partition))
+        except Exception as exc:  # noqa: BLE001 - one block's failure is that block's dead letter
+            return self._block_letter(b, F.internal(exc, "build"))
+        if self.encode is None:
+            return out
+        try:
+            body = self.encode(out)
+        except Exception as exc:  # noqa: BLE001 - as above, for the Avro body
+            return self._block_letter(b, F.internal(exc, "encode"))
+        if len(body) > self.max_output_bytes:
+            return self._block_letter(b, F.known("encode", f"its {out.kind} encodes to {len(body):,} bytes, over "
+                                                 f"the {self.max_output_bytes:,}-byte message limit", "too_large"))
+        return Output(out.kind, out.topic, out.key, out.value, body)
+
+    def _where(self, offset: int) -> str:
+        return f"{self.topic}/{self.partition}@{offset}"
+
+    def _record_letter(self, record, failure: F.Failure) -> Output:
+        return self._letter(F.letter(record.value or b"", record.key, record.topic, record.partition, record.offset,
+                                     f"{record.topic}/{record.partition}@{record.offset}", failure,
+                                     record.timestamp_ms))
+
+    def _block_letter(self, b: Block, failure: F.Failure) -> Output:
+        return self._letter(F.block_letter(b, self.topic, self.partition, self._where(b.first_offset), failure))
+
+    def _source_letter(self, sid: str, line: RawLine, offset: int, record, record_lines: int,
+                       failure: F.Failure) -> Output:
+        """Joining or merging ``line`` failed: the source's held state and the line, as one letter."""
+        self.dirty.add(sid)
+        blocks = self.merger.drop_source(sid)
+        partial = self.joiner.drop(sid)
+        texts = [t for b in blocks for t in b.texts]
+        first = min([offset, *(b.first_offset for b in blocks), *([partial[1]] if partial else [])])
+        if partial is not None:
+            texts.append(partial[0].text)
+        if not F.holds_line(blocks, line.text, offset):
+            texts.append(line.text)
+        if record is not None and not blocks and partial is None and record_lines == 1 and offset == record.offset:
+            original, kind, ts = record.value or b"", "record", record.timestamp_ms  # nothing else held: as read
+        else:
+            original, kind, ts = F.text_bytes(texts), "lines", line.ts_ms or (record.timestamp_ms if record else 0)
+        key = record.key if record is not None and record.key else sid.encode("utf-8", "surrogatepass")
+        last = record.offset if record is not None else offset
+        return self._letter(F.letter(original, key, self.topic, self.partition, first, self._where(first), failure,
+                                     ts, {"original": kind, "lines": str(len(texts)), "last_offset": str(last)}))
+
+    def _letter(self, value: dict) -> Output:
+        """A dead letter Output, its error and readable text redacted, encoded when the Assembler
+        encodes (cut to fit the message limit)."""
+        value = F.redacted(value, self.redact)
+        out = Output("dead_letter", DLQ_TOPIC, value["key"], value)
+        if self.encode is None:
+            return out
+        try:
+            body = self.encode(out)
+        except Exception as exc:  # noqa: BLE001 - the letter of a letter would fail alike: keep what surely encodes
+            value = F.bare(value, exc)
+            out = Output("dead_letter", DLQ_TOPIC, value["key"], value)
+            body = self.encode(out)
+        for _ in range(3):  # the cut is computed from one encoding: check it, and cut again if need be
+            if len(body) <= self.max_output_bytes:
+                break
+            value = F.cut_to_fit(value, len(body), self.max_output_bytes)
+            out = Output("dead_letter", DLQ_TOPIC, value["key"], value)
+            body = self.encode(out)
+        return Output("dead_letter", DLQ_TOPIC, value["key"], value, body)
 
 
-def cap_block(b: Block, max_chars: int) -> None:
-    """Cut a block (or one huge line: a 10 MB tqdm redraw, a JSON blob) to ``max_chars``, flagged.
+def cap_block(b: Block, max_bytes: int) -> None:
+    """Cut a block (or one huge line: a 10 MB tqdm redraw, a JSON blob) to ``max_bytes`` of UTF-8, flagged.
 
     The merger closes a block once it reaches the limit, but the line that crossed it can be of
-    any length; the event must not be.
+    any length; the event must not be. Bytes, not characters: a line of CJK text or emoji is up to
+    four times its length on Kafka, and the topics' limit is in bytes.
     """
-    if b.nbytes <= max_chars and len(b.texts[-1]) <= max_chars:
+    if b.nbytes <= max_bytes and utf8_len(b.texts[-1]) <= max_bytes:
         return
     kept: list[str] = []
-    room = max_chars
+    room = max_bytes
     for text in b.texts:
-        if len(text) >= room:
-            kept.append(text[:room])
+        size = utf8_len(text)
+        if size >= room:
+            kept.append(utf8_prefix(text, room))
             break
         kept.append(text)
-        room -= len(text) + 1
-    if sum(len(t) for t in kept) < sum(len(t) for t in b.texts):
+        room -= size + 1
+    if len(kept) < len(b.texts) or kept[-1] != b.texts[len(kept) - 1]:
         b.texts = kept
         b.truncated = True
+        b.nbytes = sum(utf8_len(t) + 1 for t in kept) - 1
+
+
+# Decode errors that, in a file, only mean "not an envelope": the line is text. JSON past the limits
+# is a dead letter, as in the worker.
+_TEXT_IN_FILES = frozenset(("empty_record", "schema_not_found", "corrupt_avro", "undecodable"))
 
 
 def _file_lines(path: Path) -> Iterator[bytes]:
     """The file's lines; ``-`` is standard input."""
-    data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    try:
+        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    except OSError as exc:
+        raise SluiceError(f"cannot read {path}: {exc.strerror or exc}") from exc
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
     return iter(lines)
 
 
-def parse_files(  # noqa: PLR0912 - one straight loop over lines; splitting it would hide the order
-        paths: Iterable[str | os.PathLike], labels: dict | None = None,
+def parse_files(paths: Iterable[str | os.PathLike], labels: dict | None = None,
                 router: ProjectRouter | None = None, default_ts_ms: int | None = None,
-                include_metrics: bool = True, limits: FieldLimits | None = None,
-                metadata: SourceMetadata | None = None, engine: str | None = None, **merger_opts) -> Iterator[dict]:
+                include_metrics: bool = True, encode: Callable[[Output], bytes] | None = None,
+                limits: FieldLimits | None = None, metadata: SourceMetadata | None = None,
+                engine: str | None = None, **merger_opts) -> Iterator[dict]:
     """Offline mode (``sluice parse FILE...``): yield event dicts (and metric points) per file.
 
     Each file is one source (``-``: standard input); envelopes (JSON, CRI) and plain text are detected
     per line. Kafka coordinates are faked: topic ``"file"``, partition 0, offset = 1-based line number. Times
     missing from a line default to ``default_ts_ms`` or else the file's modification time.
     Metric points (step-metric lines) are recognisable by their ``metrics`` key. A line's own time is
-    believed however old unless ``limits`` say otherwise (``FieldLimits.offline()``).
+    believed however old unless ``limits`` say otherwise (``FieldLimits.offline()``). A line or block
+    the worker would dead-letter comes out as a ``sluice.v1.DeadLetter`` dict with ``"kind":
+    "dead_letter"`` (``encode``, the worker's Avro body writer, makes encoding failures show too),
+    and parsing goes on.
     """
     router = router or ProjectRouter()
     redact = Redactor()
     limits = limits or FieldLimits.offline()
-    decode_record = decoder(engine)
+    decode = decoder(engine)
     for arg in paths:
-        path = Path(arg)
+        builder = EventBuilder(router, redact, limits=limits, metadata=metadata)
+        yield from FileParse(Path(arg), labels, builder, default_ts_ms, include_metrics, encode,
+                             merger_opts, decode).outputs()
+
+
+class FileParse:
+    """One file as one source, emitted in file order (see :func:`parse_files`)."""
+
+    def __init__(self, path: Path, labels: dict | None, builder: EventBuilder, default_ts_ms: int | None,
+                 include_metrics: bool, encode: Callable[[Output], bytes] | None, merger_opts: dict,
+                 decode: Decode | None = None) -> None:
+        self.path = path
+        self.decode_record = decode or decoder("python")
+        self.sid = str(path)
         if default_ts_ms is None and str(path) == "-":
             raise ValueError("standard input has no modification time: pass default_ts_ms")
-        ts = default_ts_ms if default_ts_ms is not None else int(path.stat().st_mtime * 1000)
-        merger = MultilineMerger(**merger_opts)
-        joiner = PartialJoiner()
-        sid = str(path)
-        src = {"host": None, "namespace": None, "pod": None, "container": None, "file": str(path),
-               "stream": None, "node_role": None, "rank": None}
-        lab = dict(labels or {})
-        held: list[tuple[int, int, int, Block]] = []  # heap: emit in file order, not closing order
-        builder = EventBuilder(router, redact, limits=limits, metadata=metadata)
-        seq = 0
-        for no, raw in enumerate(_file_lines(path), 1):
-            if raw.strip():
-                try:
-                    lines = decode_record(raw, None, None)
-                except DecodeError:
-                    lines = [RawLine(raw.decode("utf-8", "replace"))]
-            else:
-                lines = [RawLine("")]
-            for decoded in lines:
-                line = RawLine(decoded.text, None, decoded.ts_ms, src if not any(decoded.source.values()) else
-                               {**decoded.source, "file": str(path)}, {**lab, **decoded.labels}, decoded.partial, 0)
-                off = no
-                if line.partial or joiner._open:
-                    j = joiner.push(sid, line, no)
+        self.ts = default_ts_ms if default_ts_ms is not None else int(path.stat().st_mtime * 1000)
+        self.merger = MultilineMerger(**merger_opts)
+        self.joiner = PartialJoiner()
+        self.builder, self.encode = builder, encode
+        self.include_metrics = include_metrics
+        self.src = {"host": None, "namespace": None, "pod": None, "container": None, "file": str(path),
+                    "stream": None, "node_role": None, "rank": None}
+        self.labels = dict(labels or {})
+        # heap of (first line, index in its record, arrival order, block or letter): file order, not closing order
+        self.held: list[tuple[int, int, int, Block | dict]] = []
+        self.seq = 0
+
+    def outputs(self) -> Iterator[dict]:
+        for no, raw in enumerate(_file_lines(self.path), 1):
+            self._line(no, raw)
+            if self.held:
+                blocks, partial = self.merger.oldest_open_offset(), self.joiner.oldest_offset()
+                oldest = partial if blocks is None else blocks if partial is None else min(blocks, partial)
+                while self.held and (oldest is None or self.held[0][0] < oldest):
+                    yield from self._emit(heapq.heappop(self.held)[3])
+        for _sid, line, off in self.joiner.drain():
+            self._merge(line, off)
+        for b in self.merger.flush_all():
+            self._hold(b)
+        while self.held:
+            yield from self._emit(heapq.heappop(self.held)[3])
+
+    def _decode(self, raw: bytes) -> list[RawLine]:
+        if not raw.strip():
+            # (blanks kept as a record carries them: a formatter's indent alone is a line of its record)
+            return [RawLine(raw.decode("ascii", "replace").rstrip("\r\n"))]
+        try:
+            return self.decode_record(raw, None, None)
+        except DecodeError as exc:
+            if exc.error_type in _TEXT_IN_FILES:
+                return [RawLine(raw.decode("utf-8", "replace"))]
+            raise
+
+    def _line(self, no: int, raw: bytes) -> None:
+        try:
+            lines = self._decode(raw)
+        except DecodeError as exc:
+            self._hold_letter(raw, no, F.known("decode", str(exc), exc.error_type))
+            return
+        except Exception as exc:  # noqa: BLE001 - one line's failure is that line's dead letter
+            self._hold_letter(raw, no, F.internal(exc, "decode"))
+            return
+        for decoded in lines:
+            line = RawLine(decoded.text, None, decoded.ts_ms, self.src if not any(decoded.source.values()) else
+                           {**decoded.source, "file": str(self.path)}, {**self.labels, **decoded.labels},
+                           decoded.partial, 0)
+            off = no
+            try:
+                if line.partial or self.joiner.held:
+                    j = self.joiner.push(self.sid, line, no, self.ts)
                     if j is None:
                         continue
                     line, off = j
-                for b in merger.push(sid, line, off, ts):
-                    heapq.heappush(held, (b.first_offset, b.first_index, seq, b))
-                    seq += 1
-            if held:
-                oldest = merger.oldest_open_offset()
-                while held and (oldest is None or held[0][0] < oldest):
-                    yield from _emit(heapq.heappop(held)[3], builder, include_metrics)
-        for s, line, off in joiner.drain():
-            for b in merger.push(s, line, off, ts):
-                heapq.heappush(held, (b.first_offset, b.first_index, seq, b))
-                seq += 1
-        for b in merger.flush_all():
-            heapq.heappush(held, (b.first_offset, b.first_index, seq, b))
-            seq += 1
-        while held:
-            yield from _emit(heapq.heappop(held)[3], builder, include_metrics)
+            except Exception as exc:  # noqa: BLE001 - as in the Assembler: the source's state is lettered
+                self._drop(line, off, exc)
+                continue
+            self._merge(line, off)
 
+    def _merge(self, line: RawLine, off: int) -> None:
+        try:
+            blocks = self.merger.push(self.sid, line, off, self.ts)
+        except Exception as exc:  # noqa: BLE001 - as in the Assembler: the source's state is lettered
+            self._drop(line, off, exc)
+            return
+        for b in blocks:
+            self._hold(b)
 
-def _emit(b: Block, builder: EventBuilder, include_metrics: bool) -> Iterator[dict]:
-    out = builder.redact.output(builder.build(b, "file", 0))
-    if out.kind == "event" or include_metrics:
-        yield out.value
+    def _drop(self, line: RawLine, off: int, exc: Exception) -> None:
+        """Joining or merging failed: the file's open blocks, held partial and the line as one letter."""
+        blocks = self.merger.drop_source(self.sid)
+        partial = self.joiner.drop(self.sid)
+        texts = [t for b in blocks for t in b.texts] + ([partial[0].text] if partial else [])
+        if not F.holds_line(blocks, line.text, off):
+            texts.append(line.text)
+        first = min([off, *(b.first_offset for b in blocks), *([partial[1]] if partial else [])])
+        self._hold_letter(F.text_bytes(texts), first, F.internal(exc, "merge"),
+                          {"original": "lines", "lines": str(len(texts))})
+
+    def _hold(self, b: Block) -> None:
+        heapq.heappush(self.held, (b.first_offset, b.first_index, self.seq, b))
+        self.seq += 1
+
+    def _hold_letter(self, original: bytes, no: int, failure: F.Failure, headers: dict | None = None) -> None:
+        letter = F.redacted(F.letter(original, self.sid.encode("utf-8", "surrogatepass"), "file", 0, no,
+                                     f"{self.path}:{no}", failure, self.ts, headers), self.builder.redact)
+        heapq.heappush(self.held, (no, 0, self.seq, {"kind": "dead_letter", **letter}))
+        self.seq += 1
+
+    def _emit(self, item: Block | dict) -> Iterator[dict]:
+        if isinstance(item, dict):
+            yield item
+            return
+        b = item
+        step = "build"
+        try:
+            if b.nbytes > self.merger.max_bytes or len(b.texts[-1]) > self.merger.max_bytes:
+                b.texts = self.builder.redact(b.message).split("\n")  # before the cut, as in the Assembler
+                cap_block(b, self.merger.max_bytes)
+            out = self.builder.redact.output(self.builder.build(b, "file", 0))
+            if self.encode is not None:
+                step = "encode"
+                self.encode(out)
+        except Exception as exc:  # noqa: BLE001 - one block's failure is that block's dead letter
+            where = f"{self.path}:{b.first_offset}" + (f"-{b.last_offset}" if b.last_offset != b.first_offset else "")
+            letter = F.redacted(F.block_letter(b, "file", 0, where, F.internal(exc, step)), self.builder.redact)
+            yield {"kind": "dead_letter", **letter}
+            return
+        if out.kind == "event" or self.include_metrics:
+            yield out.value

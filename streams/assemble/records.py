@@ -18,10 +18,11 @@ caught: a hostile line costs nothing but its own fields.
 from __future__ import annotations
 
 import ast
-import json
 import math
 import re
 from typing import Any
+
+from streams.assemble import jsontext
 
 MAX_RECORD_CHARS = 64 * 1024
 MAX_BRACKETS = 512
@@ -63,12 +64,14 @@ def python_dict(text: str) -> dict | None:
         return None
     if not isinstance(obj, dict):
         return None
+    if jsontext.may_hold_lone_surrogates(fixed):
+        obj = jsontext.scrub(obj)
     return _restore_nan(obj) if "\\x00nan" in fixed else obj
 
 
 def json_dict(text: str) -> dict | None:
     try:
-        obj = json.loads(text)
+        obj = jsontext.loads(text)
     except (ValueError, RecursionError):
         return None
     return obj if isinstance(obj, dict) else None
@@ -129,7 +132,7 @@ def logfmt(text: str) -> dict | None:
         value = m.group(2)
         if value.startswith("\""):
             try:
-                value = json.loads(value)  # Go's strconv.Quote escapes as JSON does, for what logs hold
+                value = jsontext.loads(value)  # Go's strconv.Quote escapes as JSON does, for what logs hold
             except ValueError:
                 value = value[1:-1]
         out[m.group(1)] = value

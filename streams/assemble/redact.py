@@ -22,19 +22,54 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from streams.assemble.secret_finders import FINDERS, assignment
+from streams.assemble.secret_finders import (
+    FINDERS,
+    NUMBERED_ITEM,
+    PEM_BEGIN,
+    PEM_END,
+    assignment,
+    command_secrets,
+    diagnosed,
+    k8s_secret,
+    keyed_value,
+    name_value,
+    name_value_pair,
+    numbered_reply,
+    record_value,
+)
 from streams.assemble.secret_gate import FOLD, FORMAT_CHARS, make_gate
-from streams.assemble.secret_keys import CHECKS, is_secret_value, key_strength
+from streams.assemble.secret_keys import (
+    CHECKS,
+    RECORD_VALUE_FIELDS,
+    is_secret_value,
+    key_strength,
+    record_secret,
+    unquoted,
+)
 from streams.assemble.secret_rules import DEFAULT_RULES, SecretRule
 from streams.deadletter import protect_letter
 
+_SECRET_DATA = ("data.", "stringData.")
+_MANIFEST_KIND = re.compile(r"^kind:[ \t]*Secret[ \t]*$", re.MULTILINE)
+_MANIFEST_HEAD = re.compile(r"apiVersion:[ \t]*[\w./\-]+[ \t]*")
+_BASE64_VALUE = re.compile(r"[\"']?(?P<b>[A-Za-z0-9+/]{6,}={0,2})[\"']?")
+MANIFEST_EVENTS = 16  # top-level keys of one manifest: a Secret's data follows its kind within these
+_REDACTED_MARK = re.compile(r"\[REDACTED:\w+\]")
+# A line of a key's base64: a full line, or a shorter tail that shows base64's digits, '+', '/' or padding
+# (a short word such as "done" ends the block instead).
+_PEM_BODY_LINE = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}|(?=[A-Za-z+/]*[0-9+/=])[A-Za-z0-9+/]{4,}={0,2}")
+_PREFIXED_BODY_LINE = re.compile(r"[ \t]([A-Za-z0-9+/]{40,}={0,2}|(?=[A-Za-z+/]*[0-9+/=])[A-Za-z0-9+/]{4,}={0,2})$")
+_PEM_HEADER = re.compile(r"(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset): .*")
 _FOLDS = str.maketrans({**dict.fromkeys(FORMAT_CHARS), 0x131: "i", 0x130: "I"})
+_RECORD_TRIGGERS = RECORD_VALUE_FIELDS | {"key"}  # the field names a record that names its secret holds
 MEMO_MAX_CHARS = 256  # strings up to this long (labels, source fields, keys) are memoised
 MEMO_ENTRIES = 50_000
 
 # The fields of each output that can carry text from the input: strings, then maps and records. The rest
 # (event_id, project, level, error_class, signal, multiline_kind, raw, metrics) the stage writes itself
-# from its own vocabularies. A unit test holds these lists to the Avro contracts: a new text field fails it.
+# from its own vocabularies; a metric point's ``gpu`` record is always null here (only the GPU sampler of
+# `sluice ship` fills it, from the driver, never from a log line). A unit test holds these lists to the
+# Avro contracts: a new text field fails it.
 TEXT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "event": (("message", "logger", "task_id", "model_name", "task_type", "phase", "error_type", "root_cause"),
               ("source", "labels", "attributes")),
@@ -42,7 +77,7 @@ TEXT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 OWN_FIELDS: dict[str, frozenset[str]] = {
     "event": frozenset({"event_id", "project", "level", "error_class", "signal", "multiline_kind", "raw"}),
-    "metric": frozenset({"event_id", "project", "metrics", "raw"}),
+    "metric": frozenset({"event_id", "project", "metrics", "raw", "gpu"}),
 }
 
 
@@ -52,12 +87,24 @@ def _nfkc(text: str) -> str:
 
 # JSON's escapes of a character (\u00e9, a surrogate pair, \/): a key name or a URL written with them is
 # matched as the characters they stand for.
-_JSON_ESCAPE = re.compile(r"\\u(?:[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})|\\/")
+# A URL's percent-escapes of the separators (``access_token%3D...``, ``https%3A%2F%2Fuser%3Apw%40host``, a
+# redirect URL inside another's query) likewise: ``= : @ / & ? " ' ; , #`` (RFC 3986's reserved characters that
+# rules read as separators; letters, spaces and '+' are left as they are).
+# ECMA-48 colour codes (SGR: "\x1b[36m", "\x1b[0m"; also JSON-escaped, "\u001b[36m") that structlog, rich, colorlog
+# and loguru put around keys and values are read as nothing, so that "\x1b[36mapi_key\x1b[0m=\x1b[35mv" is an
+# assignment and a token right after a code keeps its word boundary.
+_JSON_ESCAPE = re.compile(r"(?:\x1b|\\u001[bB])\[[0-9;]*m"
+                          r"|\\u(?:[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})|\\/"
+                          r"|%(?:2[2367cCfF]|3[aAbBdDfF]|40)")
 
 
 def _unescape(escape: str) -> str:
     if escape == "\\/":
         return "/"
+    if escape[-1] == "m" and escape[0] in "\x1b\\":
+        return ""
+    if escape[0] == "%":
+        return chr(int(escape[1:], 16))
     try:
         return str(json.loads(f'"{escape}"'))
     except ValueError:
@@ -69,7 +116,8 @@ def _char_map(text: str) -> tuple[str, list[int]]:
     of its characters."""
     out: list[str] = []
     index: list[int] = []
-    escapes = {m.start(): m.end() for m in _JSON_ESCAPE.finditer(text)} if "\\" in text else {}
+    escapes = ({m.start(): m.end() for m in _JSON_ESCAPE.finditer(text)}
+               if "\\" in text or "%" in text or "\x1b" in text else {})
     i = 0
     while i < len(text):
         end = escapes.get(i)
@@ -100,9 +148,15 @@ class Redactor:
         self.gate = make_gate(self.rules, prefer_hyperscan)
         self._finders: list[Callable[[str], list[tuple[int, int, str]]]] = [
             self._finder(r) for r in self.rules]
+        self._verbatim = frozenset(i for i, r in enumerate(self.rules) if r.verbatim)
         self._memo: dict[str, str] = {}
         self._pairs: dict[tuple[str, str], tuple[str, str]] = {}
+        self._record_keys: dict[tuple[Any, ...], bool] = {}  # key sets of maps: may they hold a named value?
         self._last: str | None = None  # the last text returned redacted: not looked at twice
+        self._pem_open: dict[tuple[Any, ...], bool] = {}  # sources inside a private key split across events
+        self._manifest_open: dict[tuple[Any, ...], int] = {}  # sources inside a Secret manifest: events left
+        self._manifest_head: dict[tuple[Any, ...], bool] = {}  # sources whose last event began a manifest
+        self._reply_name: dict[tuple[Any, ...], tuple[int, str]] = {}  # sources whose last event named a secret
 
     def _finder(self, rule: SecretRule) -> Callable[[str], list[tuple[int, int, str]]]:
         kind = rule.kind
@@ -113,9 +167,13 @@ class Redactor:
             if rule.finder not in FINDERS:
                 raise ValueError(f"secret rule {kind!r}: no finder {rule.finder!r} (known: {sorted(FINDERS)})")
             fn = FINDERS[rule.finder]
-            if fn is assignment:
+            if fn is command_secrets:  # judges papermill's NAME by the key names, the configured ones too
                 strength = self.strength
-                return lambda text: [(a, b, "secret") for a, b in assignment(text, strength)]
+                return lambda text: [(a, b, kind) for a, b in command_secrets(text, strength)]
+            # judged by key name, with the configured names too
+            if fn in (assignment, name_value, name_value_pair, keyed_value, diagnosed, record_value, numbered_reply):
+                strength = self.strength
+                return lambda text: [(a, b, "secret") for a, b in fn(text, strength)]
             return lambda text: [(a, b, kind) for a, b in fn(text)]
         rx = re.compile(rule.pattern)
         group = "s" if "s" in rx.groupindex else 0
@@ -148,15 +206,7 @@ class Redactor:
             found.extend(self._finders[i](text))
         if self.allow:
             found = [s for s in found if not any(a.fullmatch(text[s[0]:s[1]]) for a in self.allow)]
-        found.sort()
-        merged: list[tuple[int, int, str]] = []
-        for a, b, kind in found:
-            if merged and a <= merged[-1][1]:
-                pa, pb, pk = merged[-1]
-                merged[-1] = (pa, max(pb, b), pk)
-            else:
-                merged.append((a, b, kind))
-        return merged
+        return _merged(found)
 
     def __call__(self, text: str) -> str:
         if not text or text is self._last:
@@ -190,7 +240,12 @@ class Redactor:
         norm, index = _char_map(text)
         hits = self.gate(norm)
         hits.discard(FOLD)
-        return [(index[a], index[b - 1] + 1, k) for a, b, k in self.spans(norm, hits)] if hits else []
+        spans = [(index[a], index[b - 1] + 1, k) for a, b, k in self.spans(norm, hits)] if hits else []
+        if "%" in text and self._verbatim:  # a URL's password holding %40 or %2F: decoded, they would end it early
+            verbatim = self._verbatim.intersection(self.gate(text))
+            if verbatim:
+                spans = _merged(spans + self.spans(text, set(verbatim)))
+        return spans
 
     def short(self, text: str) -> str:
         """``self(text)``, memoised for short strings (labels, source fields, keys repeat)."""
@@ -208,15 +263,23 @@ class Redactor:
     def _pair(self, key: str, value: str) -> tuple[str, str]:
         """A key and its string value, redacted; the value replaced whole when the key names a secret."""
         strength = self.strength(key)
-        if strength is not None and is_secret_value(strength, value, key):
+        if strength is not None and is_secret_value(strength, unquoted(value), key):
             return self.short(key), "[REDACTED:secret]"
         return self.short(key), self.short(value)
 
-    def mapping(self, d: dict[str, Any]) -> dict[str, Any]:
-        """Keys and string values redacted; a value whose key names a secret replaced whole. Returns ``d``
-        itself when nothing changed (dicts are shared between the events of one source)."""
+    def mapping(self, d: dict[str, Any], parent: str | None = None) -> dict[str, Any]:
+        """Keys and string values redacted; a value whose key names a secret replaced whole, and the value field
+        of a record that names a secret (``parent``: the key the map is held under). Returns ``d`` itself when
+        nothing changed (dicts are shared between the events of one source)."""
         new: dict[str, Any] | None = None
         pairs = self._pairs
+        record = self._record(d, parent)
+        if record is not d:
+            d = new = record
+        if d.get("kind") == "Secret":  # a Kubernetes Secret lifted from JSON: its data, whatever the key names
+            d = {k: "[REDACTED:k8s_secret]" if k.__class__ is str and k.startswith(_SECRET_DATA) and v else v
+                 for k, v in d.items()}
+            new = d
         for k, v in d.items():
             if v is None:
                 continue
@@ -241,13 +304,41 @@ class Redactor:
                 new[nk] = nv
         return d if new is None else new
 
+    def _record(self, d: dict[str, Any], parent: str | None) -> dict[str, Any]:
+        """``d`` with the value field of each record that names a secret replaced (a new dict), else ``d``. A
+        record is the map itself or, as lifted JSON is flattened, the keys that share a dotted prefix
+        (``Parameter.Name``, ``Parameter.Value``)."""
+        keys = tuple(d)
+        look = self._record_keys.get(keys)
+        if look is None:  # key sets repeat from event to event: whether one can hold a record is decided once
+            look = any(k.__class__ is str and k.rpartition(".")[2].lower() in _RECORD_TRIGGERS for k in keys)
+            if len(self._record_keys) >= MEMO_ENTRIES:
+                self._record_keys.clear()
+            self._record_keys[keys] = look
+        if not look:
+            return d
+        groups: dict[str, dict[str, str]] = {}
+        for k, v in d.items():
+            if k.__class__ is str and v.__class__ is str:
+                prefix, _, last = k.rpartition(".")
+                groups.setdefault(prefix, {})[last.lower()] = k
+        secret: set[str] = set()
+        for prefix, fields in groups.items():
+            values = {f: d[k] for f, k in fields.items()}
+            found = record_secret(values, prefix.rpartition(".")[2] if prefix else parent, self.strength)
+            if found is not None and is_secret_value(found[1], unquoted(values[found[0]]), found[0]):
+                secret.add(fields[found[0]])
+        return {k: "[REDACTED:secret]" if k in secret else v for k, v in d.items()} if secret else d
+
     def _other(self, key: Any, value: Any) -> tuple[Any, Any]:
-        """A key with a value that is not a string: a nested map, a list, a number."""
+        """A key with a value that is not a string: a nested map, a list (of a secret-named key: each string
+        judged as that key's value), a number."""
         new_key = self.short(key) if key.__class__ is str else key
         if isinstance(value, dict):
-            return new_key, self.mapping(value)
+            return new_key, self.mapping(value, key if key.__class__ is str else None)
         if isinstance(value, list):
-            items = [self.short(x) if x.__class__ is str else x for x in value]
+            items = [(self._pair(key, x)[1] if key.__class__ is str else self.short(x)) if x.__class__ is str
+                     else self.mapping(x) if isinstance(x, dict) else x for x in value]
             return new_key, value if all(a is b for a, b in zip(items, value, strict=True)) else items
         return new_key, value
 
@@ -262,16 +353,121 @@ class Redactor:
             v = value.get(k)
             if v:
                 value[k] = self(v) if k == "message" else self.short(v)
+        msg = value.get("message")
+        if msg and (self._pem_open or "PRIVATE KEY" in msg):
+            value["message"] = msg = self._pem_lines(value, msg)
+        if msg and (self._manifest_open or self._manifest_head or "Secret" in msg or msg.startswith("apiVersion:")):
+            value["message"] = self._secret_manifest(value, msg)
+        if msg and (self._reply_name or (") \"" in msg and msg.lstrip()[:1].isdigit())):
+            value["message"] = self._numbered_reply(value, msg)
         for k in maps:
             v = value.get(k)
             if v:
                 value[k] = self.mapping(v)
         return out
 
+    def _pem_lines(self, value: dict[str, Any], msg: str) -> str:
+        """A private key whose lines a source's merger left as events of their own: after an event that opens
+        a block and does not close it, the source's base64 lines are redacted whole until its END line
+        (also redacted by the ``pem`` finder) or the first line that is not base64 or a PEM header."""
+        source = value.get("source") or {}
+        key = tuple(source.values())
+        if key in self._pem_open:
+            stripped = _REDACTED_MARK.sub("", msg).strip()
+            if _PEM_BODY_LINE.fullmatch(stripped) and not PEM_END.search(msg):
+                return "[REDACTED:private_key]"
+            # each line behind a prefix of its own (syslog's host and tag, kubectl's --prefix): its last word
+            prefixed = _PREFIXED_BODY_LINE.search(stripped)
+            if prefixed is not None and not PEM_END.search(msg):
+                return msg[:msg.rindex(prefixed.group(1))] + "[REDACTED:private_key]"
+            if PEM_END.search(msg) or not (_PEM_HEADER.fullmatch(stripped) or not stripped):
+                self._pem_open.pop(key)
+        begins = list(PEM_BEGIN.finditer(msg))
+        if begins and not PEM_END.search(msg, begins[-1].end()):
+            if len(self._pem_open) >= MEMO_ENTRIES:
+                self._pem_open.clear()
+            self._pem_open[key] = True
+        return msg
+
+    def _secret_manifest(self, value: dict[str, Any], msg: str) -> str:
+        """A Kubernetes Secret in YAML whose top-level keys a source's merger left as events of their own: the
+        ``data:`` or ``stringData:`` event after ``kind: Secret`` (within the same manifest) is redacted."""
+        key = tuple((value.get("source") or {}).values())
+        left = self._manifest_open.pop(key, 0)
+        after_head = self._manifest_head.pop(key, False)
+        if _MANIFEST_HEAD.fullmatch(msg):
+            if len(self._manifest_head) >= MEMO_ENTRIES:
+                self._manifest_head.clear()
+            self._manifest_head[key] = True
+        elif after_head and msg.startswith("data:"):
+            # kubectl prints a manifest's keys sorted, so a Secret's data comes before its kind: right after the
+            # apiVersion line, a data block whose every value is base64 is taken for a Secret's (a ConfigMap's
+            # data is text).
+            spans = k8s_secret("kind: Secret\n" + msg)
+            shift = len("kind: Secret\n")
+            if spans and all((m := _BASE64_VALUE.fullmatch(msg, a - shift, b - shift)) and len(m["b"]) % 4 == 0
+                             for a, b in spans):
+                msg = _replace_spans(msg, [(a - shift, b - shift) for a, b in spans], "k8s_secret")
+        if _MANIFEST_KIND.search(msg):
+            if len(self._manifest_open) >= MEMO_ENTRIES:
+                self._manifest_open.clear()
+            self._manifest_open[key] = MANIFEST_EVENTS
+        elif left and not msg.startswith(("---", "apiVersion:")):
+            if msg.startswith(("data:", "stringData:")):
+                shift = len("kind: Secret\n")
+                msg = _replace_spans(msg, [(a - shift, b - shift) for a, b in k8s_secret("kind: Secret\n" + msg)],
+                                     "k8s_secret")
+            self._manifest_open[key] = left - 1
+        return msg
+
+    def _numbered_reply(self, value: dict[str, Any], msg: str) -> str:
+        """redis-cli's numbered reply whose items a source's merger left as events of their own: the value after a
+        secret's name (``1) "requirepass"``, then ``2) "x"``)."""
+        key = tuple((value.get("source") or {}).values())
+        named = self._reply_name.pop(key, None)
+        item = NUMBERED_ITEM.fullmatch(msg)
+        if item is None:
+            return msg
+        n, v = int(item.group("n")), item.group("v")
+        if named is not None and n == named[0] + 1:
+            strength = self.strength(named[1])
+            if is_secret_value(strength, v, named[1]):
+                return msg[:item.start("v")] + "[REDACTED:secret]" + msg[item.end("v"):]
+        strength = self.strength(v) if n % 2 and v else None
+        if strength is not None and strength != "header":
+            if len(self._reply_name) >= MEMO_ENTRIES:
+                self._reply_name.clear()
+            self._reply_name[key] = (n, v)
+        return msg
+
     def letter(self, value: dict[str, Any]) -> dict[str, Any]:
         """A dead letter's error and readable text redacted (the text made from the original bytes); the
         original bytes are sealed where the letter is written, which has the key (:mod:`streams.deadletter`)."""
         return protect_letter(value, self, None)
+
+
+def _merged(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Spans sorted, overlapping ones merged (the first one's kind kept)."""
+    found.sort()
+    merged: list[tuple[int, int, str]] = []
+    for a, b, kind in found:
+        if merged and a <= merged[-1][1]:
+            pa, pb, pk = merged[-1]
+            merged[-1] = (pa, max(pb, b), pk)
+        else:
+            merged.append((a, b, kind))
+    return merged
+
+
+def _replace_spans(text: str, spans: list[tuple[int, int]], kind: str) -> str:
+    """``text`` with each of its (disjoint) spans replaced by a mark, in one pass."""
+    parts: list[str] = []
+    pos = 0
+    for a, b in sorted(spans):
+        parts.append(text[pos:a] + f"[REDACTED:{kind}]")
+        pos = b
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 def redactor_from(conf: Any) -> Redactor:

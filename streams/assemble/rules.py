@@ -25,9 +25,14 @@ an action and the next state. Actions:
   of ``RECORDS``) -- the evidence used where a printer writes free text (exception messages);
 - ``cont!``: the grammar says the line belongs here whatever it looks like (frames, ``Caused by:``);
 - ``deeper``: continue when indented deeper than the block's first line;
+- ``after_colon``: ``cont`` when the block's last line ends with ``:`` (it announces more), else ``end``;
 - ``announce``: continue when the block's first line announces what follows (level WARN and up,
   ``Exception in ...``, a trailing ``:``, the same repeated head), else start a new block;
-- ``expect``: ``cont!`` when the block announces the line (as ``announce``), else ``tent``;
+- ``own``: ``cont!`` when the block's line is not a record of its own (the printer's own message above
+  what it prints next), else ``end``;
+- ``expect``: ``cont!`` when the block announces the line (as ``announce``), else ``tent`` (frames confirm it);
+- ``src_above``: ``cont!`` when the block is one line without a head indented deeper than this one (a
+  frame's source line above the next frame), else as ``announce``;
 - ``last``: append and close (the printer's known last line: ``Extension modules:``, a sanitizer's
   ``SUMMARY:``, the closing rule of a box);
 - ``tent``: hold the line tentatively: a later ``cont!``/``last`` confirms it, anything else
@@ -35,7 +40,9 @@ an action and the next state. Actions:
   a warning's message before its source line, a framed table before its closing rule);
 - ``side``: a line from another writer inside a report with a known shape (kernel printk): emitted
   alone, the block stays open;
-- ``end``: the line is not part of the block: the block closes and the line starts the next one.
+- ``end``: the line is not part of the block: the block closes and the line starts the next one;
+- ``confirm``: as ``end``, but the line confirms the lines held tentatively: they are the block's (a
+  report whose printer writes its own closing line in another write: Hydra's hint after its compact error).
 
 After held blank lines the ``after_blank`` table applies (chained tracebacks, thread dumps); a mode
 without one ends at a blank line. What continues after a blank line also continues without it:
@@ -43,6 +50,21 @@ some agents (rsyslog's imfile, the OpenTelemetry Collector's filelog) send no re
 line, and the events must not depend on the agent. A token missing from a table takes the mode's ``any`` entry when
 it has one, else falls back to ``text``/``indent`` unless it starts blocks of its own (``STARTS``),
 in which case the block ends.
+
+A mode may also say: ``tent_heads`` (a line with a record head of its own is held too when the held
+line before it ends with ':': a Java exception message that goes on with lines a logger wrote, as
+Spring Boot's "Logback configuration error detected: " + logback's "ERROR in <origin> - <message>"
+status lines), ``max_tent`` (how many lines it holds at most), ``any_lead`` (its ``any`` entry takes only lines
+that start so, a string or a tuple of them), ``any_max_bytes`` (its ``any``
+entry takes lines only while the block is smaller: free text whose printer caps its size), ``ends_at_blank`` (when it
+closes, held lines before the first held blank line are its own: a free-text message that a blank
+line ended), ``depth`` (it ends where the JSON brackets it counts close; ``depth0``: brackets open
+before its first line), ``rows`` (a line its own shapes read whole is its row even where it reads as
+behind a stream prefix: a table whose padded first column and " | " look like docker compose's prefix),
+``wrap_end`` (a line not ending so is hard-wrapped onto the next), ``cross``
+(an unprefixed line may continue it under another writer's prefix), ``headed`` (a line without a
+record head that this pattern finds ends it, but for what its ``after_blank`` table names: lines a
+message quotes from a log file), ``kind_override``.
 
 The patterns use no look-around and no back-references, so that a native engine (Rust ``regex``)
 can read the same tables.
@@ -58,34 +80,75 @@ import re
 # tried (a cheap test before a pattern that could start with any word). "splice" prefixes (a line
 # left unfinished by another writer) are dropped only when a prefixed or headed line follows them
 # (``SPLICE_NEXT``).
-# Prefixes in ``RELAY_RECORDS`` are written by relays that make every line a record of its own
-# (syslog, the kernel's printk): only a printer's grammar joins such lines, never indentation.
+# Prefixes in ``RELAY_RECORDS`` are written by relays (syslog, the kernel's printk); where the writer
+# makes every line a record of its own (``RELAY_RECORD_WRITERS_RE``) only a printer's grammar joins
+# such lines, never indentation.
 STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # torchrun/accelerate with --tee or local_ranks_filter prefix every line: "[rank3]:", "[default3]:"
     ("rank", r"\[(?:rank|default)\d+\]: ?", "all", None),
     # Ray's log monitor prefixes each worker line "(Name pid=N, ip=A)"; vLLM V1 "(VllmWorker rank=1 pid=N)"
     ("ray", r"\((?:[\w.-]+ )?(?:(?:pid|rank|ip|node_id|actor_id)=[\w.:-]+,? ?)+\) ?", "all", None),
     ("raylet", r"\((?:raylet|gcs_server)(?:, ip=[\d.]+)?\) ?", "all", None),
-    # Slurm srun --label: the task id before every line ("0: ", "12: ")
-    ("srun", r"\d{1,5}: ", "all", None),
+    # Slurm srun --label: the task id before every line, right-aligned to the widest id (slurm's
+    # _build_label "%*d: ", "P%u %*d: " in a heterogeneous job): "0: ", " 3: ", "12: ". A padded id
+    # is read to width 3 and only at the start of a line (``LINE_START_PREFIXES``): Rust's backtrace
+    # frames are "{:>4}: ", and a prefix before them ("[rank3]: ") may have taken one blank
+    ("srun", r"(?:P\d+ )?\d{1,5}: ", "all", None),
+    ("srun_padded", r"(?:P\d+ )?(?: \d{1,2}|  \d): ", "all", None),
+    # pdsh (DeepSpeed's multi-node launcher runs it) prefixes each line with "host: ": a host name as
+    # clusters name them, lower case with a digit ("worker-1", "gpu-node017.cluster"), or an IPv4
+    # address, so that an exception line ("boto3.exceptions.S3UploadFailedError: ") is not one
+    ("pdsh", r"(?P<k_pdsh>[a-z][a-z.-]*\d[a-z0-9.-]*|\d{1,3}(?:\.\d{1,3}){3}): ", "k", None),
+    # docker buildx / BuildKit plain progress: "#8 12.34 " (the step, then seconds) before a step's output
+    ("buildkit", r"(?P<k_buildkit>#\d+) \d+\.\d+ ", "k", None),
+    # valgrind writes "==PID== " before every line of its own output (m_libcassert/m_debuglog vmessage): the
+    # prefix alone closes a message (a blank line of that writer); each message is then read by its shape
+    # (an error's header and its stacks indented under it). (The sanitizers' "==PID==ERROR:" has no blank.)
+    ("valgrind", r"==\d+== ", "all", None),
     # OpenMPI mpirun --tag-output: "[1,0]<stdout>:"
     ("mpi", r"\[\d+,\d+\]<(?:stdout|stderr)>: ?", "all", None),
-    # docker compose: "web-1  | ", "elasticsearch_1  | ", "elk_elasticsearch | " (names hold '_' or '-')
-    ("compose", r"(?P<k_compose>[\w.]*[_-][\w.-]*) +\| ", "k", " | "),
+    # docker compose: "web-1  | ", "elasticsearch_1  | ", "elk_elasticsearch | " (names hold '_' or '-'),
+    # and any name padded to the column of the longest one ("tests               | ")
+    ("compose", r"(?P<k_compose>[\w.]*[_-][\w.-]*|[\w.-]+ ) +\| ", "k", " | "),
     # kubectl logs --prefix: "[pod/name/container] "
     ("kubectl", r"\[pod/[\w.-]+/[\w.-]+\] ", "all", None),
+    # SerenityOS's kernel dbgln: "[#cpu Process(pid:tid)]: " (AK/Format.cpp vdbg)
+    ("serenity", r"\[#\d+ [^\s()\[\]]+\(\d+:\d+\)\]: ", "all", None),
+    # rsyslog's RSYSLOG_FileFormat and journalctl -o short-iso: the same writer after an RFC 3339 time,
+    # with its pid (or the kernel's): after such a time, as docker and kubectl write it, "word word: "
+    # is as often the line's own text ("ERROR shard-manager: ", "Check failed: ")
+    ("syslog_iso", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) "
+                   r"(?P<k_syslog_iso>\w[\w.-]* (?:[^\s:\[]+\[\d+\]|kernel)): ", "k", None),
     # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps)
     ("rfc3339", r"\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]? ", "none", None),
     # the kernel's printk time (dmesg, serial consoles)
     ("dmesg", r"\[ *\d+\.\d{6}\] ", "none", None),
-    # syslog RFC 3164 / journalctl short: the time is volatile, "host prog[pid]" is the writer
-    ("syslog", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d "
-               r"(?P<k_syslog>\S+ [^\s:\[]+(?:\[\d+\])?): ", "k", None),
+    # syslog RFC 3164 / journalctl short (short-precise: with a fraction): the time is volatile,
+    # "host prog[pid]" is the writer (a daemon's tag may have no pid; a copy may leave the host out; a tag
+    # is alphanumeric, RFC 3164 4.1.3: c10's "frame #3: ..." behind moreutils' ts is no "host tag: "; a host
+    # before a tag without a pid is written as the machine names itself, in lower case as clusters name
+    # them: a tqdm bar's description "Epoch 0: ", Lightning's "Total params: 161" behind ts are no "host tag: ")
+    ("syslog", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? "
+               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|[a-z0-9][\w.-]* [^\s:\[#][^\s:\[]*): ", "k", None),
+    # the same time alone, as test runners and relays without a host write it before every line
+    ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
+     None),
+    # Rancher's container log viewer, copied: each line's time in the user's date and time formats
+    # (defaults "ddd, MMM D YYYY" and "h:mm:ss a"), then " | " and the line (the time is volatile; the
+    # separator is the key: the viewer's lines are one stream, a line without it another writer's)
+    ("rancher", r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d\d? \d{4} "
+                r"\d\d?:\d\d:\d\d [ap]m (?P<k_rancher>\|) ", "k", None),
     # wandb's terminal log prefixes every line of its messages with "wandb: "
     ("wandb", r"wandb: ", "all", None),
+    # test runners and launchers that relay a child's streams label each line with the stream
+    # (accelerate's execute_subprocess_async: "stderr: ", "stdout: ")
+    ("stdio", r"(?:stdout|stderr): ", "all", None),
     # a box-drawing gutter some build tools draw, indented, before every line of a child's output
-    # (a box's own "│" lines start at column 0: Rich's traceback box)
-    ("gutter", r" +\u2502 ", "all", None),
+    # (mach, pip's "  │ exit code: 1": at column 2, 1 after a "[rank3]:" that took a space). A box's own "│"
+    # lines start at column 0 (Rich's traceback box) or at the message column (20+) where RichHandler
+    # indents it; loguru's diagnose (better_exceptions) draws "│"/"└" under the values of a frame's
+    # source line, which traceback.py indents by 4 (3 after such a prefix)
+    ("gutter", r" {1,2}\u2502 ", "all", None),
     # a tqdm bar written without a newline, spliced before the next writer's line
     ("tqdm", r" *\d{1,3}%\|[^|]*\| *\d+/\d+ \[[^\]]*\]", "splice", None),
 )
@@ -93,33 +156,80 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
 # -- 2. record heads -------------------------------------------------------------------------------
 # (name, pattern, repeats). Each names the formatter that writes it. ``EVERY_LINE`` heads are written
 # on every line of a record (a line without one is not part of it, unless the grammar says so).
+# Most heads are instances of one grammar: a time stamp in one of the layouts loggers write, then
+# fields (a level, a thread or logger in brackets, a pid, a file:line), then an optional logger name
+# with its separator (" - ", ": ", " | "). ``_GENERIC`` below is that grammar; the named heads before
+# it are formatters whose heads it does not cover or that carry a meaning of their own (repeated
+# per line, a record that opens a mode).
 _LVL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL)"
+# level words as formatters write them: log4j/logback/Python upper case, java.util.logging's FINE..,
+# structlog's and zap's lower case
+_LVLW = (r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL|FINEST|FINER|FINE|CONFIG"
+         r"|trace|debug|info|notice|warning|warn|error|fatal|critical)")
+# date and time: ISO 8601 (any fraction, Z / offset; Airflow's log view writes "2022-11-09, 09:59:40 UTC"),
+# Go's log "2006/01/02", US "01/02/06", Tomcat's "02-Jan-2006"
+_DATE_TIME = (r"(?:\d{4}-\d\d-\d\d(?:(?:[ T]|, )\d\d:\d\d:\d\d(?:[.,]\d+)?(?: ?(?:Z|[+-]\d\d:?\d\d|UTC))?)?"
+              r"|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?"
+              r"|\d\d/\d\d/\d\d(?:\d\d)? \d\d:\d\d:\d\d(?:[.,]\d+)?"
+              r"|\d\d-[A-Z][a-z]{2}-\d{4} \d\d:\d\d:\d\d(?:[.,]\d+)?)")
+# a field after the time: a bracketed thread, logger or level (structlog pads it: "[info     ]"), Airflow's
+# braced "{file.py:N}", a level
+# (with celery's "/Process", with JUL's ':'), a glog-style level letter, a pid, Spring Boot's "---", a
+# parenthesised component (Ray's "(raylet)"), a file:line[:func]
+_FIELD = (rf"(?:\[[^\]]{{1,80}}\]|\{{[^}}]{{1,80}}\}}|{_LVLW}(?:/[\w.-]+)?[:\]]?|[DIWEFC]|\d+|---|\([\w.-]+\)"
+          r"|[\w$/-]+\.[a-z]{1,4}:\d+(?::\w+)?[\]:]?)")
+# a logger name and its separator ("com.x.Y - ", "o.s.b.SpringApplication   : ", "trainer.py:249 -- ",
+# "[kafka-0-raft-io-thread]: "), written as runs so that a long word is not tried one character at a time
+_LOGGER = r"(?:\[[^\]]{0,40}\]|[\w.$<>/-])[\w.$<>/-]*(?:\[[^\]]{0,40}\][\w.$<>/-]*)* *(?:-{1,2}|:|\|)"
+# fields are separated by blanks, " - " or " | ", bracketed ones also by nothing ("[ts][ERROR][x] ")
+_SEP = r"[ \t]+(?:[-|][ \t]+)?"
+_GENERIC = rf"\[?{_DATE_TIME}(?:\]|:)?(?:{_SEP}{_FIELD}|\[[^\]]{{1,80}}\])*(?:{_SEP}{_LOGGER})?{_SEP}"
+# the same after a time of day alone, where a level must follow (logback's default
+# "%d{HH:mm:ss.SSS} [%thread] %-5level %logger{36} - ", log4j's "%d{HH:mm:ss} %-5p ")
+_TIME_LEVEL = (rf"\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?(?:[ \t]+\[[^\]]{{1,80}}\])?[ \t]+(?:\[ *{_LVLW} *\]|{_LVLW}:?)"
+               rf"(?:[ \t]+{_LOGGER})?[ \t]+")
 HEADS: tuple[tuple[str, str, bool], ...] = (
-    # vLLM's NewLineFormatter writes "LEVEL MM-DD hh:mm:ss [file.py:N] " on every line of a record
-    ("vllm", rf"{_LVL} \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[\w.-]+:\d+\]|[\w.-]+:\d+\]) ?", True),
+    # vLLM's and SkyPilot's NewLineFormatter write "%(levelname)s %(asctime)s %(filename)s:%(lineno)d] "
+    # (SkyPilot: the level's first letter; newer vLLM: "[file.py:N]") on every line of a record
+    ("vllm", rf"(?:{_LVL}|[DIWEFC]) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[\w.-]+:\d+\]|[\w.-]+:\d+\]) ?", True),
     # torch._logging repeats "[ts] logger: [LEVEL] " on every line of a multi-line message
     ("torch_logging", rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}}\] [\w.]+: \[{_LVL}\] ?", True),
     # glog / absl / klog: "Lmmdd hh:mm:ss.uuuuuu threadid file:line] ". torch._logging writes the same
     # shape and repeats it on every line of a multi-line record; with microseconds in it, two records
-    # of one thread almost never share it, so an identical head is read as the same record
-    ("glog", r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
-    # c10 logging without glog (torch): "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] " (ns)
-    ("c10", r"\[[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", True),
-    ("c10_short", r"\[[IWEF] [^\s\]:]+:\d+\] ?", False),
-    # Ray's C++ RAY_LOG: "[ts L pid tid] file.cc:N: "
-    ("ray_cpp", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [DIWEF] \d+ \d+\] [^\s:]+:\d+: ?", False),
+    # of one thread almost never share it, so an identical head is read as the same record. glog 0.6 and
+    # later write the year before mmdd by default (FLAGS_log_year_in_prefix: "I20240501 10:00:00.123456 "); absl's
+    # log (absl/log/internal/log_format.cc) writes Unix seconds until its time zone is loaded:
+    # "E0000 00:00:1718032093.437234"
+    # (the same written by C++ code, its head naming a C++ source: such a record never carries a Python
+    # traceback, RECORD_MODES; absl-py's Python records name a .py file)
+    ("glog_cc", r"[IWEF](?:(?:\d{4})?\d{4} \d\d:\d\d:\d\d|0000 00:00:\d{9,11})\.\d{6} +\d+ "
+                r"[^\s\]:]+\.(?:cc|cpp|cxx|c|h|hpp|cu):\d+\] ?", True),
+    ("glog", r"[IWEF](?:(?:\d{4})?\d{4} \d\d:\d\d:\d\d|0000 00:00:\d{9,11})\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
+    # c10 logging without glog (torch): "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] " (ns); the
+    # ERROR and FATAL ones apart (HEAD_STARTS)
+    ("c10_error", r"\[[EF]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", True),
+    ("c10", r"\[[IW]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", True),
+    ("c10_short_error", r"\[[EF] [^\s\]:]+:\d+\] ?", False),
+    ("c10_short", r"\[[IW] [^\s\]:]+:\d+\] ?", False),
+    # Ray's C++ RAY_LOG (src/ray/util/logging.cc): "[%Y-%m-%d %H:%M:%S,%e %L %P %t] (component) file.cc:N: "
+    # (spdlog's %L is the level's letter: T, D, I, W, E, and C for the critical level RAY_LOG(FATAL) maps to)
+    ("ray_cpp", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [TDIWEFC] \d+ \d+\] (?:\([\w-]+\) )?[^\s:]+:\d+: ?", False),
     # DeepSpeed's logger: "[ts] [LEVEL] [file.py:N:func] "
     ("deepspeed", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[[A-Z]+\] \[[^\]]+\] ?", False),
     # transformers: "[LEVEL|file.py:N] ts >> "
     ("hf", rf"\[{_LVL}\|[\w.-]+:\d+\] \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}} >> ?", False),
     # NeMo's logger: "[NeMo W 2023-01-18 07:39:29 file:27] "
     ("nemo", r"\[NeMo [DIWEC] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [\w.-]+:\d+\] ?", False),
+    # TensorRT's sample logger (trtexec, samples/common/logging.h): "[%m/%d/%Y-%H:%M:%S] [E] ", the
+    # severity letter (F, E, W, I, V), and "[TRT] " before what the TensorRT library itself logged
+    ("trtexec", r"\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] \[[FEWIV]\] (?:\[TRT\] )?", False),
+    # tornado.log.LogFormatter, whose format NeMo's copies: "[E 240501 12:00:00 web:2246] " (and Jupyter
+    # Server's "[I 2024-05-01 12:00:00.123 ServerApp] " through the same formatter)
+    ("tornado", r"\[[DIWEC] (?:\d{6}|\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d(?:\.\d{3})? [\w.-]+(?::\d+)?\] ?", False),
     # ms-swift: "[INFO:swift] "
     ("swift", rf"\[{_LVL}:[\w.-]+\] ?", False),
     # Elasticsearch's log4j pattern "[%d][%-5p][%-25c] "
     ("es", r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d,\d{3}\]\[[A-Z ]+\]\[[^\]]+\] ?", False),
-    # Ray's Python logger: "ts\tLEVEL file.py:N -- "
-    ("ray_py", rf"\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}}\t{_LVL} [\w.-]+:\d+ -- ?", False),
     # Python logging "%(asctime)s - %(name)s - %(levelname)s - " (and relays that add "name: ")
     ("asctime_dash", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3}(?: - \S+){1,3} - (?:[\w.-]+: )?", False),
     # loguru: "ts | LEVEL | module:func:N - "
@@ -132,16 +242,26 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("thread_level", r"\[[^\]]{1,80}\] (?:TRACE|DEBUG|INFO|WARN|ERROR) ", False),
     # a bracketed tag then a time ("[Router (Rust)] 2025-05-21 03:52:00 - DEBUG - ")
     ("tag_ts", r"\[[^\]]{1,40}\] \d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: - [A-Z]+ - | )", False),
-    # a bracketed time, optionally with process tags (sglang "[ts TP0] ", many others "[ts] ")
-    ("bracket_ts", r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?: [A-Z]{2,4}\d+)*\] ?",
+    # a bracketed time with process tags (sglang "[ts TP0] ")
+    ("bracket_ts", r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?: [A-Z]{2,4}\d+)+\] ?",
      False),
-    # any ISO date(-time) head with an optional level or bracketed fields (log4j, logback, Go, ...)
-    ("iso", rf"\d{{4}}-\d\d-\d\d(?:[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)?"
-            rf"(?: (?:\[?{_LVL}\]?|\[[^\]]{{1,40}}\]))* ", False),
-    # Spark/log4j "yy/MM/dd HH:mm:ss LEVEL "
-    ("slash_date", rf"\d\d/\d\d/\d\d \d\d:\d\d:\d\d(?: {_LVL})? ", False),
-    # log4j "%d{HH:mm:ss} %-5p "
-    ("time_level", rf"\d\d:\d\d:\d\d(?:[,.]\d{{3}})? {_LVL} +", False),
+    # Hadoop's and Spark's log4j console layout ("%d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex": Spark's
+    # log4j2-defaults.properties, Hadoop's log4j.properties with %c{2}): a JVM's records (RECORD_MODES)
+    ("log4j_yy", r"\d\d/\d\d/\d\d \d\d:\d\d:\d\d (?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL) [\w$.]+: ", False),
+    # java.util.logging's SimpleFormatter writes a record on two lines: "Oct 17, 2023 3:36:54 AM class method",
+    # then "LEVEL: message" (HEAD_STARTS)
+    ("jul", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d\d?, \d{4} \d\d?:\d\d:\d\d (?:AM|PM) ", False),
+    # tracing-subscriber's Pretty formatter (fmt/format/pretty.rs): "  <time> <LEVEL> target: message, fields",
+    # then "    at file:line" and "    in span with fields" lines (HEAD_STARTS), then a blank line (a prefix
+    # such as "[rank3]: ?" may have taken one of its two blanks)
+    ("tracing_pretty", rf" {{1,2}}\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) +{_LVL} ", False),
+    # the grammar most formatters share (log4j, logback, Spring Boot, java.util.logging one-line layouts,
+    # Python logging, gunicorn, celery, structlog, spdlog, zap, Go's log, Ray's Python logger, TensorFlow's
+    # and XLA's TSL logging "%Y-%m-%d %H:%M:%S.uuuuuu: L file:N] ", ...)
+    ("generic", _GENERIC, False),
+    ("time_level", _TIME_LEVEL, False),
+    # log4j's TTCCLayout (BasicConfigurator) "%r [%t] %-5p %c %x - ": milliseconds since start, no date
+    ("log4j_ttcc", rf"\d+ \[[^\]]{{1,80}}\] {_LVL} +(?:{_LOGGER} )?", False),
     # HDFS "yyMMdd HHmmss pid LEVEL "
     ("hdfs", r"\d{6} \d{6} \d+ [A-Z]+ ", False),
     # Android logcat threadtime
@@ -157,21 +277,81 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     # a level right-aligned or padded after a time the line's relay took (Rust tracing's " INFO",
     # Rich's console without its time column " WARNING  ")
     ("padded_level", rf" {_LVL} +", False),
-    ("level_bracket", rf"\[{_LVL}\] ", False),
+    # a bracketed level, also padded (structlog's ConsoleRenderer "[info     ] ")
+    ("level_bracket", rf"\[ *{_LVLW} *\] ", False),
     ("level_word", rf"{_LVL} +", False),
 )
 SPLICE_NEXT = frozenset("[(")
-RELAY_RECORDS = frozenset(("p_syslog", "p_dmesg"))
+# "host prog: " after a syslog time is also the shape of two-word lines printers write after a
+# relay's time (Java's "Caused by: ", the Go runtime's "fatal error: " and "runtime stack:", Rust's
+# "stack backtrace:", glog's "Check failed: ", faulthandler's "Extension modules: "): such a
+# "writer" is the line's own text
+NOT_SYSLOG_WRITERS = frozenset(("Caused by", "fatal error", "runtime stack", "stack backtrace", "Check failed",
+                                "Extension modules"))
+# rsyslog escapes control characters as '#' and three octal digits ($EscapeControlCharactersOnReceive):
+# a frame's leading tab arrives as "#011"
+RELAY_ESCAPES = (("#011", "\t"),)
+LINE_START_PREFIXES = frozenset(("p_srun_padded",))
+# ECMA-48 control sequences terminals read (colours, erasing a line, moving the cursor: colorlog, loguru,
+# rich, Ray's coloured prefixes, tqdm) and operating-system commands (a terminal's title, links)
+# An OSC string (a hyperlink) counts as markup only once terminated: a line cut inside one keeps its
+# text visible to the rules, so a line is never read as blank for what an unfinished escape holds.
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+# the same colours with their ESC lost, as a copy from a web page leaves them ("[36m(pid=1)[0m"): read
+# only on a line that also holds the reset "[0m"
+BARE_SGR_RE = re.compile(r"\[(?:\d{1,3};)*\d{1,3}m")
+RELAY_RECORDS = frozenset(("p_syslog", "p_syslog_iso", "p_dmesg"))
+# Among syslog's writers only the kernel writes one record per line (printk; a continuation arrives
+# already joined). A program's output that journald or a syslog relay split at each newline is the
+# program's own stream again: its printer's grammar joins it (journalctl -u trainer, rsyslog files).
+RELAY_RECORD_WRITERS_RE = re.compile(r"\S+ kernel(?:\[\d+\])?$")
 EVERY_LINE = frozenset(("h_vllm", "h_torch_logging"))
+# Heads of formatters that write every further line of a record behind an indent of their own:
+# tornado's LogFormatter (and NeMo's BaseFormatter, a copy of it) end with
+# ``formatted.replace("\n", "\n    ")``, so a message's lines, a captured warning's source line, the
+# traceback of exc_info and the message's trailing newline (the indent alone) all start with it.
+# Under such a record a line that starts with the indent is the record's, whatever its shape.
+CONT_INDENT: dict[str, str] = {"h_nemo": "    ", "h_tornado": "    "}
 # Levels that announce an exception after the record (logger.exception, log4j's %throwable, glog E/F).
-ANNOUNCE_HEAD_RE = re.compile(r"WARN|ERRO|SEVERE|FATA|CRITICAL|EXCEPTION|\[[EWF]\d|^[EWF]\d| [EF] \d")
+# A level is a word of its own in the head: not part of a logger's name ("torch...multiprocessing.errors",
+# "uvicorn.error", "error_handler"), whose INFO records carry no traceback.
+ANNOUNCE_HEAD_RE = re.compile(r"(?:^|[^\w.])(?:WARN(?:ING)?|ERROR?|SEVERE|FATAL?|CRITICAL|EXCEPTION|[Ww]arn(?:ing)?"
+                              r"|[Ee]rror|[Ff]atal|[Cc]ritical)(?:[^\w.]|$)"
+                              r"|\[[EWF]\d|^[EWF]\d|^[EWF] \d| [EF] \d|: [EF] ")
+# A record at a quiet level (log4j/logback/logging INFO and below, JUL CONFIG and FINE*, glog I): a
+# stack or exception line after it is taken as its own only when its message announces one (a
+# "%m%n%ex" layout prints the stack of any level, but a stack under a quiet record that does not
+# mention it is, far more often, another writer's printStackTrace between the records).
+QUIET_HEAD_RE = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE|CONFIG|FINE|FINER|FINEST)\b|^\[?[ID](?:\d{4})?\d{4} ")
+# what a quiet record's message says when it does carry a stack (Elasticsearch's "[DEBUG][bootstrap] Exception",
+# Flink's "INFO ... Triggering Checkpoint 1 ... failed due to {}")
+QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|[Tt]hrowable|[Ss]tack ?trace|[Cc]rash|[Aa]bort")
+# A line without a head that ends like this announces what its writer prints next, in another write:
+# threading's "Exception in thread loader-0:" before print_exception, a crash handler's "..., backtrace:"
+# before backtrace_symbols_fd. It stays open while other processes' lines (other stream prefixes) come
+# between; its own next line decides as ever.
+ANNOUNCE_ENDINGS = (":", ": ")
 # Records known never to carry the traceback that follows them: torch elastic's api.py logs a
-# worker's death with logger.error (no exc_info); the launcher's own uncaught traceback comes next.
-NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: ")
+# worker's death with logger.error (no exc_info), error_handler.py the child's error file it could not
+# copy; the launcher's own uncaught traceback comes next.
+# A JSON object on one line is a structured formatter's whole record: it writes the exception into the
+# object (PySpark's JSONFormatter "exception": {...}, python-json-logger's "exc_info", loguru's serialize),
+# so a traceback after it is another writer's (PySpark's driver after SQLQueryContextLogger's ERROR record).
+NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: |^\{\s*\".*\}\s*$"
+                            # its error_handler.py logs where the child's error file went (logger.error/info)
+                            r"|no error file defined for parent, to copy child error file \("
+                            r"|dumped error file to parent's ")
 # Message text that announces a traceback or a stack (the record's last line).
 ANNOUNCE_BODY_RE = re.compile(
-    r"(?:[Ee]xception in |Exception ignored in|Error in |task failed|Logging error|handle: <|:\s*$"
-    r"|[Bb]acktrace|[Ss]tack trace|Obtained \d+ stack frames|<<< (?:FAILURE|ERROR)!\s*$)")
+    r"(?:[Ee]xception in |Exception ignored in|Error in |task failed|Logging error|:\s*$"
+    r"|(?:asyncgen|future|handle|protocol|socket|task|transport): <|exception was never retrieved"
+    r"|[Bb]acktrace|[Ss]tack trace|Obtained \d+ stack frames|<<< (?:FAILURE|ERROR)!\s*$"
+    # Go's net/http logs "http: panic serving ADDR: v" then the stack; k8s "Observed a panic: "
+    r"|[Pp]anic"
+    # Hydra's JobReturn.return_value writes this line, then raises the job's exception (its traceback next)
+    r"|Error executing job with overrides: "
+    # a record whose message ends with the throwable's toString() (a layout that writes "%m %ex" on one line)
+    r"|(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?::|$))")
 
 # -- 3. tokens -------------------------------------------------------------------------------------
 # (name, pattern[, gate]), first match wins. The comment names the printer. A gate is a literal the
@@ -182,47 +362,240 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("py_tb", r"[ \t]*Traceback \(most recent call last\):"),
     ("py_eg", r"[ \t]*\+ Exception Group Traceback \(most recent call last\):"),
     ("fh_file", r"[ \t]+File \"[^\"]*\", line \d+ in "),  # faulthandler's frame: no comma before "in"
-    ("py_file", r"[ \t]+File \"[^\"]*\", line \d+"),
+    # (loguru's backtrace marks the frame where the exception was caught with '>' in the first column)
+    ("py_file", r"(?:[ \t]+|> )File \"[^\"]*\", line \d+"),
+    # (torch.multiprocessing.spawn's ProcessRaisedException carries the child's traceback in its message,
+    # "\n\n-- Process N terminated with the following error:\n" + the traceback: a chain of the same shape)
     ("py_chain", r"[ \t]*(?:During handling of the above exception, another exception occurred:"
-                 r"|The above exception was the direct cause of the following exception:)"),
+                 r"|The above exception was the direct cause of the following exception:"
+                 r"|-- Process \d+ terminated with the following error:)"),
+    # PyTorch Lightning's ModelSummary (utilities/model_summary/model_summary.py _format_summary_table, one
+    # log.info): the header "  | Name | Type | Params ...", a '-' rule, a row per layer ("0 | encoder | ..."), the
+    # rule again, a total per line ("161       Trainable params", counts as get_human_readable_count writes
+    # them: "1.2 K"); RichModelSummary's totals (callbacks/rich_model_summary.py: a grid printed after its box,
+    # "Trainable params: 161" ... "Total FLOPs: 0", each padded to the console's width)
+    ("pl_summary", r"[ \t]*\| Name +\| Type +\| Params"),
+    ("pl_row", r"[ \t]*\d+ +\| "),
+    ("pl_total", r"[\d.,]+(?: [KMBT])? +(?:Trainable params|Non-trainable params|Total params"
+                 r"|Total estimated model params size \(MB\)|Modules in (?:train|eval) mode|Total Flops)\s*$"),
+    ("pl_grid", r"Trainable params: \S"),
+    ("pl_grid_row", r"(?:Non-trainable params|Total params|Total estimated model params size \(MB\)"
+                    r"|Modules in (?:train|eval) mode|Total FLOPs): \S"),
     ("eg_line", r"[ \t]+(?:\| |\|$|\+-|\+\+)"),
-    # Rich's traceback handler (rich.traceback): a box "╭─ Traceback (most recent call last) ─╮", "│" lines,
-    # "╰─╯", then the exception line
-    ("rich_tb", r"\u256d\u2500+ Traceback \(most recent call last\) \u2500+\u256e"),
+    # Rich's traceback handler (rich/traceback.py Traceback.__rich_console__): per exception a panel
+    # "╭─ Traceback (most recent call last) ─╮", "│" rows, "╰─╯" (RichHandler indents all of it to its
+    # message column), then "Type: message". A panel narrower than its title crops it ("╭─ Traceback (most
+    # recent call last─╮" in RichHandler's column at 80)
+    ("rich_tb", r"[ \t]*\u256d\u2500+ Traceback(?: \(most[^\u256e]*)?\u256e", "\u256d\u2500"),
+    # (read only inside a Rich traceback: its rows, its bottom edge, the untitled SyntaxError panel and the
+    # "Sub-exception #N" panels of an exception group, and the exception line after the panel)
+    ("rich_row", r"[ \t]*\u2502"),
+    ("rich_end", r"[ \t]*\u2570\u2500+\u256f\s*$"),
+    ("rich_panel", r"[ \t]*\u256d\u2500+(?: Sub-exception #\d+ \u2500+)?\u256e\s*$"),
+    ("rich_exc", r"[ \t]*[A-Za-z_][\w.]*(?::(?: |\s*$)|\s*$)"),
+    # Rich wraps the chain marker to the console's width (RichHandler's message column is narrow): its
+    # first words, then the rest of it, which ends with "exception:" / "occurred:"
+    ("rich_chain", r"[ \t]*(?:The above exception|During handling of the)(?: |\s*$)"),
+    ("rich_chain_end", r"[ \t]*(?:\S+ )*(?:exception|occurred):\s*$"),
     ("rich_box_end", r"\u2570\u2500+\u256f"),
-    ("rich_box", r"\u2502"),
+    # boxes drawn with box-drawing characters (Rich panels and tables, Ray Tune's status table,
+    # tabulate's "rounded_outline"): a top edge, rows between vertical bars, separators, a bottom edge
+    ("rich_box", r"[\u2502\u2503\u2551]"),
+    ("box_top", r"[\u256d\u250c\u250f\u2554][\u2500\u2501\u2550\u252c\u2533\u2566]"),
+    ("box_sep", r"[\u251c\u2523\u2560\u255e\u2521\u2522][\u2500\u2501\u2550\u253c\u254b\u256c]"),
+    ("box_bottom", r"[\u2570\u2514\u2517\u255a][\u2500\u2501\u2550\u2534\u253b\u2569]"),
     # IPython's ultratb: a '-' rule, "ExcType   Traceback (most recent call last)", frames
     # ("Cell In[N], line L" / "File path:L, in f(...)" + numbered source with "---->" markers)
     ("ipy_tb", r"\S+ {2,}Traceback \(most recent call last\)\s*$", "Traceback"),
-    # (older IPython: "<ipython-input-N-..> in <module>()" / "/path/x.py in f(...)"; Colab folds "16 frames")
+    # (older IPython: "<ipython-input-N-..> in <module>()" / "/path/x.py in f(...)"; Colab folds "16 frames"
+    # and, copied from its page, writes each file as a link: "[/path/x.py](https://localhost:8080/#) in f(...)")
     ("ipy_frame", r"(?:Cell In\[\d+\], line \d+|File \S.*:\d+, in |Input In \[\d+\], in |<ipython-input-[\w-]+> in "
-                  r"|[^\s:]+\.pyx? in \S|\d+ frames$)"),
+                  r"|[^\s:]+\.pyx? in \S|\d+ frames$|\[(?:<ipython-input-[\w-]+>|[^\s\]]+\.pyx?)\]\([^\s)]*\) in \S)"),
+    # (VerboseTB numbers a frame's source lines right-aligned to 7 columns, "    682 x = f(", marks the
+    # current one "--> 603 ", elides with "   (...)": the shape a cut excerpt starts with; inside a
+    # traceback any numbered line is read as one, a relay may have shifted them)
+    ("ipy_num", r"(?: {4}\d{3}| {5}\d\d| {6}\d| {3}\d{4}| {2}\d{5}|-*-> \d+) |   \(\.\.\.\)\s*$"),
     ("ipy_src", r"[ \t]*-*> \d+ |[ \t]+\d+ |[ \t]+\(\.\.\.\)"),
+    # (frames hidden by __tracebackhide__ are counted on a line of their own between the blank lines that
+    # separate frames: VerboseTB.format_records' "    [... skipping hidden N frame]")
+    ("ipy_skip", r"[ \t]+\[\.\.\. skipping hidden \d+ frames?\]"),
     # CPython Python/pylifecycle.c fatal_error() and Modules/faulthandler.c
     ("py_fatal", r"(?:\S+ )?Fatal Python error: ", "Fatal Python error: "),
+    # faulthandler.dump_traceback_later's watchdog: "Timeout (H:MM:SS[.ffffff])!" then every thread's stack
+    ("py_timeout", r"Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!\s*$"),
+    # faulthandler's lines in a thread's stack that are not frames (Python/traceback.c dump_traceback)
+    ("fh_note", r"[ \t]+(?:<no Python frame>|<tstate is freed>|Garbage-collecting|\.\.\.)\s*$"),
     ("py_thread", r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):"
                   r"|Stack \(most recent call first\):|Current thread's C stack trace"),
+    # "Extension modules: a, b, ... (total: N)" is one line; cut by a terminal's width, its rest follows
+    ("py_ext_cut", r"Extension modules: .*,\s*$"),
     ("py_ext", r"Extension modules: "),
+    ("py_ext_total", r"\S.*\(total: \d+\)\s*$"),
     ("py_state", r"Python runtime state: "),
+    # logging's stack_info (Logger.findCaller): "Stack (most recent call last):" then print_stack's
+    # frames, written with the record; asyncio's exception handler writes the handle's creation point
+    # the same way ("source_traceback: Object created at (most recent call last):", base_events.py)
+    ("py_stack", r"Stack \(most recent call last\):\s*$|(?:source|handle)_traceback: \w+ created at "
+                 r"\(most recent call last\):\s*$"),
+    # an exception that crossed a process (concurrent.futures.process._RemoteTraceback, multiprocessing.pool's
+    # RemoteTraceback): its message is the worker's formatted traceback between two '"""' lines, and it
+    # is printed as the cause of the exception result() raised again (its line, then the chain marker)
+    ("py_remote", r"(?:[\w.]+\.)?_?RemoteTraceback: ?$"),
+    ("py_triple", r'"""\s*$'),
+    # a tqdm bar ("{percentage:3.0f}%|"): indented by at most three blanks, never a frame's source line
+    # (traceback.py indents those by four), so frames written without an exception line
+    # (traceback.print_stack) end at it
+    ("tqdm_bar", r" {0,3}\d{1,3}%\|", "%|"),
+    # unittest's TextTestResult.printErrorList: a '=' rule of 70, "FLAVOUR: test (module.Class.test)"
+    # (its docstring's first line under it), a '-' rule of 70, the traceback
+    ("ut_case", r"(?:ERROR|FAIL|UNEXPECTED SUCCESS): \w+ \([\w.]+\)"),
     # warnings.formatwarning: "file:line: Category: message" then "  source line"
     ("py_warning", r"(?:[A-Za-z]:)?(?:[^:\s]+\.pyx?|<[^>]+>):\d+: [A-Z]\w*Warning: ", "Warning: "),
     # multiprocessing.BaseProcess._bootstrap prints "Process Name:" then the traceback
     ("py_process", r"Process [\w-]+:\s*$"),
-    # asyncio's default exception handler: "Exception in callback ..." then "handle: <Handle ...>"
-    ("asyncio_handle", r"handle: <"),
+    # asyncio's default exception handler: the message ("Exception in callback ...", "Task exception was never
+    # retrieved"), then the context's objects by key ("handle: <Handle ...>", "future: <Task ...>"), then
+    # the traceback (base_events.py default_exception_handler)
+    ("asyncio_handle", r"(?:asyncgen|future|handle|protocol|socket|task|transport): <"),
+    # command-line parsers' usage errors, each printed in one go before the program exits: argparse's
+    # ArgumentParser.error (print_usage: "usage: prog ..." wrapped at the terminal's width, the further lines
+    # indented under the first option; then "prog: error: message"), click's UsageError.show (the command's
+    # usage, "Try 'prog --help' for help.", a blank line, "Error: message"), fire's _DisplayError ("ERROR: ...",
+    # then helptext.UsageText: "Usage: ...", indented "  available commands:" / "  optional flags:" lines, a
+    # blank line, "For detailed information on this command, run:" and the help command indented)
+    ("usage_head", r"[Uu]sage: \S"),
+    ("argparse_error", r"\S[^:]*: error: "),
+    ("click_try", r"Try '[^']+' for help\.\s*$"),
+    ("click_error", r"Error: "),
+    ("fire_error", r"ERROR: "),
+    ("fire_detail", r"For detailed information on this command, run:\s*$"),
+    # Hydra's run_and_report (hydra/_internal/utils.py) writes a CompactHydraException's message and its
+    # cause's (OmegaConf's "Key 'x' is not in struct" + "    full_key: ..." lines), or the job's traceback, and
+    # ends with its hint after a blank line, a write of its own. The message's first lines as the override and
+    # config loaders word them (config_loader_impl.py, defaults_list.py): held until the hint confirms them
+    ("hydra_compact", r"(?:Could not (?:override|append to config|delete from config|load)[ .]"
+                      r"|Error (?:merging|parsing) override |Error merging '|Override \S+ looks like a config group"
+                      r"|Multiple values for |Sweep parameters '|Cannot find primary config )"),
+    ("hydra_hint", r"Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\."),
+    # wandb's terminal log (sdk/wandb_run.py through sdk/lib/printer.py display, each line behind "wandb: "):
+    # _header_sync_info's one call when offline ("W&B syncing is set to `offline` ...", then where the run is
+    # saved and, in newer versions, the `wandb leet` hint), the footer's panel (_footer_history_summary_info:
+    # "\n" + "Run history:" and its grid + "\n" + "Run summary:" and its grid + "\n": each grid row
+    # "{key:>width} {value}"), _footer_sync_info's
+    # "You can sync this run to the cloud by running:" + the command
+    ("wandb_sync_more", r"(?:Run data is saved locally in |View this run in the terminal with )"),
+    ("wandb_sync_info", r"W&B syncing is set to `offline`"),
+    ("wandb_panel", r"Run (?:history|summary):\s*$"),
+    ("wandb_sync", r"You can sync this run to the cloud by running:\s*$"),
+    ("wandb_sync_cmd", r"wandb sync "),
+    # accelerate's PartialState/AcceleratorState.__repr__ (src/accelerate/state.py), logged by every
+    # example script as logger.info(accelerator.state) or printed: "Distributed environment: X  Backend: y",
+    # then one "Field: value" line each ("Num processes", "Process index", "Local process index",
+    # "Device", "Mixed precision type" (older: "Use FP16 precision"), DeepSpeed's "ds_config: {...}"); the repr
+    # ends with a newline
+    ("accel_state", r"Distributed environment: "),
+    # accelerate launch's record of the defaults it used (accelerate/commands/launch.py
+    # _validate_launch_command, one logger.warning): this line, a tab-led line per default, then its last line
+    ("accel_defaults", r"The following values were not passed to `accelerate launch` and had defaults used instead:"),
+    ("accel_defaults_end", r"To avoid this warning pass in values for each of the problematic parameters "),
+    ("accel_field", r"(?:Num processes|Process index|Local process index|Device|Mixed precision type|Use FP16 precision"
+                    r"|ds_config): "),
+    ("ray_check", r"\.Please check \S+ for details"),  # (Ray's GCS start failure, MODES "ray_err_files")
+    # Node.js's uncaught exception report (src/node_errors.cc GetErrorSource, TriggerUncaughtException): the
+    # throw's "file:line", its source line, a caret line, a blank line, the error as util.inspect prints it,
+    # a blank line, "Node.js vX.Y.Z". util.inspect writes an error's own properties after its last frame
+    # ("    at f (x.js:1:2) {", indented members, "}" at column 0) and folds frames a cause shares
+    ("node_src", r"\S+\.(?:[cm]?[jt]s|[jt]sx):\d+\s*$", ":"),
+    ("node_caret", r"[ \t]*\^+\s*$"),
+    ("node_version", r"Node\.js v\d+\.\d+\.\d+\s*$"),
+    ("node_at_open", r"[ \t]+at \S.* \{\s*$"),
+    ("node_more", r"[ \t]*\.\.\. \d+ lines? matching cause stack trace \.\.\."),
+    ("node_close", r"\}\s*$"),
+    # Open MPI's signal handler (opal/util/stacktrace.c show_stackframe): every line behind "[host:pid] ",
+    # from "*** Process received signal ***" through the signal, its code, the address and the "[ N] "
+    # frames of opal_backtrace_print to "*** End of error message ***" (under mpirun --tag-output each
+    # write of a frame is tagged, so "[1,1]<stderr>:" also comes inside a frame's line)
+    ("ompi_sig", r"\[[\w.-]+:\d+\] \*\*\* Process received signal \*\*\*", "*** Process received"),
+    ("ompi_sig_line", r"\[[\w.-]+:\d+\] (?:Signal: |Signal code: |Failing at address: |Associated errno: "
+                      r"|\[ *\d+\] |\[\d+,\d+\]<std(?:err|out)>:)"),
+    ("ompi_sig_end", r"\[[\w.-]+:\d+\] \*\*\* End of error message \*\*\*"),
+    # valgrind's preamble (coregrind/m_main.c print_preamble): the tool and its description, the copyright,
+    # the version, the command (with -v more lines: the parent's pid, the options)
+    ("vg_banner", r"(?:Memcheck|Helgrind|DRD|Cachegrind|Callgrind|Massif|DHAT|Lackey|Nulgrind), a ", ", a "),
+    ("vg_banner_line", r"(?:Copyright \(C\) |Using Valgrind-|Command: |Parent PID: )"),
     # Java Throwable.printStackTrace (and logback/log4j %throwable, V8 Error.stack "    at ...")
     ("j_uncaught", r"Exception in thread \"[^\"]*\" "),
-    ("j_at", r"[ \t]+at (?:async )?[^\s(]+(?: \(|\()"),
+    # (a Java frame is one also where a paste or a viewer stripped its indentation)
+    # (V8 names a method called under another name "f [as g]" and a constructor "new F": messages.cc)
+    ("j_at", r"[ \t]+at (?:async )?(?:new )?[^\s(]+(?: \[as [^\]]+\])?(?: \(|\()"
+             r"|at (?:[\w$-]+[./])+[\w$<>-]+\((?:[\w$.-]*\.(?:java|scala|kt|groovy"
+             r"|clj|aj)(?::\d+)?|Native Method|Unknown Source)\)"),
     # a frame's location on its own line: Rust's "      at src/main.rs:3:5", V8's "    at node:internal/x:23:47"
     ("at_path", r"[ \t]+at [^\s(]+:\d+(?::\d+)?$"),
-    ("j_more", r"[ \t]+\.\.\. \d+ (?:more|common frames omitted)"),
+    ("j_more", r"[ \t]*\.\.\. \d+ (?:more|common frames omitted)"),
+    # anyhow's and eyre's Debug of an error (what `main` returning Err prints after "Error: "): the
+    # message, then sections each after a blank line, their titles alone on a line: "Caused by:" (the
+    # causes indented, numbered "    0: " when more than one), eyre's "Location:" (the place indented),
+    # "Stack backtrace:" (std's Backtrace: "   0: sym" / "             at file:l:c"); indented as a whole
+    # where a logger indents a message's further lines (env_logger's format_indent)
+    ("rust_caused", r"[ \t]*Caused by:\s*$"),
+    # tracing-subscriber's Pretty formatter: the spans an event is in, each on its own line under it
+    ("tracing_in", r"[ \t]+in [\w:<>]+(?: with |\s*$)"),
+    ("rust_location", r"[ \t]*Location:\s*$"),
+    ("rust_stack_bt", r"[ \t]*Stack backtrace:\s*$"),
+    # color-eyre (handler.rs, config.rs): its panic hook's "The application panicked (crashed)." + "Message:  "
+    # + "Location: "; the backtrace section under its rule "━━━ BACKTRACE ━━━" (frames and "⋮ N frames
+    # hidden ⋮" indented by 2); the env section's hints, each on a line
+    ("eyre_panic", r"The application panicked \(crashed\)\."),
+    ("eyre_field", r"(?:Message: |Location: )"),
+    ("eyre_bt_rule", r" *━{3,} BACKTRACE ━{3,}"),
+    ("eyre_env", r"Backtrace omitted\. Run with RUST_BACKTRACE=1 "
+                 r"|Run with (?:COLORBT_SHOW_HIDDEN=1|RUST_BACKTRACE=full) "),
     ("j_caused", r"[ \t]*Caused by: "),
     ("j_suppressed", r"[ \t]+Suppressed: "),
     ("j_circular", r"[ \t]*\[CIRCULAR REFERENCE: "),
-    ("j_exc", r"(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?::|$)"),
+    # an exception line with no message at all ("KeyboardInterrupt", "asyncio.exceptions.TimeoutError"):
+    # traceback.py writes nothing of the exception after it but its notes and chained exceptions
+    ("exc_bare", r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*\s*$"),
+    # (Ray's "ray.exceptions.RayTaskError(ValueError): ..." names the cause's type in parentheses)
+    ("j_exc", r"(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?:\([\w.]+\))?(?::|$)"),
     # libstdc++ __gnu_cxx::__verbose_terminate_handler
     ("terminate", r"[ \t]*terminate called (?:after throwing|without an active|recursively)"),
     ("what", r"[ \t]+what\(\):  "),
+    # paragraphs libraries write into an exception's message after a blank line: torch._dynamo's
+    # augment_exc_message (torch/_dynamo/exc.py: the user frames, the replay file, the verbosity hint, the
+    # minifier script, the fallback to eager), torch.load's pointer to its documentation, PySpark's
+    # "JVM stacktrace:", huggingface_hub's
+    # hf_raise_for_status ("403 Client Error.", a blank line, then what was not found or not allowed)
+    ("msg_para", r"(?:from user code:$|Set TORCH_LOGS=|Set TORCHDYNAMO_VERBOSE=1|Set torch\._dynamo\.config\.verbose="
+                 r"|You can suppress this exception and fall back to eager|Last frame execution written to "
+                 r"|Minifier script written to |(?:Revision|Entry|Repository) Not Found for url: "
+                 r"|Cannot access (?:gated repo|repository) for url |Bad request(?: for \S+ endpoint)?:$"
+                 r"|\d{3} Forbidden: "
+                 # torch.load's weights-only refusal (torch/serialization.py: "\n\nCheck the documentation ...")
+                 r"|Check the documentation of torch\.load to learn more "
+                 # PySpark's CapturedException.__str__ with spark.sql.pyspark.jvmStacktrace.enabled: the JVM's
+                 # stack after a blank line (pyspark/errors/exceptions/captured.py)
+                 r"|JVM stacktrace:\s*$"
+                 # JAX's UnfilteredStackTrace (jax/_src/traceback_util.py _jax_message_append)
+                 r"|The stack trace below excludes JAX-internal frames\.$)"),
+    # TensorFlow's graph execution error (python/framework/error_interpolation.py): after "Graph execution
+    # error:" and a blank line, "Detected at node N defined at (most recent call last):", the frames where the
+    # op was built (TF 2.11+: "  File ..." each followed by an empty line; before: indented with their source),
+    # the op's message, then the status's "\t [[{{node N}}]]" lines, the last with " [Op:__inference_...]"
+    ("tf_detected", r"Detected at node .* defined at \(most recent call last\):\s*$", "Detected at node "),
+    ("tf_node_line", r"\t \[\[.*\]\]", "[["),
+    # JAX's traceback filtering (jax/_src/traceback_util.py) adds a note to the exception: a rule of 20
+    # dashes, then this line (the rule alone reads as a table's opening rule)
+    ("jax_note", r"For simplicity, JAX has removed its internal frames from the traceback"),
+    # xFormers' dispatch error (xformers/ops/fmha/dispatch.py): "No operator found for `op` with inputs:",
+    # the inputs 5 blanks in, then per operator "`name` is not supported because:" and its reasons 4 blanks
+    # in, all one exception message
+    ("xf_unsupported", r"`[^`\s]+` is not supported because:\s*$", "` is not supported because:"),
+    # TensorFlow's cpu_feature_guard.cc: its INFO record's second line (TF 2.11+: "To enable the following
+    # instructions: AVX2 FMA, in other operations, rebuild ..."; before: "To enable them in other operations, ...")
+    ("tf_cpu_hint", r"To enable (?:them|the following instructions: .*,) in other operations, rebuild TensorFlow "
+                    r"with the appropriate compiler flags\.", "rebuild TensorFlow"),
     # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message
     ("cuda_hint", r"(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing "
                   r"CUDA_LAUNCH_BLOCKING=1|Compile with `TORCH_USE_CUDA_DSA` to enable"
@@ -231,42 +604,133 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("c10_raised", r"[ \t]*Exception raised from \S+ at "),
     # c10::get_backtrace "frame #N: sym + 0x.. (0x.. in lib)"; lldb bt "  * frame #N: 0x..."
     ("frame", r"[ \t]*(?:\* )?frame #\d+: "),
+    # (c10::get_backtrace writes one such line in place of the interpreter's frames, c10/util/Backtrace.cpp)
+    ("c10_omit", r"[ \t]*<omitting python frames>\s*$"),
     # sanitizer_common symbolizer (ASan/TSan/UBSan/MSan/LSan): "    #N 0xADDR in func file:line"
     ("san_frame", r"[ \t]+#\d+ 0x[0-9a-fA-F]+ (?:in |\()"),
     ("san_head", r"==\d+==ERROR: \w+Sanitizer|WARNING: ThreadSanitizer|[A-Z]\w*Sanitizer:DEADLYSIGNAL", "Sanitizer"),
     ("go_race", r"WARNING: DATA RACE"),  # Go's race detector (the same runtime as TSan)
     ("san_runtime", r"[^\s:]+:\d+:\d+: runtime error: ", "runtime error: "),  # UBSan
     ("san_summary", r"SUMMARY: \w+Sanitizer: "),
+    # UBSan's notes under a runtime error (ubsan_diag.cpp: "0xADDR: note: pointer points here", then the
+    # bytes and a caret, indented)
+    ("san_note", r"(?:0x[0-9a-fA-F]+|[^\s:]+:\d+:\d+): note: ", "note: "),
+    # ASan after its SUMMARY (asan_errors.cpp PrintShadowMemoryForAddress / PrintLegend, asan_report.cpp):
+    # "Shadow bytes around the buggy address:", rows ("  0x0c04..: 00 fa", "=>0x0c04..: [fa]"), the legend
+    # title and its indented lines ("==PID==ABORTING" after them is Die()'s line of its own)
+    ("san_shadow", r"Shadow byte(?:s around the buggy address| legend)|=>0x[0-9a-fA-F]+: "),
     # PaddlePaddle's error string (platform/enforce.h, init.cc SignalHandle): dashed section heads
     # "C++ Traceback (most recent call last):" with "N   frame" lines, then "Error Message Summary:"
     ("paddle_head", r"(?:C\+\+ Traceback \(most recent call last\)|Error Message Summary):"),
     ("num_frame", r"[ \t]*\d+ {2,}\S"),
     # UCX's signal handler (ucs/debug/debug.c): "Caught signal 11 (...)", "==== backtrace (tid: N) ====",
     # numbered frames, a closing rule of '='
-    ("ucx_sig", r"Caught signal \d+ \("),
-    ("ucx_bt", r"==== backtrace \(tid: *\d+\) ===="),
+    # (ucs_log_fatal_error writes the signal line after its "[host:pid:thread:tid] " prefix; older UCX
+    # omits the tid from the backtrace's header; bfd-resolved frames are "N 0xADDR func()  file:line")
+    ("ucx_sig", r"(?:\[[\w.-]+:\d+:\d+(?::\d+)?\] +)?Caught signal \d+ \("),
+    ("ucx_bt", r"==== backtrace (?:\(tid: *\d+\) )?===="),
+    ("ucx_frame", r"[ \t]*\d+ +0x[0-9a-fA-F]+ \S"),
     # gdb backtrace (stack.c print_frame): "#N  0xADDR in func (args) at file:line" / "#N  func (args) ..."
+    # (frame #0 opens a backtrace: `bt` after a stop's "#0 ..." + source line, each thread of `thread apply
+    # all bt` under its "Thread N (Thread 0x... (LWP n) "name"):" line)
+    ("gdb_frame0", r"#0 +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
     ("gdb_frame", r"#\d+ +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
+    ("gdb_thread", r"Thread \d+ \((?:Thread|LWP|process) .*\):\s*$"),
+    # `bt full` writes each frame's locals under it, indented, or one of these (stack.c print_frame_local_vars)
+    ("gdb_nolocals", r"No (?:locals|symbol table info available)\.\s*$"),
     ("gdb_src", r"(?:warning: )?\d+(?:\t| {2,}\S)"),
     # absl failure_signal_handler ("*** SIGSEGV received at time=..."), glog's failure handler
     # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK
     ("absl_sig", r"[ \t]*\*\*\* (?:SIG[A-Z]+ received|Aborted at \d+|Check failure stack trace: \*\*\*)"),
     ("glog_sig", r"[ \t]*\*\*\* SIG[A-Z]+ \(@"),
-    ("absl_frame", r"[ \t]*(?:PC: )?@ +0x[0-9a-fA-F]+"),
+    ("absl_frame", r"[ \t]*(?:PC: )?@ +(?:0x[0-9a-fA-F]+|\.\.\. and at least \d+ more frames)"),
+    # TensorFlow/XLA's CurrentStackTrace (tsl/platform/stacktrace.h) and its kin: "*** Begin stack trace ***",
+    # tab-indented frames, "*** End stack trace ***"
+    ("bt_begin", r"[ \t]*\*{3,} ?[Bb](?:egin|EGIN) [Ss](?:tack|TACK) [Tt](?:race|RACE) ?\*{3,}"),
+    ("bt_end", r"[ \t]*\*{3,} ?[Ee](?:nd|ND) [Ss](?:tack|TACK) [Tt](?:race|RACE) ?\*{3,}"),
+    # (CurrentStackTrace writes each frame as a tab and the demangled symbol, at most 128 frames: a run
+    # of such lines whose "Begin" line was cut above them ends at the "End" line)
+    ("tsl_frame", r"\t(?:[\w$.~]|::|<[^<>]*(?:<[^<>]*>[^<>]*)*>|\([^()]*(?:\([^()]*\)[^()]*)*\)|\[abi:\w+\])+"
+                  r"(?: const)?(?: \[clone [^\]]*\])*\s*$"),
+    # TSL's signal handler (platform/default/stacktrace_handler.cc StacktraceHandler): "*** Received signal N
+    # ***", backtrace_symbols_fd's frames between "*** BEGIN MANGLED STACK TRACE ***" and "*** END MANGLED
+    # STACK TRACE ***" and a blank line, then CurrentStackTrace's "*** Begin stack trace ***" section
+    ("tsl_signal", r"\*\*\* Received signal \d+ \*\*\*"),
+    ("tsl_mangled", r"\*\*\* BEGIN MANGLED STACK TRACE \*\*\*"),
+    ("tsl_mangled_end", r"\*\*\* END MANGLED STACK TRACE \*\*\*"),
+    # Open MPI's MPI_ERRORS_ARE_FATAL report (ompi/errhandler/errhandler_predefined.c): the lines of
+    # help-mpi-errors.txt's "mpi_errors_are_fatal" behind "[host:pid] ", or the same lines bare from
+    # backend_fatal_no_aggregate before MPI_INIT; the error string's line is any text, and the report
+    # ends with "***    and potentially your MPI job)"
+    ("ompi_fatal", r"(?:\[[\w.-]+:\d+\] )?\*\*\* An error occurred ", "*** An error occurred "),
+    ("ompi_fatal_end", r"(?:\[[\w.-]+:\d+\] )?\*\*\* +and potentially your MPI job\)"),
+    ("ompi_fatal_line", r"(?:\[[\w.-]+:\d+\] )?\*\*\* \S"),
     # glibc debug/backtracesyms.c "%s(%s%c%#tx) [%p]" and malloc's "*** Error in" report
     # (and "%s[%p]" / "[%p]" when dladdr finds no symbol)
     ("glibc_frame", r"[ \t]*[^\s()\[\]]*(?:\([^()\s]*[+-]0x[0-9a-fA-F]+\) ?)?\[0x[0-9a-fA-F]+\]$", "[0x"),
-    ("glibc_err", r"\*\*\* (?:Error in [`'][^']*'|stack smashing detected|buffer overflow detected)"),
+    # (older glibc: "*** glibc detected *** prog: double free ..."; a Markdown copy escapes a '*')
+    ("glibc_err", r"\*\*\\?\* (?:Error in [`'][^']*'|glibc detected \*\*\\?\* |stack smashing detected"
+                  r"|buffer overflow detected)"),
     ("glibc_section", r"======= (?:Backtrace|Memory map): ="),
     ("maps_line", r"[0-9a-f]{8,16}-[0-9a-f]{8,16} [r-][w-][x-][ps-] "),
+    # systemd-coredump (src/shared/elf-util.c, coredumpctl info): "Process N (comm) of user N dumped core.",
+    # coredumpctl's right-aligned fields ("           PID: N (comm)"), then per thread "Stack trace of
+    # thread N:" and "#N  0xADDR sym (module + 0xoff)" frames, threads separated by blank lines
+    ("sd_dumped", r"(?:[ \t]*Message: )?Process \d+ \([^)]*\) of user \d+ dumped core\."),
+    ("sd_pid", r" {3,}PID: \d+ \("),
+    ("sd_stack", r"[ \t]*Stack trace of thread \d+:"),
+    ("sd_frame", r"[ \t]*#\d+ +0x[0-9a-fA-F]+ \S+ \("),
+    ("sd_module", r"[ \t]*Module \S+ (?:with(?:out)? build-id|from )"),
+    ("sd_elf", r"[ \t]*ELF object binary architecture: "),
+    # HotSpot's fatal error header (vmError.cpp): '#'-framed lines from a bare "#" on
+    ("hs_err", r"# (?:A fatal error has been detected by the Java Runtime Environment|There is insufficient memory "
+               r"for the Java Runtime Environment)"),
+    ("hash_bare", r"#\s*$"),
+    ("hash_line", r"# |\[error occurred during error reporting"),
+    # glog's and klog's log file header (glog logging.cc LogFileObject::Write, klog createFile): "Log file
+    # created at: yyyy/mm/dd hh:mm:ss", "Running on machine: host", optional "Application fingerprint: ",
+    # "Running duration (h:mm:ss): " (glog) or "Binary: Built with ..." (klog), then "Log line format: ..."
+    ("glog_file", r"[ \t]*Log file created at: \d{4}/\d\d/\d\d \d\d:\d\d:\d\d"),
+    ("glog_file_line", r"[ \t]*(?:Running on machine|Application fingerprint|Running duration \(h:mm:ss\)|Binary): "),
+    ("glog_file_end", r"[ \t]*Log line format: "),
+    # Spark's YARN client (yarn/Client.scala formatReportDetails): the report's fields, each written
+    # "\n\t key: value" in this order under one record; the diagnostics' value spans lines (YARN's
+    # container diagnostics, which quote the tail of the container's own logs) and "user" is the last
+    ("yarn_diag", r"[ \t]+diagnostics: "),
+    ("yarn_field", r"[ \t]+(?:client token|ApplicationMaster host|ApplicationMaster RPC port|queue|start time"
+                   r"|final status|tracking URL): "),
+    ("yarn_user", r"[ \t]+user: "),
+    # Hadoop's container diagnostics (ContainerLaunch, ContainerExecutor): after the launch failure's
+    # "Stack trace: " and the stack, "Container exited with a non-zero exit code N" (Hadoop 3 stamps it
+    # "[time]" and names the error file: ". Error file: prelaunch.err.", then "Last N bytes of <file> :" and
+    # the file's tail; without it the exit line is the diagnostics' last. The stamp's date alone reads as a
+    # record head, "[2019-12-04 ": the time left of it is part of the shape)
+    ("yarn_exited_tail", r"(?:\[[^\]]{1,40}\]|\d\d:\d\d:\d\d\.\d+\])?Container exited with a non-zero exit code \d+\. "
+                         r"Error file: "),
+    ("yarn_exited", r"(?:\[[^\]]{1,40}\]|\d\d:\d\d:\d\d\.\d+\])?Container exited with a non-zero exit code \d+"),
+    # Spark's TaskSetManager aborts a job with "... most recent failure: <reason>\nDriver stacktrace:" (the
+    # reason holds the executor's exception and its frames, then an empty line): the SparkException's own
+    # frames follow that line, so a stack goes on after it
+    ("spark_driver", r"Driver stacktrace:\s*$"),
+    # Spark standalone's ExecutorRunner and DriverRunner start the child's stderr file with one write:
+    # "Spark Executor Command: <quoted argv>" (or "Launch Command: "), a rule of 40 '=', a blank line
+    ("spark_cmd", r"(?:Spark Executor Command|Launch Command): \""),
+    # SerenityOS's kernel backtrace (Kernel/KSyms.cpp dump_backtrace): "{:p}  {} +{}" (address, symbol,
+    # offset) per frame, the address alone where no symbol is known (userspace frames)
+    ("serenity_frame", r"0x[0-9a-f]{8}(?:[0-9a-f]{8})?  \S+.* \+\d+\s*$"),
+    ("serenity_addr", r"0x[0-9a-f]{8}(?:[0-9a-f]{8})?\s*$"),
     # macOS backtrace_symbols: "N  image  0xADDR symbol + offset"
     ("mac_frame", r"\d+ +\S+ +0x[0-9a-fA-F]+ \S.* \+ \d+"),
     # lldb process stop report and thread backtrace
     ("lldb_stop", r"Process \d+ stopped"),
-    ("lldb_thread", r"[ \t]*\* thread #\d+"),
+    # (the selected thread is starred; "bt all" writes the others' headers without the star)
+    ("lldb_thread", r"[ \t]*(?:\* )?thread #\d+(?:[,:]|\s*$)"),
     ("lldb_target", r"Target \d+: \(.*\) stopped\."),
     # Go runtime (runtime/panic.go printpanics, runtime/traceback.go)
     ("go_panic", r"panic: |fatal error: "),
+    # the runtime's diagnostics before a throw ("runtime: goroutine stack exceeds 1000000000-byte limit",
+    # "runtime: sp=0x.. stack=[..]" then "fatal error: stack overflow": runtime/stack.go newstack)
+    ("go_runtime_note", r"runtime: \S"),
     ("go_nested", r"[ \t]+panic: "),
     ("go_sig", r"SIG[A-Z]+: [a-z][\w ]*$"),
     ("go_signal", r"\[signal [A-Z]+"),
@@ -275,12 +739,27 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("go_created", r"created by "),
     ("go_file", r"(?:[ \t]+|/)(?:[^\s:]*\.(?:go|s)|<autogenerated>|\?):\d+(?: |$)"),
     ("go_file_bare", r"[^\s:]+\.(?:go|s):\d+(?: |$)"),  # a file line whose tab a relay dropped
-    ("go_elided", r"[ \t]*\.\.\.additional frames elided\.\.\."),
+    # runtime/traceback.go: "...additional frames elided..." past the frame limit, and in a deep stack's
+    # middle "...N frames elided..." (traceback1 prints the first and last frames)
+    ("go_elided", r"[ \t]*\.\.\.(?:additional|\d+) frames elided\.\.\."),
     ("go_func", r"(?:[\w.%~\u00b7-]+/)*[\w.%~\u00b7-]+(?:\[[^\]]*\])?(?:\.\(\*?[\w.]+(?:\[[^\]]*\])?\)[\w.\u00b7]*)?"
                 r"\([^()]*\)$"),
-    # Rust std panicking.rs default_hook and the backtrace printer
-    ("rust_panic", r"thread '[^']*' panicked at "),
-    ("rust_note", r"note: (?:run with `RUST_BACKTRACE=|Some details are omitted)"),
+    # zap's and errors' stacks name the function without its arguments ("net/http.(*conn).serve"): held
+    # until its file line
+    ("go_func_bare", r"(?:[\w.~%-]+/)*[\w~%-]+\.[\w.*()\[\]~%-]+$"),
+    # klog/v2 writes a string value that holds newlines as "key=<", each of its lines behind a tab, then
+    # " >" on a line of its own, the record's further key/values after it (internal/serialize
+    # writeStringValue); that line may open the next such value. (A prefix such as "[rank3]: ?" may
+    # have taken the blank before '>')
+    ("klog_reopen", r" ?>.*=<\s*$"),
+    ("klog_close", r" ?>(?: |\s*$)"),
+    # Rust std panicking.rs default_hook and the backtrace printer; since Rust 1.89 the hook names the
+    # thread's id after its name: "thread 'main' (6720) panicked at src/main.rs:22:20:"
+    ("rust_panic", r"thread '[^']*'(?: \(\d+\))? panicked at "),
+    # (std's panicking.rs closes a panic that cannot unwind, in a destructor or a nounwind function, with
+    # "thread caused non-unwinding panic. aborting.")
+    ("rust_note", r"note: (?:run with `RUST_BACKTRACE=|Some details are omitted)"
+                  r"|thread caused non-unwinding panic\. aborting\."),
     ("rust_bt_head", r"stack backtrace:"),
     ("rust_frame", r"[ \t]+\d+:\s+(?:0x[0-9a-fA-F]+ - |\S*::)"),
     # pip closes a failed build's subprocess output box (indented like the traceback inside it)
@@ -308,10 +787,46 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("rule_eq_t", r"={10,}"),
     ("rule_dash_t", r"-{10,}"),
     ("rule_star_t", r"\*{10,}"),
-    # warnings.formatwarning's source line: exactly two spaces, then the stripped source
-    ("warn_src", r"  \S"),
+    # tables drawn in ASCII (tabulate's "psql"/"grid", PrettyTable, MySQL's client): "+---+---+" rules
+    # and "| a | b |" rows
+    ("rule_plus", r"\+(?:[-=]{2,}\+)+\s*$"),
+    ("pipe_row", r"\|.*\|\s*$"),
+    # transformers' loading report (transformers/utils/loading_report.py log_state_dict_report, one
+    # logger.warning): "<Model> LOAD REPORT from: <path>", a table of keys ("Key | Status | ..." over a
+    # "-+-" rule, a row per key), then "\n\nNotes:" and a "- STATUS:\t<note>" line per status shown
+    ("hf_report", r"(?:\x1b\[1m)?[\w.]+ LOAD REPORT(?:\x1b\[0m)? from: ", " LOAD REPORT"),
+    ("hf_row", r"[^\s|][^|]* \| ", " | "),
+    ("hf_rule", r"-+(?:\+-+)+\s*$"),
+    ("hf_notes", r"Notes:\s*$"),
+    ("hf_note", r"- (?:\x1b\[[\d;]*m)?[A-Z]+:(?:\x1b\[[\d;]*m)?\t"),
+    # a JSON object's member or closing bracket on a line of its own (pretty-printed dumps)
+    ("json_member", r"[ \t]+\"[^\"]{1,200}\": "),
+    ("json_close", r"[ \t]*[}\]],?\s*$"),
+    # a line of a dump written without indentation starts with a bracket or a quoted member
+    # (Elasticsearch's JSON layout writes its "stacktrace" array's items at column 0)
+    ("json_line", r"[\[\]{}\"]"),
+    # java.util.logging SimpleFormatter's second line: "LEVEL: message"
+    ("jul_level", r"(?:SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST): "),
+    # c10's warning handler ends a TORCH_WARN message it hands to Python's warnings with
+    # "{msg} (Triggered internally at {file}:{line}.)": the message's last line, the source line comes after
+    ("c10_triggered", r"[ \t]?.*\(Triggered internally at \S+:\d+\.\)\s*$", "(Triggered internally at "),
+    # warnings.formatwarning's source line: exactly two spaces, then the stripped source (one, when a
+    # stream prefix written without a space, torchrun's "[rank3]:", took the first as its separator)
+    ("warn_src", r"  ?\S"),
+    # an error named inside an exception's message, by the naming convention of exception classes
+    # ("ncclUnhandledCudaError: Call to CUDA function failed.")
+    ("exc_named", r"[A-Za-z_][\w.]*(?:Error|Exception|Failure|Interrupt|Exit)\w*: "),
     # a Python exception line: "Name: message" or a bare name (the line after a traceback's frames)
     ("exc_line", r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:\([\w.]*\))?(?::(?: |$)|$)"),
+    # Ray's RayTaskError.__str__ (python/ray/exceptions.py) writes the remote traceback with its "Traceback (most
+    # recent call last):" line replaced by "ray::<proctitle>() (pid=N, ip=A[, actor_id=.., repr=..])", also
+    # after a chain marker and at the end of a message that quotes the error ("Exception raised in creation
+    # task: The actor died because of an error raised in its creation task, ray::A.__init__() (pid=..)")
+    ("ray_tb", r"(?:\S.*? )?ray::\S+\(\) \(pid=\d+, ip=[\w.:-]+(?:, actor_id=\w+, repr=.*)?\)\s*$", "ray::"),
+    # a YAML mapping's top-level line, "key: value" or "key:" (OmegaConf.to_yaml, yaml.dump: the config a
+    # recipe logs after "... with resolved config:" and a blank line, torchtune's and Hydra's apps); last in
+    # this table, so that every other shape is read first
+    ("yaml_key", r"[A-Za-z_][\w.-]*:(?: \S.*)?$"),
 )
 
 # Lines that are records of their own (ending a free-text part of a block) without a head:
@@ -322,11 +837,19 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # NCCL src/debug.cc: "host:pid:tid [dev] NCCL INFO ..." (newer: "... [dev] file.cc:N NCCL WARN ...")
     ("nccl", r"[\w.-]+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)", None),
     ("megatron_iteration", r"iteration\s+\d+/\s*\d+ \|", None),  # Megatron training_log
+    # cargo's status lines (a verb right-aligned to column 12): "    Finished `dev` profile [...]",
+    # "     Running `target/debug/x`", "   Compiling serde v1.0.1 (...)"
+    ("cargo_status", r"(?:Finished `\w+` profile|Running `|(?:Compiling|Checking|Downloaded|Fresh|Documenting) "
+                     r"[\w-]+ v\d)", None),
+    # Keras' Progbar (verbose=1 written to a file): "  12/1875 [>.....] - ETA: 5:23 - loss: 2.30"
+    ("keras_progbar", r"\d+/\d+ \[[=>.]*\] - ", "] - "),
     ("ds_chat_step", r"epoch: \d+\|step: \d+\|", None),  # DeepSpeed-Chat's step print
     ("prompt", r"[\w.-]+@[\w.-]+:\S*[$#] |\((?:gdb|lldb|Pdb)\) |>>> ", None),  # shells and debuggers
     ("shell_status", r"(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$",
      None),
     ("slurm", r"(?:srun|slurmstepd|sbatch|salloc): ", None),
+    # GNU make's error report ("make: *** [Makefile:12: test] Error 1", "make[2]: *** [x] Aborted")
+    ("make", r"(?:g?make|ninja)(?:\[\d+\])?: \*\*\* ", None),
     # bash's job status after a child dies: "./run.sh: line 8: 30182 Aborted (core dumped) cmd"
     ("bash_status", r"\S+: line \d+: +\d+ (?:Aborted|Killed|Segmentation fault|Bus error|Illegal instruction"
                     r"|Floating point exception)", None),
@@ -334,16 +857,34 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # HF Trainer's metrics, a dict printed whole by its progress callback
     ("hf_metrics", r"\{'(?:loss|eval_\w+|train_\w+|epoch|learning_rate|grad_norm)'", None),
     ("logfmt", r"(?:time|ts|level)=", None),
+    # a structured record of key=value pairs and nothing else ("step=100 loss=2.17 lr=3e-4")
+    ("kv_pairs", r"[\w.-]+=[^\s=]+(?: +[\w.-]+=[^\s=]*)+\s*$", "="),
     ("mlir", r"loc\(\"[^\"]*\":\d+:\d+\): (?:error|warning|note|remark): ", None),  # MLIR diagnostics
     ("level_bracket", r"\[(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR)\b", None),  # bracketed levels not in HEADS
+    # "LEVEL: message", as programs print their own warnings and errors (glog's "WARNING: Logging before
+    # InitGoogleLogging()", pip's "ERROR: ...", the DataLoader worker's "ERROR: Unexpected ...")
+    ("level_colon", r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL): ", None),
+    # a line that starts with a date and a time of day, or a time alone, is a record of a logger
+    # whatever its layout ("[10.30 20:43:49] ", "20171223-22:19:58:381|", "11:25:44 "); so is one whose first
+    # field ends with them (a file name stamped with its rotation time, then the record's own time)
+    ("stamp", r"\[?(?:[\w.-]*[._-])?(?:\d{4}[-./]\d\d[-./]\d\d|\d\d[-./]\d\d(?:[-./]\d{2,4})?|\d{8})[ T_-]"
+              r"\d\d?:\d\d:\d\d?|\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?[ \t]", None),
     ("megatron_msg", r">(?: |$)", None),  # Megatron's print_rank_0 messages (" > building ...")
     # gdb's own event lines ("[New Thread 0x.. (LWP N)]", "[Inferior 1 (process N) exited ...]")
     ("gdb_event", r"\[(?:New (?:Thread|LWP)|Thread 0x[0-9a-fA-F]+ \(LWP \d+\) exited|Inferior \d+ |Switching to "
                   r"|Current thread is )", None),
+    # gdb's stop report (infrun.c print_signal_received_reason): "Program received signal SIGABRT, Aborted."
+    ("gdb_signal", r"(?:Program|Thread \d+ \"[^\"]*\") received signal SIG[A-Z]+"
+                   r"|Program terminated with signal ", None),
 )
+# Tokens their printers write bare (traceback.py's exception line, printStackTrace's): a line with a
+# record head of its own is a new record, not the exception line of the stack before it; so is a line
+# that is a record of its own without a head ("ERROR: ...", "srun: error: ...", RECORDS).
+BARE_TOKENS = frozenset(("exc_bare", "exc_line", "j_exc"))
 # A held prefix-only line goes with the next line, not the previous block, when that line is an
-# NCCL WARN: NCCL writes each WARN as "\n<header> NCCL WARN ..." (src/debug.cc).
-LEADING_BLANK_RE = re.compile(r".*NCCL WARN")
+# NCCL WARN: NCCL writes each WARN as "\n<header> NCCL WARN ..." (src/debug.cc); wandb's footer panel
+# starts with its newline (sdk/lib/printer.py panel: "\n" + "Run history:" ..., each line behind "wandb: ").
+LEADING_BLANK_RE = re.compile(r".*NCCL WARN|Run (?:history|summary):\s*$")
 
 # -- 4. what a token starts: (mode, multiline kind) ------------------------------------------------
 STARTS: dict[str, tuple[str, str | None]] = {
@@ -352,15 +893,26 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "empty_prefix": ("lead", None),  # a writer's prefix with nothing after it (see LEADING_BLANK_RE)
     "py_tb": ("py_head", "python_traceback"),
     "py_eg": ("py_eg", "python_traceback"),
+    "ray_tb": ("py_head", "python_traceback"),
     "eg_line": ("py_eg", "python_traceback"),  # an exception group whose head was cut
     "py_file": ("py_frames", "python_traceback"),  # a traceback whose head was cut
     "fh_file": ("fatal_frames", "python_fatal"),  # a thread dump whose head was cut
     "py_fatal": ("py_fatal", "python_fatal"),
+    "py_timeout": ("py_timeout", "python_fatal"),
     "py_thread": ("fatal_frames", "python_fatal"),  # faulthandler.dump_traceback without a fatal error
     "py_warning": ("py_warn", "python_warning"),
     "ipy_tb": ("ipy", "python_traceback"),
+    "ipy_num": ("ipy_cut", None),  # the middle of a traceback whose head was cut
+    "ipy_frame": ("ipy_cut_frame", None),  # (cut at a frame's header)
     "rich_tb": ("rich_tb", "python_traceback"),
     "py_process": ("await", None),
+    "accel_state": ("accel_state", None),
+    "accel_defaults": ("accel_defaults", None),
+    "py_remote": ("py_remote", "python_traceback"),
+    "node_src": ("node_src", "node_error"),
+    "vg_banner": ("vg_banner", "valgrind"),
+    "ompi_sig": ("ompi_sig", "ompi_backtrace"),
+    "ompi_fatal": ("ompi_fatal", "mpi_error"),
     "j_uncaught": ("java_head", "java_stack"),
     "j_exc": ("java_head", "java_stack"),
     "j_caused": ("java_head", "java_stack"),
@@ -371,9 +923,11 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "frame": ("c10_frames", "cpp_frames"),
     "san_frame": ("san_report", "llvm_sanitizer"),
     "san_head": ("san_report", "llvm_sanitizer"),
-    "san_runtime": ("san_report", "llvm_sanitizer"),
-    "go_race": ("san_report", "go_race"),
+    "san_runtime": ("ubsan", "llvm_sanitizer"),
+    "go_race": ("go_race", "go_race"),
     "gdb_frame": ("gdb", "gdb_bt"),
+    "gdb_frame0": ("gdb", "gdb_bt"),
+    "gdb_thread": ("gdb_thread", "gdb_bt"),
     "absl_sig": ("sigdump", "cpp_frames"),
     "absl_frame": ("sigdump", "cpp_frames"),
     "glibc_frame": ("glibc", "glibc_backtrace"),
@@ -383,9 +937,11 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "lldb_thread": ("lldb_bt", "lldb_bt"),
     "go_panic": ("go_head", "go_panic"),
     "go_sig": ("go_head", "go_panic"),
+    "go_runtime_note": ("go_runtime", "go_panic"),
     "go_goroutine": ("go_stack", "go_panic"),
     "go_file": ("go_stack", "go_panic"),  # a dump whose head was cut
     "rust_panic": ("rust_panic", "rust_panic"),
+    "eyre_panic": ("eyre_panic", "rust_panic"),
     "ucx_sig": ("ucx", "cpp_frames"),
     "ucx_bt": ("ucx", "cpp_frames"),
     "rust_bt_head": ("rust_bt", "rust_panic"),
@@ -396,65 +952,239 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rule_eq": ("table_eq", "table"), "rule_eq_t": ("table_eq", "table"),
     "rule_dash": ("table_dash", "table"), "rule_dash_t": ("table_dash", "table"),
     "rule_star": ("table_star", "table"), "rule_star_t": ("table_star", "table"),
+    "rule_plus": ("table_plus", "table"),
+    "box_top": ("box", "table"),
+    "rich_box": ("box", "table"),  # a box whose top edge was cut
+    "bt_begin": ("begin_bt", "cpp_frames"),
+    "tsl_frame": ("tsl_frames", "cpp_frames"),  # TSL's frames whose "Begin" line was cut
+    "tsl_signal": ("tsl_signal", "cpp_frames"),
+    "tsl_mangled": ("tsl_mangled", "cpp_frames"),
+    "serenity_frame": ("serenity_bt", "cpp_frames"),
+    "glog_file": ("glog_file", "glog_header"),
+    "yarn_field": ("yarn_report", "yarn_report"),
+    "yarn_diag": ("yarn_diag", "yarn_report"),
+    "spark_cmd": ("spark_cmd", "spark_command"),
+    "sd_dumped": ("coredump", "coredump"),
+    "sd_pid": ("coredump", "coredump"),
+    "sd_stack": ("coredump", "coredump"),
+    "hs_err": ("hs_err", "jvm_fatal_error"),
+    "hash_bare": ("hash_open", None),
+    "json_member": ("json_tail", "json_dump"),  # a pretty-printed dump whose first lines were cut
+    "py_ext_cut": ("py_ext_more", "python_fatal"),
+    "hf_report": ("hf_report", None),
+    "usage_head": ("usage", "usage_error"),
+    "fire_error": ("fire_error", None),
+    "hydra_compact": ("hydra_compact", None),
+    "pl_summary": ("pl_summary", "model_summary"),
+    "pl_grid": ("pl_grid", "model_summary"),
+    "wandb_sync_info": ("wandb_header", None),
+    "wandb_panel": ("wandb_panel", "wandb_summary"),
+    "wandb_sync": ("wandb_sync", None),
 }
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
-SOFT_STARTS = frozenset(("cuda_hint", "eg_line"))
-# Heads whose record opens a mode of its own: torch's c10 ERROR and FATAL records ("[E207 ...]")
-# carry an exception's what() (free text, then "Exception raised from ..." and frames). glog/klog
-# records without brackets are single lines unless a stack follows (handled as any record).
-HEAD_STARTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (re.compile(r"\[[EF]\d{3,4} \d\d:\d\d:\d\d\.\d+ [^\]]*\] ?$"), "c10_msg", "cpp_frames"),
-    (re.compile(r"\[[EF] [^\s\]:]+:\d+\] ?$"), "c10_msg", "cpp_frames"),  # older torch: "[E file.cpp:916] "
-)
+SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "ipy_frame", "ipy_num", "json_member", "tsl_frame",
+                         "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact"))
+# Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
+# c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
+# (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
+# the level and message on the line after its time and source. glog/klog records without brackets
+# are single lines unless a stack follows (handled as any record).
+HEAD_STARTS: dict[str, tuple[str, str | None]] = {
+    "h_c10_error": ("c10_msg", "cpp_frames"),
+    "h_c10_short_error": ("c10_msg", "cpp_frames"),
+    "h_jul": ("jul", None),
+    "h_tracing_pretty": ("tracing_pretty", "rust_log"),
+}
+# Heads of formatters that never write a Java throwable under a record (see MODES "record_native"):
+# their records open "record_native" where others open "record".
+RECORD_MODES: dict[str, str] = {f"h_{name}": "record_native" for name in (
+    "vllm", "torch_logging", "glog", "c10_error", "c10", "c10_short_error", "c10_short", "ray_cpp", "deepspeed",
+    "hf", "nemo", "tornado", "trtexec", "swift", "asctime_dash", "loguru", "rich", "rich_same_time", "py_basic",
+    "uvicorn", "logrus")}
+# A JVM's records: log4j's "%ex" writes a Java throwable under a record, never a Python traceback. In
+# PySpark the driver's Python traceback comes right after the JVM's last record on the same stderr
+# ("ERROR TaskSetManager: Task 0 in stage 0.0 failed 1 times; aborting job"): it is its own event.
+RECORD_MODES["h_log4j_yy"] = "record_jvm"
+# C++ code's glog/absl records (TensorFlow's "W0000 00:00:1796174706.849965 20378 local_rendezvous.cc:412]
+# Local rendezvous is aborting with status: ...", then the Python traceback of the error it reports)
+RECORD_MODES["h_glog_cc"] = "record_cpp"
 # A record whose message ends like this starts the mode (logger.exception's "...: Traceback ...").
 BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     ("Traceback (most recent call last):", "py_head", "python_traceback"),
+    # Ray's node.py when the GCS does not come up: "Failed to start GCS. Last N lines of error files:",
+    # then the last C/E lines of gcs_server.err quoted as they are (Ray's C++ log lines, with their heads)
+    ("lines of error files:", "ray_err_files", "ray_error_files"),
+    # klog/v2's "key=<": a string value over lines follows (MODES "klog_value")
+    ("=<", "klog_value", "klog_record"),
 )
+# A source whose last lines came each followed by one blank line (a copy or a relay that doubled every
+# newline) is read as if those blank lines were not there: after this many such lines in a row, one
+# blank line does not end what the grammar would continue.
+SPACED_AFTER = 2
 JSON_OPEN = "{["  # a line ending with one of these opens a JSON dump until the brackets balance
 
 # -- 5. modes --------------------------------------------------------------------------------------
+# What ends each block, by the evidence its printer leaves. A block ends on a line that is a record of
+# its own (a head of its own, RECORDS: NCCL, tqdm/Keras bars, JSON/logfmt/key=value records, prompts,
+# shell and make status, lines led by a time stamp; a line of another writer's prefix) wherever its
+# table says "cont", "tent", "deeper", "announce" or "after_colon"; only "cont!"/"last" take such a
+# line, for shapes the printer itself writes (frames, "Caused by:", box rules).
+# - printers with a known last line end there: sanitizers' SUMMARY, compute-sanitizer's bare rule,
+#   "Extension modules:", "*** End stack trace ***", lldb's "Target N: ... stopped.", Rust's note,
+#   the kernel's "---[ end trace", HotSpot's last '#' line, a box's bottom edge, a framed table's rule,
+#   torchrun's closing '=' rule, balanced JSON brackets;
+# - frame lists end at the first line that is not a frame of their grammar (py_frames: then only the
+#   exception line; java_frames, go_stack, c10_frames, glibc, sigdump, gdb, lldb_bt, rust_bt, coredump);
+# - free text (a Python exception's message: py_msg; Java's: java_head; c10's what(): c10_msg; a Rust
+#   panic's message; a logger record's further lines: body) ends at a record of its own; Python's and
+#   Rust's take a line of text only after a line ending with ':' or once the message showed it spans
+#   lines (indented lines, an inner error named); Java's is held until frames confirm it, and a blank
+#   line ends it (ends_at_blank); a JSON dump ends at a line of text at column 0;
+# - held lines ("tent": a warning's message before its source line, table rows before their rule,
+#   text under a record before the stack it announces) are confirmed only by the printer's next shape
+#   and are read again on their own otherwise;
+# - a record opens a block on the next line only with positive evidence: a stack or frame start that
+#   its level or message announces (WARN and up as a word of the head, "...:", "Exception in ..."),
+#   frames that cannot stand alone ("\tat", "frame #N", "... N more") after a JVM formatter's record,
+#   a deeper-indented line; a record of a formatter that never prints a Java throwable
+#   (RECORD_MODES) takes Java or c10 frames only when it announces them.
 _C, _S, _E, _L, _T = "cont", "cont!", "end", "last", "tent"
+
+# anyhow's and eyre's report sections (ErrorImpl::debug, eyre's DefaultHandler::debug): after a blank
+# line under the error's message, whatever wrote the message (std's "Error: " for `main`, a logger's
+# record with "{:?}")
+_RUST_SECTIONS = {"rust_caused": (_S, "rust_causes"), "rust_location": (_S, "rust_loc"),
+                  "rust_stack_bt": (_S, "rust_bt"), "eyre_bt_rule": (_S, "eyre_bt"), "eyre_env": (_S, "eyre_env")}
 
 # What a single line takes: the stacks and frames that always belong to the line before them, the
 # tracebacks it may announce. Shared by the plain modes.
 _ATTACH = {
     "indent": ("deeper", None),
+    # (IPython's numbered source lines are a frame's, not a deeper line of the line above: an excerpt that
+    # starts in the middle of a traceback; a record whose message introduces them, "...:", keeps them:
+    # MODES "body")
+    "ipy_num": (_E, None),
     "j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head"),
     "j_suppressed": (_S, "java_frames"),
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
     "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sigdump"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
-    "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"),
+    # (TensorFlow's cpu_feature_guard record: its message's second line)
+    "tf_cpu_hint": (_S, None),
+    # (logging writes the stack with the record; asyncio the creation point with its handler's message)
+    "py_stack": (_S, "py_stack"), "py_remote": ("announce", "py_remote"),
+    # (the same file line with its tab dropped by a viewer or relay: Rancher's, syslog's)
+    "go_file_bare": ("own", "go_stack"),
+    "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"), "rich_tb": ("announce", "rich_tb"),
+    # (Ray's RayTaskError carries the remote traceback's frames under its message, without a header)
+    "py_file": ("announce", "py_frames"),
     "glibc_frame": ("announce", "glibc"), "mac_frame": ("announce", "mac_bt"),
     # k8s apimachinery HandleCrash logs "Observed a panic: ..." then the goroutine's stack
     "go_goroutine": ("announce", "go_stack"),
+    # a function without arguments, then its "\tfile.go:N" line: the frames zap's stacktrace
+    # (zap.takeStacktrace) and pkg/errors' "%+v" (errors.StackTrace.Format) write under the record or
+    # message they belong to, in the same write; held until its file line confirms it
+    "go_func_bare": (_T, "go_pair"),
+    **_RUST_SECTIONS,
     # an exception line after the line that announces it (surefire's "... <<< FAILURE!")
     "j_exc": ("announce", "java_head"),
+    "bt_begin": ("announce", "begin_bt"),
+    # (TSL's frames whose "Begin" line was cut: only a line ending with ':' introduces them; the "End"
+    # line closes them)
+    "tsl_frame": ("after_colon", "tsl_frames"),
 }
 
 MODES: dict[str, dict] = {
     # a line with no head: continued by deeper-indented lines and by the stacks it introduces
-    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None)}},
+    # (glibc's backtrace_symbols_fd writes frames only: the line without a head right above them is the
+    # handler's own, "Check failed: ...", "Error: signal 11:", whatever it says)
+    # (a member of a pretty-printed dump under a line that opened no bracket is the tail of a dump
+    # whose top was cut: it starts its own block, "json_tail")
+    # (traceback.py writes its chain marker only after an exception line: a plain line it follows
+    # was the exception line of a traceback cut above it)
+    # (traceback.py writes a frame as "  File ..." and its source line 4 blanks in: an indented line
+    # right above a "  File" line, less indented than it, is the source line of a frame cut above it,
+    # where an excerpt starts in the middle of a traceback)
+    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
+                                   "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
+                                   "py_file": ("src_above", "py_frames"), "xf_unsupported": (_C, None)},
+              "after_blank": {"py_chain": (_S, "py_chain"), **_RUST_SECTIONS}},
     # a logging record: a following line without a head may be the exception line of its stack
-    # (log4j %throwable, logger.exception), so it is held until frames confirm it
-    # (an exception-shaped line after a WARN/ERROR record is its exception even with no frames below)
-    "record": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head")}},
+    # (log4j %throwable, logger.exception). Evidence that ends it: any line that is neither a stack
+    # start nor deeper-indented; a line of text is held (record_tent) and kept only when a stack the
+    # record announces confirms it. An exception-shaped line after a WARN/ERROR record is its
+    # exception even with no frames below; after any other record of a formatter the JVM uses
+    # (log4j, logback, SLF4J: Flink logs failures at INFO with the throwable) it is held until frames
+    # confirm it (record_exc).
+    # (printStackTrace writes the exception line before the frames: frames right under a record
+    # whose level does not announce them are the rest of a stack whose head was cut, not its own)
+    "record": {"kind": None, "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("expect", "java_head"),
+                                    "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
+                                    "j_suppressed": ("announce", "java_frames"), "json_member": (_E, None)},
+               # Spring Boot's "%wEx" writes a blank line between the record and its stack
+               "after_blank": {"j_exc": (_T, "record_tent"), **_RUST_SECTIONS}},
+    # a record of a formatter that never prints a Java throwable under it (glog, c10, Python logging's
+    # own layouts, vLLM, DeepSpeed, transformers, loguru, Rich, logrus: RECORD_MODES): a Java stack
+    # after it belongs to it only when the record announces it (WARN and up, "...:"); else the stack
+    # is another writer's and the record stays alone. So are c10's "Exception raised from" and its
+    # frames: they follow the error record that carries the what() (glog/c10 E and F records)
+    "record_native": {"kind": None,
+                      "on": {**_ATTACH, "text": (_T, "record_tent"), "j_exc": ("announce", "java_head"),
+                             "json_member": (_E, None),
+                             "j_at": ("announce", "java_frames"), "j_more": ("announce", "java_frames"),
+                             "j_caused": ("announce", "java_head"), "j_suppressed": ("announce", "java_frames"),
+                             "c10_raised": ("announce", "c10_frames"), "frame": ("announce", "c10_frames")},
+                      "after_blank": {"j_exc": (_T, "record_tent"), **_RUST_SECTIONS}},
+    # the exception line held after a record that does not announce it: frames confirm it
+    "record_exc": {"kind": None, "on": {"j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"),
+                                        "j_caused": (_S, "java_head"), "text": (_T, None), "indent": (_T, None)},
+                   "max_tent": 12},
+    # lines of text held after a record: kept only when a stack the record announces follows (a
+    # multi-line message that ends in logger.exception's traceback); without an announcement the held
+    # lines are read again on their own and the stack starts its own event
     "record_tent": {"kind": None, "on": {"text": (_T, None), "indent": (_T, None),
-                                         "j_exc": (_T, None), "j_at": (_S, "java_frames"),
-                                         "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head")},
-                    "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames")},
-                    "max_tent": 12},
+                                         "j_exc": (_T, None), "j_at": ("announce", "java_frames"),
+                                         "j_more": ("announce", "java_frames"), "j_caused": ("announce", "java_head"),
+                                         # zap's stacktrace under an error record: function, then "\tfile:N"
+                                         "go_file": ("announce", "go_stack")},
+                    "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": ("announce", "java_frames")},
+                    "max_tent": 12, "quiet_ends": True, "tent_heads": True},
     # a record whose message ends with ':' or is empty: the lines below are its body until a record
-    "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "text": (_C, None),
+    # (a logger writes a message's further lines as they are, without its head: what ends the body is
+    # the next line that is a record of its own; the ':' that announced the body is the evidence that
+    # the lines between belong to it. After a blank line only indented lines go on: a line of text at
+    # column 0 there is the next output, the body's own lines rarely hold an empty one)
+    "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "ipy_num": (_C, None), "text": (_C, None),
+                                  "tsl_frame": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
-             "after_blank": {"indent": (_C, None), "text": (_C, None)}},
+             "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml"),
+                             **_RUST_SECTIONS}},
+    # a YAML dump a record announced ("...:", a blank line): its keys at column 0 and everything indented
+    # under them, to a line of another shape or a blank line (the dump holds none)
+    "yaml": {"kind": "yaml_dump", "on": {"yaml_key": (_C, None), "indent": (_C, None), "exc_line": (_C, None)}},
     # a head with an empty message ("WARNING:torch.distributed.run:", "Process X:"): the next line
     # is the message, and decides the mode
     "await": {"kind": None, "on": {}, "await": True},
     # a writer's prefix alone: the next line of the writer joins only when it is an NCCL WARN
     "lead": {"kind": None, "on": {}},
+    # java.util.logging's first line: the "LEVEL: message" line is the record's own
+    # (SimpleFormatter writes the level at the start of the second line: it is the record's head too,
+    # and announces the throwable printed right under the message)
+    "jul": {"kind": None, "on": {"jul_level": (_S, "record")}, "head_line": True},
+
+    # Ray's GCS start failure (python/ray/_private/node.py): the quoted lines of gcs_server.err, whatever
+    # their heads, up to the blank line the message writes after them, then ".Please check <file> for
+    # details" (newer Ray) or nothing
+    "ray_err_files": {"kind": "ray_error_files", "on": {"text": (_S, None), "indent": (_S, None)},
+                      "after_blank": {"ray_check": (_L, None)},
+                      # (node.py quotes only the lines that hold " C " or " E ": its head's level letter)
+                      "headed": re.compile(r" [CE] ")},
+    # accelerate's state repr: its field lines, nothing else (the blank line its trailing newline leaves
+    # ends it)
+    "accel_state": {"kind": "other_multiline", "on": {"accel_field": (_S, None)}},
+    "accel_defaults": {"kind": None, "on": {"indent": (_S, None), "accel_defaults_end": (_L, None)}},
 
     # -- CPython traceback.py ----------------------------------------------------------------------
     # "Traceback (most recent call last):", frames ("  File ..." + source + carets), the exception
@@ -462,26 +1192,115 @@ MODES: dict[str, dict] = {
     "py_head": {"kind": "python_traceback",
                 "on": {"py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"), "indent": (_S, "py_frames"),
                        "exc_line": (_S, "py_msg"),
-                       "j_exc": (_S, "py_msg"), "text": (_C, "py_msg")}},
+                       "j_exc": (_S, "py_msg"), "text": (_C, "py_msg")},
+                "after_blank": {"py_file": (_S, "py_frames")}},
     "py_frames": {"kind": "python_traceback",
                   "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
-                         "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg"), "text": (_C, "py_msg")}},
+                         "tqdm_bar": (_E, None),
+                         "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
+                  # (after the frames traceback.py writes the exception line, "Type" or "Type: message":
+                  # a line of another shape is not this traceback's, whatever its own writer)
+                  # loguru's diagnose (better_exceptions) writes a blank line before each frame of the
+                  # user's code and before the exception line, and the values under the source line
+                  "after_blank": {"py_file": (_S, None), "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"),
+                                  "j_exc": (_S, "py_msg")}},
+    # after an exception line without a message: its notes (indented or "note"-like lines are not told
+    # apart from the next record, so none are taken), then only a chained exception or the thread
+    # dump of a fatal error continue it; any other line is the next record
+    "py_done": {"kind": "python_traceback",
+                "on": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
+                       "py_ext_cut": (_S, "py_ext_more"), "rule_eq": (_C, "py_box")},
+                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
+                                "py_ext_cut": (_S, "py_ext_more")}},
+    # the exception line's message (str(exc), then __notes__) is free text with no end of its own.
+    # Evidence that it goes on: the exception line ends with ':' (the message's detail follows), or
+    # the next line is indented, names an inner error ("ncclUnhandledCudaError: ..."), or is a shape
+    # that messages embed (a Java stack, c10 frames, torchrun's box); then the message is open
+    # ("py_msg_more") and its text runs to the first record of its own. A line of text with none of
+    # that evidence is taken too (a message's further lines and add_note()'s notes are free text that
+    # traceback.py prints under the exception line; a print after traceback.print_exc() looks the same),
+    # and the first record of its own ends it.
     "py_msg": {"kind": "python_traceback",
-               "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
-                      "fh_file": (_C, None),
-                      "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
-                      "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
+               "on": {"text": (_C, "py_msg_more"), "indent": (_C, "py_msg_more"),
+                      "cuda_hint": (_C, "py_msg_more"),
+                      "exc_named": (_C, "py_msg_more"), "j_exc": (_C, "py_msg_more"), "py_file": (_C, "py_msg_more"),
+                      "fh_file": (_C, "py_msg_more"), "j_at": (_C, "py_msg_more"), "j_caused": (_C, "py_msg_more"),
+                      "frame": (_C, "py_msg_more"), "c10_raised": (_C, "py_msg_more"),
+                      "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
                       "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                      "rule_dash": (_T, "table_dash")},
-               # chained exceptions, and the thread dump of a fatal error that printed the exception
+                      "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
+                      # logging's stack_info after the record's traceback (exc_info and stack_info both)
+                      "py_stack": (_S, "py_stack"),
+                      # a message that quotes another process's traceback after a ':' (PySpark's
+                      # PythonException, pyspark/errors/exceptions/captured.py: "An exception was thrown
+                      # from the Python worker:" and the worker's traceback)
+                      "py_tb": ("after_colon", "py_msg_more"), "tf_detected": (_S, "tf_node")},
+               # chained exceptions, the thread dump of a fatal error that printed the exception, and the
+               # paragraphs libraries write into their messages
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
-                               "py_ext": (_L, None), "rule_dash": (_T, "table_dash")}},
-    "rich_tb": {"kind": "python_traceback", "on": {"rich_box": (_S, None), "rich_box_end": (_S, "py_head")}},
+                               "indent": (_C, "py_msg_more"), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
+                               "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, "py_msg_more"),
+                               "tf_detected": (_S, "tf_node")}},
+    # a message known to span lines: its text runs until a line that is a record of its own
+    "py_msg_more": {"kind": "python_traceback",
+                    "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
+                           "fh_file": (_C, None),
+                           "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
+                           "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
+                           "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
+                           "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
+                           "py_stack": (_S, "py_stack"), "py_tb": ("after_colon", None),
+                           "tf_detected": (_S, "tf_node")},
+                    "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
+                                    "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
+                                    "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, None),
+                                    "spark_driver": (_C, None), "tf_detected": (_S, "tf_node"),
+                                    # (a Java stack the message quotes, whose exception message ends with an
+                                    # empty line: PySpark's "JVM stacktrace:" under an AnalysisException's plan)
+                                    "j_at": (_C, None)}},
+    # TensorFlow's node definition site in a graph execution error: its frames (blank lines between them),
+    # the op's message held until the status's "\t [[{{node N}}]]" line confirms it
+    "tf_node": {"kind": "python_traceback",
+                "on": {"py_file": (_S, None), "indent": (_S, None), "text": (_T, None), "exc_line": (_T, None),
+                       "exc_named": (_T, None), "j_exc": (_T, None), "yaml_key": (_T, None),
+                       "tf_node_line": (_S, "tf_node_end")},
+                "after_blank": {"py_file": (_S, None), "text": (_T, None), "exc_line": (_T, None),
+                                "exc_named": (_T, None), "j_exc": (_T, None), "tf_node_line": (_S, "tf_node_end")},
+                "max_tent": 20},
+    "tf_node_end": {"kind": "python_traceback", "on": {"tf_node_line": (_S, None)}},
+    # Rich's traceback: the panel's rows to its bottom edge, then the exception line ("Type: message",
+    # "Type"; a SyntaxError's own panel comes first), then the message (free text, wrapped to the
+    # console's width), its "[NOTE]" lines, and after a blank line the chain marker and the next panel
+    # (rich/traceback.py __rich_console__)
+    "rich_tb": {"kind": "python_traceback", "on": {"rich_row": (_S, None), "rich_end": (_S, "rich_exc")}},
+    # (an exception group's "Sub-exception #N" panels hold their exception lines: after one a blank
+    # line, then the next panel or the chain marker)
+    "rich_exc": {"kind": "python_traceback", "on": {"rich_exc": (_S, "rich_msg"), "rich_panel": (_S, "rich_tb"),
+                                                    "py_chain": (_S, "py_chain"), "rich_chain": (_S, "rich_chain")},
+                 "after_blank": {"rich_panel": (_S, "rich_tb"), "py_chain": (_S, "py_chain"),
+                                 "rich_chain": (_S, "rich_chain")}},
+    # the chain marker wrapped over lines: its rest, to the line that ends it, then the next panel
+    "rich_chain": {"kind": "python_traceback", "on": {"rich_chain_end": (_S, "py_chain"), "text": (_C, None),
+                                                      "indent": (_C, None)}},
+    # a box drawn with box-drawing characters: rows and separators to its bottom edge
+    "box": {"kind": "table", "on": {"rich_box": (_S, None), "box_sep": (_S, None), "box_bottom": (_L, None),
+                                   "rich_box_end": (_L, None)}},
     "ipy": {"kind": "python_traceback", "kind_override": True,
-            "on": {"ipy_frame": (_S, None), "ipy_src": (_S, None), "indent": (_S, None), "exc_line": (_S, "ipy_msg"),
-                   "j_exc": (_S, "ipy_msg"), "text": (_C, "ipy_msg")},
+            "on": {"ipy_frame": (_S, None), "ipy_num": (_S, None), "ipy_src": (_S, None), "indent": (_S, None),
+                   "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg"), "ipy_skip": (_S, None)},
+            # (after the frames ultratb writes the exception line, "Type: message": a line of another
+            # shape is the next record)
             "after_blank": {"ipy_frame": (_S, None), "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg"),
-                            "text": (_C, "ipy_msg")}},
+                            "ipy_skip": (_S, None)}},
+    # the middle of an ultratb traceback, as an excerpt cuts it: numbered source lines ("    682     x = f(",
+    # "--> 603 ...", "   (...)") are held until a frame's header or a hidden-frames line confirms them
+    "ipy_cut": {"kind": None, "on": {"ipy_num": (_T, None), "ipy_src": (_T, None), "indent": (_T, None),
+                                     "ipy_frame": (_S, "ipy"),
+                                     "ipy_skip": (_S, "ipy")},
+                "after_blank": {"ipy_frame": (_S, "ipy"), "ipy_skip": (_S, "ipy")}, "max_tent": 40},
+    # (a frame's header, "File ~/x.py:603, in f(self)" / "Cell In[3], line 1", is ultratb's only when its
+    # numbered source lines follow)
+    "ipy_cut_frame": {"kind": None, "on": {"ipy_num": (_S, "ipy"), "ipy_src": (_S, "ipy")}},
     "ipy_msg": {"kind": "python_traceback",
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
                 "after_blank": {"py_chain": (_S, "ipy_chain")}},
@@ -493,14 +1312,33 @@ MODES: dict[str, dict] = {
                       "text": (_C, "paddle_msg"), "indent": (_C, None)},
                "after_blank": {"rule_dash": (_S, None), "paddle_head": (_S, None)}},
     "paddle_msg": {"kind": "cpp_frames", "on": {"indent": (_C, None)}},
-    "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, None), "num_frame": (_S, None), "rule_eq": (_L, None)}},
-    "py_chain": {"kind": "python_traceback",
-                 "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg")},
-                 "after_blank": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg")}},
+    # (libbfd's own warnings, "BFD: Dwarf Error: ...", come between the signal line and the backtrace:
+    # held until its header confirms them)
+    "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, None), "num_frame": (_S, None), "ucx_frame": (_S, None),
+                                         "rule_eq": (_L, None), "text": (_T, None)}},
+    "py_chain": {"kind": "python_traceback", "kind_override": True,
+                 "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb"),
+                        "ray_tb": (_S, "py_head")},
+                 "after_blank": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb"),
+                                 "ray_tb": (_S, "py_head")}},
+    # print_stack's frames under logging's "Stack (most recent call last):" (nothing after them) or
+    # asyncio's "source_traceback:" (its context's other keys, then the exception's traceback)
+    "py_stack": {"kind": "python_traceback",
+                 "on": {"py_file": (_S, None), "indent": (_C, None), "asyncio_handle": (_S, None),
+                        "py_stack": (_S, None), "py_tb": (_S, "py_head")}},
+    # a remote traceback: the exception line, the '"""' that opens its message, the worker's traceback
+    # (any line) to the closing '"""', then only the chain to the exception raised again
+    "py_remote": {"kind": "python_traceback", "on": {"py_triple": (_S, "py_remote_tb")}},
+    "py_remote_tb": {"kind": "python_traceback", "any": (_S, None), "after_blank": "on",
+                     "on": {"py_triple": (_S, "py_done")}},
+    # unittest's failure header: the case line (and its docstring's line), the '-' rule, the traceback
+    "ut_head": {"kind": "python_traceback", "on": {"rule_dash": (_S, "ut_rule"), "text": (_T, None)},
+                "max_tent": 1},
+    "ut_rule": {"kind": "python_traceback", "on": {"py_tb": (_S, "py_head")}},
     # torchrun's ChildFailedError message: a box from a '=' rule to the next bare '=' rule
     # (torch/distributed/elastic/multiprocessing/errors/__init__.py _MSG_FORMAT_TEMPLATE)
     "py_box": {"kind": "childfailed_box", "kind_override": True,
-               "on": {"rule_eq": (_L, None)}, "any": (_S, None)},
+               "on": {"rule_eq": (_L, None)}, "any": (_C, None)},
     # exception groups: every line of the group is boxed by '|' and '+' under the group's indent
     "py_eg": {"kind": "python_traceback",
               "on": {"eg_line": (_S, None), "py_chain": (_S, "py_chain")},
@@ -509,18 +1347,28 @@ MODES: dict[str, dict] = {
     # blank lines ("Thread 0x..." / "Current thread 0x..." / "Stack"), then "Extension modules: ..."
     "py_fatal": {"kind": "python_fatal",
                  "on": {"py_state": (_S, None), "py_thread": (_S, "fatal_frames"), "py_tb": (_S, "py_head"),
-                        "text": (_C, None)},
+                        "py_ext_cut": (_S, "py_ext_more"), "text": (_C, None)},
                  "after_blank": {"py_thread": (_S, "fatal_frames"), "py_tb": (_S, "py_head"), "py_ext": (_L, None),
-                                 "py_state": (_S, None)}},
+                                 "py_ext_cut": (_S, "py_ext_more"), "py_state": (_S, None)}},
+    # faulthandler's watchdog header: every thread's stack follows at once, nothing else
+    "py_timeout": {"kind": "python_fatal", "on": {"py_thread": (_S, "fatal_frames")}},
     "fatal_frames": {"kind": "python_fatal",
-                     "on": {"fh_file": (_S, None), "py_file": (_S, None), "indent": (_S, None), "py_thread": (_S, None),
-                            "py_ext": (_L, None)},
+                     # (faulthandler writes frames and its notes only: an indented line of another shape,
+                     # a tqdm bar, is not the dump's)
+                     "on": {"fh_file": (_S, None), "py_file": (_S, None), "fh_note": (_S, None),
+                            "py_thread": (_S, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more")},
                      # (a frame after a blank line: a paste that doubled every line's newline)
-                     "after_blank": {"py_thread": (_S, None), "py_ext": (_L, None), "fh_file": (_S, None)}},
+                     "after_blank": {"py_thread": (_S, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
+                                     "fh_file": (_S, None)}},
+    "py_ext_more": {"kind": "python_fatal", "on": {"py_ext_total": (_L, None), "text": (_C, None)}},
     # warnings.formatwarning: header, message lines (held), then the source line "  <source>"
     "py_warn": {"kind": "python_warning",
                 "on": {"warn_src": (_L, None), "text": (_T, None), "indent": (_T, None),
-                       "rule_star": (_T, None), "rule_eq": (_T, None), "rule_dash": (_T, None)},
+                       "rule_star": (_T, None), "rule_eq": (_T, None), "rule_dash": (_T, None),
+                       # autograd's anomaly mode warns with the forward's traceback in the message
+                       # ("Traceback of forward call that caused the error:\n" + traceback.format_list,
+                       # torch/csrc/autograd/python_anomaly_mode.cpp), then c10's suffix
+                       "py_file": (_T, None), "c10_triggered": (_T, None)},
                 "after_blank": "on", "max_tent": 40},
 
     # -- Java Throwable.printStackTrace --------------------------------------------------------
@@ -528,14 +1376,54 @@ MODES: dict[str, dict] = {
     # blank lines), "\tat frame" lines, "\t... N more", "Caused by: ...", "\tSuppressed: ..."
     "java_head": {"kind": "java_stack",
                   "on": {"j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"), "j_caused": (_S, None),
-                         # a Python exception line whose message is torchrun's box (the traceback cut above)
-                         "rule_eq": (_S, "py_box"),
+                         # a Python exception line whose message is torchrun's box (the traceback cut above),
+                         # or the remote traceback Ray's RayTaskError carries ("  File ..." frames)
+                         "rule_eq": (_S, "py_box"), "py_file": (_S, "py_frames"),
                          "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None)},
-                  "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames")},
-                  "max_tent": 12},
+                  # (an exception line whose traceback was cut above it: traceback.py chains the next
+                  # exception after a blank line, "The above exception was the direct cause ...")
+                  "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames"),
+                                  "py_chain": (_S, "py_chain")},
+                  "max_tent": 12, "ends_at_blank": True, "tent_heads": True},
+    # (a frame cannot stand without its exception line: one after a blank line among frames is the
+    # same stack, the blank line a copy's)
+    # (a stack Hadoop quotes in a container's diagnostics goes on with its exit line: "yarn_exit")
     "java_frames": {"kind": "java_stack",
                     "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
-                           "j_circular": (_S, None), "j_caused": (_S, "java_head")}},
+                           # (V8's frames as util.inspect prints an error: console.error(err) in Node.js)
+                           "node_more": (_S, None), "node_at_open": (_S, "node_props"),
+                           "j_circular": (_S, None), "j_caused": (_S, "java_head"), "yarn_exited": (_L, None),
+                           "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)},
+                    "after_blank": {"j_at": (_S, None), "j_more": (_S, None), "yarn_exited": (_L, None),
+                                    "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)}},
+
+    # Open MPI's signal report: its fixed lines and frames to "*** End of error message ***"
+    "ompi_sig": {"kind": "ompi_backtrace", "on": {"ompi_sig_line": (_S, None), "ompi_sig_end": (_L, None)}},
+    # Open MPI's MPI_ERRORS_ARE_FATAL report: its "*** " lines to "and potentially your MPI job)"
+    "ompi_fatal": {"kind": "mpi_error", "on": {"ompi_fatal_line": (_S, None), "ompi_fatal_end": (_L, None)}},
+    # valgrind's preamble: its fixed lines, to the prefix alone that closes it
+    "vg_banner": {"kind": "valgrind", "on": {"vg_banner_line": (_S, None)}},
+    # -- Node.js's uncaught exception report ------------------------------------------------------
+    # the throw's location, its source line (any text: held until the caret confirms it), the caret,
+    # after a blank line the error's first line, its message's further lines, its frames; then
+    # util.inspect's properties to the '}' at column 0, and after a blank line the version line
+    "node_src": {"kind": "node_error", "on": {}, "any": (_T, "node_caret")},
+    "node_caret": {"kind": "node_error", "on": {"node_caret": (_S, "node_exc")}},
+    "node_exc": {"kind": "node_error", "after_blank": "on",
+                 "on": {"exc_named": (_S, "node_msg"), "exc_line": (_S, "node_msg"), "exc_bare": (_S, "node_msg"),
+                        "j_exc": (_S, "node_msg"), "text": (_S, "node_msg")}},
+    "node_msg": {"kind": "node_error",
+                 "on": {"text": (_C, None), "indent": (_C, None), "j_at": (_S, "node_frames"),
+                        "at_path": (_S, "node_frames"), "node_at_open": (_S, "node_props"),
+                        "node_version": (_L, None)},
+                 "after_blank": {"node_version": (_L, None)}},
+    "node_frames": {"kind": "node_error",
+                    "on": {"j_at": (_S, None), "at_path": (_S, None), "node_more": (_S, None),
+                           "node_at_open": (_S, "node_props"), "node_version": (_L, None)},
+                    "after_blank": {"node_version": (_L, None)}},
+    # util.inspect's members of an error (nested causes and errors indented under them) to its '}'
+    "node_props": {"kind": None, "on": {"node_close": (_S, "node_end")}, "any": (_S, None)},
+    "node_end": {"kind": None, "on": {"node_version": (_L, None)}, "after_blank": {"node_version": (_L, None)}},
 
     # -- C++ ---------------------------------------------------------------------------------------
     # a glog/c10 E/F record or a what(): free text (c10::Error::compute_what: message, context
@@ -547,14 +1435,46 @@ MODES: dict[str, dict] = {
                 "after_blank": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames")}},
     # frames end with ')' ("(0x.. in lib.so)"); a line after one that does not is its hard wrap
     "c10_frames": {"kind": "cpp_frames", "cross": True, "wrap_end": ")",
-                   "on": {"frame": (_S, None), "text": ("wrap", None), "c10_raised": (_S, None)},
+                   "on": {"frame": (_S, None), "c10_omit": (_S, None), "text": ("wrap", None), "c10_raised": (_S, None),
+                          # lldb's "bt all": the next thread's header, then its frames
+                          "lldb_thread": (_S, "lldb_bt")},
                    "after_blank": {"c10_raised": (_S, None)}},
     # libstdc++: "terminate called after throwing an instance of 'T'" then "  what():  <what()>"
     "terminate": {"kind": "cpp_frames", "cross": True, "on": {"what": (_S, "c10_msg")}},
     # absl failure signal handler / glog: "*** SIGSEGV received ... ***", "PC: @ ...", "    @ ..."
     "sigdump": {"kind": "cpp_frames", "cross": True,
                 "on": {"absl_frame": (_S, None), "glog_sig": (_S, None)}},
+    # (CurrentStackTrace writes a frame whose symbol is unknown as a tab alone: a blank line among frames)
+    "begin_bt": {"kind": "cpp_frames",
+                 "on": {"indent": (_S, None), "tsl_frame": (_S, None), "text": (_C, None), "bt_end": (_L, None)},
+                 "after_blank": {"indent": (_S, None), "tsl_frame": (_S, None), "bt_end": (_L, None)}},
+    # TSL's signal handler: the signal line, the mangled frames to their END line, a blank line, and the
+    # demangled "Begin stack trace" section ("begin_bt")
+    "tsl_signal": {"kind": "cpp_frames", "on": {"tsl_mangled": (_S, "tsl_mangled"), "bt_begin": (_S, "begin_bt")}},
+    "tsl_mangled": {"kind": "cpp_frames",
+                    "on": {"glibc_frame": (_S, None), "mac_frame": (_S, None),
+                           "tsl_mangled_end": (_S, "tsl_demangled")}},
+    "tsl_demangled": {"kind": "cpp_frames", "on": {"bt_begin": (_S, "begin_bt")},
+                      "after_blank": {"bt_begin": (_S, "begin_bt")}},
+    # TSL's frames without their "Begin" line: tab + symbol lines (an unresolved symbol leaves the tab
+    # alone, a blank line), to the "End" line
+    "tsl_frames": {"kind": "cpp_frames", "on": {"tsl_frame": (_S, None), "bt_end": (_L, None)}, "after_blank": "on"},
+    # SerenityOS's kernel backtrace: frames with a symbol, then bare addresses (dbgln may prefix only the
+    # first line: "cross")
+    "serenity_bt": {"kind": "cpp_frames", "cross": True,
+                    "on": {"serenity_frame": (_S, None), "serenity_addr": (_S, None)}},
+    # glog's / klog's log file header: fixed lines to "Log line format: ..."
+    "glog_file": {"kind": "glog_header", "on": {"glog_file_line": (_S, None), "glog_file_end": (_L, None)}},
     "glibc": {"kind": "glibc_backtrace", "on": {"glibc_frame": (_S, None)}},
+    "coredump": {"kind": "coredump",
+                 "on": {"indent": (_S, None), "sd_dumped": (_S, None), "sd_stack": (_S, None), "sd_frame": (_S, None),
+                        "sd_module": (_S, None), "sd_elf": (_L, None)},
+                 "after_blank": {"sd_stack": (_S, None), "sd_module": (_S, None), "sd_elf": (_L, None)}},
+    # HotSpot's header: "#" lines; the bare "#" that opens it waits for the line that names it
+    "hash_open": {"kind": None, "on": {"hs_err": (_S, "hs_err")}},
+    "hs_err": {"kind": "jvm_fatal_error",
+               "on": {"hash_bare": (_S, None), "hash_line": (_S, None), "hs_err": (_S, None)},
+               "after_blank": {"hash_bare": (_S, None), "hash_line": (_S, None)}},
     # glibc malloc_printerr (old): "*** Error in `prog': ...", "======= Backtrace: =========",
     # frames, "======= Memory map: ========", /proc/self/maps lines
     "glibc_report": {"kind": "glibc_backtrace",
@@ -562,11 +1482,13 @@ MODES: dict[str, dict] = {
     "mac_bt": {"kind": "macos_backtrace", "on": {"mac_frame": (_S, None)}},
     # gdb: frames, their wrapped argument lines, and the source line gdb prints after a stop
     "gdb": {"kind": "gdb_bt", "on": {"gdb_frame": (_S, None), "gdb_src": (_S, None), "indent": (_C, None),
-                                     "at_path": (_C, None)}},
+                                     "at_path": (_C, None), "gdb_nolocals": (_S, None)}},
+    "gdb_thread": {"kind": "gdb_bt", "on": {"gdb_frame0": (_S, "gdb"), "gdb_frame": (_S, "gdb")}},
     # lldb's stop report ends with "Target N: (name) stopped."
     "lldb_stop": {"kind": "lldb_stop", "on": {"lldb_target": (_L, None), "text": (_C, None), "indent": (_C, None),
                                               "lldb_thread": (_S, None), "frame": (_S, None)}},
-    "lldb_bt": {"kind": "lldb_bt", "on": {"frame": (_S, None), "indent": (_C, None)}},
+    "lldb_bt": {"kind": "lldb_bt", "kind_override": True,
+                "on": {"frame": (_S, None), "lldb_thread": (_S, None), "indent": (_C, None)}},
     # sanitizer_common reports: header, "    #N 0x.. in" frames, sections, "SUMMARY: XSanitizer: ..."
     # (TSan and Go's race detector also close with the rule they opened with)
     "san_report": {"kind": "llvm_sanitizer",
@@ -575,9 +1497,39 @@ MODES: dict[str, dict] = {
                           "san_summary": (_S, "san_done")},
                    "after_blank": {"san_frame": (_S, None), "indent": (_C, None), "text": (_C, None),
                                    "san_summary": (_S, "san_done")}},
-    "san_done": {"kind": "llvm_sanitizer", "on": {"rule_eq": (_L, None)}},
+    # UBSan (ubsan_diag.cpp Diag::~Diag): the runtime error is one line; its notes, the stack with
+    # print_stacktrace=1 and a SUMMARY follow it, nothing else (a line of text after it is the program's)
+    "ubsan": {"kind": "llvm_sanitizer",
+              "on": {"san_note": (_S, None), "indent": (_S, None), "san_frame": (_S, "ubsan_frames"),
+                     "san_summary": (_L, None)}},
+    "ubsan_frames": {"kind": "llvm_sanitizer", "on": {"san_frame": (_S, None), "san_summary": (_L, None)},
+                     "after_blank": {"san_summary": (_L, None)}},
+    "san_done": {"kind": "llvm_sanitizer", "on": {"rule_eq": (_L, None), "san_shadow": (_S, None),
+                                                  "indent": (_S, None)}},
+    # Go's race detector (runtime/race): "WARNING: DATA RACE", sections ("Read at 0x.. by goroutine 8:",
+    # "Previous write at ...", "Goroutine 8 (running) created at:") of frames (a function, then its
+    # "      file.go:N +0x.." line), between two '=' rules; it writes no SUMMARY line before the closing
+    # rule, which ends the report ("Found N data race(s)" at exit is a line of its own)
+    "go_race": {"kind": "go_race",
+                "on": {"indent": (_S, None), "go_file": (_S, None), "text": (_C, None), "rule_eq": (_L, None)},
+                "after_blank": {"indent": (_C, None), "text": (_C, None)}},
     # compute-sanitizer: "========= Report" + "=========     detail" lines + a bare "========="
     "cs_report": {"kind": "sanitizer_report", "on": {"cs_cont": (_S, None), "cs_end": (_L, None)}},
+
+    # -- Spark on YARN ----------------------------------------------------------------------------
+    # yarn/Client.scala's application report: one record, fields in a fixed order to "user"; the
+    # diagnostics' value is YARN's free text (container diagnostics quote the last 4096 bytes of the
+    # container's logs, with their own records' heads), ended by the next field. YARN caps an attempt's
+    # diagnostics (yarn.app.attempt.diagnostics.limit.kc, 64 KB): past that the report is taken as cut
+    "yarn_report": {"kind": "yarn_report",
+                    "on": {"yarn_field": (_S, None), "yarn_diag": (_S, "yarn_diag"), "yarn_user": (_L, None)}},
+    "yarn_diag": {"kind": "yarn_report", "any": (_S, None), "any_max_bytes": 80 * 1024, "after_blank": "on",
+                  "on": {"yarn_field": (_S, "yarn_report"), "yarn_user": (_L, None)}},
+    # Spark standalone's child command header: the command line, then its '=' rule
+    "spark_cmd": {"kind": "spark_command", "on": {"rule_eq": (_L, None)}},
+    # Hadoop's container diagnostics after the launch failure's stack: the exit line, then each quoted
+    # log's "Last N bytes of <file> :" header and its tail (free text: it ends at a record of its own)
+    "yarn_exit": {"kind": "java_stack", "on": {"text": (_C, None), "indent": (_C, None)}},
 
     # -- Go runtime --------------------------------------------------------------------------------
     # "panic: v [recovered]" (nested panics on "\tpanic: " lines), "[signal ...]", a blank line,
@@ -589,19 +1541,53 @@ MODES: dict[str, dict] = {
                 "after_blank": {"go_goroutine": (_S, "go_stack"), "go_runtime_stack": (_S, "go_stack"),
                                 "text": (_T, None), "indent": (_T, None)},
                 "max_tent": 12},
+    # the runtime's "runtime: ..." lines, then the throw's "fatal error: ..." (alone they are records)
+    "go_runtime": {"kind": "go_panic", "on": {"go_runtime_note": (_T, None), "go_panic": (_S, "go_head")}},
+    # zap's and pkg/errors' frames (a function's name, then "\tfile:line"): the first pair confirms them;
+    # pkg/errors' "%+v" of a wrapped error writes each wrapper's message between the frames of the error
+    # it wraps and its own (withMessage.Format, then withStack's frames), so a line of text is held until
+    # the next pair confirms it
+    "go_pair": {"kind": "go_frames", "on": {"go_file": (_S, "go_frames")}},
+    "go_frames": {"kind": "go_frames",
+                  "on": {"go_func_bare": (_T, None), "go_file": (_S, None), "text": (_T, None)}, "max_tent": 3},
     "go_stack": {"kind": "go_panic",
                  "on": {"go_func": (_S, None), "go_file": (_S, None), "go_file_bare": (_S, None),
-                        "go_created": (_S, None),
+                        "go_created": (_S, None), "go_func_bare": (_T, None),
                         "go_elided": (_S, None), "go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
                         "indent": (_S, None)},
                  "after_blank": {"go_goroutine": (_S, None), "go_runtime_stack": (_S, None)}},
 
+    # klog/v2's multi-line value ("key=<" ending the record's line): its lines, each behind a tab (blanks
+    # where a copy expanded it), to the " >" that closes it (which may open the next value). The value
+    # is free text (a probe's output, a stack): a line there that is a record of its own ends it, as
+    # where the closing line never comes (a value cut, lines of a log view in reverse order)
+    "klog_value": {"kind": "klog_record", "on": {"klog_reopen": (_S, None), "klog_close": (_L, None)},
+                   "any": (_C, None), "any_lead": ("\t", " ")},
+
     # -- Rust std::panicking default_hook ----------------------------------------------------------
     # "thread 'x' panicked at file:l:c:" + message (free text), "note: run with `RUST_BACKTRACE=1`"
     # (first panic only), or "stack backtrace:" + "  N: sym" / "      at file:l:c" frames + a note
+    # (the message has no end of its own: the header's trailing ':' (Rust 1.73+) announces its first
+    # line, indented lines ("  left: 1") continue it, and another line of text is taken only after a
+    # line that ends with ':'; the note or the backtrace is the printer's own end)
     "rust_panic": {"kind": "rust_panic",
-                   "on": {"text": (_C, None), "indent": (_C, None), "rust_note": (_L, None),
+                   "on": {"text": ("after_colon", None), "indent": (_C, None), "rust_note": (_L, None),
                           "rust_bt_head": (_S, "rust_bt")}},
+    # tracing-subscriber's Pretty event: its message's further lines (written as they are) held until
+    # the "    at file:line" line (or a span's "    in" line, without locations) confirms them
+    "tracing_pretty": {"kind": "rust_log", "on": {"at_path": (_S, None), "tracing_in": (_S, None), "text": (_T, None),
+                                                  "indent": (_T, None)}, "max_tent": 12},
+    # anyhow's and eyre's sections (_RUST_SECTIONS): each one's lines indented under its title
+    "rust_causes": {"kind": "rust_error", "on": {**_RUST_SECTIONS, "indent": (_S, None)},
+                    "after_blank": _RUST_SECTIONS},
+    "rust_loc": {"kind": "rust_error", "on": {**_RUST_SECTIONS, "indent": (_S, None)}, "after_blank": _RUST_SECTIONS},
+    # color-eyre's panic report: its header, "Message:  " (the payload, free text) and "Location: ", then
+    # its sections after blank lines; its backtrace section (all of it indented), its env hints
+    "eyre_panic": {"kind": "rust_panic", "on": {**_RUST_SECTIONS, "eyre_field": (_S, None), "text": (_C, None),
+                                                "indent": (_C, None)}, "after_blank": _RUST_SECTIONS},
+    "eyre_bt": {"kind": "rust_error", "on": {**_RUST_SECTIONS, "indent": (_S, None), "rust_frame": (_S, None),
+                                             "at_path": (_S, None)}, "after_blank": _RUST_SECTIONS},
+    "eyre_env": {"kind": "rust_error", "on": {"eyre_env": (_S, None)}},
     "rust_bt": {"kind": "rust_panic",
                 "on": {"rust_frame": (_S, None), "indent": (_S, None), "j_at": (_S, None), "at_path": (_S, None),
                        "rust_note": (_L, None)}},
@@ -614,24 +1600,92 @@ MODES: dict[str, dict] = {
                       "kern_start": (_S, None), "text": ("side", None)},
                "after_blank": "on"},
 
+    # transformers' loading report (its tokens): the table's rows and rule, then after the blank line its notes
+    # ("rows": its padded first column and " | " read as docker compose's "name  | " prefix; see merger)
+    "hf_report": {"kind": None, "rows": True,
+                  "on": {"hf_row": (_S, None), "hf_rule": (_S, None), "rule_dash_t": (_S, None),
+                         "hf_notes": (_S, "hf_notes")},
+                  "after_blank": {"hf_notes": (_S, "hf_notes")}},
+    "hf_notes": {"kind": None, "on": {"hf_note": (_S, None)}},
+    # -- command-line parsers' usage errors (their tokens): the usage's lines, then the error's line; fire's
+    # error line before its usage, its help pointer after a blank line
+    "usage": {"kind": "usage_error",
+              "on": {"indent": (_S, None), "argparse_error": (_L, None), "click_try": (_S, None),
+                     "click_error": (_L, None), "fire_detail": (_S, "usage_help")},
+              "after_blank": {"click_error": (_L, None), "fire_detail": (_S, "usage_help")}},
+    "usage_help": {"kind": "usage_error", "on": {"indent": (_L, None)}},
+    "fire_error": {"kind": None, "on": {"usage_head": (_S, "usage")}},
+    # Hydra's compact error: its message's lines held until its hint ends the report
+    # (the hint is a write of its own after it: a line of its own, as after a traceback)
+    "hydra_compact": {"kind": "hydra_error", "on": {"hydra_hint": ("confirm", None)}, "any": (_T, None),
+                      "after_blank": "on", "max_tent": 40},
+    # Lightning's model summaries (their tokens)
+    "pl_summary": {"kind": "model_summary", "rows": True,
+                   "on": {"rule_dash": (_S, None), "pl_row": (_S, None), "pl_total": (_S, None)}},
+    "pl_grid": {"kind": "model_summary", "on": {"pl_grid_row": (_S, None)}},
+    # wandb's calls of more than one line (their tokens); the panel's grids run to the empty line each ends with
+    "wandb_header": {"kind": None, "on": {"wandb_sync_more": (_S, None)}},
+    "wandb_panel": {"kind": "wandb_summary",
+                    "on": {"wandb_panel": (_S, None), "text": (_S, None), "indent": (_S, None)},
+                    "after_blank": {"wandb_panel": (_S, None)}},
+    "wandb_sync": {"kind": None, "on": {"wandb_sync_cmd": (_L, None)}},
     # -- framed tables: a rule line, rows, the closing rule (held until it comes) ----------------
-    "table_eq": {"kind": "table", "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
-                                        "san_head": (_S, "san_report"), "go_race": (_S, "san_report"),
-                                        "kern_start": (_S, "kernel"), "rule_dash": (_T, None),
-                                        "rule_star": (_T, None), "rule_dash_t": (_T, None)},
+    # ("one_write": a table is printed by one call; a line of another writer among its rows ends it,
+    # and the rows held so far are read again on their own: separators a script prints around its
+    # own lines are not a table)
+    "table_eq": {"kind": "table", "one_write": True,
+                 "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
+                        "ut_case": (_S, "ut_head"), "san_head": (_S, "san_report"), "go_race": (_S, "go_race"),
+                        "kern_start": (_S, "kernel"), "rule_dash": (_T, None),
+                        "rule_star": (_T, None), "rule_dash_t": (_T, None)},
                  "after_blank": "on", "max_tent": 200},
-    "table_dash": {"kind": "table", "on": {"rule_dash": (_L, None), "text": (_T, None), "indent": (_T, None),
-                                          "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"),
-                                          "rule_eq": (_T, None), "rule_star": (_T, None)},
+    "table_dash": {"kind": "table", "one_write": True,
+                   "on": {"rule_dash": (_L, None), "text": (_T, None), "indent": (_T, None),
+                          "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"), "jax_note": (_S, "py_msg_more"),
+                          # (traceback.py writes a chain marker only after an exception's message: the
+                          # rule held before it is the message's; JAX's UnfilteredStackTrace ends so)
+                          "py_chain": (_S, "py_chain"),
+                          "rule_eq": (_T, None), "rule_star": (_T, None)},
                    "after_blank": "on", "max_tent": 200},
-    "table_star": {"kind": "table", "on": {"rule_star": (_L, None), "text": (_T, None), "indent": (_T, None),
-                                          "rule_eq": (_T, None), "rule_dash": (_T, None)},
+    "table_star": {"kind": "table", "one_write": True,
+                   "on": {"rule_star": (_L, None), "text": (_T, None), "indent": (_T, None),
+                          "rule_eq": (_T, None), "rule_dash": (_T, None)},
                    "after_blank": "on", "max_tent": 200},
+    # ASCII tables: rows are held until a rule confirms them (a grid repeats the rule between rows)
+    "table_plus": {"kind": "table", "one_write": True,
+                   "on": {"rule_plus": (_S, None), "pipe_row": (_T, None)}, "max_tent": 200},
+    # the tail of a pretty-printed JSON dump whose opening line was cut: members and closing brackets
+    # until the brackets close what was open before the first line
+    "json_tail": {"kind": "json_dump", "depth": True, "depth0": 1,
+                  "on": {"json_member": (_S, None), "json_close": (_S, None), "indent": (_C, None)}},
     # a line ending with '{' or '[' (DeepSpeed's config dump): until the brackets balance
+    # (json.dumps, pprint and repr indent every inner line and the closing bracket's line starts with
+    # it; a line of text at column 0 is not part of the dump: the dump was cut, or its brackets are
+    # miscounted, and the line is the next record)
     "json": {"kind": "json_dump", "depth": True,
-             "on": {"text": (_C, None), "indent": (_C, None)}, "after_blank": "on"},
+             "on": {"json_line": (_C, None), "json_close": (_C, None), "indent": (_C, None)}, "after_blank": "on"},
 }
 
+
+# a dashed rule inside an exception's message (a table the message holds, JAX's note under its
+# UnfilteredStackTrace): held as a table's rule is, but the message is written by traceback.py line by
+# line, so another process's lines between them do not end it (a table printed alone is one write)
+MODES["py_msg_rule"] = {**MODES["table_dash"], "one_write": False}
+
+# a record of a JVM's logger and one C++ code wrote (RECORD_MODES): as "record" and "record_native", but a
+# Python traceback after it is the Python side's own (PySpark's driver after the JVM's records, TensorFlow's
+# caller after its C++ status record)
+_NO_PY_TB = {"py_tb": (_E, None), "py_file": (_E, None)}
+MODES["record_jvm"] = {**MODES["record"], "on": {**MODES["record"]["on"], **_NO_PY_TB}}
+MODES["record_cpp"] = {**MODES["record_native"], "on": {**MODES["record_native"]["on"], **_NO_PY_TB}}
+
+# Rich's exception line is followed by the message as after traceback.py's (py_msg); then, after a blank
+# line (or none, where an agent drops empty lines), an exception group's "Sub-exception #N" panels or the
+# chain marker, which Rich wraps to the console's width (rich/traceback.py __rich_console__)
+MODES["rich_msg"] = {"kind": "python_traceback",
+                     "on": {**MODES["py_msg"]["on"], "rich_panel": (_S, "rich_tb"), "rich_chain": (_S, "rich_chain")},
+                     "after_blank": {**MODES["py_msg"]["after_blank"], "rich_panel": (_S, "rich_tb"),
+                                     "rich_chain": (_S, "rich_chain")}}
 
 # -- derived lookups (the merger compiles the patterns itself) -------------------------------------
 PREFIX_KEY = {f"p_{name}": key for name, _p, key, _g in STREAM_PREFIXES}
@@ -645,7 +1699,7 @@ RANK_RE = re.compile(r"(?:rank|default)=?(\d+)")
 # tokens are shapes that matter only inside some modes (an exception line after frames, a Go func
 # line in a goroutine section): a line is matched against them only while such a block is open, and
 # the first token in TOKENS order among the two reads wins.
-_SINGLE_MODES = ("plain", "record", "record_tent", "body", "await", "lead")
+_SINGLE_MODES = ("plain", "record", "record_native", "record_exc", "record_tent", "body", "await", "lead")
 COMMON_TOKENS = frozenset(STARTS) | {tok for m in _SINGLE_MODES for tok in MODES[m]["on"]}
 MODE_SHAPES: dict[str, tuple[str, ...]] = {}
 for _mode, _spec in MODES.items():

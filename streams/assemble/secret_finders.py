@@ -9,13 +9,14 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from streams.assemble.secret_keys import header_secret_span, is_secret_value, key_strength
+from streams.assemble.secret_commands import command_secrets
+from streams.assemble.secret_keys import header_secret_span, is_secret_value, key_strength, record_secret, unquoted
 
 Spans = list[tuple[int, int]]
 
 # -- PEM blocks -----------------------------------------------------------------------------------------
-_PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
-_PEM_END = re.compile(r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
+PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
+PEM_END = re.compile(r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
 _B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 
 
@@ -24,13 +25,13 @@ def pem(text: str) -> Spans:
     cut by a size limit), and the base64 lines before an END line whose BEGIN is in another event."""
     spans: Spans = []
     covered = 0
-    for begin in _PEM_BEGIN.finditer(text):
+    for begin in PEM_BEGIN.finditer(text):
         if begin.start() < covered:
             continue
-        end = _PEM_END.search(text, begin.end())
+        end = PEM_END.search(text, begin.end())
         spans.append((begin.end(), end.start() if end else len(text)))
         covered = end.end() if end else len(text)
-    for end in _PEM_END.finditer(text):
+    for end in PEM_END.finditer(text):
         if any(a <= end.start() <= b for a, b in spans):
             continue
         start = _body_before(text, end.start())
@@ -62,20 +63,32 @@ def _body_before(text: str, i: int) -> int:
 
 
 # -- key = value ----------------------------------------------------------------------------------------
-_KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|cookie|"
-                      r"(?:api|access|private|account|ssh|signing)[_.\-]?key")
+_KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|cookie|session_?id|sessid|key|(?<![a-z])pat(?![a-z])")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _ASSIGN = re.compile(r"""
-    (?P<kq>\\?["']\]?)?                               # the quote closing a quoted key (environ['KEY'])
+    (?P<kq>\\?["'`]\]?)?                              # the quote closing a quoted key (environ['KEY'], `key`)
     (?P<sep>[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]*,[ \t]*|[ \t]+)  # = : := =>; a space or an argv-list comma
                                                       # only after a --flag
     (?:
         \\(?P<eq>["'])(?P<ev>.*?)\\(?P=eq)            # a value in escaped quotes (JSON in a JSON string)
-      | (?P<q>["'])(?P<qv>(?:\\.|[^\\\r\n])*?)(?P=q)  # a quoted value: spaces and ; allowed
+      | (?P<bs>[|>][+\-]?)(?=\r?\n)                   # a YAML block scalar's indicator: the value is below
+      | (?P<tq>\'\'\'|\"\"\")(?P<tv>[^\r\n]{0,512}?)(?P=tq)      # a TOML multi-line string kept on one line
+      | \{(?P<cv>[^{}\r\n]{1,512})\}(?=[;\s"']|$)        # ODBC/ADO's braced value (Pwd={...};)
+      | b?(?P<q>["'])(?P<qv>(?:\\.|[^\\\r\n])*?)(?P=q)  # a quoted value (or bytes): spaces and ; allowed
       | (?P<bv>[^\s,;&'"<>(){}\[\]\\]+)               # a bare value
       | \\?(?P<uq>["'])(?P<uv>[^\r\n\\"']+)           # an opening quote never closed (a cut line)
     )""", re.VERBOSE)
-_HEADER_VALUE = re.compile(r"[^\r\n\"'\\]*")
+# (at most 4 KiB of a header's value is read: a line of repeated headers would otherwise make each one read the
+# rest of the line)
+_HEADER_VALUE = re.compile(r"[^\r\n\"'\\]{0,4096}")
+# Schemes whose credentials are a list of quoted parameters (RFC 7616 Digest, OAuth 1.0's ``oauth_signature="..."``,
+# HOBA, Mutual): their header runs to the end of its line, quotes and all.
+_QUOTED_PARAM_SCHEME = re.compile(r"(?i)(?:digest|oauth|hoba|mutual)[ \t]+[\w\-]+=\"")
+_HEADER_LINE = re.compile(r"[^\r\n]{0,4096}")
+# A value this long that is no secret is not read again for keys inside it: "token:token:..." would make
+# every keyword measure and judge the rest of the line (quadratic in the line's length).
+LONG_VALUE = 256
+_AMP_TAIL = re.compile(r"&(?![&\s])(?![A-Za-z_][\w.\-]*=)[^\s,;'\"<>(){}\[\]\\]+")
 
 
 @lru_cache(maxsize=4096)
@@ -92,15 +105,8 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
     for kw in keyword.finditer(text):
         if kw.start() < done:
             continue
-        ks, ke = kw.start(), kw.end()
-        while ks and text[ks - 1] in _KEY_CHARS:
-            ks -= 1
-        while ke < len(text) and text[ke] in _KEY_CHARS:
-            ke += 1
+        key, ke, strength = _key_around(text, kw.start(), kw.end(), strength_of)
         done = ke
-        key = text[ks:ke].rstrip(".-")
-        ke = ks + len(key)
-        strength = strength_of(key)
         if strength is None:
             continue
         m = _ASSIGN.match(text, ke)
@@ -108,13 +114,20 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
             continue
         sep = m.group("sep").strip()
         bare_sep = sep in ("", ",")
-        if bare_sep and (not key.startswith("-") or (sep == "") == bool(m.group("kq"))):
+        if bare_sep and " " in key:
+            continue
+        if bare_sep and (not key.startswith("-") or (sep == "") == bool(m.group("kq"))) and not (
+                sep == "" and _spaced_line(text, ke - len(key), m, key)):
             continue  # "password reset" is prose; "--password x" and "'--password', 'x'" are flags
-        start, end = _value_span(text, m, strength)
+        start, end = _value_span(text, m, strength, ke - len(key))
+        if text[start:end] in _BLOCK_INDICATORS and (block := _block_scalar(text, ke - len(key), end)) is not None:
+            start, end = block
         value = text[start:end]
         if bare_sep and value.startswith("-"):
             continue  # the next flag, not a value
         if not is_secret_value(strength, value, key):
+            if end - start > LONG_VALUE:
+                done = max(done, end)  # a long run that is no secret (a blob, a dump): its words are not keys
             continue
         if strength == "header":
             a, b = header_secret_span(key, value)
@@ -125,13 +138,310 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
     return spans
 
 
-def _value_span(text: str, m: re.Match[str], strength: str) -> tuple[int, int]:
-    """Where the assigned value is: inside its quotes, or the bare word (a header's: to the line's end)."""
-    group = next(g for g in ("ev", "qv", "bv", "uv") if m.group(g) is not None)
+# A key and its value as a column-aligned table or a space-separated config file prints them, alone on their line:
+# ``password    S3cret`` (vault kv get, vault read), ``    HTTP_Passwd   S3cret`` (Fluent Bit's classic config),
+# ``requirepass S3cret`` (redis.conf). One space is enough only after a key that is no plain word ("Password
+# changed" is prose).
+_LINE_REST = re.compile(r"[ \t]*\r?(?:\n|$)")
+_PLAIN_WORDS = frozenset({"password", "passwd", "pass", "pwd", "secret", "secrets", "token", "key", "auth",
+                          "credential", "credentials", "cookie", "authorization", "passphrase", "session"})
+
+
+def _spaced_line(text: str, ks: int, m: re.Match[str], key: str) -> bool:
+    if m.group("bv") is None or m.group("kq"):
+        return False
+    line_start = text.rfind("\n", 0, ks) + 1
+    if text[line_start:ks].strip(" \t") or _LINE_REST.match(text, m.end()) is None:
+        return False
+    return len(m.group("sep")) > 1 or key.lower() not in _PLAIN_WORDS
+
+
+# YAML's block scalars (``password: |`` then the value on the lines below, indented more than the key).
+_BLOCK_INDICATORS = frozenset({"|", ">", "|-", ">-", "|+", ">+"})
+_INDENT = re.compile(r"[ \t]*")
+BLOCK_LINES = 64  # a secret's block is a few lines; a longer one (a script, a dump) is read no further
+
+
+def _block_scalar(text: str, ks: int, value_end: int) -> tuple[int, int] | None:
+    """The span of a block scalar's lines after ``key: |``, or None when the indicator does not end its line
+    or no line below is indented more than the key's."""
+    if not text.startswith("\n", value_end) and not text.startswith("\r\n", value_end):
+        return None
+    line_start = text.rfind("\n", 0, ks) + 1
+    key_indent = _INDENT.match(text, line_start).end() - line_start  # type: ignore[union-attr]
+    pos = text.index("\n", value_end) + 1
+    start = end = -1
+    for _ in range(BLOCK_LINES):
+        indent = _INDENT.match(text, pos).end()  # type: ignore[union-attr]
+        line_end = text.find("\n", pos)
+        line_end = len(text) if line_end < 0 else line_end
+        if indent - pos <= key_indent or indent >= line_end:
+            break
+        start = indent if start < 0 else start
+        end = len(text[:line_end].rstrip())
+        if line_end >= len(text):
+            break
+        pos = line_end + 1
+    return (start, end) if start >= 0 else None
+
+
+def _key_around(text: str, ks: int, ke: int, strength_of: Callable[[str], str | None]) -> tuple[str, int, str | None]:
+    """The key a keyword is part of (``DB_PASSWORD`` around ``PASS``, or a label of words), where it ends, and
+    its strength."""
+    while ks and text[ks - 1] in _KEY_CHARS:
+        ks -= 1
+    while ke < len(text) and text[ke] in _KEY_CHARS:
+        ke += 1
+    key = text[ks:ke].rstrip(".-")
+    ke = ks + len(key)
+    strength = strength_of(key)
+    label = _label(text, ks, ke)
+    if label is not None and (label_strength := strength_of(text[label[0]:label[1]])) is not None:
+        return text[label[0]:label[1]], label[1], label_strength
+    return key, ke, strength
+
+
+_ENV_PREFIX = re.compile(r"[ \t+]*(?:export |declare -x |set |setenv )?")
+_NEXT_ASSIGNMENT = re.compile(r"\s[A-Za-z_][\w.\-]*=")
+_NON_SPACE = re.compile(r"\S*")
+
+
+def _env_line(text: str, ks: int, value_end: int) -> bool:
+    """The key starts its line (after ``export``, ``declare -x``, a ``set -x`` plus) and no other
+    ``name=`` follows on it: the line is one environment variable."""
+    line_start = text.rfind("\n", 0, ks) + 1
+    line_end = text.find("\n", value_end)
+    rest = text[value_end:line_end if line_end >= 0 else len(text)]
+    return _ENV_PREFIX.fullmatch(text, line_start, ks) is not None and not _NEXT_ASSIGNMENT.search(rest)
+
+
+_LABEL_TAIL = re.compile(r"(?: [A-Za-z][A-Za-z0-9]*){1,2}(?=[ \t]*[:=])")
+_LABEL_HEAD = re.compile(r"(?<![A-Za-z0-9_.\-])(?:[A-Za-z][A-Za-z0-9]* ){1,2}$")
+_SEP_AHEAD = re.compile(r"[ \t]*[:=]")
+
+
+def _label(text: str, ks: int, ke: int) -> tuple[int, int] | None:
+    """A key written as words, as a person labels it (``API Key: x``, ``Client Secret = x``): up to two words
+    before and after the keyword's word, followed by ``:`` or ``=``."""
+    tail = _LABEL_TAIL.match(text, ke) if text.startswith(" ", ke) else None
+    if tail is None and not _SEP_AHEAD.match(text, ke):
+        return None
+    head = _LABEL_HEAD.search(text, max(0, ks - 40), ks) if ks and text[ks - 1] == " " else None
+    if tail is None and head is None:
+        return None
+    return (head.start() if head else ks), (tail.end() if tail else ke)
+
+
+def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[int, int]:
+    """Where the assigned value is: inside its quotes, or the bare word (a header's: to the line's end; an
+    environment line's: to the next space, as ``printenv`` prints whatever characters a value holds)."""
+    group = next(g for g in ("ev", "tv", "qv", "cv", "bv", "uv", "bs") if m.group(g) is not None)
     start, end = m.span(group)
     if strength == "header" and group == "bv":
-        end = start + len(_HEADER_VALUE.match(text, start).group().rstrip())  # type: ignore[union-attr]
+        rx = _HEADER_LINE if _QUOTED_PARAM_SCHEME.match(text, start) else _HEADER_VALUE
+        end = start + len(rx.match(text, start).group().rstrip())  # type: ignore[union-attr]
+    elif group == "bv" and m.group("sep") == "=" and ks and text[ks - 1] in "'\"" and (
+            (close := text.find(text[ks - 1], end)) > 0 and "\n" not in text[end:close]):
+        end = close  # 'NAME=value with spaces': a shell word quoted whole (bash xtrace, docker run -e)
+    elif strength == "strong" and group == "bv" and m.group("sep").strip() == "=" and _env_line(text, ks, end):
+        end = _NON_SPACE.match(text, end).end()  # type: ignore[union-attr]
+    elif strength == "strong" and group == "bv":
+        # A password may hold '&' (DB_PASSWORD=Tr0ub4dor&3): it ends the value only before the next
+        # "name=" of a query string or a command's "&&".
+        while (more := _AMP_TAIL.match(text, end)) is not None:
+            end = more.end()
     return start, end
 
 
-FINDERS: dict[str, Callable[[str], Spans]] = {"pem": pem, "assignment": assignment}
+# -- {"name": "DB_PASSWORD", "value": "..."} ---------------------------------------------------------------
+# Environment lists of Kubernetes pod specs and ECS task definitions, SSM parameters and similar name/value
+# records: the key name is one field, the secret another.
+_NAME_VALUE = re.compile(r"""(?i)
+    ["']?(?:name|key)["']?[ \t]*[:=][ \t]*["']?(?P<k>[A-Za-z0-9_.\-]+)["']?  # "name": "DB_PASSWORD"
+    (?:[ \t]*(?:,|\r?\n)[ \t]*|[ \t]+)                                    # then, on the same or the next line
+                                                                           # (XML attributes: a space between),
+    ["']?value["']?[ \t]*[:=][ \t]*                                         # "value":
+    (?:"(?P<dq>(?:\\.|[^"\\\r\n])*)"|'(?P<sq>[^'\r\n]*)'|(?P<bv>[^\s,}'"]+))""", re.VERBOSE)
+
+
+# A (name, value) pair of a list of pairs: raw headers as ASGI, h11 and httpx keep them
+# (``[(b'authorization', b'Bearer x')]``), query parameters before urlencode (``[('api_key', 'x')]``).
+# (also as JSON writes such a list of pairs: ["b'x-api-key'", "b'...'"], the bytes' reprs inside its strings)
+_PAIR = re.compile(r"""[(\[][ \t]*"?b?(?P<kq>['"])(?P<k>[A-Za-z0-9_.\-]{1,100})(?P=kq)"?[ \t]*,[ \t]*"""
+                   r"""(?P<vo>"?)b?(?P<vq>['"])(?P<v>[^'"\r\n]{1,4096})(?P=vq)(?P=vo)[ \t]*[)\]]""")
+
+
+def name_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The value of a name/value record whose name is a secret's (see :func:`assignment` for the names)."""
+    spans: Spans = []
+    for m in _NAME_VALUE.finditer(text):
+        strength = strength_of(m.group("k"))
+        group = next(g for g in ("dq", "sq", "bv") if m.group(g) is not None)
+        if strength is not None and strength != "header" and is_secret_value(strength, m.group(group), m.group("k")):
+            spans.append(m.span(group))
+    return spans
+
+
+def name_value_pair(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The value of a (name, value) pair whose name is a secret's; a header's credential after its scheme."""
+    spans: Spans = []
+    for m in _PAIR.finditer(text):
+        key, value = m.group("k"), m.group("v")
+        strength = strength_of(key)
+        if strength is not None and is_secret_value(strength, value, key):
+            a, b = header_secret_span(key, value) if strength == "header" else (0, len(value))
+            if a < b:
+                spans.append((m.start("v") + a, m.start("v") + b))
+    return spans
+
+
+# -- {"Name": "/prod/db_password", "Type": "SecureString", "Value": "..."} ------------------------------------
+# A JSON object without nested objects (its fields may span lines), and the key it is held under.
+_FLAT_OBJECT = re.compile(r"""(?:"(?P<parent>[^"\\\r\n]{1,200})"[ \t]*:[ \t]*)?\{(?P<body>[^{}]{1,4096})\}""")
+_STRING_FIELD = re.compile(r'"(?P<k>[^"\\\r\n]{1,200})"[ \t]*:[ \t]*"(?P<v>(?:\\.|[^"\\\r\n]){0,4096})"')
+
+
+def record_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The value of a JSON record whose name field, or whose key, names a secret (see
+    :func:`streams.assemble.secret_keys.record_secret`)."""
+    spans: Spans = []
+    for obj in _FLAT_OBJECT.finditer(text):
+        fields: dict[str, str] = {}
+        where: dict[str, tuple[int, int]] = {}
+        for f in _STRING_FIELD.finditer(obj.group("body")):
+            k = f.group("k").lower()
+            fields[k] = f.group("v")
+            where[k] = (obj.start("body") + f.start("v"), obj.start("body") + f.end("v"))
+        found = record_secret(fields, obj.group("parent"), strength_of) if fields else None
+        if found is not None and is_secret_value(found[1], fields[found[0]], found[0]):
+            spans.append(where[found[0]])
+    return spans
+
+
+# -- Kubernetes Secret manifests -------------------------------------------------------------------------
+_K8S_SECRET = re.compile(r"""kind["']?[ \t]*:[ \t]*["']?Secret\b""")
+_YAML_DATA = re.compile(r"^([ \t]*)(?:data|stringData):[ \t]*\r?$", re.MULTILINE)
+_YAML_ENTRY = re.compile(r"[ \t]+[\w.\-]+:[ \t]*(?P<v>\S[^\r\n]*)")
+_JSON_DATA = re.compile(r"""["'](?:data|stringData)["'][ \t]*:[ \t]*\{(?P<body>[^{}]*)\}""")
+_JSON_ENTRY = re.compile(r"""["'][^"']*["'][ \t]*:[ \t]*["'](?P<v>[^"'\r\n]+)["']""")
+
+
+def k8s_secret(text: str) -> Spans:
+    """Every value of a Secret's ``data`` and ``stringData``, whatever its key is called (YAML and JSON)."""
+    if not _K8S_SECRET.search(text):
+        return []
+    spans: Spans = []
+    for block in _YAML_DATA.finditer(text):
+        pos = block.end() + 1
+        indent = len(block.group(1))
+        while pos < len(text):
+            line_end = text.find("\n", pos)
+            line_end = len(text) if line_end < 0 else line_end
+            line = text[pos:line_end]
+            m = _YAML_ENTRY.match(line)
+            if m is None or len(line) - len(line.lstrip()) <= indent:
+                break
+            spans.append((pos + m.start("v"), pos + m.end("v")))
+            pos = line_end + 1
+    for data in _JSON_DATA.finditer(text):
+        spans.extend((data.start("body") + m.start("v"), data.start("body") + m.end("v"))
+                     for m in _JSON_ENTRY.finditer(data.group("body")))
+    return spans
+
+
+# -- <password>...</password> and `config set KEY VALUE` ------------------------------------------------
+_XML_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z_][\w:.\-]*)(?:\s[^<>]*)?>(?P<v>[^<\r\n]{1,512})</(?P=tag)>")
+# Hadoop's configuration files (core-site.xml): <property><name>fs.s3a.secret.key</name><value>...</value>.
+_XML_NAME_VALUE = re.compile(r"<name>(?P<k>[^<\s]{1,200})</name>\s{0,200}<value>(?P<v>[^<\r\n]{1,512})</value>")
+_CONFIG_SET = re.compile(r"\bconfig(?:ure)?(?::set)?\s+set\s+(?:--?[\w\-]+\s+)*(?P<k>[\w.:/@\-]+)\s+"
+                         r"['\"]?(?P<v>[^\s'\"]+)")
+
+
+# pydantic's ValidationError: the field's location on a line of its own, then the error with the input it was
+# given (``input_value='...'``).
+_INPUT_VALUE = re.compile(r"^(?P<k>[A-Za-z_][\w.\-]{0,200})\r?\n[ \t]+[^\r\n]{0,400}?\binput_value="
+                          r"(?P<q>['\"])(?P<v>[^'\"\r\n]{1,512})(?P=q)", re.MULTILINE)
+
+
+def keyed_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """Values named by a secret's key outside ``key = value``: an XML element (Maven's settings.xml,
+    SOAP, .NET configs) or name/value pair (Hadoop's core-site.xml), a CLI's ``config set KEY VALUE`` (aws, npm,
+    yarn, pip, git), and the input a
+    validation error echoes under the field's name (pydantic)."""
+    spans: Spans = []
+    for rx in (_XML_ELEMENT, _XML_NAME_VALUE, _CONFIG_SET, _INPUT_VALUE):
+        for m in rx.finditer(text):
+            key = m.group(1).rsplit(":", 1)[-1].rsplit("/", 1)[-1]
+            strength = strength_of(key)
+            if strength is not None and strength != "header" and is_secret_value(strength, m.group("v"), key):
+                spans.append(m.span("v"))
+    return spans
+
+
+# -- loguru's and better-exceptions' `diagnose`: a value printed under the name it belongs to -------------
+# ``connect(host, db_password)`` then ``│     └ 'S3cret'``: the ``└`` stands under the first character of the
+# name on the source line above the block of such lines.
+_ANNOTATION = re.compile(r"^[ \t│]*└ (?P<v>[^\r\n]+)$", re.MULTILINE)
+_ANNOTATION_LINE = re.compile(r"[ \t│]*(?:└ [^\r\n]*)?\r?")
+_NAME = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*")  # a whole name, not the tail of one
+ANNOTATION_LINES = 32  # names annotated under one source line; a longer block is not read back further
+
+
+def diagnosed(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The values ``diagnose`` prints under secret-named variables (see :func:`assignment` for the names)."""
+    spans: Spans = []
+    block_end = -1  # where the last annotation line ended, and the source line its block hangs from
+    source: tuple[int, int] | None = None
+    for m in _ANNOTATION.finditer(text):
+        line_start = text.rfind("\n", 0, m.start("v")) + 1
+        if line_start != block_end + 1:  # a new block: up past its other annotation lines to the source line
+            source = _source_line(text, line_start)
+        block_end = m.end()
+        if source is None:
+            continue
+        name = _NAME.match(text, source[0] + m.start("v") - 2 - line_start, source[1])
+        if name is not None:
+            value = unquoted(m.group("v").strip())
+            strength = strength_of(name.group())
+            if strength is not None and strength != "header" and is_secret_value(strength, value, name.group()):
+                spans.append(m.span("v"))
+    return spans
+
+
+def _source_line(text: str, line_start: int) -> tuple[int, int] | None:
+    """The line above the annotation lines that end just before ``line_start``."""
+    src_end = line_start - 1
+    for _ in range(ANNOTATION_LINES):
+        if src_end < 0:
+            return None
+        src_start = text.rfind("\n", 0, src_end) + 1
+        if not _ANNOTATION_LINE.fullmatch(text, src_start, src_end):
+            return src_start, src_end
+        src_end = src_start - 1
+    return None
+
+
+# -- redis-cli's numbered replies: 1) "requirepass" then 2) "value" ---------------------------------------
+NUMBERED_ITEM = re.compile(r"[ \t]*(?P<n>\d+)\)[ \t]+\"(?P<v>(?:\\.|[^\"\\\r\n]){0,4096})\"[ \t]*\r?")
+_NUMBERED_PAIR = re.compile(r"^[ \t]*(?P<n>\d+)\)[ \t]+\"(?P<k>[^\"\r\n]{1,200})\"[ \t]*\r?\n"
+                            r"[ \t]*(?P<m>\d+)\)[ \t]+\"(?P<v>(?:\\.|[^\"\\\r\n]){1,4096})\"", re.MULTILINE)
+
+
+def numbered_reply(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The value after a secret's name in a numbered reply (a name at an odd number, its value at the next)."""
+    spans: Spans = []
+    for m in _NUMBERED_PAIR.finditer(text):
+        n, k = int(m.group("n")), m.group("k")
+        if n % 2 and int(m.group("m")) == n + 1:
+            strength = strength_of(k)
+            if strength is not None and strength != "header" and is_secret_value(strength, m.group("v"), k):
+                spans.append(m.span("v"))
+    return spans
+
+
+FINDERS: dict[str, Callable[[str], Spans]] = {"pem": pem, "assignment": assignment, "name_value": name_value,
+                                               "k8s_secret": k8s_secret, "keyed_value": keyed_value,
+                                               "diagnosed": diagnosed, "name_value_pair": name_value_pair,
+                                               "record_value": record_value,
+                                               "command_secrets": command_secrets,
+                                               "numbered_reply": numbered_reply}

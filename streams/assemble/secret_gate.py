@@ -33,6 +33,11 @@ _TO_FOLD = frozenset([*FORMAT_CHARS, 0x130, 0x131])
 # the FOLD characters, the long s and the Kelvin sign, and any surrogate pair.
 _ESCAPED = sorted({*range(0x80), *range(0xFF01, 0xFF5F), *(cp for cp in _TO_FOLD if cp < 0x10000), 0x17F, 0x212A})
 ESCAPES = r"\\u(" + "|".join(f"{cp:04x}" for cp in _ESCAPED) + r"|d[89ab][0-9a-f][0-9a-f])"
+# A URL's percent-escapes of '=', ':' and '@', which hide a key's assignment or a URL's password (the redactor
+# then decodes the reserved characters: see redact._JSON_ESCAPE).
+PERCENT_ESCAPES = r"%(3d|3a|40)"
+# A colour code (ECMA-48 SGR), which splits a key from its value or a token from its word boundary.
+SGR = r"\x1b\["
 FOLD = -1
 
 
@@ -47,11 +52,13 @@ def substring_gate(rules: Sequence[SecretRule]) -> Gate:
 
     fold = re.compile("[" + "".join(re.escape(chr(cp)) for cp in sorted(_TO_FOLD)) + "]")
     escapes = re.compile(ESCAPES, re.IGNORECASE)
+    percent = re.compile(PERCENT_ESCAPES, re.IGNORECASE)
 
     def gate(text: str) -> set[int]:
         low = text.lower()
         hits = set(always)
-        if (not text.isascii() and fold.search(text)) or ("\\u" in text and escapes.search(text)):
+        if ((not text.isascii() and fold.search(text)) or ("\\u" in text and escapes.search(text))
+                or ("%" in text and percent.search(text)) or "\x1b[" in text):
             hits.add(FOLD)
         for needle, idx in needles:
             if needle in low:
@@ -107,7 +114,8 @@ def _database(expressions: tuple[bytes, ...], needles: tuple[tuple[str, ...], ..
 
     flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
     # The FOLD characters as UTF-8 byte sequences (Hyperscan scans bytes), last.
-    fold = b"|".join(re.escape(chr(cp).encode("utf-8")) for cp in sorted(_TO_FOLD)) + b"|" + ESCAPES.encode()
+    fold = (b"|".join(re.escape(chr(cp).encode("utf-8")) for cp in sorted(_TO_FOLD)) + b"|" + ESCAPES.encode()
+            + b"|" + PERCENT_ESCAPES.encode() + b"|" + SGR.encode())
     try:
         return _compile(hyperscan, [*expressions, fold], flags)
     except hyperscan.error:

@@ -8,7 +8,12 @@ not secrets. Three strengths:
 - ``strong``: any value but a placeholder is a secret (passwords, secrets, API and access keys);
 - ``weak``: the value must also look like a credential (``token``: ``pad_token: <pad>`` and
   ``tokens: 512`` are training configuration, ``hf_token: x7Yq...`` is not);
-- ``header``: the value runs to the end of the line (``Authorization``, ``Cookie``), its scheme word kept.
+- ``header``: the value runs to the end of the line (``Authorization``, ``Cookie``), its scheme word kept;
+- ``generated``: the value must look machine-generated (16+ characters of a token alphabet, high entropy):
+  keys that end in ``key`` after another word (``DD_APP_KEY``, ``AZURE_STORAGE_KEY``), in ``session id``,
+  or that sit under a ``cookies`` map, as gitleaks' generic-api-key holds any ``*key`` to an entropy floor.
+  ``cache_key: step-1000`` stays; a key whose qualifier names something that is not secret
+  (``public_key``, ``partition_key``) is not looked at.
 """
 
 from __future__ import annotations
@@ -24,11 +29,39 @@ STRONG_ENDINGS = frozenset({
     "password", "passwd", "passphrase", "passwords", "secret", "secrets", "clientsecret",
     "apikey", "accesskey", "secretkey", "privatekey", "accountkey", "sharedaccesskey", "sshkey", "signingkey",
     "encryptionkey", "masterkey", "sessionkey", "licensekey", "credential", "credentials",
+    "apikeys", "accesskeys", "secretkeys", "privatekeys",
+    "requirepass", "masterauth",  # redis.conf's server and replica passwords
+    # the variables programs document as their password: mysql(1) MYSQL_PWD, sshpass(1) -e SSHPASS, redis-cli
+    # REDISCLI_AUTH
+    "mysqlpwd", "sshpass", "rediscliauth",
 })
+# Dotted keys whose secret word is followed by what it is for (an account, a container), so that the key ends in a
+# host name: hadoop-azure's ``fs.azure.account.key.ACCOUNT.blob.core.windows.net`` (and Spark's ``spark.hadoop.``
+# copy), its OAuth client secret and SAS keys.
+QUALIFIED_SECRET_KEYS = re.compile(r"(?i)(?:^|\.)fs\.azure\.(?:account\.key|account\.oauth2\.client\.secret|sas)\.")
 WEAK_ENDINGS = frozenset({"token", "pass", "pwd", "auth", "pat", "apitoken", "authkey"})
+# Endings of one-word compounds that hold a credential (``hftoken``, keytool's ``-storepass`` and ``-keypass``).
+COMPOUND_WEAK_ENDINGS = ("token", "passwd", "apitoken", "storepass", "keypass")
 HEADER_ENDINGS = frozenset({"authorization", "cookie"})
-# Words after the secret word that still name its value: ``password_value``, ``api_key_b64``.
-VALUE_SUFFIXES = frozenset({"value", "b64", "base64", "str", "string", "raw", "plain", "plaintext", "encoded"})
+# A header value shorter than this carries no credential (a cookie is name=value, a scheme a token).
+HEADER_MIN_CHARS = 4
+GENERATED_ENDINGS = frozenset({"sessionid", "sessid"})
+# "<word> key" is a secret's name unless the word says what kind of key it is and that kind is public or an
+# index: gitleaks' generic-api-key keyword "key" with these qualifiers left out.
+NOT_SECRET_KEY_QUALIFIERS = frozenset({
+    "public", "pub", "cache", "sort", "partition", "primary", "foreign", "routing", "object", "idempotency",
+    "lookup", "dict", "row", "group", "shard", "hash", "s3", "gcs", "file", "map", "index", "unique", "composite",
+    "record", "message", "kafka", "metric", "label", "column", "join", "dedup", "event", "config", "field", "attr",
+    "state", "lock", "task", "job", "bucket", "model", "data", "dataset", "input", "output", "target", "sample",
+    "batch", "layer", "param", "embedding", "query", "kv", "rng", "seed", "sharding", "checkpoint", "ckpt", "cursor",
+    "order", "range", "hot", "host", "node", "pod", "run", "trace", "span", "request", "id",
+    "name", "type", "prefix", "path", "search", "cluster", "topic", "stream", "queue", "schema", "table", "item",
+})
+PARENT_SECRET_WORDS = frozenset({"cookie", "cookies"})
+# Words after the secret word that still name its value: ``password_value``, ``api_key_b64``, kubeconfig's
+# ``client-key-data``.
+VALUE_SUFFIXES = frozenset({"value", "b64", "base64", "str", "string", "raw", "plain", "plaintext", "encoded",
+                            "data"})
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # Values that stand for a secret without being one: unset, masked, a reference to be filled in.
@@ -46,6 +79,8 @@ def key_words(key: str) -> list[str]:
 
 def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
     """``"strong"``, ``"weak"``, ``"header"`` or None for a key name (see the module's docstring)."""
+    if "." in key and QUALIFIED_SECRET_KEYS.search(key):
+        return "strong"
     words = key_words(key)
     while words and words[-1] in VALUE_SUFFIXES and len(words) > 1:
         words.pop()
@@ -54,18 +89,39 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
     strong = STRONG_ENDINGS.union(extra_strong) if extra_strong else STRONG_ENDINGS
     endings = {"".join(words[-n:]) for n in (1, 2, 3) if n <= len(words)}
     last = words[-1]
+    generated = (endings & GENERATED_ENDINGS or any(last.endswith(w) for w in GENERATED_ENDINGS)
+                 or PARENT_SECRET_WORDS.intersection(words[:-1])
+                 or (last == "key" and len(words) > 1 and words[-2] not in NOT_SECRET_KEY_QUALIFIERS))
     # The last two: one word that is a compound without humps or separators ("mypassword", "hftoken").
     for strength, found in (("header", endings & HEADER_ENDINGS), ("strong", endings & strong),
                             ("weak", endings & WEAK_ENDINGS), ("strong", any(last.endswith(w) for w in strong)),
-                            ("weak", any(last.endswith(w) for w in ("token", "passwd", "apitoken")))):
+                            ("weak", any(last.endswith(w) for w in COMPOUND_WEAK_ENDINGS)),
+                            ("generated", generated)):
         if found:
             return strength
     return None
 
 
+# A file path: the key names the file that holds the secret (GOOGLE_APPLICATION_CREDENTIALS=/var/secrets/x.json),
+# not the secret. Two separators or a file extension, so that base64 starting with '/' is not taken for one.
+_FILE_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-]+(?:/[\w.\-]+)+/?"
+                        r"|(?:~|\.{1,2})?/[\w\-]+\.(?:json|pem|key|crt|p12|pfx|txt|yaml|yml|env|cfg|conf|ini|gpg|asc)")
+
+
+def unquoted(value: str) -> str:
+    """A value as its printer quoted it, judged by what is inside: a repr's string (``'x'``) or bytes
+    (``b'x'``), as a dict repr lifted into attributes or loguru's ``diagnose`` prints them."""
+    if len(value) > 1 and value[-1] in "'\"":
+        if value[0] == value[-1]:
+            return value[1:-1]
+        if len(value) > 3 and value[0] in "bB" and value[1] == value[-1]:
+            return value[2:-1]
+    return value
+
+
 def is_placeholder(value: str, key: str = "") -> bool:
     v = value.strip()
-    if _PLACEHOLDER.fullmatch(v):
+    if _PLACEHOLDER.fullmatch(v) or (_FILE_PATH.fullmatch(v) and "+" not in v):
         return True
     # argparse prints its metavar in upper case: "--password PASSWORD" in a usage line.
     return bool(key) and v == key.lstrip("-").upper().replace("-", "_")
@@ -85,11 +141,19 @@ def credential_like(value: str) -> bool:
     """Looks like a generated credential: 8+ characters of the token alphabet (base64, hex, URL-safe),
     not a path or a dotted name (``android.os.BinderProxy``), with letters and digits, or 20+ characters
     of high entropy (random letters)."""
-    if not _TOKEN_CHARS.fullmatch(value) or value[0] in "/~." or _DOTTED_NAME.fullmatch(value):
+    if not _TOKEN_CHARS.fullmatch(value) or _DOTTED_NAME.fullmatch(value):
         return False
+    if value[0] in "/~." and "+" not in value and not value.endswith("="):
+        return False  # a path; base64 may start with '/' too, and then mostly holds a '+' or ends in '='.
     has_alpha = any(c.isalpha() for c in value)
     has_digit = any(c.isdigit() for c in value)
     return (has_alpha and has_digit) or (len(value) >= 20 and "." not in value and entropy(value) >= 3.5)
+
+
+def generated_like(value: str) -> bool:
+    """A machine-made credential: 16+ characters of the token alphabet, credential-like, entropy 3.5+
+    (gitleaks' generic-api-key floor), so that ``step-1000`` or ``model-final`` are not."""
+    return len(value) >= 16 and credential_like(value) and entropy(value) >= 3.5
 
 
 def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
@@ -98,10 +162,47 @@ def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
         return False
     if strength == "weak":
         return credential_like(value.strip())
-    return True
+    if strength == "generated":
+        return generated_like(value.strip())
+    # ("Array cookie:  ac" in AddressSanitizer's shadow-byte legend names no credential)
+    return strength != "header" or len(value.strip()) >= HEADER_MIN_CHARS
+
+
+# Records that hold a secret in a value field named by another of their fields, or by the key above them: a
+# parameter store's {Name, Type, Value} (aws ssm get-parameter), a key list's {keyName, permissions, value}
+# (az storage account keys list), terraform output -json's {"db_password": {"sensitive", "type", "value"}}, and
+# kaggle.json's {"username", "key"} (the Kaggle API's documented credentials file).
+RECORD_NAME_FIELDS = frozenset({"name", "key", "keyname", "parametername", "secretname"})
+RECORD_VALUE_FIELDS = frozenset({"value", "secretvalue"})
+RECORD_USER_FIELDS = frozenset({"username", "user"})
+RECORD_FIELDS_MAX = 16  # a record with more fields is a document, not one named value
+
+
+def record_secret(fields: dict[str, str], parent: str | None,
+                  strength_of: Callable[[str], str | None]) -> tuple[str, str] | None:
+    """(the field of a record that holds a secret, its strength), for a record whose lower-cased field names map to
+    their string values; None when the record names no secret. ``parent`` is the key the record is held under."""
+    if len(fields) > RECORD_FIELDS_MAX:
+        return None
+    value_field = next((f for f in fields if f in RECORD_VALUE_FIELDS), None)
+    if value_field is not None:
+        for f in RECORD_NAME_FIELDS.intersection(fields):
+            name = re.split(r"[/:]", fields[f].rstrip("/"))[-1]
+            strength = strength_of(name) or ("generated" if key_words(name) == ["key"] else None)
+            if strength is not None and strength != "header":
+                return value_field, strength
+        if parent is not None and (strength := strength_of(parent)) is not None and strength != "header":
+            return value_field, strength
+    if "key" in fields and RECORD_USER_FIELDS.intersection(fields):
+        return "key", "generated"
+    return None
 
 
 _LISTED_SCHEMES = ("digest", "aws4-hmac-sha256", "sharedkey", "hoba", "mutual")
+# Any other word before a space is an auth-scheme too (RFC 7235: ``credentials = auth-scheme [ 1*SP ( token68 /
+# #auth-param ) ]``): Okta's ``SSWS``, ``OAuth``, Discord's ``Bot``, ``GenieKey``. Its credentials run to the
+# value's end, as a parameter list may follow.
+_ANY_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,40}[ \t]+(?=\S)")
 
 
 def header_secret_span(key: str, value: str) -> tuple[int, int]:
@@ -113,6 +214,8 @@ def header_secret_span(key: str, value: str) -> tuple[int, int]:
     start = m.end() if m else 0
     if m and m.group().strip().lower() in _LISTED_SCHEMES:
         return start, len(value)
+    if m is None and (other := _ANY_SCHEME.match(value)) is not None:
+        return other.end(), len(value.rstrip())
     end = start
     while end < len(value) and not value[end].isspace() and value[end] not in ",;":
         end += 1
@@ -132,4 +235,22 @@ def _basic_auth(candidate: str) -> bool:
     return ":" in text and text.isprintable()
 
 
-CHECKS: dict[str, Callable[[str], bool]] = {"credential": credential_like, "basic_auth": _basic_auth}
+def _b64_private_key(candidate: str) -> bool:
+    """Base64 of a PEM private-key block (a Kubernetes Secret's ``tls.key``, a CI variable)."""
+    head = candidate[:80]
+    try:
+        text = base64.b64decode(head[: len(head) - len(head) % 4]).decode("ascii", "replace")
+    except (binascii.Error, ValueError):
+        return False
+    return "PRIVATE KEY" in text
+
+
+def _generated_with_digits(value: str) -> bool:
+    """Machine-made and holding digits: a token, not a name in camel case (``spark://CoarseGrainedScheduler@``)."""
+    return generated_like(value) and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+CHECKS: dict[str, Callable[[str], bool]] = {"credential": credential_like, "basic_auth": _basic_auth,
+                                            "generated_with_digits": _generated_with_digits,
+                                            "generated": generated_like, "b64_private_key": _b64_private_key,
+                                            "not_placeholder": lambda value: not is_placeholder(value)}

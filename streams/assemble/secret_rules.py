@@ -12,11 +12,16 @@ gives ``gate`` instead, a regex (Hyperscan's dialect, matched case-insensitively
 With Hyperscan the gate is sharper: a ``pattern`` row is gated by the pattern itself (translated to
 Hyperscan's dialect), a row with ``gate`` by that regex, and only the rest by their needles.
 ``check`` names a test the candidate must pass (see :data:`streams.assemble.secret_keys.CHECKS`).
+``verbatim`` rows also run on the text as written when it holds percent-escapes: a URL's password may hold
+``%40`` and ``%2F``, which decoded would end it early.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+from streams.assemble.secret_commands import PROGRAMS
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,25 +33,59 @@ class SecretRule:
     gate: str = ""
     check: str = ""
     source: str = ""
+    verbatim: bool = False  # also matched on the text as written, before its percent-escapes are decoded
 
 
 # Token characters of the URL-safe base64 family most vendors use.
 _T = r"[A-Za-z0-9_\-]"
 # A secret-naming word inside a key, then a separator (= : := =>), or a --flag followed by a value.
-_KW = r"(pass|pwd|secret|token|auth|credential|cookie|(api|access|private|account|ssh|signing)[_.\-]?key)"
-_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"']\]?)?[ \t]*(:=|=>|[:=])"
-                    rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]")
+_KW = r"(pass|pwd|secret|token|auth|credential|cookie|sessionid|session_id|sessid|key|[_.\-]pat)"
+_KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "session", "sessid", "_pat",
+               "-pat", ".pat")
+_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?)?[ \t]*(:=|=>|[:=])"
+                    rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]"
+                    rf"|(^|\n)[ \t]*[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[ \t]+[^ \t\r\n]+[ \t]*\r?(\n|$)")
+
+# A program of the command table (secret_commands) as a word, followed by its arguments (a blank, or an argv
+# list's next item).
+_COMMAND_GATE = (r"(^|[^A-Za-z0-9_.\-])(" + "|".join(re.escape(p) for p in PROGRAMS) + r")(\.exe)?['\"]?,?[ \t]")
 
 DEFAULT_RULES: tuple[SecretRule, ...] = (
     # -- blocks and assignments (functions) -------------------------------------------------------------
     SecretRule("private_key", ("private key",), finder="pem",
                source="detect-secrets PrivateKeyDetector; gitleaks private-key"),
     SecretRule("assignment", gate=_ASSIGNMENT_GATE,
-               needles=("pass", "pwd", "secret", "token", "apikey", "api_key", "api-key", "api.key", "accesskey",
-                        "access_key", "access-key", "privatekey", "private_key", "accountkey", "secretkey", "ssh_key",
-                        "signing_key", "auth", "credential", "cookie"),
+               needles=_KW_NEEDLES,
                finder="assignment",
                source="detect-secrets KeywordDetector; gitleaks generic-api-key; env dumps, CLI flags, headers"),
+    SecretRule("name_value_pair", _KW_NEEDLES, finder="name_value_pair",
+               gate=rf"[(\[][ \t]*\"?b?[\"'][A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']\"?[ \t]*,[ \t]*\"?b?[\"']",
+               source="detect-secrets KeywordDetector over (name, value) pairs: raw headers of ASGI, h11 and httpx, "
+                      "query parameters before urlencode"),
+    SecretRule("name_value", ("value",), finder="name_value",
+               gate=rf"(name|key)[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']?[ \t]*(,|\n| )"
+                    r"[ \t]*[\"']?value",
+               source="detect-secrets KeywordDetector over name/value records (k8s env, ECS, SSM); gitleaks "
+                      "nuget-config-password (XML <add key=... value=...>)"),
+    SecretRule("record_value", ('"value"', '"key"'), finder="record_value", gate=r"\"(value|key)\"[ \t]*:[ \t]*\"",
+               source="detect-secrets KeywordDetector over records that name their value: aws ssm get-parameter, "
+                      "az storage account keys list, terraform output -json, kaggle.json"),
+    SecretRule("k8s_secret", ("secret",), finder="k8s_secret", gate=r"kind[\"']?[ \t]*:[ \t]*[\"']?Secret",
+               source="gitleaks kubernetes-secret-yaml"),
+    SecretRule("keyed_value", ("</", "config", "input_value="), finder="keyed_value",
+               gate=rf"<[A-Za-z0-9_:.\-]*{_KW}[A-Za-z0-9_:.\-]*[^<>]*>[^<]+</|config[a-z:]*[ \t]+set[ \t]"
+                    rf"|<name>[^<]*{_KW}[^<]*</name>"
+                    r"|input_value=",
+               source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set; "
+                      "pydantic ValidationError's input_value under the field's name"),
+    SecretRule("diagnosed", ("└",), finder="diagnosed",
+               source="detect-secrets KeywordDetector over loguru's and better-exceptions' diagnose (values "
+                      "printed under the variable names of the frame's source line)"),
+    SecretRule("stdin_password", ("password-stdin", "sudo", "chpasswd"),
+               r"\becho\s+(?:-[neE]+\s+)?['\"]?(?P<s>[^\s'\"|]+)['\"]?\s*\|[^\n|]*"
+               r"(?:--password-stdin|\bsudo\s+(?:-[A-Za-z]+\s+)*-[A-Za-z]*S|\bchpasswd\b)",
+               check="not_placeholder", source="docker/podman/helm login --password-stdin echoes (gitleaks generic); "
+                                               "sudo(8) -S and chpasswd(8), which read the password from stdin"),
     # -- cloud providers --------------------------------------------------------------------------------
     SecretRule("aws_access_key_id", ("akia", "asia", "abia", "acca", "a3t"),
                r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
@@ -63,9 +102,11 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
                source="detect-secrets GitHubTokenDetector; gitleaks github-pat, github-fine-grained-pat"),
     SecretRule("gitlab_token", ("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glimt-", "glcbt-", "glsoat-",
-                                "gloas-", "glagent-"),
-               rf"\bgl(?:pat|dt|rt|ptt|ft|imt|cbt|soat|oas|agent)-{_T}{{20,}}",
-               source="detect-secrets GitLabTokenDetector; gitleaks gitlab-pat and the other gl*- tokens"),
+                                "gloas-", "glagent-", "glffct-", "gr1348941"),
+               rf"\b(?:gl(?:pat|dt|rt|ptt|ft|imt|cbt|soat|oas|agent|ffct)-{_T}{{20,}}(?:\.[0-9a-z]{{9}}\b)?"
+               rf"|GR1348941{_T}{{20}})",
+               source="detect-secrets GitLabTokenDetector; gitleaks gitlab-pat, gitlab-pat-routable (payload.crc), "
+                      "gitlab-rrt and the other gl*- tokens"),
     SecretRule("npm_token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b", source="detect-secrets NpmDetector; gitleaks npm"),
     SecretRule("pypi_token", ("pypi-",), rf"\bpypi-AgE{_T}{{50,}}",
                source="detect-secrets PypiTokenDetector; gitleaks pypi-upload-token"),
@@ -79,7 +120,7 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("replicate_token", ("r8_",), r"\br8_[A-Za-z0-9]{37}\b", source="trufflehog Replicate"),
     SecretRule("groq_key", ("gsk_",), r"\bgsk_[A-Za-z0-9]{48,}\b", source="trufflehog Groq"),
     # -- chat, mail, payments ---------------------------------------------------------------------------
-    SecretRule("slack_token", ("xox", "xapp-"), r"\b(?:xox[abeoprs]|xapp)-[A-Za-z0-9\-.]{10,}",
+    SecretRule("slack_token", ("xox", "xapp-"), r"\b(?:xox[abeoprs]|xapp|xoxe\.xox[bp])-[A-Za-z0-9\-.]{10,}",
                source="detect-secrets SlackDetector; gitleaks slack-bot-token, slack-user-token, slack-app-token"),
     SecretRule("slack_webhook", ("hooks.slack.com",),
                r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9+/_\-]{16,})",
@@ -90,7 +131,7 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                pattern=r"\b[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,38}\b",
                source="detect-secrets DiscordBotTokenDetector"),
     SecretRule("telegram_bot_token", gate=r"[0-9]{8,10}:[A-Za-z0-9_\-]{35}",
-               pattern=rf"(?<!\d)\d{{8,10}}:(?P<s>{_T}{{35}})(?!{_T})",
+               pattern=rf"(?<!\d)\d{{8,10}}:{_T}{{35}}(?!{_T})",  # the whole token: the bot id is part of it
                source="detect-secrets TelegramBotTokenDetector"),
     SecretRule("twilio_key", gate=r"(AC|SK)[0-9a-f]{32}", pattern=r"\b(?:AC|SK)[0-9a-f]{32}\b",
                source="detect-secrets TwilioKeyDetector; gitleaks twilio-api-key"),
@@ -103,6 +144,146 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                source="detect-secrets StripeDetector; gitleaks stripe-access-token"),
     SecretRule("square_token", ("sq0atp-", "sq0csp-"), rf"\bsq0(?:atp|csp)-{_T}{{22,60}}",
                source="detect-secrets SquareOAuthDetector"),
+    # -- more vendor token families: a published prefix and alphabet each ---------------------------------
+    SecretRule("alibaba_access_key_id", ("ltai",), r"\bLTAI[A-Za-z0-9]{20}\b", source="gitleaks alibaba-access-key-id"),
+    SecretRule("azure_ad_client_secret", ("q~",), gate=r"[0-9]Q~[A-Za-z0-9_~.\-]{31,34}",
+               pattern=r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+               source="gitleaks azure-ad-client-secret"),
+    SecretRule("google_oauth_client_secret", ("gocspx-",), rf"\bGOCSPX-{_T}{{28,}}",
+               source="gitleaks gcp client secret (GOCSPX-); GitHub secret scanning google_oauth_client_secret"),
+    SecretRule("google_refresh_token", ("1//0",), rf"(?<![\w/])1//0{_T}{{40,}}",
+               source="trufflehog GoogleOauth2 refresh"),
+    SecretRule("digitalocean_token", ("do_v1_", "dop_v1_", "doo_v1_", "dor_v1_"), r"\bdo[opr]_v1_[a-f0-9]{64}\b",
+               source="gitleaks digitalocean-pat, digitalocean-access-token, digitalocean-refresh-token"),
+    SecretRule("docker_hub_token", ("dckr_pat_", "dckr_oat_"), rf"\bdckr_(?:pat|oat)_{_T}{{24,}}",
+               source="GitHub secret scanning docker_personal_access_token; trufflehog DockerHub"),
+    SecretRule("hashicorp_vault_token", ("hvs.", "hvb.", "hvr."), rf"\bhv[sbr]\.{_T}{{24,}}",
+               source="gitleaks hashicorp-vault-service-token, vault-batch-token"),
+    SecretRule("terraform_cloud_token", ("atlasv1",), r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}",
+               source="gitleaks hashicorp-tf-api-token"),
+    SecretRule("grafana_token", ("glsa_", "glc_", "eyjrijoi"),
+               r"\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,2}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2})",
+               source="gitleaks grafana-service-account-token, grafana-cloud-api-token, grafana-api-key"),
+    SecretRule("newrelic_key", ("nrak-", "nrjs-", "nrii-", "nral-"),
+               r"\b(?:NRAK-[A-Za-z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9\-]{32}|NRAL-[A-Za-z0-9]{20,})\b",
+               source="gitleaks new-relic-user-api-key, new-relic-browser-api-token, new-relic-insert-key"),
+    SecretRule("sentry_token", ("sntrys_", "sntryu_"), r"\bsntry[su]_[A-Za-z0-9+/=_]{40,}",
+               source="gitleaks sentry-org-token, sentry-user-token"),
+    SecretRule("shopify_token", ("shpat_", "shpss_", "shpca_", "shppa_"), r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b",
+               source="gitleaks shopify-access-token, shopify-shared-secret, shopify-custom-access-token"),
+    SecretRule("linear_api_key", ("lin_api_",), r"\blin_api_[A-Za-z0-9]{40}\b", source="gitleaks linear-api-key"),
+    SecretRule("mailgun_key", ("key-", "pubkey-"), r"\b(?:pub)?key-[a-f0-9]{32}\b",
+               source="gitleaks mailgun-private-api-token, mailgun-pub-key"),
+    SecretRule("pulumi_token", ("pul-",), r"\bpul-[a-f0-9]{40}\b", source="gitleaks pulumi-api-token"),
+    SecretRule("doppler_token", ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
+               r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9_\-.]{40,}", source="gitleaks doppler-api-token"),
+    SecretRule("atlassian_api_token", ("atatt3",), r"\bATATT3[A-Za-z0-9_\-=]{50,}",
+               source="gitleaks atlassian-api-token"),
+    SecretRule("age_secret_key", ("age-secret-key-1",), r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b",
+               source="gitleaks age-secret-key"),
+    SecretRule("dynatrace_token", ("dt0c01.",), r"\bdt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b",
+               source="gitleaks dynatrace-api-token"),
+    SecretRule("postman_key", ("pmak-",), r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", source="gitleaks postman-api-token"),
+    SecretRule("notion_token", ("ntn_", "secret_"), r"\b(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b",
+               source="GitHub secret scanning notion_integration_token"),
+    SecretRule("langsmith_key", ("lsv2_",), r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\b",
+               source="GitHub secret scanning langchain_api_key"),
+    SecretRule("ai_service_key", ("xai-", "pplx-", "tvly-", "sk-or-"),
+               r"\b(?:xai-[A-Za-z0-9]{60,}|pplx-[A-Za-z0-9]{40,}|tvly-(?:dev-)?[A-Za-z0-9]{24,})\b",
+               source="GitHub secret scanning xai_api_key, perplexity_api_key, tavily_api_key"),
+    SecretRule("tailscale_key", ("tskey-",), r"\btskey-(?:api|auth|client|webhook)?-?[A-Za-z0-9]{8,}-[A-Za-z0-9]{16,}",
+               source="GitHub secret scanning tailscale_api_key"),
+    SecretRule("package_registry_token", ("rubygems_", "oy2", "clojars_"),
+               r"\b(?:rubygems_[a-f0-9]{48}|oy2[a-z0-9]{43}|CLOJARS_[a-z0-9]{60})\b",
+               source="gitleaks rubygems-api-token, nuget-api-key, clojars-api-token"),
+    SecretRule("saas_token", ("figd_", "pnu_", "sbp_", "pscale_", "fo1_", "ops_eyj", "xkeysib-", "sk.eyj"),
+               r"\b(?:figd_[\w\-]{40}|pnu_[A-Za-z0-9]{36}|sbp_[a-f0-9]{40}|pscale_(?:tkn|pw|oauth)_[\w=.\-]{32,64}"
+               r"|fo1_[\w\-]{43}|ops_eyJ[A-Za-z0-9+/=]{100,}|xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}"
+               r"|sk\.eyJ[A-Za-z0-9_\-]{50,}\.[A-Za-z0-9_\-]{20,})",
+               source="gitleaks figma, prefect, supabase, planetscale, flyio, 1password, sendinblue, "
+                      "mapbox secret token"),
+    SecretRule("airtable_token", ("pat",), r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b",
+               source="gitleaks airtable-personnal-access-token"),
+    SecretRule("facebook_token", ("eaa",), r"\bEAA[MC][A-Za-z0-9]{100,}", source="gitleaks facebook-access-token"),
+    # -- prefixed tokens of gitleaks' config/gitleaks.toml (one row per family of published prefixes) ----------
+    SecretRule("platform_token", ("sha256~", "hrku-aa", "pat.", "sat.", "sgp_", "tk-us-", "dnkey-"),
+               r"\b(?:sha256~[\w\-]{43}(?![\w\-])|HRKU-AA[\w\-]{58}|[ps]at\.[\w\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"
+               r"|sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}\b|tk-us-[\w\-]{48}|dnkey-[\w=\-]{26}-[\w=\-]{52})",
+               source="gitleaks openshift-user-token, heroku-api-key-v2, harness-api-key, sourcegraph-access-token, "
+                      "scalingo-api-token, defined-networking-api-token"),
+    SecretRule("devtool_token", ("ico-", "rdme_", "akcp", "cmvmd", "4b1d", "_mmk", "sm_pat_", "sm_aat_", "sm_sat_",
+                                 "p8e-", "a3-", "v1.0-"),
+               r"\b(?:ico-[A-Za-z0-9]{32}|rdme_[a-z0-9]{70}|AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59}"
+               r"|4b1d(?=[0-9a-f]{0,37}[g-zA-Z])[A-Za-z0-9]{38}|[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk"
+               r"|sm_[aps]at_[A-Za-z0-9]{16}|p8e-[A-Za-z0-9]{32}|v1\.0-[a-f0-9]{24}-[a-f0-9]{146}"
+               r"|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})\b",
+               source="gitleaks infracost-api-token, readme-api-token, artifactory-api-key and -reference-token, "
+                      "clickhouse-cloud-api-secret-key, maxmind-license-key, settlemint tokens, adobe-client-secret, "
+                      "cloudflare-origin-ca-key, 1password-secret-key"),
+    SecretRule("commerce_token", ("ezak", "eztk", "shippo_", "duffel_", "fio-u-", "tfp_", "flwseck"),
+               r"\b(?:EZ[AT]K[A-Za-z0-9]{54}|shippo_(?:live|test)_[a-fA-F0-9]{40}|duffel_(?:test|live)_[\w=\-]{43}"
+               r"|fio-u-[\w=\-]{64}|tfp_[\w.=\-]{59}|FLWSECK(?:_TEST)?-[a-h0-9]{32}-X|FLWSECK(?:_TEST)?-[a-h0-9]{12})",
+               source="gitleaks easypost-api-token, shippo-api-token, duffel-api-token, frameio-api-token, "
+                      "typeform-api-token, flutterwave-secret-key and -encryption-key"),
+    SecretRule("teams_webhook", ("webhook.office.com",),
+               r"webhook\.office\.com/webhookb2/[^\s/]{1,200}/IncomingWebhook/(?P<s>[A-Za-z0-9]{32}/[A-Za-z0-9\-]{36})",
+               source="gitleaks microsoft-teams-webhook"),
+    SecretRule("auth_tuple", ("auth", "credentials"),
+               gate=r"(auth|credentials)[ \t]*(=[ \t]*\(?|\()[ \t]*b?['\"][^'\"\n]{0,256}['\"][ \t]*,[ \t]*b?['\"]",
+               pattern=r"(?i:\b[a-z_]{0,40}auth|\bcredentials)[ \t]*(?:=[ \t]*\(?|\()[ \t]*"
+                       r"b?(?P<q1>['\"])[^'\"\n]{0,256}(?P=q1)[ \t]*,[ \t]*b?(?P<q2>['\"])(?P<s>[^'\"\n]+)(?P=q2)",
+               check="not_placeholder",
+               source="gitleaks generic (user and password as a pair): requests' auth=(user, password), "
+                      "HTTPBasicAuth(user, password), elasticsearch-py basic_auth=/http_auth="),
+    SecretRule("cookie_repr", ("<cookie ",), r"<Cookie [^\s=<>]{1,256}=(?P<s>[^\s<>]+) for ",
+               check="credential",
+               source="gitleaks generic (session cookies); http.cookiejar.Cookie's repr in a RequestsCookieJar"),
+    SecretRule("cli_password_flag", tuple(sorted({p.lower() for p in PROGRAMS})), finder="command_secrets",
+               gate=_COMMAND_GATE,
+               source="gitleaks generic (CLI passwords): the (program, option) table of secret_commands, each row "
+                      "from the program's manual"),
+    SecretRule("wandb_api_key", ("wandb",), r"(?i:wandb)[^\n]{0,40}?(?<![0-9a-f])(?P<s>[0-9a-f]{40})(?![0-9a-f])",
+               source="trufflehog WandB (keyword wandb, then 40 hex)"),
+    SecretRule("netrc_password", ("machine", "default"),
+               r"(?:\bmachine\s+\S+|\bdefault)\s+(?:(?:login|account)\s+\S+\s+)*password\s+(?P<s>\S+)",
+               source="netrc(5) entries (curl, pip, wandb, git credentials), the default entry too, the login and "
+                      "account tokens in any order; gitleaks generic"),
+    # libpq's password file: hostname:port:database:username:password ('\\:' escapes a colon). On a line of its own
+    # (cat ~/.pgpass), or anywhere in a text that names the file (echo '...' >> ~/.pgpass).
+    SecretRule("pgpass_password", ("pgpass",), gate="pgpass", pattern=
+               r"(?<![\w.:*\-])(?:[A-Za-z0-9][\w.\-]*|\*):(?:\d{1,5}|\*):[^\s:'\"]+:[^\s:'\"]+:(?P<s>[^\s'\"]+)",
+               check="not_placeholder", source="libpq: The Password File (PostgreSQL docs, 34.16)"),
+    SecretRule("pgpass_password", gate=r"(^|\n)[ \t]*([A-Za-z0-9][A-Za-z0-9_.\-]*|\*):([0-9]{1,5}|\*):"
+                                       r"[A-Za-z0-9_.\-*$]+:[A-Za-z0-9_.\-*@$]+:[^ \t\r\n]+[ \t]*\r?(\n|$)",
+               pattern=r"(?m)^[ \t]*(?:[A-Za-z0-9][\w.\-]*|\*):(?:\d{1,5}|\*):[\w.\-*$]+:[\w.\-*@$]+:"
+                       r"(?P<s>(?:\\.|[^\s\\])+)[ \t]*\r?$",
+               check="not_placeholder", source="libpq: The Password File (PostgreSQL docs, 34.16), a line alone"),
+    SecretRule("numbered_reply", (') "',), finder="numbered_reply",
+               gate=r"[0-9]+\)[ \t]+\"[^\"\n]*\"[ \t]*\r?\n[ \t]*[0-9]+\)[ \t]+\"",
+               source="redis-cli's replies to CONFIG GET and HGETALL: a numbered list, each name then its value"),
+    # -- a secret found by a keyword or a key id near it (trufflehog's detectors pair the two) --------------
+    SecretRule("aws_secret_access_key", ("akia", "asia"),
+               r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b[^\n]{0,80}?(?<![A-Za-z0-9+/])(?P<s>[A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])",
+               check="generated", source="trufflehog AWS (a key id, then its 40-character secret)"),
+    SecretRule("twilio_auth_token", ("twilio",),
+               r"(?i:twilio)[^\n]{0,60}?(?<![0-9a-f])(?<!AC)(?<!SK)(?P<s>[0-9a-f]{32})(?![0-9a-f])",
+               source="trufflehog Twilio (keyword, then a 32-hex auth token; an AC sid may stand between)"),
+    SecretRule("datadog_key", ("datadog", "dd_", "dd-", "ddog"),
+               r"(?i:datadog|\bdd[_\-](?:api|app)|ddog)[^\n]{0,40}?(?<![0-9a-f])(?P<s>[0-9a-f]{32}|[0-9a-f]{40})(?![0-9a-f])",
+               source="trufflehog Datadog (keyword, then a 32-hex API key or 40-hex application key)"),
+    SecretRule("heroku_api_key", ("heroku",),
+               r"(?i:heroku)[^\n]{0,40}?\b(?P<s>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+               source="gitleaks heroku-api-key (keyword, then a UUID)"),
+    SecretRule("url_query_key", ("key=",), r"[?&;](?i:key|apikey|api_key|api-key|access_key)=(?P<s>[^&\s#'\"]+)",
+               check="generated", source="gitleaks generic-api-key in query strings (Google ?key=, signed URLs)"),
+    # -- encoded and structured credentials -----------------------------------------------------------------
+    SecretRule("private_key_base64", ("ls0tls1crudjti",), r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}",
+               check="b64_private_key", source="gitleaks private-key (base64 of the PEM block: k8s tls.key)"),
+    SecretRule("docker_config_auth", ("eyjhdxrocyi6",), r"\beyJhdXRocyI6[A-Za-z0-9+/]{20,}={0,2}",
+               source="kubernetes.io/dockerconfigjson (base64 of {\"auths\": ...}); trufflehog Docker"),
+    SecretRule("oracle_credentials", ("jdbc:oracle", "sqlplus"),
+               r"(?:\bjdbc:oracle:\w+:|\bsqlplus\s+(?:-[sSLM]\s+)*)[\w$#]+/(?P<s>[^@\s/'\"]+)@",
+               source="gitleaks generic (user/password@db of Oracle JDBC and sqlplus)"),
     # -- generic web credentials ------------------------------------------------------------------------
     SecretRule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",
                source="detect-secrets JwtTokenDetector; gitleaks jwt"),
@@ -110,12 +291,44 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                source="gitleaks authorization headers; trufflehog"),
     SecretRule("basic_auth", ("basic",), r"(?i)\bbasic\s+(?P<s>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
                check="basic_auth", source="detect-secrets BasicAuthDetector (header form)"),
+    # (the password ends at the '@' that ends the authority, the last one before the host: RFC 3986 3.2.1 wants
+    # '@' percent-escaped there, but a raw one is common)
     SecretRule("url_credentials", ("://", ":\\/\\/"),
-               r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/:@'\"\\]*:(?P<s>[^\s@/'\"\\]+)@",
-               source="detect-secrets BasicAuthDetector; gitleaks url credentials"),
-    SecretRule("cli_user_password", ("-u ", "-u=", "--user"),
-               r"(?:^|\s)(?:-u|--user)[\s=]+['\"]?[^\s:'\"@]+:(?P<s>[^\s'\"@]+)",
-               source="gitleaks curl-auth-user"),
+               r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/:'\"\\]*:(?P<s>[^\s@/'\"\\]+(?:@[^\s@/'\"\\]+)*)"
+               r"@(?=[^\s@/'\"\\]*[/?#\s'\"\\]|[^\s@/'\"\\]*$)",
+               verbatim=True,
+               source="detect-secrets BasicAuthDetector; gitleaks url credentials (the user may hold a "
+                      "percent-escaped '@': user%40corp; the password %40, %2F, %3A)"),
+    SecretRule("url_token_user", ("://", ":\\/\\/"),
+               r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}(?P<s>[A-Za-z0-9_\-.~]{16,256})@",
+               check="generated_with_digits",
+               source="gitleaks url credentials without a password: a token as the user "
+                      "(https://<token>@github.com, x-access-token)"),
+    SecretRule("sql_password", ("password", "identified"),
+               gate=r"(create|alter)[ \t]+(user|role|login)[^;\r\n]{0,200}[ \t]password[ \t]+['\"]"
+                    r"|identified[ \t]+by[ \t]+['\"]",
+               pattern=r"(?i)(?:\b(?:create|alter)[ \t]+(?:user|role|login)\b[^;\r\n]{0,200}?[ \t]password"
+                       r"|\bidentified[ \t]+by)[ \t]+(?P<q>['\"])(?P<s>[^'\"\r\n]{1,256})(?P=q)",
+               check="not_placeholder",
+               source="gitleaks generic (passwords in SQL: CREATE/ALTER USER|ROLE|LOGIN ... PASSWORD '...', "
+                      "MySQL's IDENTIFIED BY '...')"),
+    SecretRule("cli_secret_argument", ("http-basic.",),
+               r"\bpoetry[ \t]+config[ \t]+(?:--\S+[ \t]+)*http-basic\.\S+[ \t]+\S+[ \t]+['\"]?(?P<s>[^\s'\"]+)",
+               source="Poetry's documented credential command: poetry config http-basic.REPO USER PASSWORD"),
+    SecretRule("cli_secret_argument", ("gh secret",),
+               r"\bgh[ \t]+secret[ \t]+set[ \t]+[^\n|;&]{0,200}?(?:--body|-b)(?:=|[ \t]+)['\"]?(?P<s>[^\s'\"]+)",
+               source="gitleaks generic (CLI arguments documented as secrets): gh secret set NAME --body VALUE"),
+    SecretRule("cli_secret_argument", ("mc alias", "mc config"),
+               r"\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+(?:--?\S+[ \t]+)*"
+               r"\S+[ \t]+\S+[ \t]+\S+[ \t]+['\"]?(?P<s>[^\s'\"]+)",
+               source="MinIO client's documented credential command: mc alias set ALIAS URL ACCESSKEY SECRETKEY"),
+    SecretRule("cli_secret_argument", ("smbclient", "rpcclient", "smbcacls", "smbget"),
+               r"\b(?:smbclient|rpcclient|smbcacls|smbget)\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user[= \t])['\"]?[^\s%'\"]+%"
+               r"(?P<s>[^\s'\"]+)",
+               source="Samba's client tools: -U [DOMAIN\\]USERNAME[%PASSWORD] (smbclient(1))"),
+    SecretRule("cli_user_password", ("-u ", "-u=", "--user", "--proxy-user"),
+               r"(?:^|\s)(?:-u|--user|--proxy-user)[\s=]+['\"]?[^\s:'\"@]+:(?P<s>[^\s'\"@]+)",
+               source="gitleaks curl-auth-user; curl(1) --proxy-user USER:PASSWORD"),
 )
 
 KINDS: tuple[str, ...] = tuple(r.kind for r in DEFAULT_RULES)

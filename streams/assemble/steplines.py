@@ -13,7 +13,12 @@ wins (then the generic pairs do not run):
   ``epoch=0/micro_step=10/global_step=10, ..., MaxMemAllocated=1.2GB``, DeepSpeed-Chat
   ``epoch: 0|step: 12|ppo_ep: 1|act_loss: 0.1|...``, torchtune ``Step 12 | loss:1.23 lr:2e-05 ...``,
   Lightning's progress bar ``Epoch 0: 45%|...| 45/100 [..., loss=0.52, v_num=0]``. On a free-text line
-  only keys that name a training quantity are taken (``localhost:8080`` is not a metric).
+  only keys that name a training quantity are taken (``localhost:8080`` is not a metric);
+- the layouts of :mod:`streams.assemble.stepruns`: progress heads (mmengine, timm, CLU, Composer), runs
+  of ``key value`` pairs (fairseq, llm.c, nanoGPT), one-pair table rows (HF ``log_metrics``,
+  stable-baselines3, wandb's summary); nothing after a configuration repr (``Namespace(lr=...)``);
+- the sentences and evaluation heads of :mod:`streams.assemble.phrases` (Keras and torch learning-rate
+  schedulers, Keras' ModelCheckpoint, TensorFlow's NanTensorHook, ``Test set:``).
 """
 
 from __future__ import annotations
@@ -21,11 +26,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from streams.assemble.keys import EPOCH_KEYS, STEP_KEYS, TASK_KEYS, norm
+from streams.assemble.keys import EPOCH_KEYS, STEP_KEYS, TASK_KEYS, canonical, family, norm
 from streams.assemble.lift import MAX_TASK_CHARS, Parsed, lift_value
+from streams.assemble.phrases import evaluation_losses, lift_phrases
+from streams.assemble.stepruns import METRICISH, NUMBER, progress_heads, spaced_run, table_row, without_config
 
-_NUMBER = r"(?:tensor\()?[-+]?(?:nan|NaN|NAN|inf(?:inity)?|Inf(?:inity)?|INF|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
-_BAR_PAIRS = re.compile(r"\|\s*([^|:]+?)\s*:\s*([^|]*?)\s*(?=\||\Z)")
+_NUMBER = rf"(?:tensor\()?{NUMBER}"
+# "| name: value |"; Megatron-LM's first train loop wrote "| lm loss {:.6E} |" with a blank for the colon, so a
+# segment that ends in a number after a blank is a pair too.
+_BAR_PAIRS = re.compile(rf"\|\s*([^|:]+?)(?:\s*:\s*|\s+(?={NUMBER}\s*(?:\||\Z)))([^|]*?)\s*(?=\||\Z)")
 
 
 @dataclass(frozen=True)
@@ -38,7 +47,9 @@ class StepRule:
 
 
 RULES: tuple[StepRule, ...] = (
-    StepRule("megatron", "iteration", re.compile(r"\biteration\s+(\d+)\s*/\s*(\d+)\s*\|"), _BAR_PAIRS, {}),
+    # (a run with no total, as ChatLearn's Megatron trainer prints it, writes "iteration 5/infinity |")
+    StepRule("megatron", "iteration", re.compile(r"\biteration\s+(\d+)\s*/\s*(?:(\d+)|infinity)\s*\|"),
+             _BAR_PAIRS, {}),
     StepRule("megatron_eval", "validation loss at", re.compile(r"validation loss at (?:iteration (\d+)|[^|]*)\s*\|"),
              _BAR_PAIRS, {"lm loss PPL": "eval_lm_loss_ppl"}),
     StepRule("megatron_memory", "memory (MB)", re.compile(r"memory \(MB\)\s*(?=\|)"), _BAR_PAIRS,
@@ -65,23 +76,40 @@ RULE_METRICS = frozenset(n for r in RULES for n in r.names.values())
 # fast; one that starts with the key is tried at every position): ":" or "=" right after a letter, ")"
 # or a letter and a digit ("f1:"; "22:39" is a clock, "host:8080" a port), then a number; the key is read
 # backwards. A pair is tight: no blank before its separator ("steps = 8" in a banner is configuration,
-# not a step), and no thousands separator after its number ("1,000").
-_SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z]\d[:=]))\s*\[?({_NUMBER}(?:\s*/\s*\d+)?)\]?"
-                        r"(%|[KMGTkmgt]i?B\b|ms\b|s\b)?(?![\w.]|,\d{3})")
+# not a step), and no thousands separator after its number ("1,000"); a byte or time unit may follow one
+# blank ("avail mem=38.11 GB").
+# A byte unit may be spelt with a small b: YOLOX prints its MiB as "mem: 34235Mb".
+_SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z_]\d[:=]))\s*\[?({_NUMBER}(?:\s*/\s*\d+)?)\]?"
+                        r"(%|[KMGT]\b| ?(?:[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?![\w.]|,\d{3})")
+# A pair printed with blanks around its separator: TensorFlow's LoggingTensorHook "loss = 4.26, step = 100",
+# Caffe's "Iteration 100, lr = 0.001", DLLogger's "step_loss : 0.69  learning_rate : 1.6e-05". Its key is
+# one word that starts a segment (the body's start, or after "," ";" "|" ":" or two blanks), so a banner's
+# "Num Epochs = 3" or a logger's "params - trainer.optimizer.lr = 0.05" is not one.
+_LOOSE = re.compile(rf"(?:^|(?<=[,;|:])|(?<=\s\s))\s*([A-Za-z_][\w./]*) +[:=] +\[?({_NUMBER})\]?"
+                    r"(?:\s?(%|[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?=[\s,;|)\]]|\Z)")
+# The split words a printer may name after its metric: litgpt's "loss train: 1.062, val: 1.057".
+_SPLITS = frozenset(("train", "val", "valid", "validation", "eval", "test"))
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z_]*) \Z")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.()/")
-# "Epoch 1/3", "Step 12 |", "iteration 5": tried only where the lowered line holds the word.
-_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*\[?(\d++)(?!\.\d)", re.I)  # "STEP 6053.0": an id
+# "Epoch 1/3", "Step 12 |", "iteration 5", llm.c's "step    1/74": tried only where the lowered line holds the
+# word. A total after a step is max_steps; after an epoch it is the number of epochs, not kept.
+# ("STEP 6053.0" is an id, and so is "step 0xdeadbeef")
+_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*\[?(\d++)(?!\.\d|[A-Za-z_])(?:\s*/\s*(\d+))?",
+                         re.I)
 _COUNTER_WORDS = ("epoch", "step", "iter")
 MAX_STEP_LINE = 4096  # a longer line is a dump, not a step line: its head is all that is looked at
 _TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"']?([\w./:@+-]+)")
-# An unknown key on a free-text line is lifted only when it names a training quantity.
-_METRICISH = re.compile(r"loss|acc|norm|lr|rate|mem|util|throughput|token|sample|speed|ppl|perplexity|reward|"
-                        r"score|kl|entropy|tflop|mfu|time")
+# The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
+_GATE = ("step", "epoch", "iter", "loss", "mem", "util", "throughput", "max_ca", "task_", "model_name",
+         "learning_rate", "learning rate", "train:", "[batch=", "_norm")
 
 
 def _pairs(body: str) -> list[tuple[str, str, str]]:
-    """(key, number, unit) of every tight ``key: number`` / ``key=number`` pair."""
+    """(key, number, unit) of every tight ``key: number`` / ``key=number`` pair. A key that is only a
+    split word takes the metric word written before it, or else the one the last such key took:
+    ``loss train: 1.06, val: 1.05`` -> ``train loss``, ``val loss``."""
     out = []
+    metric_word = None
     for m in _SEP_VALUE.finditer(body):
         end = m.start()
         start = end
@@ -89,9 +117,32 @@ def _pairs(body: str) -> list[tuple[str, str, str]]:
             start -= 1
         while start < end and not (body[start].isalpha() or body[start] == "_"):
             start += 1  # a key starts with a letter: "(loss" -> "loss", "0/micro_step" -> "micro_step"
+        if start >= 2 and body[start - 1] == "-" and body[start - 2].isalnum():
+            # Megatron's timer "optimizer-inner-step: 46.00": the key is the whole hyphenated name; and
+            # "epoch=2-step=1000" is a file or run name (Lightning's checkpoint names), no pair a logger wrote
+            continue
+        if start < end and body[start - 1:start] == "(" and body[end - 1] == ")":
+            start = _named_unit(body, start - 1)  # SGLang's "gen throughput (token/s): 186.64"
         if start < end and end - start <= 64:
-            out.append((body[start:end], m.group(1), m.group(2) or ""))
+            key = body[start:end]
+            if key.lower() in _SPLITS:
+                w = _WORD_BEFORE.search(body, max(0, start - 40), start)
+                if w is not None and w.group(1).lower() not in _SPLITS:
+                    metric_word = w.group(1)
+                if metric_word is not None:
+                    key = f"{key} {metric_word}"
+            out.append((key, m.group(1), (m.group(2) or "").lstrip()))
     return out
+
+
+# The words in front of a unit in brackets: "gen throughput (token/s)", "elapsed time per iteration (ms)".
+_WORDS_BEFORE_UNIT = re.compile(r"(?:[A-Za-z][\w-]* ){1,4}\Z")
+
+
+def _named_unit(body: str, paren: int) -> int:
+    """Where the key of a ``name (unit):`` pair starts: the one to four words before the bracket."""
+    m = _WORDS_BEFORE_UNIT.search(body, max(0, paren - 48), paren)
+    return m.start() if m is not None else paren + 1
 
 
 def lift_step_line(body: str, p: Parsed) -> bool:
@@ -100,23 +151,54 @@ def lift_step_line(body: str, p: Parsed) -> bool:
         body = body[:MAX_STEP_LINE]
     low = body.lower()
     counters = "step" in low or "epoch" in low or "iter" in low
-    # The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
-    if not (counters or "loss" in low or "mem" in low or "util" in low or "throughput" in low or "max_ca" in low
-            or "task_" in low or "model_name" in low):
+    if not (counters or any(w in low for w in _GATE)):
         return False
+    if "(" in body:
+        settings: list[str] = []
+        kept = without_config(body, settings)  # a repr of the script's settings is not its state
+        if kept is not body:
+            body, low = kept, kept.lower()
+            _keep_settings(settings, p)
     for needle, rule in _BY_NEEDLE:
         if needle in body and _printer_line(rule, body, p):
+            if counters:
+                _counter_words(body, low, p)  # NeMo: "Training epoch 0, iteration 120/149 | ..."
             return True
-    found = _generic_pairs(body, p) if ":" in body or "=" in body else False
+    found = progress_heads(body, p)
+    found = (_generic_pairs(body, p) if ":" in body or "=" in body else False) or found
+    found = spaced_run(body, p, counters and _COUNTER_AT.search(body) is not None) or found
+    if not found:
+        found = table_row(body, p)
     if counters:
         found = _counter_words(body, low, p) or found
+    if " = " in body or " : " in body:
+        found = _loose_pairs(body, p) or found
     if "task_" in body or "model_name" in body or "phase" in body:
-        for key, value in _TASK.findall(body):
-            if len(value) <= MAX_TASK_CHARS:
-                p.task = p.task or {}
-                p.task.setdefault(TASK_KEYS[key], value)
-                found = True
+        found = _task_fields(body, p) or found
+    found = lift_phrases(body, low, p) or found
+    if found:
+        evaluation_losses(body, p)
     return found
+
+
+def _task_fields(body: str, p: Parsed) -> bool:
+    found = False
+    for key, value in _TASK.findall(body):
+        if len(value) <= MAX_TASK_CHARS:
+            p.task = p.task or {}
+            p.task.setdefault(TASK_KEYS[key], value)
+            found = True
+    return found
+
+
+def _keep_settings(settings: list[str], p: Parsed) -> None:
+    """The training quantities a configuration repr names, as text in ``attributes`` (searchable, not fields)."""
+    for text in settings:
+        for key, value, unit in _pairs(text):
+            nk = canonical(norm(key))
+            if METRICISH.search(nk) or nk in STEP_KEYS or nk in EPOCH_KEYS or family(nk) is not None:
+                p.attributes.setdefault(key, value + unit)
+                p.wide = True
 
 
 def _printer_line(rule: StepRule, body: str, p: Parsed) -> bool:
@@ -142,12 +224,36 @@ def _printer_line(rule: StepRule, body: str, p: Parsed) -> bool:
 def _generic_pairs(body: str, p: Parsed) -> bool:
     found = False
     for key, value, unit in _pairs(body):
-        nk = norm(key)
+        nk = canonical(norm(key))
         if nk in STEP_KEYS or nk in EPOCH_KEYS:
             found = lift_value(p, key, nk, value) or found
         elif lift_value(p, key, nk, value + unit, keep_unknown=False):
             found = True
-        elif _METRICISH.search(nk):
+        elif METRICISH.search(nk):
+            lift_value(p, key, nk, value + unit)
+            p.attributes.setdefault(key, value + unit)
+            p.wide = found = True
+    return found
+
+
+def _loose_pairs(body: str, p: Parsed) -> bool:
+    """``key = number`` pairs: two or more in the line, or one beside the line's step or epoch, or one
+    that is a loss (a setting is never named loss); a lone ``lr = 0.01`` is a configuration line."""
+    pairs = _LOOSE.findall(body)
+    if not pairs:
+        return False
+    if len(pairs) == 1 and p.step is None and p.epoch is None:
+        fam = family(canonical(norm(pairs[0][0])))
+        if fam is None or not fam[0].endswith("loss"):
+            return False
+    found = False
+    for key, value, unit in pairs:
+        nk = canonical(norm(key))
+        if nk in STEP_KEYS or nk in EPOCH_KEYS:
+            found = lift_value(p, key, nk, value) or found
+        elif lift_value(p, key, nk, value + unit, keep_unknown=False):
+            found = True
+        elif METRICISH.search(nk):
             lift_value(p, key, nk, value + unit)
             p.attributes.setdefault(key, value + unit)
             p.wide = found = True
@@ -162,7 +268,16 @@ def _counter_words(body: str, low: str, p: Parsed) -> bool:
             before = low[i - 1] if i else " "
             m = None if before.isalnum() or before == "_" else _COUNTER_AT.match(body, i)
             if m is not None:
-                lift_value(p, m.group(1), "epoch" if word == "epoch" else "step", m.group(2))
+                if word == "epoch":
+                    lift_value(p, m.group(1), "epoch", m.group(2))
+                else:
+                    total = m.group(3)
+                    lift_value(p, m.group(1), "step", m.group(2) if total is None else f"{m.group(2)}/{total}")
                 found = True
             i = low.find(word, i + 1)
     return found
+
+
+def lift_counters(text: str, p: Parsed) -> None:
+    """The step and epoch words of a record's prefix (``epoch 0: {...}``)."""
+    _counter_words(text, text.lower(), p)

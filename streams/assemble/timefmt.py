@@ -6,9 +6,18 @@ import math
 import re
 from datetime import UTC, datetime
 
+from streams.assemble.times import MAX_MS  # the contract's times are dates: years 1970 to 9999
+
 _RFC3339 = re.compile(r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(\.\d+)?(.*)$")
 # Epoch numbers above this are milliseconds, not seconds (it is the year 5138 in seconds).
 _MS_FLOOR = 1e11
+
+
+def agent_ms(value: int | None) -> int | None:
+    """An agent's time for a line, or None (the record's own time is used) when no date can hold it."""
+    if value is None or not 0 < value <= MAX_MS:
+        return None
+    return value
 
 
 def rfc3339_ms(value: str | None) -> int | None:
@@ -24,18 +33,18 @@ def rfc3339_ms(value: str | None) -> int | None:
     frac = (m.group(2) or ".0")[:7]  # Python parses at most microseconds
     try:
         dt = datetime.fromisoformat(m.group(1) + frac + (m.group(3) or "+00:00"))
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp() * 1000)
+    return agent_ms(int(dt.timestamp() * 1000))
 
 
 def epoch_ms(value: float) -> int | None:
     """Epoch seconds (Fluent Bit's ``@timestamp`` double) or milliseconds -> epoch ms."""
-    if math.isnan(value) or value <= 0:
+    if not math.isfinite(value) or value <= 0:
         return None
-    return int(value) if value > _MS_FLOOR else int(value * 1000)
+    return agent_ms(int(value) if value > _MS_FLOOR else int(value * 1000))
 
 
 def unix_nano_ms(value: object) -> int | None:
@@ -44,4 +53,4 @@ def unix_nano_ms(value: object) -> int | None:
         value = int(value) if value.isdigit() else 0
     if not isinstance(value, int) or value <= 0:
         return None
-    return value // 1_000_000
+    return agent_ms(value // 1_000_000)

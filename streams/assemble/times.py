@@ -15,8 +15,15 @@ MIN_EPOCH_S = 1_000_000_000
 # The contract's timestamps are epoch ms as Avro longs; Python's datetime (the sinks' day names) ends
 # with year 9999, so nothing later may come out of here.
 MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+MAX_OFFSET_H = 18  # the widest UTC offset ISO 8601 tools accept (java.time.ZoneOffset's bound)
 
 ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[,.](\d+))?(Z|[+-]\d\d:?\d\d)?")
+
+# Dates written with slashes, zone-less: year first ("2022/10/10 14:37:01", PaddleOCR's logger, nvidia-smi's
+# csv "timestamp"), or month first as strftime's ``%x`` and ``%m/%d/%Y`` write them ("10/17/2025 16:31:56"
+# nanotron, "10/04/19 14:41:25" XLM); a first number above 12 can only be a day (the European order).
+SLASHED = re.compile(r"(?<!\d)(?:(\d{4})/(\d\d)/(\d\d)|(\d\d)/(\d\d)/(\d{4}|\d\d))[ T](\d\d:\d\d:\d\d)(?:[,.](\d+))?"
+                     r"(?![\d/])")
 
 _DAY_CACHE: dict[tuple[int, int, int], int] = {}
 
@@ -34,6 +41,8 @@ def ms_of(y: int, mo: int, d: int, hms: str, frac: str | None) -> int | None:
         h, mi, s = int(hms[0:2]), int(hms[3:5]), int(hms[6:8])
     except (ValueError, OverflowError):
         return None
+    if h > 24 or mi > 59 or s > 60:  # 24:00:00 is ISO's end of day and :60 a leap second; more is no time
+        return None
     return (day + h * 3600 + mi * 60 + s) * 1000 + (int((frac + "00")[:3]) if frac else 0)
 
 
@@ -44,8 +53,21 @@ def iso_ms(m: re.Match) -> int | None:
     if ms is not None and tz and tz != "Z":
         sign = 1 if tz[0] == "+" else -1
         tz = tz[1:].replace(":", "")
+        if int(tz[:2]) > MAX_OFFSET_H or int(tz[2:]) > 59:  # not an offset any zone has: not a time
+            return None
         ms -= sign * (int(tz[:2]) * 60 + int(tz[2:])) * 60000
     return ms
+
+
+def slashed_ms(m: re.Match) -> int | None:
+    """A match of :data:`SLASHED` -> epoch ms (UTC)."""
+    y, mo, d, a, b, yy, hms, frac = m.groups()
+    if y is None:
+        first, second = int(a), int(b)
+        mo, d = (second, first) if first > 12 else (first, second)
+        year = int(yy) + 2000 if len(yy) == 2 else int(yy)
+        return ms_of(year, mo, d, hms, frac)
+    return ms_of(int(y), int(mo), int(d), hms, frac)
 
 
 def epoch_ms(value: float) -> int | None:
@@ -78,6 +100,7 @@ def record_time(value: object) -> int | None:
     m = ISO.match(s)
     if m:
         return iso_ms(m)
-    if _EPOCH_TEXT.match(s):
-        return epoch_ms(float(s))
-    return None
+    m = SLASHED.match(s) if "/" in s[:10] else None
+    if m:
+        return slashed_ms(m)
+    return epoch_ms(float(s)) if _EPOCH_TEXT.match(s) else None

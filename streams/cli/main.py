@@ -159,9 +159,22 @@ def require(ctx: click.Context, *servers: str, timeout_s: float = 10.0) -> Setti
 
 
 def _register_commands() -> None:
-    from streams.cli import config, dlq, project, rehydrate, replay, schemas, ship, summary, top, topics, worker
+    from streams.cli import (
+        config,
+        dlq,
+        incident,
+        project,
+        rehydrate,
+        replay,
+        schemas,
+        ship,
+        summary,
+        top,
+        topics,
+        worker,
+    )
 
-    for module in (config, topics, schemas, project, worker, ship, replay, dlq, rehydrate, top, summary):
+    for module in (config, topics, schemas, project, worker, ship, replay, dlq, rehydrate, top, summary, incident):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -23,10 +23,13 @@ from streams.timespec import TIME_HELP, instant_datetime, is_day
 @click.option("--index", default=None,
               help="put everything into this one index instead of the hot tier's daily indices (it gets the hot "
                    "tier's field types only if its name matches the index template, e.g. sluice-logs-*)")
+@click.option("--metrics", is_flag=True,
+              help="the task's metric points (loss curves, GPU samples) instead of its events, into its daily "
+                   "sluice-metrics-<project>-* indices")
 @output_option
 @click.pass_context
 def rehydrate(ctx: click.Context, project: str, task_id: str, start: str, end: str, index: str | None,
-              output: str) -> None:
+              metrics: bool, output: str) -> None:
     """Read cold objects of one task back into Elasticsearch, into the indices the hot tier uses.
 
     Same daily indices, same documents, _id = event_id: an event still in the hot tier is overwritten
@@ -45,7 +48,7 @@ def rehydrate(ctx: click.Context, project: str, task_id: str, start: str, end: s
 
     try:
         report = rehydrate_events(settings, project, task_id, first, last, index=index, on_plan=on_plan,
-                                  on_progress=lambda n: bar["bar"].update(n) if "bar" in bar else None)
+                                  metrics=metrics, on_progress=lambda n: bar["bar"].update(n) if "bar" in bar else None)
     finally:
         if "bar" in bar:
             bar["bar"].__exit__(None, None, None)

@@ -6,6 +6,7 @@ import asyncio
 import signal
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,10 @@ from streams.parse_output import kind_of
 def worker(ctx: click.Context, stage: str, loglevel: str) -> None:
     """Run a stage worker until SIGTERM (`all` runs the four stages as child processes, for a demo)."""
     settings = settings_of(ctx)
+    if stage != "all":  # `all` starts each stage as a worker of its own, which checks for itself
+        from streams.message_size import check_message_sizes
+
+        check_message_sizes(settings, stage)
     if stage == "assemble":
         from streams.workers.assemble import run_assemble_worker
 
@@ -107,8 +112,11 @@ def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], 
     Plain text and the envelopes of docker, CRI, Fluent Bit, the OpenTelemetry Collector (OTLP JSON),
     rsyslog (JSON, RFC 5424), Vector and Filebeat are recognised per line. Check how your own logs
     will come out before shipping them (--stats sums up the multiline events: a traceback split in
-    two shows up as fewer lines than you expect).
+    two shows up as fewer lines than you expect). What the worker would send to the dead-letter topic is
+    printed too, as a dead letter with "kind": "dead_letter" (its reason also on stderr), and parsing goes
+    on: the exit status is 0 unless a file cannot be read.
     """
+    from streams.assemble.outputs import encode_body
     from streams.assemble.pipeline import parse_files
     from streams.assemble.route import ProjectRouter
     from streams.assemble.trust import LabelTrust
@@ -141,14 +149,24 @@ def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], 
                            known=settings.projects(), trust=trust, on_fold=told)
     out = sys.stdout
     counts = MultilineCounts()
+    letters = 0
+    engine = settings.assemble.engine  # native where built; the same outputs either way (docs/native.md)
     for n, event in enumerate(parse_files(list(files), labels=label_map, router=router,
                                           default_ts_ms=int(time.time() * 1000), include_metrics=metrics,
-                                          idle_timeout_ms=idle_timeout_ms, engine=settings.assemble.engine)):
+                                          idle_timeout_ms=idle_timeout_ms, encode=partial(encode_body, engine=engine),
+                                          engine=engine)):
         counts.add(event)
         if fmt == "text":
             out.write(("\n" if n else "") + as_text(event) + "\n")
         else:
             out.write(as_json(event) + "\n")
+        if event.get("kind") == "dead_letter":
+            letters += 1
+            if fmt != "text":  # the text format prints the reason in place
+                click.echo(f"sluice parse: dead letter ({event['error_type']}): {event['error']}", err=True)
+    if letters:
+        click.echo(f"sluice parse: {letters} dead letter(s) among the outputs; the workers would send them to the "
+                   "dead-letter topic", err=True)
     if stats:
         out.flush()
         click.echo(counts.report(), err=True)

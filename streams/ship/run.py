@@ -6,8 +6,9 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from streams import observability
 from streams.config import Settings
@@ -43,7 +44,9 @@ def serve_endpoints(shipper: Shipper, port: int, host: str) -> Callable[[], None
     return endpoints.close
 
 
-def run_until_signalled(shipper: Shipper, settings: Settings) -> None:
+def run_until_signalled(shipper: Shipper, settings: Settings, beside: Sequence[Any] = ()) -> None:
+    """Ship until SIGTERM/SIGINT. ``beside``: loops with ``run(stop)`` (the GPU sampler) in their own
+    threads, stopped with the shipper."""
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -59,8 +62,14 @@ def run_until_signalled(shipper: Shipper, settings: Settings) -> None:
             stop_endpoints = serve_endpoints(shipper, port, settings.observability.host)
         except SluiceError as exc:  # the logs matter more than their metrics: ship anyway
             log.error("%s; shipping without /metrics and /healthz (set SLUICE_SHIP__METRICS_PORT)", exc)  # noqa: TRY400 - the reason is the message; no traceback
+    threads = [threading.Thread(target=b.run, args=(stop,), name=type(b).__name__, daemon=True) for b in beside]
+    for thread in threads:
+        thread.start()
     try:
         shipper.run(stop)
     finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
         if stop_endpoints is not None:
             stop_endpoints()

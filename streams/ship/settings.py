@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from streams.config_base import Section
+from streams.gpu.settings import GpuSettings
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -131,6 +132,7 @@ class ShipSettings(Section):
     producer: dict[str, str | int | float | bool] = Field(
         default_factory=dict, description="Extra librdkafka producer settings.",
         examples=[{"reconnect.backoff.max.ms": 1000}])
+    gpu: GpuSettings = Field(default_factory=GpuSettings, description=GpuSettings.__doc__)
 
     metrics_port: int = Field(
         default=9112, ge=0, le=65535,

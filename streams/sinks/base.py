@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from streams import observability as obs
-from streams.errors import CommitFailed
+from streams.errors import CommitFailed, DependencyUnavailable
 from streams.sinks.offsets import OffsetTracker
 from streams.sinks.ratecontrol import Demand, RateController, water_fill
 
@@ -130,25 +130,50 @@ def unreachable(exc: BaseException) -> bool:
         if isinstance(cur, ConnectionError | TimeoutError | socket.gaierror) or type(cur).__name__ in _UNREACHABLE:
             return True
         status = getattr(cur, "status_code", None) or getattr(getattr(cur, "meta", None), "status", None)
-        if isinstance(status, int) and status in (502, 503, 504):
+        if isinstance(status, int) and status in (429, 502, 503, 504):
             return True
         cur = cur.__cause__ or cur.__context__
     return False
 
 
+TP = tuple[str, int]  # (topic, partition)
+
+
 class RecordSource(Protocol):
-    """The consumer side as the runner needs it (confluent_kafka.Consumer fits after decoding)."""
+    """The consumer side as the runner needs it (:class:`~streams.sinks.kafka_io.KafkaRecordSource` is the
+    real one). A source with no notion of a position, a lag or a record time returns an empty mapping."""
+
+    # True: ``pause`` and ``resume`` hold back the partitions named and no other, and the runner pauses only
+    # the partitions that hold more than their share. False: the runner pauses and resumes the source as a
+    # whole (``pause_all``, ``resume_all``).
+    pauses_partitions: bool
 
     def poll_batch(self, max_records: int, timeout_s: float) -> list[SinkRecord]: ...
 
-    def commit(self, points: dict[tuple[str, int], int]) -> None: ...
+    def commit(self, points: dict[TP, int]) -> None: ...
+
+    def pause(self, partitions: list[TP]) -> None: ...
+
+    def resume(self, partitions: list[TP]) -> None: ...
 
     def pause_all(self) -> None: ...
 
     def resume_all(self) -> None: ...
 
-    def take_revoked(self) -> list[tuple[str, int]]:
+    def take_revoked(self) -> list[TP]:
         """Partitions revoked since the last call."""
+
+    def positions(self) -> Mapping[TP, int]:
+        """The next offset to read per partition, past what is never returned as a record (transaction
+        markers): the runner commits up to it once nothing below it is in flight."""
+
+    def lag(self) -> Mapping[TP, int]:
+        """Records behind the end of each partition."""
+
+    def newest_read_ms(self) -> Mapping[TP, int]:
+        """Per partition: the timestamp (ms) of the newest record read; its age is the lag in seconds."""
+
+    def close(self) -> None: ...
 
 
 class SinkRunner:
@@ -202,6 +227,8 @@ class SinkRunner:
         self._paused = False
         self._paused_parts: set[tuple[str, int]] = set()
         self._lag_reported_at = float("-inf")
+        self._progress_at = clock()  # when the store last acknowledged or refused anything
+        self._stall_reported_at = float("-inf")
         self.stats = {"acked": 0, "retried": 0, "dead_lettered": 0, "throttled": 0, "committed": 0}
         self.health = health or obs.HEALTH
         self.summary = obs.PeriodicSummary(stage, summary_interval_s, clock)
@@ -229,6 +256,7 @@ class SinkRunner:
                 await self._dead_letter(bad)
         self._apply_watermarks()
         self._report_lag()
+        self._report_stall()
         now = self.clock()
         held = self._admit(now)
         if self.sink.buffered() and self.sink.due(now):
@@ -280,7 +308,7 @@ class SinkRunner:
             try:
                 await self.sink.start()
             except Exception as exc:
-                if not unreachable(exc):
+                if not (unreachable(exc) or isinstance(exc, DependencyUnavailable)):
                     raise
                 self.health.store(self.sink.name, f"{type(exc).__name__}: {exc}")
                 attempt += 1
@@ -379,6 +407,8 @@ class SinkRunner:
 
     async def _flush(self, now: float) -> None:
         result = await self.sink.flush(now)
+        if result.acked or result.rejected:
+            self._progress_at = self.clock()
         self.health.store(self.sink.name, result.unreachable)
         self.summary.add("acknowledged", len(result.acked))
         self.summary.add("to retry", len(result.retry))
@@ -418,8 +448,17 @@ class SinkRunner:
         obs.BUDGET.labels(self.stage).set(self.controller.events_budget)
 
     async def _dead_letter(self, items: list[tuple[SinkRecord, str, str]]) -> None:
-        for rec, reason, error_type in items:
-            self.dead_letters.send(rec, self.stage, reason, error_type)
+        sent, attempt = 0, 0
+        while sent < len(items):
+            # In a thread: the first letter looks its schema id up in the registry.
+            sent, exc = await asyncio.to_thread(self._send_letters, items, sent)
+            if exc is not None:
+                attempt += 1
+                delay = max(1.0, self.backoff.delay(attempt))
+                obs.DEPENDENCY_WAITS.labels(self.stage, exc.dependency).inc()
+                log.warning("%s: %s; %d dead letters wait %.1f s (their offsets are held)", self.stage, exc,
+                            len(items) - sent, delay)
+                await asyncio.sleep(delay)
         # The dead letter must be in Kafka before the original offset may be committed.
         await asyncio.to_thread(self.dead_letters.flush)
         for rec, _reason, error_type in items:
@@ -428,10 +467,20 @@ class SinkRunner:
         self.stats["dead_lettered"] += len(items)
         self.summary.add("dead-lettered", len(items))
 
+    def _send_letters(self, items: list[tuple[SinkRecord, str, str]], start: int
+                      ) -> tuple[int, DependencyUnavailable | None]:
+        """Send ``items[start:]``: how many of ``items`` are sent, and what stopped the rest (a registry
+        that does not answer)."""
+        for i in range(start, len(items)):
+            rec, reason, error_type = items[i]
+            try:
+                self.dead_letters.send(rec, self.stage, reason, error_type)
+            except DependencyUnavailable as exc:
+                return i, exc
+        return len(items), None
+
     def _commit(self) -> None:
-        positions = getattr(self.source, "positions", None)
-        if positions is not None:
-            self.tracker.advance(positions())
+        self.tracker.advance(self.source.positions())
         points = self.tracker.commit_points()
         if not points:
             return
@@ -445,29 +494,41 @@ class SinkRunner:
             return
         self.stats["committed"] += len(points)
 
+    def _report_stall(self, after_s: float = 60.0) -> None:
+        """Records wait and nothing has been written for ``after_s``: say what holds them (the budget, a
+        backoff, acknowledgements awaited, paused partitions), once per ``after_s``."""
+        now = self.clock()
+        if not self._queued() or now - self._progress_at < after_s or now - self._stall_reported_at < after_s:
+            return
+        self._stall_reported_at = now
+        log.warning("%s: nothing written for %.0f s with %d records waiting: %s", self.stage, now - self._progress_at,
+                    self._queued(), {
+                        "queued": {p: len(q) for p, q in self.queues.items() if q},
+                        "in_sink": self.sink.buffered(), "unacknowledged": dict(self._unacked),
+                        "budget": self.controller.events_budget, "budget_wait_s": round(self.controller.wait_s(now), 2),
+                        "backoff_s": {p: round(t - now, 1) for p, t in self._not_before.items() if t > now},
+                        "paused": sorted(self._paused_parts), "in_flight": self.tracker.total_in_flight()})
+
     def _report_lag(self) -> None:
         now = self.clock()
         if now - self._lag_reported_at < 5.0:
             return
         self._lag_reported_at = now
-        lag = getattr(self.source, "lag", None)
-        newest = getattr(self.source, "newest_read_ms", None)
-        if lag is not None:
-            read_ms = newest() if newest is not None else {}
-            total, behind_s = 0, 0.0
-            for tp, behind in lag().items():
-                obs.LAG.labels(self.stage, tp[0], str(tp[1])).set(behind)
-                total += behind
-                if behind and tp in read_ms:
-                    behind_s = max(behind_s, time.time() - read_ms[tp] / 1000)
-            obs.LAG_SECONDS.labels(self.stage).set(behind_s)
-            self._behind = (total, behind_s)
+        read_ms = self.source.newest_read_ms()
+        total, behind_s = 0, 0.0
+        for tp, behind in self.source.lag().items():
+            obs.LAG.labels(self.stage, tp[0], str(tp[1])).set(behind)
+            total += behind
+            if behind and tp in read_ms:
+                behind_s = max(behind_s, time.time() - read_ms[tp] / 1000)
+        obs.LAG_SECONDS.labels(self.stage).set(behind_s)
+        self._behind = (total, behind_s)
         self.summary.maybe_log(f"lag {self._behind[0]} records ({self._behind[1]:.0f} s)")
 
     def _apply_watermarks(self) -> None:
         in_flight = self.tracker.total_in_flight()
         obs.IN_FLIGHT.labels(self.stage).set(in_flight)
-        if hasattr(self.source, "pause") and hasattr(self.source, "resume"):
+        if self.source.pauses_partitions:
             self._apply_partition_watermarks(in_flight)
             return
         if not self._paused and in_flight >= self.watermarks.high:
@@ -495,11 +556,11 @@ class SinkRunner:
                  if tp not in self._paused_parts and in_flight >= self.watermarks.high and k >= high_share]
         resume = [tp for tp in self._paused_parts if parts.get(tp, 0) <= low_share]
         if pause:
-            self.source.pause(pause)  # type: ignore[attr-defined]
+            self.source.pause(pause)
             self._paused_parts.update(pause)
             log.info("%s: %d records in flight, pausing %s", self.stage, in_flight, pause)
         if resume:
-            self.source.resume(resume)  # type: ignore[attr-defined]
+            self.source.resume(resume)
             self._paused_parts.difference_update(resume)
             log.info("%s: resuming %s", self.stage, resume)
         self._paused = False  # polling goes on for the partitions that are not paused

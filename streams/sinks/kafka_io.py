@@ -6,6 +6,8 @@ import io
 import json
 import logging
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import fastavro
@@ -15,10 +17,13 @@ from streams.assemble.redact import redactor_from
 from streams.avro_io import avro_serializer
 from streams.config import Settings
 from streams.deadletter import letter_seal, protect_letter
-from streams.errors import CommitFailed, SluiceError
+from streams.errors import CommitFailed, DependencyRefused, DependencyUnavailable, Failure, SluiceError
+from streams.kafka_errors import kafka_failure
+from streams.letters import fit_letter
 from streams.redrive_marks import marks_of
+from streams.registry import checked
 from streams.registry_cache import MissingSchemas
-from streams.sinks.base import SinkRecord
+from streams.sinks.base import Backoff, SinkRecord
 
 log = logging.getLogger(__name__)
 
@@ -40,21 +45,26 @@ class WireDecoder:
     Schemas with references or rules still go through the AvroDeserializer.
     """
 
-    def __init__(self, registry: Any, deserializer: Any) -> None:
+    def __init__(self, registry: Any, deserializer: Any, url: str = "the schema registry") -> None:
         self.registry = registry
         self.deserializer = deserializer
+        self.url = url
         self._schemas: dict[int, Any] = {}  # schema id -> parsed writer schema, or None: use the deserializer
         self._missing = MissingSchemas()
 
     def __call__(self, raw: bytes, ctx: Any) -> Any:
+        """The decoded value. A registry that does not answer (or refuses us) raises a
+        :class:`~streams.errors.DependencyFailure` (streams/registry.py); a value that cannot be
+        decoded raises anything else."""
         if len(raw) <= 5 or raw[0] != 0:
             return self.deserializer(raw, ctx)  # let it raise its own "not wire format" error
         schema_id = int.from_bytes(raw[1:5], "big")
         if schema_id not in self._schemas:
-            self._schemas[schema_id] = self._parsed(schema_id)
+            self._schemas[schema_id] = checked(lambda: self._parsed(schema_id), f"the lookup of schema id {schema_id}",
+                                               self.url)
         parsed = self._schemas[schema_id]
         if parsed is None:
-            return self.deserializer(raw, ctx)
+            return checked(lambda: self.deserializer(raw, ctx), f"the lookup of schema id {schema_id}", self.url)
         payload = io.BytesIO(raw)
         payload.seek(5)
         return fastavro.schemaless_reader(payload, parsed, None)
@@ -70,10 +80,50 @@ class WireDecoder:
             return None
 
 
-class KafkaRecordSource:
-    """confluent-kafka consumer: Avro values decoded via the registry, offsets committed by the runner."""
+def sink_consumer_config(settings: Settings, group_id: str) -> dict[str, Any]:
+    """librdkafka settings of a sink's consumer in ``group_id``, secrets included: never log the result."""
+    conf: dict[str, Any] = {
+        **settings.kafka.client_config(),
+        "group.id": group_id,
+        "enable.auto.commit": False,  # the runner commits only what the store acknowledged
+        "isolation.level": "read_committed",  # assemble writes in transactions: never an aborted one
+        "auto.offset.reset": "earliest",
+        "partition.assignment.strategy": "cooperative-sticky",
+    }
+    session_s = settings.kafka.sink_session_timeout_s
+    if session_s is not None:
+        session_ms = round(session_s * 1000)
+        conf["session.timeout.ms"] = session_ms
+        # Kafka wants heartbeats at most a third of the session apart; a sixth lets a member miss a few (a
+        # pause, a lost packet) and stay in the group. Twice a second at most spares the coordinator.
+        conf["heartbeat.interval.ms"] = max(500, session_ms // 6)
+    return conf
 
-    def __init__(self, settings: Settings, topics: list[str], group_id: str, **overrides: Any) -> None:
+
+@dataclass
+class Hold:
+    """A partition held at ``offset`` because a dependency (the registry) did not answer for its record."""
+
+    offset: int
+    until: float
+    attempts: int
+    reason: str
+
+
+class KafkaRecordSource:
+    """confluent-kafka consumer: Avro values decoded via the registry, offsets committed by the runner.
+
+    A record whose schema cannot be looked up because the registry does not answer is no record's
+    fault: its partition is sought back to it and paused (a *hold*) for a backoff, and read again
+    from there; the records before it, and other partitions, go on. Credentials refused by the
+    broker or the registry stop the stage (:class:`~streams.errors.DependencyRefused`).
+    """
+
+    pauses_partitions = True
+
+    def __init__(self, settings: Settings, topics: list[str], group_id: str, stage: str = "sink",
+                 backoff: Backoff | None = None, clock: Callable[[], float] = time.monotonic,
+                 **overrides: Any) -> None:
         from confluent_kafka import Consumer
         from confluent_kafka.schema_registry.avro import AvroDeserializer
 
@@ -82,21 +132,19 @@ class KafkaRecordSource:
         self.settings = settings
         self.topics = topics
         self.consumer_group = group_id
-        conf = {
-            **settings.kafka.client_config(),
-            "group.id": group_id,
-            "enable.auto.commit": False,  # the runner commits only what the store acknowledged
-            "isolation.level": "read_committed",  # assemble writes in transactions: never an aborted one
-            "auto.offset.reset": "earliest",
-            "partition.assignment.strategy": "cooperative-sticky",
-            **overrides,
-        }
-        self.consumer = Consumer(conf)
+        self.stage = stage
+        self.backoff = backoff or Backoff(base_s=0.5, cap_s=30.0)
+        self.clock = clock
+        self._refused: list[str] = []  # credential errors the client reported (error_cb)
+        self.consumer = Consumer({**sink_consumer_config(settings, group_id), "error_cb": self._on_error,
+                                  **overrides})
         registry = registry_client(settings.registry)
-        self._deserialize = WireDecoder(registry, AvroDeserializer(registry))
+        self._deserialize = WireDecoder(registry, AvroDeserializer(registry), settings.registry.url)
         self._revoked: list[tuple[str, int]] = []
         self._assigned: set[tuple[str, int]] = set()
         self._newest_ms: dict[tuple[str, int], int] = {}  # per partition: time of the newest record read
+        self.holds: dict[tuple[str, int], Hold] = {}
+        self._paused_by_runner: set[tuple[str, int]] = set()
         self.consumer.subscribe(topics, on_assign=self._on_assign, on_revoke=self._on_revoke,
                                 on_lost=self._on_revoke)
 
@@ -106,12 +154,28 @@ class KafkaRecordSource:
         self._assigned.update((p.topic, p.partition) for p in partitions)
         obs.HEALTH.assignment(len(self._assigned))
 
+    def _on_error(self, err: Any) -> None:
+        if kafka_failure(err) is Failure.REFUSED:
+            self._refused.append(str(err))
+        else:
+            log.debug("kafka client: %s", err)
+
+    def _check_refused(self) -> None:
+        if self._refused:
+            raise DependencyRefused(
+                f"Kafka at {self.settings.kafka.bootstrap_servers} refused group {self.consumer_group}: "
+                f"{self._refused[0]}. Check kafka.sasl_username / sasl_password (or the secret file), "
+                "kafka.security_protocol and ssl_cafile, and the ACLs of that user on "
+                f"{', '.join(self.topics)} and the group", "kafka")
+
     def _on_revoke(self, _consumer: Any, partitions: list[Any]) -> None:
         gone = [(p.topic, p.partition) for p in partitions]
         self._revoked.extend(gone)
         self._assigned.difference_update(gone)
         for tp in gone:
             self._newest_ms.pop(tp, None)
+            self.holds.pop(tp, None)
+            self._paused_by_runner.discard(tp)
         obs.HEALTH.revoked()
 
     def take_revoked(self) -> list[tuple[str, int]]:
@@ -121,17 +185,31 @@ class KafkaRecordSource:
     def poll_batch(self, max_records: int, timeout_s: float) -> list[SinkRecord]:
         from confluent_kafka.serialization import MessageField, SerializationContext
 
+        self._check_refused()
+        self._release_holds()
         out = []
+        held_now: set[tuple[str, int]] = set()
         for msg in self.consumer.consume(max_records, timeout_s):
             if msg.error():
+                if kafka_failure(msg.error()) is Failure.REFUSED:
+                    self._refused.append(str(msg.error()))
+                    self._check_refused()
                 log.warning("consumer error on %s [%s]: %s", msg.topic(), msg.partition(), msg.error())
                 continue
             raw = msg.value() or b""
             topic, partition, offset = str(msg.topic()), int(msg.partition() or 0), int(msg.offset() or 0)
+            if (topic, partition) in held_now:
+                continue  # after a held record: read again, in order, once the hold ends
             error: tuple[str, str] | None = None
             try:
                 decoded = self._deserialize(raw, SerializationContext(topic, MessageField.VALUE))
-            except Exception as exc:  # noqa: BLE001 - any undecodable value is a dead letter, not a crash
+            except DependencyUnavailable as exc:
+                held_now.add((topic, partition))
+                self._hold(topic, partition, offset, str(exc))
+                continue
+            except Exception as exc:
+                if isinstance(exc, DependencyRefused):
+                    raise
                 decoded = None
                 error = (f"cannot decode the Avro value of {topic} [{partition}] @ {offset}: {exc}", "undecodable")
             value: dict[str, Any] = decoded if isinstance(decoded, dict) else {}
@@ -146,6 +224,40 @@ class KafkaRecordSource:
                                   decode_error=error, marks=marks or None))
         return out
 
+    def _hold(self, topic: str, partition: int, offset: int, reason: str) -> None:
+        """Seek the partition back to ``offset`` and pause it for a backoff (longer each time)."""
+        from confluent_kafka import TopicPartition
+
+        tp = (topic, partition)
+        attempts = self.holds[tp].attempts + 1 if tp in self.holds else 1
+        delay = max(self.backoff.base_s, self.backoff.delay(attempts))
+        self.consumer.pause([TopicPartition(topic, partition)])
+        self.consumer.seek(TopicPartition(topic, partition, offset))
+        self.holds[tp] = Hold(offset, self.clock() + delay, attempts, reason)
+        obs.DEPENDENCY_WAITS.labels(self.stage, "registry").inc()
+        log.warning("%s [%d] held at offset %d for %.1f s (attempt %d): %s", topic, partition, offset, delay,
+                    attempts, reason)
+
+    def _release_holds(self) -> None:
+        """Resume the held partitions whose backoff ended (unless the runner paused them itself). The
+        hold stays recorded, so a failure again backs off longer; a record that decodes clears it."""
+        from confluent_kafka import TopicPartition
+
+        now = self.clock()
+        due = [tp for tp, h in self.holds.items() if h.until <= now and h.until != float("inf")]
+        for tp in due:
+            self.holds[tp].until = float("inf")  # released: waiting to read the held record again
+        resume = [TopicPartition(t, p) for t, p in due if (t, p) not in self._paused_by_runner]
+        if resume:
+            self.consumer.resume(resume)
+        # A partition read past its held offset has recovered: forget its hold.
+        if self.holds:
+            positions = {(tp.topic, tp.partition): tp.offset
+                         for tp in self.consumer.position([TopicPartition(t, p) for t, p in self.holds])}
+            for tp, hold in list(self.holds.items()):
+                if hold.until == float("inf") and positions.get(tp, -1) > hold.offset:
+                    del self.holds[tp]
+
     def commit(self, points: dict[tuple[str, int], int]) -> None:
         from confluent_kafka import KafkaException, TopicPartition
 
@@ -153,6 +265,9 @@ class KafkaRecordSource:
             self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in points.items()],
                                  asynchronous=False)
         except KafkaException as exc:
+            if kafka_failure(exc) is Failure.REFUSED:
+                self._refused.append(str(exc.args[0]))
+                self._check_refused()
             raise CommitFailed(f"committing {points} to group {self.consumer_group}: {exc}") from exc
 
     def positions(self) -> dict[tuple[str, int], int]:
@@ -178,37 +293,55 @@ class KafkaRecordSource:
     def pause(self, partitions: list[tuple[str, int]]) -> None:
         from confluent_kafka import TopicPartition
 
+        self._paused_by_runner.update(partitions)
         self.consumer.pause([TopicPartition(t, p) for t, p in partitions])
 
     def resume(self, partitions: list[tuple[str, int]]) -> None:
+        """Resume what the runner paused, except partitions still held for a dependency."""
         from confluent_kafka import TopicPartition
 
-        self.consumer.resume([TopicPartition(t, p) for t, p in partitions])
+        self._paused_by_runner.difference_update(partitions)
+        free = [TopicPartition(t, p) for t, p in partitions if not self._held(t, p)]
+        if free:
+            self.consumer.resume(free)
+
+    def _held(self, topic: str, partition: int) -> bool:
+        hold = self.holds.get((topic, partition))
+        return hold is not None and hold.until != float("inf")
 
     def pause_all(self) -> None:
-        self.consumer.pause(self.consumer.assignment())
+        self.pause([(tp.topic, tp.partition) for tp in self.consumer.assignment()])
 
     def resume_all(self) -> None:
-        self.consumer.resume(self.consumer.assignment())
+        self.resume([(tp.topic, tp.partition) for tp in self.consumer.assignment()])
 
     def close(self) -> None:
         self.consumer.close()
 
 
 class KafkaDeadLetters:
-    """Writes ``sluice.v1.DeadLetter`` records to logs.dlq; ``flush`` waits for the broker's ack."""
+    """Writes ``sluice.v1.DeadLetter`` records to logs.dlq; ``flush`` waits for the broker's ack.
+
+    A letter too large for ``kafka.max_message_bytes`` goes with its original cut (streams/letters.py).
+    A letter the broker did not take for a passing reason (brokers down past the delivery timeout) is
+    sent again; a refused credential stops the stage."""
 
     def __init__(self, settings: Settings) -> None:
         from confluent_kafka import Producer
 
+        self.settings = settings
         self.topic = settings.topics.dlq
+        self.max_message_bytes = settings.kafka.max_message_bytes
         self._serialize = avro_serializer(settings, "dead_letter")
         self._redact = redactor_from(settings.redaction)
         self._seal = letter_seal(settings.dead_letters, writer=True)
         self.producer = Producer({**settings.kafka.client_config(), "enable.idempotence": True, "linger.ms": 5})
         self._errors: list[str] = []
+        self._again: list[tuple[bytes | None, bytes]] = []
 
     def send(self, record: SinkRecord, stage: str, reason: str, error_type: str) -> None:
+        """Queue one letter. Blocking the first time (the schema id is looked up): a registry that does
+        not answer raises :class:`~streams.errors.DependencyUnavailable`."""
         from confluent_kafka.serialization import MessageField, SerializationContext
 
         letter: dict[str, Any] = {
@@ -217,18 +350,49 @@ class KafkaDeadLetters:
             "timestamp": int(time.time() * 1000), "attempts": record.attempts + 1,
             "headers": dict(record.marks or {}),
         }
+        letter = fit_letter(letter, self.max_message_bytes)
         protect_letter(letter, self._redact, self._seal)
-        value = self._serialize(letter, SerializationContext(self.topic, MessageField.VALUE))
-        self.producer.produce(self.topic, key=record.key, value=value, on_delivery=self._on_delivery)
+        ctx = SerializationContext(self.topic, MessageField.VALUE)
+        value = checked(lambda: self._serialize(letter, ctx), f"the lookup of {self.topic}-value",
+                        self.settings.registry.url)
+        self._produce(record.key, value)
+
+    def _produce(self, key: bytes | None, value: bytes) -> None:
+        while True:
+            try:
+                self.producer.produce(self.topic, key=key, value=value, on_delivery=self._on_delivery)
+                break
+            except BufferError:  # librdkafka's queue is full: let it drain
+                self.producer.poll(0.1)
         self.producer.poll(0)
 
-    def _on_delivery(self, err: Any, _msg: Any) -> None:
-        if err is not None:
-            self._errors.append(str(err))
+    def _on_delivery(self, err: Any, msg: Any) -> None:
+        if err is None:
+            return
+        kind = kafka_failure(err)
+        if kind is Failure.TRANSIENT:
+            self._again.append((msg.key(), msg.value()))
+        elif kind is Failure.REFUSED:
+            self._errors.append(f"credentials: {err}")
+        else:
+            self._errors.append(f"{err} (the topic accepts fewer bytes than kafka.max_message_bytes="
+                                f"{self.max_message_bytes}? raise its max.message.bytes)")
 
     def flush(self) -> None:
-        while self.producer.flush(5):
-            log.warning("dead-letter topic %s not acknowledging yet; waiting (offsets are held)", self.topic)
-        if self._errors:
-            errors, self._errors = self._errors, []
-            raise SluiceError(f"writing to {self.topic} failed: {errors[:3]}; offsets were not committed")
+        while True:
+            while self.producer.flush(5):
+                log.warning("dead-letter topic %s not acknowledging yet; waiting (offsets are held)", self.topic)
+            if self._errors:
+                errors, self._errors = self._errors, []
+                if errors[0].startswith("credentials: "):
+                    raise DependencyRefused(
+                        f"Kafka at {self.settings.kafka.bootstrap_servers} refused the dead letters for "
+                        f"{self.topic}: {errors[0]}. Check the Kafka credentials and this user's ACLs", "kafka")
+                raise SluiceError(f"writing to {self.topic} failed: {errors[:3]}; offsets were not committed")
+            if not self._again:
+                return
+            again, self._again = self._again, []
+            log.warning("%d dead letters to %s not delivered (Kafka unavailable); sending them again",
+                        len(again), self.topic)
+            for key, value in again:
+                self._produce(key, value)

@@ -8,6 +8,7 @@ offset tracker. Pure: no Kafka here.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
@@ -64,7 +65,7 @@ class OffsetTracker:
             return
         part.ack(offset)
 
-    def advance(self, positions: dict[tuple[str, int], int]) -> None:
+    def advance(self, positions: Mapping[tuple[str, int], int]) -> None:
         """The consumer's positions (past transaction markers); see :meth:`PartitionOffsets.advance`."""
         for tp, position in positions.items():
             if position >= 0:

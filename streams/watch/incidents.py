@@ -5,6 +5,9 @@ same OOM in that time is folded into it (``count``, ``ranks``, ``event_ids``) in
 another alert. The alert id is a hash of (project, task, rule, when the incident began), all from
 the data itself, so a replay or a re-raise of the same incident overwrites its alert on the
 compacted topic and in the index. Records seen before (an at-least-once redelivery) are ignored.
+
+A clearing finding (a GPU busy again) resolves the open incident: its alert is written again with
+``status: resolved`` under the same id, and notified. The next finding of the rule opens a new one.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ MAX_RANKS = 256
 
 @dataclass(frozen=True)
 class AlertChange:
-    """An alert to write: ``new`` for a freshly raised incident (notify), else an update of one."""
+    """An alert to write: ``new`` for a freshly raised or resolved incident (notify), else an update of one."""
 
     alert: dict[str, Any]
     new: bool
@@ -45,7 +48,16 @@ def fold(incident: dict[str, Any] | None, finding: Finding, obs: Observation,
          cooldown_ms: int) -> tuple[dict[str, Any], AlertChange | None]:
     """The incident after this finding, and the alert change to write (None: nothing new)."""
     rank = _rank_label(obs)
-    if (incident is None or finding.ts_ms - incident["raised_ms"] >= cooldown_ms
+    if finding.clears:
+        if incident is None or incident.get("resolved_ms") is not None:
+            return incident or {}, None
+        incident["resolved_ms"] = finding.ts_ms
+        incident["resolution"] = finding.headline
+        incident["last_seen"] = max(incident["last_seen"], finding.ts_ms)
+        incident["details"].update(finding.details)
+        return incident, AlertChange(to_alert(incident), new=True)
+    if (incident is None or incident.get("resolved_ms") is not None
+            or finding.ts_ms - incident["raised_ms"] >= cooldown_ms
             or finding.ts_ms < incident["raised_ms"] - cooldown_ms):
         incident = {
             "alert_id": alert_id(obs.project, obs.task_key, finding.rule, finding.opened_ms),
@@ -74,8 +86,10 @@ def to_alert(incident: dict[str, Any]) -> dict[str, Any]:
     ranks = incident["ranks"]
     where = f" on {len(ranks)} rank(s)" if len(ranks) > 1 else (f" on {ranks[0]}" if ranks else "")
     task = incident["task_id"] or incident["task_key"].split("/", 1)[-1]
-    summary = f"[{incident['severity']}] {incident['rule']} in {task} ({incident['project']}){where}: " \
-              f"{incident['headline']}"
+    resolved = incident.get("resolved_ms")
+    state = "resolved" if resolved is not None else incident["severity"]
+    summary = f"[{state}] {incident['rule']} in {task} ({incident['project']}){where}: " \
+              f"{incident['headline']}" + (f"; {incident['resolution']}" if resolved is not None else "")
     details = {**incident["details"], "task_key": incident["task_key"]}
     if ranks:
         details["ranks"] = ",".join(sorted(ranks))
@@ -84,4 +98,5 @@ def to_alert(incident: dict[str, Any]) -> dict[str, Any]:
         "timestamp": incident["raised_ms"], "project": incident["project"], "task_id": incident["task_id"],
         "summary": summary, "count": incident["count"], "first_seen": incident["first_seen"],
         "last_seen": incident["last_seen"], "event_ids": list(incident["event_ids"]), "details": details,
+        "status": "firing" if resolved is None else "resolved", "resolved_at": resolved,
     }

@@ -1,9 +1,11 @@
 """The daily summary per project, from what the hot tier holds: `sluice summary --day D`.
 
 The fold is pure (:mod:`streams.watch.summary`); this module reads one UTC day of events and
-metric points back from Elasticsearch (search_after over timestamp and event_id), folds them, and
-optionally indexes each report into ``sluice-summary-<project>`` with ``_id`` = ``<project>/<day>``
-so a rerun overwrites. Run it once a day (a cron job or Kubernetes CronJob) for yesterday.
+metric points back from Elasticsearch (search_after over timestamp and event_id), the GPU-idle
+alerts that began that day (``sluice-alerts-<project>``), and which of the day's tasks logged
+before it (one aggregation), folds them, adds links into Kibana, and optionally indexes each
+report into ``sluice-summary-<project>`` with ``_id`` = ``<project>/<day>`` so a rerun overwrites.
+Run it once a day (a cron job, or deploy/k8s/report-cronjob.yaml) for yesterday, with ``--send``.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 from streams.clients import es_client
 from streams.config import Settings
-from streams.watch.summary import daily_summaries
+from streams.watch.summary import incidents_by_root_class, summaries
 
 PAGE = 2000
+RISON_SAFE = "=&(),:'!"  # rison's own punctuation stays as it is in the URL
 
 
 def day_bounds(day: str) -> tuple[int, int]:
@@ -68,9 +72,74 @@ def read_day(settings: Settings, day: str, project: str | None = None) -> Iterat
         after = hits[-1]["sort"]
 
 
+def read_alerts(settings: Settings, day: str, project: str | None = None) -> list[dict[str, Any]]:
+    """The GPU-idle alerts whose incident began on ``day``."""
+    es = es_client(settings.elasticsearch)
+    start, end = day_bounds(day)
+    index = f"{settings.watch.alerts_index_prefix}{project or '*'}"
+    query = {"bool": {"filter": [{"term": {"rule": "gpu_idle"}},
+                                 {"range": {"first_seen": {"gte": start, "lt": end}}}]}}
+    hits = es.search(index=index, allow_no_indices=True, ignore_unavailable=True, size=1000, query=query,
+                     sort=[{"first_seen": "asc"}])["hits"]["hits"]
+    return [hit["_source"] for hit in hits]
+
+
+def seen_before(settings: Settings, day: str, project: str, tasks: list[str]) -> set[str]:
+    """The tasks among ``tasks`` that have a record before ``day``: they did not start that day."""
+    if not tasks:
+        return set()
+    es = es_client(settings.elasticsearch)
+    start, _ = day_bounds(day)
+    query = {"bool": {"filter": [{"range": {"timestamp": {"lt": start}}}, {"terms": {"task_id": tasks}}]}}
+    result = es.search(index=day_indices(settings, project), allow_no_indices=True, ignore_unavailable=True,
+                       size=0, query=query, aggs={"tasks": {"terms": {"field": "task_id", "size": len(tasks)}}})
+    return {b["key"] for b in result.get("aggregations", {}).get("tasks", {}).get("buckets", [])}
+
+
+def kibana_links(base: str | None, project: str, day: str, tasks: list[str]) -> dict[str, Any]:
+    """The training dashboard for the project and the day, and for each task."""
+    if not base:
+        return {}
+    start, end = day_bounds(day)
+
+    def iso(ms: int) -> str:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+    def link(query: str) -> str:
+        # Kibana's URL state is rison: strings in single quotes, ' and ! escaped with !.
+        rison_query = query.replace("!", "!!").replace("'", "!'")
+        state = (f"_g=(time:(from:'{iso(start)}',to:'{iso(end)}'))"
+                 f"&_a=(query:(language:kuery,query:'{rison_query}'))")
+        return f"{base.rstrip('/')}/app/dashboards#/view/sluice-training?{quote(state, safe=RISON_SAFE)}"
+
+    return {"dashboard": link(f'project : "{project}"'),
+            "tasks": {t: link(f'project : "{project}" and task_id : "{t}"') for t in tasks}}
+
+
+def read_incidents(settings: Settings, day: str, project: str | None = None) -> list[dict[str, Any]]:
+    """The job incidents whose first failure falls in ``day`` (UTC)."""
+    es = es_client(settings.elasticsearch)
+    start, end = day_bounds(day)
+    query = {"bool": {"filter": [{"term": {"doc": "incident"}}, {"range": {"opened": {"gte": start, "lt": end}}}]}}
+    index = f"{settings.watch.incidents_index_prefix}{project or '*'}"
+    hits = es.search(index=index, query=query, size=10_000, allow_no_indices=True,
+                     ignore_unavailable=True)["hits"]["hits"]
+    return [h["_source"] for h in hits]
+
+
 def summarize_day(settings: Settings, day: str, project: str | None = None, top: int = 10,
                   index: bool = False) -> list[dict[str, Any]]:
-    reports = [r for r in daily_summaries(list(read_day(settings, day, project)), top) if r["day"] == day]
+    folded = [s for s in summaries(list(read_day(settings, day, project)), read_alerts(settings, day, project))
+              if s.day == day]
+    incidents = incidents_by_root_class(read_incidents(settings, day, project))
+    empty = {"incidents": 0, "tasks_with_incidents": 0, "incidents_by_root_class": {}}
+    reports = []
+    for summary in folded:
+        tasks = sorted(summary.tasks)
+        report = summary.report(top, seen_before(settings, day, summary.project, tasks),
+                                kibana_links(settings.watch.report.kibana_url, summary.project, day, tasks))
+        report.update(incidents.get((report["project"], day), empty))
+        reports.append(report)
     if index and reports:
         es = es_client(settings.elasticsearch)
         for report in reports:

@@ -26,6 +26,7 @@ last traceback of a job that died (no line ever follows it).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import socket
@@ -47,18 +48,22 @@ from streams.assemble.route import ProjectRouter
 from streams.assemble.spread import SourcePartitions
 from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
 from streams.assemble.trust import LabelTrust
-from streams.clients import faust_broker_credentials, faust_consumers
 from streams.config import Settings
-from streams.errors import SluiceError
-from streams.faust_bytes import bytes_topic
-from streams.kafka_read import has_record, read_to_end
+from streams.errors import DependencyFailure, SluiceError
+from streams.kafka_read import read_to_end
+from streams.rdkafka import batch_topic, use_client_config
+from streams.rdkafka.consumer import Consumer as RdConsumer
 from streams.redrive_marks import carry_marks, marks_of
-from streams.topics import ensure_assemble_state_topic
+from streams.registry import until_answered, wire_schema_id
+from streams.topics import ensure_assemble_state_topic, state_max_message_bytes
 from streams.workers.routes import RouteGuard
-from streams.workers.transactions import TransactionAborted, TransactionalWriter, group_metadata
+from streams.workers.transactions import TransactionAborted, TransactionalWriter
 
 log = logging.getLogger(__name__)
 
+# Room left in a message for the key, the wire-format header and the record's own framing (an event id
+# is a few hundred bytes at most; a dead letter's key is its source's).
+OUTPUT_FRAMING_BYTES = 16 * 1024
 MAX_UNROUTED_LABELS = 100
 KIND_WORDS = {"event": "events", "metric": "metric points", "dead_letter": "dead letters"}
 
@@ -83,7 +88,6 @@ class PartitionState:
         # the first record at or past it is taken: retention may have deleted the committed offset itself.
         self.expect = expect
         self.strict = strict
-        self.markers_only: tuple[int, int] | None = None  # (from, to): offsets found to hold no record
 
     def admits(self, offset: int) -> bool:
         """Feed this record? Not if it was fed already, nor (after a rewind) before the rewind point."""
@@ -99,18 +103,26 @@ class PartitionState:
 class AssembleStage:
     """Per-partition assemblers, and one transaction per turn for their outputs and offsets."""
 
-    def __init__(self, settings: Settings, registry: Any) -> None:
+    def __init__(self, settings: Settings, registry: Any,
+                 encode: Callable[[Output], bytes] | None = None) -> None:
         self.settings = settings
         self.conf = settings.assemble
         # Outputs go through librdkafka, not Faust's producer: about one output per input line, and
         # per-message cost in the asyncio producer was the stage's bottleneck (tests/perf/assemble_bench.py).
         txid = self.conf.transactional_id or f"{self.conf.app_id}-{socket.gethostname()}-{os.getpid()}"
-        writer = TransactionalWriter(settings.kafka.client_config(), txid, self.conf.transaction_timeout_ms,
+        # The same limit as the state topic's: its records are the largest this producer writes. Events,
+        # metric points and dead letters are kept under kafka.max_message_bytes by the encoder.
+        client = {**settings.kafka.client_config(), "message.max.bytes": state_max_message_bytes(settings)}
+        writer = TransactionalWriter(client, txid, self.conf.transaction_timeout_ms,
                                      on_wedged=obs.PRODUCER_CALLS_WEDGED.labels("assemble").inc)
         obs.PRODUCERS_ABANDONED.labels("assemble").set_function(lambda: writer.abandoned)
         self.writer = writer
         self.encoder = OutputEncoder(settings, registry)
-        self.lookup = registry_schema_lookup(registry, logical_types=False)
+        # Each output's Avro body is written inside the Assembler's guarded step: an output that cannot
+        # be encoded is its block's dead letter, not an exception that ends the turn.
+        self.encode = encode or self.encoder.body
+        self.lookup = registry_schema_lookup(registry, logical_types=False, url=settings.registry.url)
+        self._encoder_ready = False
         self.metadata = SourceMetadata(settings.routing.metadata.keys())
         self.limits = self.conf.fields.limits()
         routing = settings.routing
@@ -128,24 +140,26 @@ class AssembleStage:
         self.states: dict[int, PartitionState] = {}
         self.spread = SourcePartitions()  # sources seen on more than one raw partition
         # Set by build_app (None in unit use): the broker's end offset of a partition as last fetched;
-        # the consumer's (generation, member id); the current generation; a seek of the raw consumer.
+        # the current generation; a seek of the raw consumer.
         self.highwater: Callable[[int], Awaitable[int | None]] | None = None
-        # Set by build_app: is there a record of logs.raw in [from, to) of a partition (markers are none)?
-        self.records_between: Callable[[int, int, int], Awaitable[bool]] | None = None
-        self.membership: Callable[[], tuple[int, str]] | None = None
+        # The consumer group's metadata for a transactional offset commit (librdkafka's, of the current
+        # assignment), or None while the consumer is between assignments.
+        self.group_metadata: Callable[[], Any] | None = None
         self.generation: Callable[[], int] | None = None
         self.seek: Callable[[int, int], Awaitable[None]] | None = None
         # (blocking) a partition's committed state entries {key: value or None} and committed raw offset
         self.load_state: Callable[[int], tuple[dict[bytes, bytes | None], int | None]] | None = None
         self.state_topic = self.conf.state_topic_name()
         self.assigned: set[int] | None = None  # raw partitions this worker owns (None: not tracked)
+        self.internal_seen: dict[tuple[str, str], int] = {}  # internal errors by (step, exception), for the log
         self.lock = asyncio.Lock()  # the agent and the idle timer both touch the assemblers
 
-    def _assembler(self) -> Assembler:
-        return Assembler(self.lookup, self.router, redactor=self.redactor, engine=self.conf.engine,
-                         max_lines=self.conf.max_lines,
-                         max_bytes=self.conf.max_bytes, idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits,
-                         metadata=self.metadata, on_new_source=self.new_source)
+    def _assembler(self, partition: int) -> Assembler:
+        return Assembler(self.lookup, self.router, redactor=self.redactor, topic=self.settings.topics.raw,
+                         partition=partition, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
+                         idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits, metadata=self.metadata,
+                         on_new_source=self.new_source, encode=self.encode, engine=self.conf.engine,
+                         max_output_bytes=self.settings.kafka.max_message_bytes - OUTPUT_FRAMING_BYTES)
 
     def new_source(self, sid: str, partition: int) -> None:
         """Count and warn (once per source) about a source that a second raw partition brings."""
@@ -155,7 +169,7 @@ class AssembleStage:
 
     def state_of(self, partition: int) -> PartitionState:
         if partition not in self.states:
-            self.states[partition] = PartitionState(self._assembler())
+            self.states[partition] = PartitionState(self._assembler(partition))
         return self.states[partition]
 
     def is_current(self, message: Any) -> bool:
@@ -184,14 +198,16 @@ class AssembleStage:
             position = state.next_offset if state.next_offset >= 0 else state.committed
             if position is not None:
                 offsets[(raw, p)] = position
-        if self.membership is None:
+        if self.group_metadata is None:
             offsets = {}  # unit use: no consumer group to commit for
         if not messages and not offsets:
             return
         metadata = None
-        if offsets and self.membership is not None:
-            generation, member_id = self.membership()
-            metadata = group_metadata(self.conf.app_id, generation, member_id)
+        if offsets and self.group_metadata is not None:
+            metadata = self.group_metadata()
+            if metadata is None:
+                await self._not_a_member(partitions)
+                return
         try:
             await asyncio.to_thread(self.writer.write, messages, offsets, metadata)
         except TransactionAborted as exc:
@@ -208,12 +224,27 @@ class AssembleStage:
             self.states[p].committed = offset
         self._observe(outputs)
 
+    async def _not_a_member(self, partitions: set[int]) -> None:
+        """The consumer is between generations (its session expired: a broker restart, a worker frozen
+        past the session timeout; it is rejoining). Kafka accepts a transactional offset commit that
+        carries no generation and no member id from anyone, without checking who owns the partition
+        (ClassicGroup.validateOffsetCommit), so this turn would not be fenced while the partition's new
+        owner restores the same committed state and emits the same blocks: the soak saw events
+        emitted twice so. Nothing is written; the partitions are taken over again from what is
+        committed, and the rebalance that follows the rejoin settles who owns them."""
+        log.warning("not a member of group %s right now (rejoining); the turn of %s [%s] is dropped and re-read "
+                    "from what is committed", self.conf.app_id, self.settings.topics.raw, sorted(partitions))
+        obs.TRANSACTIONS_ABORTED.labels("assemble").inc()
+        for p in partitions:
+            self.states.pop(p, None)
+        await self.take_over(partitions, rewind=True)
+
     async def take_over(self, partitions: set[int], rewind: bool = False) -> None:
         """Restore the partitions' committed state and read logs.raw from their committed offsets."""
         for p in sorted(partitions):
             if p in self.states or (self.assigned is not None and p not in self.assigned):
                 continue
-            asm = self._assembler()
+            asm = self._assembler(p)
             committed = None
             if self.load_state is not None:
                 entries, committed = await asyncio.to_thread(self.load_state, p)
@@ -227,7 +258,7 @@ class AssembleStage:
             state.committed = committed
             # Stream time restarts from the restored blocks' newest line: from 0, the idle timer's
             # "stream time + quiet time" would never reach them (the fault suite lost 12 blocks so).
-            state.newest_ts_ms = asm.merger.newest_ts()
+            state.newest_ts_ms = asm.newest_ts()
             if committed is not None and self.seek is not None:
                 try:
                     await self.seek(p, committed)
@@ -274,20 +305,70 @@ class AssembleStage:
             self.summary.add(f"{KIND_WORDS.get(kind, kind)} written", n)
         for o in outputs:
             if o.kind == "dead_letter":
-                obs.DEAD_LETTERS.labels("assemble", o.value["error_type"]).inc()
+                letter = o.value
+                obs.DEAD_LETTERS.labels("assemble", letter["error_type"]).inc()
+                if letter["error_type"] == "internal":
+                    headers = letter["headers"]
+                    cause = (headers.get("step", ""), headers.get("exception", ""))
+                    obs.INTERNAL_ERRORS.labels("assemble", *cause).inc()
+                    seen = self.internal_seen[cause] = self.internal_seen.get(cause, 0) + 1
+                    if seen <= 10 or seen % 1000 == 0:  # a storm of one bug: the counter has the rate
+                        log.error("%s [%s] (%d so far of this kind)", letter["error"], headers.get("traceback", ""),
+                                  seen)
         for partition, state in self.states.items():
             obs.OPEN_BLOCKS.labels(str(partition)).set(state.assembler.merger.open_count())
 
-    async def on_batch(self, events: list[Any]) -> None:
+    async def schemas_ready(self, messages: list[Any]) -> None:
+        """Look up, before the turn, every schema it needs, waiting with backoff while the registry does
+        not answer (outside the lock: a rebalance may go on meanwhile). A good record is then never
+        dead-lettered because the registry was down, and no turn stops halfway through its records.
+        An id the registry does not know is left to the decoder, which dead-letters its record."""
+        def wait(_delay: float) -> None:
+            obs.DEPENDENCY_WAITS.labels("assemble", "registry").inc()
+
+        if not self._encoder_ready:
+            try:
+                await until_answered(self.encoder.prepare, "output schema ids", on_wait=wait)
+            except DependencyFailure:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a contract not registered: the first commit says so loudly
+                log.warning("looking up the output schema ids failed: %s", exc)
+            self._encoder_ready = True
+        ids = {sid for m in messages if (sid := wire_schema_id(m.value)) is not None}
+        for sid in sorted(i for i in ids if not self.lookup.known(i)):
+            try:
+                await until_answered(functools.partial(self.lookup, sid), f"schema id {sid}", on_wait=wait)
+            except DependencyFailure:
+                raise
+            except Exception:  # noqa: BLE001, S112 - unknown to the registry: the decoder dead-letters the record
+                continue
+
+    async def on_batches(self, batches: list[Any]) -> None:
+        """A turn over what the driver fetched of logs.raw (:class:`~streams.rdkafka.RecordBatch`, one per
+        partition). A batch without records says its partition holds nothing more than transaction
+        markers up to its ``end``: the partition is read up to there."""
+        messages: list[Any] = []
+        ends: dict[int, tuple[int, int]] = {}
+        for batch in batches:
+            if batch.records:
+                messages.extend(batch.messages())
+            elif batch.end >= 0:
+                ends[batch.partition] = (batch.end, batch.generation)
+        await self.on_batch(messages, ends)
+
+    async def on_batch(self, messages: list[Any], ends: dict[int, tuple[int, int]] | None = None) -> None:
+        """Feed ``messages`` (a record's topic, partition, offset, key, value, timestamp in seconds,
+        headers, generation_id), one transaction per ``take_max`` records or ``turn_max_bytes`` bytes."""
         obs.HEALTH.turned()
-        obs.RECORDS_IN.labels("assemble", self.settings.topics.raw).inc(len(events))
-        self.summary.add("raw records read", len(events))
+        if messages:
+            obs.RECORDS_IN.labels("assemble", self.settings.topics.raw).inc(len(messages))
+            self.summary.add("raw records read", len(messages))
+            await self.schemas_ready(messages)
         async with self.lock:
             outputs: list[Output] = []
             touched: set[int] = set()
-            size = 0
-            for event in events:
-                msg = event.message
+            size = count = 0
+            for msg in messages:
                 if not self.is_current(msg):
                     continue
                 state = self.state_of(msg.partition)
@@ -296,19 +377,38 @@ class AssembleStage:
                 ts_ms = int((msg.timestamp or 0) * 1000)
                 record = RawRecord(msg.topic, msg.partition, msg.offset, msg.value, msg.key, ts_ms)
                 fed = state.assembler.feed(record)
-                headers = getattr(msg, "headers", None)
+                headers = msg.headers
                 if headers:  # a re-driven record: a letter made from it again says so (redrive_marks.py)
-                    carry_marks([o.value for o in fed if o.kind == "dead_letter"], marks_of(headers))
+                    marks = marks_of(headers)
+                    if marks:  # its body was written without them: the commit writes it again
+                        carry_marks([o.value for o in fed if o.kind == "dead_letter"], marks)
+                        fed = [Output(o.kind, o.topic, o.key, o.value) if o.kind == "dead_letter" else o for o in fed]
                 outputs.extend(fed)
                 state.newest_ts_ms = max(state.newest_ts_ms, ts_ms)
                 state.last_seen = time.monotonic()
                 state.next_offset = msg.offset + 1
                 touched.add(msg.partition)
                 size += len(msg.value) if msg.value else 0
-                if size >= self.conf.turn_max_bytes:  # big records: end the turn here, the rest is the next
+                count += 1
+                # Big records, or many: end the turn here, the rest is the next.
+                if size >= self.conf.turn_max_bytes or count >= self.conf.take_max:
                     await self._end_turn(outputs, touched)
-                    outputs, touched, size = [], set(), 0
+                    outputs, touched, size, count = [], set(), 0, 0
             await self._end_turn(outputs, touched)
+            for partition, (end, generation) in (ends or {}).items():
+                self._read_up_to(partition, end, generation)
+
+    def _read_up_to(self, partition: int, end: int, generation: int) -> None:
+        """The partition holds no record before ``end`` that this worker has not read (markers only)."""
+        state = self.states.get(partition)
+        if state is None or (self.assigned is not None and partition not in self.assigned):
+            return
+        if self.generation is not None and generation != self.generation():
+            return
+        start = state.expect if state.expect is not None else state.next_offset
+        if end > start:
+            state.expect = None
+            state.next_offset = end
 
     async def _end_turn(self, outputs: list[Output], touched: set[int]) -> None:
         """Blocks gone quiet in stream time, then one transaction of the turn's outputs and offsets."""
@@ -354,22 +454,7 @@ class AssembleStage:
         # at the very end of the input restores open blocks that no record will ever follow: they must
         # still be flushed.)
         start = state.expect if state.expect is not None else state.next_offset
-        return start >= high or await self.only_markers(partition, state, start, high)
-
-    async def only_markers(self, partition: int, state: PartitionState, start: int, high: int) -> bool:
-        """Are the offsets left only transaction markers? (A transactional producer on logs.raw: the last
-        marker of a partition never comes as a record, so ``start`` never reaches ``high``.)"""
-        if state.markers_only == (start, high):
-            return True
-        if self.records_between is None or start < 0:
-            return False
-        try:
-            found = await self.records_between(partition, start, high)
-        except Exception:  # noqa: BLE001 - no answer: not known to be caught up, asked again next tick
-            return False
-        if not found:
-            state.markers_only = (start, high)
-        return not found
+        return start >= high
 
     async def on_assigned(self, partitions: set[Any]) -> None:
         async with self.lock:
@@ -452,11 +537,9 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
     # Faust writes a data directory even with in-memory stores; not into the working directory.
     datadir = Path(tempfile.gettempdir()) / "sluice-faust" / conf.app_id
     datadir.parent.mkdir(parents=True, exist_ok=True)
-    faust_consumers()
     app = faust.App(
         conf.app_id,
-        broker=f"kafka://{settings.kafka.bootstrap_servers}",
-        broker_credentials=faust_broker_credentials(settings.kafka),  # TLS/SASL as in kafka.client_config()
+        broker=f"rdkafka://{settings.kafka.bootstrap_servers}",  # streams.rdkafka: one librdkafka client
         store="memory://",
         datadir=str(datadir),
         topic_allow_declare=False,  # topics come from `sluice topics create`, with their retention
@@ -468,57 +551,37 @@ def build_app(settings: Settings) -> tuple[faust.App, AssembleStage]:
         web_enabled=False,
         consumer_max_fetch_size=conf.max_partition_fetch_bytes,
     )
-    raw = bytes_topic(app, settings.topics.raw, acks=False)
+    use_client_config(app, settings.kafka.client_config())  # TLS/SASL, the logger
+    raw = batch_topic(app, settings.topics.raw, acks=False)
     stage = AssembleStage(settings, registry_client(settings.registry))
-
-    side: list[Any] = []  # a librdkafka consumer beside Faust's (never subscribes nor commits), made on first use
-
-    def side_consumer() -> Any:
-        from confluent_kafka import Consumer
-
-        if not side:
-            side.append(Consumer({**settings.kafka.client_config(), "group.id": conf.app_id,
-                                  "isolation.level": "read_committed", "enable.auto.commit": False}))
-        return side[0]
+    consumer = app.consumer
+    if not isinstance(consumer, RdConsumer):
+        raise TypeError(f"the assemble stage needs the rdkafka:// transport's consumer, not {type(consumer)!r}")
 
     async def highwater(partition: int) -> int | None:
-        value = app.consumer.highwater(TP(settings.topics.raw, partition))
-        if value is not None:
+        tp = TP(settings.topics.raw, partition)
+        value = consumer.highwater(tp)
+        if value is not None and value >= 0:
             return int(value)
         # No fetch answer for the partition yet (just taken over, nothing new to read): ask the broker.
-        from confluent_kafka import TopicPartition
-
-        _low, high = await asyncio.to_thread(side_consumer().get_watermark_offsets,
-                                             TopicPartition(settings.topics.raw, partition), 5.0)
-        return int(high)
-
-    async def records_between(partition: int, start: int, end: int) -> bool:
-        return await asyncio.to_thread(has_record, side_consumer(), settings.topics.raw, partition, start, end, 5.0)
-
-    def membership() -> tuple[int, str]:
-        coordinator = app.consumer._thread._ensure_consumer()._coordinator  # type: ignore[attr-defined]
-        return int(coordinator.generation), str(coordinator.member_id)
+        return (await consumer.highwaters(tp)).get(tp)
 
     async def seek(partition: int, offset: int) -> None:
-        await app.consumer.seek(TP(settings.topics.raw, partition), offset)
-
-    def topic_exists(topic: str) -> bool:
-        meta = side_consumer().list_topics(topic, timeout=10).topics.get(topic)
-        return meta is not None and meta.error is None
+        await consumer.seek(TP(settings.topics.raw, partition), offset)
 
     ensure_assemble_state_topic(settings)
-    stage.routes.topic_exists = topic_exists
+    stage.routes.topic_exists = consumer.topic_exists
     stage.highwater = highwater
-    stage.records_between = records_between
     stage.load_state = lambda p: load_state(settings, p)
-    stage.membership = membership
+    stage.group_metadata = consumer.group_metadata
     stage.generation = lambda: int(app.consumer_generation_id)
     stage.seek = seek
 
     @app.agent(raw)
     async def assemble(stream: Any) -> None:
+        # Each event is one partition's fetch; a turn takes what came within take_within_s.
         async for events in stream.noack_take(conf.take_max, within=conf.take_within_s):
-            await stage.on_batch(events)
+            await stage.on_batches([event.value for event in events])
 
     @app.timer(interval=max(0.2, conf.idle_timeout_ms / 5000))
     async def flush_idle() -> None:

@@ -46,7 +46,7 @@ def build_runner(
     controller = RateController(capacity or hot.capacity(), window_s=hot.window_s, utilisation=hot.utilisation,
                                 slow_response_s=hot.slow_response_s, project_caps=project_caps(settings),
                                 carry_windows=hot.carry_windows)
-    source = KafkaRecordSource(settings, topics or hot_topics(settings), group_id)
+    source = KafkaRecordSource(settings, topics or hot_topics(settings), group_id, stage=STAGE)
     sink = sink or HotSink(settings.elasticsearch, settings.routing, hot)
     return SinkRunner(source, sink, controller, KafkaDeadLetters(settings), STAGE, ack_cap=True,
                       watermarks=Watermarks.pausing_at(hot.max_in_flight_records),
@@ -83,5 +83,5 @@ async def run_hot_worker(
             retention.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await retention
-        runner.source.close()  # type: ignore[attr-defined]
+        runner.source.close()
         log.info("hot worker stopped: %s", ", ".join(f"{n} {what}" for what, n in runner.stats.items()))

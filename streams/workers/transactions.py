@@ -1,28 +1,28 @@
-"""Kafka transactions for a stage that reads with one client and writes with another.
+"""Kafka transactions for a stage whose outputs and read offsets are committed together.
 
-The assemble stage consumes ``logs.raw`` with Faust (aiokafka) and writes its outputs with librdkafka.
-Written at least once, a kill -9 between "outputs delivered" and "raw offsets committed" re-emitted
-events onto the events topics, and the cold tier (whose objects are named by events-topic offsets)
-stored them twice. Here the outputs and the raw offsets go into one Kafka transaction: either both
-are visible to ``read_committed`` consumers (the sinks; librdkafka's default isolation) or neither.
+The assemble stage consumes ``logs.raw`` through Faust's ``rdkafka://`` driver and writes its outputs
+with a transactional librdkafka producer. Written at least once, a kill -9 between "outputs delivered"
+and "raw offsets committed" re-emitted events onto the events topics, and the cold tier (whose objects
+are named by events-topic offsets) stored them twice. Here the outputs and the raw offsets go into one
+Kafka transaction: either both are visible to ``read_committed`` consumers (the sinks; librdkafka's
+default isolation) or neither.
 
-librdkafka's ``send_offsets_to_transaction`` wants the consumer group's metadata as its own consumer
-serialises it (``CGMDv2:``, generation, group id, member id, group instance id), which
-:func:`group_metadata` writes from the aiokafka coordinator's generation and member id. With the real
-generation the broker fences a worker that lost its partitions (``ILLEGAL_GENERATION`` /
-``UNKNOWN_MEMBER_ID``): its transaction is aborted and the new owner's outputs are the only ones.
+``send_offsets_to_transaction`` takes the consumer group's metadata from the stage's own consumer
+(``consumer_group_metadata()`` of the current assignment). With its generation the broker fences a
+worker that lost its partitions (``ILLEGAL_GENERATION`` / ``UNKNOWN_MEMBER_ID``): its transaction is
+aborted and the new owner's outputs are the only ones.
 """
 
 from __future__ import annotations
 
 import logging
-import struct
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from streams.errors import SluiceError
+from streams.errors import DependencyRefused, Failure, SluiceError
+from streams.kafka_errors import kafka_failure
 
 log = logging.getLogger(__name__)
 
@@ -33,14 +33,6 @@ class TransactionAborted(SluiceError):
 
 class ProducerWedged(SluiceError):
     """A transactional call of librdkafka did not return within its own timeout and a grace period."""
-
-
-def group_metadata(group_id: str, generation: int, member_id: str, group_instance_id: str | None = None) -> bytes:
-    """librdkafka's serialised ConsumerGroupMetadata (rd_kafka_consumer_group_metadata_write, v2)."""
-    out = b"CGMDv2:" + struct.pack("<i", generation) + group_id.encode() + b"\0" + member_id.encode() + b"\0"
-    if group_instance_id is None:
-        return out + b"\x01"
-    return out + b"\x00" + group_instance_id.encode() + b"\0"
 
 
 class TransactionalWriter:
@@ -68,7 +60,7 @@ class TransactionalWriter:
         self.transactional_id = transactional_id
         self.config = {
             **client_config, "transactional.id": transactional_id, "transaction.timeout.ms": timeout_ms,
-            "linger.ms": 5, "compression.type": "zstd", "message.max.bytes": 16 * 1024 * 1024,
+            "linger.ms": 5, "compression.type": "zstd",  # message.max.bytes: kafka.max_message_bytes
         }
         self.deadline_s = deadline_s if deadline_s is not None else timeout_ms / 1000
         self.retry_wait_s = retry_wait_s
@@ -90,9 +82,10 @@ class TransactionalWriter:
         self._initialised = False
 
     def write(self, messages: list[tuple[str, bytes | None, bytes | None, int]], offsets: dict[tuple[str, int], int],
-              metadata: bytes | None) -> None:
+              metadata: Any) -> None:
         """Blocking. ``messages`` are (topic, key, value or None for a tombstone, partition or -1 for the
-        key's). Raises :class:`TransactionAborted` (retry from the committed offsets) or SluiceError."""
+        key's); ``metadata`` is the consumer's ``consumer_group_metadata()``. Raises
+        :class:`TransactionAborted` (retry from the committed offsets) or SluiceError."""
         from confluent_kafka import KafkaException, TopicPartition
 
         if offsets and metadata is None:
@@ -105,6 +98,7 @@ class TransactionalWriter:
                 self._initialised = True
             self.producer.begin_transaction()
         except (KafkaException, TimeoutError, ProducerWedged) as exc:
+            self._refused(exc)
             self._new_producer()
             raise TransactionAborted(f"cannot start a transaction as {self.transactional_id}: {exc}") from exc
         try:
@@ -124,6 +118,7 @@ class TransactionalWriter:
             raise TransactionAborted(f"transaction of {len(messages)} outputs and offsets {offsets} given up: "
                                      f"{exc}") from exc
         except (KafkaException, TimeoutError) as exc:
+            self._refused(exc)
             err = exc.args[0] if isinstance(exc, KafkaException) else None
             if err is not None and err.fatal():
                 raise SluiceError(f"transactional producer {self.transactional_id} failed for good ({err}); "
@@ -134,6 +129,17 @@ class TransactionalWriter:
         except BaseException:
             self._abort()
             raise
+
+    def _refused(self, exc: BaseException) -> None:
+        """SASL authentication failed or an ACL denies the transactional id, the topics or the group:
+        every transaction would fail alike, so the stage stops with the reason instead of retrying."""
+        from confluent_kafka import KafkaException
+
+        if isinstance(exc, KafkaException) and kafka_failure(exc) is Failure.REFUSED:
+            raise DependencyRefused(f"Kafka refused the transactional producer {self.transactional_id}: "
+                                    f"{exc.args[0]}. Check the Kafka credentials and this user's ACLs (Write on "
+                                    "the output topics, Write/Describe on the transactional id, Read on the "
+                                    "consumer group)", "kafka") from exc
 
     def _call(self, deadline: float, fn: Any, *args: Any) -> Any:
         """Call a transactional API (its last argument a timeout), again while its error is retriable."""

@@ -18,6 +18,13 @@ A new alert is produced to logs.alerts (Avro ``Alert``, keyed by ``alert_id``) a
 into ``sluice-alerts-<project>`` (``_id`` = ``alert_id``) and offered to the optional webhook.
 Updates of an open incident (more ranks folded in) are coalesced and written once a second.
 
+A task with a task_id gets job incidents instead of per-class error alerts
+(:mod:`streams.watch.firstfail`): a decided incident goes to logs.incidents (Avro ``Incident``, keyed
+by ``incident_id``) and ``sluice-incidents-<project>`` before its one alert. The router stamps each
+observation with the wall clock (``seen_ms``); a timer ticks every task whose open incident has been
+quiet that long in wall time (a dead job logs nothing that would close it), through the by-task
+topic, so that the agent decides it in order with the task's records and its table writes.
+
 The broker does not create topics on demand and Faust is not allowed to declare any: the by-task
 topic and the changelogs are created here, from :func:`internal_topic_specs`, before Faust starts.
 """
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import io
 import logging
 import struct
@@ -38,15 +46,17 @@ import faust
 
 from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Output
-from streams.clients import async_es_client, faust_broker_credentials, faust_consumers
+from streams.clients import async_es_client
 from streams.config import Settings
 from streams.contracts import parsed_schema
 from streams.faust_bytes import bytes_topic
+from streams.rdkafka import AssignedActives, use_client_config
 from streams.topics import TopicSpec, create_topics
 from streams.watch.engine import WatchEngine
+from streams.watch.firstfail import KEY_SUFFIX, IncidentChange, due
 from streams.watch.incidents import AlertChange
 from streams.watch.observation import Observation, from_record
-from streams.watch.publish import AlertEncoder, AlertIndexer
+from streams.watch.publish import INCIDENT_MAPPINGS, AlertEncoder, AlertIndexer
 from streams.watch.settings import WatchSettings
 from streams.watch.webhook import WebhookNotifier
 from streams.watch.windows import UtilSample, empty_sample, faust_range, merge_samples
@@ -105,6 +115,9 @@ class TableWatchStore:
     def put_incident(self, key: str, value: dict[str, Any]) -> None:
         self.incidents[key] = value
 
+    def drop_incident(self, key: str) -> None:
+        self.incidents.pop(key, None)
+
     def add_utilisation(self, key: str, ts_ms: int, sample: UtilSample) -> None:
         self._ts_s = ts_ms / 1000
         self.util[key].apply(merge_samples, sample)
@@ -122,9 +135,12 @@ class AlertPublisher:
         self.conf = conf
         self.app = app
         self.encoder = AlertEncoder(settings.topics.alerts, registry)
+        self.incident_encoder = AlertEncoder(settings.topics.incidents, registry, "incident", "incident_id")
         self._indexer: AlertIndexer | None = None
+        self._incident_indexer: AlertIndexer | None = None
         self.notifier: WebhookNotifier | None = None
         self.pending: dict[str, dict[str, Any]] = {}
+        self.pending_incidents: dict[str, dict[str, Any]] = {}
         self.raised = 0
 
     @property
@@ -132,6 +148,13 @@ class AlertPublisher:
         if self._indexer is None:  # the async client binds to the running loop: made on first use
             self._indexer = AlertIndexer(async_es_client(self.settings.elasticsearch), self.conf.alerts_index_prefix)
         return self._indexer
+
+    @property
+    def incident_indexer(self) -> AlertIndexer:
+        if self._incident_indexer is None:
+            self._incident_indexer = AlertIndexer(async_es_client(self.settings.elasticsearch),
+                                                  self.conf.incidents_index_prefix, mappings=INCIDENT_MAPPINGS)
+        return self._incident_indexer
 
     def start(self) -> None:
         if self.conf.webhook_url is not None:
@@ -146,6 +169,32 @@ class AlertPublisher:
         await asyncio.gather(*futures)
         for alert in alerts:
             await self.indexer.index(alert)
+
+    async def _write_incidents(self, records: list[dict[str, Any]]) -> None:
+        futures = []
+        for record in records:
+            key, value = self.incident_encoder.encode(record)
+            futures.append(await self.app.producer.send(self.settings.topics.incidents, key, value, None, None, None))
+        await asyncio.gather(*futures)
+        for record in records:
+            await self.incident_indexer.index_incident(record)
+
+    async def publish_incidents(self, changes: list[IncidentChange]) -> None:
+        """Decided incidents at once (before their alert); updates of published ones coalesced."""
+        new = []
+        for change in changes:
+            if change.new:
+                self.pending_incidents.pop(change.incident["incident_id"], None)
+                new.append(change.incident)
+            else:
+                self.pending_incidents[change.incident["incident_id"]] = change.incident
+        if new:
+            await self._write_incidents(new)
+            from streams import observability
+
+            observability.OUTPUTS.labels("watch", "incident").inc(len(new))
+            for record in new:
+                log.warning("INCIDENT %s %s", record["incident_id"], record["summary"])
 
     async def publish(self, changes: list[AlertChange]) -> None:
         new = [c.alert for c in changes if c.new]
@@ -166,6 +215,9 @@ class AlertPublisher:
                     self.notifier.offer(alert)
 
     async def flush_updates(self) -> None:
+        if self.pending_incidents:
+            records, self.pending_incidents = list(self.pending_incidents.values()), {}
+            await self._write_incidents(records)
         if self.pending:
             alerts, self.pending = list(self.pending.values()), {}
             await self._write(alerts)
@@ -199,10 +251,12 @@ class Router:
             observability.RECORDS_IN.labels("watch", topic).inc(n)
         futures = []
         producer = self.app.producer
+        seen_ms = int(time.time() * 1000)
         for event in events:
             msg = event.message
             try:
-                obs = from_record(decode_avro(msg.value, self.lookup, self.contract_of(msg.topic)))
+                obs = dataclasses.replace(from_record(decode_avro(msg.value, self.lookup, self.contract_of(msg.topic))),
+                                          seen_ms=seen_ms)
             except Exception as exc:  # noqa: BLE001 - one bad record must not stop the stream: DLQ
                 topic, key, value = self.dead_letters.encode(self.dead_letter(msg, f"{type(exc).__name__}: {exc}"))
                 futures.append(await producer.send(topic, key, value, None, None, None))
@@ -219,11 +273,12 @@ def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[fa
     from streams.clients import registry_client
 
     conf = conf or settings.watch
-    faust_consumers()
     app = faust.App(
         conf.app_id,
-        broker=f"kafka://{settings.kafka.bootstrap_servers}",
-        broker_credentials=faust_broker_credentials(settings.kafka),  # TLS/SASL as in kafka.client_config()
+        broker=f"rdkafka://{settings.kafka.bootstrap_servers}",  # streams.rdkafka: one librdkafka client
+        # librdkafka's group protocol assigns the partitions: each is active, and range puts a table's
+        # changelog partitions where the same source partitions go.
+        PartitionAssignor=AssignedActives,
         store="memory://",
         datadir=conf.faust_data_dir(),
         topic_allow_declare=False,  # internal topics come from internal_topic_specs(), created up front
@@ -236,6 +291,7 @@ def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[fa
         web_enabled=False,
         producer_acks=-1,
     )
+    use_client_config(app, settings.kafka.client_config())  # TLS/SASL, the logger
     registry = registry_client(settings.registry)
     sources = bytes_topic(app, settings.topics.metrics, *[settings.topics.events_topic(p) for p in settings.projects()])
     by_task = bytes_topic(app, conf.by_task_topic(), partitions=conf.partitions)
@@ -259,7 +315,21 @@ def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[fa
     async def watch(stream: Any) -> None:
         async for event in stream.events():
             obs = Observation.from_json(event.value)
-            await publisher.publish(engine.observe(obs, store))
+            alerts, decided = engine.observe_all(obs, store)
+            if decided:
+                await publisher.publish_incidents(decided)
+            await publisher.publish(alerts)
+
+    @app.timer(interval=conf.incident_tick_s)
+    async def tick_quiet_incidents() -> None:
+        """Tick each task whose incident is due in wall time: the agent decides or forgets it in order."""
+        now = int(time.time() * 1000)
+        for key, state in list(incidents.items()):
+            if key.endswith(KEY_SUFFIX) and state.get("task_key") and due(state, now, conf):
+                tick = Observation(kind="tick", ts_ms=now, project=state["project"], task_id=state["task_id"],
+                                   event_id=f"tick:{now}", seen_ms=now)
+                await app.producer.send(conf.by_task_topic(), state["task_key"].encode(), tick.to_json(),
+                                        None, None, None)
 
     @app.task
     async def start_publisher() -> None:

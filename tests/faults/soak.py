@@ -1,14 +1,23 @@
 """The fault soak, not run in CI: random faults for N minutes, then the figures.
 
-    .venv/bin/python tests/faults/soak.py --minutes 5 [--seed S] [--outage-s 20] [--keep]
+    .venv/bin/python tests/faults/soak.py --minutes 5 [--seed S] [--outage-s 20] [--fault-s 10]
+        [--kill-between] [--drain-s 600] [--keep]
 
 Runs the whole pipeline (assemble, hot and cold workers as processes) on a private Kafka broker,
 Elasticsearch and object store of its own, started under a temporary directory and stopped at the
-end; the shared stack (``python -m devtools stack up``) provides the schema registry and the installed servers.
-Input keeps coming in waves of the corpus while faults are picked at random: kill -9 of each worker,
-a second assemble worker joining and leaving (SIGTERM or kill -9), Elasticsearch or the object store
-down for ``--outage-s``, the broker restarted cleanly or killed. Exit status 1 when anything was
-lost, duplicated or split, or the DLQ holds anything but the bad inputs.
+end; the shared stack (``python -m devtools stack up``) provides the schema registry and the installed
+servers. Every worker reaches the registry, Elasticsearch and the store through Toxiproxy
+(devtools/faults/network.py). Input keeps coming in waves of the corpus while faults are injected:
+first every kind once, in random order, then kinds at random until the time is up: kill -9 of each
+worker, a second assemble worker joining and leaving (SIGTERM or kill -9), Elasticsearch or the object
+store stopped for ``--outage-s``, killed with SIGKILL or frozen with SIGSTOP, the broker restarted,
+killed or frozen, the registry unreachable, Elasticsearch answering 429, 503 or 401, and network
+faults (latency, blackhole, reset, slow close, bandwidth, link down) between a worker and a server.
+``--kill-between`` adds a kill -9 of a random stage after every other fault.
+
+Prints one table (load held, faults by kind, lost, duplicated, split, dead letters expected and
+unexpected, unplanned exits). Exit status 1 when anything was lost, duplicated or split, or the DLQ
+holds anything but the bad inputs.
 """
 
 from __future__ import annotations
@@ -34,6 +43,11 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=5.0)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--outage-s", type=float, default=20.0, help="how long a store stays down")
+    parser.add_argument("--fault-s", type=float, default=10.0,
+                        help="how long a network fault, a freeze or an Elasticsearch status lasts")
+    parser.add_argument("--kill-between", action="store_true",
+                        help="a kill -9 of a random stage after every other fault")
+    parser.add_argument("--drain-s", type=float, default=600.0, help="how long to wait for the stages to drain")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (worker logs)")
     args = parser.parse_args()
 
@@ -42,10 +56,11 @@ def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="sluice-soak-"))
     started: list = []
     plan = Plan(minutes=args.minutes, es_outage_s=args.outage_s, store_outage_s=args.outage_s,
-                gap_s=(3.0, 10.0), rebalance_hold_s=15.0, **({"seed": args.seed} if args.seed is not None else {}))
+                fault_s=args.fault_s, kill_between=args.kill_between, gap_s=(3.0, 10.0), rebalance_hold_s=15.0,
+                **({"seed": args.seed} if args.seed is not None else {}))
     try:
         fig = run_scenario(base, _private_maker(base, root, started), plan, root / "logs",
-                           drain_timeout_s=300.0)
+                           drain_timeout_s=args.drain_s)
     finally:
         for service in started:
             service.down()

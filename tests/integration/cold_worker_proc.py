@@ -57,7 +57,7 @@ async def main() -> int:
         await asyncio.sleep(0.1)
     stop.set()
     await task
-    runner.source.close()  # type: ignore[attr-defined]
+    runner.source.close()
     print(f"committed {committed} stats {runner.stats} sink {runner.sink.stats}", flush=True)
     return 0 if sum(committed.values()) >= args.expect else 2
 

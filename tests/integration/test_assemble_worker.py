@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -237,3 +238,75 @@ def test_top_shows_lag_and_rates_of_a_running_worker(isolated: Settings, start_w
     assert view.dead_letters == 0 and view.dead_letters_per_s == 0
     assert url in second.scraped and any(k.startswith("sluice_records_in_total") for k in second.scraped[url])
     assert second.scraped[url].get('sluice_worker_ready{stage="assemble"}') == 1.0
+
+
+POISON_VALUES = [  # poison inputs seen in the wild or built to break a step: each used to end the turn
+    b'{"a":' * 5000,
+    b'{"step": 9223372036854775808}',
+    b"iteration 99999999999999999999999/ 5 | consumed samples: 8 | lm loss: 1.0E+00 |\n",
+    b'{"log": "hello\\n", "stream": "stdout", "host": 5}',
+    b'{"message": "hello", "host": ["a", "b"]}',
+    b'{"log": "hello\\n", "kubernetes": {"namespace_name": {"x": 1}}}',
+]
+
+
+def test_poison_records_are_one_dead_letter_each_and_the_worker_goes_on(
+    isolated: Settings, worker_processes: Callable[..., Any], corpus: Path,
+) -> None:
+    from confluent_kafka import TopicPartition
+
+    path = corpus / OOM_FILE
+    lines = list(read_lines(path))
+    source = default_source(path)
+    half = len(lines) // 2
+    produce_lines(isolated, path, lines[:half], source)
+    producer = Producer(isolated.kafka.client_config())
+    poison_at: dict[tuple[int, int], bytes] = {}
+
+    def delivered(err: Any, msg: Any) -> None:
+        assert err is None, err
+        poison_at[(msg.partition(), msg.offset())] = msg.value()
+
+    for i, value in enumerate(POISON_VALUES):  # each in both partitions: its own source, two keys
+        for k in range(2):
+            producer.produce(isolated.topics.raw, key=f"poison-{i}-{k}".encode(), value=value, on_delivery=delivered)
+    assert producer.flush(20) == 0
+    produce_lines(isolated, path, lines[half:], source)
+    proc, log = worker_processes(["worker", "assemble", "--loglevel", "warn"], worker_env(isolated))
+
+    expected = [e["message"] for e in parse_files([path]) if "message" in e]
+
+    def good(ev: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [e for e in ev if (e["raw"]["partition"], e["raw"]["first_offset"]) not in poison_at]
+
+    read_events(isolated, lambda ev: len(good(ev)) >= len(expected), timeout_s=90)
+    letters = read_events(isolated, lambda ev: len(ev) >= len(poison_at), topic=isolated.topics.dlq, timeout_s=60)
+    events = read_events(isolated, lambda ev: False, timeout_s=5)  # all of them, poison-made ones too
+    ids = [e["event_id"] for e in good(events)]
+    assert len(ids) == len(set(ids)), "every good event once: no turn was re-read after a crash"
+    assert sorted(e["message"] for e in good(events)) == sorted(expected)
+    points = read_events(isolated, lambda ev: False, timeout_s=3, topic=isolated.topics.metrics)
+    fixed = [e for e in events + points if (e["raw"]["partition"], e["raw"]["first_offset"]) in poison_at]
+    held = Counter((x["partition"], x["offset"]) for x in letters) + Counter(
+        (e["raw"]["partition"], e["raw"]["first_offset"]) for e in fixed)
+    assert held == dict.fromkeys(poison_at, 1), "each poison record is one output: a dead letter until it is parsed"
+    assert {x["error_type"] for x in letters} <= {"json_limits", "internal"}
+    assert all(x["topic"] == isolated.topics.raw and x["stage"] == "assemble" for x in letters)
+
+    # The group's committed offsets pass the poison records: nothing is read again, nothing skipped.
+    consumer = Consumer({**isolated.kafka.client_config(), "group.id": isolated.assemble.app_id})
+    try:
+        parts = [TopicPartition(isolated.topics.raw, p) for p in range(isolated.topics.raw_partitions)]
+        ends = {tp.partition: consumer.get_watermark_offsets(tp, 10)[1] for tp in parts}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            committed = {tp.partition: tp.offset for tp in consumer.committed(parts, 10)}
+            if committed == ends:
+                break
+            time.sleep(1)
+        assert committed == ends
+    finally:
+        consumer.close()
+    assert proc.poll() is None, "the worker is still running"
+    text = log.read_text(errors="replace")
+    assert "Traceback" not in text and "rashed" not in text, text[-3000:]

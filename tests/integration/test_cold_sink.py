@@ -116,7 +116,7 @@ async def run_until_committed(runner: ColdSinkRunner, expect: int, timeout_s: fl
     finally:
         stop.set()
         await task
-        runner.source.close()  # type: ignore[attr-defined]
+        runner.source.close()
     return committed
 
 

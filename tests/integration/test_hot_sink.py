@@ -132,7 +132,7 @@ def test_real_429s_are_retried_to_completion(hot_env: Any, corpus: Path, private
     noise.start()
     try:
         # A liveness bound, not a speed claim: under real 429s the budget sits at its AIMD floor.
-        asyncio.run(run_until(runner.run, lambda: committed_to_end(settings, group, hot_topics(settings)), 180))
+        asyncio.run(run_until(runner.run, lambda: committed_to_end(settings, group, hot_topics(settings)), 300))
     finally:
         noise_stop.set()
         noise.join(10)

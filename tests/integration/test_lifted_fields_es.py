@@ -43,7 +43,8 @@ def indices(stack: Settings, unique_name: Callable[[str], str]):
     prefix = unique_name("fieldtest")
     names = []
     # The hot tier's own mappings, under names and patterns of this test only (the stack is shared).
-    for pattern, mappings in ((f"{prefix}-*", logs_mappings(hot)), (f"metrics-{project}-*", metrics_mappings())):
+    metrics_pattern = f"{hot.metrics_index_prefix}-{project}-*"
+    for pattern, mappings in ((f"{prefix}-*", logs_mappings(hot)), (metrics_pattern, metrics_mappings())):
         name = pattern.removesuffix("-*")
         es.cluster.put_component_template(name=f"{name}@common", template={"mappings": common_mappings(hot)})
         es.cluster.put_component_template(name=f"{name}@mappings", template={"mappings": mappings})
@@ -51,7 +52,7 @@ def indices(stack: Settings, unique_name: Callable[[str], str]):
                                       composed_of=[f"{name}@common", f"{name}@mappings"])
         names.append(name)
     namer = IndexNamer(RoutingSettings(projects={project: ProjectRoute(index_prefix=prefix)}))
-    yield es, namer, project, prefix
+    yield es, namer, project, prefix, hot.metrics_index_prefix
     for name in names:
         es.options(ignore_status=404).indices.delete(index=f"{name}-*")
         es.options(ignore_status=404).indices.delete_index_template(name=name)
@@ -67,16 +68,16 @@ def index_all(es, namer: IndexNamer, outs: list) -> list[str]:
 
 
 def test_nan_loss_is_indexed_as_missing_and_named_in_non_finite(indices) -> None:
-    es, namer, project, _prefix = indices
+    es, namer, project, _prefix, metrics_prefix = indices
     megatron = " iteration       20/     100 | lm loss: NAN | grad norm: nan | loss scale: 1.0 |"
     hf = "{'loss': 1.25, 'grad_norm': inf, 'learning_rate': 1e-05, 'epoch': 0.5}"
     outs = outputs([megatron, hf], project)
     assert [o.kind for o in outs] == ["metric", "metric"] and math.isnan(outs[0].value["metrics"]["loss"])
     (index,) = set(index_all(es, namer, outs))
-    hits = es.search(index=f"metrics-{project}-*", query={"term": {"non_finite": "metrics.loss=nan"}})["hits"]
+    hits = es.search(index=f"{metrics_prefix}-{project}-*", query={"term": {"non_finite": "metrics.loss=nan"}})["hits"]
     assert hits["total"]["value"] == 1 and hits["hits"][0]["_source"]["step"] == 20
     assert "loss" not in hits["hits"][0]["_source"]["metrics"]
-    finite = es.search(index=f"metrics-{project}-*", query={"range": {"metrics.loss": {"gte": 1.0}}})["hits"]
+    finite = es.search(index=f"{metrics_prefix}-{project}-*", query={"range": {"metrics.loss": {"gte": 1.0}}})["hits"]
     assert finite["total"]["value"] == 1, "the finite loss of the other point is a number"
     # What the request builder spares us: Elasticsearch refuses NaN in a double field outright.
     with pytest.raises(elasticsearch.BadRequestError, match="finite"):
@@ -84,7 +85,7 @@ def test_nan_loss_is_indexed_as_missing_and_named_in_non_finite(indices) -> None
 
 
 def test_record_task_type_names_the_daily_index_and_a_bad_time_makes_none(indices) -> None:
-    es, namer, project, prefix = indices
+    es, namer, project, prefix, _metrics_prefix = indices
     record = ('{"timestamp": "2025-04-05T10:23:45.123Z", "level": "INFO", "task_id": "t-1", '
               '"task_type": "lora_finetune", "msg": "checkpoint saved", "gpu_memory_mb": 18432}')
     far = '{"timestamp": "9999-01-01T00:00:00Z", "task_type": "lora_finetune", "msg": "clock gone wrong"}'

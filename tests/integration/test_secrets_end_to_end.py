@@ -138,7 +138,7 @@ def stored_in_object_store(settings: Settings, bucket: str, group: str, topic: s
     cold = ColdSinkSettings(rotate_records=100, rotate_interval_s=300, idle_flush_s=2)
     runner = build_cold_runner(settings, group, conf=cold, topics=[topic])
     asyncio.run(_run_until(runner.run, lambda: committed_to_end(settings, group, [topic]), 90))
-    runner.source.close()  # type: ignore[attr-defined]
+    runner.source.close()
     s3 = s3_client(settings.object_store)
     keys = [o["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
             for o in page.get("Contents", [])]

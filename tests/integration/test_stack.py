@@ -41,7 +41,7 @@ def test_elasticsearch_runs_as_non_root(stack: Settings) -> None:
 def test_readme_demo_command_end_to_end(stack: Settings) -> None:
     """The README's first command, minus the install: real records, events, documents and objects."""
     proc = subprocess.run([sys.executable, "-m", "devtools", "demo"], capture_output=True, text=True,
-                          timeout=400, check=False, cwd=REPO_ROOT)
+                          timeout=600, check=False, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = proc.stdout
     assert "produced 188 raw lines from 4 corpus files" in out
@@ -55,6 +55,7 @@ def test_readme_demo_command_end_to_end(stack: Settings) -> None:
     assert "22 metric points" in out
     assert re.search(rf"4. cold sink: {events} events in \d+ Avro objects", out), out
     # Two tasks hit a CUDA OOM: one alert each, however many ranks reported it.
-    assert len(re.findall(r"\] cuda_oom in task", out)) == 2, out
-    assert "] nccl_timeout in task sglang_nccl_watchdog_timeout_hardwrapped" in out
+    # (with job incidents on, a job's alert names its root class and the collateral it saw)
+    assert len(re.findall(r"\] [a-z_/]*cuda_oom[a-z_/]* in task", out)) == 2, out
+    assert re.search(r"\] [a-z_/]*nccl_timeout[a-z_/]* in task sglang_nccl_watchdog_timeout_hardwrapped", out), out
     assert re.search(r"hot :\d+ read \d+ records, wrote [1-9]", out), out

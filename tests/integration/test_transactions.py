@@ -1,21 +1,24 @@
 """The assemble stage's transactional writer against the real broker, with a real group member.
 
-An aiokafka consumer (what Faust runs) joins a group; the writer commits messages and that group's
-offsets in one transaction with the member's generation, and a turn with a stale generation is
-rolled back whole: read_committed readers see none of its messages and the offsets do not move.
+A librdkafka consumer (what the stage's ``rdkafka://`` driver runs) joins a group; the writer commits
+messages and that group's offsets in one transaction with the member's own group metadata. Once a
+second member has joined, the first member's metadata of before is of a stale generation: a turn
+carrying it is rolled back whole (read_committed readers see none of its messages, the offsets do not
+move), while the metadata of the current generation commits.
 """
 
 from __future__ import annotations
 
-import asyncio
+import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from streams.config import Settings
 from streams.kafka_read import read_to_end
-from streams.workers.transactions import TransactionAborted, TransactionalWriter, group_metadata
+from streams.workers.transactions import TransactionAborted, TransactionalWriter
 
 
 def _committed_values(settings: Settings, topic: str) -> list[bytes]:
@@ -28,11 +31,26 @@ def _committed_values(settings: Settings, topic: str) -> list[bytes]:
         consumer.close()
 
 
-@pytest.mark.timeout(120)
+def _member(settings: Settings, group: str, topic: str) -> Any:
+    consumer = Consumer({**settings.kafka.client_config(), "group.id": group, "enable.auto.commit": False,
+                         "auto.offset.reset": "earliest", "session.timeout.ms": 10_000,
+                         "heartbeat.interval.ms": 1_000})
+    consumer.subscribe([topic])
+    return consumer
+
+
+def _poll_until(members: list[Any], done: Callable[[], bool], what: str, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout_s:.0f} s")
+        for member in members:
+            member.poll(0.2)
+
+
+@pytest.mark.timeout(180)
 def test_outputs_and_offsets_commit_together_and_a_stale_generation_rolls_back(
         stack: Settings, new_topic: Callable[..., str], unique_name: Callable[[str], str]) -> None:
-    from aiokafka import AIOKafkaConsumer
-
     source, out = new_topic("txn-in"), new_topic("txn-out")
     group = unique_name("txn-group")
     producer = Producer(stack.kafka.client_config())
@@ -40,30 +58,28 @@ def test_outputs_and_offsets_commit_together_and_a_stale_generation_rolls_back(
         producer.produce(source, f"in-{i}".encode())
     assert producer.flush(10) == 0
     writer = TransactionalWriter(stack.kafka.client_config(), unique_name("txn-id"), 10_000)
-
-    async def scenario() -> tuple[int, str]:
-        consumer = AIOKafkaConsumer(source, bootstrap_servers=stack.kafka.bootstrap_servers, group_id=group,
-                                    enable_auto_commit=False, auto_offset_reset="earliest")
-        await consumer.start()
-        try:
-            await consumer.getmany(timeout_ms=5000)
-            coordinator = consumer._coordinator
-            gen, member = int(coordinator.generation), str(coordinator.member_id)
-            assert gen > 0 and member
-            await asyncio.to_thread(writer.write, [(out, b"k", b"turn-1", -1)], {(source, 0): 3},
-                                    group_metadata(group, gen, member))
-            with pytest.raises(TransactionAborted):
-                await asyncio.to_thread(writer.write, [(out, b"k", b"stale", -1)], {(source, 0): 5},
-                                        group_metadata(group, gen + 1, member))
-            await asyncio.to_thread(writer.write, [(out, b"k", b"turn-2", -1)], {}, None)  # usable again
-            return gen, member
-        finally:
-            await consumer.stop()
-
-    asyncio.run(scenario())
+    first = _member(stack, group, source)
+    second = None
+    try:
+        _poll_until([first], lambda: bool(first.assignment()), "the first member's assignment")
+        before = first.consumer_group_metadata()
+        writer.write([(out, b"k", b"turn-1", -1)], {(source, 0): 3}, before)
+        second = _member(stack, group, source)
+        joined = second
+        # The second member's join is a new generation, which the first member takes part in.
+        _poll_until([first, joined], lambda: bytes(first.consumer_group_metadata()) != bytes(before)
+                    and bool(joined.memberid()), "the rebalance after the second member joined")
+        with pytest.raises(TransactionAborted):
+            writer.write([(out, b"k", b"stale", -1)], {(source, 0): 5}, before)
+        owner = first if first.assignment() else joined
+        writer.write([(out, b"k", b"turn-2", -1)], {(source, 0): 4}, owner.consumer_group_metadata())
+    finally:
+        for member in (first, second):
+            if member is not None:
+                member.close()
     assert _committed_values(stack, out) == [b"turn-1", b"turn-2"]
     reader = Consumer({**stack.kafka.client_config(), "group.id": group})
     try:
-        assert reader.committed([TopicPartition(source, 0)], timeout=10)[0].offset == 3
+        assert reader.committed([TopicPartition(source, 0)], timeout=10)[0].offset == 4
     finally:
         reader.close()

@@ -23,9 +23,10 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from devtools.testing.elasticsearch import read_alerts
 from devtools.testing.watch import corpus_events
 from streams.assemble.pipeline import parse_files
-from streams.avro_io import avro_deserializer, avro_serializer
+from streams.avro_io import avro_serializer
 from streams.clients import es_client
 from streams.config import ProjectRoute, Settings
 from streams.contracts import register_all
@@ -45,7 +46,7 @@ def isolated(stack: Settings, unique_name: Callable[[str], str]) -> tuple[Settin
     tag = unique_name("wat")
     topics = stack.topics.model_copy(update={
         "raw": f"{tag}.raw", "events_prefix": f"{tag}.events.", "metrics": f"{tag}.metrics",
-        "dlq": f"{tag}.dlq", "alerts": f"{tag}.alerts",
+        "dlq": f"{tag}.dlq", "alerts": f"{tag}.alerts", "incidents": f"{tag}.incidents",
     })
     routing = stack.routing.model_copy(update={"default_project": tag, "projects": {tag: ProjectRoute()}})
     settings = stack.model_copy(update={"topics": topics, "routing": routing})
@@ -60,7 +61,7 @@ def worker_env(settings: Settings, conf: WatchSettings, extra: dict[str, str]) -
         **os.environ,
         "SLUICE_TOPICS__RAW": t.raw, "SLUICE_TOPICS__EVENTS_PREFIX": t.events_prefix,
         "SLUICE_TOPICS__METRICS": t.metrics, "SLUICE_TOPICS__DLQ": t.dlq, "SLUICE_TOPICS__ALERTS": t.alerts,
-        "SLUICE_ROUTING__DEFAULT_PROJECT": settings.routing.default_project,
+        "SLUICE_TOPICS__INCIDENTS": t.incidents, "SLUICE_ROUTING__DEFAULT_PROJECT": settings.routing.default_project,
         "SLUICE_ROUTING__PROJECTS": json.dumps({p: {} for p in settings.routing.projects}),
         "SLUICE_WATCH__APP_ID": conf.app_id,
         # The broker's minimum: after the kill -9 the restarted worker waits this long for the partitions.
@@ -101,27 +102,6 @@ def produce(settings: Settings, topic: str, contract: str, records: list[dict[st
     assert producer.flush(20) == 0
 
 
-def read_alerts(settings: Settings, until: Callable[[list[dict[str, Any]]], bool],
-                timeout_s: float = 60) -> list[dict[str, Any]]:
-    deserialize = avro_deserializer(settings)
-    consumer = Consumer({**settings.kafka.client_config(), "group.id": f"reader-{time.monotonic_ns()}",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
-    consumer.subscribe([settings.topics.alerts])
-    alerts: list[dict[str, Any]] = []
-    deadline = time.monotonic() + timeout_s
-    try:
-        while time.monotonic() < deadline and not until(alerts):
-            msg = consumer.poll(0.5)
-            if msg is None or msg.error():
-                continue
-            alert = deserialize(msg.value(), SerializationContext(settings.topics.alerts, MessageField.VALUE))
-            assert msg.key() == alert["alert_id"].encode()
-            alerts.append(alert)
-    finally:
-        consumer.close()
-    return alerts
-
-
 def latest(alerts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """What the compacted topic keeps: the last record per alert id."""
     return {a["alert_id"]: a for a in alerts}
@@ -158,6 +138,7 @@ class Webhook:
 
 
 def test_corpus_incidents_raise_one_alert_each(isolated, start_worker, corpus: Path) -> None:
+    """Per-class alerts (job incidents off; tests/integration/test_incidents_end_to_end.py has them on)."""
     settings, _conf = isolated
     project = settings.routing.default_project
     # The OOM log as every one of 4 ranks wrote it; the NCCL and ChildFailedError logs as they are.
@@ -168,7 +149,8 @@ def test_corpus_incidents_raise_one_alert_each(isolated, start_worker, corpus: P
     produce(settings, settings.topics.events_topic(project), "log_event", events)
     hook = Webhook()
     try:
-        start_worker(SLUICE_WATCH__WEBHOOK_URL=hook.url, SLUICE_WATCH__WEBHOOK_BACKOFF_S="0.2")
+        start_worker(SLUICE_WATCH__WEBHOOK_URL=hook.url, SLUICE_WATCH__WEBHOOK_BACKOFF_S="0.2",
+                     SLUICE_WATCH__INCIDENTS="false")
         want = {"t-oom": ("cuda_oom", 4), "t-nccl": ("nccl_timeout", 5), "t-kill": ("signal", 4)}
 
         def complete(alerts: list[dict[str, Any]]) -> bool:

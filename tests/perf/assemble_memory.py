@@ -366,7 +366,7 @@ Same, K=1:
   line to each of {sources:,} open long blocks writes about {mib(lng.state_bytes)} to the state topic.
 - Per-source entries: the merger forgets a source as soon as it has nothing open (its last prefix
   matters only while a block is open); what stays after `flush_all` (above) is the assembler's
-  `_sid_of_key` (capped at 10,000 keys) and `_last_ts` (cleared past 100,000 sources).
+  `_sid_of_key` (capped at 10,000 keys) and the builder's `times` (cleared past 100,000 sources).
 
 Worst case under the default limits: a block closes when it reaches max_lines ({merger.max_lines}) or
 max_bytes ({merger.max_bytes // 1024} KiB, counted as characters + 1 per line), so an open block holds at

@@ -183,7 +183,7 @@ def end_to_end(stack: Settings, events: list[dict[str, Any]], n: int) -> float:
         return n / dt
 
     rate = asyncio.run(go())
-    runner.source.close()  # type: ignore[attr-defined]
+    runner.source.close()
     cleanup(settings, [project])
     print(f"  end to end (Kafka -> Elasticsearch): {rate:,.0f} docs/s")
     return rate
@@ -327,7 +327,7 @@ def paced_run(  # noqa: PLR0915 - one scenario, read top to bottom: producer, sa
     asyncio.run(go())
     producer_proc.join(30)
     trace.throttled = runner.stats["throttled"]
-    runner.source.close()  # type: ignore[attr-defined]
+    runner.source.close()
     cleanup(settings, [ld.project for ld in loads])
     return trace
 
@@ -503,7 +503,7 @@ def fairness(stack: Settings, events: list[dict[str, Any]], burst_s: float, kind
                       max_s=pre + burst_s + 10, bulks_in_flight=bulks_in_flight,
                       producing=Producing(nice, live_times=kind == "live"))
     lat = [lt for t, lt in trace.latency[quiet] if pre <= t <= pre + burst_s + 5]
-    # The same project before the burst: what the pipeline costs without anyone competing. The issue's
+    # The same project before the burst: what the pipeline costs without anyone competing. The
     # goal is on what the burst adds ("held back by no more than one window").
     calm = sorted(lt for t, lt in trace.latency[quiet] if 3.0 <= t < pre)  # after the runner has started
 
@@ -621,7 +621,7 @@ def report(tp: dict[str, Any] | None, sm: dict[str, Any] | None, fas: list[dict[
                   f"Declared capacity 500 events/s, budget {sm['budget']}/s (80%), "
                   f"window {HotSinkSettings().window_s:g} s. Input: "
                   f"{sm['base_rate']:.0f}/s baseline, {sm['burst_rate']:.0f}/s (10x budget) for {sm['burst_s']:.0f} s"
-                  + (" (the issue's burst is 60 s: `--burst-s 60` drains for about 10 minutes)."
+                  + (" (the design's burst is 60 s: `--burst-s 60` drains for about 10 minutes)."
                      if sm["burst_s"] < 60 else "."), "",
                   f"- max indexed docs in one wall-clock second: {sm['max_per_second']} = "
                   f"**{sm['max_ratio']:.3f} x budget** (goal <= 1.05)",

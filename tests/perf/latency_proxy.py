@@ -1,5 +1,5 @@
 """A network between a benchmark and a local server: Toxiproxy (Shopify's TCP proxy, from the Go
-module proxy), with a fixed latency each way.
+module proxy, built by devtools/faults/toxiproxy.py), with a fixed latency each way.
 
 On loopback a PUT costs only CPU, and the store server shares the benchmark's cores; a real object
 store is a network away and a PUT mostly waits. Behind this proxy both phases of a benchmark wait
@@ -9,31 +9,15 @@ the same way. Built at run time with ``go install`` into .stack/tools (nothing o
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from devtools.faults.toxiproxy import toxiproxy_binary
 from devtools.stack.base import free_port
-from streams.config import REPO_ROOT
-
-MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0"
-TOOLS = REPO_ROOT / ".stack" / "tools"
-
-
-def toxiproxy_binary() -> Path:
-    binary = TOOLS / "bin" / "server"
-    if not binary.exists():
-        go = shutil.which("go")
-        if go is None:
-            raise RuntimeError("Go is needed to build Toxiproxy (go install); install Go or run without --latency-ms")
-        subprocess.run([go, "install", MODULE], check=True, env={**os.environ, "GOBIN": str(TOOLS / "bin")})
-    return binary
 
 
 def _api(port: int, path: str, body: dict) -> None:

@@ -1,11 +1,9 @@
-"""Connection settings become the clients' own configuration: Kafka (librdkafka and aiokafka under
-Faust), the schema registry, and the OAuth token provider. The servers themselves are exercised in
+"""Connection settings become the clients' own configuration: Kafka (librdkafka, under every stage
+and the shipper) and the schema registry. The servers themselves are exercised in
 tests/integration/test_security.py."""
 
 from __future__ import annotations
 
-import asyncio
-import ssl
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +11,8 @@ import pytest
 from pydantic import SecretStr, ValidationError
 
 from devtools.stack.tls import ensure_certificates
-from streams.clients import faust_broker_credentials, kafka_ssl_context, registry_client
+from streams.clients import registry_client
 from streams.config import KafkaSettings, ObjectStoreSettings, RegistrySettings
-from streams.oauth import AiokafkaTokenProvider, ClientCredentials, TokenError
 
 
 @pytest.fixture(scope="module")
@@ -23,28 +20,26 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return ensure_certificates(tmp_path_factory.mktemp("tls"))
 
 
-def test_mutual_tls_reaches_librdkafka_and_faust(certs: Any) -> None:
+def test_mutual_tls_reaches_librdkafka(certs: Any) -> None:
     kafka = KafkaSettings(security_protocol="ssl", ssl_cafile=str(certs.ca), ssl_certfile=str(certs.client_cert),
                           ssl_keyfile=str(certs.client_key))
     conf = kafka.client_config()
     assert conf["security.protocol"] == "SSL"
     assert (conf["ssl.certificate.location"], conf["ssl.key.location"]) == (str(certs.client_cert),
                                                                              str(certs.client_key))
-    import faust
+    from confluent_kafka import Producer
 
-    credentials = faust_broker_credentials(kafka)
-    assert isinstance(credentials, faust.SSLCredentials)
-    assert credentials.context.verify_mode == ssl.CERT_REQUIRED and credentials.context.check_hostname
-    # The client certificate is loaded: a context without it has no certificate to present.
-    assert kafka_ssl_context(kafka).get_ca_certs()
+    Producer({**conf, "log_level": 0})  # librdkafka loads the certificate and key when the client is made
     with pytest.raises(ValidationError, match="together"):
         KafkaSettings(security_protocol="SSL", ssl_certfile=str(certs.client_cert))
 
 
 def test_a_client_key_that_does_not_match_is_an_error_at_start(certs: Any) -> None:
+    from confluent_kafka import KafkaException, Producer
+
     kafka = KafkaSettings(security_protocol="SSL", ssl_certfile=str(certs.client_cert), ssl_keyfile=str(certs.key))
-    with pytest.raises(ssl.SSLError):
-        kafka_ssl_context(kafka)
+    with pytest.raises(KafkaException, match="ssl"):
+        Producer({**kafka.client_config(), "log_level": 0})
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "scram-sha-256", "SCRAM-SHA-512"])
@@ -54,11 +49,9 @@ def test_sasl_user_and_password(mechanism: str) -> None:
     conf = kafka.client_config()
     assert (conf["sasl.mechanism"], conf["sasl.username"], conf["sasl.password"]) == (mechanism.upper(),
                                                                                        "sluice-hot", "pw")
-    credentials = faust_broker_credentials(kafka)
-    assert credentials.mechanism.value == mechanism.upper() and credentials.password == "pw"
 
 
-def test_oauthbearer_uses_librdkafkas_oidc_client_and_a_token_provider_for_faust() -> None:
+def test_oauthbearer_uses_librdkafkas_oidc_client() -> None:
     kafka = KafkaSettings(security_protocol="SASL_SSL", sasl_mechanism="OAUTHBEARER",
                           sasl_oauthbearer_token_endpoint_url="https://idp.example/token",
                           sasl_oauthbearer_client_id="sluice-assemble",
@@ -72,55 +65,10 @@ def test_oauthbearer_uses_librdkafkas_oidc_client_and_a_token_provider_for_faust
     from confluent_kafka import Producer
 
     Producer({**conf, "log_level": 0})  # librdkafka accepts the combination (it would raise on a bad key)
-    import faust
-
-    credentials = faust_broker_credentials(kafka)
-    assert isinstance(credentials, faust.OAuthCredentials)
-    assert isinstance(credentials.oauth_cb, AiokafkaTokenProvider)
-    assert "s3cret" not in repr(credentials.oauth_cb)
     with pytest.raises(ValidationError, match="token_endpoint_url"):
         KafkaSettings(security_protocol="SASL_SSL", sasl_mechanism="OAUTHBEARER")
     with pytest.raises(ValidationError, match="GSSAPI"):
         KafkaSettings(sasl_mechanism="GSSAPI")
-
-
-def test_token_kept_until_most_of_its_lifetime_has_passed() -> None:
-    now = [1000.0]
-    grant = ClientCredentials("https://idp.example/token", "sluice", SecretStr("s3cret"), scope="kafka",
-                              clock=lambda: now[0])
-    request = grant.request()
-    assert request["data"] == {"grant_type": "client_credentials", "scope": "kafka"}
-    assert request["auth"] == ("sluice", "s3cret")
-    assert grant.cached() is None
-    assert grant.accept(200, {"access_token": "tok-1", "expires_in": 100}) == "tok-1"
-    now[0] += 79
-    assert grant.cached() == "tok-1"
-    now[0] += 2
-    assert grant.cached() is None, "renewed at 80% of the lifetime"
-    with pytest.raises(TokenError, match="401 \\(invalid_client\\)") as refused:
-        grant.accept(401, {"error": "invalid_client"})
-    assert "s3cret" not in str(refused.value)
-
-
-def test_token_provider_asks_the_endpoint_once_for_concurrent_connections() -> None:
-    import httpx
-
-    calls: list[httpx.Request] = []
-
-    def endpoint(request: httpx.Request) -> httpx.Response:
-        calls.append(request)
-        return httpx.Response(200, json={"access_token": f"tok-{len(calls)}", "expires_in": 3600})
-
-    provider = AiokafkaTokenProvider(ClientCredentials("https://idp.example/token", "sluice", SecretStr("s3cret")),
-                                     transport=httpx.MockTransport(endpoint))
-
-    async def connect_three() -> list[str]:
-        return list(await asyncio.gather(provider.token(), provider.token(), provider.token()))
-
-    assert asyncio.run(connect_three()) == ["tok-1"] * 3
-    assert len(calls) == 1
-    assert calls[0].headers["authorization"].startswith("Basic ")
-    assert b"grant_type=client_credentials" in calls[0].content
 
 
 @pytest.mark.parametrize(("given", "expected"), [

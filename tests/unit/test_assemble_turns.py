@@ -15,6 +15,7 @@ from typing import Any
 
 from devtools import CORPUS_DIR
 from streams.config import AssembleSettings, Settings
+from streams.rdkafka import Message
 from streams.workers.assemble import AssembleStage
 
 CORPUS = CORPUS_DIR
@@ -30,9 +31,9 @@ def stage_with(turn_max_bytes: int, registry: Any = None) -> AssembleStage:
 
 
 def record(offset: int, key: bytes, line: bytes) -> Any:
-    """A Faust event of logs.raw partition 0: one plain-text line (what a Filebeat-style agent sends)."""
-    return SimpleNamespace(message=SimpleNamespace(topic="logs.raw", partition=0, offset=offset, value=line + b"\n",
-                                                   key=key, timestamp=1_700_000_000.0))
+    """A record of logs.raw partition 0: one plain-text line (what a Filebeat-style agent sends)."""
+    return Message(topic="logs.raw", partition=0, offset=offset, value=line + b"\n", key=key,
+                   timestamp=1_700_000_000.0, headers=None, generation_id=0)
 
 
 def events() -> list[Any]:
@@ -63,19 +64,19 @@ def test_a_turn_is_cut_where_its_records_reach_the_byte_limit() -> None:
     limit = 600
     cuts, size = [], 0  # the offset after each record that brings its part to the limit
     for e in records:
-        size += len(e.message.value)
+        size += len(e.value)
         if size >= limit:
-            cuts.append(e.message.offset + 1)
+            cuts.append(e.offset + 1)
             size = 0
     if size:
-        cuts.append(records[-1].message.offset + 1)
+        cuts.append(records[-1].offset + 1)
     assert len(cuts) >= 4
 
     parts, still_open = run(limit)
     assert [offset for _ids, _p, offset in parts] == cuts
     assert all(p == {0} for _ids, p, _o in parts)
     whole, whole_open = run(10 * len(LINES))
-    assert len(whole) == 1 and whole[0][2] == records[-1].message.offset + 1
+    assert len(whole) == 1 and whole[0][2] == records[-1].offset + 1
     # the same outputs, in the same order, whether the blocks closed in one turn or across several
     assert [i for ids, _p, _o in parts for i in ids] + still_open == whole[0][0] + whole_open
     assert len(whole[0][0] + whole_open) > len(cuts)
@@ -126,7 +127,7 @@ def run_against(broker: Broker, turn_max_bytes: int, records: list[Any]) -> tupl
     stage = stage_with(turn_max_bytes, SimpleNamespace(lookup_schema=lambda *_a, **_k: SimpleNamespace(schema_id=1)))
     stage.writer = broker  # type: ignore[assignment]
     stage.load_state = broker.load_state
-    stage.membership = lambda: (1, "member-1")
+    stage.group_metadata = lambda: "member-1 of generation 1"
     seeks: list[int] = []
 
     async def seek(_partition: int, offset: int) -> None:
@@ -137,7 +138,7 @@ def run_against(broker: Broker, turn_max_bytes: int, records: list[Any]) -> tupl
     async def go() -> None:
         await stage.on_batch(records)
         if seeks:  # the consumer reads again from where it was sent back to
-            await stage.on_batch([r for r in records if r.message.offset >= seeks[-1]])
+            await stage.on_batch([r for r in records if r.offset >= seeks[-1]])
 
     asyncio.run(go())
     return stage, seeks
@@ -146,13 +147,13 @@ def run_against(broker: Broker, turn_max_bytes: int, records: list[Any]) -> tupl
 def test_a_part_rolled_back_mid_batch_is_read_again_with_nothing_lost_or_doubled() -> None:
     records = interleaved()
     clean, rolled = Broker(), Broker(fail_at=2)
-    clean_stage, clean_seeks = run_against(clean, 10 * sum(len(r.message.value) for r in records), records)
+    clean_stage, clean_seeks = run_against(clean, 10 * sum(len(r.value) for r in records), records)
     stage, seeks = run_against(rolled, 600, records)
 
     assert clean_seeks == [] and clean.writes == 1
     assert seeks == [rolled.committed[0]]  # sent back once, to what the first part committed
     assert rolled.writes > 3  # parts before, the rolled-back one, and the parts read again
     assert rolled.outputs == clean.outputs  # the same outputs, byte for byte, in the same order: none twice
-    assert rolled.offsets == clean.offsets == {0: records[-1].message.offset + 1}
+    assert rolled.offsets == clean.offsets == {0: records[-1].offset + 1}
     still_open = [o.value["event_id"] for o in stage.states[0].assembler.flush_all()]
     assert still_open == [o.value["event_id"] for o in clean_stage.states[0].assembler.flush_all()]

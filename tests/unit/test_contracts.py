@@ -15,7 +15,8 @@ from streams.errors import SchemaError
 
 def test_every_contract_parses() -> None:
     names = sorted(p.stem for p in SCHEMA_DIR.glob("*.avsc"))
-    assert names == ["alert", "dead_letter", "log_event", "metric_point", "raw_batch", "raw_line", "source"]
+    assert names == ["alert", "dead_letter", "incident", "log_event", "metric_point", "raw_batch", "raw_line",
+                     "source"]
     for name in names:
         parsed_schema(name)
 
@@ -42,8 +43,34 @@ def test_every_avro_topic_has_a_subject() -> None:
     assert subs["logs.raw-value"] == "raw_batch"
     assert subs["logs.dlq-value"] == "dead_letter"
     assert subs["logs.events.default-value"] == "log_event"
+    assert subs["logs.incidents-value"] == "incident"
 
 
 def test_unknown_contract_is_a_schema_error() -> None:
     with pytest.raises(SchemaError, match="no contract"):
         schema_text("nope")
+
+
+@pytest.mark.parametrize(("contract", "before"), [("metric_point", "metric_point.before-gpu.avsc"),
+                                                  ("alert", "alert.before-status.avsc")])
+def test_records_written_before_a_contract_grew_read_with_the_new_defaults(contract: str, before: str) -> None:
+    import io
+
+    from streams.config import REPO_ROOT
+
+    old = fastavro.parse_schema(json.loads((REPO_ROOT / "tests/fixtures/contracts" / before).read_text()))
+    new = parsed_schema(contract)
+    raw = {"topic": "logs.raw", "partition": 0, "first_offset": 1, "last_offset": 1}
+    record = ({"event_id": "e", "timestamp": 1, "project": "p", "metrics": {"loss": 1.5}, "source": {}, "raw": raw}
+              if contract == "metric_point" else
+              {"alert_id": "a", "rule": "gpu_idle", "severity": "warning", "timestamp": 1, "project": "p",
+               "summary": "s", "first_seen": 1, "last_seen": 1})
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, old, record)
+    buf.seek(0)
+    read = fastavro.schemaless_reader(buf, old, new)
+    assert (read["gpu"] is None) if contract == "metric_point" else (read["status"], read["resolved_at"]) == (
+        "firing", None)
+    added = {f["name"] for f in json.loads(schema_text(contract))["fields"]} - {
+        f["name"] for f in json.loads((REPO_ROOT / "tests/fixtures/contracts" / before).read_text())["fields"]}
+    assert added and all("default" in f for f in json.loads(schema_text(contract))["fields"] if f["name"] in added)

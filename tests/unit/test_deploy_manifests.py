@@ -257,6 +257,8 @@ def test_strimzi_topics_match_topic_specs() -> None:
         config = kt["spec"]["config"]
         assert config.get("retention.ms") == spec.config.get("retention.ms"), name
         assert config["cleanup.policy"] == spec.config.get("cleanup.policy", "delete"), name
+        assert config["max.message.bytes"] == spec.config.get("max.message.bytes", str(s.kafka.max_message_bytes)), name
+        assert int(config["max.message.bytes"]) >= s.kafka.max_message_bytes, name
     # The replay window the operator guide promises.
     assert topics["logs.raw"]["spec"]["config"]["retention.ms"] == str(7 * 24 * 3600 * 1000)
     assert topics["logs.alerts"]["spec"]["config"]["cleanup.policy"] == "compact,delete"
@@ -498,6 +500,12 @@ def template_fields() -> dict[str, tuple[dict[str, str], list[tuple[str, str]]]]
                 dynamic.append((rule["path_match"], rule["mapping"]["type"]))
         for pattern in body["index_patterns"]:
             out[pattern] = (fields, dynamic)
+    from streams.watch.publish import index_templates
+
+    watch = generate().watch_settings()
+    for body in index_templates(watch.alerts_index_prefix, watch.incidents_index_prefix).values():
+        for pattern in body["index_patterns"]:
+            out[pattern] = (_flatten(body["template"]["mappings"]["properties"]), [])
     return out
 
 
@@ -529,7 +537,7 @@ def test_kibana_objects_parse_and_reference_each_other() -> None:
         for ref in o["references"]:
             assert (ref["type"], ref["id"]) in ids, f"{o['id']} references missing {ref['type']} {ref['id']}"
     views = {o["attributes"]["title"] for o in objects if o["type"] == "index-pattern"}
-    assert views == {"sluice-logs-*", "sluice-metrics-*"}
+    assert views == {"sluice-logs-*", "sluice-metrics-*", "sluice-alerts-*", "sluice-incidents-*"}
     for o in objects:
         if o["type"] == "index-pattern":
             assert o["attributes"]["title"] in template_fields(), "a data view no index template covers"
@@ -539,18 +547,36 @@ def test_kibana_objects_parse_and_reference_each_other() -> None:
 def test_dashboard_panels_are_existing_objects() -> None:
     objects = kibana_objects()
     by_id = {(o["type"], o["id"]) for o in objects}
-    (dashboard,) = [o for o in objects if o["type"] == "dashboard"]
-    panels = json.loads(dashboard["attributes"]["panelsJSON"])
-    refs = {r["name"]: r for r in dashboard["references"]}
-    assert len(panels) >= 6
-    for panel in panels:
-        ref = refs[f"{panel['panelIndex']}:{panel['panelRefName']}"]
-        assert ref["type"] == panel["type"]
-        assert (ref["type"], ref["id"]) in by_id
-        grid = panel["gridData"]
-        assert grid["x"] + grid["w"] <= 48 and grid["i"] == panel["panelIndex"]
-    json.loads(dashboard["attributes"]["optionsJSON"])
-    json.loads(dashboard["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])
+    dashboards = {o["id"]: o for o in objects if o["type"] == "dashboard"}
+    assert set(dashboards) == {"sluice-training", "sluice-incidents"}
+    for dashboard in dashboards.values():
+        panels = json.loads(dashboard["attributes"]["panelsJSON"])
+        refs = {r["name"]: r for r in dashboard["references"]}
+        assert len(panels) >= 4
+        for panel in panels:
+            ref = refs[f"{panel['panelIndex']}:{panel['panelRefName']}"]
+            assert ref["type"] == panel["type"]
+            assert (ref["type"], ref["id"]) in by_id
+            grid = panel["gridData"]
+            assert grid["x"] + grid["w"] <= 48 and grid["i"] == panel["panelIndex"]
+        json.loads(dashboard["attributes"]["optionsJSON"])
+        json.loads(dashboard["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])
+
+
+def _check_annotation_layers(o: dict[str, Any], views: dict[str, str], refs: dict[str, str]) -> int:
+    """Fields of a Lens chart's annotation layers (markers from another data view); how many were checked."""
+    checked = 0
+    for layer in o["attributes"]["state"]["visualization"].get("layers", []):
+        if layer.get("layerType") != "annotations":
+            continue
+        assert refs[f"xy-visualization-layer-{layer['layerId']}"] == layer["indexPatternId"]
+        pattern = views[layer["indexPatternId"]]
+        for note in layer["annotations"]:
+            assert field_type(pattern, note["timeField"]) == "date", f"{o['id']}: {note['timeField']}"
+            for field in [*note["extraFields"], *_kql_fields(note["filter"]["query"])]:
+                assert field_type(pattern, field) is not None, f"{o['id']}: annotation field {field}"
+                checked += 1
+    return checked
 
 
 def test_kibana_views_use_only_fields_of_the_index_template() -> None:
@@ -578,6 +604,7 @@ def test_kibana_views_use_only_fields_of_the_index_template() -> None:
                         checked += 1
                 for field in _kql_fields(state["query"]["query"]):
                     assert field_type(pattern, field) is not None, f"{o['id']}: query field {field}"
+            checked += _check_annotation_layers(o, views, refs)
         elif o["type"] == "search":
             pattern = views[o["references"][0]["id"]]
             source = json.loads(o["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])
@@ -591,8 +618,9 @@ def test_kibana_views_use_only_fields_of_the_index_template() -> None:
 def test_kibana_metric_fields_are_ones_the_assemble_stage_emits() -> None:
     from streams.assemble.keys import CANONICAL_METRICS
     from streams.assemble.steplines import RULE_METRICS
+    from streams.gpu.reading import METRIC_FIELDS
 
-    emitted = CANONICAL_METRICS | RULE_METRICS
+    emitted = CANONICAL_METRICS | RULE_METRICS | {name for name, _attr in METRIC_FIELDS}
     used = set(re.findall(r"metrics\.([a-z_]+)", (DEPLOY / "kibana" / "sluice.ndjson").read_text()))
     assert used and used <= emitted, used - emitted
 
@@ -654,6 +682,57 @@ def test_grafana_dashboard_uses_documented_metrics() -> None:
     for wanted in ("sluice_consumer_lag", "sluice_sink_acked_total", "sluice_sink_latency_seconds",
                    "sluice_throttle_wait_seconds_total", "sluice_dead_letters_total", "sluice_open_multiline_blocks"):
         assert wanted in used, wanted
+
+
+def test_the_dashboard_has_project_and_task_controls_and_gpu_panels() -> None:
+    objects = kibana_objects()
+    (dashboard,) = [o for o in objects if o["type"] == "dashboard" and o["id"] == "sluice-training"]
+    controls = json.loads(dashboard["attributes"]["controlGroupInput"]["panelsJSON"])
+    assert sorted(c["explicitInput"]["fieldName"] for c in controls.values()) == ["project", "task_id"]
+    refs = {r["name"]: r["id"] for r in dashboard["references"]}
+    for cid, control in controls.items():
+        view = next(o for o in objects if o["id"] == refs[f"controlGroup_{cid}:optionsListDataView"])
+        assert field_type(view["attributes"]["title"], control["explicitInput"]["fieldName"]) == "keyword"
+    panels = {r["id"] for r in dashboard["references"]}
+    assert {"sluice-gpu-utilisation", "sluice-gpu-samples-memory", "sluice-alerts-table"} <= panels
+    gpu = next(o for o in objects if o["id"] == "sluice-gpu-utilisation")
+    layers = gpu["attributes"]["state"]["visualization"]["layers"]
+    assert [la["layerType"] for la in layers] == ["data", "annotations"]
+    assert layers[1]["annotations"][0]["filter"]["query"] == 'rule : "gpu_idle"'
+
+
+GRAFANA_ES_SCHEMA = {
+    "type": "object", "required": ["uid", "title", "panels", "templating", "annotations"],
+    "properties": {"panels": {"type": "array", "minItems": 2, "items": {
+        "type": "object", "required": ["id", "type", "title", "gridPos", "targets", "datasource"],
+        "properties": {"targets": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "required": ["refId", "query", "metrics", "bucketAggs", "timeField"]}}}}}},
+}
+
+
+def test_grafana_gpu_dashboard_reads_fields_of_the_metric_and_alert_indices() -> None:
+    dashboard = json.loads((DEPLOY / "grafana" / "sluice-gpu.json").read_text())
+    jsonschema.validate(dashboard, GRAFANA_ES_SCHEMA)
+    metrics, alerts = "sluice-metrics-*", f"{settings().watch.alerts_index_prefix}*"
+    titles = set()
+    for panel in dashboard["panels"]:
+        assert panel["gridPos"]["x"] + panel["gridPos"]["w"] <= 24
+        for target in panel["targets"]:
+            for field in [target["timeField"], *(m["field"] for m in target["metrics"]),
+                          *(b["field"] for b in target["bucketAggs"]), *_kql_fields(target["query"])]:
+                assert field_type(metrics, field) is not None, f"{panel['title']}: {field}"
+            kinds = [b["type"] for b in target["bucketAggs"]]
+            assert kinds[-1] == "date_histogram" and [b["field"] for b in target["bucketAggs"][:2]] == [
+                "source.host", "gpu.index"], "per node and GPU"
+        titles.add(panel["title"])
+    assert {"GPU utilisation per node and GPU", "GPU memory in use per node and GPU"} <= titles
+    (idle,) = dashboard["annotations"]["list"]
+    assert "rule:gpu_idle" in idle["query"]
+    for field in (idle["timeField"], idle["timeEndField"], idle["tagsField"], idle["textField"]):
+        assert field_type(alerts, field) is not None, field
+    assert field_type(alerts, idle["timeField"]) == field_type(alerts, idle["timeEndField"]) == "date"
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert {"project", "task"} <= variables.keys()
 
 
 # -- operator guide ----------------------------------------------------------------------------------
@@ -802,3 +881,50 @@ def test_keda_authenticates_to_the_sasl_listener(stage: str) -> None:
     assert set(params) <= KAFKA_AUTH_PARAMETERS
     assert {"sasl", "username", "password", "tls"} <= set(params)
     assert not {"sasl", "tls"} & set(trigger["metadata"]), "auth settings belong in the TriggerAuthentication"
+
+
+def test_the_report_cronjob_sends_yesterdays_report_with_secrets_from_files(tmp_path, monkeypatch) -> None:
+    import os
+
+    from streams.cli.main import cli
+    from streams.config import load_settings
+
+    cron = of_kind("report-cronjob.yaml", "CronJob")
+    assert cron["spec"]["timeZone"] == "Etc/UTC" and cron["spec"]["concurrencyPolicy"] == "Forbid"
+    _minute, hour, *rest = cron["spec"]["schedule"].split()
+    assert rest == ["*", "*", "*"] and int(hour) < 6, "shortly after midnight UTC, for the day that just ended"
+    pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    args = container["args"]
+    assert args[0] == "summary" and "--send" in args and args[args.index("--day") + 1] == "-1d"
+    summary = cli.commands["summary"]
+    summary.make_context("summary", args[1:])  # every option is one `sluice summary` takes
+    assert pod["securityContext"]["runAsUser"] == IMAGE_UID and pod["restartPolicy"] == "Never"
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["config"]["configMap"]["name"] == of_kind("configmap.yaml", "ConfigMap")["metadata"]["name"]
+    assert volumes["report-secrets"]["secret"]["secretName"] == "sluice-report"
+    env = {e["name"]: e for e in container["env"]}
+    for name, e in env.items():
+        assert _setting_exists(name), f"report: {name} is no setting of streams/"
+        if any(word in name for word in SECRET_WORDS) and not name.endswith("_FILE"):
+            assert "value" not in e, f"report: {name} must come from a Secret"
+    # The settings as the pod loads them: the ConfigMap, this environment, the Secret's files.
+    secret_dir = tmp_path / "report"
+    secret_dir.mkdir()
+    for key in ("webhook-url", "smtp-password"):
+        (secret_dir / key).write_text(f"{key}-from-the-secret\n")
+    config = tmp_path / "sluice.yaml"
+    config.write_text(generate().configmap_yaml())
+    for name in [k for k in os.environ if k.startswith("SLUICE_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("SLUICE_CONFIG", str(config))
+    for name, e in env.items():
+        if "value" in e and name != "SLUICE_CONFIG":
+            monkeypatch.setenv(name, e["value"].replace(mounts["report-secrets"], str(secret_dir)))
+    report = load_settings().watch.report
+    target = report.target_for("any-project")
+    assert target is not None and target.webhook_url is not None
+    assert target.webhook_url.get_secret_value() == "webhook-url-from-the-secret"
+    assert report.smtp_password is not None
+    assert report.smtp_password.get_secret_value() == "smtp-password-from-the-secret"

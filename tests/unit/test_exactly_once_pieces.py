@@ -8,21 +8,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer
 
 from streams.workers.assemble import PartitionState
-from streams.workers.transactions import TransactionAborted, TransactionalWriter, group_metadata
-
-
-def test_group_metadata_is_what_librdkafka_writes() -> None:
-    # librdkafka serialises its own consumer's metadata the same way; before joining, generation -1
-    # and no member id. (With a joined member: tests/integration/test_transactions.py.)
-    consumer = Consumer({"bootstrap.servers": "127.0.0.1:9", "group.id": "sluice-assemble"})
-    try:
-        assert bytes(consumer.consumer_group_metadata()) == group_metadata("sluice-assemble", -1, "")
-    finally:
-        consumer.close()
-    assert group_metadata("g", 7, "m-1") == b"CGMDv2:\x07\x00\x00\x00g\x00m-1\x00\x01"
+from streams.workers.transactions import TransactionAborted, TransactionalWriter
 
 
 def test_partition_state_skips_what_comes_before_its_start_and_what_it_has_read() -> None:

@@ -24,6 +24,7 @@ from streams.config import REPO_ROOT, AssembleSettings, Settings
 from streams.contracts import parsed_schema
 from streams.errors import ConfigError, NotFound, PartlyDone, SluiceError, Unreachable
 from streams.kafka_log import OncePerCause, cause_of
+from streams.rdkafka import Message
 from streams.reach import unreachable_from
 from streams.redrive_marks import REDRIVEN_FROM, REDRIVES, carry_marks, marks_for, marks_of, redrives_of
 from streams.registry_cache import MissingSchemas, SchemaNotFound
@@ -125,8 +126,8 @@ def test_the_assemble_stage_copies_a_redriven_records_marks_into_its_new_letter(
     marks = marks_for("logs.dlq", 0, 7, redrives_before=0)
 
     def event(offset: int, headers: Any) -> Any:
-        return SimpleNamespace(message=SimpleNamespace(topic="logs.raw", partition=0, offset=offset, value=unknown,
-                                                       key=b"src", timestamp=1_700_000_000.0, headers=headers))
+        return Message(topic="logs.raw", partition=0, offset=offset, value=unknown, key=b"src",
+                       timestamp=1_700_000_000.0, headers=headers, generation_id=0)
 
     asyncio.run(stage.on_batch([event(100, marks), event(101, None)]))
     letters = [o.value for o in committed[0] if o.kind == "dead_letter"]

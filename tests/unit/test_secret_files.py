@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import ssl
 from pathlib import Path
 
-import faust
 import pytest
 from pydantic import SecretStr
 
-from streams.clients import faust_broker_credentials
 from streams.config import ElasticsearchSettings, KafkaSettings, ObjectStoreSettings, load_settings
 from streams.errors import ConfigError
 
@@ -78,18 +75,3 @@ def test_secrets_from_files_do_not_print(secret_file: Path) -> None:
         assert SECRET not in text
 
 
-def test_faust_credentials_follow_the_kafka_settings(tmp_path: Path) -> None:
-    assert faust_broker_credentials(KafkaSettings()) is None
-    scram = faust_broker_credentials(KafkaSettings(
-        security_protocol="SASL_SSL", sasl_mechanism="SCRAM-SHA-512", sasl_username="sluice",
-        sasl_password=SecretStr(SECRET)))
-    assert isinstance(scram, faust.SASLCredentials)
-    assert scram.protocol.value == "SASL_SSL" and scram.mechanism.value == "SCRAM-SHA-512"
-    assert scram.password == SECRET and isinstance(scram.ssl_context, ssl.SSLContext)
-    assert scram.ssl_context.check_hostname and scram.ssl_context.verify_mode == ssl.CERT_REQUIRED
-    assert SECRET not in repr(scram)
-    plain_sasl = faust_broker_credentials(KafkaSettings(security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
-                                                        sasl_username="u", sasl_password=SecretStr(SECRET)))
-    assert plain_sasl.protocol.value == "SASL_PLAINTEXT" and plain_sasl.ssl_context is None
-    tls_only = faust_broker_credentials(KafkaSettings(security_protocol="SSL"))
-    assert isinstance(tls_only, faust.SSLCredentials) and tls_only.protocol.value == "SSL"

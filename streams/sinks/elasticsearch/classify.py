@@ -8,6 +8,9 @@ done / retry / give up. Pure: no I/O.
   ``illegal_argument_exception``, ...): the document itself is wrong and retrying cannot help; it
   goes to the dead-letter topic with Elasticsearch's reason.
 - The whole request failed (connection refused or lost, timeout, 429/5xx on the request): retry all.
+- 401 or 403 on the whole request, or ``security_exception`` on an item: the credentials are wrong or
+  lack a privilege. Every document would be refused alike, so nothing is dead-lettered: the sink stops
+  with the reason (``Verdict.STOP``).
 """
 
 from __future__ import annotations
@@ -30,12 +33,16 @@ TRANSIENT_TYPES = frozenset({
     "timeout_exception",
 })
 PUSHBACK_TYPES = frozenset({"es_rejected_execution_exception", "circuit_breaking_exception"})
+# Refused for who we are, not for what the document holds.
+CREDENTIAL_STATUS = frozenset({401, 403})
+CREDENTIAL_TYPES = frozenset({"security_exception"})
 
 
 class Verdict(enum.Enum):
     OK = "ok"
     RETRY = "retry"
     REJECT = "reject"
+    STOP = "stop"  # credentials refused: stop the sink, dead-letter nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +70,8 @@ def classify_item(item: Mapping[str, Any]) -> ItemResult:
     reason = describe(error, status)
     if status == 429 or status >= 500 or etype in TRANSIENT_TYPES:
         return ItemResult(Verdict.RETRY, status, reason, etype, throttled=status == 429 or etype in PUSHBACK_TYPES)
+    if etype in CREDENTIAL_TYPES:
+        return ItemResult(Verdict.STOP, status, reason, etype)
     return ItemResult(Verdict.REJECT, status, reason, etype or f"http_{status}")
 
 
@@ -100,6 +109,8 @@ def classify_request_error(status: int | None, error_type: str, reason: str) -> 
     if status == 429 or status >= 500 or error_type in TRANSIENT_TYPES:
         return ItemResult(Verdict.RETRY, status, f"HTTP {status} {error_type}: {reason}", error_type,
                           throttled=status in (429, 503) or error_type in PUSHBACK_TYPES)
+    if status in CREDENTIAL_STATUS or error_type in CREDENTIAL_TYPES:
+        return ItemResult(Verdict.STOP, status, f"HTTP {status} {error_type}: {reason}", error_type or f"http_{status}")
     if status == 413:
         # Request too large for http.max_content_length: the batch byte limit is set too high. Retrying
         # the same body cannot succeed, but the records are fine, so this is the operator's to fix.

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streams.config import ElasticsearchSettings, RoutingSettings
-from streams.errors import SluiceError
+from streams.errors import DependencyRefused, SluiceError
 from streams.sinks.base import FlushResult, SinkRecord, unreachable
 from streams.sinks.elasticsearch import templates
 from streams.sinks.elasticsearch.classify import (
@@ -127,7 +127,17 @@ class HotSink:
             # Retries are the runner's (backoff, jitter, re-admission); the client must not retry on its own.
             self.client = base.options(request_timeout=self.hot.request_timeout_s, max_retries=0,
                                        retry_on_timeout=False)
-        self.ilm = await templates.install(self.client, self.routing, self.hot)
+        try:
+            self.ilm = await templates.install(self.client, self.routing, self.hot)
+        except Exception as exc:
+            verdict = classify_exception(exc)
+            if verdict.verdict is Verdict.STOP:
+                raise DependencyRefused(
+                    f"Elasticsearch at {self.es.url} refused installing the index templates ({verdict.reason}). "
+                    "Check elasticsearch.username / password (or api_key) and that this user's role may manage "
+                    "index templates and ILM policies (manage_index_templates, manage_ilm)",
+                    "elasticsearch") from exc
+            raise
         self._started = True
 
     # -- batching --------------------------------------------------------------------------
@@ -217,6 +227,7 @@ class HotSink:
         if not sendable:
             return result
         verdicts, result.latency_s = await self._send(sendable)
+        self._stop_if_refused(verdicts)
         self._written.update((p.action.index, p.record.project) for p in sendable if p.action)
         acked: list[SinkRecord] = []
         for p, v in zip(sendable, verdicts, strict=True):
@@ -243,6 +254,16 @@ class HotSink:
         if self.ilm:
             await self._attach_policies(sendable)
         return result
+
+    def _stop_if_refused(self, verdicts: list[ItemResult]) -> None:
+        """Credentials or privileges refused: every document would be, so dead-letter none of them."""
+        refused = next((v for v in verdicts if v.verdict is Verdict.STOP), None)
+        if refused is not None:
+            raise DependencyRefused(
+                f"Elasticsearch at {self.es.url} refused a bulk write of {len(verdicts)} documents "
+                f"({refused.reason}). Check elasticsearch.username / password (or api_key, or their secret "
+                "files) and that this user's role may create and write the logs-* and metrics-* indices; "
+                "nothing was dead-lettered or committed", "elasticsearch")
 
     async def _send(self, batch: list[_Pending]) -> tuple[list[ItemResult], float]:
         if self.client is None:

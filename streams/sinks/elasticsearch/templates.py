@@ -106,10 +106,19 @@ def logs_mappings(hot: HotSinkSettings) -> dict[str, Any]:
     }
 
 
+# The device of a GPU sample (``sluice.v1.GpuDevice``; null on metric points from log lines).
+GPU_DEVICE = {
+    "properties": {
+        "index": {"type": "integer"}, "uuid": KW, "name": KW, "mig_instance": KW, "reader": KW, "pids": LONG,
+        "throttle_reasons": KW, "xids": {"type": "integer"}, "attribution": KW, "task_log_ms": DATE,
+    },
+}
+
+
 def metrics_mappings() -> dict[str, Any]:
     return {
         "dynamic": False,
-        "properties": {"metrics": {"type": "object", "dynamic": True, "subobjects": False}},
+        "properties": {"metrics": {"type": "object", "dynamic": True, "subobjects": False}, "gpu": GPU_DEVICE},
         "dynamic_templates": [{"metrics_as_double": {"path_match": "metrics.*", "mapping": DOUBLE}}],
     }
 

@@ -31,7 +31,7 @@ from streams.errors import ConfigError
 from streams.sinks.objectstore.container import BLOCK_CODECS, SYNC_INTERVAL, container_file
 from streams.sinks.objectstore.partition import epoch_ms
 
-SCHEMA_NAME = "log_event"
+SCHEMA_NAME = "log_event"  # the default contract; metric points are archived with "metric_point"
 
 
 # The object's user metadata entry that holds its manifest (S3 sends it as x-amz-meta-sluice-manifest).
@@ -60,9 +60,15 @@ def manifest_from_metadata(metadata: dict[str, str]) -> dict[str, Any] | None:
 
 
 @cache
-def schema_fingerprint() -> str:
+def schema_fingerprint(contract: str = SCHEMA_NAME) -> str:
     """SHA-256 of the schema's Parsing Canonical Form (the Avro spec's fingerprint)."""
-    return hashlib.sha256(to_parsing_canonical_form(parsed_schema(SCHEMA_NAME)).encode()).hexdigest()
+    return hashlib.sha256(to_parsing_canonical_form(parsed_schema(contract)).encode()).hexdigest()
+
+
+@cache
+def schema_full_name(contract: str) -> str:
+    schema = json.loads(schema_text(contract))
+    return f"{schema['namespace']}.{schema['name']}"
 
 
 def sync_marker(key: str) -> bytes:
@@ -100,42 +106,44 @@ def _json_default(value: object) -> object:
 
 
 def encode_body(events: Sequence[dict[str, Any]], key: str, fmt: str = "avro", codec: str = "deflate",
-                codec_level: int | None = None, bodies: Sequence[bytes | None] | None = None) -> bytes:
+                codec_level: int | None = None, bodies: Sequence[bytes | None] | None = None,
+                contract: str = SCHEMA_NAME) -> bytes:
     """The object's bytes. ``bodies`` (parallel to ``events``): each record's Avro body when it is known
     to be the contract's encoding of the event, else None."""
     if fmt == "ndjson.gz":
         text = "".join(json.dumps(e, default=_json_default, separators=(",", ":")) + "\n" for e in events)
         return gzip.compress(text.encode(), mtime=0)
     if bodies is not None and codec in BLOCK_CODECS and any(b is not None for b in bodies):
-        return container_file(SCHEMA_NAME, _avro_bodies(events, bodies), sync_marker(key), codec, codec_level)
+        return container_file(contract, _avro_bodies(events, bodies, contract), sync_marker(key), codec, codec_level)
     buf = io.BytesIO()
-    fastavro.writer(buf, json.loads(schema_text(SCHEMA_NAME)), events, codec=codec, sync_marker=sync_marker(key),
+    fastavro.writer(buf, json.loads(schema_text(contract)), events, codec=codec, sync_marker=sync_marker(key),
                     codec_compression_level=codec_level, sync_interval=SYNC_INTERVAL)
     return buf.getvalue()
 
 
-def _avro_bodies(events: Sequence[dict[str, Any]], bodies: Sequence[bytes | None]) -> list[bytes]:
+def _avro_bodies(events: Sequence[dict[str, Any]], bodies: Sequence[bytes | None],
+                 contract: str = SCHEMA_NAME) -> list[bytes]:
     """The given bodies, with the missing ones encoded as fastavro.writer would encode them."""
     if len(bodies) != len(events):
         raise ValueError("bodies and events must be parallel")
-    write = body_writer(SCHEMA_NAME)
+    write = body_writer(contract)
     return [body if body is not None else write(event) for event, body in zip(events, bodies, strict=True)]
 
 
 def build_object(key: str, topic: str, partition: int, offsets: Sequence[int], events: Sequence[dict[str, Any]],
                  fmt: str = "avro", codec: str = "deflate", codec_level: int | None = None,
-                 bodies: Sequence[bytes | None] | None = None) -> BuiltObject:
+                 bodies: Sequence[bytes | None] | None = None, contract: str = SCHEMA_NAME) -> BuiltObject:
     """One object and its manifest. ``offsets``, ``events`` (and ``bodies``) are parallel, in offset order."""
     if not events or len(offsets) != len(events):
         raise ValueError("an object needs events, one offset each")
-    body = encode_body(events, key, fmt, codec, codec_level, bodies)
+    body = encode_body(events, key, fmt, codec, codec_level, bodies, contract)
     times = [epoch_ms(e["timestamp"]) for e in events]
     # Stored as the object's user metadata (under 2 KB, S3's limit): the key is the object's own name.
     manifest = {
         "format": fmt,
         "codec": codec if fmt == "avro" else "gzip",
-        "schema": "sluice.v1.LogEvent",
-        "schema_fingerprint": schema_fingerprint(),
+        "schema": schema_full_name(contract),
+        "schema_fingerprint": schema_fingerprint(contract),
         "topic": topic,
         "partition": partition,
         "count": len(events),
@@ -152,9 +160,9 @@ def build_object(key: str, topic: str, partition: int, offsets: Sequence[int], e
     return BuiltObject(key, body, manifest)
 
 
-def invalid_events(events: Sequence[dict[str, Any]]) -> list[tuple[int, str]]:
+def invalid_events(events: Sequence[dict[str, Any]], contract: str = SCHEMA_NAME) -> list[tuple[int, str]]:
     """Indexes of events the contract cannot encode, with the reason (to dead-letter them)."""
-    schema = parsed_schema(SCHEMA_NAME)
+    schema = parsed_schema(contract)
     bad = []
     for i, event in enumerate(events):
         try:

@@ -45,9 +45,17 @@ def path_part(value: object) -> str:
     return _path_part(str(value))
 
 
+# A key component longer than this keeps its start and a hash of the whole: stores on a filesystem refuse
+# a name over 255 bytes (s3proxy answers 500, retried for ever), and S3 a key over 1,024.
+MAX_PART_BYTES = 200
+
+
 @lru_cache(maxsize=4096)  # a handful of projects, tasks and roles: sanitise each once
 def _path_part(value: str) -> str:
     text = _UNSAFE.sub("_", value).strip()
+    if len(text.encode()) > MAX_PART_BYTES:
+        digest = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+        text = text.encode()[:MAX_PART_BYTES - 17].decode("utf-8", "ignore") + "~" + digest
     return text if text and text not in (".", "..") else UNKNOWN
 
 
@@ -82,16 +90,19 @@ def _group(project: str, task_id: str | None, day_number: int, node_role: str | 
                     node_role=path_part(node_role))
 
 
-def object_key(group: GroupKey, topic: str, partition: int, first_offset: int, extension: str = "avro") -> str:
-    return f"{group.prefix()}{topic}+{partition}+{first_offset:0{OFFSET_WIDTH}d}.{extension}"
+def object_key(group: GroupKey, topic: str, partition: int, first_offset: int, extension: str = "avro",
+               key_prefix: str = "") -> str:
+    """``key_prefix`` sets a record kind apart (``metrics/`` for metric points): lifecycle rules and listings
+    can take it alone."""
+    return f"{key_prefix}{group.prefix()}{topic}+{partition}+{first_offset:0{OFFSET_WIDTH}d}.{extension}"
 
 
-def day_prefixes(project: str, task_id: str, first: date, last: date) -> list[str]:
+def day_prefixes(project: str, task_id: str, first: date, last: date, key_prefix: str = "") -> list[str]:
     """The prefixes to list to find a task's objects between two days (inclusive)."""
     out = []
     day = first
     while day <= last:
-        out.append(f"{path_part(project)}/{path_part(task_id)}/{day.isoformat()}/")
+        out.append(f"{key_prefix}{path_part(project)}/{path_part(task_id)}/{day.isoformat()}/")
         day = date.fromordinal(day.toordinal() + 1)
     return out
 

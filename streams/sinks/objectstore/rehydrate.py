@@ -10,6 +10,8 @@ from the routing table), the same document (epoch-millisecond times, as the hot 
 still in the hot tier is overwritten by itself, so counts over ``logs-<project>-*`` never double, and
 rehydrating twice changes nothing. The retention job and ILM count an index's age from its creation,
 so a day rehydrated today stays for the project's retention period (streams/sinks/elasticsearch/retention.py).
+With ``metrics``, the task's metric points (under ``cold.metrics_prefix``) go back into its daily
+``sluice-metrics-<project>-<day>`` indices the same way.
 """
 
 from __future__ import annotations
@@ -75,10 +77,10 @@ def parse_bound(text: str, *, end: bool) -> datetime:
 
 
 def find_objects(store: ObjectStore, bucket: str, project: str, task_id: str, start: datetime,
-                 end: datetime) -> tuple[list[ColdObject], int]:
+                 end: datetime, key_prefix: str = "") -> tuple[list[ColdObject], int]:
     """The task's objects that may hold events in [start, end], and how many were listed in all."""
     keys: list[str] = []
-    for prefix in day_prefixes(project, task_id, start.date(), end.date()):
+    for prefix in day_prefixes(project, task_id, start.date(), end.date(), key_prefix):
         keys += store.list_keys(bucket, prefix)
     start_ms, end_ms = epoch_ms(start), epoch_ms(end)
     found = []
@@ -138,18 +140,21 @@ def install_templates(settings: Settings) -> None:
 def rehydrate(settings: Settings, project: str, task_id: str, start: datetime, end: datetime,
               index: str | None = None, conf: ColdSinkSettings | None = None, es: Any | None = None,
               on_plan: Callable[[int], None] | None = None, on_progress: Callable[[int], None] | None = None,
-              chunk_size: int = 1000) -> RehydrateReport:
-    """Index the task's cold events in [start, end] into the hot tier's daily indices (or ``index``);
-    ``on_progress(n)`` after each object. Raises NotFound when the task has no object in the range."""
+              chunk_size: int = 1000, metrics: bool = False) -> RehydrateReport:
+    """Index the task's cold events (``metrics``: its metric points) in [start, end] into the hot tier's daily
+    indices (or ``index``); ``on_progress(n)`` after each object. Raises NotFound when the task has no
+    object in the range."""
     from elasticsearch import helpers
 
     if end < start:
         raise SluiceError(f"--to ({end.isoformat()}) is before --from ({start.isoformat()})")
-    store = ObjectStore(settings.object_store, conf or ColdSinkSettings())
+    conf = conf or settings.cold
+    store = ObjectStore(settings.object_store, conf)
     bucket = bucket_for(settings, project)
     report = RehydrateReport(bucket)
+    key_prefix = conf.metrics_prefix if metrics else ""
     try:
-        objects, listed = find_objects(store, bucket, project, task_id, start, end)
+        objects, listed = find_objects(store, bucket, project, task_id, start, end, key_prefix)
     except Exception as exc:
         raise SluiceError(f"cannot list {bucket} at {settings.object_store.endpoint_url}: {exc}") from exc
     report.objects_listed = listed
@@ -157,7 +162,7 @@ def rehydrate(settings: Settings, project: str, task_id: str, start: datetime, e
     if not objects:
         raise NotFound(f"no cold object of project {project}, task {task_id} holds events between "
                        f"{start.isoformat()} and {end.isoformat()} (bucket {bucket}, {listed} object(s) under "
-                       f"{project}/{task_id}/ for those days); check the task id and the days")
+                       f"{key_prefix}{project}/{task_id}/ for those days); check the task id and the days")
     if on_plan is not None:
         on_plan(sum(o.count or 0 for o in objects))
     client = es or es_client(settings.elasticsearch)

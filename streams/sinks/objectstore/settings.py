@@ -50,6 +50,22 @@ class ColdSinkSettings(Section):
         default=True, description="Shift each partition's interval boundaries by a hash of (topic, partition), so that "
                           "partitions do not all rotate and upload in the same second.")
 
+    # -- metric points (logs.metrics): archived beside the events, under their own prefix and sizes
+    metrics_enabled: bool = Field(
+        default=True, description="Archive logs.metrics too (loss curves, GPU samples), so that they outlive the "
+                          "hot tier and can be rehydrated (sluice rehydrate --metrics).")
+    metrics_prefix: str = Field(
+        default="metrics/", description="Key prefix of the metric point objects: <prefix><project>/<task>/<day>/...")
+    metrics_rotate_records: int = Field(
+        default=500_000, ge=1,
+        description="Metric points per segment: a point is ~300 bytes, so segments cut on time more often than "
+                    "on count.")
+    metrics_rotate_bytes: int = Field(default=32 * MiB, ge=1, description="Record bytes per metric segment.")
+    metrics_rotate_interval_s: float = Field(
+        default=3600.0, gt=0,
+        description="Record-time span of a metric segment: an hour keeps a month of a task's GPU samples at "
+                    "~720 objects per node role.")
+
     # -- idle partitions
     idle_flush_s: float = Field(
         default=60.0, gt=0,
@@ -106,6 +122,12 @@ class ColdSinkSettings(Section):
         if days != sorted(days):
             raise ValueError("lifecycle days must grow: infrequent <= archive <= expire")
         return self
+
+    def for_metrics(self) -> ColdSinkSettings:
+        """These settings with the metrics archive's rotation."""
+        return self.model_copy(update={"rotate_records": self.metrics_rotate_records,
+                                       "rotate_bytes": self.metrics_rotate_bytes,
+                                       "rotate_interval_s": self.metrics_rotate_interval_s})
 
     @property
     def extension(self) -> str:

@@ -1,4 +1,5 @@
-"""``ColdSink``: LogEvents into compressed Avro objects in S3-compatible storage, exactly once.
+"""``ColdSink``: LogEvents (or, with ``contract="metric_point"``, metric points) into compressed Avro
+objects in S3-compatible storage, exactly once.
 
 One straight pipeline, as every sink here: place each record in its partition's open segment
 (segment.py decides the cuts), build the closed segments' objects (build.py, pure), upload each
@@ -39,8 +40,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streams.config import Settings
+from streams.errors import DependencyFailure, DependencyRefused, DependencyUnavailable, Failure
 from streams.sinks.base import Backoff, FlushResult, SinkRecord, unreachable
 from streams.sinks.objectstore.build import BuiltObject, build_object, check_codec, invalid_events
+from streams.sinks.objectstore.classify import error_code, is_throttle, store_failure
 from streams.sinks.objectstore.partition import (
     GroupKey,
     bucket_for,
@@ -50,7 +53,7 @@ from streams.sinks.objectstore.partition import (
 )
 from streams.sinks.objectstore.segment import PartitionSegments, RotationRules, Segment
 from streams.sinks.objectstore.settings import ColdSinkSettings
-from streams.sinks.objectstore.store import LifecycleStatus, ObjectStore, is_throttle
+from streams.sinks.objectstore.store import LifecycleStatus, ObjectStore
 from streams.sinks.objectstore.wire import ContractBodies, RegistryLookup
 from streams.sinks.ratecontrol import Capacity, RateController
 
@@ -66,6 +69,7 @@ class PendingSegment:
     segment: Segment
     objects: list[tuple[str, BuiltObject]] | None = None  # (bucket, object), built once
     records: list[SinkRecord] = field(default_factory=list)  # what to acknowledge when stored
+    keyed: dict[str, list[SinkRecord]] = field(default_factory=dict)  # object key -> its records
     done: set[str] = field(default_factory=set)  # keys stored (each with its manifest)
     attempts: int = 0
     not_before: float = 0.0
@@ -103,13 +107,15 @@ class ColdSink:
 
     def __init__(self, settings: Settings, conf: ColdSinkSettings | None = None, store: ObjectStore | None = None,
                  clock: Callable[[], float] = time.monotonic, backoff: Backoff | None = None,
-                 bodies: ContractBodies | None = None) -> None:
+                 bodies: ContractBodies | None = None, contract: str = "log_event", key_prefix: str = "") -> None:
         self.settings = settings
         self.conf = conf or ColdSinkSettings()
+        self.contract = contract
+        self.key_prefix = key_prefix
         self.store = store or ObjectStore(settings.object_store, self.conf)
         # Records whose Kafka value is the contract's Avro body go into objects as they are (no re-encode).
         self._registry = None if bodies else RegistryLookup(settings.registry)
-        self.bodies = bodies or ContractBodies(self._registry, clock=clock)
+        self.bodies = bodies or ContractBodies(self._registry, contract, clock=clock)
         self.clock = clock
         self.backoff = backoff or Backoff(base_s=0.5, cap_s=30.0)
         self.rules = RotationRules(self.conf.rotate_records, self.conf.rotate_bytes, self.conf.rotate_interval_s,
@@ -124,7 +130,7 @@ class ColdSink:
         self._rejected: list[tuple[SinkRecord, str, str]] = []
         self._draining = False
         self.stats = {"objects": 0, "object_bytes": 0, "segments": 0, "cuts_recorded": 0, "upload_failures": 0,
-                      "store_errors": 0}
+                      "store_errors": 0, "objects_refused": 0}
         self.store_problem: str | None = None  # why the last upload could not reach the store
 
     # -- Sink protocol ---------------------------------------------------------------------------
@@ -135,9 +141,13 @@ class ColdSink:
         buckets = {self.settings.object_store.default_bucket}
         buckets |= {r.bucket for r in self.settings.routing.projects.values() if r.bucket}
         for bucket in sorted(buckets):
-            await asyncio.to_thread(self.store.ensure_bucket, bucket)
-            if self.conf.lifecycle_enabled:
-                self.lifecycle.append(await asyncio.to_thread(self.store.apply_lifecycle, bucket))
+            try:
+                await asyncio.to_thread(self.store.ensure_bucket, bucket)
+                if self.conf.lifecycle_enabled:
+                    self.lifecycle.append(await asyncio.to_thread(self.store.apply_lifecycle, bucket))
+            except Exception as exc:
+                self._raise_for_store(exc, f"preparing bucket {bucket}")
+                raise
 
     def add(self, record: SinkRecord) -> None:
         tp = (record.topic, record.partition)
@@ -270,6 +280,8 @@ class ColdSink:
                 cuts = await asyncio.to_thread(self.store.load_cuts, state.cut_bucket, state.topic,
                                                state.partition, first)
             except Exception as exc:  # noqa: BLE001 - store unreachable: records stay staged, try later
+                self._raise_for_store(exc, f"listing the recorded cuts of {state.topic} [{state.partition}]",
+                                      permanent_too=True)
                 state.not_before = self.clock() + self.backoff.delay(3)
                 self.stats["store_errors"] += 1
                 log.warning("cold: cannot list recorded cuts of %s [%d]: %s", state.topic, state.partition, exc)
@@ -296,6 +308,8 @@ class ColdSink:
                     await asyncio.to_thread(self.store.record_cut, state.cut_bucket, state.topic, state.partition,
                                             seg.first_offset, seg.last_offset)
                 except Exception as exc:  # noqa: BLE001 - not recorded, not cut: try again later
+                    self._raise_for_store(exc, f"recording a cut of {state.topic} [{state.partition}]",
+                                          permanent_too=True)
                     state.not_before = self.clock() + self.backoff.delay(3)
                     self.stats["store_errors"] += 1
                     log.warning("cold: cannot record the cut of %s [%d]: %s", state.topic, state.partition, exc)
@@ -312,18 +326,18 @@ class ColdSink:
         try:
             return grouped, [], self._build_one(group, seg, grouped)
         except (ValueError, TypeError, KeyError, AttributeError):
-            bad = dict(invalid_events([r.value for r in grouped]))
+            bad = dict(invalid_events([r.value for r in grouped], self.contract))
             rejected = [(r, f"cold sink cannot encode {r.topic} [{r.partition}] @ {r.offset}: {bad[i]}",
                          "unencodable") for i, r in enumerate(grouped) if i in bad]
             records = [r for i, r in enumerate(grouped) if i not in bad]
             return records, rejected, self._build_one(group, seg, records) if records else None
 
     def _build_one(self, group: GroupKey, seg: Segment, records: list[SinkRecord]) -> BuiltObject:
-        key = object_key(group, seg.topic, seg.partition, records[0].offset, self.conf.extension)
+        key = object_key(group, seg.topic, seg.partition, records[0].offset, self.conf.extension, self.key_prefix)
         events = [r.value for r in records]
         bodies = [self.bodies.body(r.raw, r.value) for r in records] if self.conf.format == "avro" else None
         return build_object(key, seg.topic, seg.partition, [r.offset for r in records], events,
-                            self.conf.format, self.conf.codec, self.conf.codec_level, bodies)
+                            self.conf.format, self.conf.codec, self.conf.codec_level, bodies, self.contract)
 
     # -- uploads: in the background, so the runner goes on polling and cutting while they run ----
     def _start_uploads(self, now: float) -> None:
@@ -342,6 +356,8 @@ class ColdSink:
             if task.cancelled():
                 pass  # its event loop ended (a restart in tests): uploaded again, same key, same bytes
             elif (error := task.exception()) is not None:
+                if isinstance(error, DependencyRefused):
+                    raise error
                 log.error("cold: upload of %s [%d] from offset %d crashed; retrying: %r", pending.segment.topic,
                           pending.segment.partition, pending.segment.first_offset, error)
                 pending.not_before = self.clock() + self.backoff.delay(pending.attempts + 1)
@@ -376,26 +392,36 @@ class ColdSink:
         return self._build_lane[1]
 
     async def _upload_segment(self, pending: PendingSegment) -> bool:
-        """Build (once) and store the segment's objects; True when all of them are stored."""
-        uploads: list[asyncio.Future[bool]] = []
+        """Build (once) and store the segment's objects; True when all of them are stored (or given up:
+        an object the store can never take has its records dead-lettered)."""
+        uploads: list[tuple[str, asyncio.Future[bool]]] = []  # (object key, its upload)
         if pending.objects is None:
             try:
                 await self._build_and_start(pending, uploads)
             except BaseException:
-                for upload in uploads:  # built again next attempt: same keys, same bytes
+                for _key, upload in uploads:  # built again next attempt: same keys, same bytes
                     upload.cancel()
-                await asyncio.gather(*uploads, return_exceptions=True)
+                await asyncio.gather(*(u for _k, u in uploads), return_exceptions=True)
                 raise
         else:
-            uploads = [self._upload_object(pending, bucket, obj)
+            uploads = [(obj.key, self._upload_object(pending, bucket, obj))
                        for bucket, obj in pending.objects if obj.key not in pending.done]
-        outcomes = await asyncio.gather(*uploads, return_exceptions=True)
-        errors = [o for o in outcomes if isinstance(o, BaseException)]
-        if errors:
-            # Any store failure: keep the bytes (and what is stored), retry after backoff.
-            exc = errors[0]
-            if not isinstance(exc, Exception):
-                raise exc
+        outcomes = await asyncio.gather(*(u for _k, u in uploads), return_exceptions=True)
+        transient: list[BaseException] = []
+        for (key, _upload), outcome in zip(uploads, outcomes, strict=True):
+            if not isinstance(outcome, BaseException):
+                continue
+            if not isinstance(outcome, Exception):
+                raise outcome
+            kind = store_failure(outcome)
+            if kind is Failure.PERMANENT:
+                self._give_up(pending, key, outcome)
+            else:
+                self._raise_for_store(outcome, f"storing {key}")
+                transient.append(outcome)
+        if transient:
+            # Keep the bytes (and what is stored), retry after backoff.
+            exc = transient[0]
             pending.attempts += 1
             pending.not_before = self.clock() + self.backoff.delay(pending.attempts)
             self.stats["upload_failures"] += 1
@@ -409,9 +435,42 @@ class ColdSink:
                         pending.segment.partition, pending.segment.first_offset, pending.attempts, exc)
             return False
         self.store_problem = None
-        return all(outcomes)
+        return all(o is True or isinstance(o, BaseException) for o in outcomes)
 
-    async def _build_and_start(self, pending: PendingSegment, uploads: list[asyncio.Future[bool]]) -> None:
+    def _give_up(self, pending: PendingSegment, key: str, exc: Exception) -> None:
+        """The store can never take this object: its records become dead letters with the store's reason,
+        and the segment goes on without it."""
+        records = pending.keyed.pop(key, [])
+        gone = {id(r) for r in records}
+        pending.records = [r for r in pending.records if id(r) not in gone]
+        code = error_code(exc) or type(exc).__name__
+        reason = f"the object store at {self.store.endpoint} refused object {key}: {code}: {exc}"
+        pending.rejected.extend((r, f"cold sink: {r.topic} [{r.partition}] @ {r.offset}: {reason}", "unstorable")
+                                for r in records)
+        pending.done.add(key)
+        self.stats["objects_refused"] += 1
+        log.error("cold: %s; its %d records go to the dead-letter topic", reason, len(records))
+
+    def _raise_for_store(self, exc: BaseException, what: str, permanent_too: bool = False) -> None:
+        """Stop the sink when the store refuses the sink itself (credentials, a missing bucket), or with
+        ``permanent_too`` on any failure that is not transient (a cut that cannot be recorded stops
+        every segment of the partition alike)."""
+        if isinstance(exc, DependencyFailure):
+            raise exc
+        kind = store_failure(exc)
+        if kind is Failure.REFUSED or (permanent_too and kind is Failure.PERMANENT):
+            code = error_code(exc) or type(exc).__name__
+            raise DependencyRefused(
+                f"the object store at {self.store.endpoint} refused {what} ({code}: {exc}). Check "
+                "object_store.access_key_id / secret_access_key (or their files), the bucket's policy for "
+                "this user, that the bucket exists and the endpoint and region are right, and the "
+                "clock of this host; nothing was dead-lettered or committed", "object_store") from exc
+        if kind is Failure.TRANSIENT and what.startswith("preparing"):
+            raise DependencyUnavailable(f"the object store at {self.store.endpoint} did not answer {what}: "
+                                        f"{exc}", "object_store") from exc
+
+    async def _build_and_start(self, pending: PendingSegment,
+                               uploads: list[tuple[str, asyncio.Future[bool]]]) -> None:
         """Build the segment's objects one after another in a thread, starting each one's upload as soon
         as it is built. One segment builds at a time (across segments too): builds running side by side
         share the GIL and all finish late, and no PUT starts before its object is built."""
@@ -426,7 +485,8 @@ class ColdSink:
                 bucket = bucket_for(self.settings, group.project)
                 objects.append((bucket, built))
                 records += kept
-                uploads.append(self._upload_object(pending, bucket, built))
+                pending.keyed[built.key] = kept
+                uploads.append((built.key, self._upload_object(pending, bucket, built)))
         pending.objects, pending.records = objects, records
         pending.rejected.extend(rejected)
 

@@ -14,29 +14,14 @@ from typing import Any
 from streams.clients import s3_client
 from streams.config import ObjectStoreSettings
 from streams.errors import SluiceError
+from streams.sinks.objectstore.classify import error_code
 from streams.sinks.objectstore.partition import OFFSET_WIDTH
 from streams.sinks.objectstore.settings import ColdSinkSettings
 
 log = logging.getLogger(__name__)
 
-# Answers that mean "slow down", not "broken": the rate controller halves its budget on them.
-THROTTLE_CODES = frozenset({"SlowDown", "503", "ServiceUnavailable", "RequestLimitExceeded", "TooManyRequests",
-                            "429", "Throttling"})
-
-
 class ObjectStoreError(SluiceError):
     """The object store refused or did not answer; the sink retries the segment later."""
-
-
-def error_code(exc: BaseException) -> str:
-    response = getattr(exc, "response", None)
-    if isinstance(response, dict):
-        return str(response.get("Error", {}).get("Code", ""))
-    return ""
-
-
-def is_throttle(exc: BaseException) -> bool:
-    return error_code(exc) in THROTTLE_CODES
 
 
 @dataclass(frozen=True)
@@ -78,7 +63,18 @@ class ObjectStore:
         except Exception as exc:
             if error_code(exc) not in ("404", "NoSuchBucket", "NotFound"):
                 raise ObjectStoreError(f"bucket {bucket} at {self.endpoint} is not reachable: {exc}") from exc
-            self.client.create_bucket(Bucket=bucket)
+            try:
+                self.client.create_bucket(Bucket=bucket)
+            except Exception as create_exc:
+                # Another sink of this worker, or another replica, created it in the meantime; some servers
+                # say BucketAlreadyExists for a bucket of one's own too, so whether it is ours is asked.
+                if error_code(create_exc) not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+                    raise
+                try:
+                    self.client.head_bucket(Bucket=bucket)
+                except Exception as head_exc:
+                    raise ObjectStoreError(f"bucket {bucket} at {self.endpoint} exists but is not this account's "
+                                           f"({head_exc}): choose another bucket name") from head_exc
 
     def apply_lifecycle(self, bucket: str) -> LifecycleStatus:
         """Put the tiering rules on a bucket; a server without the API is reported, not faked."""

@@ -9,7 +9,8 @@ import fastavro
 import pytest
 from corpus_helpers import TRAINING, lines
 
-from streams.assemble.decode import PartialJoiner, decode_record, final_redraw
+from streams.assemble.decode import decode_record, final_redraw
+from streams.assemble.partials import PartialJoiner
 from streams.errors import DecodeError
 
 SCHEMAS = Path(__file__).resolve().parents[3] / "schemas"
@@ -216,3 +217,18 @@ def test_collector_raw_string_and_a_broken_otlp_record() -> None:
         decode_record(b"\x0a\x05\x12\x03\x1a\x09x")  # resource_logs whose log record runs past its end
     assert ei.value.error_type == "corrupt_otlp"
     assert [ln.text for ln in decode_record(b"\nnot protobuf")] == ["", "not protobuf"]  # text, not OTLP
+
+
+def test_a_json_logger_record_with_message_is_the_line_itself():
+    # python-json-logger / Ray's JSON logs: "message" beside the level and the application's own keys
+    rec = {"asctime": "2024-06-01 12:00:00,123", "name": "trainer", "levelname": "WARNING", "message": "loss spike",
+           "step": 1200, "loss": 9.87}
+    raw = json.dumps(rec)
+    assert decode_record(raw.encode())[0].text == raw
+    # the same keys with one only an agent writes: an agent's envelope (its JSON parser merged the line in)
+    env = decode_record(json.dumps({**rec, "source_type": "file", "file": "/x.log"}).encode())[0]
+    assert env.text == "loss spike" and env.source["file"] == "/x.log"
+    # "message" and keys of the line's own but no logger's: Fluent Bit's multiline test files, joined as lines
+    plain = decode_record(json.dumps({"key1": 12345, "time": "2006-07-28T13:22:04Z", "message": " at a.B(C.java:1)"})
+                          .encode())[0]
+    assert plain.text == " at a.B(C.java:1)"

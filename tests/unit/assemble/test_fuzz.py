@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import struct
+from pathlib import Path
 
 import fastavro
 import fastavro.validation
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from devtools.testing import fuzzing
+from streams.assemble.merger import terminal_text
 from streams.assemble.pipeline import Assembler, RawRecord
 from streams.assemble.redact import Redactor
 from streams.contracts import parsed_schema
@@ -80,7 +85,8 @@ def test_hostile_records_never_crash_and_every_output_is_valid(values: list[byte
             continue
         text = value.decode("utf-8", "replace").split("\r")[-1].replace("\x00", "").strip()
         for line in text.splitlines():
-            assert redact(line.strip()) in messages, (offset, value)
+            if terminal_text(line).strip():  # a line of terminal escapes alone is a blank line
+                assert redact(line.strip()) in messages, (offset, value)
 
 
 def test_unknown_schema_id_and_wrong_magic_are_dead_letters_with_reasons() -> None:
@@ -116,3 +122,36 @@ def test_deeply_nested_json_does_not_recurse_to_death() -> None:
     deep = ("[" * 100_000 + "]" * 100_000).encode()
     outs = run([b'{"log": "ok\\n", "stream": "stdout"}', deep])
     assert outs, "an event or a dead letter, not silence"
+
+
+# -- the whole per-record path, as the worker runs it (devtools.testing.fuzzing) ------------------------
+CRASHERS = Path(__file__).parent / "crashers"
+
+# Bugs the fuzzer found that are still open elsewhere, by the signature of their finding. Until they are
+# fixed each costs what it costs today (an `internal` letter, an event a consumer cannot read back, a
+# block emitted later after a restart) and nothing else: everything else must hold, and any other
+# finding fails. Remove a line when its fix lands (the crashers kept for it then hold the fix).
+OPEN_BUGS: dict[str, str] = {}
+
+
+def unexpected(found: list[fuzzing.Finding]) -> list[fuzzing.Finding]:
+    return [f for f in found if not any(re.match(rx, f.signature) for rx in OPEN_BUGS)]
+
+
+@settings(max_examples=400, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_fuzzed_inputs_through_the_whole_per_record_path(data: st.DataObject) -> None:
+    choices = fuzzing.DrawChoices(data)
+    run = fuzzing.items(choices, max_records=6)
+    found = fuzzing.check(run, restart_at=choices.integer(0, len(run)))
+    assert not unexpected(found), [(f.signature, f.detail) for f in found]
+
+
+@pytest.mark.parametrize("path", sorted(CRASHERS.glob("*.json")), ids=lambda p: p.stem)
+def test_past_crashers_hold(path: Path) -> None:
+    run, restart_at = fuzzing.load_crasher(path)
+    found = fuzzing.check(run, restart_at)
+    assert not unexpected(found), [(f.signature, f.detail) for f in found]
+    outputs = fuzzing.run_input(run)
+    records = [i for i in run if isinstance(i, RawRecord)]
+    assert outputs and len([o for o in outputs if o.kind == "dead_letter"]) <= len(records)

@@ -475,15 +475,31 @@ def test_go_recovered_panic_created_by_and_goroutine_sections():
 
 
 def test_go_dump_behind_syslog_with_tabs_dropped():
-    # rules: STREAM_PREFIXES "syslog" (each line a record: only the grammar joins), go_file_bare
+    # rules: STREAM_PREFIXES "syslog" (the program's stream, split at each newline), go_file_bare
     p = "Dec 25 17:17:45 registry dockerd: "
     texts = [p + "fatal error: concurrent map writes",
              p + "goroutine 12334 [running]:",
              p + "runtime.throw(0x2a8187b, 0x15)",
              p + "/usr/local/go/src/runtime/panic.go:596 +0x95 fp=0xc420eff7d8 sp=0xc420eff7b8",
              p + "Started container 3f2a",
-             p + "  indented detail of the record above"]
+             p + "time=2017-12-25T17:17:46Z level=info msg=next"]
     assert spans(texts) == [(0, 3), (4, 4), (5, 5)]
+
+
+def test_journald_splits_a_programs_traceback_and_its_grammar_joins_it_again():
+    # rules: STREAM_PREFIXES "syslog" + RELAY_RECORD_WRITERS_RE: journald (journalctl -u) writes each
+    # line a service printed as an entry of its own; the program's lines are its printer's again
+    p = "Dec 01 17:44:05 gpu-node-3 python[41233]: "
+    texts = [p + "Traceback (most recent call last):",
+             p + '  File "/app/train.py", line 57, in step',
+             p + '    return cfg["lr"] * 2',
+             p + "           ~~~^^^^^^",
+             p + "TypeError: 'NoneType' object is not subscriptable",
+             p + "INFO:trainer:saving checkpoint",
+             "Dec 01 17:44:06 gpu-node-3 kernel: BIOS-provided physical RAM map:",
+             "Dec 01 17:44:06 gpu-node-3 kernel:  BIOS-e820: 0000000000000000 - 00000000000a0000 (usable)"]
+    # the kernel's printk writes one record per line: its indented lines stay records
+    assert spans(texts) == [(0, 4), (5, 5), (6, 6), (7, 7)]
 
 
 def test_rust_panic_with_backtrace_ends_at_its_note():
@@ -679,7 +695,7 @@ def test_what_continues_after_a_blank_line_continues_without_it():
     # after_blank continuations must also be continuations without the blank
     from streams.assemble import rules as R
 
-    keeps = {"cont", "cont!", "last", "tent", "deeper", "announce", "expect", "wrap"}
+    keeps = {"cont", "cont!", "last", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "own"}
     missing = []
     for mode, spec in R.MODES.items():
         after = spec.get("after_blank")
@@ -718,3 +734,154 @@ def test_a_boxed_table_under_a_record_stays_in_it():
              "   |-------------------------------+----------------------+----------------------+",
              "2023-06-03T03:36:09.000000Z  INFO text_generation_launcher: Starting download process."]
     assert spans(texts) == [(0, 4), (5, 5)]
+
+
+def test_a_faulthandler_timeout_header_takes_thread_stacks_only():
+    # rule: py_timeout (Modules/faulthandler.c: "Timeout (H:MM:SS.ffffff)!" then every thread's stack)
+    texts = ["Timeout (0:00:00.200000)!",
+             "Thread 0x00007f4cce4806c0 (most recent call first):",
+             '  File "/usr/lib/python3.12/threading.py", line 1010 in run',
+             "Timeout (0:00:01)!",
+             "eval loss 2.31"]
+    assert spans(texts) == [(0, 2), (3, 3), (4, 4)]
+
+
+def test_go_runtime_diagnostics_open_the_throw_they_precede():
+    # rule: go_runtime (runtime/stack.go newstack prints "runtime: ..." lines, then throws)
+    texts = ["runtime: goroutine stack exceeds 1000000000-byte limit",
+             "runtime: sp=0x2a5d07fe0390 stack=[0x2a5d07fe0000, 0x2a5d27fe0000]",
+             "fatal error: stack overflow",
+             "",
+             "goroutine 1 gp=0x2a5ce7f5a1e0 m=0 mp=0x59c380 [running]:",
+             "main.depth(...)",
+             "\t/src/main.go:45",
+             "...44739037 frames elided...",
+             "main.main()",
+             "\t/src/main.go:104 +0x1e5",
+             "runtime: 12.3s per epoch",
+             "eval loss 2.31"]
+    assert spans(texts) == [(0, 9), (10, 10), (11, 11)]
+
+
+def test_a_quiet_record_does_not_take_another_writers_stack():
+    # rule: QUIET_HEAD_RE (an INFO record that speaks of no failure is not the stack's header; an
+    # ERROR one, or an INFO one that says what failed, is)
+    stack = ["java.io.IOException: shard 3: unexpected end of stream",
+             "\tat Trainer$Shard.read(Trainer.java:21)",
+             "\tat Trainer.main(Trainer.java:118)"]
+    quiet = ["2026-12-01 17:46:08,377 INFO  org.example.train.Trainer - checkpoint 79 saved", *stack]
+    failed = ["2026-12-01 17:46:08,377 INFO  org.example.train.Trainer - read of shard 3 failed", *stack]
+    error = ["2026-12-01 17:46:08,377 ERROR org.example.train.Trainer - read failed", *stack]
+    assert spans(quiet) == [(0, 0), (1, 3)]
+    assert spans(failed) == [(0, 3)]
+    assert spans(error) == [(0, 3)]
+
+
+def test_a_handlers_announcing_line_waits_for_its_writer_across_other_prefixes():
+    # rule: ANNOUNCE_ENDINGS (threading's "Exception in thread X:" and the traceback are two writes;
+    # another rank's line may come between them)
+    texts = ["[rank5]:Exception in thread loader-0:",
+             "[rank3]:Traceback (most recent call last):",
+             "[rank5]:Traceback (most recent call last):",
+             '[rank5]:  File "train.py", line 3, in load',
+             "[rank5]:KeyError: 'labels'",
+             '[rank3]:  File "train.py", line 9, in step',
+             "[rank3]:ValueError: bad shape",
+             "[rank3]:2026-12-01 17:46:08,377 - trainer - INFO - step 3"]
+    assert groups(texts) == [[0, 2, 3, 4], [1, 5, 6], [7]]
+
+
+def test_dynamo_paragraphs_after_blank_lines_are_the_messages_own():
+    # rule: TOKENS msg_para in py_msg/py_msg_more after_blank (torch/_dynamo/exc.py augment_exc_message
+    # appends "\nfrom user code:\n ...", "\nSet TORCH_LOGS=...\n", "\n\nYou can suppress ...:\n    ..." to the message)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/train.py", line 88, in <module>',
+             "    loss = compiled(batch)",
+             "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+             "RuntimeError: Triton Error [CUDA]: out of memory",
+             "",
+             "from user code:",
+             '   File "/app/model.py", line 12, in forward',
+             "    x = self.lin(x)",
+             "",
+             'Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information',
+             "",
+             "",
+             "You can suppress this exception and fall back to eager by setting:",
+             "    import torch._dynamo",
+             "    torch._dynamo.config.suppress_errors = True",
+             "",
+             "Epoch 3/10"]
+    assert spans(texts) == [(0, 15), (17, 17)]
+
+
+def test_hub_error_paragraph_after_the_status_line_is_the_messages_own():
+    # rule: TOKENS msg_para (huggingface_hub hf_raise_for_status: f"{status} Client Error." + "\n\n" + ...)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/train.py", line 9, in <module>',
+             '    model = AutoModel.from_pretrained("meta-llama/Llama-3.1-8B")',
+             "huggingface_hub.errors.GatedRepoError: 403 Client Error. (Request ID: Root=1-688b505e-01cc67f5)",
+             "",
+             "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json.",
+             "Access to model meta-llama/Llama-3.1-8B is restricted and you are not in the authorized list.",
+             "",
+             "Epoch 3/10"]
+    assert spans(texts) == [(0, 6), (8, 8)]
+
+
+def test_spawned_processs_traceback_inside_the_parents_message_is_one_chain():
+    # rule: TOKENS py_chain "-- Process N terminated with the following error:" (torch/multiprocessing/spawn.py
+    # ProcessRaisedException: "\n\n-- Process %d terminated with the following error:\n" + the child's traceback)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/train.py", line 40, in <module>',
+             "    mp.spawn(main, nprocs=8)",
+             "torch.multiprocessing.spawn.ProcessRaisedException: ",
+             "",
+             "-- Process 1 terminated with the following error:",
+             "Traceback (most recent call last):",
+             '  File "/opt/conda/lib/python3.10/site-packages/torch/multiprocessing/spawn.py", line 69, in _wrap',
+             "    fn(i, *args)",
+             "RuntimeError: CUDA error: out of memory",
+             "",
+             "Epoch 3/10"]
+    assert spans(texts) == [(0, 9), (11, 11)]
+
+
+def test_tensorflow_node_definition_after_graph_execution_error():
+    # rule: TOKENS msg_para "Detected at node ... defined at (most recent call last):" (TF's error_interpolation)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/fit.py", line 12, in <module>',
+             "    model.fit(ds, epochs=3)",
+             "tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:",
+             "",
+             "Detected at node 'sparse_categorical_crossentropy/Xent' defined at (most recent call last):",
+             '    File "/app/fit.py", line 12, in <module>',
+             "      model.fit(ds, epochs=3)",
+             "Node: 'sparse_categorical_crossentropy/Xent'",
+             "logits and labels must have the same first dimension, got logits shape [32,10] and labels shape [320]",
+             "\t [[{{node sparse_categorical_crossentropy/Xent}}]] [Op:__inference_train_function_1011]",
+             "",
+             "Epoch 3/10"]
+    assert spans(texts) == [(0, 10), (12, 12)]
+
+
+def test_colab_traceback_copied_with_its_file_links():
+    # rule: TOKENS ipy_frame "[<file>](<link>) in f(...)" (IPython's ultratb as Colab's page renders it,
+    # each file a link, hidden frames folded into "N frames")
+    texts = ["---------------------------------------------------------------------------",
+             "InvalidArgumentError                      Traceback (most recent call last)",
+             "[<ipython-input-19-1f30932aed03>](https://localhost:8080/#) in <module>()",
+             "      6   epochs=20,",
+             "----> 8   validation_steps=len(test_set)",
+             "      9 )",
+             "",
+             "1 frames",
+             "[/usr/local/lib/python3.7/dist-packages/tensorflow/python/eager/execute.py](https://localhost:8080/#)"
+             " in quick_execute(op_name, num_outputs, inputs, attrs, ctx, name)",
+             "     54     tensors = pywrap_tfe.TFE_Py_Execute(ctx._handle, device_name, op_name,",
+             "---> 55                                         inputs, attrs, num_outputs)",
+             "",
+             "InvalidArgumentError: Graph execution error:",
+             "",
+             "INFO:trainer:retrying"]
+    assert spans(texts) == [(0, 12), (14, 14)]

@@ -18,7 +18,9 @@ from tests.multiline_score import labelled_files, score_file
 # part: (multiline events met, single lines met), as shares of the labelled ones
 FLOORS = {
     "training": (0.98, 0.995),
-    "wild/dev": (0.88, 0.97),
+    # wild/dev took in excerpts the rules had never seen, so its floor is the level measured with them:
+    # raise it as the grammars reach those kinds.
+    "wild/dev": (0.90, 0.98),
 }
 
 

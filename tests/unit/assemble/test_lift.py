@@ -174,3 +174,35 @@ def test_record_limits_are_checked_before_parsing() -> None:
 def test_a_brace_in_the_message_does_not_hide_the_record() -> None:
     obj, at, fmt = find_record("saving {epoch} of {\"run\": broken} {'loss': 1.5, 'epoch': 2.0}")
     assert obj == {"loss": 1.5, "epoch": 2.0} and fmt == "pydict" and at == 34
+
+
+def test_a_gpu_product_under_a_model_key_is_not_the_model() -> None:
+    # DCGM's and Kubernetes' modelName is the GPU (NVML's product name); the model being trained stays one
+    dcgm = parse_line('{"gpu": "1", "modelName": "Tesla V100-SXM2-32GB", "DCGM_FI_DEV_GPU_UTIL": 64, '
+                      '"DCGM_FI_DEV_FB_USED": 30112}', READ)
+    assert dcgm.task is None and dcgm.attributes["modelName"] == "Tesla V100-SXM2-32GB"
+    assert dcgm.metrics == {"gpu_utilization_pct": 64.0, "gpu_memory_mb": 30112.0}
+    for gpu in ("NVIDIA H100 80GB HBM3", "A100-SXM4-40GB", "GeForce GTX 1080 Ti", "AMD Instinct MI300X"):
+        assert parse_line(f'{{"model_name": "{gpu}", "loss": 1.0}}', READ).task is None
+    for model in ("qwen-7b", "nvidia/Llama-3.1-Nemotron-70B-Instruct", "NVIDIA-Nemotron-4-340B", "t5-large"):
+        assert parse_line(f'{{"model_name": "{model}", "loss": 1.0}}', READ).task == {"model_name": model}
+
+
+def test_prometheus_exposition_sample() -> None:
+    # dcgm-exporter's /metrics: name{labels} value; labels are attributes, never the model
+    p = parse_line('DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-a6",device="nvidia0",modelName="Tesla V100-SXM2-32GB",'
+                   'Hostname="r6i3n0"} 87', READ)
+    assert p.fmt == "prometheus" and p.metrics == {"gpu_utilization_pct": 87.0} and p.task is None
+    assert p.attributes["modelName"] == "Tesla V100-SXM2-32GB" and p.attributes["Hostname"] == "r6i3n0"
+    free = parse_line('DCGM_FI_DEV_FB_FREE{gpu="1",modelName="NVIDIA A30"} 11275 1717243200123', READ)
+    assert "gpu_memory_mb" not in free.metrics and free.ts_ms == 1717243200123
+    assert parse_line('Loading {gpu="0"} done', READ).fmt != "prometheus"
+
+
+def test_time_and_level_dicts_under_their_keys() -> None:
+    # loguru serialize=True: the time and level are dicts of their renderings
+    line = ('{"text": "...", "record": {"level": {"icon": "\\u2139\\ufe0f", "name": "WARNING", "no": 30}, '
+            '"time": {"repr": "2024-06-01 14:00:00.123000+02:00", "timestamp": 1717243200.123}, "line": 42}}')
+    p = parse_line(line, READ)
+    assert p.ts_ms == 1717243200123 and p.level == "WARN"
+    assert parse_line('{"time": {"elapsed": 5.2}, "level": {"depth": 3}}', READ).ts_ms is None

@@ -204,10 +204,13 @@ def test_split_prefix_keys_writers_and_drops_their_times():
     b = split_prefix("(RayWorkerWrapper pid=336, ip=10.99.48.129) PC: @     0x7fe64731b9fc  (unknown)")
     assert a[0] == b[0] == "(RayWorkerWrapper pid=336, ip=10.99.48.129)"
     assert split_prefix("[rank3]:[E129 x")[:3] == ("[rank3]:", "[E129 x", 3)
-    # syslog: the time is volatile, host and program[pid] name the writer, each line is a record
+    # syslog: the time is volatile, host and program[pid] name the writer; a program's lines are its
+    # own stream, the kernel's each a record (the relay's prefix is returned as their head)
     key, body, _rank, relay = split_prefix("Aug 20 05:33:17 ip-10-150-14-172 dockerd[742786]: goroutine 48 [chan")
-    assert (key, body) == ("ip-10-150-14-172 dockerd[742786]", "goroutine 48 [chan")
-    assert relay == "Aug 20 05:33:17 ip-10-150-14-172 dockerd[742786]: "
+    assert (key, body, relay) == ("ip-10-150-14-172 dockerd[742786]", "goroutine 48 [chan", None)
+    key, body, _rank, relay = split_prefix("Aug 20 05:33:17 node7 kernel: NVRM: Xid (PCI:0000:3b:00): 79")
+    assert (key, body) == ("node7 kernel", "NVRM: Xid (PCI:0000:3b:00): 79")
+    assert relay == "Aug 20 05:33:17 node7 kernel: "
 
 
 def test_split_head_returns_the_head_a_formatter_repeats_per_line():
@@ -220,7 +223,8 @@ def test_split_head_returns_the_head_a_formatter_repeats_per_line():
     head, rhead, _every, body = split_head(relayed)
     assert rhead == "ERROR 07-13 15:07:34 async_llm_engine.py:53]" and body == "x"
     head, rhead, _every, body = split_head("2016-06-03 21:16:57,724 WARN org.apache.hadoop.Foo: Exit code")
-    assert head == "2016-06-03 21:16:57,724 WARN " and rhead is None  # log4j heads are not repeated
+    # log4j's "%d %p %c: %m": the head runs to the logger's separator, and is not repeated per line
+    assert head == "2016-06-03 21:16:57,724 WARN org.apache.hadoop.Foo: " and rhead is None and body == "Exit code"
 
 
 def _feed(m: MultilineMerger, texts: list[str], start: int = 0, ts: int = 0) -> list:

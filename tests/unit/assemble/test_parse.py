@@ -89,3 +89,15 @@ def test_zap_console_head_epoch_float_level_logger():
                    P2024)
     assert p.ts_ms == 1708507812446 and p.level == "DEBUG" and p.logger == "events"
     assert p.fmt == "zap+json" and p.attributes == {"reason": "SuccessfulCreatePod"}
+
+
+def test_slashed_dates_year_first_and_month_first():
+    # PaddleOCR's logger, nanotron's "%m/%d/%Y %H:%M:%S", XLM's "%x %X" with the level in front
+    p = parse_line("[2022/10/10 14:37:01] ppocr INFO: epoch: [1/50], global_step: 6200, lr: 0.000025", P2024)
+    assert p.ts_ms == utc(2022, 10, 10, 14, 37, 1) and p.level == "INFO"
+    n = parse_line("10/17/2025 16:31:56 [INFO|DP=0|PP=0|TP=0]: iteration: 327281 / 378950 | lm_loss: 2.38", P2024)
+    assert n.ts_ms == utc(2025, 10, 17, 16, 31, 56) and n.level == "INFO"
+    x = parse_line("INFO - 10/04/19 14:41:25 - 0:11:11 -    1135 - model LR: 3.8795e-06", P2024)
+    assert x.ts_ms == utc(2019, 10, 4, 14, 41, 25) and x.level == "INFO"
+    # a first number above 12 can only be the day
+    assert parse_line("25/12/2024 08:00:00 WARNING disk almost full", P2024).ts_ms == utc(2024, 12, 25, 8, 0, 0)

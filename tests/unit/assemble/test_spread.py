@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ from streams import observability as obs
 from streams.assemble.pipeline import Assembler, RawRecord
 from streams.assemble.spread import SourcePartitions
 from streams.config import Settings
+from streams.rdkafka import Message
 from streams.workers.assemble import AssembleStage
 
 TEXTS = lines("vllm_worker_nccl_illegal_memory_watchdog_chained.log", 1, 12)
@@ -71,9 +71,8 @@ def test_the_worker_counts_and_warns(partitions: tuple[int, ...], caplog: pytest
         return obs.REGISTRY.get_sample_value("sluice_sources_split_total", {"stage": "assemble"}) or 0.0
 
     before = counted()
-    batch = [SimpleNamespace(message=SimpleNamespace(
-        topic="logs.raw", partition=partitions[i % len(partitions)], offset=i, value=_fluent_bit(t),
-        key=None, timestamp=1_700_000_000.0)) for i, t in enumerate(TEXTS)]
+    batch = [Message(topic="logs.raw", partition=partitions[i % len(partitions)], offset=i, value=_fluent_bit(t),
+                     key=None, timestamp=1_700_000_000.0, headers=None, generation_id=0) for i, t in enumerate(TEXTS)]
     with caplog.at_level(logging.WARNING, "streams.workers.assemble"):
         asyncio.run(stage.on_batch(batch))
     split = counted() - before

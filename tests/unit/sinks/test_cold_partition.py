@@ -58,3 +58,17 @@ def test_stagger_is_stable_spread_and_inside_the_interval() -> None:
     assert shifts == [stagger_s("logs.events.p", p, 600) for p in range(12)], "same in every process"
     assert all(0 <= s < 600 for s in shifts)
     assert len({int(s) for s in shifts}) >= 10, "partitions must not share a boundary second"
+
+
+def test_a_long_component_keeps_its_start_and_a_hash_of_the_whole() -> None:
+    from streams.sinks.objectstore.partition import MAX_PART_BYTES, path_part
+
+    long_task = "sweep-" + "lr1e-4_" * 60  # 426 bytes: a filesystem-backed store refuses a name over 255
+    other = long_task[:-1] + "x"
+    part, part_other = path_part(long_task), path_part(other)
+    assert len(part.encode()) <= MAX_PART_BYTES and part.startswith("sweep-lr1e-4_")
+    assert part != part_other, "two long ids that share their start stay apart"
+    assert path_part(long_task) == part, "the same id, the same key: a replay overwrites"
+    wide = "任务" * 100  # 600 bytes, cut on a character boundary
+    assert len(path_part(wide).encode()) <= MAX_PART_BYTES and path_part(wide).startswith("任务")
+    assert path_part("run-42") == "run-42"

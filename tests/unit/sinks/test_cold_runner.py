@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import io
+import time
 from collections import Counter
 
 import fastavro
 import pytest
 
 from devtools.testing.objectstore import MemoryObjectStore, corpus_events
+from devtools.testing.sources import UntrackedSource
 from streams.config import Settings
 from streams.sinks.base import Backoff, SinkRecord, SinkRunner
 from streams.sinks.objectstore.settings import ColdSinkSettings
@@ -41,7 +43,9 @@ class FakeKafka:
         return FakeConsumer(self, crash_on_commit)
 
 
-class FakeConsumer:
+class FakeConsumer(UntrackedSource):
+    pauses_partitions = False
+
     def __init__(self, kafka: FakeKafka, crash_on_commit: bool) -> None:
         self.kafka = kafka
         self.position = list(kafka.committed)
@@ -62,12 +66,13 @@ class FakeConsumer:
         for (_t, p), offset in points.items():
             self.kafka.committed[p] = offset
 
+    def pause(self, partitions: list[tuple[str, int]]) -> None: ...
+
+    def resume(self, partitions: list[tuple[str, int]]) -> None: ...
+
     def pause_all(self) -> None: ...
 
     def resume_all(self) -> None: ...
-
-    def take_revoked(self) -> list[tuple[str, int]]:
-        return []
 
 
 def conf(**kw) -> ColdSinkSettings:
@@ -186,3 +191,27 @@ def test_acks_for_a_revoked_partition_are_ignored() -> None:
     tracker.forget(TOPIC, 0)
     tracker.ack(TOPIC, 0, 5)  # a store write that finished after the revocation
     assert tracker.commit_points() == {}
+
+
+class BehindConsumer(FakeConsumer):
+    """Reads nothing new and says it stands 700 records behind, its newest record two minutes old."""
+
+    def lag(self) -> dict[tuple[str, int], int]:
+        return {(TOPIC, 0): 700}
+
+    def newest_read_ms(self) -> dict[tuple[str, int], int]:
+        return {(TOPIC, 0): int((time.time() - 120) * 1000)}
+
+
+def test_the_cold_stage_reports_how_far_behind_its_consumer_reads() -> None:
+    from streams import observability as obs
+    from streams.workers.cold import ColdSinkRunner, TopicProjectSource
+
+    store = MemoryObjectStore()
+    sink = ColdSink(Settings(), conf(), store=store, backoff=Backoff(0.5, 1))  # type: ignore[arg-type]
+    source = TopicProjectSource(BehindConsumer(FakeKafka(), crash_on_commit=False), sink, "logs.events.")
+    runner = ColdSinkRunner(source, sink, RateController(Capacity(10**6, 10**9)), None, "cold_lag_test",  # type: ignore[arg-type]
+                            max_buffered_bytes=10**6)
+    asyncio.run(runner.step(poll_timeout_s=0))
+    behind_s = obs.REGISTRY.get_sample_value("sluice_consumer_lag_seconds", {"stage": "cold_lag_test"})
+    assert behind_s is not None and 119 <= behind_s <= 125, "the age of the newest record the consumer read"

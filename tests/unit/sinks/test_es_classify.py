@@ -76,3 +76,55 @@ def test_client_exceptions_map_onto_the_verdicts() -> None:
     r = classify_exception(exc)
     assert r.verdict is Verdict.RETRY
     assert r.throttled
+
+
+def test_refused_credentials_stop_instead_of_rejecting() -> None:
+    # A whole request answered 401 or 403 (wrong password, a role without the privilege): every document
+    # would be refused alike, so none may be dead-lettered.
+    for status, etype in ((401, "security_exception"), (403, "security_exception"), (401, "")):
+        assert classify_request_error(status, etype, "unable to authenticate user").verdict is Verdict.STOP
+    # An item refused for the user's privileges on its index, likewise.
+    r = classify_item(item(403, "security_exception", "action [indices:data/write/bulk[s]] is unauthorized"))
+    assert r.verdict is Verdict.STOP
+    # A read-only block is 403 too, but it clears once disk is freed: retried, not a stop.
+    blocked = classify_request_error(403, "cluster_block_exception", "index [x] blocked by: [FORBIDDEN/12/...]")
+    assert blocked.verdict is Verdict.RETRY
+    assert classify_item(item(403, "cluster_block_exception", "read-only")).verdict is Verdict.RETRY
+
+
+def test_the_hot_sink_stops_on_a_401_and_dead_letters_nothing(corpus) -> None:
+    import asyncio
+
+    import pytest
+    from elastic_transport import ApiResponseMeta, HttpHeaders
+    from elasticsearch import AuthenticationException
+
+    from devtools.testing.objectstore import corpus_events
+    from streams.config import ElasticsearchSettings, RoutingSettings
+    from streams.errors import DependencyRefused
+    from streams.sinks.base import SinkRecord
+    from streams.sinks.elasticsearch.settings import HotSinkSettings
+    from streams.sinks.elasticsearch.sink import HotSink
+
+    class WrongPassword:
+        async def bulk(self, operations: bytes, filter_path: str) -> None:
+            meta = ApiResponseMeta(401, "1.1", HttpHeaders(), 0.01, None)  # type: ignore[arg-type]
+            raise AuthenticationException("security_exception", meta, {"error": {
+                "type": "security_exception", "reason": "unable to authenticate user [sluice]"}, "status": 401})
+
+    sink = HotSink(ElasticsearchSettings(url="http://es.example:9200"), RoutingSettings(),
+                   HotSinkSettings(max_batch_age_s=0.0), client=WrongPassword(), clock=lambda: 0.0)
+    for i, event in enumerate(corpus_events(corpus, "default", "t", limit=5)):
+        sink.add(SinkRecord("logs.events.default", 0, i, None, event, b"", "default", 100))
+
+    async def go() -> None:
+        await sink.flush(0.0)
+        while True:
+            await asyncio.sleep(0.01)
+            await sink.flush(0.0)
+
+    with pytest.raises(DependencyRefused) as refused:
+        asyncio.run(asyncio.wait_for(go(), 5))
+    text = str(refused.value)
+    assert "http://es.example:9200" in text and "HTTP 401" in text and "elasticsearch.username" in text
+    assert sink.stats.items_rejected == 0

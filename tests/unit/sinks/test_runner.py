@@ -7,12 +7,17 @@ import gc
 import time
 from collections import Counter
 
+from devtools.testing.sources import UntrackedSource
 from streams.errors import CommitFailed
 from streams.sinks.base import Backoff, FlushResult, SinkRecord, SinkRunner, Watermarks
 from streams.sinks.ratecontrol import Capacity, RateController
 
 
-class FakeSource:
+class FakeSource(UntrackedSource):
+    """A source that pauses only as a whole."""
+
+    pauses_partitions = False
+
     def __init__(self, records: list[SinkRecord]) -> None:
         self.records = records
         self.commits: list[dict[tuple[str, int], int]] = []
@@ -33,8 +38,11 @@ class FakeSource:
     def resume_all(self) -> None:
         self.paused = False
 
-    def take_revoked(self) -> list[tuple[str, int]]:
-        return []
+    def pause(self, partitions: list[tuple[str, int]]) -> None:
+        raise AssertionError(f"pause({partitions}) called on a source that pauses only as a whole")
+
+    def resume(self, partitions: list[tuple[str, int]]) -> None:
+        raise AssertionError(f"resume({partitions}) called on a source that pauses only as a whole")
 
 
 class FakeStore:
@@ -182,6 +190,8 @@ def test_over_budget_the_runner_sleeps_instead_of_spinning() -> None:
 
 class PartitionPausingSource(FakeSource):
     """A source that can pause single partitions, like KafkaRecordSource."""
+
+    pauses_partitions = True
 
     def __init__(self, records: list[SinkRecord]) -> None:
         super().__init__(records)
@@ -371,3 +381,104 @@ def test_a_runner_waiting_for_acknowledgements_naps_instead_of_spinning() -> Non
     elapsed = asyncio.run(go())
     assert len(store.buf) == 80
     assert elapsed >= 10 * 0.1 / 10 * 0.9, f"10 turns of a held loop in {elapsed:.4f} s: it did not nap"
+
+
+def test_a_store_away_at_start_is_waited_for_and_a_refused_one_stops_the_sink() -> None:
+    import pytest
+
+    from streams.errors import DependencyRefused
+
+    class AwayTwice(FakeStore):
+        def __init__(self, error: Exception, times: int) -> None:
+            super().__init__()
+            self.error, self.times, self.starts = error, times, 0
+
+        async def start(self) -> None:
+            self.starts += 1
+            if self.starts <= self.times:
+                raise self.error
+
+    away = AwayTwice(ConnectionRefusedError(111, "Connection refused"), 2)
+    runner = SinkRunner(FakeSource([]), away, RateController(Capacity(1000, 10**9)), FakeDLQ(), "hot_sink")
+    assert asyncio.run(runner.start_sink(asyncio.Event())) and away.starts == 3
+    refused = AwayTwice(DependencyRefused("Elasticsearch refused: HTTP 401", "elasticsearch"), 9)
+    runner = SinkRunner(FakeSource([]), refused, RateController(Capacity(1000, 10**9)), FakeDLQ(), "hot_sink")
+    with pytest.raises(DependencyRefused):
+        asyncio.run(runner.start_sink(asyncio.Event()))
+    assert refused.starts == 1
+
+
+def test_dead_letters_wait_for_the_registry_and_go_out_once_each() -> None:
+    from streams.errors import DependencyUnavailable
+
+    class RegistryAwayOnce(FakeDLQ):
+        def __init__(self) -> None:
+            super().__init__()
+            self.refusals = 0
+
+        def send(self, record: SinkRecord, stage: str, reason: str, error_type: str) -> None:
+            if record.offset == 1 and self.refusals == 0:  # the second letter finds the registry away
+                self.refusals += 1
+                raise DependencyUnavailable("schema registry did not answer (test)", "registry")
+            super().send(record, stage, reason, error_type)
+
+    source = FakeSource(recs(4))
+    dlq = RegistryAwayOnce()
+    runner = SinkRunner(source, FakeStore(reject={0, 1, 2}), RateController(Capacity(1000, 10**9)), dlq, "hot_sink")
+    run_steps(runner, 5)
+    assert dlq.refusals == 1 and [o for o, _r in dlq.sent] == [0, 1, 2]  # each once, in order
+    assert source.commits[-1][("logs.events.p", 0)] == 4
+
+
+def test_a_runner_that_writes_nothing_for_a_minute_says_what_holds_its_records(caplog) -> None:
+    import logging
+
+    clock = [0.0]
+    # A budget of one event per window: the rest waits, and the store (never due here) writes nothing.
+    runner = SinkRunner(FakeSource(recs(50)), FakeStore(), RateController(Capacity(1, 10**9)), FakeDLQ(), "hot_sink",
+                        clock=lambda: clock[0])
+    runner.sink.due = lambda now: False  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING, logger="streams.sinks.base"):
+        for _ in range(3):
+            run_steps(runner, 1)
+            clock[0] += 31.0
+    stalls = [r.getMessage() for r in caplog.records if "nothing written" in r.getMessage()]
+    assert len(stalls) == 1 and "'queued': {'p': 48}" in stalls[0] and "'in_sink': 2" in stalls[0], stalls
+
+
+class PositionedSource(FakeSource):
+    """A source that also says where it stands, how far behind it is, and when its newest record was written."""
+
+    def __init__(self, records: list[SinkRecord], position: int, behind: int, newest_ms: int) -> None:
+        super().__init__(records)
+        self.position, self.behind, self.newest_ms = position, behind, newest_ms
+
+    def positions(self) -> dict[tuple[str, int], int]:
+        return {("logs.events.p", 0): self.position}
+
+    def lag(self) -> dict[tuple[str, int], int]:
+        return {("logs.events.p", 0): self.behind}
+
+    def newest_read_ms(self) -> dict[tuple[str, int], int]:
+        return {("logs.events.p", 0): self.newest_ms}
+
+
+def test_the_commit_steps_over_a_transaction_marker_the_source_stands_past() -> None:
+    # Records 0-2, then the transaction's commit marker at offset 3: the consumer stands at 4.
+    source = PositionedSource(recs(3), position=4, behind=0, newest_ms=0)
+    runner = SinkRunner(source, FakeStore(), RateController(Capacity(10**6, 10**9)), FakeDLQ(), "hot_sink")
+    run_steps(runner, 2)
+    assert source.commits[-1] == {("logs.events.p", 0): 4}, "committed up to the source's position, not to 3"
+
+
+def test_lag_in_records_and_seconds_comes_from_the_source() -> None:
+    from streams import observability as obs
+
+    written_ms = int((time.time() - 120) * 1000)
+    source = PositionedSource(recs(3), position=3, behind=500, newest_ms=written_ms)
+    runner = SinkRunner(source, FakeStore(), RateController(Capacity(10**6, 10**9)), FakeDLQ(), "lag_stage")
+    run_steps(runner, 1)
+    labels = {"stage": "lag_stage", "topic": "logs.events.p", "partition": "0"}
+    assert obs.REGISTRY.get_sample_value("sluice_consumer_lag", labels) == 500
+    behind_s = obs.REGISTRY.get_sample_value("sluice_consumer_lag_seconds", {"stage": "lag_stage"})
+    assert behind_s is not None and 119 <= behind_s <= 125, "the age of the newest record read"

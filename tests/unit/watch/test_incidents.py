@@ -1,4 +1,6 @@
-"""OOM, CUDA error, NCCL timeout, a killed rank: one alert per incident, however many ranks report it."""
+"""Per-class alerts: OOM, CUDA error, NCCL timeout, a killed rank, one alert per (task, class) however many
+ranks report it. This is the mode of sources without a task_id, and of every source with job incidents
+turned off (``watch.incidents``); tasks get job incidents otherwise (test_first_failure.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ CHILD_FAILED = "training/accelerate_deepspeed_6gpu_sigkill_childfailederror_x2.l
 
 
 def run(events: list[dict], conf: WatchSettings | None = None):
-    conf = conf or WatchSettings()
+    conf = conf or WatchSettings(incidents=False)
     engine, store = WatchEngine(conf), MemoryWatchStore(conf)
     return [c for e in events for c in engine.observe(obs(e), store)], store
 
@@ -66,7 +68,7 @@ def test_redelivered_events_are_not_counted_twice(corpus: Path) -> None:
 
 
 def test_cooldown_window_opens_a_new_incident_with_a_new_id(corpus: Path) -> None:
-    conf = WatchSettings(cooldown_s=600)
+    conf = WatchSettings(incidents=False, cooldown_s=600)
     first = corpus_events(corpus / OOM, "t-oom", rank=0)
     inside = [{**e, "timestamp": e["timestamp"] + 9 * MIN, "event_id": e["event_id"] + "b"} for e in first]
     after = [{**e, "timestamp": e["timestamp"] + 10 * MIN, "event_id": e["event_id"] + "c"} for e in first]
@@ -82,7 +84,8 @@ def test_alert_ids_are_deterministic_across_replays(corpus: Path) -> None:
 
 
 def test_classes_not_configured_raise_nothing(corpus: Path) -> None:
-    changes, _ = run(corpus_events(corpus / NCCL, "t"), WatchSettings(incident_classes={"cuda_oom": "critical"}))
+    changes, _ = run(corpus_events(corpus / NCCL, "t"),
+                     WatchSettings(incidents=False, incident_classes={"cuda_oom": "critical"}))
     assert changes == []
 
 
@@ -92,3 +95,10 @@ def test_avro_decoded_datetimes_are_event_time(corpus: Path) -> None:
     event = corpus_events(corpus / OOM, "t")[0]
     when = datetime.fromtimestamp(event["timestamp"] / 1000, tz=UTC)
     assert obs({**event, "timestamp": when}).ts_ms == event["timestamp"]
+
+
+def test_a_source_without_a_task_id_alerts_per_class_with_incidents_on(corpus: Path) -> None:
+    events = [{**e, "task_id": None} for e in corpus_events(corpus / NCCL, "unused")]
+    changes, store = run(events, WatchSettings())
+    assert [c.alert["rule"] for c in changes if c.new] == ["nccl_timeout"]
+    assert not any(k.endswith("|first-failure") for k in store.incidents), "no job incident without a task"

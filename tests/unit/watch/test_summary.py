@@ -25,3 +25,20 @@ def test_daily_summary_per_project_from_real_incidents(corpus: Path) -> None:
 def test_days_are_utc_days() -> None:
     reports = daily_summaries([point("t", T0 - 1), point("t", T0)])
     assert [r["day"] for r in reports] == ["2025-12-31", "2026-01-01"]
+
+
+def test_incidents_by_root_class_per_project_and_day_each_once(corpus: Path) -> None:
+    from test_first_failure import Run
+
+    from devtools.testing.jobs import arranged_jobs, job_events
+    from streams.watch.summary import incidents_by_root_class
+
+    records = []
+    for job in arranged_jobs(corpus, T0 + 3600_000):
+        events = job_events([job])
+        run = Run().events(events).later(events[-1], 3600_000)
+        records += list(run.incidents.values())
+    counted = incidents_by_root_class(records + records[:2])  # an update published twice counts once
+    assert counted == {("default", "2026-01-01"): {
+        "incidents": 6, "tasks_with_incidents": 6,
+        "incidents_by_root_class": {"cuda_oom": 2, "dataloader_worker": 2, "killed": 1, "unknown": 1}}}

@@ -1,0 +1,76 @@
+"""Sentences that report a training quantity, and lines that head an evaluation's results, as rules.
+
+Some printers do not write ``key: value`` pairs but a sentence with one figure in it; each rule below
+names the printer whose format string it follows, a needle the lowered line must hold, and the regex of
+the figure (its key named by the rule, or by the sentence itself):
+
+- Keras' ``ReduceLROnPlateau`` ("Epoch 5: ReduceLROnPlateau reducing learning rate to 1e-04."), torch's
+  ``ReduceLROnPlateau`` ("reducing learning rate of group 0 to 1.0000e-04.") and ``LRScheduler`` verbose
+  ("Adjusting learning rate of group 0 to 1.0000e-03."): the new learning rate;
+- Keras' ``ModelCheckpoint`` ("val_loss improved from 0.14000 to 0.12345, saving model to ..."): the
+  monitored key's new value;
+- sentence-transformers' evaluators ("Evaluating the model on sts-dev dataset in epoch 0 after 1000
+  steps:"): the step, after its epoch;
+- TensorFlow's ``NanTensorHook`` ("Model diverged with loss = NaN."): the loss;
+- Lightning's ``ModelCheckpoint`` ("Epoch 9, global step 7820: 'val_loss' reached 0.45678 (best ...), saving
+  model to ...") and ``EarlyStopping`` ("Metric val_loss improved by 0.012 >= min_delta = 0.0. New best score:
+  0.457"): the monitored key's value;
+- llama-recipes' ``MemoryTrace`` summary ("Max CUDA memory reserved was 42 GB", whole GiB): the GPU's memory.
+
+An evaluation head makes the line's losses the evaluation's: PyTorch's MNIST example ("Test set: Average
+loss: 0.0553, ..."), ``Test:`` / ``Validation:`` / ``Eval:`` at the start of the line, TensorFlow
+Estimator's evaluation results ("Saving dict for global step 1000: accuracy = 0.91, loss = 0.29"), MaxText's
+evaluation line ("eval metrics after step: 99, loss=2.345, total_weights=5000.0").
+"""
+
+from __future__ import annotations
+
+import re
+
+from streams.assemble.keys import norm
+from streams.assemble.lift import Parsed, lift_value
+from streams.assemble.stepruns import NUMBER
+
+# (printer, needle in the lowered line, regex with a "value" group and maybe a "key" group, key when none)
+PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
+    ("keras/torch lr scheduler", "learning rate",
+     re.compile(rf"(?i:reducing|adjusting) learning rate (?:of group \d+ )?to (?P<value>{NUMBER})"), "lr"),
+    ("keras ModelCheckpoint", " improved from ",
+     re.compile(rf"(?P<key>[A-Za-z_][\w/.]*) improved from \S+ to (?P<value>{NUMBER})"), None),
+    # (its own words: "evaluate after 500 steps" in a banner is a setting)
+    ("sentence-transformers evaluator", " steps",
+     re.compile(r"\bepoch \d+ after (?P<value>\d+) steps\b"), "step"),
+    ("tensorflow NanTensorHook", "diverged with loss",
+     re.compile(rf"diverged with loss = (?P<value>{NUMBER})"), "loss"),
+    # (releases before 1.x printed the monitor without its repr quotes)
+    ("lightning ModelCheckpoint", " reached ",
+     re.compile(rf"global step \d+: '?(?P<key>[A-Za-z_][\w/.-]*)'? reached (?P<value>{NUMBER})"), None),
+    ("lightning EarlyStopping", "new best score: ",
+     re.compile(rf"\bMetric (?P<key>[A-Za-z_][\w/.-]*) improved\b[^.]*(?:\.\d[^.]*)*\. New best score: "
+                rf"(?P<value>{NUMBER})"), None),
+    ("llama-recipes MemoryTrace", "memory reserved was",
+     re.compile(r"\bMax CUDA memory reserved was (?P<value>\d+) GB\b"), "max_memory_reserved_gb"),
+)
+_EVAL_HEAD = re.compile(r"\s*(?:(?:Test|Validation|Valid|Val|Eval|Evaluation)(?: set| results?)?:(?!\S)|"
+                        r"Saving dict for global step \d+:|eval metrics after step: \d+,)")
+_EVAL_WORDS = ("Test", "Val", "Eval", "Saving dict", "eval metric")
+
+
+def lift_phrases(body: str, low: str, p: Parsed) -> bool:
+    """The figures of the sentences in :data:`PHRASES` into ``p``; True when one matched."""
+    found = False
+    for _printer, needle, rx, key in PHRASES:
+        if needle in low:
+            m = rx.search(body)
+            if m is not None:
+                name = key or m.group("key")
+                found = lift_value(p, name, norm(name), m.group("value")) or found
+    return found
+
+
+def evaluation_losses(body: str, p: Parsed) -> None:
+    """Under an evaluation head, the line's loss is the evaluation's."""
+    start = body.lstrip()[:11]
+    if "loss" in p.metrics and "eval_loss" not in p.metrics and start.startswith(_EVAL_WORDS) \
+            and _EVAL_HEAD.match(body) is not None:
+        p.metrics["eval_loss"] = p.metrics.pop("loss")

@@ -1,0 +1,161 @@
+"""Step-line layouts beyond tight ``key: value`` pairs, as rules: progress heads, runs of ``key value``
+pairs, one-pair table rows, and configuration reprs that are not training state.
+
+- **Progress heads** (:data:`PROGRESS_HEADS`): the counters a printer writes in front of its pairs in a
+  shape of its own, each rule naming the printer it follows.
+- **Spaced runs**: ``key value`` with no separator character between key and number, the pairs
+  themselves separated by ``|``, ``,``, a tab, `` - `` or two blanks before a word: fairseq's epoch
+  summary ``| loss 6.326 | gnorm 1.201 |``, llm.c ``step 1/74 | train loss 11.01 | norm 15.41 | lr 6e-06``,
+  nanoGPT ``iter 100: loss 4.1234, time 123.45ms``, the PyTorch ImageNet example's ``Loss 6.9e+00
+  (6.9e+00)`` (value, then its running average in brackets), NeMo Automodel ``mem 24.06 GiB``. A key is
+  one to four words; a run needs two pairs, so a sentence with one number in it is not one.
+- **Table rows**: a whole line that is one key and one number, the key a single word: HF
+  ``log_metrics`` ``  train_loss   =   1.9876``, stable-baselines3 ``|    loss    | 0.0123  |``, wandb's run
+  summary ``wandb:   train/loss 1.2345``, Ray Train's result table ``│ loss     0.4123 │``. A banner's key
+  has blanks in it (``Num Epochs = 3``) and is not a row; a tracker's path with blanks and a tight ``=`` is
+  (OLMo's ``System/Peak GPU Memory (MB)=46,911``, thousands separators and all).
+- **Configuration reprs**: ``Namespace(lr=0.001, epochs=10)``, ``TrainingArguments(...)``,
+  ``LlamaConfig(...)``: the pairs inside one are settings, kept as text in attributes, never fields.
+
+Only keys a family claims, counters, or keys that name a training quantity are lifted from these.
+"""
+
+from __future__ import annotations
+
+import re
+
+from streams.assemble.keys import EPOCH_KEYS, MAX_STEP_KEYS, STEP_KEYS, canonical, family, norm
+from streams.assemble.lift import Parsed, lift_value
+
+# NaN and Inf as the frameworks print them; MSVC's printf writes "nan(ind)", "-nan(ind)", "nan(snan)".
+NON_FINITE = r"nan(?:\(ind\)|\(snan\))?|NaN|NAN|inf(?:inity)?|Inf(?:inity)?|INF"
+NUMBER = rf"[-+]?(?:{NON_FINITE}|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+UNIT = r"%|[KMGTkmgt]i?B|[KMGT](?![a-z])|ms|s(?![a-z])"
+# An unknown key is lifted only when it names a training quantity.
+METRICISH = re.compile(r"loss|acc|norm|lr|rate|mem|util|throughput|token|sample|speed|ppl|perplexity|reward|"
+                       r"score|kl|entropy|tflop|mfu|time")
+
+# (printer, regex with named groups epoch / step / max_steps), tried where the line holds the needle.
+PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
+    # mmengine LogProcessor: "Epoch(train) [1][10/90]" (epoch, then the iteration within it)
+    ("mmengine", "Epoch(", re.compile(r"\bEpoch\((?:train|val|test)\)\s*\[\s*(?P<epoch>\d+)\]")),
+    # mmengine, iteration-based loops: "Iter(train) [  50/80000]"
+    ("mmengine", "Iter(", re.compile(r"\bIter\((?:train|val|test)\)\s*\[\s*(?P<step>\d+)\s*/\s*(?P<max_steps>\d+)\]")),
+    # timm train.py: "Train: 3 [ 100/1251 (  8%)]"; OpenPCDet's timm style "Train:    1/3 ( 33%) [  49/323 ..."
+    ("timm", "Train:", re.compile(r"\bTrain:\s+(?P<epoch>\d+)(?:/\d+)?\s+(?:\(\s*\d+%\)\s+)?\[")),
+    # CommonLoopUtils LoggingWriter.write_scalars: "[100] learning_rate=0.001, train_loss=2.3"
+    ("clu", "] ", re.compile(r"^\s*\[(?P<step>\d+)\] [A-Za-z_][\w/.]*=")),
+    # Composer ConsoleLogger: "[epoch=1][batch=10/4800]:" (batch counts optimizer steps over the run)
+    ("composer", "[batch=", re.compile(r"\[batch=(?P<step>\d+)/(?P<max_steps>\d+)\]")),
+    # ESPnet2 Reporter.log_message: f"{epoch}epoch:train:{start}-{end}batch: ..."; its trainer "2/200epoch started"
+    ("espnet2", "epoch", re.compile(r"(?<![\w.])(?P<epoch>\d+)(?:/\d+)?epoch\b")),
+    # torchtune recipes' bar: f"{curr_epoch + 1}|{self.global_step}|Loss: {loss_to_log}" (the epoch as printed)
+    ("torchtune", "|Loss: ", re.compile(r"^\s*(?P<epoch>\d+)\|(?P<step>\d+)\|Loss: ")),
+)
+# The words a counter is printed after ("iter 77 step 39 | loss ..."): steplines reads them, with "step"
+# before "iter"; a run counts them as pairs but leaves them to it.
+COUNTER_KEYS = frozenset(("epoch", "step", "iteration", "iter"))
+
+# The constructors whose reprs training scripts print as their settings; ``dict(`` is how mmengine and
+# mmcv configuration files (printed whole at the start of a run) write theirs.
+_CONFIG_REPR = re.compile(r"\b(?:Namespace|dict|\w*(?:Arguments|Args|Config|Configuration|Params|Options))\(")
+
+_SEGMENTS = re.compile(r"\s*(?:\||,|;|\t| - |:\s|\s{2,}(?=[A-Za-z]))\s*")
+# Runs of blanks are cut to two before splitting: two or more mean the same to _SEGMENTS, and a long run
+# not followed by a word would make its optional blanks backtrack over the run at every position.
+_LONG_BLANKS = re.compile(r" {3,}")
+_SPACED = re.compile(rf"([A-Za-z][\w./@-]*(?: [A-Za-z][\w./@-]*){{0,3}}) +({NUMBER})(?: ?({UNIT}))?"
+                     r"(?:\s*\([^)]*\))?")
+# "|" or a box-drawing "│" (rich tables, Ray Train's result table) around a row.
+_ROW = re.compile(rf"\s*(?:[|│]\s*|[A-Za-z]\w*:\s+)?([A-Za-z][\w./@()-]*)(?:\s*[=|│]\s*|\s+)({NUMBER})\s*({UNIT})?"
+                  r"\s*[|│]?\s*")
+MAX_ROW = 160
+# A row whose key has blanks in it is one only when the key is a tracker's path ("group/name") and its "=" is
+# tight (a banner writes "Num Epochs = 3", a setting "Num train epochs=3"); its number may have thousands
+# separators, the whole line being one pair: OLMo's console logger ("    System/Peak GPU Memory (MB)=46,911",
+# format_float printing f"{int(value):,d}" above 1000).
+_TIGHT_ROW = re.compile(r"\s*([A-Za-z][\w.@()-]*/[\w./@()-]*(?: [\w./@()-]+){1,5})=(\d{1,3}(?:,\d{3})+|"
+                        + NUMBER + r")\s*")
+
+
+def without_config(body: str, removed: list[str] | None = None) -> str:
+    """``body`` without the configuration reprs in it (their pairs are settings; their text is appended to
+    ``removed``); an unclosed one runs to the end of the line. One pass: a line of many reprs costs what
+    its length does."""
+    if "(" not in body:
+        return body
+    parts: list[str] = []
+    pos = 0
+    while (m := _CONFIG_REPR.search(body, pos)) is not None:
+        depth, end = 0, len(body)
+        for i in range(m.end() - 1, len(body)):
+            ch = body[i]
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    end = i + 1
+                    break
+        if removed is not None:
+            removed.append(body[m.end():end])
+        parts.append(body[pos:m.start()])
+        pos = end
+    if not parts:
+        return body
+    parts.append(body[pos:])
+    return " ".join(parts)
+
+
+def progress_heads(body: str, p: Parsed) -> bool:
+    found = False
+    for _printer, needle, rx in PROGRESS_HEADS:
+        if needle in body:
+            m = rx.search(body)
+            if m is not None:
+                for name, value in m.groupdict().items():
+                    if value is not None:
+                        lift_value(p, name, name, value)
+                found = True
+    return found
+
+
+def _lift_pair(p: Parsed, key: str, value: str, unit: str | None) -> bool:
+    nk = canonical(norm(key))
+    known = nk in STEP_KEYS or nk in MAX_STEP_KEYS or nk in EPOCH_KEYS or family(nk) is not None
+    if known and lift_value(p, key, nk, value + (unit or ""), keep_unknown=False):
+        return True
+    if METRICISH.search(nk):
+        lift_value(p, key, nk, value + (unit or ""))
+        p.attributes.setdefault(key, value + (unit or ""))
+        p.wide = True
+        return True
+    return False
+
+
+def spaced_run(body: str, p: Parsed, counted: bool = False) -> bool:
+    """Lift a run of ``key value`` pairs: two or more in the line, or one beside a counter (``counted``:
+    litgpt's "iter 77 step 39: loss 10.8259, iter time: ..."). Counter words are left to the caller."""
+    pairs = []
+    for seg in _SEGMENTS.split(_LONG_BLANKS.sub("  ", body)):
+        m = _SPACED.fullmatch(seg)
+        if m is not None:
+            pairs.append(m.groups())
+    if len(pairs) < (1 if counted else 2):
+        return False
+    found = False
+    for key, value, unit in pairs:
+        if key.lower() not in COUNTER_KEYS:
+            found = _lift_pair(p, key, value, unit) or found
+    return found
+
+
+def table_row(body: str, p: Parsed) -> bool:
+    """Lift a line that is one ``key = value`` / ``| key | value |`` / ``key value`` row."""
+    if len(body) > MAX_ROW:
+        return False
+    m = _ROW.fullmatch(body)
+    if m is not None:
+        return _lift_pair(p, m.group(1), m.group(2), m.group(3))
+    m = _TIGHT_ROW.fullmatch(body) if "=" in body else None
+    return m is not None and _lift_pair(p, m.group(1), m.group(2).replace(",", ""), None)

@@ -1,0 +1,170 @@
+"""Column tables: a header line of names, then rows of values under it, read as records.
+
+The printers that lay their figures out this way:
+
+- ``nvidia-smi --query-gpu=... --format=csv``: ``name, utilization.gpu [%], memory.used [MiB]`` (units in
+  brackets), then one row per GPU per interval, ``GeForce GTX 1080 Ti, 36 %, 2856 MiB``;
+- ultralytics' trainer: ``Epoch  GPU_mem  box_loss ...  Instances  Size``, then rows that are a tqdm
+  description, ``70/1000  6.73G  1.081 ...  640: 100%|...``;
+- files Python's ``csv.DictWriter`` writes, printed or shipped as logs: Keras' ``CSVLogger``
+  (``epoch,accuracy,loss,val_accuracy,val_loss``), Lightning's ``CSVLogger`` ``metrics.csv``
+  (``epoch,step,train_loss,val_loss``, a cell left empty where a key was not logged that step);
+- ``dcgmi dmon``: ``#Entity   GPUTL  FBUSD`` (the fields' short names, the header commented out), an ``ID``
+  line, then rows named by their entity, ``GPU 0     87     18432``.
+
+Rows the multiline merger joins to their header come here as one block and are not read: ``nvidia-smi
+dmon`` (its ``# Idx`` units line and the rows under it) and fastai's progress table (its rows start like
+gdb's source lines). A printed table is one event there, as the labelled corpus has it.
+
+A header is a line of three or more names separated by ``, `` (or ``,`` in a line without blanks) or by
+two or more blanks (aligned columns; prose has single blanks), maybe behind a ``#``, at least one of which a
+key family or a counter claims. A row is read only against the last header of its own source and only when
+it has that header's width, every cell a value (a number with or without unit, ``n/m``, ``-``, ``N/A``, a
+clock; the first may name a DCGM entity, ``GPU 0``) where the columns are aligned; a csv row may hold text
+cells (a GPU's name), which stay attributes. The cells go through the key families like a record's keys.
+
+Why a per-source memory is sound here: a row is never read against another table's header (the widths
+must agree and, in aligned columns, every cell must be a value), and a header is replaced by the next
+one. A restart loses nothing: the header is part of the source's saved state (:mod:`streams.assemble.state`,
+written in the same transaction as the outputs), like its times and task. What it cannot know is a table
+whose header was printed before the source was first read (a replay that starts mid-table, ``sluice
+parse`` of a file's tail): those rows stay plain lines until the printer repeats its header.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from streams.assemble.keys import (
+    EPOCH_KEYS,
+    MAX_STEP_KEYS,
+    STEP_KEYS,
+    TIME_KEYS,
+    canonical,
+    family,
+    norm,
+    settle_memory,
+)
+from streams.assemble.lift import Parsed, lift_record, lift_value
+
+MAX_TABLE_LINE = 512
+MAX_TRACKED_SOURCES = 100_000
+_CSV_NAME = re.compile(r"([A-Za-z][\w.]*)(?: \[([^\]]{1,8})\])?")
+_NAME = re.compile(r"[A-Za-z][\w.]*")
+_WIDE_GAP = re.compile(r"\s{2,}|\t")
+_VALUE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?:/\d+)?(?:\s?[A-Za-z%]{1,4})?|-|N/A|"
+                    r"\d\d?:\d\d(?::\d\d)?")
+_COUNT_OF = re.compile(r"(\d+)/\d+")
+# The entity kinds dcgmi dmon names its rows by (DCGM's entity groups), each followed by its id.
+_ENTITY = re.compile(r"GPU|GPU-I|GPU-CI|CPU|CPU_CORE|NvSwitch|NVSWITCH|LINK|VGPU")
+
+
+@dataclass(slots=True, frozen=True)
+class Header:
+    names: list[str]
+    units: list[str]  # nvidia-smi's "[MiB]", "[%]"; empty where the column has none
+    csv: bool
+
+
+def _claimed(name: str) -> bool:
+    nk = canonical(norm(name))
+    return nk in STEP_KEYS or nk in EPOCH_KEYS or nk in MAX_STEP_KEYS or family(nk) is not None
+
+
+def header_of(text: str) -> Header | None:
+    """The header a line is, or None."""
+    s = text.strip()
+    if s[:1] == "#":  # a monitor's commented header: dcgmi dmon's "#Entity   GPUTL  FBUSD"
+        s = s[1:].lstrip()
+    if ", " in s or ("," in s and " " not in s):  # csv.writer's own rows have no blank after the comma
+        names, units = [], []
+        for cell in s.split(","):
+            m = _CSV_NAME.fullmatch(cell.strip())
+            if m is None:
+                return None
+            names.append(m.group(1))
+            units.append(m.group(2) or "")
+        csv = True
+    elif "  " in s or "\t" in s:
+        names = _WIDE_GAP.split(s)
+        if not all(_NAME.fullmatch(n) for n in names):
+            return None
+        units, csv = [""] * len(names), False
+    else:
+        return None
+    if len(names) < 3 or not any(_claimed(n) for n in names):
+        return None
+    return Header(names, units, csv)
+
+
+class ColumnTables:
+    """The last header of each source, and the rows read against it."""
+
+    def __init__(self) -> None:
+        self.headers: dict[str, Header] = {}
+
+    def read(self, sid: str, text: str, p: Parsed) -> None:
+        """A row of the source's table into ``p``, or a new header remembered. A line another rule read
+        (it has metrics or a step) is left alone."""
+        if len(text) > MAX_TABLE_LINE or p.metrics or p.step is not None or p.epoch is not None:
+            return
+        header = self.headers.get(sid) if self.headers else None
+        if header is not None and _row(header, text, p):
+            return
+        if p.fmt is None and p.level is None and ("  " in text or "," in text):  # a header has no head
+            new = header_of(text)
+            if new is not None:
+                if len(self.headers) >= MAX_TRACKED_SOURCES:
+                    self.headers.clear()
+                self.headers[sid] = new
+
+
+def _cells(header: Header, text: str) -> list[str] | None:
+    n = len(header.names)
+    if header.csv:
+        cells = [c.strip() for c in text.split(",")]
+        return cells if len(cells) == n else None
+    cells = text.split()
+    if len(cells) > n and cells[n - 1].endswith(":"):  # a tqdm bar after the row (ultralytics)
+        cells = cells[:n]
+        cells[-1] = cells[-1][:-1]
+    first = 0
+    if len(cells) == n + 1 and _ENTITY.fullmatch(cells[0]) and cells[1].isdigit():
+        cells = [f"{cells[0]} {cells[1]}", *cells[2:]]  # dcgmi dmon's "GPU 0": the entity a row is about
+        first = 1
+    if len(cells) != n or not all(_VALUE.fullmatch(c) for c in cells[first:]):
+        return None
+    return cells
+
+
+def _row(header: Header, text: str, p: Parsed) -> bool:
+    cells = _cells(header, text)
+    if cells is None:
+        return False
+    times: dict[str, str] = {}
+    found = False
+    for name, unit, cell in zip(header.names, header.units, cells, strict=True):
+        if cell in ("-", "N/A", "[N/A]", ""):
+            continue
+        nk = canonical(norm(name))
+        if nk in TIME_KEYS:
+            times[name] = cell
+            continue
+        m = _COUNT_OF.fullmatch(cell) if nk in EPOCH_KEYS else None
+        value = m.group(1) if m else cell  # "70/1000": the epoch of the run's epochs
+        if value[:1].isdigit() or value[:1] in "+-.":
+            value = value + unit if unit and value[-1:].isdigit() else value  # the header's unit
+            if not lift_value(p, name, nk, value):
+                p.attributes.setdefault(name, value)
+            found = True
+        else:
+            p.attributes.setdefault(name, cell)  # a text cell: a GPU's name is no model's
+    if not found:
+        return False
+    if times:
+        lift_record(times, p)
+    p.fmt, p.wide = p.fmt or "table", True
+    if "memory_mb" in p.metrics:
+        settle_memory(p.metrics, p.step is not None or p.epoch is not None)
+    return True

@@ -1,0 +1,167 @@
+"""Grammars of the Python frameworks training clusters run (Ray, PySpark, TensorFlow): one test per rule,
+on lines those frameworks printed (``corpus/printers/{ray,pyspark,tensorflow}``). Each fails with its rule
+removed."""
+
+from __future__ import annotations
+
+from tests.unit.assemble.test_grammars import groups
+
+# -- Ray -------------------------------------------------------------------------------------------------
+
+RAY_HEAD = "\x1b[36mray::load_chained()\x1b[39m (pid=14778, ip=192.0.2.2)"
+
+
+def test_ray_task_error_chain_goes_on_at_its_remote_traceback_header():
+    # rule: TOKENS "ray_tb" + MODES "py_chain" (RayTaskError.__str__ writes "ray::f() (pid=.., ip=..)"
+    # where the remote traceback's "Traceback (most recent call last):" was, after a chain marker too)
+    texts = ["ray.exceptions.RayTaskError(RuntimeError): " + RAY_HEAD,
+             "           ^^^^^^^^^^^^",
+             '  File "/app/driver.py", line 43, in _parse',
+             "    return int(open(path).read())",
+             "FileNotFoundError: [Errno 2] No such file or directory: '/ckpt/index.json'",
+             "",
+             "The above exception was the direct cause of the following exception:",
+             "",
+             RAY_HEAD,
+             '  File "/app/driver.py", line 51, in load_chained',
+             '    raise RuntimeError(f"cannot load checkpoint index {path}") from e',
+             "RuntimeError: cannot load checkpoint index /ckpt/index.json",
+             "2026-12-01 17:45:39,623 - trainer - INFO - step 4633/10000 loss=2.5489"]
+    assert groups(texts) == [list(range(12)), [12]]
+
+
+def test_ray_actor_creation_error_a_worker_forwards_opens_its_remote_traceback():
+    # rule: TOKENS "ray_tb" + STARTS "ray_tb" (the worker's "Exception raised in creation task: ..." ends
+    # with the header of the traceback that follows: orphan caret lines of Ray's hidden frames, then frames)
+    p = "\x1b[36m(Trainer pid=6517)\x1b[0m "
+    texts = [p + "Exception raised in creation task: The actor died because of an error raised in its creation "
+                 "task, \x1b[36mray::Trainer.__init__()\x1b[39m (pid=6517, ip=192.0.2.2, actor_id=c20ec09910658f37fd"
+                 "334f0301000000, repr=<driver.Trainer object at 0x7fd7b03e8500>)",
+             p + "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+             p + '  File "/app/driver.py", line 58, in __init__',
+             p + '    raise RuntimeError("CUDA device 0 not available in actor")',
+             p + "RuntimeError: CUDA device 0 not available in actor",
+             "2026-12-02 01:16:09,534\tINFO worker.py:2038 -- Started a local Ray instance."]
+    assert groups(texts) == [list(range(5)), [5]]
+
+
+# -- PySpark ---------------------------------------------------------------------------------------------
+
+def test_pyspark_driver_traceback_after_the_jvms_error_record_is_its_own():
+    # rule: HEADS "log4j_yy" + RECORD_MODES "record_jvm" (Spark's log4j2 layout "%d{yy/MM/dd HH:mm:ss} %p
+    # %c{1}: %m%n%ex" writes Java throwables; the Python traceback after it is the driver's)
+    texts = ["26/12/02 01:23:07 ERROR TaskSetManager: Task 0 in stage 0.0 failed 1 times; aborting job",
+             "Traceback (most recent call last):",
+             '  File "/app/job.py", line 43, in main',
+             '    df.select(udf(parse_tokens, "int")("text").alias("n")).collect()',
+             "pyspark.errors.exceptions.captured.AnalysisException: [UNRESOLVED_COLUMN] cannot be resolved.",
+             "2026-12-01 17:45:39,623 - trainer - INFO - step 4633/10000 loss=2.5489"]
+    assert groups(texts) == [[0], [1, 2, 3, 4], [5]]
+
+
+def test_python_exception_message_that_quotes_a_workers_traceback_after_a_colon():
+    # rule: MODES "py_msg" "py_tb": after_colon (PySpark's PythonException: "An exception was thrown from the
+    # Python worker:" and the worker's traceback, in the driver's exception message)
+    texts = ["Traceback (most recent call last):",
+             '  File "/pyspark/errors/exceptions/captured.py", line 262, in deco',
+             "    raise converted from None",
+             "pyspark.errors.exceptions.captured.PythonException: An exception was thrown from the Python worker:",
+             "Traceback (most recent call last):",
+             '  File "/app/job.py", line 30, in parse_tokens',
+             '    raise ValueError(f"cannot tokenize record {s!r}")',
+             "ValueError: cannot tokenize record 'bad record'",
+             "2026-12-01 17:45:39,623 - trainer - INFO - step 4633/10000 loss=2.5489",
+             "Traceback (most recent call last):",
+             '  File "/app/job.py", line 12, in <module>',
+             "KeyError: 'x'"]
+    # (a traceback after a message that does not end with ':' is another one)
+    assert groups(texts) == [list(range(8)), [8], [9, 10, 11]]
+
+
+def test_a_json_record_on_one_line_does_not_take_the_traceback_after_it():
+    # rule: NO_EXC_BODY_RE's one-line JSON object (PySpark's JSONFormatter writes the exception into the record:
+    # its "msg" names org.apache.spark.sql.AnalysisException, the driver's own traceback follows)
+    texts = ['{"ts": "2026-12-02 02:00:59.343", "level": "ERROR", "logger": "SQLQueryContextLogger", "msg": '
+             '"[UNRESOLVED_COLUMN] cannot be resolved.", "context": {}, "exception": {"class": "Py4JJavaError", '
+             '"msg": "An error occurred while calling o29.sql.\\n: org.apache.spark.sql.AnalysisException: x", '
+             '"stacktrace": []}}',
+             "Traceback (most recent call last):",
+             '  File "/app/job.py", line 47, in main',
+             '    spark.sql("SELECT tokens FROM range(3)").collect()',
+             "pyspark.errors.exceptions.captured.AnalysisException: [UNRESOLVED_COLUMN] cannot be resolved."]
+    assert groups(texts) == [[0], [1, 2, 3, 4]]
+
+
+def test_pyspark_jvm_stacktrace_paragraph_and_its_frames_after_the_plans_empty_line():
+    # rule: TOKENS msg_para "JVM stacktrace:" + MODES py_msg_more after_blank "j_at" (captured.py appends
+    # "\n\nJVM stacktrace:\n" + the Java stack, whose exception message, the plan, ends with a newline)
+    texts = ["Traceback (most recent call last):",
+             '  File "/pyspark/errors/exceptions/captured.py", line 262, in deco',
+             "    raise converted from None",
+             "pyspark.errors.exceptions.captured.AnalysisException: [UNRESOLVED_COLUMN] `tokens` cannot be resolved.",
+             "'Project ['tokens]",
+             "+- Range (0, 3, step=1)",
+             "",
+             "",
+             "JVM stacktrace:",
+             "org.apache.spark.sql.AnalysisException: [UNRESOLVED_COLUMN] `tokens` cannot be resolved.",
+             "'Project ['tokens]",
+             "+- Range (0, 3, step=1)",
+             "",
+             "\tat org.apache.spark.sql.errors.QueryCompilationErrors$.unresolvedAttributeError(QueryCompilationErrors"
+             ".scala:551)",
+             "\tat java.base/java.lang.Thread.run(Thread.java:840)",
+             "2026-12-01 17:45:38,602 INFO  org.example.train.Trainer - checkpoint 35 saved"]
+    assert groups(texts) == [list(range(15)), [15]]
+
+
+# -- TensorFlow ------------------------------------------------------------------------------------------
+
+TF_W = ("W0000 00:00:1796174796.167605   21235 local_rendezvous.cc:412] Local rendezvous is aborting with status: "
+        "INVALID_ARGUMENT: loss is not finite : Tensor had NaN values")
+
+
+def test_tensorflow_cpp_record_does_not_take_the_python_traceback_after_it():
+    # rule: HEADS "glog_cc" + RECORD_MODES "record_cpp" (a glog/absl record naming a C++ source is C++ code's:
+    # its message goes on with the status's node line, but the Python traceback after it is the caller's)
+    texts = [TF_W,
+             "\t [[{{node CheckNumerics}}]]",
+             "Traceback (most recent call last):",
+             '  File "/app/fit.py", line 43, in s_check_numerics',
+             "    step(tf.zeros(2))",
+             "tensorflow.python.framework.errors_impl.InvalidArgumentError: {{function_node __wrapped__Reshape}} "
+             "Input to reshape is a tensor with 6 values, but the requested shape has 4 [Op:Reshape]"]
+    assert groups(texts) == [[0, 1], [2, 3, 4, 5]]
+
+
+def test_tensorflow_cpu_feature_guard_message_over_two_lines():
+    # rule: TOKENS "tf_cpu_hint" + MODES "record_cpp" (cpu_feature_guard.cc's INFO record, both generations)
+    texts = ["I0000 00:00:1796174793.362337   21189 cpu_feature_guard.cc:227] This TensorFlow binary is optimized to "
+             "use available CPU instructions in performance-critical operations.",
+             "To enable the following instructions: AVX2 AVX512F FMA, in other operations, rebuild TensorFlow with "
+             "the appropriate compiler flags.",
+             "2022-06-01 10:00:00.123456: I tensorflow/core/platform/cpu_feature_guard.cc:193] This TensorFlow binary "
+             "is optimized with oneAPI Deep Neural Network Library (oneDNN) to use the following CPU instructions in "
+             "performance-critical operations:  AVX2 FMA",
+             "To enable them in other operations, rebuild TensorFlow with the appropriate compiler flags.",
+             "4/4 - 0s - 121ms/step - loss: 0.3668"]
+    assert groups(texts) == [[0, 1], [2, 3], [4]]
+
+
+def test_tensorflow_node_definition_frames_separated_by_blank_lines():
+    # rule: TOKENS "tf_detected"/"tf_node_line" + MODES "tf_node" (error_interpolation.py in TF 2.11+: each
+    # frame of the node's definition site followed by an empty line, the op's message, the node line)
+    texts = ["Traceback (most recent call last):",
+             '  File "/tf/python/eager/execute.py", line 53, in quick_execute',
+             "    tensors = pywrap_tfe.TFE_Py_Execute(ctx._handle, device_name, op_name,",
+             "tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:",
+             "",
+             "Detected at node CheckNumerics defined at (most recent call last):",
+             '  File "/app/fit.py", line 57, in <module>',
+             "",
+             '  File "/app/fit.py", line 41, in step',
+             "",
+             "loss is not finite : Tensor had NaN values",
+             "\t [[{{node CheckNumerics}}]] [Op:__inference_step_11]",
+             "Saving model checkpoint to /ckpt/step_1200"]
+    assert groups(texts) == [list(range(12)), [12]]
