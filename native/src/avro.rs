@@ -7,7 +7,7 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -21,6 +21,7 @@ enum Ty {
     Bytes,
     Record(Vec<(Py<PyString>, Ty)>),
     Map(Box<Ty>),
+    Array(Box<Ty>),
     Optional(Box<Ty>),
 }
 
@@ -65,6 +66,7 @@ fn parse(py: Python<'_>, schema: &Value, named: &mut HashMap<String, Value>, spa
                     Ok(Ty::Record(fields))
                 }
                 "map" => Ok(Ty::Map(Box::new(parse(py, obj.get("values").unwrap_or(&Value::Null), named, space)?))),
+                "array" => Ok(Ty::Array(Box::new(parse(py, obj.get("items").unwrap_or(&Value::Null), named, space)?))),
                 _ => parse(py, &Value::String(kind.to_string()), named, space),
             }
         }
@@ -172,6 +174,21 @@ fn write(out: &mut Vec<u8>, ty: &Ty, v: &Bound<'_, PyAny>) -> Result<(), OffPath
                 for (k, item) in d.iter() {
                     text(out, &k)?;
                     write(out, values, &item)?;
+                }
+            }
+            out.push(0);
+            Ok(())
+        }
+        Ty::Array(items) => {
+            if !v.is_exact_instance_of::<PyList>() {
+                return Err(OffPath);
+            }
+            let l = unsafe { v.downcast_unchecked::<PyList>() };
+            if !l.is_empty() {
+                // one block of all items, then the empty block, as the Python writer and fastavro write it
+                long(out, l.len() as i64);
+                for item in l.iter() {
+                    write(out, items, &item)?;
                 }
             }
             out.push(0);

@@ -17,12 +17,22 @@ pub const AVRO_LOGICAL: u8 = 2; // RawBatch with timestamp-millis: times go thro
 
 pub struct Defer;
 
-/// The last non-empty `\r` segment: what a terminal shows last (`final_redraw`).
-pub fn final_redraw(text: &str) -> &str {
+/// `final_redraw` where it is the last non-empty `\r` segment: the text has no `\r`, or its first
+/// segment is empty (a bar that starts with `\r`), or that segment is the one shown. Otherwise
+/// `Err(Defer)`: a relay's prefix before the first segment is kept by rules of the merger's
+/// (`split_prefix`), which the Python `final_redraw` applies.
+pub fn final_redraw(text: &str) -> Result<&str, Defer> {
     if !text.contains('\r') {
-        return text;
+        return Ok(text);
     }
-    text.rsplit('\r').find(|s| !s.is_empty()).unwrap_or("")
+    let mut segs = text.split('\r');
+    let first = segs.next().unwrap_or("");
+    let last = text.rsplit('\r').find(|s| !s.is_empty());
+    match last {
+        None => Ok(""),
+        Some(seg) if first.is_empty() || std::ptr::eq(seg.as_ptr(), first.as_ptr()) => Ok(seg),
+        Some(_) => Err(Defer),
+    }
 }
 
 fn strip_one<'a>(s: &'a str, c: char) -> &'a str {
@@ -74,7 +84,7 @@ pub fn py_timestamp_ms(us: i64) -> Result<i64, Defer> {
 }
 
 /// `rfc3339_ms` of a CRI time (ASCII, the CRI pattern matched): Ok(None) where Python answers None.
-fn rfc3339_ms(token: &str) -> Result<Option<i64>, Defer> {
+fn rfc3339_ms(token: &str, max_ms: i64) -> Result<Option<i64>, Defer> {
     let b = token.as_bytes();
     // ^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d): the CRI pattern gave the date and the T already
     if b.len() < 19 || b[13] != b':' || b[16] != b':' {
@@ -112,7 +122,12 @@ fn rfc3339_ms(token: &str) -> Result<Option<i64>, Defer> {
     }
     let days = days_from_civil(i64::from(y), i64::from(mo), i64::from(d));
     let secs = days * 86_400 + i64::from(h * 3600 + mi * 60 + s) - sign * i64::from(oh * 3600 + om * 60);
-    py_timestamp_ms(secs * 1_000_000 + i64::from(micro)).map(Some)
+    py_timestamp_ms(secs * 1_000_000 + i64::from(micro)).map(|ms| agent_ms(Some(ms), max_ms))
+}
+
+/// `agent_ms`: an agent's time only where a date of the contract holds it (else the record's time).
+pub fn agent_ms(ms: Option<i64>, max_ms: i64) -> Option<i64> {
+    ms.filter(|v| 0 < *v && *v <= max_ms)
 }
 
 pub struct Cri<'a> {
@@ -123,7 +138,7 @@ pub struct Cri<'a> {
 }
 
 /// `_CRI_RE.match` on a decoded text (one trailing newline dropped first, as `_cri` does).
-pub fn cri(text: &str) -> Result<Option<Cri<'_>>, Defer> {
+pub fn cri(text: &str, max_ms: i64) -> Result<Option<Cri<'_>>, Defer> {
     let t = strip_one(text, '\n');
     let Some(sp) = t.find(' ') else { return Ok(None) };
     let token = &t[..sp];
@@ -159,7 +174,7 @@ pub fn cri(text: &str) -> Result<Option<Cri<'_>>, Defer> {
         _ => return Ok(None),
     };
     let body = after[1..].strip_prefix(' ').unwrap_or(&after[1..]);
-    let ts = rfc3339_ms(token)?;
+    let ts = rfc3339_ms(token, max_ms)?;
     Ok(Some(Cri { ts, stream, partial, body }))
 }
 
@@ -230,7 +245,7 @@ pub enum SourceValue<'a> {
 }
 
 /// A RawBatch body (after the 5-byte header) as fastavro reads it, or Defer.
-pub fn raw_batch(body: &[u8], mode: u8) -> Result<Batch<'_>, Defer> {
+pub fn raw_batch(body: &[u8], mode: u8, max_ms: i64) -> Result<Batch<'_>, Defer> {
     let mut pos = 0;
     let mut source = Vec::with_capacity(8);
     for field in 0..8 {
@@ -266,7 +281,7 @@ pub fn raw_batch(body: &[u8], mode: u8) -> Result<Batch<'_>, Defer> {
                 None => None,
             };
         }
-        lines.push((line, file_offset, ts));
+        lines.push((line, file_offset, agent_ms(ts, max_ms)));
         Ok(())
     })?;
     let sent = read_optional_long(body, &mut pos)?;
@@ -284,6 +299,7 @@ pub fn raw_batch(body: &[u8], mode: u8) -> Result<Batch<'_>, Defer> {
 pub struct LineDecoder {
     raw_line: Py<PyAny>,
     fields: Vec<Py<PyString>>,
+    max_ms: i64,
 }
 
 impl LineDecoder {
@@ -301,22 +317,23 @@ impl LineDecoder {
         self.raw_line.bind(py).call1((text, file_offset, ts, source, labels, partial, index))
     }
 
-    fn plain<'py>(&self, py: Python<'py>, text: &str, out: &Bound<'py, PyList>) -> PyResult<()> {
+    /// Ok(false): a line of the text is the Python decoder's (see `final_redraw`).
+    fn plain<'py>(&self, py: Python<'py>, text: &str, out: &Bound<'py, PyList>) -> PyResult<bool> {
         let text = strip_one(text, '\n');
         if !text.contains('\n') {
-            let t = final_redraw(strip_one(text, '\r'));
+            let Ok(t) = final_redraw(strip_one(text, '\r')) else { return Ok(false) };
             out.append(self.line(py, t, None, None, &self.empty_source(py)?, &PyDict::new(py), false, 0)?)?;
-            return Ok(());
+            return Ok(true);
         }
         for (i, part) in text.split('\n').enumerate() {
-            let t = final_redraw(strip_one(part, '\r'));
+            let Ok(t) = final_redraw(strip_one(part, '\r')) else { return Ok(false) };
             out.append(self.line(py, t, None, None, &self.empty_source(py)?, &PyDict::new(py), false, i)?)?;
         }
-        Ok(())
+        Ok(true)
     }
 
     fn avro<'py>(&self, py: Python<'py>, body: &[u8], mode: u8, out: &Bound<'py, PyList>) -> PyResult<bool> {
-        let Ok(batch) = raw_batch(body, mode) else { return Ok(false) };
+        let Ok(batch) = raw_batch(body, mode, self.max_ms) else { return Ok(false) };
         let src = PyDict::new(py);
         for (f, v) in self.fields.iter().zip(&batch.source) {
             match v {
@@ -331,7 +348,8 @@ impl LineDecoder {
         }
         for (i, (line, file_offset, ts)) in batch.lines.iter().enumerate() {
             let text = no_nul(line);
-            out.append(self.line(py, final_redraw(&text), *file_offset, *ts, &src, &labels, false, i)?)?;
+            let Ok(t) = final_redraw(&text) else { return Ok(false) };
+            out.append(self.line(py, t, *file_offset, *ts, &src, &labels, false, i)?)?;
         }
         Ok(true)
     }
@@ -339,11 +357,12 @@ impl LineDecoder {
 
 #[pymethods]
 impl LineDecoder {
-    /// ``raw_line``: the RawLine class; ``fields``: the Source record's field names, in order.
+    /// ``raw_line``: the RawLine class; ``fields``: the Source record's field names, in order;
+    /// ``max_ms``: the latest time an agent's line may carry (``streams.assemble.times.MAX_MS``).
     #[new]
-    fn new(py: Python<'_>, raw_line: Py<PyAny>, fields: Vec<String>) -> Self {
+    fn new(py: Python<'_>, raw_line: Py<PyAny>, fields: Vec<String>, max_ms: i64) -> Self {
         let fields = fields.iter().map(|f| PyString::intern(py, f).unbind()).collect();
-        LineDecoder { raw_line, fields }
+        LineDecoder { raw_line, fields, max_ms }
     }
 
     /// The lines of one record value, or None: decode it in Python. ``avro``: how the record's schema
@@ -364,19 +383,18 @@ impl LineDecoder {
         let decoded = String::from_utf8_lossy(value);
         let text = no_nul(&decoded);
         if first.is_ascii_digit() {
-            match cri(&text) {
+            match cri(&text, self.max_ms) {
                 Err(Defer) => return Ok(None),
                 Ok(Some(c)) => {
                     let src = self.empty_source(py)?;
                     src.set_item(self.fields[5].bind(py), c.stream)?;
-                    let body = final_redraw(strip_one(c.body, '\r'));
+                    let Ok(body) = final_redraw(strip_one(c.body, '\r')) else { return Ok(None) };
                     out.append(self.line(py, body, None, c.ts, &src, &PyDict::new(py), c.partial, 0)?)?;
                     return Ok(Some(out));
                 }
                 Ok(None) => {}
             }
         }
-        self.plain(py, &text, &out)?;
-        Ok(Some(out))
+        Ok(if self.plain(py, &text, &out)? { Some(out) } else { None })
     }
 }

@@ -12,7 +12,7 @@ mod table;
 
 /// The version of the native engine's interface: the Python side refuses a build of another one
 /// (an extension left over from an older checkout) and falls back to the Python core.
-const INTERFACE: u32 = 1;
+const INTERFACE: u32 = 2;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -15,6 +15,7 @@ from typing import Any
 
 from streams.assemble.decode import SchemaLookup, decode_record
 from streams.assemble.lines import SOURCE_FIELDS, RawLine
+from streams.assemble.times import MAX_MS
 from streams.native import NATIVE, load_native
 
 Decode = Callable[[bytes | None, bytes | None, SchemaLookup | None], list[RawLine]]
@@ -67,7 +68,7 @@ class NativeDecode:
 
     def __init__(self, native: ModuleType) -> None:
         self.native = native
-        self.decoder = native.LineDecoder(RawLine, list(SOURCE_FIELDS))
+        self.decoder = native.LineDecoder(RawLine, list(SOURCE_FIELDS), MAX_MS)
         self._modes: dict[int, int] = {}
 
     def __call__(self, value: bytes | None, key: bytes | None = None,

@@ -72,7 +72,9 @@ def corpus_texts() -> list[str]:
     for path in corpus_files():
         for line in path.read_bytes().decode("utf-8", "replace").split("\n"):
             texts.update((line, line.lstrip(), line.partition(": ")[2], line.partition("] ")[2]))
-    return sorted(texts)
+    # A fixed fifth of the distinct texts (every fifth in sorted order): Python's ``re`` on the whole
+    # corpus costs a minute of CI per table, and the generated texts below cover the character classes.
+    return sorted(texts)[::5]
 
 
 @pytest.mark.parametrize("table", sorted(TABLES))
@@ -102,7 +104,7 @@ def texts(draw: st.DrawFn) -> str:
     return base[:i] + draw(st.text(alphabet=_ALPHABET, max_size=4)) + base[j:]
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts())
 def test_generated_texts_match_alike(text: str) -> None:
     for table in TABLES:
