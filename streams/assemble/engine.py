@@ -79,6 +79,9 @@ class NativeDecode:
                 schema_id = int.from_bytes(value[1:5], "big")
                 mode = self._modes.get(schema_id, -1)
                 if mode < 0:
+                    # Asked once for the record, as the Python decoder asks; should the record go to it,
+                    # it gets the same answer (a schema, None, or the failure: a registry outage included).
+                    schema_lookup = _answered(schema_lookup, schema_id)
                     mode = self._mode(schema_id, schema_lookup)
             lines = self.decoder.decode(value, mode)
             if lines is not None:
@@ -88,13 +91,27 @@ class NativeDecode:
     def _mode(self, schema_id: int, schema_lookup: SchemaLookup) -> int:
         try:
             schema = schema_lookup(schema_id)
-        except Exception:  # noqa: BLE001 - the Python decoder asks again and makes the dead letter
+        except Exception:  # noqa: BLE001 - the Python decoder gets the same failure and answers it
             return 0
         if schema is None:
             return 0
         mode = raw_batch_mode(self.native, schema)
         self._modes[schema_id] = mode
         return mode
+
+
+def _answered(schema_lookup: SchemaLookup, schema_id: int) -> SchemaLookup:
+    """``schema_lookup`` asked now for ``schema_id``; its answer, given again on every call."""
+    try:
+        schema = schema_lookup(schema_id)
+    except Exception as exc:  # noqa: BLE001 - replayed to whoever asks, as the lookup gave it
+        error = exc
+
+        def failed(_schema_id: int) -> object:
+            raise error
+
+        return failed
+    return lambda _schema_id: schema
 
 
 def decoder(engine: str | None = None) -> Decode:
