@@ -2,7 +2,7 @@
 
     python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds
     python -m devtools.secret_probe generate-shapes   # (re)write dev2 and holdout6 from secret_probe_shapes
-    python -m devtools.secret_probe leaks [dev|dev2|dev3|holdout|holdout6] [-v]
+    python -m devtools.secret_probe leaks [dev|dev2|dev3|dev4|holdout|holdout6] [-v]
     python -m devtools.secret_probe corpus [-v]       # redactions in the real corpora (false positives)
     python -m devtools.secret_probe decoys [-v]       # redactions in random-looking lines with no secret
 
@@ -15,6 +15,10 @@ original bytes are not readable and are left out). A kind leaks when any of its 
 ``corpus`` runs every log of corpus/training, corpus/wild/dev and corpus/loghub through the same path
 and counts the ``[REDACTED:`` marks in the outputs: the corpora hold no credentials, so each is a
 false positive (``-v`` prints them). The held-out corpora are never read.
+
+A row may hold no secret but a ``keep``: a value that must come out as written (``mysql --password db``: the
+word after a bare ``--password`` is the database). ``leaks`` counts the kept values it finds redacted as false
+positives; ``dev4`` (nested YAML keys, mysql's optional password argument) has such rows.
 
 The holdout fixture holds a random third of the kinds; score it only once the rules are done. ``dev2`` and
 ``holdout6`` are the third round (:mod:`devtools.secret_probe_shapes`: shapes taken from the programs that print
@@ -101,10 +105,18 @@ def leaked(case: dict[str, Any], outputs: list[dict]) -> list[str]:
     return sorted(f for f in fragments(case["secret"]) if f in seen)
 
 
+def lost(case: dict[str, Any], outputs: list[dict]) -> bool:
+    """A ``keep`` row's value was redacted: no output string holds it as written."""
+    return not any(case["keep"] in s for o in outputs for s in strings(o))
+
+
 def leaks(name: str, verbose: bool) -> int:
     rows = load(name)
     by_kind: dict[str, list[tuple[str, bool]]] = {}
+    kept = [r for r in rows if "keep" in r]
+    rows = [r for r in rows if "keep" not in r]
     with tempfile.TemporaryDirectory() as tmp:
+        false_positives = [c["context"] for n, c in enumerate(kept) if lost(c, run_text(c["text"], Path(tmp), n))]
         for n, case in enumerate(rows):
             outputs = run_text(case["text"], Path(tmp), n)
             bad = leaked(case, outputs)
@@ -121,7 +133,11 @@ def leaks(name: str, verbose: bool) -> int:
         status = "LEAK " + ",".join(leaking[kind]) if kind in leaking else "ok"
         print(f"  {kind:36s} {status}")
     print(f"{name}: {len(leaking)}/{len(by_kind)} kinds leak, {n_bad}/{n_cases} cases leak")
-    return len(leaking)
+    if kept:
+        for context in false_positives:
+            print(f"  REDACTED (no secret) {context}")
+        print(f"{name}: {len(false_positives)}/{len(kept)} values that are no secret redacted")
+    return len(leaking) + len(false_positives)
 
 
 def corpus_logs() -> list[Path]:

@@ -44,6 +44,9 @@ _TOKEN_TABLE, _TOKEN_OTHER = _TOKENS.table, _TOKENS.other
 _TOKEN_GATED = tuple((t[2], R.TOKEN_ORDER[t[0]], t[0], re.compile(t[1]).match)
                      for t in R.TOKENS if t[0] in R.COMMON_TOKENS and len(t) > 2)
 _MAX_PREFIXES = 4  # stream prefixes read before a line's body
+# A copy indented as a whole (a paste under a Markdown list, cargo's "--- stderr" of a build script) is read
+# with the indent taken off: at most this many blanks, first seen before a record head (see _unshift)
+_MAX_SHIFT = 4
 _SHAPES = {mode: Dispatch([(t[0], t[1]) for t in R.TOKENS if t[0] in names]) for mode, names in R.MODE_SHAPES.items()}
 _ORDER = R.TOKEN_ORDER
 _RECORDS = Dispatch([(n, p) for n, p, lit in R.RECORDS if lit is None], "r_")
@@ -335,6 +338,8 @@ class MultilineMerger:
         self.idle_timeout_ms = idle_timeout_ms
         self._src: dict[str, dict[str, _Open]] = {}
         self._last_key: dict[str, str] = {}
+        # sources whose lines all come indented: (blanks, arrival of the last such line)
+        self._shift: dict[str, tuple[int, int]] = {}
 
     # -- public API -------------------------------------------------------------------------
     def push(self, sid: str, line: RawLine, offset: int, arrival_ms: int) -> list[Block]:
@@ -353,6 +358,9 @@ class MultilineMerger:
                     if ob.block.last_ts_ms + self.idle_timeout_ms <= now_ms:
                         due.append((ob.block.first_offset, ob.block.first_index, sid, key))
             if not due:
+                for sid in [s for s, (_n, ms) in self._shift.items()
+                            if s not in self._src and ms + self.idle_timeout_ms <= now_ms]:
+                    del self._shift[sid]  # (a source with nothing open costs no memory)
                 return out
             due.sort()
             for _o, _i, sid, key in due:
@@ -390,6 +398,7 @@ class MultilineMerger:
         first: what the caller dead-letters when handling a line of the source failed halfway."""
         opened = self._src.pop(sid, {})
         self._last_key.pop(sid, None)
+        self._shift.pop(sid, None)
         out = []
         for ob in opened.values():
             b = ob.block
@@ -402,6 +411,8 @@ class MultilineMerger:
         text = line.text
         if "\x1b" in text or "[0m" in text:
             text = terminal_text(text)
+        if text[:1] == " " or sid in self._shift:
+            text = self._unshift(sid, text, ms)
         c = text[:1]
         pm = _PFX_TABLE.get(c, _PFX_OTHER)(text) if c and (c in _PFX_FIRST or c > "\x7f") else None
         if pm is None:  # most lines have no stream prefix: one try, and a look for the gated ones' literal
@@ -444,7 +455,9 @@ class MultilineMerger:
                 return
         if not body or body.isspace():
             if head is None:
-                self._hold_blank(sid, opened, key, line, offset, ms, bool(text.strip()), out)
+                # (a prefix with nothing after it is a writer's empty line, kept with its event; a time stamp
+                # alone, a relay's on an empty line, is a blank line: the stamp is not the writer's)
+                self._hold_blank(sid, opened, key, line, offset, ms, bool(key) and bool(text.strip()), out)
                 return
             ob = opened.get(key)
             if ob is not None and rhead is not None and rhead == ob.rhead:
@@ -523,6 +536,31 @@ class MultilineMerger:
             opened[key].every = True
         if spaced:
             opened[key].spaced = spaced
+
+    def _unshift(self, sid: str, text: str, ms: int) -> str:
+        """``text`` without the indent a copy put before every line of the source. The indent is taken as
+        the copy's once a line indented by at most ``_MAX_SHIFT`` blanks starts with a record head (a
+        program's record is written at column 0, unless its formatter indents it) while every block the
+        source has open came indented as far; it is the copy's until a line that is not blank comes with less."""
+        n = self._shift.get(sid, (0, 0))[0]
+        if n:
+            if text[:n] == " " * n:
+                self._shift[sid] = (n, ms)
+                return text[n:]
+            if text.strip():
+                del self._shift[sid]
+            return text
+        rest = text.lstrip(" ")
+        n = len(text) - len(rest)
+        if n > _MAX_SHIFT or not rest or rest[0] not in _HEAD_FIRST or _HEAD_TABLE[rest[0]](rest) is None:
+            return text
+        if " " in _HEAD_FIRST and _HEAD_TABLE[" "](text) is not None:
+            return text  # a formatter that writes its head indented (tracing's Pretty, Rich without its time)
+        opened = self._src.get(sid)
+        if opened and not all(ob.block.texts[0][:n] == text[:n] for ob in opened.values()):
+            return text
+        self._shift[sid] = (n, ms)
+        return rest
 
     def _decide(self, ob: _Open, tok: str, body: str, head: str | None, rhead: str | None) -> tuple[str, str | None]:  # noqa: PLR0911, PLR0912, PLR0915 - one flat dispatch over the actions of rules.MODES
         spec = _MODES[ob.mode]
@@ -767,6 +805,9 @@ class MultilineMerger:
         if ob.held:
             if tent:
                 tent = tent + [(rl, o, m) for rl, o, m, _v in ob.held]
+            elif len(b.texts) == 1 and ob.mode in _SWITCH_CLOSES and not R.PREFIX_ALONE_ENDS_RE.search(key):
+                # after a line of its own, a writer's prefix alone is the writer's empty line: a line of its own
+                out.extend(self._single(sid, rl, o, m, key) for rl, o, m, visible in ob.held if visible)
             else:
                 for rl, o, _m, visible in ob.held:  # a trailing prefix-only line is the record's last line
                     if visible and len(b.texts) < self.max_lines:

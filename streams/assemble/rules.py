@@ -153,6 +153,12 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("tqdm", r" *\d{1,3}%\|[^|]*\| *\d+/\d+ \[[^\]]*\]", "splice", None),
 )
 
+# Writers whose prefix alone closes each of their messages, a one-line message too (valgrind's vmessage ends
+# every message with "==PID== " and nothing after it): there the prefix alone is the message's last line. A
+# prefix alone after another writer's line of its own is that writer's empty line, a line of its own (Ray's
+# log monitor prints a worker's empty line as its prefix alone).
+PREFIX_ALONE_ENDS_RE = re.compile(r"(?:^|\|)==\d+==$")
+
 # -- 2. record heads -------------------------------------------------------------------------------
 # (name, pattern, repeats). Each names the formatter that writes it. ``EVERY_LINE`` heads are written
 # on every line of a record (a line without one is not part of it, unless the grammar says so).
@@ -357,6 +363,9 @@ ANNOUNCE_BODY_RE = re.compile(
 # (name, pattern[, gate]), first match wins. The comment names the printer. A gate is a literal the
 # line must contain for the pattern to be tried (a cheap test before a pattern that could start with
 # any word).
+# One cell of a table row: a number (maybe a percentage), a clock (mm:ss, h:mm:ss), or a value left out: '-'
+# (nvidia-smi), '#na#' (fastai v1's Recorder.format_stats), 'None' (fastai v2's ProgressCallback writes str()).
+_CELL = r"(?:\d+:\d\d(?::\d\d)?|[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?%?|-|#na#|None)"
 TOKENS: tuple[tuple[str, ...], ...] = (
     # CPython Lib/traceback.py (TracebackException.format)
     ("py_tb", r"[ \t]*Traceback \(most recent call last\):"),
@@ -477,6 +486,13 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                       r"|Error (?:merging|parsing) override |Error merging '|Override \S+ looks like a config group"
                       r"|Multiple values for |Sweep parameters '|Cannot find primary config )"),
     ("hydra_hint", r"Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\."),
+    # Unsloth's banners (unsloth/models/_utils.py, llama.py, save.py): one print or logger call of five lines,
+    # the sloth drawn down their first 14 columns: "==((====))==  " + the title, then the lines led by
+    # "   \\   /|    " (f"{chr(92)}{chr(92)}"; one backslash in older versions), "O^O/ \_/ \    ",
+    # "\        /    " and, last, ' "-____-"     '
+    ("unsloth_top", r"==\(\(====\)\)== "),
+    ("unsloth_art", r"(?: *\\{1,2} +/\||O\^O/ \\_/ \\|\\ +/) "),
+    ("unsloth_end", r' *"-____-" '),
     # wandb's terminal log (sdk/wandb_run.py through sdk/lib/printer.py display, each line behind "wandb: "):
     # _header_sync_info's one call when offline ("W&B syncing is set to `offline` ...", then where the run is
     # saved and, in newer versions, the `wandb leet` hint), the footer's panel (_footer_history_summary_info:
@@ -638,12 +654,26 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("gdb_thread", r"Thread \d+ \((?:Thread|LWP|process) .*\):\s*$"),
     # `bt full` writes each frame's locals under it, indented, or one of these (stack.c print_frame_local_vars)
     ("gdb_nolocals", r"No (?:locals|symbol table info available)\.\s*$"),
+    # A row of a table whose every cell is a value, under a header printed once: nvidia-smi dmon's rows
+    # ("    0   111    83    25 ...   -     -", right-aligned, '-' for none); fastai's Recorder table through
+    # fastprogress' ConsoleMasterBar.write(table=True) ("0         0.318497    0.223164    0.927000  00:13": each
+    # cell padded to its name's width plus two, floats "%.6f", format_time's mm:ss). Each row is a record of its
+    # own, written when its interval or epoch ends: not a gdb source line, not a deeper line of the header
+    # (the first gap is two blanks or more: the first column is padded, and a log line's "081109 203615 148 INFO"
+    # fails at once)
+    ("value_row", r"[ \t]*" + _CELL + r"[ \t]{2,}" + _CELL + r"(?:[ \t]+" + _CELL + r")+[ \t]*$"),
     ("gdb_src", r"(?:warning: )?\d+(?:\t| {2,}\S)"),
     # absl failure_signal_handler ("*** SIGSEGV received at time=..."), glog's failure handler
     # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK
     ("absl_sig", r"[ \t]*\*\*\* (?:SIG[A-Z]+ received|Aborted at \d+|Check failure stack trace: \*\*\*)"),
     ("glog_sig", r"[ \t]*\*\*\* SIG[A-Z]+ \(@"),
     ("absl_frame", r"[ \t]*(?:PC: )?@ +(?:0x[0-9a-fA-F]+|\.\.\. and at least \d+ more frames)"),
+    # caffe2's and c10's fatal signal handler (caffe2/utils/signal_handler.cc, c10/util/signal_handler.cpp
+    # stacktraceSignalHandler): per thread "SIGSEGV(11), [PID: N, ]Thread N: ", then the thread's frames --
+    # caffe2's printStacktrace "[i] name[+0xoff](pc)[ in lib]" (name "???" without a symbol, a null pc "0"),
+    # c10's get_backtrace "frame #i: ..." -- and an empty line
+    ("c2_sig", r"SIG[A-Z]+\(\d+\), (?:PID: \d+, )?Thread \d+: ?$"),
+    ("c2_frame", r"\[\d+\] \S.*\((?:0x[0-9a-fA-F]+|0)\)(?: in \S.*)?$", "] "),
     # TensorFlow/XLA's CurrentStackTrace (tsl/platform/stacktrace.h) and its kin: "*** Begin stack trace ***",
     # tab-indented frames, "*** End stack trace ***"
     ("bt_begin", r"[ \t]*\*{3,} ?[Bb](?:egin|EGIN) [Ss](?:tack|TACK) [Tt](?:race|RACE) ?\*{3,}"),
@@ -930,6 +960,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "gdb_thread": ("gdb_thread", "gdb_bt"),
     "absl_sig": ("sigdump", "cpp_frames"),
     "absl_frame": ("sigdump", "cpp_frames"),
+    "c2_sig": ("c2_sigdump", "cpp_frames"),
+    "c2_frame": ("c2_sigdump", "cpp_frames"),  # a thread's frames whose header was cut
     "glibc_frame": ("glibc", "glibc_backtrace"),
     "glibc_err": ("glibc_report", "glibc_backtrace"),
     "mac_frame": ("mac_bt", "macos_backtrace"),
@@ -979,6 +1011,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "pl_grid": ("pl_grid", "model_summary"),
     "wandb_sync_info": ("wandb_header", None),
     "wandb_panel": ("wandb_panel", "wandb_summary"),
+    "unsloth_top": ("unsloth", None),
     "wandb_sync": ("wandb_sync", None),
 }
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
@@ -1066,6 +1099,7 @@ _ATTACH = {
     # starts in the middle of a traceback; a record whose message introduces them, "...:", keeps them:
     # MODES "body")
     "ipy_num": (_E, None),
+    "value_row": (_E, None),  # (a table's row is no continuation of the line above it: not even its header)
     "j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head"),
     "j_suppressed": (_S, "java_frames"),
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
@@ -1157,7 +1191,7 @@ MODES: dict[str, dict] = {
     # the lines between belong to it. After a blank line only indented lines go on: a line of text at
     # column 0 there is the next output, the body's own lines rarely hold an empty one)
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "ipy_num": (_C, None), "text": (_C, None),
-                                  "tsl_frame": (_C, None),
+                                  "tsl_frame": (_C, None), "value_row": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
              "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml"),
                              **_RUST_SECTIONS}},
@@ -1444,6 +1478,9 @@ MODES: dict[str, dict] = {
     # absl failure signal handler / glog: "*** SIGSEGV received ... ***", "PC: @ ...", "    @ ..."
     "sigdump": {"kind": "cpp_frames", "cross": True,
                 "on": {"absl_frame": (_S, None), "glog_sig": (_S, None)}},
+    # caffe2's / c10's fatal signal handler: one thread's header and frames; the empty line after them ends
+    # it (each thread's dump is its own write, the next one opens with its own header)
+    "c2_sigdump": {"kind": "cpp_frames", "on": {"c2_frame": (_S, None), "frame": (_S, "c10_frames")}},
     # (CurrentStackTrace writes a frame whose symbol is unknown as a tab alone: a blank line among frames)
     "begin_bt": {"kind": "cpp_frames",
                  "on": {"indent": (_S, None), "tsl_frame": (_S, None), "text": (_C, None), "bt_end": (_L, None)},
@@ -1629,6 +1666,8 @@ MODES: dict[str, dict] = {
                     "on": {"wandb_panel": (_S, None), "text": (_S, None), "indent": (_S, None)},
                     "after_blank": {"wandb_panel": (_S, None)}},
     "wandb_sync": {"kind": None, "on": {"wandb_sync_cmd": (_L, None)}},
+    # Unsloth's banner: the drawing's lines, to its last
+    "unsloth": {"kind": None, "on": {"unsloth_art": (_S, None), "unsloth_end": (_L, None)}},
     # -- framed tables: a rule line, rows, the closing rule (held until it comes) ----------------
     # ("one_write": a table is printed by one call; a line of another writer among its rows ends it,
     # and the rows held so far are read again on their own: separators a script prints around its

@@ -259,3 +259,20 @@ def command_secrets(text: str, strength_of: Callable[[str], str | None] = key_st
                 if span is not None:
                     spans.append((where[span[0]], where[span[1] - 1] + 1))
     return spans
+
+
+def takes_no_next_word(text: str, flag: int) -> bool:
+    """Whether the option word starting at ``flag`` belongs to a program whose manual gives it an optional,
+    attached-only argument (a ``glued`` row: mysql's ``--password[=password]``), so that the next word is no
+    value of it: ``mysql --password db`` prompts for the password and opens ``db``."""
+    line_start = text.rfind("\n", 0, flag) + 1
+    for m in _PROGRAM.finditer(text, line_start, flag):
+        rows = [r for r in _BY_PROGRAM[m.group("p")] if r.take == "glued"]
+        if not rows:
+            continue
+        for word, where in _words_after(text, m.start(), m.end()):
+            if where and where[0] == flag:
+                if any(word in r.options for r in rows):
+                    return True
+                break
+    return False

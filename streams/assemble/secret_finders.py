@@ -9,7 +9,8 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from streams.assemble.secret_commands import command_secrets
+from streams.assemble.merger import split_prefix
+from streams.assemble.secret_commands import command_secrets, takes_no_next_word
 from streams.assemble.secret_keys import header_secret_span, is_secret_value, key_strength, record_secret, unquoted
 
 Spans = list[tuple[int, int]]
@@ -123,8 +124,8 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
         if text[start:end] in _BLOCK_INDICATORS and (block := _block_scalar(text, ke - len(key), end)) is not None:
             start, end = block
         value = text[start:end]
-        if bare_sep and value.startswith("-"):
-            continue  # the next flag, not a value
+        if bare_sep and (value.startswith("-") or takes_no_next_word(text, ke - len(key))):
+            continue  # the next flag, not a value; or a word the program does not take as the option's
         if not is_secret_value(strength, value, key):
             if end - start > LONG_VALUE:
                 done = max(done, end)  # a long run that is no secret (a blob, a dump): its words are not keys
@@ -136,6 +137,58 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
             spans.append((start, end))
             done = max(done, end)
     return spans
+
+
+# A YAML mapping's bare "key" names the key of what it is nested under, as OmegaConf.to_yaml and yaml.dump print
+# a config ("wandb:\n  key: <api key>"): it is judged as "<parent>.key", as a nested record's path is (wandb.key is
+# an API key, cache.key is none). A line printed alone (each line its own record, behind a stream prefix or not)
+# keeps only its indentation: nested under some parent, it is judged as "<word> key" (a generated value).
+_BARE_KEYS = frozenset({"key", "Key", "KEY"})
+_YAML_PARENT = re.compile(r"[ \t]*([A-Za-z_][\w.\-]*)[ \t]*:[ \t]*\r?")
+PARENT_LINES = 64  # lines looked back for the parent (a config's section is short; a longer look is a dump)
+
+
+def _nested_key(text: str, ks: int, strength_of: Callable[[str], str | None]) -> str | None:
+    line_start = text.rfind("\n", 0, ks) + 1
+    _k, body, _r, _relay = split_prefix(text[line_start:ks + 3])
+    indent = len(body) - len(body.lstrip(" \t"))
+    if not indent or not body.endswith("key", indent, indent + 3) or len(body) - indent != 3:
+        return None  # the key does not start an indented line (after its stream prefix)
+    pos = line_start
+    for _ in range(PARENT_LINES):
+        if pos == 0:
+            return "generated"  # the line alone: some section's key
+        above = text.rfind("\n", 0, pos - 1) + 1
+        _k, line, _r, _relay = split_prefix(text[above:pos - 1])
+        depth = len(line) - len(line.lstrip(" \t"))
+        if line.strip() and depth < indent:
+            m = _YAML_PARENT.fullmatch(line)
+            return strength_of(m.group(1) + ".key") if m is not None else None
+        pos = above
+    return None
+
+
+# The same key inside a JSON object or a dict repr printed on a line ("{'wandb': {'key': '...'}}", a config printed
+# whole): judged as "<the key the object is held under>.key", as the record's lifted attributes are.
+_HELD_UNDER = re.compile(r"""(["'])([A-Za-z_][\w.\-]{0,100})\1[ \t]*:[ \t]*\Z""")
+INLINE_LOOK = 4096  # characters looked back for the object's opening brace
+
+
+def _inline_key(text: str, ks: int, strength_of: Callable[[str], str | None]) -> str | None:
+    depth = 0
+    i = ks - 1
+    stop = max(0, ks - INLINE_LOOK)
+    while i > stop:
+        i -= 1
+        c = text[i]
+        if c == "}":
+            depth += 1
+        elif c == "{":
+            if not depth:
+                m = _HELD_UNDER.search(text, max(0, i - 128), i)
+                return strength_of(m.group(2) + ".key") if m is not None else None
+            depth -= 1
+    return None
 
 
 # A key and its value as a column-aligned table or a space-separated config file prints them, alone on their line:
@@ -198,6 +251,9 @@ def _key_around(text: str, ks: int, ke: int, strength_of: Callable[[str], str | 
     label = _label(text, ks, ke)
     if label is not None and (label_strength := strength_of(text[label[0]:label[1]])) is not None:
         return text[label[0]:label[1]], label[1], label_strength
+    if strength is None and key in _BARE_KEYS and (text.startswith(":", ke) or (
+            text[ke:ke + 1] in ("'", '"') and text[ks - 1:ks] == text[ke] and text.startswith(":", ke + 1))):
+        strength = _inline_key(text, ks, strength_of) if text[ke] != ":" else _nested_key(text, ks, strength_of)
     return key, ke, strength
 
 

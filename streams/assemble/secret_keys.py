@@ -150,10 +150,22 @@ def credential_like(value: str) -> bool:
     return (has_alpha and has_digit) or (len(value) >= 20 and "." not in value and entropy(value) >= 3.5)
 
 
+_HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+# Hex has at most 4 bits a character, and a random 32-character key (Kaggle's, Datadog's) falls under 3.5 about
+# one time in five (one in twenty at 40): a long hex value is judged on a floor of its own.
+HEX_MIN_CHARS = 32
+HEX_MIN_ENTROPY = 3.0
+
+
 def generated_like(value: str) -> bool:
     """A machine-made credential: 16+ characters of the token alphabet, credential-like, entropy 3.5+
-    (gitleaks' generic-api-key floor), so that ``step-1000`` or ``model-final`` are not."""
-    return len(value) >= 16 and credential_like(value) and entropy(value) >= 3.5
+    (gitleaks' generic-api-key floor), so that ``step-1000`` or ``model-final`` are not; 32+ hex digits with
+    letters and digits on a floor of 3.0."""
+    if len(value) < 16 or not credential_like(value):
+        return False
+    e = entropy(value)
+    return e >= 3.5 or (len(value) >= HEX_MIN_CHARS and e >= HEX_MIN_ENTROPY and _HEX.fullmatch(value) is not None
+                        and not value.isdigit() and not value.isalpha())
 
 
 def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:

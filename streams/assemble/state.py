@@ -1,10 +1,10 @@
 """The assembler's state of one source as JSON: what is needed to carry on after a restart.
 
 Per source: its open multiline blocks (one per prefix, with the merger's mode), the prefix it last
-wrote under, a held partial line (CRI ``P`` / docker partial) with the arrival of its newest fragment,
-its timed lines that an untimed block may take the time of (:mod:`streams.assemble.timebase`), the
-task fields its last records named, and the column-table header its next rows are read against
-(:mod:`streams.assemble.tables`).
+wrote under, the indent a copy put before all its lines, a held partial line (CRI ``P`` / docker
+partial) with the arrival of its newest fragment, its timed lines that an untimed block may take the
+time of (:mod:`streams.assemble.timebase`), the task fields its last records named, and the
+column-table header its next rows are read against (:mod:`streams.assemble.tables`).
 The assemble worker writes the state of every source a turn touched to a compacted topic, in the
 same Kafka transaction as the turn's outputs and raw offsets, and restores it when it takes over a
 partition: a restarted or rebalanced worker resumes exactly where the last committed turn ended, so
@@ -51,7 +51,7 @@ def source_state(asm: Assembler, sid: str) -> bytes | None:
     if not opened and partial is None and times is None and not task and table is None:
         return None
     doc: dict[str, Any] = {"v": VERSION, "sid": sid, "open": {k: _open_to_dict(ob) for k, ob in (opened or {}).items()},
-                           "last_key": asm.merger._last_key.get(sid),
+                           "last_key": asm.merger._last_key.get(sid), "shift": asm.merger._shift.get(sid),
                            "last_ts": times.latest() if times is not None else None,
                            "times": times.to_dict() if times is not None else None, "last_task": task}
     if table is not None:
@@ -71,6 +71,9 @@ def restore_source(asm: Assembler, value: bytes) -> str:
     asm.merger._src[sid] = {k: _open_from_dict(d) for k, d in doc["open"].items()}
     if doc.get("last_key") is not None:
         asm.merger._last_key[sid] = doc["last_key"]
+    if doc.get("shift"):
+        n, ms = doc["shift"]
+        asm.merger._shift[sid] = (n, ms)
     if doc.get("times"):
         asm.builder.times[sid] = SourceTimes.from_dict(doc["times"])
     elif doc.get("last_ts") is not None:
@@ -93,6 +96,7 @@ def forget_source(asm: Assembler, sid: str) -> None:
     """A deleted key (tombstone): the source holds nothing."""
     asm.merger._src.pop(sid, None)
     asm.merger._last_key.pop(sid, None)
+    asm.merger._shift.pop(sid, None)
     asm.joiner.drop(sid)
     asm.builder.times.pop(sid, None)
     asm.builder.last_task.pop(sid, None)

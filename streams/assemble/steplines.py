@@ -102,6 +102,10 @@ _TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"
 # The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
 _GATE = ("step", "epoch", "iter", "loss", "mem", "util", "throughput", "max_ca", "task_", "model_name",
          "learning_rate", "learning rate", "train:", "[batch=", "_norm")
+# A learning rate alone is configuration (config dumps print "lr: 0.001"), but not beside a speed that the
+# step measured: XLM's Trainer.print_stats (and its forks UnsupervisedMT, SymbolicMathematics) logs
+# "%7i - " iterations, "{:7.2f} sent/s - {:8.2f} words/s - ", its losses and " - %s LR: {:.4e}" per optimizer.
+_GATE_BESIDE = (("lr", "/s - "),)
 
 
 def _pairs(body: str) -> list[tuple[str, str, str]]:
@@ -151,7 +155,7 @@ def lift_step_line(body: str, p: Parsed) -> bool:
         body = body[:MAX_STEP_LINE]
     low = body.lower()
     counters = "step" in low or "epoch" in low or "iter" in low
-    if not (counters or any(w in low for w in _GATE)):
+    if not (counters or any(w in low for w in _GATE) or any(a in low and b in low for a, b in _GATE_BESIDE)):
         return False
     if "(" in body:
         settings: list[str] = []

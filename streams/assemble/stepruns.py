@@ -33,7 +33,7 @@ NUMBER = rf"[-+]?(?:{NON_FINITE}|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
 UNIT = r"%|[KMGTkmgt]i?B|[KMGT](?![a-z])|ms|s(?![a-z])"
 # An unknown key is lifted only when it names a training quantity.
 METRICISH = re.compile(r"loss|acc|norm|lr|rate|mem|util|throughput|token|sample|speed|ppl|perplexity|reward|"
-                       r"score|kl|entropy|tflop|mfu|time")
+                       r"score|kl|entropy|tflop|mfu|time|seconds")
 
 # (printer, regex with named groups epoch / step / max_steps), tried where the line holds the needle.
 PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
@@ -159,3 +159,23 @@ def table_row(body: str, p: Parsed) -> bool:
         return _lift_pair(p, m.group(1), m.group(2), m.group(3))
     m = _TIGHT_ROW.fullmatch(body) if "=" in body else None
     return m is not None and _lift_pair(p, m.group(1), m.group(2).replace(",", ""), None)
+
+
+# transformers' Trainer.log_metrics (trainer_pt_utils.py) prints f"***** {split} metrics *****", then one
+# f"  {key: <{k_width}} = {value:>{v_width}}" row per metric, sorted; the merger keeps the rows with the banner
+# (they are deeper), so the event is read row by row. A stream prefix the banner has is taken off each row.
+_REPORT_HEAD = re.compile(r"\*{5} [\w -]{1,64} metrics \*{5}\s*$")
+MAX_REPORT_ROWS = 256
+
+
+def metrics_report(texts: list[str], p: Parsed) -> bool:
+    """Lift the rows of a metrics report (``texts``: the banner line, then its rows); True when any was read."""
+    head = texts[0]
+    if "metrics *****" not in head or (m := _REPORT_HEAD.search(head)) is None:
+        return False
+    prefix = head[:m.start()]
+    found = False
+    for text in texts[1:MAX_REPORT_ROWS]:
+        row = text[len(prefix):] if prefix and text.startswith(prefix) else text
+        found = table_row(row, p) or found
+    return found

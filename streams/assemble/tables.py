@@ -10,18 +10,23 @@ The printers that lay their figures out this way:
   (``epoch,accuracy,loss,val_accuracy,val_loss``), Lightning's ``CSVLogger`` ``metrics.csv``
   (``epoch,step,train_loss,val_loss``, a cell left empty where a key was not logged that step);
 - ``dcgmi dmon``: ``#Entity   GPUTL  FBUSD`` (the fields' short names, the header commented out), an ``ID``
-  line, then rows named by their entity, ``GPU 0     87     18432``.
-
-Rows the multiline merger joins to their header come here as one block and are not read: ``nvidia-smi
-dmon`` (its ``# Idx`` units line and the rows under it) and fastai's progress table (its rows start like
-gdb's source lines). A printed table is one event there, as the labelled corpus has it.
+  line, then rows named by their entity, ``GPU 0     87     18432``;
+- ``nvidia-smi dmon``: ``# gpu   pwr  gtemp  mtemp    sm   mem ...`` (short names, right-aligned, one blank
+  where a column is full), a ``# Idx      W      C      C      %      % ...`` line of units, then one row per
+  GPU per interval; its ``sm`` is the SM utilisation (%), its ``fb`` the framebuffer in use (MB) and its
+  ``mem`` how busy the memory is (%), not an amount (:data:`MONITOR_COLUMNS`; the units line is not needed);
+- fastai's ``Recorder`` through fastprogress: ``epoch     train_loss  valid_loss  accuracy  time``, then a row
+  per epoch, each value padded to its name's width (the merger leaves each row an event of its own).
 
 A header is a line of three or more names separated by ``, `` (or ``,`` in a line without blanks) or by
-two or more blanks (aligned columns; prose has single blanks), maybe behind a ``#``, at least one of which a
-key family or a counter claims. A row is read only against the last header of its own source and only when
-it has that header's width, every cell a value (a number with or without unit, ``n/m``, ``-``, ``N/A``, a
-clock; the first may name a DCGM entity, ``GPU 0``) where the columns are aligned; a csv row may hold text
-cells (a GPU's name), which stay attributes. The cells go through the key families like a record's keys.
+two or more blanks (aligned columns; prose has single blanks), maybe behind a ``#`` (a monitor's header,
+whose names may be one blank apart where a column is full, when the line has aligned gaps too), at least
+one of which a key family or a counter claims (a monitor's units line, ``# Idx  W  C  %``, is none: the
+header above it stays). A row is read only against the last header of its own source and only when it
+has that header's width, every cell a value (a number with or without unit, ``n/m``, a clock, or a value not
+measured: ``-``, ``N/A``, fastai's ``#na#``; the first may name a DCGM entity, ``GPU 0``) where the columns are
+aligned; a csv row may hold text cells (a GPU's name), which stay attributes. The cells go through the key
+families like a record's keys.
 
 Why a per-source memory is sound here: a row is never read against another table's header (the widths
 must agree and, in aligned columns, every cell must be a value), and a header is replaced by the next
@@ -54,10 +59,19 @@ _CSV_NAME = re.compile(r"([A-Za-z][\w.]*)(?: \[([^\]]{1,8})\])?")
 _NAME = re.compile(r"[A-Za-z][\w.]*")
 _WIDE_GAP = re.compile(r"\s{2,}|\t")
 _VALUE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?:/\d+)?(?:\s?[A-Za-z%]{1,4})?|-|N/A|"
-                    r"\d\d?:\d\d(?::\d\d)?")
+                    r"\d\d?:\d\d(?::\d\d)?|#na#|None")
+# Cells that say a value was not measured: nvidia-smi's, fastai v1's Recorder ('#na#': no validation that
+# epoch) and v2's ProgressCallback (str(None)).
+_NO_VALUE = frozenset(("-", "N/A", "[N/A]", "", "#na#", "None"))
 _COUNT_OF = re.compile(r"(\d+)/\d+")
 # The entity kinds dcgmi dmon names its rows by (DCGM's entity groups), each followed by its id.
 _ENTITY = re.compile(r"GPU|GPU-I|GPU-CI|CPU|CPU_CORE|NvSwitch|NVSWITCH|LINK|VGPU")
+
+
+# Columns a monitor names by its own short names, read as fields when its header is commented and has a
+# ``gpu`` column (``nvidia-smi dmon``; ``nvidia-smi pmon`` has them too, but its rows hold text cells and are
+# not read).
+MONITOR_COLUMNS = {"sm": "gpu_utilization_pct", "fb": "gpu_memory_mb", "mem": "memory_busy_pct"}
 
 
 @dataclass(slots=True, frozen=True)
@@ -75,7 +89,8 @@ def _claimed(name: str) -> bool:
 def header_of(text: str) -> Header | None:
     """The header a line is, or None."""
     s = text.strip()
-    if s[:1] == "#":  # a monitor's commented header: dcgmi dmon's "#Entity   GPUTL  FBUSD"
+    monitor = s[:1] == "#"  # a monitor's commented header: dcgmi dmon's "#Entity   GPUTL  FBUSD"
+    if monitor:
         s = s[1:].lstrip()
     if ", " in s or ("," in s and " " not in s):  # csv.writer's own rows have no blank after the comma
         names, units = [], []
@@ -87,15 +102,18 @@ def header_of(text: str) -> Header | None:
             units.append(m.group(2) or "")
         csv = True
     elif "  " in s or "\t" in s:
-        names = _WIDE_GAP.split(s)
+        names = s.split() if monitor else _WIDE_GAP.split(s)
         if not all(_NAME.fullmatch(n) for n in names):
             return None
         units, csv = [""] * len(names), False
     else:
         return None
+    if monitor and "gpu" in names:
+        names = [MONITOR_COLUMNS.get(n, n) for n in names]
     if len(names) < 3 or not any(_claimed(n) for n in names):
         return None
     return Header(names, units, csv)
+
 
 
 class ColumnTables:
@@ -145,7 +163,7 @@ def _row(header: Header, text: str, p: Parsed) -> bool:
     times: dict[str, str] = {}
     found = False
     for name, unit, cell in zip(header.names, header.units, cells, strict=True):
-        if cell in ("-", "N/A", "[N/A]", ""):
+        if cell in _NO_VALUE:
             continue
         nk = canonical(norm(name))
         if nk in TIME_KEYS:

@@ -400,6 +400,69 @@ def test_terminate_what_and_abseil_signal_dump_relogged_by_ray():
     assert spans(texts) == [(0, 1), (2, 4), (5, 6), (7, 7)]
 
 
+def test_caffe2_fatal_signal_handler_dumps_each_thread_as_one_event():
+    # rules: c2_sig/c2_frame, mode c2_sigdump -- caffe2's stacktraceSignalHandler writes per thread
+    # "<SIG>(<n>), Thread <tid>: " (pytorch's copy adds "PID: <pid>, "), printStacktrace's
+    # "[i] name[+0xoff](pc)[ in lib]" frames ("???" without a symbol, a null pc as "0"), then an empty line
+    texts = ["SIGSEGV(11), Thread 20731: ",
+             "[0] ???(0x7f3a2c0f1b2e) in /usr/lib/python3/dist-packages/caffe2/python/caffe2_pybind11_state.so",
+             "[1] pthread_cond_wait+0xc9(0x7f3a4d1a3360) in /lib/x86_64-linux-gnu/libpthread.so.0",
+             "[2] caffe2::SimpleQueue<int>::Pop(int*)+0x73(0x7f3a2b9d4c23) in /usr/lib/libcaffe2.so",
+             "[3] ???(0)",
+             "",
+             "SIGSEGV(11), PID: 20731, Thread 20702: ",
+             "[0] std::thread::_State_impl<void (*)()>::_M_run()+0x0(0x7f3a2b112c40) in /usr/lib/libstdc++.so.6",
+             "Segmentation fault (core dumped)"]
+    assert spans(texts) == [(0, 4), (6, 7), (8, 8)]
+    assert kinds(texts)[:2] == ["cpp_frames", "cpp_frames"]
+
+
+def test_c10_fatal_signal_handler_with_get_backtrace_frames_and_cut_header():
+    # rules: c2_sig then c10's get_backtrace frames (c10/util/signal_handler.cpp writes
+    # "{}({}), PID: {}, Thread {}: \n {}" with c10::get_backtrace()); c2_frame opens a dump whose header
+    # the excerpt cut, and a record after the frames is its own
+    texts = ["SIGABRT(6), PID: 512, Thread 530: ",
+             " frame #0: c10::FatalSignalHandler::stacktraceSignalHandler(bool) + 0x94 (0x7f1 in /t/lib/libc10.so)",
+             "frame #1: <unknown function> + 0x42520 (0x7f2 in /lib/x86_64-linux-gnu/libc.so.6)",
+             "I0301 10:00:00.000000 512 engine.cc:40] shutting down",
+             "[7] clone+0x44(0x7fe643a2971f) in /lib/x86_64-linux-gnu/libc.so.6",
+             "[8] ???(0)",
+             "I0301 10:00:00.000100 512 engine.cc:41] bye"]
+    assert spans(texts) == [(0, 2), (3, 3), (4, 5), (6, 6)]
+
+
+def test_time_stamp_alone_is_a_blank_line_not_the_events_last_line():
+    # rule: a relay's time stamp before an empty line (docker logs -t, a CI log's "Mon DD HH:MM:SS ") is the
+    # writer's blank line; a writer's own prefix alone ("==PID== ", "(pid=N) ") stays the event's last line
+    stamp = "2024-03-01T10:00:00.000000000Z "
+    texts = [stamp + "SIGBUS(7), PID: 9, Thread 9: ",
+             stamp + "[0] ???(0x7f00000001) in /lib/libc.so.6",
+             stamp,
+             stamp + "epoch 3 done"]
+    assert spans(texts) == [(0, 1), (3, 3)]
+    vg = ["==41== Invalid read of size 4", "==41==    at 0x109F2E: main (t.c:6)", "==41== ", "after"]
+    assert spans(vg) == [(0, 2), (3, 3)]
+
+
+def test_a_writers_prefix_alone_after_a_line_of_its_own_is_its_empty_line():
+    # rule: PREFIX_ALONE_ENDS_RE -- Ray's log monitor prints a worker's empty line as "(name pid=N)" alone: after
+    # a single-line record it is a line of its own, not that record's; after a multiline event it stays the
+    # event's last line; valgrind closes every message, a one-line one too, with "==PID== " alone
+    p = "(_tune pid=62308)"
+    texts = [p + " Model summary: 225 layers, 3,011,043 parameters, 8.2 GFLOPs",
+             p,
+             p + " Transferred 319/355 items from pretrained weights",
+             p + " Traceback (most recent call last):",
+             p + '   File "/app/tune.py", line 3, in <module>',
+             p + " ValueError: bad trial",
+             p + " ",
+             p + " trial done"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2), (3, 6), (7, 7)]
+    vg = ["==41== Warning: set address range perms: large range [0x59c8b040, 0x99c8b040)", "==41== ",
+          "==41== Invalid read of size 4", "==41==    at 0x109F2E: main (t.c:6)", "==41== "]
+    assert spans(vg) == [(0, 1), (2, 4)]
+
+
 def test_glibc_malloc_report_with_backtrace_and_memory_map():
     # rule: glibc_report ("*** Error in", "======= Backtrace: =========", frames, maps)
     texts = ["*** Error in `./spawn': double free or corruption (!prev): 0x00000000035988c0 ***",

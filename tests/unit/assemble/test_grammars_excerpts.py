@@ -132,3 +132,62 @@ def test_xformers_dispatch_error_is_one_message_also_without_its_traceback():
     frames = ["Traceback (most recent call last):", '  File "/x/attn.py", line 3, in forward',
               "    out = xops.memory_efficient_attention(q, k, v)"]
     assert spans(frames + XFORMERS_MESSAGE) == [(0, 9), (10, 10)]
+
+
+# -- copies indented as a whole ------------------------------------------------------------------------
+
+def test_a_paste_indented_as_a_whole_is_read_without_its_indent():
+    # rule: merger._unshift -- a record head after at most 4 blanks (no formatter writes glog's or Python
+    # logging's head indented) says the copy indented every line: glog's LogMessage::Fail writes "*** Check
+    # failure stack trace: ***" and the frames after its F record, the shell's "Aborted" is a line of its own
+    texts = ["  F0621 18:12:44.710584 4242 loader.cc:16] Check failed: n > 0 (0 vs. 0) empty shard",
+             "  *** Check failure stack trace: ***",
+             "      @     0x559e2704711a  google::LogMessage::Fail()",
+             "      @     0x559e27046dd5  main",
+             "  Aborted (core dumped)"]
+    assert spans(texts) == [(0, 3), (4, 4)]
+
+
+def test_an_indented_paste_keeps_the_traceback_grammar_and_ends_at_a_line_at_column_0():
+    # rule: as above, four blanks: traceback.py's exception line "Exception: " (torch.multiprocessing.spawn's
+    # message starts with a blank line, then the child's traceback) is read at its own column, its message
+    # goes on after the blank line; a line at column 0 ends the copy's indent, so the traceback after it
+    # keeps its frames' indent
+    ind = "    "
+    texts = [ind + "2024-05-01 12:00:00,123 - INFO - train - begin epoch 1",
+             ind + "Traceback (most recent call last):",
+             ind + '  File "/app/train.py", line 9, in <module>',
+             ind + "    mp.spawn(run, nprocs=2)",
+             ind + "Exception: ",
+             "",
+             ind + "-- Process 1 terminated with the following error:",
+             ind + "Traceback (most recent call last):",
+             ind + '  File "/app/worker.py", line 2, in run',
+             ind + "    1 / 0",
+             ind + "ZeroDivisionError: division by zero",
+             "2024-05-01 12:00:09,000 - INFO - eval - start",
+             "Traceback (most recent call last):",
+             '  File "/app/eval.py", line 3, in <module>',
+             "    main()",
+             "ValueError: no checkpoint"]
+    assert spans(texts) == [(0, 0), (1, 10), (11, 11), (12, 15)]
+    # (and once a line came at column 0, an indented line is read with its indent again: under a record
+    # that announces it, a deeper line is its own)
+    texts = [ind + "I0501 12:00:00.000001 7 a.cc:1] start",
+             "I0501 12:00:01.000001 7 a.cc:2] shards:",
+             ind + "I0501 12:00:01.000002 7 a.cc:3] shard 0 ready"]
+    assert spans(texts) == [(0, 0), (1, 2)]
+
+
+def test_a_formatters_own_indented_head_is_no_indented_copy():
+    # rule: merger._unshift -- a head its formatter writes indented (tracing-subscriber's Pretty format puts
+    # two blanks before the time) is read as it is: its "at"/"in" lines stay the record's
+    texts = ["  2024-05-01T12:00:00.000001Z ERROR loader: config invalid:",
+             "  lr: must be > 0",
+             "    at src/main.rs:117",
+             "    in loader::load with rank: 3",
+             "",
+             "  2024-05-01T12:00:00.000002Z  INFO loader: retry",
+             "    at src/main.rs:120",
+             ""]
+    assert spans(texts) == [(0, 3), (5, 6)]

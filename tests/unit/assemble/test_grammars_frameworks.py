@@ -1,10 +1,10 @@
-"""Grammars of the Python frameworks training clusters run (Ray, PySpark, TensorFlow): one test per rule,
+"""Grammars of the Python frameworks training clusters run (Ray, PySpark, TensorFlow, Unsloth): one test per rule,
 on lines those frameworks printed (``corpus/printers/{ray,pyspark,tensorflow}``). Each fails with its rule
 removed."""
 
 from __future__ import annotations
 
-from tests.unit.assemble.test_grammars import groups
+from tests.unit.assemble.test_grammars import closes_at, groups, spans
 
 # -- Ray -------------------------------------------------------------------------------------------------
 
@@ -165,3 +165,40 @@ def test_tensorflow_node_definition_frames_separated_by_blank_lines():
              "\t [[{{node CheckNumerics}}]] [Op:__inference_step_11]",
              "Saving model checkpoint to /ckpt/step_1200"]
     assert groups(texts) == [list(range(12)), [12]]
+
+
+# -- Unsloth ---------------------------------------------------------------------------------------------
+
+def test_unsloth_banners_are_one_event_each():
+    # rule: unsloth_top/unsloth_art/unsloth_end, mode "unsloth" -- Unsloth prints its trainer and model-loading
+    # banners as one string of five lines, the sloth drawn down the first 14 columns (f"{chr(92)}{chr(92)}"
+    # in newer versions, one backslash in older ones); the line after the drawing is another write
+    texts = ["==((====))==  Unsloth 2025.3.9: Fast Qwen2 patching. Transformers: 4.49.0.",
+             "   \\\\   /|    GPU: NVIDIA A10G. Max memory: 22.184 GB. Platform: Linux.",
+             "O^O/ \\_/ \\    Torch: 2.6.0+cu124. CUDA: 8.6. CUDA Toolkit: 12.4. Triton: 3.2.0",
+             "\\        /    Bfloat16 = TRUE. FA [Xformers = 0.0.29. FA2 = False]",
+             ' "-____-"     Free license: http://github.com/unslothai/unsloth',
+             "Unsloth: Fast downloading is enabled - ignore downloading bars which are red colored!",
+             "==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1",
+             "   \\   /|    Num examples = 1,000 | Num Epochs = 3",
+             "O^O/ \\_/ \\    Batch size per device = 4 | Gradient Accumulation steps = 2",
+             "\\        /    Total batch size = 8 | Total steps = 375",
+             ' "-____-"     Number of trainable parameters = 41,943,040',
+             "  0%|          | 0/375 [00:00<?, ?it/s]"]
+    assert spans(texts) == [(0, 4), (5, 5), (6, 10), (11, 11)]
+    assert closes_at(texts[:5]) == [0, 0, 0, 0, 1]  # the drawing's last line ends the banner at once
+
+
+def test_unsloth_banner_under_a_logging_head_and_cut_short():
+    # rule: as above; the trainer's banner comes through transformers' logger.warning_once in some versions,
+    # so a formatter's head is on its first line only; a banner cut before its last line ends at the next record
+    head = "2025-03-02 05:38:03,057 - transformers.trainer - WARNING - "
+    texts = [head + "==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1",
+             "   \\\\   /|    Num examples = 521 | Num Epochs = 1",
+             "O^O/ \\_/ \\    Batch size per device = 2 | Gradient Accumulation steps = 4",
+             "\\        /    Total batch size = 8 | Total steps = 30",
+             ' "-____-"     Number of trainable parameters = 65,536,000',
+             "==((====))==  Unsloth: Conversion from QLoRA to GGUF information",
+             "   \\\\   /|    [0] Installing llama.cpp might take 3 minutes.",
+             "2025-03-02 05:40:00,000 - INFO - saving"]
+    assert spans(texts) == [(0, 4), (5, 6), (7, 7)]

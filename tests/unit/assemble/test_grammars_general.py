@@ -529,3 +529,33 @@ def test_open_mpi_errors_are_fatal_report_is_one_event() -> None:
                  "error messages, and not able to guarantee that all other processes were killed!",
              "*** Check failure stack trace: ***"]
     assert spans(texts)[:3] == [(0, 5), (6, 9), (10, 10)]
+
+
+@pytest.mark.parametrize("texts", [
+    # fastai's table through fastprogress (ConsoleMasterBar.write(table=True)): a header, then a row per epoch
+    ["epoch     train_loss  valid_loss  accuracy  time    ",
+     "0         0.318497    0.223164    0.927000  00:13     ",
+     "1         0.201754    #na#        0.941000  1:00:12     "],
+    # nvidia-smi dmon: the header, its units line, then right-aligned rows ('-' where a value is not measured)
+    ["# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk ",
+     "# Idx      W      C      C      %      %      %      %      %      %    MHz    MHz ",
+     "    0     69     41     47      0      0      0      0      0      0   2619    345 ",
+     "    1    631     63      -    100     40      0      0      0      0   2619   1980 "],
+])
+def test_a_tables_rows_are_lines_of_their_own(texts: list[str]) -> None:
+    # rule: TOKENS "value_row" -> end in the single-line modes (each row is written when its epoch or interval
+    # ends: neither a gdb source line nor a deeper line of the header)
+    assert spans(texts) == [(i, i) for i in range(len(texts))]
+
+
+def test_gdb_stop_report_keeps_its_source_line():
+    # gdb's source line ("%d\t" then the text) after a stop is still the stop's
+    texts = ["Breakpoint 1, main () at test.c:5", "5\t  int x = compute(3, 4);", "(gdb) "]
+    assert spans(texts) == [(0, 1), (2, 2)]
+
+
+def test_a_record_that_introduces_a_table_keeps_its_rows():
+    # rule: MODES "body" value_row -> cont (a record ending with ':' prints what it announces below it)
+    texts = ["2024-01-01 10:00:00,000 INFO results:", "0  1.0  2.0", "1  3.0  4.0",
+             "2024-01-01 10:00:01,000 INFO done"]
+    assert spans(texts) == [(0, 2), (3, 3)]

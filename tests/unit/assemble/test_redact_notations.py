@@ -273,3 +273,61 @@ def test_an_attribute_lifted_from_a_repr_is_judged_without_its_quotes(redact: Re
         assert redact.mapping({"X-Amz-Security-Token": value}) == {"X-Amz-Security-Token": "[REDACTED:secret]"}
     kept = {"pad_token": "'<pad>'", "eos_token": "b'</s>'"}
     assert redact.mapping(kept) == kept
+
+
+WANDB_KEY = "59047709f1a4422a9bfd7e9d3c4cf5b68ff6da72"  # 40 hex, as wandb's api keys are
+
+
+@pytest.mark.parametrize("text", [
+    # OmegaConf.to_yaml printed: a section's keys two blanks under its name
+    f"wandb:\n  project: llm-pretrain\n  entity: ml-team\n  key: {WANDB_KEY}\n  mode: online",
+    # yaml.dump(cfg, default_flow_style=False): sections and keys sorted
+    f"trainer:\n  max_steps: 1000\nwandb:\n  entity: ml-team\n  key: {WANDB_KEY}\n  project: llm",
+    # two sections deep, the value quoted by the dumper
+    f"logger:\n  wandb:\n    key: '{WANDB_KEY}'\n    project: llm",
+    # a launcher's prefix on every line (torchrun --tee)
+    f"[rank0]: wandb:\n[rank0]:   project: llm\n[rank0]:   key: {WANDB_KEY}",
+    # the key's line alone (each line shipped as its own record), bare or behind Ray's prefix
+    f"  key: {WANDB_KEY}",
+    f"(TorchTrainer pid=41003, ip=10.0.0.5)     key: {WANDB_KEY}",
+])
+def test_a_yaml_sections_bare_key_is_judged_under_its_section(redact: Redactor, text: str) -> None:
+    out = redact(text)
+    assert WANDB_KEY not in out and "key: [REDACTED:secret]" in out.replace("'", "")
+
+
+@pytest.mark.parametrize("text", [
+    f"cache:\n  dir: /tmp/cache\n  key: {WANDB_KEY}",  # a cache's key names no secret
+    f"dataset:\n  name: c4\n  key: {WANDB_KEY[:6]}-train",  # not machine-made
+    f"key: {WANDB_KEY}",  # at column 0 and alone: no section it belongs to
+    f"Failed to decode the record:\n  key: {WANDB_KEY}",  # under prose, not under a mapping's key
+])
+def test_a_bare_key_outside_a_secrets_section_stays(redact: Redactor, text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize("value", ["1a256e1e827e1f887301bd1c88c728ca", "a4c123b1612dd272d1371c17149d439536b3216f"])
+def test_a_long_hex_key_is_machine_made_under_the_hex_entropy_floor(redact: Redactor, value: str) -> None:
+    # random hex of 32 characters falls under gitleaks' 3.5-bit floor about one time in five (Kaggle's and
+    # Datadog's keys are hex)
+    assert redact(f"ACME_ADMIN_KEY={value}") == "ACME_ADMIN_KEY=[REDACTED:secret]"
+    assert redact(f"kaggle:\n  key: {value}") == "kaggle:\n  key: [REDACTED:secret]"
+
+
+@pytest.mark.parametrize("value", ["deadbeefdeadbeefdeadbeefdeadbeef", "ab12ab12ab12ab12ab12ab12ab12ab12"])
+def test_a_hex_run_of_few_symbols_is_no_key(redact: Redactor, value: str) -> None:
+    assert redact(f"ACME_ADMIN_KEY={value}") == f"ACME_ADMIN_KEY={value}"
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # a config printed whole on a line: a dict repr (print(cfg)), json.dumps
+    (f"config: {{'wandb': {{'project': 'llm', 'key': '{WANDB_KEY}'}}, 'seed': 42}}", False),
+    (f'run config {{"tracker": {{"url": "https://t.example.com", "key": "{WANDB_KEY}"}}, "epochs": 3}}', False),
+    # an object before the key inside the same section is a sibling, not what holds the key
+    ("config: {'tracker': {'cache': {'dir': '/tmp/w'}, 'key': '7Hq2LmP9xKz4Wn8Rt3Vb6Yc1'}}", False),
+    (f"config: {{'cache': {{'dir': '/tmp/c', 'key': '{WANDB_KEY}'}}}}", True),  # a cache's key: no secret
+    (f"lookup {{'key': '{WANDB_KEY}'}}", True),  # held under no key: nothing says what it is
+])
+def test_a_bare_key_in_an_object_printed_on_a_line_is_judged_by_the_key_holding_it(
+        redact: Redactor, text: str, kept: bool) -> None:
+    assert (redact(text) == text) is kept

@@ -92,3 +92,33 @@ def test_a_url_password_holding_percent_escapes_is_redacted_whole(redact: Redact
         "postgresql://trainer:[REDACTED:url_credentials]@db:5432/runs")
     assert redact("postgresql://trainer:p@ss9word@db/runs") == "postgresql://trainer:[REDACTED:url_credentials]@db/runs"
     assert redact("https://user@host/a@b") == "https://user@host/a@b"
+
+
+@pytest.mark.parametrize("line", [
+    # mysql's clients declare password as GET_PASSWORD, OPT_ARG: my_getopt takes an optional argument only attached
+    # ("--password=x", "-px"); after a bare --password the next word is the database, the password asked on the tty
+    "+ mysql -h db.internal -u root --password metrics_prod",
+    "+ mysqldump -u backup --password runs_2024 > /backups/runs.sql",
+    "Command '['mysql', '-u', 'root', '--password', 'experiments']' returned non-zero exit status 1.",
+    "mariadb-dump --single-transaction --password train_db",
+])
+def test_the_word_after_mysqls_bare_password_option_is_no_password(redact: Redactor, line: str) -> None:
+    assert redact(line) == line
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    (f"+ mysql -u root --password={PW} db", f"+ mysql -u root --password={MARK} db"),
+    (f"mysqldump -u b '--password={PW}' runs", f"mysqldump -u b '--password={MARK}' runs"),
+    (f"Command '['mysql', '--password={PW}', 'db']'", f"Command '['mysql', '--password={MARK}', 'db']'"),
+    # another program's --password takes the next word (twine's "-p PASSWORD, --password PASSWORD"), and so does
+    # a command no row names: the generic rule keeps it
+    (f"+ twine upload --password {PW} dist/*", f"+ twine upload --password {MARK} dist/*"),
+    (f"+ ./deploy.sh --password {PW} --host db", "+ ./deploy.sh --password [REDACTED:secret] --host db"),
+    # a mysql on the line before a pipe does not make a later program's option optional
+    (f"mysql -e 'select 1' | twine upload --password {PW} dist/*",
+     f"mysql -e 'select 1' | twine upload --password {MARK} dist/*"),
+    (f"mysql -u root --password db && ./deploy.sh --password {PW}",
+     "mysql -u root --password db && ./deploy.sh --password [REDACTED:secret]"),
+])
+def test_a_password_option_that_takes_its_value_is_still_redacted(redact: Redactor, line: str, expected: str) -> None:
+    assert redact(line) == expected

@@ -1,6 +1,7 @@
 """The secrets probe (devtools.secret_probe) through the offline assemble path: no fragment of any dev-fixture
 secret survives in any output, and random-looking lines that hold no secret are not redacted. ``dev2`` is the
-third round (shapes taken from the programs that print them), ``dev3`` the fourth (programs' password arguments).
+third round (shapes taken from the programs that print them), ``dev3`` the fourth (programs' password arguments),
+``dev4`` the fifth (a YAML section's bare ``key``, mysql's optional password argument, with values that must stay).
 The holdout fixtures are scored by hand (``python -m devtools.secret_probe leaks holdout|holdout6``), not here."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.secret_probe import _MARK, FRAGMENT, fragments, leaked, load, run_text, strings
+from devtools.secret_probe import _MARK, FRAGMENT, fragments, leaked, load, lost, run_text, strings
 from devtools.secret_probe_kinds import decoys
 
 
@@ -45,6 +46,18 @@ def test_no_dev3_probe_secret_survives_the_assemble_path(tmp_path: Path) -> None
     leaks = [(c["kind"], c["context"]) for n, c in enumerate(cases) if leaked(c, run_text(c["text"], tmp_path, n))]
     assert leaks == []
     assert len(cases) >= 45 and all(c["source"] for c in cases)
+
+
+def test_no_dev4_probe_secret_survives_and_its_plain_values_stay(tmp_path: Path) -> None:
+    """A config section's bare ``key`` (OmegaConf.to_yaml, yaml.dump; also its line alone), mysql's
+    ``--password=PW``; and what is no secret: the database after a bare ``--password``, a cache section's key."""
+    cases = load("dev4")
+    secrets = [c for c in cases if "keep" not in c]
+    kept = [c for c in cases if "keep" in c]
+    leaks = [(c["kind"], c["context"]) for n, c in enumerate(secrets) if leaked(c, run_text(c["text"], tmp_path, n))]
+    assert leaks == []
+    assert [c["context"] for n, c in enumerate(kept) if lost(c, run_text(c["text"], tmp_path, 100 + n))] == []
+    assert len(secrets) >= 12 and len(kept) >= 5 and all(c["source"] for c in cases)
 
 
 def test_random_looking_lines_without_secrets_are_not_redacted(tmp_path: Path) -> None:

@@ -74,6 +74,21 @@ def test_restart_at_every_record_changes_nothing() -> None:
         assert [o.value for o in got] == [o.value for o in expected]
 
 
+def test_restart_keeps_reading_a_copy_indented_as_a_whole() -> None:
+    # the indent a copy put before every line (merger._unshift) is state: after a restart the exception
+    # line is still read at the copy's column (a copy drops its trailing blank), and its message still goes on
+    # after its blank line
+    lines = [b"  2024-05-01 12:00:00,123 - INFO - train - begin epoch 1", b"  Traceback (most recent call last):",
+             b'    File "/app/train.py", line 9, in <module>', b"      mp.spawn(run, nprocs=2)", b"  Exception:", b"",
+             b"  -- Process 1 terminated with the following error:", b"  2024-05-01 12:00:01,000 - INFO - train - bye"]
+    records = [RawRecord("logs.raw", 3, i, v, b"pasted", 1_700_000_000_000 + i) for i, v in enumerate(lines)]
+    whole = Assembler()
+    expected = [o for r in records for o in whole.feed(r)] + whole.flush_all()
+    assert [o.value["line_count"] for o in expected if o.kind == "event"] == [1, 5, 1]  # (its blank line uncounted)
+    for cut in range(1, len(records)):
+        assert _ids(_run_with_restart(records, cut)) == _ids(expected), f"restart after record {cut}"
+
+
 def test_a_source_with_nothing_open_is_deleted_and_a_bad_version_refused() -> None:
     asm = Assembler()
     asm.feed(RawRecord("logs.raw", 0, 0, b"one line", b"src", 0))

@@ -114,3 +114,30 @@ def test_huge_megatron_iteration_is_kept_as_text() -> None:
 
 def test_a_slurm_step_id_is_not_a_step() -> None:
     assert lifted("slurmstepd: error: *** STEP 6053.0 ON node-7 CANCELLED ***").step is None
+
+
+@pytest.mark.parametrize(("line", "lr"), [
+    # XLM Trainer.print_stats: "%7i - " iterations, "{:7.2f} sent/s - {:8.2f} words/s - ", the losses joined by
+    # " || ", then " - " and " - %s LR: " with "{:.4e}" of each param group joined by " / "; behind XLM's
+    # LogFormatter ("%s - %s - %s" of levelname, time.strftime("%x %X") and the time elapsed)
+    ("INFO - 10/04/19 14:41:25 - 0:11:11 -    1135 -   56.12 sent/s -  2143.80 words/s - MLM-en:  7.7416 -  - "
+     "model LR: 3.8795e-06", 3.8795e-06),
+    ("INFO - 03/05/19 10:00:00 - 0:01:00 -      50 -  120.00 sent/s -  4000.00 words/s - CLM-en:  5.2001 || "
+     "MLM-fr:  6.1002 -  - model LR: 1.0000e-04 / 1.0000e-04", 1.0e-04),
+    # its forks: SymbolicMathematics ("equations/s", upper-case stat names), UnsupervisedMT ("images/s")
+    ("INFO - 06/21/20 09:12:44 - 1:02:03 -    2000 -  412.50 equations/s - 10342.21 words/s - XE-PRIM-FWD:  "
+     "0.4321 - model LR: 2.5000e-04", 2.5e-04),
+    ("INFO - 02/01/18 08:00:00 - 0:00:30 -     100 -   12.50 images/s - ae: 0.5000 - enc LR: 2.0000e-04",
+     2.0e-04),
+])
+def test_xlm_print_stats_learning_rate_beside_its_speeds(line: str, lr: float) -> None:
+    assert lifted(line).metrics["learning_rate"] == lr
+
+
+@pytest.mark.parametrize("line", [
+    "  lr: 0.001",  # a config dump's learning rate alone: configuration
+    "optimizer: adam, lr: 3e-4",
+    "Throughput 120.00 samples/s, learning rate schedule: cosine",  # a speed, but no learning rate value
+])
+def test_a_learning_rate_without_a_measured_speed_is_configuration(line: str) -> None:
+    assert "learning_rate" not in lifted(line).metrics
