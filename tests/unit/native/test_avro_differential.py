@@ -7,6 +7,7 @@ writer's path in every way it has (wrong types, missing fields, out-of-range num
 from __future__ import annotations
 
 import io
+import json
 import math
 from functools import cache
 from typing import Any
@@ -17,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from devtools import CORPUS_DIR
+from streams.assemble.outputs import _plain
 from streams.assemble.pipeline import Assembler, RawRecord
 from streams.avro_writer import body_writer
 from streams.contracts import parsed_schema, schema_text
@@ -62,6 +64,38 @@ def test_the_process_engine_is_the_native_one_where_built() -> None:
     value = corpus_outputs()[0][1]
     assert body_writer("log_event", "native") is not body_writer("log_event", "python")
     assert body_writer("log_event", "native")(value) == fastavro_body("log_event", value)
+
+
+def gpu_point(**arrays: list[Any]) -> dict[str, Any]:
+    """A corpus metric point carrying a GPU sample (the contract's defaults filled in by fastavro),
+    with ``arrays`` set: the assemble stage's outputs never carry one, the node shipper's do."""
+    value = next(v for c, v in corpus_outputs() if c == "metric_point") | {"gpu": {"index": 3}}
+    plain = fastavro.parse_schema(_plain(json.loads(schema_text("metric_point"))))  # times as the longs they are
+    full = fastavro.schemaless_reader(io.BytesIO(fastavro_body("metric_point", value)), plain)
+    assert isinstance(full, dict)
+    full["gpu"] |= arrays
+    return full
+
+
+@pytest.mark.parametrize("arrays", [
+    {}, {"pids": [4242, 2**40], "throttle_reasons": ["gpu_idle", "hw_slowdown"], "xids": [79]},
+    {"pids": list(range(300)), "xids": [2**31 - 1, -(2**31)]}, {"pids": (1, 2)}, {"xids": [2**31]},
+    {"throttle_reasons": ["x", None]}, {"pids": [True]},
+])
+def test_arrays_of_a_gpu_sample(arrays: dict[str, Any]) -> None:
+    """Arrays are written natively (one block of items, then the empty block); a tuple, an item out of
+    range or of another type is handed to fastavro, as the Python writer hands it."""
+    native = native_or_skip()
+    value = gpu_point(**arrays)
+    results = []
+    for engine in ("python", "native"):
+        try:
+            results.append(body_writer("metric_point", engine)(value))
+        except Exception as exc:  # noqa: BLE001 - the error is part of the answer: compared by type
+            results.append(type(exc))
+    assert results[0] == results[1]
+    if arrays in ({}, {"pids": [4242, 2**40], "throttle_reasons": ["gpu_idle", "hw_slowdown"], "xids": [79]}):
+        assert native.AvroWriter(schema_text("metric_point")).write(value) == results[0]  # not handed over
 
 
 def _scalars() -> st.SearchStrategy[Any]:
