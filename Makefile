@@ -10,7 +10,9 @@ LOCK_ARGS := --universal --python-version 3.11 --generate-hashes
 
 .PHONY: demo test install up down status lint lock agents
 
-$(VENV)/.installed: pyproject.toml requirements-dev.lock
+# The native engine (native/, Rust) is built by the editable install where cargo is on the PATH, again
+# whenever its sources change; without cargo the install goes on and the Python core runs (docs/native.md).
+$(VENV)/.installed: pyproject.toml requirements-dev.lock native/Cargo.toml native/Cargo.lock $(wildcard native/src/*.rs)
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip

@@ -5,7 +5,8 @@ garbage cannot skew the next) on the local stack; this module only runs them, co
 and writes ``bench-results/report.md`` with the ratios first, the raw numbers and the plots after, and the
 new figures into ``docs/benchmarks.md`` (:mod:`devtools.benchdoc`).
 
-Parts: ``core`` (the pure assemble core, this tree against a git ref, alternating rounds), ``assemble``
+Parts: ``core`` (the pure assemble core, this tree against a git ref, alternating rounds), ``engines`` (the
+core and the worker with the Python and the native per-line engine: docs/native.md), ``assemble``
 (one worker process, real Kafka in and out), ``peer`` (rsyslog on the same lines, and the worker with
 its per-line work taken out: its ceiling), ``hot`` (hot sink vs ``helpers.async_bulk``, burst
 smoothing, fairness, incident-shaped bursts), ``cold`` (cold sink vs raw PUTs), ``ship`` (the node
@@ -15,6 +16,7 @@ shipper's CPU and delay).
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import statistics
@@ -32,7 +34,7 @@ import click
 
 from streams.config import REPO_ROOT
 
-PARTS = ("core", "assemble", "peer", "hot", "cold", "ship")
+PARTS = ("core", "engines", "assemble", "peer", "hot", "cold", "ship")
 OUT = REPO_ROOT / "bench-results"
 PERF = REPO_ROOT / "tests" / "perf"
 
@@ -101,9 +103,24 @@ def _md_number(text: str, pattern: str) -> float | None:
     return float(m.group(1).replace(",", "")) if m else None
 
 
-def part_assemble(passes: int, batch_lines: int) -> dict[str, Any]:
+def part_engines(passes: int) -> dict[str, Any]:
+    """Lines per CPU-second with each engine (``SLUICE_ASSEMBLE__ENGINE``): the core alone (Avro bodies written, as the
+    worker does), and the worker with 200 lines per record and with one line per record."""
+    out: dict[str, Any] = {"passes": passes}
+    for engine in ("python", "native"):
+        env = {**os.environ, "SLUICE_ASSEMBLE__ENGINE": engine}
+        core = json.loads(_run([sys.executable, "-m", "devtools.assemble_bench", str(passes), "--engine", engine,
+                                "--encode", "--json"], 900, env=env).strip().splitlines()[-1])
+        row: dict[str, Any] = {"core": core["lines"] / core["cpu_s"]}
+        for batch_lines in (200, 1):
+            row[f"worker_{batch_lines}"] = part_assemble(passes, batch_lines, env)["per_cpu_s"]
+        out[engine] = row
+    return out
+
+
+def part_assemble(passes: int, batch_lines: int, env: dict[str, str] | None = None) -> dict[str, Any]:
     _run([sys.executable, str(PERF / "assemble_bench.py"), "--passes", str(passes),
-          "--batch-lines", str(batch_lines)], 1200)
+          "--batch-lines", str(batch_lines)], 1200, env=env)
     md = (OUT / f"assemble-batch{batch_lines}.md").read_text()
     return {"md": md, "passes": passes, "batch_lines": batch_lines,
             "per_s": _md_number(md, r"\*\*([\d,]+) lines/s\*\* \(wall\)"),
@@ -187,7 +204,7 @@ def _fmt(x: float | None, spec: str = ",.0f") -> str:
     return "n/a" if x is None else format(x, spec)
 
 
-def render(results: dict[str, Any], cmd: str, started: str, elapsed_s: float) -> str:  # noqa: PLR0912
+def render(results: dict[str, Any], cmd: str, started: str, elapsed_s: float) -> str:  # noqa: PLR0912, PLR0915
     r = results
     lines = ["# Sluice benchmark report", "",
              f"`{cmd}`, {started}, {elapsed_s / 60:.1f} min, on the shared local stack (2 cores shared with other "
@@ -249,6 +266,16 @@ def render(results: dict[str, Any], cmd: str, started: str, elapsed_s: float) ->
             x = core[name]
             lines.append(f"| {name} | {x['per_cpu_s']:,.0f} | {x['per_s']:,.0f} | {x['outputs']:,} |")
         lines.append("")
+    engines = r.get("engines")
+    if engines:
+        lines += ["### Engines (lines per CPU-second)", "",
+                  f"{engines['passes']} passes of the corpus mix; the core writes each output's Avro body.", "",
+                  "| engine | core alone | worker, 200 lines per record | worker, one line per record |",
+                  "|---|---|---|---|"]
+        for name in ("python", "native"):
+            x = engines[name]
+            lines.append(f"| {name} | {_fmt(x['core'])} | {_fmt(x['worker_200'])} | {_fmt(x['worker_1'])} |")
+        lines.append("")
     if r.get("assemble"):
         lines += [_demote(r["assemble"]["md"]), ""]
     if peer:
@@ -297,6 +324,7 @@ def bench(only: str, skip_parts: str, quick: bool, baseline_ref: str, passes: in
     results: dict[str, Any] = {"failed": {}}
     steps = {
         "core": lambda: part_core(passes, rounds, baseline_ref or None),
+        "engines": lambda: part_engines(passes),
         "assemble": lambda: part_assemble(passes, batch_lines),
         "peer": lambda: part_peer(max(2, passes // 2) if not quick else 2),
         "hot": lambda: part_hot(hot_skip, burst_s or (8.0 if quick else 20.0), 10_000 if quick else 30_000,

@@ -83,6 +83,13 @@ def figures_from_results(results: dict[str, Any], command: str) -> dict[str, dic
         per_cpu = core["now"]["per_cpu_s"]
         put("assemble_core", f"{_n(per_cpu)} lines per CPU-second: {per_cpu / 128_000:.2f} of Fluent Bit's multiline "
                              "parser (about 128,000)")
+    engines = results.get("engines")
+    if engines:
+        py, nat = engines["python"], engines["native"]
+        put("native_engine", "; ".join(
+            f"{what}: {_n(nat[k] or 0)} native against {_n(py[k] or 0)} Python ({(nat[k] or 0) / (py[k] or 1):.2f}x)"
+            for what, k in (("core alone, Avro bodies written", "core"), ("worker, 200 lines per record", "worker_200"),
+                            ("worker, one line per record", "worker_1"))))
     assemble = results.get("assemble")
     if assemble and assemble.get("per_cpu_s"):
         put("assemble_worker_batched", f"{_n(assemble['per_cpu_s'])} lines per CPU-second "

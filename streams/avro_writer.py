@@ -10,6 +10,10 @@ Anything off that path (a value of an unexpected type, a missing field, an out-o
 handed to fastavro, so the bytes, the defaults and the errors are fastavro's in every case: the fast
 path only ever answers where it writes exactly what fastavro writes (unit test: every event of the
 corpus, byte for byte).
+
+Where the native engine is built (:mod:`streams.native`), the same walk runs in compiled code
+(``streams._native.AvroWriter``), with the same path and the same hand-off to fastavro; the differential
+test holds its bytes to these.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 import fastavro
 
 from streams.contracts import parsed_schema, schema_text
+from streams.native import NATIVE, load_native
 
 _BOUNDS = {"int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
 
@@ -158,10 +163,24 @@ def fastavro_body(parsed: Any, value: dict[str, Any]) -> bytes:
 
 
 @cache
-def body_writer(contract: str) -> Callable[[dict[str, Any]], bytes]:
-    """The contract's schemaless Avro body of a value, as ``fastavro.schemaless_writer`` writes it."""
-    fast = compile_fast_path(json.loads(schema_text(contract)))
+def body_writer(contract: str, engine: str | None = None) -> Callable[[dict[str, Any]], bytes]:
+    """The contract's schemaless Avro body of a value, as ``fastavro.schemaless_writer`` writes it.
+    ``engine``: ``"native"`` or ``"python"``; None: the process's engine (:mod:`streams.native`)."""
     parsed = parsed_schema(contract)
+    native = NATIVE if engine is None else load_native(engine)
+    if native is not None:
+        try:
+            native_write = native.AvroWriter(schema_text(contract)).write
+        except ValueError:  # a type the native writer does not take: the generated Python writer does
+            native_write = None
+        if native_write is not None:
+
+            def write_native(value: dict[str, Any]) -> bytes:
+                body = native_write(value)
+                return body if body is not None else fastavro_body(parsed, value)
+
+            return write_native
+    fast = compile_fast_path(json.loads(schema_text(contract)))
 
     def write(value: dict[str, Any]) -> bytes:
         try:

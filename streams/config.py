@@ -529,6 +529,11 @@ class AssembleSettings(Section):
         default=512 * 1024,
         description="A block bigger than this many bytes of UTF-8 is cut and flagged truncated; with its "
                     "attributes an event must fit kafka.max_message_bytes (checked at start).")
+    engine: Literal["auto", "native", "python"] = Field(
+        default="auto",
+        description="The per-line engine (docs/native.md): native (the compiled extension, refused at start when "
+                    "it is not built), python (the reference core), auto (native where built). Both give the same "
+                    "bytes; only the speed differs.")
     take_max: int = Field(
         default=2000,
         description="Records handled per turn. Each turn is one Kafka transaction; fewer, bigger turns cost "

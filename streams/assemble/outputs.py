@@ -19,9 +19,10 @@ from streams.registry import SchemaCache, checked
 CONTRACT_OF_KIND = {"event": "log_event", "metric": "metric_point", "dead_letter": "dead_letter"}
 
 
-def encode_body(out: Output) -> bytes:
-    """The output's Avro body (no wire header): what the Assembler's ``encode`` hook is in the worker."""
-    return body_writer(CONTRACT_OF_KIND[out.kind])(out.value)
+def encode_body(out: Output, engine: str | None = None) -> bytes:
+    """The output's Avro body (no wire header): what the Assembler's ``encode`` hook is in the worker.
+    ``engine`` (``assemble.engine``): None for the process's (streams/native.py); the bytes are the same."""
+    return body_writer(CONTRACT_OF_KIND[out.kind], engine)(out.value)
 
 
 class OutputEncoder:
@@ -31,6 +32,7 @@ class OutputEncoder:
         from confluent_kafka.schema_registry import Schema
 
         self.settings = settings
+        self.engine = settings.assemble.engine
         self._registry = registry
         # Dead letters are redacted and their original bytes sealed here, where they are written.
         self.redact = redactor_from(settings.redaction)
@@ -72,8 +74,8 @@ class OutputEncoder:
         whatever fails here fails inside the Assembler's guard and costs one dead letter (and a letter's
         size is checked as written). Dead letters are redacted and their original bytes sealed here."""
         if out.kind == "dead_letter":
-            return body_writer("dead_letter")(protect_letter(dict(out.value), self.redact, self.seal))
-        return encode_body(out)
+            return body_writer("dead_letter", self.engine)(protect_letter(dict(out.value), self.redact, self.seal))
+        return encode_body(out, self.engine)
 
     def encode(self, out: Output) -> tuple[str, bytes | None, bytes]:
         """(topic, key, value in the Confluent wire format); the body already written when the

@@ -42,7 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from streams.assemble import failures as F
-from streams.assemble.decode import SchemaLookup, decode_record
+from streams.assemble.decode import SchemaLookup
+from streams.assemble.engine import Decode, decoder
 from streams.assemble.fields import METRICS_TOPIC, EventBuilder, FieldLimits
 from streams.assemble.lines import Block, Output, RawLine, utf8_len, utf8_prefix
 from streams.assemble.merger import MultilineMerger
@@ -107,8 +108,9 @@ class Assembler:
                  encode: Callable[[Output], bytes] | None = None, max_output_bytes: int = 1 << 62,
                  topic: str = "", partition: int = 0,
                  limits: FieldLimits | None = None, metadata: SourceMetadata | None = None,
-                 on_new_source: Callable[[str, int], None] | None = None) -> None:
+                 on_new_source: Callable[[str, int], None] | None = None, engine: str | None = None) -> None:
         self.schema_lookup = schema_lookup
+        self.decode = decoder(engine)  # native where built (streams/assemble/engine.py)
         self.router = router or ProjectRouter()
         self.redact = redactor or Redactor()
         self.builder = EventBuilder(self.router, self.redact, limits=limits, metadata=metadata)
@@ -133,7 +135,7 @@ class Assembler:
         self.topic, self.partition = record.topic, record.partition
         self._last_offset = record.offset
         try:
-            lines = decode_record(record.value, record.key, self.schema_lookup)
+            lines = self.decode(record.value, record.key, self.schema_lookup)
         except DecodeError as exc:
             return [self._record_letter(record, F.known("decode", str(exc), exc.error_type))]
         except DependencyFailure:  # the registry, not the record: the worker waits and feeds it again
@@ -353,7 +355,7 @@ def parse_files(paths: Iterable[str | os.PathLike], labels: dict | None = None,
                 router: ProjectRouter | None = None, default_ts_ms: int | None = None,
                 include_metrics: bool = True, encode: Callable[[Output], bytes] | None = None,
                 limits: FieldLimits | None = None, metadata: SourceMetadata | None = None,
-                **merger_opts) -> Iterator[dict]:
+                engine: str | None = None, **merger_opts) -> Iterator[dict]:
     """Offline mode (``sluice parse FILE...``): yield event dicts (and metric points) per file.
 
     Each file is one source (``-``: standard input); envelopes (JSON, CRI) and plain text are detected
@@ -368,18 +370,21 @@ def parse_files(paths: Iterable[str | os.PathLike], labels: dict | None = None,
     router = router or ProjectRouter()
     redact = Redactor()
     limits = limits or FieldLimits.offline()
+    decode = decoder(engine)
     for arg in paths:
         builder = EventBuilder(router, redact, limits=limits, metadata=metadata)
         yield from FileParse(Path(arg), labels, builder, default_ts_ms, include_metrics, encode,
-                             merger_opts).outputs()
+                             merger_opts, decode).outputs()
 
 
 class FileParse:
     """One file as one source, emitted in file order (see :func:`parse_files`)."""
 
     def __init__(self, path: Path, labels: dict | None, builder: EventBuilder, default_ts_ms: int | None,
-                 include_metrics: bool, encode: Callable[[Output], bytes] | None, merger_opts: dict) -> None:
+                 include_metrics: bool, encode: Callable[[Output], bytes] | None, merger_opts: dict,
+                 decode: Decode | None = None) -> None:
         self.path = path
+        self.decode_record = decode or decoder("python")
         self.sid = str(path)
         if default_ts_ms is None and str(path) == "-":
             raise ValueError("standard input has no modification time: pass default_ts_ms")
@@ -415,7 +420,7 @@ class FileParse:
             # (blanks kept as a record carries them: a formatter's indent alone is a line of its record)
             return [RawLine(raw.decode("ascii", "replace").rstrip("\r\n"))]
         try:
-            return decode_record(raw)
+            return self.decode_record(raw, None, None)
         except DecodeError as exc:
             if exc.error_type in _TEXT_IN_FILES:
                 return [RawLine(raw.decode("utf-8", "replace"))]

@@ -6,6 +6,7 @@ import asyncio
 import signal
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -149,9 +150,11 @@ def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], 
     out = sys.stdout
     counts = MultilineCounts()
     letters = 0
+    engine = settings.assemble.engine  # native where built; the same outputs either way (docs/native.md)
     for n, event in enumerate(parse_files(list(files), labels=label_map, router=router,
                                           default_ts_ms=int(time.time() * 1000), include_metrics=metrics,
-                                          idle_timeout_ms=idle_timeout_ms, encode=encode_body)):
+                                          idle_timeout_ms=idle_timeout_ms, encode=partial(encode_body, engine=engine),
+                                          engine=engine)):
         counts.add(event)
         if fmt == "text":
             out.write(("\n" if n else "") + as_text(event) + "\n")

@@ -158,7 +158,7 @@ class AssembleStage:
         return Assembler(self.lookup, self.router, redactor=self.redactor, topic=self.settings.topics.raw,
                          partition=partition, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
                          idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits, metadata=self.metadata,
-                         on_new_source=self.new_source, encode=self.encode,
+                         on_new_source=self.new_source, encode=self.encode, engine=self.conf.engine,
                          max_output_bytes=self.settings.kafka.max_message_bytes - OUTPUT_FRAMING_BYTES)
 
     def new_source(self, sid: str, partition: int) -> None:
