@@ -458,8 +458,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # unittest's TextTestResult.printErrorList: a '=' rule of 70, "FLAVOUR: test (module.Class.test)"
     # (its docstring's first line under it), a '-' rule of 70, the traceback
     ("ut_case", r"(?:ERROR|FAIL|UNEXPECTED SUCCESS): \w+ \([\w.]+\)"),
-    # warnings.formatwarning: "file:line: Category: message" then "  source line"
-    ("py_warning", r"(?:[A-Za-z]:)?(?:[^:\s]+\.pyx?|<[^>]+>):\d+: [A-Z]\w*Warning: ", "Warning: "),
+    # warnings.formatwarning: "file:line: Category: message" then "  source line"; a message that starts
+    # with a newline leaves "Category: " at the end of the first line, and a copy or a shipper that trims
+    # trailing blanks leaves "Category:"
+    ("py_warning", r"(?:[A-Za-z]:)?(?:[^:\s]+\.pyx?|<[^>]+>):\d+: [A-Z]\w*Warning:(?: |\s*$)", "Warning:"),
     # multiprocessing.BaseProcess._bootstrap prints "Process Name:" then the traceback
     ("py_process", r"Process [\w-]+:\s*$"),
     # asyncio's default exception handler: the message ("Exception in callback ...", "Task exception was never
@@ -843,6 +845,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # warnings.formatwarning's source line: exactly two spaces, then the stripped source (one, when a
     # stream prefix written without a space, torchrun's "[rank3]:", took the first as its separator)
     ("warn_src", r"  ?\S"),
+    # torchrun's ChildFailedError box (torch/distributed/elastic/multiprocessing/errors/__init__.py
+    # _MSG_FORMAT_TEMPLATE): its '-' section rule, then "Root Cause (first observed failure):", the root
+    # failure's fields and the closing '=' rule
+    ("box_root", r"Root Cause \(first observed failure\):\s*$", "Root Cause"),
     # an error named inside an exception's message, by the naming convention of exception classes
     # ("ncclUnhandledCudaError: Call to CUDA function failed.")
     ("exc_named", r"[A-Za-z_][\w.]*(?:Error|Exception|Failure|Interrupt|Exit)\w*: "),
@@ -985,6 +991,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rule_dash": ("table_dash", "table"), "rule_dash_t": ("table_dash", "table"),
     "rule_star": ("table_star", "table"), "rule_star_t": ("table_star", "table"),
     "rule_plus": ("table_plus", "table"),
+    "box_root": ("py_box_cut", "childfailed_box"),  # torchrun's box cut above its root-cause section
+    "pipe_row": ("table_plus", "table"),  # an ASCII table whose opening rule (and header) was cut
     "box_top": ("box", "table"),
     "rich_box": ("box", "table"),  # a box whose top edge was cut
     "bt_begin": ("begin_bt", "cpp_frames"),
@@ -1373,6 +1381,10 @@ MODES: dict[str, dict] = {
     # (torch/distributed/elastic/multiprocessing/errors/__init__.py _MSG_FORMAT_TEMPLATE)
     "py_box": {"kind": "childfailed_box", "kind_override": True,
                "on": {"rule_eq": (_L, None)}, "any": (_C, None)},
+    # the same box entered at its root-cause section (its border, title and other failures were cut):
+    # the failure's fields are held until the closing '=' rule confirms them
+    "py_box_cut": {"kind": "childfailed_box", "kind_override": True,
+                   "on": {"rule_eq": (_L, None)}, "any": (_T, None), "max_tent": 200},
     # exception groups: every line of the group is boxed by '|' and '+' under the group's indent
     "py_eg": {"kind": "python_traceback",
               "on": {"eg_line": (_S, None), "py_chain": (_S, "py_chain")},
@@ -1681,6 +1693,8 @@ MODES: dict[str, dict] = {
     "table_dash": {"kind": "table", "one_write": True,
                    "on": {"rule_dash": (_L, None), "text": (_T, None), "indent": (_T, None),
                           "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"), "jax_note": (_S, "py_msg_more"),
+                          # (the section rule of torchrun's box whose '=' border and title were cut)
+                          "box_root": (_S, "py_box_cut"),
                           # (traceback.py writes a chain marker only after an exception's message: the
                           # rule held before it is the message's; JAX's UnfilteredStackTrace ends so)
                           "py_chain": (_S, "py_chain"),

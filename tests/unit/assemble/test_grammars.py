@@ -219,6 +219,122 @@ def test_warning_message_spanning_lines_with_blank_lines():
     assert spans(texts) == [(0, 6), (7, 7)]
 
 
+
+def _formatwarning_lines(message: str, category: type[Warning], filename: str, source: str) -> list[str]:
+    """What CPython's warnings.formatwarning writes, as lines."""
+    import warnings
+    return warnings.formatwarning(message, category, filename, 33, line=source).rstrip("\n").split("\n")
+
+
+def test_warning_whose_message_starts_with_a_newline_keeps_its_header_with_or_without_its_trailing_blank():
+    # rule: py_warning header "Warning: " or "Warning:" at the line's end. formatwarning writes
+    # f"{file}:{line}: {category}: {message}\n" + "  {source}\n"; a message that starts with "\n" (hydra's
+    # version_base notice) leaves "...UserWarning: " alone on the first line, and a copy or a shipper that
+    # trims trailing blanks leaves "...UserWarning:".
+    for category, filename in ((UserWarning, "/home/u/based/train/run.py"),
+                               (FutureWarning, "C:\\Users\\u\\train.py"),
+                               (DeprecationWarning, "<frozen importlib._bootstrap>")):
+        lines = _formatwarning_lines("\nThe version_base parameter is not specified.\n"
+                                     "Please specify a compatability version level, or None.",
+                                     category, filename, '@hydra.main(config_path="configs/")')
+        assert lines[0].endswith("Warning: ")
+        for header in (lines[0], lines[0].rstrip()):
+            texts = ["(venv) $ python run.py", header, *lines[1:], "Error executing job with overrides: []"]
+            assert groups(texts) == [[0], [1, 2, 3, 4], [5]], (category, header)
+
+
+def test_a_path_line_ending_with_a_warning_name_and_colon_without_a_source_line_holds_nothing():
+    # rule: py_warn holds message lines only until the source line confirms them; without it they are
+    # lines of their own again
+    texts = ["/x/run.py:33: UserWarning:", "[2024-01-01 00:00:00,000] [INFO] [x.py:1:f] next record",
+             "plain line"]
+    assert groups(texts) == [[0], [1], [2]]
+
+
+def _ascii_table(header: list[str], rows: list[list[str]], grid: bool = False) -> list[str]:
+    """An ASCII table as Triton's TablePrinter, tabulate's "psql"/"grid" and PrettyTable draw it: a '+---+'
+    rule, the header row, a rule, the rows ('| cell |', cells padded to the column), a closing rule (a
+    grid also draws a rule between rows)."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+
+    def row(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+    body = [line for r in rows for line in ([row(r), rule] if grid else [row(r)])]
+    return [rule, row(header), rule, *body] + ([] if grid else [rule])
+
+
+def test_an_ascii_table_whose_opening_rule_was_cut_is_one_event_to_its_closing_rule():
+    # rule: STARTS "pipe_row" -> table_plus (rows held until a rule confirms them), as "rule_plus" opens it;
+    # a file or an excerpt that starts inside a table (log rotation, kubectl logs --tail) keeps its rows
+    rows = [["add_sub", "1", "READY"], ["pytorch", "1", "UNAVAILABLE: Internal: unable to load"]]
+    after = "I0630 13:25:31.415657 1 metrics.cc:890] \"Collecting metrics for GPU 0\""
+    for grid in (False, True):
+        table = _ascii_table(["Model", "Version", "Status"], rows, grid=grid)
+        for cut in ((3, 5) if grid else (3, 4)):  # the head cut after the header's rule, or after the first row
+            tail = table[cut:]
+            assert tail[0].startswith("| ") and tail[-1].startswith("+-")
+            texts = [*tail, "", after]
+            n = len(tail)
+            assert groups(texts) == [list(range(n)), [n + 1]], (grid, cut)
+
+
+def test_a_row_alone_or_rows_never_closed_by_a_rule_stay_lines_of_their_own():
+    # rule: table_plus holds rows ("tent"): without the rule that confirms them they are read again alone
+    row = _ascii_table(["Option", "Value"], [["server_id", "triton"], ["server_version", "2.54.0"]])[3:5]
+    texts = ["I0110 21:30:54.920786 60 tritonserver.cc:1920] starting", *row,
+             "W0110 21:30:55.000000 60 server.cc:1]  next record"]
+    assert groups(texts) == [[0], [1], [2], [3]]
+    assert groups([row[0], "plain text after it"]) == [[0], [1]]
+
+
+def _childfailed_box(n_other: int) -> list[str]:
+    """torchrun's ChildFailedError message as ChildFailedError.format_msg builds it from
+    _MSG_FORMAT_TEMPLATE and _FAILURE_FORMAT_TEMPLATE (torch/distributed/elastic/multiprocessing/errors)."""
+    from string import Template
+    failure = Template("""[${idx}]:
+  time      : 2023-02-08_16:36:51
+  host      : ecs-06308145
+  rank      : ${idx} (local_rank: ${idx})
+  exitcode  : 1 (pid: 206290${idx})
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html""")
+    others = "\n".join(failure.substitute(idx=i) for i in range(1, n_other + 1)) or "  <NO_OTHER_FAILURES>"
+    msg = Template("""
+${boarder}
+${title}
+${section}
+Failures:
+${other_failures}
+${section}
+Root Cause (first observed failure):
+${root_failure}
+${boarder}""").substitute(boarder="=" * 60, title="train.py FAILED", section="-" * 60,
+                          other_failures=others, root_failure=failure.substitute(idx=0))
+    return msg.split("\n")[1:]
+
+
+def test_childfailed_box_cut_above_its_root_cause_section_is_one_event_to_its_closing_border():
+    # rule: table_dash "box_root" -> py_box_cut, STARTS "box_root" -> py_box_cut (held to the '=' border)
+    after = "Error: failed to run torchrun --nproc_per_node=4 train.py on 127.0.0.1"
+    for n_other in (0, 2):
+        box = _childfailed_box(n_other)
+        root = box.index("Root Cause (first observed failure):")
+        for cut in (root - 1, root):  # at the section rule, or at the section's title
+            tail = box[cut:]
+            n = len(tail)
+            assert groups([*tail, after]) == [list(range(n)), [n]], (n_other, cut)
+
+
+def test_a_root_cause_line_never_closed_by_the_border_holds_nothing():
+    # rule: py_box_cut holds the fields ("tent"): without the closing '=' rule the section's title is a
+    # line of its own again and the next record is not taken
+    box = _childfailed_box(0)
+    root = box.index("Root Cause (first observed failure):")
+    texts = [*box[root:root + 4], "[2023-02-08 16:36:52,000] [INFO] [launch.py:1:main] next record"]
+    got = groups(texts)
+    assert [0] in got and [4] in got, got
+
 # -- CPython ---------------------------------------------------------------------------------------
 
 def test_chained_traceback_is_one_event():
