@@ -137,3 +137,13 @@ def test_a_bench_run_refreshes_the_entries_it_measured(tmp_path) -> None:
     assert by_id["ship"]["figure"] == "0.050 cores, 80 MB RSS; write-to-Kafka delay p95 0.50 s"
     assert by_id["assemble_memory"] == {e["id"]: e for e in load()}["assemble_memory"], "unmeasured entries stay"
     assert "0.050 cores" in page.read_text()
+
+
+def test_the_perf_scripts_import_devtools_without_the_callers_pythonpath(monkeypatch: Any) -> None:
+    # The runner starts each script as `python tests/perf/x.py`, whose sys.path holds tests/perf, not the
+    # checkout; a user's shell has no PYTHONPATH. `--help` imports the whole script and exits.
+    from devtools.bench import _run
+
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    out = _run([sys.executable, str(PERF / "rsyslog_peer_bench.py"), "--help"], 60)
+    assert "--passes" in out
