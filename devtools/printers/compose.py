@@ -119,6 +119,7 @@ LANG_RECORDS = {
     "tensorflow": ("py_dashes", "glog", "json", "hf_dict", "print"),
     "ray": ("ray_log", "py_dashes", "glog", "json", "hf_dict", "tqdm", "print"),
     "torch": ("py_dashes", "glog", "nccl", "deepspeed", "json", "hf_dict", "tqdm", "print"),
+    "torch_compile": ("py_dashes", "glog", "nccl", "deepspeed", "json", "hf_dict", "tqdm", "print"),
     "hf": ("py_dashes", "hf_explicit", "nccl", "deepspeed", "json", "hf_dict", "tqdm", "print"),
     "lightning": ("py_dashes", "hydra_log", "glog", "nccl", "json", "hf_dict", "tqdm", "print"),
     "cli": ("py_dashes", "hydra_log", "glog", "json", "print"),

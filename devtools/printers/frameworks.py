@@ -299,7 +299,9 @@ def _c10_end(lines: list[str], i: int) -> int:
 
 
 def _rank_end(lines: list[str], i: int) -> int:
-    return _run_end(lines, i, RANK_LINE.match)
+    # one rank's traceback: its lines behind the same "[rankN]: " (another rank's traceback may follow at once)
+    rank = RANK_LINE.match(lines[i]).group(0)  # type: ignore[union-attr]
+    return _run_end(lines, i, lambda line: line.startswith(rank))
 
 
 def _fatal_end(lines: list[str], i: int) -> int:
@@ -319,7 +321,8 @@ TORCH_PRINTERS: tuple[tuple[Callable[[str], object], Callable[[list[str], int], 
 )
 
 
-def _torch_pieces(out: str) -> list[Piece]:
+def _torch_pieces(out: str, printers: tuple[tuple[Callable[[str], object], Callable[[list[str], int], int], str], ...]
+                  = TORCH_PRINTERS) -> list[Piece]:
     """One run's output (stdout and stderr in one pipe) cut where each printer's output begins: warnings
     (the head, the message's further lines and the source line, each indented), torch._logging records (a
     message over lines repeats the head), c10's records, a rank's traceback (its "[rankN]: " lines),
@@ -333,8 +336,8 @@ def _torch_pieces(out: str) -> list[Piece]:
             while not lines[end - 1].strip():
                 end -= 1
             return [*pieces, ("python_traceback", lines[i:end]), *_singles(lines[end:])]
-        j = next((end(lines, i) for starts, end, _ in TORCH_PRINTERS if starts(lines[i])), i + 1)
-        kind = next((k for starts, _, k in TORCH_PRINTERS if starts(lines[i])), "single")
+        j = next((end(lines, i) for starts, end, _ in printers if starts(lines[i])), i + 1)
+        kind = next((k for starts, _, k in printers if starts(lines[i])), "single")
         pieces += [(kind, lines[i:j])] if j > i + 1 else _singles(lines[i:j])
         i = j
     return pieces
@@ -650,3 +653,73 @@ def cli(work: Path) -> Iterator[Capture]:
 
 
 LANGS["cli"] = cli
+
+
+# --- PyTorch 2's compiler stack: torch.compile, dynamo's logs, inductor, torch.fx, torch.export, DDP ---------
+
+# scenario: the environment of its run (TORCH_LOGS turns on torch._logging's artifacts; CXX is inductor's compiler,
+# "{bad_cxx}" a compiler that fails on inductor's kernels, written into the run's directory)
+TORCH_COMPILE_SCENARIOS: dict[str, dict[str, str]] = {
+    "backend": {}, "backend_verbose": {"TORCHDYNAMO_VERBOSE": "1"}, "inductor_cxx": {"CXX": "/nonexistent/g++"},
+    "inductor_cpp": {"CXX": "{bad_cxx}"}, "fx": {}, "export": {}, "export_nonstrict": {},
+    "graph_breaks": {"TORCH_LOGS": "graph_breaks"},
+    "recompiles": {"TORCH_LOGS": "recompiles"}, "recompile_limit": {}, "checkpoint": {},
+}
+TORCH_COMPILE_TORCHRUN = ("ddp_unused",)
+# torch.export's wrapper (torch/export/_trace.py) prints the partial graph of a failed trace to stderr before it
+# raises again, once per nested wrapper: dynamo's GraphModule.print_readable (strict: "class GraphModule(...):"
+# and its indented body, blank lines inside) or torch.fx's python_code ("def forward(...):" after blank lines)
+GRAPH_PRINT = re.compile(r"^(?:class GraphModule\(|def forward\()")
+# a compiler that fails on inductor's kernels (the build of its vector-ISA probes as well): the real g++ with a
+# header that does not compile forced in, so the diagnostics are g++'s own
+BAD_CXX = """#!/bin/sh
+for a in "$@"; do case "$a" in *.cpp) exec g++ -include "$(dirname "$0")/bad.h" "$@";; esac; done
+exec g++ "$@"
+"""
+BAD_H = 'static_assert(sizeof(long) == 3, "kernel ABI: long is not 3 bytes");\n'
+
+
+def _graph_end(lines: list[str], i: int) -> int:
+    j = _run_end(lines, i, lambda line: not line.strip() or line.startswith(" "))
+    while not lines[j - 1].strip():
+        j -= 1  # print's newline after the code's own
+    return j
+
+
+TORCH_COMPILE_PRINTERS = (*TORCH_PRINTERS, (GRAPH_PRINT.match, _graph_end, "multiline"))
+
+
+def torch_compile(work: Path) -> Iterator[Capture]:
+    """``programs/torch_compile/compile.py`` under CPython 3.12 with PyTorch (CPU) from the ``pip install
+    --target`` directory of the torch captures: torch.compile's, dynamo's, inductor's (its C++ backend with g++),
+    torch.fx's and torch.export's errors and logs, and DDP's reducer error under ``torchrun --nproc-per-node 2``
+    (gloo); what one run wrote to stdout and stderr, unbuffered, in order."""
+    target = _target("torch", "torch")
+    src = work / "torch_compile"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "torch_compile" / "compile.py", src / "compile.py")
+    bad = src / "cc"
+    bad.mkdir(exist_ok=True)
+    (bad / "g++").write_text(BAD_CXX)
+    (bad / "g++").chmod(0o755)
+    (bad / "bad.h").write_text(BAD_H)
+    exe = _python312()
+    printer = _printer(target, ("torch",), exe) + f", {_version(['g++', '--version'])}"
+    base = {"PYTHONPATH": str(target), "PYTHONUNBUFFERED": "1", "CUDA_VISIBLE_DEVICES": ""}
+    runs = [(name, [str(exe), "compile.py", name], {k: v.format(bad_cxx=bad / "g++") for k, v in env.items()})
+            for name, env in TORCH_COMPILE_SCENARIOS.items()]
+    runs += [(f"{name} (torchrun)", [str(exe), str(target / "bin" / "torchrun"), "--standalone", "--nproc-per-node",
+                                     "2", "compile.py", name], {}) for name in TORCH_COMPILE_TORCHRUN]
+    for n, (name, argv, env) in enumerate(runs):
+        cache = work / "torch_compile" / f"inductor{n}"  # no kernel compiled by an earlier run
+        full = {k: v for k, v in os.environ.items()
+                if not k.startswith(("PYTHON", "TORCH", "OMP_", "LOGLEVEL", "CXX", "CC"))} | base | env
+        full["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
+        p = subprocess.run(argv, cwd=src, env=full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=300, check=False)
+        # a traceback ends with the error's message (free text; dynamo's footer is part of it)
+        out = p.stdout.decode("utf-8", "replace")
+        yield Capture("torch_compile", name, _torch_pieces(out, TORCH_COMPILE_PRINTERS), True, printer)
+
+
+LANGS["torch_compile"] = torch_compile
