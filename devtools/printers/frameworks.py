@@ -312,7 +312,8 @@ def _fatal_end(lines: list[str], i: int) -> int:
 
 
 # where each printer's output begins, where it ends, and the kind of event it is when over one line
-TORCH_PRINTERS: tuple[tuple[Callable[[str], object], Callable[[list[str], int], int], str], ...] = (
+TorchPrinter = tuple[Callable[[str], object], Callable[[list[str], int], int], str]
+TORCH_PRINTERS: tuple[TorchPrinter, ...] = (
     (PY_WARNING.match, _warning_end, "python_warning"),
     (TORCH_LOG_HEAD.match, _torch_log_end, "multiline"),
     (C10_HEAD.match, _c10_end, "cpp_frames"),
@@ -321,8 +322,7 @@ TORCH_PRINTERS: tuple[tuple[Callable[[str], object], Callable[[list[str], int], 
 )
 
 
-def _torch_pieces(out: str, printers: tuple[tuple[Callable[[str], object], Callable[[list[str], int], int], str], ...]
-                  = TORCH_PRINTERS) -> list[Piece]:
+def _torch_pieces(out: str, printers: tuple[TorchPrinter, ...] = TORCH_PRINTERS) -> list[Piece]:
     """One run's output (stdout and stderr in one pipe) cut where each printer's output begins: warnings
     (the head, the message's further lines and the source line, each indented), torch._logging records (a
     message over lines repeats the head), c10's records, a rank's traceback (its "[rankN]: " lines),
@@ -686,7 +686,7 @@ def _graph_end(lines: list[str], i: int) -> int:
     return j
 
 
-TORCH_COMPILE_PRINTERS = (*TORCH_PRINTERS, (GRAPH_PRINT.match, _graph_end, "multiline"))
+TORCH_COMPILE_PRINTERS: tuple[TorchPrinter, ...] = (*TORCH_PRINTERS, (GRAPH_PRINT.match, _graph_end, "multiline"))
 
 
 def torch_compile(work: Path) -> Iterator[Capture]:

@@ -210,7 +210,9 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     # traceback, RECORD_MODES; absl-py's Python records name a .py file)
     ("glog_cc", r"[IWEF](?:(?:\d{4})?\d{4} \d\d:\d\d:\d\d|0000 00:00:\d{9,11})\.\d{6} +\d+ "
                 r"[^\s\]:]+\.(?:cc|cpp|cxx|c|h|hpp|cu):\d+\] ?", True),
-    ("glog", r"[IWEF](?:(?:\d{4})?\d{4} \d\d:\d\d:\d\d|0000 00:00:\d{9,11})\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
+    # (torch._logging's TorchLogsFormatter, torch/_logging/_internal.py, writes the levels glog has not too: V for
+    # DEBUG, the TORCH_LOGS artifacts' records "V1202 ... guards.py:N] [0/1] [__recompiles] ...", C for CRITICAL)
+    ("glog", r"[VIWEFC](?:(?:\d{4})?\d{4} \d\d:\d\d:\d\d|0000 00:00:\d{9,11})\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
     # c10 logging without glog (torch): "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] " (ns); the
     # ERROR and FATAL ones apart (HEAD_STARTS)
     ("c10_error", r"\[[EF]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", True),
@@ -596,7 +598,15 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                  # stack after a blank line (pyspark/errors/exceptions/captured.py)
                  r"|JVM stacktrace:\s*$"
                  # JAX's UnfilteredStackTrace (jax/_src/traceback_util.py _jax_message_append)
-                 r"|The stack trace below excludes JAX-internal frames\.$)"),
+                 r"|The stack trace below excludes JAX-internal frames\.$"
+                 # inductor's CppCompileError (torch/_inductor/exc.py: "C++ compile error\n\nCommand:\n<cmd>\n\n
+                 # Output:\n<the compiler's diagnostics>")
+                 r"|(?:Command|Output):$"
+                 # torch.fx's data-dependent guard errors (fx/experimental/symbolic_shapes.py
+                 # _make_data_dependent_error, _get_stack_summary, _blame_user_code) and torch.export's pointer to
+                 # draft_export (export/__init__.py)
+                 r"|consider using data-dependent friendly APIs |For C\+\+ stack trace, run with TORCHDYNAMO_"
+                 r"|The following call raised this error:$|The error above occurred when calling torch\.export\.)"),
     # TensorFlow's graph execution error (python/framework/error_interpolation.py): after "Graph execution
     # error:" and a blank line, "Detected at node N defined at (most recent call last):", the frames where the
     # op was built (TF 2.11+: "  File ..." each followed by an empty line; before: indented with their source),
@@ -862,6 +872,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # a YAML mapping's top-level line, "key: value" or "key:" (OmegaConf.to_yaml, yaml.dump: the config a
     # recipe logs after "... with resolved config:" and a blank line, torchtune's and Hydra's apps); last in
     # this table, so that every other shape is read first
+    # Python source a program prints, a class or function at column 0 with its indented body: torch.fx's
+    # GraphModule code (fx/graph_module.py print_readable: "class GraphModule(torch.nn.Module):", blank lines
+    # between the statements of a node group; Graph.python_code: "def forward(self, ...):"), which torch.export
+    # prints to stderr before it raises (export/_trace.py, the partial graph of a failed trace)
+    ("py_def", r"(?:class \w+\([\w., ]*\)|def \w+\(.*\)(?: -> .+)?):\s*$", ":"),
     ("yaml_key", r"[A-Za-z_][\w.-]*:(?: \S.*)?$"),
 )
 
@@ -1021,12 +1036,13 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "wandb_panel": ("wandb_panel", "wandb_summary"),
     "unsloth_top": ("unsloth", None),
     "wandb_sync": ("wandb_sync", None),
+    "py_def": ("py_def", "python_source"),
 }
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
 SOFT_STARTS = frozenset(("cuda_hint", "eg_line", "hash_bare", "ipy_frame", "ipy_num", "json_member", "tsl_frame",
-                         "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact"))
+                         "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -1205,6 +1221,9 @@ MODES: dict[str, dict] = {
                              **_RUST_SECTIONS}},
     # a YAML dump a record announced ("...:", a blank line): its keys at column 0 and everything indented
     # under them, to a line of another shape or a blank line (the dump holds none)
+    # Python source printed whole (TOKENS "py_def"): its body is indented, blank lines inside it are followed
+    # by more of it; the first line at column 0 is the next record
+    "py_def": {"kind": "python_source", "on": {"indent": (_C, None)}, "after_blank": {"indent": (_C, None)}},
     "yaml": {"kind": "yaml_dump", "on": {"yaml_key": (_C, None), "indent": (_C, None), "exc_line": (_C, None)}},
     # a head with an empty message ("WARNING:torch.distributed.run:", "Process X:"): the next line
     # is the message, and decides the mode

@@ -202,3 +202,85 @@ def test_unsloth_banner_under_a_logging_head_and_cut_short():
              "   \\\\   /|    [0] Installing llama.cpp might take 3 minutes.",
              "2025-03-02 05:40:00,000 - INFO - saving"]
     assert spans(texts) == [(0, 4), (5, 6), (7, 7)]
+
+
+# -- PyTorch 2's compiler stack ---------------------------------------------------------------------------
+
+TORCH_LOG = "V1202 10:25:10.065000 20058 torch/_dynamo/guards.py:6374] [0/1] [__recompiles] "
+
+
+def test_torch_logs_artifact_record_at_debug_level_is_one_event():
+    # rule: HEADS "glog" with torch._logging's V level (TorchLogsFormatter writes the head on every line of a
+    # record; TORCH_LOGS=recompiles,graph_breaks records are DEBUG: "V")
+    texts = [TORCH_LOG + "Recompiling function scale in /app/compile.py:83",
+             TORCH_LOG + "    triggered by the following guard failure(s):",
+             TORCH_LOG + "    - 0/0: n == 0",
+             TORCH_LOG.replace("10.065000", "10.174000") + "Recompiling function scale in /app/compile.py:83",
+             TORCH_LOG.replace("10.065000", "10.174000") + "    - 0/1: tensor 'x' rank mismatch. expected 1, actual 2",
+             "done."]
+    assert groups(texts) == [[0, 1, 2], [3, 4], [5]]
+
+
+def test_inductor_cpp_compile_error_keeps_its_command_and_the_compilers_output():
+    # rule: TOKENS "msg_para" "Command:" / "Output:" (torch/_inductor/exc.py CppCompileError: "C++ compile
+    # error\n\nCommand:\n<cmd>\n\nOutput:\n<diagnostics>", then dynamo's hint after two blank lines)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/compile.py", line 40, in s_inductor',
+             "    torch.compile(f)(torch.ones(8))",
+             "torch._inductor.exc.InductorError: CppCompileError: C++ compile error",
+             "",
+             "Command:",
+             "g++ /tmp/ic/nq/cnqgd4ae.main.cpp -D TORCH_INDUCTOR_CPP_WRAPPER -O3 -shared -fPIC -o /tmp/ic/c.so",
+             "",
+             "Output:",
+             "/tmp/ic/nq/cnqgd4ae.main.cpp:12:5: error: 'tmp0' was not declared in this scope",
+             "   12 |     tmp0 = in_ptr0[x0];",
+             "      |     ^~~~",
+             "",
+             "",
+             "Set TORCHDYNAMO_VERBOSE=1 for the full Dynamo stack trace (please do this especially if you're "
+             "reporting a bug to PyTorch). For even more developer context, set TORCH_LOGS=\"+dynamo\"",
+             "2026-12-01 17:45:39,623 - trainer - INFO - step 4633/10000 loss=2.5489"]
+    assert groups(texts) == [list(range(15)), [15]]
+
+
+def test_export_data_dependent_guard_error_keeps_its_paragraphs():
+    # rule: TOKENS "msg_para" (fx/experimental/symbolic_shapes.py _make_data_dependent_error and _blame_user_code,
+    # export/__init__.py's pointer to draft_export: paragraphs of the message after blank lines)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/compile.py", line 62, in s_export',
+             "    torch.export.export(Branch(), (torch.ones(3),))",
+             "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on data-dependent "
+             "expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like symbols: none)",
+             "",
+             "consider using data-dependent friendly APIs such as guard_or_false, guard_or_true and "
+             "statically_known_true.",
+             'For more information, run with TORCH_LOGS="dynamic"',
+             "",
+             "For C++ stack trace, run with TORCHDYNAMO_EXTENDED_DEBUG_CPP=1",
+             "",
+             "The following call raised this error:",
+             '  File "/app/compile.py", line 53, in branch',
+             "    if x.sum() > 0:",
+             "",
+             "",
+             "The error above occurred when calling torch.export.export. If you would like to view some more "
+             "information about this error, you can replace your `export()` call with `draft_export()`.",
+             "I1201 17:45:02.198727  70315 trainer.cc:642] step 8435 took 1.047s"]
+    assert groups(texts) == [list(range(16)), [16]]
+
+
+def test_fx_graph_code_printed_whole_with_blank_lines_inside():
+    # rule: TOKENS "py_def" + MODES "py_def" (fx/graph_module.py print_readable: the class, its forward and the
+    # node groups with blank lines between them; torch.export prints it before it raises)
+    texts = ["class GraphModule(torch.nn.Module):",
+             '    def forward(self, L_flat_args_0_: "f32[3][1]cpu"):',
+             "        l_flat_args_0_ = L_flat_args_0_",
+             "",
+             "        # File: /app/compile.py:48 in branch, code: if x.sum() > 0:",
+             '        sum_1: "f32[][]cpu" = l_flat_args_0_.sum();  l_flat_args_0_ = None',
+             "",
+             "Traceback (most recent call last):",
+             '  File "/app/compile.py", line 62, in s_export',
+             "torch._dynamo.exc.Unsupported: Data-dependent branching"]
+    assert groups(texts) == [[0, 1, 2, 3, 4, 5], [7, 8, 9]]

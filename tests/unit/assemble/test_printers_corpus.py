@@ -4,7 +4,8 @@ runtime, Rust's panic hook, CPython's concurrent.futures, multiprocessing.pool, 
 unittest, Node.js's uncaught exception report and util.inspect, valgrind and gcc's sanitizers, Open MPI's mpirun,
 JAX's filtered tracebacks, Ray's driver and forwarded worker lines, PySpark's log4j2 records and driver
 tracebacks, TensorFlow's C++ log records and graph execution errors, PyTorch's c10 errors, anomaly mode, DataLoader
-workers, dynamo, c10 log records and torchrun's failures, transformers' Trainer output, records and loading report,
+workers, dynamo, c10 log records and torchrun's failures, torch.compile's, inductor's, torch.fx's, torch.export's
+and DDP's errors and TORCH_LOGS records, transformers' Trainer output, records and loading report,
 PyTorch Lightning's Trainer lines, model summaries and bar, wandb's terminal log, argparse's, click's and fire's usage
 errors, Hydra's job errors, glibc's backtrace_symbols_fd, gdb, glog;
 rich, loguru, absl-py, structlog, IPython, typer, tqdm; Go's zap, logrus, zerolog, klog, slog and pkg/errors;
@@ -27,7 +28,8 @@ from tests.multiline_score import labelled_files, score_file
 
 PRINTERS = CORPUS / "printers"
 LANGS = ("c", "cli", "glog", "go", "golibs", "hf", "java", "java_loggers", "jax", "jvm_fatal", "lightning", "memcheck",
-         "mpi", "node", "pylibs", "pyspark", "pystdlib", "python", "ray", "rust", "rustlibs", "tensorflow", "torch")
+         "mpi", "node", "pylibs", "pyspark", "pystdlib", "python", "ray", "rust", "rustlibs", "tensorflow", "torch",
+         "torch_compile")
 
 
 @pytest.mark.parametrize("lang", LANGS)
