@@ -136,6 +136,35 @@ def python(work: Path) -> Iterator[Capture]:
     yield Capture("python", "fatal_ext (venv)", _event("python_fatal", out), False, _version([str(venv), "-VV"]))
 
 
+# CPython 3.13 colours what its default excepthook writes where PYTHON_COLORS=1 (or FORCE_COLOR) asks for it
+# (Lib/_colorize.py, traceback.py's colorize=True: the file, line and function in magenta, the carets in red, the
+# exception's type and message in bold): a CI runner or a job launcher that forces colours writes them into the log
+PY_COLOR_SCENARIOS = ("plain", "chained", "context", "markers", "divide", "multiline_msg", "empty_msg", "notes",
+                      "group", "recursion", "kbint", "thread", "syntax_import", "syntax_main", "assert", "process",
+                      "print_exc", "unraisable", "asyncio_task")
+
+
+def python_color(work: Path) -> Iterator[Capture]:
+    """``programs/train.py``'s tracebacks under CPython 3.13 with ``PYTHON_COLORS=1``."""
+    app = work / "pycolor" / "app"
+    app.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "train.py", app / "train.py")
+    (app / "badconfig.py").write_text(BAD_CONFIG)
+    exe = next(PYENV.glob("3.13.*/bin/python3.13"))
+    printer = _version([str(exe), "-VV"])
+    for name in PY_COLOR_SCENARIOS:
+        kind, open_end = PY_SCENARIOS[name]
+        argv = [str(exe), "badconfig.py"] if name == "syntax_main" else [str(exe), "train.py", name]
+        out = ""
+        for _try in range(3):  # a signal scenario on a loaded machine may exit before printing
+            out = _run(argv, app, {"PYTHON_COLORS": "1"})
+            if out.strip():
+                break
+        # (asyncio's "Task exception was never retrieved" is one logging record, written at once)
+        yield Capture("python_color", f"{name} (3.13, PYTHON_COLORS=1)", _event(kind, out),
+                      open_end or kind == "python_traceback", printer, name == "asyncio_task")
+
+
 # --- CPython's standard library beyond traceback: pools, logging's stack_info, asyncio, unittest ------
 
 # scenario: (ends in free text, written in one write() by a logging handler). A traceback ends with
@@ -819,6 +848,7 @@ def glog(work: Path) -> Iterator[Capture]:
 
 
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
-    "python": python, "pystdlib": pystdlib, "pylibs": pylibs, "java": java, "java_loggers": java_loggers,
+    "python": python, "python_color": python_color, "pystdlib": pystdlib, "pylibs": pylibs, "java": java,
+    "java_loggers": java_loggers,
     "jvm_fatal": jvm_fatal, "node": node, "go": go, "rust": rust, "c": native, "memcheck": memcheck, "mpi": mpi,
     "jax": jax, "glog": glog, "golibs": golibs, "rustlibs": rustlibs}

@@ -100,6 +100,8 @@ RECORDS: dict[str, tuple[bool, Maker]] = {
 }
 LANG_RECORDS = {
     "python": ("py_default", "py_dashes", "glog", "nccl", "deepspeed", "vllm", "json", "hf_dict", "tqdm", "print"),
+    "python_color": ("py_default", "py_dashes", "glog", "nccl", "deepspeed", "vllm", "json", "hf_dict", "tqdm",
+                     "print"),
     "pystdlib": ("py_default", "py_dashes", "glog", "nccl", "deepspeed", "vllm", "json", "hf_dict", "tqdm", "print"),
     "pylibs": ("py_dashes", "glog", "nccl", "loguru", "rich_log", "structlog", "json", "hf_dict", "tqdm", "print"),
     "java": ("log4j", "json", "py_dashes", "print"),

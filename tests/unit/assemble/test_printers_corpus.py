@@ -1,7 +1,8 @@
 """``corpus/printers``: multiline events printed by the real printers (CPython's traceback, faulthandler and
 warnings, the JDK's printStackTrace, java.util.logging, log4j2 and logback, HotSpot's fatal error header, the Go
 runtime, Rust's panic hook, CPython's concurrent.futures, multiprocessing.pool, logging's stack_info, asyncio and
-unittest, Node.js's uncaught exception report and util.inspect, valgrind and gcc's sanitizers, Open MPI's mpirun,
+unittest, CPython 3.13's coloured tracebacks (PYTHON_COLORS=1), Node.js's uncaught exception report and
+util.inspect, valgrind and gcc's sanitizers, Open MPI's mpirun,
 JAX's filtered tracebacks, Ray's driver and forwarded worker lines, PySpark's log4j2 records and driver
 tracebacks, TensorFlow's C++ log records and graph execution errors, PyTorch's c10 errors, anomaly mode, DataLoader
 workers, dynamo, c10 log records and torchrun's failures, torch.compile's, inductor's, torch.fx's, torch.export's
@@ -28,8 +29,8 @@ from tests.multiline_score import labelled_files, score_file
 
 PRINTERS = CORPUS / "printers"
 LANGS = ("c", "cli", "glog", "go", "golibs", "hf", "java", "java_loggers", "jax", "jvm_fatal", "lightning", "memcheck",
-         "mpi", "node", "pylibs", "pyspark", "pystdlib", "python", "ray", "rust", "rustlibs", "tensorflow", "torch",
-         "torch_compile")
+         "mpi", "node", "pylibs", "pyspark", "pystdlib", "python", "python_color", "ray", "rust", "rustlibs",
+         "tensorflow", "torch", "torch_compile")
 
 
 @pytest.mark.parametrize("lang", LANGS)
