@@ -124,6 +124,7 @@ LANG_RECORDS = {
     "torch_compile": ("py_dashes", "glog", "nccl", "deepspeed", "json", "hf_dict", "tqdm", "print"),
     "hf": ("py_dashes", "hf_explicit", "nccl", "deepspeed", "json", "hf_dict", "tqdm", "print"),
     "lightning": ("py_dashes", "hydra_log", "glog", "nccl", "json", "hf_dict", "tqdm", "print"),
+    "pytest": ("py_dashes", "glog", "json", "hf_dict", "print"),
     "cli": ("py_dashes", "hydra_log", "glog", "json", "print"),
 }
 

@@ -723,3 +723,57 @@ def torch_compile(work: Path) -> Iterator[Capture]:
 
 
 LANGS["torch_compile"] = torch_compile
+
+
+# --- pytest: its failure report -------------------------------------------------------------------------
+
+# --tb styles: each run with -rA (every outcome in the short summary, and the PASSES section)
+PYTEST_TB = ("long", "short", "native")
+# _pytest/terminal.py: TerminalWriter.sep writes "<fill> title <fill>" to the terminal's width (COLUMNS).
+# summary_failures, summary_errors and summary_passes write per report a "_" rule with its title ("test_x",
+# "ERROR at setup of test_x"), then _outrep_summary: the report's longrepr (rep.toterminal: the frames, "E   "
+# lines, "file:N: Error"; between two entries of --tb=long a "_ _ _" rule) and its sections, each under a "-"
+# rule ("Captured stdout call", "Captured log call"): one event, to the next report's rule or the next "="
+# section rule. Everything else it writes is a line of its own (the session header, the progress line, the "="
+# rules, the short summary's lines), but summary_warnings' entry: the location line and the message indented
+# under it (one event), a blank line, then "-- Docs: ..."
+PYTEST_REPORT = re.compile(r"^_{3,} \S.* _{3,}$")
+PYTEST_SECTION = re.compile(r"^=+ \S.* =+$")
+
+
+def _pytest_pieces(out: str) -> list[Piece]:
+    lines = out.rstrip("\n").split("\n")
+    pieces: list[Piece] = []
+    i = 0
+    while i < len(lines):
+        line, j = lines[i], i + 1
+        if PYTEST_REPORT.match(line):
+            j = _run_end(lines, i, lambda x: not (PYTEST_REPORT.match(x) or PYTEST_SECTION.match(x)))
+            pieces.append(("pytest_report", lines[i:j]))
+        elif "::" in line and j < len(lines) and lines[j].startswith("  "):  # a warning's location
+            j = _run_end(lines, i, lambda x: x.startswith("  "))
+            pieces.append(("pytest_warning", lines[i:j]))
+        else:
+            pieces += _singles([line])
+        i = j
+    return pieces
+
+
+def pytest_report(work: Path) -> Iterator[Capture]:
+    """``programs/pytest/test_train.py`` under the project's own pytest (its dev extra), ``COLUMNS=80``, once per
+    ``--tb`` style with ``-rA``: what the run wrote to stdout."""
+    import sys
+
+    src = work / "pytest"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "pytest" / "test_train.py", src / "test_train.py")
+    exe = Path(sys.executable)
+    printer = f"pytest {_version([str(exe), '-m', 'pytest', '--version'])}, {_version([str(exe), '-VV'])}"
+    for tb in PYTEST_TB:
+        out = _merged([str(exe), "-m", "pytest", "-p", "no:cacheprovider", f"--tb={tb}", "-rA", "test_train.py"],
+                      src, {"COLUMNS": "80"})
+        # a report's last line is its longrepr's or its last section's (free text)
+        yield Capture("pytest", f"--tb={tb} -rA", _pytest_pieces(out), True, printer)
+
+
+LANGS["pytest"] = pytest_report
