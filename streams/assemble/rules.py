@@ -601,12 +601,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                  r"|The stack trace below excludes JAX-internal frames\.$"
                  # inductor's CppCompileError (torch/_inductor/exc.py: "C++ compile error\n\nCommand:\n<cmd>\n\n
                  # Output:\n<the compiler's diagnostics>")
-                 r"|(?:Command|Output):$"
+                 r"|(?:Command|Output):\s*$"
                  # torch.fx's data-dependent guard errors (fx/experimental/symbolic_shapes.py
                  # _make_data_dependent_error, _get_stack_summary, _blame_user_code) and torch.export's pointer to
                  # draft_export (export/__init__.py)
                  r"|consider using data-dependent friendly APIs |For C\+\+ stack trace, run with TORCHDYNAMO_"
-                 r"|The following call raised this error:$|The error above occurred when calling torch\.export\.)"),
+                 r"|The following call raised this error:\s*$|The error above occurred when calling torch\.export\.)"),
     # TensorFlow's graph execution error (python/framework/error_interpolation.py): after "Graph execution
     # error:" and a blank line, "Detected at node N defined at (most recent call last):", the frames where the
     # op was built (TF 2.11+: "  File ..." each followed by an empty line; before: indented with their source),
@@ -823,6 +823,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                   r"|x\d+: |Read of size|Write of size|page:|flags: |raw: |page dumped because)"),
     ("kern_task", r"\S+ +[RSDTtZXIK]\s*\d+ +\d+ +\d+ 0x"),  # sched_show_task: "comm  D21856  8442  4763 0x..."
     # framed tables and boxes: a rule of 10+ '=', '-' or '*' (bare, or with a title)
+    # pytest's section rules (_pytest/terminal.py write_sep("=", title): the fill shrinks to one "=" each side of a
+    # long title, "= 3 failed, 2 passed, 1 warning in 0.60s =")
+    ("pt_eq", r"=+ \S.* =+\s*$", "= "),
     ("rule_eq", r"={10,}\s*$"),
     ("rule_dash", r"-{10,}\s*$"),
     ("rule_star", r"\*{10,}\s*$"),
@@ -876,6 +879,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # GraphModule code (fx/graph_module.py print_readable: "class GraphModule(torch.nn.Module):", blank lines
     # between the statements of a node group; Graph.python_code: "def forward(self, ...):"), which torch.export
     # prints to stderr before it raises (export/_trace.py, the partial graph of a failed trace)
+    # pytest's report of one test (_pytest/terminal.py summary_failures, summary_errors, summary_passes:
+    # write_sep("_", "test_x" or "ERROR at setup of test_x"), then the report's longrepr and its captured sections)
+    ("pt_title", r"_{3,} \S.* _{3,}\s*$", "___ "),
     ("py_def", r"(?:class \w+\([\w., ]*\)|def \w+\(.*\)(?: -> .+)?):\s*$", ":"),
     ("yaml_key", r"[A-Za-z_][\w.-]*:(?: \S.*)?$"),
 )
@@ -1037,6 +1043,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "unsloth_top": ("unsloth", None),
     "wandb_sync": ("wandb_sync", None),
     "py_def": ("py_def", "python_source"),
+    "pt_title": ("pt_report", "pytest_report"),
 }
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
@@ -1224,6 +1231,13 @@ MODES: dict[str, dict] = {
     # Python source printed whole (TOKENS "py_def"): its body is indented, blank lines inside it are followed
     # by more of it; the first line at column 0 is the next record
     "py_def": {"kind": "python_source", "on": {"indent": (_C, None)}, "after_blank": {"indent": (_C, None)}},
+    # pytest's report of one test (TOKENS "pt_title"): written whole at the end of the session, its longrepr (the
+    # frames, "E   " lines, a native traceback, "_ _ _" between entries) and its sections under "-" rules (what the
+    # test printed and logged: any line, blank lines too) run to the next report's title or the next "=" section
+    # rule ("=== warnings summary ===", "=== short test summary info ===", the closing counts)
+    "pt_report": {"kind": "pytest_report", "on": {"pt_title": (_E, None), "pt_eq": (_E, None), "rule_eq_t": (_E, None),
+                                                  "rule_eq": (_E, None)},
+                  "any": (_S, None), "after_blank": "on"},
     "yaml": {"kind": "yaml_dump", "on": {"yaml_key": (_C, None), "indent": (_C, None), "exc_line": (_C, None)}},
     # a head with an empty message ("WARNING:torch.distributed.run:", "Process X:"): the next line
     # is the message, and decides the mode

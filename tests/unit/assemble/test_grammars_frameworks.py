@@ -284,3 +284,41 @@ def test_fx_graph_code_printed_whole_with_blank_lines_inside():
              '  File "/app/compile.py", line 62, in s_export',
              "torch._dynamo.exc.Unsupported: Data-dependent branching"]
     assert groups(texts) == [[0, 1, 2, 3, 4, 5], [7, 8, 9]]
+
+
+# -- pytest ------------------------------------------------------------------------------------------------
+
+def test_pytest_report_of_one_test_is_one_event_to_the_next_title():
+    # rule: TOKENS "pt_title" + MODES "pt_report" (_pytest/terminal.py summary_failures: the "_" rule with the
+    # test's name, its longrepr, its captured sections with whatever the test logged, to the next report)
+    texts = ["_______________________________ test_loss_value ________________________________",
+             "Traceback (most recent call last):",
+             '  File "/app/tests/test_train.py", line 27, in test_loss_value',
+             "    assert loss_at(10) == pytest.approx(0.2, abs=1e-3)",
+             "AssertionError: assert 0.22727272727272727 == 0.2 ± 0.001",
+             "  ",
+             "  comparison failed",
+             "----------------------------- Captured stdout call -----------------------------",
+             "step 10: computing loss",
+             "",
+             "------------------------------ Captured log call -------------------------------",
+             "ERROR    trainer:test_train.py:26 loss diverged at step 10",
+             "______________________________ test_shard_loader _______________________________",
+             "",
+             "    def test_shard_loader():",
+             ">       load(17)",
+             "E       FileNotFoundError: /data/shard-00017.arrow",
+             "",
+             "test_train.py:30: FileNotFoundError",
+             "=============================== warnings summary ===============================",
+             "2026-12-01 17:45:39,623 - trainer - INFO - step 4633/10000 loss=2.5489"]
+    assert groups(texts) == [list(range(12)), list(range(12, 19)), [19], [20]]
+
+
+def test_pytest_report_ends_at_a_section_rule_with_a_short_fill():
+    # rule: TOKENS "pt_eq" (write_sep("=", title) shrinks the fill to one "=" each side of a long title)
+    texts = ["_________________________________ test_config _________________________________",
+             "E   AssertionError: assert {'lr': 0.0003...atch_size': 8} == {'lr': 0.0003..., 'epochs': 3}",
+             "= 3 failed, 2 passed, 1 warning, 1 error, 4 skipped, 2 xfailed, 1 xpassed in 0.60s =",
+             "done."]
+    assert groups(texts) == [[0, 1], [2], [3]]

@@ -22,7 +22,7 @@ def test_loss_decreases():
 
 
 def test_loss_value():
-    print("step 10: computing loss")
+    print("computing the loss at step 10")
     log.error("loss diverged at step %d", 10)
     assert loss_at(10) == pytest.approx(0.2, abs=1e-3)
 
