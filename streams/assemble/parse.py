@@ -12,7 +12,9 @@ after it, or a glog-style letter just before it: NeMo's ``[NeMo I 2024-06-01 12:
 
 The body: a structured record the line ends with (:mod:`streams.assemble.records`: JSON however
 spaced, Python dict reprs, logfmt), whose keys are lifted by family (:mod:`streams.assemble.lift`) and
-win over the head; else a framework's step line (:mod:`streams.assemble.steplines`).
+win over the head (but a dict after a settings listing's dotted leader, DeepSpeed's ``  optimizer_params
+............. {'lr': ...}``, is a setting, kept as text); else a framework's step line
+(:mod:`streams.assemble.steplines`).
 
 Times without a zone are taken as UTC; formats without a year take the producer's year.
 """
@@ -66,6 +68,13 @@ _PROM_LABEL = re.compile(r'([A-Za-z_]\w*)\s*=\s*"((?:[^"\\]|\\.)*)"')
 # ECMA-48 SGR sequences (colours): "\x1b[31m", "\x1b[1;32m", "\x1b[0m".
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LEVEL_WORD = re.compile(rf"\b({_LVL}|Info|Warning|Error|Debug|Critical)\b")
+# The level first, bare or in brackets: XLM's LogFormatter "INFO - 10/04/19 14:41:25 - ...", and the
+# "[%(levelname)s] %(asctime)s %(module)s: %(message)s" format torch's elastic agent logs its launch with.
+_LEVEL_FIRST = re.compile(rf"\[?({_LVL}|Info|Warning|Error|Debug|Critical)\b")
+# A settings listing's leader: DeepSpeedConfig.print writes "  {} {} {}".format(arg, "." * (29 - len(arg)), value)
+# and Megatron's _print_args '.' * (48 - len(arg)); a dict after it is that setting's value
+# ("optimizer_params ............. {'lr': 1e-06, ...}"), not a record of training state.
+_LEADER = re.compile(r"([A-Za-z_]\w*) \.{2,} ?\Z")
 
 
 def norm_level(word: str | None) -> str | None:
@@ -94,6 +103,11 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:
     if record is not None:
         obj, at, fmt = record
         head = body[:at]
+        if head[-2:] in (". ", "..") and (lm := _LEADER.search(head, max(0, len(head) - 160))) is not None:
+            _head(head, c, p, producer_ts_ms)
+            p.attributes[lm.group(1)] = body[at:].strip()  # a setting, kept as text (the builder bounds it)
+            p.fmt, p.wide = "settings", True
+            return p
         if head.strip():
             end = _head(head, c, p, producer_ts_ms)
             p.fmt = f"{p.fmt}+{fmt}" if p.fmt else fmt
@@ -231,7 +245,7 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         if lm:
             p.level = norm_level(lm.group(1))
             return lm.end()
-        lm = _LEVEL_WORD.match(body)  # XLM: "INFO - 10/04/19 14:41:25 - ..." (the level first)
+        lm = _LEVEL_FIRST.match(body)
         if lm:
             p.level = norm_level(lm.group(1))
         return m.end()
