@@ -115,11 +115,11 @@ _COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*\[?(\d++)(?!\.\d
                          r"(?:\s*/\s*(\d+))?", re.I)
 _COUNTER_WORDS = ("epoch", "step", "iter")
 MAX_STEP_LINE = 4096  # a longer line is a dump, not a step line: its head is all that is looked at
-MAX_WHOLE_LINE_RULE = 160  # a line of one setting, or a row of nvidia-smi's table, is short
+MAX_SETTING_LINE = 160  # a line of one setting is short
 _TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"']?([\w./:@+-]+)")
 # The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
 _GATE = ("step", "epoch", "iter", "loss", "mem", "util", "throughput", "max_ca", "task_", "model_name",
-         "learning_rate", "learning rate", "train:", "[batch=", "_norm", "mib /")
+         "learning_rate", "learning rate", "train:", "[batch=", "_norm")
 # A learning rate alone is configuration (config dumps print "lr: 0.001"), but not beside a speed that the
 # step measured: XLM's Trainer.print_stats (and its forks UnsupervisedMT, SymbolicMathematics) logs
 # "%7i - " iterations, "{:7.2f} sent/s - {:8.2f} words/s - ", its losses and " - %s LR: {:.4e}" per optimizer.
@@ -173,8 +173,8 @@ def lift_step_line(body: str, p: Parsed) -> bool:
     low = body.lower()
     counters = "step" in low or "epoch" in low or "iter" in low
     if not (counters or any(w in low for w in _GATE) or any(a in low and b in low for a, b in _GATE_BESIDE)):
-        return False
-    if len(body) <= MAX_WHOLE_LINE_RULE and _whole_line_rule(body, p):
+        return "MiB /" in body and _smi_row(body, p)  # (nvidia-smi's row names no training word)
+    if len(body) <= MAX_SETTING_LINE and (m := _LONE_PAIR.fullmatch(body)) is not None and _setting(m, p):
         return True
     if "(" in body:
         settings: list[str] = []
@@ -202,14 +202,6 @@ def lift_step_line(body: str, p: Parsed) -> bool:
     if found:
         evaluation_losses(body, p)
     return found
-
-
-def _whole_line_rule(body: str, p: Parsed) -> bool:
-    """A line one rule reads whole: nvidia-smi's table row, or a line of one setting."""
-    if "MiB /" in body:
-        return _smi_row(body, p)
-    m = _LONE_PAIR.fullmatch(body)
-    return m is not None and _setting(m, p)
 
 
 def _setting(m: re.Match, p: Parsed) -> bool:
