@@ -25,7 +25,7 @@ import re
 import time
 
 from streams.assemble.keys import norm, number, settle_memory
-from streams.assemble.lift import LEVELS, Parsed, lift_record, lift_value
+from streams.assemble.lift import LEVELS, Parsed, lift_record, lift_value, settle_settings
 from streams.assemble.records import find_record, logfmt
 from streams.assemble.steplines import lift_counters, lift_step_line
 from streams.assemble.times import ISO as _ISO
@@ -116,6 +116,7 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:
         lift_record(obj, p)
         if head.strip() and ("poch" in head or "tep" in head or "ter" in head):
             lift_counters(head[end:], p)  # accelerate's "epoch 0: {'accuracy': ...}": the record wins
+        settle_settings(p)
         return _settled(p)
     if c.isalpha() and _whole_line_record(body, c, p):
         return _settled(p)
@@ -136,6 +137,7 @@ def _whole_line_record(body: str, c: str, p: Parsed) -> bool:
         if fields is not None:
             p.fmt = "logfmt"
             lift_record(fields, p)
+            settle_settings(p)
             return True
     return False
 

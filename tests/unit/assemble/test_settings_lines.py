@@ -4,8 +4,10 @@ nvidia-smi's table, torch elastic's log format). The field probe's dev6 part cov
 
 from __future__ import annotations
 
+import argparse
 import calendar
 import dataclasses
+import json
 
 import pytest
 import yaml
@@ -132,3 +134,26 @@ def test_level_in_brackets_before_the_time() -> None:
     # torch/distributed/elastic logs "[%(levelname)s] %(asctime)s %(module)s: %(message)s"
     p = lifted("[WARNING] 2022-09-04 18:43:32,155 api: Starting elastic_operator with launch configs:")
     assert p.level == "WARN" and p.ts_ms == calendar.timegm((2022, 9, 4, 18, 43, 32)) * 1000 + 155
+
+
+def test_configuration_dicts_are_settings() -> None:
+    # a script's print(vars(args)) of its argparse settings, and TrainingArguments.to_json_string (json.dumps of
+    # asdict, where max_steps -1 means "not set")
+    args = argparse.Namespace(lr=0.0003, batch_size=32, max_steps=1000, warmup_steps=100, seed=42)
+    for line in (str(vars(args)), f"INFO:__main__:hparams: {vars(args)}",
+                 json.dumps({**dataclasses.asdict(TrainingArguments()), "max_steps": -1})):
+        p = lifted(line)
+        assert "learning_rate" not in p.metrics and p.max_steps is None, line
+    p = lifted(str(vars(args)))
+    assert p.attributes["learning_rate"] == "0.0003" and p.attributes["max_steps"] == "1000"
+
+
+@pytest.mark.parametrize("record", [
+    {"loss": 1.25, "learning_rate": 2e-05, "num_input_tokens_seen": 1024},  # HF's logs dict, without its epoch
+    {"lr": 1e-04, "step": 10},
+    {"current_steps": 10, "total_steps": 300, "lr": 4.99e-05},  # LLaMA-Factory's trainer_log.jsonl
+    {"grad_norm": 0.87, "learning_rate": 1e-05},
+])
+def test_records_of_a_steps_state_keep_their_learning_rate(record: dict) -> None:
+    p = lifted(json.dumps(record))
+    assert "learning_rate" in p.metrics
