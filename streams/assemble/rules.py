@@ -877,6 +877,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # _MSG_FORMAT_TEMPLATE): its '-' section rule, then "Root Cause (first observed failure):", the root
     # failure's fields and the closing '=' rule
     ("box_root", r"Root Cause \(first observed failure\):\s*$", "Root Cause"),
+    # (the title under its border: "{name} FAILED")
+    ("box_title", r"\S.* FAILED\s*$"),
     # an error named inside an exception's message, by the naming convention of exception classes
     # ("ncclUnhandledCudaError: Call to CUDA function failed.")
     ("exc_named", r"[A-Za-z_][\w.]*(?:Error|Exception|Failure|Interrupt|Exit)\w*: "),
@@ -1303,7 +1305,7 @@ MODES: dict[str, dict] = {
                       "exc_named": (_C, "py_msg_more"), "j_exc": (_C, "py_msg_more"), "py_file": (_C, "py_msg_more"),
                       "fh_file": (_C, "py_msg_more"), "j_at": (_C, "py_msg_more"), "j_caused": (_C, "py_msg_more"),
                       "frame": (_C, "py_msg_more"), "c10_raised": (_C, "py_msg_more"),
-                      "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
+                      "rule_eq": (_T, "py_box_open"), "rule_eq_t": (_C, "py_box"),
                       "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                       "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
                       # logging's stack_info after the record's traceback (exc_info and stack_info both)
@@ -1323,7 +1325,7 @@ MODES: dict[str, dict] = {
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
                            "fh_file": (_C, None),
                            "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
-                           "c10_raised": (_C, None), "rule_eq": (_C, "py_box"), "rule_eq_t": (_C, "py_box"),
+                           "c10_raised": (_C, None), "rule_eq": (_T, "py_box_open"), "rule_eq_t": (_C, "py_box"),
                            "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                            "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
                            "py_stack": (_S, "py_stack"), "py_tb": ("after_colon", None),
@@ -1423,6 +1425,10 @@ MODES: dict[str, dict] = {
     # (torch/distributed/elastic/multiprocessing/errors/__init__.py _MSG_FORMAT_TEMPLATE)
     "py_box": {"kind": "childfailed_box", "kind_override": True,
                "on": {"rule_eq": (_L, None)}, "any": (_C, None)},
+    # a bare '=' rule under an exception's message is the box's border only when the box's title follows it
+    # (format_msg: the border, then f"{name} FAILED"); else it is another printer's (AddressSanitizer's
+    # report opens with a rule of its own) and is read again on its own
+    "py_box_open": {"kind": None, "on": {"box_title": (_S, "py_box")}},
     # the same box entered at its root-cause section (its border, title and other failures were cut):
     # the failure's fields are held until the closing '=' rule confirms them
     "py_box_cut": {"kind": "childfailed_box", "kind_override": True,

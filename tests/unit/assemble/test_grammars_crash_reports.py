@@ -201,3 +201,28 @@ def test_cargo_finished_line_with_a_bare_profile_is_a_record_of_its_own() -> Non
              "    Finished release [optimized] target(s) in 4.33s",
              "     Running `target/release/examples/quantized`"]
     assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
+
+
+# -- AddressSanitizer's report after a Python traceback (asan_report.cpp ScopedInErrorReport) ------------
+
+def test_sanitizer_rule_after_a_traceback_is_not_read_as_torchruns_box() -> None:
+    # rules: "py_msg" holds a bare '=' rule ("py_box_open") until the box's title ("{name} FAILED",
+    # format_msg) confirms it; ASan opens its report with a rule of its own, read again with its report
+    texts = ["Traceback (most recent call last):",
+             '  File "test.py", line 87, in at_exit_handler',
+             '    raise Exception("foo")',
+             "Exception: foo",
+             "=" * 65,
+             "==229269==ERROR: AddressSanitizer: heap-use-after-free on address 0x62500077e338 at pc 0x55e64a6b258e "
+             "bp 0x7ffffdcce0c0 sp 0x7ffffdcce0b8",
+             "READ of size 8 at 0x62500077e338 thread T0",
+             "    #0 0x55e64a6b258d in tensorflow::Node::name() const tensorflow/core/graph/graph.cc:159:43",
+             "SUMMARY: AddressSanitizer: heap-use-after-free tensorflow/core/graph/graph.cc:159:43 in name"]
+    assert spans(texts) == [(0, 3), (4, 8)]
+    assert kinds(texts) == ["python_traceback", "llvm_sanitizer"]
+    # (the same after a message known to span lines, "py_msg_more")
+    spanning = [*texts[:3], "RuntimeError: worker failed:", "  exit code 1", *texts[4:]]
+    assert spans(spanning) == [(0, 4), (5, 9)]
+    # (torchrun's box under the exception line: its title confirms the border)
+    box = ["=" * 40, "train.py FAILED", "-" * 40, "Failures:", "  <NO_OTHER_FAILURES>", "=" * 40]
+    assert spans([*texts[:4], *box, "next"]) == [(0, 9), (10, 10)]
