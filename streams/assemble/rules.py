@@ -86,8 +86,11 @@ import re
 STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # torchrun/accelerate with --tee or local_ranks_filter prefix every line: "[rank3]:", "[default3]:"
     ("rank", r"\[(?:rank|default)\d+\]: ?", "all", None),
-    # Ray's log monitor prefixes each worker line "(Name pid=N, ip=A)"; vLLM V1 "(VllmWorker rank=1 pid=N)"
-    ("ray", r"\((?:[\w.-]+ )?(?:(?:pid|rank|ip|node_id|actor_id)=[\w.:-]+,? ?)+\) ?", "all", None),
+    # Ray's log monitor prefixes each worker line "(Name pid=N, ip=A)"; vLLM V1 "(VllmWorker rank=1 pid=N)";
+    # SkyPilot names its Ray tasks "task," / "worker1, rank=1," (cloud_vm_ray_backend.py name_str) and its
+    # own streaming prefix is f"({task_name}, pid={pid}) " (log_lib run_with_log): "(task, pid=N)",
+    # "(worker1, rank=1, pid=N, ip=A)"
+    ("ray", r"\((?:[\w.-]+,? )?(?:(?:pid|rank|ip|node_id|actor_id)=[\w.:-]+,? ?)+\) ?", "all", None),
     ("raylet", r"\((?:raylet|gcs_server)(?:, ip=[\d.]+)?\) ?", "all", None),
     # Slurm srun --label: the task id before every line, right-aligned to the widest id (slurm's
     # _build_label "%*d: ", "P%u %*d: " in a heterogeneous job): "0: ", " 3: ", "12: ". A padded id

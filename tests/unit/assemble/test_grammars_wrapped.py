@@ -201,3 +201,23 @@ def test_vllm_records_interleaved_line_by_line_stay_one_event_per_worker():
     # (a worker's next record, a new second, is still its own event)
     later = "(VllmWorkerProcess pid=1464966) INFO 08-05 11:23:10 worker.py:1] next record"
     assert groups([*texts, later])[-1] == [len(texts)]
+
+
+# -- SkyPilot's per-line prefixes ------------------------------------------------------------------
+
+def test_skypilot_task_prefixes_key_each_node_and_end_at_a_record():
+    # rule: STREAM_PREFIXES "ray" with a name ending in ',' (SkyPilot's streaming_prefix f"({task_name}, pid={pid}) ",
+    # and the Ray task names "task," / "worker1, rank=1," its backend gives, which Ray's log monitor writes
+    # before "pid=N, ip=A")
+    def traceback_under(prefix: str) -> list[str]:
+        return [prefix + "Traceback (most recent call last):",
+                prefix + '  File "/sky_workdir/train.py", line 3, in <module>',
+                prefix + "    main()",
+                prefix + "RuntimeError: NCCL error"]
+    for prefix in ("(task, pid=4100) ", "(sky-cmd, pid=77) ", "(worker1, rank=1, pid=4100, ip=10.0.0.2) "):
+        texts = [*traceback_under(prefix), prefix + "2024-05-01 12:00:00,000 INFO step 3"]
+        assert spans(texts) == [(0, 3), (4, 4)], prefix
+    a = traceback_under("(head, rank=0, pid=4100, ip=10.0.0.1) ")
+    b = traceback_under("(worker1, rank=1, pid=4200, ip=10.0.0.2) ")
+    texts = [line for pair in zip(a, b, strict=True) for line in pair]
+    assert groups(texts) == [[0, 2, 4, 6], [1, 3, 5, 7]]
