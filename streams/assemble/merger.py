@@ -476,8 +476,11 @@ class MultilineMerger:
                     self._append(sid, opened, last, other, act, nxt, line, offset, ms, body, None, out)
                     return
         if last is not None and last != key:
+            # (a record whose formatter writes its head on every line, vLLM's, goes on under that head: the
+            # head says which lines are its own, so another writer's lines between them do not end it)
             for k in [k for k, o in opened.items() if k != key and o.mode in _WRITER_CLOSES
-                      and not (o.mode == "plain" and o.last_body.endswith(R.ANNOUNCE_ENDINGS))]:
+                      and not (o.mode == "plain" and o.last_body.endswith(R.ANNOUNCE_ENDINGS))
+                      and not (o.rhead and o.mode in _SWITCH_CLOSES)]:
                 self._close(sid, opened, k, out)
             still = self._src.get(sid)
             if still is not None:

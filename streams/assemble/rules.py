@@ -86,8 +86,11 @@ import re
 STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # torchrun/accelerate with --tee or local_ranks_filter prefix every line: "[rank3]:", "[default3]:"
     ("rank", r"\[(?:rank|default)\d+\]: ?", "all", None),
-    # Ray's log monitor prefixes each worker line "(Name pid=N, ip=A)"; vLLM V1 "(VllmWorker rank=1 pid=N)"
-    ("ray", r"\((?:[\w.-]+ )?(?:(?:pid|rank|ip|node_id|actor_id)=[\w.:-]+,? ?)+\) ?", "all", None),
+    # Ray's log monitor prefixes each worker line "(Name pid=N, ip=A)"; vLLM V1 "(VllmWorker rank=1 pid=N)";
+    # SkyPilot names its Ray tasks "task," / "worker1, rank=1," (cloud_vm_ray_backend.py name_str) and its
+    # own streaming prefix is f"({task_name}, pid={pid}) " (log_lib run_with_log): "(task, pid=N)",
+    # "(worker1, rank=1, pid=N, ip=A)"
+    ("ray", r"\((?:[\w.-]+,? )?(?:(?:pid|rank|ip|node_id|actor_id)=[\w.:-]+,? ?)+\) ?", "all", None),
     ("raylet", r"\((?:raylet|gcs_server)(?:, ip=[\d.]+)?\) ?", "all", None),
     # Slurm srun --label: the task id before every line, right-aligned to the widest id (slurm's
     # _build_label "%*d: ", "P%u %*d: " in a heterogeneous job): "0: ", " 3: ", "12: ". A padded id
@@ -375,6 +378,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("fh_file", r"[ \t]+File \"[^\"]*\", line \d+ in "),  # faulthandler's frame: no comma before "in"
     # (loguru's backtrace marks the frame where the exception was caught with '>' in the first column)
     ("py_file", r"(?:[ \t]+|> )File \"[^\"]*\", line \d+"),
+    # (a traceback copied from a page or a viewer that strips leading blanks: traceback.py's frame line
+    # '  File "{}", line {}, in {}' at column 0, its source line and its position markers too)
+    ("py_file_bare", r"File \"[^\"]*\", line \d+, in \S"),
+    ("py_marker", r"[ \t]*[~^][~^ ]*$"),
     # (torch.multiprocessing.spawn's ProcessRaisedException carries the child's traceback in its message,
     # "\n\n-- Process N terminated with the following error:\n" + the traceback: a chain of the same shape)
     ("py_chain", r"[ \t]*(?:During handling of the above exception, another exception occurred:"
@@ -419,13 +426,17 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # ("Cell In[N], line L" / "File path:L, in f(...)" + numbered source with "---->" markers)
     ("ipy_tb", r"\S+ {2,}Traceback \(most recent call last\)\s*$", "Traceback"),
     # (older IPython: "<ipython-input-N-..> in <module>()" / "/path/x.py in f(...)"; Colab folds "16 frames"
-    # and, copied from its page, writes each file as a link: "[/path/x.py](https://localhost:8080/#) in f(...)")
-    ("ipy_frame", r"(?:Cell In\[\d+\], line \d+|File \S.*:\d+, in |Input In \[\d+\], in |<ipython-input-[\w-]+> in "
-                  r"|[^\s:]+\.pyx? in \S|\d+ frames$|\[(?:<ipython-input-[\w-]+>|[^\s\]]+\.pyx?)\]\([^\s)]*\) in \S)"),
+    # and, copied from its page, writes each file as a link: "[/path/x.py](https://localhost:8080/#) in f(...)";
+    # VS Code's Jupyter extension (src/notebooks/outputs/tracebackFormatter.ts) links a cell frame's line and
+    # the current line's number, which a copy writes "Cell In[3], [line 1](vscode-notebook-cell:..)", "----> [1](..)")
+    ("ipy_frame", r"(?:Cell In\[\d+\], (?:line \d+|\[line \d+\]\([^\s)]*\))|File \S.*:\d+, in |Input In \[\d+\], in "
+                  r"|<ipython-input-[\w-]+> in |[^\s:]+\.pyx? in \S|\d+ frames$"
+                  r"|\[(?:<ipython-input-[\w-]+>|[^\s\]]+\.pyx?)\]\([^\s)]*\) in \S)"),
     # (VerboseTB numbers a frame's source lines right-aligned to 7 columns, "    682 x = f(", marks the
     # current one "--> 603 ", elides with "   (...)": the shape a cut excerpt starts with; inside a
     # traceback any numbered line is read as one, a relay may have shifted them)
-    ("ipy_num", r"(?: {4}\d{3}| {5}\d\d| {6}\d| {3}\d{4}| {2}\d{5}|-*-> \d+) |   \(\.\.\.\)\s*$"),
+    ("ipy_num", r"(?: {4}\d{3}| {5}\d\d| {6}\d| {3}\d{4}| {2}\d{5}|-*-> (?:\d+|\[\d+\]\([^\s)]*\))) "
+                r"|   \(\.\.\.\)\s*$"),
     ("ipy_src", r"[ \t]*-*> \d+ |[ \t]+\d+ |[ \t]+\(\.\.\.\)"),
     # (frames hidden by __tracebackhide__ are counted on a line of their own between the blank lines that
     # separate frames: VerboseTB.format_records' "    [... skipping hidden N frame]")
@@ -867,6 +878,18 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # transformers' loading report (transformers/utils/loading_report.py log_state_dict_report, one
     # logger.warning): "<Model> LOAD REPORT from: <path>", a table of keys ("Key | Status | ..." over a
     # "-+-" rule, a row per key), then "\n\nNotes:" and a "- STATUS:\t<note>" line per status shown
+    # transformers' report of the weights a checkpoint did not fill (modeling_utils.py _load_pretrained_model,
+    # one logger.warning or logger.info each, the message's lines joined by newlines, no head of their own):
+    # "Some weights of the model checkpoint at P were not used when initializing M: [..]" + "- This IS expected
+    # if ..." + "- This IS NOT expected if ..."; "Some weights of M were not initialized from the model checkpoint
+    # at P and are newly initialized[ because the shapes did not match]: [..]" (then a "- key: found shape ..."
+    # line per mismatch) + "You should probably TRAIN this model ..."; "All the weights of M were initialized from
+    # the model checkpoint at P." + "If your task is similar to the task ..."
+    ("hf_weights", r"(?:Some weights of .*(?: were not used when initializing | were not initialized from the model "
+                   r"checkpoint )|All the weights of \S+ were initialized from the model checkpoint )", "weights of "),
+    ("hf_weights_more", r"- This IS expected if |- \S.*: found shape "),
+    ("hf_weights_end", r"You should probably TRAIN this model |- This IS NOT expected if |If your task is similar to "
+                       r"the task the model of the checkpoint was trained on"),
     ("hf_report", r"(?:\x1b\[1m)?[\w.]+ LOAD REPORT(?:\x1b\[0m)? from: ", " LOAD REPORT"),
     ("hf_row", r"[^\s|][^|]* \| ", " | "),
     ("hf_rule", r"-+(?:\+-+)+\s*$"),
@@ -984,6 +1007,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "ray_tb": ("py_head", "python_traceback"),
     "eg_line": ("py_eg", "python_traceback"),  # an exception group whose head was cut
     "py_file": ("py_frames", "python_traceback"),  # a traceback whose head was cut
+    "py_file_bare": ("py_bare_frame", "python_traceback"),  # (its indentation stripped)
     "fh_file": ("fatal_frames", "python_fatal"),  # a thread dump whose head was cut
     "py_fatal": ("py_fatal", "python_fatal"),
     "py_timeout": ("py_timeout", "python_fatal"),
@@ -1070,6 +1094,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "json_member": ("json_tail", "json_dump"),  # a pretty-printed dump whose first lines were cut
     "py_ext_cut": ("py_ext_more", "python_fatal"),
     "hf_report": ("hf_report", None),
+    "hf_weights": ("hf_weights", None),
     "usage_head": ("usage", "usage_error"),
     "fire_error": ("fire_error", None),
     "hydra_compact": ("hydra_compact", None),
@@ -1296,6 +1321,8 @@ MODES: dict[str, dict] = {
     # accelerate's state repr: its field lines, nothing else (the blank line its trailing newline leaves
     # ends it)
     "accel_state": {"kind": "other_multiline", "on": {"accel_field": (_S, None)}},
+    # transformers' weights report (TOKENS "hf_weights"): its fixed further lines, to the one it ends with
+    "hf_weights": {"kind": "other_multiline", "on": {"hf_weights_more": (_S, None), "hf_weights_end": (_L, None)}},
     "accel_defaults": {"kind": None, "on": {"indent": (_S, None), "accel_defaults_end": (_L, None)}},
 
     # -- CPython traceback.py ----------------------------------------------------------------------
@@ -1303,12 +1330,12 @@ MODES: dict[str, dict] = {
     # line ("Type: message"), then the message's further lines (free text: ends at a record).
     "py_head": {"kind": "python_traceback",
                 "on": {"py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"), "indent": (_S, "py_frames"),
-                       "exc_line": (_S, "py_msg"),
+                       "py_file_bare": (_S, "py_bare_frame"), "exc_line": (_S, "py_msg"),
                        "j_exc": (_S, "py_msg"), "text": (_C, "py_msg")},
                 "after_blank": {"py_file": (_S, "py_frames")}},
     "py_frames": {"kind": "python_traceback",
                   "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
-                         "tqdm_bar": (_E, None),
+                         "tqdm_bar": (_E, None), "py_file_bare": (_S, "py_bare_frame"),
                          "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
                   # (after the frames traceback.py writes the exception line, "Type" or "Type: message":
                   # a line of another shape is not this traceback's, whatever its own writer)
@@ -1316,6 +1343,19 @@ MODES: dict[str, dict] = {
                   # user's code and before the exception line, and the values under the source line
                   "after_blank": {"py_file": (_S, None), "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"),
                                   "j_exc": (_S, "py_msg")}},
+    # a traceback whose lines lost their indentation (copied from a rendered page, or a viewer that strips
+    # leading blanks): traceback.py's order is all that is left. After a frame line comes its source line,
+    # whatever it looks like ("main()" reads as an exception line), unless the frame has none (a frozen
+    # module's: the next frame line); after the source line its position markers ("^^^^", "~~~^^"), then the
+    # next frame or the exception line. An indented frame line goes back to the indented grammar.
+    "py_bare_frame": {"kind": "python_traceback",
+                      "on": {"py_file_bare": (_S, None), "py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"),
+                             "py_tb": (_E, None)},
+                      "any": (_C, "py_bare_src")},
+    "py_bare_src": {"kind": "python_traceback",
+                    "on": {"py_marker": (_S, None), "node_caret": (_S, None), "py_file_bare": (_S, "py_bare_frame"),
+                           "py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"),
+                           "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")}},
     # after an exception line without a message: its notes (indented or "note"-like lines are not told
     # apart from the next record, so none are taken), then only a chained exception or the thread
     # dump of a fatal error continue it; any other line is the next record
@@ -1336,6 +1376,7 @@ MODES: dict[str, dict] = {
                "on": {"text": (_C, "py_msg_more"), "indent": (_C, "py_msg_more"),
                       "cuda_hint": (_C, "py_msg_more"),
                       "exc_named": (_C, "py_msg_more"), "j_exc": (_C, "py_msg_more"), "py_file": (_C, "py_msg_more"),
+                      "py_file_bare": (_C, "py_msg_more"),
                       "fh_file": (_C, "py_msg_more"), "j_at": (_C, "py_msg_more"), "j_caused": (_C, "py_msg_more"),
                       "frame": (_C, "py_msg_more"), "c10_raised": (_C, "py_msg_more"),
                       "rule_eq": (_T, "py_box_open"), "rule_eq_t": (_C, "py_box"),
@@ -1356,7 +1397,7 @@ MODES: dict[str, dict] = {
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
-                           "fh_file": (_C, None),
+                           "fh_file": (_C, None), "py_file_bare": (_C, None),
                            "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
                            "c10_raised": (_C, None), "rule_eq": (_T, "py_box_open"), "rule_eq_t": (_C, "py_box"),
                            "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
