@@ -56,7 +56,16 @@ print(json.dumps({"lines": len(recs), "outputs": n, "cpu_s": cpu, "wall_s": wall
 """
 
 
+def repo_env(**extra: str) -> dict[str, str]:
+    """This process's environment with the checkout first on PYTHONPATH: the scripts under ``tests/perf`` import
+    ``devtools``, which is run from the checkout, not installed."""
+    path = os.pathsep.join(filter(None, (str(REPO_ROOT), os.environ.get("PYTHONPATH", ""))))
+    return {**os.environ, "PYTHONPATH": path, **extra}
+
+
 def _run(cmd: list[str], timeout: float, cwd: Path = REPO_ROOT, env: dict[str, str] | None = None) -> str:
+    """``env``: the whole environment of the command (default: :func:`repo_env`)."""
+    env = repo_env() if env is None else env
     shown = " ".join("<core loop>" if "\n" in c else c for c in cmd)
     click.echo(f"$ {shown}", err=True)
     res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
@@ -108,7 +117,7 @@ def part_engines(passes: int) -> dict[str, Any]:
     worker does), and the worker with 200 lines per record and with one line per record."""
     out: dict[str, Any] = {"passes": passes}
     for engine in ("python", "native"):
-        env = {**os.environ, "SLUICE_ASSEMBLE__ENGINE": engine}
+        env = repo_env(SLUICE_ASSEMBLE__ENGINE=engine)
         core = json.loads(_run([sys.executable, "-m", "devtools.assemble_bench", str(passes), "--engine", engine,
                                 "--encode", "--json"], 900, env=env).strip().splitlines()[-1])
         row: dict[str, Any] = {"core": core["lines"] / core["cpu_s"]}

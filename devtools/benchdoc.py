@@ -71,6 +71,19 @@ def _n(x: float) -> str:
     return f"{x:,.0f}"
 
 
+def _engines_figure(engines: dict[str, Any], peer: dict[str, Any]) -> str:
+    py, nat = engines["python"], engines["native"]
+    figure = "; ".join(
+        f"{what}: {_n(nat[k] or 0)} native against {_n(py[k] or 0)} Python ({(nat[k] or 0) / (py[k] or 1):.2f}x)"
+        for what, k in (("core alone, Avro bodies written", "core"), ("worker, 200 lines per record", "worker_200"),
+                        ("worker, one line per record", "worker_1")))
+    rsyslog = peer.get("imkafka", {}).get("lines_per_cpu_s")
+    if rsyslog and nat.get("worker_200"):
+        figure += (f"; the native worker (200 lines per record) is {nat['worker_200'] / rsyslog:.2f} of rsyslog "
+                   f"imkafka -> Elasticsearch ({_n(rsyslog)}) in the same run")
+    return figure
+
+
 def figures_from_results(results: dict[str, Any], command: str) -> dict[str, dict[str, str]]:
     """Entry id -> new ``figure`` and ``command``, for what one ``python -m devtools bench`` run measured."""
     out: dict[str, dict[str, str]] = {}
@@ -85,11 +98,7 @@ def figures_from_results(results: dict[str, Any], command: str) -> dict[str, dic
                              "parser (about 128,000)")
     engines = results.get("engines")
     if engines:
-        py, nat = engines["python"], engines["native"]
-        put("native_engine", "; ".join(
-            f"{what}: {_n(nat[k] or 0)} native against {_n(py[k] or 0)} Python ({(nat[k] or 0) / (py[k] or 1):.2f}x)"
-            for what, k in (("core alone, Avro bodies written", "core"), ("worker, 200 lines per record", "worker_200"),
-                            ("worker, one line per record", "worker_1"))))
+        put("native_engine", _engines_figure(engines, results.get("peer") or {}))
     assemble = results.get("assemble")
     if assemble and assemble.get("per_cpu_s"):
         put("assemble_worker_batched", f"{_n(assemble['per_cpu_s'])} lines per CPU-second "

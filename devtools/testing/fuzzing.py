@@ -35,7 +35,7 @@ import fastavro
 
 from devtools import CORPUS_DIR
 from streams.assemble.decode import decode_record
-from streams.assemble.merger import split_prefix, terminal_text
+from streams.assemble.merger import MAX_SHIFT, split_prefix, terminal_text
 from streams.assemble.outputs import CONTRACT_OF_KIND, encode_body
 from streams.assemble.pipeline import Assembler, Output, RawRecord, source_id
 from streams.assemble.redact import Redactor
@@ -450,7 +450,14 @@ def _must_be_held(run: Sequence[Item]) -> set[int]:
             sid = item.key.decode("utf-8", "replace") if item.key else source_id(item.key, ln)
             continuing = open_partial.get(sid, False)
             open_partial[sid] = ln.partial
-            body = split_prefix(terminal_text(ln.text))[1]  # (colour codes alone make a blank line)
+            text = terminal_text(ln.text)  # (colour codes alone make a blank line)
+            body = split_prefix(text)[1]
+            if body.strip() and text[:1] == " ":
+                # a copy's indent before a relay's stamp alone: the merger takes the indent off a pasted
+                # source's lines (MultilineMerger._unshift), and what is left is a blank line
+                rest = text.lstrip(" ")
+                if len(text) - len(rest) <= MAX_SHIFT and not split_prefix(rest)[1].strip():
+                    body = ""
             if not continuing and not ln.partial and body and not body.isspace():
                 must.add(item.offset)
     return must

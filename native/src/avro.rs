@@ -7,6 +7,7 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::PyTypeInfo;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -94,14 +95,30 @@ fn sized(out: &mut Vec<u8>, data: &[u8]) {
     out.extend_from_slice(data);
 }
 
-fn text(out: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> Result<(), OffPath> {
-    if !v.is_exact_instance_of::<PyString>() {
+/// ``v`` as a ``T`` when its type is exactly ``T`` (a subclass is fastavro's to write, as on the Python path).
+fn exact<'a, 'py, T: PyTypeInfo>(v: &'a Bound<'py, PyAny>) -> Result<&'a Bound<'py, T>, OffPath> {
+    if !v.is_exact_instance_of::<T>() {
         return Err(OffPath);
     }
     // SAFETY of the cast: the exact type was checked above.
-    let s = unsafe { v.downcast_unchecked::<PyString>() };
-    let utf8 = s.to_str().map_err(|_| OffPath)?; // a lone surrogate: fastavro raises as str.encode() does
+    Ok(unsafe { v.downcast_unchecked::<T>() })
+}
+
+fn text(out: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> Result<(), OffPath> {
+    let utf8 = exact::<PyString>(v)?.to_str().map_err(|_| OffPath)?; // a lone surrogate: fastavro raises as str.encode() does
     sized(out, utf8.as_bytes());
+    Ok(())
+}
+
+/// A map's or an array's items: one block of all of them, then the empty block, as the Python writer and fastavro
+/// write it (an empty one is the empty block alone).
+fn blocks(out: &mut Vec<u8>, len: usize, items: impl FnOnce(&mut Vec<u8>) -> Result<(), OffPath>)
+          -> Result<(), OffPath> {
+    if len > 0 {
+        long(out, len as i64);
+        items(out)?;
+    }
+    out.push(0);
     Ok(())
 }
 
@@ -111,17 +128,12 @@ fn write(out: &mut Vec<u8>, ty: &Ty, v: &Bound<'_, PyAny>) -> Result<(), OffPath
             if v.is_none() { Ok(()) } else { Err(OffPath) }
         }
         Ty::Boolean => {
-            if !v.is_exact_instance_of::<PyBool>() {
-                return Err(OffPath);
-            }
-            out.push(u8::from(unsafe { v.downcast_unchecked::<PyBool>() }.is_true()));
+            out.push(u8::from(exact::<PyBool>(v)?.is_true()));
             Ok(())
         }
         Ty::Int | Ty::Long => {
-            if !v.is_exact_instance_of::<PyInt>() {
-                return Err(OffPath); // bool is a subclass of int: not exact, so off path as in Python
-            }
-            let n: i64 = v.extract().map_err(|_| OffPath)?;
+            // bool is a subclass of int: not exact, so off path as in Python
+            let n: i64 = exact::<PyInt>(v)?.extract().map_err(|_| OffPath)?;
             if matches!(ty, Ty::Int) && (n < i64::from(i32::MIN) || n > i64::from(i32::MAX)) {
                 return Err(OffPath);
             }
@@ -129,18 +141,12 @@ fn write(out: &mut Vec<u8>, ty: &Ty, v: &Bound<'_, PyAny>) -> Result<(), OffPath
             Ok(())
         }
         Ty::Double => {
-            if !v.is_exact_instance_of::<PyFloat>() {
-                return Err(OffPath);
-            }
-            out.extend_from_slice(&unsafe { v.downcast_unchecked::<PyFloat>() }.value().to_le_bytes());
+            out.extend_from_slice(&exact::<PyFloat>(v)?.value().to_le_bytes());
             Ok(())
         }
         Ty::Str => text(out, v),
         Ty::Bytes => {
-            if !v.is_exact_instance_of::<PyBytes>() {
-                return Err(OffPath);
-            }
-            sized(out, unsafe { v.downcast_unchecked::<PyBytes>() }.as_bytes());
+            sized(out, exact::<PyBytes>(v)?.as_bytes());
             Ok(())
         }
         Ty::Optional(inner) => {
@@ -153,10 +159,7 @@ fn write(out: &mut Vec<u8>, ty: &Ty, v: &Bound<'_, PyAny>) -> Result<(), OffPath
             }
         }
         Ty::Record(fields) => {
-            if !v.is_exact_instance_of::<PyDict>() {
-                return Err(OffPath);
-            }
-            let d = unsafe { v.downcast_unchecked::<PyDict>() };
+            let d = exact::<PyDict>(v)?;
             for (name, fty) in fields {
                 // a missing field is fastavro's to fill from the schema's default (or to refuse)
                 let item = d.get_item(name.bind(v.py())).map_err(|_| OffPath)?.ok_or(OffPath)?;
@@ -165,34 +168,23 @@ fn write(out: &mut Vec<u8>, ty: &Ty, v: &Bound<'_, PyAny>) -> Result<(), OffPath
             Ok(())
         }
         Ty::Map(values) => {
-            if !v.is_exact_instance_of::<PyDict>() {
-                return Err(OffPath);
-            }
-            let d = unsafe { v.downcast_unchecked::<PyDict>() };
-            if !d.is_empty() {
-                long(out, d.len() as i64);
+            let d = exact::<PyDict>(v)?;
+            blocks(out, d.len(), |out| {
                 for (k, item) in d.iter() {
                     text(out, &k)?;
                     write(out, values, &item)?;
                 }
-            }
-            out.push(0);
-            Ok(())
+                Ok(())
+            })
         }
         Ty::Array(items) => {
-            if !v.is_exact_instance_of::<PyList>() {
-                return Err(OffPath);
-            }
-            let l = unsafe { v.downcast_unchecked::<PyList>() };
-            if !l.is_empty() {
-                // one block of all items, then the empty block, as the Python writer and fastavro write it
-                long(out, l.len() as i64);
+            let l = exact::<PyList>(v)?;
+            blocks(out, l.len(), |out| {
                 for item in l.iter() {
                     write(out, items, &item)?;
                 }
-            }
-            out.push(0);
-            Ok(())
+                Ok(())
+            })
         }
     }
 }

@@ -35,7 +35,7 @@ pub fn final_redraw(text: &str) -> Result<&str, Defer> {
     }
 }
 
-fn strip_one<'a>(s: &'a str, c: char) -> &'a str {
+fn strip_one(s: &str, c: char) -> &str {
     s.strip_suffix(c).unwrap_or(s)
 }
 
@@ -66,7 +66,7 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 
 fn month_days(y: u32, m: u32) -> u32 {
     match m {
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 if (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400) => 29,
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
@@ -302,6 +302,20 @@ pub struct LineDecoder {
     max_ms: i64,
 }
 
+/// Where a line sits: RawLine's fields besides its text, source and labels.
+struct At {
+    file_offset: Option<i64>,
+    ts: Option<i64>,
+    partial: bool,
+    index: usize,
+}
+
+impl At {
+    fn index(index: usize) -> Self {
+        At { file_offset: None, ts: None, partial: false, index }
+    }
+}
+
 impl LineDecoder {
     fn empty_source<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
@@ -311,10 +325,9 @@ impl LineDecoder {
         Ok(d)
     }
 
-    fn line<'py>(&self, py: Python<'py>, text: &str, file_offset: Option<i64>, ts: Option<i64>,
-                 source: &Bound<'py, PyDict>, labels: &Bound<'py, PyDict>, partial: bool, index: usize)
-                 -> PyResult<Bound<'py, PyAny>> {
-        self.raw_line.bind(py).call1((text, file_offset, ts, source, labels, partial, index))
+    fn line<'py>(&self, py: Python<'py>, text: &str, at: At, source: &Bound<'py, PyDict>,
+                 labels: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+        self.raw_line.bind(py).call1((text, at.file_offset, at.ts, source, labels, at.partial, at.index))
     }
 
     /// Ok(false): a line of the text is the Python decoder's (see `final_redraw`).
@@ -322,12 +335,12 @@ impl LineDecoder {
         let text = strip_one(text, '\n');
         if !text.contains('\n') {
             let Ok(t) = final_redraw(strip_one(text, '\r')) else { return Ok(false) };
-            out.append(self.line(py, t, None, None, &self.empty_source(py)?, &PyDict::new(py), false, 0)?)?;
+            out.append(self.line(py, t, At::index(0), &self.empty_source(py)?, &PyDict::new(py))?)?;
             return Ok(true);
         }
         for (i, part) in text.split('\n').enumerate() {
             let Ok(t) = final_redraw(strip_one(part, '\r')) else { return Ok(false) };
-            out.append(self.line(py, t, None, None, &self.empty_source(py)?, &PyDict::new(py), false, i)?)?;
+            out.append(self.line(py, t, At::index(i), &self.empty_source(py)?, &PyDict::new(py))?)?;
         }
         Ok(true)
     }
@@ -349,7 +362,7 @@ impl LineDecoder {
         for (i, (line, file_offset, ts)) in batch.lines.iter().enumerate() {
             let text = no_nul(line);
             let Ok(t) = final_redraw(&text) else { return Ok(false) };
-            out.append(self.line(py, t, *file_offset, *ts, &src, &labels, false, i)?)?;
+            out.append(self.line(py, t, At { file_offset: *file_offset, ts: *ts, partial: false, index: i }, &src, &labels)?)?;
         }
         Ok(true)
     }
@@ -389,7 +402,7 @@ impl LineDecoder {
                     let src = self.empty_source(py)?;
                     src.set_item(self.fields[5].bind(py), c.stream)?;
                     let Ok(body) = final_redraw(strip_one(c.body, '\r')) else { return Ok(None) };
-                    out.append(self.line(py, body, None, c.ts, &src, &PyDict::new(py), c.partial, 0)?)?;
+                    out.append(self.line(py, body, At { file_offset: None, ts: c.ts, partial: c.partial, index: 0 }, &src, &PyDict::new(py))?)?;
                     return Ok(Some(out));
                 }
                 Ok(None) => {}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streams.assemble.keys import (
+    CANONICAL_METRICS,
     EPOCH_KEYS,
     EXCEPTION_KEYS,
     LEVEL_KEYS,
@@ -287,6 +288,28 @@ def lift_record(obj: dict, p: Parsed) -> None:
         message = f"{message}\n{exception}" if message else exception
     p.message = message
     p.wide = True
+
+
+# What a record must measure, besides a learning rate, to be a step's state rather than its settings: a loss, a norm,
+# a GPU figure, a throughput or a time (every family but the learning rate's).
+MEASURED = CANONICAL_METRICS - {"learning_rate"}
+
+
+def settle_settings(p: Parsed) -> None:
+    """A record that names a learning rate or a step budget but no step, no epoch and nothing measured is a
+    configuration dict (``print(config)``, ``logger.info(f"hparams: {vars(args)}")``, a JSON dump of
+    TrainingArguments with its ``"max_steps": -1`` meaning "not set"): those values stay as text in
+    ``attributes``, never fields."""
+    if p.step is not None or p.epoch is not None or (p.max_steps is None and "learning_rate" not in p.metrics):
+        return
+    if not MEASURED.isdisjoint(p.metrics) or any(k.endswith("loss") for k in p.metrics):
+        return
+    lr = p.metrics.pop("learning_rate", None)
+    if lr is not None:
+        p.attributes.setdefault("learning_rate", repr(lr))
+    if p.max_steps is not None:
+        p.attributes.setdefault("max_steps", str(p.max_steps))
+        p.max_steps = None
 
 
 def _time_parts(p: Parsed, value: dict) -> None:

@@ -46,7 +46,7 @@ _TOKEN_GATED = tuple((t[2], R.TOKEN_ORDER[t[0]], t[0], re.compile(t[1]).match)
 _MAX_PREFIXES = 4  # stream prefixes read before a line's body
 # A copy indented as a whole (a paste under a Markdown list, cargo's "--- stderr" of a build script) is read
 # with the indent taken off: at most this many blanks, first seen before a record head (see _unshift)
-_MAX_SHIFT = 4
+MAX_SHIFT = 4
 _SHAPES = {mode: Dispatch([(t[0], t[1]) for t in R.TOKENS if t[0] in names]) for mode, names in R.MODE_SHAPES.items()}
 _ORDER = R.TOKEN_ORDER
 _RECORDS = Dispatch([(n, p) for n, p, lit in R.RECORDS if lit is None], "r_")
@@ -539,7 +539,7 @@ class MultilineMerger:
 
     def _unshift(self, sid: str, text: str, ms: int) -> str:
         """``text`` without the indent a copy put before every line of the source. The indent is taken as
-        the copy's once a line indented by at most ``_MAX_SHIFT`` blanks starts with a record head (a
+        the copy's once a line indented by at most ``MAX_SHIFT`` blanks starts with a record head (a
         program's record is written at column 0, unless its formatter indents it) while every block the
         source has open came indented as far; it is the copy's until a line that is not blank comes with less."""
         n = self._shift.get(sid, (0, 0))[0]
@@ -552,7 +552,7 @@ class MultilineMerger:
             return text
         rest = text.lstrip(" ")
         n = len(text) - len(rest)
-        if n > _MAX_SHIFT or not rest or rest[0] not in _HEAD_FIRST or _HEAD_TABLE[rest[0]](rest) is None:
+        if n > MAX_SHIFT or not rest or rest[0] not in _HEAD_FIRST or _HEAD_TABLE[rest[0]](rest) is None:
             return text
         if " " in _HEAD_FIRST and _HEAD_TABLE[" "](text) is not None:
             return text  # a formatter that writes its head indented (tracing's Pretty, Rich without its time)

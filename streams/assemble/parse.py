@@ -12,7 +12,9 @@ after it, or a glog-style letter just before it: NeMo's ``[NeMo I 2024-06-01 12:
 
 The body: a structured record the line ends with (:mod:`streams.assemble.records`: JSON however
 spaced, Python dict reprs, logfmt), whose keys are lifted by family (:mod:`streams.assemble.lift`) and
-win over the head; else a framework's step line (:mod:`streams.assemble.steplines`).
+win over the head (but a dict after a settings listing's dotted leader, DeepSpeed's ``  optimizer_params
+............. {'lr': ...}``, is a setting, kept as text); else a framework's step line
+(:mod:`streams.assemble.steplines`).
 
 Times without a zone are taken as UTC; formats without a year take the producer's year.
 """
@@ -23,7 +25,7 @@ import re
 import time
 
 from streams.assemble.keys import norm, number, settle_memory
-from streams.assemble.lift import LEVELS, Parsed, lift_record, lift_value
+from streams.assemble.lift import LEVELS, Parsed, lift_record, lift_value, settle_settings
 from streams.assemble.records import find_record, logfmt
 from streams.assemble.steplines import lift_counters, lift_step_line
 from streams.assemble.times import ISO as _ISO
@@ -66,6 +68,13 @@ _PROM_LABEL = re.compile(r'([A-Za-z_]\w*)\s*=\s*"((?:[^"\\]|\\.)*)"')
 # ECMA-48 SGR sequences (colours): "\x1b[31m", "\x1b[1;32m", "\x1b[0m".
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LEVEL_WORD = re.compile(rf"\b({_LVL}|Info|Warning|Error|Debug|Critical)\b")
+# The level first, bare or in brackets: XLM's LogFormatter "INFO - 10/04/19 14:41:25 - ...", and the
+# "[%(levelname)s] %(asctime)s %(module)s: %(message)s" format torch's elastic agent logs its launch with.
+_LEVEL_FIRST = re.compile(rf"\[?({_LVL}|Info|Warning|Error|Debug|Critical)\b")
+# A settings listing's leader: DeepSpeedConfig.print writes "  {} {} {}".format(arg, "." * (29 - len(arg)), value)
+# and Megatron's _print_args '.' * (48 - len(arg)); a dict after it is that setting's value
+# ("optimizer_params ............. {'lr': 1e-06, ...}"), not a record of training state.
+_LEADER = re.compile(r"([A-Za-z_]\w*) \.{2,} ?\Z")
 
 
 def norm_level(word: str | None) -> str | None:
@@ -94,6 +103,11 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:
     if record is not None:
         obj, at, fmt = record
         head = body[:at]
+        if head[-2:] in (". ", "..") and (lm := _LEADER.search(head, max(0, len(head) - 160))) is not None:
+            _head(head, c, p, producer_ts_ms)
+            p.attributes[lm.group(1)] = body[at:].strip()  # a setting, kept as text (the builder bounds it)
+            p.fmt, p.wide = "settings", True
+            return p
         if head.strip():
             end = _head(head, c, p, producer_ts_ms)
             p.fmt = f"{p.fmt}+{fmt}" if p.fmt else fmt
@@ -102,6 +116,7 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:
         lift_record(obj, p)
         if head.strip() and ("poch" in head or "tep" in head or "ter" in head):
             lift_counters(head[end:], p)  # accelerate's "epoch 0: {'accuracy': ...}": the record wins
+        settle_settings(p)
         return _settled(p)
     if c.isalpha() and _whole_line_record(body, c, p):
         return _settled(p)
@@ -122,6 +137,7 @@ def _whole_line_record(body: str, c: str, p: Parsed) -> bool:
         if fields is not None:
             p.fmt = "logfmt"
             lift_record(fields, p)
+            settle_settings(p)
             return True
     return False
 
@@ -231,7 +247,7 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         if lm:
             p.level = norm_level(lm.group(1))
             return lm.end()
-        lm = _LEVEL_WORD.match(body)  # XLM: "INFO - 10/04/19 14:41:25 - ..." (the level first)
+        lm = _LEVEL_FIRST.match(body)
         if lm:
             p.level = norm_level(lm.group(1))
         return m.end()

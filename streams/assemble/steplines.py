@@ -14,6 +14,10 @@ wins (then the generic pairs do not run):
   ``epoch: 0|step: 12|ppo_ep: 1|act_loss: 0.1|...``, torchtune ``Step 12 | loss:1.23 lr:2e-05 ...``,
   Lightning's progress bar ``Epoch 0: 45%|...| 45/100 [..., loss=0.52, v_num=0]``. On a free-text line
   only keys that name a training quantity are taken (``localhost:8080`` is not a metric);
+- whole lines one rule reads: nvidia-smi's default table row (``| N/A 61C P0 175W / 400W | 33717MiB / 81252MiB
+  | 84% Default |``: the GPU's memory in use and utilisation), and a line of one learning rate or step budget
+  alone (``learning_rate=2e-05,`` of ``TrainingArguments.__str__``, ``  max_steps: 300000`` of OmegaConf's
+  YAML), which is configuration: kept as text in ``attributes``;
 - the layouts of :mod:`streams.assemble.stepruns`: progress heads (mmengine, timm, CLU, Composer), runs
   of ``key value`` pairs (fairseq, llm.c, nanoGPT), one-pair table rows (HF ``log_metrics``,
   stable-baselines3, wandb's summary); nothing after a configuration repr (``Namespace(lr=...)``);
@@ -26,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from streams.assemble.keys import EPOCH_KEYS, STEP_KEYS, TASK_KEYS, canonical, family, norm
+from streams.assemble.keys import EPOCH_KEYS, MAX_STEP_KEYS, STEP_KEYS, TASK_KEYS, canonical, family, norm
 from streams.assemble.lift import MAX_TASK_CHARS, Parsed, lift_value
 from streams.assemble.phrases import evaluation_losses, lift_phrases
 from streams.assemble.stepruns import METRICISH, NUMBER, progress_heads, spaced_run, table_row, without_config
@@ -80,13 +84,26 @@ RULE_METRICS = frozenset(n for r in RULES for n in r.names.values())
 # blank ("avail mem=38.11 GB").
 # A byte unit may be spelt with a small b: YOLOX prints its MiB as "mem: 34235Mb".
 _SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z_]\d[:=]))\s*\[?({_NUMBER}(?:\s*/\s*\d+)?)\]?"
-                        r"(%|[KMGT]\b| ?(?:[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?![\w.]|,\d{3})")
+                        r"(%|[KMGT]\b| ?(?:[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?![\w.]|,\d{3}|\([A-Za-z])")
 # A pair printed with blanks around its separator: TensorFlow's LoggingTensorHook "loss = 4.26, step = 100",
 # Caffe's "Iteration 100, lr = 0.001", DLLogger's "step_loss : 0.69  learning_rate : 1.6e-05". Its key is
 # one word that starts a segment (the body's start, or after "," ";" "|" ":" or two blanks), so a banner's
 # "Num Epochs = 3" or a logger's "params - trainer.optimizer.lr = 0.05" is not one.
 _LOOSE = re.compile(rf"(?:^|(?<=[,;|:])|(?<=\s\s))\s*([A-Za-z_][\w./]*) +[:=] +\[?({_NUMBER})\]?"
                     r"(?:\s?(%|[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?=[\s,;|)\]]|\Z)")
+# A figure with its kind in brackets right after it is qualified, not a count of the key's name: nccl-tests' header
+# prints "step: %ld(%s)" with "factor" or "bytes" (the message size's increment, "step: 2(factor)").
+# A whole line that is one setting, as configuration printers write them one per line: OmegaConf.to_yaml
+# ("  max_steps: 300000", "  learning_rate: 3.0e-04"), TrainingArguments.__str__ (f"{k}={v},\n" per field:
+# "learning_rate=2e-05,"). A learning rate or a step budget alone on a line is configuration (a tracker's row names
+# its namespace, "optim/learning_rate_group0=0.0003", and stays a figure); a loss alone is not (a setting is never
+# named loss).
+_LONE_PAIR = re.compile(rf"\s*([A-Za-z_][\w.]*)\s*[:=]\s*({NUMBER})\s*,?\s*")
+# nvidia-smi's default table: per GPU a row of three cells under "| Fan  Temp  Perf  Pwr:Usage/Cap|  Memory-Usage |
+# GPU-Util  Compute M. |", "| N/A   61C    P0   175W / 400W |  33717MiB / 81252MiB |     84%      Default |" (fan,
+# perf and power may read N/A): the memory in use (MiB) of the total, and the GPU's utilisation.
+_SMI_ROW = re.compile(r"\|\s*(?:N/A|\d+%)\s+(?:N/A|\d+C)\s+(?:N/A|P\d+)\s+(?:N/A|[\d.]+W)\s*/\s*(?:N/A|[\d.]+W)\s*\|"
+                      r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(?:N/A|(\d+)%)")
 # The split words a printer may name after its metric: litgpt's "loss train: 1.062, val: 1.057".
 _SPLITS = frozenset(("train", "val", "valid", "validation", "eval", "test"))
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z_]*) \Z")
@@ -94,10 +111,11 @@ _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 # "Epoch 1/3", "Step 12 |", "iteration 5", llm.c's "step    1/74": tried only where the lowered line holds the
 # word. A total after a step is max_steps; after an epoch it is the number of epochs, not kept.
 # ("STEP 6053.0" is an id, and so is "step 0xdeadbeef")
-_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*\[?(\d++)(?!\.\d|[A-Za-z_])(?:\s*/\s*(\d+))?",
-                         re.I)
+_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*\[?(\d++)(?!\.\d|[A-Za-z_]|\([A-Za-z])"
+                         r"(?:\s*/\s*(\d+))?", re.I)
 _COUNTER_WORDS = ("epoch", "step", "iter")
 MAX_STEP_LINE = 4096  # a longer line is a dump, not a step line: its head is all that is looked at
+MAX_SETTING_LINE = 160  # a line of one setting is short
 _TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"']?([\w./:@+-]+)")
 # The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
 _GATE = ("step", "epoch", "iter", "loss", "mem", "util", "throughput", "max_ca", "task_", "model_name",
@@ -151,12 +169,13 @@ def _named_unit(body: str, paren: int) -> int:
 
 def lift_step_line(body: str, p: Parsed) -> bool:
     """Lift the step fields a line prints; True when a printer's rule or any pair matched."""
-    if len(body) > MAX_STEP_LINE:
-        body = body[:MAX_STEP_LINE]
+    body = body[:MAX_STEP_LINE]  # (a shorter line is not copied)
     low = body.lower()
     counters = "step" in low or "epoch" in low or "iter" in low
     if not (counters or any(w in low for w in _GATE) or any(a in low and b in low for a, b in _GATE_BESIDE)):
-        return False
+        return "MiB /" in body and _smi_row(body, p)  # (nvidia-smi's row names no training word)
+    if len(body) <= MAX_SETTING_LINE and (m := _LONE_PAIR.fullmatch(body)) is not None and _setting(m, p):
+        return True
     if "(" in body:
         settings: list[str] = []
         kept = without_config(body, settings)  # a repr of the script's settings is not its state
@@ -183,6 +202,32 @@ def lift_step_line(body: str, p: Parsed) -> bool:
     if found:
         evaluation_losses(body, p)
     return found
+
+
+def _setting(m: re.Match, p: Parsed) -> bool:
+    """A lone learning rate or step budget (:data:`_LONE_PAIR`): kept as text in ``attributes``, never a field."""
+    key, value = m.group(1), m.group(2)
+    nk = canonical(norm(key))
+    fam = family(nk)
+    if nk not in MAX_STEP_KEYS and (fam is None or fam[0] != "learning_rate"):
+        return False
+    p.attributes.setdefault(key, value)
+    p.wide = True
+    return True
+
+
+def _smi_row(body: str, p: Parsed) -> bool:
+    m = _SMI_ROW.search(body)
+    if m is None:
+        return False
+    used, total, util = m.groups()
+    lift_value(p, "Memory-Usage", "gpu_memory_used_mib", used)
+    p.attributes["memory_total_mib"] = total
+    if util is not None:
+        lift_value(p, "GPU-Util", "gpu_util", util)
+    p.fmt = p.fmt or "nvidia_smi"
+    p.wide = True
+    return True
 
 
 def _task_fields(body: str, p: Parsed) -> bool:

@@ -21,6 +21,9 @@ FLOORS = {
     # wild/dev took in excerpts the rules had never seen, so its floor is the level measured with them:
     # raise it as the grammars reach those kinds.
     "wild/dev": (0.90, 0.98),
+    # wild/dev2: a second set of fresh pastes, scored blind before its rules were written; its floor is the level
+    # the rules reached on it.
+    "wild/dev2": (0.85, 0.98),
 }
 
 

@@ -23,6 +23,7 @@ PROBE_DEV3 = PROBE_DEV.with_name("dev3.yaml")
 DEV3_KNOWN_MISSES: set[tuple[str, str]] = set()
 PROBE_DEV4 = PROBE_DEV.with_name("dev4.yaml")
 PROBE_DEV5 = PROBE_DEV.with_name("dev5.yaml")
+PROBE_DEV6 = PROBE_DEV.with_name("dev6.yaml")
 
 
 def lifted(line: str):
@@ -211,6 +212,16 @@ def test_probe_fifth_dev_part_is_lifted_right() -> None:
     assert s["misses"] == []
     assert s["right"] == s["expected"] > 30
     assert s["absent"]["violated"] == 0 and s["absent"]["checked"] > 10
+
+
+def test_probe_sixth_dev_part_is_lifted_right() -> None:
+    # configuration dumps that must stay unlifted, tool tables and new sources' step lines (the source of each in
+    # dev6.yaml)
+    s = score(load([str(PROBE_DEV6)]))
+    assert s["misses"] == []
+    assert s["right"] == s["expected"] > 40
+    assert s["absent"]["violated"] == 0 and s["absent"]["checked"] > 40
+    assert s["metric"]["right"] == s["metric"]["checked"] > 40
 
 
 @pytest.mark.parametrize(("line", "name", "value"), [
