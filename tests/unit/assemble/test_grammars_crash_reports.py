@@ -1,0 +1,228 @@
+"""Grammars of crash and diagnostic reports that native runtimes print: ThreadSanitizer's frames,
+UndefinedBehaviorSanitizer's notes, UCX's per-thread backtraces and fatal records, containerd's goroutine
+dump, LLVM's crash handler, a Rust panic written after an unterminated line, cargo's status lines.
+
+Each test names the rule it guards and builds its lines from the format string of the code that prints
+them (quoted in ``rules.py``); removing or loosening the rule makes it fail.
+"""
+
+from __future__ import annotations
+
+from test_grammars import kinds, spans
+
+# -- ThreadSanitizer (tsan_report.cpp PrintReport; frames "    #%n %f %S %M", no pc) --------------
+
+
+def _tsan_frame(n: int, func: str, src: str, module: str, offset: int, build_id: str = "") -> str:
+    tail = f" (BuildId: {build_id})" if build_id else ""
+    return f"    #{n} {func} {src} ({module}+0x{offset:x}){tail}"
+
+
+def _tsan_report(pid: int) -> list[str]:
+    return ["==================",
+            f"WARNING: ThreadSanitizer: data race (pid={pid})",
+            "  Write of size 8 at 0x7b0400000800 by thread T1:",
+            _tsan_frame(0, "worker", "/src/a.c:49", "a.out", 0x9acb),
+            _tsan_frame(1, "<null>", "<null>", "libtsan.so.0", 0x29b3d),
+            "",
+            "  Previous read of size 8 at 0x7b0400000800 by main thread:",
+            _tsan_frame(0, "main", "/src/a.c:822", "a.out", 0x54f4, "c37a21adbd15c7d0b664b44dd7a19b1d98583db9"),
+            "",
+            "  Location is heap block of size 40 at 0x7b0400000800 allocated by thread T4:",
+            _tsan_frame(0, "operator new(unsigned long)", "<null>", "libclang_rt.tsan_osx_dynamic.dylib:x86_64",
+                        0x689d3),
+            "",
+            "  Thread T1 (tid=5022, running) created by main thread at:",
+            _tsan_frame(0, "pthread_create", "<null>", "libtsan.so.0", 0x2be1b),
+            "",
+            "SUMMARY: ThreadSanitizer: data race /src/a.c:49 in worker",
+            "=================="]
+
+
+def test_tsan_report_cut_above_its_frames_is_one_event_to_its_closing_rule() -> None:
+    # rules: TOKENS tsan_frame (a frame without a pc) starts "san_report"; "san_report" takes TSan's frames,
+    # and its blank-separated sections, to the SUMMARY and the rule that closes the report
+    report = _tsan_report(5020)
+    texts = [*report[3:], *_tsan_report(5021), "after the reports"]
+    assert spans(texts) == [(0, 13), (14, 30), (31, 31)]
+    assert kinds(texts)[0] == "llvm_sanitizer"
+
+
+def test_tsan_frames_keep_a_report_whose_sections_start_with_them() -> None:
+    # rules: SOFT_STARTS tsan_frame is an indented line to "san_report", which takes it (after a blank line too)
+    texts = ["WARNING: ThreadSanitizer: data race (pid=7)", "  Read of size 4 at 0x1 by main thread:", "",
+             _tsan_frame(0, "main", "a.cpp", "a.out", 0xea978, "c37a"),
+             "SUMMARY: ThreadSanitizer: data race a.cpp in main"]
+    assert spans(texts) == [(0, 4)]
+
+
+def test_a_tsan_shaped_line_elsewhere_is_read_as_an_indented_line() -> None:
+    # rule: SOFT_STARTS tsan_frame: inside a block that does not name it, it is an indented line
+    texts = ["Loaded modules:", _tsan_frame(0, "init", "<null>", "libfoo.so", 0x10)]
+    assert spans(texts) == [(0, 1)]
+
+
+# -- UndefinedBehaviorSanitizer (ubsan_diag.cpp) -------------------------------------------------
+
+_UBSAN = ["/src/aten/Functions.h:2779:12: runtime error: call to function f() through pointer to incorrect "
+          "function type 'void (*)()'",
+          "(/opt/lib/libtorch.so+0xa6b7860): note: f() defined here",
+          "    #0 0x7f25f2696882 in torch::randn() (/opt/lib/libtorch_python.so+0x11aa882)",
+          "    #1 0x558025dc7743 in _PyCFunction_FastCallDict /work/Objects/methodobject.c:231",
+          "SUMMARY: UndefinedBehaviorSanitizer: undefined-behavior /src/aten/Functions.h:2779:12 in "]
+
+
+def test_ubsan_note_at_a_module_location_is_part_of_the_report() -> None:
+    # rule: TOKENS san_note reads RenderLocation's "(module+0xoffset)" location
+    assert spans([*_UBSAN, "next line"]) == [(0, 4), (5, 5)]
+    texts = ["a.cc:3:4: runtime error: load of misaligned address", "<unknown>: note: pointer points here",
+             "next line"]
+    assert spans(texts) == [(0, 1), (2, 2)]
+
+
+def test_ubsan_report_after_an_unterminated_progress_line_starts_on_that_line() -> None:
+    # rule: TOKENS san_runtime takes text without a ':' before the error (unittest's "test (m.C) ... ")
+    texts = ["test_simple_model (__main__.TestBoard) ... " + _UBSAN[0], *_UBSAN[1:], "ok"]
+    assert spans(texts) == [(0, 4), (5, 5)]
+    # (text with a ':' before it is a message that quotes the error: a line of its own)
+    texts = ["ValueError: bad input: " + _UBSAN[0], "    #0 0x7f25f2696882 in f() (/opt/lib/a.so+0x1)", "x"]
+    assert spans(texts)[0] != (0, 1)
+
+
+# -- UCX (ucs/debug/debug.c ucs_debug_print_backtrace, ucs/debug/log.c) ------------------------------
+
+def _ucx_backtrace(tid: int, frames: int) -> list[str]:
+    return [f"==== backtrace (tid:{tid:7d}) ====",
+            *[f"{i:2d} 0x{0x557b9 + i:016x} fn{i}()  ???:0" for i in range(frames)]]
+
+
+def test_ucx_backtraces_of_two_threads_are_two_events() -> None:
+    # rules: "ucx" moves to "ucx_frames" at its header or first frame; there a further "==== backtrace" header
+    # (another thread's handler) starts a new event
+    texts = [*_ucx_backtrace(31212, 3), *_ucx_backtrace(31118, 2), "=================================", "next"]
+    assert spans(texts) == [(0, 3), (4, 7), (8, 8)]
+
+
+def test_ucx_fatal_record_and_the_backtrace_its_handler_prints_are_one_event() -> None:
+    # rules: TOKENS ucx_fatal (ucs_log's "[host:pid:thread:tid] file:line LEVEL: msg", pid padded to five
+    # columns) starts "ucx", whose backtrace header and frames follow
+    texts = ["[ast1815:6807 :0:6807] ib_mlx5_log.c:115  FATAL: Error on mlx5_3:1 QP 0xe6d7 wqe[7821]: "
+             "Transport retry count exceeded (synd 0x15 vend 0x81) opcode SEND",
+             "==== backtrace ====",
+             "0 0x000000000002cf1c uct_ib_mlx5_completion_with_err()  /src/uct/ib/mlx5/ib_mlx5_log.c:112",
+             "1 0x000000000003ea00 uct_ib_mlx5_poll_cq()  /src/uct/ib/mlx5/ib_mlx5.inl:38",
+             "=================================",
+             "next"]
+    assert spans(texts) == [(0, 4), (5, 5)]
+    assert kinds(texts)[0] == "cpp_frames"
+
+
+def test_ucx_caught_signal_lines_with_padded_pids_stay_lines_of_their_own() -> None:
+    # rule: TOKENS ucx_sig reads the padded pid: each signal line opens its own report
+    texts = ["[gpu023:3333 :0:3423] Caught signal 11 (Segmentation fault: address not mapped to object at "
+             "address 0x2b513f7d3760)",
+             "[gpu023:3310 :0:3403] Caught signal 11 (Segmentation fault: address not mapped to object at "
+             "address 0x2b31a46e0760)",
+             *_ucx_backtrace(3310, 2)]
+    assert spans(texts) == [(0, 0), (1, 4)]
+
+
+# -- containerd's dumpStacks ("=== BEGIN goroutine stack dump ===\n%s\n=== END goroutine stack dump ===")
+
+_DUMP = ["goroutine 14 [running]:",
+         "github.com/containerd/containerd/runtime/v2/shim.dumpStacks(0xc000332540)",
+         "\t/build/runtime/v2/shim/shim.go:533 +0x4f",
+         "created by github.com/containerd/containerd/runtime/v2/shim.serve in goroutine 1",
+         "\t/build/runtime/v2/shim/shim.go:515 +0x398",
+         "",
+         "goroutine 1 [select, 5733 minutes]:",
+         "main.main()",
+         "\t/build/cmd/containerd-shim-runc-v2/main.go:31 +0x51",
+         ""]
+
+
+def test_containerd_goroutine_dump_is_one_event_between_its_markers() -> None:
+    # rules: TOKENS go_dump_begin starts "go_stack"; go_dump_end (after the dump's trailing blank line)
+    # is its last line
+    texts = ["=== BEGIN goroutine stack dump ===", *_DUMP, "=== END goroutine stack dump ===", "next record"]
+    assert spans(texts) == [(0, 11), (12, 12)]
+    assert kinds(texts)[0] == "go_panic"
+
+
+def test_containerd_dump_inside_a_logrus_message_starts_at_its_record() -> None:
+    # rule: TOKENS go_dump_begin also after logrus' msg=" (the journal splits the record at each newline)
+    texts = ['time="2017-11-28T02:02:14Z" level=info msg="=== BEGIN goroutine stack dump ===', *_DUMP[:5],
+             '=== END goroutine stack dump ===" namespace=k8s.io', 'time="2017-11-28T02:02:15Z" level=info msg=next']
+    assert spans(texts) == [(0, 6), (7, 7)]
+
+
+# -- LLVM's crash handler (PrettyStackTrace.cpp CrashHandler, Signals PrintStackTrace) ---------------
+
+_LLVM = ["PLEASE submit a bug report to https://github.com/llvm/llvm-project/issues/ and include the crash "
+         "backtrace.",
+         "Stack dump:",
+         "0.\tProgram arguments: ./triton-opt poc.mlir --tritongpu-coalesce",
+         "1.\tRunning pass 'Function Pass Manager' on module 'poc.mlir'.",
+         " #0 0x00007f920fe345ca llvm::sys::PrintStackTrace(llvm::raw_ostream&, int) (./triton-opt+0x858e5ca)",
+         " #1 0x00007f920fe314ce llvm::sys::RunSignalHandlers() (./triton-opt+0x858b4ce)",
+         " #2 0x00007f92072c5330 (/lib/x86_64-linux-gnu/libc.so.6+0x45330)",
+         " #3 0x00007f920f9454a4 mlir::Attribute::getContext() const (./triton-opt+0x809f4a4)"]
+
+
+def test_llvm_crash_report_is_one_event() -> None:
+    # rules: TOKENS llvm_please / llvm_stack_dump start "llvm_crash": the pretty stack's entries and frames
+    assert spans(["Crash:", *_LLVM, "Segmentation fault (core dumped)"]) == [(0, 0), (1, 8), (9, 9)]
+    # (without the bug-report line, as older LLVM prints it)
+    assert spans([*_LLVM[1:], "next"]) == [(0, 6), (7, 7)]
+
+
+# -- Rust std::panicking default_hook after an unterminated stdout line -------------------------------
+
+def test_rust_panic_written_after_an_unterminated_line_starts_on_that_line() -> None:
+    # rule: TOKENS rust_panic_glued (the header ends with "file:line:col:", the message below)
+    texts = ["Assistant: Whythread 'main' panicked at examples/quantized/main.rs:426:73:",
+             "called `Option::unwrap()` on a `None` value",
+             "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+             "next"]
+    assert spans(texts) == [(0, 2), (3, 3)]
+    assert kinds(texts)[0] == "rust_panic"
+    # (a message that quotes a panic without ending at its location is a line of its own)
+    texts = ["worker said: thread 'main' panicked at src/a.rs:1:2: boom",
+             "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"]
+    assert spans(texts) == [(0, 0), (1, 1)]
+
+
+# -- cargo's status lines (job_queue: "Finished", "{profile} [{opt}] target(s) in {time}") ---------------
+
+def test_cargo_finished_line_with_a_bare_profile_is_a_record_of_its_own() -> None:
+    # rule: RECORDS cargo_status reads "Finished release [...]" (before cargo 1.77) as well as
+    # "Finished `release` profile [...]"
+    texts = ["   Compiling candle-examples v0.3.1 (/home/u/candle/candle-examples)",
+             "    Finished release [optimized] target(s) in 4.33s",
+             "     Running `target/release/examples/quantized`"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
+
+
+# -- AddressSanitizer's report after a Python traceback (asan_report.cpp ScopedInErrorReport) ------------
+
+def test_sanitizer_rule_after_a_traceback_is_not_read_as_torchruns_box() -> None:
+    # rules: "py_msg" holds a bare '=' rule ("py_box_open") until the box's title ("{name} FAILED",
+    # format_msg) confirms it; ASan opens its report with a rule of its own, read again with its report
+    texts = ["Traceback (most recent call last):",
+             '  File "test.py", line 87, in at_exit_handler',
+             '    raise Exception("foo")',
+             "Exception: foo",
+             "=" * 65,
+             "==229269==ERROR: AddressSanitizer: heap-use-after-free on address 0x62500077e338 at pc 0x55e64a6b258e "
+             "bp 0x7ffffdcce0c0 sp 0x7ffffdcce0b8",
+             "READ of size 8 at 0x62500077e338 thread T0",
+             "    #0 0x55e64a6b258d in tensorflow::Node::name() const tensorflow/core/graph/graph.cc:159:43",
+             "SUMMARY: AddressSanitizer: heap-use-after-free tensorflow/core/graph/graph.cc:159:43 in name"]
+    assert spans(texts) == [(0, 3), (4, 8)]
+    assert kinds(texts) == ["python_traceback", "llvm_sanitizer"]
+    # (the same after a message known to span lines, "py_msg_more")
+    spanning = [*texts[:3], "RuntimeError: worker failed:", "  exit code 1", *texts[4:]]
+    assert spans(spanning) == [(0, 4), (5, 9)]
+    # (torchrun's box under the exception line: its title confirms the border)
+    box = ["=" * 40, "train.py FAILED", "-" * 40, "Failures:", "  <NO_OTHER_FAILURES>", "=" * 40]
+    assert spans([*texts[:4], *box, "next"]) == [(0, 9), (10, 10)]
