@@ -265,6 +265,30 @@ _add("diagnosed_locals", "Dg" + rand(18),
      "    client = connect(host, db_password)\n             │       │     └ '{s}'\n"
      "             │       └ 'pg'\n             └ <function connect>")
 
+# Credentials whose printer or format gives them away: fixed base64 heads, bootstrap tokens, workflow commands, a
+# netloc, a heading above its value, two-column tables, secret stores' CLIs.
+_add("aws_session_token", "IQoJb3JpZ2luX2VjE" + rand(200, ALNUM + "+/") + "=", "upload failed with credentials {s}",
+     "X-Amz-Security-Token: {s}")
+_add("elasticsearch_enrollment_token", base64.b64encode(json.dumps(
+     {"ver": "8.13.2", "adr": ["10.0.0.2:9200"], "fgr": rand(64, HEX), "key": rand(20) + ":" + rand(22)}).encode()
+     ).decode(), "  {s}")
+_add("bootstrap_token", rand(6, string.ascii_lowercase + string.digits) + ".k" + rand(15, string.ascii_lowercase
+     + string.digits), "kubeadm join 10.0.0.1:6443 --token {s} --discovery-token-ca-cert-hash sha256:" + "0" * 64,
+     "{s}   23h   2024-05-02T12:00:00Z   authentication,signing   <none>   "
+     "system:bootstrappers:kubeadm:default-node-token")
+_add("masked_value", rand(32), "+ echo '::add-mask::{s}'")
+_add("k3s_token", rand(32, HEX), "K10" + rand(64, HEX) + "::server:{s}")
+_add("vault_unseal_key", rand(43, ALNUM + "+/") + "=", "Unseal Key 1: {s}", "Recovery Key 3: {s}")
+_add("netloc_password", "Nl" + rand(14), "SplitResult(scheme='https', netloc='ci:{s}@nexus', path='/', query='', "
+     "fragment='')")
+_add("heading_value", "Hv" + rand(16) + "*",
+     "Password for the elastic user (reset with `elasticsearch-reset-password`):\n  {s}\n")
+_add("table_row", rand(64), "| API Key    | ABCDEFGHIJKLMNOP |\n| API Secret | {s} |", "| secret       | {s} |")
+_add("store_cli_value", "Sc" + rand(14), "+ az keyvault secret set --vault-name kv --name db --value '{s}'",
+     "+ aws ssm put-parameter --name /x --type SecureString --value {s}",
+     "+ kubectl create secret generic db --from-literal=pw={s}", "+ dvc remote modify --local nas password {s}",
+     "+ rclone config create ckpt s3 secret_access_key {s}", "+ ngrok config add-authtoken {s}")
+
 # Passwords as programs' arguments (the table of secret_commands: a line per form), the variables programs document as
 # their password, libpq's password file, redis-cli's numbered replies, a URL password holding percent-escapes.
 _add("command_password", "Cm" + rand(10) + "#!" + rand(2),
@@ -298,6 +322,11 @@ _add("url_password_raw_at", "Ua" + rand(5) + "@" + rand(8), "postgresql://traine
 
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [
+    "      api_key: os.environ/AZURE_API_KEY", "  api_key: ${oc.env:WANDB_API_KEY}",
+    "wandb:   git_commit 607a30d783dfa663caf39e06633721c8d4cfcd7e", "| name        | trainer-ci |",
+    "| token_count | 409600     |", "Secret name:\n  hf-token", "Number of tokens:\n  409600",
+    "kubeadm join 10.0.0.1:6443 --token <token> --discovery-token-ca-cert-hash sha256:" + "7f" * 32,
+    "+ dvc remote modify storage url s3://ckpts/llm", "+ kubectl create configmap runs --from-literal=user=trainer",
     "  Array cookie:            ac",  # AddressSanitizer's shadow-byte legend
     "{'loss': 1.234, 'grad_norm': 0.98, 'learning_rate': 2e-05, 'token_acc': 0.93, 'epoch': 0.5}",
     "token_acc: 0.93", "max_tokens=512", "--max-tokens 2048 --max_new_tokens=256",

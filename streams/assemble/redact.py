@@ -36,6 +36,7 @@ from streams.assemble.secret_finders import (
     name_value_pair,
     numbered_reply,
     record_value,
+    table_row,
 )
 from streams.assemble.secret_gate import FOLD, FORMAT_CHARS, make_gate
 from streams.assemble.secret_keys import (
@@ -55,13 +56,18 @@ _MANIFEST_HEAD = re.compile(r"apiVersion:[ \t]*[\w./\-]+[ \t]*")
 _BASE64_VALUE = re.compile(r"[\"']?(?P<b>[A-Za-z0-9+/]{6,}={0,2})[\"']?")
 MANIFEST_EVENTS = 16  # top-level keys of one manifest: a Secret's data follows its kind within these
 _REDACTED_MARK = re.compile(r"\[REDACTED:\w+\]")
+# A line that says a password, secret or token was just set, whose value the tool prints next.
+_ANNOUNCED = re.compile(r"(?i)\b(?:password|passphrase|secret|token)\b[^\r\n]{0,80}\b(?:successfully )?"
+                        r"(?:reset|generated|created|changed|rotated)\b[.!]?[ \t]*$")
+_ANNOUNCING_WORDS = ("reset", "generated", "created", "changed", "rotated")
+_LABELLED_VALUE = re.compile(r"[ \t]*[A-Za-z][A-Za-z ]{0,40}:[ \t]+(?P<v>\S+)[ \t]*\r?")
 # A line of a key's base64: a full line, or a shorter tail that shows base64's digits, '+', '/' or padding
 # (a short word such as "done" ends the block instead).
 _PEM_BODY_LINE = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}|(?=[A-Za-z+/]*[0-9+/=])[A-Za-z0-9+/]{4,}={0,2}")
 _PREFIXED_BODY_LINE = re.compile(r"[ \t]([A-Za-z0-9+/]{40,}={0,2}|(?=[A-Za-z+/]*[0-9+/=])[A-Za-z0-9+/]{4,}={0,2})$")
 _PEM_HEADER = re.compile(r"(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset): .*")
 _FOLDS = str.maketrans({**dict.fromkeys(FORMAT_CHARS), 0x131: "i", 0x130: "I"})
-_RECORD_TRIGGERS = RECORD_VALUE_FIELDS | {"key"}  # the field names a record that names its secret holds
+_RECORD_TRIGGERS = RECORD_VALUE_FIELDS | {"key", "encoded"}  # the field names a record that names its secret holds
 MEMO_MAX_CHARS = 256  # strings up to this long (labels, source fields, keys) are memoised
 MEMO_ENTRIES = 50_000
 
@@ -157,6 +163,7 @@ class Redactor:
         self._manifest_open: dict[tuple[Any, ...], int] = {}  # sources inside a Secret manifest: events left
         self._manifest_head: dict[tuple[Any, ...], bool] = {}  # sources whose last event began a manifest
         self._reply_name: dict[tuple[Any, ...], tuple[int, str]] = {}  # sources whose last event named a secret
+        self._announced: set[tuple[Any, ...]] = set()  # sources whose last event announced a new password
 
     def _finder(self, rule: SecretRule) -> Callable[[str], list[tuple[int, int, str]]]:
         kind = rule.kind
@@ -171,7 +178,8 @@ class Redactor:
                 strength = self.strength
                 return lambda text: [(a, b, kind) for a, b in command_secrets(text, strength)]
             # judged by key name, with the configured names too
-            if fn in (assignment, name_value, name_value_pair, keyed_value, diagnosed, record_value, numbered_reply):
+            if fn in (assignment, name_value, name_value_pair, keyed_value, diagnosed, record_value, numbered_reply,
+                      table_row):
                 strength = self.strength
                 return lambda text: [(a, b, "secret") for a, b in fn(text, strength)]
             return lambda text: [(a, b, kind) for a, b in fn(text)]
@@ -360,6 +368,8 @@ class Redactor:
             value["message"] = self._secret_manifest(value, msg)
         if msg and (self._reply_name or (") \"" in msg and msg.lstrip()[:1].isdigit())):
             value["message"] = self._numbered_reply(value, msg)
+        if msg and (self._announced or msg.rstrip(" \t.!")[-9:].lower().endswith(_ANNOUNCING_WORDS)):
+            value["message"] = self._announced_value(value, msg)
         for k in maps:
             v = value.get(k)
             if v:
@@ -438,6 +448,22 @@ class Redactor:
             if len(self._reply_name) >= MEMO_ENTRIES:
                 self._reply_name.clear()
             self._reply_name[key] = (n, v)
+        return msg
+
+    def _announced_value(self, value: dict[str, Any], msg: str) -> str:
+        """A password that a tool announces in one line and prints in the next (Elasticsearch's reset-password tool:
+        "Password for the [elastic] user successfully reset." then "New value: <password>"), the two lines left as
+        events of their own: the next event of the source, when it is a label and one value."""
+        key = tuple((value.get("source") or {}).values())
+        if key in self._announced:
+            self._announced.discard(key)
+            m = _LABELLED_VALUE.fullmatch(msg)
+            if m is not None and CHECKS["heading_value"](m.group("v")):
+                return msg[:m.start("v")] + "[REDACTED:secret]" + msg[m.end("v"):]
+        if _ANNOUNCED.search(msg):
+            if len(self._announced) >= MEMO_ENTRIES:
+                self._announced.clear()
+            self._announced.add(key)
         return msg
 
     def letter(self, value: dict[str, Any]) -> dict[str, Any]:

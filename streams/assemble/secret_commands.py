@@ -15,6 +15,8 @@ How a row takes its value (``take``):
   ``-kfile`` is another option);
 - ``named``: ``-p NAME VALUE``, a secret when NAME names one (papermill's notebook parameters);
 - ``positional``: the ``index``-th word that is no option after the word ``sub`` (``rabbitmqctl add_user NAME PW``).
+- ``pairs``: ``NAME VALUE`` words after the word ``sub``, a secret when NAME names one (``dvc remote modify REMOTE
+  password PW``, ``rclone config create REMOTE TYPE secret_access_key KEY``).
 
 ``sub`` (for the other forms) is a word the command must hold before the option (``docker login -p``, not
 ``docker run -p``); ``after`` (a regex) is what precedes the secret inside the value (openssl's ``pass:PW``,
@@ -114,6 +116,24 @@ COMMAND_SECRETS: tuple[CommandSecret, ...] = (
                   source="nmcli(1): device wifi connect SSID password PASSWORD; connection modify ... wifi-sec.psk"),
     CommandSecret("wpa_passphrase", (), "positional", sub="wpa_passphrase", index=2,
                   source="wpa_passphrase(8): wpa_passphrase [ ssid ] [ passphrase ]"),
+    CommandSecret("dvc", (), "pairs", sub="modify",
+                  source="dvc remote modify [--local] NAME OPTION VALUE (dvc.org: password, secret_access_key, token)"),
+    CommandSecret("rclone", (), "pairs", sub="config",
+                  source="rclone config create|update NAME TYPE [KEY VALUE]... (rclone.org: pass, secret_access_key)"),
+    CommandSecret("ngrok", (), "positional", sub="add-authtoken", index=1,
+                  source="ngrok config add-authtoken TOKEN (ngrok agent CLI reference)"),
+    CommandSecret("ngrok", (), "positional", sub="authtoken", index=1, source="ngrok authtoken TOKEN (ngrok v2)"),
+    CommandSecret("cloudflared", (), "positional", sub="install", index=1,
+                  source="cloudflared service install TOKEN (Cloudflare Tunnel docs: the tunnel token)"),
+    CommandSecret("vastai", (), "positional", sub="api-key", index=1,
+                  source="vastai set api-key KEY (vast.ai CLI docs)"),
+    CommandSecret("az", ("--value",), sub="secret",
+                  source="az keyvault secret set --name NAME --value VALUE (learn.microsoft.com)"),
+    CommandSecret("aws", ("--value",), sub="put-parameter",
+                  source="aws ssm put-parameter --name NAME --type SecureString --value VALUE (AWS CLI reference)"),
+    CommandSecret("kubectl|oc", ("--from-literal",), sub="secret", after="^[^=]+=",
+                  source="kubectl create secret generic NAME --from-literal=KEY=VALUE (kubectl reference: each "
+                         "literal is the Secret's data, whatever its key)"),
     CommandSecret("htpasswd", ("-b",), "positional", sub="htpasswd", index=3, skip=("-C", "-r"),
                   source="htpasswd(1): htpasswd -b[cmBdpsD] [-C cost] [-r rounds] passwdfile username password"),
     CommandSecret("htpasswd", ("-b", "-n"), "positional", sub="htpasswd", index=2, skip=("-C", "-r"),
@@ -227,33 +247,40 @@ def _positional(row: CommandSecret, words: list[Word], i: int) -> int | None:
     return None
 
 
+def _found(row: CommandSecret, program: str, words: list[Word],
+           strength_of: Callable[[str], str | None]) -> list[tuple[int, int]]:
+    """Where ``row`` finds a secret among a command's words: (word index, first character) each."""
+    names = [w for w, _ in words]
+    if row.take == "positional":
+        if row.sub == program:
+            flags = "".join(w[1:] for w in names if w.startswith("-") and not w.startswith("--"))
+            if not all(o[1:] in flags for o in row.options):
+                return []
+            starts = [-1]
+        else:
+            starts = [i for i, w in enumerate(names) if w == row.sub]
+        return [(j, 0) for i in starts if (j := _positional(row, words, i)) is not None]
+    if row.take == "pairs":
+        at = names.index(row.sub) if row.sub in names else len(names)
+        return [(i + 1, 0) for i in range(at + 1, len(names) - 1) if not names[i].startswith("-")
+                and is_secret_value(strength_of(names[i]), names[i + 1], names[i])]
+    if row.take == "named":
+        return [(i + 2, 0) for i, w in enumerate(names[:-2]) if w in row.options
+                and is_secret_value(strength_of(names[i + 1]), names[i + 2], names[i + 1])]
+    if row.sub and row.sub not in names:
+        return []
+    return [v for i in range(len(words)) if (v := _value(row, words, i)) is not None]
+
+
 def command_secrets(text: str, strength_of: Callable[[str], str | None] = key_strength) -> list[tuple[int, int]]:
     """Passwords given to the programs of :data:`COMMAND_SECRETS` (see the module's docstring)."""
     spans: list[tuple[int, int]] = []
     for m in _PROGRAM.finditer(text):
-        rows = _BY_PROGRAM[m.group("p")]
         words = _words_after(text, m.start(), m.end())
         if not words:
             continue
-        names = [w for w, _ in words]
-        for row in rows:
-            if row.take == "positional":
-                if row.sub == m.group("p"):
-                    flags = "".join(w[1:] for w in names if w.startswith("-") and not w.startswith("--"))
-                    if not all(o[1:] in flags for o in row.options):
-                        continue
-                    starts = [-1]
-                else:
-                    starts = [i for i, w in enumerate(names) if w == row.sub]
-                found = [(j, 0) for i in starts if (j := _positional(row, words, i)) is not None]
-            elif row.take == "named":
-                found = [(i + 2, 0) for i, w in enumerate(names[:-2]) if w in row.options
-                         and is_secret_value(strength_of(names[i + 1]), names[i + 2], names[i + 1])]
-            elif row.sub and row.sub not in names:
-                continue
-            else:
-                found = [v for i in range(len(words)) if (v := _value(row, words, i)) is not None]
-            for j, first in found:
+        for row in _BY_PROGRAM[m.group("p")]:
+            for j, first in _found(row, m.group("p"), words, strength_of):
                 value, where = words[j]
                 span = _secret_in(row, value, first)
                 if span is not None:

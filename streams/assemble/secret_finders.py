@@ -75,6 +75,10 @@ _ASSIGN = re.compile(r"""
       | (?P<bs>[|>][+\-]?)(?=\r?\n)                   # a YAML block scalar's indicator: the value is below
       | (?P<tq>\'\'\'|\"\"\")(?P<tv>[^\r\n]{0,512}?)(?P=tq)      # a TOML multi-line string kept on one line
       | \{(?P<cv>[^{}\r\n]{1,512})\}(?=[;\s"']|$)        # ODBC/ADO's braced value (Pwd={...};)
+      | (?P<rf>\$\{[^{}\r\n]{1,200}\})                  # a reference to be filled in (${VAR}, ${oc.env:VAR})
+      | Some\([ \t]*\r?\n?[ \t]*(?P<sq>["'])(?P<sv>(?:\\.|[^\\\r\n])*?)(?P=sq)  # Rust's Debug of an Option
+                                                      # (Some("v"); {:#?} puts the string on the next line)
+      | Optional\[(?P<ov>[^\]\r\n]{1,512})\]         # Java's Optional.toString()
       | b?(?P<q>["'])(?P<qv>(?:\\.|[^\\\r\n])*?)(?P=q)  # a quoted value (or bytes): spaces and ; allowed
       | (?P<bv>[^\s,;&'"<>(){}\[\]\\]+)               # a bare value
       | \\?(?P<uq>["'])(?P<uv>[^\r\n\\"']+)           # an opening quote never closed (a cut line)
@@ -271,14 +275,15 @@ def _env_line(text: str, ks: int, value_end: int) -> bool:
     return _ENV_PREFIX.fullmatch(text, line_start, ks) is not None and not _NEXT_ASSIGNMENT.search(rest)
 
 
-_LABEL_TAIL = re.compile(r"(?: [A-Za-z][A-Za-z0-9]*){1,2}(?=[ \t]*[:=])")
+# (a label may end in a number: vault operator init's "Unseal Key 1:", "Recovery Key 3:")
+_LABEL_TAIL = re.compile(r"(?: [A-Za-z][A-Za-z0-9]*){1,2}(?: [0-9]{1,3})?(?=[ \t]*[:=])| [0-9]{1,3}(?=[ \t]*[:=])")
 _LABEL_HEAD = re.compile(r"(?<![A-Za-z0-9_.\-])(?:[A-Za-z][A-Za-z0-9]* ){1,2}$")
 _SEP_AHEAD = re.compile(r"[ \t]*[:=]")
 
 
 def _label(text: str, ks: int, ke: int) -> tuple[int, int] | None:
-    """A key written as words, as a person labels it (``API Key: x``, ``Client Secret = x``): up to two words
-    before and after the keyword's word, followed by ``:`` or ``=``."""
+    """A key written as words, as a person labels it (``API Key: x``, ``Client Secret = x``, ``Unseal Key 1: x``): up
+    to two words before and after the keyword's word (and a number), followed by ``:`` or ``=``."""
     tail = _LABEL_TAIL.match(text, ke) if text.startswith(" ", ke) else None
     if tail is None and not _SEP_AHEAD.match(text, ke):
         return None
@@ -291,7 +296,7 @@ def _label(text: str, ks: int, ke: int) -> tuple[int, int] | None:
 def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[int, int]:
     """Where the assigned value is: inside its quotes, or the bare word (a header's: to the line's end; an
     environment line's: to the next space, as ``printenv`` prints whatever characters a value holds)."""
-    group = next(g for g in ("ev", "tv", "qv", "cv", "bv", "uv", "bs") if m.group(g) is not None)
+    group = next(g for g in ("ev", "tv", "qv", "cv", "rf", "sv", "ov", "bv", "uv", "bs") if m.group(g) is not None)
     start, end = m.span(group)
     if strength == "header" and group == "bv":
         rx = _HEADER_LINE if _QUOTED_PARAM_SCHEME.match(text, start) else _HEADER_VALUE
@@ -495,7 +500,26 @@ def numbered_reply(text: str, strength_of: Callable[[str], str | None] = _streng
     return spans
 
 
-FINDERS: dict[str, Callable[[str], Spans]] = {"pem": pem, "assignment": assignment, "name_value": name_value,
+# -- | API Secret | value | ---------------------------------------------------------------------------------
+# A row of a two-column table as cliff (the openstack CLI's "show" output), prettytable, tabulate's "grid" and
+# Confluent's CLI draw it: the first cell names the second.
+_TABLE_ROW = re.compile(r"^[ \t]*\|[ \t]*(?P<k>[^|\r\n]{1,100}?)[ \t]*\|[ \t]*(?P<v>[^|\s]{1,4096})[ \t]*\|[ \t]*\r?$",
+                        re.MULTILINE)
+
+
+def table_row(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The value cell of a two-column table row whose name cell names a secret."""
+    spans: Spans = []
+    for m in _TABLE_ROW.finditer(text):
+        key = m.group("k")
+        strength = strength_of(key) if _KEYWORD.search(key) else None
+        if strength is not None and strength != "header" and is_secret_value(strength, m.group("v"), key):
+            spans.append(m.span("v"))
+    return spans
+
+
+FINDERS: dict[str, Callable[[str], Spans]] = {"table_row": table_row,
+                                               "pem": pem, "assignment": assignment, "name_value": name_value,
                                                "k8s_secret": k8s_secret, "keyed_value": keyed_value,
                                                "diagnosed": diagnosed, "name_value_pair": name_value_pair,
                                                "record_value": record_value,

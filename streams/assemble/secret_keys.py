@@ -34,6 +34,8 @@ STRONG_ENDINGS = frozenset({
     # the variables programs document as their password: mysql(1) MYSQL_PWD, sshpass(1) -e SSHPASS, redis-cli
     # REDISCLI_AUTH
     "mysqlpwd", "sshpass", "rediscliauth",
+    # Confluent clients' basic.auth.user.info (schema registry credentials as KEY:SECRET)
+    "authuserinfo",
 })
 # Dotted keys whose secret word is followed by what it is for (an account, a container), so that the key ends in a
 # host name: hadoop-azure's ``fs.azure.account.key.ACCOUNT.blob.core.windows.net`` (and Spark's ``spark.hadoop.``
@@ -67,7 +69,8 @@ _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # Values that stand for a secret without being one: unset, masked, a reference to be filled in.
 _PLACEHOLDER = re.compile(
     r"(?i)(?:|none|null|nil|true|false|undefined|n/?a|-|[*•#]+|x{3,}|\.{3,}|\[redacted.*|<[^<>]*>|\$\{[^}]*\}|(?-i:\$[A-Z_][A-Z0-9_]*)|\$\(.*\)"
-    r"|\{\{.*\}\}|%\(\w+\)s|%s|\?)")
+    r"|\{\{.*\}\}|%\(\w+\)s|%s|\?"
+    r"|os\.environ/[A-Za-z_][A-Za-z0-9_]*)")  # LiteLLM's config reads a key from the environment: os.environ/NAME
 _SCHEME = re.compile(r"(?i)(?:bearer|basic|token|apikey|api-key|digest|negotiate|ntlm|hoba|mutual|"
                      r"aws4-hmac-sha256|sharedaccesssignature|sharedkey|splunk|dsn|key)\s+")
 
@@ -135,13 +138,16 @@ def entropy(value: str) -> float:
 
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-.+/=~]{8,}")
 _DOTTED_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+# A part of 16+ letters and digits mixed, letters after digits and back, is generated, not a name: Vault's legacy
+# s.<24> tokens, a bootstrap token's secret half (the parts of class and module names seldom mix them so).
+_GENERATED_PART = re.compile(r"(?<![^.])(?=[A-Za-z0-9]{16,}(?:\.|$))(?=[A-Za-z0-9]*[0-9][A-Za-z]+[0-9])")
 
 
 def credential_like(value: str) -> bool:
     """Looks like a generated credential: 8+ characters of the token alphabet (base64, hex, URL-safe),
     not a path or a dotted name (``android.os.BinderProxy``), with letters and digits, or 20+ characters
     of high entropy (random letters)."""
-    if not _TOKEN_CHARS.fullmatch(value) or _DOTTED_NAME.fullmatch(value):
+    if not _TOKEN_CHARS.fullmatch(value) or (_DOTTED_NAME.fullmatch(value) and not _GENERATED_PART.search(value)):
         return False
     if value[0] in "/~." and "+" not in value and not value.endswith("="):
         return False  # a path; base64 may start with '/' too, and then mostly holds a '+' or ends in '='.
@@ -207,6 +213,8 @@ def record_secret(fields: dict[str, str], parent: str | None,
             return value_field, strength
     if "key" in fields and RECORD_USER_FIELDS.intersection(fields):
         return "key", "generated"
+    if "encoded" in fields and "api_key" in fields:  # Elasticsearch's API key: encoded is base64(id:api_key)
+        return "encoded", "generated"
     return None
 
 
@@ -262,7 +270,15 @@ def _generated_with_digits(value: str) -> bool:
     return generated_like(value) and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
-CHECKS: dict[str, Callable[[str], bool]] = {"credential": credential_like, "basic_auth": _basic_auth,
+def _heading_value(value: str) -> bool:
+    """A value printed alone under a heading that names a password or a token: a word of 8+ characters with letters
+    and digits (a generated password may hold any punctuation), not a placeholder, a path or a URL."""
+    return (len(value) >= 8 and not is_placeholder(value) and "://" not in value
+            and any(c.isalpha() for c in value) and any(c.isdigit() for c in value))
+
+
+CHECKS: dict[str, Callable[[str], bool]] = {"heading_value": _heading_value,
+                                            "credential": credential_like, "basic_auth": _basic_auth,
                                             "generated_with_digits": _generated_with_digits,
                                             "generated": generated_like, "b64_private_key": _b64_private_key,
                                             "not_placeholder": lambda value: not is_placeholder(value)}

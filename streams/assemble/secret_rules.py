@@ -42,7 +42,7 @@ _T = r"[A-Za-z0-9_\-]"
 _KW = r"(pass|pwd|secret|token|auth|credential|cookie|sessionid|session_id|sessid|key|[_.\-]pat)"
 _KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "session", "sessid", "_pat",
                "-pat", ".pat")
-_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?)?[ \t]*(:=|=>|[:=])"
+_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?)?[ \t]*(:=|=>|[:=])|{_KW}[ \t]+[0-9]{{1,3}}[ \t]*[:=]"
                     rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]"
                     rf"|(^|\n)[ \t]*[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[ \t]+[^ \t\r\n]+[ \t]*\r?(\n|$)")
 
@@ -67,9 +67,11 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                     r"[ \t]*[\"']?value",
                source="detect-secrets KeywordDetector over name/value records (k8s env, ECS, SSM); gitleaks "
                       "nuget-config-password (XML <add key=... value=...>)"),
-    SecretRule("record_value", ('"value"', '"key"'), finder="record_value", gate=r"\"(value|key)\"[ \t]*:[ \t]*\"",
+    SecretRule("record_value", ('"value"', '"key"', '"encoded"'), finder="record_value",
+               gate=r"\"(value|key|encoded)\"[ \t]*:[ \t]*\"",
                source="detect-secrets KeywordDetector over records that name their value: aws ssm get-parameter, "
-                      "az storage account keys list, terraform output -json, kaggle.json"),
+                      "az storage account keys list, terraform output -json, kaggle.json, Elasticsearch's create API "
+                      "key response (encoded)"),
     SecretRule("k8s_secret", ("secret",), finder="k8s_secret", gate=r"kind[\"']?[ \t]*:[ \t]*[\"']?Secret",
                source="gitleaks kubernetes-secret-yaml"),
     SecretRule("keyed_value", ("</", "config", "input_value="), finder="keyed_value",
@@ -78,6 +80,10 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                     r"|input_value=",
                source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set; "
                       "pydantic ValidationError's input_value under the field's name"),
+    SecretRule("table_row", _KW_NEEDLES, finder="table_row",
+               gate=rf"(^|\n)[ \t]*\|[^|\r\n]*{_KW}[^|\r\n]*\|[ \t]*[^| \t\r\n]+[ \t]*\|[ \t]*\r?(\n|$)",
+               source="detect-secrets KeywordDetector over two-column tables (| Field | Value |): cliff's show "
+                      "output (openstack), confluent api-key create, prettytable and tabulate dumps"),
     SecretRule("diagnosed", ("└",), finder="diagnosed",
                source="detect-secrets KeywordDetector over loguru's and better-exceptions' diagnose (values "
                       "printed under the variable names of the frame's source line)"),
@@ -242,7 +248,11 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                gate=_COMMAND_GATE,
                source="gitleaks generic (CLI passwords): the (program, option) table of secret_commands, each row "
                       "from the program's manual"),
-    SecretRule("wandb_api_key", ("wandb",), r"(?i:wandb)[^\n]{0,40}?(?<![0-9a-f])(?P<s>[0-9a-f]{40})(?![0-9a-f])",
+    # (a word naming a hash between the keyword and the hex says what the hex is: wandb's run summary prints a
+    # logged git_commit as "wandb:   git_commit <sha>")
+    SecretRule("wandb_api_key", ("wandb",),
+               r"(?i:wandb)(?:(?!commit|sha|hash|digest|revision|checksum)[^\n]){0,40}?(?<![0-9a-f])(?P<s>[0-9a-f]{40})"
+               r"(?![0-9a-f])",
                source="trufflehog WandB (keyword wandb, then 40 hex)"),
     SecretRule("netrc_password", ("machine", "default"),
                r"(?:\bmachine\s+\S+|\bdefault)\s+(?:(?:login|account)\s+\S+\s+)*password\s+(?P<s>\S+)",
@@ -261,6 +271,44 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("numbered_reply", (') "',), finder="numbered_reply",
                gate=r"[0-9]+\)[ \t]+\"[^\"\n]*\"[ \t]*\r?\n[ \t]*[0-9]+\)[ \t]+\"",
                source="redis-cli's replies to CONFIG GET and HGETALL: a numbered list, each name then its value"),
+    # -- credentials whose printer or format gives them away ------------------------------------------------------
+    # An STS session token is base64 of a serialised structure whose first bytes are fixed, so every token of a
+    # generation starts alike (IQoJb3JpZ2luX2Vj, FwoGZXIvYXdz); percent-escaped in a presigned URL.
+    SecretRule("aws_session_token", ("iqojb3jpz2lux2vj", "fwogzxivyxdz"),
+               r"\b(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdz)(?:[A-Za-z0-9+/]|%2[BbFf]|%3[Dd]){40,}={0,2}",
+               source="AWS STS session tokens (AWS_SESSION_TOKEN, X-Amz-Security-Token); trufflehog AWSSessionKey"),
+    # base64 of {"ver":"...","adr":[...],"fgr":"...","key":"id:secret"}
+    SecretRule("elasticsearch_enrollment_token", ("eyj2zxiioi",), r"\beyJ2ZXIiOi[A-Za-z0-9+/]{40,}={0,2}",
+               source="Elasticsearch enrollment tokens (elasticsearch-create-enrollment-token, the first-start "
+                      "banner)"),
+    # [a-z0-9]{6}.[a-z0-9]{16} (token id, token secret) next to the word token on its line: kubeadm's --token, its
+    # "[bootstrap-token] Using token:" and the TOKEN column of kubeadm token list (whose rows end in ...-token).
+    SecretRule("bootstrap_token", ("token",), gate=r"token[^\n]{0,200}[a-z0-9]{6}\.[a-z0-9]{16}",
+               pattern=r"(?i:token)[^\n]{0,200}?(?<![\w.\-])(?P<s>[a-z0-9]{6}\.(?=[a-z0-9]{0,15}[0-9])[a-z0-9]{16})(?![\w.\-])",
+               source="Kubernetes bootstrap tokens (kubernetes.io: Authenticating with Bootstrap Tokens; kubeadm join, "
+                      "kubeadm token create/list)"),
+    SecretRule("bootstrap_token", ("token",), gate=r"[a-z0-9]{6}\.[a-z0-9]{16}[^\n]{0,200}token",
+               pattern=r"(?<![\w.\-])(?P<s>[a-z0-9]{6}\.(?=[a-z0-9]{0,15}[0-9])[a-z0-9]{16})(?![\w.\-])(?=[^\n]{0,200}(?i:token))",
+               source="Kubernetes bootstrap tokens, the word token after them (kubeadm token list's rows)"),
+    SecretRule("k3s_token", ("k10",), r"\bK10[0-9a-f]{64}::[A-Za-z0-9_\-]{1,64}:(?P<s>[A-Za-z0-9]{8,})\b",
+               source="k3s secure token format K10<CA hash>::<username>:<password> (docs.k3s.io, token command)"),
+    SecretRule("masked_value", ("::add-mask::",), r"::add-mask::(?P<s>[^\s'\"]+)", check="not_placeholder",
+               source="GitHub Actions workflow command ::add-mask::VALUE (the value is a secret by the command's "
+                      "meaning; only the runner's own log masks it)"),
+    SecretRule("url_credentials", ("netloc=",),
+               r"\bnetloc=(?P<q>['\"])[^'\"\s:@/]*:(?P<s>[^'\"\s]+)@[^'\"\s@]+(?P=q)", check="not_placeholder",
+               source="urllib.parse's SplitResult/ParseResult repr: netloc='user:password@host'"),
+    # A heading that names a password, token or secret and ends in ':', the value alone on the next, indented line:
+    # Elasticsearch's first-start banner ("Password for the elastic user (...):" then "  <password>") and printers
+    # like it.
+    SecretRule("heading_value", ("password", "passphrase", "passwd", "token", "secret", "api key", "apikey"),
+               gate=r"(password|passphrase|passwd|token|secret|api ?key)[^\r\n]*:[ \t]*\r?\n"
+                    r"[ \t]+[^ \t\r\n]+[ \t]*\r?(\n|$)",
+               pattern=r"(?im)^[^\r\n]*?\b(?:password|passphrase|passwd|token|secret|api[ _\-]?key)\b"
+                       r"[^\r\n]*:[ \t]*\r?\n[ \t]+(?P<s>\S+)[ \t]*\r?$",
+               check="heading_value",
+               source="detect-secrets KeywordDetector over a heading and its value (Elasticsearch's security "
+                      "auto-configuration banner)"),
     # -- a secret found by a keyword or a key id near it (trufflehog's detectors pair the two) --------------
     SecretRule("aws_secret_access_key", ("akia", "asia"),
                r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b[^\n]{0,80}?(?<![A-Za-z0-9+/])(?P<s>[A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])",

@@ -1,7 +1,9 @@
 """The secrets probe (devtools.secret_probe) through the offline assemble path: no fragment of any dev-fixture
 secret survives in any output, and random-looking lines that hold no secret are not redacted. ``dev2`` is the
 third round (shapes taken from the programs that print them), ``dev3`` the fourth (programs' password arguments),
-``dev4`` the fifth (a YAML section's bare ``key``, mysql's optional password argument, with values that must stay).
+``dev4`` the fifth (a YAML section's bare ``key``, mysql's optional password argument, with values that must stay),
+``dev5`` the sixth (credentials as cluster tooling prints them: signed URLs, credential dumps, Elasticsearch's and
+MinIO's banners, bootstrap tokens, secret stores' CLIs, tables, Go and Rust dumps; with look-alikes that must stay).
 The holdout fixtures are scored by hand (``python -m devtools.secret_probe leaks holdout|holdout6``), not here."""
 
 from __future__ import annotations
@@ -58,6 +60,20 @@ def test_no_dev4_probe_secret_survives_and_its_plain_values_stay(tmp_path: Path)
     assert leaks == []
     assert [c["context"] for n, c in enumerate(kept) if lost(c, run_text(c["text"], tmp_path, 100 + n))] == []
     assert len(secrets) >= 12 and len(kept) >= 5 and all(c["source"] for c in cases)
+
+
+def test_no_dev5_probe_secret_survives_and_its_look_alikes_stay(tmp_path: Path) -> None:
+    """Credentials in the shapes cluster tooling prints them (presigned URLs, botocore and IMDS credentials,
+    Elasticsearch's first-start banner and API keys, kubeadm's bootstrap tokens, secret stores' CLIs, two-column
+    tables, Go and Rust struct dumps); and look-alikes that must stay (references to the environment, hashes,
+    token counts, a commit in wandb's run summary)."""
+    cases = load("dev5")
+    secrets = [c for c in cases if "keep" not in c]
+    kept = [c for c in cases if "keep" in c]
+    leaks = [(c["kind"], c["context"]) for n, c in enumerate(secrets) if leaked(c, run_text(c["text"], tmp_path, n))]
+    assert leaks == []
+    assert [c["context"] for n, c in enumerate(kept) if lost(c, run_text(c["text"], tmp_path, 100 + n))] == []
+    assert len(secrets) >= 40 and len(kept) >= 10 and all(c["source"] for c in cases)
 
 
 def test_random_looking_lines_without_secrets_are_not_redacted(tmp_path: Path) -> None:
