@@ -7,26 +7,9 @@ loosening that rule makes it fail.
 
 from __future__ import annotations
 
+from devtools.testing.merger import groups
 from streams.assemble.lines import RawLine
 from streams.assemble.merger import MultilineMerger
-
-
-def groups(texts: list[str]) -> list[list[int]]:
-    """The events the merger makes of ``texts``, as lists of 0-based line numbers in file order."""
-    m = MultilineMerger()
-    blocks = []
-    for i, t in enumerate(texts):
-        blocks += m.push("src", RawLine(t), i, 1000 + i)
-    blocks += m.flush_all()
-    out = []
-    for b in sorted(blocks, key=lambda b: b.first_offset):
-        first = b.first_offset
-        nums = []
-        for text in b.texts:  # recover line numbers: texts are consecutive lines of `texts` (or interleaved)
-            n = texts.index(text, first if not nums else nums[-1] + 1)
-            nums.append(n)
-        out.append(nums)
-    return out
 
 
 def closes_at(texts: list[str]) -> list[int]:

@@ -8,24 +8,7 @@ from __future__ import annotations
 
 import traceback
 
-from streams.assemble.lines import RawLine
-from streams.assemble.merger import MultilineMerger
-
-
-def groups(texts: list[str]) -> list[list[int]]:
-    """The events the merger makes of ``texts``, as lists of 0-based line numbers in file order."""
-    m = MultilineMerger()
-    blocks = []
-    for i, t in enumerate(texts):
-        blocks += m.push("src", RawLine(t), i, 1000 + i)
-    blocks += m.flush_all()
-    out = []
-    for b in sorted(blocks, key=lambda b: b.first_offset):
-        nums: list[int] = []
-        for text in b.texts:
-            nums.append(texts.index(text, b.first_offset if not nums else nums[-1] + 1))
-        out.append(nums)
-    return out
+from devtools.testing.merger import groups
 
 
 def spans(texts: list[str]) -> list[tuple[int, int]]:
