@@ -83,6 +83,8 @@ RULE_METRICS = frozenset(n for r in RULES for n in r.names.values())
 # not a step), and no thousands separator after its number ("1,000"); a byte or time unit may follow one
 # blank ("avail mem=38.11 GB").
 # A byte unit may be spelt with a small b: YOLOX prints its MiB as "mem: 34235Mb".
+# A figure with its kind in brackets right after it is qualified, not a count of the key's name: nccl-tests' header
+# prints "step: %ld(%s)" with "factor" or "bytes" (the message size's increment, "step: 2(factor)").
 _SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z_]\d[:=]))\s*\[?({_NUMBER}(?:\s*/\s*\d+)?)\]?"
                         r"(%|[KMGT]\b| ?(?:[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?![\w.]|,\d{3}|\([A-Za-z])")
 # A pair printed with blanks around its separator: TensorFlow's LoggingTensorHook "loss = 4.26, step = 100",
@@ -91,8 +93,6 @@ _SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z_]\d[:=]))\s*\[
 # "Num Epochs = 3" or a logger's "params - trainer.optimizer.lr = 0.05" is not one.
 _LOOSE = re.compile(rf"(?:^|(?<=[,;|:])|(?<=\s\s))\s*([A-Za-z_][\w./]*) +[:=] +\[?({_NUMBER})\]?"
                     r"(?:\s?(%|[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?=[\s,;|)\]]|\Z)")
-# A figure with its kind in brackets right after it is qualified, not a count of the key's name: nccl-tests' header
-# prints "step: %ld(%s)" with "factor" or "bytes" (the message size's increment, "step: 2(factor)").
 # A whole line that is one setting, as configuration printers write them one per line: OmegaConf.to_yaml
 # ("  max_steps: 300000", "  learning_rate: 3.0e-04"), TrainingArguments.__str__ (f"{k}={v},\n" per field:
 # "learning_rate=2e-05,"). A learning rate or a step budget alone on a line is configuration (a tracker's row names
@@ -110,7 +110,7 @@ _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z_]*) \Z")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.()/")
 # "Epoch 1/3", "Step 12 |", "iteration 5", llm.c's "step    1/74": tried only where the lowered line holds the
 # word. A total after a step is max_steps; after an epoch it is the number of epochs, not kept.
-# ("STEP 6053.0" is an id, and so is "step 0xdeadbeef")
+# ("STEP 6053.0" is an id, and so is "step 0xdeadbeef"; "step: 2(factor)" is qualified, as for _SEP_VALUE)
 _COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*\[?(\d++)(?!\.\d|[A-Za-z_]|\([A-Za-z])"
                          r"(?:\s*/\s*(\d+))?", re.I)
 _COUNTER_WORDS = ("epoch", "step", "iter")
