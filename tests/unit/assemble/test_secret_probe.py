@@ -50,16 +50,22 @@ def test_no_dev3_probe_secret_survives_the_assemble_path(tmp_path: Path) -> None
     assert len(cases) >= 45 and all(c["source"] for c in cases)
 
 
-def test_no_dev4_probe_secret_survives_and_its_plain_values_stay(tmp_path: Path) -> None:
-    """A config section's bare ``key`` (OmegaConf.to_yaml, yaml.dump; also its line alone), mysql's
-    ``--password=PW``; and what is no secret: the database after a bare ``--password``, a cache section's key."""
-    cases = load("dev4")
+def holds_with_look_alikes(part: str, tmp_path: Path, min_secrets: int, min_kept: int) -> None:
+    """No secret of probe ``part`` survives, none of its look-alikes (``keep``) is redacted, and it has at least
+    this many of each, every case with its source."""
+    cases = load(part)
     secrets = [c for c in cases if "keep" not in c]
     kept = [c for c in cases if "keep" in c]
     leaks = [(c["kind"], c["context"]) for n, c in enumerate(secrets) if leaked(c, run_text(c["text"], tmp_path, n))]
     assert leaks == []
     assert [c["context"] for n, c in enumerate(kept) if lost(c, run_text(c["text"], tmp_path, 100 + n))] == []
-    assert len(secrets) >= 12 and len(kept) >= 5 and all(c["source"] for c in cases)
+    assert len(secrets) >= min_secrets and len(kept) >= min_kept and all(c["source"] for c in cases)
+
+
+def test_no_dev4_probe_secret_survives_and_its_plain_values_stay(tmp_path: Path) -> None:
+    """A config section's bare ``key`` (OmegaConf.to_yaml, yaml.dump; also its line alone), mysql's
+    ``--password=PW``; and what is no secret: the database after a bare ``--password``, a cache section's key."""
+    holds_with_look_alikes("dev4", tmp_path, min_secrets=12, min_kept=5)
 
 
 def test_no_dev5_probe_secret_survives_and_its_look_alikes_stay(tmp_path: Path) -> None:
@@ -67,13 +73,7 @@ def test_no_dev5_probe_secret_survives_and_its_look_alikes_stay(tmp_path: Path) 
     Elasticsearch's first-start banner and API keys, kubeadm's bootstrap tokens, secret stores' CLIs, two-column
     tables, Go and Rust struct dumps); and look-alikes that must stay (references to the environment, hashes,
     token counts, a commit in wandb's run summary)."""
-    cases = load("dev5")
-    secrets = [c for c in cases if "keep" not in c]
-    kept = [c for c in cases if "keep" in c]
-    leaks = [(c["kind"], c["context"]) for n, c in enumerate(secrets) if leaked(c, run_text(c["text"], tmp_path, n))]
-    assert leaks == []
-    assert [c["context"] for n, c in enumerate(kept) if lost(c, run_text(c["text"], tmp_path, 100 + n))] == []
-    assert len(secrets) >= 40 and len(kept) >= 10 and all(c["source"] for c in cases)
+    holds_with_look_alikes("dev5", tmp_path, min_secrets=40, min_kept=10)
 
 
 def test_random_looking_lines_without_secrets_are_not_redacted(tmp_path: Path) -> None:
