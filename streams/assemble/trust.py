@@ -7,43 +7,45 @@ project's indices and bucket. So a claim of project P counts only from a source 
 configuration lists for P: its raw topic, Kubernetes namespace, file path or host matches one of P's
 shell-style globs (``routing.claims``). An untrusted claim is dropped: the record is routed as if it
 had no such label (the configured path, host and namespace rules, else the default project), and the
-refusal is counted.
+refusal is counted (:meth:`LabelTrust.take_refused`, drained once per turn rather than a metric call per record).
 
 ``trust_all`` honours every label, for a cluster where every job is one team's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
 from streams.assemble.route import sanitize
 
 MEMO_ENTRIES = 10_000
+OTHER = "(other)"  # the refused claims of projects not configured, counted together
 
 
 class LabelTrust:
     def __init__(self, claims: Mapping[str, Any], *, topic: str = "", trust_all: bool = False,
-                 known: Iterable[str] = (), on_refused: Callable[[str], None] | None = None) -> None:
+                 known: Iterable[str] = ()) -> None:
         """``claims``: project -> object with ``topics``, ``namespaces``, ``paths``, ``hosts`` glob lists
-        (``ProjectClaims``); ``topic``: the raw topic this stage reads; ``on_refused(project)`` is called
-        for every record whose claim was dropped (the project named if configured, else ``"(other)"``)."""
+        (``ProjectClaims``); ``topic``: the raw topic this stage reads; ``known``: the configured projects
+        (a refusal of any other is counted as ``"(other)"``)."""
         self.claims = {sanitize(p): c for p, c in claims.items()}
         self.topic = topic
         self.trust_all = trust_all
         self.known = {sanitize(k) for k in known} | set(self.claims)
-        self.on_refused = on_refused
+        self._refused: Counter[str] = Counter()  # claimed label -> records refused since take_refused
         self._memo: dict[tuple, bool] = {}
 
     def allowed(self, claimed: str, namespace: str | None, path: str | None, host: str | None) -> bool:
         """May a source with this namespace, file path and host claim project ``claimed``?"""
         if self.trust_all:
             return True
-        key = (sanitize(claimed), namespace, path, host)
+        key = (claimed, namespace, path, host)  # the raw label: a hit costs no sanitising
         hit = self._memo.get(key)
         if hit is None:
-            hit = self._matches(*key)
+            hit = self._matches(sanitize(claimed), namespace, path, host)
             if len(self._memo) >= MEMO_ENTRIES:
                 self._memo.clear()
             self._memo[key] = hit
@@ -59,9 +61,19 @@ class LabelTrust:
                 or (host is not None and any(fnmatchcase(host, g) for g in rule.hosts)))
 
     def observe(self, claimed: str, namespace: str | None, path: str | None, host: str | None) -> None:
-        """Count one record whose claim is dropped (called per record: the router caches its answers)."""
-        if self.on_refused is None or self.trust_all:
-            return
-        if not self.allowed(claimed, namespace, path, host):
-            project = sanitize(claimed)
-            self.on_refused(project if project in self.known else "(other)")
+        """Count the record if its claim is dropped (called per record: the router caches its answers)."""
+        if not self.trust_all and not self.allowed(claimed, namespace, path, host):
+            if claimed not in self._refused and len(self._refused) >= MEMO_ENTRIES:
+                claimed = OTHER  # a runaway labeller cannot grow the counts between two turns
+            self._refused[claimed] += 1
+
+    def take_refused(self) -> dict[str, int]:
+        """Records refused per project since the last call (the project if configured, else ``"(other)"``)."""
+        if not self._refused:
+            return {}
+        taken: Counter[str] = Counter()
+        for claimed, n in self._refused.items():
+            project = sanitize(claimed) if claimed is not OTHER else OTHER
+            taken[project if project in self.known else OTHER] += n
+        self._refused.clear()
+        return dict(taken)

@@ -136,15 +136,16 @@ def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], 
 
     refused: set[str] = set()
 
-    def not_trusted(project: str) -> None:
-        if project not in refused:
-            refused.add(project)
-            click.echo(f"sluice parse: a project label {project!r} from this source is not trusted (routing.claims): "
-                       "the workers would route its events as unlabelled, as shown", err=True)
+    def not_trusted() -> None:
+        for project in trust.take_refused():
+            if project not in refused:
+                refused.add(project)
+                click.echo(f"sluice parse: a project label {project!r} from this source is not trusted "
+                           "(routing.claims): the workers would route its events as unlabelled, as shown", err=True)
 
     routing = settings.routing
     trust = LabelTrust(routing.claims, topic=settings.topics.raw, trust_all=routing.trust_all_labels,
-                       known=settings.projects(), on_refused=not_trusted)
+                       known=settings.projects())
     router = ProjectRouter(routing.default_project, topic_prefix=settings.topics.events_prefix,
                            known=settings.projects(), trust=trust, on_fold=told)
     out = sys.stdout
@@ -156,6 +157,7 @@ def parse(ctx: click.Context, files: tuple[Path, ...], labels: tuple[str, ...], 
                                           idle_timeout_ms=idle_timeout_ms, encode=partial(encode_body, engine=engine),
                                           engine=engine)):
         counts.add(event)
+        not_trusted()
         if fmt == "text":
             out.write(("\n" if n else "") + as_text(event) + "\n")
         else:

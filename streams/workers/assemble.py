@@ -126,10 +126,11 @@ class AssembleStage:
         self.metadata = SourceMetadata(settings.routing.metadata.keys())
         self.limits = self.conf.fields.limits()
         routing = settings.routing
-        trust = LabelTrust(routing.claims, topic=settings.topics.raw, trust_all=routing.trust_all_labels,
-                           known=settings.projects(), on_refused=lambda p: obs.PROJECT_CLAIMS_REFUSED.labels(p).inc())
+        self.trust = LabelTrust(routing.claims, topic=settings.topics.raw, trust_all=routing.trust_all_labels,
+                                known=settings.projects())
         self.router = ProjectRouter(routing.default_project, topic_prefix=settings.topics.events_prefix,
-                                    known=settings.projects(), project_keys=self.metadata.project_keys(), trust=trust,
+                                    known=settings.projects(), project_keys=self.metadata.project_keys(),
+                                    trust=self.trust,
                                     on_fold=warn_fold)
         self.redactor = redactor_from(settings.redaction)
         # Set by build_app to a metadata lookup; None (unit use): every topic exists.
@@ -300,6 +301,8 @@ class AssembleStage:
             label = "(other)" if full else project
             self._unrouted_labels.add(label)
             obs.UNROUTED.labels(label).inc(n)
+        for project, n in self.trust.take_refused().items():
+            obs.PROJECT_CLAIMS_REFUSED.labels(project).inc(n)
         for kind, n in Counter(o.kind for o in outputs).items():
             obs.OUTPUTS.labels("assemble", kind).inc(n)
             self.summary.add(f"{KIND_WORDS.get(kind, kind)} written", n)

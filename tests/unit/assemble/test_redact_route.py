@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from streams.assemble.route import ProjectRouter, sanitize
-from streams.assemble.trust import LabelTrust
+from streams.assemble.trust import MEMO_ENTRIES, LabelTrust
 
 
 def test_routing_order_and_sanitising():
@@ -32,10 +32,9 @@ def source(namespace: str | None = None, file: str | None = None, host: str | No
 
 
 def test_a_label_counts_only_from_a_source_allowed_to_claim_its_project() -> None:
-    refused: list[str] = []
     trust = LabelTrust({"team-a": claims(namespaces=["team-a-*"]), "team-b": claims(paths=["/data/b/*"],
                                                                                      hosts=["dgx-b*"])},
-                       topic="logs.raw", known=["team-a", "team-b", "default"], on_refused=refused.append)
+                       topic="logs.raw", known=["team-a", "team-b", "default"])
     r = ProjectRouter("default", known=["team-a", "team-b", "default"], use_namespace=False, trust=trust)
     assert r.project({"project": "team-a"}, source(namespace="team-a-jobs")) == "team-a"
     assert r.project({"project": "team-b"}, source(namespace="team-a-jobs")) == "default", "not team-a's to claim"
@@ -44,10 +43,20 @@ def test_a_label_counts_only_from_a_source_allowed_to_claim_its_project() -> Non
     assert r.project({"project": "team-b"}, source(host="dgx-a01")) == "default"
     assert r.project({"project": "Team-B"}, source(host="dgx-a01")) == "default", "case does not dodge the rule"
     assert r.project({"project": "elsewhere"}, source()) == "default"
-    assert refused == ["team-b", "team-b", "team-b", "(other)"], "each refused record counted, cached or not"
+    assert trust.take_refused() == {"team-b": 3, "(other)": 1}, "each refused record counted, cached or not"
+    assert trust.take_refused() == {}, "taken once"
     # the same record again: the router's cache answers, the refusal is counted again
     r.project({"project": "team-b"}, source(namespace="team-a-jobs"))
-    assert refused[-1] == "team-b" and len(refused) == 5
+    assert trust.take_refused() == {"team-b": 1}
+
+
+def test_refusals_of_a_runaway_labeller_are_counted_in_bounded_memory() -> None:
+    trust = LabelTrust({}, topic="logs.raw", known=["team-a"])
+    trust.observe("team-a", None, None, None)
+    for n in range(MEMO_ENTRIES + 500):
+        trust.observe(f"job-{n}", None, None, None)
+    assert len(trust._refused) <= MEMO_ENTRIES + 1
+    assert trust.take_refused() == {"(other)": MEMO_ENTRIES + 500, "team-a": 1}
 
 
 def test_an_untrusted_label_falls_back_to_the_source_rules() -> None:
@@ -66,7 +75,6 @@ def test_a_topic_may_be_allowed_to_claim_a_project() -> None:
 
 
 def test_trust_all_labels_honours_every_claim() -> None:
-    refused: list[str] = []
-    trust = LabelTrust({}, trust_all=True, on_refused=refused.append)
+    trust = LabelTrust({}, trust_all=True)
     assert ProjectRouter("default", trust=trust).project({"project": "x"}, source()) == "x"
-    assert refused == []
+    assert trust.take_refused() == {}
