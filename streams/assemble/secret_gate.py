@@ -69,7 +69,35 @@ def substring_gate(rules: Sequence[SecretRule]) -> Gate:
 
 
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+_BACKREF = re.compile(r"\(\?P=(\w+)\)")
 _LOOKAROUND = re.compile(r"\(\?<?[!=][^()]*\)")
+
+
+def _group_body(pattern: str, name: str) -> str:
+    """The named group's own pattern, in a group: what a back-reference to it becomes in the gate (Hyperscan
+    takes no back-references; the group's pattern matches whatever the group matched, so the gate matches
+    more, never less, and the whole rule set still compiles as one database)."""
+    start = pattern.index(f"(?P<{name}>")
+    depth, at = 0, start
+    while at < len(pattern):
+        ch = pattern[at]
+        if ch == "\\":
+            at += 2
+            continue
+        if ch == "[":  # a class: its parentheses are literal, and so is a ']' first in it
+            at += 2 if pattern.startswith("[^", at) else 1
+            at += pattern.startswith("]", at)
+            while at < len(pattern) and pattern[at] != "]":
+                at += 2 if pattern[at] == "\\" else 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return pattern[start:at + 1]
+        at += 1
+    raise ValueError(f"group {name!r} is not closed in {pattern!r}")
+
 
 
 def hyperscan_expression(rule: SecretRule) -> bytes:
@@ -78,7 +106,8 @@ def hyperscan_expression(rule: SecretRule) -> bytes:
     if rule.gate:
         return rule.gate.encode()
     if rule.pattern:
-        return _LOOKAROUND.sub("", _NAMED_GROUP.sub("(", rule.pattern.replace("(?i)", ""))).encode()
+        pattern = _BACKREF.sub(lambda m: _group_body(rule.pattern, m.group(1)), rule.pattern)
+        return _LOOKAROUND.sub("", _NAMED_GROUP.sub("(", pattern.replace("(?i)", ""))).encode()
     if rule.needles:
         return "|".join(re.escape(n) for n in rule.needles).encode()
     return rb"\z"  # matches any text, the empty one too (with HS_FLAG_ALLOWEMPTY)

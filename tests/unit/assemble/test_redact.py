@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -11,7 +12,8 @@ import pytest
 from devtools.testing.secret_samples import NOT_SECRETS, SAMPLES, SECRET_FRAGMENT_CHARS
 from streams.assemble.pipeline import Assembler, RawRecord, parse_files
 from streams.assemble.redact import OWN_FIELDS, TEXT_FIELDS, Redactor, redactor_from
-from streams.assemble.secret_rules import SecretRule
+from streams.assemble.secret_gate import hyperscan_expression
+from streams.assemble.secret_rules import DEFAULT_RULES, SecretRule
 from streams.config import RedactionSettings
 
 SCHEMAS = Path(__file__).resolve().parents[3] / "schemas"
@@ -92,6 +94,24 @@ def test_the_hyperscan_gate_and_the_plain_one_redact_alike(corpus: Path) -> None
         assert fast(text) == plain(text), text
     for text in samples + NOT_SECRETS:
         assert fast(text) == plain(text) , text
+
+
+def test_every_default_rule_compiles_into_one_hyperscan_database() -> None:
+    """A rule Hyperscan cannot take (a back-reference, say) makes every start compile each rule alone to find
+    it, and leaves that rule gated by its needles only; the gate's dialect must take them all at once."""
+    hyperscan = pytest.importorskip("hyperscan")
+    expressions = [hyperscan_expression(r) for r in DEFAULT_RULES]
+    flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
+    hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK).compile(
+        expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions),
+        flags=[flags] * len(expressions))
+
+
+def test_a_back_reference_gates_as_its_groups_pattern() -> None:
+    rule = SecretRule("quoted", pattern=r"\bnetloc=(?P<q>['\"(])[^'\"\s]*(?P=q) (?P<b>[]x(])(?P=b)")
+    gate = hyperscan_expression(rule).decode()
+    assert "(?P=" not in gate
+    assert re.search(gate, "netloc='user:pw@host' ]]") and re.search(gate, 'netloc="user:pw@host" ((')
 
 
 def test_format_characters_and_lookalike_letters_cannot_hide_a_key_name(redact: Redactor) -> None:
