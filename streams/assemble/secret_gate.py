@@ -38,6 +38,9 @@ ESCAPES = r"\\u(" + "|".join(f"{cp:04x}" for cp in _ESCAPED) + r"|d[89ab][0-9a-f
 PERCENT_ESCAPES = r"%(3d|3a|40)"
 # A colour code (ECMA-48 SGR), which splits a key from its value or a token from its word boundary.
 SGR = r"\x1b\["
+# JSON's escaped solidus, which PHP's json_encode writes for every '/' by default: "https:\/\/hooks.slack.com\/..."
+# hides a URL's path from the rules until decoded.
+SOLIDUS = r"\\/"
 FOLD = -1
 
 
@@ -58,7 +61,8 @@ def substring_gate(rules: Sequence[SecretRule]) -> Gate:
         low = text.lower()
         hits = set(always)
         if ((not text.isascii() and fold.search(text)) or ("\\u" in text and escapes.search(text))
-                or ("%" in text and percent.search(text)) or "\x1b[" in text):
+                or ("%" in text and percent.search(text)) or "\x1b[" in text
+                or "\\/" in text):
             hits.add(FOLD)
         for needle, idx in needles:
             if needle in low:
@@ -115,7 +119,7 @@ def _database(expressions: tuple[bytes, ...], needles: tuple[tuple[str, ...], ..
     flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
     # The FOLD characters as UTF-8 byte sequences (Hyperscan scans bytes), last.
     fold = (b"|".join(re.escape(chr(cp).encode("utf-8")) for cp in sorted(_TO_FOLD)) + b"|" + ESCAPES.encode()
-            + b"|" + PERCENT_ESCAPES.encode() + b"|" + SGR.encode())
+            + b"|" + PERCENT_ESCAPES.encode() + b"|" + SGR.encode() + b"|" + SOLIDUS.encode())
     try:
         return _compile(hyperscan, [*expressions, fold], flags)
     except hyperscan.error:
