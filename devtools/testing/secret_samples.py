@@ -295,6 +295,8 @@ _add("jwk_private", rand(43, URLSAFE), '{"kty":"EC","crv":"P-256","x":"' + rand(
 _add("smtp_auth", base64.b64encode(b"\0alerts@lab\0" + rand(14).encode()).decode(),
      "send: 'AUTH PLAIN {s}\\r\\n'")
 _add("postfix_sasl_passwd", "Ps" + rand(12) + "%", "[smtp.internal]:587 alerts@lab.internal:{s}")
+_add("putty_private_lines", "AAAAI" + rand(43, ALNUM + "+/"),
+     "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\n{s}\nPrivate-MAC: " + rand(64, HEX))
 _add("botocore_signature", rand(64, HEX), "2024-05-01 12:00:00,123 botocore.auth [DEBUG] Signature:\n{s}")
 _add("conda_channel_token", "ml-" + rand(30, URLSAFE), "  - https://conda.anaconda.org/t/{s}/ml-team")
 
@@ -399,7 +401,8 @@ NOT_SECRETS: list[str] = [
     # printers' masks and public halves: SQLAlchemy's, kombu's and pip's masked URL passwords, pydantic's SecretStr,
     # a websocket handshake's nonce, an ACL token's accessor, a public JWK, Java packages that start with s.
     "Engine(postgresql+psycopg2://trainer:***@db:5432/runs)", "transport:   amqp://celery:**@rabbit:5672//",
-    "Looking in indexes: https://ci:****@nexus.internal/simple", "settings=Settings(db_password=SecretStr('**********'))",
+    "Looking in indexes: https://ci:****@nexus.internal/simple",
+    "settings=Settings(db_password=SecretStr('**********'))",
     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "secret_id_accessor    " + rand(8, HEX) + "-0000-4000-8000-"
     + rand(12, HEX), '{"kty":"RSA","kid":"k1","n":"' + rand(86, URLSAFE) + '","e":"AQAB"}',
     "at s.AbstractAutowireCapableBeanFactory.doCreateBean", "channels:\n  - https://conda.anaconda.org/t/<TOKEN>/ml",

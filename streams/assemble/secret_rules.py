@@ -93,6 +93,11 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"\bAUTH (?:PLAIN|LOGIN|XOAUTH2) (?P<s>[A-Za-z0-9+/]{8,}={0,2})",
                source="RFC 4954 AUTH with an initial response, as smtplib's set_debuglevel prints its send: lines "
                       "(PLAIN: base64 of NUL user NUL password, RFC 4616; XOAUTH2: the bearer token)"),
+    SecretRule("putty_private_lines", ("private-lines:",),
+               r"(?m)^Private-Lines: [0-9]{1,3}[ \t]*\r?\n"
+               r"(?P<s>[A-Za-z0-9+/]+={0,2}(?=[ \t]*\r?$)(?:[ \t]*\r?\n[A-Za-z0-9+/]+={0,2}(?=[ \t]*\r?$))*)",
+               source="PuTTY-User-Key-File-2/3 (PuTTY docs, appendix C): the base64 lines after Private-Lines: N, "
+                      "in one event (its lines as events of their own: Redactor.output)"),
     SecretRule("postfix_sasl_passwd", ("]",),
                r"(?m)^[ \t]*\[[A-Za-z0-9.\-]+\](?::[0-9]{1,5})?[ \t]+[^\s:]+:(?P<s>\S+)[ \t]*\r?$",
                check="not_placeholder",
@@ -185,7 +190,8 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("hashicorp_vault_token", ("hvs.", "hvb.", "hvr."), rf"\bhv[sbr]\.{_T}{{24,}}",
                source="gitleaks hashicorp-vault-service-token, vault-batch-token"),
     # Vault before 1.10: s.<24> service tokens (b. batch, r. recovery), as vault token lookup prints in its id row.
-    SecretRule("hashicorp_vault_legacy_token", ("s.", "b.", "r."), r"(?<![\w.\-/])[sbr]\.(?P<s>[A-Za-z0-9]{24})(?![\w.\-])",
+    SecretRule("hashicorp_vault_legacy_token", ("s.", "b.", "r."),
+               r"(?<![\w.\-/])[sbr]\.(?P<s>[A-Za-z0-9]{24})(?![\w.\-])",
                check="generated_with_digits", source="Vault token formats (vault docs: tokens, s./b./r. prefixes)"),
     SecretRule("terraform_cloud_token", ("atlasv1",), r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}",
                source="gitleaks hashicorp-tf-api-token"),
