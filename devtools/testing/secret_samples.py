@@ -289,6 +289,17 @@ _add("store_cli_value", "Sc" + rand(14), "+ az keyvault secret set --vault-name 
      "+ kubectl create secret generic db --from-literal=pw={s}", "+ dvc remote modify --local nas password {s}",
      "+ rclone config create ckpt s3 secret_access_key {s}", "+ ngrok config add-authtoken {s}")
 
+_add("hashicorp_vault_legacy_token", "s." + rand(24), "id                  {s}", "VAULT_TOKEN used: {s}")
+_add("jwk_private", rand(43, URLSAFE), '{"kty":"EC","crv":"P-256","x":"' + rand(43, URLSAFE) + '","y":"'
+     + rand(43, URLSAFE) + '","d":"{s}"}')
+_add("smtp_auth", base64.b64encode(b"\0alerts@lab\0" + rand(14).encode()).decode(),
+     "send: 'AUTH PLAIN {s}\\r\\n'")
+_add("postfix_sasl_passwd", "Ps" + rand(12) + "%", "[smtp.internal]:587 alerts@lab.internal:{s}")
+_add("putty_private_lines", "AAAAI" + rand(43, ALNUM + "+/"),
+     "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\n{s}\nPrivate-MAC: " + rand(64, HEX))
+_add("botocore_signature", rand(64, HEX), "2024-05-01 12:00:00,123 botocore.auth [DEBUG] Signature:\n{s}")
+_add("conda_channel_token", "ml-" + rand(30, URLSAFE), "  - https://conda.anaconda.org/t/{s}/ml-team")
+
 # Passwords as programs' arguments (the table of secret_commands: a line per form), the variables programs document as
 # their password, libpq's password file, redis-cli's numbered replies, a URL password holding percent-escapes.
 _add("command_password", "Cm" + rand(10) + "#!" + rand(2),
@@ -387,4 +398,12 @@ NOT_SECRETS: list[str] = [
     "on the command line interface can be insecure.", "kernel: en0: BSSID changed to 0c:68:03:d6:9a:1f",
     '1) "maxmemory"\n2) "0"', '1) "requirepass"\n2) ""', "2607:f140:6000:8:c4f2:1a2b:3c4d:5e6f",
     "postgresql://trainer@db:5432/runs", "https://user@host/a@b",
+    # printers' masks and public halves: SQLAlchemy's, kombu's and pip's masked URL passwords, pydantic's SecretStr,
+    # a websocket handshake's nonce, an ACL token's accessor, a public JWK, Java packages that start with s.
+    "Engine(postgresql+psycopg2://trainer:***@db:5432/runs)", "transport:   amqp://celery:**@rabbit:5672//",
+    "Looking in indexes: https://ci:****@nexus.internal/simple",
+    "settings=Settings(db_password=SecretStr('**********'))",
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "secret_id_accessor    " + rand(8, HEX) + "-0000-4000-8000-"
+    + rand(12, HEX), '{"kty":"RSA","kid":"k1","n":"' + rand(86, URLSAFE) + '","e":"AQAB"}',
+    "at s.AbstractAutowireCapableBeanFactory.doCreateBean", "channels:\n  - https://conda.anaconda.org/t/<TOKEN>/ml",
 ]

@@ -60,6 +60,19 @@ _REDACTED_MARK = re.compile(r"\[REDACTED:\w+\]")
 _ANNOUNCED = re.compile(r"(?i)\b(?:password|passphrase|secret|token)\b[^\r\n]{0,80}\b(?:successfully )?"
                         r"(?:reset|generated|created|changed|rotated)\b[.!]?[ \t]*$")
 _ANNOUNCING_WORDS = ("reset", "generated", "created", "changed", "rotated")
+# Lines after which a printer writes a secret alone on its next line(s), as data: (what announces it, how many lines
+# follow (a number, or the group "n" of the announcing line), what the secret line looks like (its group "v")).
+# When a source's merger leaves each line an event of its own, the next events of that source are looked at.
+_LEADS_SECRET_LINES: tuple[tuple[re.Pattern[str], int | str, re.Pattern[str]], ...] = (
+    # SMTP AUTH LOGIN (RFC 4954): the server's base64 challenge "Password:", then the client's base64 answer,
+    # as smtplib's set_debuglevel prints it (reply: b'334 ...', then "reply: retcode (334); Msg: b'...'", then
+    # send: '...\r\n') or JavaMail's debug and swaks print it (alone).
+    (re.compile(r"\b334\b[^\r\n]{0,20}\bUGFzc3dvcmQ6\b"), 1,
+     re.compile(r"[ \t]*(?:send: b?'|[A-Z]: |[<>~*]+ )?(?P<v>[A-Za-z0-9+/]{4,}={0,2})(?:\\r\\n'?)?[ \t]*\r?")),
+    # PuTTY-User-Key-File-2/3 (PuTTY docs, appendix C): "Private-Lines: N", then N lines of the private blob.
+    (re.compile(r"^Private-Lines: (?P<n>[0-9]{1,3})[ \t]*\r?$"), "n", re.compile(r"(?P<v>[A-Za-z0-9+/]+={0,2})\r?")),
+)
+_LEAD_NEEDLES = ("UGFzc3dvcmQ6", "Private-Lines:")
 _LABELLED_VALUE = re.compile(r"[ \t]*[A-Za-z][A-Za-z ]{0,40}:[ \t]+(?P<v>\S+)[ \t]*\r?")
 # A line of a key's base64: a full line, or a shorter tail that shows base64's digits, '+', '/' or padding
 # (a short word such as "done" ends the block instead).
@@ -101,7 +114,8 @@ def _nfkc(text: str) -> str:
 # assignment and a token right after a code keeps its word boundary.
 _JSON_ESCAPE = re.compile(r"(?:\x1b|\\u001[bB])\[[0-9;]*m"
                           r"|\\u(?:[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})|\\/"
-                          r"|%(?:2[2367cCfF]|3[aAbBdDfF]|40)")
+                          r"|%(?:2[2367cCfF]|3[aAbBdDfF]|40)"
+                          r"|\\[nrt](?=[A-Za-z0-9]{1,11}[_\-][A-Za-z0-9_\-]{16})")  # see secret_gate.ESCAPED_BREAK
 
 
 def _unescape(escape: str) -> str:
@@ -164,6 +178,7 @@ class Redactor:
         self._manifest_head: dict[tuple[Any, ...], bool] = {}  # sources whose last event began a manifest
         self._reply_name: dict[tuple[Any, ...], tuple[int, str]] = {}  # sources whose last event named a secret
         self._announced: set[tuple[Any, ...]] = set()  # sources whose last event announced a new password
+        self._lead: dict[tuple[Any, ...], tuple[int, re.Pattern[str]]] = {}  # sources: secret lines to come
 
     def _finder(self, rule: SecretRule) -> Callable[[str], list[tuple[int, int, str]]]:
         kind = rule.kind
@@ -369,7 +384,9 @@ class Redactor:
         if msg and (self._reply_name or (") \"" in msg and msg.lstrip()[:1].isdigit())):
             value["message"] = self._numbered_reply(value, msg)
         if msg and (self._announced or msg.rstrip(" \t.!")[-9:].lower().endswith(_ANNOUNCING_WORDS)):
-            value["message"] = self._announced_value(value, msg)
+            value["message"] = msg = self._announced_value(value, msg)
+        if msg and (self._lead or any(n in msg for n in _LEAD_NEEDLES)):
+            value["message"] = self._led_lines(value, msg)
         for k in maps:
             v = value.get(k)
             if v:
@@ -464,6 +481,29 @@ class Redactor:
             if len(self._announced) >= MEMO_ENTRIES:
                 self._announced.clear()
             self._announced.add(key)
+        return msg
+
+    def _led_lines(self, value: dict[str, Any], msg: str) -> str:
+        """The secret lines a printer writes after a line that announces them (see ``_LEADS_SECRET_LINES``), the
+        lines left as events of their own: the source's next events, while they look like the secret's lines."""
+        key = tuple((value.get("source") or {}).values())
+        lead = self._lead.pop(key, None)
+        if lead is not None:
+            left, line = lead
+            m = line.fullmatch(msg)
+            if m is not None:
+                if left > 1:
+                    self._lead[key] = (left - 1, line)
+                return msg[:m.start("v")] + "[REDACTED:secret]" + msg[m.end("v"):]
+        for announce, count, line in _LEADS_SECRET_LINES:
+            m = announce.search(msg)
+            if m is not None:
+                n = int(m.group(count)) if isinstance(count, str) else count
+                if n > 0:
+                    if len(self._lead) >= MEMO_ENTRIES:
+                        self._lead.clear()
+                    self._lead[key] = (n, line)
+                break
         return msg
 
     def letter(self, value: dict[str, Any]) -> dict[str, Any]:

@@ -64,10 +64,12 @@ def _body_before(text: str, i: int) -> int:
 
 
 # -- key = value ----------------------------------------------------------------------------------------
-_KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|cookie|session_?id|sessid|key|(?<![a-z])pat(?![a-z])")
+_KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|cookie|session_?id|sessid|key|(?<![a-z])pat(?![a-z])"
+                      r"|bindpw|rootpw")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _ASSIGN = re.compile(r"""
-    (?P<kq>\\?["'`]\]?)?                              # the quote closing a quoted key (environ['KEY'], `key`)
+    (?P<kq>\\?["'`]\]?|\])?                           # the quote closing a quoted key (environ['KEY'], `key`);
+                                                      # PHP print_r's [key] => value
     (?P<sep>[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]*,[ \t]*|[ \t]+)  # = : := =>; a space or an argv-list comma
                                                       # only after a --flag
     (?:
@@ -79,6 +81,10 @@ _ASSIGN = re.compile(r"""
       | Some\([ \t]*\r?\n?[ \t]*(?P<sq>["'])(?P<sv>(?:\\.|[^\\\r\n])*?)(?P=sq)  # Rust's Debug of an Option
                                                       # (Some("v"); {:#?} puts the string on the next line)
       | Optional\[(?P<ov>[^\]\r\n]{1,512})\]         # Java's Optional.toString()
+      | Secret(?:Str|Bytes)\(b?(?P<wq>["'])(?P<wv>[^"'\r\n]*)(?P=wq)\)  # pydantic's SecretStr('**********'):
+                                                      # judged inside, where the mask is a placeholder
+      | \r?\n[ \t]*string\([0-9]+\)[ \t]"(?P<pv>(?:\\.|[^"\\\r\n])*)"  # PHP var_dump: ["key"]=> then
+                                                      # string(N) "value" on the next line
       | b?(?P<q>["'])(?P<qv>(?:\\.|[^\\\r\n])*?)(?P=q)  # a quoted value (or bytes): spaces and ; allowed
       | (?P<bv>[^\s,;&'"<>(){}\[\]\\]+)               # a bare value
       | \\?(?P<uq>["'])(?P<uv>[^\r\n\\"']+)           # an opening quote never closed (a cut line)
@@ -296,7 +302,8 @@ def _label(text: str, ks: int, ke: int) -> tuple[int, int] | None:
 def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[int, int]:
     """Where the assigned value is: inside its quotes, or the bare word (a header's: to the line's end; an
     environment line's: to the next space, as ``printenv`` prints whatever characters a value holds)."""
-    group = next(g for g in ("ev", "tv", "qv", "cv", "rf", "sv", "ov", "bv", "uv", "bs") if m.group(g) is not None)
+    group = next(g for g in ("ev", "tv", "qv", "cv", "rf", "sv", "ov", "wv", "pv", "bv", "uv", "bs")
+                 if m.group(g) is not None)
     start, end = m.span(group)
     if strength == "header" and group == "bv":
         rx = _HEADER_LINE if _QUOTED_PARAM_SCHEME.match(text, start) else _HEADER_VALUE
@@ -376,6 +383,24 @@ def record_value(text: str, strength_of: Callable[[str], str | None] = _strength
         found = record_secret(fields, obj.group("parent"), strength_of) if fields else None
         if found is not None and is_secret_value(found[1], fields[found[0]], found[0]):
             spans.append(where[found[0]])
+    return spans
+
+
+# -- {"kty": "EC", "x": ..., "y": ..., "d": "..."} ------------------------------------------------------------
+# A JSON Web Key's private members (RFC 7518 6.2.2 and 6.3.2: EC and RSA "d", RSA's primes and CRT values; 6.4.1:
+# an oct key's "k"); its public members (x, y, n, e) and the key id stay.
+JWK_PRIVATE_MEMBERS = ("d", "p", "q", "dp", "dq", "qi", "k")
+
+
+def jwk_private(text: str) -> Spans:
+    """The private members of a JSON Web Key printed as JSON (``jose``, ``step crypto jwk``, a JWKS dump)."""
+    spans: Spans = []
+    for obj in _FLAT_OBJECT.finditer(text):
+        body, at = obj.group("body"), obj.start("body")
+        fields = {f.group("k"): f.span("v") for f in _STRING_FIELD.finditer(body)}
+        if "kty" in fields:
+            spans.extend((at + a, at + b) for k in JWK_PRIVATE_MEMBERS if k in fields
+                         for a, b in (fields[k],) if a < b)
     return spans
 
 
@@ -524,4 +549,4 @@ FINDERS: dict[str, Callable[[str], Spans]] = {"table_row": table_row,
                                                "diagnosed": diagnosed, "name_value_pair": name_value_pair,
                                                "record_value": record_value,
                                                "command_secrets": command_secrets,
-                                               "numbered_reply": numbered_reply}
+                                               "numbered_reply": numbered_reply, "jwk_private": jwk_private}

@@ -38,6 +38,13 @@ ESCAPES = r"\\u(" + "|".join(f"{cp:04x}" for cp in _ESCAPED) + r"|d[89ab][0-9a-f
 PERCENT_ESCAPES = r"%(3d|3a|40)"
 # A colour code (ECMA-48 SGR), which splits a key from its value or a token from its word boundary.
 SGR = r"\x1b\["
+# JSON's escaped solidus, which PHP's json_encode writes for every '/' by default: "https:\/\/hooks.slack.com\/..."
+# hides a URL's path from the rules until decoded.
+SOLIDUS = r"\\/"
+# A repr's or JSON string's \n (\r, \t) escape right before a prefixed token ("token:\nghp_..."): the escape's
+# letter would glue onto the token and hide its word boundary. Only before a word with a '_' or '-' in its first 12
+# characters and 16 token characters after it, so that common escaped newlines are not decoded one by one.
+ESCAPED_BREAK = r"\\[nrt][A-Za-z0-9]{1,11}[_\-][A-Za-z0-9_\-]{16}"
 FOLD = -1
 
 
@@ -53,12 +60,14 @@ def substring_gate(rules: Sequence[SecretRule]) -> Gate:
     fold = re.compile("[" + "".join(re.escape(chr(cp)) for cp in sorted(_TO_FOLD)) + "]")
     escapes = re.compile(ESCAPES, re.IGNORECASE)
     percent = re.compile(PERCENT_ESCAPES, re.IGNORECASE)
+    escaped_break = re.compile(ESCAPED_BREAK)
 
     def gate(text: str) -> set[int]:
         low = text.lower()
         hits = set(always)
         if ((not text.isascii() and fold.search(text)) or ("\\u" in text and escapes.search(text))
-                or ("%" in text and percent.search(text)) or "\x1b[" in text):
+                or ("%" in text and percent.search(text)) or "\x1b[" in text
+                or "\\/" in text or ("\\" in text and escaped_break.search(text))):
             hits.add(FOLD)
         for needle, idx in needles:
             if needle in low:
@@ -144,7 +153,8 @@ def _database(expressions: tuple[bytes, ...], needles: tuple[tuple[str, ...], ..
     flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
     # The FOLD characters as UTF-8 byte sequences (Hyperscan scans bytes), last.
     fold = (b"|".join(re.escape(chr(cp).encode("utf-8")) for cp in sorted(_TO_FOLD)) + b"|" + ESCAPES.encode()
-            + b"|" + PERCENT_ESCAPES.encode() + b"|" + SGR.encode())
+            + b"|" + PERCENT_ESCAPES.encode() + b"|" + SGR.encode() + b"|" + SOLIDUS.encode()
+            + b"|" + ESCAPED_BREAK.encode())
     try:
         return _compile(hyperscan, [*expressions, fold], flags)
     except hyperscan.error:

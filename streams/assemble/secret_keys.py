@@ -36,6 +36,11 @@ STRONG_ENDINGS = frozenset({
     "mysqlpwd", "sshpass", "rediscliauth",
     # Confluent clients' basic.auth.user.info (schema registry credentials as KEY:SECRET)
     "authuserinfo",
+    # sssd-ldap(5) ldap_default_authtok (the bind password); nslcd.conf(5) bindpw, slapd.conf(5) rootpw
+    "authtok", "bindpw", "rootpw",
+    # Consul's and Nomad's ACL tokens (SecretID; their CLIs print "SecretID:" and "Secret ID = "), Vault AppRole's
+    # secret_id: the half that logs in, beside an AccessorID / secret_id_accessor that does not
+    "secretid",
 })
 # Dotted keys whose secret word is followed by what it is for (an account, a container), so that the key ends in a
 # host name: hadoop-azure's ``fs.azure.account.key.ACCOUNT.blob.core.windows.net`` (and Spark's ``spark.hadoop.``
@@ -57,6 +62,7 @@ NOT_SECRET_KEY_QUALIFIERS = frozenset({
     "state", "lock", "task", "job", "bucket", "model", "data", "dataset", "input", "output", "target", "sample",
     "batch", "layer", "param", "embedding", "query", "kv", "rng", "seed", "sharding", "checkpoint", "ckpt", "cursor",
     "order", "range", "hot", "host", "node", "pod", "run", "trace", "span", "request", "id",
+    "socket",  # RFC 6455's Sec-WebSocket-Key: a random nonce of the handshake, no credential
     "name", "type", "prefix", "path", "search", "cluster", "topic", "stream", "queue", "schema", "table", "item",
 })
 PARENT_SECRET_WORDS = frozenset({"cookie", "cookies"})
@@ -179,7 +185,11 @@ def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
     if strength is None or is_placeholder(value, key):
         return False
     if strength == "weak":
-        return credential_like(value.strip())
+        # A key that ends in pass or pwd holds a password, which may hold any punctuation (smtp_pass='x%y',
+        # ODBC's PWD={a;b}, Data::Dumper's 'pass' => '...'): one word with letters and digits will do there.
+        v = value.strip()
+        return credential_like(v) or (key_words(key)[-1:] in (["pass"], ["pwd"]) and _heading_value(v)
+                                      and not any(c.isspace() for c in v))
     if strength == "generated":
         return generated_like(value.strip())
     # ("Array cookie:  ac" in AddressSanitizer's shadow-byte legend names no credential)

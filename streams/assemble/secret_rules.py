@@ -39,10 +39,11 @@ class SecretRule:
 # Token characters of the URL-safe base64 family most vendors use.
 _T = r"[A-Za-z0-9_\-]"
 # A secret-naming word inside a key, then a separator (= : := =>), or a --flag followed by a value.
-_KW = r"(pass|pwd|secret|token|auth|credential|cookie|sessionid|session_id|sessid|key|[_.\-]pat)"
+_KW = r"(pass|pwd|secret|token|auth|credential|cookie|sessionid|session_id|sessid|key|[_.\-]pat|bindpw|rootpw)"
 _KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "session", "sessid", "_pat",
-               "-pat", ".pat")
-_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?)?[ \t]*(:=|=>|[:=])|{_KW}[ \t]+[0-9]{{1,3}}[ \t]*[:=]"
+               "-pat", ".pat", "bindpw", "rootpw")
+_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?|\])?[ \t]*(:=|=>|[:=])|{_KW}[ \t]+[0-9]{{1,3}}[ \t]*[:=]"
+                    rf"|{_KW}( [A-Za-z][A-Za-z0-9]*){{1,2}}[ \t]*[:=]"
                     rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]"
                     rf"|(^|\n)[ \t]*[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[ \t]+[^ \t\r\n]+[ \t]*\r?(\n|$)")
 
@@ -84,6 +85,29 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                gate=rf"(^|\n)[ \t]*\|[^|\r\n]*{_KW}[^|\r\n]*\|[ \t]*[^| \t\r\n]+[ \t]*\|[ \t]*\r?(\n|$)",
                source="detect-secrets KeywordDetector over two-column tables (| Field | Value |): cliff's show "
                       "output (openstack), confluent api-key create, prettytable and tabulate dumps"),
+    SecretRule("jwk_private", ('"kty"',), finder="jwk_private",
+               source="RFC 7517/7518 JSON Web Keys: the private members (d, p, q, dp, dq, qi; an oct key's k) of a "
+                      "key printed by jose or step crypto jwk"),
+    # Mail and key-file printers whose credential has no key name before it.
+    SecretRule("smtp_auth", ("auth plain", "auth login", "auth xoauth2"),
+               r"\bAUTH (?:PLAIN|LOGIN|XOAUTH2) (?P<s>[A-Za-z0-9+/]{8,}={0,2})",
+               source="RFC 4954 AUTH with an initial response, as smtplib's set_debuglevel prints its send: lines "
+                      "(PLAIN: base64 of NUL user NUL password, RFC 4616; XOAUTH2: the bearer token)"),
+    SecretRule("putty_private_lines", ("private-lines:",),
+               r"(?m)^Private-Lines: [0-9]{1,3}[ \t]*\r?\n"
+               r"(?P<s>[A-Za-z0-9+/]+={0,2}(?=[ \t]*\r?$)(?:[ \t]*\r?\n[A-Za-z0-9+/]+={0,2}(?=[ \t]*\r?$))*)",
+               source="PuTTY-User-Key-File-2/3 (PuTTY docs, appendix C): the base64 lines after Private-Lines: N, "
+                      "in one event (its lines as events of their own: Redactor.output)"),
+    SecretRule("postfix_sasl_passwd", ("]",),
+               r"(?m)^[ \t]*\[[A-Za-z0-9.\-]+\](?::[0-9]{1,5})?[ \t]+[^\s:]+:(?P<s>\S+)[ \t]*\r?$",
+               check="not_placeholder",
+               source="postfix sasl_passwd map lines: [relayhost]:port user:password (postfix SASL_README)"),
+    SecretRule("botocore_signature", ("signature:",), r"(?m)\bSignature:\r?\n(?P<s>[0-9a-f]{64})\r?$",
+               source="botocore.auth SigV4Auth.add_auth: logger.debug('Signature:\\n%s', signature)"),
+    SecretRule("conda_channel_token", ("/t/",), r"\bhttps?://[^\s/'\"]+/t/(?P<s>[A-Za-z0-9_\-]{16,})/",
+               check="generated_with_digits",
+               source="anaconda.org token channels https://conda.anaconda.org/t/<TOKEN>/<channel> (anaconda.org "
+                      "docs; conda prints them in config --show channels)"),
     SecretRule("diagnosed", ("└",), finder="diagnosed",
                source="detect-secrets KeywordDetector over loguru's and better-exceptions' diagnose (values "
                       "printed under the variable names of the frame's source line)"),
@@ -165,6 +189,10 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                source="GitHub secret scanning docker_personal_access_token; trufflehog DockerHub"),
     SecretRule("hashicorp_vault_token", ("hvs.", "hvb.", "hvr."), rf"\bhv[sbr]\.{_T}{{24,}}",
                source="gitleaks hashicorp-vault-service-token, vault-batch-token"),
+    # Vault before 1.10: s.<24> service tokens (b. batch, r. recovery), as vault token lookup prints in its id row.
+    SecretRule("hashicorp_vault_legacy_token", ("s.", "b.", "r."),
+               r"(?<![\w.\-/])[sbr]\.(?P<s>[A-Za-z0-9]{24})(?![\w.\-])",
+               check="generated_with_digits", source="Vault token formats (vault docs: tokens, s./b./r. prefixes)"),
     SecretRule("terraform_cloud_token", ("atlasv1",), r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}",
                source="gitleaks hashicorp-tf-api-token"),
     SecretRule("grafana_token", ("glsa_", "glc_", "eyjrijoi"),
@@ -344,9 +372,11 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("url_credentials", ("://", ":\\/\\/"),
                r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/:'\"\\]*:(?P<s>[^\s@/'\"\\]+(?:@[^\s@/'\"\\]+)*)"
                r"@(?=[^\s@/'\"\\]*[/?#\s'\"\\]|[^\s@/'\"\\]*$)",
-               verbatim=True,
+               verbatim=True, check="not_placeholder",
                source="detect-secrets BasicAuthDetector; gitleaks url credentials (the user may hold a "
-                      "percent-escaped '@': user%40corp; the password %40, %2F, %3A)"),
+                      "percent-escaped '@': user%40corp; the password %40, %2F, %3A). A password of asterisks is "
+                      "the printer's mask: SQLAlchemy's URL repr (***), kombu's sanitized broker URL in celery's "
+                      "banner (**), pip's redact_auth_from_url (****)"),
     SecretRule("url_token_user", ("://", ":\\/\\/"),
                r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}(?P<s>[A-Za-z0-9_\-.~]{16,256})@",
                check="generated_with_digits",

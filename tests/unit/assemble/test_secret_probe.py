@@ -3,7 +3,9 @@ secret survives in any output, and random-looking lines that hold no secret are 
 third round (shapes taken from the programs that print them), ``dev3`` the fourth (programs' password arguments),
 ``dev4`` the fifth (a YAML section's bare ``key``, mysql's optional password argument, with values that must stay),
 ``dev5`` the sixth (credentials as cluster tooling prints them: signed URLs, credential dumps, Elasticsearch's and
-MinIO's banners, bootstrap tokens, secret stores' CLIs, tables, Go and Rust dumps; with look-alikes that must stay).
+MinIO's banners, bootstrap tokens, secret stores' CLIs, tables, Go and Rust dumps; with look-alikes that must stay),
+``dev6`` the seventh (JSON log records, language reprs, printed config files, HashiCorp token outputs, wire dumps;
+with printers' masks and public halves that must stay).
 The holdout fixtures are scored by hand (``python -m devtools.secret_probe leaks holdout|holdout6``), not here."""
 
 from __future__ import annotations
@@ -74,6 +76,15 @@ def test_no_dev5_probe_secret_survives_and_its_look_alikes_stay(tmp_path: Path) 
     tables, Go and Rust struct dumps); and look-alikes that must stay (references to the environment, hashes,
     token counts, a commit in wandb's run summary)."""
     holds_with_look_alikes("dev5", tmp_path, min_secrets=40, min_kept=10)
+
+
+def test_no_dev6_probe_secret_survives_and_its_look_alikes_stay(tmp_path: Path) -> None:
+    """Secrets in JSON log records at any depth (pino, loguru, zap, logrus, bunyan, structlog, Serilog), reprs of
+    many languages (pydantic, h11, grpc metadata, PHP, Perl, Lombok), printed config files (sssd, nslcd, postfix,
+    WireGuard, Kafka JAAS), Consul/Nomad/Vault token outputs, botocore and SMTP traces, escaped tokens, private key
+    files (PuTTY, JWK); and what must stay: printers' masks (SecretStr, ***, [hidden]), accessors, public keys,
+    nonces, digests, tokenizer settings."""
+    holds_with_look_alikes("dev6", tmp_path, min_secrets=45, min_kept=15)
 
 
 def test_random_looking_lines_without_secrets_are_not_redacted(tmp_path: Path) -> None:
