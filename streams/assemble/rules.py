@@ -124,6 +124,11 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
                    r"(?P<k_syslog_iso>\w[\w.-]* (?:[^\s:\[]+\[\d+\]|kernel)): ", "k", None),
     # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps)
     ("rfc3339", r"\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]? ", "none", None),
+    # Go's log package with its standard flags (log.LstdFlags: Ldate|Ltime, Lmicroseconds adds ".uuuuuu") writes
+    # "2006/01/02 15:04:05 " before each message: launchers and job runners written in Go that relay a child's
+    # output with log.Print put it before every line. A message of several lines has it on its first only,
+    # the time is volatile: the lines after it are read as unprefixed lines of the same stream
+    ("golog", r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none", None),
     # the kernel's printk time (dmesg, serial consoles)
     ("dmesg", r"\[ *\d+\.\d{6}\] ", "none", None),
     # syslog RFC 3164 / journalctl short (short-precise: with a fraction): the time is volatile,

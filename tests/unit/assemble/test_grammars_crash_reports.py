@@ -287,3 +287,36 @@ def test_fatal_python_error_glued_to_pytest_progress_letters_is_one_dump() -> No
                  '  File "/build/source/jax/_src/profiler.py", line 314 in wrapper']
         assert spans(texts) == [(0, 4)], progress
         assert kinds(texts) == ["python_fatal"]
+
+
+# -- Go's log package stamp (log.LstdFlags "2006/01/02 15:04:05 ") before every relayed line -------------
+
+def test_go_log_stamp_on_every_relayed_line_is_a_stream_prefix() -> None:
+    # rule: STREAM_PREFIXES golog: a Go launcher that relays a child's lines with log.Print stamps each of
+    # them, so the child's warning and traceback are read behind the stamp (each line would be a record of
+    # its own if the stamp were read as a logger's head)
+    stamp = "2023/10/26 12:12:18 "
+    child = ["/usr/lib/python3.8/runpy.py:127: RuntimeWarning: 'x.launch' found in sys.modules",
+             "  warn(RuntimeWarning(msg))",
+             "Traceback (most recent call last):",
+             '  File "/usr/lib/python3.8/runpy.py", line 194, in _run_module_as_main',
+             "    return _run_code(code, main_globals, None,",
+             '  File "/usr/lib/python3.8/runpy.py", line 87, in _run_code',
+             "    exec(code, run_globals)",
+             "ValueError: bad root"]
+    texts = [stamp + "job-1:292:696 [0] NCCL INFO enqueue.cc:1342 -> 4", *(stamp + t for t in child)]
+    assert spans(texts) == [(0, 0), (1, 2), (3, 8)]
+    assert kinds(texts)[2] == "python_traceback"
+
+
+def test_go_log_message_of_several_lines_keeps_its_unstamped_lines() -> None:
+    # rule: STREAM_PREFIXES golog is volatile (no key): net/http's "http: panic serving %v: %v\n%s" through
+    # log.Printf has the stamp on its first line only, and the goroutine stack under it stays with it
+    texts = ["2021/03/04 05:06:07 http: panic serving 10.0.0.1:5555: runtime error: invalid memory address",
+             "goroutine 18 [running]:",
+             "net/http.(*conn).serve.func1(0xc0001a2000)",
+             "\t/usr/local/go/src/net/http/server.go:1801 +0x147",
+             "panic(0x6a5f20, 0x8c0e50)",
+             "\t/usr/local/go/src/runtime/panic.go:975 +0x47a",
+             "2021/03/04 05:06:08 serving on :8080"]
+    assert spans(texts) == [(0, 5), (6, 6)]
