@@ -30,7 +30,7 @@ def split_of(url):
 
 
 def find(name):
-    for s in SPLITS:
+    for s in ((SPLIT_OVERRIDE,) if SPLIT_OVERRIDE else ()) + SPLITS:
         p = ROOT / s / f'{name}.log'
         if p.exists():
             return p

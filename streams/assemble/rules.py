@@ -124,6 +124,11 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
                    r"(?P<k_syslog_iso>\w[\w.-]* (?:[^\s:\[]+\[\d+\]|kernel)): ", "k", None),
     # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps)
     ("rfc3339", r"\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]? ", "none", None),
+    # Go's log package with its standard flags (log.LstdFlags: Ldate|Ltime, Lmicroseconds adds ".uuuuuu") writes
+    # "2006/01/02 15:04:05 " before each message: launchers and job runners written in Go that relay a child's
+    # output with log.Print put it before every line. A message of several lines has it on its first only,
+    # the time is volatile: the lines after it are read as unprefixed lines of the same stream
+    ("golog", r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none", None),
     # the kernel's printk time (dmesg, serial consoles)
     ("dmesg", r"\[ *\d+\.\d{6}\] ", "none", None),
     # syslog RFC 3164 / journalctl short (short-precise: with a fraction): the time is volatile,
@@ -441,8 +446,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # (frames hidden by __tracebackhide__ are counted on a line of their own between the blank lines that
     # separate frames: VerboseTB.format_records' "    [... skipping hidden N frame]")
     ("ipy_skip", r"[ \t]+\[\.\.\. skipping hidden \d+ frames?\]"),
-    # CPython Python/pylifecycle.c fatal_error() and Modules/faulthandler.c
-    ("py_fatal", r"(?:\S+ )?Fatal Python error: ", "Fatal Python error: "),
+    # CPython Python/pylifecycle.c fatal_error() and Modules/faulthandler.c; the header is written to stderr
+    # after what stdout left unterminated: pytest -v's test id and its blank, or pytest's progress letters
+    # (terminal.py pytest_runtest_logreport writes ".", "F", "E", "s", "x", "X" without a newline)
+    ("py_fatal", r"(?:\S+ |[.FEsxX]+)?Fatal Python error: ", "Fatal Python error: "),
     # faulthandler.dump_traceback_later's watchdog: "Timeout (H:MM:SS[.ffffff])!" then every thread's stack
     ("py_timeout", r"Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!\s*$"),
     # faulthandler's lines in a thread's stack that are not frames (Python/traceback.c dump_traceback)
@@ -741,8 +748,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # glibc debug/backtracesyms.c "%s(%s%c%#tx) [%p]" and malloc's "*** Error in" report
     # (and "%s[%p]" / "[%p]" when dladdr finds no symbol)
     ("glibc_frame", r"[ \t]*[^\s()\[\]]*(?:\([^()\s]*[+-]0x[0-9a-fA-F]+\) ?)?\[0x[0-9a-fA-F]+\]$", "[0x"),
-    # (older glibc: "*** glibc detected *** prog: double free ..."; a Markdown copy escapes a '*')
-    ("glibc_err", r"\*\*\\?\* (?:Error in [`'][^']*'|glibc detected \*\*\\?\* |stack smashing detected"
+    # (older glibc: "*** glibc detected *** prog: double free ..."; a Markdown copy escapes a '*', a
+    # terminal copy may shift the first line by a blank)
+    ("glibc_err", r" ?\*\*\\?\* (?:Error in [`'][^']*'|glibc detected \*\*\\?\* |stack smashing detected"
                   r"|buffer overflow detected)"),
     ("glibc_section", r"======= (?:Backtrace|Memory map): ="),
     ("maps_line", r"[0-9a-f]{8,16}-[0-9a-f]{8,16} [r-][w-][x-][ps-] "),
@@ -805,7 +813,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # "runtime: sp=0x.. stack=[..]" then "fatal error: stack overflow": runtime/stack.go newstack)
     ("go_runtime_note", r"runtime: \S"),
     ("go_nested", r"[ \t]+panic: "),
-    ("go_sig", r"SIG[A-Z]+: [a-z][\w ]*$"),
+    # runtime/signal_unix.go sighandler: the signal's name and description ("SIGQUIT: quit") then "PC=.. m=N
+    # sigcode=N"; a terminal's echo of the key that sent it (ECHOCTL writes Ctrl+\\ as "^\\") may come first
+    ("go_sig", r"(?:\^[A-Z\\])?SIG[A-Z]+: [a-z][\w ]*$"),
+    # (its next line: "PC=0x.. m=N sigcode=N" and " addr=0x.." for SIGSEGV/SIGBUS; Go 1.4 wrote "PC=0x.. m=N")
+    ("go_sig_pc", r"PC=0x[0-9a-fA-F]+ m=\d+(?: sigcode=-?\d+)?(?: addr=0x[0-9a-fA-F]+)?\s*$"),
     ("go_signal", r"\[signal [A-Z]+"),
     ("go_goroutine", r"goroutine \d+ (?:gp=\S+ m=\S+ (?:mp=\S+ )?)?\["),
     ("go_runtime_stack", r"runtime stack:"),
@@ -1707,7 +1719,8 @@ MODES: dict[str, dict] = {
     # goroutine sections ("goroutine N [status]:", func line + "\tfile:line +0x.." pairs,
     # "created by F in goroutine N") separated by blank lines
     "go_head": {"kind": "go_panic",
-                "on": {"go_nested": (_S, None), "go_signal": (_S, None), "go_goroutine": (_S, "go_stack"),
+                "on": {"go_nested": (_S, None), "go_signal": (_S, None), "go_sig_pc": (_S, None),
+                       "go_goroutine": (_S, "go_stack"),
                        "go_runtime_stack": (_S, "go_stack"), "text": (_T, None), "indent": (_T, None)},
                 "after_blank": {"go_goroutine": (_S, "go_stack"), "go_runtime_stack": (_S, "go_stack"),
                                 "text": (_T, None), "indent": (_T, None)},

@@ -226,3 +226,97 @@ def test_sanitizer_rule_after_a_traceback_is_not_read_as_torchruns_box() -> None
     # (torchrun's box under the exception line: its title confirms the border)
     box = ["=" * 40, "train.py FAILED", "-" * 40, "Failures:", "  <NO_OTHER_FAILURES>", "=" * 40]
     assert spans([*texts[:4], *box, "next"]) == [(0, 9), (10, 10)]
+
+
+# -- the Go runtime's signal dump (runtime/signal_unix.go sighandler, then runtime/traceback.go) ---------
+
+
+def _go_sigquit_dump(head: str, pc_line: str) -> list[str]:
+    return [head, pc_line, "",
+            "goroutine 0 [idle]:",
+            "runtime.futex()",
+            "\t/usr/local/go/src/runtime/sys_linux_amd64.s:559 +0x21 fp=0x7ffd274e41b0 sp=0x7ffd274e41a8 pc=0x55b0",
+            "",
+            "goroutine 1 [chan receive]:",
+            "main.main()",
+            "\t/src/cmd/dockerd/main.go:12 +0x4f"]
+
+
+def test_go_signal_dump_keeps_its_pc_line_before_the_goroutines() -> None:
+    # rule: TOKENS go_sig_pc ("PC=%#x m=%d sigcode=%d", " addr=%#x" for SIGSEGV/SIGBUS; Go 1.4's "PC=%#x m=%d")
+    # continues "go_head": held as text it would not outlive the blank line before the first goroutine
+    before = "INFO[2023-01-10T21:49:18.298191503Z] API listen on /var/run/docker.sock"
+    for pc_line in ("PC=0x55b049d6ada1 m=0 sigcode=128", "PC=0x46d2e1 m=3 sigcode=1 addr=0x0", "PC=0x8048f30 m=0"):
+        texts = [before, *_go_sigquit_dump("SIGQUIT: quit", pc_line), "exit status 2"]
+        assert spans(texts) == [(0, 0), (1, 10), (11, 11)], pc_line
+        assert kinds(texts)[1] == "go_panic"
+
+
+def test_go_signal_dump_after_the_terminals_echo_of_the_key() -> None:
+    # rule: TOKENS go_sig takes the tty's ECHOCTL echo ("^\\" for Ctrl+\\) glued before the signal's name
+    texts = _go_sigquit_dump("^\\SIGQUIT: quit", "PC=0x55b049d6ada1 m=0 sigcode=128")
+    assert spans(texts) == [(0, 9)]
+
+
+# -- glibc's malloc abort (malloc/malloc.c malloc_printerr, debug/backtracesyms.c) shifted by a blank ---------
+
+def test_glibc_error_in_report_shifted_by_a_blank_keeps_backtrace_and_memory_map() -> None:
+    # rule: TOKENS glibc_err takes one leading blank (a terminal copy), so "glibc_report" holds its sections
+    texts = [" *** Error in `/usr/lib64/nagios/plugins/check_http': malloc(): memory corruption (fast): "
+             "0x00002b971a2bf4e0 ***",
+             "======= Backtrace: =========",
+             "/lib64/libc.so.6(+0x7ada4)[0x2b971b5ffda4]",
+             "/usr/lib64/nagios/plugins/check_http(+0x93b4)[0x2b971a29a3b4]",
+             "/lib64/libc.so.6(__libc_start_main+0xf5)[0x2b971b5a6b35]",
+             "======= Memory map: ========",
+             "2b971a291000-2b971a2a8000 r-xp 00000000 fd:00 500343                     /usr/lib64/check_http",
+             "2b971a2a8000-2b971a2aa000 rw-p 00000000 00:00 0",
+             "Aborted (core dumped)"]
+    assert spans(texts) == [(0, 7), (8, 8)]
+
+
+# -- faulthandler's header after pytest's progress letters (terminal.py writes them without a newline) ------
+
+def test_fatal_python_error_glued_to_pytest_progress_letters_is_one_dump() -> None:
+    # rule: TOKENS py_fatal takes pytest's unterminated progress letters (".", "F", "E", "s", "x", "X") before it
+    for progress in ("........................", "..F.s.x."):
+        texts = [f"{progress}Fatal Python error: Aborted",
+                 "",
+                 "Current thread 0x00007ffff78a3740 (most recent call first):",
+                 '  File "/build/source/jax/_src/compiler.py", line 251 in backend_compile',
+                 '  File "/build/source/jax/_src/profiler.py", line 314 in wrapper']
+        assert spans(texts) == [(0, 4)], progress
+        assert kinds(texts) == ["python_fatal"]
+
+
+# -- Go's log package stamp (log.LstdFlags "2006/01/02 15:04:05 ") before every relayed line -------------
+
+def test_go_log_stamp_on_every_relayed_line_is_a_stream_prefix() -> None:
+    # rule: STREAM_PREFIXES golog: a Go launcher that relays a child's lines with log.Print stamps each of
+    # them, so the child's warning and traceback are read behind the stamp (each line would be a record of
+    # its own if the stamp were read as a logger's head)
+    stamp = "2023/10/26 12:12:18 "
+    child = ["/usr/lib/python3.8/runpy.py:127: RuntimeWarning: 'x.launch' found in sys.modules",
+             "  warn(RuntimeWarning(msg))",
+             "Traceback (most recent call last):",
+             '  File "/usr/lib/python3.8/runpy.py", line 194, in _run_module_as_main',
+             "    return _run_code(code, main_globals, None,",
+             '  File "/usr/lib/python3.8/runpy.py", line 87, in _run_code',
+             "    exec(code, run_globals)",
+             "ValueError: bad root"]
+    texts = [stamp + "job-1:292:696 [0] NCCL INFO enqueue.cc:1342 -> 4", *(stamp + t for t in child)]
+    assert spans(texts) == [(0, 0), (1, 2), (3, 8)]
+    assert kinds(texts)[2] == "python_traceback"
+
+
+def test_go_log_message_of_several_lines_keeps_its_unstamped_lines() -> None:
+    # rule: STREAM_PREFIXES golog is volatile (no key): net/http's "http: panic serving %v: %v\n%s" through
+    # log.Printf has the stamp on its first line only, and the goroutine stack under it stays with it
+    texts = ["2021/03/04 05:06:07 http: panic serving 10.0.0.1:5555: runtime error: invalid memory address",
+             "goroutine 18 [running]:",
+             "net/http.(*conn).serve.func1(0xc0001a2000)",
+             "\t/usr/local/go/src/net/http/server.go:1801 +0x147",
+             "panic(0x6a5f20, 0x8c0e50)",
+             "\t/usr/local/go/src/runtime/panic.go:975 +0x47a",
+             "2021/03/04 05:06:08 serving on :8080"]
+    assert spans(texts) == [(0, 5), (6, 6)]
