@@ -154,26 +154,85 @@ _SHELL_PART = re.compile(r"""'(?P<s>[^'\n]*)'|"(?P<d>(?:\\.|[^"\\\n])*)"|\\(?P<e
 # An item of a Python list repr after the program's: ", 'x'" or ', "x"'.
 _ARGV_ITEM = re.compile(r"""[ \t]*,[ \t]*(?:'(?P<s>(?:\\.|[^'\\\n])*)'|"(?P<d>(?:\\.|[^"\\\n])*)")""")
 COMMAND_WORDS = 64  # words of one command read at most (a longer line is a script, not one command)
+MEMO_WORDS = 4096  # words (and answers) remembered while one text is read: bounded, whatever the text
 
 Word = tuple[str, list[int]]  # a word as the program sees it, and the index in the text of each of its characters
+
+
+def _shell_word(text: str, pos: int) -> tuple[Word | None, int]:
+    """The shell word after ``pos`` (its blanks skipped) and where it ends; None at an operator or a line's end."""
+    pos = _BLANKS.match(text, pos).end()  # type: ignore[union-attr]
+    m = _SHELL_WORD.match(text, pos)
+    if m is None:
+        return None, pos
+    chars: list[str] = []
+    where: list[int] = []
+    for part in _SHELL_PART.finditer(text, m.start(), m.end()):
+        group = next(g for g in ("s", "d", "e", "b") if part.group(g) is not None)
+        chars.append(part.group(group))
+        where.extend(range(part.start(group), part.end(group)))
+    return ("".join(chars), where), m.end()
 
 
 def _shell_words(text: str, pos: int) -> list[Word]:
     words: list[Word] = []
     while len(words) < COMMAND_WORDS:
-        pos = _BLANKS.match(text, pos).end()  # type: ignore[union-attr]
-        m = _SHELL_WORD.match(text, pos)
-        if m is None:
+        word, pos = _shell_word(text, pos)
+        if word is None:
             break
-        chars: list[str] = []
-        where: list[int] = []
-        for part in _SHELL_PART.finditer(text, m.start(), m.end()):
-            group = next(g for g in ("s", "d", "e", "b") if part.group(g) is not None)
-            chars.append(part.group(group))
-            where.extend(range(part.start(group), part.end(group)))
-        words.append(("".join(chars), where))
-        pos = m.end()
+        words.append(word)
     return words
+
+
+_CUT = object()  # in the names: where one run of read words ends and another, read from elsewhere, begins
+
+
+class _TextWords:
+    """The shell words of one text, each read once and kept in order, so that a command's words are a slice:
+    a line that names a program every few words would otherwise read each word again for every program
+    before it (a command reads up to COMMAND_WORDS words). Bounded: past MEMO_WORDS it starts afresh."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.words: list[Word | None] = []  # None: the operator or line end that ends a command
+        self.names: list[object] = []  # each word's text (None and _CUT as in words), for slices in C
+        self.ends: list[int] = []  # where each word ends, i.e. where the next one is read from
+        self.at: dict[int, int] = {}  # a position read from -> the index of the word read there
+
+    def after(self, pos: int) -> tuple[list[Word], tuple[str, ...]]:
+        """The words of the command read from ``pos``, and their texts."""
+        words, names = self.words, self.names
+        i = self.at.get(pos)
+        if i is None:
+            if len(words) >= MEMO_WORDS:
+                words.clear()
+                names.clear()
+                self.ends.clear()
+                self.at.clear()
+            i = len(words)
+            self._read(pos)
+        stop = i + COMMAND_WORDS
+        while len(words) < stop and words[-1] is not None:
+            self._read(self.ends[-1])
+        chunk = names[i:stop]
+        if None in chunk:
+            stop = i + chunk.index(None)
+            chunk = chunk[:stop - i]
+        if _CUT in chunk:  # another run was read after this one: read this command alone
+            alone = _shell_words(self.text, pos)
+            return alone, tuple(w for w, _ in alone)
+        return words[i:stop], tuple(chunk)  # type: ignore[return-value, arg-type]
+
+    def _read(self, pos: int) -> None:
+        if self.words and self.words[-1] is not None and self.ends[-1] != pos:
+            self.words.append(None)
+            self.names.append(_CUT)
+            self.ends.append(pos)
+        word, end = _shell_word(self.text, pos)
+        self.at[pos] = len(self.words)
+        self.words.append(word)
+        self.names.append(None if word is None else word[0])
+        self.ends.append(end)
 
 
 def _argv_words(text: str, pos: int) -> list[Word]:
@@ -188,12 +247,16 @@ def _argv_words(text: str, pos: int) -> list[Word]:
 
 def _words_after(text: str, start: int, end: int) -> list[Word]:
     """The words after a program's name: an argv list's items when the name closes a quoted list item."""
+    argv = _argv_start(text, start, end)
+    return _argv_words(text, end + 1) if argv else _shell_words(text, end)
+
+
+def _argv_start(text: str, start: int, end: int) -> bool:
+    """Whether the program's name closes a quoted item of a Python argv list (its words are the next items)."""
     while start and (text[start - 1].isalnum() or text[start - 1] in "/._-"):
         start -= 1  # the program's directory (an argv list's '/usr/bin/mysql')
     quote = text[start - 1] if start and text[start - 1] in "'\"" else ""
-    if quote and text.startswith(quote, end) and _ARGV_ITEM.match(text, end + 1):
-        return _argv_words(text, end + 1)
-    return _shell_words(text, end)
+    return bool(quote and text.startswith(quote, end) and _ARGV_ITEM.match(text, end + 1))
 
 
 def _value(row: CommandSecret, words: list[Word], i: int) -> tuple[int, int] | None:
@@ -275,12 +338,27 @@ def _found(row: CommandSecret, program: str, words: list[Word],
 def command_secrets(text: str, strength_of: Callable[[str], str | None] = key_strength) -> list[tuple[int, int]]:
     """Passwords given to the programs of :data:`COMMAND_SECRETS` (see the module's docstring)."""
     spans: list[tuple[int, int]] = []
+    read = _TextWords(text)
+    # A row's answer depends only on the program and the words' text: a hostile line that repeats a command
+    # thousands of times asks the same question each time.
+    answers: dict[tuple[str, int, tuple[str, ...]], list[tuple[int, int]]] = {}
     for m in _PROGRAM.finditer(text):
-        words = _words_after(text, m.start(), m.end())
+        if _argv_start(text, m.start(), m.end()):
+            words = _argv_words(text, m.end() + 1)
+            names = tuple(w for w, _ in words)
+        else:
+            words, names = read.after(m.end())
         if not words:
             continue
-        for row in _BY_PROGRAM[m.group("p")]:
-            for j, first in _found(row, m.group("p"), words, strength_of):
+        program = m.group("p")
+        for n, row in enumerate(_BY_PROGRAM[program]):
+            key = (program, n, names)
+            found = answers.get(key)
+            if found is None:
+                if len(answers) >= MEMO_WORDS:
+                    answers.clear()
+                found = answers[key] = _found(row, program, words, strength_of)
+            for j, first in found:
                 value, where = words[j]
                 span = _secret_in(row, value, first)
                 if span is not None:

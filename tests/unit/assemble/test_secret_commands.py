@@ -19,7 +19,7 @@ def redact() -> Redactor:
     return Redactor()
 
 
-@pytest.mark.parametrize(("line", "expected"), [
+COMMANDS = [
     (f"+ sqlcmd -S db -U sa -P '{PW}' -Q x", f"+ sqlcmd -S db -U sa -P '{MARK}' -Q x"),  # xtrace's quoted word
     (f"exec bcp t out f -S db -P{PW} -c", f"exec bcp t out f -S db -P{MARK} -c"),  # attached
     (f"mysql -h db '-p{PW}' runs", f"mysql -h db '-p{MARK}' runs"),  # shlex.join quotes the whole word
@@ -34,10 +34,30 @@ def redact() -> Redactor:
     (f"+ htpasswd -b -C 10 /etc/h admin {PW}", f"+ htpasswd -b -C 10 /etc/h admin {MARK}"),
     (f"+ papermill a.ipynb b.ipynb -p lr 0.1 -p api_key {PW}",
      f"+ papermill a.ipynb b.ipynb -p lr 0.1 -p api_key {MARK}"),
-])
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), COMMANDS)
 def test_a_programs_password_option_is_redacted_in_each_form_a_command_is_logged(
         redact: Redactor, line: str, expected: str) -> None:
     assert redact(line) == expected
+
+
+@pytest.mark.parametrize("joint", [" ", " ; ", "\n", ' x"mysql" ', " htpasswd -b "])
+def test_commands_read_together_find_what_each_finds_alone(redact: Redactor, joint: str) -> None:
+    """The words of a text are read once and shared by every command in it (a program named again within the
+    words of the one before, a name inside another word): each command still finds its own secret."""
+    shell = [(line.removeprefix("+ "), expected.removeprefix("+ ")) for line, expected in COMMANDS
+             if line.startswith("+ ") and "'" not in line]
+    assert len(shell) >= 6
+    for rotate in range(len(shell)):
+        order = shell[rotate:] + shell[:rotate]
+        out = redact(joint.join(line for line, _ in order))
+        assert PW not in out, out  # (commands joined by blanks read on into the next: they may redact more)
+        assert out.count(MARK) >= sum(expected.count(MARK) for _, expected in order)
+    long = " ".join(["w"] * 70)
+    assert redact(f"mysql {long} mysql -p{PW}") == f"mysql {long} mysql -p{MARK}"
+    assert redact(f'mysql x"mysql" {long} mysql -p{PW}') == f'mysql x"mysql" {long} mysql -p{MARK}'
 
 
 @pytest.mark.parametrize("line", [
