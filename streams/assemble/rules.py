@@ -651,7 +651,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # "    #%n %f %S %M": function, file:line or "<null>", "(module+0xoffset)"; newer runtimes add
     # " (BuildId: ...)"): "    #0 main /src/a.c:822 (a.out+0x54f4)", "    #1 <null> <null> (libtsan.so.0+0x29b3d)"
     ("tsan_frame", r"[ \t]+#\d+ \S.* \([^\s()]+\+0x[0-9a-fA-F]+\)(?: \(BuildId: [0-9a-fA-F]+\))?\s*$", "+0x"),
-    ("san_head", r"==\d+==ERROR: \w+Sanitizer|WARNING: ThreadSanitizer|[A-Z]\w*Sanitizer:DEADLYSIGNAL", "Sanitizer"),
+    # (Report() puts "==PID==" before the tool's first line: ASan's and LSan's "ERROR: ...", MSan's
+    # "WARNING: MemorySanitizer: use-of-uninitialized-value", msan_report.cpp; TSan prints its with Printf)
+    ("san_head", r"==\d+==(?:ERROR|WARNING): \w+Sanitizer|WARNING: ThreadSanitizer|[A-Z]\w*Sanitizer:DEADLYSIGNAL",
+     "Sanitizer"),
     ("go_race", r"WARNING: DATA RACE"),  # Go's race detector (the same runtime as TSan)
     # UBSan (ubsan_diag.cpp Diag::~Diag: "file:line:col: runtime error: ..."); written to stderr, it can land
     # after a progress line that stdout left without its newline (unittest's "test_x (m.C) ... "): text
@@ -665,7 +668,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # ASan after its SUMMARY (asan_errors.cpp PrintShadowMemoryForAddress / PrintLegend, asan_report.cpp):
     # "Shadow bytes around the buggy address:", rows ("  0x0c04..: 00 fa", "=>0x0c04..: [fa]"), the legend
     # title and its indented lines ("==PID==ABORTING" after them is Die()'s line of its own)
-    ("san_shadow", r"Shadow byte(?:s around the buggy address| legend)|=>0x[0-9a-fA-F]+: "),
+    # (PrintShadowBytes writes a space before each byte, "[" before the guilty one: "=>0x1000468525f0:[f2]f2")
+    ("san_shadow", r"Shadow byte(?:s around the buggy address| legend)|=>0x[0-9a-fA-F]+:[ \[]"),
     # PaddlePaddle's error string (platform/enforce.h, init.cc SignalHandle): dashed section heads
     # "C++ Traceback (most recent call last):" with "N   frame" lines, then "Error Message Summary:"
     ("paddle_head", r"(?:C\+\+ Traceback \(most recent call last\)|Error Message Summary):"),
@@ -1181,6 +1185,10 @@ _C, _S, _E, _L, _T = "cont", "cont!", "end", "last", "tent"
 # anyhow's and eyre's report sections (ErrorImpl::debug, eyre's DefaultHandler::debug): after a blank
 # line under the error's message, whatever wrote the message (std's "Error: " for `main`, a logger's
 # record with "{:?}")
+# the reports that open with an '=' rule, each taken from the rule's mode on its header: unittest's
+# failure, sanitizer_common's report (ASan, LSan, MSan, TSan), Go's race detector, the kernel's report
+_RULE_EQ_REPORTS = {"ut_case": (_S, "ut_head"), "san_head": (_S, "san_report"), "go_race": (_S, "go_race"),
+                    "kern_start": (_S, "kernel")}
 _RUST_SECTIONS = {"rust_caused": (_S, "rust_causes"), "rust_location": (_S, "rust_loc"),
                   "rust_stack_bt": (_S, "rust_bt"), "eyre_bt_rule": (_S, "eyre_bt"), "eyre_env": (_S, "eyre_env")}
 
@@ -1807,12 +1815,16 @@ MODES: dict[str, dict] = {
     # ("one_write": a table is printed by one call; a line of another writer among its rows ends it,
     # and the rows held so far are read again on their own: separators a script prints around its
     # own lines are not a table)
-    "table_eq": {"kind": "table", "one_write": True,
+    "table_eq": {"kind": "table", "one_write": True, "writer_alone": "rule_eq_alone",
                  "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
-                        "ut_case": (_S, "ut_head"), "san_head": (_S, "san_report"), "go_race": (_S, "go_race"),
-                        "kern_start": (_S, "kernel"), "rule_dash": (_T, None),
+                        **_RULE_EQ_REPORTS, "rule_dash": (_T, None),
                         "rule_star": (_T, None), "rule_dash_t": (_T, None)},
                  "after_blank": "on", "max_tent": 200},
+    # an '=' rule another writer's line came after before any row: not a table written by one call, but
+    # the reports that open with such a rule write it apart from their header (compiler-rt's ASan and LSan
+    # reports print the rule, then Report() the "==PID==ERROR: ..." line; a launcher that interleaves
+    # ranks by line can put another rank's lines between them), so only their header goes on with it
+    "rule_eq_alone": {"kind": "table", "on": _RULE_EQ_REPORTS},
     "table_dash": {"kind": "table", "one_write": True,
                    "on": {"rule_dash": (_L, None), "text": (_T, None), "indent": (_T, None),
                           "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"), "jax_note": (_S, "py_msg_more"),
