@@ -934,9 +934,68 @@ def absl(work: Path) -> Iterator[Capture]:
                                      *_event("cpp_frames", "\n".join(lines[head:]) + "\n")], False, version)
 
 
+# --- lldb: the stop report and backtraces of the crashing program -----------------------------------
+
+LLDB = "lldb-14"  # Debian: apt-get install lldb-14
+LLDB_CMD_RE = re.compile(r"^\(lldb\) ")
+LLDB_PROCESS_RE = re.compile(r"^Process \d+ ")  # "Process N stopped/launched/exited ...": the process's events
+LLDB_THREAD_RE = re.compile(r"^[ *] thread #\d+")  # Thread::GetStatus: "* " marks the selected thread
+LLDB_BT_CMDS = ("bt", "thread backtrace all", "bt all")
+
+
+def _lldb_pieces(out: str) -> list[Piece]:
+    """lldb's stdout: each echoed command a line; the process's stop report (``Process N stopped``, the
+    thread's stop reason, frame #0 and the source lines around it, to the next process event or command)
+    one ``lldb_stop``; the output of a backtrace command (threads' headers and ``frame #N`` lines) one
+    ``lldb_bt``; other lines (``Process N launched``, ``Process N exited``) lines of their own."""
+    lines = out.rstrip("\n").split("\n")
+    pieces: list[Piece] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        j = i + 1
+        while j < len(lines) and not (LLDB_CMD_RE.match(lines[j]) or LLDB_PROCESS_RE.match(lines[j])):
+            j += 1
+        if line.startswith("Process ") and line.endswith(" stopped"):
+            pieces.append(("lldb_stop", lines[i:j]))
+            i = j
+        elif LLDB_CMD_RE.match(line) and line[len("(lldb) "):] in LLDB_BT_CMDS and j > i + 1:
+            # (a warning the command writes before the threads, "This version of LLDB has no plugin for the
+            # language ...", is a line of its own)
+            first = next(k for k in range(i + 1, j) if LLDB_THREAD_RE.match(lines[k]))
+            pieces += [("single", [x]) for x in lines[i:first]]
+            pieces.append(("lldb_bt", lines[first:j]))
+            i = j
+        else:
+            pieces.append(("single" if line.strip() else "blank", [line]))
+            i += 1
+    return pieces
+
+
+def lldb(work: Path) -> Iterator[Capture]:
+    """``programs/c/crash.c`` under lldb (``-o run -o <bt> -o 'process kill' -o quit``): on a SIGSEGV, a
+    SIGABRT and a SIGSEGV in a thread, the stop report, then ``bt`` or ``thread backtrace all``. Its
+    stdout only (Debian's lldb-14 writes a Python ImportError of its packaging to stderr)."""
+    if not shutil.which(LLDB):
+        raise RuntimeError(f"lldb captures need {LLDB}: apt-get install lldb-14")
+    src = work / "lldb"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "c" / "crash.c", src / "crash.c")
+    subprocess.run(["gcc", "-g", "-O0", "-pthread", "-o", "crash", "crash.c"], cwd=src, check=True)
+    printer = _version([LLDB, "--version"])
+    for name, cmd in (("segv", "bt"), ("abort_plain", "bt"), ("thread", "thread backtrace all"), ("segv", "bt all")):
+        p = subprocess.run([LLDB, "-o", "run", "-o", cmd, "-o", "process kill", "-o", "quit", "--", "./crash", name],
+                           cwd=src, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           timeout=180, check=False)
+        pieces = _lldb_pieces(p.stdout.decode("utf-8", "replace"))
+        if not any(k == "lldb_bt" for k, _ in pieces) or not any(k == "lldb_stop" for k, _ in pieces):
+            raise RuntimeError(f"lldb {name}: no stop report or backtrace in its output:\n{p.stdout.decode()}")
+        yield Capture("lldb", f"{name} ({cmd})", pieces, False, printer)
+
+
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
     "python": python, "python_color": python_color, "pystdlib": pystdlib, "pylibs": pylibs, "java": java,
     "java_loggers": java_loggers,
     "jvm_fatal": jvm_fatal, "node": node, "go": go, "rust": rust, "c": native, "memcheck": memcheck, "mpi": mpi,
     "jax": jax, "glog": glog, "golibs": golibs, "rustlibs": rustlibs, "sanitizers": sanitizers, "absl": absl,
-    "go122": go122}
+    "go122": go122, "lldb": lldb}

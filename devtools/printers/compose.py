@@ -116,6 +116,7 @@ LANG_RECORDS = {
     "c": ("glog", "nccl", "py_default", "print"),
     "glog": ("glog", "nccl", "py_default", "print"),
     "absl": ("glog", "nccl", "py_default", "print"),
+    "lldb": ("glog", "nccl", "py_default", "print"),
     "sanitizers": ("glog", "nccl", "py_default", "print"),
     "memcheck": ("glog", "nccl", "py_default", "print"),
     "mpi": ("glog", "nccl", "py_dashes", "print"),
