@@ -993,9 +993,43 @@ def lldb(work: Path) -> Iterator[Capture]:
         yield Capture("lldb", f"{name} ({cmd})", pieces, False, printer)
 
 
+# --- boost::stacktrace in a fatal signal handler, after glibc's abort messages ------------------------
+
+BOOST_HEADER = "/usr/include/boost/stacktrace.hpp"  # Debian: apt-get install libboost-stacktrace-dev g++
+# the backend: gcc's libbacktrace (function, "at file:line"), or boost's default (addresses and modules)
+BOOST_BACKENDS = {"backtrace": ["-DBOOST_STACKTRACE_USE_BACKTRACE", "-lbacktrace", "-ldl"], "basic": ["-ldl"]}
+BOOST_STACK_HEAD = re.compile(r"^Received signal \d+ ")  # the program's handler's line before the stack
+
+
+def boost(work: Path) -> Iterator[Capture]:
+    """``programs/boost/worker.cc``: a SIGSEGV/SIGABRT handler writes a line and ``boost::stacktrace``'s
+    frames (`` 0# func at file:line``, ``N# 0x.. in module``: one event) and raises the signal again, run
+    by ``bash -c`` as a launcher's script does: glibc's message before it (``free(): invalid pointer``,
+    ``free(): double free detected in tcache 2``, assert()'s ``Assertion `..' failed.``) and bash's report
+    of the death after it (``bash: line 1: PID Aborted ...``) are lines of their own."""
+    if not Path(BOOST_HEADER).exists():
+        raise RuntimeError(f"boost captures need {BOOST_HEADER}: apt-get install libboost-stacktrace-dev g++")
+    src = work / "boost"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "boost" / "worker.cc", src / "worker.cc")
+    version = "boost " + _version(["dpkg-query", "-W", "-f", "${Version}", "libboost-stacktrace-dev"])
+    for backend, flags in BOOST_BACKENDS.items():
+        exe = f"worker_{backend}"
+        subprocess.run(["g++", "-g", "-O0", "-o", exe, "worker.cc", *flags], cwd=src, check=True)
+        for name in ("segv", "free", "double_free", "assert"):
+            # ("; true": bash forks the program instead of exec'ing it, and reports its death)
+            out = _run(["bash", "-c", f"./{exe} {name}; true"], src, merged=True)
+            lines = out.rstrip("\n").split("\n")
+            head = next(i for i, line in enumerate(lines) if BOOST_STACK_HEAD.match(line))
+            end = next(i for i in range(head + 1, len(lines)) if lines[i].startswith("bash: "))
+            yield Capture("boost", f"{name} ({backend})", [*[("single", [x]) for x in lines[:head]],
+                                                          ("cpp_frames", lines[head:end]),
+                                                          *[("single", [x]) for x in lines[end:]]], False, version)
+
+
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
     "python": python, "python_color": python_color, "pystdlib": pystdlib, "pylibs": pylibs, "java": java,
     "java_loggers": java_loggers,
     "jvm_fatal": jvm_fatal, "node": node, "go": go, "rust": rust, "c": native, "memcheck": memcheck, "mpi": mpi,
     "jax": jax, "glog": glog, "golibs": golibs, "rustlibs": rustlibs, "sanitizers": sanitizers, "absl": absl,
-    "go122": go122, "lldb": lldb}
+    "go122": go122, "lldb": lldb, "boost": boost}

@@ -117,6 +117,7 @@ LANG_RECORDS = {
     "glog": ("glog", "nccl", "py_default", "print"),
     "absl": ("glog", "nccl", "py_default", "print"),
     "lldb": ("glog", "nccl", "py_default", "print"),
+    "boost": ("glog", "nccl", "py_default", "print"),
     "sanitizers": ("glog", "nccl", "py_default", "print"),
     "memcheck": ("glog", "nccl", "py_default", "print"),
     "mpi": ("glog", "nccl", "py_dashes", "print"),
