@@ -1,8 +1,8 @@
 // A tiny native worker with one memory or threading bug per scenario, built with clang's sanitizers
 // (compiler-rt, frames symbolized by llvm-symbolizer): `worker SCENARIO`.
-// ASan: heap_overflow, use_after_free, double_free, stack_overflow (a stack buffer), segv (a wild
-// write: "SEGV on unknown address"), leak (LeakSanitizer at exit); MSan: uninit; UBSan: overflow,
-// shift; TSan: race.
+// ASan: heap_overflow, thread_overflow (in a std::thread: "Thread T1 created by T0 here:"),
+// use_after_free, double_free, stack_overflow (a stack buffer), segv (a wild write: "SEGV on unknown
+// address"), leak (LeakSanitizer at exit); MSan: uninit; UBSan: overflow, shift; TSan: race.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +43,10 @@ int main(int argc, char **argv) {
     if (s == "heap_overflow") {
         int *rows = new int[4]();
         std::printf("%d\n", trainer::sum_rows(rows, 4));
+    } else if (s == "thread_overflow") {
+        int *rows = new int[4]();
+        std::thread t([rows] { std::printf("%d\n", trainer::sum_rows(rows, 4)); });
+        t.join();
     } else if (s == "use_after_free") {
         trainer::Shard *sh = trainer::load_shard(3);
         delete sh;
