@@ -745,6 +745,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # glibc debug/backtracesyms.c "%s(%s%c%#tx) [%p]" and malloc's "*** Error in" report
     # (and "%s[%p]" / "[%p]" when dladdr finds no symbol)
     ("glibc_frame", r"[ \t]*[^\s()\[\]]*(?:\([^()\s]*[+-]0x[0-9a-fA-F]+\) ?)?\[0x[0-9a-fA-F]+\]$", "[0x"),
+    # boost::stacktrace's operator<< (detail/frame_decl.hpp to_string): each frame "%2d# " (a space before
+    # a one-digit index; a launcher's prefix "[rankN]: " may take it), then the function "at file:line" or
+    # "in module", or "0x%016X in module"
+    ("boost_frame", r" ?\d+# \S", "# "),
     # (older glibc: "*** glibc detected *** prog: double free ..."; a Markdown copy escapes a '*')
     ("glibc_err", r"\*\*\\?\* (?:Error in [`'][^']*'|glibc detected \*\*\\?\* |stack smashing detected"
                   r"|buffer overflow detected)"),
@@ -800,9 +804,18 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("mac_frame", r"\d+ +\S+ +0x[0-9a-fA-F]+ \S.* \+ \d+"),
     # lldb process stop report and thread backtrace
     ("lldb_stop", r"Process \d+ stopped"),
+    # the process's other state changes (Process::HandleProcessStateChangedEvent, the run command's result):
+    # written apart from a stop report, after it where the stop came first ("Process N launched: '..'")
+    ("lldb_process", r"Process \d+ (?:launched|resuming|exited|detached)\b"),
     # (the selected thread is starred; "bt all" writes the others' headers without the star)
     ("lldb_thread", r"[ \t]*(?:\* )?thread #\d+(?:[,:]|\s*$)"),
     ("lldb_target", r"Target \d+: \(.*\) stopped\."),
+    # the source lines lldb lists under a stop's frame #0 (SourceManager::File::DisplaySourceLines: a marker
+    # padded to two columns, "->" at the stop's line, a space, the line number left-justified in four, a
+    # tab, the source line; under the stop's line "    \t" and a caret at its column); lldb on Linux
+    # writes no "Target N: (..) stopped." after them, so the listing is the report's end (a launcher's prefix
+    # "[rankN]: " may take one of the leading spaces)
+    ("lldb_src", r"(?:-> | {2,3})\d+ *(?:\t.*)?$| {3,4}\t *\^\s*$"),
     # Go runtime (runtime/panic.go printpanics, runtime/traceback.go)
     ("go_panic", r"panic: |fatal error: "),
     # the runtime's diagnostics before a throw ("runtime: goroutine stack exceeds 1000000000-byte limit",
@@ -811,6 +824,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("go_nested", r"[ \t]+panic: "),
     ("go_sig", r"SIG[A-Z]+: [a-z][\w ]*$"),
     ("go_signal", r"\[signal [A-Z]+"),
+    # runtime/signal_unix.go sighandler, under its "SIGQUIT: quit" line: print("PC=", hex(pc), " m=", mp.id,
+    # " sigcode=", code) (and " addr=" hex where the signal has an address), then every goroutine and, after a
+    # blank line, dumpregs' registers, one a line: "rax    0x0", "rflags 0x246", arm64's "r0      0x0", "lr ..."
+    ("go_sigpc", r"PC=0x[0-9a-fA-F]+ m=-?\d+ sigcode=-?\d+"),
+    ("go_reg", r"[a-z][a-z0-9]{1,6} +0x[0-9a-fA-F]+\s*$"),
     ("go_goroutine", r"goroutine \d+ (?:gp=\S+ m=\S+ (?:mp=\S+ )?)?\["),
     ("go_runtime_stack", r"runtime stack:"),
     # containerd's and its shims' dumpStacks on SIGUSR1 log runtime.Stack(all) between two markers in one
@@ -1050,6 +1068,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "c2_sig": ("c2_sigdump", "cpp_frames"),
     "c2_frame": ("c2_sigdump", "cpp_frames"),  # a thread's frames whose header was cut
     "glibc_frame": ("glibc", "glibc_backtrace"),
+    "boost_frame": ("boost_bt", "cpp_frames"),
     "glibc_err": ("glibc_report", "glibc_backtrace"),
     "mac_frame": ("mac_bt", "macos_backtrace"),
     "lldb_stop": ("lldb_stop", "lldb_stop"),
@@ -1215,7 +1234,7 @@ _ATTACH = {
     "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"), "rich_tb": ("announce", "rich_tb"),
     # (Ray's RayTaskError carries the remote traceback's frames under its message, without a header)
     "py_file": ("announce", "py_frames"),
-    "glibc_frame": ("announce", "glibc"), "mac_frame": ("announce", "mac_bt"),
+    "glibc_frame": ("announce", "glibc"), "mac_frame": ("announce", "mac_bt"), "boost_frame": ("announce", "boost_bt"),
     # k8s apimachinery HandleCrash logs "Observed a panic: ..." then the goroutine's stack
     "go_goroutine": ("announce", "go_stack"),
     # a function without arguments, then its "\tfile.go:N" line: the frames zap's stacktrace
@@ -1244,6 +1263,7 @@ MODES: dict[str, dict] = {
     # where an excerpt starts in the middle of a traceback)
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
+                                   "boost_frame": ("own", "boost_bt"),
                                    "py_file": ("src_above", "py_frames"), "xf_unsupported": (_C, None)},
               "after_blank": {"py_chain": (_S, "py_chain"), **_RUST_SECTIONS}},
     # a logging record: a following line without a head may be the exception line of its stack
@@ -1293,7 +1313,8 @@ MODES: dict[str, dict] = {
     # column 0 there is the next output, the body's own lines rarely hold an empty one)
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "ipy_num": (_C, None), "text": (_C, None),
                                   "tsl_frame": (_C, None), "value_row": (_C, None),
-                                  "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
+                                  "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc"),
+                                  "boost_frame": (_S, "boost_bt")},
              "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml"),
                              **_RUST_SECTIONS}},
     # a YAML dump a record announced ("...:", a blank line): its keys at column 0 and everything indented
@@ -1645,6 +1666,8 @@ MODES: dict[str, dict] = {
     # glog's / klog's log file header: fixed lines to "Log line format: ..."
     "glog_file": {"kind": "glog_header", "on": {"glog_file_line": (_S, None), "glog_file_end": (_L, None)}},
     "glibc": {"kind": "glibc_backtrace", "on": {"glibc_frame": (_S, None)}},
+    # boost::stacktrace's frames (a stack's lines, from " 0# ", each an index and '#')
+    "boost_bt": {"kind": "cpp_frames", "on": {"boost_frame": (_S, None)}},
     "coredump": {"kind": "coredump",
                  "on": {"indent": (_S, None), "sd_dumped": (_S, None), "sd_stack": (_S, None), "sd_frame": (_S, None),
                         "sd_module": (_S, None), "sd_elf": (_L, None)},
@@ -1665,7 +1688,11 @@ MODES: dict[str, dict] = {
     "gdb_thread": {"kind": "gdb_bt", "on": {"gdb_frame0": (_S, "gdb"), "gdb_frame": (_S, "gdb")}},
     # lldb's stop report ends with "Target N: (name) stopped."
     "lldb_stop": {"kind": "lldb_stop", "on": {"lldb_target": (_L, None), "text": (_C, None), "indent": (_C, None),
-                                              "lldb_thread": (_S, None), "frame": (_S, None)}},
+                                              "lldb_thread": (_S, None), "frame": (_S, None),
+                                              "lldb_src": (_S, "lldb_listing"), "lldb_process": (_E, None)}},
+    # its source listing: the listing's lines (and the target's line, where written) end the report; a line
+    # of anything else after them is not lldb's ("Process N launched: ..." of the run command comes after)
+    "lldb_listing": {"kind": "lldb_stop", "on": {"lldb_src": (_S, None), "lldb_target": (_L, None)}},
     "lldb_bt": {"kind": "lldb_bt", "kind_override": True,
                 "on": {"frame": (_S, None), "lldb_thread": (_S, None), "indent": (_C, None)}},
     # sanitizer_common reports: header, "    #N 0x.. in" frames, sections, "SUMMARY: XSanitizer: ..."
@@ -1715,7 +1742,8 @@ MODES: dict[str, dict] = {
     # goroutine sections ("goroutine N [status]:", func line + "\tfile:line +0x.." pairs,
     # "created by F in goroutine N") separated by blank lines
     "go_head": {"kind": "go_panic",
-                "on": {"go_nested": (_S, None), "go_signal": (_S, None), "go_goroutine": (_S, "go_stack"),
+                "on": {"go_nested": (_S, None), "go_signal": (_S, None), "go_sigpc": (_S, None),
+                       "go_goroutine": (_S, "go_stack"),
                        "go_runtime_stack": (_S, "go_stack"), "text": (_T, None), "indent": (_T, None)},
                 "after_blank": {"go_goroutine": (_S, "go_stack"), "go_runtime_stack": (_S, "go_stack"),
                                 "text": (_T, None), "indent": (_T, None)},
@@ -1735,7 +1763,9 @@ MODES: dict[str, dict] = {
                         "go_elided": (_S, None), "go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
                         "indent": (_S, None), "go_dump_end": (_L, None)},
                  "after_blank": {"go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
-                                 "go_dump_end": (_L, None)}},
+                                 "go_dump_end": (_L, None), "go_reg": (_S, "go_regs")}},
+    # the registers a signal's dump ends with (dumpregs), after its goroutines
+    "go_regs": {"kind": "go_panic", "on": {"go_reg": (_S, None)}},
 
     # klog/v2's multi-line value ("key=<" ending the record's line): its lines, each behind a tab (blanks
     # where a copy expanded it), to the " >" that closes it (which may open the next value). The value
