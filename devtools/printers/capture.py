@@ -12,6 +12,7 @@ import itertools
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -361,14 +362,14 @@ def go(work: Path, lang: str = "go", toolchain: str = "local") -> Iterator[Captu
     subprocess.run([GO, "build", "-o", "worker", "."], cwd=src, env={**os.environ, **env}, check=True)
     printer = _version(["env", f"GOTOOLCHAIN={toolchain}", GO, "version"])
     for name, tb in GO_SCENARIOS.items():
-        out = _run(["./worker", name], src, {"GOTRACEBACK": tb})
+        out = _run(["./worker", name], src, {"GOTRACEBACK": tb}, timeout=300)
         yield Capture(lang, f"{name} (GOTRACEBACK={tb})", _event("go_panic", out), False, printer)
     for name in GO_SYSTEM:
         out = _run(["./worker", name], src, {"GOTRACEBACK": "system"})
         yield Capture(lang, f"{name} (GOTRACEBACK=system)", _event("go_panic", out), False, printer)
     # `go test`: the failed test's header and its t.Log lines (indented under it), the panic, then the
     # package's "FAIL\t<pkg>\t<time>" and "FAIL" lines
-    out = _run([GO, "test", "."], src, env, merged=True)
+    out = _run([GO, "test", "."], src, env, merged=True, timeout=600)
     lines = out.rstrip("\n").split("\n")
     p = next(i for i, line in enumerate(lines) if line.startswith("panic: "))
     fail = next(i for i, line in enumerate(lines) if line.startswith("FAIL\t"))
@@ -386,9 +387,19 @@ def go(work: Path, lang: str = "go", toolchain: str = "local") -> Iterator[Captu
     close = lines.index("==================", 1)
     yield Capture(lang, "race (-race)", [("go_race", lines[:close + 1]), ("single", lines[close + 1:])], False,
                   printer)
+    # SIGQUIT to a stuck worker (what `kill -QUIT` or a supervisor's stack request sends): "SIGQUIT: quit",
+    # "PC=.. m=N sigcode=N", every goroutine, then the registers (dumpregs): one dump after its first line
+    with subprocess.Popen(["./worker", "hang"], cwd=src, stderr=subprocess.PIPE,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("GOTRACEBACK")}) as proc:
+        assert proc.stderr is not None
+        first = proc.stderr.readline().decode()
+        proc.send_signal(signal.SIGQUIT)
+        rest = proc.stderr.read().decode("utf-8", "replace")
+    yield Capture(lang, "hang (SIGQUIT)", [("single", [first.rstrip("\n")]), *_event("go_panic", rest)], False,
+                  printer)
     # `go run` prints the child's exit status after the dump: a record of its own
     for name in ("plain", "nil_map", "deadlock"):
-        out = _run([GO, "run", ".", name], src, env)
+        out = _run([GO, "run", ".", name], src, env, timeout=600)
         lines = out.rstrip("\n").split("\n")
         if not lines[-1].startswith("exit status"):
             raise RuntimeError(f"go run {name}: expected an exit status line, got {lines[-1]!r}")
