@@ -391,10 +391,12 @@ def go(work: Path, lang: str = "go", toolchain: str = "local") -> Iterator[Captu
     # "PC=.. m=N sigcode=N", every goroutine, then the registers (dumpregs): one dump after its first line
     with subprocess.Popen(["./worker", "hang"], cwd=src, stderr=subprocess.PIPE,
                           env={k: v for k, v in os.environ.items() if not k.startswith("GOTRACEBACK")}) as proc:
-        assert proc.stderr is not None
-        first = proc.stderr.readline().decode()
+        stderr = proc.stderr
+        if stderr is None:
+            raise RuntimeError("go hang: no stderr pipe")
+        first = stderr.readline().decode()
         proc.send_signal(signal.SIGQUIT)
-        rest = proc.stderr.read().decode("utf-8", "replace")
+        rest = stderr.read().decode("utf-8", "replace")
     yield Capture(lang, "hang (SIGQUIT)", [("single", [first.rstrip("\n")]), *_event("go_panic", rest)], False,
                   printer)
     # `go run` prints the child's exit status after the dump: a record of its own
