@@ -12,6 +12,7 @@ import itertools
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -350,48 +351,69 @@ GO_SCENARIOS = {"plain": "single", "errors_new": "single", "multiline": "single"
 GO_SYSTEM = ("nil_pointer", "goroutines", "repanic")  # GOTRACEBACK=system adds runtime frames and gp= headers
 
 
-def go(work: Path) -> Iterator[Capture]:
-    src = work / "go" / "worker"
+def go(work: Path, lang: str = "go", toolchain: str = "local") -> Iterator[Capture]:
+    """``programs/go`` built and run by the local Go (``toolchain`` "local") or by a toolchain the go
+    command fetches from the Go module proxy (``GOTOOLCHAIN=go1.22.12``: golang.org/toolchain)."""
+    src = work / lang / "worker"
     src.mkdir(parents=True, exist_ok=True)
     for f in ("main.go", "main_test.go", "go.mod"):
         shutil.copy(PROGRAMS / "go" / f, src / f)
-    env = {"GOCACHE": str(work / "gocache"), "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"}
+    env = {"GOCACHE": str(work / "gocache"), "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": toolchain}
     subprocess.run([GO, "build", "-o", "worker", "."], cwd=src, env={**os.environ, **env}, check=True)
-    printer = _version([GO, "version"])
+    printer = _version(["env", f"GOTOOLCHAIN={toolchain}", GO, "version"])
     for name, tb in GO_SCENARIOS.items():
-        out = _run(["./worker", name], src, {"GOTRACEBACK": tb})
-        yield Capture("go", f"{name} (GOTRACEBACK={tb})", _event("go_panic", out), False, printer)
+        out = _run(["./worker", name], src, {"GOTRACEBACK": tb}, timeout=300)
+        yield Capture(lang, f"{name} (GOTRACEBACK={tb})", _event("go_panic", out), False, printer)
     for name in GO_SYSTEM:
         out = _run(["./worker", name], src, {"GOTRACEBACK": "system"})
-        yield Capture("go", f"{name} (GOTRACEBACK=system)", _event("go_panic", out), False, printer)
+        yield Capture(lang, f"{name} (GOTRACEBACK=system)", _event("go_panic", out), False, printer)
     # `go test`: the failed test's header and its t.Log lines (indented under it), the panic, then the
     # package's "FAIL\t<pkg>\t<time>" and "FAIL" lines
-    out = _run([GO, "test", "."], src, env, merged=True)
+    out = _run([GO, "test", "."], src, env, merged=True, timeout=600)
     lines = out.rstrip("\n").split("\n")
     p = next(i for i, line in enumerate(lines) if line.startswith("panic: "))
     fail = next(i for i, line in enumerate(lines) if line.startswith("FAIL\t"))
-    yield Capture("go", "go test", [("go_test", lines[:p]), *_event("go_panic", "\n".join(lines[p:fail]) + "\n"),
+    yield Capture(lang, "go test", [("go_test", lines[:p]), *_event("go_panic", "\n".join(lines[p:fail]) + "\n"),
                                     ("single", lines[fail:])], False, printer)
     # log.Panicf writes its record, then panics with the same text
     out = _run(["./worker", "log_panic"], src)
     first, rest = out.split("\n", 1)
-    yield Capture("go", "log_panic", [("single", [first]), *_event("go_panic", rest)], False, printer)
+    yield Capture(lang, "log_panic", [("single", [first]), *_event("go_panic", rest)], False, printer)
     # the race detector (runtime/race, ThreadSanitizer's Go report): a report between two '=' rules,
     # then the program's own lines and "Found N data race(s)" at exit
     subprocess.run([GO, "build", "-race", "-o", "worker_race", "."], cwd=src, env={**os.environ, **env}, check=True)
     out = _run(["./worker_race", "race"], src)
     lines = out.rstrip("\n").split("\n")
     close = lines.index("==================", 1)
-    yield Capture("go", "race (-race)", [("go_race", lines[:close + 1]), ("single", lines[close + 1:])], False,
+    yield Capture(lang, "race (-race)", [("go_race", lines[:close + 1]), ("single", lines[close + 1:])], False,
+                  printer)
+    # SIGQUIT to a stuck worker (what `kill -QUIT` or a supervisor's stack request sends): "SIGQUIT: quit",
+    # "PC=.. m=N sigcode=N", every goroutine, then the registers (dumpregs): one dump after its first line
+    with subprocess.Popen(["./worker", "hang"], cwd=src, stderr=subprocess.PIPE,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("GOTRACEBACK")}) as proc:
+        stderr = proc.stderr
+        if stderr is None:
+            raise RuntimeError("go hang: no stderr pipe")
+        first = stderr.readline().decode()
+        proc.send_signal(signal.SIGQUIT)
+        rest = stderr.read().decode("utf-8", "replace")
+    yield Capture(lang, "hang (SIGQUIT)", [("single", [first.rstrip("\n")]), *_event("go_panic", rest)], False,
                   printer)
     # `go run` prints the child's exit status after the dump: a record of its own
     for name in ("plain", "nil_map", "deadlock"):
-        out = _run([GO, "run", ".", name], src, env)
+        out = _run([GO, "run", ".", name], src, env, timeout=600)
         lines = out.rstrip("\n").split("\n")
         if not lines[-1].startswith("exit status"):
             raise RuntimeError(f"go run {name}: expected an exit status line, got {lines[-1]!r}")
         pieces = [*_event("go_panic", "\n".join(lines[:-1]) + "\n"), ("single", lines[-1:])]
-        yield Capture("go", f"{name} (go run)", pieces, False, printer)
+        yield Capture(lang, f"{name} (go run)", pieces, False, printer)
+
+
+def go122(work: Path) -> Iterator[Capture]:
+    """The same runs under go1.22.12, whose runtime prints the layouts before Go 1.23: a recovered and
+    re-raised panic as ``panic: v [recovered]`` and a nested ``\tpanic: v`` line, goroutine headers and
+    ``created by`` lines of that release."""
+    yield from go(work, "go122", "go1.22.12")
 
 
 # --- Go's logging and error libraries: zap, logrus, zerolog, klog, slog, pkg/errors ------------------
@@ -847,8 +869,184 @@ def glog(work: Path) -> Iterator[Capture]:
                   False, version)
 
 
+# --- clang's sanitizers (compiler-rt, llvm-symbolizer) ----------------------------------------------
+
+CLANG = "clang++-14"  # Debian: apt-get install clang-14 llvm (llvm-symbolizer symbolizes the frames)
+# (scenario, -fsanitize=, environment): one report per run
+CLANG_RUNS = (("heap_overflow", "address", {}), ("thread_overflow", "address", {}),
+              ("use_after_free", "address", {}), ("double_free", "address", {}),
+              # (without llvm-symbolizer on the PATH, or symbolize=0: "#N 0x..  (module+0x..) (BuildId: ..)")
+              ("use_after_free", "address", {"ASAN_OPTIONS": "symbolize=0"}),
+              ("race", "thread", {"TSAN_OPTIONS": "symbolize=0"}),
+              ("stack_overflow", "address", {}), ("segv", "address", {}), ("leak", "leak", {}),
+              ("uninit", "memory", {}), ("overflow", "undefined", {"UBSAN_OPTIONS": "print_stacktrace=1"}),
+              ("shift", "undefined", {"UBSAN_OPTIONS": "print_stacktrace=1"}),
+              ("overflow", "undefined", {}), ("race", "thread", {}))
+# lines the runtimes write after a report, each a line of its own: Die() "==PID==ABORTING", MSan's
+# "Exiting", TSan's "ThreadSanitizer: reported N warnings" at exit ("AddressSanitizer:DEADLYSIGNAL", which
+# HandleDeadlySignal writes before the report of a signal, is taken as the report's head)
+SANITIZER_OWN_LINE = re.compile(r"^(?:==\d+==ABORTING|Exiting|ThreadSanitizer: reported \d+ warnings)$")
+
+
+def _sanitizer_pieces(out: str) -> list[Piece]:
+    """A sanitizer's stderr: the report (from its '=' rule, ``WARNING:`` line or UBSan's ``runtime
+    error:`` line to its SUMMARY, shadow bytes' legend, or TSan's closing rule) one event; the lines the
+    runtime writes around it (``SANITIZER_OWN_LINE``) and a lone UBSan line each a line of its own."""
+    lines = out.rstrip("\n").split("\n")
+    own = [i for i, line in enumerate(lines) if SANITIZER_OWN_LINE.match(line)]
+    body = [i for i in range(len(lines)) if i not in own and lines[i].strip()]
+    if len(body) == 1:  # UBSan without print_stacktrace: its runtime error's line alone
+        return [("single", [x]) for x in lines if x.strip()]
+    a, b = body[0], body[-1] + 1
+    if any(a < i < b for i in own):
+        raise RuntimeError(f"a sanitizer's own line inside its report:\n{out}")
+    return [*[("single", [lines[i]]) for i in own if i < a], ("llvm_sanitizer", lines[a:b]),
+            *[("single", [lines[i]]) for i in own if i > b]]
+
+
+def sanitizers(work: Path) -> Iterator[Capture]:
+    """``programs/sanitizers/worker.cc`` built with clang's -fsanitize=address, leak, memory, undefined
+    and thread (compiler-rt's reports: frames ``#N 0x.. in func file:line:col``, ``(module+0x..)
+    (BuildId: ..)``), one bug per run."""
+    if not shutil.which(CLANG):
+        raise RuntimeError(f"the sanitizer captures need {CLANG}: apt-get install clang-14 llvm")
+    src = work / "sanitizers"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "sanitizers" / "worker.cc", src / "worker.cc")
+    printer = _version([CLANG, "--version"])
+    for flag in sorted({f for _n, f, _e in CLANG_RUNS}):
+        subprocess.run([CLANG, "-g", "-O0", "-fno-omit-frame-pointer", "-pthread", f"-fsanitize={flag}", "-o",
+                        f"worker_{flag}", "worker.cc"], cwd=src, check=True)
+    for name, flag, env in CLANG_RUNS:
+        out = _run([f"./worker_{flag}", name], src, env)
+        opts = " ".join(f"{k}={v}" for k, v in env.items())
+        yield Capture("sanitizers", f"{name} (-fsanitize={flag}{', ' + opts if opts else ''})",
+                      _sanitizer_pieces(out), False, printer)
+
+
+# --- abseil's failure signal handler (TensorFlow, JAX and XLA install it) -----------------------------
+
+ABSL_HEADER = "/usr/include/absl/debugging/failure_signal_handler.h"  # Debian: apt-get install libabsl-dev g++
+ABSL_LIBS = ("failure_signal_handler", "symbolize", "stacktrace", "raw_logging_internal", "examine_stack",
+             "debugging_internal", "demangle_internal")
+
+
+def absl(work: Path) -> Iterator[Capture]:
+    """abseil (Debian's libabsl-dev): ``absl::InstallFailureSignalHandler``'s report of a SIGSEGV,
+    SIGABRT, SIGFPE and a SIGSEGV in a thread (``*** SIGSEGV received at time=.. on cpu N ***``, ``PC: @``,
+    the ``@`` frames: one event), and ABSL_RAW_CHECK's record (``[file : line] RAW: Check .. failed``: a
+    line of its own) before the report of the abort it calls. The program's first line is a record."""
+    if not Path(ABSL_HEADER).exists():
+        raise RuntimeError(f"abseil captures need {ABSL_HEADER}: apt-get install libabsl-dev g++")
+    src = work / "absl"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "absl" / "worker.cc", src / "worker.cc")
+    subprocess.run(["g++", "-g", "-O0", "-fno-omit-frame-pointer", "-pthread", "-o", "worker", "worker.cc",
+                    *[f"-labsl_{lib}" for lib in ABSL_LIBS]], cwd=src, check=True)
+    version = "abseil " + _version(["dpkg-query", "-W", "-f", "${Version}", "libabsl-dev"])
+    for name in ("segv", "abort", "fpe", "thread", "raw_check"):
+        lines = _run(["./worker", name], src).rstrip("\n").split("\n")
+        head = next(i for i, line in enumerate(lines) if line.startswith("*** SIG"))
+        yield Capture("absl", name, [*[("single", [x]) for x in lines[:head]],
+                                     *_event("cpp_frames", "\n".join(lines[head:]) + "\n")], False, version)
+
+
+# --- lldb: the stop report and backtraces of the crashing program -----------------------------------
+
+LLDB = "lldb-14"  # Debian: apt-get install lldb-14
+LLDB_CMD_RE = re.compile(r"^\(lldb\) ")
+LLDB_PROCESS_RE = re.compile(r"^Process \d+ ")  # "Process N stopped/launched/exited ...": the process's events
+LLDB_THREAD_RE = re.compile(r"^[ *] thread #\d+")  # Thread::GetStatus: "* " marks the selected thread
+LLDB_BT_CMDS = ("bt", "thread backtrace all", "bt all")
+
+
+def _lldb_pieces(out: str) -> list[Piece]:
+    """lldb's stdout: each echoed command a line; the process's stop report (``Process N stopped``, the
+    thread's stop reason, frame #0 and the source lines around it, to the next process event or command)
+    one ``lldb_stop``; the output of a backtrace command (threads' headers and ``frame #N`` lines) one
+    ``lldb_bt``; other lines (``Process N launched``, ``Process N exited``) lines of their own."""
+    lines = out.rstrip("\n").split("\n")
+    pieces: list[Piece] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        j = i + 1
+        while j < len(lines) and not (LLDB_CMD_RE.match(lines[j]) or LLDB_PROCESS_RE.match(lines[j])):
+            j += 1
+        if line.startswith("Process ") and line.endswith(" stopped"):
+            pieces.append(("lldb_stop", lines[i:j]))
+            i = j
+        elif LLDB_CMD_RE.match(line) and line[len("(lldb) "):] in LLDB_BT_CMDS and j > i + 1:
+            # (a warning the command writes before the threads, "This version of LLDB has no plugin for the
+            # language ...", is a line of its own)
+            first = next(k for k in range(i + 1, j) if LLDB_THREAD_RE.match(lines[k]))
+            pieces += [("single", [x]) for x in lines[i:first]]
+            pieces.append(("lldb_bt", lines[first:j]))
+            i = j
+        else:
+            pieces.append(("single" if line.strip() else "blank", [line]))
+            i += 1
+    return pieces
+
+
+def lldb(work: Path) -> Iterator[Capture]:
+    """``programs/c/crash.c`` under lldb (``-o run -o <bt> -o 'process kill' -o quit``): on a SIGSEGV, a
+    SIGABRT and a SIGSEGV in a thread, the stop report, then ``bt`` or ``thread backtrace all``. Its
+    stdout only (Debian's lldb-14 writes a Python ImportError of its packaging to stderr)."""
+    if not shutil.which(LLDB):
+        raise RuntimeError(f"lldb captures need {LLDB}: apt-get install lldb-14")
+    src = work / "lldb"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "c" / "crash.c", src / "crash.c")
+    subprocess.run(["gcc", "-g", "-O0", "-pthread", "-o", "crash", "crash.c"], cwd=src, check=True)
+    printer = _version([LLDB, "--version"])
+    for name, cmd in (("segv", "bt"), ("abort_plain", "bt"), ("thread", "thread backtrace all"), ("segv", "bt all")):
+        p = subprocess.run([LLDB, "-o", "run", "-o", cmd, "-o", "process kill", "-o", "quit", "--", "./crash", name],
+                           cwd=src, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           timeout=180, check=False)
+        pieces = _lldb_pieces(p.stdout.decode("utf-8", "replace"))
+        if not any(k == "lldb_bt" for k, _ in pieces) or not any(k == "lldb_stop" for k, _ in pieces):
+            raise RuntimeError(f"lldb {name}: no stop report or backtrace in its output:\n{p.stdout.decode()}")
+        yield Capture("lldb", f"{name} ({cmd})", pieces, False, printer)
+
+
+# --- boost::stacktrace in a fatal signal handler, after glibc's abort messages ------------------------
+
+BOOST_HEADER = "/usr/include/boost/stacktrace.hpp"  # Debian: apt-get install libboost-stacktrace-dev g++
+# the backend: gcc's libbacktrace (function, "at file:line"), or boost's default (addresses and modules)
+BOOST_BACKENDS = {"backtrace": ["-DBOOST_STACKTRACE_USE_BACKTRACE", "-lbacktrace", "-ldl"], "basic": ["-ldl"]}
+BOOST_STACK_HEAD = re.compile(r"^Received signal \d+ ")  # the program's handler's line before the stack
+
+
+def boost(work: Path) -> Iterator[Capture]:
+    """``programs/boost/worker.cc``: a SIGSEGV/SIGABRT handler writes a line and ``boost::stacktrace``'s
+    frames (`` 0# func at file:line``, ``N# 0x.. in module``: one event) and raises the signal again, run
+    by ``bash -c`` as a launcher's script does: glibc's message before it (``free(): invalid pointer``,
+    ``free(): double free detected in tcache 2``, assert()'s ``Assertion `..' failed.``) and bash's report
+    of the death after it (``bash: line 1: PID Aborted ...``) are lines of their own."""
+    if not Path(BOOST_HEADER).exists():
+        raise RuntimeError(f"boost captures need {BOOST_HEADER}: apt-get install libboost-stacktrace-dev g++")
+    src = work / "boost"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / "boost" / "worker.cc", src / "worker.cc")
+    version = "boost " + _version(["dpkg-query", "-W", "-f", "${Version}", "libboost-stacktrace-dev"])
+    for backend, flags in BOOST_BACKENDS.items():
+        exe = f"worker_{backend}"
+        subprocess.run(["g++", "-g", "-O0", "-o", exe, "worker.cc", *flags], cwd=src, check=True)
+        for name in ("segv", "free", "double_free", "assert"):
+            # ("; true": bash forks the program instead of exec'ing it, and reports its death)
+            out = _run(["bash", "-c", f"./{exe} {name}; true"], src, merged=True)
+            lines = out.rstrip("\n").split("\n")
+            head = next(i for i, line in enumerate(lines) if BOOST_STACK_HEAD.match(line))
+            end = next(i for i in range(head + 1, len(lines)) if lines[i].startswith("bash: "))
+            yield Capture("boost", f"{name} ({backend})", [*[("single", [x]) for x in lines[:head]],
+                                                          ("cpp_frames", lines[head:end]),
+                                                          *[("single", [x]) for x in lines[end:]]], False, version)
+
+
 LANGS: dict[str, Callable[[Path], Iterator[Capture]]] = {
     "python": python, "python_color": python_color, "pystdlib": pystdlib, "pylibs": pylibs, "java": java,
     "java_loggers": java_loggers,
     "jvm_fatal": jvm_fatal, "node": node, "go": go, "rust": rust, "c": native, "memcheck": memcheck, "mpi": mpi,
-    "jax": jax, "glog": glog, "golibs": golibs, "rustlibs": rustlibs}
+    "jax": jax, "glog": glog, "golibs": golibs, "rustlibs": rustlibs, "sanitizers": sanitizers, "absl": absl,
+    "go122": go122, "lldb": lldb, "boost": boost}

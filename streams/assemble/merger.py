@@ -481,6 +481,12 @@ class MultilineMerger:
             for k in [k for k, o in opened.items() if k != key and o.mode in _WRITER_CLOSES
                       and not (o.mode == "plain" and o.last_body.endswith(R.ANNOUNCE_ENDINGS))
                       and not (o.rhead and o.mode in _SWITCH_CLOSES)]:
+                o = opened[k]
+                alone = _MODES[o.mode].get("writer_alone")
+                if alone is not None and not o.held and len(o.block.texts) == 1:
+                    # (its first line alone so far: a write of its own, which some printers' next write goes on)
+                    o.mode = alone
+                    continue
                 self._close(sid, opened, k, out)
             still = self._src.get(sid)
             if still is not None:

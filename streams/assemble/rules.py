@@ -658,7 +658,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # "    #%n %f %S %M": function, file:line or "<null>", "(module+0xoffset)"; newer runtimes add
     # " (BuildId: ...)"): "    #0 main /src/a.c:822 (a.out+0x54f4)", "    #1 <null> <null> (libtsan.so.0+0x29b3d)"
     ("tsan_frame", r"[ \t]+#\d+ \S.* \([^\s()]+\+0x[0-9a-fA-F]+\)(?: \(BuildId: [0-9a-fA-F]+\))?\s*$", "+0x"),
-    ("san_head", r"==\d+==ERROR: \w+Sanitizer|WARNING: ThreadSanitizer|[A-Z]\w*Sanitizer:DEADLYSIGNAL", "Sanitizer"),
+    # (Report() puts "==PID==" before the tool's first line: ASan's and LSan's "ERROR: ...", MSan's
+    # "WARNING: MemorySanitizer: use-of-uninitialized-value", msan_report.cpp; TSan prints its with Printf)
+    ("san_head", r"==\d+==(?:ERROR|WARNING): \w+Sanitizer|WARNING: ThreadSanitizer|[A-Z]\w*Sanitizer:DEADLYSIGNAL",
+     "Sanitizer"),
     ("go_race", r"WARNING: DATA RACE"),  # Go's race detector (the same runtime as TSan)
     # UBSan (ubsan_diag.cpp Diag::~Diag: "file:line:col: runtime error: ..."); written to stderr, it can land
     # after a progress line that stdout left without its newline (unittest's "test_x (m.C) ... "): text
@@ -672,7 +675,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # ASan after its SUMMARY (asan_errors.cpp PrintShadowMemoryForAddress / PrintLegend, asan_report.cpp):
     # "Shadow bytes around the buggy address:", rows ("  0x0c04..: 00 fa", "=>0x0c04..: [fa]"), the legend
     # title and its indented lines ("==PID==ABORTING" after them is Die()'s line of its own)
-    ("san_shadow", r"Shadow byte(?:s around the buggy address| legend)|=>0x[0-9a-fA-F]+: "),
+    # (PrintShadowBytes writes a space before each byte, "[" before the guilty one: "=>0x1000468525f0:[f2]f2")
+    ("san_shadow", r"Shadow byte(?:s around the buggy address| legend)|=>0x[0-9a-fA-F]+:[ \[]"),
     # PaddlePaddle's error string (platform/enforce.h, init.cc SignalHandle): dashed section heads
     # "C++ Traceback (most recent call last):" with "N   frame" lines, then "Error Message Summary:"
     ("paddle_head", r"(?:C\+\+ Traceback \(most recent call last\)|Error Message Summary):"),
@@ -748,6 +752,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # glibc debug/backtracesyms.c "%s(%s%c%#tx) [%p]" and malloc's "*** Error in" report
     # (and "%s[%p]" / "[%p]" when dladdr finds no symbol)
     ("glibc_frame", r"[ \t]*[^\s()\[\]]*(?:\([^()\s]*[+-]0x[0-9a-fA-F]+\) ?)?\[0x[0-9a-fA-F]+\]$", "[0x"),
+    # boost::stacktrace's operator<< (detail/frame_decl.hpp to_string): each frame "%2d# " (a space before
+    # a one-digit index; a launcher's prefix "[rankN]: " may take it), then the function "at file:line" or
+    # "in module", or "0x%016X in module"
+    ("boost_frame", r" ?\d+# \S", "# "),
     # (older glibc: "*** glibc detected *** prog: double free ..."; a Markdown copy escapes a '*', a
     # terminal copy may shift the first line by a blank)
     ("glibc_err", r" ?\*\*\\?\* (?:Error in [`'][^']*'|glibc detected \*\*\\?\* |stack smashing detected"
@@ -804,9 +812,18 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("mac_frame", r"\d+ +\S+ +0x[0-9a-fA-F]+ \S.* \+ \d+"),
     # lldb process stop report and thread backtrace
     ("lldb_stop", r"Process \d+ stopped"),
+    # the process's other state changes (Process::HandleProcessStateChangedEvent, the run command's result):
+    # written apart from a stop report, after it where the stop came first ("Process N launched: '..'")
+    ("lldb_process", r"Process \d+ (?:launched|resuming|exited|detached)\b"),
     # (the selected thread is starred; "bt all" writes the others' headers without the star)
     ("lldb_thread", r"[ \t]*(?:\* )?thread #\d+(?:[,:]|\s*$)"),
     ("lldb_target", r"Target \d+: \(.*\) stopped\."),
+    # the source lines lldb lists under a stop's frame #0 (SourceManager::File::DisplaySourceLines: a marker
+    # padded to two columns, "->" at the stop's line, a space, the line number left-justified in four, a
+    # tab, the source line; under the stop's line "    \t" and a caret at its column); lldb on Linux
+    # writes no "Target N: (..) stopped." after them, so the listing is the report's end (a launcher's prefix
+    # "[rankN]: " may take one of the leading spaces)
+    ("lldb_src", r"(?:-> | {2,3})\d+ *(?:\t.*)?$| {3,4}\t *\^\s*$"),
     # Go runtime (runtime/panic.go printpanics, runtime/traceback.go)
     ("go_panic", r"panic: |fatal error: "),
     # the runtime's diagnostics before a throw ("runtime: goroutine stack exceeds 1000000000-byte limit",
@@ -816,9 +833,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # runtime/signal_unix.go sighandler: the signal's name and description ("SIGQUIT: quit") then "PC=.. m=N
     # sigcode=N"; a terminal's echo of the key that sent it (ECHOCTL writes Ctrl+\\ as "^\\") may come first
     ("go_sig", r"(?:\^[A-Z\\])?SIG[A-Z]+: [a-z][\w ]*$"),
-    # (its next line: "PC=0x.. m=N sigcode=N" and " addr=0x.." for SIGSEGV/SIGBUS; Go 1.4 wrote "PC=0x.. m=N")
-    ("go_sig_pc", r"PC=0x[0-9a-fA-F]+ m=\d+(?: sigcode=-?\d+)?(?: addr=0x[0-9a-fA-F]+)?\s*$"),
+    # (its next line: print("PC=", hex(pc), " m=", mp.id, " sigcode=", code), " addr=" hex where the signal
+    # has an address; Go 1.4 wrote "PC=0x.. m=N"), then every goroutine and, after a blank line, dumpregs'
+    # registers, one a line: "rax    0x0", "rflags 0x246", arm64's "r0      0x0", "lr ..."
+    ("go_sig_pc", r"PC=0x[0-9a-fA-F]+ m=-?\d+(?: sigcode=-?\d+)?(?: addr=0x[0-9a-fA-F]+)?\s*$"),
     ("go_signal", r"\[signal [A-Z]+"),
+    ("go_reg", r"[a-z][a-z0-9]{1,6} +0x[0-9a-fA-F]+\s*$"),
     ("go_goroutine", r"goroutine \d+ (?:gp=\S+ m=\S+ (?:mp=\S+ )?)?\["),
     ("go_runtime_stack", r"runtime stack:"),
     # containerd's and its shims' dumpStacks on SIGUSR1 log runtime.Stack(all) between two markers in one
@@ -1058,6 +1078,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "c2_sig": ("c2_sigdump", "cpp_frames"),
     "c2_frame": ("c2_sigdump", "cpp_frames"),  # a thread's frames whose header was cut
     "glibc_frame": ("glibc", "glibc_backtrace"),
+    "boost_frame": ("boost_bt", "cpp_frames"),
     "glibc_err": ("glibc_report", "glibc_backtrace"),
     "mac_frame": ("mac_bt", "macos_backtrace"),
     "lldb_stop": ("lldb_stop", "lldb_stop"),
@@ -1193,6 +1214,10 @@ _C, _S, _E, _L, _T = "cont", "cont!", "end", "last", "tent"
 # anyhow's and eyre's report sections (ErrorImpl::debug, eyre's DefaultHandler::debug): after a blank
 # line under the error's message, whatever wrote the message (std's "Error: " for `main`, a logger's
 # record with "{:?}")
+# the reports that open with an '=' rule, each taken from the rule's mode on its header: unittest's
+# failure, sanitizer_common's report (ASan, LSan, MSan, TSan), Go's race detector, the kernel's report
+_RULE_EQ_REPORTS = {"ut_case": (_S, "ut_head"), "san_head": (_S, "san_report"), "go_race": (_S, "go_race"),
+                    "kern_start": (_S, "kernel")}
 _RUST_SECTIONS = {"rust_caused": (_S, "rust_causes"), "rust_location": (_S, "rust_loc"),
                   "rust_stack_bt": (_S, "rust_bt"), "eyre_bt_rule": (_S, "eyre_bt"), "eyre_env": (_S, "eyre_env")}
 
@@ -1219,7 +1244,7 @@ _ATTACH = {
     "py_tb": ("announce", "py_head"), "py_eg": ("announce", "py_eg"), "rich_tb": ("announce", "rich_tb"),
     # (Ray's RayTaskError carries the remote traceback's frames under its message, without a header)
     "py_file": ("announce", "py_frames"),
-    "glibc_frame": ("announce", "glibc"), "mac_frame": ("announce", "mac_bt"),
+    "glibc_frame": ("announce", "glibc"), "mac_frame": ("announce", "mac_bt"), "boost_frame": ("announce", "boost_bt"),
     # k8s apimachinery HandleCrash logs "Observed a panic: ..." then the goroutine's stack
     "go_goroutine": ("announce", "go_stack"),
     # a function without arguments, then its "\tfile.go:N" line: the frames zap's stacktrace
@@ -1248,6 +1273,7 @@ MODES: dict[str, dict] = {
     # where an excerpt starts in the middle of a traceback)
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
+                                   "boost_frame": ("own", "boost_bt"),
                                    "py_file": ("src_above", "py_frames"), "xf_unsupported": (_C, None)},
               "after_blank": {"py_chain": (_S, "py_chain"), **_RUST_SECTIONS}},
     # a logging record: a following line without a head may be the exception line of its stack
@@ -1297,7 +1323,8 @@ MODES: dict[str, dict] = {
     # column 0 there is the next output, the body's own lines rarely hold an empty one)
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "ipy_num": (_C, None), "text": (_C, None),
                                   "tsl_frame": (_C, None), "value_row": (_C, None),
-                                  "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc")},
+                                  "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc"),
+                                  "boost_frame": (_S, "boost_bt")},
              "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml"),
                              **_RUST_SECTIONS}},
     # a YAML dump a record announced ("...:", a blank line): its keys at column 0 and everything indented
@@ -1649,6 +1676,8 @@ MODES: dict[str, dict] = {
     # glog's / klog's log file header: fixed lines to "Log line format: ..."
     "glog_file": {"kind": "glog_header", "on": {"glog_file_line": (_S, None), "glog_file_end": (_L, None)}},
     "glibc": {"kind": "glibc_backtrace", "on": {"glibc_frame": (_S, None)}},
+    # boost::stacktrace's frames (a stack's lines, from " 0# ", each an index and '#')
+    "boost_bt": {"kind": "cpp_frames", "on": {"boost_frame": (_S, None)}},
     "coredump": {"kind": "coredump",
                  "on": {"indent": (_S, None), "sd_dumped": (_S, None), "sd_stack": (_S, None), "sd_frame": (_S, None),
                         "sd_module": (_S, None), "sd_elf": (_L, None)},
@@ -1669,7 +1698,11 @@ MODES: dict[str, dict] = {
     "gdb_thread": {"kind": "gdb_bt", "on": {"gdb_frame0": (_S, "gdb"), "gdb_frame": (_S, "gdb")}},
     # lldb's stop report ends with "Target N: (name) stopped."
     "lldb_stop": {"kind": "lldb_stop", "on": {"lldb_target": (_L, None), "text": (_C, None), "indent": (_C, None),
-                                              "lldb_thread": (_S, None), "frame": (_S, None)}},
+                                              "lldb_thread": (_S, None), "frame": (_S, None),
+                                              "lldb_src": (_S, "lldb_listing"), "lldb_process": (_E, None)}},
+    # its source listing: the listing's lines (and the target's line, where written) end the report; a line
+    # of anything else after them is not lldb's ("Process N launched: ..." of the run command comes after)
+    "lldb_listing": {"kind": "lldb_stop", "on": {"lldb_src": (_S, None), "lldb_target": (_L, None)}},
     "lldb_bt": {"kind": "lldb_bt", "kind_override": True,
                 "on": {"frame": (_S, None), "lldb_thread": (_S, None), "indent": (_C, None)}},
     # sanitizer_common reports: header, "    #N 0x.. in" frames, sections, "SUMMARY: XSanitizer: ..."
@@ -1740,7 +1773,9 @@ MODES: dict[str, dict] = {
                         "go_elided": (_S, None), "go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
                         "indent": (_S, None), "go_dump_end": (_L, None)},
                  "after_blank": {"go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
-                                 "go_dump_end": (_L, None)}},
+                                 "go_dump_end": (_L, None), "go_reg": (_S, "go_regs")}},
+    # the registers a signal's dump ends with (dumpregs), after its goroutines
+    "go_regs": {"kind": "go_panic", "on": {"go_reg": (_S, None)}},
 
     # klog/v2's multi-line value ("key=<" ending the record's line): its lines, each behind a tab (blanks
     # where a copy expanded it), to the " >" that closes it (which may open the next value). The value
@@ -1820,12 +1855,16 @@ MODES: dict[str, dict] = {
     # ("one_write": a table is printed by one call; a line of another writer among its rows ends it,
     # and the rows held so far are read again on their own: separators a script prints around its
     # own lines are not a table)
-    "table_eq": {"kind": "table", "one_write": True,
+    "table_eq": {"kind": "table", "one_write": True, "writer_alone": "rule_eq_alone",
                  "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
-                        "ut_case": (_S, "ut_head"), "san_head": (_S, "san_report"), "go_race": (_S, "go_race"),
-                        "kern_start": (_S, "kernel"), "rule_dash": (_T, None),
+                        **_RULE_EQ_REPORTS, "rule_dash": (_T, None),
                         "rule_star": (_T, None), "rule_dash_t": (_T, None)},
                  "after_blank": "on", "max_tent": 200},
+    # an '=' rule another writer's line came after before any row: not a table written by one call, but
+    # the reports that open with such a rule write it apart from their header (compiler-rt's ASan and LSan
+    # reports print the rule, then Report() the "==PID==ERROR: ..." line; a launcher that interleaves
+    # ranks by line can put another rank's lines between them), so only their header goes on with it
+    "rule_eq_alone": {"kind": "table", "on": _RULE_EQ_REPORTS},
     "table_dash": {"kind": "table", "one_write": True,
                    "on": {"rule_dash": (_L, None), "text": (_T, None), "indent": (_T, None),
                           "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"), "jax_note": (_S, "py_msg_more"),

@@ -8,7 +8,8 @@ tracebacks, TensorFlow's C++ log records and graph execution errors, PyTorch's c
 workers, dynamo, c10 log records and torchrun's failures, torch.compile's, inductor's, torch.fx's, torch.export's
 and DDP's errors and TORCH_LOGS records, transformers' Trainer output, records and loading report,
 PyTorch Lightning's Trainer lines, model summaries and bar, wandb's terminal log, argparse's, click's and fire's usage
-errors, Hydra's job errors, pytest's failure report, glibc's backtrace_symbols_fd, gdb, glog;
+errors, Hydra's job errors, pytest's failure report, glibc's backtrace_symbols_fd, gdb, glog, clang's sanitizers,
+abseil's failure signal handler, lldb's stop reports and backtraces, boost::stacktrace, the go1.22 runtime's layouts;
 rich, loguru, absl-py, structlog, IPython, typer, tqdm; Go's zap, logrus, zerolog, klog, slog and pkg/errors;
 Rust's anyhow, eyre, color-eyre, env_logger, tracing-subscriber, tokio), each followed at once by a single-line
 record, bare and under launchers' per-line prefixes. Labels come from how the files were made
@@ -28,9 +29,9 @@ from devtools.printers.compose import MARKUPS, RELAYS, markup, relay
 from tests.multiline_score import labelled_files, score_file
 
 PRINTERS = CORPUS / "printers"
-LANGS = ("c", "cli", "glog", "go", "golibs", "hf", "java", "java_loggers", "jax", "jvm_fatal", "lightning", "memcheck",
-         "mpi", "node", "pylibs", "pyspark", "pystdlib", "pytest", "python", "python_color", "ray", "rust", "rustlibs",
-         "tensorflow", "torch", "torch_compile")
+LANGS = ("absl", "boost", "c", "cli", "glog", "go", "go122", "golibs", "hf", "java", "java_loggers", "jax", "jvm_fatal",
+         "lightning", "lldb", "memcheck", "mpi", "node", "pylibs", "pyspark", "pystdlib", "pytest", "python",
+         "python_color", "ray", "rust", "rustlibs", "sanitizers", "tensorflow", "torch", "torch_compile")
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -106,6 +106,13 @@ func main() {
 		log.Panicf("rank %d: loss is NaN at step %d", 3, 1200)
 	case "stack_overflow":
 		fmt.Println(depth(0))
+	case "hang":
+		// a worker stuck on a channel: the caller sends SIGQUIT, and the runtime dumps every goroutine and
+		// the registers (runtime/signal_unix.go sighandler)
+		ch := make(chan int)
+		go func() { <-ch }()
+		fmt.Fprintln(os.Stderr, "worker waiting for shards")
+		time.Sleep(60 * time.Second)
 	case "custom_error":
 		panic(fmt.Errorf("rank %d: %w", 3, errors.New("NCCL timeout after 1800s")))
 	default:
