@@ -814,7 +814,7 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("lldb_stop", r"Process \d+ stopped"),
     # the process's other state changes (Process::HandleProcessStateChangedEvent, the run command's result):
     # written apart from a stop report, after it where the stop came first ("Process N launched: '..'")
-    ("lldb_process", r"Process \d+ (?:launched|resuming|exited|detached)\b"),
+    ("lldb_process", r"Process \d+ (?:launched|resuming|exited|detached)(?:[:\s]|$)"),
     # (the selected thread is starred; "bt all" writes the others' headers without the star)
     ("lldb_thread", r"[ \t]*(?:\* )?thread #\d+(?:[,:]|\s*$)"),
     ("lldb_target", r"Target \d+: \(.*\) stopped\."),
@@ -1771,7 +1771,7 @@ MODES: dict[str, dict] = {
                  "on": {"go_func": (_S, None), "go_file": (_S, None), "go_file_bare": (_S, None),
                         "go_created": (_S, None), "go_func_bare": (_T, None),
                         "go_elided": (_S, None), "go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
-                        "indent": (_S, None), "go_dump_end": (_L, None)},
+                        "indent": (_S, None), "go_dump_end": (_L, None), "go_reg": (_S, "go_regs")},
                  "after_blank": {"go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
                                  "go_dump_end": (_L, None), "go_reg": (_S, "go_regs")}},
     # the registers a signal's dump ends with (dumpregs), after its goroutines
