@@ -158,22 +158,39 @@ COMMAND_WORDS = 64  # words of one command read at most (a longer line is a scri
 Word = tuple[str, list[int]]  # a word as the program sees it, and the index in the text of each of its characters
 
 
-def _shell_words(text: str, pos: int) -> list[Word]:
+# Words parsed once per text, by the position their blanks start at. The programs of one line share their
+# words (a command's 64 words hold the next program's name and its words too): parsed again for each program,
+# a hostile line of "htpasswd -b htpasswd -b ..." would cost 64 parses per word.
+WordCache = dict[int, tuple[Word, int] | None]
+
+
+def _shell_words(text: str, pos: int, cache: WordCache | None = None) -> list[Word]:
     words: list[Word] = []
+    cache = {} if cache is None else cache
     while len(words) < COMMAND_WORDS:
-        pos = _BLANKS.match(text, pos).end()  # type: ignore[union-attr]
-        m = _SHELL_WORD.match(text, pos)
-        if m is None:
+        hit = cache.get(pos, False)
+        if hit is False:
+            hit = cache[pos] = _shell_word(text, pos)
+        if hit is None:
             break
-        chars: list[str] = []
-        where: list[int] = []
-        for part in _SHELL_PART.finditer(text, m.start(), m.end()):
-            group = next(g for g in ("s", "d", "e", "b") if part.group(g) is not None)
-            chars.append(part.group(group))
-            where.extend(range(part.start(group), part.end(group)))
-        words.append(("".join(chars), where))
-        pos = m.end()
+        word, pos = hit
+        words.append(word)
     return words
+
+
+def _shell_word(text: str, pos: int) -> tuple[Word, int] | None:
+    """The shell word after the blanks at ``pos``, and where it ends; None at a line's end or an operator."""
+    pos = _BLANKS.match(text, pos).end()  # type: ignore[union-attr]
+    m = _SHELL_WORD.match(text, pos)
+    if m is None:
+        return None
+    chars: list[str] = []
+    where: list[int] = []
+    for part in _SHELL_PART.finditer(text, m.start(), m.end()):
+        group = next(g for g in ("s", "d", "e", "b") if part.group(g) is not None)
+        chars.append(part.group(group))
+        where.extend(range(part.start(group), part.end(group)))
+    return ("".join(chars), where), m.end()
 
 
 def _argv_words(text: str, pos: int) -> list[Word]:
@@ -186,14 +203,14 @@ def _argv_words(text: str, pos: int) -> list[Word]:
     return words
 
 
-def _words_after(text: str, start: int, end: int) -> list[Word]:
+def _words_after(text: str, start: int, end: int, cache: WordCache | None = None) -> list[Word]:
     """The words after a program's name: an argv list's items when the name closes a quoted list item."""
     while start and (text[start - 1].isalnum() or text[start - 1] in "/._-"):
         start -= 1  # the program's directory (an argv list's '/usr/bin/mysql')
     quote = text[start - 1] if start and text[start - 1] in "'\"" else ""
     if quote and text.startswith(quote, end) and _ARGV_ITEM.match(text, end + 1):
         return _argv_words(text, end + 1)
-    return _shell_words(text, end)
+    return _shell_words(text, end, cache)
 
 
 def _value(row: CommandSecret, words: list[Word], i: int) -> tuple[int, int] | None:
@@ -275,8 +292,9 @@ def _found(row: CommandSecret, program: str, words: list[Word],
 def command_secrets(text: str, strength_of: Callable[[str], str | None] = key_strength) -> list[tuple[int, int]]:
     """Passwords given to the programs of :data:`COMMAND_SECRETS` (see the module's docstring)."""
     spans: list[tuple[int, int]] = []
+    cache: WordCache = {}
     for m in _PROGRAM.finditer(text):
-        words = _words_after(text, m.start(), m.end())
+        words = _words_after(text, m.start(), m.end(), cache)
         if not words:
             continue
         for row in _BY_PROGRAM[m.group("p")]:
@@ -292,14 +310,21 @@ def takes_no_next_word(text: str, flag: int) -> bool:
     """Whether the option word starting at ``flag`` belongs to a program whose manual gives it an optional,
     attached-only argument (a ``glued`` row: mysql's ``--password[=password]``), so that the next word is no
     value of it: ``mysql --password db`` prompts for the password and opens ``db``."""
-    line_start = text.rfind("\n", 0, flag) + 1
-    for m in _PROGRAM.finditer(text, line_start, flag):
+    return flag in _glued_flags(text)
+
+
+@lru_cache(maxsize=1)
+def _glued_flags(text: str) -> frozenset[int]:
+    """Where a glued row's option word starts in ``text``, as the first of its program's words that starts
+    there reads it. Found once per text: the finders ask about each flag of the same text in turn, and looking
+    back over the line's programs for each flag would be quadratic in a line of many commands."""
+    flags: set[int] = set()
+    cache: WordCache = {}
+    for m in _PROGRAM.finditer(text):
         rows = [r for r in _BY_PROGRAM[m.group("p")] if r.take == "glued"]
         if not rows:
             continue
-        for word, where in _words_after(text, m.start(), m.end()):
-            if where and where[0] == flag:
-                if any(word in r.options for r in rows):
-                    return True
-                break
-    return False
+        for word, where in _words_after(text, m.start(), m.end(), cache):
+            if where and any(word in r.options for r in rows):
+                flags.add(where[0])
+    return frozenset(flags)

@@ -40,16 +40,20 @@ def _cpu(line: str) -> float:
     return best
 
 
-CASES = {  # name: (head, the unit repeated to the length, tail)
+CASES = {  # name: (head, the unit repeated to the length, tail, the smaller length)
     # a dict repr of many "key" entries: each bare "key" was judged by splitting its whole line up to it again
-    "dict_repr_of_keys": ("", "key: 'v', ", ""),
-    "dict_repr_of_keys_in_a_record": ("2024-01-01 10:00:00 ERROR ", "key: 'v', ", "}"),
+    "dict_repr_of_keys": ("", "key: 'v', ", "", SMALL),
+    "dict_repr_of_keys_in_a_record": ("2024-01-01 10:00:00 ERROR ", "key: 'v', ", "}", SMALL),
+    # each option flag looked back over every command before it on its line, parsing each one's 64 words
+    # again (2 KiB took seconds, 16 KiB minutes)
+    "many_commands": ("", "mysql --password x ", "", 2048),
 }
 
 
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_long_hostile_line_costs_linear_time(name: str) -> None:
-    head, unit, tail = CASES[name]
-    small = _cpu(head + unit * (SMALL // len(unit)) + tail)
-    big = _cpu(head + unit * (SMALL * FACTOR // len(unit)) + tail)
+    head, unit, tail, size = CASES[name]
+    small = _cpu(head + unit * (size // len(unit)) + tail)
+    big = _cpu(head + unit * (size * FACTOR // len(unit)) + tail)
     assert big < MOST_GROWTH * max(small, 0.005), f"{name}: {small:.3f} s -> {big:.3f} s for {FACTOR}x the line"
