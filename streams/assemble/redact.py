@@ -104,6 +104,7 @@ _JSON_ESCAPE = re.compile(r"(?:\x1b|\\u001[bB])\[[0-9;]*m"
                           r"|%(?:2[2367cCfF]|3[aAbBdDfF]|40)")
 
 
+@lru_cache(maxsize=4096)  # a line of the same escape repeated must not cost a JSON parse per escape
 def _unescape(escape: str) -> str:
     if escape == "\\/":
         return "/"
