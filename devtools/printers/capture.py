@@ -873,7 +873,8 @@ def glog(work: Path) -> Iterator[Capture]:
 
 CLANG = "clang++-14"  # Debian: apt-get install clang-14 llvm (llvm-symbolizer symbolizes the frames)
 # (scenario, -fsanitize=, environment): one report per run
-CLANG_RUNS = (("heap_overflow", "address", {}), ("thread_overflow", "address", {}),
+ClangRun = tuple[str, str, dict[str, str]]
+CLANG_RUNS: tuple[ClangRun, ...] = (("heap_overflow", "address", {}), ("thread_overflow", "address", {}),
               ("use_after_free", "address", {}), ("double_free", "address", {}),
               # (without llvm-symbolizer on the PATH, or symbolize=0: "#N 0x..  (module+0x..) (BuildId: ..)")
               ("use_after_free", "address", {"ASAN_OPTIONS": "symbolize=0"}),

@@ -524,10 +524,11 @@ class MultilineMerger:
                 # and a later one opened it afresh, so the source's blocks are looked up again.
                 opened = self._src.get(sid) or opened
                 if lead:
-                    rl, o, m, _v = lead[0]
-                    self._start(sid, opened, key, rl, o, m, "", "empty_prefix", None, None, None, out)
-                    for rl, o, m, v in lead[1:]:
-                        self._hold(sid, opened, key, opened[key], rl, o, m, v, out)
+                    first_line, first_offset, first_ms, _v = lead[0]
+                    self._start(sid, opened, key, first_line, first_offset, first_ms, "", "empty_prefix", None, None,
+                                None, out)
+                    for held_line, held_offset, held_ms, held_v in lead[1:]:
+                        self._hold(sid, opened, key, opened[key], held_line, held_offset, held_ms, held_v, out)
                 continue
             if act == "side":
                 ob.side_run += 1

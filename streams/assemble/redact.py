@@ -118,6 +118,7 @@ _JSON_ESCAPE = re.compile(r"(?:\x1b|\\u001[bB])\[[0-9;]*m"
                           r"|\\[nrt](?=[A-Za-z0-9]{1,11}[_\-][A-Za-z0-9_\-]{16})")  # see secret_gate.ESCAPED_BREAK
 
 
+@lru_cache(maxsize=4096)  # a line of the same escape repeated must not cost a JSON parse per escape
 def _unescape(escape: str) -> str:
     if escape == "\\/":
         return "/"

@@ -245,12 +245,6 @@ def _argv_words(text: str, pos: int) -> list[Word]:
     return words
 
 
-def _words_after(text: str, start: int, end: int) -> list[Word]:
-    """The words after a program's name: an argv list's items when the name closes a quoted list item."""
-    argv = _argv_start(text, start, end)
-    return _argv_words(text, end + 1) if argv else _shell_words(text, end)
-
-
 def _argv_start(text: str, start: int, end: int) -> bool:
     """Whether the program's name closes a quoted item of a Python argv list (its words are the next items)."""
     while start and (text[start - 1].isalnum() or text[start - 1] in "/._-"):
@@ -370,14 +364,23 @@ def takes_no_next_word(text: str, flag: int) -> bool:
     """Whether the option word starting at ``flag`` belongs to a program whose manual gives it an optional,
     attached-only argument (a ``glued`` row: mysql's ``--password[=password]``), so that the next word is no
     value of it: ``mysql --password db`` prompts for the password and opens ``db``."""
-    line_start = text.rfind("\n", 0, flag) + 1
-    for m in _PROGRAM.finditer(text, line_start, flag):
+    return flag in _glued_flags(text)
+
+
+@lru_cache(maxsize=1)
+def _glued_flags(text: str) -> frozenset[int]:
+    """Where an option word of a glued row of the program before it starts in ``text``. Found once per text:
+    the finders ask about each flag of the same text in turn, and looking back over the line's programs for
+    each flag would be quadratic in a line of many commands."""
+    flags: set[int] = set()
+    read = _TextWords(text)
+    for m in _PROGRAM.finditer(text):
         rows = [r for r in _BY_PROGRAM[m.group("p")] if r.take == "glued"]
         if not rows:
             continue
-        for word, where in _words_after(text, m.start(), m.end()):
-            if where and where[0] == flag:
-                if any(word in r.options for r in rows):
-                    return True
-                break
-    return False
+        argv = _argv_start(text, m.start(), m.end())
+        words = _argv_words(text, m.end() + 1) if argv else read.after(m.end())[0]
+        for word, where in words:
+            if where and any(word in r.options for r in rows):
+                flags.add(where[0])
+    return frozenset(flags)

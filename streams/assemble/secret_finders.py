@@ -156,10 +156,17 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
 _BARE_KEYS = frozenset({"key", "Key", "KEY"})
 _YAML_PARENT = re.compile(r"[ \t]*([A-Za-z_][\w.\-]*)[ \t]*:[ \t]*\r?")
 PARENT_LINES = 64  # lines looked back for the parent (a config's section is short; a longer look is a dump)
+# Characters of a line read for its stream prefixes and indent. A key further into its line starts no line,
+# and a parent's line is read no further: a hostile line of ten thousand "key: v," would otherwise have
+# its whole head split again for each key (quadratic time on one line).
+LINE_HEAD = 1024
 
 
 def _nested_key(text: str, ks: int, strength_of: Callable[[str], str | None]) -> str | None:
-    line_start = text.rfind("\n", 0, ks) + 1
+    lo = max(0, ks - LINE_HEAD)
+    line_start = text.rfind("\n", lo, ks) + 1
+    if not line_start and lo:
+        return None
     _k, body, _r, _relay = split_prefix(text[line_start:ks + 3])
     indent = len(body) - len(body.lstrip(" \t"))
     if not indent or not body.endswith("key", indent, indent + 3) or len(body) - indent != 3:
@@ -169,7 +176,7 @@ def _nested_key(text: str, ks: int, strength_of: Callable[[str], str | None]) ->
         if pos == 0:
             return "generated"  # the line alone: some section's key
         above = text.rfind("\n", 0, pos - 1) + 1
-        _k, line, _r, _relay = split_prefix(text[above:pos - 1])
+        _k, line, _r, _relay = split_prefix(text[above:min(pos - 1, above + LINE_HEAD)])
         depth = len(line) - len(line.lstrip(" \t"))
         if line.strip() and depth < indent:
             m = _YAML_PARENT.fullmatch(line)

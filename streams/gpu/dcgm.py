@@ -66,7 +66,10 @@ def readings_from_exposition(text: str) -> tuple[list[GpuReading], dict[str, flo
     devices: dict[tuple[int, str | None], dict[str, Any]] = {}
     for name, labels, value in parse_exposition(text):
         field = FIELDS.get(name)
-        if field is None or "gpu" not in labels or not labels["gpu"].isdigit():
+        gpu = labels.get("gpu", "")
+        # ASCII digits only, and an index a device can have: str.isdigit() also takes "²", which int() refuses,
+        # and one such hostile sample must not cost the scrape's other GPUs
+        if field is None or not (gpu.isascii() and gpu.isdigit() and len(gpu) <= 9):
             continue
         key = (int(labels["gpu"]), labels.get("GPU_I_ID") or None)
         device = devices.setdefault(key, {"uuid": labels.get("UUID") or labels.get("uuid"),

@@ -16,10 +16,10 @@ With ``metrics``, the task's metric points (under ``cold.metrics_prefix``) go ba
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import logging
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
@@ -93,15 +93,60 @@ def find_objects(store: ObjectStore, bucket: str, project: str, task_id: str, st
     return found, len(data_keys)
 
 
-def read_events(key: str, body: bytes) -> Iterator[dict[str, Any]]:
+def read_events(key: str, body: bytes, damage: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """The events of one cold object. What cannot be read (a cut or damaged object, a line that is no event)
+    is described in ``damage`` and the rest is still read: a damaged object costs only its damaged part."""
+    damage = [] if damage is None else damage
     if key.endswith(".ndjson.gz"):
-        for line in gzip.decompress(body).splitlines():
-            if line.strip():
-                yield _times_as_ms(json.loads(line))
+        for no, line in enumerate(_gunzip(body, damage).splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+                if isinstance(event, dict):
+                    event = _times_as_ms(event)
+            except ValueError as exc:
+                damage.append(f"line {no} is no event ({str(exc)[:200]})")
+                continue
+            if isinstance(event, dict):
+                yield event
+            else:
+                damage.append(f"line {no} is no event (a JSON {type(event).__name__}, not an object)")
         return
-    for event in fastavro.reader(io.BytesIO(body)):
-        if isinstance(event, dict):
-            yield event
+    n = 0
+    try:
+        for event in fastavro.reader(io.BytesIO(body)):
+            if isinstance(event, dict):
+                n += 1
+                yield event
+    except Exception as exc:  # noqa: BLE001 - any failure of fastavro on damaged bytes: the rest is unreadable
+        damage.append(f"the Avro container is unreadable after {n} event(s) ({type(exc).__name__}: "
+                      f"{str(exc)[:200]})")
+
+
+_GZIP_CHUNK = 1 << 16
+
+
+def _gunzip(body: bytes, damage: list[str]) -> bytes:
+    """The bytes of a gzip file (its members one after another), as far as they can be read."""
+    out: list[bytes] = []
+    rest = body
+    while rest:
+        d = zlib.decompressobj(wbits=31)
+        try:
+            for i in range(0, len(rest), _GZIP_CHUNK):
+                out.append(d.decompress(rest[i:i + _GZIP_CHUNK]))
+                if d.eof:
+                    break
+            out.append(d.flush())
+        except zlib.error as exc:
+            damage.append(f"the gzip stream is damaged ({exc}); the lines before the damage are read")
+            break
+        if not d.eof:
+            damage.append("the gzip stream is cut short; the lines before the cut are read")
+            break
+        rest = d.unused_data
+    return b"".join(out)
 
 
 def _times_as_ms(event: dict[str, Any]) -> dict[str, Any]:
@@ -118,6 +163,27 @@ def to_action(event: dict[str, Any], namer: IndexNamer, index: str | None = None
     doc, ts = document(event)
     return {"_op_type": "index", "_index": index or namer.index_for(event, ts), "_id": str(event["event_id"]),
             "_source": doc}
+
+
+def object_actions(bucket: str, key: str, body: bytes, namer: IndexNamer, index: str | None, start_ms: int,
+                   end_ms: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """The bulk actions of one cold object's events in [start_ms, end_ms], and what could not be read.
+
+    A corrupt or truncated object (a cut upload, a disk error) or one malformed event in it must not end
+    the rehydration of the others, nor cost the events read before the damage: those are indexed, and the
+    damage is reported with the object's key, so that the operator can look at that object."""
+    actions: list[dict[str, Any]] = []
+    errors: list[str] = []
+    damage: list[str] = []
+    for n, event in enumerate(read_events(key, body, damage), 1):
+        try:
+            if start_ms <= epoch_ms(event["timestamp"]) <= end_ms:
+                actions.append(to_action(event, namer, index))
+        except Exception as exc:  # noqa: BLE001 - one malformed event: reported, the object's others go on
+            errors.append(f"s3://{bucket}/{key}: event {n} (id {str(event.get('event_id'))[:200]}) cannot be "
+                          f"indexed ({type(exc).__name__}: {str(exc)[:200]}); the object's other events were")
+    errors += [f"s3://{bucket}/{key}: {d}; check the object (a cut or damaged upload)" for d in damage]
+    return actions, errors
 
 
 def install_templates(settings: Settings) -> None:
@@ -172,8 +238,8 @@ def rehydrate(settings: Settings, project: str, task_id: str, start: datetime, e
     start_ms, end_ms = epoch_ms(start), epoch_ms(end)
     for obj in objects:
         body = store.get(obj.bucket, obj.key)
-        actions = [to_action(event, namer, index) for event in read_events(obj.key, body)
-                   if start_ms <= epoch_ms(event["timestamp"]) <= end_ms]
+        actions, unread = object_actions(obj.bucket, obj.key, body, namer, index, start_ms, end_ms)
+        report.errors += unread
         report.indices.update(a["_index"] for a in actions)
         ok, errors = helpers.bulk(client, actions, chunk_size=chunk_size, raise_on_error=False, max_retries=5)
         report.events_indexed += ok

@@ -117,6 +117,13 @@ def test_exposition_text_is_parsed_as_prometheus_writes_it() -> None:
     assert reading.utilization_pct == 42.0 and reading.temperature_c is None and reading.pod is None
 
 
+@pytest.mark.parametrize("gpu", ["\u00b2", "\u0661", "9" * 40, "-1", "0x1", ""])
+def test_a_sample_with_a_hostile_gpu_label_is_skipped_and_the_other_gpus_are_read(gpu: str) -> None:
+    text = "".join(f'DCGM_FI_DEV_GPU_UTIL{{gpu="{g}"}} {v}\n' for g, v in (("0", 5), (gpu, 7), ("1", 9)))
+    readings, _ = readings_from_exposition(text)
+    assert [(r.index, r.utilization_pct) for r in readings] == [(0, 5.0), (1, 9.0)]
+
+
 def test_a_new_xid_is_a_change_of_the_last_xid_gauge() -> None:
     assert new_xids({"3": 0.0}, {"3": 79.0}) == {"3": (79,)}
     assert new_xids({"3": 79.0}, {"3": 79.0}) == {}
