@@ -58,7 +58,10 @@ _family("gpu_memory_mb", "gpu_memory_gb", "gpu_memory_gib", "gpu_mem_gb", "gpu_m
         "max_memory_reserved_gib", "max_ca",
         # axolotl's trainer log: "memory/device_reserved (GiB)" (earlier "memory/device_mem_reserved(gib)"); its
         # max_active and max_allocated stay metrics of their own
-        "memory_device_reserved_gib", "memory_device_mem_reserved_gib", scale=GIB_TO_MB)
+        "memory_device_reserved_gib", "memory_device_mem_reserved_gib",
+        # mistral-finetune's train_log_msg: "peak_alloc_mem (GB): 23.4" (torch.cuda.max_memory_allocated() / 1024**3);
+        # its "alloc_mem (GB)" (the memory allocated now) stays a metric of its own
+        "peak_alloc_mem_gb", scale=GIB_TO_MB)
 _family("gpu_memory_mb", "gpu_memory_bytes", "gpu_mem_bytes", "gpu_memory_used_bytes", scale=1 / 1048576)
 _family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utilization", "gpu_util",
         "utilization_gpu", "gpu_usage_pct", "gpu_util_percent", "gpu_utilization_percent",

@@ -51,9 +51,12 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
     ("llama-recipes MemoryTrace", "memory reserved was",
      re.compile(r"\bMax CUDA memory reserved was (?P<value>\d+) GB\b"), "max_memory_reserved_gb"),
 )
+# (end2end-asr-pytorch's trainer logs each validation set's result as "VALID SET 0 LOSS:0.1780 CER:5.78%")
 _EVAL_HEAD = re.compile(r"\s*(?:(?:Test|Validation|Valid|Val|Eval|Evaluation)(?: set| results?)?:(?!\S)|"
-                        r"Saving dict for global step \d+:|eval metrics after step: \d+,)")
-_EVAL_WORDS = ("Test", "Val", "Eval", "Saving dict", "eval metric")
+                        r"Saving dict for global step \d+:|eval metrics after step: \d+,|"
+                        r"(?:VALID|TEST) SET \d+ (?=[A-Z]+:))")
+_EVAL_WORDS = ("Test", "Val", "Eval", "Saving dict", "eval metric", "VALID", "TEST")
+_HEAD_SEPARATORS = " \t-|"
 
 
 def lift_phrases(body: str, low: str, p: Parsed) -> bool:
@@ -69,8 +72,9 @@ def lift_phrases(body: str, low: str, p: Parsed) -> bool:
 
 
 def evaluation_losses(body: str, p: Parsed) -> None:
-    """Under an evaluation head, the line's loss is the evaluation's."""
-    start = body.lstrip()[:11]
-    if "loss" in p.metrics and "eval_loss" not in p.metrics and start.startswith(_EVAL_WORDS) \
+    """Under an evaluation head, the line's loss is the evaluation's. The head may follow the separator a
+    logging format put after its time ("%(asctime)s - %(message)s")."""
+    body = body.lstrip(_HEAD_SEPARATORS)
+    if "loss" in p.metrics and "eval_loss" not in p.metrics and body.startswith(_EVAL_WORDS) \
             and _EVAL_HEAD.match(body) is not None:
         p.metrics["eval_loss"] = p.metrics.pop("loss")

@@ -15,7 +15,8 @@ wins (then the generic pairs do not run):
   Lightning's progress bar ``Epoch 0: 45%|...| 45/100 [..., loss=0.52, v_num=0]``. On a free-text line
   only keys that name a training quantity are taken (``localhost:8080`` is not a metric);
 - whole lines one rule reads: nvidia-smi's default table row (``| N/A 61C P0 175W / 400W | 33717MiB / 81252MiB
-  | 84% Default |``: the GPU's memory in use and utilisation), and a line of one learning rate or step budget
+  | 84% Default |``: the GPU's memory in use and utilisation) and gpustat's (``[0] NVIDIA A100-SXM4-80GB | 45°C, 100 % |
+  30123 / 81920 MB | ...``), and a line of one learning rate or step budget
   alone (``learning_rate=2e-05,`` of ``TrainingArguments.__str__``, ``  max_steps: 300000`` of OmegaConf's
   YAML), which is configuration: kept as text in ``attributes``;
 - the layouts of :mod:`streams.assemble.stepruns`: progress heads (mmengine, timm, CLU, Composer), runs
@@ -104,9 +105,19 @@ _LONE_PAIR = re.compile(rf"\s*([A-Za-z_][\w.]*)\s*[:=]\s*({NUMBER})\s*,?\s*")
 # perf and power may read N/A): the memory in use (MiB) of the total, and the GPU's utilisation.
 _SMI_ROW = re.compile(r"\|\s*(?:N/A|\d+%)\s+(?:N/A|\d+C)\s+(?:N/A|P\d+)\s+(?:N/A|[\d.]+W)\s*/\s*(?:N/A|[\d.]+W)\s*\|"
                       r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(?:N/A|(\d+)%)")
-# The split words a printer may name after its metric: litgpt's "loss train: 1.062, val: 1.057".
+# gpustat's console view (GPUStat.print_to): per GPU "[{index}] {name} |{temperature:>3}°C, {utilization:>3} %" (older
+# releases "'C"; --show-fan / --show-power add figures in that cell) " | {memory.used:>5} / {memory.total:>5} MB |" and
+# its processes: the memory in use (MiB) and the utilisation. The GPU's name is the device, not a model.
+_GPUSTAT_ROW = re.compile(r"\s*\[\d+\] [^|]+\|\s*(?:\?\?|-?\d+)(?:°C|'C), *(?:\?\?|(\d+)) %[^|]*"
+                          r"\|\s*(\d+) / +(\d+) MB \|")
+# The split words a printer may name after its metric: litgpt's "loss train: 1.062, val: 1.057"; or before it:
+# SpeechBrain's FileTrainLogger prefixes each stat with its split, "train loss: 9.45e-01 - valid loss: 1.23".
 _SPLITS = frozenset(("train", "val", "valid", "validation", "eval", "test"))
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z_]*) \Z")
+# A hyphenated metric name, read back from its last part: MXNet's metrics print "cross-entropy=2.35"
+# (Speedometer's "\t%s=%f", fit's "Train-cross-entropy=..."). Only a name a family claims is taken whole;
+# other hyphenated keys are timer names ("optimizer-inner-step: 46.00") or run names ("epoch=2-step=1000").
+_HYPHENATED = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*-\Z")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.()/")
 # "Epoch 1/3", "Step 12 |", "iteration 5", llm.c's "step    1/74": tried only where the lowered line holds the
 # word. A total after a step is max_steps; after an epoch it is the number of epochs, not kept.
@@ -142,17 +153,22 @@ def _pairs(body: str) -> list[tuple[str, str, str]]:
         if start >= 2 and body[start - 1] == "-" and body[start - 2].isalnum():
             # Megatron's timer "optimizer-inner-step: 46.00": the key is the whole hyphenated name; and
             # "epoch=2-step=1000" is a file or run name (Lightning's checkpoint names), no pair a logger wrote
-            continue
+            h = _HYPHENATED.search(body, max(0, start - 48), start)
+            if h is None or family(canonical(norm(body[h.start():end]))) is None:
+                continue
+            start = h.start()
         if start < end and body[start - 1:start] == "(" and body[end - 1] == ")":
             start = _named_unit(body, start - 1)  # SGLang's "gen throughput (token/s): 186.64"
         if start < end and end - start <= 64:
             key = body[start:end]
+            w = _WORD_BEFORE.search(body, max(0, start - 40), start) if body[start - 1:start] == " " else None
             if key.lower() in _SPLITS:
-                w = _WORD_BEFORE.search(body, max(0, start - 40), start)
                 if w is not None and w.group(1).lower() not in _SPLITS:
                     metric_word = w.group(1)
                 if metric_word is not None:
                     key = f"{key} {metric_word}"
+            elif w is not None and w.group(1).lower() in _SPLITS:
+                key = f"{w.group(1)} {key}"
             out.append((key, m.group(1), (m.group(2) or "").lstrip()))
     return out
 
@@ -173,7 +189,8 @@ def lift_step_line(body: str, p: Parsed) -> bool:
     low = body.lower()
     counters = "step" in low or "epoch" in low or "iter" in low
     if not (counters or any(w in low for w in _GATE) or any(a in low and b in low for a, b in _GATE_BESIDE)):
-        return "MiB /" in body and _smi_row(body, p)  # (nvidia-smi's row names no training word)
+        # (nvidia-smi's and gpustat's rows name no training word)
+        return ("MiB /" in body and _smi_row(body, p)) or (" MB |" in body and _gpustat_row(body, p))
     if len(body) <= MAX_SETTING_LINE and (m := _LONE_PAIR.fullmatch(body)) is not None and _setting(m, p):
         return True
     if "(" in body:
@@ -226,6 +243,20 @@ def _smi_row(body: str, p: Parsed) -> bool:
     if util is not None:
         lift_value(p, "GPU-Util", "gpu_util", util)
     p.fmt = p.fmt or "nvidia_smi"
+    p.wide = True
+    return True
+
+
+def _gpustat_row(body: str, p: Parsed) -> bool:
+    m = _GPUSTAT_ROW.match(body)
+    if m is None:
+        return False
+    util, used, total = m.groups()
+    lift_value(p, "memory.used", "gpu_memory_used_mib", used)
+    p.attributes["memory_total_mib"] = total
+    if util is not None:
+        lift_value(p, "utilization.gpu", "gpu_util", util)
+    p.fmt = p.fmt or "gpustat"
     p.wide = True
     return True
 

@@ -49,6 +49,9 @@ PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
     ("composer", "[batch=", re.compile(r"\[batch=(?P<step>\d+)/(?P<max_steps>\d+)\]")),
     # ESPnet2 Reporter.log_message: f"{epoch}epoch:train:{start}-{end}batch: ..."; its trainer "2/200epoch started"
     ("espnet2", "epoch", re.compile(r"(?<![\w.])(?P<epoch>\d+)(?:/\d+)?epoch\b")),
+    # keras-rl TrainEpisodeLogger: "{step: Nd}/{nb_steps}: episode: {episode}, duration: ..." (the run's step, then
+    # the episode's own figures)
+    ("keras-rl", ": episode: ", re.compile(r"^\s*(?P<step>\d+)/(?P<max_steps>\d+): episode: \d+,")),
     # torchtune recipes' bar: f"{curr_epoch + 1}|{self.global_step}|Loss: {loss_to_log}" (the epoch as printed)
     ("torchtune", "|Loss: ", re.compile(r"^\s*(?P<epoch>\d+)\|(?P<step>\d+)\|Loss: ")),
 )

@@ -24,6 +24,7 @@ DEV3_KNOWN_MISSES: set[tuple[str, str]] = set()
 PROBE_DEV4 = PROBE_DEV.with_name("dev4.yaml")
 PROBE_DEV5 = PROBE_DEV.with_name("dev5.yaml")
 PROBE_DEV6 = PROBE_DEV.with_name("dev6.yaml")
+PROBE_DEV7 = PROBE_DEV.with_name("dev7.yaml")
 
 
 def lifted(line: str):
@@ -221,6 +222,16 @@ def test_probe_sixth_dev_part_is_lifted_right() -> None:
     assert s["misses"] == []
     assert s["right"] == s["expected"] > 40
     assert s["absent"]["violated"] == 0 and s["absent"]["checked"] > 40
+    assert s["metric"]["right"] == s["metric"]["checked"] > 40
+
+
+def test_probe_seventh_dev_part_is_lifted_right() -> None:
+    # training loops and tools of other frameworks (MetricLogger, open_clip, SpeechBrain, fairseq's simple bar,
+    # GPT-NeoX, MXNet, keras-rl, gpustat, ...) and their settings dumps (the source of each in dev7.yaml)
+    s = score(load([str(PROBE_DEV7)]))
+    assert s["misses"] == []
+    assert s["right"] == s["expected"] > 140
+    assert s["absent"]["violated"] == 0 and s["absent"]["checked"] > 20
     assert s["metric"]["right"] == s["metric"]["checked"] > 40
 
 
