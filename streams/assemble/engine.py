@@ -13,8 +13,10 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from streams.assemble import rules as R
 from streams.assemble.decode import SchemaLookup, decode_record
 from streams.assemble.lines import SOURCE_FIELDS, RawLine
+from streams.assemble.merger import OLD_MODES, OLD_PANIC_MODES, OLD_TABLE_MODES
 from streams.assemble.times import MAX_MS
 from streams.native import NATIVE, load_native
 
@@ -118,3 +120,10 @@ def decoder(engine: str | None = None) -> Decode:
     """The record decoder of ``engine``."""
     native = engine_module(engine)
     return decode_record if native is None else NativeDecode(native)
+
+
+def merger_state(native: ModuleType) -> Any:
+    """The native reader and writer of the merger's saved state, given the modes of ``rules.MODES`` and the
+    names older states used (the Python core's own tables: nothing about them is written in Rust)."""
+    return native.MergerState(list(R.MODES), OLD_MODES, OLD_TABLE_MODES, OLD_PANIC_MODES, list(SOURCE_FIELDS))
+
