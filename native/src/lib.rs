@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 mod avro;
 mod decode;
+mod merger_lines;
 mod merger_state;
 mod pyjson;
 mod table;
@@ -21,6 +22,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("INTERFACE", INTERFACE)?;
     m.add_class::<avro::AvroWriter>()?;
     m.add_class::<decode::LineDecoder>()?;
+    m.add_class::<merger_lines::LineReader>()?;
     m.add_class::<merger_state::MergerState>()?;
     m.add_class::<table::PatternTable>()?;
     m.add("AVRO_OTHER", decode::AVRO_OTHER)?;
