@@ -17,7 +17,7 @@ from streams.errors import ConfigError
 
 ENGINE_ENV = "SLUICE_ASSEMBLE__ENGINE"  # the environment override of the setting assemble.engine
 CHOICES = ("auto", "native", "python")
-INTERFACE = 2  # the extension's interface version this Python side speaks (native/src/lib.rs)
+INTERFACE = 3  # the extension's interface version this Python side speaks (native/src/lib.rs)
 
 
 def load_native(choice: str | None = None) -> ModuleType | None:

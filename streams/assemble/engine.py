@@ -13,8 +13,12 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from streams.assemble import rules as R
 from streams.assemble.decode import SchemaLookup, decode_record
+from streams.assemble.firstchar import first_chars
 from streams.assemble.lines import SOURCE_FIELDS, RawLine
+from streams.assemble.merger import OLD_MODES, OLD_PANIC_MODES, OLD_TABLE_MODES
+from streams.assemble.rust_regex import Untranslatable, translate
 from streams.assemble.times import MAX_MS
 from streams.native import NATIVE, load_native
 
@@ -118,3 +122,33 @@ def decoder(engine: str | None = None) -> Decode:
     """The record decoder of ``engine``."""
     native = engine_module(engine)
     return decode_record if native is None else NativeDecode(native)
+
+
+def merger_state(native: ModuleType) -> Any:
+    """The native reader and writer of the merger's saved state, given the modes of ``rules.MODES`` and the
+    names older states used (the Python core's own tables: nothing about them is written in Rust)."""
+    return native.MergerState(list(R.MODES), OLD_MODES, OLD_TABLE_MODES, OLD_PANIC_MODES, list(SOURCE_FIELDS))
+
+
+def tried_on(pattern: str, ascii_only: bool) -> str | None:
+    """The first characters the Python core tries ``pattern`` on (``firstchar.Dispatch``; "\\x80": any
+    non-ASCII one; None: any). ``ascii_only``: a table the merger never tries on a non-ASCII character."""
+    firsts = first_chars(pattern)
+    if firsts is None:
+        return "".join(map(chr, range(128))) if ascii_only else None
+    return "".join(sorted(c for c in firsts if not (ascii_only and c == "\x80")))
+
+
+def line_reader(native: ModuleType) -> Any:
+    """The native reader of a line's record heads and grammar token (the merger's ``_split_head`` and
+    ``_token``), built from ``rules.py``'s tables; None when a pattern has no Rust equivalent (the
+    Python core then reads every line)."""
+    try:
+        heads = [(f"h_{n}", translate(p), tried_on(p, True)) for n, p, _r in R.HEADS]
+        common = [t for t in R.TOKENS if t[0] in R.COMMON_TOKENS]
+        tokens = [(t[0], translate(t[1], ends_matter=False), tried_on(t[1], False)) for t in common if len(t) == 2]
+        gated = [(t[2], R.TOKEN_ORDER[t[0]], t[0], translate(t[1], ends_matter=False)) for t in common if len(t) > 2]
+    except Untranslatable:
+        return None
+    return native.LineReader(heads, [bool(r) for _n, _p, r in R.HEADS], set(R.EVERY_LINE), tokens,
+                             [R.TOKEN_ORDER[n] for n, _p, _f in tokens], gated)

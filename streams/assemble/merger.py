@@ -76,8 +76,11 @@ _STRONG_SINGLE = frozenset(tok for m in _SWITCH_CLOSES for tok, (act, _n) in _MO
 # as after any record), unless it ends with ':' or is indented (a field list: the lines below are its body)
 _AWAIT_PLAIN = {"plain": "record", "record": "body"}
 
-# old mode names of saved states (before the per-printer modes), mapped on restore
-_OLD_MODES = {"python": "py_msg_more", "cpp": "c10_msg", "sanitizer": "cs_report", "done": "plain"}
+# old mode names of saved states (before the per-printer modes), mapped on restore; the older "table" mode
+# is split by the state's "close" character, "panic" by the block's kind (rust_panic, or any other)
+OLD_MODES = {"python": "py_msg_more", "cpp": "c10_msg", "sanitizer": "cs_report", "done": "plain"}
+OLD_TABLE_MODES = {"=": "table_eq", "-": "table_dash", "*": "table_star"}
+OLD_PANIC_MODES = ("rust_panic", "go_stack")
 
 
 class _Open:
@@ -120,11 +123,11 @@ class _Open:
         block = Block(**d["block"])
         mode = d["mode"]
         if mode not in _MODES:  # a state saved by an older version
-            mode = _OLD_MODES.get(mode, "plain")
+            mode = OLD_MODES.get(mode, "plain")
             if d.get("mode") == "table":
-                mode = {"=": "table_eq", "-": "table_dash", "*": "table_star"}.get(d.get("close", ""), "plain")
+                mode = OLD_TABLE_MODES.get(d.get("close", ""), "plain")
             elif d.get("mode") == "panic":
-                mode = "rust_panic" if block.kind == "rust_panic" else "go_stack"
+                mode = OLD_PANIC_MODES[0] if block.kind == "rust_panic" else OLD_PANIC_MODES[1]
         ob = cls(block, mode, d.get("indent0", 0), d.get("head0", ""), d.get("rhead"), d.get("last_body", ""))
         ob.depth = d.get("depth", 0)
         ob.side_run = d.get("side_run", 0)
@@ -385,6 +388,21 @@ class MultilineMerger:
     def newest_ts(self) -> int:
         """The newest line time among the open blocks (0 when none): a restored merger's stream time."""
         return max((ob.block.last_ts_ms for opened in self._src.values() for ob in opened.values()), default=0)
+
+    def source_state(self, sid: str) -> dict[str, Any]:
+        """The merger's part of the state of ``sid`` (``streams/assemble/state.py`` writes it as JSON):
+        its open blocks by prefix, the prefix it last wrote under, the indent a copy put before its lines."""
+        return {"open": {k: ob.to_dict() for k, ob in self._src.get(sid, {}).items()},
+                "last_key": self._last_key.get(sid), "shift": self._shift.get(sid)}
+
+    def restore_source(self, sid: str, doc: dict[str, Any]) -> None:
+        """Put back the part of a state that :meth:`source_state` wrote (``doc``: the whole state)."""
+        self._src[sid] = {k: _Open.from_dict(d) for k, d in doc["open"].items()}
+        if doc.get("last_key") is not None:
+            self._last_key[sid] = doc["last_key"]
+        if doc.get("shift"):
+            n, ms = doc["shift"]
+            self._shift[sid] = (n, ms)
 
     def open_count(self) -> int:
         return sum(len(o) for o in self._src.values())

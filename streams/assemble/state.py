@@ -20,21 +20,12 @@ import json
 from typing import Any
 
 from streams.assemble.lines import RawLine
-from streams.assemble.merger import _Open
 from streams.assemble.partials import HeldLine
 from streams.assemble.pipeline import Assembler
 from streams.assemble.tables import Header
 from streams.assemble.timebase import SourceTimes
 
 VERSION = 1
-
-
-def _open_to_dict(ob: _Open) -> dict[str, Any]:
-    return ob.to_dict()
-
-
-def _open_from_dict(d: dict[str, Any]) -> _Open:
-    return _Open.from_dict(d)
 
 
 def source_state(asm: Assembler, sid: str) -> bytes | None:
@@ -50,8 +41,7 @@ def source_state(asm: Assembler, sid: str) -> bytes | None:
     table = asm.builder.tables.headers.get(sid)
     if not opened and partial is None and times is None and not task and table is None:
         return None
-    doc: dict[str, Any] = {"v": VERSION, "sid": sid, "open": {k: _open_to_dict(ob) for k, ob in (opened or {}).items()},
-                           "last_key": asm.merger._last_key.get(sid), "shift": asm.merger._shift.get(sid),
+    doc: dict[str, Any] = {"v": VERSION, "sid": sid, **asm.merger.source_state(sid),
                            "last_ts": times.latest() if times is not None else None,
                            "times": times.to_dict() if times is not None else None, "last_task": task}
     if table is not None:
@@ -68,12 +58,7 @@ def restore_source(asm: Assembler, value: bytes) -> str:
     if doc.get("v") != VERSION:
         raise ValueError(f"assembler state version {doc.get('v')!r}, this worker reads {VERSION}")
     sid = doc["sid"]
-    asm.merger._src[sid] = {k: _open_from_dict(d) for k, d in doc["open"].items()}
-    if doc.get("last_key") is not None:
-        asm.merger._last_key[sid] = doc["last_key"]
-    if doc.get("shift"):
-        n, ms = doc["shift"]
-        asm.merger._shift[sid] = (n, ms)
+    asm.merger.restore_source(sid, doc)
     if doc.get("times"):
         asm.builder.times[sid] = SourceTimes.from_dict(doc["times"])
     elif doc.get("last_ts") is not None:
