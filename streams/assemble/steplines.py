@@ -238,13 +238,7 @@ def _smi_row(body: str, p: Parsed) -> bool:
     if m is None:
         return False
     used, total, util = m.groups()
-    lift_value(p, "Memory-Usage", "gpu_memory_used_mib", used)
-    p.attributes["memory_total_mib"] = total
-    if util is not None:
-        lift_value(p, "GPU-Util", "gpu_util", util)
-    p.fmt = p.fmt or "nvidia_smi"
-    p.wide = True
-    return True
+    return _gpu_row(p, "nvidia_smi", ("Memory-Usage", used), total, ("GPU-Util", util))
 
 
 def _gpustat_row(body: str, p: Parsed) -> bool:
@@ -252,11 +246,16 @@ def _gpustat_row(body: str, p: Parsed) -> bool:
     if m is None:
         return False
     util, used, total = m.groups()
-    lift_value(p, "memory.used", "gpu_memory_used_mib", used)
+    return _gpu_row(p, "gpustat", ("memory.used", used), total, ("utilization.gpu", util))
+
+
+def _gpu_row(p: Parsed, fmt: str, used: tuple[str, str], total: str, util: tuple[str, str | None]) -> bool:
+    """A GPU's row of a console table: (the column's name as printed, its value) for memory and utilisation."""
+    lift_value(p, used[0], "gpu_memory_used_mib", used[1])
     p.attributes["memory_total_mib"] = total
-    if util is not None:
-        lift_value(p, "utilization.gpu", "gpu_util", util)
-    p.fmt = p.fmt or "gpustat"
+    if util[1] is not None:
+        lift_value(p, util[0], "gpu_util", util[1])
+    p.fmt = p.fmt or fmt
     p.wide = True
     return True
 
