@@ -24,6 +24,7 @@ from typing import Any
 
 from streams.assemble.secret_finders import (
     FINDERS,
+    JWK_PRIVATE_MEMBERS,
     NUMBERED_ITEM,
     PEM_BEGIN,
     PEM_END,
@@ -149,6 +150,20 @@ def _char_map(text: str) -> tuple[str, list[int]]:
         i = nxt
     index.append(len(text))
     return "".join(out), index
+
+
+def _lifted_secrets(d: dict[str, Any]) -> dict[str, Any]:
+    """``d`` with the secrets of a whole object lifted from JSON redacted, else ``d``: a Kubernetes Secret's data
+    whatever the keys are named, and a JSON Web Key's private members (flattened under a dotted prefix), as the
+    text rule finds them where the key is printed (``secret_finders.jwk_private``)."""
+    if d.get("kind") == "Secret":
+        d = {k: "[REDACTED:k8s_secret]" if k.__class__ is str and k.startswith(_SECRET_DATA) and v else v
+             for k, v in d.items()}
+    kty = [k[:-3] for k in d if k.__class__ is str and k.endswith("kty") and (len(k) == 3 or k[-4] == ".")]
+    if not kty:
+        return d
+    private = {p + m for p in kty for m in JWK_PRIVATE_MEMBERS}
+    return {k: "[REDACTED:jwk_private]" if k in private and v else v for k, v in d.items()}
 
 
 class Redactor:
@@ -300,10 +315,9 @@ class Redactor:
         record = self._record(d, parent)
         if record is not d:
             d = new = record
-        if d.get("kind") == "Secret":  # a Kubernetes Secret lifted from JSON: its data, whatever the key names
-            d = {k: "[REDACTED:k8s_secret]" if k.__class__ is str and k.startswith(_SECRET_DATA) and v else v
-                 for k, v in d.items()}
-            new = d
+        lifted = _lifted_secrets(d)
+        if lifted is not d:
+            d = new = lifted
         for k, v in d.items():
             if v is None:
                 continue

@@ -8,11 +8,14 @@ JWKs)."""
 from __future__ import annotations
 
 import base64
+import json
 from types import SimpleNamespace
 
 import pytest
 
+from streams.assemble.pipeline import Assembler, RawRecord
 from streams.assemble.redact import Redactor
+from streams.assemble.route import ProjectRouter
 
 PW = "Kq7%mZp2vR4x^L"
 UUID = "9f1c2e7a-3b4d-4c8e-a1f2-6d5e4c3b2a19"
@@ -125,3 +128,18 @@ def test_secret_lines_after_the_line_that_announces_them_are_redacted_per_source
     assert event("Private-Lines: 2") == "Private-Lines: 2"
     assert [event(line) for line in blob] == ["[REDACTED:secret]", "[REDACTED:secret]"]
     assert event("Private-MAC: " + "ab" * 32) == "Private-MAC: " + "ab" * 32
+
+
+def test_a_json_web_key_logged_as_a_json_record_keeps_its_private_members_out_of_the_attributes() -> None:
+    """A JWK printed alone on a line is a JSON record: its members are lifted as attributes, where the text rule
+    does not see them; the private ones (d, and RSA's primes) are redacted there too, the public ones kept."""
+    secret = "Jq3vX9kLm2Pz8RtY6wBn4CsD7fGh1JkLq5WeRt0UyIo"
+    line = '{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","d":"' + secret + '"}'
+    nested = '{"msg":"loaded key","jwk":{"kty":"RSA","n":"0vx7agoebGcQSuuPiLJXZpt","e":"AQAB","p":"' + secret + '"}}'
+    for text in (line, nested):
+        asm = Assembler(None, ProjectRouter("p"))
+        out = [o.value for o in [*asm.feed(RawRecord("t", 0, 0, text.encode())), *asm.flush_all()]]
+        assert any(o.get("attributes") for o in out), "lifted as a JSON record"
+        assert secret not in json.dumps(out), text
+    kept = Redactor().mapping({"kty": "EC", "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", "kid": "k1"})
+    assert kept == {"kty": "EC", "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", "kid": "k1"}
