@@ -67,8 +67,11 @@ _family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utili
         "utilization_gpu", "gpu_usage_pct", "gpu_util_percent", "gpu_utilization_percent",
         "dcgm_fi_dev_gpu_util",  # DCGM field names as exporters key them
         "gputl",  # ... and the short name dcgmi dmon heads its column with (field 203)
-        "gpu_use")  # rocm-smi --showuse: "GPU[0]\t\t: GPU use (%): 98"
+        # rocm-smi: --showuse's "GPU use (%)", the concise table's "GPU%"; amd-smi monitor's GFX_UTIL (the graphics
+        # engine's busy %, the GPU's utilisation)
+        "gpu_use", "gpu_pct", "gfx_util")
 _family("gpu_memory_mb", "fbusd")  # dcgmi dmon's short name of DCGM_FI_DEV_FB_USED (field 252), MiB
+_family("gpu_memory_mb", "vram_used")  # amd-smi monitor's VRAM_USED ("30123 MB")
 # rocm-smi --showmeminfo vram: "GPU[0]\t\t: VRAM Total Used Memory (B): 1234567890", bytes
 _family("gpu_memory_mb", "vram_total_used_memory_b", scale=1 / 1048576)
 # detectron2 prints the sum of its losses as ``total_loss``; NeMo's Megatron models ``reduced_train_loss``.

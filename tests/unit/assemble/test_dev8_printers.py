@@ -8,14 +8,12 @@ import math
 from pathlib import Path
 
 from streams.assemble.parse import parse_line
+from streams.assemble.pipeline import parse_files
 from tests.fields_probe import load, score
 
 READ = calendar.timegm((2024, 6, 1, 12, 0, 0)) * 1000
 PROBE_DEV8 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" / "dev8.yaml"
-# rocm-smi's concise table and amd-smi monitor's rows: the merger joins a row to its header (a row with units and
-# a word of state in it is no value row), so the row is never read against the header.
-DEV8_KNOWN_MISSES = {("rocm_smi", "gpu_utilization_pct"), ("amd_smi_monitor", "gpu_utilization_pct"),
-                     ("amd_smi_monitor", "gpu_memory_mb")}
+DEV8_KNOWN_MISSES: set[tuple[str, str]] = set()
 
 
 def lifted(line: str):
@@ -110,6 +108,43 @@ def test_rocm_smi_metric_lines() -> None:
     assert math.isclose(p.metrics["gpu_memory_mb"], 1234567890 / 1048576)
     assert "gpu_memory_mb" not in lifted("GPU[3]\t\t: GPU memory use (%): 45").metrics
     assert "gpu_memory_mb" not in lifted("GPU[0]\t\t: VRAM Total Memory (B): 68702699520").metrics
+
+
+def _events(tmp_path: Path, *lines: str) -> list[dict]:
+    path = tmp_path / "smi.log"
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return [o for o in parse_files([path], default_ts_ms=READ) if o.get("kind") != "dead_letter"]
+
+
+def _value(out: dict, name: str):
+    """A field of an event, or a metric of a metric point."""
+    return (out.get("metrics") or {}).get(name) if "metrics" in out else out.get(name)
+
+
+def test_rocm_smi_concise_table_rows(tmp_path: Path) -> None:
+    # rocm_smi.py showAllConcise: units glued to the values, one word of state (Perf); "GPU%" is the utilisation,
+    # "VRAM%" a share of memory, no amount; each row an event of its own
+    out = _events(tmp_path, "GPU  Temp   AvgPwr  SCLK     MCLK     Fan   Perf  PwrCap  VRAM%  GPU%",
+                  "0    68.0c  95.0W   2900Mhz  1000Mhz  65%   auto  120.0W  45%    92%",
+                  "1    41.0c  N/A     800Mhz   1600Mhz  0%    auto  0.0W    0%     0%")
+    assert len(out) == 3
+    assert _value(out[1], "gpu_utilization_pct") == 92.0 and _value(out[1], "gpu_memory_mb") is None
+    assert _value(out[2], "gpu_utilization_pct") == 0.0
+
+
+def test_amd_smi_monitor_rows(tmp_path: Path) -> None:
+    # amd-smi monitor: each value followed by its unit a blank apart
+    out = _events(tmp_path, "GPU  POWER  GPU_TEMP  MEM_TEMP  GFX_UTIL  GFX_CLOCK  MEM_UTIL  MEM_CLOCK  VRAM_USED  "
+                  "VRAM_TOTAL",
+                  "  0  171 W     42 °C     34 °C      99 %   2100 MHz       18 %   1300 MHz     30123 MB   196592 MB")
+    assert len(out) == 2
+    assert _value(out[1], "gpu_utilization_pct") == 99.0 and _value(out[1], "gpu_memory_mb") == 30123.0
+
+
+def test_a_source_listing_line_is_no_value_row(tmp_path: Path) -> None:
+    # gdb's `list` after a frame: the line number, then code (words from the second cell on)
+    out = _events(tmp_path, "#0  main () at demo.c:12", "12\t    return x;", "13\t  }")
+    assert len(out) == 1 and out[0]["line_count"] == 3
 
 
 def test_loss_is_sentence_and_mindspore_tensor() -> None:
