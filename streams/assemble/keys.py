@@ -66,8 +66,14 @@ _family("gpu_memory_mb", "gpu_memory_bytes", "gpu_mem_bytes", "gpu_memory_used_b
 _family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utilization", "gpu_util",
         "utilization_gpu", "gpu_usage_pct", "gpu_util_percent", "gpu_utilization_percent",
         "dcgm_fi_dev_gpu_util",  # DCGM field names as exporters key them
-        "gputl")  # ... and the short name dcgmi dmon heads its column with (field 203)
+        "gputl",  # ... and the short name dcgmi dmon heads its column with (field 203)
+        # rocm-smi: --showuse's "GPU use (%)", the concise table's "GPU%"; amd-smi monitor's GFX_UTIL (the graphics
+        # engine's busy %, the GPU's utilisation)
+        "gpu_use", "gpu_pct", "gfx_util")
 _family("gpu_memory_mb", "fbusd")  # dcgmi dmon's short name of DCGM_FI_DEV_FB_USED (field 252), MiB
+_family("gpu_memory_mb", "vram_used")  # amd-smi monitor's VRAM_USED ("30123 MB")
+# rocm-smi --showmeminfo vram: "GPU[0]\t\t: VRAM Total Used Memory (B): 1234567890", bytes
+_family("gpu_memory_mb", "vram_total_used_memory_b", scale=1 / 1048576)
 # detectron2 prints the sum of its losses as ``total_loss``; NeMo's Megatron models ``reduced_train_loss``.
 # Composer's console logger names it ``loss/train/total``.
 # Cross-entropy is the loss of the sequence models that print it by that name: OpenNMT-py's ``xent``
@@ -75,8 +81,11 @@ _family("gpu_memory_mb", "fbusd")  # dcgmi dmon's short name of DCGM_FI_DEV_FB_U
 # OLMo's console logger prints ``train/CrossEntropyLoss`` (camelCase: ``cross_entropy_loss``).
 # llama-recipes and the PEFT examples print the epoch's mean loss as ``train_epoch_loss`` / ``eval_epoch_loss``.
 _family("loss", "loss", "train_loss", "training_loss", "lm_loss", "train_lm_loss", "train_loss_step", "total_loss",
-        "reduced_train_loss", "loss_train_total", "xent", "cross_entropy", "step_loss", "cross_entropy_loss",
-        "ce_loss", "epoch_loss")
+        "reduced_train_loss", "loss_train_total", "loss_total", "xent", "cross_entropy", "step_loss",
+        "cross_entropy_loss", "ce_loss", "epoch_loss")
+# The running mean of the loss, which some printers show as their only loss: fastText's "avg.loss", kohya
+# sd-scripts' bar "avr_loss". Beside a loss of the step it stays a metric of its own (settle_loss).
+_family("running_loss", "avg_loss", "avr_loss", "average_loss")
 _family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "eval_lm_loss", "lm_loss_value",
         "eval_epoch_loss")
 _family("learning_rate", "learning_rate", "lr", "train_learning_rate", "train_lr")
@@ -106,9 +115,18 @@ _family("skipped_iterations", "number_of_skipped_iterations")
 # fairseq counts optimizer steps as ``num_updates``; LLaMA-Factory's trainer_log.jsonl ``current_steps``.
 STEP_KEYS = frozenset(("step", "global_step", "global_steps", "steps", "iteration", "iter", "train_step",
                        "trainer_global_step", "current_step", "global_step_max_steps", "num_steps", "num_updates",
-                       "current_steps"))
+                       "current_steps",
+                       # Sockeye's "Updates=1000"; Marian's "Up. 500" (see ABBREVIATIONS)
+                       "updates"))
 MAX_STEP_KEYS = frozenset(("max_steps", "total_steps", "train_iters", "max_iters", "num_training_steps"))
 EPOCH_KEYS = frozenset(("epoch", "train_epoch", "trainer_epoch", "cur_epoch", "current_epoch"))
+# Keys a printer writes in words of its own, read as the keys they stand for when one is the whole key of a
+# ``key value`` run's pair: abbreviations with dots (the dot tells one from a word: a bare "ep" may be an episode)
+# and the training objective called a cost ("Time cost=4.6" is no loss: there the key is two words). Marian's
+# scheduler: "Ep. 1 : Up. 500 : Sen. 64523 : Cost 9.18 : ... : L.r. 3.0000e-04" (epoch, updates, sentences, cost,
+# learning rate).
+SPELLED_KEYS = {"ep.": "epoch", "up.": "updates", "l.r.": "lr", "it.": "iteration", "iter.": "iteration",
+                "cost": "loss"}
 # Strings lifted as the event's task fields.
 TASK_KEYS: dict[str, str] = {
     "task_id": "task_id", "taskid": "task_id", "job_id": "task_id",
@@ -160,6 +178,13 @@ def settle_memory(metrics: dict, counted: bool) -> None:
         metrics["gpu_memory_mb"] = value
 
 
+def settle_loss(metrics: dict) -> None:
+    """A running mean of the loss is the line's loss when the line prints no loss of the step."""
+    value = metrics.get("running_loss")
+    if value is not None and "loss" not in metrics:
+        metrics["loss"] = value
+
+
 # Every metric name the families can emit (dashboards may only name these).
 CANONICAL_METRICS = frozenset(name for name, _scale in _FAMILIES.values())
 
@@ -188,9 +213,10 @@ def family(nkey: str) -> tuple[str, float] | None:
 # ``training/global_step``, ``perf/max_memory_reserved_gb``, Keras/Lightning ``val_loss``): the key without
 # one is looked up again; an evaluation namespace makes the loss an ``eval_loss``. Value: what replaces it.
 # OLMo's console logger groups its figures as ``train/``, ``optim/``, ``throughput/`` and ``System/``.
+# TRL's PPOTrainer (0.x) groups its step's stats as ``ppo/loss/total``, ``ppo/learning_rate``.
 _NAMESPACES = {"train": "", "training": "", "trainer": "", "actor": "", "policy": "", "perf": "", "optim": "",
-               "optimizer": "", "metrics": "", "system": "", "eval": "eval_", "val": "eval_", "valid": "eval_",
-               "validation": "eval_", "test": "eval_"}
+               "ppo": "", "optimizer": "", "metrics": "", "system": "", "eval": "eval_", "val": "eval_",
+               "valid": "eval_", "validation": "eval_", "test": "eval_"}
 _KNOWN = frozenset(_FAMILIES) | STEP_KEYS | MAX_STEP_KEYS | EPOCH_KEYS
 _CANONICAL_CACHE: dict[str, str] = {}
 

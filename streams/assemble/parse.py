@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import time
 
-from streams.assemble.keys import norm, number, settle_memory
+from streams.assemble.keys import norm, number, settle_loss, settle_memory
 from streams.assemble.lift import LEVELS, Parsed, lift_record, lift_value, settle_settings
 from streams.assemble.records import find_record, logfmt
 from streams.assemble.steplines import lift_counters, lift_step_line
@@ -48,9 +48,10 @@ _HF = re.compile(rf"\[({_LVL})\|([\w.]+:\d+)\] (\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d
 _PYBASIC = re.compile(rf"({_LVL}):([\w.]*):")
 _VLLM = re.compile(rf"({_LVL}) (\d\d)-(\d\d) (\d\d:\d\d:\d\d) \[?([\w.]+:\d+)\]")
 # (glog 0.6 and later write the year too by default, FLAGS_log_year_in_prefix: "I20240501 10:00:00.123456 ...";
-# absl's log before its time zone is loaded writes Unix seconds in the seconds' field: "E0000 00:00:1718032093.437234")
+# absl's log before its time zone is loaded writes Unix seconds in the seconds' field: "E0000 00:00:1718032093.437234";
+# torch._logging writes the file's path, "W0110 10:00:00.123000 140245 torch/distributed/run.py:779]")
 _GLOG = re.compile(r"\[?([IWEF])(?:(\d{4})?(\d\d?)(\d\d) (\d\d:\d\d:\d\d)|0000 00:00:(\d{9,11}))(?:\.(\d+))?"
-                   r"\s+(\d+)?\s*([\w.-]+:\d+)\]")
+                   r"\s+(\d+)?\s*([\w./-]+:\d+)\]")
 _NCCL = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?:[\w.]+:\d+ )?NCCL (INFO|WARN|ERROR|TRACE)")
 _HDFS = re.compile(r"(\d\d)(\d\d)(\d\d) (\d\d)(\d\d)(\d\d) \d+ ([A-Z]+) ")
 _ANDROID = re.compile(r"(\d\d)-(\d\d) (\d\d:\d\d:\d\d)\.(\d+)\s+\d+\s+\d+ ([VDIWEFA]) ")
@@ -157,6 +158,8 @@ def _prometheus(m: re.Match, p: Parsed) -> bool:
 
 
 def _settled(p: Parsed) -> Parsed:
+    if "running_loss" in p.metrics:
+        settle_loss(p.metrics)
     if "memory_mb" in p.metrics:
         settle_memory(p.metrics, p.step is not None or p.epoch is not None)
     return p

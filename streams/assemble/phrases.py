@@ -50,13 +50,28 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
                 rf"(?P<value>{NUMBER})"), None),
     ("llama-recipes MemoryTrace", "memory reserved was",
      re.compile(r"\bMax CUDA memory reserved was (?P<value>\d+) GB\b"), "max_memory_reserved_gb"),
+    # MindSpore's LossMonitor: "epoch: 1 step: 1875, loss is 0.13536046"; model-zoo copies print the Tensor itself,
+    # "loss is Tensor(shape=[], dtype=Float32, value= 2.30198)" (a shape of one: "value= [ 2.30198]")
+    ("mindspore LossMonitor", "loss is ",
+     re.compile(rf"\b(?P<key>[A-Za-z_]*loss) is (?:Tensor\(shape=\[[\d, ]*\], dtype=\w+, value=\s*\[?\s*)?"
+                rf"(?P<value>{NUMBER})(?![\w.])"), None),
+    # axolotl's log_gpu_memory_usage: "GPU memory usage after model load: 13.524GB (+0.136GB cache, ...)"
+    ("gpu memory sentence", "gpu memory usage",
+     re.compile(r"\bGPU memory usage\b[^:=]{0,48}[:=] ?(?P<value>\d+(?:\.\d+)? ?(?:[KMGT]i?B|MB|GB))\b"), "gpu_memory"),
 )
 # (end2end-asr-pytorch's trainer logs each validation set's result as "VALID SET 0 LOSS:0.1780 CER:5.78%")
-_EVAL_HEAD = re.compile(r"\s*(?:(?:Test|Validation|Valid|Val|Eval|Evaluation)(?: set| results?)?:(?!\S)|"
+# Ignite's examples write "Validation Results - Epoch: 1  Avg accuracy: ... Avg loss: 0.13"; OpenNMT-tf "Evaluation
+# result for step 5000: loss = 3.12 ; ..."; a split in brackets tags the line: PaddleClas "[Eval][Epoch 1][Avg]...",
+# Flax's NNX examples "[test] step: 1199, loss: ...", Marian's validation logger "[valid] Ep. 2 : Up. 25000 : ...".
+_EVAL_HEAD = re.compile(r"\s*(?:(?:Test|Validation|Valid|Val|Eval|Evaluation)(?: set| [Rr]esults?)?(?::(?!\S)| - )|"
+                        r"(?:Evaluation|Validation|Test) results? (?:for|at|after) (?:step|epoch|iteration) \d+:|"
+                        r"\[(?i:eval|evaluation|test|val|valid|validation)\]|"
                         r"Saving dict for global step \d+:|eval metrics after step: \d+,|"
                         r"(?:VALID|TEST) SET \d+ (?=[A-Z]+:))")
-_EVAL_WORDS = ("Test", "Val", "Eval", "Saving dict", "eval metric", "VALID", "TEST")
+_EVAL_WORDS = ("Test", "Val", "Eval", "Saving dict", "eval metric", "VALID", "TEST", "[")
 _HEAD_SEPARATORS = " \t-|"
+_HEAD_END = re.compile(r"[:\]] ")
+MAX_HEAD = 96
 
 
 def lift_phrases(body: str, low: str, p: Parsed) -> bool:
@@ -73,8 +88,15 @@ def lift_phrases(body: str, low: str, p: Parsed) -> bool:
 
 def evaluation_losses(body: str, p: Parsed) -> None:
     """Under an evaluation head, the line's loss is the evaluation's. The head may follow the separator a
-    logging format put after its time ("%(asctime)s - %(message)s")."""
+    logging format put after its time ("%(asctime)s - %(message)s"), or a head this module's caller did not
+    take off, ending in ": " or "] " (PaddleClas' "[{asctime}] ppcls INFO: [Eval]...", absl's "... file.py:260] ")."""
+    if "loss" not in p.metrics or "eval_loss" in p.metrics:
+        return
     body = body.lstrip(_HEAD_SEPARATORS)
-    if "loss" in p.metrics and "eval_loss" not in p.metrics and body.startswith(_EVAL_WORDS) \
-            and _EVAL_HEAD.match(body) is not None:
+    if body.startswith(_EVAL_WORDS) and _EVAL_HEAD.match(body) is not None:
         p.metrics["eval_loss"] = p.metrics.pop("loss")
+        return
+    for m in _HEAD_END.finditer(body, 0, MAX_HEAD):
+        if body.startswith(_EVAL_WORDS, m.end()) and _EVAL_HEAD.match(body, m.end()) is not None:
+            p.metrics["eval_loss"] = p.metrics.pop("loss")
+            return

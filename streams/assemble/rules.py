@@ -376,6 +376,12 @@ ANNOUNCE_BODY_RE = re.compile(
 # One cell of a table row: a number (maybe a percentage), a clock (mm:ss, h:mm:ss), or a value left out: '-'
 # (nvidia-smi), '#na#' (fastai v1's Recorder.format_stats), 'None' (fastai v2's ProgressCallback writes str()).
 _CELL = r"(?:\d+:\d\d(?::\d\d)?|[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?%?|-|#na#|None)"
+# A GPU monitor's cell: a number with its unit glued on (rocm-smi's concise table: "39.0c  102.0W  800Mhz  0%"), N/A;
+# after the first two cells also a unit a blank apart (amd-smi monitor: "171 W     42 °C     99 %") or one word of
+# state (rocm-smi's Perf column: "auto"). The first two cells are figures, so a source listing's "12    return x"
+# is none.
+_UCELL = r"(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[A-Za-z]{1,4}|%)|N/A)"
+_TAIL_CELL = r"(?:[A-Za-z°%/]{1,8})"
 TOKENS: tuple[tuple[str, ...], ...] = (
     # CPython Lib/traceback.py (TracebackException.format)
     ("py_tb", r"[ \t]*Traceback \(most recent call last\):"),
@@ -715,7 +721,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # own, written when its interval or epoch ends: not a gdb source line, not a deeper line of the header
     # (the first gap is two blanks or more: the first column is padded, and a log line's "081109 203615 148 INFO"
     # fails at once)
-    ("value_row", r"[ \t]*" + _CELL + r"[ \t]{2,}" + _CELL + r"(?:[ \t]+" + _CELL + r")+[ \t]*$"),
+    ("value_row", r"[ \t]*(?:" + _CELL + "|" + _UCELL + r")[ \t]{2,}(?:" + _CELL + "|" + _UCELL + r")(?:[ \t]+(?:"
+     + _CELL + "|" + _UCELL + "|" + _TAIL_CELL + r"))+[ \t]*$"),
     ("gdb_src", r"(?:warning: )?\d+(?:\t| {2,}\S)"),
     # absl failure_signal_handler ("*** SIGSEGV received at time=..."), glog's failure handler
     # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK

@@ -92,8 +92,12 @@ _SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z_]\d[:=]))\s*\[
 # Caffe's "Iteration 100, lr = 0.001", DLLogger's "step_loss : 0.69  learning_rate : 1.6e-05". Its key is
 # one word that starts a segment (the body's start, or after "," ";" "|" ":" or two blanks), so a banner's
 # "Num Epochs = 3" or a logger's "params - trainer.optimizer.lr = 0.05" is not one.
-_LOOSE = re.compile(rf"(?:^|(?<=[,;|:])|(?<=\s\s))\s*([A-Za-z_][\w./]*) +[:=] +\[?({_NUMBER})\]?"
-                    r"(?:\s?(%|[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?=[\s,;|)\]]|\Z)")
+# A key of two or three words or a hyphenated one is taken only when a family claims it and it is no counter or
+# budget: OpenNMT-tf's "Step = 100 ; ... ; Learning rate = 0.000013 ; Loss = 9.45", Marian's validation "cross-entropy
+# : 52.4183" ("Num Epochs = 3", "Total steps = 60" stay a banner's). A head's closing bracket starts a segment too
+# (absl's "I0501 ... runner.py:310] Step = 100 ; ...").
+_LOOSE = re.compile(rf"(?:^|(?<=[,;|:])|(?<=\s\s)|(?<=\] ))\s*([A-Za-z_][\w./-]*(?: [A-Za-z][a-z]*){{0,2}}) +[:=] +"
+                    rf"\[?({_NUMBER})\]?(?:\s?(%|[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?=[\s,;|)\]]|\Z)")
 # A whole line that is one setting, as configuration printers write them one per line: OmegaConf.to_yaml
 # ("  max_steps: 300000", "  learning_rate: 3.0e-04"), TrainingArguments.__str__ (f"{k}={v},\n" per field:
 # "learning_rate=2e-05,"). A learning rate or a step budget alone on a line is configuration (a tracker's row names
@@ -121,8 +125,9 @@ _HYPHENATED = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*-\Z
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.()/")
 # "Epoch 1/3", "Step 12 |", "iteration 5", llm.c's "step    1/74": tried only where the lowered line holds the
 # word. A total after a step is max_steps; after an epoch it is the number of epochs, not kept.
-# ("STEP 6053.0" is an id, and so is "step 0xdeadbeef"; "step: 2(factor)" is qualified, as for _SEP_VALUE)
-_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*\[?(\d++)(?!\.\d|[A-Za-z_]|\([A-Za-z])"
+# Tianshou's bar counts "Epoch #1:". ("STEP 6053.0" is an id, and so is "step 0xdeadbeef"; "step: 2(factor)" is
+# qualified, as for _SEP_VALUE)
+_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*[\[#]?(\d++)(?!\.\d|[A-Za-z_]|\([A-Za-z])"
                          r"(?:\s*/\s*(\d+))?", re.I)
 _COUNTER_WORDS = ("epoch", "step", "iter")
 MAX_STEP_LINE = 4096  # a longer line is a dump, not a step line: its head is all that is looked at
@@ -130,7 +135,7 @@ MAX_SETTING_LINE = 160  # a line of one setting is short
 _TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"']?([\w./:@+-]+)")
 # The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
 _GATE = ("step", "epoch", "iter", "loss", "mem", "util", "throughput", "max_ca", "task_", "model_name",
-         "learning_rate", "learning rate", "train:", "[batch=", "_norm")
+         "learning_rate", "learning rate", "train:", "[batch=", "_norm", "gpu use", "cost ", "ep. ")
 # A learning rate alone is configuration (config dumps print "lr: 0.001"), but not beside a speed that the
 # step measured: XLM's Trainer.print_stats (and its forks UnsupervisedMT, SymbolicMathematics) logs
 # "%7i - " iterations, "{:7.2f} sent/s - {:8.2f} words/s - ", its losses and " - %s LR: {:.4e}" per optimizer.
@@ -146,6 +151,10 @@ def _pairs(body: str) -> list[tuple[str, str, str]]:
     for m in _SEP_VALUE.finditer(body):
         end = m.start()
         start = end
+        paren = body.rfind("(", max(0, end - 16), end) if body[end - 1:end] == ")" else -1
+        if paren > 0 and body[paren - 1] == " ":
+            # a unit in brackets after the key's words: rocm-smi's "GPU use (%): 98", "VRAM Total Used Memory (B): N"
+            start = _named_unit(body, paren)
         while start > 0 and body[start - 1] in _KEY_CHARS:
             start -= 1
         while start < end and not (body[start].isalpha() or body[start] == "_"):
@@ -160,7 +169,7 @@ def _pairs(body: str) -> list[tuple[str, str, str]]:
         if start < end and body[start - 1:start] == "(" and body[end - 1] == ")":
             start = _named_unit(body, start - 1)  # SGLang's "gen throughput (token/s): 186.64"
         if start < end and end - start <= 64:
-            key = body[start:end]
+            key = _unqualified(body[start:end])
             w = _WORD_BEFORE.search(body, max(0, start - 40), start) if body[start - 1:start] == " " else None
             if key.lower() in _SPLITS:
                 if w is not None and w.group(1).lower() not in _SPLITS:
@@ -171,6 +180,25 @@ def _pairs(body: str) -> list[tuple[str, str, str]]:
                 key = f"{w.group(1)} {key}"
             out.append((key, m.group(1), (m.group(2) or "").lstrip()))
     return out
+
+
+def _unqualified(key: str) -> str:
+    """A key with a qualifier glued on in brackets that names no unit, read as the key it qualifies: PaddleClas
+    prints its learning rate as "lr({scheduler class}): 0.1" ("lr(PiecewiseDecay)"). ``memory(GiB)`` is a key
+    of its own (a family claims it whole) and stays."""
+    if key[-1] != ")" or "(" not in key or key[key.index("(") - 1:key.index("(")] == " ":
+        return key
+    bare = key[:key.index("(")]
+    if bare and _claimed(key) is None and _claimed(bare) is not None:
+        return bare
+    return key
+
+
+def _claimed(key: str) -> str | None:
+    nk = canonical(norm(key))
+    if nk in STEP_KEYS or nk in EPOCH_KEYS or nk in MAX_STEP_KEYS or family(nk) is not None:
+        return nk
+    return None
 
 
 # The words in front of a unit in brackets: "gen throughput (token/s)", "elapsed time per iteration (ms)".
@@ -217,8 +245,19 @@ def lift_step_line(body: str, p: Parsed) -> bool:
         found = _task_fields(body, p) or found
     found = lift_phrases(body, low, p) or found
     if found:
-        evaluation_losses(body, p)
+        _settle_line(body, p)
     return found
+
+
+def _settle_line(body: str, p: Parsed) -> None:
+    """What the line's figures mean together: under an evaluation head its loss is the evaluation's; a step budget
+    with no step, epoch or figure beside it is a setting, as a record's is (Lightning's fit loop: "`Trainer.fit`
+    stopped: `max_steps=5000` reached."), kept as text in ``attributes``."""
+    evaluation_losses(body, p)
+    if p.max_steps is not None and p.step is None and p.epoch is None and not p.metrics:
+        p.attributes.setdefault("max_steps", str(p.max_steps))
+        p.max_steps = None
+        p.wide = True
 
 
 def _setting(m: re.Match, p: Parsed) -> bool:
@@ -318,7 +357,7 @@ def _generic_pairs(body: str, p: Parsed) -> bool:
 def _loose_pairs(body: str, p: Parsed) -> bool:
     """``key = number`` pairs: two or more in the line, or one beside the line's step or epoch, or one
     that is a loss (a setting is never named loss); a lone ``lr = 0.01`` is a configuration line."""
-    pairs = _LOOSE.findall(body)
+    pairs = [pair for pair in _LOOSE.findall(body) if _loose_key(pair[0])]
     if not pairs:
         return False
     if len(pairs) == 1 and p.step is None and p.epoch is None:
@@ -337,6 +376,13 @@ def _loose_pairs(body: str, p: Parsed) -> bool:
             p.attributes.setdefault(key, value + unit)
             p.wide = found = True
     return found
+
+
+def _loose_key(key: str) -> bool:
+    if " " not in key and "-" not in key:
+        return True
+    nk = canonical(norm(key))
+    return family(nk) is not None and nk not in STEP_KEYS and nk not in EPOCH_KEYS and nk not in MAX_STEP_KEYS
 
 
 def _counter_words(body: str, low: str, p: Parsed) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from streams.assemble.keys import EPOCH_KEYS, MAX_STEP_KEYS, STEP_KEYS, canonical, family, norm
+from streams.assemble.keys import EPOCH_KEYS, MAX_STEP_KEYS, SPELLED_KEYS, STEP_KEYS, canonical, family, norm
 from streams.assemble.lift import Parsed, lift_value
 
 # NaN and Inf as the frameworks print them; MSVC's printf writes "nan(ind)", "-nan(ind)", "nan(snan)".
@@ -64,11 +64,16 @@ COUNTER_KEYS = frozenset(("epoch", "step", "iteration", "iter"))
 _CONFIG_REPR = re.compile(r"\b(?:Namespace|dict|\w*(?:Arguments|Args|Config|Configuration|Params|Options))\(")
 
 _SEGMENTS = re.compile(r"\s*(?:\||,|;|\t| - |:\s|\s{2,}(?=[A-Za-z]))\s*")
+# ... and also a tag's closing bracket, Marian's "[valid] Ep. 2 : ...", and a full stop after a number, minGPT's bar
+# "train loss 0.53412. lr 5.999881e-04": tried only where the line has "] " or ". " (twice the cost per character)
+_MORE_SEGMENTS = re.compile(r"\s*(?:\||,|;|\t| - |:\s|\s{2,}(?=[A-Za-z])|(?<=\])\s+|(?<=\d)\.\s+(?=[A-Za-z]))\s*")
 # Runs of blanks are cut to two before splitting: two or more mean the same to _SEGMENTS, and a long run
 # not followed by a word would make its optional blanks backtrack over the run at every position.
 _LONG_BLANKS = re.compile(r" {3,}")
+# After the value: its running average in brackets, or Marian's "Cost 9.18 * 1,621,472 after 1,621,472" (the
+# labels the cost is averaged over, then the labels seen so far; the comma split, a segment keeps "* 1").
 _SPACED = re.compile(rf"([A-Za-z][\w./@-]*(?: [A-Za-z][\w./@-]*){{0,3}}) +({NUMBER})(?: ?({UNIT}))?"
-                     r"(?:\s*\([^)]*\))?")
+                     r"(?:\s*\([^)]*\)|\s+\*\s+\d[\d,]*(?:\s+after\s+\d[\d,]*)?)?")
 # "|" or a box-drawing "│" (rich tables, Ray Train's result table) around a row.
 _ROW = re.compile(rf"\s*(?:[|│]\s*|[A-Za-z]\w*:\s+)?([A-Za-z][\w./@()-]*)(?:\s*[=|│]\s*|\s+)({NUMBER})\s*({UNIT})?"
                   r"\s*[|│]?\s*")
@@ -124,7 +129,7 @@ def progress_heads(body: str, p: Parsed) -> bool:
 
 
 def _lift_pair(p: Parsed, key: str, value: str, unit: str | None) -> bool:
-    nk = canonical(norm(key))
+    nk = canonical(norm(SPELLED_KEYS.get(key.lower(), key)))
     known = nk in STEP_KEYS or nk in MAX_STEP_KEYS or nk in EPOCH_KEYS or family(nk) is not None
     if known and lift_value(p, key, nk, value + (unit or ""), keep_unknown=False):
         return True
@@ -140,7 +145,8 @@ def spaced_run(body: str, p: Parsed, counted: bool = False) -> bool:
     """Lift a run of ``key value`` pairs: two or more in the line, or one beside a counter (``counted``:
     litgpt's "iter 77 step 39: loss 10.8259, iter time: ..."). Counter words are left to the caller."""
     pairs = []
-    for seg in _SEGMENTS.split(_LONG_BLANKS.sub("  ", body)):
+    splitter = _MORE_SEGMENTS if "] " in body or ". " in body else _SEGMENTS
+    for seg in splitter.split(_LONG_BLANKS.sub("  ", body)):
         m = _SPACED.fullmatch(seg)
         if m is not None:
             pairs.append(m.groups())

@@ -16,7 +16,11 @@ The printers that lay their figures out this way:
   GPU per interval; its ``sm`` is the SM utilisation (%), its ``fb`` the framebuffer in use (MB) and its
   ``mem`` how busy the memory is (%), not an amount (:data:`MONITOR_COLUMNS`; the units line is not needed);
 - fastai's ``Recorder`` through fastprogress: ``epoch     train_loss  valid_loss  accuracy  time``, then a row
-  per epoch, each value padded to its name's width (the merger leaves each row an event of its own).
+  per epoch, each value padded to its name's width (the merger leaves each row an event of its own);
+- ``rocm-smi``'s concise table: ``GPU  Temp   AvgPwr  SCLK  MCLK  Fan  Perf  PwrCap  VRAM%  GPU%`` (units glued to
+  two names: ``GPU%`` the utilisation, ``VRAM%`` the share of memory in use, no amount), then a row per GPU with
+  one word of state (``auto``); ``amd-smi monitor``: ``GPU  POWER  GPU_TEMP ... GFX_UTIL ... VRAM_USED`` over rows
+  whose values carry their unit a blank apart (``171 W``, ``99 %``, ``30123 MB``).
 
 A header is a line of three or more names separated by ``, `` (or ``,`` in a line without blanks) or by
 two or more blanks (aligned columns; prose has single blanks), maybe behind a ``#`` (a monitor's header,
@@ -56,9 +60,12 @@ from streams.assemble.lift import Parsed, lift_record, lift_value
 MAX_TABLE_LINE = 512
 MAX_TRACKED_SOURCES = 100_000
 _CSV_NAME = re.compile(r"([A-Za-z][\w.]*)(?: \[([^\]]{1,8})\])?")
-_NAME = re.compile(r"[A-Za-z][\w.]*")
+# An aligned header's name may carry its unit glued on ("GPU%", "VRAM%": rocm-smi's concise table) or a
+# qualifier in brackets ("Temp (DieEdge)").
+_NAME = re.compile(r"[A-Za-z][\w.]*(?: \(\w+\))?%?")
+_WORD_CELL = re.compile(r"[A-Za-z]+")
 _WIDE_GAP = re.compile(r"\s{2,}|\t")
-_VALUE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?:/\d+)?(?:\s?[A-Za-z%]{1,4})?|-|N/A|"
+_VALUE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?:/\d+)?(?:\s?°?[A-Za-z%]{1,4})?|-|N/A|"
                     r"\d\d?:\d\d(?::\d\d)?|#na#|None")
 # Cells that say a value was not measured: nvidia-smi's, fastai v1's Recorder ('#na#': no validation that
 # epoch) and v2's ProgressCallback (str(None)).
@@ -81,8 +88,14 @@ class Header:
     csv: bool
 
 
+def _key(name: str) -> str:
+    """A column's name as the families know it: a unit glued on is part of it ("GPU%" is ``gpu_pct``, not the
+    ``gpu`` index column beside it)."""
+    return canonical(norm(f"{name[:-1]} pct" if name[-1:] == "%" else name))
+
+
 def _claimed(name: str) -> bool:
-    nk = canonical(norm(name))
+    nk = _key(name)
     return nk in STEP_KEYS or nk in EPOCH_KEYS or nk in MAX_STEP_KEYS or family(nk) is not None
 
 
@@ -144,6 +157,8 @@ def _cells(header: Header, text: str) -> list[str] | None:
         cells = [c.strip() for c in text.split(",")]
         return cells if len(cells) == n else None
     cells = text.split()
+    if len(cells) > n + 1 and "  " in text and len(wide := _WIDE_GAP.split(text.strip())) == n:
+        cells = wide  # values written with their unit a blank apart: amd-smi monitor's "171 W     42 °C     99 %"
     if len(cells) > n and cells[n - 1].endswith(":"):  # a tqdm bar after the row (ultralytics)
         cells = cells[:n]
         cells[-1] = cells[-1][:-1]
@@ -151,7 +166,12 @@ def _cells(header: Header, text: str) -> list[str] | None:
     if len(cells) == n + 1 and _ENTITY.fullmatch(cells[0]) and cells[1].isdigit():
         cells = [f"{cells[0]} {cells[1]}", *cells[2:]]  # dcgmi dmon's "GPU 0": the entity a row is about
         first = 1
-    if len(cells) != n or not all(_VALUE.fullmatch(c) for c in cells[first:]):
+    if len(cells) != n:
+        return None
+    # every cell a value, but for one word of state in a row of five or more after its first cell (rocm-smi's Perf
+    # column: "auto")
+    words = [c for c in cells[first:] if not _VALUE.fullmatch(c)]
+    if words and (len(words) > 1 or n < 5 or not _WORD_CELL.fullmatch(words[0]) or words[0] == cells[0]):
         return None
     return cells
 
@@ -165,7 +185,7 @@ def _row(header: Header, text: str, p: Parsed) -> bool:
     for name, unit, cell in zip(header.names, header.units, cells, strict=True):
         if cell in _NO_VALUE:
             continue
-        nk = canonical(norm(name))
+        nk = _key(name)
         if nk in TIME_KEYS:
             times[name] = cell
             continue
