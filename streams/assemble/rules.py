@@ -828,6 +828,13 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("lldb_src", r"(?:-> | {2,3})\d+ *(?:\t.*)?$| {3,4}\t *\^\s*$"),
     # Go runtime (runtime/panic.go printpanics, runtime/traceback.go)
     ("go_panic", r"panic: |fatal error: "),
+    # where traceback.go cannot unwind a frame it prints, inside the stack, "runtime: unexpected return pc
+    # for f called from 0x..", then tracebackHexdump's "stack: frame={sp:0x.., fp:0x..} stack=[0x..,0x..)"
+    # and the stack's words (print.go hexdumpWords: "0x..: " every 16 bytes, each word after a mark
+    # ' ', '<' (sp), '>' (fp) or '!' (the bad pc), a "<func+0x..>" after a word it can symbolize)
+    ("go_bad_pc", r"runtime: (?:g ?\d+: )?unexpected return pc for "),
+    ("go_hexdump_head", r"stack: frame=\{sp:0x[0-9a-fA-F]+, fp:0x[0-9a-fA-F]+\} stack=\["),
+    ("go_hexwords", r"0x[0-9a-fA-F]+: [ <>!]0x[0-9a-fA-F]+ "),
     # the runtime's diagnostics before a throw ("runtime: goroutine stack exceeds 1000000000-byte limit",
     # "runtime: sp=0x.. stack=[..]" then "fatal error: stack overflow": runtime/stack.go newstack)
     ("go_runtime_note", r"runtime: \S"),
@@ -1773,7 +1780,8 @@ MODES: dict[str, dict] = {
                  "on": {"go_func": (_S, None), "go_file": (_S, None), "go_file_bare": (_S, None),
                         "go_created": (_S, None), "go_func_bare": (_T, None),
                         "go_elided": (_S, None), "go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
-                        "indent": (_S, None), "go_dump_end": (_L, None), "go_reg": (_S, "go_regs")},
+                        "indent": (_S, None), "go_dump_end": (_L, None), "go_reg": (_S, "go_regs"),
+                        "go_bad_pc": (_S, None), "go_hexdump_head": (_S, None), "go_hexwords": (_S, None)},
                  "after_blank": {"go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
                                  "go_dump_end": (_L, None), "go_reg": (_S, "go_regs")}},
     # the registers a signal's dump ends with (dumpregs), after its goroutines

@@ -40,3 +40,19 @@ def test_faulthandler_header_after_pytests_file_and_progress_letter():
              '  File "/usr/lib/python3.7/site-packages/pluggy/callers.py", line 187 in _multicall',
              "collected 3 items"]
     assert spans(texts)[0] == (0, 4)
+
+
+def test_go_traceback_that_cannot_unwind_keeps_its_stack_words():
+    # rule: TOKENS go_bad_pc, go_hexdump_head, go_hexwords, MODES go_stack -- traceback.go's
+    # "runtime: unexpected return pc", tracebackHexdump's "stack: frame={...}" and hexdumpWords' lines
+    texts = ["fatal error: unexpected signal during runtime execution",
+             "[signal SIGSEGV: segmentation violation code=0x1 addr=0xb01dfacedebac1e pc=0x7fff20525c9e]",
+             "",
+             "runtime stack:",
+             "runtime: unexpected return pc for runtime.sigpanic called from 0x7fff20525c9e",
+             "stack: frame={sp:0x7ffeefbff348, fp:0x7ffeefbff398} stack=[0x7ffeefb803e8,0x7ffeefbff450)",
+             "0x00007ffeefbff248:  0x01007ffeefbff268  0x0000000000000004 ",
+             "0x00007ffeefbff278:  0x0000000004038eb1 <runtime.throw+0x0000000000000071>  0x00007ffeefbff318 ",
+             "0x00007ffeefbff340: <0x0000000000000001 >0x00007ffeefbff3a8 ",
+             "ok  \tgithub.com/x/y\t0.012s"]
+    assert spans(texts) == [(0, 8), (9, 9)]
