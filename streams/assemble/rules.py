@@ -142,6 +142,10 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # the same time alone, as test runners and relays without a host write it before every line
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
      None),
+    # Jenkins' Timestamper plugin on a freestyle job's console: the system clock's time of day before every
+    # line (its default format "'<b>'HH:mm:ss'</b> '", copied from the page as the time and two blanks); a
+    # logger's own time of day is followed by one blank and a level
+    ("timestamper", r"\d\d:\d\d:\d\d  ", "none", None),
     # Rancher's container log viewer, copied: each line's time in the user's date and time formats
     # (defaults "ddd, MMM D YYYY" and "h:mm:ss a"), then " | " and the line (the time is volatile; the
     # separator is the key: the viewer's lines are one stream, a line without it another writer's)
@@ -570,6 +574,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("j_at", r"[ \t]+at (?:async )?(?:new )?[^\s(]+(?: \[as [^\]]+\])?(?: \(|\()"
              r"|at (?:[\w$-]+[./])+[\w$<>-]+\((?:[\w$.-]*\.(?:java|scala|kt|groovy"
              r"|clj|aj)(?::\d+)?|Native Method|Unknown Source)\)"),
+    # the rest of a frame a console hard-wrapped at its width (Windows' conhost wraps at 80 columns, at
+    # column 0): the file name's tail, ':' and the line number, the ')' printStackTrace closes a frame with
+    ("j_wrap_tail", r"[\w$.-]*(?::\d*)?\)\s*$"),
     # a frame's location on its own line: Rust's "      at src/main.rs:3:5", V8's "    at node:internal/x:23:47"
     ("at_path", r"[ \t]+at [^\s(]+:\d+(?::\d+)?$"),
     ("j_more", r"[ \t]*\.\.\. \d+ (?:more|common frames omitted)"),
@@ -1604,8 +1611,10 @@ MODES: dict[str, dict] = {
     # (a frame cannot stand without its exception line: one after a blank line among frames is the
     # same stack, the blank line a copy's)
     # (a stack Hadoop quotes in a container's diagnostics goes on with its exit line: "yarn_exit")
-    "java_frames": {"kind": "java_stack",
+    # (a frame printStackTrace wrote ends with ')': a line that does not, then the rest of one, was wrapped)
+    "java_frames": {"kind": "java_stack", "wrap_end": ")",
                     "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
+                           "j_wrap_tail": ("wrap", None),
                            # (V8's frames as util.inspect prints an error: console.error(err) in Node.js)
                            "node_more": (_S, None), "node_at_open": (_S, "node_props"),
                            "j_circular": (_S, None), "j_caused": (_S, "java_head"), "yarn_exited": (_L, None),

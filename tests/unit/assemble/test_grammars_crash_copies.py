@@ -56,3 +56,35 @@ def test_go_traceback_that_cannot_unwind_keeps_its_stack_words():
              "0x00007ffeefbff340: <0x0000000000000001 >0x00007ffeefbff3a8 ",
              "ok  \tgithub.com/x/y\t0.012s"]
     assert spans(texts) == [(0, 8), (9, 9)]
+
+
+def test_java_frame_hard_wrapped_by_an_80_column_console():
+    # rule: TOKENS j_wrap_tail, MODES java_frames "wrap_end" -- a frame printStackTrace wrote ends with ')':
+    # the rest of a wrapped one comes at column 0 on the next line
+    texts = ["Caused by: java.net.ConnectException: Connection refused: connect",
+             "        at java.net.DualStackPlainSocketImpl.connect0(Native Method)",
+             "        at java.net.DualStackPlainSocketImpl.socketConnect(DualStackPlainSocketI",
+             "mpl.java:79)",
+             "        at sun.security.ssl.BaseSSLSocketImpl.connect(BaseSSLSocketImpl.java:173",
+             ")",
+             "        at java.net.Socket.connect(Socket.java:589)",
+             "done."]
+    assert spans(texts) == [(0, 6), (7, 7)]
+
+
+def test_text_after_a_whole_java_frame_is_not_its_wrap():
+    # rule: MODES java_frames "wrap_end" -- after a frame that ends with ')' the tail shape is a line of its own
+    texts = ["java.lang.IllegalStateException: closed",
+             "\tat a.B.c(B.java:10)",
+             "retry)"]
+    assert spans(texts) == [(0, 1), (2, 2)]
+
+
+def test_jenkins_timestamper_time_before_every_line_of_a_java_stack():
+    # rule: STREAM_PREFIXES timestamper -- "HH:mm:ss  " before every line is the relay's, the stack is read
+    # behind it
+    texts = ["21:58:55  java.lang.NullPointerException",
+             "21:58:55  \tat com.x.log.ThreadLogAppender.append(ThreadLogAppender.java:80)",
+             "21:58:55  \tat org.apache.log4j.AppenderSkeleton.doAppend(AppenderSkeleton.java:251)",
+             "21:58:56  [INFO] BUILD FAILURE"]
+    assert spans(texts) == [(0, 2), (3, 3)]
