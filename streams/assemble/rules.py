@@ -709,6 +709,17 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("llvm_stack_dump", r"Stack dump(?: without symbol names .*)?:\s*$", "Stack dump"),
     ("llvm_pst", r"\d+\.(?:\t| +)\S"),
     ("llvm_frame", r"[ \t]*#\d+ 0x[0-9a-fA-F]+ \S"),
+    # backward-cpp's Printer (backward.hpp print_trace): "Stack trace (most recent call last)[ in thread N]:",
+    # then per frame "#N" padded to 2, and "   Object \"lib\", at 0x.., in sym" or "   Source \"file\", line N,
+    # in f [0x..]" (print_source_loc), inlined calls as "    | Source ...", snippets as "      123: code"
+    # (">" on the line itself); its signal handler then calls psiginfo(), which writes the signal and glibc's
+    # detail: "Aborted (Signal sent by tkill() PID UID)", "Segmentation fault (Address not mapped to object [0x0])"
+    ("bwd_head", r"Stack trace \(most recent call last\)(?: in thread \d+)?:\s*$"),
+    ("bwd_frame", r"#\d+ +(?:Object|Source) \""),
+    ("bwd_inline", r" +\| Source \""),
+    ("bwd_snippet", r" *>? +\d+: "),
+    ("bwd_siginfo", r"[A-Z][a-z]+(?: [a-z]+)* \((?:Signal sent by \w+\(\) \d+ \d+"
+                    r"|[A-Z][\w ]+ \[0x[0-9a-fA-F]+\])\)\s*$"),
     # gdb backtrace (stack.c print_frame): "#N  0xADDR in func (args) at file:line" / "#N  func (args) ..."
     # (frame #0 opens a backtrace: `bt` after a stop's "#0 ..." + source line, each thread of `thread apply
     # all bt` under its "Thread N (Thread 0x... (LWP n) "name"):" line)
@@ -1087,6 +1098,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "san_runtime": ("ubsan", "llvm_sanitizer"),
     "go_race": ("go_race", "go_race"),
     "gdb_frame": ("gdb", "gdb_bt"),
+    "bwd_head": ("backward", "cpp_frames"),
+    "bwd_frame": ("backward", "cpp_frames"),
     "gdb_frame0": ("gdb", "gdb_bt"),
     "gdb_thread": ("gdb_thread", "gdb_bt"),
     "absl_sig": ("sigdump", "cpp_frames"),
@@ -1714,6 +1727,9 @@ MODES: dict[str, dict] = {
     "gdb": {"kind": "gdb_bt", "on": {"gdb_frame": (_S, None), "gdb_src": (_S, None), "indent": (_C, None),
                                      "at_path": (_C, None), "gdb_nolocals": (_S, None)}},
     "gdb_thread": {"kind": "gdb_bt", "on": {"gdb_frame0": (_S, "gdb"), "gdb_frame": (_S, "gdb")}},
+    # backward-cpp: its frames, inlined calls and snippets, to the psiginfo() line its signal handler ends with
+    "backward": {"kind": "cpp_frames", "on": {"bwd_frame": (_S, None), "bwd_inline": (_S, None),
+                                              "bwd_snippet": (_S, None), "bwd_siginfo": (_L, None)}},
     # lldb's stop report ends with "Target N: (name) stopped."
     "lldb_stop": {"kind": "lldb_stop", "on": {"lldb_target": (_L, None), "text": (_C, None), "indent": (_C, None),
                                               "lldb_thread": (_S, None), "frame": (_S, None),

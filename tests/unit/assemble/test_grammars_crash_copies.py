@@ -80,6 +80,29 @@ def test_text_after_a_whole_java_frame_is_not_its_wrap():
     assert spans(texts) == [(0, 1), (2, 2)]
 
 
+def test_backward_cpp_frames_and_the_psiginfo_line_of_its_handler():
+    # rules: TOKENS bwd_head, bwd_frame, bwd_inline, bwd_snippet, bwd_siginfo, MODES backward --
+    # backward-cpp's print_trace, then psiginfo() from its signal handler; the shell's line is its own
+    texts = ["Stack trace (most recent call last):",
+             '#2    Object "/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.28", at 0x7faf2b0773e6, in std::terminate()',
+             '#1    Source "/build/glibc-B3wQXB/glibc-2.31/stdlib/abort.c", line 79, in abort [0x7faf2ade0858]',
+             "         76:   abort ();",
+             '    | Source "../sysdeps/unix/sysv/linux/raise.c", line 51, in raise',
+             '#0    Source "../sysdeps/unix/sysv/linux/raise.c", line 51, in raise [0x7faf2ae0100b]',
+             "Aborted (Signal sent by tkill() 1733323 1000)",
+             "Aborted (core dumped)"]
+    assert spans(texts) == [(0, 6), (7, 7)]
+
+
+def test_backward_cpp_frames_without_their_header():
+    # rule: STARTS bwd_frame -- an excerpt that starts at a frame; psiginfo's SIGSEGV detail ends it
+    texts = ['#1    Object "/opt/app/bin/mapper", at 0x55d0c2a1b2c3, in main',
+             '#0    Object "/opt/app/lib/libslam.so", at 0x7f0c1a2b3c4d, in Map::insert(int)',
+             "Segmentation fault (Address not mapped to object [0x8])",
+             "Segmentation fault (core dumped)"]
+    assert spans(texts) == [(0, 2), (3, 3)]
+
+
 def test_jenkins_timestamper_time_before_every_line_of_a_java_stack():
     # rule: STREAM_PREFIXES timestamper -- "HH:mm:ss  " before every line is the relay's, the stack is read
     # behind it
