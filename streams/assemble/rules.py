@@ -972,6 +972,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # _MSG_FORMAT_TEMPLATE): its '-' section rule, then "Root Cause (first observed failure):", the root
     # failure's fields and the closing '=' rule
     ("box_root", r"Root Cause \(first observed failure\):\s*$", "Root Cause"),
+    # (a failure's fields, _FAILURE_FORMAT_TEMPLATE: the name padded to 10, ": ", the value; where the excerpt
+    # starts among them, the box's other parts cut, they are held until its closing '=' rule confirms them)
+    ("box_field", r"  (?:time      |host      |rank      |exitcode  |error_file|traceback ): "),
     # (the title under its border: "{name} FAILED")
     ("box_title", r"\S.* FAILED\s*$"),
     # an error named inside an exception's message, by the naming convention of exception classes
@@ -1136,6 +1139,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rule_star": ("table_star", "table"), "rule_star_t": ("table_star", "table"),
     "rule_plus": ("table_plus", "table"),
     "box_root": ("py_box_cut", "childfailed_box"),  # torchrun's box cut above its root-cause section
+    "box_field": ("py_box_cut", "childfailed_box"),  # the same box cut among a failure's fields
     "pipe_row": ("table_plus", "table"),  # an ASCII table whose opening rule (and header) was cut
     "box_top": ("box", "table"),
     "rich_box": ("box", "table"),  # a box whose top edge was cut
@@ -1173,7 +1177,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
 SOFT_STARTS = frozenset(("cuda_hint", "tsan_frame", "eg_line", "hash_bare", "ipy_frame", "ipy_num", "json_member",
-                         "tsl_frame", "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def"))
+                         "tsl_frame", "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def",
+                         "box_field"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes

@@ -103,6 +103,26 @@ def test_backward_cpp_frames_without_their_header():
     assert spans(texts) == [(0, 2), (3, 3)]
 
 
+def test_torchrun_box_cut_among_the_root_causes_fields():
+    # rules: TOKENS box_field, STARTS box_field -- _FAILURE_FORMAT_TEMPLATE's fields, held until the box's
+    # closing '=' rule confirms them
+    texts = ["  time      : 2025-12-23_05:17:58",
+             "  host      : node-232",
+             "  rank      : 0 (local_rank: 0)",
+             "  exitcode  : -11 (pid: 3304209)",
+             "  error_file: <N/A>",
+             "  traceback : Signal 11 (SIGSEGV) received by PID 3304209",
+             "=" * 60,
+             "srun: error: node-232: task 0: Exited with exit code 1"]
+    assert spans(texts) == [(0, 6), (7, 7)]
+
+
+def test_box_fields_without_the_closing_rule_are_lines_of_their_own():
+    # rule: MODES py_box_cut "any" tent -- without the rule the held fields are read again on their own
+    texts = ["  time      : 2025-12-23_05:17:58", "  host      : node-232", "Epoch 3 done"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
+
+
 def test_jenkins_timestamper_time_before_every_line_of_a_java_stack():
     # rule: STREAM_PREFIXES timestamper -- "HH:mm:ss  " before every line is the relay's, the stack is read
     # behind it
