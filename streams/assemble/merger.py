@@ -579,7 +579,8 @@ class MultilineMerger:
         """``text`` without the indent a copy put before every line of the source. The indent is taken as
         the copy's once a line indented by at most ``MAX_SHIFT`` blanks starts with a record head (a
         program's record is written at column 0, unless its formatter indents it) while every block the
-        source has open came indented as far; it is the copy's until a line that is not blank comes with less."""
+        source has open came indented as far; it is the copy's until a line that is not blank comes with less.
+        A report's first line that its printer writes at column 0 (``rules.COLUMN0_STARTS_RE``) says so too."""
         n = self._shift.get(sid, (0, 0))[0]
         if n:
             if text[:n] == " " * n:
@@ -590,7 +591,8 @@ class MultilineMerger:
             return text
         rest = text.lstrip(" ")
         n = len(text) - len(rest)
-        if n > MAX_SHIFT or not rest or rest[0] not in _HEAD_FIRST or _HEAD_TABLE[rest[0]](rest) is None:
+        headed = rest[:1] in _HEAD_FIRST and _HEAD_TABLE[rest[0]](rest) is not None
+        if n > MAX_SHIFT or not rest or not (headed or R.COLUMN0_STARTS_RE.match(rest)):
             return text
         if " " in _HEAD_FIRST and _HEAD_TABLE[" "](text) is not None:
             return text  # a formatter that writes its head indented (tracing's Pretty, Rich without its time)

@@ -166,6 +166,14 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("tqdm", r" *\d{1,3}%\|[^|]*\| *\d+/\d+ \[[^\]]*\]", "splice", None),
 )
 
+# First lines that their printers write at column 0, whatever came before: the Go runtime's "panic: " and
+# "fatal error: " (printpanics, fatalthrow) and a goroutine's header (traceback.go goroutineheader), CPython's
+# "Traceback (most recent call last):" (traceback.py), the JVM's uncaught-exception report (ThreadGroup
+# uncaughtException: 'Exception in thread "main" '). Where such a line comes indented by a few blanks, a copy
+# (a Markdown code block indented by four) put them before every line of the source, as before a record head.
+COLUMN0_STARTS_RE = re.compile(r"panic: |fatal error: |goroutine \d+ \[|Traceback \(most recent call last\):"
+                               r"|Exception in thread \"")
+
 # Writers whose prefix alone closes each of their messages, a one-line message too (valgrind's vmessage ends
 # every message with "==PID== " and nothing after it): there the prefix alone is the message's last line. A
 # prefix alone after another writer's line of its own is that writer's empty line, a line of its own (Ray's

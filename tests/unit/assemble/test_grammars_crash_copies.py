@@ -123,6 +123,23 @@ def test_box_fields_without_the_closing_rule_are_lines_of_their_own():
     assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
 
 
+def test_go_panic_pasted_as_an_indented_block():
+    # rule: COLUMN0_STARTS_RE -- the runtime writes "panic: " at column 0: four blanks before it are the
+    # copy's, before every line
+    texts = ["    panic: runtime error: invalid memory address or nil pointer dereference",
+             "    [signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4d5131]",
+             "",
+             "    goroutine 1021 [running]:",
+             "    panic(0x73eaa0, 0xc4200100f0)",
+             "              /usr/local/go/src/runtime/panic.go:500 +0x1a1",
+             "    xd/lib/swarm.(*PeerConn).runReader(0xc4200fb6b0)",
+             "              /home/m/go/src/xd/lib/swarm/peer.go:215 +0x9d1",
+             "    created by xd/lib/swarm.(*PeerConn).start",
+             "              /home/m/go/src/xd/lib/swarm/peer.go:68 +0x61",
+             "exit status 2"]
+    assert spans(texts) == [(0, 9), (10, 10)]
+
+
 def test_jenkins_timestamper_time_before_every_line_of_a_java_stack():
     # rule: STREAM_PREFIXES timestamper -- "HH:mm:ss  " before every line is the relay's, the stack is read
     # behind it
