@@ -319,6 +319,16 @@ _ENDINGS = frozenset(" \t:" + R.JSON_OPEN) | {s[-1] for s, _m, _k in R.BODY_SUFF
 _SUFFIX_LASTS = frozenset(s[-1] for s, _m, _k in R.BODY_SUFFIX_STARTS)
 
 
+def _same_rule(first: str, body: str) -> bool:
+    """Whether ``body`` is the rule a table opened with (``same_rule``): the same run of the same
+    character; a titled rule ("=== test session starts ===") is closed by any bare rule."""
+    rule = body.strip()
+    top = first.rstrip()
+    if not rule or top.strip().strip(rule[0]):
+        return True
+    return top.endswith(rule) and (len(top) == len(rule) or top[-len(rule) - 1] != rule[0])
+
+
 def _json_depth(body: str) -> int:
     return body.count("{") + body.count("[") - body.count("}") - body.count("]")
 
@@ -569,7 +579,8 @@ class MultilineMerger:
         """``text`` without the indent a copy put before every line of the source. The indent is taken as
         the copy's once a line indented by at most ``MAX_SHIFT`` blanks starts with a record head (a
         program's record is written at column 0, unless its formatter indents it) while every block the
-        source has open came indented as far; it is the copy's until a line that is not blank comes with less."""
+        source has open came indented as far; it is the copy's until a line that is not blank comes with less.
+        A report's first line that its printer writes at column 0 (``rules.COLUMN0_STARTS_RE``) says so too."""
         n = self._shift.get(sid, (0, 0))[0]
         if n:
             if text[:n] == " " * n:
@@ -580,7 +591,8 @@ class MultilineMerger:
             return text
         rest = text.lstrip(" ")
         n = len(text) - len(rest)
-        if n > MAX_SHIFT or not rest or rest[0] not in _HEAD_FIRST or _HEAD_TABLE[rest[0]](rest) is None:
+        headed = rest[:1] in _HEAD_FIRST and _HEAD_TABLE[rest[0]](rest) is not None
+        if n > MAX_SHIFT or not rest or not (headed or R.COLUMN0_STARTS_RE.match(rest)):
             return text
         if " " in _HEAD_FIRST and _HEAD_TABLE[" "](text) is not None:
             return text  # a formatter that writes its head indented (tracing's Pretty, Rich without its time)
@@ -674,6 +686,8 @@ class MultilineMerger:
             return _END  # the held lines are not this quiet record's: they are read again
         if act == "wrap":
             return _END if ob.block.texts[-1].rstrip().endswith(spec["wrap_end"]) else ("cont", nxt)
+        if act == "last" and spec.get("same_rule") and not _same_rule(ob.block.texts[0], body):
+            return _END  # another printer's rule: the rows held are read again on their own
         if act == "tent" and len(ob.tent) >= spec.get("max_tent", 12):
             return _END
         if act == "side" and ob.side_run >= spec.get("max_side", 0):

@@ -61,7 +61,8 @@ closes, held lines before the first held blank line are its own: a free-text mes
 line ended), ``depth`` (it ends where the JSON brackets it counts close; ``depth0``: brackets open
 before its first line), ``rows`` (a line its own shapes read whole is its row even where it reads as
 behind a stream prefix: a table whose padded first column and " | " look like docker compose's prefix),
-``wrap_end`` (a line not ending so is hard-wrapped onto the next), ``cross``
+``wrap_end`` (a line not ending so is hard-wrapped onto the next), ``same_rule`` (its ``last`` rule must repeat
+the rule its first line drew), ``cross``
 (an unprefixed line may continue it under another writer's prefix), ``headed`` (a line without a
 record head that this pattern finds ends it, but for what its ``after_blank`` table names: lines a
 message quotes from a log file), ``kind_override``.
@@ -141,6 +142,10 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # the same time alone, as test runners and relays without a host write it before every line
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
      None),
+    # Jenkins' Timestamper plugin on a freestyle job's console: the system clock's time of day before every
+    # line (its default format "'<b>'HH:mm:ss'</b> '", copied from the page as the time and two blanks); a
+    # logger's own time of day is followed by one blank and a level
+    ("timestamper", r"\d\d:\d\d:\d\d  ", "none", None),
     # Rancher's container log viewer, copied: each line's time in the user's date and time formats
     # (defaults "ddd, MMM D YYYY" and "h:mm:ss a"), then " | " and the line (the time is volatile; the
     # separator is the key: the viewer's lines are one stream, a line without it another writer's)
@@ -160,6 +165,14 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # a tqdm bar written without a newline, spliced before the next writer's line
     ("tqdm", r" *\d{1,3}%\|[^|]*\| *\d+/\d+ \[[^\]]*\]", "splice", None),
 )
+
+# First lines that their printers write at column 0, whatever came before: the Go runtime's "panic: " and
+# "fatal error: " (printpanics, fatalthrow) and a goroutine's header (traceback.go goroutineheader), CPython's
+# "Traceback (most recent call last):" (traceback.py), the JVM's uncaught-exception report (ThreadGroup
+# uncaughtException: 'Exception in thread "main" '). Where such a line comes indented by a few blanks, a copy
+# (a Markdown code block indented by four) put them before every line of the source, as before a record head.
+COLUMN0_STARTS_RE = re.compile(r"panic: |fatal error: |goroutine \d+ \[|Traceback \(most recent call last\):"
+                               r"|Exception in thread \"")
 
 # Writers whose prefix alone closes each of their messages, a one-line message too (valgrind's vmessage ends
 # every message with "==PID== " and nothing after it): there the prefix alone is the message's last line. A
@@ -454,8 +467,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("ipy_skip", r"[ \t]+\[\.\.\. skipping hidden \d+ frames?\]"),
     # CPython Python/pylifecycle.c fatal_error() and Modules/faulthandler.c; the header is written to stderr
     # after what stdout left unterminated: pytest -v's test id and its blank, or pytest's progress letters
-    # (terminal.py pytest_runtest_logreport writes ".", "F", "E", "s", "x", "X" without a newline)
-    ("py_fatal", r"(?:\S+ |[.FEsxX]+)?Fatal Python error: ", "Fatal Python error: "),
+    # (terminal.py pytest_runtest_logreport writes ".", "F", "E", "s", "x", "X" without a newline), also
+    # after the file's path and its blank that start the progress line (write_fspath_result: "test_x.py F")
+    ("py_fatal", r"(?:\S+ [.FEsxX]*|[.FEsxX]+)?Fatal Python error: ", "Fatal Python error: "),
     # faulthandler.dump_traceback_later's watchdog: "Timeout (H:MM:SS[.ffffff])!" then every thread's stack
     ("py_timeout", r"Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!\s*$"),
     # faulthandler's lines in a thread's stack that are not frames (Python/traceback.c dump_traceback)
@@ -574,6 +588,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("j_at", r"[ \t]+at (?:async )?(?:new )?[^\s(]+(?: \[as [^\]]+\])?(?: \(|\()"
              r"|at (?:[\w$-]+[./])+[\w$<>-]+\((?:[\w$.-]*\.(?:java|scala|kt|groovy"
              r"|clj|aj)(?::\d+)?|Native Method|Unknown Source)\)"),
+    # the rest of a frame a console hard-wrapped at its width (Windows' conhost wraps at 80 columns, at
+    # column 0): the file name's tail, ':' and the line number, the ')' printStackTrace closes a frame with
+    ("j_wrap_tail", r"[\w$.-]*(?::\d*)?\)\s*$"),
     # a frame's location on its own line: Rust's "      at src/main.rs:3:5", V8's "    at node:internal/x:23:47"
     ("at_path", r"[ \t]+at [^\s(]+:\d+(?::\d+)?$"),
     ("j_more", r"[ \t]*\.\.\. \d+ (?:more|common frames omitted)"),
@@ -706,6 +723,17 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("llvm_stack_dump", r"Stack dump(?: without symbol names .*)?:\s*$", "Stack dump"),
     ("llvm_pst", r"\d+\.(?:\t| +)\S"),
     ("llvm_frame", r"[ \t]*#\d+ 0x[0-9a-fA-F]+ \S"),
+    # backward-cpp's Printer (backward.hpp print_trace): "Stack trace (most recent call last)[ in thread N]:",
+    # then per frame "#N" padded to 2, and "   Object \"lib\", at 0x.., in sym" or "   Source \"file\", line N,
+    # in f [0x..]" (print_source_loc), inlined calls as "    | Source ...", snippets as "      123: code"
+    # (">" on the line itself); its signal handler then calls psiginfo(), which writes the signal and glibc's
+    # detail: "Aborted (Signal sent by tkill() PID UID)", "Segmentation fault (Address not mapped to object [0x0])"
+    ("bwd_head", r"Stack trace \(most recent call last\)(?: in thread \d+)?:\s*$"),
+    ("bwd_frame", r"#\d+ +(?:Object|Source) \""),
+    ("bwd_inline", r" +\| Source \""),
+    ("bwd_snippet", r" *>? +\d+: "),
+    ("bwd_siginfo", r"[A-Z][a-z]+(?: [a-z]+)* \((?:Signal sent by \w+\(\) \d+ \d+"
+                    r"|[A-Z][\w ]+ \[0x[0-9a-fA-F]+\])\)\s*$"),
     # gdb backtrace (stack.c print_frame): "#N  0xADDR in func (args) at file:line" / "#N  func (args) ..."
     # (frame #0 opens a backtrace: `bt` after a stop's "#0 ..." + source line, each thread of `thread apply
     # all bt` under its "Thread N (Thread 0x... (LWP n) "name"):" line)
@@ -833,6 +861,13 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("lldb_src", r"(?:-> | {2,3})\d+ *(?:\t.*)?$| {3,4}\t *\^\s*$"),
     # Go runtime (runtime/panic.go printpanics, runtime/traceback.go)
     ("go_panic", r"panic: |fatal error: "),
+    # where traceback.go cannot unwind a frame it prints, inside the stack, "runtime: unexpected return pc
+    # for f called from 0x..", then tracebackHexdump's "stack: frame={sp:0x.., fp:0x..} stack=[0x..,0x..)"
+    # and the stack's words (print.go hexdumpWords: "0x..: " every 16 bytes, each word after a mark
+    # ' ', '<' (sp), '>' (fp) or '!' (the bad pc), a "<func+0x..>" after a word it can symbolize)
+    ("go_bad_pc", r"runtime: (?:g ?\d+: )?unexpected return pc for "),
+    ("go_hexdump_head", r"stack: frame=\{sp:0x[0-9a-fA-F]+, fp:0x[0-9a-fA-F]+\} stack=\["),
+    ("go_hexwords", r"0x[0-9a-fA-F]+: [ <>!]0x[0-9a-fA-F]+ "),
     # the runtime's diagnostics before a throw ("runtime: goroutine stack exceeds 1000000000-byte limit",
     # "runtime: sp=0x.. stack=[..]" then "fatal error: stack overflow": runtime/stack.go newstack)
     ("go_runtime_note", r"runtime: \S"),
@@ -952,6 +987,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # _MSG_FORMAT_TEMPLATE): its '-' section rule, then "Root Cause (first observed failure):", the root
     # failure's fields and the closing '=' rule
     ("box_root", r"Root Cause \(first observed failure\):\s*$", "Root Cause"),
+    # (a failure's fields, _FAILURE_FORMAT_TEMPLATE: the name padded to 10, ": ", the value; where the excerpt
+    # starts among them, the box's other parts cut, they are held until its closing '=' rule confirms them)
+    ("box_field", r"  (?:time      |host      |rank      |exitcode  |error_file|traceback ): "),
     # (the title under its border: "{name} FAILED")
     ("box_title", r"\S.* FAILED\s*$"),
     # an error named inside an exception's message, by the naming convention of exception classes
@@ -1078,6 +1116,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "san_runtime": ("ubsan", "llvm_sanitizer"),
     "go_race": ("go_race", "go_race"),
     "gdb_frame": ("gdb", "gdb_bt"),
+    "bwd_head": ("backward", "cpp_frames"),
+    "bwd_frame": ("backward", "cpp_frames"),
     "gdb_frame0": ("gdb", "gdb_bt"),
     "gdb_thread": ("gdb_thread", "gdb_bt"),
     "absl_sig": ("sigdump", "cpp_frames"),
@@ -1114,6 +1154,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rule_star": ("table_star", "table"), "rule_star_t": ("table_star", "table"),
     "rule_plus": ("table_plus", "table"),
     "box_root": ("py_box_cut", "childfailed_box"),  # torchrun's box cut above its root-cause section
+    "box_field": ("py_box_cut", "childfailed_box"),  # the same box cut among a failure's fields
     "pipe_row": ("table_plus", "table"),  # an ASCII table whose opening rule (and header) was cut
     "box_top": ("box", "table"),
     "rich_box": ("box", "table"),  # a box whose top edge was cut
@@ -1151,7 +1192,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
 SOFT_STARTS = frozenset(("cuda_hint", "tsan_frame", "eg_line", "hash_bare", "ipy_frame", "ipy_num", "json_member",
-                         "tsl_frame", "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def"))
+                         "tsl_frame", "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def",
+                         "box_field"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -1602,8 +1644,10 @@ MODES: dict[str, dict] = {
     # (a frame cannot stand without its exception line: one after a blank line among frames is the
     # same stack, the blank line a copy's)
     # (a stack Hadoop quotes in a container's diagnostics goes on with its exit line: "yarn_exit")
-    "java_frames": {"kind": "java_stack",
+    # (a frame printStackTrace wrote ends with ')': a line that does not, then the rest of one, was wrapped)
+    "java_frames": {"kind": "java_stack", "wrap_end": ")",
                     "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
+                           "j_wrap_tail": ("wrap", None),
                            # (V8's frames as util.inspect prints an error: console.error(err) in Node.js)
                            "node_more": (_S, None), "node_at_open": (_S, "node_props"),
                            "j_circular": (_S, None), "j_caused": (_S, "java_head"), "yarn_exited": (_L, None),
@@ -1703,6 +1747,9 @@ MODES: dict[str, dict] = {
     "gdb": {"kind": "gdb_bt", "on": {"gdb_frame": (_S, None), "gdb_src": (_S, None), "indent": (_C, None),
                                      "at_path": (_C, None), "gdb_nolocals": (_S, None)}},
     "gdb_thread": {"kind": "gdb_bt", "on": {"gdb_frame0": (_S, "gdb"), "gdb_frame": (_S, "gdb")}},
+    # backward-cpp: its frames, inlined calls and snippets, to the psiginfo() line its signal handler ends with
+    "backward": {"kind": "cpp_frames", "on": {"bwd_frame": (_S, None), "bwd_inline": (_S, None),
+                                              "bwd_snippet": (_S, None), "bwd_siginfo": (_L, None)}},
     # lldb's stop report ends with "Target N: (name) stopped."
     "lldb_stop": {"kind": "lldb_stop", "on": {"lldb_target": (_L, None), "text": (_C, None), "indent": (_C, None),
                                               "lldb_thread": (_S, None), "frame": (_S, None),
@@ -1778,7 +1825,8 @@ MODES: dict[str, dict] = {
                  "on": {"go_func": (_S, None), "go_file": (_S, None), "go_file_bare": (_S, None),
                         "go_created": (_S, None), "go_func_bare": (_T, None),
                         "go_elided": (_S, None), "go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
-                        "indent": (_S, None), "go_dump_end": (_L, None), "go_reg": (_S, "go_regs")},
+                        "indent": (_S, None), "go_dump_end": (_L, None), "go_reg": (_S, "go_regs"),
+                        "go_bad_pc": (_S, None), "go_hexdump_head": (_S, None), "go_hexwords": (_S, None)},
                  "after_blank": {"go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
                                  "go_dump_end": (_L, None), "go_reg": (_S, "go_regs")}},
     # the registers a signal's dump ends with (dumpregs), after its goroutines
@@ -1861,8 +1909,10 @@ MODES: dict[str, dict] = {
     # -- framed tables: a rule line, rows, the closing rule (held until it comes) ----------------
     # ("one_write": a table is printed by one call; a line of another writer among its rows ends it,
     # and the rows held so far are read again on their own: separators a script prints around its
-    # own lines are not a table)
-    "table_eq": {"kind": "table", "one_write": True, "writer_alone": "rule_eq_alone",
+    # own lines are not a table. "same_rule": a bare rule closes it only when it is the rule it opened
+    # with: compiler-rt's sanitizers open their report with a rule of 65 '=' (Report's separator in
+    # sanitizer_common), which under a program's own banner is the report's, not the banner's end)
+    "table_eq": {"kind": "table", "one_write": True, "writer_alone": "rule_eq_alone", "same_rule": True,
                  "on": {"rule_eq": (_L, None), "text": (_T, None), "indent": (_T, None),
                         **_RULE_EQ_REPORTS, "rule_dash": (_T, None),
                         "rule_star": (_T, None), "rule_dash_t": (_T, None)},
