@@ -11,7 +11,14 @@ from functools import lru_cache
 
 from streams.assemble.merger import split_prefix
 from streams.assemble.secret_commands import command_secrets, takes_no_next_word
-from streams.assemble.secret_keys import header_secret_span, is_secret_value, key_strength, record_secret, unquoted
+from streams.assemble.secret_keys import (
+    header_secret_span,
+    is_placeholder,
+    is_secret_value,
+    key_strength,
+    record_secret,
+    unquoted,
+)
 
 Spans = list[tuple[int, int]]
 
@@ -99,6 +106,8 @@ _HEADER_LINE = re.compile(r"[^\r\n]{0,4096}")
 # A value this long that is no secret is not read again for keys inside it: "token:token:..." would make
 # every keyword measure and judge the rest of the line (quadratic in the line's length).
 LONG_VALUE = 256
+# kubectl describe secret prints each data key with its size ("password:  24 bytes"), never the value.
+_SIZE_IN_BYTES = re.compile(r"[ \t]+bytes[ \t]*\r?(?:\n|$)")
 _AMP_TAIL = re.compile(r"&(?![&\s])(?![A-Za-z_][\w.\-]*=)[^\s,;'\"<>(){}\[\]\\]+")
 
 
@@ -136,14 +145,14 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
         value = text[start:end]
         if bare_sep and (value.startswith("-") or takes_no_next_word(text, ke - len(key))):
             continue  # the next flag, not a value; or a word the program does not take as the option's
-        if not is_secret_value(strength, value, key):
+        if not is_secret_value(strength, value, key) or (value.isdigit() and _SIZE_IN_BYTES.match(text, end)):
             if end - start > LONG_VALUE:
                 done = max(done, end)  # a long run that is no secret (a blob, a dump): its words are not keys
             continue
         if strength == "header":
             a, b = header_secret_span(key, value)
             start, end = start + a, start + b
-        if start < end:
+        if start < end and not (strength == "header" and is_placeholder(text[start:end])):
             spans.append((start, end))
             done = max(done, end)
     return spans
@@ -365,7 +374,7 @@ def name_value_pair(text: str, strength_of: Callable[[str], str | None] = _stren
         strength = strength_of(key)
         if strength is not None and is_secret_value(strength, value, key):
             a, b = header_secret_span(key, value) if strength == "header" else (0, len(value))
-            if a < b:
+            if a < b and not is_placeholder(value[a:b]):
                 spans.append((m.start("v") + a, m.start("v") + b))
     return spans
 

@@ -76,7 +76,10 @@ _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _PLACEHOLDER = re.compile(
     r"(?i)(?:|none|null|nil|true|false|undefined|n/?a|-|[*•#]+|x{3,}|\.{3,}|\[redacted.*|<[^<>]*>|\$\{[^}]*\}|(?-i:\$[A-Z_][A-Z0-9_]*)|\$\(.*\)"
     r"|\{\{.*\}\}|%\(\w+\)s|%s|\?"
-    r"|os\.environ/[A-Za-z_][A-Za-z0-9_]*)")  # LiteLLM's config reads a key from the environment: os.environ/NAME
+    r"|os\.environ/[A-Za-z_][A-Za-z0-9_]*"  # LiteLLM's config reads a key from the environment: os.environ/NAME
+    # printers' own masks: httpx's Headers repr ('[secure]'), Ansible's no_log module arguments
+    r"|\[(?:secure|hidden|masked|filtered)\]|value_specified_in_no_log_parameter"
+    r"|yes|no)")  # MySQL's "Access denied ... (using password: YES)" says whether one was given
 _SCHEME = re.compile(r"(?i)(?:bearer|basic|token|apikey|api-key|digest|negotiate|ntlm|hoba|mutual|"
                      r"aws4-hmac-sha256|sharedaccesssignature|sharedkey|splunk|dsn|key)\s+")
 
@@ -180,9 +183,14 @@ def generated_like(value: str) -> bool:
                         and not value.isdigit() and not value.isalpha())
 
 
+# Keys their vendors document as public, shipped to browsers: Mapbox's pk. tokens (sk. is the secret one), Stripe's
+# publishable keys.
+_PUBLISHABLE = re.compile(r"pk\.eyJ[\w\-]+\.[\w\-]+|pk_(?:live|test)_[A-Za-z0-9]+")
+
+
 def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
     """Is ``value``, held under a key of this strength, a secret?"""
-    if strength is None or is_placeholder(value, key):
+    if strength is None or is_placeholder(value, key) or _PUBLISHABLE.fullmatch(value.strip()):
         return False
     if strength == "weak":
         # A key that ends in pass or pwd holds a password, which may hold any punctuation (smtp_pass='x%y',
