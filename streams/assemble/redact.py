@@ -116,7 +116,8 @@ def _nfkc(text: str) -> str:
 _JSON_ESCAPE = re.compile(r"(?:\x1b|\\u001[bB])\[[0-9;]*m"
                           r"|\\u(?:[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})|\\/"
                           r"|%(?:2[2367cCfF]|3[aAbBdDfF]|40)"
-                          r"|\\[nrt](?=[A-Za-z0-9]{1,11}[_\-][A-Za-z0-9_\-]{16})")  # see secret_gate.ESCAPED_BREAK
+                          r"|\\[nrt](?=[A-Za-z0-9]{1,11}[_\-][A-Za-z0-9_\-]{16})"  # see secret_gate.ESCAPED_BREAK
+                          r"|\\x2[27]")  # see secret_gate.HEX_QUOTE
 
 
 @lru_cache(maxsize=4096)  # a line of the same escape repeated must not cost a JSON parse per escape
@@ -127,6 +128,8 @@ def _unescape(escape: str) -> str:
         return ""
     if escape[0] == "%":
         return chr(int(escape[1:], 16))
+    if escape[1] == "x":
+        return chr(int(escape[2:], 16))
     try:
         return str(json.loads(f'"{escape}"'))
     except ValueError:

@@ -71,14 +71,15 @@ def _body_before(text: str, i: int) -> int:
 
 
 # -- key = value ----------------------------------------------------------------------------------------
-_KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|cookie|session_?id|sessid|key|(?<![a-z])pat(?![a-z])"
-                      r"|bindpw|rootpw")
+_KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|creds|psk|cookie|session_?id|sessid|key"
+                      r"|(?<![a-z])pat(?![a-z])|bindpw|rootpw")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _ASSIGN = re.compile(r"""
     (?P<kq>\\?["'`]\]?|\])?                           # the quote closing a quoted key (environ['KEY'], `key`);
                                                       # PHP print_r's [key] => value
-    (?P<sep>[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]*,[ \t]*|[ \t]+)  # = : := =>; a space or an argv-list comma
-                                                      # only after a --flag
+    (?P<sep>[ \t]*(?::=|=>|::(?=[ \t])|[:=])[ \t]*|[ \t]*,[ \t]*|[ \t]+)  # = : := =>; LDIF's ":: " (RFC 2849:
+                                                      # a base64 value); a space or an argv-list comma only after
+                                                      # a --flag
     (?:
         \\(?P<eq>["'])(?P<ev>.*?)\\(?P=eq)            # a value in escaped quotes (JSON in a JSON string)
       | (?P<bs>[|>][+\-]?)(?=\r?\n)                   # a YAML block scalar's indicator: the value is below
@@ -92,6 +93,12 @@ _ASSIGN = re.compile(r"""
                                                       # judged inside, where the mask is a placeholder
       | \r?\n[ \t]*string\([0-9]+\)[ \t]"(?P<pv>(?:\\.|[^"\\\r\n])*)"  # PHP var_dump: ["key"]=> then
                                                       # string(N) "value" on the next line
+      | 0x[0-9a-fA-F]{1,16}[ \t]+"(?P<gv>(?:\\.|[^"\\\r\n])*)"  # gdb's and lldb's char *: its address, then
+                                                      # the string it points to
+      | \[[ \t]*b?(?P<lq>["'])(?P<lv>(?:\\.|[^\\\r\n])*?)(?P=lq)[ \t]*[,\]]  # a list's first string (parse_qs
+                                                      # gives each query parameter a list)
+      | \((?P<pp>[ \t]*(?P<pq>["'])(?:\\.|[^\\\r\n])*?(?P=pq)(?:[ \t]*\r?\n[ \t]*(?P=pq)(?:\\.|[^\\\r\n])*?(?P=pq))+)
+        [ \t]*\)                                      # pprint's long str: adjacent literals, one per line
       | b?(?P<q>["'])(?P<qv>(?:\\.|[^\\\r\n])*?)(?P=q)  # a quoted value (or bytes): spaces and ; allowed
       | (?P<bv>[^\s,;&'"<>(){}\[\]\\]+)               # a bare value
       | \\?(?P<uq>["'])(?P<uv>[^\r\n\\"']+)           # an opening quote never closed (a cut line)
@@ -106,6 +113,7 @@ _HEADER_LINE = re.compile(r"[^\r\n]{0,4096}")
 # A value this long that is no secret is not read again for keys inside it: "token:token:..." would make
 # every keyword measure and judge the rest of the line (quadratic in the line's length).
 LONG_VALUE = 256
+_LITERAL = re.compile(r"""["']((?:\\.|[^"'\\\r\n])*)["']""")
 # kubectl describe secret prints each data key with its size ("password:  24 bytes"), never the value.
 _SIZE_IN_BYTES = re.compile(r"[ \t]+bytes[ \t]*\r?(?:\n|$)")
 _AMP_TAIL = re.compile(r"&(?![&\s])(?![A-Za-z_][\w.\-]*=)[^\s,;'\"<>(){}\[\]\\]+")
@@ -142,7 +150,7 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
         start, end = _value_span(text, m, strength, ke - len(key))
         if text[start:end] in _BLOCK_INDICATORS and (block := _block_scalar(text, ke - len(key), end)) is not None:
             start, end = block
-        value = text[start:end]
+        value = text[start:end] if m.group("pp") is None else "".join(_LITERAL.findall(text, start, end))
         if bare_sep and (value.startswith("-") or takes_no_next_word(text, ke - len(key))):
             continue  # the next flag, not a value; or a word the program does not take as the option's
         if not is_secret_value(strength, value, key) or (value.isdigit() and _SIZE_IN_BYTES.match(text, end)):
@@ -318,7 +326,7 @@ def _label(text: str, ks: int, ke: int) -> tuple[int, int] | None:
 def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[int, int]:
     """Where the assigned value is: inside its quotes, or the bare word (a header's: to the line's end; an
     environment line's: to the next space, as ``printenv`` prints whatever characters a value holds)."""
-    group = next(g for g in ("ev", "tv", "qv", "cv", "rf", "sv", "ov", "wv", "pv", "bv", "uv", "bs")
+    group = next(g for g in ("ev", "tv", "gv", "lv", "pp", "qv", "cv", "rf", "sv", "ov", "wv", "pv", "bv", "uv", "bs")
                  if m.group(g) is not None)
     start, end = m.span(group)
     if strength == "header" and group == "bv":

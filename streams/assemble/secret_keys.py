@@ -41,6 +41,10 @@ STRONG_ENDINGS = frozenset({
     # Consul's and Nomad's ACL tokens (SecretID; their CLIs print "SecretID:" and "Secret ID = "), Vault AppRole's
     # secret_id: the half that logs in, beside an AccessorID / secret_id_accessor that does not
     "secretid",
+    "creds",  # skopeo's --creds, --src-creds, --dest-creds USER:PASSWORD
+    "authident",  # yarn's npmAuthIdent "user:password"
+    "psk",  # a pre-shared key: wpa_supplicant.conf(5) psk=, hostapd's wpa_psk
+    "secretkeybase",  # Rails' secret_key_base (rails credentials:show)
 })
 # Dotted keys whose secret word is followed by what it is for (an account, a container), so that the key ends in a
 # host name: hadoop-azure's ``fs.azure.account.key.ACCOUNT.blob.core.windows.net`` (and Spark's ``spark.hadoop.``
@@ -56,7 +60,7 @@ GENERATED_ENDINGS = frozenset({"sessionid", "sessid"})
 # "<word> key" is a secret's name unless the word says what kind of key it is and that kind is public or an
 # index: gitleaks' generic-api-key keyword "key" with these qualifiers left out.
 NOT_SECRET_KEY_QUALIFIERS = frozenset({
-    "public", "pub", "cache", "sort", "partition", "primary", "foreign", "routing", "object", "idempotency",
+    "public", "pub", "cache", "sort", "partition", "primary", "foreign", "object", "idempotency",
     "lookup", "dict", "row", "group", "shard", "hash", "s3", "gcs", "file", "map", "index", "unique", "composite",
     "record", "message", "kafka", "metric", "label", "column", "join", "dedup", "event", "config", "field", "attr",
     "state", "lock", "task", "job", "bucket", "model", "data", "dataset", "input", "output", "target", "sample",
@@ -70,6 +74,9 @@ PARENT_SECRET_WORDS = frozenset({"cookie", "cookies"})
 # ``client-key-data``.
 VALUE_SUFFIXES = frozenset({"value", "b64", "base64", "str", "string", "raw", "plain", "plaintext", "encoded",
                             "data"})
+
+# A label written as a sentence ("Your new secret key is: X", google-authenticator): the verb ends it.
+COPULAS = frozenset({"is", "was"})
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # Values that stand for a secret without being one: unset, masked, a reference to be filled in.
@@ -94,7 +101,7 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
     if "." in key and QUALIFIED_SECRET_KEYS.search(key):
         return "strong"
     words = key_words(key)
-    while words and words[-1] in VALUE_SUFFIXES and len(words) > 1:
+    while words and (words[-1] in VALUE_SUFFIXES or words[-1] in COPULAS) and len(words) > 1:
         words.pop()
     if not words:
         return None
@@ -188,6 +195,9 @@ def generated_like(value: str) -> bool:
 _PUBLISHABLE = re.compile(r"pk\.eyJ[\w\-]+\.[\w\-]+|pk_(?:live|test)_[A-Za-z0-9]+")
 
 
+_USER_PASSWORD = re.compile(r"[^\s:/@]{1,64}:[^\s/]{1,256}")
+
+
 def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
     """Is ``value``, held under a key of this strength, a secret?"""
     if strength is None or is_placeholder(value, key) or _PUBLISHABLE.fullmatch(value.strip()):
@@ -196,10 +206,14 @@ def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
         # A key that ends in pass or pwd holds a password, which may hold any punctuation (smtp_pass='x%y',
         # ODBC's PWD={a;b}, Data::Dumper's 'pass' => '...'): one word with letters and digits will do there.
         v = value.strip()
-        return credential_like(v) or (key_words(key)[-1:] in (["pass"], ["pwd"]) and _heading_value(v)
-                                      and not any(c.isspace() for c in v))
+        last = key_words(key)[-1:]
+        return credential_like(v) or (last in (["pass"], ["pwd"]) and _heading_value(v)
+                                      and not any(c.isspace() for c in v)) or (
+            # an auth key's user:password pair (celery flower --basic_auth=, --auth USER:PASS)
+            last == ["auth"] and _USER_PASSWORD.fullmatch(v) is not None and _heading_value(v.partition(":")[2]))
     if strength == "generated":
-        return generated_like(value.strip())
+        # (a "base64:" head says how the key is written: Laravel's APP_KEY=base64:...)
+        return generated_like(value.strip().removeprefix("base64:"))
     # ("Array cookie:  ac" in AddressSanitizer's shadow-byte legend names no credential)
     return strength != "header" or len(value.strip()) >= HEADER_MIN_CHARS
 

@@ -27,3 +27,32 @@ def redact() -> Redactor:
 ])
 def test_printers_masks_sizes_and_public_keys_stay(redact: Redactor, line: str) -> None:
     assert redact(line) == line
+
+
+@pytest.mark.parametrize("line", [
+    f"+ skopeo copy --src-creds ci:{PW} docker://registry.internal/ml/trainer:1.4 docker://mirror/trainer:1.4",
+    f'    npmAuthIdent: "ci:{PW}"',  # yarn berry's .yarnrc.yml
+    f'    psk="{PW}"',  # wpa_supplicant.conf
+    f"userPassword:: {'S3EzJW1acDJ2UjR4Xkw='}",  # LDIF: a double colon means base64 (RFC 2849)
+    f'        passwd = 0x5555555592e0 "{PW}"',  # gdb's info locals: a char * and its string
+    f"params={{'grant_type': ['client_credentials'], 'client_secret': ['{PW}']}}",  # parse_qs: lists of values
+    f"flower --port=5555 --basic_auth=admin:{PW}",  # an auth key's user:password pair
+    f'10.0.0.7 - - "POST /api/login HTTP/1.1" 200 "{{\\x22user\\x22:\\x22ci\\x22,\\x22password\\x22:\\x22{PW}\\x22}}"',
+    "Your new secret key is: 2MCE322RUAI7OLOMTTH3TAEVWL",  # google-authenticator: a label that ends in "is"
+    "secret_key_base: fb0b6e83a04aba2c624b61fa9f2ec76327ce1679569a238e850c0117b0728f12db07fbcd455bef04",
+    "APP_KEY=base64:v6qapNEd378N5KhIcj/KD/+yK1kv9uWHnqYHFPJztFc=",  # Laravel: the key's base64 judged
+    "json={'routing_key': 'c266384c8612fc0ccfd6e057c66a64ea', 'event_action': 'trigger'}",  # PagerDuty Events v2
+])
+def test_values_of_keys_in_tool_notations_are_redacted(redact: Redactor, line: str) -> None:
+    out = redact(line)
+    assert "[REDACTED:" in out and PW not in out and "Kq7%mZp2" not in out, out
+    assert not any(w in out for w in ("S3EzJW1a", "2MCE322R", "fb0b6e83", "v6qapNEd", "c266384c")), out
+
+
+def test_a_long_string_pprint_splits_over_lines_is_redacted_whole(redact: Redactor) -> None:
+    parts = ["eyk36StAYviHnBL1dVf_Gkd-ntERJpVcuf6JD4EX8U7Wa", "UxsvIE6iJQL564JAny5XMZBbyszJE2MxS-PMBaVsfM", "TvT0DHcG"]
+    text = ("{'refresh_token': ('" + parts[0] + "'\n                   '" + parts[1] + "'\n                   '"
+            + parts[2] + "'),\n 'token_type': 'Bearer'}")
+    out = redact(text)
+    assert not any(p in out for p in parts) and "'token_type': 'Bearer'" in out and out.count("\n") == 3, out
+    assert redact("{'labels': ('a'\n 'b'), 'refresh_token': None}") == "{'labels': ('a'\n 'b'), 'refresh_token': None}"
