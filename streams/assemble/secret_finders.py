@@ -551,9 +551,10 @@ def numbered_reply(text: str, strength_of: Callable[[str], str | None] = _streng
 
 # -- | API Secret | value | ---------------------------------------------------------------------------------
 # A row of a two-column table as cliff (the openstack CLI's "show" output), prettytable, tabulate's "grid" and
-# Confluent's CLI draw it: the first cell names the second.
-_TABLE_ROW = re.compile(r"^[ \t]*\|[ \t]*(?P<k>[^|\r\n]{1,100}?)[ \t]*\|[ \t]*(?P<v>[^|\s]{1,4096})[ \t]*\|[ \t]*\r?$",
-                        re.MULTILINE)
+# Confluent's CLI draw it: the first cell names the second; the AWS CLI's --output table draws a nested section's
+# rows between double borders (|| Key | Value ||).
+_TABLE_ROW = re.compile(r"^[ \t]*\|\|?[ \t]*(?P<k>[^|\r\n]{1,100}?)[ \t]*\|[ \t]*(?P<v>[^|\s]{1,4096})"
+                        r"[ \t]*\|\|?[ \t]*\r?$", re.MULTILINE)
 
 
 def table_row(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:

@@ -297,6 +297,19 @@ def _b64_private_key(candidate: str) -> bool:
     return "PRIVATE KEY" in text
 
 
+_JWT_HEAD = re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ")
+
+
+def _b64_jwt(candidate: str) -> bool:
+    """Base64 of a JWT (its head and the start of its claims decode to ``eyJ...``.``eyJ``)."""
+    head = candidate[:400]
+    try:
+        text = base64.b64decode(head[: len(head) - len(head) % 4]).decode("ascii", "replace")
+    except (binascii.Error, ValueError):
+        return False
+    return _JWT_HEAD.match(text) is not None
+
+
 def _generated_with_digits(value: str) -> bool:
     """Machine-made and holding digits: a token, not a name in camel case (``spark://CoarseGrainedScheduler@``)."""
     return generated_like(value) and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
@@ -313,4 +326,5 @@ CHECKS: dict[str, Callable[[str], bool]] = {"heading_value": _heading_value,
                                             "credential": credential_like, "basic_auth": _basic_auth,
                                             "generated_with_digits": _generated_with_digits,
                                             "generated": generated_like, "b64_private_key": _b64_private_key,
+                                            "b64_jwt": _b64_jwt,
                                             "not_placeholder": lambda value: not is_placeholder(value)}

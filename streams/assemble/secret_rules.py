@@ -83,9 +83,10 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set; "
                       "pydantic ValidationError's input_value under the field's name"),
     SecretRule("table_row", _KW_NEEDLES, finder="table_row",
-               gate=rf"(^|\n)[ \t]*\|[^|\r\n]*{_KW}[^|\r\n]*\|[ \t]*[^| \t\r\n]+[ \t]*\|[ \t]*\r?(\n|$)",
+               gate=rf"(^|\n)[ \t]*\|\|?[^|\r\n]*{_KW}[^|\r\n]*\|[ \t]*[^| \t\r\n]+[ \t]*\|\|?[ \t]*\r?(\n|$)",
                source="detect-secrets KeywordDetector over two-column tables (| Field | Value |): cliff's show "
-                      "output (openstack), confluent api-key create, prettytable and tabulate dumps"),
+                      "output (openstack), confluent api-key create, prettytable and tabulate dumps, the AWS CLI's "
+                      "--output table (|| Key | Value ||)"),
     SecretRule("jwk_private", ('"kty"',), finder="jwk_private",
                source="RFC 7517/7518 JSON Web Keys: the private members (d, p, q, dp, dq, qi; an oct key's k) of a "
                       "key printed by jose or step crypto jwk"),
@@ -94,6 +95,26 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"\bAUTH (?:PLAIN|LOGIN|XOAUTH2) (?P<s>[A-Za-z0-9+/]{8,}={0,2})",
                source="RFC 4954 AUTH with an initial response, as smtplib's set_debuglevel prints its send: lines "
                       "(PLAIN: base64 of NUL user NUL password, RFC 4616; XOAUTH2: the bearer token)"),
+    SecretRule("smtp_auth", ("ugfzc3dvcmq6",),
+               r"\b334[ \t]+UGFzc3dvcmQ6[^\r\n]*(?:\r?\n[^\r\n]*\bUGFzc3dvcmQ6[^\r\n]*)*\r?\n"
+               r"[ \t]*(?:send: b?'|[A-Z]: |[<>~*\-]+[ \t]+)?(?P<s>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])",
+               source="RFC 4954 AUTH LOGIN: the client's base64 answer on the line after the server's 334 UGFzc3dvcmQ6 "
+                      "('Password:'), in one event: swaks' ' -> ' lines, curl -v's '> ', smtplib's send:"),
+    SecretRule("login_command", ("pass ",),
+               r"(?m)(?:\*cmd\* b?['\"]|^[ \t]*(?:>|->|-->|C:)[ \t]*)PASS[ \t]+(?P<s>[^\s'\"]+)",
+               check="not_placeholder",
+               source="POP3 (RFC 1939) and FTP (RFC 959) PASS commands as poplib's and ftplib's set_debuglevel print "
+                      "them (*cmd* 'PASS x'; ftplib masks its own) and curl -v's '> PASS x'"),
+    SecretRule("login_command", ("login ",),
+               r"(?:>|C:)[ \t]*b?['\"]?[A-Za-z0-9]{1,12} LOGIN (?:\"(?:\\.|[^\"\\\r\n])*\"|[^\s\"'{}]+) "
+               r"(?P<s>\"(?:\\.|[^\"\\\r\n])+\"|[^\s\"']+)", check="not_placeholder",
+               source="IMAP LOGIN user password (RFC 3501 6.2.3) as imaplib's debug prints it (> b'TAG LOGIN user "
+                      "\"pw\"'), curl -v's '> A001 LOGIN user pw'"),
+    SecretRule("login_command", ("addauth",), r"\baddauth[ \t]+digest[ \t]+[^\s:]+:(?P<s>\S+)",
+               source="ZooKeeper's zkCli addauth digest user:password (ZooKeeper Programmer's Guide: ACL schemes)"),
+    SecretRule("ipsec_psk", ("psk", "xauth"),
+               r"(?m)^[^\r\n#]*:[ \t]*(?:PSK|XAUTH|EAP)[ \t]+(?P<q>[\"'])(?P<s>[^\"'\r\n]+)(?P=q)",
+               source="strongSwan/libreswan ipsec.secrets: selectors : PSK \"secret\" (ipsec.secrets(5))"),
     SecretRule("putty_private_lines", ("private-lines:",),
                r"(?m)^Private-Lines: [0-9]{1,3}[ \t]*\r?\n"
                r"(?P<s>[A-Za-z0-9+/]+={0,2}(?=[ \t]*\r?$)(?:[ \t]*\r?\n[A-Za-z0-9+/]+={0,2}(?=[ \t]*\r?$))*)",
@@ -361,6 +382,34 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("oracle_credentials", ("jdbc:oracle", "sqlplus"),
                r"(?:\bjdbc:oracle:\w+:|\bsqlplus\s+(?:-[sSLM]\s+)*)[\w$#]+/(?P<s>[^@\s/'\"]+)@",
                source="gitleaks generic (user/password@db of Oracle JDBC and sqlplus)"),
+    SecretRule("jwt_base64", ("zxlk",), r"\bZXlK[A-Za-z0-9+/]{60,}={0,2}", check="b64_jwt",
+               source="base64 of a JWT (a service-account token Secret's data.token, kubectl get secret -o "
+                      "jsonpath='{.data.token}'): base64 of 'eyJ' is 'ZXlK'"),
+    SecretRule("nats_nkey_seed", ("nkey seed",),
+               r"-----BEGIN [A-Z ]*NKEY SEED-----[ \t]*\r?\n[ \t]*(?P<s>S[A-Z2-7]{20,})",
+               source="NATS .creds files (nsc generate creds): the seed between BEGIN/END USER NKEY SEED lines"),
+    SecretRule("minisign_secret_key", ("rwrty0iy",), r"\bRWRTY0Iy[A-Za-z0-9+/]{80,}={0,2}",
+               source="minisign secret key files (base64 of 'Ed' 'Sc' 'B2' and the encrypted key)"),
+    SecretRule("flyio_token", ("fm1a_", "fm1r_", "fm2_"),
+               r"\bfm(?:1[ar]|2)_[A-Za-z0-9+/=_\-]{40,}(?:,fm(?:1[ar]|2)_[A-Za-z0-9+/=_\-]{20,})*",
+               source="gitleaks flyio-access-token (fly tokens create: FlyV1 fm2_...,fm2_...)"),
+    SecretRule("oauth_code", ("code=",), r"[?&]code=(?P<s>[^&\s#'\"]{16,})", check="generated",
+               source="OAuth 2.0 authorization responses (RFC 6749 4.1.2: ?code=...&state=...) in access logs"),
+    SecretRule("terraform_random_password", ("random_password",),
+               r"\"type\"[ \t]*:[ \t]*\"random_password\"(?:(?!\"type\")[\s\S]){0,2048}?"
+               r"\"result\"[ \t]*:[ \t]*\"(?P<s>(?:\\.|[^\"\\\r\n])+)\"",
+               source="terraform state / show -json: a hashicorp/random random_password's result is the password"),
+    SecretRule("jenkins_initial_password", ("proceed to installation",),
+               r"password to proceed to installation:[ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*(?P<s>[0-9a-f]{32})\b",
+               source="Jenkins' first start: the generated admin password under 'Please use the following password "
+                      "to proceed to installation:'"),
+    SecretRule("stated_password", ("password is", "password set to", "password changed to", "password reset to",
+                                   "passphrase is", "token is", "secret is"),
+               r"(?i)\b(?:password|passphrase|token|secret)[ \t]+(?:is|(?:was[ \t]+)?(?:set|changed|reset)[ \t]+to)"
+               r"[ \t]*:?[ \t]*(?P<q>['\"`]?)(?P<s>[^\s'\"`]+)(?P=q)",
+               check="heading_value",
+               source="a sentence that states a password (gitea admin user create --random-password: 'generated "
+                      "random password is '...''); detect-secrets KeywordDetector"),
     # -- generic web credentials ------------------------------------------------------------------------
     SecretRule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",
                source="detect-secrets JwtTokenDetector; gitleaks jwt"),
@@ -385,12 +434,14 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                       "(https://<token>@github.com, x-access-token)"),
     SecretRule("sql_password", ("password", "identified"),
                gate=r"(create|alter)[ \t]+(user|role|login)[^;\r\n]{0,200}[ \t]password[ \t]+['\"]"
-                    r"|identified[ \t]+by[ \t]+['\"]",
-               pattern=r"(?i)(?:\b(?:create|alter)[ \t]+(?:user|role|login)\b[^;\r\n]{0,200}?[ \t]password"
-                       r"|\bidentified[ \t]+by)[ \t]+(?P<q>['\"])(?P<s>[^'\"\r\n]{1,256})(?P=q)",
+                    r"|identified[ \t]+by[ \t]+['\"]|set[ \t]+password[^=;\r\n]{0,200}=",
+               pattern=r"(?i)(?:\b(?:create|alter)[ \t]+(?:user|role|login)\b[^;\r\n]{0,200}?[ \t]password[ \t]+"
+                       r"|\bidentified[ \t]+by[ \t]+"
+                       r"|\bset[ \t]+password\b[^=;\r\n]{0,200}?=[ \t]*(?:password\([ \t]*)?)"
+                       r"(?P<q>['\"])(?P<s>[^'\"\r\n]{1,256})(?P=q)",
                check="not_placeholder",
                source="gitleaks generic (passwords in SQL: CREATE/ALTER USER|ROLE|LOGIN ... PASSWORD '...', "
-                      "MySQL's IDENTIFIED BY '...')"),
+                      "MySQL's IDENTIFIED BY '...' and SET PASSWORD [FOR user] = '...', as its general log records)"),
     SecretRule("cli_secret_argument", ("http-basic.",),
                r"\bpoetry[ \t]+config[ \t]+(?:--\S+[ \t]+)*http-basic\.\S+[ \t]+\S+[ \t]+['\"]?(?P<s>[^\s'\"]+)",
                source="Poetry's documented credential command: poetry config http-basic.REPO USER PASSWORD"),

@@ -4,6 +4,8 @@ Ansible's no_log mark, kubectl describe's sizes, MySQL's 'using password: YES', 
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from streams.assemble.redact import Redactor
@@ -11,9 +13,9 @@ from streams.assemble.redact import Redactor
 PW = "Kq7%mZp2vR4x^L"
 
 
-@pytest.fixture(scope="module")
-def redact() -> Redactor:
-    return Redactor()
+@pytest.fixture(scope="module", params=[True, False], ids=["hyperscan", "substring"])
+def redact(request: pytest.FixtureRequest) -> Redactor:
+    return Redactor(prefer_hyperscan=request.param)
 
 
 @pytest.mark.parametrize("line", [
@@ -56,3 +58,50 @@ def test_a_long_string_pprint_splits_over_lines_is_redacted_whole(redact: Redact
     out = redact(text)
     assert not any(p in out for p in parts) and "'token_type': 'Bearer'" in out and out.count("\n") == 3, out
     assert redact("{'labels': ('a'\n 'b'), 'refresh_token': None}") == "{'labels': ('a'\n 'b'), 'refresh_token': None}"
+
+
+B64_PW = "S3E3JW1acDJ2UjR4Xkw="  # base64 of PW
+JWT = ("eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJqb2ItODEyIiwiZXhwIjoxNzE0NTY4NDAwfQ."
+       "Zq9xP2mK7vL4nR8tW3yBc6dFZq9xP2mK7vL4nR8tW3yBc6dF")
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    (f"<-  334 VXNlcm5hbWU6\n -> Y2k=\n<-  334 UGFzc3dvcmQ6\n -> {B64_PW}\n<-  235 2.7.0 ok", B64_PW),  # swaks
+    (f"*cmd* 'USER alerts'\n*cmd* 'PASS {PW}'", PW),  # poplib
+    (f"> PASS {PW}\n< 230 Login successful.", PW),  # curl -v ftp://
+    (f"  12:00.03 > b'KJAB2 LOGIN alerts \"{PW}\"'", PW),  # imaplib debug
+    (f"[zk: zk-0:2181(CONNECTED) 0] addauth digest sluice:{PW}", PW),
+    (f"10.0.0.1 203.0.113.7 : PSK \"{PW}\"", PW),  # ipsec.secrets
+    (f"2024-05-01T12:00:00Z\t   12 Query\tSET PASSWORD FOR 'runs'@'%' = '{PW}'", PW),  # MySQL general log
+    (f"SET PASSWORD = PASSWORD('{PW}')", PW),
+    ("||  SecretAccessKey |  MvDZZdXQGHbgCXgqzWSO9KngCRAnbS01opybySnB    ||",  # aws --output table
+     "MvDZZdXQGHbgCXgqzWSO9KngCRAnbS01opybySnB"),
+    (base64.b64encode(JWT.encode()).decode(), base64.b64encode(JWT.encode()).decode()),  # a token Secret's data
+    ("-----BEGIN USER NKEY SEED-----\nSUMOC4AMUCVKDDWPMQBTPEDKTSJI4XKFLQ53XIJZBD77X4ODM3MMROEGIF\n"
+     "------END USER NKEY SEED------", "SUMOC4AMUCVKDDWPMQBTPEDKTSJI4XKFLQ53XIJZBD77X4ODM3MMROEGIF"),
+    ("untrusted comment: minisign encrypted secret key\nRWRTY0Iy" + "O57PXY7A8MwjO6Jpt" * 6,
+     "RWRTY0Iy" + "O57PXY7A8MwjO6Jpt" * 6),
+    ("FlyV1 fm2_" + "lJPECAAAAAAAA9x" * 8 + ",fm2_" + "jcRhBShBjWz5oiN0" * 4, "lJPECAAAAAAAA9x" * 8),
+    ('"GET /oauth2/callback?state=M51IjWSbrYBy8A&code=4/0A4poMte6D_9C0s_Q2qBU7C_mj6_Fc4QX HTTP/1.1" 302',
+     "4/0A4poMte6D_9C0s_Q2qBU7C_mj6_Fc4QX"),
+    ('{"type": "random_password", "name": "db", "instances": [{"attributes": {"length": 24, '
+     f'"result": "{PW}", "special": true}}}}]}}', PW),
+    ("Please use the following password to proceed to installation:\n\n4fa95d914d4d049091953941acacc9cf\n",
+     "4fa95d914d4d049091953941acacc9cf"),
+    (f"generated random password is '{PW}'", PW),  # gitea admin user create --random-password
+])
+def test_credentials_in_transcripts_and_tool_output_are_redacted(redact: Redactor, text: str, secret: str) -> None:
+    out = redact(text)
+    assert secret[:12] not in out and secret[-12:] not in out and "[REDACTED:" in out, out
+
+
+@pytest.mark.parametrize("line", [
+    "*cmd* 'PASS ***************'",  # ftplib masks the password itself
+    " PASS  src/app.test.js (1.2 s)",  # jest's result line
+    "--- PASS: TestShardByRank (0.00s)",  # go test
+    "GET /errors?code=404&lang=en HTTP/1.1",
+    "the password is incorrect; token is expired",
+    "| Name            | trainer-token |",
+])
+def test_words_around_those_shapes_stay(redact: Redactor, line: str) -> None:
+    assert redact(line) == line
