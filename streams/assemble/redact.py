@@ -48,7 +48,12 @@ from streams.assemble.secret_keys import (
     record_secret,
     unquoted,
 )
-from streams.assemble.secret_rules import DEFAULT_RULES, SecretRule
+from streams.assemble.secret_rules import (
+    DEFAULT_RULES,
+    SECRET_PRINTING_COMMAND,
+    SECRET_PRINTING_NEEDLES,
+    SecretRule,
+)
 from streams.deadletter import protect_letter
 
 _SECRET_DATA = ("data.", "stringData.")
@@ -72,8 +77,12 @@ _LEADS_SECRET_LINES: tuple[tuple[re.Pattern[str], int | str, re.Pattern[str]], .
      re.compile(r"[ \t]*(?:send: b?'|[A-Z]: |[<>~*]+ )?(?P<v>[A-Za-z0-9+/]{4,}={0,2})(?:\\r\\n'?)?[ \t]*\r?")),
     # PuTTY-User-Key-File-2/3 (PuTTY docs, appendix C): "Private-Lines: N", then N lines of the private blob.
     (re.compile(r"^Private-Lines: (?P<n>[0-9]{1,3})[ \t]*\r?$"), "n", re.compile(r"(?P<v>[A-Za-z0-9+/]+={0,2})\r?")),
+    # A traced command whose output is a secret alone on its line (secret_rules.SECRET_PRINTING_COMMAND); the other
+    # traced commands of its pipeline ("+ base64 -d") may come between.
+    (re.compile(SECRET_PRINTING_COMMAND + "$"), 1, re.compile(r"(?P<v>\S{6,})[ \t]*\r?")),
 )
-_LEAD_NEEDLES = ("UGFzc3dvcmQ6", "Private-Lines:")
+_LEAD_NEEDLES = ("UGFzc3dvcmQ6", "Private-Lines:", *SECRET_PRINTING_NEEDLES)
+_XTRACE_LINE = re.compile(r"\++[ \t]")
 _LABELLED_VALUE = re.compile(r"[ \t]*[A-Za-z][A-Za-z ]{0,40}:[ \t]+(?P<v>\S+)[ \t]*\r?")
 # A line of a key's base64: a full line, or a shorter tail that shows base64's digits, '+', '/' or padding
 # (a short word such as "done" ends the block instead).
@@ -513,6 +522,8 @@ class Redactor:
                 if left > 1:
                     self._lead[key] = (left - 1, line)
                 return msg[:m.start("v")] + "[REDACTED:secret]" + msg[m.end("v"):]
+            if _XTRACE_LINE.match(msg):  # another traced command of the same pipeline
+                self._lead[key] = lead
         for announce, count, line in _LEADS_SECRET_LINES:
             m = announce.search(msg)
             if m is not None:

@@ -568,7 +568,34 @@ def table_row(text: str, strength_of: Callable[[str], str | None] = _strength) -
     return spans
 
 
-FINDERS: dict[str, Callable[[str], Spans]] = {"table_row": table_row,
+# -- a JWT folded onto continuation lines ------------------------------------------------------------------------
+# rich's RichHandler (into a file, console width fixed) folds a long word: its head ends the first line (before the
+# path column), the rest continues on lines indented under the message column.
+_FOLD_HEAD = re.compile(r"\beyJ[A-Za-z0-9_\-.]{8,}(?=(?:[ \t]+[\w.\-/]+:[0-9]+)?[ \t]*\r?\n)")
+_FOLD_TAIL = re.compile(r"(?:[ \t]+[\w.\-/]+:[0-9]+)?[ \t]*\r?\n[ \t]{8,}(?P<t>[A-Za-z0-9_\-.]{4,})"
+                        r"(?=[ \t]*\r?(?:\n|$))")
+_JWT_WHOLE = re.compile(r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*")
+FOLDED_LINES = 64
+
+
+def folded_jwt(text: str) -> Spans:
+    """A JWT folded onto indented continuation lines: its head and every continuation, when joined they make one."""
+    spans: Spans = []
+    for head in _FOLD_HEAD.finditer(text):
+        parts = [head.span()]
+        pos = head.end()
+        for _ in range(FOLDED_LINES):
+            tail = _FOLD_TAIL.match(text, pos)
+            if tail is None:
+                break
+            parts.append(tail.span("t"))
+            pos = tail.end()
+        if len(parts) > 1 and _JWT_WHOLE.fullmatch("".join(text[a:b] for a, b in parts)):
+            spans.extend(parts)
+    return spans
+
+
+FINDERS: dict[str, Callable[[str], Spans]] = {"folded_jwt": folded_jwt,"table_row": table_row,
                                                "pem": pem, "assignment": assignment, "name_value": name_value,
                                                "k8s_secret": k8s_secret, "keyed_value": keyed_value,
                                                "diagnosed": diagnosed, "name_value_pair": name_value_pair,

@@ -48,6 +48,16 @@ _ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?|\])?[ \t]*(:=|=>|[:=])
                     rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]"
                     rf"|(^|\n)[ \t]*[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[ \t]+[^ \t\r\n]+[ \t]*\r?(\n|$)")
 
+# An environment variable's name that names a secret (as key_strength judges a key, in one regex).
+CREDENTIAL_VARIABLE = r"[A-Za-z0-9_]*(?i:token|key|secret|passw(?:or)?d|pass|pwd|credentials?)[A-Za-z0-9_]*"
+# A traced command (bash xtrace's '+ ') whose output is a secret alone on its line: printenv NAME (printenv(1) prints
+# the value only), kubectl get secret with a jsonpath or go-template into its data (decoded by base64 -d or not),
+# argocd admin initial-password.
+SECRET_PRINTING_COMMAND = (r"\++[ \t]+(?:printenv[ \t]+" + CREDENTIAL_VARIABLE
+                           + r"|kubectl\b[^\r\n]*?\bget[ \t]+secrets?\b[^\r\n]*?\{\{?[ \t]*\.data\b[^\r\n]*"
+                             r"|argocd[ \t]+admin[ \t]+initial-password\b[^\r\n]*)[ \t]*\r?")
+SECRET_PRINTING_NEEDLES = ("printenv", "get secret", "initial-password")
+
 # A program of the command table (secret_commands) as a word, followed by its arguments (a blank, or an argv
 # list's next item).
 _COMMAND_GATE = (r"(^|[^A-Za-z0-9_.\-])(" + "|".join(re.escape(p) for p in PROGRAMS) + r")(\.exe)?['\"]?,?[ \t]")
@@ -115,6 +125,22 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("ipsec_psk", ("psk", "xauth"),
                r"(?m)^[^\r\n#]*:[ \t]*(?:PSK|XAUTH|EAP)[ \t]+(?P<q>[\"'])(?P<s>[^\"'\r\n]+)(?P=q)",
                source="strongSwan/libreswan ipsec.secrets: selectors : PSK \"secret\" (ipsec.secrets(5))"),
+    SecretRule("command_output", SECRET_PRINTING_NEEDLES,
+               r"(?m)^" + SECRET_PRINTING_COMMAND + r"\n(?:\++[ \t][^\r\n]*\r?\n)*(?P<s>\S{6,})[ \t]*\r?$",
+               source="gitleaks generic: the output of a traced command that prints a secret (printenv NAME, kubectl "
+                      "get secret -o jsonpath='{.data.x}' | base64 -d, argocd admin initial-password) in one event "
+                      "(as events of their own: Redactor.output)"),
+    SecretRule("fish_variable", ("originally inherited as", "]: |"),
+               r"(?m)^\$" + CREDENTIAL_VARIABLE + r"(?:\[[0-9]{1,3}\])?:[ \t](?:originally inherited as[ \t])?"
+               r"\|(?P<s>[^|\r\n]+)\|[ \t]*\r?$", check="not_placeholder",
+               source="fish's set --show: '$NAME[1]: |value|' and '$NAME: originally inherited as |value|'"),
+    SecretRule("composer_auth", ("github-oauth", "gitlab-token", "gitlab-oauth", "bitbucket-oauth", '"bearer"'),
+               r"\"(?:github-oauth|gitlab-token|gitlab-oauth|bitbucket-oauth|bearer)\"[ \t]*:[ \t]*\{\s*"
+               r"\"[^\"\r\n]{1,200}\"[ \t]*:[ \t]*\"(?P<s>[^\"\r\n]+)\"", check="not_placeholder",
+               source="composer auth.json (getcomposer.org: authentication): tokens in maps keyed by host"),
+    SecretRule("folded_jwt", ("eyj",), finder="folded_jwt",
+               source="detect-secrets JwtTokenDetector over a JWT a console renderer folded onto indented continuation "
+                      "lines (rich's RichHandler into a file)"),
     SecretRule("putty_private_lines", ("private-lines:",),
                r"(?m)^Private-Lines: [0-9]{1,3}[ \t]*\r?\n"
                r"(?P<s>[A-Za-z0-9+/]+={0,2}(?=[ \t]*\r?$)(?:[ \t]*\r?\n[A-Za-z0-9+/]+={0,2}(?=[ \t]*\r?$))*)",
@@ -359,6 +385,13 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                check="heading_value",
                source="detect-secrets KeywordDetector over a heading and its value (Elasticsearch's security "
                       "auto-configuration banner)"),
+    SecretRule("heading_value", ("password", "passphrase", "token", "secret"),
+               gate=r"(password|passphrase|token|secret)[^\r\n'\"]{0,60}:[ \t]*\\n[A-Za-z0-9_\-.+/=]{16}",
+               pattern=r"(?i)\b(?:password|passphrase|token|secret)\b[^\r\n'\"]{0,60}:[ \t]*\\n"
+                       r"(?P<s>[A-Za-z0-9_\-.+/=]{16,})(?=\\[nr]|['\"]|$)",
+               check="generated",
+               source="the same heading and value inside a repr or JSON string of captured output (\\n escapes "
+                      "between them); the value must look machine-made"),
     # -- a secret found by a keyword or a key id near it (trufflehog's detectors pair the two) --------------
     SecretRule("aws_secret_access_key", ("akia", "asia"),
                r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b[^\n]{0,80}?(?<![A-Za-z0-9+/])(?P<s>[A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])",

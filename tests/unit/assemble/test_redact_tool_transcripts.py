@@ -5,6 +5,7 @@ Ansible's no_log mark, kubectl describe's sizes, MySQL's 'using password: YES', 
 from __future__ import annotations
 
 import base64
+from types import SimpleNamespace
 
 import pytest
 
@@ -105,3 +106,47 @@ def test_credentials_in_transcripts_and_tool_output_are_redacted(redact: Redacto
 ])
 def test_words_around_those_shapes_stay(redact: Redactor, line: str) -> None:
     assert redact(line) == line
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("+ printenv WANDB_API_KEY\ne1f035f68b69e04bd758956fcce9dcbc636b2b1e\n+ wandb login", "e1f035f68b69e04bd758"),
+    (f"+ kubectl -n ml get secret runs-db -o 'jsonpath={{.data.password}}'\n+ base64 -d\n{PW}\n+ echo", PW),
+    ("+ argocd admin initial-password -n argocd\nTiFWaGu1DkBoaG9f\n\n This password must be only used ...",
+     "TiFWaGu1DkBoaG9f"),
+    ("$NEPTUNE_API_TOKEN[1]: |7QgUqR84aSuUQyQuH7Xh|\n"
+     "$NEPTUNE_API_TOKEN: originally inherited as |7QgUqR84aSuUQyQuH7Xh|", "7QgUqR84aSuUQyQuH7Xh"),  # fish set --show
+    ('{\n    "gitlab-token": {\n        "gitlab.internal": "1ljknb1YIU7dXtiv3yxZ"\n    }\n}', "1ljknb1YIU7dXtiv3yxZ"),
+    ("proc.stdout='Created service token for ci:\\nLLZPRaEtznqIvihg4RqKdYcE4EUZCqyTbbYqVDrA\\nStore it now.\\n'",
+     "LLZPRaEtznqIvihg4RqKdYcE4EUZCqyTbbYqVDrA"),
+])
+def test_a_secret_a_command_or_heading_puts_on_its_own_line_is_redacted(redact: Redactor, text: str,
+                                                                        secret: str) -> None:
+    out = redact(text)
+    assert secret[:10] not in out and secret[-10:] not in out, out
+
+
+def test_a_jwt_rich_folds_onto_continuation_lines_is_redacted_and_the_path_column_stays(redact: Redactor) -> None:
+    jwt = JWT + "AbCdEfGh12"
+    lines = [jwt[i:i + 46] for i in range(0, len(jwt), 46)]
+    text = (f"[05/01/24 12:00:00] INFO     issued job token {lines[0]}" + " " * 8 + "auth.py:88\n"
+            + "\n".join(" " * 29 + part for part in lines[1:]))
+    out = redact(text)
+    assert not any(part[:8] in out for part in lines) and "auth.py:88" in out and out.count("\n") == len(lines) - 1
+    folded_words = "[05/01/24 12:00:00] INFO     loading eyJhbGciOiJSUzI1NiJ9 from\n" + " " * 29 + "cache.json"
+    assert redact(folded_words) == folded_words
+
+
+def test_a_traced_commands_output_is_redacted_in_the_next_event_of_its_source() -> None:
+    redact = Redactor()
+
+    def event(message: str, file: str = "a.log") -> str:
+        out = SimpleNamespace(kind="event", value={"message": message, "source": {"file": file}})
+        return str(redact.output(out).value["message"])
+
+    assert event("+ kubectl -n ml get secret runs-db -o 'jsonpath={.data.password}'").startswith("+ kubectl")
+    assert event("+ base64 -d") == "+ base64 -d"  # the pipeline's other traced command
+    assert event(PW, file="b.log") == PW  # another source
+    assert event(PW) == "[REDACTED:secret]"
+    assert event(PW) == PW  # one line only
+    assert event("+ printenv WANDB_PROJECT") == "+ printenv WANDB_PROJECT"
+    assert event("llm-7b-run") == "llm-7b-run"  # a variable that names no secret
