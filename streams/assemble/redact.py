@@ -28,7 +28,12 @@ from streams.assemble.secret_finders import (
     NUMBERED_ITEM,
     PEM_BEGIN,
     PEM_END,
+    TABLE_ROWS,
+    Heading,
     assignment,
+    column_cells,
+    column_heading,
+    column_table,
     command_secrets,
     diagnosed,
     k8s_secret,
@@ -83,6 +88,8 @@ _LEADS_SECRET_LINES: tuple[tuple[re.Pattern[str], int | str, re.Pattern[str]], .
 )
 _LEAD_NEEDLES = ("UGFzc3dvcmQ6", "Private-Lines:", *SECRET_PRINTING_NEEDLES)
 _XTRACE_LINE = re.compile(r"\++[ \t]")
+# Column headings that name a secret, as a table's heading line holds them (after two spaces or a tab).
+_SECRET_TITLES = ("  Secret", "  SECRET", "\tSecret", "\tSECRET", "  Token", "  TOKEN", "  Password", "  PASSWORD")
 _LABELLED_VALUE = re.compile(r"[ \t]*[A-Za-z][A-Za-z ]{0,40}:[ \t]+(?P<v>\S+)[ \t]*\r?")
 # A line of a key's base64: a full line, or a shorter tail that shows base64's digits, '+', '/' or padding
 # (a short word such as "done" ends the block instead).
@@ -207,6 +214,7 @@ class Redactor:
         self._reply_name: dict[tuple[Any, ...], tuple[int, str]] = {}  # sources whose last event named a secret
         self._announced: set[tuple[Any, ...]] = set()  # sources whose last event announced a new password
         self._lead: dict[tuple[Any, ...], tuple[int, re.Pattern[str]]] = {}  # sources: secret lines to come
+        self._columns: dict[tuple[Any, ...], tuple[Heading, int]] = {}  # sources under a table's heading
 
     def _finder(self, rule: SecretRule) -> Callable[[str], list[tuple[int, int, str]]]:
         kind = rule.kind
@@ -222,7 +230,7 @@ class Redactor:
                 return lambda text: [(a, b, kind) for a, b in command_secrets(text, strength)]
             # judged by key name, with the configured names too
             if fn in (assignment, name_value, name_value_pair, keyed_value, diagnosed, record_value, numbered_reply,
-                      table_row):
+                      table_row, column_table):
                 strength = self.strength
                 return lambda text: [(a, b, "secret") for a, b in fn(text, strength)]
             return lambda text: [(a, b, kind) for a, b in fn(text)]
@@ -399,6 +407,10 @@ class Redactor:
             self.letter(value)
             return out
         strings, maps = TEXT_FIELDS[out.kind]
+        msg = value.get("message")
+        if msg and (self._columns or any(t in msg for t in _SECRET_TITLES)):
+            # (before the other rules, whose marks would move the row's cells off their headings)
+            value["message"] = self._column_rows(value, msg)
         for k in strings:
             v = value.get(k)
             if v:
@@ -533,6 +545,24 @@ class Redactor:
                         self._lead.clear()
                     self._lead[key] = (n, line)
                 break
+        return msg
+
+    def _column_rows(self, value: dict[str, Any], msg: str) -> str:
+        """A column table whose heading and rows a source's merger left as events of their own: the machine-made
+        cell under a heading that names a secret, in the rows after it (see ``secret_finders.column_table``)."""
+        key = tuple((value.get("source") or {}).values())
+        state = self._columns.pop(key, None)
+        if state is not None and msg.strip() and "\n" not in msg:
+            heading, left = state
+            spans = column_cells(msg.rstrip("\r"), heading)
+            if left > 1:
+                self._columns[key] = (heading, left - 1)
+            return _replace_spans(msg, spans, "secret") if spans else msg
+        found = column_heading(msg.rstrip("\r"), self.strength) if "\n" not in msg else None
+        if found is not None:
+            if len(self._columns) >= MEMO_ENTRIES:
+                self._columns.clear()
+            self._columns[key] = (found, TABLE_ROWS)
         return msg
 
     def letter(self, value: dict[str, Any]) -> dict[str, Any]:

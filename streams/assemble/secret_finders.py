@@ -12,6 +12,7 @@ from functools import lru_cache
 from streams.assemble.merger import split_prefix
 from streams.assemble.secret_commands import command_secrets, takes_no_next_word
 from streams.assemble.secret_keys import (
+    generated_like,
     header_secret_span,
     is_placeholder,
     is_secret_value,
@@ -595,7 +596,68 @@ def folded_jwt(text: str) -> Spans:
     return spans
 
 
-FINDERS: dict[str, Callable[[str], Spans]] = {"folded_jwt": folded_jwt,"table_row": table_row,
+# -- NAME  SID  Secret: a column table whose heading names a secret -------------------------------------------------
+# CLIs print a created credential as a row under column headings (twilio api:core:keys:create: SID, Friendly Name,
+# Date Created, Secret): the cell under a heading that names a secret, when it looks machine-made (kubectl get sa's
+# SECRETS column counts them).
+_CELL = re.compile(r"\S+(?: \S+)*")
+_WORD_RUN = re.compile(r"\S+")
+_TITLE = re.compile(r"[A-Za-z][A-Za-z ]{0,40}")
+TABLE_ROWS = 64  # rows read under one heading
+
+
+Heading = tuple[int, list[tuple[int, int]]]  # its number of columns; (index, offset) of each secret-naming one
+
+
+def column_heading(line: str, strength_of: Callable[[str], str | None] = _strength) -> Heading | None:
+    """The columns of a heading line whose title names a secret; None when the line is no such heading (two or more
+    cells apart by two spaces or a tab, every one a title of words)."""
+    cells = [(m.start(), m.group()) for m in _CELL.finditer(line)]
+    if len(cells) < 2 or not all(_TITLE.fullmatch(c) for _o, c in cells) or not all(
+            line[o - 2:o] in ("  ", "\t") or line[o - 1:o] == "\t" for o, _c in cells[1:]):
+        return None
+    secret = [(i, o) for i, (o, c) in enumerate(cells) if _KEYWORD.search(c) and strength_of(c) not in (None, "header")]
+    return (len(cells), secret) if secret else None
+
+
+def column_cells(row: str, heading: Heading) -> Spans:
+    """The machine-made cells of a row under a heading's secret-naming columns: the row's cell of the same index when
+    it has as many cells (another rule's mark may have moved them), else the word at the heading's offset."""
+    count, columns = heading
+    cells = [m.span() for m in _CELL.finditer(row)]
+    spans: Spans = []
+    for index, offset in columns:
+        if len(cells) == count:
+            span: tuple[int, int] | None = cells[index]
+        elif offset <= len(row) and (not offset or row[offset - 1] in " \t") and (m := _WORD_RUN.match(row, offset)):
+            span = m.span()
+        else:
+            span = None
+        if span is not None and generated_like(row[span[0]:span[1]]):
+            spans.append(span)
+    return spans
+
+
+def column_table(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The machine-made cells under a secret-naming heading of a column table printed in one text."""
+    spans: Spans = []
+    lines = text.split("\n")
+    pos = 0
+    heading: Heading | None = None
+    left = 0
+    for line in lines:
+        if heading and left and line.strip():
+            spans.extend((pos + a, pos + b) for a, b in column_cells(line.rstrip("\r"), heading))
+            left -= 1
+        else:
+            heading = column_heading(line.rstrip("\r"), strength_of) if _KEYWORD.search(line) else None
+            left = TABLE_ROWS
+        pos += len(line) + 1
+    return spans
+
+
+FINDERS: dict[str, Callable[[str], Spans]] = {"folded_jwt": folded_jwt, "column_table": column_table,
+                                               "table_row": table_row,
                                                "pem": pem, "assignment": assignment, "name_value": name_value,
                                                "k8s_secret": k8s_secret, "keyed_value": keyed_value,
                                                "diagnosed": diagnosed, "name_value_pair": name_value_pair,

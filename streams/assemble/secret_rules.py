@@ -97,6 +97,10 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                source="detect-secrets KeywordDetector over two-column tables (| Field | Value |): cliff's show "
                       "output (openstack), confluent api-key create, prettytable and tabulate dumps, the AWS CLI's "
                       "--output table (|| Key | Value ||)"),
+    SecretRule("column_table", ("secret", "token", "password"), finder="column_table",
+               gate=r"(  |\t)(secret|token|password)[ \t]*\r?\n[^\r\n]*[A-Za-z0-9]",
+               source="detect-secrets KeywordDetector over column tables: the machine-made cell under a heading "
+                      "that names a secret (twilio api:core:keys:create)"),
     SecretRule("jwk_private", ('"kty"',), finder="jwk_private",
                source="RFC 7517/7518 JSON Web Keys: the private members (d, p, q, dp, dq, qi; an oct key's k) of a "
                       "key printed by jose or step crypto jwk"),

@@ -150,3 +150,27 @@ def test_a_traced_commands_output_is_redacted_in_the_next_event_of_its_source() 
     assert event(PW) == PW  # one line only
     assert event("+ printenv WANDB_PROJECT") == "+ printenv WANDB_PROJECT"
     assert event("llm-7b-run") == "llm-7b-run"  # a variable that names no secret
+
+
+TWILIO_HEADING = "SID                                 Friendly Name  Date Created                   Secret"
+TWILIO_ROW = ("SK0123456789abcdef0123456789abcdef  ci-notify      May 01 2024 12:00:00 GMT+0000  "
+              "IQsGWd04TrikzKDpK9qo8POxCLFyyGSt")
+
+
+def test_the_machine_made_cell_under_a_secret_naming_column_heading_is_redacted(redact: Redactor) -> None:
+    out = redact(f"{TWILIO_HEADING}\n{TWILIO_ROW}")  # twilio api:core:keys:create
+    assert "IQsGWd04" not in out and "ci-notify" in out and "May 01 2024" in out, out
+    accounts = "NAME      SECRETS   AGE\ndefault   1         5d\ntrainer   1         2d"  # kubectl get sa: a count
+    assert redact(accounts) == accounts
+
+
+def test_a_column_tables_rows_are_read_under_the_heading_event_of_their_source() -> None:
+    redact = Redactor()
+
+    def event(message: str, file: str = "a.log") -> str:
+        out = SimpleNamespace(kind="event", value={"message": message, "source": {"file": file}})
+        return str(redact.output(out).value["message"])
+
+    assert event(TWILIO_HEADING) == TWILIO_HEADING
+    out = event(TWILIO_ROW)
+    assert "IQsGWd04" not in out and out.endswith("GMT+0000  [REDACTED:secret]"), out
