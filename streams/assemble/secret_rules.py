@@ -57,6 +57,8 @@ SECRET_PRINTING_COMMAND = (r"\++[ \t]+(?:printenv[ \t]+" + CREDENTIAL_VARIABLE
                            + r"|kubectl\b[^\r\n]*?\bget[ \t]+secrets?\b[^\r\n]*?\{\{?[ \t]*\.data\b[^\r\n]*"
                              r"|argocd[ \t]+admin[ \t]+initial-password\b[^\r\n]*)[ \t]*\r?")
 SECRET_PRINTING_NEEDLES = ("printenv", "get secret", "initial-password")
+# (the gate's needles: words other rows already look for, so that the pure-Python gate has few more to try)
+_PRINTING_GATE_NEEDLES = ("printenv", "secret", "password")
 
 # A program of the command table (secret_commands) as a word, followed by its arguments (a blank, or an argv
 # list's next item).
@@ -114,7 +116,7 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"[ \t]*(?:send: b?'|[A-Z]: |[<>~*\-]+[ \t]+)?(?P<s>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])",
                source="RFC 4954 AUTH LOGIN: the client's base64 answer on the line after the server's 334 UGFzc3dvcmQ6 "
                       "('Password:'), in one event: swaks' ' -> ' lines, curl -v's '> ', smtplib's send:"),
-    SecretRule("login_command", ("pass ",),
+    SecretRule("login_command", ("pass",),
                r"(?m)(?:\*cmd\* b?['\"]|^[ \t]*(?:>|->|-->|C:)[ \t]*)PASS[ \t]+(?P<s>[^\s'\"]+)",
                check="not_placeholder",
                source="POP3 (RFC 1939) and FTP (RFC 959) PASS commands as poplib's and ftplib's set_debuglevel print "
@@ -124,21 +126,21 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"(?P<s>\"(?:\\.|[^\"\\\r\n])+\"|[^\s\"']+)", check="not_placeholder",
                source="IMAP LOGIN user password (RFC 3501 6.2.3) as imaplib's debug prints it (> b'TAG LOGIN user "
                       "\"pw\"'), curl -v's '> A001 LOGIN user pw'"),
-    SecretRule("login_command", ("addauth",), r"\baddauth[ \t]+digest[ \t]+[^\s:]+:(?P<s>\S+)",
+    SecretRule("login_command", ("auth",), r"\baddauth[ \t]+digest[ \t]+[^\s:]+:(?P<s>\S+)",
                source="ZooKeeper's zkCli addauth digest user:password (ZooKeeper Programmer's Guide: ACL schemes)"),
-    SecretRule("ipsec_psk", ("psk", "xauth"),
+    SecretRule("ipsec_psk", ("psk", "auth"),
                r"(?m)^[^\r\n#]*:[ \t]*(?:PSK|XAUTH|EAP)[ \t]+(?P<q>[\"'])(?P<s>[^\"'\r\n]+)(?P=q)",
                source="strongSwan/libreswan ipsec.secrets: selectors : PSK \"secret\" (ipsec.secrets(5))"),
-    SecretRule("command_output", SECRET_PRINTING_NEEDLES,
+    SecretRule("command_output", _PRINTING_GATE_NEEDLES,
                r"(?m)^" + SECRET_PRINTING_COMMAND + r"\n(?:\++[ \t][^\r\n]*\r?\n)*(?P<s>\S{6,})[ \t]*\r?$",
                source="gitleaks generic: the output of a traced command that prints a secret (printenv NAME, kubectl "
                       "get secret -o jsonpath='{.data.x}' | base64 -d, argocd admin initial-password) in one event "
                       "(as events of their own: Redactor.output)"),
-    SecretRule("fish_variable", ("originally inherited as", "]: |"),
+    SecretRule("fish_variable", ("token", "key", "secret", "pass", "pwd", "credential"),
                r"(?m)^\$" + CREDENTIAL_VARIABLE + r"(?:\[[0-9]{1,3}\])?:[ \t](?:originally inherited as[ \t])?"
                r"\|(?P<s>[^|\r\n]+)\|[ \t]*\r?$", check="not_placeholder",
                source="fish's set --show: '$NAME[1]: |value|' and '$NAME: originally inherited as |value|'"),
-    SecretRule("composer_auth", ("github-oauth", "gitlab-token", "gitlab-oauth", "bitbucket-oauth", '"bearer"'),
+    SecretRule("composer_auth", ("auth", "token", "bearer"),
                r"\"(?:github-oauth|gitlab-token|gitlab-oauth|bitbucket-oauth|bearer)\"[ \t]*:[ \t]*\{\s*"
                r"\"[^\"\r\n]{1,200}\"[ \t]*:[ \t]*\"(?P<s>[^\"\r\n]+)\"", check="not_placeholder",
                source="composer auth.json (getcomposer.org: authentication): tokens in maps keyed by host"),
@@ -422,26 +424,25 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("jwt_base64", ("zxlk",), r"\bZXlK[A-Za-z0-9+/]{60,}={0,2}", check="b64_jwt",
                source="base64 of a JWT (a service-account token Secret's data.token, kubectl get secret -o "
                       "jsonpath='{.data.token}'): base64 of 'eyJ' is 'ZXlK'"),
-    SecretRule("nats_nkey_seed", ("nkey seed",),
+    SecretRule("nats_nkey_seed", ("nkey",),
                r"-----BEGIN [A-Z ]*NKEY SEED-----[ \t]*\r?\n[ \t]*(?P<s>S[A-Z2-7]{20,})",
                source="NATS .creds files (nsc generate creds): the seed between BEGIN/END USER NKEY SEED lines"),
     SecretRule("minisign_secret_key", ("rwrty0iy",), r"\bRWRTY0Iy[A-Za-z0-9+/]{80,}={0,2}",
                source="minisign secret key files (base64 of 'Ed' 'Sc' 'B2' and the encrypted key)"),
-    SecretRule("flyio_token", ("fm1a_", "fm1r_", "fm2_"),
+    SecretRule("flyio_token", ("fm1", "fm2_"),
                r"\bfm(?:1[ar]|2)_[A-Za-z0-9+/=_\-]{40,}(?:,fm(?:1[ar]|2)_[A-Za-z0-9+/=_\-]{20,})*",
                source="gitleaks flyio-access-token (fly tokens create: FlyV1 fm2_...,fm2_...)"),
     SecretRule("oauth_code", ("code=",), r"[?&]code=(?P<s>[^&\s#'\"]{16,})", check="generated",
                source="OAuth 2.0 authorization responses (RFC 6749 4.1.2: ?code=...&state=...) in access logs"),
-    SecretRule("terraform_random_password", ("random_password",),
+    SecretRule("terraform_random_password", ("password",),
                r"\"type\"[ \t]*:[ \t]*\"random_password\"(?:(?!\"type\")[\s\S]){0,2048}?"
                r"\"result\"[ \t]*:[ \t]*\"(?P<s>(?:\\.|[^\"\\\r\n])+)\"",
                source="terraform state / show -json: a hashicorp/random random_password's result is the password"),
-    SecretRule("jenkins_initial_password", ("proceed to installation",),
+    SecretRule("jenkins_initial_password", ("password",),
                r"password to proceed to installation:[ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*(?P<s>[0-9a-f]{32})\b",
                source="Jenkins' first start: the generated admin password under 'Please use the following password "
                       "to proceed to installation:'"),
-    SecretRule("stated_password", ("password is", "password set to", "password changed to", "password reset to",
-                                   "passphrase is", "token is", "secret is"),
+    SecretRule("stated_password", ("password", "passphrase", "token", "secret"),
                r"(?i)\b(?:password|passphrase|token|secret)[ \t]+(?:is|(?:was[ \t]+)?(?:set|changed|reset)[ \t]+to)"
                r"[ \t]*:?[ \t]*(?P<q>['\"`]?)(?P<s>[^\s'\"`]+)(?P=q)",
                check="heading_value",
