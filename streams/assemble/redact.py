@@ -79,14 +79,19 @@ _LEADS_SECRET_LINES: tuple[tuple[re.Pattern[str], int | str, re.Pattern[str]], .
     # as smtplib's set_debuglevel prints it (reply: b'334 ...', then "reply: retcode (334); Msg: b'...'", then
     # send: '...\r\n') or JavaMail's debug and swaks print it (alone).
     (re.compile(r"\b334\b[^\r\n]{0,20}\bUGFzc3dvcmQ6\b"), 1,
-     re.compile(r"[ \t]*(?:send: b?'|[A-Z]: |[<>~*]+ )?(?P<v>[A-Za-z0-9+/]{4,}={0,2})(?:\\r\\n'?)?[ \t]*\r?")),
+     re.compile(r"[ \t]*(?:send: b?'|[A-Z]: |[<>~*\-]+ )?(?P<v>[A-Za-z0-9+/]{4,}={0,2})(?:\\r\\n'?)?[ \t]*\r?")),
     # PuTTY-User-Key-File-2/3 (PuTTY docs, appendix C): "Private-Lines: N", then N lines of the private blob.
     (re.compile(r"^Private-Lines: (?P<n>[0-9]{1,3})[ \t]*\r?$"), "n", re.compile(r"(?P<v>[A-Za-z0-9+/]+={0,2})\r?")),
     # A traced command whose output is a secret alone on its line (secret_rules.SECRET_PRINTING_COMMAND); the other
     # traced commands of its pipeline ("+ base64 -d") may come between.
     (re.compile(SECRET_PRINTING_COMMAND + "$"), 1, re.compile(r"(?P<v>\S{6,})[ \t]*\r?")),
+    # A NATS .creds file (nsc generate creds): the seed on the line after its BEGIN line.
+    (re.compile(r"-----BEGIN [A-Z ]*NKEY SEED-----[ \t]*\r?$"), 1, re.compile(r"[ \t]*(?P<v>S[A-Z2-7]{20,})[ \t]*\r?")),
+    # Jenkins' first start: the generated admin password after a blank line.
+    (re.compile(r"password to proceed to installation:[ \t]*\r?$"), 1,
+     re.compile(r"[ \t]*(?P<v>[0-9a-f]{32})[ \t]*\r?")),
 )
-_LEAD_NEEDLES = ("UGFzc3dvcmQ6", "Private-Lines:", *SECRET_PRINTING_NEEDLES)
+_LEAD_NEEDLES = ("UGFzc3dvcmQ6", "Private-Lines:", "NKEY SEED", "to proceed to installation", *SECRET_PRINTING_NEEDLES)
 _XTRACE_LINE = re.compile(r"\++[ \t]")
 # Column headings that name a secret, as a table's heading line holds them (after two spaces or a tab).
 _SECRET_TITLES = ("  Secret", "  SECRET", "\tSecret", "\tSECRET", "  Token", "  TOKEN", "  Password", "  PASSWORD")
@@ -173,11 +178,15 @@ def _char_map(text: str) -> tuple[str, list[int]]:
 
 def _lifted_secrets(d: dict[str, Any]) -> dict[str, Any]:
     """``d`` with the secrets of a whole object lifted from JSON redacted, else ``d``: a Kubernetes Secret's data
-    whatever the keys are named, and a JSON Web Key's private members (flattened under a dotted prefix), as the
-    text rule finds them where the key is printed (``secret_finders.jwk_private``)."""
+    whatever the keys are named, a terraform random_password's instances, and a JSON Web Key's private members
+    (flattened under a dotted prefix), as the text rules find them where the key is printed
+    (``secret_finders.jwk_private``)."""
     if d.get("kind") == "Secret":
         d = {k: "[REDACTED:k8s_secret]" if k.__class__ is str and k.startswith(_SECRET_DATA) and v else v
              for k, v in d.items()}
+    if d.get("type") == "random_password":  # terraform state: hashicorp/random's result (and its hash) is the password
+        d = {k: "[REDACTED:terraform_random_password]" if k.__class__ is str and v and (
+            k == "instances" or k.rpartition(".")[2] in ("result", "bcrypt_hash")) else v for k, v in d.items()}
     kty = [k[:-3] for k in d if k.__class__ is str and k.endswith("kty") and (len(k) == 3 or k[-4] == ".")]
     if not kty:
         return d
@@ -534,7 +543,7 @@ class Redactor:
                 if left > 1:
                     self._lead[key] = (left - 1, line)
                 return msg[:m.start("v")] + "[REDACTED:secret]" + msg[m.end("v"):]
-            if _XTRACE_LINE.match(msg):  # another traced command of the same pipeline
+            if not msg.strip() or _XTRACE_LINE.match(msg):  # a blank line; another traced command of the pipeline
                 self._lead[key] = lead
         for announce, count, line in _LEADS_SECRET_LINES:
             m = announce.search(msg)

@@ -96,9 +96,9 @@ _ASSIGN = re.compile(r"""
                                                       # string(N) "value" on the next line
       | 0x[0-9a-fA-F]{1,16}[ \t]+"(?P<gv>(?:\\.|[^"\\\r\n])*)"  # gdb's and lldb's char *: its address, then
                                                       # the string it points to
-      | \[[ \t]*b?(?P<lq>["'])(?P<lv>(?:\\.|[^\\\r\n])*?)(?P=lq)[ \t]*[,\]]  # a list's first string (parse_qs
+      | \[[ \t]*b?(?P<lq>["'])(?P<lv>(?:\\.|[^"'\\\r\n])*)(?P=lq)[ \t]*[,\]]  # a list's first string (parse_qs
                                                       # gives each query parameter a list)
-      | \((?P<pp>[ \t]*(?P<pq>["'])(?:\\.|[^\\\r\n])*?(?P=pq)(?:[ \t]*\r?\n[ \t]*(?P=pq)(?:\\.|[^\\\r\n])*?(?P=pq))+)
+      | \((?P<pp>[ \t]*(?P<pq>["'])(?:\\.|[^"'\\\r\n])*(?P=pq)(?:[ \t]*\r?\n[ \t]*(?P=pq)(?:\\.|[^"'\\\r\n])*(?P=pq))+)
         [ \t]*\)                                      # pprint's long str: adjacent literals, one per line
       | b?(?P<q>["'])(?P<qv>(?:\\.|[^\\\r\n])*?)(?P=q)  # a quoted value (or bytes): spaces and ; allowed
       | (?P<bv>[^\s,;&'"<>(){}\[\]\\]+)               # a bare value

@@ -144,7 +144,7 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"\"(?:github-oauth|gitlab-token|gitlab-oauth|bitbucket-oauth|bearer)\"[ \t]*:[ \t]*\{\s*"
                r"\"[^\"\r\n]{1,200}\"[ \t]*:[ \t]*\"(?P<s>[^\"\r\n]+)\"", check="not_placeholder",
                source="composer auth.json (getcomposer.org: authentication): tokens in maps keyed by host"),
-    SecretRule("folded_jwt", ("eyj",), finder="folded_jwt",
+    SecretRule("jwt", ("eyj",), finder="folded_jwt",
                source="detect-secrets JwtTokenDetector over a JWT a console renderer folded onto indented continuation "
                       "lines (rich's RichHandler into a file)"),
     SecretRule("putty_private_lines", ("private-lines:",),

@@ -174,3 +174,30 @@ def test_a_column_tables_rows_are_read_under_the_heading_event_of_their_source()
     assert event(TWILIO_HEADING) == TWILIO_HEADING
     out = event(TWILIO_ROW)
     assert "IQsGWd04" not in out and out.endswith("GMT+0000  [REDACTED:secret]"), out
+
+
+def test_json_records_lifted_into_attributes_keep_composer_tokens_and_a_random_password_out() -> None:
+    redact = Redactor()
+    auth = redact.mapping({"gitlab-token.gitlab.internal": "1ljknb1YIU7dXtiv3yxZ", "http-basic.x.username": "ci"})
+    assert auth == {"gitlab-token.gitlab.internal": "[REDACTED:secret]", "http-basic.x.username": "ci"}
+    state = redact.mapping({"type": "random_password", "name": "db",
+                            "instances": '[{"attributes":{"result":"TrPmAg0WZevSD5CDwUO8iF"}}]'})
+    assert "TrPmAg0W" not in str(state) and state["name"] == "db"
+    other = {"type": "random_string", "instances": '[{"attributes":{"result":"web-7"}}]'}
+    assert redact.mapping(other) == other
+
+
+def test_a_seed_or_a_first_start_password_on_the_line_after_its_announcement_is_redacted_per_source() -> None:
+    redact = Redactor()
+
+    def event(message: str, file: str = "a.log") -> str:
+        out = SimpleNamespace(kind="event", value={"message": message, "source": {"file": file}})
+        return str(redact.output(out).value["message"])
+
+    seed = "SUW3FBJXDGVQ36YNDBLKRDZFRLWJUX67ZPWTWQ72U4VCCNGRSDL32N6L6R"
+    assert event("-----BEGIN USER NKEY SEED-----") == "-----BEGIN USER NKEY SEED-----"
+    assert event(seed) == "[REDACTED:secret]"
+    assert event("Please use the following password to proceed to installation:").startswith("Please use")
+    assert event("") == ""  # a blank line between
+    assert event("b306f42f0d45a3428fdebda78c3a9346") == "[REDACTED:secret]"
+    assert event("b306f42f0d45a3428fdebda78c3a9346") == "b306f42f0d45a3428fdebda78c3a9346"  # one line only
