@@ -582,7 +582,10 @@ FOLDED_LINES = 64
 def folded_jwt(text: str) -> Spans:
     """A JWT folded onto indented continuation lines: its head and every continuation, when joined they make one."""
     spans: Spans = []
+    covered = 0  # continuation lines already read are no heads of their own
     for head in _FOLD_HEAD.finditer(text):
+        if head.start() < covered:
+            continue
         parts = [head.span()]
         pos = head.end()
         for _ in range(FOLDED_LINES):
@@ -591,6 +594,7 @@ def folded_jwt(text: str) -> Spans:
                 break
             parts.append(tail.span("t"))
             pos = tail.end()
+        covered = pos
         if len(parts) > 1 and _JWT_WHOLE.fullmatch("".join(text[a:b] for a, b in parts)):
             spans.extend(parts)
     return spans

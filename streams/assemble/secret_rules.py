@@ -54,8 +54,8 @@ CREDENTIAL_VARIABLE = r"[A-Za-z0-9_]*(?i:token|key|secret|passw(?:or)?d|pass|pwd
 # the value only), kubectl get secret with a jsonpath or go-template into its data (decoded by base64 -d or not),
 # argocd admin initial-password.
 SECRET_PRINTING_COMMAND = (r"\++[ \t]+(?:printenv[ \t]+" + CREDENTIAL_VARIABLE
-                           + r"|kubectl\b[^\r\n]*?\bget[ \t]+secrets?\b[^\r\n]*?\{\{?[ \t]*\.data\b[^\r\n]*"
-                             r"|argocd[ \t]+admin[ \t]+initial-password\b[^\r\n]*)[ \t]*\r?")
+                           + r"|kubectl\b[^\r\n]{0,200}?\bget[ \t]+secrets?\b[^\r\n]{0,200}?\{\{?[ \t]*\.data\b"
+                             r"[^\r\n]{0,200}|argocd[ \t]+admin[ \t]+initial-password\b[^\r\n]{0,200})[ \t]*\r?")
 SECRET_PRINTING_NEEDLES = ("printenv", "get secret", "initial-password")
 # (the gate's needles: words other rows already look for, so that the pure-Python gate has few more to try)
 _PRINTING_GATE_NEEDLES = ("printenv", "secret", "password")
@@ -112,7 +112,7 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                source="RFC 4954 AUTH with an initial response, as smtplib's set_debuglevel prints its send: lines "
                       "(PLAIN: base64 of NUL user NUL password, RFC 4616; XOAUTH2: the bearer token)"),
     SecretRule("smtp_auth", ("ugfzc3dvcmq6",),
-               r"\b334[ \t]+UGFzc3dvcmQ6[^\r\n]*(?:\r?\n[^\r\n]*\bUGFzc3dvcmQ6[^\r\n]*)*\r?\n"
+               r"\b334[ \t]+UGFzc3dvcmQ6[^\r\n]{0,40}(?:\r?\n[^\r\n]{0,40}\bUGFzc3dvcmQ6[^\r\n]{0,40}){0,2}\r?\n"
                r"[ \t]*(?:send: b?'|[A-Z]: |[<>~*\-]+[ \t]+)?(?P<s>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])",
                source="RFC 4954 AUTH LOGIN: the client's base64 answer on the line after the server's 334 UGFzc3dvcmQ6 "
                       "('Password:'), in one event: swaks' ' -> ' lines, curl -v's '> ', smtplib's send:"),
