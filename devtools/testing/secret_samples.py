@@ -300,6 +300,35 @@ _add("putty_private_lines", "AAAAI" + rand(43, ALNUM + "+/"),
 _add("botocore_signature", rand(64, HEX), "2024-05-01 12:00:00,123 botocore.auth [DEBUG] Signature:\n{s}")
 _add("conda_channel_token", "ml-" + rand(30, URLSAFE), "  - https://conda.anaconda.org/t/{s}/ml-team")
 
+# Credentials as tools print them in transcripts and command output (the eighth probe round): protocol logins, CLI
+# tables, traced commands whose output is a secret, key files and folded tokens.
+_add("smtp_auth_login_answer", base64.b64encode(rand(14).encode()).decode(),
+     "<-  334 UGFzc3dvcmQ6\n -> {s}\n<-  235 2.7.0 Authentication successful")
+_add("login_command", "Lc" + rand(10) + "%" + rand(2), "*cmd* 'PASS {s}'", "  12:00.03 > b'KJAB2 LOGIN alerts \"{s}\"'",
+     "[zk: zk-0:2181(CONNECTED) 0] addauth digest sluice:{s}")
+_add("ipsec_psk", rand(28, ALNUM + "+/"), '10.0.0.1 203.0.113.7 : PSK "{s}"')
+_add("column_table", rand(32), "SID                                 Friendly Name  Secret\nSK" + rand(32, HEX)
+     + "  ci-notify      {s}")
+_add("command_output", "Co" + rand(10) + "^" + rand(2), "+ printenv HF_TOKEN\n{s}",
+     "+ kubectl get secret db -o 'jsonpath={.data.password}'\n+ base64 -d\n{s}")
+_add("fish_variable", rand(40, URLSAFE), "$NEPTUNE_API_TOKEN[1]: |{s}|")
+_add("composer_auth", rand(20, URLSAFE), '{"gitlab-token": {"gitlab.internal": "{s}"}}')
+_add("jwt_folded", JWT, "[05/01/24 12:00:00] INFO     token " + JWT[:40] + "     auth.py:88\n"
+     + "\n".join(" " * 29 + JWT[i:i + 40] for i in range(40, len(JWT), 40)))
+_add("heading_value_escaped", rand(40), "proc.stdout='Created service token for ci:\\n{s}\\nStore it now.\\n'")
+_add("jwt_base64", base64.b64encode(JWT.encode()).decode(), "+ kubectl get secret t -o 'jsonpath={.data.token}'\n{s}")
+_add("nats_nkey_seed", "SU" + rand(56, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"),
+     "-----BEGIN USER NKEY SEED-----\n{s}\n------END USER NKEY SEED------")
+_add("minisign_secret_key", "RWRTY0Iy" + rand(140, ALNUM + "+/") + "==",
+     "untrusted comment: minisign encrypted secret key\n{s}")
+_add("flyio_token", "fm2_" + rand(120, ALNUM + "+/"), "FlyV1 {s}")
+_add("oauth_code", "4/0A" + rand(60, URLSAFE), '"GET /oauth2/callback?state=' + rand(20) + '&code={s} HTTP/1.1" 302')
+_add("terraform_random_password", "Tr" + rand(20),
+     '{"type": "random_password", "name": "db", "instances": [{"attributes": {"result": "{s}"}}]}')
+_add("jenkins_initial_password", rand(32, HEX),
+     "Please use the following password to proceed to installation:\n\n{s}\n")
+_add("stated_password", "Sp" + rand(14), "generated random password is '{s}'")
+
 # Passwords as programs' arguments (the table of secret_commands: a line per form), the variables programs document as
 # their password, libpq's password file, redis-cli's numbered replies, a URL password holding percent-escapes.
 _add("command_password", "Cm" + rand(10) + "#!" + rand(2),
@@ -406,4 +435,10 @@ NOT_SECRETS: list[str] = [
     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "secret_id_accessor    " + rand(8, HEX) + "-0000-4000-8000-"
     + rand(12, HEX), '{"kty":"RSA","kid":"k1","n":"' + rand(86, URLSAFE) + '","e":"AQAB"}',
     "at s.AbstractAutowireCapableBeanFactory.doCreateBean", "channels:\n  - https://conda.anaconda.org/t/<TOKEN>/ml",
+    # and what the eighth round's printers write in a secret's place, or next to one's shape
+    "*cmd* 'PASS ***************'", "--- PASS: TestShardByRank (0.00s)", " PASS  src/app.test.js (1.2 s)",
+    "request headers=Headers({'host': 'api.internal', 'authorization': '[secure]'})",
+    "=> Send header: Authorization: Basic <redacted>", "password:  24 bytes",
+    "Access denied for user 'runs'@'10.0.3.11' (using password: YES)",
+    "NAME      SECRETS   AGE\ndefault   1         5d", "GET /errors?code=404&lang=en HTTP/1.1",
 ]

@@ -28,7 +28,12 @@ from streams.assemble.secret_finders import (
     NUMBERED_ITEM,
     PEM_BEGIN,
     PEM_END,
+    TABLE_ROWS,
+    Heading,
     assignment,
+    column_cells,
+    column_heading,
+    column_table,
     command_secrets,
     diagnosed,
     k8s_secret,
@@ -48,7 +53,12 @@ from streams.assemble.secret_keys import (
     record_secret,
     unquoted,
 )
-from streams.assemble.secret_rules import DEFAULT_RULES, SecretRule
+from streams.assemble.secret_rules import (
+    DEFAULT_RULES,
+    SECRET_PRINTING_COMMAND,
+    SECRET_PRINTING_NEEDLES,
+    SecretRule,
+)
 from streams.deadletter import protect_letter
 
 _SECRET_DATA = ("data.", "stringData.")
@@ -69,11 +79,22 @@ _LEADS_SECRET_LINES: tuple[tuple[re.Pattern[str], int | str, re.Pattern[str]], .
     # as smtplib's set_debuglevel prints it (reply: b'334 ...', then "reply: retcode (334); Msg: b'...'", then
     # send: '...\r\n') or JavaMail's debug and swaks print it (alone).
     (re.compile(r"\b334\b[^\r\n]{0,20}\bUGFzc3dvcmQ6\b"), 1,
-     re.compile(r"[ \t]*(?:send: b?'|[A-Z]: |[<>~*]+ )?(?P<v>[A-Za-z0-9+/]{4,}={0,2})(?:\\r\\n'?)?[ \t]*\r?")),
+     re.compile(r"[ \t]*(?:send: b?'|[A-Z]: |[<>~*\-]+ )?(?P<v>[A-Za-z0-9+/]{4,}={0,2})(?:\\r\\n'?)?[ \t]*\r?")),
     # PuTTY-User-Key-File-2/3 (PuTTY docs, appendix C): "Private-Lines: N", then N lines of the private blob.
     (re.compile(r"^Private-Lines: (?P<n>[0-9]{1,3})[ \t]*\r?$"), "n", re.compile(r"(?P<v>[A-Za-z0-9+/]+={0,2})\r?")),
+    # A traced command whose output is a secret alone on its line (secret_rules.SECRET_PRINTING_COMMAND); the other
+    # traced commands of its pipeline ("+ base64 -d") may come between.
+    (re.compile(SECRET_PRINTING_COMMAND + "$"), 1, re.compile(r"(?P<v>\S{6,})[ \t]*\r?")),
+    # A NATS .creds file (nsc generate creds): the seed on the line after its BEGIN line.
+    (re.compile(r"-----BEGIN [A-Z ]*NKEY SEED-----[ \t]*\r?$"), 1, re.compile(r"[ \t]*(?P<v>S[A-Z2-7]{20,})[ \t]*\r?")),
+    # Jenkins' first start: the generated admin password after a blank line.
+    (re.compile(r"password to proceed to installation:[ \t]*\r?$"), 1,
+     re.compile(r"[ \t]*(?P<v>[0-9a-f]{32})[ \t]*\r?")),
 )
-_LEAD_NEEDLES = ("UGFzc3dvcmQ6", "Private-Lines:")
+_LEAD_NEEDLES = ("UGFzc3dvcmQ6", "Private-Lines:", "NKEY SEED", "to proceed to installation", *SECRET_PRINTING_NEEDLES)
+_XTRACE_LINE = re.compile(r"\++[ \t]")
+# Column headings that name a secret, as a table's heading line holds them (after two spaces or a tab).
+_SECRET_TITLES = ("  Secret", "  SECRET", "\tSecret", "\tSECRET", "  Token", "  TOKEN", "  Password", "  PASSWORD")
 _LABELLED_VALUE = re.compile(r"[ \t]*[A-Za-z][A-Za-z ]{0,40}:[ \t]+(?P<v>\S+)[ \t]*\r?")
 # A line of a key's base64: a full line, or a shorter tail that shows base64's digits, '+', '/' or padding
 # (a short word such as "done" ends the block instead).
@@ -116,7 +137,8 @@ def _nfkc(text: str) -> str:
 _JSON_ESCAPE = re.compile(r"(?:\x1b|\\u001[bB])\[[0-9;]*m"
                           r"|\\u(?:[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})|\\/"
                           r"|%(?:2[2367cCfF]|3[aAbBdDfF]|40)"
-                          r"|\\[nrt](?=[A-Za-z0-9]{1,11}[_\-][A-Za-z0-9_\-]{16})")  # see secret_gate.ESCAPED_BREAK
+                          r"|\\[nrt](?=[A-Za-z0-9]{1,11}[_\-][A-Za-z0-9_\-]{16})"  # see secret_gate.ESCAPED_BREAK
+                          r"|\\x2[27]")  # see secret_gate.HEX_QUOTE
 
 
 @lru_cache(maxsize=4096)  # a line of the same escape repeated must not cost a JSON parse per escape
@@ -127,6 +149,8 @@ def _unescape(escape: str) -> str:
         return ""
     if escape[0] == "%":
         return chr(int(escape[1:], 16))
+    if escape[1] == "x":
+        return chr(int(escape[2:], 16))
     try:
         return str(json.loads(f'"{escape}"'))
     except ValueError:
@@ -154,11 +178,15 @@ def _char_map(text: str) -> tuple[str, list[int]]:
 
 def _lifted_secrets(d: dict[str, Any]) -> dict[str, Any]:
     """``d`` with the secrets of a whole object lifted from JSON redacted, else ``d``: a Kubernetes Secret's data
-    whatever the keys are named, and a JSON Web Key's private members (flattened under a dotted prefix), as the
-    text rule finds them where the key is printed (``secret_finders.jwk_private``)."""
+    whatever the keys are named, a terraform random_password's instances, and a JSON Web Key's private members
+    (flattened under a dotted prefix), as the text rules find them where the key is printed
+    (``secret_finders.jwk_private``)."""
     if d.get("kind") == "Secret":
         d = {k: "[REDACTED:k8s_secret]" if k.__class__ is str and k.startswith(_SECRET_DATA) and v else v
              for k, v in d.items()}
+    if d.get("type") == "random_password":  # terraform state: hashicorp/random's result (and its hash) is the password
+        d = {k: "[REDACTED:terraform_random_password]" if k.__class__ is str and v and (
+            k == "instances" or k.rpartition(".")[2] in ("result", "bcrypt_hash")) else v for k, v in d.items()}
     kty = [k[:-3] for k in d if k.__class__ is str and k.endswith("kty") and (len(k) == 3 or k[-4] == ".")]
     if not kty:
         return d
@@ -195,6 +223,7 @@ class Redactor:
         self._reply_name: dict[tuple[Any, ...], tuple[int, str]] = {}  # sources whose last event named a secret
         self._announced: set[tuple[Any, ...]] = set()  # sources whose last event announced a new password
         self._lead: dict[tuple[Any, ...], tuple[int, re.Pattern[str]]] = {}  # sources: secret lines to come
+        self._columns: dict[tuple[Any, ...], tuple[Heading, int]] = {}  # sources under a table's heading
 
     def _finder(self, rule: SecretRule) -> Callable[[str], list[tuple[int, int, str]]]:
         kind = rule.kind
@@ -210,7 +239,7 @@ class Redactor:
                 return lambda text: [(a, b, kind) for a, b in command_secrets(text, strength)]
             # judged by key name, with the configured names too
             if fn in (assignment, name_value, name_value_pair, keyed_value, diagnosed, record_value, numbered_reply,
-                      table_row):
+                      table_row, column_table):
                 strength = self.strength
                 return lambda text: [(a, b, "secret") for a, b in fn(text, strength)]
             return lambda text: [(a, b, kind) for a, b in fn(text)]
@@ -387,6 +416,10 @@ class Redactor:
             self.letter(value)
             return out
         strings, maps = TEXT_FIELDS[out.kind]
+        msg = value.get("message")
+        if msg and (self._columns or any(t in msg for t in _SECRET_TITLES)):
+            # (before the other rules, whose marks would move the row's cells off their headings)
+            value["message"] = self._column_rows(value, msg)
         for k in strings:
             v = value.get(k)
             if v:
@@ -510,6 +543,8 @@ class Redactor:
                 if left > 1:
                     self._lead[key] = (left - 1, line)
                 return msg[:m.start("v")] + "[REDACTED:secret]" + msg[m.end("v"):]
+            if not msg.strip() or _XTRACE_LINE.match(msg):  # a blank line; another traced command of the pipeline
+                self._lead[key] = lead
         for announce, count, line in _LEADS_SECRET_LINES:
             m = announce.search(msg)
             if m is not None:
@@ -519,6 +554,24 @@ class Redactor:
                         self._lead.clear()
                     self._lead[key] = (n, line)
                 break
+        return msg
+
+    def _column_rows(self, value: dict[str, Any], msg: str) -> str:
+        """A column table whose heading and rows a source's merger left as events of their own: the machine-made
+        cell under a heading that names a secret, in the rows after it (see ``secret_finders.column_table``)."""
+        key = tuple((value.get("source") or {}).values())
+        state = self._columns.pop(key, None)
+        if state is not None and msg.strip() and "\n" not in msg:
+            heading, left = state
+            spans = column_cells(msg.rstrip("\r"), heading)
+            if left > 1:
+                self._columns[key] = (heading, left - 1)
+            return _replace_spans(msg, spans, "secret") if spans else msg
+        found = column_heading(msg.rstrip("\r"), self.strength) if "\n" not in msg else None
+        if found is not None:
+            if len(self._columns) >= MEMO_ENTRIES:
+                self._columns.clear()
+            self._columns[key] = (found, TABLE_ROWS)
         return msg
 
     def letter(self, value: dict[str, Any]) -> dict[str, Any]:

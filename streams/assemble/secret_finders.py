@@ -11,7 +11,15 @@ from functools import lru_cache
 
 from streams.assemble.merger import split_prefix
 from streams.assemble.secret_commands import command_secrets, takes_no_next_word
-from streams.assemble.secret_keys import header_secret_span, is_secret_value, key_strength, record_secret, unquoted
+from streams.assemble.secret_keys import (
+    generated_like,
+    header_secret_span,
+    is_placeholder,
+    is_secret_value,
+    key_strength,
+    record_secret,
+    unquoted,
+)
 
 Spans = list[tuple[int, int]]
 
@@ -64,14 +72,15 @@ def _body_before(text: str, i: int) -> int:
 
 
 # -- key = value ----------------------------------------------------------------------------------------
-_KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|cookie|session_?id|sessid|key|(?<![a-z])pat(?![a-z])"
-                      r"|bindpw|rootpw")
+_KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|creds|psk|cookie|session_?id|sessid|key"
+                      r"|(?<![a-z])pat(?![a-z])|bindpw|rootpw")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _ASSIGN = re.compile(r"""
     (?P<kq>\\?["'`]\]?|\])?                           # the quote closing a quoted key (environ['KEY'], `key`);
                                                       # PHP print_r's [key] => value
-    (?P<sep>[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]*,[ \t]*|[ \t]+)  # = : := =>; a space or an argv-list comma
-                                                      # only after a --flag
+    (?P<sep>[ \t]*(?::=|=>|::(?=[ \t])|[:=])[ \t]*|[ \t]*,[ \t]*|[ \t]+)  # = : := =>; LDIF's ":: " (RFC 2849:
+                                                      # a base64 value); a space or an argv-list comma only after
+                                                      # a --flag
     (?:
         \\(?P<eq>["'])(?P<ev>.*?)\\(?P=eq)            # a value in escaped quotes (JSON in a JSON string)
       | (?P<bs>[|>][+\-]?)(?=\r?\n)                   # a YAML block scalar's indicator: the value is below
@@ -85,6 +94,12 @@ _ASSIGN = re.compile(r"""
                                                       # judged inside, where the mask is a placeholder
       | \r?\n[ \t]*string\([0-9]+\)[ \t]"(?P<pv>(?:\\.|[^"\\\r\n])*)"  # PHP var_dump: ["key"]=> then
                                                       # string(N) "value" on the next line
+      | 0x[0-9a-fA-F]{1,16}[ \t]+"(?P<gv>(?:\\.|[^"\\\r\n])*)"  # gdb's and lldb's char *: its address, then
+                                                      # the string it points to
+      | \[[ \t]*b?(?P<lq>["'])(?P<lv>(?:\\.|[^"'\\\r\n])*)(?P=lq)[ \t]*[,\]]  # a list's first string (parse_qs
+                                                      # gives each query parameter a list)
+      | \((?P<pp>[ \t]*(?P<pq>["'])(?:\\.|[^"'\\\r\n])*(?P=pq)(?:[ \t]*\r?\n[ \t]*(?P=pq)(?:\\.|[^"'\\\r\n])*(?P=pq))+)
+        [ \t]*\)                                      # pprint's long str: adjacent literals, one per line
       | b?(?P<q>["'])(?P<qv>(?:\\.|[^\\\r\n])*?)(?P=q)  # a quoted value (or bytes): spaces and ; allowed
       | (?P<bv>[^\s,;&'"<>(){}\[\]\\]+)               # a bare value
       | \\?(?P<uq>["'])(?P<uv>[^\r\n\\"']+)           # an opening quote never closed (a cut line)
@@ -99,6 +114,9 @@ _HEADER_LINE = re.compile(r"[^\r\n]{0,4096}")
 # A value this long that is no secret is not read again for keys inside it: "token:token:..." would make
 # every keyword measure and judge the rest of the line (quadratic in the line's length).
 LONG_VALUE = 256
+_LITERAL = re.compile(r"""["']((?:\\.|[^"'\\\r\n])*)["']""")
+# kubectl describe secret prints each data key with its size ("password:  24 bytes"), never the value.
+_SIZE_IN_BYTES = re.compile(r"[ \t]+bytes[ \t]*\r?(?:\n|$)")
 _AMP_TAIL = re.compile(r"&(?![&\s])(?![A-Za-z_][\w.\-]*=)[^\s,;'\"<>(){}\[\]\\]+")
 
 
@@ -133,17 +151,17 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
         start, end = _value_span(text, m, strength, ke - len(key))
         if text[start:end] in _BLOCK_INDICATORS and (block := _block_scalar(text, ke - len(key), end)) is not None:
             start, end = block
-        value = text[start:end]
+        value = text[start:end] if m.group("pp") is None else "".join(_LITERAL.findall(text, start, end))
         if bare_sep and (value.startswith("-") or takes_no_next_word(text, ke - len(key))):
             continue  # the next flag, not a value; or a word the program does not take as the option's
-        if not is_secret_value(strength, value, key):
+        if not is_secret_value(strength, value, key) or (value.isdigit() and _SIZE_IN_BYTES.match(text, end)):
             if end - start > LONG_VALUE:
                 done = max(done, end)  # a long run that is no secret (a blob, a dump): its words are not keys
             continue
         if strength == "header":
             a, b = header_secret_span(key, value)
             start, end = start + a, start + b
-        if start < end:
+        if start < end and not (strength == "header" and is_placeholder(text[start:end])):
             spans.append((start, end))
             done = max(done, end)
     return spans
@@ -309,7 +327,7 @@ def _label(text: str, ks: int, ke: int) -> tuple[int, int] | None:
 def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[int, int]:
     """Where the assigned value is: inside its quotes, or the bare word (a header's: to the line's end; an
     environment line's: to the next space, as ``printenv`` prints whatever characters a value holds)."""
-    group = next(g for g in ("ev", "tv", "qv", "cv", "rf", "sv", "ov", "wv", "pv", "bv", "uv", "bs")
+    group = next(g for g in ("ev", "tv", "gv", "lv", "pp", "qv", "cv", "rf", "sv", "ov", "wv", "pv", "bv", "uv", "bs")
                  if m.group(g) is not None)
     start, end = m.span(group)
     if strength == "header" and group == "bv":
@@ -365,7 +383,7 @@ def name_value_pair(text: str, strength_of: Callable[[str], str | None] = _stren
         strength = strength_of(key)
         if strength is not None and is_secret_value(strength, value, key):
             a, b = header_secret_span(key, value) if strength == "header" else (0, len(value))
-            if a < b:
+            if a < b and not is_placeholder(value[a:b]):
                 spans.append((m.start("v") + a, m.start("v") + b))
     return spans
 
@@ -534,9 +552,10 @@ def numbered_reply(text: str, strength_of: Callable[[str], str | None] = _streng
 
 # -- | API Secret | value | ---------------------------------------------------------------------------------
 # A row of a two-column table as cliff (the openstack CLI's "show" output), prettytable, tabulate's "grid" and
-# Confluent's CLI draw it: the first cell names the second.
-_TABLE_ROW = re.compile(r"^[ \t]*\|[ \t]*(?P<k>[^|\r\n]{1,100}?)[ \t]*\|[ \t]*(?P<v>[^|\s]{1,4096})[ \t]*\|[ \t]*\r?$",
-                        re.MULTILINE)
+# Confluent's CLI draw it: the first cell names the second; the AWS CLI's --output table draws a nested section's
+# rows between double borders (|| Key | Value ||).
+_TABLE_ROW = re.compile(r"^[ \t]*\|\|?[ \t]*(?P<k>[^|\r\n]{1,100}?)[ \t]*\|[ \t]*(?P<v>[^|\s]{1,4096})"
+                        r"[ \t]*\|\|?[ \t]*\r?$", re.MULTILINE)
 
 
 def table_row(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
@@ -550,7 +569,99 @@ def table_row(text: str, strength_of: Callable[[str], str | None] = _strength) -
     return spans
 
 
-FINDERS: dict[str, Callable[[str], Spans]] = {"table_row": table_row,
+# -- a JWT folded onto continuation lines ------------------------------------------------------------------------
+# rich's RichHandler (into a file, console width fixed) folds a long word: its head ends the first line (before the
+# path column), the rest continues on lines indented under the message column.
+_FOLD_HEAD = re.compile(r"\beyJ[A-Za-z0-9_\-.]{8,}(?=(?:[ \t]+[\w.\-/]+:[0-9]+)?[ \t]*\r?\n)")
+_FOLD_TAIL = re.compile(r"(?:[ \t]+[\w.\-/]+:[0-9]+)?[ \t]*\r?\n[ \t]{8,}(?P<t>[A-Za-z0-9_\-.]{4,})"
+                        r"(?=[ \t]*\r?(?:\n|$))")
+_JWT_WHOLE = re.compile(r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*")
+FOLDED_LINES = 64
+
+
+def folded_jwt(text: str) -> Spans:
+    """A JWT folded onto indented continuation lines: its head and every continuation, when joined they make one."""
+    spans: Spans = []
+    covered = 0  # continuation lines already read are no heads of their own
+    for head in _FOLD_HEAD.finditer(text):
+        if head.start() < covered:
+            continue
+        parts = [head.span()]
+        pos = head.end()
+        for _ in range(FOLDED_LINES):
+            tail = _FOLD_TAIL.match(text, pos)
+            if tail is None:
+                break
+            parts.append(tail.span("t"))
+            pos = tail.end()
+        covered = pos
+        if len(parts) > 1 and _JWT_WHOLE.fullmatch("".join(text[a:b] for a, b in parts)):
+            spans.extend(parts)
+    return spans
+
+
+# -- NAME  SID  Secret: a column table whose heading names a secret -------------------------------------------------
+# CLIs print a created credential as a row under column headings (twilio api:core:keys:create: SID, Friendly Name,
+# Date Created, Secret): the cell under a heading that names a secret, when it looks machine-made (kubectl get sa's
+# SECRETS column counts them).
+_CELL = re.compile(r"\S+(?: \S+)*")
+_WORD_RUN = re.compile(r"\S+")
+_TITLE = re.compile(r"[A-Za-z][A-Za-z ]{0,40}")
+TABLE_ROWS = 64  # rows read under one heading
+
+
+Heading = tuple[int, list[tuple[int, int]]]  # its number of columns; (index, offset) of each secret-naming one
+
+
+def column_heading(line: str, strength_of: Callable[[str], str | None] = _strength) -> Heading | None:
+    """The columns of a heading line whose title names a secret; None when the line is no such heading (two or more
+    cells apart by two spaces or a tab, every one a title of words)."""
+    cells = [(m.start(), m.group()) for m in _CELL.finditer(line)]
+    if len(cells) < 2 or not all(_TITLE.fullmatch(c) for _o, c in cells) or not all(
+            line[o - 2:o] in ("  ", "\t") or line[o - 1:o] == "\t" for o, _c in cells[1:]):
+        return None
+    secret = [(i, o) for i, (o, c) in enumerate(cells) if _KEYWORD.search(c) and strength_of(c) not in (None, "header")]
+    return (len(cells), secret) if secret else None
+
+
+def column_cells(row: str, heading: Heading) -> Spans:
+    """The machine-made cells of a row under a heading's secret-naming columns: the row's cell of the same index when
+    it has as many cells (another rule's mark may have moved them), else the word at the heading's offset."""
+    count, columns = heading
+    cells = [m.span() for m in _CELL.finditer(row)]
+    spans: Spans = []
+    for index, offset in columns:
+        if len(cells) == count:
+            span: tuple[int, int] | None = cells[index]
+        elif offset <= len(row) and (not offset or row[offset - 1] in " \t") and (m := _WORD_RUN.match(row, offset)):
+            span = m.span()
+        else:
+            span = None
+        if span is not None and generated_like(row[span[0]:span[1]]):
+            spans.append(span)
+    return spans
+
+
+def column_table(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The machine-made cells under a secret-naming heading of a column table printed in one text."""
+    spans: Spans = []
+    lines = text.split("\n")
+    pos = 0
+    heading: Heading | None = None
+    left = 0
+    for line in lines:
+        if heading and left and line.strip():
+            spans.extend((pos + a, pos + b) for a, b in column_cells(line.rstrip("\r"), heading))
+            left -= 1
+        else:
+            heading = column_heading(line.rstrip("\r"), strength_of) if _KEYWORD.search(line) else None
+            left = TABLE_ROWS
+        pos += len(line) + 1
+    return spans
+
+
+FINDERS: dict[str, Callable[[str], Spans]] = {"folded_jwt": folded_jwt, "column_table": column_table,
+                                               "table_row": table_row,
                                                "pem": pem, "assignment": assignment, "name_value": name_value,
                                                "k8s_secret": k8s_secret, "keyed_value": keyed_value,
                                                "diagnosed": diagnosed, "name_value_pair": name_value_pair,

@@ -45,6 +45,9 @@ SOLIDUS = r"\\/"
 # letter would glue onto the token and hide its word boundary. Only before a word with a '_' or '-' in its first 12
 # characters and 16 token characters after it, so that common escaped newlines are not decoded one by one.
 ESCAPED_BREAK = r"\\[nrt][A-Za-z0-9]{1,11}[_\-][A-Za-z0-9_\-]{16}"
+# nginx's access log (escape=default) writes '"' as \x22 (and a repr may write ' as \x27): a JSON body logged with
+# $request_body hides its keys' quotes until decoded.
+HEX_QUOTE = r"\\x2[27]"
 FOLD = -1
 
 
@@ -61,13 +64,14 @@ def substring_gate(rules: Sequence[SecretRule]) -> Gate:
     escapes = re.compile(ESCAPES, re.IGNORECASE)
     percent = re.compile(PERCENT_ESCAPES, re.IGNORECASE)
     escaped_break = re.compile(ESCAPED_BREAK)
+    hex_quote = re.compile(HEX_QUOTE)
 
     def gate(text: str) -> set[int]:
         low = text.lower()
         hits = set(always)
         if ((not text.isascii() and fold.search(text)) or ("\\u" in text and escapes.search(text))
                 or ("%" in text and percent.search(text)) or "\x1b[" in text
-                or "\\/" in text or ("\\" in text and escaped_break.search(text))):
+                or "\\/" in text or ("\\" in text and (escaped_break.search(text) or hex_quote.search(text)))):
             hits.add(FOLD)
         for needle, idx in needles:
             if needle in low:
@@ -154,7 +158,7 @@ def _database(expressions: tuple[bytes, ...], needles: tuple[tuple[str, ...], ..
     # The FOLD characters as UTF-8 byte sequences (Hyperscan scans bytes), last.
     fold = (b"|".join(re.escape(chr(cp).encode("utf-8")) for cp in sorted(_TO_FOLD)) + b"|" + ESCAPES.encode()
             + b"|" + PERCENT_ESCAPES.encode() + b"|" + SGR.encode() + b"|" + SOLIDUS.encode()
-            + b"|" + ESCAPED_BREAK.encode())
+            + b"|" + ESCAPED_BREAK.encode() + b"|" + HEX_QUOTE.encode())
     try:
         return _compile(hyperscan, [*expressions, fold], flags)
     except hyperscan.error:

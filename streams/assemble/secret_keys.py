@@ -41,11 +41,17 @@ STRONG_ENDINGS = frozenset({
     # Consul's and Nomad's ACL tokens (SecretID; their CLIs print "SecretID:" and "Secret ID = "), Vault AppRole's
     # secret_id: the half that logs in, beside an AccessorID / secret_id_accessor that does not
     "secretid",
+    "creds",  # skopeo's --creds, --src-creds, --dest-creds USER:PASSWORD
+    "authident",  # yarn's npmAuthIdent "user:password"
+    "psk",  # a pre-shared key: wpa_supplicant.conf(5) psk=, hostapd's wpa_psk
+    "secretkeybase",  # Rails' secret_key_base (rails credentials:show)
 })
 # Dotted keys whose secret word is followed by what it is for (an account, a container), so that the key ends in a
 # host name: hadoop-azure's ``fs.azure.account.key.ACCOUNT.blob.core.windows.net`` (and Spark's ``spark.hadoop.``
 # copy), its OAuth client secret and SAS keys.
-QUALIFIED_SECRET_KEYS = re.compile(r"(?i)(?:^|\.)fs\.azure\.(?:account\.key|account\.oauth2\.client\.secret|sas)\.")
+QUALIFIED_SECRET_KEYS = re.compile(r"(?i)(?:^|\.)fs\.azure\.(?:account\.key|account\.oauth2\.client\.secret|sas)\."
+                                   # composer's auth.json: a token per host (github-oauth.HOST, gitlab-token.HOST)
+                                   r"|(?:^|\.)(?:github-oauth|gitlab-token|gitlab-oauth|bearer)\.")
 WEAK_ENDINGS = frozenset({"token", "pass", "pwd", "auth", "pat", "apitoken", "authkey"})
 # Endings of one-word compounds that hold a credential (``hftoken``, keytool's ``-storepass`` and ``-keypass``).
 COMPOUND_WEAK_ENDINGS = ("token", "passwd", "apitoken", "storepass", "keypass")
@@ -56,7 +62,7 @@ GENERATED_ENDINGS = frozenset({"sessionid", "sessid"})
 # "<word> key" is a secret's name unless the word says what kind of key it is and that kind is public or an
 # index: gitleaks' generic-api-key keyword "key" with these qualifiers left out.
 NOT_SECRET_KEY_QUALIFIERS = frozenset({
-    "public", "pub", "cache", "sort", "partition", "primary", "foreign", "routing", "object", "idempotency",
+    "public", "pub", "cache", "sort", "partition", "primary", "foreign", "object", "idempotency",
     "lookup", "dict", "row", "group", "shard", "hash", "s3", "gcs", "file", "map", "index", "unique", "composite",
     "record", "message", "kafka", "metric", "label", "column", "join", "dedup", "event", "config", "field", "attr",
     "state", "lock", "task", "job", "bucket", "model", "data", "dataset", "input", "output", "target", "sample",
@@ -71,12 +77,18 @@ PARENT_SECRET_WORDS = frozenset({"cookie", "cookies"})
 VALUE_SUFFIXES = frozenset({"value", "b64", "base64", "str", "string", "raw", "plain", "plaintext", "encoded",
                             "data"})
 
+# A label written as a sentence ("Your new secret key is: X", google-authenticator): the verb ends it.
+COPULAS = frozenset({"is", "was"})
+
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # Values that stand for a secret without being one: unset, masked, a reference to be filled in.
 _PLACEHOLDER = re.compile(
     r"(?i)(?:|none|null|nil|true|false|undefined|n/?a|-|[*•#]+|x{3,}|\.{3,}|\[redacted.*|<[^<>]*>|\$\{[^}]*\}|(?-i:\$[A-Z_][A-Z0-9_]*)|\$\(.*\)"
     r"|\{\{.*\}\}|%\(\w+\)s|%s|\?"
-    r"|os\.environ/[A-Za-z_][A-Za-z0-9_]*)")  # LiteLLM's config reads a key from the environment: os.environ/NAME
+    r"|os\.environ/[A-Za-z_][A-Za-z0-9_]*"  # LiteLLM's config reads a key from the environment: os.environ/NAME
+    # printers' own masks: httpx's Headers repr ('[secure]'), Ansible's no_log module arguments
+    r"|\[(?:secure|hidden|masked|filtered)\]|value_specified_in_no_log_parameter"
+    r"|yes|no)")  # MySQL's "Access denied ... (using password: YES)" says whether one was given
 _SCHEME = re.compile(r"(?i)(?:bearer|basic|token|apikey|api-key|digest|negotiate|ntlm|hoba|mutual|"
                      r"aws4-hmac-sha256|sharedaccesssignature|sharedkey|splunk|dsn|key)\s+")
 
@@ -91,7 +103,7 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
     if "." in key and QUALIFIED_SECRET_KEYS.search(key):
         return "strong"
     words = key_words(key)
-    while words and words[-1] in VALUE_SUFFIXES and len(words) > 1:
+    while words and (words[-1] in VALUE_SUFFIXES or words[-1] in COPULAS) and len(words) > 1:
         words.pop()
     if not words:
         return None
@@ -180,18 +192,30 @@ def generated_like(value: str) -> bool:
                         and not value.isdigit() and not value.isalpha())
 
 
+# Keys their vendors document as public, shipped to browsers: Mapbox's pk. tokens (sk. is the secret one), Stripe's
+# publishable keys.
+_PUBLISHABLE = re.compile(r"pk\.eyJ[\w\-]+\.[\w\-]+|pk_(?:live|test)_[A-Za-z0-9]+")
+
+
+_USER_PASSWORD = re.compile(r"[^\s:/@]{1,64}:[^\s/]{1,256}")
+
+
 def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
     """Is ``value``, held under a key of this strength, a secret?"""
-    if strength is None or is_placeholder(value, key):
+    if strength is None or is_placeholder(value, key) or _PUBLISHABLE.fullmatch(value.strip()):
         return False
     if strength == "weak":
         # A key that ends in pass or pwd holds a password, which may hold any punctuation (smtp_pass='x%y',
         # ODBC's PWD={a;b}, Data::Dumper's 'pass' => '...'): one word with letters and digits will do there.
         v = value.strip()
-        return credential_like(v) or (key_words(key)[-1:] in (["pass"], ["pwd"]) and _heading_value(v)
-                                      and not any(c.isspace() for c in v))
+        last = key_words(key)[-1:]
+        return credential_like(v) or (last in (["pass"], ["pwd"]) and _heading_value(v)
+                                      and not any(c.isspace() for c in v)) or (
+            # an auth key's user:password pair (celery flower --basic_auth=, --auth USER:PASS)
+            last == ["auth"] and _USER_PASSWORD.fullmatch(v) is not None and _heading_value(v.partition(":")[2]))
     if strength == "generated":
-        return generated_like(value.strip())
+        # (a "base64:" head says how the key is written: Laravel's APP_KEY=base64:...)
+        return generated_like(value.strip().removeprefix("base64:"))
     # ("Array cookie:  ac" in AddressSanitizer's shadow-byte legend names no credential)
     return strength != "header" or len(value.strip()) >= HEADER_MIN_CHARS
 
@@ -275,6 +299,19 @@ def _b64_private_key(candidate: str) -> bool:
     return "PRIVATE KEY" in text
 
 
+_JWT_HEAD = re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ")
+
+
+def _b64_jwt(candidate: str) -> bool:
+    """Base64 of a JWT (its head and the start of its claims decode to ``eyJ...``.``eyJ``)."""
+    head = candidate[:400]
+    try:
+        text = base64.b64decode(head[: len(head) - len(head) % 4]).decode("ascii", "replace")
+    except (binascii.Error, ValueError):
+        return False
+    return _JWT_HEAD.match(text) is not None
+
+
 def _generated_with_digits(value: str) -> bool:
     """Machine-made and holding digits: a token, not a name in camel case (``spark://CoarseGrainedScheduler@``)."""
     return generated_like(value) and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
@@ -291,4 +328,5 @@ CHECKS: dict[str, Callable[[str], bool]] = {"heading_value": _heading_value,
                                             "credential": credential_like, "basic_auth": _basic_auth,
                                             "generated_with_digits": _generated_with_digits,
                                             "generated": generated_like, "b64_private_key": _b64_private_key,
+                                            "b64_jwt": _b64_jwt,
                                             "not_placeholder": lambda value: not is_placeholder(value)}

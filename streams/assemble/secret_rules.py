@@ -39,13 +39,26 @@ class SecretRule:
 # Token characters of the URL-safe base64 family most vendors use.
 _T = r"[A-Za-z0-9_\-]"
 # A secret-naming word inside a key, then a separator (= : := =>), or a --flag followed by a value.
-_KW = r"(pass|pwd|secret|token|auth|credential|cookie|sessionid|session_id|sessid|key|[_.\-]pat|bindpw|rootpw)"
-_KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "session", "sessid", "_pat",
-               "-pat", ".pat", "bindpw", "rootpw")
+_KW = (r"(pass|pwd|secret|token|auth|credential|creds|psk|cookie|sessionid|session_id|sessid|key|[_.\-]pat|bindpw"
+       r"|rootpw)")
+_KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "creds", "psk", "cookie", "session",
+               "sessid", "_pat", "-pat", ".pat", "bindpw", "rootpw")
 _ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?|\])?[ \t]*(:=|=>|[:=])|{_KW}[ \t]+[0-9]{{1,3}}[ \t]*[:=]"
                     rf"|{_KW}( [A-Za-z][A-Za-z0-9]*){{1,2}}[ \t]*[:=]"
                     rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]"
                     rf"|(^|\n)[ \t]*[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[ \t]+[^ \t\r\n]+[ \t]*\r?(\n|$)")
+
+# An environment variable's name that names a secret (as key_strength judges a key, in one regex).
+CREDENTIAL_VARIABLE = r"[A-Za-z0-9_]*(?i:token|key|secret|passw(?:or)?d|pass|pwd|credentials?)[A-Za-z0-9_]*"
+# A traced command (bash xtrace's '+ ') whose output is a secret alone on its line: printenv NAME (printenv(1) prints
+# the value only), kubectl get secret with a jsonpath or go-template into its data (decoded by base64 -d or not),
+# argocd admin initial-password.
+SECRET_PRINTING_COMMAND = (r"\++[ \t]+(?:printenv[ \t]+" + CREDENTIAL_VARIABLE
+                           + r"|kubectl\b[^\r\n]{0,200}?\bget[ \t]+secrets?\b[^\r\n]{0,200}?\{\{?[ \t]*\.data\b"
+                             r"[^\r\n]{0,200}|argocd[ \t]+admin[ \t]+initial-password\b[^\r\n]{0,200})[ \t]*\r?")
+SECRET_PRINTING_NEEDLES = ("printenv", "get secret", "initial-password")
+# (the gate's needles: words other rows already look for, so that the pure-Python gate has few more to try)
+_PRINTING_GATE_NEEDLES = ("printenv", "secret", "password")
 
 # A program of the command table (secret_commands) as a word, followed by its arguments (a blank, or an argv
 # list's next item).
@@ -82,9 +95,14 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set; "
                       "pydantic ValidationError's input_value under the field's name"),
     SecretRule("table_row", _KW_NEEDLES, finder="table_row",
-               gate=rf"(^|\n)[ \t]*\|[^|\r\n]*{_KW}[^|\r\n]*\|[ \t]*[^| \t\r\n]+[ \t]*\|[ \t]*\r?(\n|$)",
+               gate=rf"(^|\n)[ \t]*\|\|?[^|\r\n]*{_KW}[^|\r\n]*\|[ \t]*[^| \t\r\n]+[ \t]*\|\|?[ \t]*\r?(\n|$)",
                source="detect-secrets KeywordDetector over two-column tables (| Field | Value |): cliff's show "
-                      "output (openstack), confluent api-key create, prettytable and tabulate dumps"),
+                      "output (openstack), confluent api-key create, prettytable and tabulate dumps, the AWS CLI's "
+                      "--output table (|| Key | Value ||)"),
+    SecretRule("column_table", ("secret", "token", "password"), finder="column_table",
+               gate=r"(  |\t)(secret|token|password)[ \t]*\r?\n[^\r\n]*[A-Za-z0-9]",
+               source="detect-secrets KeywordDetector over column tables: the machine-made cell under a heading "
+                      "that names a secret (twilio api:core:keys:create)"),
     SecretRule("jwk_private", ('"kty"',), finder="jwk_private",
                source="RFC 7517/7518 JSON Web Keys: the private members (d, p, q, dp, dq, qi; an oct key's k) of a "
                       "key printed by jose or step crypto jwk"),
@@ -93,6 +111,42 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"\bAUTH (?:PLAIN|LOGIN|XOAUTH2) (?P<s>[A-Za-z0-9+/]{8,}={0,2})",
                source="RFC 4954 AUTH with an initial response, as smtplib's set_debuglevel prints its send: lines "
                       "(PLAIN: base64 of NUL user NUL password, RFC 4616; XOAUTH2: the bearer token)"),
+    SecretRule("smtp_auth", ("ugfzc3dvcmq6",),
+               r"\b334[ \t]+UGFzc3dvcmQ6[^\r\n]{0,40}(?:\r?\n[^\r\n]{0,40}\bUGFzc3dvcmQ6[^\r\n]{0,40}){0,2}\r?\n"
+               r"[ \t]*(?:send: b?'|[A-Z]: |[<>~*\-]+[ \t]+)?(?P<s>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])",
+               source="RFC 4954 AUTH LOGIN: the client's base64 answer on the line after the server's 334 UGFzc3dvcmQ6 "
+                      "('Password:'), in one event: swaks' ' -> ' lines, curl -v's '> ', smtplib's send:"),
+    SecretRule("login_command", ("pass",),
+               r"(?m)(?:\*cmd\* b?['\"]|^[ \t]*(?:>|->|-->|C:)[ \t]*)PASS[ \t]+(?P<s>[^\s'\"]+)",
+               check="not_placeholder",
+               source="POP3 (RFC 1939) and FTP (RFC 959) PASS commands as poplib's and ftplib's set_debuglevel print "
+                      "them (*cmd* 'PASS x'; ftplib masks its own) and curl -v's '> PASS x'"),
+    SecretRule("login_command", ("login ",),
+               r"(?:>|C:)[ \t]*b?['\"]?[A-Za-z0-9]{1,12} LOGIN (?:\"(?:\\.|[^\"\\\r\n])*\"|[^\s\"'{}]+) "
+               r"(?P<s>\"(?:\\.|[^\"\\\r\n])+\"|[^\s\"']+)", check="not_placeholder",
+               source="IMAP LOGIN user password (RFC 3501 6.2.3) as imaplib's debug prints it (> b'TAG LOGIN user "
+                      "\"pw\"'), curl -v's '> A001 LOGIN user pw'"),
+    SecretRule("login_command", ("auth",), r"\baddauth[ \t]+digest[ \t]+[^\s:]+:(?P<s>\S+)",
+               source="ZooKeeper's zkCli addauth digest user:password (ZooKeeper Programmer's Guide: ACL schemes)"),
+    SecretRule("ipsec_psk", ("psk", "auth"),
+               r"(?m)^[^\r\n#]*:[ \t]*(?:PSK|XAUTH|EAP)[ \t]+(?P<q>[\"'])(?P<s>[^\"'\r\n]+)(?P=q)",
+               source="strongSwan/libreswan ipsec.secrets: selectors : PSK \"secret\" (ipsec.secrets(5))"),
+    SecretRule("command_output", _PRINTING_GATE_NEEDLES,
+               r"(?m)^" + SECRET_PRINTING_COMMAND + r"\n(?:\++[ \t][^\r\n]*\r?\n)*(?P<s>\S{6,})[ \t]*\r?$",
+               source="gitleaks generic: the output of a traced command that prints a secret (printenv NAME, kubectl "
+                      "get secret -o jsonpath='{.data.x}' | base64 -d, argocd admin initial-password) in one event "
+                      "(as events of their own: Redactor.output)"),
+    SecretRule("fish_variable", ("token", "key", "secret", "pass", "pwd", "credential"),
+               r"(?m)^\$" + CREDENTIAL_VARIABLE + r"(?:\[[0-9]{1,3}\])?:[ \t](?:originally inherited as[ \t])?"
+               r"\|(?P<s>[^|\r\n]+)\|[ \t]*\r?$", check="not_placeholder",
+               source="fish's set --show: '$NAME[1]: |value|' and '$NAME: originally inherited as |value|'"),
+    SecretRule("composer_auth", ("auth", "token", "bearer"),
+               r"\"(?:github-oauth|gitlab-token|gitlab-oauth|bitbucket-oauth|bearer)\"[ \t]*:[ \t]*\{\s*"
+               r"\"[^\"\r\n]{1,200}\"[ \t]*:[ \t]*\"(?P<s>[^\"\r\n]+)\"", check="not_placeholder",
+               source="composer auth.json (getcomposer.org: authentication): tokens in maps keyed by host"),
+    SecretRule("jwt", ("eyj",), finder="folded_jwt",
+               source="detect-secrets JwtTokenDetector over a JWT a console renderer folded onto indented continuation "
+                      "lines (rich's RichHandler into a file)"),
     SecretRule("putty_private_lines", ("private-lines:",),
                r"(?m)^Private-Lines: [0-9]{1,3}[ \t]*\r?\n"
                r"(?P<s>[A-Za-z0-9+/]+={0,2}(?=[ \t]*\r?$)(?:[ \t]*\r?\n[A-Za-z0-9+/]+={0,2}(?=[ \t]*\r?$))*)",
@@ -337,6 +391,13 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                check="heading_value",
                source="detect-secrets KeywordDetector over a heading and its value (Elasticsearch's security "
                       "auto-configuration banner)"),
+    SecretRule("heading_value", ("password", "passphrase", "token", "secret"),
+               gate=r"(password|passphrase|token|secret)[^\r\n'\"]{0,60}:[ \t]*\\n[A-Za-z0-9_\-.+/=]{16}",
+               pattern=r"(?i)\b(?:password|passphrase|token|secret)\b[^\r\n'\"]{0,60}:[ \t]*\\n"
+                       r"(?P<s>[A-Za-z0-9_\-.+/=]{16,})(?=\\[nr]|['\"]|$)",
+               check="generated",
+               source="the same heading and value inside a repr or JSON string of captured output (\\n escapes "
+                      "between them); the value must look machine-made"),
     # -- a secret found by a keyword or a key id near it (trufflehog's detectors pair the two) --------------
     SecretRule("aws_secret_access_key", ("akia", "asia"),
                r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b[^\n]{0,80}?(?<![A-Za-z0-9+/])(?P<s>[A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])",
@@ -360,6 +421,33 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("oracle_credentials", ("jdbc:oracle", "sqlplus"),
                r"(?:\bjdbc:oracle:\w+:|\bsqlplus\s+(?:-[sSLM]\s+)*)[\w$#]+/(?P<s>[^@\s/'\"]+)@",
                source="gitleaks generic (user/password@db of Oracle JDBC and sqlplus)"),
+    SecretRule("jwt_base64", ("zxlk",), r"\bZXlK[A-Za-z0-9+/]{60,}={0,2}", check="b64_jwt",
+               source="base64 of a JWT (a service-account token Secret's data.token, kubectl get secret -o "
+                      "jsonpath='{.data.token}'): base64 of 'eyJ' is 'ZXlK'"),
+    SecretRule("nats_nkey_seed", ("nkey",),
+               r"-----BEGIN [A-Z ]*NKEY SEED-----[ \t]*\r?\n[ \t]*(?P<s>S[A-Z2-7]{20,})",
+               source="NATS .creds files (nsc generate creds): the seed between BEGIN/END USER NKEY SEED lines"),
+    SecretRule("minisign_secret_key", ("rwrty0iy",), r"\bRWRTY0Iy[A-Za-z0-9+/]{80,}={0,2}",
+               source="minisign secret key files (base64 of 'Ed' 'Sc' 'B2' and the encrypted key)"),
+    SecretRule("flyio_token", ("fm1", "fm2_"),
+               r"\bfm(?:1[ar]|2)_[A-Za-z0-9+/=_\-]{40,}(?:,fm(?:1[ar]|2)_[A-Za-z0-9+/=_\-]{20,})*",
+               source="gitleaks flyio-access-token (fly tokens create: FlyV1 fm2_...,fm2_...)"),
+    SecretRule("oauth_code", ("code=",), r"[?&]code=(?P<s>[^&\s#'\"]{16,})", check="generated",
+               source="OAuth 2.0 authorization responses (RFC 6749 4.1.2: ?code=...&state=...) in access logs"),
+    SecretRule("terraform_random_password", ("password",),
+               r"\"type\"[ \t]*:[ \t]*\"random_password\"(?:(?!\"type\")[\s\S]){0,2048}?"
+               r"\"result\"[ \t]*:[ \t]*\"(?P<s>(?:\\.|[^\"\\\r\n])+)\"",
+               source="terraform state / show -json: a hashicorp/random random_password's result is the password"),
+    SecretRule("jenkins_initial_password", ("password",),
+               r"password to proceed to installation:[ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*(?P<s>[0-9a-f]{32})\b",
+               source="Jenkins' first start: the generated admin password under 'Please use the following password "
+                      "to proceed to installation:'"),
+    SecretRule("stated_password", ("password", "passphrase", "token", "secret"),
+               r"(?i)\b(?:password|passphrase|token|secret)[ \t]+(?:is|(?:was[ \t]+)?(?:set|changed|reset)[ \t]+to)"
+               r"[ \t]*:?[ \t]*(?P<q>['\"`]?)(?P<s>[^\s'\"`]+)(?P=q)",
+               check="heading_value",
+               source="a sentence that states a password (gitea admin user create --random-password: 'generated "
+                      "random password is '...''); detect-secrets KeywordDetector"),
     # -- generic web credentials ------------------------------------------------------------------------
     SecretRule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",
                source="detect-secrets JwtTokenDetector; gitleaks jwt"),
@@ -384,12 +472,14 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                       "(https://<token>@github.com, x-access-token)"),
     SecretRule("sql_password", ("password", "identified"),
                gate=r"(create|alter)[ \t]+(user|role|login)[^;\r\n]{0,200}[ \t]password[ \t]+['\"]"
-                    r"|identified[ \t]+by[ \t]+['\"]",
-               pattern=r"(?i)(?:\b(?:create|alter)[ \t]+(?:user|role|login)\b[^;\r\n]{0,200}?[ \t]password"
-                       r"|\bidentified[ \t]+by)[ \t]+(?P<q>['\"])(?P<s>[^'\"\r\n]{1,256})(?P=q)",
+                    r"|identified[ \t]+by[ \t]+['\"]|set[ \t]+password[^=;\r\n]{0,200}=",
+               pattern=r"(?i)(?:\b(?:create|alter)[ \t]+(?:user|role|login)\b[^;\r\n]{0,200}?[ \t]password[ \t]+"
+                       r"|\bidentified[ \t]+by[ \t]+"
+                       r"|\bset[ \t]+password\b[^=;\r\n]{0,200}?=[ \t]*(?:password\([ \t]*)?)"
+                       r"(?P<q>['\"])(?P<s>[^'\"\r\n]{1,256})(?P=q)",
                check="not_placeholder",
                source="gitleaks generic (passwords in SQL: CREATE/ALTER USER|ROLE|LOGIN ... PASSWORD '...', "
-                      "MySQL's IDENTIFIED BY '...')"),
+                      "MySQL's IDENTIFIED BY '...' and SET PASSWORD [FOR user] = '...', as its general log records)"),
     SecretRule("cli_secret_argument", ("http-basic.",),
                r"\bpoetry[ \t]+config[ \t]+(?:--\S+[ \t]+)*http-basic\.\S+[ \t]+\S+[ \t]+['\"]?(?P<s>[^\s'\"]+)",
                source="Poetry's documented credential command: poetry config http-basic.REPO USER PASSWORD"),

@@ -240,6 +240,13 @@ HOSTILE = {
     "odbc_braces_open": "Pwd={Pw9xQ2mK7v};" + _fill("Pwd={a"),
     "json_pairs_open": '["b\'token\'", "b\'Pw9xQ2mK7v\'"]' + _fill('["b\'token\'", "b\''),
     "poetry": _fill("poetry config http-basic.x u "),
+    "smtp_challenges": _fill("334 UGFzc3dvcmQ6 "),
+    "traced_kubectl": _fill("+ kubectl get secret get secret "),
+    "folded_heads": _fill("eyJabcdefghijk\n        "),
+    "list_values_open": _fill("password=['a"),
+    "pprint_literals_open": _fill("password=('a'\n"),
+    "column_headings": _fill("SID  Secret\n"),
+    "stated_passwords": _fill("password is "),
 }
 
 
