@@ -475,8 +475,8 @@ class FileParse:
         try:
             return self.decode_record(raw, None, None)
         except DecodeError as exc:
-            if exc.error_type in _TEXT_IN_FILES:
-                return [RawLine(raw.decode("utf-8", "replace"))]
+            if exc.error_type in _TEXT_IN_FILES:  # NULs out, as from any text (decode.py)
+                return [RawLine(raw.decode("utf-8", "replace").replace("\x00", ""))]
             raise
 
     def _line(self, no: int, raw: bytes) -> None:
