@@ -78,3 +78,20 @@ def test_a_line_of_repeated_headers_costs_what_a_line_of_repeated_keys_does(head
     base = _redact_cpu("password: ", size)
     took = _redact_cpu(header, size)
     assert took < 1.6 * max(base, 0.005), f"{header!r}: {took:.3f} s against {base:.3f} s for 'password: '"
+
+
+@pytest.mark.timeout(120)
+def test_a_long_line_met_again_costs_what_it_did_the_first_time() -> None:
+    # Each option flag asked a one-entry cache keyed by the whole text; an equal text met again (the same line
+    # logged twice) was compared whole on every flag: three times the cost at 1 MiB, growing with the line.
+    unit, n = "--password x ", 512 * 1024 // 13
+    again, alone = float("inf"), float("inf")
+    for _ in range(2):
+        _REDACTOR("--password y " * 8)  # nothing equal to the line is remembered
+        t = time.process_time()
+        _REDACTOR(unit * n)
+        alone = min(alone, time.process_time() - t)
+        t = time.process_time()
+        _REDACTOR(unit * n)  # an equal line, a new string
+        again = min(again, time.process_time() - t)
+    assert again < 1.5 * max(alone, 0.005), f"{again:.3f} s met again against {alone:.3f} s the first time"
