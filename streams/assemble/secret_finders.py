@@ -5,6 +5,7 @@ Each finder takes a text and returns ``(start, end)`` spans of secret characters
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -32,9 +33,11 @@ def pem(text: str) -> Spans:
         end = PEM_END.search(text, begin.end())
         spans.append((begin.end(), end.start() if end else len(text)))
         covered = end.end() if end else len(text)
+    starts = [a for a, _ in spans]  # in order and apart: the block holding a position is found by bisection
     for end in PEM_END.finditer(text):
-        if any(a <= end.start() <= b for a, b in spans):
-            continue
+        i = bisect.bisect_right(starts, end.start()) - 1
+        if i >= 0 and end.start() <= spans[i][1]:
+            continue  # this END closes a block above (a scan of every block for each END was quadratic)
         start = _body_before(text, end.start())
         if start < end.start():
             spans.append((start, end.start()))

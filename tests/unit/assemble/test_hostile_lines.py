@@ -47,6 +47,8 @@ CASES = {  # name: (head, the unit repeated to the length, tail, the smaller len
     # each option flag looked back over every command before it on its line, parsing each one's 64 words
     # again (2 KiB took seconds, 16 KiB minutes)
     "many_commands": ("", "mysql --password x ", "", 2048),
+    # each END line of a private key looked through every block before it for the one it closes
+    "many_private_key_blocks": ("", "-----BEGIN PRIVATE KEY-----x-----END PRIVATE KEY-----", "", SMALL),
 }
 
 
