@@ -26,9 +26,10 @@ import fastavro.validation
 
 from devtools.testing.fuzzing import CORPUS_LINES
 from streams.assemble.decode import decode_record
+from streams.assemble.lines import RawLine
 from streams.assemble.merger import split_prefix, terminal_text
 from streams.assemble.outputs import CONTRACT_OF_KIND, encode_body
-from streams.assemble.pipeline import parse_files
+from streams.assemble.pipeline import TEXT_IN_FILES, parse_files
 from streams.contracts import parsed_schema
 from streams.errors import DecodeError
 
@@ -130,9 +131,12 @@ class Report:
 
 
 def _decoded(raw: bytes) -> list[Any] | None:
+    """The line as `sluice parse` reads it; None when it is a dead letter."""
     try:
         return decode_record(raw) if raw.strip() else []
-    except DecodeError:
+    except DecodeError as exc:
+        if exc.error_type in TEXT_IN_FILES:  # in a file, only "no envelope": the line is text
+            return [RawLine(raw.decode("utf-8", "replace").replace("\x00", ""))]
         return None
 
 

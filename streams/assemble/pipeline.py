@@ -337,7 +337,7 @@ def cap_block(b: Block, max_bytes: int) -> None:
 
 # Decode errors that, in a file, only mean "not an envelope": the line is text. JSON past the limits
 # is a dead letter, as in the worker.
-_TEXT_IN_FILES = frozenset(("empty_record", "schema_not_found", "corrupt_avro", "undecodable"))
+TEXT_IN_FILES = frozenset(("empty_record", "schema_not_found", "corrupt_avro", "undecodable"))
 
 
 READ_BYTES = 1 << 20  # bytes read at a time while skipping the rest of an over-long line
@@ -475,7 +475,7 @@ class FileParse:
         try:
             return self.decode_record(raw, None, None)
         except DecodeError as exc:
-            if exc.error_type in _TEXT_IN_FILES:  # NULs out, as from any text (decode.py)
+            if exc.error_type in TEXT_IN_FILES:  # NULs out, as from any text (decode.py)
                 return [RawLine(raw.decode("utf-8", "replace").replace("\x00", ""))]
             raise
 
