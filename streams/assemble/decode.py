@@ -14,6 +14,9 @@ Accepted values, told apart by their first byte, then by their shape:
 - a digit: a CRI line ``<RFC3339Nano> <stream> <P|F> <text>``.
 - Plain text: anything else. Invalid UTF-8 becomes U+FFFD, NUL bytes are removed, never a crash.
 
+Any of them in UTF-16 or UTF-32, told by a byte-order mark or the NULs of ASCII text (``widetext.py``),
+is first decoded to text.
+
 What each agent really sends is recorded in ``tests/fixtures/agents``; the unit tests hold that
 decoding those records gives the same events as ``sluice parse`` of the file the agent tailed.
 ``\\r`` progress redraws (tqdm) are collapsed to the final state of the line here, once.
@@ -35,6 +38,7 @@ from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.merger import split_prefix, terminal_text
 from streams.assemble.syslog import rfc5424_line
 from streams.assemble.timefmt import agent_ms, rfc3339_ms
+from streams.assemble.widetext import wide_text
 from streams.errors import DecodeError, DependencyFailure
 
 __all__ = ["SchemaLookup", "decode_record", "final_redraw", "rfc3339_ms"]
@@ -193,6 +197,11 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
     """Turn one record value into lines; raise ``DecodeError`` when it cannot be read at all."""
     if value is None or len(value) == 0:
         raise DecodeError("empty record value (tombstone?)", "empty_record")
+    wide = wide_text(value)
+    if wide is not None:  # UTF-16 or UTF-32 (streams/assemble/widetext.py): read on as the UTF-8 of its text
+        if not wide:
+            return [RawLine("", None, None, empty_source(), {})]
+        value = wide.encode("utf-8", "surrogatepass")
     first = value[0]
     if first == 0:
         if len(value) < 5:

@@ -20,6 +20,7 @@ from streams.assemble.lines import SOURCE_FIELDS, RawLine
 from streams.assemble.merger import OLD_MODES, OLD_PANIC_MODES, OLD_TABLE_MODES
 from streams.assemble.rust_regex import Untranslatable, translate
 from streams.assemble.times import MAX_MS
+from streams.assemble.widetext import wide_text
 from streams.native import NATIVE, load_native
 
 Decode = Callable[[bytes | None, bytes | None, SchemaLookup | None], list[RawLine]]
@@ -87,7 +88,8 @@ class NativeDecode:
                     # it gets the same answer (a schema, None, or the failure: a registry outage included).
                     schema_lookup = _answered(schema_lookup, schema_id)
                     mode = self._mode(schema_id, schema_lookup)
-            lines = self.decoder.decode(value, mode)
+            # (UTF-16 and UTF-32 are decoded to text by the Python decoder alone)
+            lines = self.decoder.decode(value, mode) if wide_text(value) is None else None
             if lines is not None:
                 return lines
         return decode_record(value, key, schema_lookup)

@@ -34,6 +34,7 @@ Timestamps come from the records, never from a clock, so a replay is determinist
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import os
 import sys
@@ -336,19 +337,64 @@ def cap_block(b: Block, max_bytes: int) -> None:
 
 # Decode errors that, in a file, only mean "not an envelope": the line is text. JSON past the limits
 # is a dead letter, as in the worker.
-_TEXT_IN_FILES = frozenset(("empty_record", "schema_not_found", "corrupt_avro", "undecodable"))
+TEXT_IN_FILES = frozenset(("empty_record", "schema_not_found", "corrupt_avro", "undecodable"))
 
 
-def _file_lines(path: Path) -> Iterator[bytes]:
-    """The file's lines; ``-`` is standard input."""
+READ_BYTES = 1 << 20  # bytes read at a time while skipping the rest of an over-long line
+
+
+def _file_lines(path: Path, max_line_bytes: int) -> Iterator[tuple[bytes, bool]]:
+    """The file's lines and whether each was cut; ``-`` is standard input. The file is read a line at a
+    time, so memory stays bounded by ``max_line_bytes`` whatever the file or its longest line."""
     try:
-        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+        stream = sys.stdin.buffer if str(path) == "-" else path.open("rb")
     except OSError as exc:
         raise SluiceError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    return iter(lines)
+    try:
+        while raw := stream.readline(max_line_bytes + 1):
+            if raw.endswith(b"\n"):
+                yield raw[:-1], False
+            elif len(raw) <= max_line_bytes:
+                yield raw, False  # the last line, without its newline
+            else:
+                yield _cut_line(stream, raw, max_line_bytes)
+    except OSError as exc:
+        raise SluiceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+def _cut_line(stream, raw: bytes, limit: int) -> tuple[bytes, bool]:
+    """An over-long line: its first ``limit`` bytes, the rest read and dropped but for its last non-empty
+    ``\\r`` segment (``limit`` bytes of it at most), and whether what the decoder shows of it was cut. A
+    terminal shows a progress bar's final redraw, and so does the decoder (``final_redraw``): it must find
+    the same one in the cut line as in the whole, and a whole final redraw is no cut event."""
+    head, chunk = raw[:limit], raw[limit:]
+    crossed = False  # a \r seen past the head: the segments after it are whole
+    cur, last = b"", b""  # the segment being read, the last non-empty one finished
+    while True:
+        end = chunk.endswith(b"\n")
+        pieces = chunk.rstrip(b"\n").split(b"\r") if end else chunk.split(b"\r")
+        if len(pieces) > 1:
+            done = [cur + pieces[0]] if crossed else []
+            done += pieces[1:-1]
+            for piece in reversed(done):
+                if piece:
+                    last = piece[:limit]
+                    break
+            crossed, cur = True, pieces[-1][:limit]
+        elif crossed and len(cur) < limit:
+            cur = (cur + pieces[0])[:limit]
+        if end:
+            break
+        chunk = stream.readline(READ_BYTES)
+        if not chunk:
+            break
+    final = cur or last
+    if crossed and final:
+        return head + b"\r" + final, len(final) >= limit
+    return head, True
 
 
 def parse_files(paths: Iterable[str | os.PathLike], labels: dict | None = None,
@@ -365,7 +411,8 @@ def parse_files(paths: Iterable[str | os.PathLike], labels: dict | None = None,
     believed however old unless ``limits`` say otherwise (``FieldLimits.offline()``). A line or block
     the worker would dead-letter comes out as a ``sluice.v1.DeadLetter`` dict with ``"kind":
     "dead_letter"`` (``encode``, the worker's Avro body writer, makes encoding failures show too),
-    and parsing goes on.
+    and parsing goes on. Files are read a line at a time; a line over twice the merger's ``max_bytes``
+    (no record the worker is sent can hold it) is cut as it is read, its event flagged truncated.
     """
     router = router or ProjectRouter()
     redact = Redactor()
@@ -399,9 +446,15 @@ class FileParse:
         # heap of (first line, index in its record, arrival order, block or letter): file order, not closing order
         self.held: list[tuple[int, int, int, Block | dict]] = []
         self.seq = 0
+        # A line longer than any record the worker can be sent (kafka.max_message_bytes, by default twice
+        # assemble.max_bytes) is cut as it is read; below that, the worker's own cut of the event applies.
+        self.max_line_bytes = 2 * self.merger.max_bytes
+        self.cut: list[int] = []  # numbers of the lines cut as read, in order: their events are truncated
 
     def outputs(self) -> Iterator[dict]:
-        for no, raw in enumerate(_file_lines(self.path), 1):
+        for no, (raw, cut) in enumerate(_file_lines(self.path, self.max_line_bytes), 1):
+            if cut:
+                self.cut.append(no)
             self._line(no, raw)
             if self.held:
                 blocks, partial = self.merger.oldest_open_offset(), self.joiner.oldest_offset()
@@ -422,8 +475,8 @@ class FileParse:
         try:
             return self.decode_record(raw, None, None)
         except DecodeError as exc:
-            if exc.error_type in _TEXT_IN_FILES:
-                return [RawLine(raw.decode("utf-8", "replace"))]
+            if exc.error_type in TEXT_IN_FILES:  # NULs out, as from any text (decode.py)
+                return [RawLine(raw.decode("utf-8", "replace").replace("\x00", ""))]
             raise
 
     def _line(self, no: int, raw: bytes) -> None:
@@ -487,8 +540,12 @@ class FileParse:
             return
         b = item
         step = "build"
+        if self.cut:  # blocks come out in the order of their first lines: cut lines before this one are done
+            i = bisect.bisect_left(self.cut, b.first_offset)
+            del self.cut[:i]
+            b.truncated = b.truncated or bool(self.cut and self.cut[0] <= b.last_offset)
         try:
-            if b.nbytes > self.merger.max_bytes or len(b.texts[-1]) > self.merger.max_bytes:
+            if b.nbytes > self.merger.max_bytes or utf8_len(b.texts[-1]) > self.merger.max_bytes:
                 b.texts = self.builder.redact(b.message).split("\n")  # before the cut, as in the Assembler
                 cap_block(b, self.merger.max_bytes)
             out = self.builder.redact.output(self.builder.build(b, "file", 0))

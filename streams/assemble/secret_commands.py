@@ -364,10 +364,15 @@ def takes_no_next_word(text: str, flag: int) -> bool:
     """Whether the option word starting at ``flag`` belongs to a program whose manual gives it an optional,
     attached-only argument (a ``glued`` row: mysql's ``--password[=password]``), so that the next word is no
     value of it: ``mysql --password db`` prompts for the password and opens ``db``."""
-    return flag in _glued_flags(text)
+    memo = _GLUED
+    if memo[0] is not text:  # by identity: an equal text met again (a repeated line) would be compared whole
+        memo[:] = [text, _glued_flags(text)]  # on each call, as an lru_cache compares its keys
+    return flag in memo[1]
 
 
-@lru_cache(maxsize=1)
+_GLUED: list = [None, frozenset()]  # the last text asked about and its glued flags
+
+
 def _glued_flags(text: str) -> frozenset[int]:
     """Where an option word of a glued row of the program before it starts in ``text``. Found once per text:
     the finders ask about each flag of the same text in turn, and looking back over the line's programs for

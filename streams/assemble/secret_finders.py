@@ -5,6 +5,7 @@ Each finder takes a text and returns ``(start, end)`` spans of secret characters
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -40,9 +41,11 @@ def pem(text: str) -> Spans:
         end = PEM_END.search(text, begin.end())
         spans.append((begin.end(), end.start() if end else len(text)))
         covered = end.end() if end else len(text)
+    starts = [a for a, _ in spans]  # in order and apart: the block holding a position is found by bisection
     for end in PEM_END.finditer(text):
-        if any(a <= end.start() <= b for a, b in spans):
-            continue
+        i = bisect.bisect_right(starts, end.start()) - 1
+        if i >= 0 and end.start() <= spans[i][1]:
+            continue  # this END closes a block above (a scan of every block for each END was quadratic)
         start = _body_before(text, end.start())
         if start < end.start():
             spans.append((start, end.start()))
@@ -104,9 +107,9 @@ _ASSIGN = re.compile(r"""
       | (?P<bv>[^\s,;&'"<>(){}\[\]\\]+)               # a bare value
       | \\?(?P<uq>["'])(?P<uv>[^\r\n\\"']+)           # an opening quote never closed (a cut line)
     )""", re.VERBOSE)
-# (at most 4 KiB of a header's value is read: a line of repeated headers would otherwise make each one read the
-# rest of the line)
-_HEADER_VALUE = re.compile(r"[^\r\n\"'\\]{0,4096}")
+# A header's value runs to the next quote, backslash or line end, 4 KiB at most.
+_HEADER_STOP = re.compile(r"[\r\n\"'\\]")
+HEADER_MAX = 4096
 # Schemes whose credentials are a list of quoted parameters (RFC 7616 Digest, OAuth 1.0's ``oauth_signature="..."``,
 # HOBA, Mutual): their header runs to the end of its line, quotes and all.
 _QUOTED_PARAM_SCHEME = re.compile(r"(?i)(?:digest|oauth|hoba|mutual)[ \t]+[\w\-]+=\"")
@@ -131,6 +134,7 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
     ``--key=v``, ``Authorization: Bearer v`` (see :mod:`streams.assemble.secret_keys`)."""
     spans: Spans = []
     done = 0
+    stop = _NextStop(text)
     for kw in keyword.finditer(text):
         if kw.start() < done:
             continue
@@ -148,7 +152,7 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
         if bare_sep and (not key.startswith("-") or (sep == "") == bool(m.group("kq"))) and not (
                 sep == "" and _spaced_line(text, ke - len(key), m, key)):
             continue  # "password reset" is prose; "--password x" and "'--password', 'x'" are flags
-        start, end = _value_span(text, m, strength, ke - len(key))
+        start, end = _value_span(text, m, strength, ke - len(key), stop)
         if text[start:end] in _BLOCK_INDICATORS and (block := _block_scalar(text, ke - len(key), end)) is not None:
             start, end = block
         value = text[start:end] if m.group("pp") is None else "".join(_LITERAL.findall(text, start, end))
@@ -324,15 +328,31 @@ def _label(text: str, ks: int, ke: int) -> tuple[int, int] | None:
     return (head.start() if head else ks), (tail.end() if tail else ke)
 
 
-def _value_span(text: str, m: re.Match[str], strength: str, ks: int) -> tuple[int, int]:
+class _NextStop:
+    """Where the header value starting at a position ends, its stop found once for every header before it: a
+    line of ten thousand "Authorization: " would otherwise read up to 4 KiB again for each of them."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.at = -1  # the first stop at or after the last position asked about
+
+    def __call__(self, start: int) -> int:
+        if start > self.at:
+            m = _HEADER_STOP.search(self.text, start)
+            self.at = m.start() if m else len(self.text)
+        return min(self.at, start + HEADER_MAX)
+
+
+def _value_span(text: str, m: re.Match[str], strength: str, ks: int, stop: _NextStop) -> tuple[int, int]:
     """Where the assigned value is: inside its quotes, or the bare word (a header's: to the line's end; an
     environment line's: to the next space, as ``printenv`` prints whatever characters a value holds)."""
-    group = next(g for g in ("ev", "tv", "gv", "lv", "pp", "qv", "cv", "rf", "sv", "ov", "wv", "pv", "bv", "uv", "bs")
-                 if m.group(g) is not None)
+    group = m.lastgroup or ""  # the value's group: each alternative of _ASSIGN closes with it
     start, end = m.span(group)
     if strength == "header" and group == "bv":
-        rx = _HEADER_LINE if _QUOTED_PARAM_SCHEME.match(text, start) else _HEADER_VALUE
-        end = start + len(rx.match(text, start).group().rstrip())  # type: ignore[union-attr]
+        if _QUOTED_PARAM_SCHEME.match(text, start):
+            end = start + len(_HEADER_LINE.match(text, start).group().rstrip())  # type: ignore[union-attr]
+        else:
+            end = start + len(text[start:stop(start)].rstrip())
     elif group == "bv" and m.group("sep") == "=" and ks and text[ks - 1] in "'\"" and (
             (close := text.find(text[ks - 1], end)) > 0 and "\n" not in text[end:close]):
         end = close  # 'NAME=value with spaces': a shell word quoted whole (bash xtrace, docker run -e)

@@ -109,11 +109,17 @@ def _headline(event: dict[str, Any]) -> str:
     return lines[0][:HEADLINE_CHARS] if lines else ""
 
 
+# Times a date holds (years 1 to 9999), a day in from either end so that the clock offset's correction
+# stays inside: the contract lets any long through, and the rules print the times they see.
+FIRST_MS = -62_135_596_800_000 + MAX_CLOCK_OFFSET_MS
+LAST_MS = 253_402_300_799_999 - MAX_CLOCK_OFFSET_MS
+
+
 def to_ms(value: Any) -> int:
-    """Avro ``timestamp-millis`` decodes to an aware datetime; dicts from the pipeline carry ints."""
-    if isinstance(value, datetime):
-        return round(value.timestamp() * 1000)
-    return int(value)
+    """A record's time in ms, held to what a date holds. Avro ``timestamp-millis`` decodes to an aware
+    datetime; dicts from the pipeline carry ints."""
+    ms = round(value.timestamp() * 1000) if isinstance(value, datetime) else int(value)
+    return min(max(ms, FIRST_MS), LAST_MS)
 
 
 def _finite_or_none(value: Any) -> float | None:

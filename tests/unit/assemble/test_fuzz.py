@@ -23,6 +23,7 @@ from devtools.testing import fuzzing
 from streams.assemble.merger import terminal_text
 from streams.assemble.pipeline import Assembler, RawRecord
 from streams.assemble.redact import Redactor
+from streams.assemble.widetext import wide_text
 from streams.contracts import parsed_schema
 
 SCHEMAS = {"event": "log_event", "metric": "metric_point", "dead_letter": "dead_letter"}
@@ -83,7 +84,8 @@ def test_hostile_records_never_crash_and_every_output_is_valid(values: list[byte
     for offset, value in enumerate(values):
         if offset in dead or value[:1] in (b"{", b"[", b"\x00"):
             continue
-        text = value.decode("utf-8", "replace").split("\r")[-1].replace("\x00", "").strip()
+        wide = wide_text(value)  # UTF-16 and UTF-32 are read as their text
+        text = (value.decode("utf-8", "replace") if wide is None else wide).split("\r")[-1].replace("\x00", "").strip()
         for line in text.splitlines():
             if terminal_text(line).strip():  # a line of terminal escapes alone is a blank line
                 assert redact(line.strip()) in messages, (offset, value)

@@ -47,6 +47,8 @@ CASES = {  # name: (head, the unit repeated to the length, tail, the smaller len
     # each option flag looked back over every command before it on its line, parsing each one's 64 words
     # again (2 KiB took seconds, 16 KiB minutes)
     "many_commands": ("", "mysql --password x ", "", 2048),
+    # each END line of a private key looked through every block before it for the one it closes
+    "many_private_key_blocks": ("", "-----BEGIN PRIVATE KEY-----x-----END PRIVATE KEY-----", "", SMALL),
 }
 
 
@@ -57,3 +59,41 @@ def test_a_long_hostile_line_costs_linear_time(name: str) -> None:
     small = _cpu(head + unit * (size // len(unit)) + tail)
     big = _cpu(head + unit * (size * FACTOR // len(unit)) + tail)
     assert big < MOST_GROWTH * max(small, 0.005), f"{name}: {small:.3f} s -> {big:.3f} s for {FACTOR}x the line"
+
+
+def _redact_cpu(unit: str, size: int) -> float:
+    best = float("inf")
+    for _ in range(3):
+        line = unit * (size // len(unit))  # a new string each time: the redactor remembers its last answer
+        t = time.process_time()
+        _REDACTOR(line)
+        best = min(best, time.process_time() - t)
+    return best
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("header", ["Authorization: ", "Proxy-Authorization: "])
+def test_a_line_of_repeated_headers_costs_what_a_line_of_repeated_keys_does(header: str) -> None:
+    # Each header read its value up to 4 KiB ahead, to the end of the line, and the next header, a few
+    # characters on, read the same 4 KiB again: two and a half times the cost of any other key per byte.
+    size = 128 * 1024
+    base = _redact_cpu("password: ", size)
+    took = _redact_cpu(header, size)
+    assert took < 1.6 * max(base, 0.005), f"{header!r}: {took:.3f} s against {base:.3f} s for 'password: '"
+
+
+@pytest.mark.timeout(120)
+def test_a_long_line_met_again_costs_what_it_did_the_first_time() -> None:
+    # Each option flag asked a one-entry cache keyed by the whole text; an equal text met again (the same line
+    # logged twice) was compared whole on every flag: three times the cost at 1 MiB, growing with the line.
+    unit, n = "--password x ", 512 * 1024 // 13
+    again, alone = float("inf"), float("inf")
+    for _ in range(2):
+        _REDACTOR("--password y " * 8)  # nothing equal to the line is remembered
+        t = time.process_time()
+        _REDACTOR(unit * n)
+        alone = min(alone, time.process_time() - t)
+        t = time.process_time()
+        _REDACTOR(unit * n)  # an equal line, a new string
+        again = min(again, time.process_time() - t)
+    assert again < 1.5 * max(alone, 0.005), f"{again:.3f} s met again against {alone:.3f} s the first time"

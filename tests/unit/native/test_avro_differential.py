@@ -35,7 +35,7 @@ def corpus_outputs() -> list[tuple[str, dict[str, Any]]]:
     offset = 0
     for f in files:
         for line in f.read_bytes().split(b"\n"):
-            outs += asm.feed(RawRecord("logs.raw", 0, offset, line or b"\x00", f.name.encode(), 1_700_000_000_000))
+            outs += asm.feed(RawRecord("logs.raw", 0, offset, line, f.name.encode(), 1_700_000_000_000))
             offset += 1
     outs += asm.flush_all()
     return [(CONTRACTS[o.kind], o.value) for o in outs]
