@@ -95,13 +95,15 @@ def corpus() -> Path:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark by folder: tests/unit -> unit, tests/integration -> integration."""
+    """Mark by folder: tests/unit -> unit, tests/integration -> integration. The tests that run a real node
+    agent go last: ``make test`` builds the agents beside the suite, and by then the build is done."""
     for item in items:
         parts = Path(str(item.fspath)).parts
         if "integration" in parts:
             item.add_marker(pytest.mark.integration)
         elif "unit" in parts:
             item.add_marker(pytest.mark.unit)
+    items.sort(key=lambda item: item.get_closest_marker("agents") is not None)  # stable: order kept otherwise
 
 
 @pytest.fixture

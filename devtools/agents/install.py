@@ -7,17 +7,23 @@
   ``<stack dir>/otelcol/<manifest hash>/otelcol-sluice``; a changed manifest builds a new one. The
   Go module and build caches go under ``<stack dir>/otelcol/go`` so the stack directory holds it all.
 
+Both take a file lock around their check and install, so that ``make test`` can build them beside the
+running suite while a test that needs one waits for the build instead of starting a second.
+
 Fluent Bit is not here: its build is not part of the project (its records are fixtures).
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from streams.errors import StackError
@@ -32,6 +38,18 @@ OMKAFKA_DIRS = (Path("/usr/lib/x86_64-linux-gnu/rsyslog"), Path("/usr/lib/aarch6
 Log = Callable[[str], None]
 
 
+@contextmanager
+def _exclusive(lock: Path) -> Iterator[None]:
+    """One installer at a time on this machine; a second waits for the first and then finds its result."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def rsyslogd() -> Path | None:
     found = shutil.which("rsyslogd") or ("/usr/sbin/rsyslogd" if Path("/usr/sbin/rsyslogd").exists() else None)
     if found is None or not any((d / "omkafka.so").exists() for d in OMKAFKA_DIRS):
@@ -40,6 +58,13 @@ def rsyslogd() -> Path | None:
 
 
 def ensure_rsyslog(log: Log = print) -> Path:
+    if (path := rsyslogd()) is not None:
+        return path
+    with _exclusive(Path(tempfile.gettempdir()) / "sluice-rsyslog-install.lock"):
+        return _install_rsyslog(log)
+
+
+def _install_rsyslog(log: Log) -> Path:
     path = rsyslogd()
     if path is not None:
         return path
@@ -68,6 +93,13 @@ def ensure_otelcol(stack_dir: Path, log: Log = print) -> Path:
     """The collector binary, built the first time (a few minutes: Go modules and compilation)."""
     binary = otelcol_path(stack_dir)
     if binary.exists():
+        return binary
+    with _exclusive(stack_dir / "otelcol" / "build.lock"):
+        return _build_otelcol(stack_dir, binary, log)
+
+
+def _build_otelcol(stack_dir: Path, binary: Path, log: Log) -> Path:
+    if binary.exists():  # built by the holder of the lock this call waited for
         return binary
     go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
     if go is None:

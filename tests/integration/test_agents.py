@@ -93,6 +93,7 @@ def agent_run(agent: str, settings: Settings, tmp_path: Path, glob: str) -> Agen
                             "-i", str(state / "rsyslogd.pid")], env, state / "agent.out")
 
 
+@pytest.mark.agents
 @pytest.mark.parametrize("agent", ["otelcol", "rsyslog"])
 def test_an_agents_records_become_the_events_of_the_files_it_tailed(
         agent: str, isolated: Any, corpus: Path, tmp_path: Path, worker_processes: Callable[..., Any]) -> None:
