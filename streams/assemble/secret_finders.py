@@ -168,7 +168,24 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
         if start < end and not (strength == "header" and is_placeholder(text[start:end])):
             spans.append((start, end))
             done = max(done, end)
+            if m.group("lv") is not None and text[m.end() - 1] == ",":
+                done = max(done, _list_rest(text, m.end(), strength, key, spans))
     return spans
+
+
+# The strings after a list's first one, up to its closing bracket: a key naming secrets in the plural
+# ("passwords: ['a', 'b']", parse_qs's repeated parameter) holds one in each.
+_LIST_ITEM = re.compile(r"""[ \t]*b?(["'])((?:\\.|[^"'\\\r\n])*)\1[ \t]*([,\]])""")
+
+
+def _list_rest(text: str, pos: int, strength: str, key: str, spans: Spans) -> int:
+    while (item := _LIST_ITEM.match(text, pos)) is not None:
+        if is_secret_value(strength, item.group(2), key):
+            spans.append(item.span(2))
+        pos = item.end()
+        if item.group(3) == "]":
+            break
+    return pos
 
 
 # A YAML mapping's bare "key" names the key of what it is nested under, as OmegaConf.to_yaml and yaml.dump print

@@ -244,6 +244,7 @@ HOSTILE = {
     "traced_kubectl": _fill("+ kubectl get secret get secret "),
     "folded_heads": _fill("eyJabcdefghijk\n        "),
     "list_values_open": _fill("password=['a"),
+    "list_values_long": "passwords: ['Pw9xQ2mK7v', " + _fill("'Pw9xQ2mK7v', "),
     "pprint_literals_open": _fill("password=('a'\n"),
     "column_headings": _fill("SID  Secret\n"),
     "stated_passwords": _fill("password is "),

@@ -201,3 +201,15 @@ def test_a_seed_or_a_first_start_password_on_the_line_after_its_announcement_is_
     assert event("") == ""  # a blank line between
     assert event("b306f42f0d45a3428fdebda78c3a9346") == "[REDACTED:secret]"
     assert event("b306f42f0d45a3428fdebda78c3a9346") == "b306f42f0d45a3428fdebda78c3a9346"  # one line only
+
+
+@pytest.mark.parametrize(("line", "redacted"), [
+    (f"passwords: ['{PW}', 'Winter2024!', 'x9Kq2mZp7v']", "passwords: ['[REDACTED:secret]', '[REDACTED:secret]', "
+                                                          "'[REDACTED:secret]']"),
+    (f'DB_PASSWORDS=["{PW}", "Summer2023!"] rest', 'DB_PASSWORDS=["[REDACTED:secret]", "[REDACTED:secret]"] rest'),
+    (f"{{'client_secret': ['{PW}', 'a8Fq2mZp7vK4'], 'scope': ['read', 'write']}}",  # parse_qs of a repeated parameter
+     "{'client_secret': ['[REDACTED:secret]', '[REDACTED:secret]'], 'scope': ['read', 'write']}"),
+    ("tokens: ['the', 'cat', 'sat']", "tokens: ['the', 'cat', 'sat']"),  # a tokenizer's output names no secret
+])
+def test_every_string_of_a_list_under_a_secret_key_is_redacted(redact: Redactor, line: str, redacted: str) -> None:
+    assert redact(line) == redacted
