@@ -167,9 +167,7 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
             start, end = start + a, start + b
         if start < end and not (strength == "header" and is_placeholder(text[start:end])):
             spans.append((start, end))
-            done = max(done, end)
-            if m.group("lv") is not None and text[m.end() - 1] == ",":
-                done = max(done, _list_rest(text, m.end(), strength, key, spans))
+            done = max(done, end, _list_rest(text, m, strength, key, spans))
     return spans
 
 
@@ -178,7 +176,11 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
 _LIST_ITEM = re.compile(r"""[ \t]*b?(["'])((?:\\.|[^"'\\\r\n])*)\1[ \t]*([,\]])""")
 
 
-def _list_rest(text: str, pos: int, strength: str, key: str, spans: Spans) -> int:
+def _list_rest(text: str, m: re.Match[str], strength: str, key: str, spans: Spans) -> int:
+    """Adds the secret strings of the list the match's first string opened; returns where the list ended."""
+    pos = m.end()
+    if m.group("lv") is None or text[pos - 1] != ",":
+        return 0
     while (item := _LIST_ITEM.match(text, pos)) is not None:
         if is_secret_value(strength, item.group(2), key):
             spans.append(item.span(2))
