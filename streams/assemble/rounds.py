@@ -35,8 +35,9 @@ _XGB_PAIR = re.compile(rf"([^\t:'-][^\t:']*?)-([^\t:]+):({NUMBER})(?:\+{NUMBER})
 _LGB_PAIR = re.compile(rf"([^\t']+)'s ([^\t:]+): ({NUMBER})(?: \+ {NUMBER})?")
 # LightGBM's C++ OutputMetric: "Iteration:%d, %s %s : %f", one line per data set and metric.
 _LGB_CPP = re.compile(rf"Iteration:(\d+), (\S+) (\S+) : ({NUMBER})\s*")
-# CatBoost: "0:\tlearn: 0.6931472\ttest: 0.6932018\tbest: 0.6932018 (0)\ttotal: 57ms\tremaining: 56.9s".
-_CATBOOST = re.compile(r"\s*(\d+):\t[A-Za-z]\w*: ")
+# CatBoost: "0:\tlearn: 0.6931472\ttest: 0.6932018\tbest: 0.6932018 (0)\ttotal: 57ms\tremaining: 56.9s", the first
+# source the training set or an evaluation set (a numbered list of "name: figure" cells is no round).
+_CATBOOST = re.compile(r"\s*(\d+):\t(?:learn|test\d*|validation(?:_?\d+)?|eval\w*): ")
 _CATBOOST_CELL = re.compile(rf"([A-Za-z]\w*): ({NUMBER}|[^\t]*)")
 _CATBOOST_TIMES = frozenset(("total", "remaining"))
 _NUMBERED = re.compile(r"([A-Za-z]+)_?\d+")

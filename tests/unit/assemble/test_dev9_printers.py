@@ -78,6 +78,8 @@ def test_catboost_console() -> None:
                "remaining: 55.8s")
     assert p.metrics["eval_loss"] == 0.5123456 and p.metrics["test1"] == 0.5234567
     assert math.isnan(lifted("3:\tlearn: nan\ttotal: 1s\tremaining: 2s").metrics["loss"])
+    # a numbered list of named figures is no round
+    assert not lifted("3:\tlatency: 12\tcount: 5").metrics
 
 
 def test_a_round_is_a_step_metric_whatever_it_measures(tmp_path: Path) -> None:
