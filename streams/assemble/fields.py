@@ -154,7 +154,8 @@ class EventBuilder:
         metrics = p.metrics
         # A line logged as an error (TensorFlow's "Model diverged with loss = NaN.") stays an event, its loss a
         # typed field: the error is what an alert and a search look for.
-        if metrics and p.level not in _LOUD and is_step_metric(metrics, n, p.step is not None or p.epoch is not None):
+        if metrics and p.level not in _LOUD and (is_step_metric(metrics, n, p.step is not None or p.epoch is not None)
+                                                 or (p.report and n == 1)):
             point = metric_point(eid, ts, project, p, task=task, source=source, labels=labels, raw=raw)
             return Output("metric", METRICS_TOPIC, eid.encode(), point)
         # One line: a record's own message (its exception text appended), else the line; a block: all of it.

@@ -77,6 +77,7 @@ class Parsed:
     time_text: str | None = None  # a record's time as written: kept when the time is out of bounds
     flags: list | None = None  # why values were kept as text: "step_out_of_range", ...
     wide: bool = False  # attributes came from a record or a step line: the builder bounds them
+    report: bool = False  # a printer's report of one step (a boosting round): a step line whatever it measures
 
 
     def keep_as_text(self, flag: str, key: str, text: str) -> None:

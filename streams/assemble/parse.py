@@ -27,6 +27,7 @@ import time
 from streams.assemble.keys import norm, number, settle_loss, settle_memory
 from streams.assemble.lift import LEVELS, Parsed, lift_record, lift_value, settle_settings
 from streams.assemble.records import find_record, logfmt
+from streams.assemble.rounds import lift_round
 from streams.assemble.steplines import lift_counters, lift_step_line
 from streams.assemble.times import ISO as _ISO
 from streams.assemble.times import SLASHED as _SLASHED
@@ -53,6 +54,8 @@ _VLLM = re.compile(rf"({_LVL}) (\d\d)-(\d\d) (\d\d:\d\d:\d\d) \[?([\w.]+:\d+)\]"
 _GLOG = re.compile(r"\[?([IWEF])(?:(\d{4})?(\d\d?)(\d\d) (\d\d:\d\d:\d\d)|0000 00:00:(\d{9,11}))(?:\.(\d+))?"
                    r"\s+(\d+)?\s*([\w./-]+:\d+)\]")
 _NCCL = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?:[\w.]+:\d+ )?NCCL (INFO|WARN|ERROR|TRACE)")
+# LightGBM's C++ Log (include/LightGBM/utils/log.h): "[LightGBM] [Info] ", "[Warning]", "[Fatal]", "[Debug]".
+_LIGHTGBM = re.compile(r"\[LightGBM\] \[(Info|Warning|Fatal|Debug)\] ")
 _HDFS = re.compile(r"(\d\d)(\d\d)(\d\d) (\d\d)(\d\d)(\d\d) \d+ ([A-Z]+) ")
 _ANDROID = re.compile(r"(\d\d)-(\d\d) (\d\d:\d\d:\d\d)\.(\d+)\s+\d+\s+\d+ ([VDIWEFA]) ")
 _APACHE = re.compile(r"\[\w{3} (\w{3}) +(\d+) (\d\d:\d\d:\d\d) (\d{4})\] \[(\w+)\]")
@@ -123,8 +126,14 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:
         return _settled(p)
     at = _head(body, c, p, producer_ts_ms)
     if p.fmt != "nccl":  # NCCL's own debug lines print no step fields
-        lift_step_line(body[at:] if at else body, p)
+        _step_fields(body[at:] if at else body, p)
     return _settled(p)
+
+
+def _step_fields(body: str, p: Parsed) -> None:
+    # a boosting round's report (streams.assemble.rounds) may name no training word: it goes first
+    if not (("\t" in body or "Iteration:" in body) and lift_round(body, p)):
+        lift_step_line(body, p)
 
 
 def _whole_line_record(body: str, c: str, p: Parsed) -> bool:
@@ -188,6 +197,10 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         m = _GLOG.match(body)
         if m:
             _glog(m, p, producer_ts_ms)
+            return m.end()
+        m = _LIGHTGBM.match(body) if body.startswith("[LightGBM]") else None
+        if m:
+            p.level, p.logger, p.fmt = norm_level(m.group(1)), "LightGBM", "lightgbm"
             return m.end()
     elif c in "IWEF" and c:
         m = _GLOG.match(body)

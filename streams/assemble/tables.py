@@ -15,6 +15,10 @@ The printers that lay their figures out this way:
   where a column is full), a ``# Idx      W      C      C      %      % ...`` line of units, then one row per
   GPU per interval; its ``sm`` is the SM utilisation (%), its ``fb`` the framebuffer in use (MB) and its
   ``mem`` how busy the memory is (%), not an amount (:data:`MONITOR_COLUMNS`; the units line is not needed);
+  ``-o DT`` puts the local date and time in front (``#Date  Time  gpu ...``), the row's time; ``nvidia-smi pmon``
+  the same per process (``# gpu  pid  type  sm  mem ... command``), its process id, type and command kept as text;
+- ``tabulate``'s "psql" tables, as Ray Tune's CLIReporter prints its trials: ``| Trial name | status | loc | lr |
+  iter | total time (s) | loss |`` (names with blanks, text cells in the rows);
 - fastai's ``Recorder`` through fastprogress: ``epoch     train_loss  valid_loss  accuracy  time``, then a row
   per epoch, each value padded to its name's width (the merger leaves each row an event of its own);
 - ``rocm-smi``'s concise table: ``GPU  Temp   AvgPwr  SCLK  MCLK  Fan  Perf  PwrCap  VRAM%  GPU%`` (units glued to
@@ -76,9 +80,21 @@ _ENTITY = re.compile(r"GPU|GPU-I|GPU-CI|CPU|CPU_CORE|NvSwitch|NVSWITCH|LINK|VGPU
 
 
 # Columns a monitor names by its own short names, read as fields when its header is commented and has a
-# ``gpu`` column (``nvidia-smi dmon``; ``nvidia-smi pmon`` has them too, but its rows hold text cells and are
-# not read).
+# ``gpu`` column: ``nvidia-smi dmon``, and ``nvidia-smi pmon`` (per process: its ``sm`` the share of the GPU the
+# process used, its ``fb`` the memory it holds).
 MONITOR_COLUMNS = {"sm": "gpu_utilization_pct", "fb": "gpu_memory_mb", "mem": "memory_busy_pct"}
+# Columns whose cells are names, kept as text: pmon's process id, its type (``C``, ``G``, ``C+G``) and command.
+_TEXT_COLUMNS = frozenset(("pid", "type", "command"))
+# ``nvidia-smi dmon -o DT`` puts the local date and time in front: ``#Date  Time  gpu ...`` over
+# ``20240307   10:41:57      0 ...`` (``#YYYYMMDD HH:MM:SS`` in its units line).
+_DATE_CELL = re.compile(r"(\d{4})(\d\d)(\d\d)")
+_CLOCK_CELL = re.compile(r"\d\d:\d\d:\d\d")
+# A table drawn with bars (``tabulate``'s "psql" format, as Ray Tune's CLIReporter prints its trial table:
+# ``| Trial name | status | loc | lr | iter | total time (s) | loss |``): names may have blanks and a unit in
+# brackets, and a row's cells may be text (a trial's name, its status, its host:port). (Ray Tune's newer
+# AIR_TABULATE_TABLEFMT draws the table in a "│" box, which the merger keeps as one event of all its trials.)
+_BARS = "|"
+_BAR_NAME = re.compile(r"[A-Za-z][\w.]*(?: [\w.()/%]+){0,4}")
 
 
 @dataclass(slots=True, frozen=True)
@@ -102,6 +118,8 @@ def _claimed(name: str) -> bool:
 def header_of(text: str) -> Header | None:
     """The header a line is, or None."""
     s = text.strip()
+    if len(s) > 2 and s[0] in _BARS and s[-1] == s[0]:
+        return _bar_header(s)
     monitor = s[:1] == "#"  # a monitor's commented header: dcgmi dmon's "#Entity   GPUTL  FBUSD"
     if monitor:
         s = s[1:].lstrip()
@@ -128,6 +146,16 @@ def header_of(text: str) -> Header | None:
     return Header(names, units, csv)
 
 
+def _bar_cells(s: str) -> list[str]:
+    return [c.strip() for c in s[1:-1].split(s[0])]
+
+
+def _bar_header(s: str) -> Header | None:
+    names = _bar_cells(s)
+    if len(names) < 3 or not all(_BAR_NAME.fullmatch(n) for n in names) or not any(_claimed(n) for n in names):
+        return None
+    return Header(names, [""] * len(names), False)
+
 
 class ColumnTables:
     """The last header of each source, and the rows read against it."""
@@ -143,7 +171,8 @@ class ColumnTables:
         header = self.headers.get(sid) if self.headers else None
         if header is not None and _row(header, text, p):
             return
-        if p.fmt is None and p.level is None and ("  " in text or "," in text):  # a header has no head
+        if p.fmt is None and p.level is None and ("  " in text or "," in text or text.lstrip()[:1] in _BARS):
+            # (a header has no head)
             new = header_of(text)
             if new is not None:
                 if len(self.headers) >= MAX_TRACKED_SOURCES:
@@ -155,6 +184,10 @@ def _cells(header: Header, text: str) -> list[str] | None:
     n = len(header.names)
     if header.csv:
         cells = [c.strip() for c in text.split(",")]
+        return cells if len(cells) == n else None
+    s = text.strip()
+    if len(s) > 2 and s[0] in _BARS and s[-1] == s[0]:
+        cells = _bar_cells(s)
         return cells if len(cells) == n else None
     cells = text.split()
     if len(cells) > n + 1 and "  " in text and len(wide := _WIDE_GAP.split(text.strip())) == n:
@@ -170,10 +203,18 @@ def _cells(header: Header, text: str) -> list[str] | None:
         return None
     # every cell a value, but for one word of state in a row of five or more after its first cell (rocm-smi's Perf
     # column: "auto")
-    words = [c for c in cells[first:] if not _VALUE.fullmatch(c)]
+    words = [c for name, c in zip(header.names[first:], cells[first:], strict=True)
+             if name not in _TEXT_COLUMNS and not _VALUE.fullmatch(c)]
     if words and (len(words) > 1 or n < 5 or not _WORD_CELL.fullmatch(words[0]) or words[0] == cells[0]):
         return None
     return cells
+
+
+def _dated(times: dict[str, str], date: str | None) -> dict[str, str]:
+    """A clock cell with the date of its row's date column in front (``dmon -o DT``)."""
+    if date is None:
+        return times
+    return {k: f"{date}T{v}" if _CLOCK_CELL.fullmatch(v) else v for k, v in times.items()}
 
 
 def _row(header: Header, text: str, p: Parsed) -> bool:
@@ -181,6 +222,7 @@ def _row(header: Header, text: str, p: Parsed) -> bool:
     if cells is None:
         return False
     times: dict[str, str] = {}
+    date = None
     found = False
     for name, unit, cell in zip(header.names, header.units, cells, strict=True):
         if cell in _NO_VALUE:
@@ -189,19 +231,22 @@ def _row(header: Header, text: str, p: Parsed) -> bool:
         if nk in TIME_KEYS:
             times[name] = cell
             continue
+        if nk == "date" and (d := _DATE_CELL.fullmatch(cell)) is not None:
+            date = "-".join(d.groups())
+            continue
         m = _COUNT_OF.fullmatch(cell) if nk in EPOCH_KEYS else None
         value = m.group(1) if m else cell  # "70/1000": the epoch of the run's epochs
-        if value[:1].isdigit() or value[:1] in "+-.":
+        if name not in _TEXT_COLUMNS and (value[:1].isdigit() or value[:1] in "+-."):
             value = value + unit if unit and value[-1:].isdigit() else value  # the header's unit
             if not lift_value(p, name, nk, value):
                 p.attributes.setdefault(name, value)
             found = True
         else:
-            p.attributes.setdefault(name, cell)  # a text cell: a GPU's name is no model's
+            p.attributes.setdefault(name, cell)  # a text cell: a GPU's name is no model's, a process id no figure
     if not found:
         return False
     if times:
-        lift_record(times, p)
+        lift_record(_dated(times, date), p)
     p.fmt, p.wide = p.fmt or "table", True
     if "memory_mb" in p.metrics:
         settle_memory(p.metrics, p.step is not None or p.epoch is not None)

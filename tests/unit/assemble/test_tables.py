@@ -147,7 +147,9 @@ def test_a_comment_of_prose_is_no_monitor_header() -> None:
     tables, p = ColumnTables(), Parsed()
     tables.read("s", "# gpu    pid  type    sm    mem    enc    dec    command", Parsed())
     tables.read("s", "    0  41822     C    45     12      -      -    python", p)
-    assert p.metrics == {}  # ... whose rows hold text cells: not read
+    # ... whose rows hold text cells where its process is named: kept as text
+    assert p.metrics == {"gpu": 0.0, "gpu_utilization_pct": 45.0, "memory_busy_pct": 12.0}
+    assert (p.attributes["pid"], p.attributes["type"], p.attributes["command"]) == ("41822", "C", "python")
 
 
 @pytest.mark.parametrize(("rows", "want"), [
