@@ -395,6 +395,20 @@ _CELL = r"(?:\d+:\d\d(?::\d\d)?|[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?%?|
 # is none.
 _UCELL = r"(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[A-Za-z]{1,4}|%)|N/A)"
 _TAIL_CELL = r"(?:[A-Za-z°%/]{1,8})"
+# an elision mark alone (TOKENS "elided", "elided_in"): dots or an ellipsis, bare or bracketed; a word
+# saying lines were cut, bracketed or between dots; how many lines were left out ("... (40 lines omitted)",
+# "... < many lines > ...", friendly's "... Many other lines. ..."). A count of frames is only a word:
+# the Go runtime's own "...additional frames elided..." and "...N frames elided..." are "go_elided"
+_DOTS = r"(?:\.{3,}|…+)"
+_ELIDED_COUNT = (r"(?:\d+ (?:more )?lines?|(?:[Mm]any|[Ss]ome|[Ss]everal) (?:other |more )?(?:lines|frames))"
+                 r"(?: (?:omitted|elided|removed|skipped|hidden|truncated|not shown))?\.?")
+_ELISION = (r"(?:" + _DOTS + r"|[\[(<]" + _DOTS + r"[\])>]"
+            r"|[\[(<] ?(?:" + _DOTS + r" ?)?(?:snip(?:ped)?|truncated|trimmed|omitted|elided)"
+            r"(?: ?" + _DOTS + r")? ?[\])>]"
+            r"|" + _DOTS + r" ?(?:snip(?:ped)?|truncated|trimmed)(?: ?" + _DOTS + r")?"
+            r"|" + _DOTS + r" ?[\[(<]? ?" + _ELIDED_COUNT + r" ?[\])>]?(?: ?" + _DOTS + r")?"
+            r"|[\[(<] ?" + _ELIDED_COUNT + r" ?[\])>])")
+
 TOKENS: tuple[tuple[str, ...], ...] = (
     # CPython Lib/traceback.py (TracebackException.format)
     ("py_tb", r"[ \t]*Traceback \(most recent call last\):"),
@@ -593,6 +607,13 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("j_wrap_tail", r"[\w$.-]*(?::\d*)?\)\s*$"),
     # a frame's location on its own line: Rust's "      at src/main.rs:3:5", V8's "    at node:internal/x:23:47"
     ("at_path", r"[ \t]+at [^\s(]+:\d+(?::\d+)?$"),
+    # a line a reporter or a tool put in a stack in place of the lines it left out, when the stack was pasted
+    # into an issue or cut by a viewer: "...", "…", "[...]", "(...)", "<snip>", "[... snip ...]",
+    # "<truncated>", "... (40 lines omitted)", "... 12 more lines ...", "\tat ..." in a Java stack. Only
+    # the mark on its line, indented ("elided_in": at a frame's indent, the stack's) or at column 0
+    # ("elided": held until a frame after it confirms it). Before "j_more", whose "... N more" is the JVM's own
+    ("elided_in", r"[ \t]+(?:at )?" + _ELISION + r"\s*$"),
+    ("elided", r"(?:at )?" + _ELISION + r"\s*$"),
     ("j_more", r"[ \t]*\.\.\. \d+ (?:more|common frames omitted)"),
     # anyhow's and eyre's Debug of an error (what `main` returning Err prints after "Error: "): the
     # message, then sections each after a blank line, their titles alone on a line: "Caused by:" (the
@@ -738,7 +759,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # (frame #0 opens a backtrace: `bt` after a stop's "#0 ..." + source line, each thread of `thread apply
     # all bt` under its "Thread N (Thread 0x... (LWP n) "name"):" line)
     ("gdb_frame0", r"#0 +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
-    ("gdb_frame", r"#\d+ +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \()"),
+    # (print_frame_info writes a signal trampoline's frame and a call gdb made as "#N  <signal handler called>",
+    # "#N  <function called from gdb>")
+    ("gdb_frame", r"#\d+ +(?:0x[0-9a-fA-F]+ in \S|[\w:~<>.*&$-]+ \("
+                  r"|<(?:signal handler|function) called(?: from gdb)?>)"),
     ("gdb_thread", r"Thread \d+ \((?:Thread|LWP|process) .*\):\s*$"),
     # `bt full` writes each frame's locals under it, indented, or one of these (stack.c print_frame_local_vars)
     ("gdb_nolocals", r"No (?:locals|symbol table info available)\.\s*$"),
@@ -1187,13 +1211,16 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "wandb_sync": ("wandb_sync", None),
     "py_def": ("py_def", "python_source"),
     "pt_title": ("pt_report", "pytest_report"),
+    # an elision mark at column 0 where no stack is open: the frames after it are the rest of the stack a
+    # reporter cut above them ("elided_lead"); without them it is a line of its own
+    "elided": ("elided_lead", None),
 }
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
 SOFT_STARTS = frozenset(("cuda_hint", "tsan_frame", "eg_line", "hash_bare", "ipy_frame", "ipy_num", "json_member",
                          "tsl_frame", "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def",
-                         "box_field"))
+                         "box_field", "elided"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -1394,6 +1421,12 @@ MODES: dict[str, dict] = {
     "await": {"kind": None, "on": {}, "await": True},
     # a writer's prefix alone: the next line of the writer joins only when it is an NCCL WARN
     "lead": {"kind": None, "on": {}},
+    # an elision mark at column 0 with no stack open (STARTS "elided"): a frame that cannot stand alone takes it
+    # as the stack's cut head (gdb's "#9 ...", "\tat ...", '  File "..."', c10's "frame #3: ..."); any other
+    # line ends it
+    "elided_lead": {"kind": None, "on": {"gdb_frame": (_S, "gdb"), "gdb_frame0": (_S, "gdb"),
+                                         "j_at": (_S, "java_frames"), "py_file": (_S, "py_frames"),
+                                         "frame": (_S, "c10_frames")}},
     # java.util.logging's first line: the "LEVEL: message" line is the record's own
     # (SimpleFormatter writes the level at the start of the second line: it is the record's head too,
     # and announces the throwable printed right under the message)
@@ -1424,6 +1457,7 @@ MODES: dict[str, dict] = {
     "py_frames": {"kind": "python_traceback",
                   "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
                          "tqdm_bar": (_E, None), "py_file_bare": (_S, "py_bare_frame"),
+                         "elided_in": (_S, None), "elided": (_T, None),
                          "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
                   # (after the frames traceback.py writes the exception line, "Type" or "Type: message":
                   # a line of another shape is not this traceback's, whatever its own writer)
@@ -1647,7 +1681,7 @@ MODES: dict[str, dict] = {
     # (a frame printStackTrace wrote ends with ')': a line that does not, then the rest of one, was wrapped)
     "java_frames": {"kind": "java_stack", "wrap_end": ")",
                     "on": {"j_at": (_S, None), "at_path": (_S, None), "j_more": (_S, None), "j_suppressed": (_S, None),
-                           "j_wrap_tail": ("wrap", None),
+                           "j_wrap_tail": ("wrap", None), "elided_in": (_S, None), "elided": (_T, None),
                            # (V8's frames as util.inspect prints an error: console.error(err) in Node.js)
                            "node_more": (_S, None), "node_at_open": (_S, "node_props"),
                            "j_circular": (_S, None), "j_caused": (_S, "java_head"), "yarn_exited": (_L, None),
@@ -1694,6 +1728,7 @@ MODES: dict[str, dict] = {
     # frames end with ')' ("(0x.. in lib.so)"); a line after one that does not is its hard wrap
     "c10_frames": {"kind": "cpp_frames", "cross": True, "wrap_end": ")",
                    "on": {"frame": (_S, None), "c10_omit": (_S, None), "text": ("wrap", None), "c10_raised": (_S, None),
+                          "elided_in": (_S, None), "elided": (_T, None),
                           # lldb's "bt all": the next thread's header, then its frames
                           "lldb_thread": (_S, "lldb_bt")},
                    "after_blank": {"c10_raised": (_S, None)}},
@@ -1745,7 +1780,8 @@ MODES: dict[str, dict] = {
     "mac_bt": {"kind": "macos_backtrace", "on": {"mac_frame": (_S, None)}},
     # gdb: frames, their wrapped argument lines, and the source line gdb prints after a stop
     "gdb": {"kind": "gdb_bt", "on": {"gdb_frame": (_S, None), "gdb_src": (_S, None), "indent": (_C, None),
-                                     "at_path": (_C, None), "gdb_nolocals": (_S, None)}},
+                                     "at_path": (_C, None), "gdb_nolocals": (_S, None),
+                                     "elided_in": (_S, None), "elided": (_T, None)}},
     "gdb_thread": {"kind": "gdb_bt", "on": {"gdb_frame0": (_S, "gdb"), "gdb_frame": (_S, "gdb")}},
     # backward-cpp: its frames, inlined calls and snippets, to the psiginfo() line its signal handler ends with
     "backward": {"kind": "cpp_frames", "on": {"bwd_frame": (_S, None), "bwd_inline": (_S, None),
@@ -1826,7 +1862,8 @@ MODES: dict[str, dict] = {
                         "go_created": (_S, None), "go_func_bare": (_T, None),
                         "go_elided": (_S, None), "go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
                         "indent": (_S, None), "go_dump_end": (_L, None), "go_reg": (_S, "go_regs"),
-                        "go_bad_pc": (_S, None), "go_hexdump_head": (_S, None), "go_hexwords": (_S, None)},
+                        "go_bad_pc": (_S, None), "go_hexdump_head": (_S, None), "go_hexwords": (_S, None),
+                        "elided_in": (_S, None), "elided": (_T, None)},
                  "after_blank": {"go_goroutine": (_S, None), "go_runtime_stack": (_S, None),
                                  "go_dump_end": (_L, None), "go_reg": (_S, "go_regs")}},
     # the registers a signal's dump ends with (dumpregs), after its goroutines
