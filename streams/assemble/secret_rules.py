@@ -435,8 +435,8 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"\bfm(?:1[ar]|2)_[A-Za-z0-9+/=_\-]{40,}(?:,fm(?:1[ar]|2)_[A-Za-z0-9+/=_\-]{20,})*",
                source="gitleaks flyio-access-token (fly tokens create: FlyV1 fm2_...,fm2_...)"),
     SecretRule("connection_token", ("tkn=",), r"[?&]tkn=(?P<s>[^&\s#'\"]{16,})", check="generated",
-               source="VS Code server, openvscode-server and code-server's --connection-token, which their 'Web UI "
-                      "available at http://...?tkn=...' line carries as the query parameter tkn"),
+               source="VS Code's server (code serve-web) and openvscode-server's --connection-token, which their "
+                      "'Web UI available at http://...?tkn=...' line carries as the query parameter tkn"),
     SecretRule("restricted_api_key", ("restricted-api", "restricted_api", "restricted-protocol",
                                       "restricted_protocol"),
                r"(?i)(?<![A-Za-z0-9])(?:https?|grpc)?[-_]?restricted[-_](?:api|protocol)\b[ \t|=]*"
