@@ -360,6 +360,18 @@ _add("url_password_percent_escaped", "Ue" + rand(4) + "%40" + rand(4) + "%2F" + 
      "sqlalchemy.url = postgresql://trainer:{s}@db:5432/runs", "redis://default:{s}@redis:6379/0 refused")
 _add("url_password_raw_at", "Ua" + rand(5) + "@" + rand(8), "postgresql://trainer:{s}@db:5432/runs")
 
+# The ninth round's printers (dev8): ML platform and SRE tools' startup lines, debug dumps and server logs.
+_add("connection_token", rand(40), "Web UI available at http://localhost:8000?tkn={s}",
+     "http://127.0.0.1:3000/?folder=/home/coder&tkn={s}")
+_add("restricted_api_key", "Ra" + rand(14) + "*" + rand(3),
+     "+ tritonserver --model-repository=/models --http-restricted-api=model-repository,shared-memory:admin-key={s}",
+     "| http_restricted_api              | model-repository:admin-key={s}            |")
+_add("redis_monitor_auth", "Rm" + rand(12) + "#" + rand(2), '1714557600.123456 [0 10.0.0.5:51234] "AUTH" "{s}"',
+     '1714557600.223456 [0 10.0.0.6:40022] "AUTH" "trainer" "{s}"',
+     '1714557600.323456 [0 10.0.0.7:40100] "HELLO" "3" "AUTH" "default" "{s}" "SETNAME" "ray-gcs"')
+_add("psql_variable", "Pv" + rand(10) + "%" + rand(2), "\\set pw '{s}'\nALTER USER airflow PASSWORD :'pw';",
+     "\\set db_password '{s}'")
+
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [
     "      api_key: os.environ/AZURE_API_KEY", "  api_key: ${oc.env:WANDB_API_KEY}",
@@ -441,4 +453,9 @@ NOT_SECRETS: list[str] = [
     "=> Send header: Authorization: Basic <redacted>", "password:  24 bytes",
     "Access denied for user 'runs'@'10.0.3.11' (using password: YES)",
     "NAME      SECRETS   AGE\ndefault   1         5d", "GET /errors?code=404&lang=en HTTP/1.1",
+    # and the ninth round's: azcopy's scrubbed SAS, redis MONITOR's other commands, psql variables naming no secret
+    "INFO: Source: https://acct.blob.core.windows.net/ckpt?se=2024-06-01&sig=REDACTED&sp=rl",
+    '1714557600.5 [0 10.0.0.5:51234] "GET" "emb:' + rand(40, HEX) + '"', "\\set ON_ERROR_STOP 'on'",
+    "--http-restricted-api=model-repository:admin-key=${TRITON_ADMIN_KEY}",
+    "llama_print_timings:        eval time =    1967.31 ms /   128 tokens (   65.06 tokens per second)",
 ]

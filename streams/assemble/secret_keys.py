@@ -88,6 +88,7 @@ _PLACEHOLDER = re.compile(
     r"|os\.environ/[A-Za-z_][A-Za-z0-9_]*"  # LiteLLM's config reads a key from the environment: os.environ/NAME
     # printers' own masks: httpx's Headers repr ('[secure]'), Ansible's no_log module arguments
     r"|\[(?:secure|hidden|masked|filtered)\]|value_specified_in_no_log_parameter"
+    r"|redacted"  # azcopy's scrubbed SAS (sig=REDACTED)
     r"|yes|no)")  # MySQL's "Access denied ... (using password: YES)" says whether one was given
 _SCHEME = re.compile(r"(?i)(?:bearer|basic|token|apikey|api-key|digest|negotiate|ntlm|hoba|mutual|"
                      r"aws4-hmac-sha256|sharedaccesssignature|sharedkey|splunk|dsn|key)\s+")

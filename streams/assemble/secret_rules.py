@@ -179,6 +179,7 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("google_oauth_token", ("ya29.",), rf"\bya29\.{_T}{{20,}}", source="trufflehog GoogleOauth2"),
     SecretRule("azure_sas_signature", ("sig=", "signature="),
                r"(?i)[?&;](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token)=(?P<s>[^&\s#'\"]+)",
+               check="not_placeholder",  # azcopy's job log scrubs its own SAS to sig=REDACTED
                source="detect-secrets AzureStorageKeyDetector; gitleaks azure-storage SAS; AWS/GCS signed URLs"),
     SecretRule("databricks_token", ("dapi",), r"\bdapi[0-9a-f]{32}(?:-\d+)?\b", source="gitleaks databricks-api-token"),
     # -- code hosting and package registries ------------------------------------------------------------
@@ -235,8 +236,9 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                source="gitleaks azure-ad-client-secret"),
     SecretRule("google_oauth_client_secret", ("gocspx-",), rf"\bGOCSPX-{_T}{{28,}}",
                source="gitleaks gcp client secret (GOCSPX-); GitHub secret scanning google_oauth_client_secret"),
-    SecretRule("google_refresh_token", ("1//0",), rf"(?<![\w/])1//0{_T}{{40,}}",
-               source="trufflehog GoogleOauth2 refresh"),
+    SecretRule("google_refresh_token", ("1//0", "1%2f%2f0"), rf"(?<![\w/%])1(?://|%2[Ff]%2[Ff])0{_T}{{40,}}",
+               source="trufflehog GoogleOauth2 refresh; also as a form body writes it (refresh_token=1%2F%2F0..., the "
+                      "token request gcloud --log-http and oauthlib's debug print)"),
     SecretRule("digitalocean_token", ("do_v1_", "dop_v1_", "doo_v1_", "dor_v1_"), r"\bdo[opr]_v1_[a-f0-9]{64}\b",
                source="gitleaks digitalocean-pat, digitalocean-access-token, digitalocean-refresh-token"),
     SecretRule("docker_hub_token", ("dckr_pat_", "dckr_oat_"), rf"\bdckr_(?:pat|oat)_{_T}{{24,}}",
@@ -432,6 +434,30 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("flyio_token", ("fm1", "fm2_"),
                r"\bfm(?:1[ar]|2)_[A-Za-z0-9+/=_\-]{40,}(?:,fm(?:1[ar]|2)_[A-Za-z0-9+/=_\-]{20,})*",
                source="gitleaks flyio-access-token (fly tokens create: FlyV1 fm2_...,fm2_...)"),
+    SecretRule("connection_token", ("tkn=",), r"[?&]tkn=(?P<s>[^&\s#'\"]{16,})", check="generated",
+               source="VS Code's server (code serve-web) and openvscode-server's --connection-token, which their "
+                      "'Web UI available at http://...?tkn=...' line carries as the query parameter tkn"),
+    SecretRule("restricted_api_key", ("restricted-api", "restricted_api", "restricted-protocol",
+                                      "restricted_protocol"),
+               r"(?i)(?<![A-Za-z0-9])(?:https?|grpc)?[-_]?restricted[-_](?:api|protocol)\b[ \t|=]*"
+               r"(?:[a-z\-]{1,40},){0,16}[a-z\-]{1,40}:[^=\s|,]{1,64}=(?P<s>[^\s,|'\"]+)", check="not_placeholder",
+               source="Triton Inference Server's --http-restricted-api / --grpc-restricted-protocol="
+                      "API[,API]:KEY=VALUE (the header a client must send), in its command line and its startup "
+                      "options table"),
+    SecretRule("redis_monitor_auth", ('"auth"',),
+               r"(?m)\[[0-9]{1,5} [^\]\r\n]{1,100}\] \"(?i:auth)\"(?: \"(?:\\.|[^\"\\\r\n]){0,256}\")? "
+               r"\"(?P<s>(?:\\.|[^\"\\\r\n]){1,256})\"(?=[ \t]*\r?$)", check="not_placeholder",
+               source="redis MONITOR's lines (TIME [DB ADDR] \"CMD\" \"ARG\"...): AUTH password, or AUTH username "
+                      "password with Redis 6 ACLs; the password is the command's last argument"),
+    SecretRule("redis_monitor_auth", ('"auth"',),
+               r"\] \"(?i:hello)\" \"[23]\" \"(?i:auth)\" \"(?:\\.|[^\"\\\r\n]){0,256}\" "
+               r"\"(?P<s>(?:\\.|[^\"\\\r\n]){1,256})\"", check="not_placeholder",
+               source="redis MONITOR of RESP3's HELLO protover AUTH username password (redis-py, Ray's GCS client)"),
+    SecretRule("psql_variable", ("\\set",),
+               r"(?m)^[ \t]*\\set[ \t]+[A-Za-z0-9_]{0,40}(?i:pw|pwd|pass|passwd|password|secret|token)[ \t]+"
+               r"'(?P<s>(?:''|[^'\r\n]){1,256})'", check="not_placeholder",
+               source="psql's \\set NAME 'value' (psql(1) variables, echoed by psql -a), which a script then "
+                      "interpolates as :'NAME' into ALTER USER ... PASSWORD"),
     SecretRule("oauth_code", ("code=",), r"[?&]code=(?P<s>[^&\s#'\"]{16,})", check="generated",
                source="OAuth 2.0 authorization responses (RFC 6749 4.1.2: ?code=...&state=...) in access logs"),
     SecretRule("terraform_random_password", ("password",),
@@ -472,14 +498,15 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                       "(https://<token>@github.com, x-access-token)"),
     SecretRule("sql_password", ("password", "identified"),
                gate=r"(create|alter)[ \t]+(user|role|login)[^;\r\n]{0,200}[ \t]password[ \t]+['\"]"
-                    r"|identified[ \t]+by[ \t]+['\"]|set[ \t]+password[^=;\r\n]{0,200}=",
+                    r"|identified([ \t]+with[ \t]+\w{1,64})?[ \t]+by[ \t]+['\"]|set[ \t]+password[^=;\r\n]{0,200}=",
                pattern=r"(?i)(?:\b(?:create|alter)[ \t]+(?:user|role|login)\b[^;\r\n]{0,200}?[ \t]password[ \t]+"
-                       r"|\bidentified[ \t]+by[ \t]+"
+                       r"|\bidentified(?:[ \t]+with[ \t]+\w{1,64})?[ \t]+by[ \t]+"
                        r"|\bset[ \t]+password\b[^=;\r\n]{0,200}?=[ \t]*(?:password\([ \t]*)?)"
                        r"(?P<q>['\"])(?P<s>[^'\"\r\n]{1,256})(?P=q)",
                check="not_placeholder",
                source="gitleaks generic (passwords in SQL: CREATE/ALTER USER|ROLE|LOGIN ... PASSWORD '...', "
-                      "MySQL's IDENTIFIED BY '...' and SET PASSWORD [FOR user] = '...', as its general log records)"),
+                      "MySQL's IDENTIFIED [WITH plugin] BY '...' and SET PASSWORD [FOR user] = '...', as its general "
+                      "log records)"),
     SecretRule("cli_secret_argument", ("http-basic.",),
                r"\bpoetry[ \t]+config[ \t]+(?:--\S+[ \t]+)*http-basic\.\S+[ \t]+\S+[ \t]+['\"]?(?P<s>[^\s'\"]+)",
                source="Poetry's documented credential command: poetry config http-basic.REPO USER PASSWORD"),

@@ -248,6 +248,14 @@ HOSTILE = {
     "pprint_literals_open": _fill("password=('a'\n"),
     "column_headings": _fill("SID  Secret\n"),
     "stated_passwords": _fill("password is "),
+    "redis_monitor_auth": '1 [0 a:1] "AUTH" "Pw9xQ2mK7v"\n' + _fill('[0 a:1] "AUTH" "a" '),
+    "redis_monitor_open": _fill('] "HELLO" "3" "AUTH" "'),
+    "restricted_api_lists": _fill("--http-restricted-api=a,"),
+    "restricted_api_keys": _fill("http_restricted_api | a:b"),
+    "psql_set": "\\set pw 'Pw9xQ2mK7v'\n" + _fill("\\set pw '"),
+    "connection_tokens": _fill("?tkn="),
+    "percent_refresh_tokens": _fill("1%2F%2F0"),
+    "identified_with": "identified by 'x' " + _fill("identified with a "),
 }
 
 

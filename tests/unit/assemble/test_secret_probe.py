@@ -6,7 +6,9 @@ third round (shapes taken from the programs that print them), ``dev3`` the fourt
 MinIO's banners, bootstrap tokens, secret stores' CLIs, tables, Go and Rust dumps; with look-alikes that must stay),
 ``dev6`` the seventh (JSON log records, language reprs, printed config files, HashiCorp token outputs, wire dumps;
 with printers' masks and public halves that must stay), ``dev7`` the eighth (protocol transcripts, cloud and cluster
-CLIs, registries, IaC dumps, env listings, first-start banners, tokens split over lines; with masks, hashes and ids).
+CLIs, registries, IaC dumps, env listings, first-start banners, tokens split over lines; with masks, hashes and ids),
+``dev8`` the ninth (ML platform and SRE tools: cloud CLIs' debug dumps, kubectl's round trippers, signed URLs, notebook
+and inference-server startup lines, tracker configs, scheduler env dumps, helm, vault, database logs).
 The holdout fixtures are scored by hand (``python -m devtools.secret_probe leaks holdout|holdout6``), not here."""
 
 from __future__ import annotations
@@ -105,6 +107,14 @@ def test_no_dev7_probe_secret_survives_but_the_known_ones_and_its_look_alikes_st
     assert leaks == DEV7_KNOWN_LEAKS
     assert [c["context"] for n, c in enumerate(kept) if lost(c, run_text(c["text"], tmp_path, 100 + n))] == []
     assert len(secrets) >= 60 and len(kept) >= 20 and all(c["source"] for c in cases)
+
+
+def test_no_dev8_probe_secret_survives_and_its_look_alikes_stay(tmp_path: Path) -> None:
+    """Credentials as ML platform and SRE tools print them (gcloud --log-http, az --debug, kubectl -v=9, signed URLs,
+    Jupyter and code-server URLs, Kafka and JVM settings, sacct and qstat env, Ray runtime_env, trackers' configs,
+    inference servers' args, helm, vault, redis MONITOR, Postgres and MySQL logs); and what must stay: printers' masks
+    (sig=REDACTED, Bearer <masked>, [hidden]), token counts, tokenizer output, digests, ids and public keys."""
+    holds_with_look_alikes("dev8", tmp_path, min_secrets=60, min_kept=20)
 
 
 def test_random_looking_lines_without_secrets_are_not_redacted(tmp_path: Path) -> None:
