@@ -103,6 +103,10 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # clusters name them, lower case with a digit ("worker-1", "gpu-node017.cluster"), or an IPv4
     # address, so that an exception line ("boto3.exceptions.S3UploadFailedError: ") is not one
     ("pdsh", r"(?P<k_pdsh>[a-z][a-z.-]*\d[a-z0-9.-]*|\d{1,3}(?:\.\d{1,3}){3}): ", "k", None),
+    # torch_xla's xla_dist relays each TPU worker's lines through its logger, formatted
+    # '%(asctime)-12s %(clientip)s [%(ordinal)s] %(message)s' with datefmt '%Y-%m-%d %H:%M:%S'
+    # (xla_dist.py _get_logger): the time is volatile, the worker's address and ordinal are the writer
+    ("xla_dist", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?P<k_xla_dist>\d{1,3}(?:\.\d{1,3}){3} \[\d+\]) ", "k", None),
     # docker buildx / BuildKit plain progress: "#8 12.34 " (the step, then seconds) before a step's output
     ("buildkit", r"(?P<k_buildkit>#\d+) \d+\.\d+ ", "k", None),
     # valgrind writes "==PID== " before every line of its own output (m_libcassert/m_debuglog vmessage): the

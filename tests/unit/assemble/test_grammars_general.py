@@ -179,6 +179,18 @@ def test_pdsh_host_prefixes_keep_each_nodes_traceback_apart():
     assert spans(tb) == [(0, 3)]
 
 
+def test_xla_dist_worker_prefixes_keep_each_workers_traceback_whole_and_apart():
+    # rule: STREAM_PREFIXES "xla_dist" (torch_xla's xla_dist: "time ip [ordinal] " before every relayed line)
+    w2, w0 = "2020-10-14 14:14:33 10.164.0.60 [2] ", "2020-10-14 14:14:34 10.164.0.61 [0] "
+    texts = [w2 + "Traceback (most recent call last):",
+             w0 + "Epoch 1 train begin 14:14:34",
+             w2 + '  File "/home/dev/train.py", line 111, in <module>',
+             w2 + "    prediction_loss_only=True,",
+             w2 + "RuntimeError: Failed to meet rendezvous 'torch_xla.core.xla_model.mark_step'",
+             w0 + "Epoch 1 train end 14:14:35"]
+    assert groups(texts) == [[0, 2, 3, 4], [1], [5]]
+
+
 # -- frames and reports --------------------------------------------------------------------------
 
 def test_java_frames_whose_indentation_was_stripped():

@@ -38,6 +38,9 @@ FLOORS = {
     # wild/dev7 (stacks shortened by an elision line where they were pasted) was scored blind at 6/8 and 8/9; its
     # floor is the level its rules reached
     "wild/dev7": (1.0, 0.88),
+    # wild/dev8 (training-cluster logs as pasted into issues) was scored blind at 22/27 and 90/90; its floor is the
+    # level its rules reached
+    "wild/dev8": (0.85, 1.0),
 }
 
 
