@@ -5,12 +5,15 @@ the probe part that holds them (tests/fixtures/fields_probe/dev10.yaml)."""
 from __future__ import annotations
 
 import calendar
+import io
 from pathlib import Path
 
+import fastavro
 import pytest
 
 from streams.assemble.failfields import RULES, failure_fields
 from streams.assemble.pipeline import parse_files
+from streams.contracts import parsed_schema
 from tests.fields_probe import load, score
 
 READ = calendar.timegm((2024, 6, 1, 12, 0, 0)) * 1000
@@ -114,6 +117,8 @@ def test_the_event_carries_them_and_the_lines_own_keys_win(tmp_path: Path) -> No
     assert tb["error_class"] == "cuda_oom" and tb["line_count"] == 4
     assert tb["attributes"]["oom_requested_mb"] == "1996.8" and tb["attributes"]["torch_reserved_mb"] == "768.0"
     assert rec["attributes"]["xid"] == "79" and rec["attributes"]["pid"] == "99"
+    for event in (tb, rec):  # the contract's attributes are text: the figures go through as they are
+        fastavro.schemaless_writer(io.BytesIO(), parsed_schema("log_event"), event)
 
 
 def test_probe_dev10_figures() -> None:
