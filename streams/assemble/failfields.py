@@ -74,10 +74,12 @@ RULES: tuple[Rule, ...] = (
     # torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp WorkNCCL::checkTimeout: logPrefix() ("[Rank n] ", "[PG <uid>
     # Rank n] ", "[PG ID <id> PG GUID <guid>(<desc>) Rank n] ": the rank in that group), then the WorkNCCL repr
     # (operator<<: SeqNum= from 1.11, NumelIn=/NumelOut= from 2.1, TensorShape=[...] in 1.10-1.11) and the time it ran.
+    # The spans between are bounded: a long line full of brackets costs a short scan at each one.
     Rule("Watchdog caught collective operation timeout", re.compile(
-        r"(?:\[(?:PG (?:ID )?(?P<pg>\d+)[^\]\n]*? )?Rank (?P<rank>\d+)\] )?Watchdog caught collective operation"
+        r"(?:\[(?:PG (?:ID )?(?P<pg>\d+)[^\]\n]{0,80}? )?Rank (?P<rank>\d+)\] )?Watchdog caught collective operation"
         r" timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)"
-        r"(?:, NumelIn=(?P<numel_in>\d+))?(?:, NumelOut=(?P<numel_out>\d+))?[^)\n]*?, Timeout\(ms\)=(?P<timeout>\d+)\)"
+        r"(?:, NumelIn=(?P<numel_in>\d+))?(?:, NumelOut=(?P<numel_out>\d+))?[^)\n]{0,200}?"
+        r", Timeout\(ms\)=(?P<timeout>\d+)\)"
         r" ran for (?P<ran>\d+) milliseconds"),
         {"rank": ("pg_rank", _int), "pg": ("pg_id", _text), "seq": ("nccl_seq_num", _int),
          "op": ("nccl_op_type", _text), "numel_in": ("nccl_numel_in", _int), "numel_out": ("nccl_numel_out", _int),
