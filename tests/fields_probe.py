@@ -2,7 +2,8 @@
 
 A probe file is YAML: a list of frameworks, each with the ``source`` it was taken from (a URL or the
 code that prints it) and its ``lines``; each line says which typed fields Sluice should lift
-(``expect``: field -> value as the line means it; ``timestamp`` as ISO 8601), which it must not
+(``expect``: field -> value as the line means it; ``timestamp`` as ISO 8601; a number an event keeps in its
+attributes by its key, a text attribute as ``attributes.<key>``), which it must not
 (``absent``: configuration and banners are not training state), and whether it must or must not be
 a step metric point (``metric``). Each line is parsed alone, as a file of its own, by ``sluice
 parse``'s code path, so no line borrows another's time or task; a line may list ``before`` it the
@@ -31,7 +32,9 @@ from streams.assemble.pipeline import parse_files
 
 READ_TS = 946_684_800_000  # 2000-01-01: a line's own time never equals it by chance
 INT_FIELDS = frozenset(("step", "max_steps"))
-TEXT_FIELDS = frozenset(("task_id", "task_type", "model_name", "phase", "level", "logger", "message"))
+TEXT_FIELDS = frozenset(("task_id", "task_type", "model_name", "phase", "level", "logger", "message", "error_class",
+                         "error_type"))
+TEXT_ATTRIBUTE = "attributes."  # ``attributes.<key>``: an attribute compared as text (a name, not a figure)
 TOP_METRICS = frozenset(("loss", "learning_rate", "grad_norm", "gpu_memory_mb", "gpu_utilization_pct"))
 
 
@@ -56,7 +59,9 @@ def parse_one(line: str, tmp: Path, before: list[str] | None = None) -> dict | N
 
 def field_value(out: dict, name: str):
     """What the output says for ``name``: a top-level field, else a metric point's metric, else the
-    number an event kept in its attributes."""
+    number an event kept in its attributes (``attributes.<key>``: its text)."""
+    if name.startswith(TEXT_ATTRIBUTE):
+        return (out.get("attributes") or {}).get(name[len(TEXT_ATTRIBUTE):])
     if name in out and name not in ("metrics", "attributes"):
         return out[name]
     if "metrics" in out:
@@ -79,7 +84,7 @@ def right(name: str, want, got) -> bool:  # noqa: PLR0911 - one return per kind 
         return False
     if name == "timestamp":
         return got == _iso_ms(want)
-    if name in TEXT_FIELDS:
+    if name in TEXT_FIELDS or name.startswith(TEXT_ATTRIBUTE):
         return got == str(want)
     if name in INT_FIELDS:
         return type(got) is int and got == want

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 
 from streams.assemble.classify import classify
 from streams.assemble.event_id import event_id
+from streams.assemble.failfields import failure_fields
 from streams.assemble.lines import Block, Output, empty_source
 from streams.assemble.metadata import SourceMetadata
 from streams.assemble.metrics import is_step_metric, metric_point
@@ -170,6 +171,9 @@ class EventBuilder:
         attrs = p.attributes
         if p.fmt:
             attrs["format"] = p.fmt
+        # The figures of a failure message (an OOM's sizes, a watchdog's op and times, an Xid): the line's own keys win.
+        for k, v in failure_fields(msg).items():
+            attrs.setdefault(k, v)
         # most lines carry no metrics: skip the lookups then (same values: all None)
         loss = learning_rate = grad_norm = gpu_mb = gpu_util = None
         if metrics:
