@@ -1064,6 +1064,12 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     ("shell_status", r"(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$",
      None),
     ("slurm", r"(?:srun|slurmstepd|sbatch|salloc): ", None),
+    # The kernel's log as dmesg -t or a journal prints it, where a GPU job's own output may meet it: the NVIDIA
+    # driver's error log (nvErrorLog_va: "NVRM: Xid (", one line each; NVRM's other messages may run over
+    # several lines, each with the prefix again), its modules ("nvidia-uvm: ", "nvidia-nvswitch0: ") and
+    # dev_printk's "<driver> <PCI address>: " (mlx5_core, pcieport's AER reports, the nvidia module itself)
+    ("kernel_driver", r"NVRM: S?Xid \(|nvidia-(?:uvm|modeset|peermem|nvswitch\d*): "
+                      r"|[\w-]+ [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: ", None),
     # GNU make's error report ("make: *** [Makefile:12: test] Error 1", "make[2]: *** [x] Aborted")
     ("make", r"(?:g?make|ninja)(?:\[\d+\])?: \*\*\* ", None),
     # bash's job status after a child dies: "./run.sh: line 8: 30182 Aborted (core dumped) cmd"

@@ -148,3 +148,16 @@ def test_jenkins_timestamper_time_before_every_line_of_a_java_stack():
              "21:58:55  \tat org.apache.log4j.AppenderSkeleton.doAppend(AppenderSkeleton.java:251)",
              "21:58:56  [INFO] BUILD FAILURE"]
     assert spans(texts) == [(0, 2), (3, 3)]
+
+
+def test_a_kernel_drivers_line_after_an_exception_ends_its_message():
+    # rule: RECORDS kernel_driver -- NVRM's "NVRM: Xid ..." and dev_printk's "<driver> <PCI address>: " are the
+    # kernel's records (dmesg -t, a journal), not more lines of the exception's message above them
+    texts = ["Traceback (most recent call last):",
+             '  File "train.py", line 10, in <module>',
+             "    main()",
+             "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: custom call 'xla.gpu.all_reduce' failed.",
+             "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.",
+             "mlx5_core 0000:3b:00.0: mlx5_cmd_out_err:838:(pid 1234): QUERY_VPORT_COUNTER failed",
+             "nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Fatal, Link 30 LTSSM Fault Up"]
+    assert spans(texts) == [(0, 3), (4, 4), (5, 5), (6, 6)]
