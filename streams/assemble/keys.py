@@ -218,6 +218,13 @@ _NAMESPACES = {"train": "", "training": "", "trainer": "", "actor": "", "policy"
                "ppo": "", "optimizer": "", "metrics": "", "system": "", "eval": "eval_", "val": "eval_",
                "valid": "eval_", "validation": "eval_", "test": "eval_"}
 _KNOWN = frozenset(_FAMILIES) | STEP_KEYS | MAX_STEP_KEYS | EPOCH_KEYS
+
+
+def claimed(nkey: str) -> bool:
+    """Whether the fields know a normalised key: a step, an epoch, a step budget or a family's metric."""
+    return nkey in _KNOWN
+
+
 _CANONICAL_CACHE: dict[str, str] = {}
 
 

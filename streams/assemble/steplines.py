@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from streams.assemble.keys import EPOCH_KEYS, MAX_STEP_KEYS, STEP_KEYS, TASK_KEYS, canonical, family, norm
+from streams.assemble.keys import EPOCH_KEYS, MAX_STEP_KEYS, STEP_KEYS, TASK_KEYS, canonical, claimed, family, norm
 from streams.assemble.lift import MAX_TASK_CHARS, Parsed, lift_value
 from streams.assemble.phrases import evaluation_losses, lift_phrases
 from streams.assemble.stepruns import METRICISH, NUMBER, progress_heads, spaced_run, table_row, without_config
@@ -189,16 +189,9 @@ def _unqualified(key: str) -> str:
     if key[-1] != ")" or "(" not in key or key[key.index("(") - 1:key.index("(")] == " ":
         return key
     bare = key[:key.index("(")]
-    if bare and _claimed(key) is None and _claimed(bare) is not None:
+    if bare and not claimed(canonical(norm(key))) and claimed(canonical(norm(bare))):
         return bare
     return key
-
-
-def _claimed(key: str) -> str | None:
-    nk = canonical(norm(key))
-    if nk in STEP_KEYS or nk in EPOCH_KEYS or nk in MAX_STEP_KEYS or family(nk) is not None:
-        return nk
-    return None
 
 
 # The words in front of a unit in brackets: "gen throughput (token/s)", "elapsed time per iteration (ms)".

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from streams.assemble.keys import EPOCH_KEYS, MAX_STEP_KEYS, SPELLED_KEYS, STEP_KEYS, canonical, family, norm
+from streams.assemble.keys import SPELLED_KEYS, canonical, claimed, norm
 from streams.assemble.lift import Parsed, lift_value
 
 # NaN and Inf as the frameworks print them; MSVC's printf writes "nan(ind)", "-nan(ind)", "nan(snan)".
@@ -63,10 +63,11 @@ COUNTER_KEYS = frozenset(("epoch", "step", "iteration", "iter"))
 # mmcv configuration files (printed whole at the start of a run) write theirs.
 _CONFIG_REPR = re.compile(r"\b(?:Namespace|dict|\w*(?:Arguments|Args|Config|Configuration|Params|Options))\(")
 
-_SEGMENTS = re.compile(r"\s*(?:\||,|;|\t| - |:\s|\s{2,}(?=[A-Za-z]))\s*")
+_SEPARATORS = r"\||,|;|\t| - |:\s|\s{2,}(?=[A-Za-z])"
+_SEGMENTS = re.compile(rf"\s*(?:{_SEPARATORS})\s*")
 # ... and also a tag's closing bracket, Marian's "[valid] Ep. 2 : ...", and a full stop after a number, minGPT's bar
 # "train loss 0.53412. lr 5.999881e-04": tried only where the line has "] " or ". " (twice the cost per character)
-_MORE_SEGMENTS = re.compile(r"\s*(?:\||,|;|\t| - |:\s|\s{2,}(?=[A-Za-z])|(?<=\])\s+|(?<=\d)\.\s+(?=[A-Za-z]))\s*")
+_MORE_SEGMENTS = re.compile(rf"\s*(?:{_SEPARATORS}|(?<=\])\s+|(?<=\d)\.\s+(?=[A-Za-z]))\s*")
 # Runs of blanks are cut to two before splitting: two or more mean the same to _SEGMENTS, and a long run
 # not followed by a word would make its optional blanks backtrack over the run at every position.
 _LONG_BLANKS = re.compile(r" {3,}")
@@ -130,7 +131,7 @@ def progress_heads(body: str, p: Parsed) -> bool:
 
 def _lift_pair(p: Parsed, key: str, value: str, unit: str | None) -> bool:
     nk = canonical(norm(SPELLED_KEYS.get(key.lower(), key)))
-    known = nk in STEP_KEYS or nk in MAX_STEP_KEYS or nk in EPOCH_KEYS or family(nk) is not None
+    known = claimed(nk)
     if known and lift_value(p, key, nk, value + (unit or ""), keep_unknown=False):
         return True
     if METRICISH.search(nk):

@@ -51,11 +51,9 @@ from dataclasses import dataclass
 
 from streams.assemble.keys import (
     EPOCH_KEYS,
-    MAX_STEP_KEYS,
-    STEP_KEYS,
     TIME_KEYS,
     canonical,
-    family,
+    claimed,
     norm,
     settle_memory,
 )
@@ -111,8 +109,7 @@ def _key(name: str) -> str:
 
 
 def _claimed(name: str) -> bool:
-    nk = _key(name)
-    return nk in STEP_KEYS or nk in EPOCH_KEYS or nk in MAX_STEP_KEYS or family(nk) is not None
+    return claimed(_key(name))
 
 
 def header_of(text: str) -> Header | None:
