@@ -176,6 +176,11 @@ def _char_map(text: str) -> tuple[str, list[int]]:
     return "".join(out), index
 
 
+def _source_key(value: dict[str, Any]) -> tuple[Any, ...]:
+    """The source an event came from, as the per-source memories (leads, replies, tables) are keyed."""
+    return tuple((value.get("source") or {}).values())
+
+
 def _lifted_secrets(d: dict[str, Any]) -> dict[str, Any]:
     """``d`` with the secrets of a whole object lifted from JSON redacted, else ``d``: a Kubernetes Secret's data
     whatever the keys are named, a terraform random_password's instances, and a JSON Web Key's private members
@@ -445,8 +450,7 @@ class Redactor:
         """A private key whose lines a source's merger left as events of their own: after an event that opens
         a block and does not close it, the source's base64 lines are redacted whole until its END line
         (also redacted by the ``pem`` finder) or the first line that is not base64 or a PEM header."""
-        source = value.get("source") or {}
-        key = tuple(source.values())
+        key = _source_key(value)
         if key in self._pem_open:
             stripped = _REDACTED_MARK.sub("", msg).strip()
             if _PEM_BODY_LINE.fullmatch(stripped) and not PEM_END.search(msg):
@@ -467,7 +471,7 @@ class Redactor:
     def _secret_manifest(self, value: dict[str, Any], msg: str) -> str:
         """A Kubernetes Secret in YAML whose top-level keys a source's merger left as events of their own: the
         ``data:`` or ``stringData:`` event after ``kind: Secret`` (within the same manifest) is redacted."""
-        key = tuple((value.get("source") or {}).values())
+        key = _source_key(value)
         left = self._manifest_open.pop(key, 0)
         after_head = self._manifest_head.pop(key, False)
         if _MANIFEST_HEAD.fullmatch(msg):
@@ -498,7 +502,7 @@ class Redactor:
     def _numbered_reply(self, value: dict[str, Any], msg: str) -> str:
         """redis-cli's numbered reply whose items a source's merger left as events of their own: the value after a
         secret's name (``1) "requirepass"``, then ``2) "x"``)."""
-        key = tuple((value.get("source") or {}).values())
+        key = _source_key(value)
         named = self._reply_name.pop(key, None)
         item = NUMBERED_ITEM.fullmatch(msg)
         if item is None:
@@ -519,7 +523,7 @@ class Redactor:
         """A password that a tool announces in one line and prints in the next (Elasticsearch's reset-password tool:
         "Password for the [elastic] user successfully reset." then "New value: <password>"), the two lines left as
         events of their own: the next event of the source, when it is a label and one value."""
-        key = tuple((value.get("source") or {}).values())
+        key = _source_key(value)
         if key in self._announced:
             self._announced.discard(key)
             m = _LABELLED_VALUE.fullmatch(msg)
@@ -534,7 +538,7 @@ class Redactor:
     def _led_lines(self, value: dict[str, Any], msg: str) -> str:
         """The secret lines a printer writes after a line that announces them (see ``_LEADS_SECRET_LINES``), the
         lines left as events of their own: the source's next events, while they look like the secret's lines."""
-        key = tuple((value.get("source") or {}).values())
+        key = _source_key(value)
         lead = self._lead.pop(key, None)
         if lead is not None:
             left, line = lead
@@ -559,7 +563,7 @@ class Redactor:
     def _column_rows(self, value: dict[str, Any], msg: str) -> str:
         """A column table whose heading and rows a source's merger left as events of their own: the machine-made
         cell under a heading that names a secret, in the rows after it (see ``secret_finders.column_table``)."""
-        key = tuple((value.get("source") or {}).values())
+        key = _source_key(value)
         state = self._columns.pop(key, None)
         if state is not None and msg.strip() and "\n" not in msg:
             heading, left = state
