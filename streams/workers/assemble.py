@@ -68,6 +68,10 @@ MAX_UNROUTED_LABELS = 100
 KIND_WORDS = {"event": "events", "metric": "metric points", "dead_letter": "dead letters"}
 
 
+def registry_wait(_delay: float) -> None:
+    obs.DEPENDENCY_WAITS.labels("assemble", "registry").inc()
+
+
 def warn_fold(wanted: str, used: str) -> None:
     log.warning("assemble: project %r is not in the routing table (routing.projects): its events go to project "
                 "%r (label kept; counted in sluice_unrouted_events_total); add it with `sluice project add %s`",
@@ -321,26 +325,30 @@ class AssembleStage:
         for partition, state in self.states.items():
             obs.OPEN_BLOCKS.labels(str(partition)).set(state.assembler.merger.open_count())
 
+    async def encoder_ready(self) -> None:
+        """The output schema ids looked up once, waiting with backoff while the registry does not answer.
+        The idle timer needs them too: a worker restarted during a registry outage flushes the open
+        blocks it restored before any record has come to look them up."""
+        if self._encoder_ready:
+            return
+        try:
+            await until_answered(self.encoder.prepare, "output schema ids", on_wait=registry_wait)
+        except DependencyFailure:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a contract not registered: the first commit says so loudly
+            log.warning("looking up the output schema ids failed: %s", exc)
+        self._encoder_ready = True
+
     async def schemas_ready(self, messages: list[Any]) -> None:
         """Look up, before the turn, every schema it needs, waiting with backoff while the registry does
         not answer (outside the lock: a rebalance may go on meanwhile). A good record is then never
         dead-lettered because the registry was down, and no turn stops halfway through its records.
         An id the registry does not know is left to the decoder, which dead-letters its record."""
-        def wait(_delay: float) -> None:
-            obs.DEPENDENCY_WAITS.labels("assemble", "registry").inc()
-
-        if not self._encoder_ready:
-            try:
-                await until_answered(self.encoder.prepare, "output schema ids", on_wait=wait)
-            except DependencyFailure:
-                raise
-            except Exception as exc:  # noqa: BLE001 - a contract not registered: the first commit says so loudly
-                log.warning("looking up the output schema ids failed: %s", exc)
-            self._encoder_ready = True
+        await self.encoder_ready()
         ids = {sid for m in messages if (sid := wire_schema_id(m.value)) is not None}
         for sid in sorted(i for i in ids if not self.lookup.known(i)):
             try:
-                await until_answered(functools.partial(self.lookup, sid), f"schema id {sid}", on_wait=wait)
+                await until_answered(functools.partial(self.lookup, sid), f"schema id {sid}", on_wait=registry_wait)
             except DependencyFailure:
                 raise
             except Exception:  # noqa: BLE001, S112 - unknown to the registry: the decoder dead-letters the record
@@ -421,6 +429,7 @@ class AssembleStage:
         await self.commit(outputs, touched)
 
     async def on_idle_tick(self) -> None:
+        await self.encoder_ready()
         async with self.lock:
             obs.HEALTH.turned()
             await self._report_lag()

@@ -164,3 +164,55 @@ def test_a_refused_transactional_producer_stops_the_stage_instead_of_retrying() 
         writer(KafkaError._AUTHENTICATION).write([("logs.events.p", b"k", b"v", -1)], {}, None)
     with pytest.raises(TransactionAborted):  # a broker away: rolled back, read again
         writer(KafkaError._TRANSPORT).write([("logs.events.p", b"k", b"v", -1)], {}, None)
+
+
+class SwitchedRegistry(FlakyRegistry):
+    """Answers until ``cut()``; then refuses the next ``down`` output schema lookups."""
+
+    def __init__(self) -> None:
+        super().__init__(0, httpx.ConnectError("[Errno 111] Connection refused"))
+        self.lookups_refused = 0
+
+    def cut(self, down: int) -> None:
+        self.down_lookups = down
+
+    def lookup_schema(self, subject: str, schema: Any, normalize_schemas: bool = False) -> Any:
+        if self.lookups_refused < getattr(self, "down_lookups", 0):
+            self.lookups_refused += 1
+            raise self.failure
+        return super().lookup_schema(subject, schema, normalize_schemas)
+
+
+def test_a_restarted_stage_flushing_restored_blocks_waits_for_the_registry_instead_of_exiting() -> None:
+    import time
+
+    from test_assemble_turns import Broker
+
+    from streams.config import AssembleSettings, Settings
+    from streams.workers.assemble import AssembleStage
+
+    def stage(registry: SwitchedRegistry, broker: Broker) -> AssembleStage:
+        s = AssembleStage(Settings(assemble=AssembleSettings(idle_timeout_ms=1000)), registry=registry)
+        s.writer = broker  # type: ignore[assignment]
+        s.load_state = broker.load_state
+        s.group_metadata = lambda: "member-1 of generation 1"
+        return s
+
+    broker = Broker()
+    first = stage(SwitchedRegistry(), broker)
+    lines = ["[2025-11-29 10:00:00] ERROR boom", "Traceback (most recent call last):",
+             '  File "train.py", line 3, in <module>', "RuntimeError: CUDA error"]
+    event = Message(topic="logs.raw", partition=0, offset=5, value=raw_batch(lines), key=b"node-1/train.log",
+                    timestamp=1_764_400_000.0, headers=None, generation_id=0)
+    asyncio.run(first.on_batch([event]))
+    assert broker.offsets == {0: 6} and not broker.outputs  # the traceback is open, held in the state topic
+
+    registry = SwitchedRegistry()
+    registry.cut(3)  # the worker comes back while the registry does not answer
+    second = stage(registry, broker)
+    asyncio.run(second.take_over({0}))
+    second.states[0].last_seen = time.monotonic() - 5
+    asyncio.run(asyncio.wait_for(second.on_idle_tick(), 30))
+    assert registry.lookups_refused == 3
+    messages = [v for t, _k, v in broker.outputs if t.startswith("logs.events")]
+    assert len(messages) == 1 and b"RuntimeError: CUDA error" in (messages[0] or b"")
