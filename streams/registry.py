@@ -15,9 +15,10 @@ is what is left after those.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from streams.errors import DependencyFailure, DependencyRefused, DependencyUnavailable, Failure
@@ -132,6 +133,22 @@ def wire_schema_id(value: bytes | None) -> int | None:
     if value is None or len(value) < 5 or value[0] != 0:
         return None
     return int.from_bytes(value[1:5], "big")
+
+
+async def schema_ids_ready(lookup: SchemaCache, values: Iterable[bytes | None],
+                           on_wait: Callable[[float], None] | None = None) -> None:
+    """Look up the writer schema of every wire-format value in ``values`` not cached yet, waiting with
+    backoff while the registry does not answer, so that a decoder meets no outage halfway through a
+    turn and no good record is dead-lettered for one. An id the registry does not know is left to the
+    decoder, which dead-letters its record."""
+    ids = {sid for value in values if (sid := wire_schema_id(value)) is not None}
+    for sid in sorted(i for i in ids if not lookup.known(i)):
+        try:
+            await until_answered(functools.partial(lookup, sid), f"schema id {sid}", on_wait=on_wait)
+        except DependencyFailure:
+            raise
+        except Exception:  # noqa: BLE001, S112 - unknown to the registry: the decoder dead-letters the record
+            continue
 
 
 def subject_registered(client: Any, subject: str) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 import fastavro
 
 from streams.contracts import parsed_schema, schema_text
+from streams.registry import checked
 
 log = logging.getLogger(__name__)
 
@@ -86,20 +87,31 @@ class AlertEncoder:
     """alert dict -> Confluent wire-format Avro for ``<alerts topic>``; the schema id looked up once.
     With ``contract="incident"`` and ``key="incident_id"`` it encodes incidents the same way."""
 
-    def __init__(self, topic: str, registry: Any, contract: str = "alert", key: str = "alert_id") -> None:
+    def __init__(self, topic: str, registry: Any, contract: str = "alert", key: str = "alert_id",
+                 url: str = "the schema registry") -> None:
         self.topic = topic
         self._registry = registry
         self._id: int | None = None
         self.contract = contract
         self.key = key
+        self.url = url
+
+    @property
+    def ready(self) -> bool:
+        """Is the schema id known (encoding needs no registry call)?"""
+        return self._id is not None
 
     def schema_id(self) -> int:
+        """The subject's schema id, looked up once; a registry that does not answer raises
+        :class:`~streams.errors.DependencyUnavailable` (streams/registry.py)."""
         if self._id is None:
             from confluent_kafka.schema_registry import Schema
 
+            subject = f"{self.topic}-value"
             # Registered by `sluice schemas register`; the lookup fails loudly if the contract drifted.
-            found = self._registry.lookup_schema(f"{self.topic}-value", Schema(schema_text(self.contract), "AVRO"),
-                                                 normalize_schemas=True)
+            found = checked(lambda: self._registry.lookup_schema(subject, Schema(schema_text(self.contract), "AVRO"),
+                                                                 normalize_schemas=True),
+                            f"the lookup of {subject}", self.url)
             self._id = int(found.schema_id)
         return self._id
 

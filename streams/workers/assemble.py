@@ -26,7 +26,6 @@ last traceback of a job that died (no line ever follows it).
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import socket
@@ -54,7 +53,7 @@ from streams.kafka_read import read_to_end
 from streams.rdkafka import batch_topic, use_client_config
 from streams.rdkafka.consumer import Consumer as RdConsumer
 from streams.redrive_marks import carry_marks, marks_of
-from streams.registry import until_answered, wire_schema_id
+from streams.registry import schema_ids_ready, until_answered
 from streams.topics import ensure_assemble_state_topic, state_max_message_bytes
 from streams.workers.routes import RouteGuard
 from streams.workers.transactions import TransactionAborted, TransactionalWriter
@@ -345,14 +344,7 @@ class AssembleStage:
         dead-lettered because the registry was down, and no turn stops halfway through its records.
         An id the registry does not know is left to the decoder, which dead-letters its record."""
         await self.encoder_ready()
-        ids = {sid for m in messages if (sid := wire_schema_id(m.value)) is not None}
-        for sid in sorted(i for i in ids if not self.lookup.known(i)):
-            try:
-                await until_answered(functools.partial(self.lookup, sid), f"schema id {sid}", on_wait=registry_wait)
-            except DependencyFailure:
-                raise
-            except Exception:  # noqa: BLE001, S112 - unknown to the registry: the decoder dead-letters the record
-                continue
+        await schema_ids_ready(self.lookup, (m.value for m in messages), on_wait=registry_wait)
 
     async def on_batches(self, batches: list[Any]) -> None:
         """A turn over what the driver fetched of logs.raw (:class:`~streams.rdkafka.RecordBatch`, one per

@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import functools
 import io
 import logging
 import struct
@@ -49,8 +50,10 @@ from streams.assemble.pipeline import Output
 from streams.clients import async_es_client
 from streams.config import Settings
 from streams.contracts import parsed_schema
+from streams.errors import DependencyFailure
 from streams.faust_bytes import bytes_topic
 from streams.rdkafka import AssignedActives, use_client_config
+from streams.registry import schema_ids_ready, until_answered
 from streams.topics import TopicSpec, create_topics
 from streams.watch.engine import WatchEngine
 from streams.watch.firstfail import KEY_SUFFIX, IncidentChange, due
@@ -127,6 +130,19 @@ class TableWatchStore:
         return value if value and value["n"] else None
 
 
+def registry_wait(_delay: float) -> None:
+    from streams import observability
+
+    observability.DEPENDENCY_WAITS.labels("watch", "registry").inc()
+
+
+async def encoder_ready(encoder: AlertEncoder) -> None:
+    """The encoder's schema id, waiting with backoff while the registry does not answer: an alert
+    waits for it rather than ending the worker from the agent or the update timer."""
+    if not encoder.ready:
+        await until_answered(encoder.schema_id, f"the schema id of {encoder.topic}", on_wait=registry_wait)
+
+
 class AlertPublisher:
     """Alerts out: Kafka (awaited), the alerts index, the webhook. Updates coalesced per alert id."""
 
@@ -134,8 +150,9 @@ class AlertPublisher:
         self.settings = settings
         self.conf = conf
         self.app = app
-        self.encoder = AlertEncoder(settings.topics.alerts, registry)
-        self.incident_encoder = AlertEncoder(settings.topics.incidents, registry, "incident", "incident_id")
+        url = settings.registry.url
+        self.encoder = AlertEncoder(settings.topics.alerts, registry, url=url)
+        self.incident_encoder = AlertEncoder(settings.topics.incidents, registry, "incident", "incident_id", url=url)
         self._indexer: AlertIndexer | None = None
         self._incident_indexer: AlertIndexer | None = None
         self.notifier: WebhookNotifier | None = None
@@ -162,6 +179,7 @@ class AlertPublisher:
             self.notifier.start()
 
     async def _write(self, alerts: list[dict[str, Any]]) -> None:
+        await encoder_ready(self.encoder)
         futures = []
         for alert in alerts:
             key, value = self.encoder.encode(alert)
@@ -171,6 +189,7 @@ class AlertPublisher:
             await self.indexer.index(alert)
 
     async def _write_incidents(self, records: list[dict[str, Any]]) -> None:
+        await encoder_ready(self.incident_encoder)
         futures = []
         for record in records:
             key, value = self.incident_encoder.encode(record)
@@ -252,13 +271,18 @@ class Router:
         futures = []
         producer = self.app.producer
         seen_ms = int(time.time() * 1000)
+        await schema_ids_ready(self.lookup, (e.message.value for e in events), on_wait=registry_wait)
         for event in events:
             msg = event.message
             try:
                 obs = dataclasses.replace(from_record(decode_avro(msg.value, self.lookup, self.contract_of(msg.topic))),
                                           seen_ms=seen_ms)
+            except DependencyFailure:
+                raise  # the registry, not the record: credentials refused stop the stage
             except Exception as exc:  # noqa: BLE001 - one bad record must not stop the stream: DLQ
-                topic, key, value = self.dead_letters.encode(self.dead_letter(msg, f"{type(exc).__name__}: {exc}"))
+                letter = self.dead_letter(msg, f"{type(exc).__name__}: {exc}")
+                topic, key, value = await until_answered(functools.partial(self.dead_letters.encode, letter),
+                                                         "the dead-letter schema id", on_wait=registry_wait)
                 futures.append(await producer.send(topic, key, value, None, None, None))
                 continue
             futures.append(await producer.send(self.conf.by_task_topic(), obs.task_key.encode(), obs.to_json(),

@@ -216,3 +216,77 @@ def test_a_restarted_stage_flushing_restored_blocks_waits_for_the_registry_inste
     assert registry.lookups_refused == 3
     messages = [v for t, _k, v in broker.outputs if t.startswith("logs.events")]
     assert len(messages) == 1 and b"RuntimeError: CUDA error" in (messages[0] or b"")
+
+
+class LogEventRegistry:
+    """Knows the LogEvent contract as id 3 and the dead letter's subject; refuses the first ``down``
+    calls of each kind."""
+
+    def __init__(self, down: int) -> None:
+        self.down = {"get": down, "lookup": down}
+        self.calls = {"get": 0, "lookup": 0}
+
+    def _call(self, kind: str) -> None:
+        self.calls[kind] += 1
+        if self.calls[kind] <= self.down[kind]:
+            raise httpx.ConnectError("[Errno 111] Connection refused")
+
+    def get_schema(self, schema_id: int) -> Any:
+        self._call("get")
+        if schema_id != 3:
+            raise SchemaRegistryError(404, 40403, f"Schema {schema_id} not found")
+        return SimpleNamespace(schema_str=schema_text("log_event"))
+
+    def lookup_schema(self, subject: str, schema: Any, normalize_schemas: bool = False) -> Any:
+        self._call("lookup")
+        return SimpleNamespace(schema_id=12)
+
+
+def a_wire_log_event() -> bytes:
+    from streams.assemble.outputs import encode_body
+    from streams.assemble.pipeline import Assembler, RawRecord
+    from streams.assemble.route import ProjectRouter
+
+    asm = Assembler(registry_schema_lookup(FlakyRegistry(0, RuntimeError())), ProjectRouter("default"))
+    asm.feed(RawRecord("logs.raw", 0, 3, raw_batch(["[2025-11-29 10:00:00] INFO step 1 loss 2.5"]), b"k",
+                       1_764_400_000_000))
+    event = next(o for o in asm.flush_all() if o.kind == "event")
+    return b"\x00" + (3).to_bytes(4, "big") + encode_body(event, "python")
+
+
+def test_the_watch_stage_waits_for_the_registry_instead_of_dead_lettering_or_exiting() -> None:
+    from streams.config import Settings
+    from streams.workers.watch import AlertPublisher, Router, encoder_ready
+
+    sent: list[tuple[str, bytes | None]] = []
+
+    async def send(topic: str, key: bytes | None, value: bytes, *_a: Any) -> asyncio.Future[None]:
+        sent.append((topic, key))
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
+    settings = Settings()
+    app = SimpleNamespace(producer=SimpleNamespace(send=send))
+    registry = LogEventRegistry(down=2)
+    router = Router(settings, settings.watch, app, registry)  # type: ignore[arg-type]
+    acked: list[int] = []
+
+    def event(offset: int, value: bytes) -> Any:
+        msg = Message(topic="logs.events.default", partition=0, offset=offset, value=value, key=b"k",
+                      timestamp=1_764_400_000.0, headers=None, generation_id=0)
+        return SimpleNamespace(message=msg, ack=lambda: acked.append(offset))
+
+    asyncio.run(asyncio.wait_for(router.on_batch([event(1, a_wire_log_event()), event(2, b"\x00\x00\x00\x00\x03?"),
+                                                  event(3, b"not avro")]), 30))
+    assert [t for t, _k in sent] == [settings.watch.by_task_topic(), "logs.dlq", "logs.dlq"]  # the good one routed
+    assert registry.calls["get"] == 3 and acked == [1, 2, 3]
+
+    publisher = AlertPublisher(settings, settings.watch, app, LogEventRegistry(down=2))  # type: ignore[arg-type]
+    asyncio.run(asyncio.wait_for(encoder_ready(publisher.encoder), 30))  # what an alert's write waits on
+    assert publisher.encoder.encode({**ALERT, "alert_id": "a1"})[0] == b"a1"
+
+
+ALERT = {"alert_id": "", "rule": "cuda_oom", "severity": "critical", "project": "default", "task_id": "t",
+         "summary": "CUDA out of memory", "count": 1, "event_ids": ["e1"], "timestamp": 1, "first_seen": 1,
+         "last_seen": 1, "status": "open", "resolved_at": None, "details": {}}
