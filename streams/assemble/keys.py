@@ -98,7 +98,8 @@ _family("learning_rate", "learning_rate", "lr", "train_learning_rate", "train_lr
 # fairseq ``gnorm``, llm.c ``norm`` (its step line prints no other norm), torch's clip_grad_norm_ ``total_norm``.
 # OLMo's ``optim/total_grad_norm``.
 _family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_grad_norm", "gnorm", "norm", "total_norm",
-        "grad_l2_norm", "total_grad_norm")
+        "grad_l2_norm", "total_grad_norm",
+        "grad_l2")  # nanoT5's "Grad_l2 --> 1.234": the gradients' L2 norm
 # What a serving engine generates per second: vLLM's "Avg generation throughput" (its rule names it), SGLang's
 # scheduler "gen throughput (token/s)".
 _family("generation_throughput_tokens_s", "gen_throughput_token_s", "gen_throughput_tokens_s",

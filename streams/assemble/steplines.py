@@ -128,10 +128,10 @@ _HYPHENATED = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*-\Z
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.()/")
 # "Epoch 1/3", "Step 12 |", "iteration 5", llm.c's "step    1/74": tried only where the lowered line holds the
 # word. A total after a step is max_steps; after an epoch it is the number of epochs, not kept.
-# Tianshou's bar counts "Epoch #1:". ("STEP 6053.0" is an id, and so is "step 0xdeadbeef"; "step: 2(factor)" is
-# qualified, as for _SEP_VALUE)
+# Tianshou's bar counts "Epoch #1:"; nanoT5's logger writes the total in words, "Step 100 out of 65536".
+# ("STEP 6053.0" is an id, and so is "step 0xdeadbeef"; "step: 2(factor)" is qualified, as for _SEP_VALUE)
 _COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*[\[#]?(\d++)(?!\.\d|[A-Za-z_]|\([A-Za-z])"
-                         r"(?:\s*/\s*(\d+))?", re.I)
+                         r"(?:\s*(?:/|out of)\s*(\d+))?", re.I)
 _COUNTER_WORDS = ("epoch", "step", "iter")
 MAX_STEP_LINE = 4096  # a longer line is a dump, not a step line: its head is all that is looked at
 MAX_SETTING_LINE = 160  # a line of one setting is short
@@ -232,7 +232,8 @@ def lift_step_line(body: str, p: Parsed) -> bool:
             return True
     found = progress_heads(body, p)
     found = (_generic_pairs(body, p) if ":" in body or "=" in body else False) or found
-    found = spaced_run(body, p, counters and _COUNTER_AT.search(body) is not None) or found
+    run = body.replace(" --> ", " ") if " --> " in body else body  # nanoT5's "Loss --> 5.234 | Lr --> 0.010 | "
+    found = spaced_run(run, p, counters and _COUNTER_AT.search(body) is not None) or found
     if not found:
         found = table_row(body, p)
     if counters:
