@@ -61,7 +61,10 @@ _family("gpu_memory_mb", "gpu_memory_gb", "gpu_memory_gib", "gpu_mem_gb", "gpu_m
         "memory_device_reserved_gib", "memory_device_mem_reserved_gib",
         # mistral-finetune's train_log_msg: "peak_alloc_mem (GB): 23.4" (torch.cuda.max_memory_allocated() / 1024**3);
         # its "alloc_mem (GB)" (the memory allocated now) stays a metric of its own
-        "peak_alloc_mem_gb", scale=GIB_TO_MB)
+        "peak_alloc_mem_gb",
+        # NVlabs' GAN training loops (StyleGAN2-ADA, StyleGAN3, EDM) print their tick's "gpumem 5.39"
+        # (torch.cuda.max_memory_allocated(device) / 2**30); the "reserved" beside it stays unread
+        "gpumem", scale=GIB_TO_MB)
 _family("gpu_memory_mb", "gpu_memory_bytes", "gpu_mem_bytes", "gpu_memory_used_bytes", scale=1 / 1048576)
 _family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utilization", "gpu_util",
         "utilization_gpu", "gpu_usage_pct", "gpu_util_percent", "gpu_utilization_percent",
@@ -88,11 +91,15 @@ _family("loss", "loss", "train_loss", "training_loss", "lm_loss", "train_lm_loss
 _family("running_loss", "avg_loss", "avr_loss", "average_loss")
 _family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "eval_lm_loss", "lm_loss_value",
         "eval_epoch_loss")
-_family("learning_rate", "learning_rate", "lr", "train_learning_rate", "train_lr")
+# The rate a scheduler set for the step, by the names its printers give it: Coqui TTS's console logger
+# "current_lr", icefall's and many scripts' "cur_lr".
+_family("learning_rate", "learning_rate", "lr", "train_learning_rate", "train_lr", "current_lr", "cur_lr",
+        "current_learning_rate")
 # fairseq ``gnorm``, llm.c ``norm`` (its step line prints no other norm), torch's clip_grad_norm_ ``total_norm``.
 # OLMo's ``optim/total_grad_norm``.
 _family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_grad_norm", "gnorm", "norm", "total_norm",
-        "grad_l2_norm", "total_grad_norm")
+        "grad_l2_norm", "total_grad_norm",
+        "grad_l2")  # nanoT5's "Grad_l2 --> 1.234": the gradients' L2 norm
 # What a serving engine generates per second: vLLM's "Avg generation throughput" (its rule names it), SGLang's
 # scheduler "gen throughput (token/s)".
 _family("generation_throughput_tokens_s", "gen_throughput_token_s", "gen_throughput_tokens_s",
@@ -214,9 +221,12 @@ def family(nkey: str) -> tuple[str, float] | None:
 # one is looked up again; an evaluation namespace makes the loss an ``eval_loss``. Value: what replaces it.
 # OLMo's console logger groups its figures as ``train/``, ``optim/``, ``throughput/`` and ``System/``.
 # TRL's PPOTrainer (0.x) groups its step's stats as ``ppo/loss/total``, ``ppo/learning_rate``.
+# Chainer's Reporter names a figure by the link that reported it, the trained model being ``main`` by convention
+# (PrintReport's ``main/loss``, and its Evaluator's ``validation/main/loss``). A cross-validation set is a held-out
+# one: WeNet's and ESPnet's ``cv_loss``; so is a development set: Flair's and spaCy's ``dev_loss``.
 _NAMESPACES = {"train": "", "training": "", "trainer": "", "actor": "", "policy": "", "perf": "", "optim": "",
-               "ppo": "", "optimizer": "", "metrics": "", "system": "", "eval": "eval_", "val": "eval_",
-               "valid": "eval_", "validation": "eval_", "test": "eval_"}
+               "ppo": "", "optimizer": "", "metrics": "", "system": "", "main": "", "eval": "eval_", "val": "eval_",
+               "valid": "eval_", "validation": "eval_", "test": "eval_", "cv": "eval_", "dev": "eval_"}
 _KNOWN = frozenset(_FAMILIES) | STEP_KEYS | MAX_STEP_KEYS | EPOCH_KEYS
 
 

@@ -55,6 +55,15 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
     ("mindspore LossMonitor", "loss is ",
      re.compile(rf"\b(?P<key>[A-Za-z_]*loss) is (?:Tensor\(shape=\[[\d, ]*\], dtype=\w+, value=\s*\[?\s*)?"
                 rf"(?P<value>{NUMBER})(?![\w.])"), None),
+    # CycleGAN and pix2pix's BaseModel.update_learning_rate: print("learning rate %.7f -> %.7f" % (old_lr, lr))
+    ("pix2pix update_learning_rate", " -> ",
+     re.compile(rf"\blearning rate {NUMBER} -> (?P<value>{NUMBER})"), "lr"),
+    # icefall's train.py after each epoch: f"Maximum memory allocated so far is {max_memory_allocated()//1000000}MB";
+    # modded-nanogpt's "peak memory consumption: {max_memory_allocated() // 1024 // 1024} MiB"
+    ("icefall memory sentence", "memory allocated so far",
+     re.compile(r"\bMaximum memory allocated so far is (?P<value>\d+ ?MB)\b"), "gpu_memory"),
+    ("modded-nanogpt memory sentence", "peak memory consumption",
+     re.compile(r"\bpeak memory consumption: (?P<value>\d+ ?MiB)\b"), "gpu_memory"),
     # axolotl's log_gpu_memory_usage: "GPU memory usage after model load: 13.524GB (+0.136GB cache, ...)"
     ("gpu memory sentence", "gpu memory usage",
      re.compile(r"\bGPU memory usage\b[^:=]{0,48}[:=] ?(?P<value>\d+(?:\.\d+)? ?(?:[KMGT]i?B|MB|GB))\b"), "gpu_memory"),
@@ -69,6 +78,10 @@ _EVAL_HEAD = re.compile(r"\s*(?:(?:Test|Validation|Valid|Val|Eval|Evaluation)(?:
                         r"Saving dict for global step \d+:|eval metrics after step: \d+,|"
                         r"(?:VALID|TEST) SET \d+ (?=[A-Z]+:))")
 _EVAL_WORDS = ("Test", "Val", "Eval", "Saving dict", "eval metric", "VALID", "TEST", "[")
+# icefall's train.py names the split after the epoch it heads: f"Epoch {params.cur_epoch}, validation: {valid_info}"
+# (a split word after a figure's comma is a figure's name elsewhere: PyG's "Loss: 1.94, Train: 0.30, Val: 0.23").
+_SPLIT_AFTER_EPOCH = re.compile(r"\b[Ee]poch \d+, (?:validation|valid|eval|test): ")
+_SPLIT_WORDS = ("validation: ", "valid: ", "eval: ", "test: ")
 _HEAD_SEPARATORS = " \t-|"
 _HEAD_END = re.compile(r"[:\]] ")
 MAX_HEAD = 96
@@ -100,3 +113,5 @@ def evaluation_losses(body: str, p: Parsed) -> None:
         if body.startswith(_EVAL_WORDS, m.end()) and _EVAL_HEAD.match(body, m.end()) is not None:
             p.metrics["eval_loss"] = p.metrics.pop("loss")
             return
+    if any(w in body for w in _SPLIT_WORDS) and _SPLIT_AFTER_EPOCH.search(body, 0, MAX_HEAD) is not None:
+        p.metrics["eval_loss"] = p.metrics.pop("loss")

@@ -118,6 +118,9 @@ _GPUSTAT_ROW = re.compile(r"\s*\[\d+\] [^|]+\|\s*(?:\?\?|-?\d+)(?:°C|'C), *(?:\
 # SpeechBrain's FileTrainLogger prefixes each stat with its split, "train loss: 9.45e-01 - valid loss: 1.23".
 _SPLITS = frozenset(("train", "val", "valid", "validation", "eval", "test"))
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z_]*) \Z")
+# Words that make the counter after them a setting: build-nanogpt's "=> calculated gradient accumulation steps: 16"
+# (how many micro-batches one optimizer step sums), as HF's banner "Gradient Accumulation steps = 8".
+_WORDS_BEFORE_KEY = _SPLITS | frozenset(("accumulation",))
 # A hyphenated metric name, read back from its last part: MXNet's metrics print "cross-entropy=2.35"
 # (Speedometer's "\t%s=%f", fit's "Train-cross-entropy=..."). Only a name a family claims is taken whole;
 # other hyphenated keys are timer names ("optimizer-inner-step: 46.00") or run names ("epoch=2-step=1000").
@@ -125,10 +128,10 @@ _HYPHENATED = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*-\Z
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.()/")
 # "Epoch 1/3", "Step 12 |", "iteration 5", llm.c's "step    1/74": tried only where the lowered line holds the
 # word. A total after a step is max_steps; after an epoch it is the number of epochs, not kept.
-# Tianshou's bar counts "Epoch #1:". ("STEP 6053.0" is an id, and so is "step 0xdeadbeef"; "step: 2(factor)" is
-# qualified, as for _SEP_VALUE)
+# Tianshou's bar counts "Epoch #1:"; nanoT5's logger writes the total in words, "Step 100 out of 65536".
+# ("STEP 6053.0" is an id, and so is "step 0xdeadbeef"; "step: 2(factor)" is qualified, as for _SEP_VALUE)
 _COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*[\[#]?(\d++)(?!\.\d|[A-Za-z_]|\([A-Za-z])"
-                         r"(?:\s*/\s*(\d+))?", re.I)
+                         r"(?:\s*(?:/|out of)\s*(\d+))?", re.I)
 _COUNTER_WORDS = ("epoch", "step", "iter")
 MAX_STEP_LINE = 4096  # a longer line is a dump, not a step line: its head is all that is looked at
 MAX_SETTING_LINE = 160  # a line of one setting is short
@@ -176,8 +179,8 @@ def _pairs(body: str) -> list[tuple[str, str, str]]:
                     metric_word = w.group(1)
                 if metric_word is not None:
                     key = f"{key} {metric_word}"
-            elif w is not None and w.group(1).lower() in _SPLITS:
-                key = f"{w.group(1)} {key}"
+            elif w is not None and w.group(1).lower() in _WORDS_BEFORE_KEY:
+                key = f"{w.group(1)} {key}"  # "train loss", and "accumulation steps" (a setting, no step)
             out.append((key, m.group(1), (m.group(2) or "").lstrip()))
     return out
 
@@ -210,9 +213,11 @@ def lift_step_line(body: str, p: Parsed) -> bool:
     low = body.lower()
     counters = "step" in low or "epoch" in low or "iter" in low
     if not (counters or any(w in low for w in _GATE) or any(a in low and b in low for a, b in _GATE_BESIDE)):
-        # (nvidia-smi's and gpustat's rows name no training word)
-        return ("MiB /" in body and _smi_row(body, p)) or (" MB |" in body and _gpustat_row(body, p))
-    if len(body) <= MAX_SETTING_LINE and (m := _LONE_PAIR.fullmatch(body)) is not None and _setting(m, p):
+        # (nvidia-smi's and gpustat's rows name no training word, nor do Darknet's before AlexeyAB's "avg loss")
+        return (("MiB /" in body and _smi_row(body, p)) or (" MB |" in body and _gpustat_row(body, p))
+                or (" rate, " in body and _darknet_line(body, p)))
+    if (" rate, " in body and _darknet_line(body, p)) or (
+            len(body) <= MAX_SETTING_LINE and (m := _LONE_PAIR.fullmatch(body)) is not None and _setting(m, p)):
         return True
     if "(" in body:
         settings: list[str] = []
@@ -227,7 +232,8 @@ def lift_step_line(body: str, p: Parsed) -> bool:
             return True
     found = progress_heads(body, p)
     found = (_generic_pairs(body, p) if ":" in body or "=" in body else False) or found
-    found = spaced_run(body, p, counters and _COUNTER_AT.search(body) is not None) or found
+    run = body.replace(" --> ", " ") if " --> " in body else body  # nanoT5's "Loss --> 5.234 | Lr --> 0.010 | "
+    found = spaced_run(run, p, counters and _COUNTER_AT.search(body) is not None) or found
     if not found:
         found = table_row(body, p)
     if counters:
@@ -240,6 +246,26 @@ def lift_step_line(body: str, p: Parsed) -> bool:
     if found:
         _settle_line(body, p)
     return found
+
+
+# Darknet's training loop (pjreddie's examples/detector.c and classifier.c, AlexeyAB's src/detector.c): printf("%ld:
+# %f, %f avg, %f rate, %lf seconds, %d images\n", batch, loss, avg_loss, get_current_rate(net), ...), the classifier's
+# "%ld, %.3f: ..." with the epochs' fraction after the batch, AlexeyAB's "avg loss" and ", %f hours left". The batch
+# is the step; the figures name their kind after them.
+_DARKNET = re.compile(rf"\s*(\d+)(?:, [\d.]+)?: ({NUMBER}), ({NUMBER}) avg(?: loss)?, ({NUMBER}) rate, "
+                      r"[\d.]+ seconds, \d+ images\b")
+
+
+def _darknet_line(body: str, p: Parsed) -> bool:
+    m = _DARKNET.match(body)
+    if m is None:
+        return False
+    step, loss, avg, rate = m.groups()
+    lift_value(p, "batch", "step", step)
+    lift_value(p, "loss", "loss", loss)
+    lift_value(p, "avg", "avg_loss", avg)
+    lift_value(p, "rate", "lr", rate)
+    return True
 
 
 def _settle_line(body: str, p: Parsed) -> None:
@@ -334,7 +360,10 @@ def _printer_line(rule: StepRule, body: str, p: Parsed) -> bool:
 
 def _generic_pairs(body: str, p: Parsed) -> bool:
     found = False
-    for key, value, unit in _pairs(body):
+    pairs = _pairs(body)
+    if "lobal_step" in body or "LOBAL_STEP" in body:
+        pairs = _run_step_first(pairs, p)
+    for key, value, unit in pairs:
         nk = canonical(norm(key))
         if nk in STEP_KEYS or nk in EPOCH_KEYS:
             found = lift_value(p, key, nk, value) or found
@@ -345,6 +374,26 @@ def _generic_pairs(body: str, p: Parsed) -> bool:
             p.attributes.setdefault(key, value + unit)
             p.wide = found = True
     return found
+
+
+# The run's step, where a line also counts the step within its epoch: Coqui TTS's console logger prints
+# "--> STEP: 24/406 -- GLOBAL_STEP: 25" (the 406 is the epoch's batches, no budget of the run).
+_RUN_STEP_KEYS = frozenset(("global_step", "global_steps", "trainer_global_step"))
+
+
+def _run_step_first(pairs: list[tuple[str, str, str]], p: Parsed) -> list[tuple[str, str, str]]:
+    """``pairs`` without the step counted within the epoch when the run's step is among them (its text kept)."""
+    keys = [canonical(norm(key)) for key, _value, _unit in pairs]
+    if _RUN_STEP_KEYS.isdisjoint(keys):
+        return pairs
+    kept = []
+    for nk, pair in zip(keys, pairs, strict=True):
+        if nk in STEP_KEYS and nk not in _RUN_STEP_KEYS:
+            p.attributes.setdefault(pair[0], pair[1])
+            p.wide = True
+        else:
+            kept.append(pair)
+    return kept
 
 
 def _loose_pairs(body: str, p: Parsed) -> bool:
@@ -390,6 +439,8 @@ def _counter_words(body: str, low: str, p: Parsed) -> bool:
                     lift_value(p, m.group(1), "epoch", m.group(2))
                 else:
                     total = m.group(3)
+                    if total is not None and p.step is not None and p.step != int(m.group(2)):
+                        total = None  # the total of another count: Coqui's "STEP: 24/406 -- GLOBAL_STEP: 25"
                     lift_value(p, m.group(1), "step", m.group(2) if total is None else f"{m.group(2)}/{total}")
                 found = True
             i = low.find(word, i + 1)

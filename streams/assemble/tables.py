@@ -63,8 +63,13 @@ MAX_TABLE_LINE = 512
 MAX_TRACKED_SOURCES = 100_000
 _CSV_NAME = re.compile(r"([A-Za-z][\w.]*)(?: \[([^\]]{1,8})\])?")
 # An aligned header's name may carry its unit glued on ("GPU%", "VRAM%": rocm-smi's concise table) or a
-# qualifier in brackets ("Temp (DieEdge)").
-_NAME = re.compile(r"[A-Za-z][\w.]*(?: \(\w+\))?%?")
+# qualifier in brackets ("Temp (DieEdge)"), a reporter's namespaces (Chainer's PrintReport: ``main/loss``,
+# ``validation/main/loss``), or be two or three words one blank apart (scikit-learn's gradient boosting:
+# ``Iter       Train Loss   Remaining Time``; the columns are two or more blanks apart).
+_NAME = re.compile(r"[A-Za-z][\w./]*(?: [A-Za-z][\w.]*){0,2}(?: \(\w+\))?%?")
+# spaCy's console logger heads its training table "E    #       LOSS TOK2VEC  LOSS NER  ENTS_F ... SCORE": the
+# epoch, the step, then the components' losses and the scores.
+_SPACY_HEAD = ["E", "#"]
 _WORD_CELL = re.compile(r"[A-Za-z]+")
 _WIDE_GAP = re.compile(r"\s{2,}|\t")
 _VALUE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?:/\d+)?(?:\s?°?[A-Za-z%]{1,4})?|-|N/A|"
@@ -131,6 +136,8 @@ def header_of(text: str) -> Header | None:
         csv = True
     elif "  " in s or "\t" in s:
         names = s.split() if monitor else _WIDE_GAP.split(s)
+        if names[:2] == _SPACY_HEAD:
+            names[:2] = ["epoch", "step"]
         if not all(_NAME.fullmatch(n) for n in names):
             return None
         units, csv = [""] * len(names), False
