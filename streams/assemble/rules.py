@@ -344,7 +344,12 @@ EVERY_LINE = frozenset(("h_vllm", "h_torch_logging"))
 # ``formatted.replace("\n", "\n    ")``, so a message's lines, a captured warning's source line, the
 # traceback of exc_info and the message's trailing newline (the indent alone) all start with it.
 # Under such a record a line that starts with the indent is the record's, whatever its shape.
-CONT_INDENT: dict[str, str] = {"h_nemo": "    ", "h_tornado": "    "}
+# rich.logging.RichHandler (rich/_log_render.py LogRender) renders a record as a grid row: the time column
+# ("[MM/DD/YY HH:MM:SS]" and its padding, 20 columns, blank when the time repeats), the level column (8
+# and its padding) and the message column, into which the console wraps the message: its further lines,
+# also one that reads "INFO: ..." (torch.distributed's own record as ColossalAI's logger relays it), are
+# the two empty columns' 29 blanks and the message's text.
+CONT_INDENT: dict[str, str] = {"h_nemo": "    ", "h_tornado": "    ", "h_rich": " " * 29, "h_rich_same_time": " " * 29}
 # Levels that announce an exception after the record (logger.exception, log4j's %throwable, glog E/F).
 # A level is a word of its own in the head: not part of a logger's name ("torch...multiprocessing.errors",
 # "uvicorn.error", "error_handler"), whose INFO records carry no traceback.
