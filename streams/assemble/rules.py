@@ -684,6 +684,13 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # the op's message, then the status's "\t [[{{node N}}]]" lines, the last with " [Op:__inference_...]"
     ("tf_detected", r"Detected at node .* defined at \(most recent call last\):\s*$", "Detected at node "),
     ("tf_node_line", r"\t \[\[.*\]\]", "[["),
+    # TensorFlow 1's OpError.__str__ (python/framework/errors_impl.py): the message, an empty line, "Caused by op
+    # 'X', defined at:" and the frames where the op was built (traceback.format_list), for an op made from another
+    # an empty line and "...which was originally created as op 'Y', defined at:" with its frames, then an empty
+    # line and "<Type> (see above for traceback): <message>": all the exception's message
+    ("tf1_caused_by_op", r"Caused by op .*, defined at:\s*$", "Caused by op "),
+    ("tf1_original_op", r"\.\.\.which was originally created as op .*, defined at:\s*$", "...which"),
+    ("tf1_see_above", r"[A-Z]\w*Error \(see above for traceback\): "),
     # JAX's traceback filtering (jax/_src/traceback_util.py) adds a note to the exception: a rule of 20
     # dashes, then this line (the rule alone reads as a table's opening rule)
     ("jax_note", r"For simplicity, JAX has removed its internal frames from the traceback"),
@@ -1479,7 +1486,8 @@ MODES: dict[str, dict] = {
                   # loguru's diagnose (better_exceptions) writes a blank line before each frame of the
                   # user's code and before the exception line, and the values under the source line
                   "after_blank": {"py_file": (_S, None), "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"),
-                                  "j_exc": (_S, "py_msg")}},
+                                  "j_exc": (_S, "py_msg"), "tf1_original_op": (_S, None),
+                                  "tf1_see_above": (_S, "py_msg_more")}},
     # a traceback whose lines lost their indentation (copied from a rendered page, or a viewer that strips
     # leading blanks): traceback.py's order is all that is left. After a frame line comes its source line,
     # whatever it looks like ("main()" reads as an exception line), unless the frame has none (a frozen
@@ -1530,7 +1538,7 @@ MODES: dict[str, dict] = {
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                "indent": (_C, "py_msg_more"), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, "py_msg_more"),
-                               "tf_detected": (_S, "tf_node")}},
+                               "tf_detected": (_S, "tf_node"), "tf1_caused_by_op": (_S, "py_msg_more")}},
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
@@ -1545,6 +1553,8 @@ MODES: dict[str, dict] = {
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                     "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, None),
                                     "spark_driver": (_C, None), "tf_detected": (_S, "tf_node"),
+                                    "tf1_caused_by_op": (_S, None), "tf1_original_op": (_S, None),
+                                    "tf1_see_above": (_S, None),
                                     # (a Java stack the message quotes, whose exception message ends with an
                                     # empty line: PySpark's "JVM stacktrace:" under an AnalysisException's plan)
                                     "j_at": (_C, None)}},
