@@ -115,6 +115,11 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("valgrind", r"==\d+== ", "all", None),
     # OpenMPI mpirun --tag-output: "[1,0]<stdout>:"
     ("mpi", r"\[\d+,\d+\]<(?:stdout|stderr)>: ?", "all", None),
+    # horovodrun's own relay (Gloo, horovod.run's function mode, horovod.spark; runner/common/util/
+    # safe_shell_exec.py prefix_connection): "{time}[{index}]<{stream}>:", the time time.asctime() writes
+    # ("Fri Sep 25 16:52:57 2020") with --prefix-output-with-timestamp, else nothing; the index is the writer
+    ("horovod", r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
+                r"\d\d:\d\d:\d\d \d{4})?(?P<k_horovod>\[\d+\]<(?:stdout|stderr)>:)", "k", None),
     # docker compose: "web-1  | ", "elasticsearch_1  | ", "elk_elasticsearch | " (names hold '_' or '-'),
     # and any name padded to the column of the longest one ("tests               | ")
     ("compose", r"(?P<k_compose>[\w.]*[_-][\w.-]*|[\w.-]+ ) +\| ", "k", " | "),

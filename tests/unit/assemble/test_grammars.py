@@ -689,6 +689,28 @@ def test_nccl_warn_under_a_process_prefix_takes_the_empty_line_before_it():
     assert spans(texts) == [(0, 0), (1, 2)]
 
 
+def test_horovodrun_prefix_with_and_without_its_time_keeps_ranks_apart():
+    # rules: STREAM_PREFIXES horovod (safe_shell_exec.py prefix_connection "{time}[{index}]<{stream}>:", the
+    # time time.asctime() writes or nothing): two ranks' tracebacks interleaved line by line, then a print
+    texts = ["Fri Sep 25 16:52:57 2020[1]<stderr>:Traceback (most recent call last):",
+             "Fri Sep 25 16:52:57 2020[0]<stderr>:Traceback (most recent call last):",
+             'Fri Sep 25 16:52:57 2020[1]<stderr>:  File "train.py", line 3, in <module>',
+             'Fri Sep 25 16:52:57 2020[0]<stderr>:  File "train.py", line 3, in <module>',
+             "Fri Sep 25 16:52:57 2020[1]<stderr>:    main()",
+             "Fri Sep 25 16:52:57 2020[0]<stderr>:    main()",
+             "Fri Sep  5 16:52:58 2020[1]<stderr>:RuntimeError: boom",
+             "Fri Sep  5 16:52:58 2020[0]<stderr>:RuntimeError: boom",
+             "Fri Sep  5 16:52:58 2020[0]<stdout>:done"]
+    assert groups(texts) == [[0, 2, 4, 6], [1, 3, 5, 7], [8]]
+    untimed = [t[len("Fri Sep 25 16:52:57 2020"):] for t in texts]
+    assert groups(untimed) == [[0, 2, 4, 6], [1, 3, 5, 7], [8]]
+    # a print and the indented line after it, under one rank's prefix
+    texts = ["Fri Sep 25 16:52:57 2020[0]<stderr>:User function raise error: 2 root error(s) found.",
+             "Fri Sep 25 16:52:57 2020[0]<stderr>:  (0) Unknown: Horovod has been shut down.",
+             "Fri Sep 25 16:52:57 2020[1]<stdout>:epoch 1"]
+    assert groups(texts) == [[0, 1], [2]]
+
+
 def test_rich_handler_records_and_their_wrapped_lines():
     # rules: HEADS "rich" / "rich_same_time" (a blanked time column is a new record)
     texts = ["[06/02/22 14:10:05] INFO     colossalai - torch.distributed.distributed_c10d - INFO: Added key:",
