@@ -689,6 +689,31 @@ def test_nccl_warn_under_a_process_prefix_takes_the_empty_line_before_it():
     assert spans(texts) == [(0, 0), (1, 2)]
 
 
+def test_an_outer_prefix_alone_is_the_empty_line_of_the_block_open_under_it():
+    # merger: _hold_blank (Ray's "(RayTrainWorker pid=N)" around torch's "[rank1]: ", the inner prefix not
+    # written on an empty line): a chained traceback keeps its chain marker's empty lines
+    texts = ["(RayTrainWorker pid=43515) [rank1]: Traceback (most recent call last):",
+             '(RayTrainWorker pid=43515) [rank1]:   File "python/ray/_raylet.pyx", line 2250, in handler',
+             "(RayTrainWorker pid=43515) [rank1]: AttributeError: 'Worker' object has no attribute 'core_worker'",
+             "(RayTrainWorker pid=43515)",
+             "(RayTrainWorker pid=43515) [rank1]: During handling of the above exception, another exception occurred:",
+             "(RayTrainWorker pid=43515)",
+             "(RayTrainWorker pid=43515) [rank1]: Traceback (most recent call last):",
+             '(RayTrainWorker pid=43515) [rank1]:   File "python/ray/_raylet.pyx", line 2289, in handler',
+             "(RayTrainWorker pid=43515) [rank1]: AttributeError: 'Worker' object has no attribute 'core_worker'",
+             "(RayTrainWorker pid=43515) [rank1]: 2024-09-20 10:00:00,000\tINFO train.py:12 -- epoch 2 done"]
+    assert groups(texts) == [list(range(9)), [9]]
+    # with two blocks open under the outer prefix the empty line is nobody's in particular
+    texts = ["(RayTrainWorker pid=1) [rank0]: Traceback (most recent call last):",
+             "(RayTrainWorker pid=1) [rank1]: Traceback (most recent call last):",
+             '(RayTrainWorker pid=1) [rank0]:   File "a.py", line 1, in f',
+             '(RayTrainWorker pid=1) [rank1]:   File "a.py", line 1, in f',
+             "(RayTrainWorker pid=1)",
+             "(RayTrainWorker pid=1) [rank0]: KeyError: 'a'",
+             "(RayTrainWorker pid=1) [rank1]: KeyError: 'a'"]
+    assert groups(texts) == [[0, 2, 5], [1, 3, 6], [4]]
+
+
 def test_horovodrun_prefix_with_and_without_its_time_keeps_ranks_apart():
     # rules: STREAM_PREFIXES horovod (safe_shell_exec.py prefix_connection "{time}[{index}]<{stream}>:", the
     # time time.asctime() writes or nothing): two ranks' tracebacks interleaved line by line, then a print
