@@ -1485,7 +1485,8 @@ MODES: dict[str, dict] = {
                   "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
                          "tqdm_bar": (_E, None), "py_file_bare": (_S, "py_bare_frame"),
                          "elided_in": (_S, None), "elided": (_T, None),
-                         "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
+                         "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg"),
+                         "tf1_original_op": (_S, None), "tf1_see_above": (_S, "py_msg_more")},
                   # (after the frames traceback.py writes the exception line, "Type" or "Type: message":
                   # a line of another shape is not this traceback's, whatever its own writer)
                   # loguru's diagnose (better_exceptions) writes a blank line before each frame of the
