@@ -815,6 +815,14 @@ class MultilineMerger:
             ob = opened.get(held_key) if held_key else None
             if ob is not None and ob.mode == "plain":
                 ob = None
+        elif ob is None and visible:
+            # an outer relay's prefix alone where the writer's lines carry a second prefix inside it (Ray's
+            # "(RayTrainWorker pid=N)" around torch's "[rank1]: "): the inner one was not written on the empty
+            # line, which is the empty line of the one block open under the outer prefix
+            inner = [k for k in opened if k.startswith(key + "|")]
+            if len(inner) == 1:
+                held_key = inner[0]
+                ob = opened[held_key]
         if ob is None:
             if visible:  # "(Worker pid=1)" alone: its next line may be the rest of the same write
                 self._start(sid, opened, key, line, offset, ms, "", "empty_prefix", None, None, None, out)

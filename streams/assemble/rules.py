@@ -115,6 +115,11 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     ("valgrind", r"==\d+== ", "all", None),
     # OpenMPI mpirun --tag-output: "[1,0]<stdout>:"
     ("mpi", r"\[\d+,\d+\]<(?:stdout|stderr)>: ?", "all", None),
+    # horovodrun's own relay (Gloo, horovod.run's function mode, horovod.spark; runner/common/util/
+    # safe_shell_exec.py prefix_connection): "{time}[{index}]<{stream}>:", the time time.asctime() writes
+    # ("Fri Sep 25 16:52:57 2020") with --prefix-output-with-timestamp, else nothing; the index is the writer
+    ("horovod", r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
+                r"\d\d:\d\d:\d\d \d{4})?(?P<k_horovod>\[\d+\]<(?:stdout|stderr)>:)", "k", None),
     # docker compose: "web-1  | ", "elasticsearch_1  | ", "elk_elasticsearch | " (names hold '_' or '-'),
     # and any name padded to the column of the longest one ("tests               | ")
     ("compose", r"(?P<k_compose>[\w.]*[_-][\w.-]*|[\w.-]+ ) +\| ", "k", " | "),
@@ -344,7 +349,12 @@ EVERY_LINE = frozenset(("h_vllm", "h_torch_logging"))
 # ``formatted.replace("\n", "\n    ")``, so a message's lines, a captured warning's source line, the
 # traceback of exc_info and the message's trailing newline (the indent alone) all start with it.
 # Under such a record a line that starts with the indent is the record's, whatever its shape.
-CONT_INDENT: dict[str, str] = {"h_nemo": "    ", "h_tornado": "    "}
+# rich.logging.RichHandler (rich/_log_render.py LogRender) renders a record as a grid row: the time column
+# ("[MM/DD/YY HH:MM:SS]" and its padding, 20 columns, blank when the time repeats), the level column (8
+# and its padding) and the message column, into which the console wraps the message: its further lines,
+# also one that reads "INFO: ..." (torch.distributed's own record as ColossalAI's logger relays it), are
+# the two empty columns' 29 blanks and the message's text.
+CONT_INDENT: dict[str, str] = {"h_nemo": "    ", "h_tornado": "    ", "h_rich": " " * 29, "h_rich_same_time": " " * 29}
 # Levels that announce an exception after the record (logger.exception, log4j's %throwable, glog E/F).
 # A level is a word of its own in the head: not part of a logger's name ("torch...multiprocessing.errors",
 # "uvicorn.error", "error_handler"), whose INFO records carry no traceback.
@@ -679,6 +689,13 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # the op's message, then the status's "\t [[{{node N}}]]" lines, the last with " [Op:__inference_...]"
     ("tf_detected", r"Detected at node .* defined at \(most recent call last\):\s*$", "Detected at node "),
     ("tf_node_line", r"\t \[\[.*\]\]", "[["),
+    # TensorFlow 1's OpError.__str__ (python/framework/errors_impl.py): the message, an empty line, "Caused by op
+    # 'X', defined at:" and the frames where the op was built (traceback.format_list), for an op made from another
+    # an empty line and "...which was originally created as op 'Y', defined at:" with its frames, then an empty
+    # line and "<Type> (see above for traceback): <message>": all the exception's message
+    ("tf1_caused_by_op", r"Caused by op .*, defined at:\s*$", "Caused by op "),
+    ("tf1_original_op", r"\.\.\.which was originally created as op .*, defined at:\s*$", "...which"),
+    ("tf1_see_above", r"[A-Z]\w*Error \(see above for traceback\): "),
     # JAX's traceback filtering (jax/_src/traceback_util.py) adds a note to the exception: a rule of 20
     # dashes, then this line (the rule alone reads as a table's opening rule)
     ("jax_note", r"For simplicity, JAX has removed its internal frames from the traceback"),
@@ -1468,13 +1485,15 @@ MODES: dict[str, dict] = {
                   "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
                          "tqdm_bar": (_E, None), "py_file_bare": (_S, "py_bare_frame"),
                          "elided_in": (_S, None), "elided": (_T, None),
-                         "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
+                         "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg"),
+                         "tf1_original_op": (_S, None), "tf1_see_above": (_S, "py_msg_more")},
                   # (after the frames traceback.py writes the exception line, "Type" or "Type: message":
                   # a line of another shape is not this traceback's, whatever its own writer)
                   # loguru's diagnose (better_exceptions) writes a blank line before each frame of the
                   # user's code and before the exception line, and the values under the source line
                   "after_blank": {"py_file": (_S, None), "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"),
-                                  "j_exc": (_S, "py_msg")}},
+                                  "j_exc": (_S, "py_msg"), "tf1_original_op": (_S, None),
+                                  "tf1_see_above": (_S, "py_msg_more")}},
     # a traceback whose lines lost their indentation (copied from a rendered page, or a viewer that strips
     # leading blanks): traceback.py's order is all that is left. After a frame line comes its source line,
     # whatever it looks like ("main()" reads as an exception line), unless the frame has none (a frozen
@@ -1525,7 +1544,7 @@ MODES: dict[str, dict] = {
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                "indent": (_C, "py_msg_more"), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, "py_msg_more"),
-                               "tf_detected": (_S, "tf_node")}},
+                               "tf_detected": (_S, "tf_node"), "tf1_caused_by_op": (_S, "py_msg_more")}},
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
@@ -1540,6 +1559,8 @@ MODES: dict[str, dict] = {
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                     "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, None),
                                     "spark_driver": (_C, None), "tf_detected": (_S, "tf_node"),
+                                    "tf1_caused_by_op": (_S, None), "tf1_original_op": (_S, None),
+                                    "tf1_see_above": (_S, None),
                                     # (a Java stack the message quotes, whose exception message ends with an
                                     # empty line: PySpark's "JVM stacktrace:" under an AnalysisException's plan)
                                     "j_at": (_C, None)}},

@@ -689,6 +689,53 @@ def test_nccl_warn_under_a_process_prefix_takes_the_empty_line_before_it():
     assert spans(texts) == [(0, 0), (1, 2)]
 
 
+def test_an_outer_prefix_alone_is_the_empty_line_of_the_block_open_under_it():
+    # merger: _hold_blank (Ray's "(RayTrainWorker pid=N)" around torch's "[rank1]: ", the inner prefix not
+    # written on an empty line): a chained traceback keeps its chain marker's empty lines
+    texts = ["(RayTrainWorker pid=43515) [rank1]: Traceback (most recent call last):",
+             '(RayTrainWorker pid=43515) [rank1]:   File "python/ray/_raylet.pyx", line 2250, in handler',
+             "(RayTrainWorker pid=43515) [rank1]: AttributeError: 'Worker' object has no attribute 'core_worker'",
+             "(RayTrainWorker pid=43515)",
+             "(RayTrainWorker pid=43515) [rank1]: During handling of the above exception, another exception occurred:",
+             "(RayTrainWorker pid=43515)",
+             "(RayTrainWorker pid=43515) [rank1]: Traceback (most recent call last):",
+             '(RayTrainWorker pid=43515) [rank1]:   File "python/ray/_raylet.pyx", line 2289, in handler',
+             "(RayTrainWorker pid=43515) [rank1]: AttributeError: 'Worker' object has no attribute 'core_worker'",
+             "(RayTrainWorker pid=43515) [rank1]: 2024-09-20 10:00:00,000\tINFO train.py:12 -- epoch 2 done"]
+    assert groups(texts) == [list(range(9)), [9]]
+    # with two blocks open under the outer prefix the empty line is nobody's in particular
+    texts = ["(RayTrainWorker pid=1) [rank0]: Traceback (most recent call last):",
+             "(RayTrainWorker pid=1) [rank1]: Traceback (most recent call last):",
+             '(RayTrainWorker pid=1) [rank0]:   File "a.py", line 1, in f',
+             '(RayTrainWorker pid=1) [rank1]:   File "a.py", line 1, in f',
+             "(RayTrainWorker pid=1)",
+             "(RayTrainWorker pid=1) [rank0]: KeyError: 'a'",
+             "(RayTrainWorker pid=1) [rank1]: KeyError: 'a'"]
+    assert groups(texts) == [[0, 2, 5], [1, 3, 6], [4]]
+
+
+def test_horovodrun_prefix_with_and_without_its_time_keeps_ranks_apart():
+    # rules: STREAM_PREFIXES horovod (safe_shell_exec.py prefix_connection "{time}[{index}]<{stream}>:", the
+    # time time.asctime() writes or nothing): two ranks' tracebacks interleaved line by line, then a print
+    texts = ["Fri Sep 25 16:52:57 2020[1]<stderr>:Traceback (most recent call last):",
+             "Fri Sep 25 16:52:57 2020[0]<stderr>:Traceback (most recent call last):",
+             'Fri Sep 25 16:52:57 2020[1]<stderr>:  File "train.py", line 3, in <module>',
+             'Fri Sep 25 16:52:57 2020[0]<stderr>:  File "train.py", line 3, in <module>',
+             "Fri Sep 25 16:52:57 2020[1]<stderr>:    main()",
+             "Fri Sep 25 16:52:57 2020[0]<stderr>:    main()",
+             "Fri Sep  5 16:52:58 2020[1]<stderr>:RuntimeError: boom",
+             "Fri Sep  5 16:52:58 2020[0]<stderr>:RuntimeError: boom",
+             "Fri Sep  5 16:52:58 2020[0]<stdout>:done"]
+    assert groups(texts) == [[0, 2, 4, 6], [1, 3, 5, 7], [8]]
+    untimed = [t[len("Fri Sep 25 16:52:57 2020"):] for t in texts]
+    assert groups(untimed) == [[0, 2, 4, 6], [1, 3, 5, 7], [8]]
+    # a print and the indented line after it, under one rank's prefix
+    texts = ["Fri Sep 25 16:52:57 2020[0]<stderr>:User function raise error: 2 root error(s) found.",
+             "Fri Sep 25 16:52:57 2020[0]<stderr>:  (0) Unknown: Horovod has been shut down.",
+             "Fri Sep 25 16:52:57 2020[1]<stdout>:epoch 1"]
+    assert groups(texts) == [[0, 1], [2]]
+
+
 def test_rich_handler_records_and_their_wrapped_lines():
     # rules: HEADS "rich" / "rich_same_time" (a blanked time column is a new record)
     texts = ["[06/02/22 14:10:05] INFO     colossalai - torch.distributed.distributed_c10d - INFO: Added key:",

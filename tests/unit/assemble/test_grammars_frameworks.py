@@ -322,3 +322,28 @@ def test_pytest_report_ends_at_a_section_rule_with_a_short_fill():
              "= 3 failed, 2 passed, 1 warning, 1 error, 4 skipped, 2 xfailed, 1 xpassed in 0.60s =",
              "done."]
     assert groups(texts) == [[0, 1], [2], [3]]
+
+
+def test_tensorflow1_op_error_message_runs_through_its_op_frames_to_see_above():
+    # rules: TOKENS tf1_caused_by_op, tf1_original_op, tf1_see_above (TF1 errors_impl.py OpError.__str__: the
+    # message, "Caused by op 'X', defined at:" and the op's frames, "...which was originally created as op",
+    # then "<Type> (see above for traceback): <message>", each part after an empty line)
+    texts = ["Traceback (most recent call last):",
+             '  File "train.py", line 12, in <module>',
+             "    sess.run(train_op)",
+             "tensorflow.python.framework.errors_impl.AbortedError: Horovod has been shut down.",
+             "",
+             "Caused by op 'HorovodBroadcast_w_0', defined at:",
+             '  File "train.py", line 8, in <module>',
+             "    bcast = hvd.broadcast_global_variables(0)",
+             "",
+             "...which was originally created as op 'w', defined at:",
+             '  File "train.py", line 5, in <module>',
+             "    w = tf.Variable(0)",
+             "",
+             "AbortedError (see above for traceback): Horovod has been shut down.",
+             "",
+             "I0101 00:00:00.000000 1 x.cc:1] next"]
+    assert spans(texts) == [(0, 13), (15, 15)]
+    # a copy cut above "Caused by op": its frames and the rest of the message are still one event
+    assert spans(texts[5:]) == [(0, 8), (10, 10)]

@@ -254,6 +254,20 @@ def test_nemos_formatter_indents_every_further_line_of_a_record():
     assert spans(texts) == [(0, 5), (6, 6)]
 
 
+def test_rich_handlers_wrapped_message_lines_are_its_records_whatever_they_read():
+    # rules: CONT_INDENT h_rich, h_rich_same_time (LogRender's grid: the wrapped message under the empty time
+    # and level columns, 29 blanks); a wrapped line that reads "INFO: ..." (torch's record relayed as the
+    # message) is the record's, not a record of its own; a blank time column with a level is the next record
+    texts = ["[06/16/22 13:30:42] INFO     colossalai - torch.distributed.distributed_c10d -  ",
+             "                             INFO: Added key: store_based_barrier_key:1 to store",
+             "                             for rank: 0                                        ",
+             "                    INFO     colossalai - torch.distributed.distributed_c10d -  ",
+             "                             INFO: Rank 0: Completed store-based barrier for    ",
+             "                             key:store_based_barrier_key:1 with 1 nodes.        ",
+             "[06/16/22 13:30:43] WARNING  colossalai - colossalai - WARNING: no config given"]
+    assert spans(texts) == [(0, 2), (3, 5), (6, 6)]
+
+
 def test_tornados_head_and_its_indented_lines():
     # rules: HEADS tornado ("[E 240501 12:00:00 web:2246] ", Jupyter Server's "[I 2024-05-01 12:00:00.123
     # ServerApp] "), CONT_INDENT h_tornado
