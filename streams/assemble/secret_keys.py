@@ -45,6 +45,7 @@ STRONG_ENDINGS = frozenset({
     "authident",  # yarn's npmAuthIdent "user:password"
     "psk",  # a pre-shared key: wpa_supplicant.conf(5) psk=, hostapd's wpa_psk
     "secretkeybase",  # Rails' secret_key_base (rails credentials:show)
+    "honeycombteam",  # Honeycomb's API key header, X-Honeycomb-Team
 })
 # Dotted keys whose secret word is followed by what it is for (an account, a container), so that the key ends in a
 # host name: hadoop-azure's ``fs.azure.account.key.ACCOUNT.blob.core.windows.net`` (and Spark's ``spark.hadoop.``
