@@ -242,7 +242,9 @@ _add("sql_password", "Sq" + rand(14), "CREATE USER app WITH PASSWORD '{s}';", "A
 _add("cli_secret_argument", "Hp" + rand(14), "+ htpasswd -b -B /etc/nginx/.htpasswd admin {s}",
      "+ gh secret set HF_TOKEN --repo org/x --body {s}", "+ poetry config http-basic.private ci {s}",
      "+ mc alias set ckpt http://minio:9000 TRAINERACCESS01 {s}", "+ smbclient //nas/data -U 'HPC\\trainer%{s}' -c ls",
-     "+ curl --proxy-user proxyuser:{s} -x http://proxy:3128 https://hf.co", "+ mc admin user add ckpt trainer {s}")
+     "+ curl --proxy-user proxyuser:{s} -x http://proxy:3128 https://hf.co",
+     "+ mc admin user add ckpt trainer {s}", "+ grafana cli admin reset-admin-password {s}",
+     "+ nextflow secrets set WANDB_KEY {s}")
 # A value as a column-aligned table or a space-separated config prints it; colour codes between key and value; a
 # shell word quoted whole; keys that name what their secret is for; records that name their value.
 _add("column_aligned_value", "Ca" + rand(18), "password           {s}", "    HTTP_Passwd   {s}", "requirepass {s}")

@@ -544,6 +544,16 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"\b(?:mc|mcli)[ \t]+admin[ \t]+user[ \t]+add[ \t]+(?:--?\S+[ \t]+)*\S+[ \t]+\S+[ \t]+"
                r"['\"]?(?P<s>[^\s'\"]+)",
                source="MinIO client: mc admin user add ALIAS ACCESSKEY SECRETKEY"),
+    # (rules of their own rather than rows of the command table: "grafana" and "nextflow" are common words in
+    # cluster logs, and the table's gate would read every line that names them)
+    SecretRule("cli_secret_argument", ("reset-admin-password",),
+               r"\bgrafana(?:-cli|[ \t]+cli)\b[^\r\n|;&]{0,200}?\breset-admin-password[ \t]+['\"]?"
+               r"(?P<s>[^\s'\"-][^\s'\"]*)",
+               source="grafana cli admin reset-admin-password <new password> (Grafana CLI docs)"),
+    SecretRule("cli_secret_argument", ("nextflow secrets",),
+               r"\bnextflow[ \t]+secrets[ \t]+(?:set[ \t]+\S+|put[ \t]+-n[ \t]+\S+[ \t]+-v)[ \t]+"
+               r"['\"]?(?P<s>[^\s'\"]+)",
+               source="Nextflow secrets: nextflow secrets set NAME VALUE (put -n NAME -v VALUE before 22.10)"),
     SecretRule("redis_acl_password", ("setuser",), gate=r"acl\"?[ \t]+\"?setuser\b[^\r\n]*[ \t]['\"]?[<>]",
                pattern=r"(?i)\bACL\"?[ \t]+\"?SETUSER\"?(?:[ \t]+(?!['\"]?[<>])"
                r"(?:\"(?:\\.|[^\"\\\r\n]){0,256}\"|'[^'\r\n]{0,256}'|[^\s'\"]{1,256})){0,32}"
