@@ -2,7 +2,7 @@
 terms, protobuf text format's wrapper messages, JSON name/value records with fields between, tables with a source
 column, Honeycomb's header, ECR's registry password, aws configure's prompts, Secret Manager's payload, Redis ACL
 rules and the positional passwords of grafana, nextflow and mc admin; and what those printers write besides a secret,
-which must stay as written."""
+which must stay as written: a cookie header whose cookies hold no credential among them."""
 
 from __future__ import annotations
 
@@ -68,3 +68,32 @@ def test_credentials_in_debug_dumps_are_redacted(redact: Redactor, text: str, se
 ])
 def test_what_those_printers_write_besides_a_secret_stays(redact: Redactor, line: str) -> None:
     assert redact(line) == line
+
+
+SESSION = "k8Hq2LmZ9xVb4NcT7wYpR3sD"
+
+
+@pytest.mark.parametrize("text", [
+    f"< Set-Cookie: _gitlab_session={SESSION}; path=/; secure; HttpOnly",
+    f"> Cookie: _ga=GA1.2.1234567890.1714557123; sessionid={SESSION}",
+    f"set-cookie: connect.sid=s%3A{SESSION}.{SESSION}; Path=/; HttpOnly",  # express-session's signed cookie
+    f"{{'Cookie': 'csrftoken=a1; session={SESSION}'}}",
+    f"Cookie: {SESSION}",  # a bare value, no name=
+])
+def test_a_cookie_header_with_a_credential_is_redacted_whole(redact: Redactor, text: str) -> None:
+    out = redact(text)
+    assert SESSION not in out and "[REDACTED:" in out, out
+
+
+@pytest.mark.parametrize("line", [
+    "< Set-Cookie: theme=dark; Path=/; Max-Age=31536000",
+    "> Cookie: _ga=GA1.2.1234567890.1714557123",
+    "header: Set-Cookie: lang=en-US; Expires=Fri, 01 May 2026 12:12:03 GMT; Path=/",
+])
+def test_a_cookie_header_whose_cookies_hold_no_credential_stays(redact: Redactor, line: str) -> None:
+    assert redact(line) == line
+
+
+def test_a_cookie_attribute_is_judged_by_its_cookies(redact: Redactor) -> None:
+    assert redact.mapping({"Cookie": "theme=dark"}) == {"Cookie": "theme=dark"}
+    assert redact.mapping({"Cookie": f"sid={SESSION}"}) == {"Cookie": "[REDACTED:secret]"}
