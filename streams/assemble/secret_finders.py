@@ -524,7 +524,7 @@ _CONFIG_SET = re.compile(r"\bconfig(?:ure)?(?::set)?\s+set\s+(?:--?[\w\-]+\s+)*(
 # given (``input_value='...'``).
 # Protocol Buffers' text format (print(msg), str(msg)) of a wrapper message (google.protobuf.StringValue, W&B's
 # settings in debug-internal.log): the field's name, then "{", then value: "..." on the same or the next line.
-_PROTO_WRAPPER = re.compile(r"(?<![\w.])(?P<k>[A-Za-z_][A-Za-z0-9_]{0,100})[ \t]*\{[ \t]*\r?\n?[ \t]*value:[ \t]*"
+_PROTO_WRAPPER = re.compile(r"(?<![\w.])(?P<k>[A-Za-z_][A-Za-z0-9_]{0,100})[ \t]*\{(?:[ \t]*\r?\n)?[ \t]*value:[ \t]*"
                             r"\"(?P<v>(?:\\.|[^\"\\\r\n]){1,4096})\"")
 _INPUT_VALUE = re.compile(r"^(?P<k>[A-Za-z_][\w.\-]{0,200})\r?\n[ \t]+[^\r\n]{0,400}?\binput_value="
                           r"(?P<q>['\"])(?P<v>[^'\"\r\n]{1,512})(?P=q)", re.MULTILINE)

@@ -92,7 +92,7 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("keyed_value", ("</", "config", "input_value=", "value:"), finder="keyed_value",
                gate=rf"<[A-Za-z0-9_:.\-]*{_KW}[A-Za-z0-9_:.\-]*[^<>]*>[^<]+</|config[a-z:]*[ \t]+set[ \t]"
                     rf"|<name>[^<]*{_KW}[^<]*</name>"
-                    rf"|{_KW}[A-Za-z0-9_]*[ \t]*\{{[ \t]*\r?\n?[ \t]*value:[ \t]*\""
+                    rf"|{_KW}[A-Za-z0-9_]*[ \t]*\{{([ \t]*\r?\n)?[ \t]*value:[ \t]*\""
                     r"|input_value=",
                source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set; "
                       "pydantic ValidationError's input_value under the field's name; protobuf text format's "
