@@ -2,7 +2,7 @@
 
     python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds
     python -m devtools.secret_probe generate-shapes   # (re)write dev2 and holdout6 from secret_probe_shapes
-    python -m devtools.secret_probe leaks [dev|dev2|...|dev8|holdout|holdout6] [-v]
+    python -m devtools.secret_probe leaks [dev|dev2|...|dev9|holdout|holdout6] [-v]
     python -m devtools.secret_probe corpus [-v]       # redactions in the real corpora (false positives)
     python -m devtools.secret_probe decoys [-v]       # redactions in random-looking lines with no secret
 
@@ -25,7 +25,9 @@ files, HashiCorp token outputs and wire dumps, with masked values and public key
 first-start banners print them, tokens split over lines; with printers' masks, hashes and ids as look-alikes) and
 ``dev8`` (credentials as ML platform and SRE tools print them: cloud CLIs' debug dumps, kubectl's round trippers,
 signed URLs, notebook and server startup lines, tracker configs, scheduler env dumps, helm, vault, database logs; with
-masks, token counts, digests and ids as look-alikes) have such rows.
+masks, token counts, digests and ids as look-alikes) and ``dev9`` (debug dumps of cloud CLIs and of HTTP clients in
+Go, Node, Ruby and Erlang, session cookies, cluster and compose env listings, SQL and admin tools; with cookies that
+hold no credential, hashes, ids and masks as look-alikes) have such rows.
 
 The holdout fixture holds a random third of the kinds; score it only once the rules are done. ``dev2`` and
 ``holdout6`` are the third round (:mod:`devtools.secret_probe_shapes`: shapes taken from the programs that print

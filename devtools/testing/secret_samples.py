@@ -242,7 +242,9 @@ _add("sql_password", "Sq" + rand(14), "CREATE USER app WITH PASSWORD '{s}';", "A
 _add("cli_secret_argument", "Hp" + rand(14), "+ htpasswd -b -B /etc/nginx/.htpasswd admin {s}",
      "+ gh secret set HF_TOKEN --repo org/x --body {s}", "+ poetry config http-basic.private ci {s}",
      "+ mc alias set ckpt http://minio:9000 TRAINERACCESS01 {s}", "+ smbclient //nas/data -U 'HPC\\trainer%{s}' -c ls",
-     "+ curl --proxy-user proxyuser:{s} -x http://proxy:3128 https://hf.co")
+     "+ curl --proxy-user proxyuser:{s} -x http://proxy:3128 https://hf.co",
+     "+ mc admin user add ckpt trainer {s}", "+ grafana cli admin reset-admin-password {s}",
+     "+ nextflow secrets set WANDB_KEY {s}")
 # A value as a column-aligned table or a space-separated config prints it; colour codes between key and value; a
 # shell word quoted whole; keys that name what their secret is for; records that name their value.
 _add("column_aligned_value", "Ca" + rand(18), "password           {s}", "    HTTP_Passwd   {s}", "requirepass {s}")
@@ -371,6 +373,12 @@ _add("redis_monitor_auth", "Rm" + rand(12) + "#" + rand(2), '1714557600.123456 [
      '1714557600.323456 [0 10.0.0.7:40100] "HELLO" "3" "AUTH" "default" "{s}" "SETNAME" "ray-gcs"')
 _add("psql_variable", "Pv" + rand(10) + "%" + rand(2), "\\set pw '{s}'\nALTER USER airflow PASSWORD :'pw';",
      "\\set db_password '{s}'")
+_add("redis_acl_password", "Ra" + rand(14), '1714557600.4 [0 10.0.0.5:51234] "ACL" "SETUSER" "ci" "on" ">{s}" "~*"',
+     "+ redis-cli ACL SETUSER worker on '>{s}' '~queue:*' +@list")
+_add("aws_ecr_token", "eyJwYXlsb2FkIjoi" + rand(120, ALNUM + "+/") + "==", "{s}")
+_add("honeycomb_key", rand(32, HEX), "X-Honeycomb-Team: {s}", "OTEL_EXPORTER_OTLP_HEADERS=x-honeycomb-team={s}")
+_add("aws_configure_prompt", rand(40, ALNUM + "/+"), "AWS Secret Access Key [****************m9Zb]: {s}")
+_add("gcp_secret_payload", rand(24, ALNUM) + "==", '{"payload": {"data": "{s}", "dataCrc32c": "2796612201"}}')
 
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [

@@ -6,6 +6,7 @@ Each finder takes a text and returns ``(start, end)`` spans of secret characters
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -101,6 +102,9 @@ _ASSIGN = re.compile(r"""
                                                       # the string it points to
       | \[[ \t]*b?(?P<lq>["'])(?P<lv>(?:\\.|[^"'\\\r\n])*)(?P=lq)[ \t]*[,\]]  # a list's first string (parse_qs
                                                       # gives each query parameter a list)
+      | (?<=:)(?!\[(?i:secure|hidden|masked|filtered|redacted)\])  # Go's fmt of a []string, right after the
+        \[(?P<gs>[^\[\]"'\r\n]{1,4096})\](?=[\s\]]|$)     # colon: http.Header and url.Values print
+                                                      # map[X-Api-Key:[v] ...] (a printer's [hidden] is a mask)
       | \((?P<pp>[ \t]*(?P<pq>["'])(?:\\.|[^"'\\\r\n])*(?P=pq)(?:[ \t]*\r?\n[ \t]*(?P=pq)(?:\\.|[^"'\\\r\n])*(?P=pq))+)
         [ \t]*\)                                      # pprint's long str: adjacent literals, one per line
       | b?(?P<q>["'])(?P<qv>(?:\\.|[^\\\r\n])*?)(?P=q)  # a quoted value (or bytes): spaces and ; allowed
@@ -390,7 +394,10 @@ def _value_span(text: str, m: re.Match[str], strength: str, ks: int, stop: _Next
 # records: the key name is one field, the secret another.
 _NAME_VALUE = re.compile(r"""(?i)
     ["']?(?:name|key)["']?[ \t]*[:=][ \t]*["']?(?P<k>[A-Za-z0-9_.\-]+)["']?  # "name": "DB_PASSWORD"
-    (?:[ \t]*(?:,|\r?\n)[ \t]*|[ \t]+)                                    # then, on the same or the next line
+    (?:[ \t]*,?[ \t]*\r?\n[ \t]*"[A-Za-z]{1,40}"[ \t]*:[ \t]*               # (JSON with sorted keys puts a
+       (?:null|true|false|[0-9]{1,20}|\{\}|\[\]|"[^"\\\r\n]{0,200}")){0,3}   # few scalar fields between: az
+                                                                           # keyvault secret show's "tags": {})
+    (?:[ \t]*(?:,[ \t]*\r?\n|,|\r?\n)[ \t]*|[ \t]+)                        # then, on the same or the next line
                                                                            # (XML attributes: a space between),
     ["']?value["']?[ \t]*[:=][ \t]*                                         # "value":
     (?:"(?P<dq>(?:\\.|[^"\\\r\n])*)"|'(?P<sq>[^'\r\n]*)'|(?P<bv>[^\s,}'"]+))""", re.VERBOSE)
@@ -414,10 +421,16 @@ def name_value(text: str, strength_of: Callable[[str], str | None] = _strength) 
     return spans
 
 
+# Erlang's terms as io:format("~p") prints them, and RabbitMQ's classic config: {password,<<"x">>},
+# {default_pass, "x"}
+_ERLANG_PAIR = re.compile(r"""\{[ \t]*(?P<k>[a-z][A-Za-z0-9_@]{0,100}),[ \t]*(?:<<)?"""
+                          r""""(?P<v>(?:\\.|[^"\\\r\n]){1,4096})"(?:>>)?[ \t]*\}""")
+
+
 def name_value_pair(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
     """The value of a (name, value) pair whose name is a secret's; a header's credential after its scheme."""
     spans: Spans = []
-    for m in _PAIR.finditer(text):
+    for m in itertools.chain(_PAIR.finditer(text), _ERLANG_PAIR.finditer(text)):
         key, value = m.group("k"), m.group("v")
         strength = strength_of(key)
         if strength is not None and is_secret_value(strength, value, key):
@@ -509,6 +522,10 @@ _CONFIG_SET = re.compile(r"\bconfig(?:ure)?(?::set)?\s+set\s+(?:--?[\w\-]+\s+)*(
 
 # pydantic's ValidationError: the field's location on a line of its own, then the error with the input it was
 # given (``input_value='...'``).
+# Protocol Buffers' text format (print(msg), str(msg)) of a wrapper message (google.protobuf.StringValue, W&B's
+# settings in debug-internal.log): the field's name, then "{", then value: "..." on the same or the next line.
+_PROTO_WRAPPER = re.compile(r"(?<![\w.])(?P<k>[A-Za-z_][A-Za-z0-9_]{0,100})[ \t]*\{(?:[ \t]*\r?\n)?[ \t]*value:[ \t]*"
+                            r"\"(?P<v>(?:\\.|[^\"\\\r\n]){1,4096})\"")
 _INPUT_VALUE = re.compile(r"^(?P<k>[A-Za-z_][\w.\-]{0,200})\r?\n[ \t]+[^\r\n]{0,400}?\binput_value="
                           r"(?P<q>['\"])(?P<v>[^'\"\r\n]{1,512})(?P=q)", re.MULTILINE)
 
@@ -519,7 +536,7 @@ def keyed_value(text: str, strength_of: Callable[[str], str | None] = _strength)
     yarn, pip, git), and the input a
     validation error echoes under the field's name (pydantic)."""
     spans: Spans = []
-    for rx in (_XML_ELEMENT, _XML_NAME_VALUE, _CONFIG_SET, _INPUT_VALUE):
+    for rx in (_XML_ELEMENT, _XML_NAME_VALUE, _CONFIG_SET, _INPUT_VALUE, _PROTO_WRAPPER):
         for m in rx.finditer(text):
             key = m.group(1).rsplit(":", 1)[-1].rsplit("/", 1)[-1]
             strength = strength_of(key)
@@ -593,8 +610,9 @@ def numbered_reply(text: str, strength_of: Callable[[str], str | None] = _streng
 # A row of a two-column table as cliff (the openstack CLI's "show" output), prettytable, tabulate's "grid" and
 # Confluent's CLI draw it: the first cell names the second; the AWS CLI's --output table draws a nested section's
 # rows between double borders (|| Key | Value ||).
+# (columns after the value are the setting's origin or scope: ngc config current's | key | value | source |)
 _TABLE_ROW = re.compile(r"^[ \t]*\|\|?[ \t]*(?P<k>[^|\r\n]{1,100}?)[ \t]*\|[ \t]*(?P<v>[^|\s]{1,4096})"
-                        r"[ \t]*\|\|?[ \t]*\r?$", re.MULTILINE)
+                        r"[ \t]*(?:\|[^|\r\n]{1,200}){0,4}\|\|?[ \t]*\r?$", re.MULTILINE)
 
 
 def table_row(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:

@@ -45,6 +45,7 @@ STRONG_ENDINGS = frozenset({
     "authident",  # yarn's npmAuthIdent "user:password"
     "psk",  # a pre-shared key: wpa_supplicant.conf(5) psk=, hostapd's wpa_psk
     "secretkeybase",  # Rails' secret_key_base (rails credentials:show)
+    "honeycombteam",  # Honeycomb's API key header, X-Honeycomb-Team
 })
 # Dotted keys whose secret word is followed by what it is for (an account, a container), so that the key ends in a
 # host name: hadoop-azure's ``fs.azure.account.key.ACCOUNT.blob.core.windows.net`` (and Spark's ``spark.hadoop.``
@@ -218,7 +219,10 @@ def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
         # (a "base64:" head says how the key is written: Laravel's APP_KEY=base64:...)
         return generated_like(value.strip().removeprefix("base64:"))
     # ("Array cookie:  ac" in AddressSanitizer's shadow-byte legend names no credential)
-    return strength != "header" or len(value.strip()) >= HEADER_MIN_CHARS
+    if strength != "header":
+        return True
+    cookie = key.lower().endswith("cookie")
+    return len(value.strip()) >= HEADER_MIN_CHARS and (not cookie or _cookie_holds_secret(value))
 
 
 # Records that hold a secret in a value field named by another of their fields, or by the key above them: a
@@ -260,11 +264,35 @@ _LISTED_SCHEMES = ("digest", "aws4-hmac-sha256", "sharedkey", "hoba", "mutual")
 _ANY_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,40}[ \t]+(?=\S)")
 
 
+# A cookie header's name=value pairs (Set-Cookie's attributes among them), and the runs of token characters in a
+# value: signed and encrypted session cookies percent-escape their separators (express's s%3A<id>.<sig>, Laravel's
+# base64 JSON ending in %3D).
+_COOKIE_PAIR = re.compile(r"([^=;,\s]{1,200})=\"?([^;\s\"]*)")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-.+/=~]{16,}")
+
+
+def _cookie_holds_secret(value: str) -> bool:
+    """A Cookie or Set-Cookie value holds a credential unless every cookie in it is plainly none: a preference
+    (``theme=dark``) or an analytics id (``_ga=GA1.2.1234567890.1714557123``), neither machine-made nor named as a
+    secret. A value without ``name=`` is taken as a credential."""
+    pairs = _COOKIE_PAIR.findall(value)
+    if not pairs:
+        return bool(value.strip())
+    for name, v in pairs:
+        if any(generated_like(run) for run in _TOKEN_RUN.findall(v.replace("%", " "))):
+            return True
+        strength = key_strength(name)
+        if strength not in (None, "header") and is_secret_value(strength, v, name):
+            return True
+    return False
+
+
 def header_secret_span(key: str, value: str) -> tuple[int, int]:
-    """The secret part of a header's value (to the end of its line): a cookie's whole value; after an
-    ``Authorization`` scheme word, its one credential, or its parameter list (``Digest``, ``AWS4-HMAC-SHA256``)."""
+    """The secret part of a header's value (to the end of its line): a cookie's whole value, when a cookie in it
+    holds a credential; after an ``Authorization`` scheme word, its one credential, or its parameter list
+    (``Digest``, ``AWS4-HMAC-SHA256``)."""
     if key.lower().endswith("cookie"):
-        return 0, len(value)
+        return (0, len(value)) if _cookie_holds_secret(value) else (0, 0)
     m = _SCHEME.match(value)
     start = m.end() if m else 0
     if m and m.group().strip().lower() in _LISTED_SCHEMES:

@@ -73,12 +73,13 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                finder="assignment",
                source="detect-secrets KeywordDetector; gitleaks generic-api-key; env dumps, CLI flags, headers"),
     SecretRule("name_value_pair", _KW_NEEDLES, finder="name_value_pair",
-               gate=rf"[(\[][ \t]*\"?b?[\"'][A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']\"?[ \t]*,[ \t]*\"?b?[\"']",
+               gate=rf"[(\[][ \t]*\"?b?[\"'][A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']\"?[ \t]*,[ \t]*\"?b?[\"']"
+                    rf"|\{{[ \t]*[A-Za-z0-9_@]*{_KW}[A-Za-z0-9_@]*,[ \t]*(<<)?\"",
                source="detect-secrets KeywordDetector over (name, value) pairs: raw headers of ASGI, h11 and httpx, "
                       "query parameters before urlencode"),
     SecretRule("name_value", ("value",), finder="name_value",
                gate=rf"(name|key)[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']?[ \t]*(,|\n| )"
-                    r"[ \t]*[\"']?value",
+                    r"([ \t]*,?[ \t]*\r?\n[ \t]*\"[A-Za-z]+\"[ \t]*:[^\r\n]*){0,3}[ \t\r\n,]*[\"']?value",
                source="detect-secrets KeywordDetector over name/value records (k8s env, ECS, SSM); gitleaks "
                       "nuget-config-password (XML <add key=... value=...>)"),
     SecretRule("record_value", ('"value"', '"key"', '"encoded"'), finder="record_value",
@@ -88,14 +89,17 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                       "key response (encoded)"),
     SecretRule("k8s_secret", ("secret",), finder="k8s_secret", gate=r"kind[\"']?[ \t]*:[ \t]*[\"']?Secret",
                source="gitleaks kubernetes-secret-yaml"),
-    SecretRule("keyed_value", ("</", "config", "input_value="), finder="keyed_value",
+    SecretRule("keyed_value", ("</", "config", "input_value=", "value:"), finder="keyed_value",
                gate=rf"<[A-Za-z0-9_:.\-]*{_KW}[A-Za-z0-9_:.\-]*[^<>]*>[^<]+</|config[a-z:]*[ \t]+set[ \t]"
                     rf"|<name>[^<]*{_KW}[^<]*</name>"
+                    rf"|{_KW}[A-Za-z0-9_]*[ \t]*\{{([ \t]*\r?\n)?[ \t]*value:[ \t]*\""
                     r"|input_value=",
                source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set; "
-                      "pydantic ValidationError's input_value under the field's name"),
+                      "pydantic ValidationError's input_value under the field's name; protobuf text format's "
+                      "wrapper messages (name { value: \"...\" })"),
     SecretRule("table_row", _KW_NEEDLES, finder="table_row",
-               gate=rf"(^|\n)[ \t]*\|\|?[^|\r\n]*{_KW}[^|\r\n]*\|[ \t]*[^| \t\r\n]+[ \t]*\|\|?[ \t]*\r?(\n|$)",
+               gate=rf"(^|\n)[ \t]*\|\|?[^|\r\n]*{_KW}[^|\r\n]*\|[ \t]*[^| \t\r\n]+[ \t]*(\|[^|\r\n]+)*\|\|?[ \t]*\r?"
+                    r"(\n|$)",
                source="detect-secrets KeywordDetector over two-column tables (| Field | Value |): cliff's show "
                       "output (openstack), confluent api-key create, prettytable and tabulate dumps, the AWS CLI's "
                       "--output table (|| Key | Value ||)"),
@@ -429,6 +433,25 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("nats_nkey_seed", ("nkey",),
                r"-----BEGIN [A-Z ]*NKEY SEED-----[ \t]*\r?\n[ \t]*(?P<s>S[A-Z2-7]{20,})",
                source="NATS .creds files (nsc generate creds): the seed between BEGIN/END USER NKEY SEED lines"),
+    SecretRule("aws_ecr_token", ("eyjwyxlsb2fkijoi", "qvdtomv5sndzwgxzyjjga0lqb2"),
+               r"\b(?:eyJwYXlsb2FkIjoi|QVdTOmV5SndZWGxzYjJGa0lqb2)[A-Za-z0-9+/]{80,}={0,2}",
+               source="Amazon ECR's registry password (aws ecr get-login-password: base64 of a JSON that opens "
+                      "{\"payload\":\") and its authorization token (get-authorization-token: base64 of 'AWS:' and "
+                      "that)"),
+    SecretRule("honeycomb_key", ("x-honeycomb-team",),
+               r"(?i)\bx-honeycomb-team\b['\"]?[ \t]*(?:[:=]|,)[ \t]*(?:\[)?['\"]?(?P<s>[A-Za-z0-9_]{20,})",
+               source="Honeycomb's API key header X-Honeycomb-Team (docs.honeycomb.io), as header lines, dict reprs "
+                      "and OTEL_EXPORTER_OTLP_HEADERS=x-honeycomb-team=KEY write it"),
+    SecretRule("aws_configure_prompt", ("aws secret access key [",),
+               r"(?m)AWS Secret Access Key \[[^\]\r\n]{0,40}\]:[ \t]*(?P<s>[^\s]+)", check="not_placeholder",
+               source="aws configure's prompt: 'AWS Secret Access Key [****************ABCD]: ' then what was typed, "
+                      "as a terminal capture (script(1)) records it"),
+    SecretRule("gcp_secret_payload", ('"payload"', "payload {"),
+               r"(?:\"payload\"[ \t]*:[ \t]*\{[ \t\r\n]*\"data\"[ \t]*:[ \t]*\""
+               r"|\bpayload[ \t]*\{[ \t\r\n]*data:[ \t]*\")"
+               r"(?P<s>[A-Za-z0-9+/=_\-]{4,})",
+               source="Google Secret Manager's AccessSecretVersionResponse (gcloud secrets versions access --log-http, "
+                      "the client's printed proto): payload.data is the secret's value in base64"),
     SecretRule("minisign_secret_key", ("rwrty0iy",), r"\bRWRTY0Iy[A-Za-z0-9+/]{80,}={0,2}",
                source="minisign secret key files (base64 of 'Ed' 'Sc' 'B2' and the encrypted key)"),
     SecretRule("flyio_token", ("fm1", "fm2_"),
@@ -517,6 +540,26 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+(?:--?\S+[ \t]+)*"
                r"\S+[ \t]+\S+[ \t]+\S+[ \t]+['\"]?(?P<s>[^\s'\"]+)",
                source="MinIO client's documented credential command: mc alias set ALIAS URL ACCESSKEY SECRETKEY"),
+    SecretRule("cli_secret_argument", ("admin user add",),
+               r"\b(?:mc|mcli)[ \t]+admin[ \t]+user[ \t]+add[ \t]+(?:--?\S+[ \t]+)*\S+[ \t]+\S+[ \t]+"
+               r"['\"]?(?P<s>[^\s'\"]+)",
+               source="MinIO client: mc admin user add ALIAS ACCESSKEY SECRETKEY"),
+    # (rules of their own rather than rows of the command table: "grafana" and "nextflow" are common words in
+    # cluster logs, and the table's gate would read every line that names them)
+    SecretRule("cli_secret_argument", ("reset-admin-password",),
+               r"\bgrafana(?:-cli|[ \t]+cli)\b[^\r\n|;&]{0,200}?\breset-admin-password[ \t]+['\"]?"
+               r"(?P<s>[^\s'\"-][^\s'\"]*)",
+               source="grafana cli admin reset-admin-password <new password> (Grafana CLI docs)"),
+    SecretRule("cli_secret_argument", ("nextflow secrets",),
+               r"\bnextflow[ \t]+secrets[ \t]+(?:set[ \t]+\S+|put[ \t]+-n[ \t]+\S+[ \t]+-v)[ \t]+"
+               r"['\"]?(?P<s>[^\s'\"]+)",
+               source="Nextflow secrets: nextflow secrets set NAME VALUE (put -n NAME -v VALUE before 22.10)"),
+    SecretRule("redis_acl_password", ("setuser",), gate=r"acl\"?[ \t]+\"?setuser\b[^\r\n]*[ \t]['\"]?[<>]",
+               pattern=r"(?i)\bACL\"?[ \t]+\"?SETUSER\"?(?:[ \t]+(?!['\"]?[<>])"
+               r"(?:\"(?:\\.|[^\"\\\r\n]){0,256}\"|'[^'\r\n]{0,256}'|[^\s'\"]{1,256})){0,32}"
+               r"[ \t]+['\"]?[<>](?P<s>(?:\\.|[^\s'\"\\]){1,256})",
+               source="Redis ACL SETUSER's rules (redis.io ACL docs): '>password' adds a password, '<password' removes "
+                      "one ('#hash' is a SHA-256 and stays), as redis-cli and MONITOR print the command"),
     SecretRule("cli_secret_argument", ("smbclient", "rpcclient", "smbcacls", "smbget"),
                r"\b(?:smbclient|rpcclient|smbcacls|smbget)\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user[= \t])['\"]?[^\s%'\"]+%"
                r"(?P<s>[^\s'\"]+)",

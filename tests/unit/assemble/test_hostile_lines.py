@@ -49,6 +49,9 @@ CASES = {  # name: (head, the unit repeated to the length, tail, the smaller len
     "many_commands": ("", "mysql --password x ", "", 2048),
     # each END line of a private key looked through every block before it for the one it closes
     "many_private_key_blocks": ("", "-----BEGIN PRIVATE KEY-----x-----END PRIVATE KEY-----", "", SMALL),
+    # a protobuf text wrapper's opening brace, then blanks: two runs of blanks around an optional line break were
+    # tried at every split of the run
+    "blanks_after_a_protobuf_brace": ("api_key {", " ", "x api_key { value: \"v\" }", SMALL),
 }
 
 

@@ -8,7 +8,9 @@ MinIO's banners, bootstrap tokens, secret stores' CLIs, tables, Go and Rust dump
 with printers' masks and public halves that must stay), ``dev7`` the eighth (protocol transcripts, cloud and cluster
 CLIs, registries, IaC dumps, env listings, first-start banners, tokens split over lines; with masks, hashes and ids),
 ``dev8`` the ninth (ML platform and SRE tools: cloud CLIs' debug dumps, kubectl's round trippers, signed URLs, notebook
-and inference-server startup lines, tracker configs, scheduler env dumps, helm, vault, database logs).
+and inference-server startup lines, tracker configs, scheduler env dumps, helm, vault, database logs), ``dev9`` the
+tenth (debug dumps of cloud CLIs, HTTP clients in Go, Node, Ruby and Erlang, session cookies, cluster and compose
+env listings, SQL and admin tools, vendors' admin tokens; with cookies, hashes, ids and masks that must stay).
 The holdout fixtures are scored by hand (``python -m devtools.secret_probe leaks holdout|holdout6``), not here."""
 
 from __future__ import annotations
@@ -115,6 +117,25 @@ def test_no_dev8_probe_secret_survives_and_its_look_alikes_stay(tmp_path: Path) 
     inference servers' args, helm, vault, redis MONITOR, Postgres and MySQL logs); and what must stay: printers' masks
     (sig=REDACTED, Bearer <masked>, [hidden]), token counts, tokenizer output, digests, ids and public keys."""
     holds_with_look_alikes("dev8", tmp_path, min_secrets=60, min_kept=20)
+
+
+# kubectl get secret -o jsonpath='{.data}' printed without its command line: a flat JSON map of base64 values whose
+# keys name no secret, and nothing in the event says it is a Secret's data.
+DEV9_KNOWN_LEAKS = {("cluster_manifest", "kubectl_jsonpath_data_json_one_line")}
+
+
+def test_no_dev9_probe_secret_survives_but_the_known_one_and_its_look_alikes_stay(tmp_path: Path) -> None:
+    """Credentials as debug dumps and admin tools print them (botocore's canonical request, ECR's password, aws
+    configure's prompts, gcloud's debug arguments, Secret Manager's payload, az keyvault's JSON, Go's http.Header,
+    Node's fetch Headers, Ruby and Erlang terms, session cookies, protobuf text, Redis ACL rules, positional admin
+    passwords); and what must stay: cookies that hold no credential, hashes, ids, masks and placeholders."""
+    cases = load("dev9")
+    secrets = [c for c in cases if "keep" not in c]
+    kept = [c for c in cases if "keep" in c]
+    leaks = {(c["kind"], c["context"]) for n, c in enumerate(secrets) if leaked(c, run_text(c["text"], tmp_path, n))}
+    assert leaks == DEV9_KNOWN_LEAKS
+    assert [c["context"] for n, c in enumerate(kept) if lost(c, run_text(c["text"], tmp_path, 200 + n))] == []
+    assert len(secrets) >= 70 and len(kept) >= 30 and all(c["source"] for c in cases)
 
 
 def test_random_looking_lines_without_secrets_are_not_redacted(tmp_path: Path) -> None:
