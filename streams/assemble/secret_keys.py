@@ -269,6 +269,10 @@ _ANY_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,40}[ \t]+(?=\S)")
 # base64 JSON ending in %3D).
 _COOKIE_PAIR = re.compile(r"([^=;,\s]{1,200})=\"?([^;\s\"]*)")
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-.+/=~]{16,}")
+# Cookie names that say the value is a session or a login, whatever its length: a short session id is as
+# much a credential as a long one (PHPSESSID, JSESSIONID, connect.sid, sessionid, remember_token, XSRF-TOKEN).
+_SESSION_COOKIE = re.compile(r"sess|sid|auth|token|login|remember|jwt|xsrf|csrf|sso", re.IGNORECASE)
+SESSION_COOKIE_MIN_CHARS = 6
 
 
 def _cookie_holds_secret(value: str) -> bool:
@@ -279,6 +283,8 @@ def _cookie_holds_secret(value: str) -> bool:
     if not pairs:
         return bool(value.strip())
     for name, v in pairs:
+        if len(v) >= SESSION_COOKIE_MIN_CHARS and _SESSION_COOKIE.search(name):
+            return True
         if any(generated_like(run) for run in _TOKEN_RUN.findall(v.replace("%", " "))):
             return True
         strength = key_strength(name)

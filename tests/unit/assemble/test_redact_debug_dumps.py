@@ -85,6 +85,16 @@ def test_a_cookie_header_with_a_credential_is_redacted_whole(redact: Redactor, t
     assert SESSION not in out and "[REDACTED:" in out, out
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("> Cookie: sessionid=kq3n5x8w2b", "kq3n5x8w2b"),
+    ("Cookie: JSESSIONID=node0abc12; lang=en", "node0abc12"),
+    ("< Set-Cookie: XSRF-TOKEN=ab12cd34; Path=/", "ab12cd34"),
+    ("> Cookie: remember_user=Qz81xx", "Qz81xx"),
+])
+def test_a_short_session_or_login_cookie_is_a_credential_too(redact: Redactor, text: str, value: str) -> None:
+    assert value not in redact(text)
+
+
 @pytest.mark.parametrize("line", [
     "< Set-Cookie: theme=dark; Path=/; Max-Age=31536000",
     "> Cookie: _ga=GA1.2.1234567890.1714557123",
