@@ -1,0 +1,61 @@
+"""A hostile line never stalls the worker: each pattern that a whole message meets stays linear in it.
+
+Each case runs one message (or one record of the worker's longest size) through the code that met it in
+a child process and waits for it a generous 30 s: a pattern that backtracks over a long run takes
+minutes on these inputs, the fixed code milliseconds. (A thread would not do: ``re`` holds the GIL for
+the whole of one search, so the waiting thread would not wake.) No timing is asserted beyond the guard.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable
+from typing import Any
+
+from streams.assemble.classify import classify
+from streams.assemble.pipeline import Assembler, RawRecord
+
+HANG_S = 30.0
+T0 = 1_700_000_000_000
+
+
+def _send(fn: Callable[[], Any], conn: Any) -> None:
+    conn.send(fn())
+
+
+def finishes(fn: Callable[[], Any]) -> Any:
+    """``fn()``'s result, run in a forked child; fails (and ends the child) when it is still running
+    after ``HANG_S``."""
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    worker = ctx.Process(target=_send, args=(fn, child), daemon=True)
+    worker.start()
+    ready = parent.poll(HANG_S)
+    if not ready:
+        worker.kill()
+    worker.join(5)
+    assert ready, f"still running after {HANG_S:.0f} s: a pattern backtracks on the input"
+    return parent.recv()
+
+
+def test_a_long_word_in_a_java_block_does_not_stall_the_exception_search() -> None:
+    # a Java stack's message with a 500 KB word: every start in the word used to scan to its end
+    values = [b"2024-05-01 10:00:00 ERROR java.lang.Exception: " + b"a" * 500_000,
+              b"\tat com.example.Foo.bar(Foo.java:1)", b"2024-05-01 10:00:01 INFO after"]
+
+    def run() -> list[tuple[str, str]]:
+        asm = Assembler()
+        out = []
+        for off, value in enumerate(values):
+            out += asm.feed(RawRecord("logs.raw", 0, off, value, b"node-1/app.log", T0 + off))
+        return [(o.kind, o.value["message"]) for o in out + asm.flush_all()]
+
+    out = finishes(run)
+    assert [kind for kind, _m in out] == ["event", "event"]
+    assert out[0][1].endswith("\tat com.example.Foo.bar(Foo.java:1)")
+
+
+def test_the_java_exception_search_still_finds_the_class_after_a_long_dotted_run() -> None:
+    msg = "Exception in thread \"main\" " + "a." * 100_000 + " java.io.UncheckedIOException: x\n\tat a.B.c(B.java:1)"
+    c = finishes(lambda: classify(msg, "java_stack"))
+    assert (c.error_class, c.error_type) == ("java_exception", "java.io.UncheckedIOException")
