@@ -59,3 +59,26 @@ def test_the_java_exception_search_still_finds_the_class_after_a_long_dotted_run
     msg = "Exception in thread \"main\" " + "a." * 100_000 + " java.io.UncheckedIOException: x\n\tat a.B.c(B.java:1)"
     c = finishes(lambda: classify(msg, "java_stack"))
     assert (c.error_class, c.error_type) == ("java_exception", "java.io.UncheckedIOException")
+
+
+def assembled(values: list[bytes]) -> list[tuple[str, str]]:
+    asm = Assembler()
+    out = []
+    for off, value in enumerate(values):
+        out += asm.feed(RawRecord("logs.raw", 0, off, value, b"node-1/app.log", T0 + off))
+    return [(o.kind, o.value.get("message", "")) for o in out + asm.flush_all()]
+
+
+def test_a_prometheus_like_line_without_its_closing_brace_does_not_stall_the_sample_pattern() -> None:
+    # 30 labels with two blanks between them: each run of blanks could end one label or start the next
+    line = b"gpu_util{" + b'gpu="0"  ' * 30 + b" 1"
+    out = finishes(lambda: assembled([b"2024-05-01 10:00:00 INFO before", line, b"2024-05-01 10:00:01 INFO after"]))
+    assert [kind for kind, _m in out] == ["event", "event", "event"]
+    assert out[1][1] == line.decode()
+
+
+def test_a_prometheus_sample_with_spaced_labels_is_still_one() -> None:
+    line = b'DCGM_FI_DEV_GPU_UTIL{gpu="0" , UUID="GPU-1",  modelName="H100" ,} 87'
+    asm = Assembler()
+    out = asm.feed(RawRecord("logs.raw", 0, 0, line, b"node-1/app.log", T0)) + asm.flush_all()
+    assert [(o.kind, o.value["metrics"]) for o in out] == [("metric", {"gpu_utilization_pct": 87.0})]
