@@ -82,3 +82,29 @@ def test_a_prometheus_sample_with_spaced_labels_is_still_one() -> None:
     asm = Assembler()
     out = asm.feed(RawRecord("logs.raw", 0, 0, line, b"node-1/app.log", T0)) + asm.flush_all()
     assert [(o.kind, o.value["metrics"]) for o in out] == [("metric", {"gpu_utilization_pct": 87.0})]
+
+
+def test_a_long_word_of_underscores_before_a_compose_bar_does_not_stall_the_prefix() -> None:
+    # docker compose's "name  | " prefix: every '_' of the word was tried as the one before the rest
+    line = b"_" * 200_000 + b"! | x"
+    out = finishes(lambda: assembled([line]))
+    assert out == [("event", line.decode())]
+
+
+def test_a_long_blank_run_in_a_backward_cpp_stack_does_not_stall_the_snippet_token() -> None:
+    # backward-cpp's source snippet " >  12: ...": the blanks before an absent '>' could also be its own
+    values = [b"Stack trace (most recent call last):", b" " * 200_000 + b"x"]
+    out = finishes(lambda: assembled(values))
+    assert "".join(m for _k, m in out).endswith("x")
+
+
+def test_a_boosting_round_cell_of_dashes_does_not_stall_the_pair_pattern() -> None:
+    # XGBoost's "[0]\ttrain-rmse:0.5" cells: a cell without a figure was tried again for each '-'
+    line = b"[0]\ttrain-rmse:0.5\t2" + b"-" * 200_000
+    out = finishes(lambda: assembled([line]))
+    assert out == [("event", line.decode())]
+
+
+def test_xgboost_cells_are_still_pairs() -> None:
+    out = assembled([b"[3]\ttrain-rmse:0.25\teval-rmse:0.5+0.01"])
+    assert [kind for kind, _m in out] == ["metric"]
