@@ -24,7 +24,10 @@ _NCCL_ERROR = re.compile(r"NCCL error|ncclUnhandledCudaError|ncclSystemError|ncc
 _NCCL_WARN = re.compile(r"\bNCCL WARN\b")
 _PY_EXC = re.compile(r"^(?:[\w.]+\] ?)?\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning|"
                      r"Timeout|Cancelled|Died\w*|ExceptionGroup|Error\w*))(?::|$)", re.M)
-_JAVA_EXC = re.compile(r"((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable))\b")
+# The name starts where an identifier (or a dotted name) does not go on: unanchored, a search tried it
+# again from every character of a long word or dotted run, each try scanning to the run's end (a
+# 500 KB word in a Java block took minutes).
+_JAVA_EXC = re.compile(r"(?<![\w$.])((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable))\b")
 _GO_PANIC = re.compile(r"^(?:panic: |fatal error: |thread '.*' panicked at)", re.M)
 _SIGNAL = re.compile(r"\b(SIG(?:KILL|SEGV|ABRT|TERM|BUS|ILL|FPE|INT|HUP|PIPE|QUIT|TRAP))\b|"
                      r"exitcode\s*:\s*-(\d+)|Signal (\d+)|killed by signal: ([A-Za-z ]+?)[.\n]|Signals\.(SIG\w+)")

@@ -66,8 +66,12 @@ _ZAP = re.compile(r"(\d\.\d+e\+09|\d{10}\.\d+)\t([A-Za-z]+)\t(?:([\w.-]+)\t)?")
 # A sample in the Prometheus text exposition format, as dcgm-exporter's /metrics prints it (and a scrape
 # dumped into a log): name{label="value",...} value [timestamp ms]. The name goes through the key families;
 # the labels stay attributes (DCGM's modelName is the GPU's product, not a model).
-_PROM = re.compile(r'([A-Za-z_:][\w:]*)\{((?:\s*[A-Za-z_]\w*\s*=\s*"(?:[^"\\]|\\.)*"\s*,?)*)\}'
-                   r"\s+(\S+)(?:\s+(-?\d+))?\s*")
+# The labels are written as first label, then (blanks, a comma, blanks, label)*, then blanks and a comma:
+# each run of blanks has one place to go. Written as (blanks, label, blanks, comma)*, the blanks between two
+# labels could end one or start the next, and a line of 20 labels with two blanks between them and no
+# closing brace tried every split (2**20 tries: a 140-character line stalled its partition).
+_PROM_LABELS = r'(?:\s*[A-Za-z_]\w*\s*=\s*"(?:[^"\\]|\\.)*"(?:\s*(?:,\s*)?[A-Za-z_]\w*\s*=\s*"(?:[^"\\]|\\.)*")*\s*,?)?'
+_PROM = re.compile(r"([A-Za-z_:][\w:]*)\{(" + _PROM_LABELS + r")\}\s+(\S+)(?:\s+(-?\d+))?\s*")
 _PROM_LABEL = re.compile(r'([A-Za-z_]\w*)\s*=\s*"((?:[^"\\]|\\.)*)"')
 # ECMA-48 SGR sequences (colours): "\x1b[31m", "\x1b[1;32m", "\x1b[0m".
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

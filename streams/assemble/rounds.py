@@ -31,7 +31,9 @@ from streams.assemble.stepruns import NUMBER
 _TRAINING_SETS = frozenset(("train", "training", "learn"))
 # "[12]\t" then the pairs: XGBoost's "name-metric:0.12345" or LightGBM's "name's metric: 0.12345".
 _ROUND = re.compile(r"\s*\[(\d+)\]\t")
-_XGB_PAIR = re.compile(rf"([^\t:'-][^\t:']*?)-([^\t:]+):({NUMBER})(?:\+{NUMBER})?")
+# The figure after the first ':' is checked once, first: else a cell whose figure is wrong was tried again
+# for each '-' before it, each try reading to the ':' (a cell of dashes: quadratic).
+_XGB_PAIR = re.compile(rf"(?=[^\t:]*:{NUMBER}(?:\+{NUMBER})?\Z)([^\t:'-][^\t:']*?)-([^\t:]+):({NUMBER})(?:\+{NUMBER})?")
 _LGB_PAIR = re.compile(rf"([^\t']+)'s ([^\t:]+): ({NUMBER})(?: \+ {NUMBER})?")
 # LightGBM's C++ OutputMetric: "Iteration:%d, %s %s : %f", one line per data set and metric.
 _LGB_CPP = re.compile(rf"Iteration:(\d+), (\S+) (\S+) : ({NUMBER})\s*")

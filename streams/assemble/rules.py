@@ -122,7 +122,8 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
                 r"\d\d:\d\d:\d\d \d{4})?(?P<k_horovod>\[\d+\]<(?:stdout|stderr)>:)", "k", None),
     # docker compose: "web-1  | ", "elasticsearch_1  | ", "elk_elasticsearch | " (names hold '_' or '-'),
     # and any name padded to the column of the longest one ("tests               | ")
-    ("compose", r"(?P<k_compose>[\w.]*[_-][\w.-]*|[\w.-]+ ) +\| ", "k", " | "),
+    # (the part before the first '_' or '-' holds neither: else each '_' of a long word was tried as the first)
+    ("compose", r"(?P<k_compose>(?:[^\W_]|\.)*[_-][\w.-]*|[\w.-]+ ) +\| ", "k", " | "),
     # kubectl logs --prefix: "[pod/name/container] "
     ("kubectl", r"\[pod/[\w.-]+/[\w.-]+\] ", "all", None),
     # SerenityOS's kernel dbgln: "[#cpu Process(pid:tid)]: " (AK/Format.cpp vdbg)
@@ -773,7 +774,7 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("bwd_head", r"Stack trace \(most recent call last\)(?: in thread \d+)?:\s*$"),
     ("bwd_frame", r"#\d+ +(?:Object|Source) \""),
     ("bwd_inline", r" +\| Source \""),
-    ("bwd_snippet", r" *>? +\d+: "),
+    ("bwd_snippet", r"(?: *>)? +\d+: "),  # the blanks before '>' only with it: a blank run splits one way
     ("bwd_siginfo", r"[A-Z][a-z]+(?: [a-z]+)* \((?:Signal sent by \w+\(\) \d+ \d+"
                     r"|[A-Z][\w ]+ \[0x[0-9a-fA-F]+\])\)\s*$"),
     # gdb backtrace (stack.c print_frame): "#N  0xADDR in func (args) at file:line" / "#N  func (args) ..."

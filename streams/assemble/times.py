@@ -73,6 +73,8 @@ def slashed_ms(m: re.Match) -> int | None:
 
 def epoch_ms(value: float) -> int | None:
     """An epoch number in s, ms, µs or ns (by magnitude) -> ms; None for what cannot be a time."""
+    if isinstance(value, int) and value.bit_length() > 64:  # no clock's; and past a double, where isfinite raises
+        return None
     if not math.isfinite(value) or value < MIN_EPOCH_S:
         return None
     if value < 1e11:
