@@ -750,6 +750,13 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # "C++ Traceback (most recent call last):" with "N   frame" lines, then "Error Message Summary:"
     ("paddle_head", r"(?:C\+\+ Traceback \(most recent call last\)|Error Message Summary):"),
     ("num_frame", r"[ \t]*\d+ {2,}\S"),
+    # (SignalHandle's "  [TimeInfo: *** Aborted at N (unix time) ...]" and "  [SignalInfo: *** SIGSEGV (@0x0)
+    # received by PID N ...]" under the summary's FatalError line, enforce's "  [Hint: ...]", "  [operator < x >
+    # error]": indented details of the error line, read as such also where a copy dropped the indent)
+    # (GetCurrentTraceBackString pads a frame's number with "%-4d": a copy whose blanks Markdown collapsed
+    # writes "0 paddle_infer::Predictor::Predictor(...)")
+    ("num_frame1", r"\d+ [^\s\d]"),
+    ("paddle_info", r"[ \t]*\[(?:TimeInfo|SignalInfo|Hint): |[ \t]*\[operator < "),
     # UCX's signal handler (ucs/debug/debug.c): "Caught signal 11 (...)", "==== backtrace (tid: N) ====",
     # numbered frames, a closing rule of '='
     # (ucs_log_fatal_error writes the signal line after its "[host:pid:thread:tid] " prefix; older UCX
@@ -1178,6 +1185,9 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "gdb_frame0": ("gdb", "gdb_bt"),
     "gdb_thread": ("gdb_thread", "gdb_bt"),
     "absl_sig": ("sigdump", "cpp_frames"),
+    # (Paddle's section heads open its error string also where a paste lost the dashed rules around them:
+    # Markdown renders unfenced "-----" lines as a horizontal rule)
+    "paddle_head": ("paddle", "cpp_frames"),
     "absl_frame": ("sigdump", "cpp_frames"),
     "c2_sig": ("c2_sigdump", "cpp_frames"),
     "c2_frame": ("c2_sigdump", "cpp_frames"),  # a thread's frames whose header was cut
@@ -1621,9 +1631,10 @@ MODES: dict[str, dict] = {
     # blank line, the "Error Message Summary:" section and its error line with indented details
     "paddle": {"kind": "cpp_frames",
                "on": {"rule_dash": (_S, None), "paddle_head": (_S, None), "num_frame": (_S, None),
+                      "num_frame1": (_S, None),
                       "text": (_C, "paddle_msg"), "indent": (_C, None)},
                "after_blank": {"rule_dash": (_S, None), "paddle_head": (_S, None)}},
-    "paddle_msg": {"kind": "cpp_frames", "on": {"indent": (_C, None)}},
+    "paddle_msg": {"kind": "cpp_frames", "on": {"indent": (_C, None), "paddle_info": (_C, None)}},
     # (libbfd's own warnings, "BFD: Dwarf Error: ...", come between the signal line and the backtrace:
     # held until its header confirms them)
     "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, "ucx_frames"), "num_frame": (_S, "ucx_frames"),

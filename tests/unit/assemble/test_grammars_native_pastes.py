@@ -32,3 +32,22 @@ def test_a_check_failed_line_without_its_glog_head_keeps_the_failure_stack():
     assert spans(texts) == [(0, 4), (5, 5)]
     # (a plain line that only mentions a check is not one)
     assert spans(["the check failed: retrying", *GLOG_FRAMES]) == [(0, 0), (1, 4)]
+
+
+def test_paddle_error_string_without_its_dashed_rules_is_one_event():
+    # rule: STARTS paddle_head, TOKENS num_frame1 and paddle_info (SignalHandle's string: "C++ Traceback (most
+    # recent call last):", frames "%-4d" + symbol, a blank line, "Error Message Summary:", the error line and its
+    # "  [TimeInfo: ...]" / "  [SignalInfo: ...]" details; Markdown dropped the "-----" rules around the heads and
+    # collapsed the blanks of unfenced text)
+    texts = ["C++ Traceback (most recent call last):",
+             "0 paddle_infer::Predictor::Predictor(paddle::AnalysisConfig const&)",
+             "1 paddle::AnalysisPredictor::OptimizeInferenceProgram()",
+             "",
+             "Error Message Summary:",
+             "FatalError: Erroneous arithmetic operation is detected by the operating system.",
+             '[TimeInfo: *** Aborted at 1712889656 (unix time) try "date -d @1712889656" if you are using GNU date '
+             "***]",
+             "[SignalInfo: *** SIGFPE (@0x7f268c23bda5) received by PID 337444 (TID 0x7f26fd303740) from PID 1 ***]",
+             "",
+             "Floating point exception (core dumped)"]
+    assert spans(texts) == [(0, 7), (9, 9)]
