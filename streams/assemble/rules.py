@@ -746,6 +746,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # title and its indented lines ("==PID==ABORTING" after them is Die()'s line of its own)
     # (PrintShadowBytes writes a space before each byte, "[" before the guilty one: "=>0x1000468525f0:[f2]f2")
     ("san_shadow", r"Shadow byte(?:s around the buggy address| legend)|=>0x[0-9a-fA-F]+:[ \[]"),
+    # (a row without the arrow: the address, then 16 shadow bytes, " %02x" each, the guilty one as "[%02x]"
+    # with no blank after it, so one of ' ', '[', ']' before every byte; a row where an excerpt starts, the
+    # middle of a report cut above it)
+    ("san_shadow_row", r"[ \t]*0x[0-9a-fA-F]+:(?:[ \[\]][0-9a-fA-F]{2}){16}\]?\s*$"),
     # PaddlePaddle's error string (platform/enforce.h, init.cc SignalHandle): dashed section heads
     # "C++ Traceback (most recent call last):" with "N   frame" lines, then "Error Message Summary:"
     ("paddle_head", r"(?:C\+\+ Traceback \(most recent call last\)|Error Message Summary):"),
@@ -1188,6 +1192,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     # (Paddle's section heads open its error string also where a paste lost the dashed rules around them:
     # Markdown renders unfenced "-----" lines as a horizontal rule)
     "paddle_head": ("paddle", "cpp_frames"),
+    "san_shadow_row": ("san_done", "llvm_sanitizer"),
     "absl_frame": ("sigdump", "cpp_frames"),
     "c2_sig": ("c2_sigdump", "cpp_frames"),
     "c2_frame": ("c2_sigdump", "cpp_frames"),  # a thread's frames whose header was cut
@@ -1859,6 +1864,7 @@ MODES: dict[str, dict] = {
     "ubsan_frames": {"kind": "llvm_sanitizer", "on": {"san_frame": (_S, None), "san_summary": (_L, None)},
                      "after_blank": {"san_summary": (_L, None)}},
     "san_done": {"kind": "llvm_sanitizer", "on": {"rule_eq": (_L, None), "san_shadow": (_S, None),
+                                                  "san_shadow_row": (_S, None),
                                                   "indent": (_S, None)}},
     # Go's race detector (runtime/race): "WARNING: DATA RACE", sections ("Read at 0x.. by goroutine 8:",
     # "Previous write at ...", "Goroutine 8 (running) created at:") of frames (a function, then its

@@ -51,3 +51,19 @@ def test_paddle_error_string_without_its_dashed_rules_is_one_event():
              "",
              "Floating point exception (core dumped)"]
     assert spans(texts) == [(0, 7), (9, 9)]
+
+
+def test_an_asan_report_cut_above_its_shadow_rows_is_one_event():
+    # rule: TOKENS san_shadow_row and STARTS san_shadow_row (PrintShadowBytes: "  0x..:" and 16 bytes " %02x",
+    # the guilty one "[%02x]"), then the legend; Die()'s "==PID==ABORTING" is a line of its own
+    texts = ["  0x0c047fff8000: fa fa 00 00 00 fa fa fa fa fa fa fa fa fa fa fa",
+             "=>0x0c047fff8010: fa fa 00 00[04]fa fa fa fa fa fa fa fa fa fa fa",
+             "  0x0c047fff8020: fa fa fa fa fa fa fa fa fa fa fa fa fa fa fa fa",
+             "Shadow byte legend (one shadow byte represents 8 application bytes):",
+             "  Addressable:           00",
+             "  Heap left redzone:       fa",
+             "==3182321==ABORTING"]
+    assert spans(texts) == [(0, 5), (6, 6)]
+    # (a hex dump's row of other width is not a shadow row)
+    legend = "Shadow byte legend (one shadow byte represents 8 application bytes):"
+    assert spans(["  0x7ffe0010: de ad be ef", legend]) == [(0, 0), (1, 1)]
