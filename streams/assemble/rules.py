@@ -394,6 +394,10 @@ ANNOUNCE_BODY_RE = re.compile(
     r"|[Pp]anic"
     # Hydra's JobReturn.return_value writes this line, then raises the job's exception (its traceback next)
     r"|Error executing job with overrides: "
+    # glog's CHECK message (logging.h: "Check failed: " #condition " "), a fatal record's text: LogMessage::Fail
+    # writes "*** Check failure stack trace: ***" and the frames right after it, also where a copy dropped
+    # the record's "F0303 10:32:18.867789 30760 file:line] " head
+    r"|^Check failed: "
     # a record whose message ends with the throwable's toString() (a layout that writes "%m %ex" on one line)
     r"|(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?::|$))")
 
@@ -743,10 +747,21 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # title and its indented lines ("==PID==ABORTING" after them is Die()'s line of its own)
     # (PrintShadowBytes writes a space before each byte, "[" before the guilty one: "=>0x1000468525f0:[f2]f2")
     ("san_shadow", r"Shadow byte(?:s around the buggy address| legend)|=>0x[0-9a-fA-F]+:[ \[]"),
+    # (a row without the arrow: the address, then 16 shadow bytes, " %02x" each, the guilty one as "[%02x]"
+    # with no blank after it, so one of ' ', '[', ']' before every byte; a row where an excerpt starts, the
+    # middle of a report cut above it)
+    ("san_shadow_row", r"[ \t]*0x[0-9a-fA-F]+:(?:[ \[\]][0-9a-fA-F]{2}){16}\]?\s*$"),
     # PaddlePaddle's error string (platform/enforce.h, init.cc SignalHandle): dashed section heads
     # "C++ Traceback (most recent call last):" with "N   frame" lines, then "Error Message Summary:"
     ("paddle_head", r"(?:C\+\+ Traceback \(most recent call last\)|Error Message Summary):"),
     ("num_frame", r"[ \t]*\d+ {2,}\S"),
+    # (SignalHandle's "  [TimeInfo: *** Aborted at N (unix time) ...]" and "  [SignalInfo: *** SIGSEGV (@0x0)
+    # received by PID N ...]" under the summary's FatalError line, enforce's "  [Hint: ...]", "  [operator < x >
+    # error]": indented details of the error line, read as such also where a copy dropped the indent)
+    # (GetCurrentTraceBackString pads a frame's number with "%-4d": a copy whose blanks Markdown collapsed
+    # writes "0 paddle_infer::Predictor::Predictor(...)")
+    ("num_frame1", r"\d+ [^\s\d]"),
+    ("paddle_info", r"[ \t]*\[(?:TimeInfo|SignalInfo|Hint): |[ \t]*\[operator < "),
     # UCX's signal handler (ucs/debug/debug.c): "Caught signal 11 (...)", "==== backtrace (tid: N) ====",
     # numbered frames, a closing rule of '='
     # (ucs_log_fatal_error writes the signal line after its "[host:pid:thread:tid] " prefix; older UCX
@@ -802,7 +817,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK
     ("absl_sig", r"[ \t]*\*\*\* (?:SIG[A-Z]+ received|Aborted at \d+|Check failure stack trace: \*\*\*)"),
     ("glog_sig", r"[ \t]*\*\*\* SIG[A-Z]+ \(@"),
-    ("absl_frame", r"[ \t]*(?:PC: )?@ +(?:0x[0-9a-fA-F]+|\.\.\. and at least \d+ more frames)"),
+    # (glog's DumpStackTrace writes each pc with "%p": glibc prints a null one, the last frame of many
+    # unwinds, as "(nil)": "    @              (nil)  (unknown)")
+    ("absl_frame", r"[ \t]*(?:PC: )?@ +(?:0x[0-9a-fA-F]+|\(nil\)|\.\.\. and at least \d+ more frames)"),
     # caffe2's and c10's fatal signal handler (caffe2/utils/signal_handler.cc, c10/util/signal_handler.cpp
     # stacktraceSignalHandler): per thread "SIGSEGV(11), [PID: N, ]Thread N: ", then the thread's frames --
     # caffe2's printStacktrace "[i] name[+0xoff](pc)[ in lib]" (name "???" without a symbol, a null pc "0"),
@@ -1173,6 +1190,10 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "gdb_frame0": ("gdb", "gdb_bt"),
     "gdb_thread": ("gdb_thread", "gdb_bt"),
     "absl_sig": ("sigdump", "cpp_frames"),
+    # (Paddle's section heads open its error string also where a paste lost the dashed rules around them:
+    # Markdown renders unfenced "-----" lines as a horizontal rule)
+    "paddle_head": ("paddle", "cpp_frames"),
+    "san_shadow_row": ("san_done", "llvm_sanitizer"),
     "absl_frame": ("sigdump", "cpp_frames"),
     "c2_sig": ("c2_sigdump", "cpp_frames"),
     "c2_frame": ("c2_sigdump", "cpp_frames"),  # a thread's frames whose header was cut
@@ -1616,9 +1637,10 @@ MODES: dict[str, dict] = {
     # blank line, the "Error Message Summary:" section and its error line with indented details
     "paddle": {"kind": "cpp_frames",
                "on": {"rule_dash": (_S, None), "paddle_head": (_S, None), "num_frame": (_S, None),
+                      "num_frame1": (_S, None),
                       "text": (_C, "paddle_msg"), "indent": (_C, None)},
                "after_blank": {"rule_dash": (_S, None), "paddle_head": (_S, None)}},
-    "paddle_msg": {"kind": "cpp_frames", "on": {"indent": (_C, None)}},
+    "paddle_msg": {"kind": "cpp_frames", "on": {"indent": (_C, None), "paddle_info": (_C, None)}},
     # (libbfd's own warnings, "BFD: Dwarf Error: ...", come between the signal line and the backtrace:
     # held until its header confirms them)
     "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, "ucx_frames"), "num_frame": (_S, "ucx_frames"),
@@ -1843,6 +1865,7 @@ MODES: dict[str, dict] = {
     "ubsan_frames": {"kind": "llvm_sanitizer", "on": {"san_frame": (_S, None), "san_summary": (_L, None)},
                      "after_blank": {"san_summary": (_L, None)}},
     "san_done": {"kind": "llvm_sanitizer", "on": {"rule_eq": (_L, None), "san_shadow": (_S, None),
+                                                  "san_shadow_row": (_S, None),
                                                   "indent": (_S, None)}},
     # Go's race detector (runtime/race): "WARNING: DATA RACE", sections ("Read at 0x.. by goroutine 8:",
     # "Previous write at ...", "Goroutine 8 (running) created at:") of frames (a function, then its

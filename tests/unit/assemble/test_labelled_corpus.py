@@ -44,6 +44,9 @@ FLOORS = {
     # wild/dev9 (training-cluster logs behind launcher and relay prefixes, ranks interleaved) was scored blind at
     # 29/46 and 69/70; its floor is the level its rules reached
     "wild/dev9": (0.78, 0.98),
+    # wild/dev10 (native crash output under GPU/ML stacks: glog, c10, Paddle, gdb, NCCL, sanitizers, Go, Rust, JVM)
+    # was scored blind at 16/21 and 137/137; its floor is the level its rules reached
+    "wild/dev10": (1.0, 1.0),
 }
 
 
