@@ -62,6 +62,7 @@ _STRONG = frozenset(("cont!", "last"))
 _SPACED = R.SPACED_AFTER - 1
 _TEXT = frozenset(("text", "indent"))
 _BARE = R.BARE_TOKENS
+_WRAP_MIN = R.WRAP_MIN_WIDTH
 _SOFT = R.SOFT_STARTS
 # single-line modes a line of another key ends: their continuation comes at once or not at all
 _SWITCH_CLOSES = frozenset(("plain", "record", "record_native", "record_exc", "record_tent"))
@@ -389,6 +390,17 @@ class MultilineMerger:
         """Add one line of source ``sid`` read at Kafka ``offset``; return blocks that closed."""
         out: list[Block] = []
         self._feed(sid, line, offset, arrival_ms, out)
+        text = line.text
+        if len(text) >= _WRAP_MIN:  # (most lines are narrower than any terminal that cuts)
+            # the widths a terminal's cuts are judged by (_wraps); a line read again after a close was counted
+            n = _width(text)
+            wide = self._wide.get(sid)
+            if wide is None or n > wide[0]:
+                if n >= _WRAP_MIN:
+                    # the longest line so far: no terminal narrower than it wrote the source
+                    self._wide[sid] = (n, 0, True)
+            elif n == wide[0] and wide[2]:
+                self._wide[sid] = (n, wide[1], False)  # (the longest line, no longer alone)
         return out
 
     def flush_idle(self, now_ms: int) -> list[Block]:
@@ -471,18 +483,6 @@ class MultilineMerger:
         return sorted(out, key=lambda b: (b.first_offset, b.first_index))
 
     # -- one line -----------------------------------------------------------------------------
-    def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:
-        self._feed_line(sid, line, offset, ms, out)
-        n = _width(line.text)
-        wide = self._wide.get(sid)
-        if wide is None:
-            if n >= R.WRAP_MIN_WIDTH:
-                self._wide[sid] = (n, 0, True)
-        elif n > wide[0]:
-            self._wide[sid] = (n, 0, True)  # a line wider than the width seen: no terminal of that width wrote it
-        elif n == wide[0] and wide[2]:
-            self._wide[sid] = (n, wide[1], False)  # (the longest line, no longer alone)
-
     def _wraps(self, sid: str, key: str, ob: _Open, text: str, prev: str) -> bool:
         """Whether ``text`` (no head, not a record) is the rest of ``prev``, the line before it, which a terminal
         or a fixed-width console cut at its width. Both come without a stream prefix (a relay's prefix on each
@@ -505,10 +505,12 @@ class MultilineMerger:
         if wide[1] != n and (not (ob.head0 and len(ob.block.texts) == 1 and wide[2] and prev[-1:].isalnum()
                                   and (text[:1].islower() or text[:1].isdigit())) or _spliced(text)):
             return False
+        if _is_record(text):
+            return False
         self._wide[sid] = (n, n, False)
         return True
 
-    def _feed_line(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0911, PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
+    def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0911, PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
         text = line.text
         if "\x1b" in text or "[0m" in text:
             text = terminal_text(text)
@@ -598,7 +600,7 @@ class MultilineMerger:
             if ob is None:
                 break
             if ob.wrap_tent:
-                if head is not None or tok in _STARTS or _is_record(body):
+                if head is not None or tok in _STARTS or (body and _is_record(body)):
                     ob.wrap_tent = False  # the line after the rest opens a record: the cut line was whole
                     self._keep_tent(ob)
                 elif not ob.held and text.startswith(body) and self._wraps(sid, key, ob, body, ob.tent[-1][0].text):
@@ -628,7 +630,7 @@ class MultilineMerger:
                     continue
             act, nxt = self._decide(ob, tok, body, head, rhead)
             if (act in ("end", "tent") and head is None and tok not in _STARTS and not ob.tent and text.startswith(body)
-                    and not _is_record(body) and self._wraps(sid, key, ob, body, ob.block.texts[-1])):
+                    and self._wraps(sid, key, ob, body, ob.block.texts[-1])):
                 # the rest of a line a terminal cut at its width: held until the next line opens a record
                 self._append(sid, opened, key, ob, "tent", None, line, offset, ms, body, None, out)
                 ob.wrap_tent = True
