@@ -44,8 +44,8 @@ FLOORS = {
     # wild/dev9 (training-cluster logs behind launcher and relay prefixes, ranks interleaved) was scored blind at
     # 29/46 and 69/70; its floor is the level its rules reached
     "wild/dev9": (0.78, 0.98),
-    # wild/dev11 (records hard-wrapped by a terminal at its width) was scored blind at 2/8 and 5/5 (four files); its floor is the
-    # level its rule reached
+    # wild/dev11 (records hard-wrapped by a terminal at its width) was scored blind at 2/8 and 5/5 (four files); its
+    # floor is the level its rule reached
     "wild/dev11": (0.75, 1.0),
 }
 
