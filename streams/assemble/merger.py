@@ -62,6 +62,7 @@ _STRONG = frozenset(("cont!", "last"))
 _SPACED = R.SPACED_AFTER - 1
 _TEXT = frozenset(("text", "indent"))
 _BARE = R.BARE_TOKENS
+_WRAP_MIN = R.WRAP_MIN_WIDTH
 _SOFT = R.SOFT_STARTS
 # single-line modes a line of another key ends: their continuation comes at once or not at all
 _SWITCH_CLOSES = frozenset(("plain", "record", "record_native", "record_exc", "record_tent"))
@@ -87,7 +88,7 @@ class _Open:
     """An open block and the merger's state about it."""
 
     __slots__ = ("block", "cindent", "depth", "every", "head0", "held", "held_bytes", "indent0", "last_body", "mode",
-                 "rhead", "side_run", "spaced", "tent", "tent_bytes")
+                 "rhead", "side_run", "spaced", "tent", "tent_bytes", "wrap_tent")
 
     def __init__(self, block: Block, mode: str, indent0: int = 0, head0: str = "", rhead: str | None = None,
                  last_body: str = "") -> None:
@@ -109,12 +110,14 @@ class _Open:
         # between them: a copy or a relay that doubles every newline
         self.spaced = 0
         self.cindent = ""  # the indent its first line's formatter writes before each further line (CONT_INDENT)
+        self.wrap_tent = False  # the lines held are the rest of a line a terminal cut (see MultilineMerger._wraps)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able state (the assemble worker saves it with its offsets)."""
         return {"block": dataclasses.asdict(self.block), "mode": self.mode, "indent0": self.indent0,
                 "head0": self.head0, "rhead": self.rhead, "last_body": self.last_body, "depth": self.depth,
                 "side_run": self.side_run, "every": self.every, "spaced": self.spaced, "cindent": self.cindent,
+                "wrap_tent": self.wrap_tent,
                 "held": [[dataclasses.asdict(rl), o, ms, v] for rl, o, ms, v in self.held],
                 "tent": [[dataclasses.asdict(rl), o, ms] for rl, o, ms in self.tent]}
 
@@ -134,6 +137,7 @@ class _Open:
         ob.every = d.get("every", False)
         ob.spaced = d.get("spaced", 0)
         ob.cindent = d.get("cindent", "")
+        ob.wrap_tent = d.get("wrap_tent", False)
         for rl, o, ms, v in d.get("held", ()):
             ob.held.append((RawLine(**rl), o, ms, v))
         for t, o, fo in d.get("pending", ()):  # older states held blank texts only
@@ -284,6 +288,30 @@ def _is_record(s: str) -> bool:
     return any(lit in s and rx.match(s) for lit, rx in R.RECORD_GATED)
 
 
+def _width(text: str) -> int:
+    """The columns a line took on a terminal: its characters, less colour codes and trailing blanks."""
+    if "\x1b" in text:
+        text = terminal_text(text)
+    return len(text.rstrip())
+
+
+def _spliced(text: str) -> bool:
+    """Whether a record's head starts a few characters into ``text``: a stray write spliced before a record."""
+    for i in range(1, min(len(text), 16)):
+        c = text[i]
+        if c in _HEAD_FIRST and _HEAD_TABLE[c](text[i:]) is not None:
+            return True
+    return False
+
+
+def _aligned(a: str, b: str) -> bool:
+    """Whether two lines have a gap of two blanks or more at the same column (a table's, a console's columns)."""
+    for i in range(1, min(len(a), len(b)) - 1):
+        if a[i] == " " and a[i + 1] == " " and b[i] == " " and b[i + 1] == " " and a[i - 1] != " ":
+            return True
+    return False
+
+
 def _indent(body: str) -> int:
     return len(body) - len(body.lstrip(" \t"))
 
@@ -353,12 +381,26 @@ class MultilineMerger:
         self._last_key: dict[str, str] = {}
         # sources whose lines all come indented: (blanks, arrival of the last such line)
         self._shift: dict[str, tuple[int, int]] = {}
+        # what a terminal's hard wraps say of a source: (its longest line so far, the width it was seen to
+        # wrap at, 0 before the first wrap, whether one line alone is that long); see _wraps
+        self._wide: dict[str, tuple[int, int, bool]] = {}
 
     # -- public API -------------------------------------------------------------------------
     def push(self, sid: str, line: RawLine, offset: int, arrival_ms: int) -> list[Block]:
         """Add one line of source ``sid`` read at Kafka ``offset``; return blocks that closed."""
         out: list[Block] = []
         self._feed(sid, line, offset, arrival_ms, out)
+        text = line.text
+        if len(text) >= _WRAP_MIN:  # (most lines are narrower than any terminal that cuts)
+            # the widths a terminal's cuts are judged by (_wraps); a line read again after a close was counted
+            n = _width(text)
+            wide = self._wide.get(sid)
+            if wide is None or n > wide[0]:
+                if n >= _WRAP_MIN:
+                    # the longest line so far: no terminal narrower than it wrote the source
+                    self._wide[sid] = (n, 0, True)
+            elif n == wide[0] and wide[2]:
+                self._wide[sid] = (n, wide[1], False)  # (the longest line, no longer alone)
         return out
 
     def flush_idle(self, now_ms: int) -> list[Block]:
@@ -374,6 +416,8 @@ class MultilineMerger:
                 for sid in [s for s, (_n, ms) in self._shift.items()
                             if s not in self._src and ms + self.idle_timeout_ms <= now_ms]:
                     del self._shift[sid]  # (a source with nothing open costs no memory)
+                for sid in [s for s in self._wide if s not in self._src]:
+                    del self._wide[sid]
                 return out
             due.sort()
             for _o, _i, sid, key in due:
@@ -403,7 +447,7 @@ class MultilineMerger:
         """The merger's part of the state of ``sid`` (``streams/assemble/state.py`` writes it as JSON):
         its open blocks by prefix, the prefix it last wrote under, the indent a copy put before its lines."""
         return {"open": {k: ob.to_dict() for k, ob in self._src.get(sid, {}).items()},
-                "last_key": self._last_key.get(sid), "shift": self._shift.get(sid)}
+                "last_key": self._last_key.get(sid), "shift": self._shift.get(sid), "wide": self._wide.get(sid)}
 
     def restore_source(self, sid: str, doc: dict[str, Any]) -> None:
         """Put back the part of a state that :meth:`source_state` wrote (``doc``: the whole state)."""
@@ -413,6 +457,9 @@ class MultilineMerger:
         if doc.get("shift"):
             n, ms = doc["shift"]
             self._shift[sid] = (n, ms)
+        if doc.get("wide"):
+            longest, width, alone = doc["wide"]
+            self._wide[sid] = (longest, width, alone)
 
     def open_count(self) -> int:
         return sum(len(o) for o in self._src.values())
@@ -427,6 +474,7 @@ class MultilineMerger:
         opened = self._src.pop(sid, {})
         self._last_key.pop(sid, None)
         self._shift.pop(sid, None)
+        self._wide.pop(sid, None)
         out = []
         for ob in opened.values():
             b = ob.block
@@ -435,7 +483,34 @@ class MultilineMerger:
         return sorted(out, key=lambda b: (b.first_offset, b.first_index))
 
     # -- one line -----------------------------------------------------------------------------
-    def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
+    def _wraps(self, sid: str, key: str, ob: _Open, text: str, prev: str) -> bool:
+        """Whether ``text`` (no head, not a record) is the rest of ``prev``, the line before it, which a terminal
+        or a fixed-width console cut at its width. Both come without a stream prefix (a relay's prefix on each
+        line says its writer wrote them apart). ``prev`` is as long as the longest line of the source so far (no
+        line is wider than the terminal), at least ``rules.WRAP_MIN_WIDTH``, and ``text`` is not longer (it is
+        the rest, or the next width of it). Either the source was seen to wrap at that width before, or
+        ``prev`` is a record's first line, longer than every line before it, cut inside a word (a terminal
+        cuts at a column, not between words). A table's rows and a console's columns (Rich's) are as wide as
+        each other on purpose: lines with a gap of blanks at the same column are not a cut line's pieces."""
+        wide = self._wide.get(sid)
+        if wide is None or key or ob.held or self._last_key.get(sid) != key:
+            return False
+        if "\x1b" in prev:
+            prev = terminal_text(prev)
+        n = len(prev.rstrip())
+        if n != wide[0] or _width(text) > n or _aligned(prev, text):
+            return False
+        # (a blank at the end is a cut between words, which a line that simply ended has too; a capital after
+        # it starts a sentence of its own more often than it goes on a word)
+        if wide[1] != n and (not (ob.head0 and len(ob.block.texts) == 1 and wide[2] and prev[-1:].isalnum()
+                                  and (text[:1].islower() or text[:1].isdigit())) or _spliced(text)):
+            return False
+        if _is_record(text):
+            return False
+        self._wide[sid] = (n, n, False)
+        return True
+
+    def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0911, PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
         text = line.text
         if "\x1b" in text or "[0m" in text:
             text = terminal_text(text)
@@ -524,6 +599,23 @@ class MultilineMerger:
             ob = opened.get(key)
             if ob is None:
                 break
+            if ob.wrap_tent:
+                if head is not None or tok in _STARTS or (body and _is_record(body)):
+                    ob.wrap_tent = False  # the line after the rest opens a record: the cut line was whole
+                    self._keep_tent(ob)
+                elif not ob.held and text.startswith(body) and self._wraps(sid, key, ob, body, ob.tent[-1][0].text):
+                    self._append(sid, opened, key, ob, "tent", None, line, offset, ms, body, None, out)
+                    self._last_key[sid] = key
+                    return  # (its next width)
+                else:
+                    # a line the record does not take: what was held was not the rest of a cut line
+                    ob.wrap_tent = False
+                    wide = self._wide.get(sid)
+                    if wide is not None:
+                        self._wide[sid] = (wide[0], 0, wide[2])
+                    self._close(sid, opened, key, out, False)
+                    opened = self._src.get(sid) or opened
+                    continue
             if head is not None and rhead is None and not ob.held and ob.mode in _SWITCH_CLOSES and (
                     tok not in _STRONG_SINGLE):
                 # the common case: a new record after a single-line one (what _decide would answer;
@@ -537,6 +629,13 @@ class MultilineMerger:
                     opened = self._src.get(sid) or opened
                     continue
             act, nxt = self._decide(ob, tok, body, head, rhead)
+            if (act in ("end", "tent") and head is None and tok not in _STARTS and not ob.tent and text.startswith(body)
+                    and self._wraps(sid, key, ob, body, ob.block.texts[-1])):
+                # the rest of a line a terminal cut at its width: held until the next line opens a record
+                self._append(sid, opened, key, ob, "tent", None, line, offset, ms, body, None, out)
+                ob.wrap_tent = True
+                self._last_key[sid] = key
+                return
             if act == "confirm":
                 self._keep_tent(ob)
                 act = "end"
@@ -849,6 +948,8 @@ class MultilineMerger:
         """Emit the block; lines still held tentatively are read again on their own. A source left
         with nothing open is forgotten (``prune``; not when the caller opens its next block at once)."""
         ob = opened.pop(key)
+        if ob.wrap_tent:  # (the source ended or went quiet after the rest of a cut line)
+            self._keep_tent(ob)
         b = ob.block
         out.append(b)
         tent = ob.tent

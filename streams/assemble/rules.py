@@ -1307,6 +1307,11 @@ BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
 # newline) is read as if those blank lines were not there: after this many such lines in a row, one
 # blank line does not end what the grammar would continue.
 SPACED_AFTER = 2
+# A terminal (or a console that wraps at a fixed width: Rich at COLUMNS, a Windows console, tmux's or
+# screen's scrollback when copied) cuts a line longer than its width into lines of exactly that width, the
+# rest at column 0 without a head. Terminals are at least 80 columns wide; narrower lines are not taken for
+# cut ones (merger._wraps).
+WRAP_MIN_WIDTH = 80
 JSON_OPEN = "{["  # a line ending with one of these opens a JSON dump until the brackets balance
 
 # -- 5. modes --------------------------------------------------------------------------------------

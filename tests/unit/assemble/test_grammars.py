@@ -33,6 +33,39 @@ def kinds(texts: list[str]) -> list[str | None]:
 
 # -- failure classes seen on unseen logs ---------------------------------------------------------
 
+
+def _cut(line: str, width: int) -> list[str]:
+    return [line[i:i + width] for i in range(0, len(line), width)]
+
+
+def test_records_a_terminal_cut_at_its_width_are_whole():
+    # merger._wraps: a terminal 120 columns wide cuts a glog record inside a word; once seen to wrap there,
+    # its next long record is cut between words and over three lines
+    first = ("E0727 12:25:18.507668 11876 slave.cpp:3207] Termination of executor 'executor.journalnode.NodeExecutor."
+             "1437999147307' failed: Failed to clean up an isolator when destroying container 'a99eacdb' of "
+             "framework 20150727")
+    second = ("I0727 12:25:18.519414 11876 slave.cpp:2531] Handling status update TASK_LOST (UUID: 4eab1314) for task "
+              "task.journalnode.NodeExecutor.1437999147307 of framework 20150727-115610-2703018762-5050-13855-0006 "
+              "from @0.0.0.0:0 (a status update of the executor, forwarded to the master)")
+    lines = [*_cut(first, 120),
+             "I0727 12:25:18.518337 11879 cgroups.cpp:1447] Successfully thawed cgroup /sys/fs/cgroup/freezer/mesos",
+             *_cut(second, 120),
+             "W0727 12:25:18.524919 11876 containerizer.cpp:814] Ignoring update for unknown container: a99eacdb"]
+    assert len(lines[0]) == 120 and lines[0][-1].isalpha() and lines[1][0].islower()  # cut inside a word
+    assert spans(lines) == [(0, 1), (2, 2), (3, 5), (6, 6)]
+
+
+def test_lines_as_wide_as_each_other_on_purpose_stay_apart():
+    # the guards of merger._wraps: a record then a command and its continuation (the line after the supposed rest
+    # opens no record), a table's rows (gaps at the same columns), a line longer than the one before it
+    head = "2024-01-01 12:00:00,123 INFO trainer: loaded the tokenizer and the model weights from the checkpoint dir"
+    assert spans([head, "python3 bench.py \\", "  --model m"]) == [(0, 0), (1, 2)]
+    rows = ["kube-test-container-584687df5f-vwz7k    1/1     Running   4 (24d ago)      85d  on node gpu-a-0001",
+            "nvidia-device-plugin-1655230975-22s26   1/1     Running   0                37h  on node gpu-a-0002"]
+    assert spans([*rows, "# kubectl logs nvidia-device-plugin"]) == [(0, 0), (1, 1), (2, 2)]
+    assert spans([head, "and a line of text longer than the record before it, which no terminal cut from it at all, "
+                        "so it is a line of its own"]) == [(0, 0), (1, 1)]
+
 def test_traceback_does_not_swallow_the_c10d_line_after_it():
     # rule: HEADS "c10" -- a c10 record head ends the free-text message of the exception
     texts = ["Traceback (most recent call last):",
