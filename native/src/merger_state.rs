@@ -57,6 +57,8 @@ pub struct Open {
     pub every: bool,
     pub spaced: i64,
     pub cindent: String,
+    /// the lines held are the rest of a line a terminal cut at its width
+    pub wrap_tent: bool,
     /// blank lines since the last line, each with whether it is visible (a prefix with nothing after it)
     pub held: Vec<(Held, bool)>,
     /// lines held until the grammar confirms them
@@ -68,6 +70,9 @@ pub struct SourceState {
     pub open: Vec<(String, Open)>,
     pub last_key: Option<String>,
     pub shift: Option<(i64, i64)>,
+    /// what a terminal's hard wraps say of the source: its longest line, the width it wrapped at, whether
+    /// one line alone is that long
+    pub wide: Option<(i64, i64, bool)>,
 }
 
 /// What a restore needs from the Python side: the modes of `rules.MODES` and the names older states used.
@@ -317,6 +322,7 @@ impl Open {
             every: get_or(d, "every", false, boolean)?,
             spaced: get_or(d, "spaced", 0, int)?,
             cindent: get_or(d, "cindent", String::new(), string)?,
+            wrap_tent: get_or(d, "wrap_tent", false, boolean)?,
             block,
             held,
             tent,
@@ -347,6 +353,8 @@ impl Open {
         pyjson::write_int(out, self.spaced);
         out.push_str(",\"cindent\":");
         pyjson::write_str(out, &self.cindent);
+        out.push_str(",\"wrap_tent\":");
+        pyjson::write_bool(out, self.wrap_tent);
         out.push_str(",\"held\":[");
         for (i, ((line, o, ms), visible)) in self.held.iter().enumerate() {
             if i > 0 {
@@ -399,7 +407,14 @@ impl SourceState {
             },
             _ => None,
         };
-        Ok(SourceState { open, last_key, shift })
+        let wide = match doc.get("wide") {
+            Some(v) if truthy(v) => match v.as_array().map(Vec::as_slice) {
+                Some([n, w, alone]) => Some((int(n)?, int(w)?, boolean(alone)?)),
+                _ => return Err(Defer),
+            },
+            _ => None,
+        };
+        Ok(SourceState { open, last_key, shift, wide })
     }
 
     /// `MultilineMerger.source_state` as the JSON members `"open":{...},"last_key":...,"shift":...`.
@@ -422,6 +437,19 @@ impl SourceState {
                 pyjson::write_int(out, n);
                 out.push(',');
                 pyjson::write_int(out, ms);
+                out.push(']');
+            }
+            None => out.push_str("null"),
+        }
+        out.push_str(",\"wide\":");
+        match self.wide {
+            Some((n, w, alone)) => {
+                out.push('[');
+                pyjson::write_int(out, n);
+                out.push(',');
+                pyjson::write_int(out, w);
+                out.push(',');
+                pyjson::write_bool(out, alone);
                 out.push(']');
             }
             None => out.push_str("null"),
