@@ -559,7 +559,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # config loaders word them (config_loader_impl.py, defaults_list.py): held until the hint confirms them
     ("hydra_compact", r"(?:Could not (?:override|append to config|delete from config|load)[ .]"
                       r"|Error (?:merging|parsing) override |Error merging '|Override \S+ looks like a config group"
-                      r"|Multiple values for |Sweep parameters '|Cannot find primary config )"),
+                      r"|Multiple values for |Sweep parameters '|Cannot find primary config "
+                      # (instantiate's InstantiationException, instantiate/_instantiate2.py: the target it could
+                      # not locate or call, then "full_key: ..." on the next line)
+                      r"|Error locating target '|Error in call to target '|Error instantiating ')"),
     ("hydra_hint", r"Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\."),
     # Unsloth's banners (unsloth/models/_utils.py, llama.py, save.py): one print or logger call of five lines,
     # the sloth drawn down their first 14 columns: "==((====))==  " + the title, then the lines led by
@@ -716,6 +719,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("cuda_hint", r"(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing "
                   r"CUDA_LAUNCH_BLOCKING=1|Compile with `TORCH_USE_CUDA_DSA` to enable"
                   r"|Device-side assertion tracking)"),
+    # transformers' cached_file (utils/hub.py) ends its OSError's message with this second line, after
+    # "We couldn't connect to '...' to load this file, couldn't find it in the cached files ...": the message's own
+    ("hf_offline_hint", r"Checkout your internet connection or see how to run the library in offline mode at ",
+     "offline mode"),
     # c10::Error (c10/util/Exception.cpp): "Exception raised from f at file:N (most recent call first):"
     ("c10_raised", r"[ \t]*Exception raised from \S+ at "),
     # c10::get_backtrace "frame #N: sym + 0x.. (0x.. in lib)"; lldb bt "  * frame #N: 0x..."
@@ -1399,7 +1406,15 @@ MODES: dict[str, dict] = {
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
                                    "boost_frame": ("own", "boost_bt"),
-                                   "py_file": ("src_above", "py_frames"), "xf_unsupported": (_C, None)},
+                                   "py_file": ("src_above", "py_frames"), "xf_unsupported": (_C, None),
+                                   # an exception line pasted without its traceback: c10's CUDA check appends
+                                   # its hint lines to the message's "CUDA error: ..." line
+                                   # (c10/cuda/CUDAException.cpp), transformers its offline-mode line; the
+                                   # message then runs on as after a traceback's exception line
+                                   "cuda_hint": (_C, "py_msg_more"), "hf_offline_hint": (_C, "py_msg_more"),
+                                   # Hydra's "Error executing job with overrides: [...]" (ANNOUNCE_BODY_RE), then
+                                   # run_and_report's write of the job's compact error
+                                   "hydra_compact": ("announce", "hydra_compact")},
               "after_blank": {"py_chain": (_S, "py_chain"), **_RUST_SECTIONS}},
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception). Evidence that ends it: any line that is neither a stack
@@ -1723,6 +1738,9 @@ MODES: dict[str, dict] = {
                          # a Python exception line whose message is torchrun's box (the traceback cut above),
                          # or the remote traceback Ray's RayTaskError carries ("  File ..." frames)
                          "rule_eq": (_S, "py_box"), "py_file": (_S, "py_frames"),
+                         # (a dotted Python exception line, "torch.AcceleratorError: CUDA error: ...", and c10's
+                         # hint lines: the message goes on as after a traceback's exception line)
+                         "cuda_hint": (_C, "py_msg_more"),
                          "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None)},
                   # (an exception line whose traceback was cut above it: traceback.py chains the next
                   # exception after a blank line, "The above exception was the direct cause ...")
