@@ -65,7 +65,8 @@ behind a stream prefix: a table whose padded first column and " | " look like do
 the rule its first line drew), ``cross``
 (an unprefixed line may continue it under another writer's prefix), ``headed`` (a line without a
 record head that this pattern finds ends it, but for what its ``after_blank`` table names: lines a
-message quotes from a log file), ``kind_override``.
+message quotes from a log file), ``blank_own`` (the blank line before the line that enters it is the printer's own,
+no sign of a source that doubles newlines), ``kind_override``.
 
 The patterns use no look-around and no back-references, so that a native engine (Rust ``regex``)
 can read the same tables.
@@ -1644,7 +1645,9 @@ MODES: dict[str, dict] = {
     # (a frame's header, "File ~/x.py:603, in f(self)" / "Cell In[3], line 1", is ultratb's only when its
     # numbered source lines follow)
     "ipy_cut_frame": {"kind": None, "on": {"ipy_num": (_S, "ipy"), "ipy_src": (_S, "ipy")}},
-    "ipy_msg": {"kind": "python_traceback",
+    # (ultratb ends each frame's lines with an empty line, so the exception line comes after one: that
+    # blank line is the printer's, not a copy's doubled newline, and one blank line after the message ends it)
+    "ipy_msg": {"kind": "python_traceback", "blank_own": True,
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
                 "after_blank": {"py_chain": (_S, "ipy_chain")}},
     "ipy_chain": {"kind": "python_traceback", "after_blank": {"ipy_tb": (_S, "ipy")}, "on": {"ipy_tb": (_S, "ipy")}},

@@ -51,3 +51,19 @@ def test_hydra_instantiation_error_after_error_executing_job_is_one_event():
     assert spans(texts) == [(0, 0), (1, 3), (5, 5)]
     # (a line that announces nothing stays alone)
     assert spans(["step 3 done", *texts[2:]]) == [(0, 0), (1, 2), (4, 4)]
+
+
+def test_a_blank_line_after_an_ipython_exception_line_ends_its_message():
+    # rules: MODES "ipy_msg" "blank_own" (ultratb's empty line before the exception line is the printer's, not a
+    # doubled newline of the copy), so one blank line after the message ends the traceback
+    texts = ["---------------------------------------------------------------------------",
+             "ZeroDivisionError                         Traceback (most recent call last)",
+             "Input In [1], in <cell line: 1>()",
+             "----> 4 z=1/0",
+             "",
+             "ZeroDivisionError: division by zero",
+             "",
+             "In addition, the line numbers are restored."]
+    assert spans(texts) == [(0, 5), (7, 7)]
+    # (its message's further lines right under it are still its own)
+    assert spans([*texts[:6], "the divisor came from the config", "", "done"]) == [(0, 6), (8, 8)]
