@@ -47,6 +47,9 @@ FLOORS = {
     # wild/dev10 (native crash output under GPU/ML stacks: glog, c10, Paddle, gdb, NCCL, sanitizers, Go, Rust, JVM)
     # was scored blind at 16/21 and 137/137; its floor is the level its rules reached
     "wild/dev10": (1.0, 1.0),
+    # wild/dev12 (Python tracebacks as ML users paste them: multi-line messages, exception lines alone, IPython,
+    # Rich, carets, logging records) was scored blind at 31/47 and 61/69; its floor is the level its rules reached
+    "wild/dev12": (0.8, 0.92),
 }
 
 
