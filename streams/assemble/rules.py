@@ -716,7 +716,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # instructions: AVX2 FMA, in other operations, rebuild ..."; before: "To enable them in other operations, ...")
     ("tf_cpu_hint", r"To enable (?:them|the following instructions: .*,) in other operations, rebuild TensorFlow "
                     r"with the appropriate compiler flags\.", "rebuild TensorFlow"),
-    # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message
+    # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message.
+    # Without TORCH_USE_CUDA_DSA the check ends the message with this line (then only the c10::Error's
+    # "Exception raised from ..." frames, after the empty line its trailing newline leaves)
+    ("cuda_dsa", r"Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions\.", "TORCH_USE_CUDA_DSA"),
     ("cuda_hint", r"(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing "
                   r"CUDA_LAUNCH_BLOCKING=1|Compile with `TORCH_USE_CUDA_DSA` to enable"
                   r"|Device-side assertion tracking)"),
@@ -1185,6 +1188,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "j_at": ("java_frames", "java_stack"),  # a stack whose exception line was cut
     "terminate": ("terminate", "cpp_frames"),
     "cuda_hint": ("c10_msg", "cpp_frames"),  # a c10 CUDA message whose first line was cut
+    "cuda_dsa": ("c10_msg", "cpp_frames"),
     "c10_raised": ("c10_frames", "cpp_frames"),
     "frame": ("c10_frames", "cpp_frames"),
     "san_frame": ("san_report", "llvm_sanitizer"),
@@ -1275,7 +1279,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
-SOFT_STARTS = frozenset(("cuda_hint", "tsan_frame", "eg_line", "hash_bare", "ipy_frame", "ipy_num", "json_member",
+SOFT_STARTS = frozenset(("cuda_hint", "cuda_dsa", "tsan_frame", "eg_line", "hash_bare", "ipy_frame", "ipy_num",
+                         "json_member",
                          "tsl_frame", "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def",
                          "box_field", "elided"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
@@ -1412,7 +1417,8 @@ MODES: dict[str, dict] = {
                                    # its hint lines to the message's "CUDA error: ..." line
                                    # (c10/cuda/CUDAException.cpp), transformers its offline-mode line; the
                                    # message then runs on as after a traceback's exception line
-                                   "cuda_hint": (_C, "py_msg_more"), "hf_offline_hint": (_C, "py_msg_more"),
+                                   "cuda_hint": (_C, "py_msg_more"), "cuda_dsa": (_C, "py_cuda_end"),
+                                   "hf_offline_hint": (_C, "py_msg_more"),
                                    # Hydra's "Error executing job with overrides: [...]" (ANNOUNCE_BODY_RE), then
                                    # run_and_report's write of the job's compact error
                                    "hydra_compact": ("announce", "hydra_compact")},
@@ -1563,7 +1569,7 @@ MODES: dict[str, dict] = {
     # and the first record of its own ends it.
     "py_msg": {"kind": "python_traceback",
                "on": {"text": (_C, "py_msg_more"), "indent": (_C, "py_msg_more"),
-                      "cuda_hint": (_C, "py_msg_more"),
+                      "cuda_hint": (_C, "py_msg_more"), "cuda_dsa": (_C, "py_cuda_end"),
                       "exc_named": (_C, "py_msg_more"), "j_exc": (_C, "py_msg_more"), "py_file": (_C, "py_msg_more"),
                       "py_file_bare": (_C, "py_msg_more"),
                       "fh_file": (_C, "py_msg_more"), "j_at": (_C, "py_msg_more"), "j_caused": (_C, "py_msg_more"),
@@ -1586,6 +1592,7 @@ MODES: dict[str, dict] = {
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
+                           "cuda_dsa": (_C, "py_cuda_end"),
                            "fh_file": (_C, None), "py_file_bare": (_C, None),
                            "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
                            "c10_raised": (_C, None), "rule_eq": (_T, "py_box_open"), "rule_eq_t": (_C, "py_box"),
@@ -1602,6 +1609,13 @@ MODES: dict[str, dict] = {
                                     # (a Java stack the message quotes, whose exception message ends with an
                                     # empty line: PySpark's "JVM stacktrace:" under an AnalysisException's plan)
                                     "j_at": (_C, None)}},
+    # the last line of c10's CUDA check message: the c10::Error's frames (after the empty line the message
+    # ends with) or a chained exception may follow; a line of text is the next record
+    "py_cuda_end": {"kind": "python_traceback",
+                    "on": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "py_chain": (_S, "py_chain"),
+                           "py_stack": (_S, "py_stack")},
+                    "after_blank": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"),
+                                    "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames")}},
     # TensorFlow's node definition site in a graph execution error: its frames (blank lines between them),
     # the op's message held until the status's "\t [[{{node N}}]]" line confirms it
     "tf_node": {"kind": "python_traceback",
@@ -1743,7 +1757,7 @@ MODES: dict[str, dict] = {
                          "rule_eq": (_S, "py_box"), "py_file": (_S, "py_frames"),
                          # (a dotted Python exception line, "torch.AcceleratorError: CUDA error: ...", and c10's
                          # hint lines: the message goes on as after a traceback's exception line)
-                         "cuda_hint": (_C, "py_msg_more"),
+                         "cuda_hint": (_C, "py_msg_more"), "cuda_dsa": (_C, "py_cuda_end"),
                          "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None)},
                   # (an exception line whose traceback was cut above it: traceback.py chains the next
                   # exception after a blank line, "The above exception was the direct cause ...")

@@ -27,6 +27,21 @@ def test_c10_cuda_hints_continue_the_exception_line_above_them():
         == [(0, 3)]
 
 
+def test_c10_cuda_message_ends_with_its_dsa_line():
+    # rules: TOKENS "cuda_dsa", MODES "py_cuda_end": the check's last line ends the message; the c10::Error's
+    # frames after the empty line it leaves, or a chained exception, still go on
+    assert spans([*CUDA_ERROR, "![1](https://example.com/screenshot.png)"]) == [(0, 3), (4, 4)]
+    tail = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>', "    loss.item()",
+            *CUDA_ERROR, ""]
+    assert spans([*tail, "Exception raised from c10_cuda_check_implementation at c10/cuda/CUDAException.cpp:43 "
+                         "(most recent call first):",
+                   "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f in libc10.so)"]) \
+        == [(0, 9)]
+    assert spans([*tail, "During handling of the above exception, another exception occurred:", "",
+                  "Traceback (most recent call last):", '  File "train.py", line 12, in <module>', "    main()",
+                  "KeyboardInterrupt"]) == [(0, 13)]
+
+
 def test_transformers_offline_mode_line_continues_the_oserror_line():
     # rules: TOKENS "hf_offline_hint", MODES "plain" "hf_offline_hint" -> py_msg_more
     texts = ["OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the "
