@@ -274,6 +274,9 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("asctime_dash", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3}(?: - \S+){1,3} - (?:[\w.-]+: )?", False),
     # loguru: "ts | LEVEL | module:func:N - "
     ("loguru", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \| *[A-Z]+ *\| \S+ - ?", False),
+    # Python logging with its fields between '|' ("%(asctime)s |%(name)-7s|%(levelname)-7s| ", "%(asctime)s |
+    # %(levelname)s | %(name)s | "): padded fields, the bars with or without blanks around them (after loguru's)
+    ("asctime_pipe", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3} ?(?:\|[^|]{1,40}){2,3}\| ?", False),
     # rich.logging.RichHandler: "[MM/DD/YY HH:MM:SS] LEVEL    "; a record in the same second as the one
     # before blanks the time column; a long message wraps onto lines indented to the message column
     ("rich", rf"\[\d\d/\d\d/\d\d \d\d:\d\d:\d\d\] {_LVL} +", False),
@@ -1298,8 +1301,8 @@ HEAD_STARTS: dict[str, tuple[str, str | None]] = {
 # their records open "record_native" where others open "record".
 RECORD_MODES: dict[str, str] = {f"h_{name}": "record_native" for name in (
     "vllm", "torch_logging", "glog", "c10_error", "c10", "c10_short_error", "c10_short", "ray_cpp", "deepspeed",
-    "hf", "nemo", "tornado", "trtexec", "swift", "asctime_dash", "loguru", "rich", "rich_same_time", "py_basic",
-    "uvicorn", "logrus")}
+    "hf", "nemo", "tornado", "trtexec", "swift", "asctime_dash", "asctime_pipe", "loguru", "rich", "rich_same_time",
+    "py_basic", "uvicorn", "logrus")}
 # A JVM's records: log4j's "%ex" writes a Java throwable under a record, never a Python traceback. In
 # PySpark the driver's Python traceback comes right after the JVM's last record on the same stderr
 # ("ERROR TaskSetManager: Task 0 in stage 0.0 failed 1 times; aborting job"): it is its own event.

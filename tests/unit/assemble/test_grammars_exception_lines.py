@@ -82,3 +82,16 @@ def test_a_blank_line_after_an_ipython_exception_line_ends_its_message():
     assert spans(texts) == [(0, 5), (7, 7)]
     # (its message's further lines right under it are still its own)
     assert spans([*texts[:6], "the divisor came from the config", "", "done"]) == [(0, 6), (8, 8)]
+
+
+def test_python_logging_with_fields_between_bars_announces_logger_exception():
+    # rule: HEADS "asctime_pipe" ("%(asctime)s |%(name)-7s|%(levelname)-7s| "): an ERROR record takes the
+    # traceback logger.exception writes under it; a DEBUG record before it stays alone
+    tb = ["Traceback (most recent call last):", '  File "lims.py", line 73, in get_lims_samples',
+          "    self.synch_with_lims(lims)", "KeyError: 'samples'"]
+    texts = ["2025-12-07 09:13:30,953 |MX3.HWR|DEBUG  | calling Lims.get_lims_samples",
+             "2025-12-07 09:13:30,953 |MX3.HWR|ERROR  | Exception raised when calling Lims.get_lims_samples", *tb,
+             "2025-12-07 09:13:31,002 |HWR    |INFO   | sample changer ready"]
+    assert spans(texts) == [(0, 0), (1, 5), (6, 6)]
+    # (the bars with blanks around them)
+    assert spans(["2025-12-07 09:13:30.953 | ERROR | app.lims | lookup failed", *tb]) == [(0, 4)]
