@@ -1616,7 +1616,7 @@ MODES: dict[str, dict] = {
     # ends with) or a chained exception may follow; a line of text is the next record
     "py_cuda_end": {"kind": "python_traceback",
                     "on": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "py_chain": (_S, "py_chain"),
-                           "py_stack": (_S, "py_stack")},
+                           "py_thread": (_S, "fatal_frames"), "py_stack": (_S, "py_stack")},
                     "after_blank": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"),
                                     "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames")}},
     # TensorFlow's node definition site in a graph execution error: its frames (blank lines between them),
