@@ -892,6 +892,8 @@ class MultilineMerger:
             kind = spec.get("kind")
             if kind is not None and (b.kind is None or b.kind == "table" or spec.get("kind_override")):
                 b.kind = kind
+            if spec.get("blank_own"):
+                ob.spaced = 0  # (the blank line before this line is its printer's: no sign of doubled newlines)
             if mode in _DEPTH_MODES:
                 ob.depth = spec.get("depth0", 0)
         if mode in _DEPTH_MODES:

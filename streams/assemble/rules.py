@@ -65,7 +65,8 @@ behind a stream prefix: a table whose padded first column and " | " look like do
 the rule its first line drew), ``cross``
 (an unprefixed line may continue it under another writer's prefix), ``headed`` (a line without a
 record head that this pattern finds ends it, but for what its ``after_blank`` table names: lines a
-message quotes from a log file), ``kind_override``.
+message quotes from a log file), ``blank_own`` (the blank line before the line that enters it is the printer's own,
+no sign of a source that doubles newlines), ``kind_override``.
 
 The patterns use no look-around and no back-references, so that a native engine (Rust ``regex``)
 can read the same tables.
@@ -273,6 +274,9 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("asctime_dash", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3}(?: - \S+){1,3} - (?:[\w.-]+: )?", False),
     # loguru: "ts | LEVEL | module:func:N - "
     ("loguru", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \| *[A-Z]+ *\| \S+ - ?", False),
+    # Python logging with its fields between '|' ("%(asctime)s |%(name)-7s|%(levelname)-7s| ", "%(asctime)s |
+    # %(levelname)s | %(name)s | "): padded fields, the bars with or without blanks around them (after loguru's)
+    ("asctime_pipe", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3} ?(?:\|[^|]{1,40}){2,3}\| ?", False),
     # rich.logging.RichHandler: "[MM/DD/YY HH:MM:SS] LEVEL    "; a record in the same second as the one
     # before blanks the time column; a long message wraps onto lines indented to the message column
     ("rich", rf"\[\d\d/\d\d/\d\d \d\d:\d\d:\d\d\] {_LVL} +", False),
@@ -559,7 +563,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # config loaders word them (config_loader_impl.py, defaults_list.py): held until the hint confirms them
     ("hydra_compact", r"(?:Could not (?:override|append to config|delete from config|load)[ .]"
                       r"|Error (?:merging|parsing) override |Error merging '|Override \S+ looks like a config group"
-                      r"|Multiple values for |Sweep parameters '|Cannot find primary config )"),
+                      r"|Multiple values for |Sweep parameters '|Cannot find primary config "
+                      # (instantiate's InstantiationException, instantiate/_instantiate2.py: the target it could
+                      # not locate or call, then "full_key: ..." on the next line)
+                      r"|Error locating target '|Error in call to target '|Error instantiating ')"),
     ("hydra_hint", r"Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\."),
     # Unsloth's banners (unsloth/models/_utils.py, llama.py, save.py): one print or logger call of five lines,
     # the sloth drawn down their first 14 columns: "==((====))==  " + the title, then the lines led by
@@ -712,10 +719,17 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # instructions: AVX2 FMA, in other operations, rebuild ..."; before: "To enable them in other operations, ...")
     ("tf_cpu_hint", r"To enable (?:them|the following instructions: .*,) in other operations, rebuild TensorFlow "
                     r"with the appropriate compiler flags\.", "rebuild TensorFlow"),
-    # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message
+    # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message.
+    # Without TORCH_USE_CUDA_DSA the check ends the message with this line (then only the c10::Error's
+    # "Exception raised from ..." frames, after the empty line its trailing newline leaves)
+    ("cuda_dsa", r"Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions\.", "TORCH_USE_CUDA_DSA"),
     ("cuda_hint", r"(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing "
                   r"CUDA_LAUNCH_BLOCKING=1|Compile with `TORCH_USE_CUDA_DSA` to enable"
                   r"|Device-side assertion tracking)"),
+    # transformers' cached_file (utils/hub.py) ends its OSError's message with this second line, after
+    # "We couldn't connect to '...' to load this file, couldn't find it in the cached files ...": the message's own
+    ("hf_offline_hint", r"Checkout your internet connection or see how to run the library in offline mode at ",
+     "offline mode"),
     # c10::Error (c10/util/Exception.cpp): "Exception raised from f at file:N (most recent call first):"
     ("c10_raised", r"[ \t]*Exception raised from \S+ at "),
     # c10::get_backtrace "frame #N: sym + 0x.. (0x.. in lib)"; lldb bt "  * frame #N: 0x..."
@@ -1177,6 +1191,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "j_at": ("java_frames", "java_stack"),  # a stack whose exception line was cut
     "terminate": ("terminate", "cpp_frames"),
     "cuda_hint": ("c10_msg", "cpp_frames"),  # a c10 CUDA message whose first line was cut
+    "cuda_dsa": ("c10_msg", "cpp_frames"),
     "c10_raised": ("c10_frames", "cpp_frames"),
     "frame": ("c10_frames", "cpp_frames"),
     "san_frame": ("san_report", "llvm_sanitizer"),
@@ -1267,7 +1282,8 @@ STARTS: dict[str, tuple[str, str | None]] = {
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
 # record is a table, nvidia-smi's, unless an exception group opened the block).
-SOFT_STARTS = frozenset(("cuda_hint", "tsan_frame", "eg_line", "hash_bare", "ipy_frame", "ipy_num", "json_member",
+SOFT_STARTS = frozenset(("cuda_hint", "cuda_dsa", "tsan_frame", "eg_line", "hash_bare", "ipy_frame", "ipy_num",
+                         "json_member",
                          "tsl_frame", "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def",
                          "box_field", "elided"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
@@ -1285,8 +1301,8 @@ HEAD_STARTS: dict[str, tuple[str, str | None]] = {
 # their records open "record_native" where others open "record".
 RECORD_MODES: dict[str, str] = {f"h_{name}": "record_native" for name in (
     "vllm", "torch_logging", "glog", "c10_error", "c10", "c10_short_error", "c10_short", "ray_cpp", "deepspeed",
-    "hf", "nemo", "tornado", "trtexec", "swift", "asctime_dash", "loguru", "rich", "rich_same_time", "py_basic",
-    "uvicorn", "logrus")}
+    "hf", "nemo", "tornado", "trtexec", "swift", "asctime_dash", "asctime_pipe", "loguru", "rich", "rich_same_time",
+    "py_basic", "uvicorn", "logrus")}
 # A JVM's records: log4j's "%ex" writes a Java throwable under a record, never a Python traceback. In
 # PySpark the driver's Python traceback comes right after the JVM's last record on the same stderr
 # ("ERROR TaskSetManager: Task 0 in stage 0.0 failed 1 times; aborting job"): it is its own event.
@@ -1404,7 +1420,16 @@ MODES: dict[str, dict] = {
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
                                    "boost_frame": ("own", "boost_bt"),
-                                   "py_file": ("src_above", "py_frames"), "xf_unsupported": (_C, None)},
+                                   "py_file": ("src_above", "py_frames"), "xf_unsupported": (_C, None),
+                                   # an exception line pasted without its traceback: c10's CUDA check appends
+                                   # its hint lines to the message's "CUDA error: ..." line
+                                   # (c10/cuda/CUDAException.cpp), transformers its offline-mode line; the
+                                   # message then runs on as after a traceback's exception line
+                                   "cuda_hint": (_C, "py_msg_more"), "cuda_dsa": (_C, "py_cuda_end"),
+                                   "hf_offline_hint": (_C, "py_msg_more"),
+                                   # Hydra's "Error executing job with overrides: [...]" (ANNOUNCE_BODY_RE), then
+                                   # run_and_report's write of the job's compact error
+                                   "hydra_compact": ("announce", "hydra_compact")},
               "after_blank": {"py_chain": (_S, "py_chain"), **_RUST_SECTIONS}},
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception). Evidence that ends it: any line that is neither a stack
@@ -1552,7 +1577,7 @@ MODES: dict[str, dict] = {
     # and the first record of its own ends it.
     "py_msg": {"kind": "python_traceback",
                "on": {"text": (_C, "py_msg_more"), "indent": (_C, "py_msg_more"),
-                      "cuda_hint": (_C, "py_msg_more"),
+                      "cuda_hint": (_C, "py_msg_more"), "cuda_dsa": (_C, "py_cuda_end"),
                       "exc_named": (_C, "py_msg_more"), "j_exc": (_C, "py_msg_more"), "py_file": (_C, "py_msg_more"),
                       "py_file_bare": (_C, "py_msg_more"),
                       "fh_file": (_C, "py_msg_more"), "j_at": (_C, "py_msg_more"), "j_caused": (_C, "py_msg_more"),
@@ -1575,6 +1600,7 @@ MODES: dict[str, dict] = {
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
+                           "cuda_dsa": (_C, "py_cuda_end"),
                            "fh_file": (_C, None), "py_file_bare": (_C, None),
                            "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
                            "c10_raised": (_C, None), "rule_eq": (_T, "py_box_open"), "rule_eq_t": (_C, "py_box"),
@@ -1591,6 +1617,13 @@ MODES: dict[str, dict] = {
                                     # (a Java stack the message quotes, whose exception message ends with an
                                     # empty line: PySpark's "JVM stacktrace:" under an AnalysisException's plan)
                                     "j_at": (_C, None)}},
+    # the last line of c10's CUDA check message: the c10::Error's frames (after the empty line the message
+    # ends with) or a chained exception may follow; a line of text is the next record
+    "py_cuda_end": {"kind": "python_traceback",
+                    "on": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "py_chain": (_S, "py_chain"),
+                           "py_thread": (_S, "fatal_frames"), "py_stack": (_S, "py_stack")},
+                    "after_blank": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"),
+                                    "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames")}},
     # TensorFlow's node definition site in a graph execution error: its frames (blank lines between them),
     # the op's message held until the status's "\t [[{{node N}}]]" line confirms it
     "tf_node": {"kind": "python_traceback",
@@ -1634,7 +1667,9 @@ MODES: dict[str, dict] = {
     # (a frame's header, "File ~/x.py:603, in f(self)" / "Cell In[3], line 1", is ultratb's only when its
     # numbered source lines follow)
     "ipy_cut_frame": {"kind": None, "on": {"ipy_num": (_S, "ipy"), "ipy_src": (_S, "ipy")}},
-    "ipy_msg": {"kind": "python_traceback",
+    # (ultratb ends each frame's lines with an empty line, so the exception line comes after one: that
+    # blank line is the printer's, not a copy's doubled newline, and one blank line after the message ends it)
+    "ipy_msg": {"kind": "python_traceback", "blank_own": True,
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
                 "after_blank": {"py_chain": (_S, "ipy_chain")}},
     "ipy_chain": {"kind": "python_traceback", "after_blank": {"ipy_tb": (_S, "ipy")}, "on": {"ipy_tb": (_S, "ipy")}},
@@ -1728,6 +1763,9 @@ MODES: dict[str, dict] = {
                          # a Python exception line whose message is torchrun's box (the traceback cut above),
                          # or the remote traceback Ray's RayTaskError carries ("  File ..." frames)
                          "rule_eq": (_S, "py_box"), "py_file": (_S, "py_frames"),
+                         # (a dotted Python exception line, "torch.AcceleratorError: CUDA error: ...", and c10's
+                         # hint lines: the message goes on as after a traceback's exception line)
+                         "cuda_hint": (_C, "py_msg_more"), "cuda_dsa": (_C, "py_cuda_end"),
                          "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None)},
                   # (an exception line whose traceback was cut above it: traceback.py chains the next
                   # exception after a blank line, "The above exception was the direct cause ...")
