@@ -21,6 +21,7 @@ Timings are CPU time; a text under ``FLOOR_S`` at its largest size is never flag
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import pkgutil
 import re
@@ -107,6 +108,10 @@ def patterns() -> Iterator[tuple[str, re.Pattern[str]]]:
                 yield from walk(v, f"{mod.name}.{k}", 0)
 
 
+def feed_all(feed: Callable[[Any], Any], records: Callable[[str], Any], text: str) -> Any:
+    return feed(records(text))
+
+
 def cpu(fn: Callable[[], Any], runs: int = 2) -> float:
     best = float("inf")
     for _ in range(runs):
@@ -129,7 +134,7 @@ def growth(fn: Callable[[str], Any], make: Callable[[int], str], ratio: float, b
     times: list[float] = []
     for size in SIZES:
         text = make(size)
-        times.append(cpu(lambda text=text: fn(text)))
+        times.append(cpu(functools.partial(fn, text)))
         if times[-1] > budget_s / 10:
             break
     bad = any(b > FLOOR_S and a > 0 and b / max(a, 1e-5) > ratio for a, b in pairwise(times))
@@ -174,7 +179,7 @@ def scan_patterns(ratio: float, only: str | None, part: tuple[int, int] = (0, 1)
                 mid = timed(10_000)
                 if mid < 1e-3 or mid / max(small, 1e-5) < ratio / 2:
                     continue  # linear at a glance; only the steeper ones get the full run
-                times, bad = growth(lambda t, run=run, p=p: run(p, t), make, ratio)
+                times, bad = growth(functools.partial(run, p), make, ratio)
                 if bad:
                     found += 1
                     print(f"SUPERLINEAR {name} .{method}: {p.pattern[:160]!r}\n    input {label}: "
@@ -217,7 +222,7 @@ def scan_lines(ratio: float, max_bytes: int) -> int:
             times = []
             for size in sizes:
                 text = hd + (unit * (size // len(unit) + 1))[:size]
-                times.append(cpu(lambda text=text, records=records: feed(records(text)), runs=1))
+                times.append(cpu(functools.partial(feed_all, feed, records, text), runs=1))
                 if times[-1] > 5.0:
                     break
             pairs = zip(pairwise(times), pairwise(sizes), strict=False)
