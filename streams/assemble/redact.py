@@ -183,15 +183,19 @@ def _source_key(value: dict[str, Any]) -> tuple[Any, ...]:
 
 def _lifted_secrets(d: dict[str, Any]) -> dict[str, Any]:
     """``d`` with the secrets of a whole object lifted from JSON redacted, else ``d``: a Kubernetes Secret's data
-    whatever the keys are named, a terraform random_password's instances, and a JSON Web Key's private members
-    (flattened under a dotted prefix), as the text rules find them where the key is printed
-    (``secret_finders.jwk_private``)."""
+    whatever the keys are named, a terraform random_password's instances, Secret Manager's payload.data, and a
+    JSON Web Key's private members (flattened under a dotted prefix), as the text rules find them where the key
+    is printed (``secret_finders.jwk_private``)."""
     if d.get("kind") == "Secret":
         d = {k: "[REDACTED:k8s_secret]" if k.__class__ is str and k.startswith(_SECRET_DATA) and v else v
              for k, v in d.items()}
     if d.get("type") == "random_password":  # terraform state: hashicorp/random's result (and its hash) is the password
         d = {k: "[REDACTED:terraform_random_password]" if k.__class__ is str and v and (
             k == "instances" or k.rpartition(".")[2] in ("result", "bcrypt_hash")) else v for k, v in d.items()}
+    # Google Secret Manager's AccessSecretVersionResponse: payload.data is the secret's value (base64)
+    if any(k.__class__ is str and k.endswith("payload.data") and (len(k) == 12 or k[-13] == ".") for k in d):
+        d = {k: "[REDACTED:gcp_secret_payload]" if k.__class__ is str and v and k.endswith("payload.data") and (
+            len(k) == 12 or k[-13] == ".") else v for k, v in d.items()}
     kty = [k[:-3] for k in d if k.__class__ is str and k.endswith("kty") and (len(k) == 3 or k[-4] == ".")]
     if not kty:
         return d

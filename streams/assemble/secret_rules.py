@@ -446,12 +446,13 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"(?m)AWS Secret Access Key \[[^\]\r\n]{0,40}\]:[ \t]*(?P<s>[^\s]+)", check="not_placeholder",
                source="aws configure's prompt: 'AWS Secret Access Key [****************ABCD]: ' then what was typed, "
                       "as a terminal capture (script(1)) records it"),
-    SecretRule("gcp_secret_payload", ('"payload"', "payload {"),
-               r"(?:\"payload\"[ \t]*:[ \t]*\{[ \t\r\n]*\"data\"[ \t]*:[ \t]*\""
+    SecretRule("gcp_secret_payload", ('"payload"', '\\"payload\\"', "payload {"),
+               r"(?:\\?\"payload\\?\"[ \t]*:[ \t]*\{[ \t\r\n]*\\?\"data\\?\"[ \t]*:[ \t]*\\?\""
                r"|\bpayload[ \t]*\{[ \t\r\n]*data:[ \t]*\")"
                r"(?P<s>[A-Za-z0-9+/=_\-]{4,})",
                source="Google Secret Manager's AccessSecretVersionResponse (gcloud secrets versions access --log-http, "
-                      "the client's printed proto): payload.data is the secret's value in base64"),
+                      "the client's printed proto): payload.data is the secret's value in base64; also as a "
+                      "string inside a JSON record, its quotes escaped"),
     SecretRule("minisign_secret_key", ("rwrty0iy",), r"\bRWRTY0Iy[A-Za-z0-9+/]{80,}={0,2}",
                source="minisign secret key files (base64 of 'Ed' 'Sc' 'B2' and the encrypted key)"),
     SecretRule("flyio_token", ("fm1", "fm2_"),

@@ -36,6 +36,7 @@ def redact(request: pytest.FixtureRequest) -> Redactor:
     (f'{{\n  "name": "projects/1/secrets/db/versions/3",\n  "payload": {{\n    "data": "{KEY}",\n'
      f'    "dataCrc32c": "2796612201"\n  }}\n}}', KEY),
     (f'payload {{\n  data: "{KEY}"\n}}', KEY),  # the client's printed proto
+    (f'{{"msg": "fetched", "body": "{{\\"payload\\": {{\\"data\\": \\"{KEY}\\"}}}}"}}', KEY),  # a JSON string
     (f'level=debug msg="sending" headers="map[Accept:[application/json] X-Api-Key:[{KEY}]]"', KEY),
     (f"url.Values: map[api_key:[{KEY}] page:[2]]", KEY),
     (f'connecting with [{{host,"db"}},{{port,5432}},{{username,<<"ejabberd">>}},{{password,<<"{PW}">>}}]', PW),
@@ -107,3 +108,12 @@ def test_a_cookie_header_whose_cookies_hold_no_credential_stays(redact: Redactor
 def test_a_cookie_attribute_is_judged_by_its_cookies(redact: Redactor) -> None:
     assert redact.mapping({"Cookie": "theme=dark"}) == {"Cookie": "theme=dark"}
     assert redact.mapping({"Cookie": f"sid={SESSION}"}) == {"Cookie": "[REDACTED:secret]"}
+
+
+def test_secret_managers_payload_lifted_from_a_json_record_is_redacted(redact: Redactor) -> None:
+    # a response logged as JSON is flattened into attributes: the key names no secret, the object's shape does
+    lifted = redact.mapping({"name": "projects/1/secrets/db/versions/3", "payload.data": KEY,
+                             "payload.dataCrc32c": "2796612201"})
+    assert KEY not in str(lifted) and lifted["payload.dataCrc32c"] == "2796612201"
+    assert redact.mapping({"request.payload.data": KEY})["request.payload.data"] == "[REDACTED:gcp_secret_payload]"
+    assert redact.mapping({"mypayload.data": "x1"}) == {"mypayload.data": "x1"}
