@@ -181,6 +181,11 @@ def _source_key(value: dict[str, Any]) -> tuple[Any, ...]:
     return tuple((value.get("source") or {}).values())
 
 
+def _member(key: str, name: str) -> bool:
+    """Is ``key`` the member ``name`` itself or ``name`` under a dotted prefix (a flattened JSON object)?"""
+    return key.endswith(name) and (len(key) == len(name) or key[-len(name) - 1] == ".")
+
+
 def _lifted_secrets(d: dict[str, Any]) -> dict[str, Any]:
     """``d`` with the secrets of a whole object lifted from JSON redacted, else ``d``: a Kubernetes Secret's data
     whatever the keys are named, a terraform random_password's instances, Secret Manager's payload.data, and a
@@ -192,11 +197,18 @@ def _lifted_secrets(d: dict[str, Any]) -> dict[str, Any]:
     if d.get("type") == "random_password":  # terraform state: hashicorp/random's result (and its hash) is the password
         d = {k: "[REDACTED:terraform_random_password]" if k.__class__ is str and v and (
             k == "instances" or k.rpartition(".")[2] in ("result", "bcrypt_hash")) else v for k, v in d.items()}
-    # Google Secret Manager's AccessSecretVersionResponse: payload.data is the secret's value (base64)
-    if any(k.__class__ is str and k.endswith("payload.data") and (len(k) == 12 or k[-13] == ".") for k in d):
-        d = {k: "[REDACTED:gcp_secret_payload]" if k.__class__ is str and v and k.endswith("payload.data") and (
-            len(k) == 12 or k[-13] == ".") else v for k, v in d.items()}
-    kty = [k[:-3] for k in d if k.__class__ is str and k.endswith("kty") and (len(k) == 3 or k[-4] == ".")]
+    # one pass over the keys: Google Secret Manager's AccessSecretVersionResponse (payload.data is the secret's
+    # value, base64) and a JSON Web Key (its kty member), each under any dotted prefix
+    payload: list[str] = []
+    kty: list[str] = []
+    for k in d:
+        if k.__class__ is str:
+            if _member(k, "kty"):
+                kty.append(k[:-3])
+            elif _member(k, "payload.data"):
+                payload.append(k)
+    if payload:
+        d = {k: "[REDACTED:gcp_secret_payload]" if v and k in payload else v for k, v in d.items()}
     if not kty:
         return d
     private = {p + m for p in kty for m in JWK_PRIVATE_MEMBERS}
