@@ -90,6 +90,12 @@ STAGE_PORTS = {"assemble": 9108, "hot": 9109, "cold": 9110, "watch": 9111}
 STAGE_LABELS = {"assemble": "assemble", "hot": "hot_sink", "cold": "cold_sink", "watch": "watch"}
 
 
+def registry_waits(stage: str) -> Callable[[float], None]:
+    """The ``on_wait`` callback of a stage's registry lookups: counts each wait for the registry."""
+    counter = DEPENDENCY_WAITS.labels(stage, "registry")
+    return lambda _delay: counter.inc()
+
+
 def port_for(stage: str, configured: int | None) -> int:
     """``observability.port`` when set (0: any free port), else the stage's own port."""
     return STAGE_PORTS[stage] if configured is None else configured

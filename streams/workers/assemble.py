@@ -67,8 +67,7 @@ MAX_UNROUTED_LABELS = 100
 KIND_WORDS = {"event": "events", "metric": "metric points", "dead_letter": "dead letters"}
 
 
-def registry_wait(_delay: float) -> None:
-    obs.DEPENDENCY_WAITS.labels("assemble", "registry").inc()
+registry_wait = obs.registry_waits("assemble")
 
 
 def warn_fold(wanted: str, used: str) -> None:

@@ -45,6 +45,7 @@ from typing import Any
 import fastavro
 import faust
 
+from streams import observability
 from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
 from streams.assemble.pipeline import Output
 from streams.clients import async_es_client
@@ -130,10 +131,7 @@ class TableWatchStore:
         return value if value and value["n"] else None
 
 
-def registry_wait(_delay: float) -> None:
-    from streams import observability
-
-    observability.DEPENDENCY_WAITS.labels("watch", "registry").inc()
+registry_wait = observability.registry_waits("watch")
 
 
 async def encoder_ready(encoder: AlertEncoder) -> None:
@@ -209,7 +207,6 @@ class AlertPublisher:
                 self.pending_incidents[change.incident["incident_id"]] = change.incident
         if new:
             await self._write_incidents(new)
-            from streams import observability
 
             observability.OUTPUTS.labels("watch", "incident").inc(len(new))
             for record in new:
@@ -225,7 +222,6 @@ class AlertPublisher:
         if new:
             await self._write(new)
             self.raised += len(new)
-            from streams import observability
 
             observability.OUTPUTS.labels("watch", "alert").inc(len(new))
             for alert in new:
@@ -264,7 +260,6 @@ class Router:
         })
 
     async def on_batch(self, events: list[Any]) -> None:
-        from streams import observability
 
         for topic, n in Counter(e.message.topic for e in events).items():
             observability.RECORDS_IN.labels("watch", topic).inc(n)
@@ -359,7 +354,6 @@ def build_app(settings: Settings, conf: WatchSettings | None = None) -> tuple[fa
     async def start_publisher() -> None:
         publisher.start()
 
-    from streams import observability
 
     @app.timer(interval=UPDATE_FLUSH_S)
     async def flush_updates() -> None:

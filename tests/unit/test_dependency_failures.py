@@ -290,3 +290,27 @@ def test_the_watch_stage_waits_for_the_registry_instead_of_dead_lettering_or_exi
 ALERT = {"alert_id": "", "rule": "cuda_oom", "severity": "critical", "project": "default", "task_id": "t",
          "summary": "CUDA out of memory", "count": 1, "event_ids": ["e1"], "timestamp": 1, "first_seen": 1,
          "last_seen": 1, "status": "open", "resolved_at": None, "details": {}}
+
+
+def test_a_stage_waiting_for_the_registry_counts_each_wait_under_its_own_stage() -> None:
+    from streams import observability as obs
+    from streams.registry import until_answered
+
+    answers = iter([DependencyUnavailable("schema registry at http://reg:8081 did not answer", "registry"), 7])
+
+    def call() -> int:
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def count(stage: str) -> float:
+        value = obs.REGISTRY.get_sample_value("sluice_dependency_waits_total",
+                                              {"stage": stage, "dependency": "registry"})
+        return value or 0.0
+
+    before = count("watch"), count("assemble")
+    got = asyncio.run(until_answered(call, "schema id 7", base_s=0.001, cap_s=0.001,
+                                     on_wait=obs.registry_waits("watch")))
+    assert got == 7
+    assert (count("watch"), count("assemble")) == (before[0] + 1, before[1])
