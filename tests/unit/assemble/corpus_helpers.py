@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from devtools import CORPUS_DIR
 from streams.assemble.pipeline import parse_files
 
@@ -35,3 +37,11 @@ def block_at(evs: list[dict], first_line: int) -> dict:
     assert len(hits) == 1, f"no single event starts at line {first_line}: {len(hits)}"
     return hits[0]
 
+
+
+def parsed_lines(tmp_path: Path, lines: tuple[str, ...], read_ms: int) -> list[dict]:
+    """The events and metric points ``sluice parse`` makes of ``lines`` written to a file and read at
+    ``read_ms``; dead letters left out."""
+    path = tmp_path / "x.log"
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return [o for o in parse_files([path], default_ts_ms=read_ms) if o.get("kind") != "dead_letter"]

@@ -7,8 +7,8 @@ import calendar
 from pathlib import Path
 
 from streams.assemble.parse import parse_line
-from streams.assemble.pipeline import parse_files
 from tests.fields_probe import load, score
+from tests.unit.assemble.corpus_helpers import parsed_lines
 
 READ = calendar.timegm((2024, 6, 1, 12, 0, 0)) * 1000
 PROBE_DEV11 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" / "dev11.yaml"
@@ -26,9 +26,7 @@ def lifted(line: str):
 
 
 def parsed(tmp_path: Path, *lines: str) -> list[dict]:
-    path = tmp_path / "x.log"
-    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-    return [o for o in parse_files([path], default_ts_ms=READ) if o.get("kind") != "dead_letter"]
+    return parsed_lines(tmp_path, lines, READ)
 
 
 def test_a_current_learning_rate_is_the_learning_rate() -> None:

@@ -8,8 +8,8 @@ import math
 from pathlib import Path
 
 from streams.assemble.parse import parse_line
-from streams.assemble.pipeline import parse_files
 from tests.fields_probe import load, score
+from tests.unit.assemble.corpus_helpers import parsed_lines
 
 READ = calendar.timegm((2024, 6, 1, 12, 0, 0)) * 1000
 PROBE_DEV8 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" / "dev8.yaml"
@@ -111,9 +111,7 @@ def test_rocm_smi_metric_lines() -> None:
 
 
 def _events(tmp_path: Path, *lines: str) -> list[dict]:
-    path = tmp_path / "smi.log"
-    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-    return [o for o in parse_files([path], default_ts_ms=READ) if o.get("kind") != "dead_letter"]
+    return parsed_lines(tmp_path, lines, READ)
 
 
 def _value(out: dict, name: str):
