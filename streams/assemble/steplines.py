@@ -359,10 +359,16 @@ def _printer_line(rule: StepRule, body: str, p: Parsed) -> bool:
 
 
 def _generic_pairs(body: str, p: Parsed) -> bool:
-    found = False
     pairs = _pairs(body)
     if "lobal_step" in body or "LOBAL_STEP" in body:
         pairs = _run_step_first(pairs, p)
+    return _lift_pairs(pairs, p)
+
+
+def _lift_pairs(pairs: list[tuple[str, str, str]], p: Parsed) -> bool:
+    """Lift ``(key, value, unit)`` pairs: counters and known metrics typed, other metric-like keys kept
+    as attributes too (a wide line); True when any metric or counter was lifted."""
+    found = False
     for key, value, unit in pairs:
         nk = canonical(norm(key))
         if nk in STEP_KEYS or nk in EPOCH_KEYS:
@@ -406,18 +412,7 @@ def _loose_pairs(body: str, p: Parsed) -> bool:
         fam = family(canonical(norm(pairs[0][0])))
         if fam is None or not fam[0].endswith("loss"):
             return False
-    found = False
-    for key, value, unit in pairs:
-        nk = canonical(norm(key))
-        if nk in STEP_KEYS or nk in EPOCH_KEYS:
-            found = lift_value(p, key, nk, value) or found
-        elif lift_value(p, key, nk, value + unit, keep_unknown=False):
-            found = True
-        elif METRICISH.search(nk):
-            lift_value(p, key, nk, value + unit)
-            p.attributes.setdefault(key, value + unit)
-            p.wide = found = True
-    return found
+    return _lift_pairs(pairs, p)
 
 
 def _loose_key(key: str) -> bool:
