@@ -67,6 +67,13 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
     # axolotl's log_gpu_memory_usage: "GPU memory usage after model load: 13.524GB (+0.136GB cache, ...)"
     ("gpu memory sentence", "gpu memory usage",
      re.compile(r"\bGPU memory usage\b[^:=]{0,48}[:=] ?(?P<value>\d+(?:\.\d+)? ?(?:[KMGT]i?B|MB|GB))\b"), "gpu_memory"),
+    # nnU-Net v2's on_epoch_start: print_to_log_file(f"Current learning rate: {np.round(lr, decimals=5)}"), the rate
+    # its poly schedule set for the epoch (a lone "lr: 0.01" stays a setting)
+    ("nnU-Net epoch start", "current learning rate: ",
+     re.compile(rf"\bCurrent learning rate: (?P<value>{NUMBER})\s*\Z"), "lr"),
+    # tegrastats (Jetson): "... EMC_FREQ 0% GR3D_FREQ 99%@921 ..." (Orin: "GR3D_FREQ 87%@[1300,1300]"), the GPU's load
+    ("tegrastats", "gr3d_freq ",
+     re.compile(r"\bGR3D_FREQ (?P<value>\d+)%(?=@|\s|\Z)"), "gpu_utilization_pct"),
 )
 # (end2end-asr-pytorch's trainer logs each validation set's result as "VALID SET 0 LOSS:0.1780 CER:5.78%")
 # Ignite's examples write "Validation Results - Epoch: 1  Avg accuracy: ... Avg loss: 0.13"; OpenNMT-tf "Evaluation

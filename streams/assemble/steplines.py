@@ -95,9 +95,10 @@ _SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z_]\d[:=]))\s*\[
 # A key of two or three words or a hyphenated one is taken only when a family claims it and it is no counter or
 # budget: OpenNMT-tf's "Step = 100 ; ... ; Learning rate = 0.000013 ; Loss = 9.45", Marian's validation "cross-entropy
 # : 52.4183" ("Num Epochs = 3", "Total steps = 60" stay a banner's). A head's closing bracket starts a segment too
-# (absl's "I0501 ... runner.py:310] Step = 100 ; ...").
+# (absl's "I0501 ... runner.py:310] Step = 100 ; ..."). A colon may end a pair: TF-Agents' tutorials print
+# "step = {0}: loss = {1}".
 _LOOSE = re.compile(rf"(?:^|(?<=[,;|:])|(?<=\s\s)|(?<=\] ))\s*([A-Za-z_][\w./-]*(?: [A-Za-z][a-z]*){{0,2}}) +[:=] +"
-                    rf"\[?({_NUMBER})\]?(?:\s?(%|[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?=[\s,;|)\]]|\Z)")
+                    rf"\[?({_NUMBER})\]?(?:\s?(%|[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?=[\s,;|)\]]|:\s|\Z)")
 # A whole line that is one setting, as configuration printers write them one per line: OmegaConf.to_yaml
 # ("  max_steps: 300000", "  learning_rate: 3.0e-04"), TrainingArguments.__str__ (f"{k}={v},\n" per field:
 # "learning_rate=2e-05,"). A learning rate or a step budget alone on a line is configuration (a tracker's row names
@@ -138,7 +139,7 @@ MAX_SETTING_LINE = 160  # a line of one setting is short
 _TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"']?([\w./:@+-]+)")
 # The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
 _GATE = ("step", "epoch", "iter", "loss", "mem", "util", "throughput", "max_ca", "task_", "model_name",
-         "learning_rate", "learning rate", "train:", "[batch=", "_norm", "gpu use", "cost ", "ep. ")
+         "learning_rate", "learning rate", "train:", "[batch=", "_norm", "gpu use", "cost ", "ep. ", "gr3d_freq")
 # A learning rate alone is configuration (config dumps print "lr: 0.001"), but not beside a speed that the
 # step measured: XLM's Trainer.print_stats (and its forks UnsupervisedMT, SymbolicMathematics) logs
 # "%7i - " iterations, "{:7.2f} sent/s - {:8.2f} words/s - ", its losses and " - %s LR: {:.4e}" per optimizer.

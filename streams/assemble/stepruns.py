@@ -54,6 +54,18 @@ PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
     ("keras-rl", ": episode: ", re.compile(r"^\s*(?P<step>\d+)/(?P<max_steps>\d+): episode: \d+,")),
     # torchtune recipes' bar: f"{curr_epoch + 1}|{self.global_step}|Loss: {loss_to_log}" (the epoch as printed)
     ("torchtune", "|Loss: ", re.compile(r"^\s*(?P<epoch>\d+)\|(?P<step>\d+)\|Loss: ")),
+    # The epoch and its total in brackets after "Epoch:": DCGAN-tensorflow "Epoch: [%2d/%2d] [%4d/%4d] time: ...",
+    # MindFormers' MFLossMonitor "{ Epoch:[%3d/%3d], step:[%5d/%5d], loss: ..." (its step counts within the epoch)
+    ("epoch in brackets", "Epoch:", re.compile(r"\bEpoch:\s*\[\s*(?P<epoch>\d+)\s*/\s*\d+\s*\]")),
+    # Swin Transformer's train_one_epoch: f"Train: [{epoch}/{EPOCHS}][{idx}/{num_steps}]" (the batch within the epoch)
+    ("swin", "Train: [", re.compile(r"\bTrain: \[(?P<epoch>\d+)/\d+\]\[\d+/\d+\]")),
+    # char-rnn's train.lua "%d/%d (epoch %.3f), train_loss = ..." and char-rnn-tensorflow's "{}/{} (epoch {}), ...":
+    # the iteration over all of them, then the epochs done
+    ("char-rnn", " (epoch ", re.compile(r"^\s*(?P<step>\d+)/(?P<max_steps>\d+) \(epoch (?P<epoch>\d+(?:\.\d+)?)\), ")),
+    # nshepperd's gpt-2 train.py (and gpt-2-simple): "[{counter} | {time:2.2f}] loss={loss:2.2f} avg={avg:2.2f}"
+    ("gpt-2", "] loss=", re.compile(r"^\s*\[(?P<step>\d+) \| [\d.]+\] loss=")),
+    # llama2.c train.py: f"{iter_num} | loss {lossf:.4f} | lr {lr:e} | {dt*1000:.2f}ms | mfu ..."
+    ("llama2.c", " | loss ", re.compile(r"^\s*(?P<step>\d+) \| loss ")),
 )
 # The words a counter is printed after ("iter 77 step 39 | loss ..."): steplines reads them, with "step"
 # before "iter"; a run counts them as pairs but leaves them to it.
