@@ -89,6 +89,9 @@ _EVAL_WORDS = ("Test", "Val", "Eval", "Saving dict", "eval metric", "VALID", "TE
 # (a split word after a figure's comma is a figure's name elsewhere: PyG's "Loss: 1.94, Train: 0.30, Val: 0.23").
 _SPLIT_AFTER_EPOCH = re.compile(r"\b[Ee]poch \d+, (?:validation|valid|eval|test): ")
 _SPLIT_WORDS = ("validation: ", "valid: ", "eval: ", "test: ")
+# Mozilla DeepSpeech's run_set progress bar: "Epoch {:>3d} | {:>10} | ... | Loss: {:.6f}", the set's name right-aligned
+# ("  Training", "Validation", "      Test")
+_SPLIT_BAR = re.compile(r"\bEpoch +\d+ \| +(?:Validation|Test) \|")
 _HEAD_SEPARATORS = " \t-|"
 _HEAD_END = re.compile(r"[:\]] ")
 MAX_HEAD = 96
@@ -120,5 +123,6 @@ def evaluation_losses(body: str, p: Parsed) -> None:
         if body.startswith(_EVAL_WORDS, m.end()) and _EVAL_HEAD.match(body, m.end()) is not None:
             p.metrics["eval_loss"] = p.metrics.pop("loss")
             return
-    if any(w in body for w in _SPLIT_WORDS) and _SPLIT_AFTER_EPOCH.search(body, 0, MAX_HEAD) is not None:
+    if (any(w in body for w in _SPLIT_WORDS) and _SPLIT_AFTER_EPOCH.search(body, 0, MAX_HEAD) is not None) or (
+            "| " in body and _SPLIT_BAR.search(body, 0, MAX_HEAD) is not None):
         p.metrics["eval_loss"] = p.metrics.pop("loss")

@@ -52,6 +52,10 @@ class StepRule:
 
 
 RULES: tuple[StepRule, ...] = (
+    # Trax's training Loop: _log_step prints "Step %6d: %s", its summaries "%s %s | % .8f" % (stream_name.ljust(5),
+    # name.rjust(width), value): "Step    100: eval  WeightedCategoryCrossEntropy |  2.29" (the stream names the split)
+    StepRule("trax", "Step ", re.compile(r"^\s*Step\s+(\d+): (?=(?:train|eval)\s+\w+ \|\s)"),
+             re.compile(rf"^\s*Step\s+\d+: ((?:train|eval)\s+\w+) \|\s+({NUMBER})\s*$"), {}),
     # (a run with no total, as ChatLearn's Megatron trainer prints it, writes "iteration 5/infinity |")
     StepRule("megatron", "iteration", re.compile(r"\biteration\s+(\d+)\s*/\s*(?:(\d+)|infinity)\s*\|"),
              _BAR_PAIRS, {}),
@@ -86,7 +90,8 @@ RULE_METRICS = frozenset(n for r in RULES for n in r.names.values())
 # A byte unit may be spelt with a small b: YOLOX prints its MiB as "mem: 34235Mb".
 # A figure with its kind in brackets right after it is qualified, not a count of the key's name: nccl-tests' header
 # prints "step: %ld(%s)" with "factor" or "bytes" (the message size's increment, "step: 2(factor)").
-_SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z_]\d[:=]))\s*\[?({_NUMBER}(?:\s*/\s*\d+)?)\]?"
+# BasicSR's MessageLogger prints each optimizer's rate in a tuple's repr, "lr:(2.000e-04,)": the first is read.
+_SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z_]\d[:=]))\s*(?:\[|\((?=[^()]{{1,64}},\)))?({_NUMBER}(?:\s*/\s*\d+)?)\]?"
                         r"(%|[KMGT]\b| ?(?:[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?![\w.]|,\d{3}|\([A-Za-z])")
 # A pair printed with blanks around its separator: TensorFlow's LoggingTensorHook "loss = 4.26, step = 100",
 # Caffe's "Iteration 100, lr = 0.001", DLLogger's "step_loss : 0.69  learning_rate : 1.6e-05". Its key is
