@@ -87,6 +87,9 @@ _LONG_BLANKS = re.compile(r" {3,}")
 # labels the cost is averaged over, then the labels seen so far; the comma split, a segment keeps "* 1").
 _SPACED = re.compile(rf"([A-Za-z][\w./@-]*(?: [A-Za-z][\w./@-]*){{0,3}}) +({NUMBER})(?: ?({UNIT}))?"
                      r"(?:\s*\([^)]*\)|\s+\*\s+\d[\d,]*(?:\s+after\s+\d[\d,]*)?)?")
+# A segment that is no pair may end in one a family claims: Swin Transformer's train line puts its rate behind the
+# eta in one tab-separated segment, f"Train: [...][...]\teta {eta} lr {lr:.6f}\t wd {wd:.4f}\ttime ...".
+_TAIL_PAIR = re.compile(rf"(?<=\S )([A-Za-z_]\w*) ({NUMBER})\Z")
 # "|" or a box-drawing "│" (rich tables, Ray Train's result table) around a row.
 _ROW = re.compile(rf"\s*(?:[|│]\s*|[A-Za-z]\w*:\s+)?([A-Za-z][\w./@()-]*)(?:\s*[=|│]\s*|\s+)({NUMBER})\s*({UNIT})?"
                   r"\s*[|│]?\s*")
@@ -163,6 +166,8 @@ def spaced_run(body: str, p: Parsed, counted: bool = False) -> bool:
         m = _SPACED.fullmatch(seg)
         if m is not None:
             pairs.append(m.groups())
+        elif " " in seg and (m := _TAIL_PAIR.search(seg)) is not None and claimed(canonical(norm(m.group(1)))):
+            pairs.append((m.group(1), m.group(2), None))
     if len(pairs) < (1 if counted else 2):
         return False
     found = False
