@@ -91,7 +91,8 @@ RULE_METRICS = frozenset(n for r in RULES for n in r.names.values())
 # A figure with its kind in brackets right after it is qualified, not a count of the key's name: nccl-tests' header
 # prints "step: %ld(%s)" with "factor" or "bytes" (the message size's increment, "step: 2(factor)").
 # BasicSR's MessageLogger prints each optimizer's rate in a tuple's repr, "lr:(2.000e-04,)": the first is read.
-_SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z_]\d[:=]))\s*(?:\[|\((?=[^()]{{1,64}},\)))?({_NUMBER}(?:\s*/\s*\d+)?)\]?"
+_SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z_]\d[:=]))\s*(?:\[|\((?=[^()]{{1,64}},\)))?"
+                        rf"({_NUMBER}(?:\s*/\s*\d+)?)\]?"
                         r"(%|[KMGT]\b| ?(?:[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?![\w.]|,\d{3}|\([A-Za-z])")
 # A pair printed with blanks around its separator: TensorFlow's LoggingTensorHook "loss = 4.26, step = 100",
 # Caffe's "Iteration 100, lr = 0.001", DLLogger's "step_loss : 0.69  learning_rate : 1.6e-05". Its key is
