@@ -85,12 +85,17 @@ _family("gpu_memory_mb", "vram_total_used_memory_b", scale=1 / 1048576)
 # llama-recipes and the PEFT examples print the epoch's mean loss as ``train_epoch_loss`` / ``eval_epoch_loss``.
 _family("loss", "loss", "train_loss", "training_loss", "lm_loss", "train_lm_loss", "train_loss_step", "total_loss",
         "reduced_train_loss", "loss_train_total", "loss_total", "xent", "cross_entropy", "step_loss",
-        "cross_entropy_loss", "ce_loss", "epoch_loss")
+        "cross_entropy_loss", "ce_loss", "epoch_loss",
+        # Trax's default loss layer, logged by its name: "Step 100: train WeightedCategoryCrossEntropy |  2.30"
+        "weighted_category_cross_entropy",
+        # GluonNLP's word language model: "[Epoch 0 Batch 200/2983] current loss 6.89, ppl 982.31, ..."
+        "current_loss")
 # The running mean of the loss, which some printers show as their only loss: fastText's "avg.loss", kohya
 # sd-scripts' bar "avr_loss". Beside a loss of the step it stays a metric of its own (settle_loss).
 _family("running_loss", "avg_loss", "avr_loss", "average_loss")
 _family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "eval_lm_loss", "lm_loss_value",
-        "eval_epoch_loss")
+        "eval_epoch_loss",
+        "eval_weighted_category_cross_entropy")  # Trax's eval stream logs its loss layer by name
 # The rate a scheduler set for the step, by the names its printers give it: Coqui TTS's console logger
 # "current_lr", icefall's and many scripts' "cur_lr".
 _family("learning_rate", "learning_rate", "lr", "train_learning_rate", "train_lr", "current_lr", "cur_lr",
@@ -99,7 +104,11 @@ _family("learning_rate", "learning_rate", "lr", "train_learning_rate", "train_lr
 # OLMo's ``optim/total_grad_norm``.
 _family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_grad_norm", "gnorm", "norm", "total_norm",
         "grad_l2_norm", "total_grad_norm",
-        "grad_l2")  # nanoT5's "Grad_l2 --> 1.234": the gradients' L2 norm
+        "grad_l2",  # nanoT5's "Grad_l2 --> 1.234": the gradients' L2 norm
+        "gradients_l2",  # Trax's training loop logs the gradients' L2 norm as "gradients_l2"
+        "grad_gnorm",
+        # MindFormers' MFLossMonitor prints the gradients' global norm it clips by: "global_norm: [1.234]"
+        "global_norm")  # RLlib's learner_stats: the global norm of the gradients ("grad_gnorm")
 # What a serving engine generates per second: vLLM's "Avg generation throughput" (its rule names it), SGLang's
 # scheduler "gen throughput (token/s)".
 _family("generation_throughput_tokens_s", "gen_throughput_token_s", "gen_throughput_tokens_s",
@@ -124,7 +133,9 @@ STEP_KEYS = frozenset(("step", "global_step", "global_steps", "steps", "iteratio
                        "trainer_global_step", "current_step", "global_step_max_steps", "num_steps", "num_updates",
                        "current_steps",
                        # Sockeye's "Updates=1000"; Marian's "Up. 500" (see ABBREVIATIONS)
-                       "updates"))
+                       "updates",
+                       # flashlight (wav2letter) Train's log string: "epoch:        1 | nupdates:         1000 | ..."
+                       "nupdates"))
 MAX_STEP_KEYS = frozenset(("max_steps", "total_steps", "train_iters", "max_iters", "num_training_steps"))
 EPOCH_KEYS = frozenset(("epoch", "train_epoch", "trainer_epoch", "cur_epoch", "current_epoch"))
 # Keys a printer writes in words of its own, read as the keys they stand for when one is the whole key of a

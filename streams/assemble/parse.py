@@ -270,6 +270,8 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         lm = _LEVEL_FIRST.match(body)
         if lm:
             p.level = norm_level(lm.group(1))
+        if body.startswith(": ", m.end()):  # nnU-Net's print_to_log_file writes "%s:" % datetime.now() before its text
+            return m.end() + 1
         return m.end()
     return 0
 

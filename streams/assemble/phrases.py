@@ -67,6 +67,13 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
     # axolotl's log_gpu_memory_usage: "GPU memory usage after model load: 13.524GB (+0.136GB cache, ...)"
     ("gpu memory sentence", "gpu memory usage",
      re.compile(r"\bGPU memory usage\b[^:=]{0,48}[:=] ?(?P<value>\d+(?:\.\d+)? ?(?:[KMGT]i?B|MB|GB))\b"), "gpu_memory"),
+    # nnU-Net v2's on_epoch_start: print_to_log_file(f"Current learning rate: {np.round(lr, decimals=5)}"), the rate
+    # its poly schedule set for the epoch (a lone "lr: 0.01" stays a setting)
+    ("nnU-Net epoch start", "current learning rate: ",
+     re.compile(rf"\bCurrent learning rate: (?P<value>{NUMBER})\s*\Z"), "lr"),
+    # tegrastats (Jetson): "... EMC_FREQ 0% GR3D_FREQ 99%@921 ..." (Orin: "GR3D_FREQ 87%@[1300,1300]"), the GPU's load
+    ("tegrastats", "gr3d_freq ",
+     re.compile(r"\bGR3D_FREQ (?P<value>\d+)%(?=@|\s|\Z)"), "gpu_utilization_pct"),
 )
 # (end2end-asr-pytorch's trainer logs each validation set's result as "VALID SET 0 LOSS:0.1780 CER:5.78%")
 # Ignite's examples write "Validation Results - Epoch: 1  Avg accuracy: ... Avg loss: 0.13"; OpenNMT-tf "Evaluation
@@ -82,6 +89,9 @@ _EVAL_WORDS = ("Test", "Val", "Eval", "Saving dict", "eval metric", "VALID", "TE
 # (a split word after a figure's comma is a figure's name elsewhere: PyG's "Loss: 1.94, Train: 0.30, Val: 0.23").
 _SPLIT_AFTER_EPOCH = re.compile(r"\b[Ee]poch \d+, (?:validation|valid|eval|test): ")
 _SPLIT_WORDS = ("validation: ", "valid: ", "eval: ", "test: ")
+# Mozilla DeepSpeech's run_set progress bar: "Epoch {:>3d} | {:>10} | ... | Loss: {:.6f}", the set's name right-aligned
+# ("  Training", "Validation", "      Test")
+_SPLIT_BAR = re.compile(r"\bEpoch +\d+ \| +(?:Validation|Test) \|")
 _HEAD_SEPARATORS = " \t-|"
 _HEAD_END = re.compile(r"[:\]] ")
 MAX_HEAD = 96
@@ -113,5 +123,6 @@ def evaluation_losses(body: str, p: Parsed) -> None:
         if body.startswith(_EVAL_WORDS, m.end()) and _EVAL_HEAD.match(body, m.end()) is not None:
             p.metrics["eval_loss"] = p.metrics.pop("loss")
             return
-    if any(w in body for w in _SPLIT_WORDS) and _SPLIT_AFTER_EPOCH.search(body, 0, MAX_HEAD) is not None:
+    if (any(w in body for w in _SPLIT_WORDS) and _SPLIT_AFTER_EPOCH.search(body, 0, MAX_HEAD) is not None) or (
+            "| " in body and _SPLIT_BAR.search(body, 0, MAX_HEAD) is not None):
         p.metrics["eval_loss"] = p.metrics.pop("loss")

@@ -52,6 +52,10 @@ class StepRule:
 
 
 RULES: tuple[StepRule, ...] = (
+    # Trax's training Loop: _log_step prints "Step %6d: %s", its summaries "%s %s | % .8f" % (stream_name.ljust(5),
+    # name.rjust(width), value): "Step    100: eval  WeightedCategoryCrossEntropy |  2.29" (the stream names the split)
+    StepRule("trax", "Step ", re.compile(r"^\s*Step\s+(\d+): (?=(?:train|eval)\s+\w+ \|\s)"),
+             re.compile(rf"^\s*Step\s+\d+: ((?:train|eval)\s+\w+) \|\s+({NUMBER})\s*$"), {}),
     # (a run with no total, as ChatLearn's Megatron trainer prints it, writes "iteration 5/infinity |")
     StepRule("megatron", "iteration", re.compile(r"\biteration\s+(\d+)\s*/\s*(?:(\d+)|infinity)\s*\|"),
              _BAR_PAIRS, {}),
@@ -86,7 +90,9 @@ RULE_METRICS = frozenset(n for r in RULES for n in r.names.values())
 # A byte unit may be spelt with a small b: YOLOX prints its MiB as "mem: 34235Mb".
 # A figure with its kind in brackets right after it is qualified, not a count of the key's name: nccl-tests' header
 # prints "step: %ld(%s)" with "factor" or "bytes" (the message size's increment, "step: 2(factor)").
-_SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z_]\d[:=]))\s*\[?({_NUMBER}(?:\s*/\s*\d+)?)\]?"
+# BasicSR's MessageLogger prints each optimizer's rate in a tuple's repr, "lr:(2.000e-04,)": the first is read.
+_SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z_]\d[:=]))\s*(?:\[|\((?=[^()]{{1,64}},\)))?"
+                        rf"({_NUMBER}(?:\s*/\s*\d+)?)\]?"
                         r"(%|[KMGT]\b| ?(?:[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?![\w.]|,\d{3}|\([A-Za-z])")
 # A pair printed with blanks around its separator: TensorFlow's LoggingTensorHook "loss = 4.26, step = 100",
 # Caffe's "Iteration 100, lr = 0.001", DLLogger's "step_loss : 0.69  learning_rate : 1.6e-05". Its key is
@@ -95,9 +101,10 @@ _SEP_VALUE = re.compile(rf"[:=](?:(?<=[A-Za-z_)][:=])|(?<=[A-Za-z_]\d[:=]))\s*\[
 # A key of two or three words or a hyphenated one is taken only when a family claims it and it is no counter or
 # budget: OpenNMT-tf's "Step = 100 ; ... ; Learning rate = 0.000013 ; Loss = 9.45", Marian's validation "cross-entropy
 # : 52.4183" ("Num Epochs = 3", "Total steps = 60" stay a banner's). A head's closing bracket starts a segment too
-# (absl's "I0501 ... runner.py:310] Step = 100 ; ...").
+# (absl's "I0501 ... runner.py:310] Step = 100 ; ..."). A colon may end a pair: TF-Agents' tutorials print
+# "step = {0}: loss = {1}".
 _LOOSE = re.compile(rf"(?:^|(?<=[,;|:])|(?<=\s\s)|(?<=\] ))\s*([A-Za-z_][\w./-]*(?: [A-Za-z][a-z]*){{0,2}}) +[:=] +"
-                    rf"\[?({_NUMBER})\]?(?:\s?(%|[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?=[\s,;|)\]]|\Z)")
+                    rf"\[?({_NUMBER})\]?(?:\s?(%|[KMGTkmgt]i?[Bb]\b|ms\b|s\b))?(?=[\s,;|)\]]|:\s|\Z)")
 # A whole line that is one setting, as configuration printers write them one per line: OmegaConf.to_yaml
 # ("  max_steps: 300000", "  learning_rate: 3.0e-04"), TrainingArguments.__str__ (f"{k}={v},\n" per field:
 # "learning_rate=2e-05,"). A learning rate or a step budget alone on a line is configuration (a tracker's row names
@@ -138,7 +145,7 @@ MAX_SETTING_LINE = 160  # a line of one setting is short
 _TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"']?([\w./:@+-]+)")
 # The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
 _GATE = ("step", "epoch", "iter", "loss", "mem", "util", "throughput", "max_ca", "task_", "model_name",
-         "learning_rate", "learning rate", "train:", "[batch=", "_norm", "gpu use", "cost ", "ep. ")
+         "learning_rate", "learning rate", "train:", "[batch=", "_norm", "gpu use", "cost ", "ep. ", "gr3d_freq")
 # A learning rate alone is configuration (config dumps print "lr: 0.001"), but not beside a speed that the
 # step measured: XLM's Trainer.print_stats (and its forks UnsupervisedMT, SymbolicMathematics) logs
 # "%7i - " iterations, "{:7.2f} sent/s - {:8.2f} words/s - ", its losses and " - %s LR: {:.4e}" per optimizer.

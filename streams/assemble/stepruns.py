@@ -54,6 +54,18 @@ PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
     ("keras-rl", ": episode: ", re.compile(r"^\s*(?P<step>\d+)/(?P<max_steps>\d+): episode: \d+,")),
     # torchtune recipes' bar: f"{curr_epoch + 1}|{self.global_step}|Loss: {loss_to_log}" (the epoch as printed)
     ("torchtune", "|Loss: ", re.compile(r"^\s*(?P<epoch>\d+)\|(?P<step>\d+)\|Loss: ")),
+    # The epoch and its total in brackets after "Epoch:": DCGAN-tensorflow "Epoch: [%2d/%2d] [%4d/%4d] time: ...",
+    # MindFormers' MFLossMonitor "{ Epoch:[%3d/%3d], step:[%5d/%5d], loss: ..." (its step counts within the epoch)
+    ("epoch in brackets", "Epoch:", re.compile(r"\bEpoch:\s*\[\s*(?P<epoch>\d+)\s*/\s*\d+\s*\]")),
+    # Swin Transformer's train_one_epoch: f"Train: [{epoch}/{EPOCHS}][{idx}/{num_steps}]" (the batch within the epoch)
+    ("swin", "Train: [", re.compile(r"\bTrain: \[(?P<epoch>\d+)/\d+\]\[\d+/\d+\]")),
+    # char-rnn's train.lua "%d/%d (epoch %.3f), train_loss = ..." and char-rnn-tensorflow's "{}/{} (epoch {}), ...":
+    # the iteration over all of them, then the epochs done
+    ("char-rnn", " (epoch ", re.compile(r"^\s*(?P<step>\d+)/(?P<max_steps>\d+) \(epoch (?P<epoch>\d+(?:\.\d+)?)\), ")),
+    # nshepperd's gpt-2 train.py (and gpt-2-simple): "[{counter} | {time:2.2f}] loss={loss:2.2f} avg={avg:2.2f}"
+    ("gpt-2", "] loss=", re.compile(r"^\s*\[(?P<step>\d+) \| [\d.]+\] loss=")),
+    # llama2.c train.py: f"{iter_num} | loss {lossf:.4f} | lr {lr:e} | {dt*1000:.2f}ms | mfu ..."
+    ("llama2.c", " | loss ", re.compile(r"^\s*(?P<step>\d+) \| loss ")),
 )
 # The words a counter is printed after ("iter 77 step 39 | loss ..."): steplines reads them, with "step"
 # before "iter"; a run counts them as pairs but leaves them to it.
@@ -75,6 +87,9 @@ _LONG_BLANKS = re.compile(r" {3,}")
 # labels the cost is averaged over, then the labels seen so far; the comma split, a segment keeps "* 1").
 _SPACED = re.compile(rf"([A-Za-z][\w./@-]*(?: [A-Za-z][\w./@-]*){{0,3}}) +({NUMBER})(?: ?({UNIT}))?"
                      r"(?:\s*\([^)]*\)|\s+\*\s+\d[\d,]*(?:\s+after\s+\d[\d,]*)?)?")
+# A segment that is no pair may end in one a family claims: Swin Transformer's train line puts its rate behind the
+# eta in one tab-separated segment, f"Train: [...][...]\teta {eta} lr {lr:.6f}\t wd {wd:.4f}\ttime ...".
+_TAIL_PAIR = re.compile(rf"(?<=\S )([A-Za-z_]\w*) ({NUMBER})\Z")
 # "|" or a box-drawing "│" (rich tables, Ray Train's result table) around a row.
 _ROW = re.compile(rf"\s*(?:[|│]\s*|[A-Za-z]\w*:\s+)?([A-Za-z][\w./@()-]*)(?:\s*[=|│]\s*|\s+)({NUMBER})\s*({UNIT})?"
                   r"\s*[|│]?\s*")
@@ -151,6 +166,8 @@ def spaced_run(body: str, p: Parsed, counted: bool = False) -> bool:
         m = _SPACED.fullmatch(seg)
         if m is not None:
             pairs.append(m.groups())
+        elif " " in seg and (m := _TAIL_PAIR.search(seg)) is not None and claimed(canonical(norm(m.group(1)))):
+            pairs.append((m.group(1), m.group(2), None))
     if len(pairs) < (1 if counted else 2):
         return False
     found = False
