@@ -379,6 +379,9 @@ _add("aws_ecr_token", "eyJwYXlsb2FkIjoi" + rand(120, ALNUM + "+/") + "==", "{s}"
 _add("honeycomb_key", rand(32, HEX), "X-Honeycomb-Team: {s}", "OTEL_EXPORTER_OTLP_HEADERS=x-honeycomb-team={s}")
 _add("aws_configure_prompt", rand(40, ALNUM + "/+"), "AWS Secret Access Key [****************m9Zb]: {s}")
 _add("gcp_secret_payload", rand(24, ALNUM) + "==", '{"payload": {"data": "{s}", "dataCrc32c": "2796612201"}}')
+_add("azure_storage_account_key", rand(86, ALNUM + "+/") + "==", "key1       FULL           {s}",
+     "2026-05-01T10:12:03.114155+00:00\tkey2\tFULL\t{s}")
+_add("cerebras_key", "csk-" + rand(48, string.ascii_lowercase + string.digits), "cerebras judge ready ({s})")
 
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [

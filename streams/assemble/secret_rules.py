@@ -185,6 +185,14 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"(?i)[?&;](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token)=(?P<s>[^&\s#'\"]+)",
                check="not_placeholder",  # azcopy's job log scrubs its own SAS to sig=REDACTED
                source="detect-secrets AzureStorageKeyDetector; gitleaks azure-storage SAS; AWS/GCS signed URLs"),
+    # A storage account key is 64 random bytes (88 base64 characters); the CLIs print the list of them as a table or
+    # tsv row: the key's name (key1/key2, kerb1/kerb2 with $expand=kerb), then the permission and the value (az storage
+    # account keys list -o table|tsv) or the value first (PowerShell's Get-AzStorageAccountKey).
+    SecretRule("azure_storage_account_key", ("key1", "key2", "kerb1", "kerb2"),
+               r"\b(?:key|kerb)[12][ \t]+(?:(?:FULL|READ|Full|Read)[ \t]+)?"
+               r"(?P<s>[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])",
+               source="az storage account keys list (-o table, -o tsv) and Get-AzStorageAccountKey: the keyName, "
+                      "permissions and value columns of the Storage listKeys response"),
     SecretRule("databricks_token", ("dapi",), r"\bdapi[0-9a-f]{32}(?:-\d+)?\b", source="gitleaks databricks-api-token"),
     # -- code hosting and package registries ------------------------------------------------------------
     SecretRule("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
@@ -208,6 +216,9 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("nvidia_api_key", ("nvapi-",), rf"\bnvapi-{_T}{{40,}}", source="trufflehog NVAPI (NGC)"),
     SecretRule("replicate_token", ("r8_",), r"\br8_[A-Za-z0-9]{37}\b", source="trufflehog Replicate"),
     SecretRule("groq_key", ("gsk_",), r"\bgsk_[A-Za-z0-9]{48,}\b", source="trufflehog Groq"),
+    SecretRule("cerebras_key", ("csk-", "csk_"), r"\bcsk[-_][A-Za-z0-9]{32,}\b",
+               source="Cerebras Inference API keys (CEREBRAS_API_KEY, created in cloud.cerebras.ai: csk- and a "
+                      "generated tail; the SDKs also take csk_)"),
     # -- chat, mail, payments ---------------------------------------------------------------------------
     SecretRule("slack_token", ("xox", "xapp-"), r"\b(?:xox[abeoprs]|xapp|xoxe\.xox[bp])-[A-Za-z0-9\-.]{10,}",
                source="detect-secrets SlackDetector; gitleaks slack-bot-token, slack-user-token, slack-app-token"),
