@@ -93,10 +93,11 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                gate=rf"<[A-Za-z0-9_:.\-]*{_KW}[A-Za-z0-9_:.\-]*[^<>]*>[^<]+</|config[a-z:]*[ \t]+set[ \t]"
                     rf"|<name>[^<]*{_KW}[^<]*</name>"
                     rf"|{_KW}[A-Za-z0-9_]*[ \t]*\{{([ \t]*\r?\n)?[ \t]*value:[ \t]*\""
-                    r"|input_value=",
+                    r"|input_value="
+                    rf"|{_KW}[A-Za-z0-9_.\-]*:[ \t]*\r?\n[ \t]+desc:",
                source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set; "
                       "pydantic ValidationError's input_value under the field's name; protobuf text format's "
-                      "wrapper messages (name { value: \"...\" })"),
+                      "wrapper messages (name { value: \"...\" }); W&B's config.yaml (name:, desc:, value:)"),
     SecretRule("table_row", _KW_NEEDLES, finder="table_row",
                gate=rf"(^|\n)[ \t]*\|\|?[^|\r\n]*{_KW}[^|\r\n]*\|[ \t]*[^| \t\r\n]+[ \t]*(\|[^|\r\n]+)*\|\|?[ \t]*\r?"
                     r"(\n|$)",
@@ -169,6 +170,14 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("diagnosed", ("└",), finder="diagnosed",
                source="detect-secrets KeywordDetector over loguru's and better-exceptions' diagnose (values "
                       "printed under the variable names of the frame's source line)"),
+    # A secret store's create command reading the value from stdin: echo/printf VALUE | the command.
+    SecretRule("stdin_secret", ("secret create", "secrets create", "versions add"),
+               r"\b(?:echo[ \t]+(?:-[neE]+[ \t]+)?|printf[ \t]+(?:(?:'%s'|\"%s\")[ \t]+)?)"
+               r"['\"]?(?P<s>[^\s'\"|;&]+)['\"]?[ \t]*\|[ \t]*(?:sudo[ \t]+)?"
+               r"(?:(?:docker|podman)[ \t]+secret[ \t]+create|gcloud[ \t]+secrets[ \t]+(?:create|versions[ \t]+add))\b",
+               check="not_placeholder",
+               source="docker secret create NAME - and podman's (the value from stdin; Docker CLI reference), gcloud "
+                      "secrets create|versions add NAME --data-file=- (gcloud reference)"),
     SecretRule("stdin_password", ("password-stdin", "sudo", "chpasswd"),
                r"\becho\s+(?:-[neE]+\s+)?['\"]?(?P<s>[^\s'\"|]+)['\"]?\s*\|[^\n|]*"
                r"(?:--password-stdin|\bsudo\s+(?:-[A-Za-z]+\s+)*-[A-Za-z]*S|\bchpasswd\b)",
@@ -562,6 +571,12 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"\bgrafana(?:-cli|[ \t]+cli)\b[^\r\n|;&]{0,200}?\breset-admin-password[ \t]+['\"]?"
                r"(?P<s>[^\s'\"-][^\s'\"]*)",
                source="grafana cli admin reset-admin-password <new password> (Grafana CLI docs)"),
+    SecretRule("cli_secret_argument", ("add_space_secret",),
+               r"\badd_space_secret\((?:[^()\r\n]{0,400}?\bvalue[ \t]*=[ \t]*"
+               r"|(?:[ \t]*(?:[\w.]+|\"[^\"\r\n]*\"|'[^'\r\n]*')[ \t]*,){2}[ \t]*)['\"](?P<s>[^'\"\r\n]+)['\"]",
+               check="not_placeholder",
+               source="huggingface_hub HfApi.add_space_secret(repo_id, key, value, description=None): the value of a "
+                      "Space's secret, whatever its key (a traceback's source line, a notebook cell)"),
     SecretRule("cli_secret_argument", ("nextflow secrets",),
                r"\bnextflow[ \t]+secrets[ \t]+(?:set[ \t]+\S+|put[ \t]+-n[ \t]+\S+[ \t]+-v)[ \t]+"
                r"['\"]?(?P<s>[^\s'\"]+)",

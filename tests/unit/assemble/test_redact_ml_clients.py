@@ -1,8 +1,12 @@
-"""Credentials as ML clients and cloud CLIs print them (the eleventh probe round, dev10): the storage account keys az
-and PowerShell list as table rows, and Cerebras' API keys; and what those printers write besides a secret, which must
-stay as written."""
+"""Credentials as ML clients, cloud CLIs and secret stores print them (the eleventh probe round, dev10): the storage
+account keys az and PowerShell list as table rows, Cerebras' API keys, the entries secret stores' CLIs take (vault kv
+put, modal, fly, doppler, databricks secrets, a value piped into docker secret create or gcloud secrets), SSM's
+SecureString parameters, W&B's config.yaml, huggingface_hub's add_space_secret and vault kv get's Data table; and
+what those printers write besides a secret, which must stay as written."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import pytest
 
@@ -49,3 +53,69 @@ def test_credentials_that_ml_clients_and_cloud_clis_print_are_redacted(redact: R
 ])
 def test_what_those_printers_write_besides_a_secret_stays(redact: Redactor, line: str) -> None:
     assert redact(line) == line
+
+
+VALUE = "Vk7mZp2vR4xTL9wdQ3"
+
+
+@pytest.mark.parametrize("text", [
+    f"+ vault kv put -mount=secret llm/providers mistral={VALUE} region=eu-west-1",
+    f"+ vault kv patch secret/llm cohere='{VALUE}'",
+    f"+ modal secret create llm-providers MISTRAL={VALUE} REGION=eu",
+    f"+ fly secrets set MISTRAL={VALUE} -a rag-api",
+    f"+ flyctl secrets set COHERE=\"{VALUE}\" --stage",
+    f"+ doppler secrets set COHERE={VALUE} --project rag --config prd",
+    f"+ databricks secrets put-secret llm mistral --string-value {VALUE}",
+    f"+ databricks secrets put --scope ml --key cohere --string-value '{VALUE}'",
+    f"+ printf '%s' '{VALUE}' | docker secret create mistral -",
+    f"running: printf '{VALUE}' | docker secret create cohere_v2 -",
+    f"+ echo -n {VALUE} | gcloud secrets versions add mistral --data-file=-",
+    f"+ echo {VALUE} | sudo podman secret create mistral -",
+    f'{{\n    "Parameter": {{\n        "Name": "/llm/mistral",\n        "Type": "SecureString",\n'
+    f'        "Value": "{VALUE}",\n        "Version": 3\n    }}\n}}',
+    f"mistral_api_key:\n  desc: null\n  value: {VALUE}",
+    f"  File \"/app/deploy.py\", line 9, in <module>\n"
+    f"    api.add_space_secret(repo_id=\"acme/rag-demo\", key=\"MISTRAL\", value=\"{VALUE}\")",
+    f"api.add_space_secret('acme/rag-demo', 'MISTRAL', '{VALUE}')",
+])
+def test_the_values_secret_stores_are_given_are_redacted(redact: Redactor, text: str) -> None:
+    out = redact(text)
+    assert VALUE not in out and "[REDACTED:" in out, out
+
+
+@pytest.mark.parametrize("line", [
+    "+ vault kv get -mount=secret -field=region llm/providers",
+    "+ vault kv metadata put -max-versions=5 secret/llm",
+    "+ modal secret list",
+    "+ fly secrets unset MISTRAL -a rag-api",
+    "+ fly deploy --env LOG_LEVEL=debug",
+    "+ databricks secrets list-secrets llm",
+    "+ echo done | tee /tmp/status",
+    "+ printf '%s\\n' ready | docker secret ls",
+    '{"Parameter": {"Name": "/llm/model", "Type": "String", "Value": "meta-llama/Llama-3.1-8B-Instruct"}}',
+    "lr_scheduler_type:\n  desc: null\n  value: cosine_with_restarts",
+    "pad_token:\n  desc: null\n  value: <pad>",
+    "api.add_space_variable('acme/rag-demo', 'MODEL', 'mistral-large-latest')",
+    "api.add_space_secret('acme/rag-demo', 'MISTRAL', os.environ['MISTRAL'])",
+])
+def test_what_secret_stores_print_besides_a_secret_stays(redact: Redactor, line: str) -> None:
+    assert redact(line) == line
+
+
+def test_the_entries_of_vault_kv_gets_data_table_are_redacted_per_source() -> None:
+    """vault kv get prints each line apart, so each is an event: the rows after its "Data" heading are the secret's
+    entries, whatever they are named; its Metadata table's rows, and what follows the table, stay."""
+    redact = Redactor()
+
+    def event(message: str, file: str = "a.log") -> str:
+        out = SimpleNamespace(kind="event", value={"message": message, "source": {"file": file}})
+        return str(redact.output(out).value["message"])
+
+    for line in ("======= Metadata =======", "Key                Value", "---                -----",
+                 "version            3", "====== Data ======", "Key        Value", "---        -----"):
+        assert event(line) == line
+    assert event(f"mistral    {VALUE}", file="b.log") == f"mistral    {VALUE}"  # another source's line
+    assert event(f"mistral    {VALUE}") == "mistral    [REDACTED:secret]"
+    assert event("region     eu-west-1") == "region     [REDACTED:secret]"
+    assert event("+ python serve.py") == "+ python serve.py"
+    assert event("INFO  serving on :8080") == "INFO  serving on :8080"  # the table ended
