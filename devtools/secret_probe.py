@@ -2,7 +2,7 @@
 
     python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds
     python -m devtools.secret_probe generate-shapes   # (re)write dev2 and holdout6 from secret_probe_shapes
-    python -m devtools.secret_probe leaks [dev|dev2|...|dev9|holdout|holdout6] [-v]
+    python -m devtools.secret_probe leaks [dev|dev2|...|dev10|holdout|holdout6] [-v]
     python -m devtools.secret_probe corpus [-v]       # redactions in the real corpora (false positives)
     python -m devtools.secret_probe decoys [-v]       # redactions in random-looking lines with no secret
 
@@ -27,7 +27,9 @@ first-start banners print them, tokens split over lines; with printers' masks, h
 signed URLs, notebook and server startup lines, tracker configs, scheduler env dumps, helm, vault, database logs; with
 masks, token counts, digests and ids as look-alikes) and ``dev9`` (debug dumps of cloud CLIs and of HTTP clients in
 Go, Node, Ruby and Erlang, session cookies, cluster and compose env listings, SQL and admin tools; with cookies that
-hold no credential, hashes, ids and masks as look-alikes) have such rows.
+hold no credential, hashes, ids and masks as look-alikes) and ``dev10`` (credentials as ML hubs, trackers, LLM clients,
+signed URLs, registries, webhooks and secret stores print them; with revisions, digests, run ids, image previews,
+tokenizer lines and masks as look-alikes) have such rows.
 
 The holdout fixture holds a random third of the kinds; score it only once the rules are done. ``dev2`` and
 ``holdout6`` are the third round (:mod:`devtools.secret_probe_shapes`: shapes taken from the programs that print

@@ -244,7 +244,8 @@ _add("cli_secret_argument", "Hp" + rand(14), "+ htpasswd -b -B /etc/nginx/.htpas
      "+ mc alias set ckpt http://minio:9000 TRAINERACCESS01 {s}", "+ smbclient //nas/data -U 'HPC\\trainer%{s}' -c ls",
      "+ curl --proxy-user proxyuser:{s} -x http://proxy:3128 https://hf.co",
      "+ mc admin user add ckpt trainer {s}", "+ grafana cli admin reset-admin-password {s}",
-     "+ nextflow secrets set WANDB_KEY {s}")
+     "+ nextflow secrets set WANDB_KEY {s}",
+     "    api.add_space_secret(repo_id='acme/demo', key='MISTRAL', value='{s}')")
 # A value as a column-aligned table or a space-separated config prints it; colour codes between key and value; a
 # shell word quoted whole; keys that name what their secret is for; records that name their value.
 _add("column_aligned_value", "Ca" + rand(18), "password           {s}", "    HTTP_Passwd   {s}", "requirepass {s}")
@@ -379,6 +380,13 @@ _add("aws_ecr_token", "eyJwYXlsb2FkIjoi" + rand(120, ALNUM + "+/") + "==", "{s}"
 _add("honeycomb_key", rand(32, HEX), "X-Honeycomb-Team: {s}", "OTEL_EXPORTER_OTLP_HEADERS=x-honeycomb-team={s}")
 _add("aws_configure_prompt", rand(40, ALNUM + "/+"), "AWS Secret Access Key [****************m9Zb]: {s}")
 _add("gcp_secret_payload", rand(24, ALNUM) + "==", '{"payload": {"data": "{s}", "dataCrc32c": "2796612201"}}')
+_add("azure_storage_account_key", rand(86, ALNUM + "+/") + "==", "key1       FULL           {s}",
+     "2026-05-01T10:12:03.114155+00:00\tkey2\tFULL\t{s}")
+_add("cerebras_key", "csk-" + rand(48, string.ascii_lowercase + string.digits), "cerebras judge ready ({s})")
+_add("stdin_secret", "Ds" + rand(14), "+ printf '%s' '{s}' | docker secret create mistral -",
+     "+ echo -n {s} | gcloud secrets versions add mistral --data-file=-")
+_add("secret_store_command", "Vk" + rand(14), "+ vault kv put -mount=secret llm/providers mistral={s} region=eu",
+     "+ fly secrets set MISTRAL={s} -a rag-api", "+ databricks secrets put-secret llm mistral --string-value {s}")
 
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [

@@ -91,7 +91,16 @@ _LEADS_SECRET_LINES: tuple[tuple[re.Pattern[str], int | str, re.Pattern[str]], .
     (re.compile(r"password to proceed to installation:[ \t]*\r?$"), 1,
      re.compile(r"[ \t]*(?P<v>[0-9a-f]{32})[ \t]*\r?")),
 )
-_LEAD_NEEDLES = ("UGFzc3dvcmQ6", "Private-Lines:", "NKEY SEED", "to proceed to installation", *SECRET_PRINTING_NEEDLES)
+# Tables a printer writes under a heading line, every row's value a secret: (the heading, a row (its group "v"; a
+# heading or rule line of the table matches without it)). Up to TABLE_ROWS rows; any other line ends the table, a
+# blank or a traced command too.
+_LEADS_SECRET_TABLES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    # vault kv get: the secret's entries under "====== Data ======" as a Key/Value table, whatever the keys are named.
+    (re.compile(r"^=+ Data =+[ \t]*\r?$"),
+     re.compile(r"(?:Key[ \t]+Value|-{3}[ \t]+-{5}|[^\s=][^\s]*[ \t]{2,}(?P<v>\S[^\r\n]*?))[ \t]*\r?")),
+)
+_LEAD_NEEDLES = ("UGFzc3dvcmQ6", "Private-Lines:", "NKEY SEED", "to proceed to installation", " Data =",
+                 *SECRET_PRINTING_NEEDLES)
 _XTRACE_LINE = re.compile(r"\++[ \t]")
 # Column headings that name a secret, as a table's heading line holds them (after two spaces or a tab).
 _SECRET_TITLES = ("  Secret", "  SECRET", "\tSecret", "\tSECRET", "  Token", "  TOKEN", "  Password", "  PASSWORD")
@@ -243,7 +252,8 @@ class Redactor:
         self._manifest_head: dict[tuple[Any, ...], bool] = {}  # sources whose last event began a manifest
         self._reply_name: dict[tuple[Any, ...], tuple[int, str]] = {}  # sources whose last event named a secret
         self._announced: set[tuple[Any, ...]] = set()  # sources whose last event announced a new password
-        self._lead: dict[tuple[Any, ...], tuple[int, re.Pattern[str]]] = {}  # sources: secret lines to come
+        # sources: secret lines to come (how many, what they look like, whether blank and traced lines come between)
+        self._lead: dict[tuple[Any, ...], tuple[int, re.Pattern[str], bool]] = {}
         self._columns: dict[tuple[Any, ...], tuple[Heading, int]] = {}  # sources under a table's heading
 
     def _finder(self, rule: SecretRule) -> Callable[[str], list[tuple[int, int, str]]]:
@@ -552,28 +562,36 @@ class Redactor:
         return msg
 
     def _led_lines(self, value: dict[str, Any], msg: str) -> str:
-        """The secret lines a printer writes after a line that announces them (see ``_LEADS_SECRET_LINES``), the
-        lines left as events of their own: the source's next events, while they look like the secret's lines."""
+        """The secret lines a printer writes after a line that announces them (see ``_LEADS_SECRET_LINES`` and
+        ``_LEADS_SECRET_TABLES``), the lines left as events of their own: the source's next events, while they look
+        like the secret's lines."""
         key = _source_key(value)
         lead = self._lead.pop(key, None)
         if lead is not None:
-            left, line = lead
+            left, line, through = lead
             m = line.fullmatch(msg)
             if m is not None:
                 if left > 1:
-                    self._lead[key] = (left - 1, line)
+                    self._lead[key] = (left - 1, line, through)
+                if m.group("v") is None:  # a line the printer writes before the values (a table's heading)
+                    return msg
                 return msg[:m.start("v")] + "[REDACTED:secret]" + msg[m.end("v"):]
-            if not msg.strip() or _XTRACE_LINE.match(msg):  # a blank line; another traced command of the pipeline
+            if through and (not msg.strip() or _XTRACE_LINE.match(msg)):  # a blank line; a traced command
                 self._lead[key] = lead
+        found: tuple[int, re.Pattern[str], bool] | None = None
         for announce, count, line in _LEADS_SECRET_LINES:
             m = announce.search(msg)
             if m is not None:
                 n = int(m.group(count)) if isinstance(count, str) else count
-                if n > 0:
-                    if len(self._lead) >= MEMO_ENTRIES:
-                        self._lead.clear()
-                    self._lead[key] = (n, line)
+                found = (n, line, True) if n > 0 else None
                 break
+        else:
+            found = next(((TABLE_ROWS, row, False) for heading, row in _LEADS_SECRET_TABLES if heading.search(msg)),
+                         None)
+        if found is not None:
+            if len(self._lead) >= MEMO_ENTRIES:
+                self._lead.clear()
+            self._lead[key] = found
         return msg
 
     def _column_rows(self, value: dict[str, Any], msg: str) -> str:

@@ -17,6 +17,8 @@ How a row takes its value (``take``):
 - ``positional``: the ``index``-th word that is no option after the word ``sub`` (``rabbitmqctl add_user NAME PW``).
 - ``pairs``: ``NAME VALUE`` words after the word ``sub``, a secret when NAME names one (``dvc remote modify REMOTE
   password PW``, ``rclone config create REMOTE TYPE secret_access_key KEY``).
+- ``assignments``: the VALUE of every ``NAME=VALUE`` word after the word ``sub``, whatever NAME is: the commands of
+  secret stores that take a secret's entries so (``vault kv put PATH NAME=VALUE``, ``fly secrets set NAME=VALUE``).
 
 ``sub`` (for the other forms) is a word the command must hold before the option (``docker login -p``, not
 ``docker run -p``); ``after`` (a regex) is what precedes the secret inside the value (openssl's ``pass:PW``,
@@ -134,6 +136,17 @@ COMMAND_SECRETS: tuple[CommandSecret, ...] = (
     CommandSecret("kubectl|oc", ("--from-literal",), sub="secret", after="^[^=]+=",
                   source="kubectl create secret generic NAME --from-literal=KEY=VALUE (kubectl reference: each "
                          "literal is the Secret's data, whatever its key)"),
+    CommandSecret("databricks", ("--string-value", "--bytes-value"), sub="secrets",
+                  source="databricks secrets put-secret SCOPE KEY --string-value VALUE (Databricks CLI reference; the "
+                         "legacy CLI's secrets put --scope S --key K --string-value VALUE)"),
+    CommandSecret("vault", (), "assignments", sub="kv",
+                  source="vault kv put|patch [-mount=M] PATH KEY=VALUE... (Vault CLI reference: the secret's data)"),
+    CommandSecret("modal", (), "assignments", sub="secret",
+                  source="modal secret create NAME KEY=VALUE... (Modal CLI reference)"),
+    CommandSecret("fly|flyctl", (), "assignments", sub="secrets",
+                  source="fly secrets set NAME=VALUE... (Fly.io flyctl reference)"),
+    CommandSecret("doppler|infisical", (), "assignments", sub="secrets",
+                  source="doppler secrets set NAME=VALUE... (Doppler CLI docs); infisical secrets set NAME=VALUE..."),
     CommandSecret("htpasswd", ("-b",), "positional", sub="htpasswd", index=3, skip=("-C", "-r"),
                   source="htpasswd(1): htpasswd -b[cmBdpsD] [-C cost] [-r rounds] passwdfile username password"),
     CommandSecret("htpasswd", ("-b", "-n"), "positional", sub="htpasswd", index=2, skip=("-C", "-r"),
@@ -304,6 +317,17 @@ def _positional(row: CommandSecret, words: list[Word], i: int) -> int | None:
     return None
 
 
+def _after_sub(row: CommandSecret, names: list[str],
+               strength_of: Callable[[str], str | None]) -> list[tuple[int, int]]:
+    """The values of a ``pairs`` or an ``assignments`` row: words after the word ``row.sub``."""
+    at = names.index(row.sub) if row.sub in names else len(names)
+    if row.take == "assignments":
+        return [(i, w.index("=") + 1) for i in range(at + 1, len(names))
+                if not (w := names[i]).startswith("-") and w.find("=") > 0]
+    return [(i + 1, 0) for i in range(at + 1, len(names) - 1) if not names[i].startswith("-")
+            and is_secret_value(strength_of(names[i]), names[i + 1], names[i])]
+
+
 def _found(row: CommandSecret, program: str, words: list[Word],
            strength_of: Callable[[str], str | None]) -> list[tuple[int, int]]:
     """Where ``row`` finds a secret among a command's words: (word index, first character) each."""
@@ -317,10 +341,8 @@ def _found(row: CommandSecret, program: str, words: list[Word],
         else:
             starts = [i for i, w in enumerate(names) if w == row.sub]
         return [(j, 0) for i in starts if (j := _positional(row, words, i)) is not None]
-    if row.take == "pairs":
-        at = names.index(row.sub) if row.sub in names else len(names)
-        return [(i + 1, 0) for i in range(at + 1, len(names) - 1) if not names[i].startswith("-")
-                and is_secret_value(strength_of(names[i]), names[i + 1], names[i])]
+    if row.take in ("pairs", "assignments"):
+        return _after_sub(row, names, strength_of)
     if row.take == "named":
         return [(i + 2, 0) for i, w in enumerate(names[:-2]) if w in row.options
                 and is_secret_value(strength_of(names[i + 1]), names[i + 2], names[i + 1])]

@@ -526,6 +526,10 @@ _CONFIG_SET = re.compile(r"\bconfig(?:ure)?(?::set)?\s+set\s+(?:--?[\w\-]+\s+)*(
 # settings in debug-internal.log): the field's name, then "{", then value: "..." on the same or the next line.
 _PROTO_WRAPPER = re.compile(r"(?<![\w.])(?P<k>[A-Za-z_][A-Za-z0-9_]{0,100})[ \t]*\{(?:[ \t]*\r?\n)?[ \t]*value:[ \t]*"
                             r"\"(?P<v>(?:\\.|[^\"\\\r\n]){1,4096})\"")
+# W&B's run config.yaml (wandb/run-*/files/config.yaml): each entry a mapping of its desc and its value, so the
+# value sits two lines under the name that says what it is.
+_DESC_VALUE = re.compile(r"^[ \t]*(?P<k>[A-Za-z_][\w.\-]{0,200}):[ \t]*\r?\n[ \t]+desc:[^\r\n]{0,400}\r?\n"
+                         r"[ \t]+value:[ \t]*(?P<v>\S[^\r\n]{0,4095})$", re.MULTILINE)
 _INPUT_VALUE = re.compile(r"^(?P<k>[A-Za-z_][\w.\-]{0,200})\r?\n[ \t]+[^\r\n]{0,400}?\binput_value="
                           r"(?P<q>['\"])(?P<v>[^'\"\r\n]{1,512})(?P=q)", re.MULTILINE)
 
@@ -533,10 +537,10 @@ _INPUT_VALUE = re.compile(r"^(?P<k>[A-Za-z_][\w.\-]{0,200})\r?\n[ \t]+[^\r\n]{0,
 def keyed_value(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
     """Values named by a secret's key outside ``key = value``: an XML element (Maven's settings.xml,
     SOAP, .NET configs) or name/value pair (Hadoop's core-site.xml), a CLI's ``config set KEY VALUE`` (aws, npm,
-    yarn, pip, git), and the input a
-    validation error echoes under the field's name (pydantic)."""
+    yarn, pip, git), the input a validation error echoes under the field's name (pydantic), and the value under
+    an entry's desc (W&B's config.yaml)."""
     spans: Spans = []
-    for rx in (_XML_ELEMENT, _XML_NAME_VALUE, _CONFIG_SET, _INPUT_VALUE, _PROTO_WRAPPER):
+    for rx in (_XML_ELEMENT, _XML_NAME_VALUE, _CONFIG_SET, _INPUT_VALUE, _PROTO_WRAPPER, _DESC_VALUE):
         for m in rx.finditer(text):
             key = m.group(1).rsplit(":", 1)[-1].rsplit("/", 1)[-1]
             strength = strength_of(key)

@@ -242,18 +242,27 @@ def record_secret(fields: dict[str, str], parent: str | None,
     if len(fields) > RECORD_FIELDS_MAX:
         return None
     value_field = next((f for f in fields if f in RECORD_VALUE_FIELDS), None)
-    if value_field is not None:
-        for f in RECORD_NAME_FIELDS.intersection(fields):
-            name = re.split(r"[/:]", fields[f].rstrip("/"))[-1]
-            strength = strength_of(name) or ("generated" if key_words(name) == ["key"] else None)
-            if strength is not None and strength != "header":
-                return value_field, strength
-        if parent is not None and (strength := strength_of(parent)) is not None and strength != "header":
-            return value_field, strength
+    if value_field is not None and (strength := _record_strength(fields, parent, strength_of)) is not None:
+        return value_field, strength
     if "key" in fields and RECORD_USER_FIELDS.intersection(fields):
         return "key", "generated"
     if "encoded" in fields and "api_key" in fields:  # Elasticsearch's API key: encoded is base64(id:api_key)
         return "encoded", "generated"
+    return None
+
+
+def _record_strength(fields: dict[str, str], parent: str | None,
+                     strength_of: Callable[[str], str | None]) -> str | None:
+    """The strength a name/value record's value has by its name field, its type or the key it is held under."""
+    if fields.get("type") == "SecureString":  # SSM's GetParameter(s) --with-decryption: the type says it is one
+        return "strong"
+    for f in RECORD_NAME_FIELDS.intersection(fields):
+        name = re.split(r"[/:]", fields[f].rstrip("/"))[-1]
+        strength = strength_of(name) or ("generated" if key_words(name) == ["key"] else None)
+        if strength is not None and strength != "header":
+            return strength
+    if parent is not None and (strength := strength_of(parent)) is not None and strength != "header":
+        return strength
     return None
 
 

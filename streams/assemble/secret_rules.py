@@ -93,10 +93,11 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                gate=rf"<[A-Za-z0-9_:.\-]*{_KW}[A-Za-z0-9_:.\-]*[^<>]*>[^<]+</|config[a-z:]*[ \t]+set[ \t]"
                     rf"|<name>[^<]*{_KW}[^<]*</name>"
                     rf"|{_KW}[A-Za-z0-9_]*[ \t]*\{{([ \t]*\r?\n)?[ \t]*value:[ \t]*\""
-                    r"|input_value=",
+                    r"|input_value="
+                    rf"|{_KW}[A-Za-z0-9_.\-]*:[ \t]*\r?\n[ \t]+desc:",
                source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set; "
                       "pydantic ValidationError's input_value under the field's name; protobuf text format's "
-                      "wrapper messages (name { value: \"...\" })"),
+                      "wrapper messages (name { value: \"...\" }); W&B's config.yaml (name:, desc:, value:)"),
     SecretRule("table_row", _KW_NEEDLES, finder="table_row",
                gate=rf"(^|\n)[ \t]*\|\|?[^|\r\n]*{_KW}[^|\r\n]*\|[ \t]*[^| \t\r\n]+[ \t]*(\|[^|\r\n]+)*\|\|?[ \t]*\r?"
                     r"(\n|$)",
@@ -169,6 +170,14 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("diagnosed", ("└",), finder="diagnosed",
                source="detect-secrets KeywordDetector over loguru's and better-exceptions' diagnose (values "
                       "printed under the variable names of the frame's source line)"),
+    # A secret store's create command reading the value from stdin: echo/printf VALUE | the command.
+    SecretRule("stdin_secret", ("secret create", "secrets create", "versions add"),
+               r"\b(?:echo[ \t]+(?:-[neE]+[ \t]+)?|printf[ \t]+(?:(?:'%s'|\"%s\")[ \t]+)?)"
+               r"['\"]?(?P<s>[^\s'\"|;&]+)['\"]?[ \t]*\|[ \t]*(?:sudo[ \t]+)?"
+               r"(?:(?:docker|podman)[ \t]+secret[ \t]+create|gcloud[ \t]+secrets[ \t]+(?:create|versions[ \t]+add))\b",
+               check="not_placeholder",
+               source="docker secret create NAME - and podman's (the value from stdin; Docker CLI reference), gcloud "
+                      "secrets create|versions add NAME --data-file=- (gcloud reference)"),
     SecretRule("stdin_password", ("password-stdin", "sudo", "chpasswd"),
                r"\becho\s+(?:-[neE]+\s+)?['\"]?(?P<s>[^\s'\"|]+)['\"]?\s*\|[^\n|]*"
                r"(?:--password-stdin|\bsudo\s+(?:-[A-Za-z]+\s+)*-[A-Za-z]*S|\bchpasswd\b)",
@@ -185,6 +194,14 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"(?i)[?&;](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token)=(?P<s>[^&\s#'\"]+)",
                check="not_placeholder",  # azcopy's job log scrubs its own SAS to sig=REDACTED
                source="detect-secrets AzureStorageKeyDetector; gitleaks azure-storage SAS; AWS/GCS signed URLs"),
+    # A storage account key is 64 random bytes (88 base64 characters); the CLIs print the list of them as a table or
+    # tsv row: the key's name (key1/key2, kerb1/kerb2 with $expand=kerb), then the permission and the value (az storage
+    # account keys list -o table|tsv) or the value first (PowerShell's Get-AzStorageAccountKey).
+    SecretRule("azure_storage_account_key", ("key1", "key2", "kerb1", "kerb2"),
+               r"\b(?:key|kerb)[12][ \t]+(?:(?:FULL|READ|Full|Read)[ \t]+)?"
+               r"(?P<s>[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])",
+               source="az storage account keys list (-o table, -o tsv) and Get-AzStorageAccountKey: the keyName, "
+                      "permissions and value columns of the Storage listKeys response"),
     SecretRule("databricks_token", ("dapi",), r"\bdapi[0-9a-f]{32}(?:-\d+)?\b", source="gitleaks databricks-api-token"),
     # -- code hosting and package registries ------------------------------------------------------------
     SecretRule("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
@@ -208,6 +225,9 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("nvidia_api_key", ("nvapi-",), rf"\bnvapi-{_T}{{40,}}", source="trufflehog NVAPI (NGC)"),
     SecretRule("replicate_token", ("r8_",), r"\br8_[A-Za-z0-9]{37}\b", source="trufflehog Replicate"),
     SecretRule("groq_key", ("gsk_",), r"\bgsk_[A-Za-z0-9]{48,}\b", source="trufflehog Groq"),
+    SecretRule("cerebras_key", ("csk-", "csk_"), r"\bcsk[-_][A-Za-z0-9]{32,}\b",
+               source="Cerebras Inference API keys (CEREBRAS_API_KEY, created in cloud.cerebras.ai: csk- and a "
+                      "generated tail; the SDKs also take csk_)"),
     # -- chat, mail, payments ---------------------------------------------------------------------------
     SecretRule("slack_token", ("xox", "xapp-"), r"\b(?:xox[abeoprs]|xapp|xoxe\.xox[bp])-[A-Za-z0-9\-.]{10,}",
                source="detect-secrets SlackDetector; gitleaks slack-bot-token, slack-user-token, slack-app-token"),
@@ -551,6 +571,12 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"\bgrafana(?:-cli|[ \t]+cli)\b[^\r\n|;&]{0,200}?\breset-admin-password[ \t]+['\"]?"
                r"(?P<s>[^\s'\"-][^\s'\"]*)",
                source="grafana cli admin reset-admin-password <new password> (Grafana CLI docs)"),
+    SecretRule("cli_secret_argument", ("add_space_secret",),
+               r"\badd_space_secret\((?:[^()\r\n]{0,400}?\bvalue[ \t]*=[ \t]*"
+               r"|(?:[ \t]*(?:[\w.]+|\"[^\"\r\n]*\"|'[^'\r\n]*')[ \t]*,){2}[ \t]*)['\"](?P<s>[^'\"\r\n]+)['\"]",
+               check="not_placeholder",
+               source="huggingface_hub HfApi.add_space_secret(repo_id, key, value, description=None): the value of a "
+                      "Space's secret, whatever its key (a traceback's source line, a notebook cell)"),
     SecretRule("cli_secret_argument", ("nextflow secrets",),
                r"\bnextflow[ \t]+secrets[ \t]+(?:set[ \t]+\S+|put[ \t]+-n[ \t]+\S+[ \t]+-v)[ \t]+"
                r"['\"]?(?P<s>[^\s'\"]+)",

@@ -73,7 +73,7 @@ def test_options_that_are_no_password_and_prompts_are_left_alone(redact: Redacto
 
 def test_every_row_of_the_command_table_names_its_document() -> None:
     assert all(row.source for row in COMMAND_SECRETS)
-    assert all(row.options or row.take in ("positional", "pairs") for row in COMMAND_SECRETS)
+    assert all(row.options or row.take in ("positional", "pairs", "assignments") for row in COMMAND_SECRETS)
 
 
 def test_a_pgpass_line_is_redacted_alone_or_where_the_text_names_the_file(redact: Redactor) -> None:

@@ -10,7 +10,9 @@ CLIs, registries, IaC dumps, env listings, first-start banners, tokens split ove
 ``dev8`` the ninth (ML platform and SRE tools: cloud CLIs' debug dumps, kubectl's round trippers, signed URLs, notebook
 and inference-server startup lines, tracker configs, scheduler env dumps, helm, vault, database logs), ``dev9`` the
 tenth (debug dumps of cloud CLIs, HTTP clients in Go, Node, Ruby and Erlang, session cookies, cluster and compose
-env listings, SQL and admin tools, vendors' admin tokens; with cookies, hashes, ids and masks that must stay).
+env listings, SQL and admin tools, vendors' admin tokens; with cookies, hashes, ids and masks that must stay),
+``dev10`` the eleventh (ML hubs, trackers, LLM vendors and their SDKs' debug lines, signed URLs, registries, webhooks,
+keys and config dumps; with revisions, digests, run ids, image previews, tokenizer lines and masks that must stay).
 The holdout fixtures are scored by hand (``python -m devtools.secret_probe leaks holdout|holdout6``), not here."""
 
 from __future__ import annotations
@@ -136,6 +138,31 @@ def test_no_dev9_probe_secret_survives_but_the_known_one_and_its_look_alikes_sta
     assert leaks == DEV9_KNOWN_LEAKS
     assert [c["context"] for n, c in enumerate(kept) if lost(c, run_text(c["text"], tmp_path, 200 + n))] == []
     assert len(secrets) >= 70 and len(kept) >= 30 and all(c["source"] for c in cases)
+
+
+# A pandas DataFrame of a config (columns apart by spaces only, the name cell not next to the value); a client built
+# with its key as a positional argument on a traceback's source line; bash's xtrace of printf VALUE | docker secret
+# create NAME -, each command of the pipeline a line (an event) of its own, the value's before the command that says
+# what it is; a rich locals table that folds a long value onto its next row.
+DEV10_KNOWN_LEAKS = {("key_value_record", "pandas_config_frame"),
+                     ("positional", "cohere_client_positional_source_line"),
+                     ("secret_store_cli", "docker_secret_create_printf"),
+                     ("split_key", "rich_locals_folded_token")}
+
+
+def test_no_dev10_probe_secret_survives_but_the_known_ones_and_its_look_alikes_stay(tmp_path: Path) -> None:
+    """Credentials as ML hubs, trackers and LLM clients print them (git remotes with a Hub token, netrc, tracker
+    configs, SDKs' request options, LiteLLM's and LangChain's debug lines, vLLM's and TGI's arguments, signed URLs,
+    storage keys, registries' configs, webhooks, PEM keys in locals and YAML, kubeconfigs, Hydra and OmegaConf dumps,
+    secret stores' CLIs, key/value records); and what must stay: git and Hub revisions, image digests, run and request
+    ids, base64 image previews, model names, dataset fingerprints, tokenizer lines, token counts and printers' masks."""
+    cases = load("dev10")
+    secrets = [c for c in cases if "keep" not in c]
+    kept = [c for c in cases if "keep" in c]
+    leaks = {(c["kind"], c["context"]) for n, c in enumerate(secrets) if leaked(c, run_text(c["text"], tmp_path, n))}
+    assert leaks == DEV10_KNOWN_LEAKS
+    assert [c["context"] for n, c in enumerate(kept) if lost(c, run_text(c["text"], tmp_path, 300 + n))] == []
+    assert len(secrets) >= 120 and len(kept) >= 40 and all(c["source"] for c in cases)
 
 
 def test_random_looking_lines_without_secrets_are_not_redacted(tmp_path: Path) -> None:
