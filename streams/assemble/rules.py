@@ -1147,6 +1147,16 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # gdb's stop report (infrun.c print_signal_received_reason): "Program received signal SIGABRT, Aborted."
     ("gdb_signal", r"(?:Program|Thread \d+ \"[^\"]*\") received signal SIG[A-Z]+"
                    r"|Program terminated with signal ", None),
+    # CPython's own reports that open with a line of their own, then a traceback: sys.unraisablehook
+    # ("Exception ignored in: <obj>", Python/errors.c), atexit ("Error in
+    # atexit._run_exitfuncs:", Python 2's "Error in sys.exitfunc:"), threading.excepthook ("Exception in
+    # thread NAME:"; Java's names its thread in quotes), logging.Handler.handleError ("--- Logging error ---"),
+    # asyncio's default exception handler ("Exception in callback ...", "Task/Future exception was never
+    # retrieved"). Each is a new report, never the next line of the exception message above it (atexit and
+    # unraisablehook write them back to back at shutdown).
+    ("py_report", r"Exception ignored in: |Error in (?:atexit\._run_exitfuncs|sys\.exitfunc):\s*$"
+                  r"|Exception in thread [^\"\s].*:\s*$|--- Logging error ---\s*$"
+                  r"|(?:Task|Future) exception was never retrieved\s*$|Exception in callback ", None),
 )
 # Tokens their printers write bare (traceback.py's exception line, printStackTrace's): a line with a
 # record head of its own is a new record, not the exception line of the stack before it; so is a line

@@ -257,3 +257,35 @@ def test_a_rule_in_a_message_survives_another_ranks_lines():
              "[rank3]:TypeError: dot_general requires contracting dimensions to have the same shape",
              "[rank3]:" + NEXT]
     assert [g for g in groups(texts) if g[0] == 0] == [[0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15]]
+
+
+def _report(head: str, exc: str) -> list[str]:
+    return [head, "Traceback (most recent call last):", '  File "/app/train.py", line 12, in close',
+            "    self.handle.release()", exc]
+
+
+def test_shutdown_reports_written_back_to_back_are_each_their_own():
+    # rule: RECORDS "py_report" (sys.unraisablehook and atexit write one report after another at shutdown;
+    # the next head is not a further line of the exception message above it)
+    for head in ("Exception ignored in: <function Loader.__del__ at 0x7f3a2c1e0a60>",
+                 "Error in atexit._run_exitfuncs:", "Error in sys.exitfunc:"):
+        texts = _report(head, "RuntimeError: main thread is not in main loop") * 2 + [NEXT]
+        assert groups(texts) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9], [10]], head
+
+
+def test_thread_logging_and_asyncio_reports_after_an_exception_line_start_anew():
+    # rule: RECORDS "py_report" (threading.excepthook, logging.Handler.handleError, asyncio's default handler)
+    first = _report("Exception in thread Thread-3 (_pin_memory_loop):", "OSError: [Errno 3] No such process")
+    for head in ("Exception in thread Thread-4:", "--- Logging error ---", "Task exception was never retrieved",
+                 "Future exception was never retrieved",
+                 "Exception in callback _raise_exception_on_finish(<Task finishe...>) at engine.py:38"):
+        texts = [*first, head, "Traceback (most recent call last):", '  File "/app/x.py", line 3, in f',
+                 "    g()", "ValueError: boom"]
+        assert groups(texts) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]], head
+
+
+def test_java_uncaught_exception_line_is_not_a_python_thread_report():
+    # rule: RECORDS "py_report" leaves Java's quoted thread name to its own grammar
+    texts = [*_report("Exception in thread Thread-3:", "ValueError: x: y:"),
+             'Exception in thread "main" java.lang.IllegalStateException: closed:']
+    assert groups(texts)[0][:5] == [0, 1, 2, 3, 4]
