@@ -448,6 +448,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("py_chain", r"[ \t]*(?:During handling of the above exception, another exception occurred:"
                  r"|The above exception was the direct cause of the following exception:"
                  r"|-- Process \d+ terminated with the following error:)"),
+    # OpenNMT-py's multi-GPU ErrorHandler (copied into fairseq's, PreSumm's, BertSum's train scripts) raises
+    # Exception(msg) in the parent with msg = "\n\n-- Tracebacks above this line can probably\n" +
+    # 17 blanks + "be ignored --\n\n" + the child's traceback: the exception line ("Exception: "), a blank
+    # line, these two lines, a blank line and the child's traceback are one message
+    ("onmt_ignored", r"-- Tracebacks above this line can probably\s*$"),
+    ("onmt_ignored_end", r"[ \t]+be ignored --\s*$"),
     # PyTorch Lightning's ModelSummary (utilities/model_summary/model_summary.py _format_summary_table, one
     # log.info): the header "  | Name | Type | Params ...", a '-' rule, a row per layer ("0 | encoder | ..."), the
     # rule again, a total per line ("161       Trainable params", counts as get_human_readable_count writes
@@ -973,6 +979,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("go_elided", r"[ \t]*\.\.\.(?:additional|\d+) frames elided\.\.\."),
     ("go_func", r"(?:[\w.%~\u00b7-]+/)*[\w.%~\u00b7-]+(?:\[[^\]]*\])?(?:\.\(\*?[\w.]+(?:\[[^\]]*\])?\)[\w.\u00b7]*)?"
                 r"\([^()]*\)$"),
+    # warnings.formatwarning's source line (TOKENS "warn_src") where a copy lost its indentation (a notebook's
+    # output pasted as text): only the warn call itself, the line most library warnings show (stacklevel=1),
+    # is known for one
+    ("warn_src_bare", r"warnings\.warn(?:_explicit)?\("),
     # zap's and errors' stacks name the function without its arguments ("net/http.(*conn).serve"): held
     # until its file line
     ("go_func_bare", r"(?:[\w.~%-]+/)*[\w~%-]+\.[\w.*()\[\]~%-]+$"),
@@ -1576,7 +1586,7 @@ MODES: dict[str, dict] = {
                 "on": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                        "py_ext_cut": (_S, "py_ext_more"), "rule_eq": (_C, "py_box")},
                 "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                                "py_ext_cut": (_S, "py_ext_more")}},
+                                "py_ext_cut": (_S, "py_ext_more"), "onmt_ignored": (_S, "onmt_ignored")}},
     # the exception line's message (str(exc), then __notes__) is free text with no end of its own.
     # Evidence that it goes on: the exception line ends with ':' (the message's detail follows), or
     # the next line is indented, names an inner error ("ncclUnhandledCudaError: ..."), or is a shape
@@ -1604,7 +1614,8 @@ MODES: dict[str, dict] = {
                # chained exceptions, the thread dump of a fatal error that printed the exception, and the
                # paragraphs libraries write into their messages
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
-                               "indent": (_C, "py_msg_more"), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
+                               "onmt_ignored": (_S, "onmt_ignored"), "indent": (_C, "py_msg_more"),
+                               "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, "py_msg_more"),
                                "tf_detected": (_S, "tf_node"), "tf1_caused_by_op": (_S, "py_msg_more")}},
     # a message known to span lines: its text runs until a line that is a record of its own
@@ -1702,6 +1713,8 @@ MODES: dict[str, dict] = {
     # "==== backtrace" header is another thread's handler, its own write
     "ucx_frames": {"kind": "cpp_frames", "on": {"num_frame": (_S, None), "ucx_frame": (_S, None),
                                                 "rule_eq": (_L, None)}},
+    # OpenNMT's note between the parent's exception line and the child's traceback (TOKENS "onmt_ignored")
+    "onmt_ignored": {"kind": "python_traceback", "on": {"onmt_ignored_end": (_S, "py_chain")}},
     "py_chain": {"kind": "python_traceback", "kind_override": True,
                  "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb"),
                         "ray_tb": (_S, "py_head")},
@@ -1757,7 +1770,7 @@ MODES: dict[str, dict] = {
     "py_ext_more": {"kind": "python_fatal", "on": {"py_ext_total": (_L, None), "text": (_C, None)}},
     # warnings.formatwarning: header, message lines (held), then the source line "  <source>"
     "py_warn": {"kind": "python_warning",
-                "on": {"warn_src": (_L, None), "text": (_T, None), "indent": (_T, None),
+                "on": {"warn_src": (_L, None), "warn_src_bare": (_L, None), "text": (_T, None), "indent": (_T, None),
                        "rule_star": (_T, None), "rule_eq": (_T, None), "rule_dash": (_T, None),
                        # autograd's anomaly mode warns with the forward's traceback in the message
                        # ("Traceback of forward call that caused the error:\n" + traceback.format_list,

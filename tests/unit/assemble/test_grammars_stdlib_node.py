@@ -289,3 +289,33 @@ def test_java_uncaught_exception_line_is_not_a_python_thread_report():
     texts = [*_report("Exception in thread Thread-3:", "ValueError: x: y:"),
              'Exception in thread "main" java.lang.IllegalStateException: closed:']
     assert groups(texts)[0][:5] == [0, 1, 2, 3, 4]
+
+
+def test_warning_whose_source_line_lost_its_indentation_keeps_it():
+    # rule: TOKENS "warn_src_bare" + MODES py_warn (a notebook's output pasted as text: the warn call at column 0)
+    texts = ["/usr/lib/python3.10/site-packages/torch/utils/data/dataloader.py:554: UserWarning: This DataLoader "
+             "will create 8 worker processes in total.",
+             "warnings.warn(_create_warning_msg(",
+             PRINT]
+    assert groups(texts) == [[0, 1], [2]]
+
+
+def test_opennmt_error_handler_message_carries_the_childs_traceback():
+    # rule: TOKENS "onmt_ignored"/"onmt_ignored_end" + MODES "onmt_ignored" (OpenNMT-py's ErrorHandler raises
+    # Exception("\n\n-- Tracebacks above this line can probably\n" + 17 blanks + "be ignored --\n\n" + trace))
+    texts = ["Traceback (most recent call last):",
+             '  File "train.py", line 146, in <module>',
+             "    main(opt)",
+             '  File "/app/train.py", line 103, in signal_handler',
+             "    raise Exception(msg)",
+             "Exception: ",
+             "",
+             "-- Tracebacks above this line can probably",
+             "                 be ignored --",
+             "",
+             "Traceback (most recent call last):",
+             '  File "/app/train.py", line 61, in run',
+             "    single_main(opt, device_id)",
+             "RuntimeError: CUDA out of memory.",
+             NEXT]
+    assert groups(texts) == [list(range(14)), [14]]
