@@ -435,6 +435,10 @@ _ELISION = (r"(?:" + _DOTS + r"|[\[(<]" + _DOTS + r"[\])>]"
 TOKENS: tuple[tuple[str, ...], ...] = (
     # CPython Lib/traceback.py (TracebackException.format)
     ("py_tb", r"[ \t]*Traceback \(most recent call last\):"),
+    # torch's ExceptionWrapper.reraise (torch/_utils.py): the message is "Caught {type} in DataLoader worker
+    # process {N}." (or "in pin memory thread ...") + "\nOriginal Traceback (most recent call last):\n" + the
+    # worker's formatted traceback; pasted without the parent's traceback, the first line stands alone
+    ("py_orig_tb", r"Original Traceback \(most recent call last\):\s*$"),
     ("py_eg", r"[ \t]*\+ Exception Group Traceback \(most recent call last\):"),
     ("fh_file", r"[ \t]+File \"[^\"]*\", line \d+ in "),  # faulthandler's frame: no comma before "in"
     # (loguru's backtrace marks the frame where the exception was caught with '>' in the first column)
@@ -1447,6 +1451,9 @@ MODES: dict[str, dict] = {
                                    # message then runs on as after a traceback's exception line
                                    "cuda_hint": (_C, "py_msg_more"), "cuda_dsa": (_C, "py_cuda_end"),
                                    "hf_offline_hint": (_C, "py_msg_more"),
+                                   # the worker's traceback that torch's DataLoader message carries (TOKENS
+                                   # "py_orig_tb"), under that message's first line
+                                   "py_orig_tb": (_C, "py_head"),
                                    # Hydra's "Error executing job with overrides: [...]" (ANNOUNCE_BODY_RE), then
                                    # run_and_report's write of the job's compact error
                                    "hydra_compact": ("announce", "hydra_compact")},

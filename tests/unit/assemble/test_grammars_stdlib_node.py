@@ -319,3 +319,17 @@ def test_opennmt_error_handler_message_carries_the_childs_traceback():
              "RuntimeError: CUDA out of memory.",
              NEXT]
     assert groups(texts) == [list(range(14)), [14]]
+
+
+def test_dataloader_message_pasted_without_the_parents_traceback_keeps_the_workers():
+    # rule: TOKENS "py_orig_tb" + MODES plain (torch's ExceptionWrapper message: "Caught ... in DataLoader worker
+    # process N." then "Original Traceback (most recent call last):" and the worker's traceback)
+    for first in ("Caught ValueError in DataLoader worker process 0.",
+                  "ValueError: Caught ValueError in DataLoader worker process 3."):
+        texts = [first,
+                 "Original Traceback (most recent call last):",
+                 '  File "/usr/lib/python3.10/torch/utils/data/_utils/worker.py", line 308, in _worker_loop',
+                 "    data = fetcher.fetch(index)",
+                 "ValueError: too many values to unpack (expected 2)",
+                 NEXT]
+        assert groups(texts) == [[0, 1, 2, 3, 4], [5]], first
