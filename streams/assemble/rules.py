@@ -439,6 +439,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # process {N}." (or "in pin memory thread ...") + "\nOriginal Traceback (most recent call last):\n" + the
     # worker's formatted traceback; pasted without the parent's traceback, the first line stands alone
     ("py_orig_tb", r"Original Traceback \(most recent call last\):\s*$"),
+    # TorchScript's interpreter error in a traced module (torch 1.x, torch/csrc/jit/runtime/interpreter.cpp):
+    # the op's message, this line, then "Traceback (most recent call last):" and the trace's "path(line): fn"
+    # lines, all in the exception's message
+    ("ts_failed", r"The above operation failed in interpreter\.\s*$"),
     ("py_eg", r"[ \t]*\+ Exception Group Traceback \(most recent call last\):"),
     ("fh_file", r"[ \t]+File \"[^\"]*\", line \d+ in "),  # faulthandler's frame: no comma before "in"
     # (loguru's backtrace marks the frame where the exception was caught with '>' in the first column)
@@ -1591,7 +1595,8 @@ MODES: dict[str, dict] = {
     # dump of a fatal error continue it; any other line is the next record
     "py_done": {"kind": "python_traceback",
                 "on": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                       "py_ext_cut": (_S, "py_ext_more"), "rule_eq": (_C, "py_box")},
+                       "py_ext_cut": (_S, "py_ext_more"), "rule_eq": (_C, "py_box"),
+                       "onmt_ignored": (_S, "onmt_ignored")},
                 "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                                 "py_ext_cut": (_S, "py_ext_more"), "onmt_ignored": (_S, "onmt_ignored")}},
     # the exception line's message (str(exc), then __notes__) is free text with no end of its own.
@@ -1603,7 +1608,7 @@ MODES: dict[str, dict] = {
     # traceback.py prints under the exception line; a print after traceback.print_exc() looks the same),
     # and the first record of its own ends it.
     "py_msg": {"kind": "python_traceback",
-               "on": {"text": (_C, "py_msg_more"), "indent": (_C, "py_msg_more"),
+               "on": {"text": (_C, "py_msg_more"), "indent": (_C, "py_msg_more"), "ts_failed": (_C, "ts_failed"),
                       "cuda_hint": (_C, "py_msg_more"), "cuda_dsa": (_C, "py_cuda_end"),
                       "exc_named": (_C, "py_msg_more"), "j_exc": (_C, "py_msg_more"), "py_file": (_C, "py_msg_more"),
                       "py_file_bare": (_C, "py_msg_more"),
@@ -1628,7 +1633,7 @@ MODES: dict[str, dict] = {
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
-                           "cuda_dsa": (_C, "py_cuda_end"),
+                           "cuda_dsa": (_C, "py_cuda_end"), "ts_failed": (_C, "ts_failed"),
                            "fh_file": (_C, None), "py_file_bare": (_C, None),
                            "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
                            "c10_raised": (_C, None), "rule_eq": (_T, "py_box_open"), "rule_eq_t": (_C, "py_box"),
@@ -1645,6 +1650,10 @@ MODES: dict[str, dict] = {
                                     # (a Java stack the message quotes, whose exception message ends with an
                                     # empty line: PySpark's "JVM stacktrace:" under an AnalysisException's plan)
                                     "j_at": (_C, None)}},
+    # after TorchScript's "The above operation failed in interpreter." (TOKENS "ts_failed") the traced module's
+    # traceback header is the message's, and its "path(line): fn" lines with it
+    "ts_failed": {"kind": "python_traceback",
+                  "on": {"py_tb": (_C, "py_msg_more"), "text": (_C, "py_msg_more"), "indent": (_C, "py_msg_more")}},
     # the last line of c10's CUDA check message: the c10::Error's frames (after the empty line the message
     # ends with) or a chained exception may follow; a line of text is the next record
     "py_cuda_end": {"kind": "python_traceback",

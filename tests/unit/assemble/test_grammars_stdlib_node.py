@@ -333,3 +333,18 @@ def test_dataloader_message_pasted_without_the_parents_traceback_keeps_the_worke
                  "ValueError: too many values to unpack (expected 2)",
                  NEXT]
         assert groups(texts) == [[0, 1, 2, 3, 4], [5]], first
+
+
+def test_torchscript_interpreter_trace_stays_in_the_message():
+    # rule: TOKENS "ts_failed" + MODES "ts_failed" (a traced module's error in torch 1.x: the op's message, "The
+    # above operation failed in interpreter.", then the trace's header and its "path(line): fn" lines)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/train.py", line 639, in run',
+             "    outs = mod(*inputs)",
+             "RuntimeError: Input type (CUDAFloatType) and weight type (CUDAHalfType) should be the same",
+             "The above operation failed in interpreter.",
+             "Traceback (most recent call last):",
+             "/usr/lib/python3.6/site-packages/torch/nn/modules/conv.py(342): conv2d_forward",
+             "/usr/lib/python3.6/site-packages/torch/nn/modules/conv.py(345): forward",
+             NEXT]
+    assert groups(texts) == [list(range(8)), [8]]
