@@ -435,6 +435,14 @@ _ELISION = (r"(?:" + _DOTS + r"|[\[(<]" + _DOTS + r"[\])>]"
 TOKENS: tuple[tuple[str, ...], ...] = (
     # CPython Lib/traceback.py (TracebackException.format)
     ("py_tb", r"[ \t]*Traceback \(most recent call last\):"),
+    # torch's ExceptionWrapper.reraise (torch/_utils.py): the message is "Caught {type} in DataLoader worker
+    # process {N}." (or "in pin memory thread ...") + "\nOriginal Traceback (most recent call last):\n" + the
+    # worker's formatted traceback; pasted without the parent's traceback, the first line stands alone
+    ("py_orig_tb", r"Original Traceback \(most recent call last\):\s*$"),
+    # TorchScript's interpreter error in a traced module (torch 1.x, torch/csrc/jit/runtime/interpreter.cpp):
+    # the op's message, this line, then "Traceback (most recent call last):" and the trace's "path(line): fn"
+    # lines, all in the exception's message
+    ("ts_failed", r"The above operation failed in interpreter\.\s*$"),
     ("py_eg", r"[ \t]*\+ Exception Group Traceback \(most recent call last\):"),
     ("fh_file", r"[ \t]+File \"[^\"]*\", line \d+ in "),  # faulthandler's frame: no comma before "in"
     # (loguru's backtrace marks the frame where the exception was caught with '>' in the first column)
@@ -448,6 +456,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("py_chain", r"[ \t]*(?:During handling of the above exception, another exception occurred:"
                  r"|The above exception was the direct cause of the following exception:"
                  r"|-- Process \d+ terminated with the following error:)"),
+    # OpenNMT-py's multi-GPU ErrorHandler (copied into fairseq's, PreSumm's, BertSum's train scripts) raises
+    # Exception(msg) in the parent with msg = "\n\n-- Tracebacks above this line can probably\n" +
+    # 17 blanks + "be ignored --\n\n" + the child's traceback: the exception line ("Exception: "), a blank
+    # line, these two lines, a blank line and the child's traceback are one message
+    ("onmt_ignored", r"-- Tracebacks above this line can probably\s*$"),
+    ("onmt_ignored_end", r"[ \t]+be ignored --\s*$"),
     # PyTorch Lightning's ModelSummary (utilities/model_summary/model_summary.py _format_summary_table, one
     # log.info): the header "  | Name | Type | Params ...", a '-' rule, a row per layer ("0 | encoder | ..."), the
     # rule again, a total per line ("161       Trainable params", counts as get_human_readable_count writes
@@ -973,6 +987,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("go_elided", r"[ \t]*\.\.\.(?:additional|\d+) frames elided\.\.\."),
     ("go_func", r"(?:[\w.%~\u00b7-]+/)*[\w.%~\u00b7-]+(?:\[[^\]]*\])?(?:\.\(\*?[\w.]+(?:\[[^\]]*\])?\)[\w.\u00b7]*)?"
                 r"\([^()]*\)$"),
+    # warnings.formatwarning's source line (TOKENS "warn_src") where a copy lost its indentation (a notebook's
+    # output pasted as text): only the warn call itself, the line most library warnings show (stacklevel=1),
+    # is known for one
+    ("warn_src_bare", r"warnings\.warn(?:_explicit)?\("),
     # zap's and errors' stacks name the function without its arguments ("net/http.(*conn).serve"): held
     # until its file line
     ("go_func_bare", r"(?:[\w.~%-]+/)*[\w~%-]+\.[\w.*()\[\]~%-]+$"),
@@ -1147,6 +1165,16 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # gdb's stop report (infrun.c print_signal_received_reason): "Program received signal SIGABRT, Aborted."
     ("gdb_signal", r"(?:Program|Thread \d+ \"[^\"]*\") received signal SIG[A-Z]+"
                    r"|Program terminated with signal ", None),
+    # CPython's own reports that open with a line of their own, then a traceback: sys.unraisablehook
+    # ("Exception ignored in: <obj>", Python/errors.c), atexit ("Error in
+    # atexit._run_exitfuncs:", Python 2's "Error in sys.exitfunc:"), threading.excepthook ("Exception in
+    # thread NAME:"; Java's names its thread in quotes), logging.Handler.handleError ("--- Logging error ---"),
+    # asyncio's default exception handler ("Exception in callback ...", "Task/Future exception was never
+    # retrieved"). Each is a new report, never the next line of the exception message above it (atexit and
+    # unraisablehook write them back to back at shutdown).
+    ("py_report", r"Exception ignored in: |Error in (?:atexit\._run_exitfuncs|sys\.exitfunc):\s*$"
+                  r"|Exception in thread [^\"\s].*:\s*$|--- Logging error ---\s*$"
+                  r"|(?:Task|Future) exception was never retrieved\s*$|Exception in callback ", None),
 )
 # Tokens their printers write bare (traceback.py's exception line, printStackTrace's): a line with a
 # record head of its own is a new record, not the exception line of the stack before it; so is a line
@@ -1427,6 +1455,9 @@ MODES: dict[str, dict] = {
                                    # message then runs on as after a traceback's exception line
                                    "cuda_hint": (_C, "py_msg_more"), "cuda_dsa": (_C, "py_cuda_end"),
                                    "hf_offline_hint": (_C, "py_msg_more"),
+                                   # the worker's traceback that torch's DataLoader message carries (TOKENS
+                                   # "py_orig_tb"), under that message's first line
+                                   "py_orig_tb": (_C, "py_head"),
                                    # Hydra's "Error executing job with overrides: [...]" (ANNOUNCE_BODY_RE), then
                                    # run_and_report's write of the job's compact error
                                    "hydra_compact": ("announce", "hydra_compact")},
@@ -1564,9 +1595,10 @@ MODES: dict[str, dict] = {
     # dump of a fatal error continue it; any other line is the next record
     "py_done": {"kind": "python_traceback",
                 "on": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                       "py_ext_cut": (_S, "py_ext_more"), "rule_eq": (_C, "py_box")},
+                       "py_ext_cut": (_S, "py_ext_more"), "rule_eq": (_C, "py_box"),
+                       "onmt_ignored": (_S, "onmt_ignored")},
                 "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                                "py_ext_cut": (_S, "py_ext_more")}},
+                                "py_ext_cut": (_S, "py_ext_more"), "onmt_ignored": (_S, "onmt_ignored")}},
     # the exception line's message (str(exc), then __notes__) is free text with no end of its own.
     # Evidence that it goes on: the exception line ends with ':' (the message's detail follows), or
     # the next line is indented, names an inner error ("ncclUnhandledCudaError: ..."), or is a shape
@@ -1576,7 +1608,7 @@ MODES: dict[str, dict] = {
     # traceback.py prints under the exception line; a print after traceback.print_exc() looks the same),
     # and the first record of its own ends it.
     "py_msg": {"kind": "python_traceback",
-               "on": {"text": (_C, "py_msg_more"), "indent": (_C, "py_msg_more"),
+               "on": {"text": (_C, "py_msg_more"), "indent": (_C, "py_msg_more"), "ts_failed": (_C, "ts_failed"),
                       "cuda_hint": (_C, "py_msg_more"), "cuda_dsa": (_C, "py_cuda_end"),
                       "exc_named": (_C, "py_msg_more"), "j_exc": (_C, "py_msg_more"), "py_file": (_C, "py_msg_more"),
                       "py_file_bare": (_C, "py_msg_more"),
@@ -1594,13 +1626,14 @@ MODES: dict[str, dict] = {
                # chained exceptions, the thread dump of a fatal error that printed the exception, and the
                # paragraphs libraries write into their messages
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
-                               "indent": (_C, "py_msg_more"), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
+                               "onmt_ignored": (_S, "onmt_ignored"), "indent": (_C, "py_msg_more"),
+                               "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, "py_msg_more"),
                                "tf_detected": (_S, "tf_node"), "tf1_caused_by_op": (_S, "py_msg_more")}},
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
-                           "cuda_dsa": (_C, "py_cuda_end"),
+                           "cuda_dsa": (_C, "py_cuda_end"), "ts_failed": (_C, "ts_failed"),
                            "fh_file": (_C, None), "py_file_bare": (_C, None),
                            "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
                            "c10_raised": (_C, None), "rule_eq": (_T, "py_box_open"), "rule_eq_t": (_C, "py_box"),
@@ -1617,6 +1650,10 @@ MODES: dict[str, dict] = {
                                     # (a Java stack the message quotes, whose exception message ends with an
                                     # empty line: PySpark's "JVM stacktrace:" under an AnalysisException's plan)
                                     "j_at": (_C, None)}},
+    # after TorchScript's "The above operation failed in interpreter." (TOKENS "ts_failed") the traced module's
+    # traceback header is the message's, and its "path(line): fn" lines with it
+    "ts_failed": {"kind": "python_traceback",
+                  "on": {"py_tb": (_C, "py_msg_more"), "text": (_C, "py_msg_more"), "indent": (_C, "py_msg_more")}},
     # the last line of c10's CUDA check message: the c10::Error's frames (after the empty line the message
     # ends with) or a chained exception may follow; a line of text is the next record
     "py_cuda_end": {"kind": "python_traceback",
@@ -1692,6 +1729,8 @@ MODES: dict[str, dict] = {
     # "==== backtrace" header is another thread's handler, its own write
     "ucx_frames": {"kind": "cpp_frames", "on": {"num_frame": (_S, None), "ucx_frame": (_S, None),
                                                 "rule_eq": (_L, None)}},
+    # OpenNMT's note between the parent's exception line and the child's traceback (TOKENS "onmt_ignored")
+    "onmt_ignored": {"kind": "python_traceback", "on": {"onmt_ignored_end": (_S, "py_chain")}},
     "py_chain": {"kind": "python_traceback", "kind_override": True,
                  "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb"),
                         "ray_tb": (_S, "py_head")},
@@ -1747,7 +1786,7 @@ MODES: dict[str, dict] = {
     "py_ext_more": {"kind": "python_fatal", "on": {"py_ext_total": (_L, None), "text": (_C, None)}},
     # warnings.formatwarning: header, message lines (held), then the source line "  <source>"
     "py_warn": {"kind": "python_warning",
-                "on": {"warn_src": (_L, None), "text": (_T, None), "indent": (_T, None),
+                "on": {"warn_src": (_L, None), "warn_src_bare": (_L, None), "text": (_T, None), "indent": (_T, None),
                        "rule_star": (_T, None), "rule_eq": (_T, None), "rule_dash": (_T, None),
                        # autograd's anomaly mode warns with the forward's traceback in the message
                        # ("Traceback of forward call that caused the error:\n" + traceback.format_list,

@@ -257,3 +257,94 @@ def test_a_rule_in_a_message_survives_another_ranks_lines():
              "[rank3]:TypeError: dot_general requires contracting dimensions to have the same shape",
              "[rank3]:" + NEXT]
     assert [g for g in groups(texts) if g[0] == 0] == [[0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15]]
+
+
+def _report(head: str, exc: str) -> list[str]:
+    return [head, "Traceback (most recent call last):", '  File "/app/train.py", line 12, in close',
+            "    self.handle.release()", exc]
+
+
+def test_shutdown_reports_written_back_to_back_are_each_their_own():
+    # rule: RECORDS "py_report" (sys.unraisablehook and atexit write one report after another at shutdown;
+    # the next head is not a further line of the exception message above it)
+    for head in ("Exception ignored in: <function Loader.__del__ at 0x7f3a2c1e0a60>",
+                 "Error in atexit._run_exitfuncs:", "Error in sys.exitfunc:"):
+        texts = _report(head, "RuntimeError: main thread is not in main loop") * 2 + [NEXT]
+        assert groups(texts) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9], [10]], head
+
+
+def test_thread_logging_and_asyncio_reports_after_an_exception_line_start_anew():
+    # rule: RECORDS "py_report" (threading.excepthook, logging.Handler.handleError, asyncio's default handler)
+    first = _report("Exception in thread Thread-3 (_pin_memory_loop):", "OSError: [Errno 3] No such process")
+    for head in ("Exception in thread Thread-4:", "--- Logging error ---", "Task exception was never retrieved",
+                 "Future exception was never retrieved",
+                 "Exception in callback _raise_exception_on_finish(<Task finishe...>) at engine.py:38"):
+        texts = [*first, head, "Traceback (most recent call last):", '  File "/app/x.py", line 3, in f',
+                 "    g()", "ValueError: boom"]
+        assert groups(texts) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]], head
+
+
+def test_java_uncaught_exception_line_is_not_a_python_thread_report():
+    # rule: RECORDS "py_report" leaves Java's quoted thread name to its own grammar
+    texts = [*_report("Exception in thread Thread-3:", "ValueError: x: y:"),
+             'Exception in thread "main" java.lang.IllegalStateException: closed:']
+    assert groups(texts)[0][:5] == [0, 1, 2, 3, 4]
+
+
+def test_warning_whose_source_line_lost_its_indentation_keeps_it():
+    # rule: TOKENS "warn_src_bare" + MODES py_warn (a notebook's output pasted as text: the warn call at column 0)
+    texts = ["/usr/lib/python3.10/site-packages/torch/utils/data/dataloader.py:554: UserWarning: This DataLoader "
+             "will create 8 worker processes in total.",
+             "warnings.warn(_create_warning_msg(",
+             PRINT]
+    assert groups(texts) == [[0, 1], [2]]
+
+
+def test_opennmt_error_handler_message_carries_the_childs_traceback():
+    # rule: TOKENS "onmt_ignored"/"onmt_ignored_end" + MODES "onmt_ignored" (OpenNMT-py's ErrorHandler raises
+    # Exception("\n\n-- Tracebacks above this line can probably\n" + 17 blanks + "be ignored --\n\n" + trace))
+    texts = ["Traceback (most recent call last):",
+             '  File "train.py", line 146, in <module>',
+             "    main(opt)",
+             '  File "/app/train.py", line 103, in signal_handler',
+             "    raise Exception(msg)",
+             "Exception: ",
+             "",
+             "-- Tracebacks above this line can probably",
+             "                 be ignored --",
+             "",
+             "Traceback (most recent call last):",
+             '  File "/app/train.py", line 61, in run',
+             "    single_main(opt, device_id)",
+             "RuntimeError: CUDA out of memory.",
+             NEXT]
+    assert groups(texts) == [list(range(14)), [14]]
+
+
+def test_dataloader_message_pasted_without_the_parents_traceback_keeps_the_workers():
+    # rule: TOKENS "py_orig_tb" + MODES plain (torch's ExceptionWrapper message: "Caught ... in DataLoader worker
+    # process N." then "Original Traceback (most recent call last):" and the worker's traceback)
+    for first in ("Caught ValueError in DataLoader worker process 0.",
+                  "ValueError: Caught ValueError in DataLoader worker process 3."):
+        texts = [first,
+                 "Original Traceback (most recent call last):",
+                 '  File "/usr/lib/python3.10/torch/utils/data/_utils/worker.py", line 308, in _worker_loop',
+                 "    data = fetcher.fetch(index)",
+                 "ValueError: too many values to unpack (expected 2)",
+                 NEXT]
+        assert groups(texts) == [[0, 1, 2, 3, 4], [5]], first
+
+
+def test_torchscript_interpreter_trace_stays_in_the_message():
+    # rule: TOKENS "ts_failed" + MODES "ts_failed" (a traced module's error in torch 1.x: the op's message, "The
+    # above operation failed in interpreter.", then the trace's header and its "path(line): fn" lines)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/train.py", line 639, in run',
+             "    outs = mod(*inputs)",
+             "RuntimeError: Input type (CUDAFloatType) and weight type (CUDAHalfType) should be the same",
+             "The above operation failed in interpreter.",
+             "Traceback (most recent call last):",
+             "/usr/lib/python3.6/site-packages/torch/nn/modules/conv.py(342): conv2d_forward",
+             "/usr/lib/python3.6/site-packages/torch/nn/modules/conv.py(345): forward",
+             NEXT]
+    assert groups(texts) == [list(range(8)), [8]]
