@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / 'corpus' / 'wild'
-SPLITS = ('dev', 'test', 'holdout', 'holdout2', 'holdout3', 'holdout4', 'holdout5')
+SPLITS = ('dev', 'test', 'holdout', 'holdout2', 'holdout3', 'holdout4', 'holdout5', 'dev14')
 SPLIT_OVERRIDE = None
 
 
