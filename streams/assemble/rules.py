@@ -464,8 +464,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # Rich's traceback handler (rich/traceback.py Traceback.__rich_console__): per exception a panel
     # "╭─ Traceback (most recent call last) ─╮", "│" rows, "╰─╯" (RichHandler indents all of it to its
     # message column), then "Type: message". A panel narrower than its title crops it ("╭─ Traceback (most
-    # recent call last─╮" in RichHandler's column at 80)
-    ("rich_tb", r"[ \t]*\u256d\u2500+ Traceback(?: \(most[^\u256e]*)?\u256e", "\u256d\u2500"),
+    # recent call last─╮" in RichHandler's column at 80). A copy that starts at the title drops the edge's
+    # left half ("Traceback (most recent call last) ─────╮": a selection from a notebook's output)
+    ("rich_tb", r"[ \t]*(?:\u256d\u2500+ Traceback(?: \(most[^\u256e]*)?|Traceback \(most recent call last\) \u2500+)\u256e",
+     "\u256e"),
     # (read only inside a Rich traceback: its rows, its bottom edge, the untitled SyntaxError panel and the
     # "Sub-exception #N" panels of an exception group, and the exception line after the panel)
     ("rich_row", r"[ \t]*\u2502"),

@@ -1,0 +1,25 @@
+"""Python tracebacks as third-party renderers and loggers print them (loguru, Rich, IPython, VS Code's
+Jupyter log), from ``corpus/wild/dev14``. Each test names the rule it guards; removing that rule makes it fail.
+"""
+
+from __future__ import annotations
+
+from devtools.testing.merger import groups
+
+
+def spans(texts: list[str]) -> list[tuple[int, int]]:
+    return [(g[0], g[-1]) for g in groups(texts)]
+
+
+def test_rich_panel_whose_top_edge_lost_its_left_half():
+    # rule: TOKENS rich_tb, the title without "╭─" (a copy that starts at the title)
+    texts = ["Traceback (most recent call last) ────────────────────────────────╮",
+             "│ in <module>:4                                                                                    │",
+             "│                                                                                                  │",
+             "│ /home/u/miniconda3/lib/python3.10/site-packages/transformers/modeling_utils.py:2777  │",
+             "│ in from_pretrained                                                                               │",
+             "│ ❱ 2777 │   │   │   ) = cls._load_pretrained_model(                                               │",
+             "╰──────────────────────────────────────────────────────────────────────────────────────────────────╯",
+             "AttributeError: 'NoneType' object has no attribute 'cget_col_row_stats'",
+             "[INFO] next"]
+    assert spans(texts) == [(0, 7), (8, 8)]
