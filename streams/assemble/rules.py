@@ -482,6 +482,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # boxes drawn with box-drawing characters (Rich panels and tables, Ray Tune's status table,
     # tabulate's "rounded_outline"): a top edge, rows between vertical bars, separators, a bottom edge
     ("rich_box", r"[\u2502\u2503\u2551]"),
+    # loguru's diagnose and better_exceptions (better_exceptions/formatter.py, loguru/_better_exceptions.py)
+    # write under a frame's source line the values of its names: "│" columns down to each name and
+    # "└ value" at its end ("    │   └ 0"), indented with the source line (after Rich's rows in this order:
+    # RichHandler's indented panel rows are Rich's)
+    ("py_value", r"[ \t]{3,}(?:\u2502 +)*\u2514 "),
     ("box_top", r"[\u256d\u250c\u250f\u2554][\u2500\u2501\u2550\u252c\u2533\u2566]"),
     ("box_sep", r"[\u251c\u2523\u2560\u255e\u2521\u2522][\u2500\u2501\u2550\u253c\u254b\u256c]"),
     ("box_bottom", r"[\u2570\u2514\u2517\u255a][\u2500\u2501\u2550\u2534\u253b\u2569]"),
@@ -1280,6 +1285,9 @@ STARTS: dict[str, tuple[str, str | None]] = {
     # an elision mark at column 0 where no stack is open: the frames after it are the rest of the stack a
     # reporter cut above them ("elided_lead"); without them it is a line of its own
     "elided": ("elided_lead", None),
+    # the values under a source line where an excerpt starts (loguru's diagnose, better_exceptions): held
+    # with the lines under them until the next frame's '  File "..."' confirms them ("py_values")
+    "py_value": ("py_values", None),
 }
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
@@ -1505,6 +1513,9 @@ MODES: dict[str, dict] = {
     # an elision mark at column 0 with no stack open (STARTS "elided"): a frame that cannot stand alone takes it
     # as the stack's cut head (gdb's "#9 ...", "\tat ...", '  File "..."', c10's "frame #3: ..."); any other
     # line ends it
+    # the value lines of a frame cut above them (STARTS "py_value"): the lines of a value's repr and more
+    # values are held until the next frame line confirms them as a traceback's; any other line ends it
+    "py_values": {"kind": None, "on": {"py_value": (_T, None), "indent": (_T, None), "py_file": (_S, "py_frames")}},
     "elided_lead": {"kind": None, "on": {"gdb_frame": (_S, "gdb"), "gdb_frame0": (_S, "gdb"),
                                          "j_at": (_S, "java_frames"), "py_file": (_S, "py_frames"),
                                          "frame": (_S, "c10_frames")}},
@@ -1537,6 +1548,7 @@ MODES: dict[str, dict] = {
                 "after_blank": {"py_file": (_S, "py_frames")}},
     "py_frames": {"kind": "python_traceback",
                   "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
+                         "py_value": (_S, None),
                          "tqdm_bar": (_E, None), "py_file_bare": (_S, "py_bare_frame"),
                          "elided_in": (_S, None), "elided": (_T, None),
                          "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg"),

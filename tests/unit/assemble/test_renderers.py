@@ -23,3 +23,26 @@ def test_rich_panel_whose_top_edge_lost_its_left_half():
              "AttributeError: 'NoneType' object has no attribute 'cget_col_row_stats'",
              "[INFO] next"]
     assert spans(texts) == [(0, 7), (8, 8)]
+
+
+def test_loguru_values_where_an_excerpt_starts_belong_to_the_frames_below():
+    # rule: TOKENS py_value, STARTS py_value -> MODES py_values (held until a frame line confirms them)
+    texts = ["        │             └ tensor([[[[ 0.7591,  0.7591,  0.7419,  ..., -2.1179, -2.1179, -2.1179],",
+             "        │                         [ 0.7591,  0.7591,  0.7419,  ..., -2.1179, ...",
+             "        └ CascadeRCNN(",
+             '  File "/opt/conda/lib/python3.6/site-packages/torch/nn/modules/module.py", line 532, in __call__',
+             "    result = self.forward(*input, **kwargs)",
+             "             │    │        │        └ {}",
+             "             │    └ <bound method CascadeRCNN.forward>",
+             "             └ CascadeRCNN(",
+             "RuntimeError: CUDA out of memory.",
+             "[INFO] next"]
+    assert spans(texts) == [(0, 8), (9, 9)]
+
+
+def test_loguru_values_without_a_frame_below_stay_lines_of_their_own():
+    # rule: MODES py_values (the held lines are released when no frame line confirms them)
+    texts = ["    │   └ 0",
+             "    └ 1234",
+             "[INFO] next"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
