@@ -1117,6 +1117,10 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     ("keras_progbar", r"\d+/\d+ \[[=>.]*\] - ", "] - "),
     ("ds_chat_step", r"epoch: \d+\|step: \d+\|", None),  # DeepSpeed-Chat's step print
     ("prompt", r"[\w.-]+@[\w.-]+:\S*[$#] |\((?:gdb|lldb|Pdb)\) |>>> ", None),  # shells and debuggers
+    # a shell's prompt without user@host: the working directory and "$" (zsh's and fish's "dir $", a
+    # virtualenv's "(venv) "), PowerShell's "PS C:\dir> "; alone, or before the command typed after it
+    ("prompt_dir", r"(?:\([\w.-]+\) )?(?:[~\w.-]*[/~][\w./~-]*|[\w.-]+) ?\$(?: \S|\s*$)|(?:\([\w.-]+\) )?PS [A-Z]:\\[^>]*> ",
+     None),
     ("shell_status", r"(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$",
      None),
     ("slurm", r"(?:srun|slurmstepd|sbatch|salloc): ", None),

@@ -46,3 +46,18 @@ def test_loguru_values_without_a_frame_below_stay_lines_of_their_own():
              "    └ 1234",
              "[INFO] next"]
     assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
+
+
+def test_a_shell_prompt_after_an_exception_line_is_a_line_of_its_own():
+    # rule: RECORDS prompt_dir (zsh's "dir $" without user@host, PowerShell's "PS C:\dir> ")
+    texts = ["2024-11-21 15:28:15.393 | ERROR    | __main__:func:13 - ",
+             "Traceback (most recent call last):",
+             "",
+             '  File "/home/u/loguru/a.py", line 18, in <module>',
+             "    func(1234, 0)",
+             "    └ <function func at 0x7121083272e0>",
+             "",
+             "ZeroDivisionError: division by zero",
+             "programming/loguru $",
+             "(venv) PS C:\\Users\\u\\bot> python main.py"]
+    assert spans(texts) == [(0, 7), (8, 8), (9, 9)]
