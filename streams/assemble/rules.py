@@ -232,6 +232,10 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("vllm", rf"(?:{_LVL}|[DIWEFC]) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[\w.-]+:\d+\]|[\w.-]+:\d+\]) ?", True),
     # torch._logging repeats "[ts] logger: [LEVEL] " on every line of a multi-line message
     ("torch_logging", rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}}\] [\w.]+: \[{_LVL}\] ?", True),
+    # VS Code's Jupyter extension writes what a kernel writes to stderr and stdout into its output log, one log
+    # line per chunk read: "Warn 12:06:22: StdErr from Kernel Process " (the level, the time, the stream)
+    ("vscode_kernel", r"(?:Info|Warn|Error|Debug|Trace|Verbose) \d\d:\d\d:\d\d(?:\.\d+)?: "
+                      r"Std(?:Err|Out) from Kernel Process ?", True),
     # glog / absl / klog: "Lmmdd hh:mm:ss.uuuuuu threadid file:line] ". torch._logging writes the same
     # shape and repeats it on every line of a multi-line record; with microseconds in it, two records
     # of one thread almost never share it, so an identical head is read as the same record. glog 0.6 and
@@ -1494,8 +1498,11 @@ MODES: dict[str, dict] = {
                                   "tsl_frame": (_C, None), "value_row": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc"),
                                   "boost_frame": (_S, "boost_bt")},
+             # (a record that introduces a traceback, "[IPKernelApp] ERROR | Exception in message handler:",
+             # keeps it after a blank line: a relay that doubles every newline writes one between them before
+             # the doubling shows)
              "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml"),
-                             **_RUST_SECTIONS}},
+                             "py_tb": (_S, "py_head"), **_RUST_SECTIONS}},
     # a YAML dump a record announced ("...:", a blank line): its keys at column 0 and everything indented
     # under them, to a line of another shape or a blank line (the dump holds none)
     # Python source printed whole (TOKENS "py_def"): its body is indented, blank lines inside it are followed

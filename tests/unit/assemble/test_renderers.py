@@ -61,3 +61,31 @@ def test_a_shell_prompt_after_an_exception_line_is_a_line_of_its_own():
              "programming/loguru $",
              "(venv) PS C:\\Users\\u\\bot> python main.py"]
     assert spans(texts) == [(0, 7), (8, 8), (9, 9)]
+
+
+def test_a_record_that_introduces_a_traceback_keeps_it_after_a_blank_line():
+    # rule: MODES body after_blank "py_tb" (the record's message ends with ':')
+    texts = ["2024-01-01 12:00:00,123 ERROR Exception in message handler:",
+             "",
+             "Traceback (most recent call last):",
+             '  File "/x.py", line 1, in f',
+             "    g()",
+             "NameError: name 'g' is not defined",
+             "2024-01-01 12:00:01,000 INFO next"]
+    assert spans(texts) == [(0, 5), (6, 6)]
+
+
+def test_vscode_jupyter_log_head_on_every_line_of_a_kernel_traceback():
+    # rule: HEADS vscode_kernel (repeated on every chunk of the kernel's stderr; the log doubles newlines)
+    p = "Warn 12:06:22: StdErr from Kernel Process "
+    texts = ["Info 12:06:22: Execute Cell 8 ~/notebooks/a.ipynb",
+             p + "[IPKernelApp] ERROR | Exception in message handler:",
+             "",
+             p + "Traceback (most recent call last):",
+             "",
+             p + '  File "/tmp/ipykernel_11358/939499826.py", line 1, in <module>',
+             "",
+             p + "    process_carriers()",
+             "",
+             p + "NameError: name 'process_carriers' is not defined"]
+    assert spans(texts) == [(0, 0), (1, 9)]
