@@ -53,6 +53,10 @@ FLOORS = {
     # wild/dev12 (Python tracebacks as ML users paste them: multi-line messages, exception lines alone, IPython,
     # Rich, carets, logging records) was scored blind at 31/47 and 61/69; its floor is the level its rules reached
     "wild/dev12": (0.85, 0.95),
+    # wild/dev14 (Python tracebacks as third-party renderers print them: loguru's diagnose, better_exceptions, Rich
+    # and Typer panels, IPython's ultratb layouts, per-line heads) was scored blind at 23/28 and 18/20; its floor
+    # is the level its rules reached
+    "wild/dev14": (0.96, 0.95),
 }
 
 
