@@ -470,8 +470,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # message column), then "Type: message". A panel narrower than its title crops it ("╭─ Traceback (most
     # recent call last─╮" in RichHandler's column at 80). A copy that starts at the title drops the edge's
     # left half ("Traceback (most recent call last) ─────╮": a selection from a notebook's output)
-    ("rich_tb", r"[ \t]*(?:\u256d\u2500+ Traceback(?: \(most[^\u256e]*)?|Traceback \(most recent call last\) \u2500+)\u256e",
-     "\u256e"),
+    ("rich_tb", r"[ \t]*(?:\u256d\u2500+ Traceback(?: \(most[^\u256e]*)?"
+                r"|Traceback \(most recent call last\) \u2500+)\u256e", "\u256e"),
     # (read only inside a Rich traceback: its rows, its bottom edge, the untitled SyntaxError panel and the
     # "Sub-exception #N" panels of an exception group, and the exception line after the panel)
     ("rich_row", r"[ \t]*\u2502"),
@@ -1123,8 +1123,8 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     ("prompt", r"[\w.-]+@[\w.-]+:\S*[$#] |\((?:gdb|lldb|Pdb)\) |>>> ", None),  # shells and debuggers
     # a shell's prompt without user@host: the working directory and "$" (zsh's and fish's "dir $", a
     # virtualenv's "(venv) "), PowerShell's "PS C:\dir> "; alone, or before the command typed after it
-    ("prompt_dir", r"(?:\([\w.-]+\) )?(?:[~\w.-]*[/~][\w./~-]*|[\w.-]+) ?\$(?: \S|\s*$)|(?:\([\w.-]+\) )?PS [A-Z]:\\[^>]*> ",
-     None),
+    ("prompt_dir", r"(?:\([\w.-]+\) )?(?:[~\w.-]*[/~][\w./~-]*|[\w.-]+) ?\$(?: \S|\s*$)"
+                   r"|(?:\([\w.-]+\) )?PS [A-Z]:\\[^>]*> ", None),
     ("shell_status", r"(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$",
      None),
     ("slurm", r"(?:srun|slurmstepd|sbatch|salloc): ", None),
