@@ -232,6 +232,10 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("vllm", rf"(?:{_LVL}|[DIWEFC]) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[\w.-]+:\d+\]|[\w.-]+:\d+\]) ?", True),
     # torch._logging repeats "[ts] logger: [LEVEL] " on every line of a multi-line message
     ("torch_logging", rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}}\] [\w.]+: \[{_LVL}\] ?", True),
+    # VS Code's Jupyter extension writes what a kernel writes to stderr and stdout into its output log, one log
+    # line per chunk read: "Warn 12:06:22: StdErr from Kernel Process " (the level, the time, the stream)
+    ("vscode_kernel", r"(?:Info|Warn|Error|Debug|Trace|Verbose) \d\d:\d\d:\d\d(?:\.\d+)?: "
+                      r"Std(?:Err|Out) from Kernel Process ?", True),
     # glog / absl / klog: "Lmmdd hh:mm:ss.uuuuuu threadid file:line] ". torch._logging writes the same
     # shape and repeats it on every line of a multi-line record; with microseconds in it, two records
     # of one thread almost never share it, so an identical head is read as the same record. glog 0.6 and
@@ -478,8 +482,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # Rich's traceback handler (rich/traceback.py Traceback.__rich_console__): per exception a panel
     # "╭─ Traceback (most recent call last) ─╮", "│" rows, "╰─╯" (RichHandler indents all of it to its
     # message column), then "Type: message". A panel narrower than its title crops it ("╭─ Traceback (most
-    # recent call last─╮" in RichHandler's column at 80)
-    ("rich_tb", r"[ \t]*\u256d\u2500+ Traceback(?: \(most[^\u256e]*)?\u256e", "\u256d\u2500"),
+    # recent call last─╮" in RichHandler's column at 80). A copy that starts at the title drops the edge's
+    # left half ("Traceback (most recent call last) ─────╮": a selection from a notebook's output)
+    ("rich_tb", r"[ \t]*(?:\u256d\u2500+ Traceback(?: \(most[^\u256e]*)?"
+                r"|Traceback \(most recent call last\) \u2500+)\u256e", "\u256e"),
     # (read only inside a Rich traceback: its rows, its bottom edge, the untitled SyntaxError panel and the
     # "Sub-exception #N" panels of an exception group, and the exception line after the panel)
     ("rich_row", r"[ \t]*\u2502"),
@@ -494,6 +500,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # boxes drawn with box-drawing characters (Rich panels and tables, Ray Tune's status table,
     # tabulate's "rounded_outline"): a top edge, rows between vertical bars, separators, a bottom edge
     ("rich_box", r"[\u2502\u2503\u2551]"),
+    # loguru's diagnose and better_exceptions (better_exceptions/formatter.py, loguru/_better_exceptions.py)
+    # write under a frame's source line the values of its names: "│" columns down to each name and
+    # "└ value" at its end ("    │   └ 0"), indented with the source line (after Rich's rows in this order:
+    # RichHandler's indented panel rows are Rich's)
+    ("py_value", r"[ \t]{3,}(?:\u2502 +)*\u2514 "),
     ("box_top", r"[\u256d\u250c\u250f\u2554][\u2500\u2501\u2550\u252c\u2533\u2566]"),
     ("box_sep", r"[\u251c\u2523\u2560\u255e\u2521\u2522][\u2500\u2501\u2550\u253c\u254b\u256c]"),
     ("box_bottom", r"[\u2570\u2514\u2517\u255a][\u2500\u2501\u2550\u2534\u253b\u2569]"),
@@ -1128,6 +1139,10 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     ("keras_progbar", r"\d+/\d+ \[[=>.]*\] - ", "] - "),
     ("ds_chat_step", r"epoch: \d+\|step: \d+\|", None),  # DeepSpeed-Chat's step print
     ("prompt", r"[\w.-]+@[\w.-]+:\S*[$#] |\((?:gdb|lldb|Pdb)\) |>>> ", None),  # shells and debuggers
+    # a shell's prompt without user@host: the working directory and "$" (zsh's and fish's "dir $", a
+    # virtualenv's "(venv) "), PowerShell's "PS C:\dir> "; alone, or before the command typed after it
+    ("prompt_dir", r"(?:\([\w.-]+\) )?(?:[~\w.-]*[/~][\w./~-]*|[\w.-]+) ?\$(?: \S|\s*$)"
+                   r"|(?:\([\w.-]+\) )?PS [A-Z]:\\[^>]*> ", None),
     ("shell_status", r"(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$",
      None),
     ("slurm", r"(?:srun|slurmstepd|sbatch|salloc): ", None),
@@ -1306,6 +1321,9 @@ STARTS: dict[str, tuple[str, str | None]] = {
     # an elision mark at column 0 where no stack is open: the frames after it are the rest of the stack a
     # reporter cut above them ("elided_lead"); without them it is a line of its own
     "elided": ("elided_lead", None),
+    # the values under a source line where an excerpt starts (loguru's diagnose, better_exceptions): held
+    # with the lines under them until the next frame's '  File "..."' confirms them ("py_values")
+    "py_value": ("py_values", None),
 }
 # Starts that are soft: inside a block whose mode does not name them they are read as text (a c10
 # CUDA hint line is the message's own line after a traceback's exception line; a boxed line under a
@@ -1511,8 +1529,11 @@ MODES: dict[str, dict] = {
                                   "tsl_frame": (_C, None), "value_row": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc"),
                                   "boost_frame": (_S, "boost_bt")},
+             # (a record that introduces a traceback, "[IPKernelApp] ERROR | Exception in message handler:",
+             # keeps it after a blank line: a relay that doubles every newline writes one between them before
+             # the doubling shows)
              "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml"),
-                             **_RUST_SECTIONS}},
+                             "py_tb": (_S, "py_head"), **_RUST_SECTIONS}},
     # a YAML dump a record announced ("...:", a blank line): its keys at column 0 and everything indented
     # under them, to a line of another shape or a blank line (the dump holds none)
     # Python source printed whole (TOKENS "py_def"): its body is indented, blank lines inside it are followed
@@ -1534,6 +1555,9 @@ MODES: dict[str, dict] = {
     # an elision mark at column 0 with no stack open (STARTS "elided"): a frame that cannot stand alone takes it
     # as the stack's cut head (gdb's "#9 ...", "\tat ...", '  File "..."', c10's "frame #3: ..."); any other
     # line ends it
+    # the value lines of a frame cut above them (STARTS "py_value"): the lines of a value's repr and more
+    # values are held until the next frame line confirms them as a traceback's; any other line ends it
+    "py_values": {"kind": None, "on": {"py_value": (_T, None), "indent": (_T, None), "py_file": (_S, "py_frames")}},
     "elided_lead": {"kind": None, "on": {"gdb_frame": (_S, "gdb"), "gdb_frame0": (_S, "gdb"),
                                          "j_at": (_S, "java_frames"), "py_file": (_S, "py_frames"),
                                          "frame": (_S, "c10_frames")}},
@@ -1566,6 +1590,7 @@ MODES: dict[str, dict] = {
                 "after_blank": {"py_file": (_S, "py_frames")}},
     "py_frames": {"kind": "python_traceback",
                   "on": {"py_file": (_S, None), "fh_file": (_S, None), "indent": (_S, None), "eg_line": (_S, None),
+                         "py_value": (_S, None),
                          "tqdm_bar": (_E, None), "py_file_bare": (_S, "py_bare_frame"),
                          "elided_in": (_S, None), "elided": (_T, None),
                          "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg"),
