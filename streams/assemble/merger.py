@@ -384,6 +384,8 @@ class MultilineMerger:
         # what a terminal's hard wraps say of a source: (its longest line so far, the width it was seen to
         # wrap at, 0 before the first wrap, whether one line alone is that long); see _wraps
         self._wide: dict[str, tuple[int, int, bool]] = {}
+        # the mode whose block the lines being read again may not open (see _close); only set while they are
+        self._no_open: str | None = None
 
     # -- public API -------------------------------------------------------------------------
     def push(self, sid: str, line: RawLine, offset: int, arrival_ms: int) -> list[Block]:
@@ -423,7 +425,7 @@ class MultilineMerger:
             for _o, _i, sid, key in due:
                 still = self._src.get(sid)
                 if still is not None and key in still:
-                    self._close(sid, still, key, out)
+                    self._close(sid, still, key, out, final=True)
 
     def flush_all(self) -> list[Block]:
         """Emit every open block (end of input, or before a planned shutdown)."""
@@ -825,6 +827,8 @@ class MultilineMerger:
                hname: str = "") -> None:
         text = line.text
         mode, kind = _start_mode(tok, body, head, hname)
+        if mode == self._no_open:
+            mode, kind = (R.RECORD_MODES.get(hname, "record") if head is not None else "plain"), None
         block = Block(sid, [text], offset, offset, line.index, line.file_offset, line.file_offset,
                       line.ts_ms if line.ts_ms is not None else ms, ms, line.source, line.labels, kind, False,
                       utf8_len(text), key)
@@ -946,9 +950,11 @@ class MultilineMerger:
                 if v:  # content (a prefix): never dropped, emitted on its own
                     out.append(self._single(sid, rl, o, m, key))
 
-    def _close(self, sid: str, opened: dict[str, _Open], key: str, out: list[Block], prune: bool = True) -> None:
+    def _close(self, sid: str, opened: dict[str, _Open], key: str, out: list[Block], prune: bool = True,
+               final: bool = False) -> None:
         """Emit the block; lines still held tentatively are read again on their own. A source left
-        with nothing open is forgotten (``prune``; not when the caller opens its next block at once)."""
+        with nothing open is forgotten (``prune``; not when the caller opens its next block at once).
+        ``final``: the block is flushed, no line to come can confirm what it held."""
         ob = opened.pop(key)
         if ob.wrap_tent:  # (the source ended or went quiet after the rest of a cut line)
             self._keep_tent(ob)
@@ -972,11 +978,25 @@ class MultilineMerger:
         if tent and _MODES[ob.mode].get("ends_at_blank"):
             tent = self._keep_before_blank(b, tent)
         if tent:
-            for rl, o, m in tent:
-                self._feed(sid, rl, o, m, out)
+            self._read_again(sid, tent, ob, final or len(ob.tent) >= _MODES[ob.mode].get("max_tent", 12), out)
         if prune and not opened and self._src.get(sid) is opened:
             del self._src[sid]
             self._last_key.pop(sid, None)
+
+    def _read_again(self, sid: str, tent: list[tuple[RawLine, int, int]], ob: _Open, unconfirmed: bool,
+                    out: list[Block]) -> None:
+        """Read the lines a closed block held back again, on their own. Lines nothing will confirm (the block
+        held as many as its mode holds, or it was flushed) open no block of that mode when read again: each
+        would hold the others again, and a table's rows (each able to open a table whose top rule was cut)
+        would be read once per row held."""
+        outer = self._no_open
+        if unconfirmed:
+            self._no_open = ob.mode
+        try:
+            for rl, o, m in tent:
+                self._feed(sid, rl, o, m, out)
+        finally:
+            self._no_open = outer
 
     @staticmethod
     def _keep_tent(ob: _Open) -> None:

@@ -304,6 +304,28 @@ def test_a_row_alone_or_rows_never_closed_by_a_rule_stay_lines_of_their_own():
     assert groups([row[0], "plain text after it"]) == [[0], [1]]
 
 
+def test_rows_never_closed_by_a_rule_are_read_again_a_few_times_not_once_per_row_held():
+    # rule: lines a mode held as long as it holds any (max_tent), or held when the source is flushed, open no
+    # block of that mode when read again; every table row can open a table whose top rule was cut, so each
+    # would hold the next 200 again
+    class CountingMerger(MultilineMerger):
+        decisions = 0
+
+        def _decide(self, *args):  # type: ignore[no-untyped-def]
+            CountingMerger.decisions += 1
+            return super()._decide(*args)
+
+    m = CountingMerger()
+    n = 2000
+    blocks = []
+    for i in range(n):
+        blocks += m.push("src", RawLine(f"| {i} | value {i} | x |"), i, 1000 + i)
+    blocks += m.flush_all()
+    assert sorted(b.first_offset for b in blocks) == list(range(n))
+    assert all(len(b.texts) == 1 for b in blocks)
+    assert CountingMerger.decisions < 3 * n
+
+
 def _childfailed_box(n_other: int) -> list[str]:
     """torchrun's ChildFailedError message as ChildFailedError.format_msg builds it from
     _MSG_FORMAT_TEMPLATE and _FAILURE_FORMAT_TEMPLATE (torch/distributed/elastic/multiprocessing/errors)."""
