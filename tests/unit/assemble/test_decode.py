@@ -275,3 +275,12 @@ def test_an_offset_or_time_of_another_type_than_an_integer_is_not_believed() -> 
     rec = {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"stringValue": "hi"}, "attributes": [attr]}]}]}]}
     (ln,) = decode_record(json.dumps(rec).encode())
     assert ln.text == "hi" and ln.file_offset is None
+
+
+def test_an_agents_labels_of_another_type_than_text_name_no_project() -> None:
+    # Vector's or Filebeat's top-level labels as Kubernetes labels are read: null, a list or an object is no
+    # label (its repr, "None" or "['Team-A']", would route the line to a project nobody named)
+    labels = {"project": None, "task_id": ["Team-A"], "phase": {"a": 1}, "rank": 3, "team": "nlp",
+              "big": "x" * 10_000, "ok": True}
+    (ln,) = decode_record(json.dumps({"message": "hi", "source_type": "file", "labels": labels}).encode())
+    assert ln.labels == {"rank": "3", "team": "nlp"}
