@@ -2,7 +2,8 @@
 
 A file is a few lines drawn from a seeded random stream: real corpus lines with invalid UTF-8, NULs,
 control characters, ANSI escapes and bidi overrides spliced in; JSON with lone surrogates, duplicate
-keys, 100,000 levels of nesting, numbers past every float and integer (``1e999``, 5,000 digits);
+keys, 100,000 levels of nesting, numbers past every float and integer (``1e999``, 5,000 digits), an
+agent's labels of every JSON type, keys named as Sluice's own attributes, an OTLP boolean file offset;
 docker and CRI envelopes cut anywhere; times from year 0, year 99999 and before the epoch; UTF-16
 lines; megabyte tokens (``big=True``); random bytes. :func:`check` parses it as `sluice parse` does
 (the worker's Avro body writer as the encoder) and reports a finding for each of: an exception out
@@ -56,8 +57,8 @@ def _spliced(rng: random.Random, text: str) -> bytes:
     return data
 
 
-def _json_line(rng: random.Random) -> str:
-    kind = rng.randrange(6)
+def _json_line(rng: random.Random) -> str:  # noqa: PLR0911 - one case per kind
+    kind = rng.randrange(9)
     if kind == 0:
         return '{"log": "\\ud800 lone \\udfff surrogates\\n", "stream": "stderr", "time": "2024-05-01T10:00:00Z"}'
     if kind == 1:
@@ -70,7 +71,17 @@ def _json_line(rng: random.Random) -> str:
         return '{"log": "a\\n", "log": "b\\n", "stream": "stdout", "stream": 7, "time": 1, "time": "x"}'
     if kind == 4:
         return json.dumps({"log": _corpus(rng) + "\n", "stream": "stdout", "time": rng.choice(TIMES)})
-    return json.dumps({"message": _corpus(rng), "@timestamp": rng.choice(EPOCHS), "host": {"name": [1, {}]}})
+    if kind == 5:
+        return json.dumps({"message": _corpus(rng), "@timestamp": rng.choice(EPOCHS), "host": {"name": [1, {}]}})
+    if kind == 6:  # an agent's labels of every JSON type (a null or a list must name no project)
+        value = rng.choice((None, ["Team-A"], {"a": 1}, True, 7, "x" * 5000, "../../etc", "UPPER*.."))
+        return json.dumps({"message": _corpus(rng), "source_type": "file", "labels": {"project": value}})
+    if kind == 7:  # a record's keys named as Sluice's own attributes, and long keys alike in their first 128
+        return json.dumps({"msg": _corpus(rng), "format": "safetensors", "sluice.flags": "forged",
+                           "k" * 300: 1, "k" * 200: 2})
+    attr = {"key": "log.file.record_offset", "value": {rng.choice(("boolValue", "doubleValue")): True}}
+    return json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [
+        {"body": {"stringValue": _corpus(rng)}, "attributes": [attr]}]}]}]})
 
 
 def _envelope_cut(rng: random.Random) -> bytes:
