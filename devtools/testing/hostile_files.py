@@ -119,7 +119,8 @@ def hostile_line(rng: random.Random, big: bool = False) -> bytes:  # noqa: PLR09
         token = "".join(rng.choice("ABCDEFabcdef0123456789+/") for _ in range(64)) * (size // 64)
         return (rng.choice(("Authorization: Bearer ", "token=", "", "password: ", '{"log": "')) + token).encode()
     if kind == 7:
-        unit = rng.choice(("Authorization: ", "apikey: ", "key: 'v', ", "--password x ", "\\u00e9", "[", "{\"a\":"))
+        unit = rng.choice(("Authorization: ", "apikey: ", "key: 'v', ", "--password x ", "\\u00e9", "[", "{\"a\":", "_",
+                           "a."))
         return (unit * ((1 << 20 if big else 40_000) // len(unit))).encode()
     if kind == 8:
         return ("\ufeff" + _corpus(rng)).encode(rng.choice(("utf-16-le", "utf-16-be", "utf-32-le")))
@@ -129,8 +130,12 @@ def hostile_line(rng: random.Random, big: bool = False) -> bytes:  # noqa: PLR09
 
 
 def hostile_file(rng: random.Random, big: bool = False, max_lines: int = 12) -> list[bytes]:
-    """The file's lines (a wide line whose characters hold a 0x0A byte is more than one)."""
-    return [piece for _ in range(rng.randint(1, max_lines)) for piece in hostile_line(rng, big).split(b"\n")]
+    """The file's lines (a wide line whose characters hold a 0x0A byte is more than one); sometimes a
+    traceback's head after a line, which makes the merger search the line before it for an announcement."""
+    lines = [piece for _ in range(rng.randint(1, max_lines)) for piece in hostile_line(rng, big).split(b"\n")]
+    if rng.random() < 0.3:
+        lines.insert(rng.randint(1, len(lines)), b"Traceback (most recent call last):")
+    return lines
 
 
 @dataclass
