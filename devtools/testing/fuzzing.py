@@ -5,7 +5,8 @@ them, built from a stream of choices so that one generator serves every engine (
 atheris' coverage-guided bytes, a seeded random). Records come in the formats that reach
 ``logs.raw``: ``sluice.v1.RawBatch`` Avro records (also cut short or with a byte flipped), docker
 json-file, Fluent Bit, Vector, Filebeat and OpenTelemetry JSON envelopes with any field of any JSON
-type, CRI lines (partial and whole), plain text (real corpus lines, tracebacks, nested JSON, numbers
+type, OpenTelemetry protobuf (``otlp_proto``) with any AnyValue anywhere, nested past any stack, CRI lines
+(partial and whole), plain text (real corpus lines, tracebacks, nested JSON, numbers
 past every integer type, odd unicode, NUL bytes) and bytes.
 
 :func:`check` runs an input through the Assembler as the worker runs it (Avro bodies written by the
@@ -143,6 +144,8 @@ ODD_TEXT = (
     "goroutine 1 [running]:", "panic: x", "terminate called after throwing an instance of 'c10::Error'",
     "frame #0: 0x0 in f", "#0  0x0 in f ()", "=" * 80, "-" * 200, "hf_" + "a" * 34, "password=hunter2",
     "Authorization: Bearer abcdefghijklmnop", "sk-" + "x" * 48,
+    '{"msg": "saving", "format": "safetensors", "sluice.flags": "forged", "sluice": {"attributes_dropped": 9}}',
+    '{"msg": "wide", "' + "k" * 300 + '": 1, "' + "k" * 200 + '": 2, "' + "k" * 128 + '": 3}',
 )
 NUMBER_TEXT = ("0", "-0", "-1", "2147483648", "9223372036854775807", "9223372036854775808", "-9223372036854775809",
                "99999999999999999999999", "1e308", "1e309", "-1e309", "NaN", "Infinity", "-Infinity", "1.5e-400",
@@ -266,7 +269,8 @@ def vector(c: Choices) -> dict[str, Any]:
     return _maybe(c, {"message": field(c, lambda: text(c)), "file": field(c, lambda: "/var/log/" + text(c)[:30]),
                       "host": field(c, lambda: text(c)[:30]), "timestamp": field(c, lambda: pick(c, TIME_TEXT)),
                       "source_type": field(c, lambda: "file"), "stream": field(c, lambda: pick(c, STREAMS)),
-                      "labels": field(c, lambda: {text(c)[:20]: text(c)[:20] for _ in range(c.integer(0, 2))})})
+                      "labels": field(c, lambda: {pick(c, LABEL_NAMES): field(c, lambda: text(c)[:20])
+                                                  for _ in range(c.integer(0, 2))})})
 
 
 def filebeat(c: Choices) -> dict[str, Any]:
@@ -282,7 +286,8 @@ def otel(c: Choices) -> dict[str, Any]:
     """The OpenTelemetry Collector's ``otlp_json`` encoding of logs."""
     def attr() -> Any:
         return {"key": field(c, lambda: pick(c, ("k8s.pod.name", "k8s.namespace.name", "host.name", "log.file.path",
-                                                 "service.name"))),
+                                                 "service.name", "log.file.record_offset",
+                                                 "k8s.pod.labels.project"))),
                 "value": field(c, lambda: {pick(c, ("stringValue", "intValue", "boolValue")): any_json(c, 2)})}
 
     record = _maybe(c, {"timeUnixNano": field(c, lambda: str(pick(c, LONG_EDGES))),
@@ -295,6 +300,75 @@ def otel(c: Choices) -> dict[str, Any]:
 
 
 ENVELOPES: tuple[Callable[[Choices], dict[str, Any]], ...] = (docker_json, fluent_bit, vector, filebeat, otel)
+LABEL_NAMES = ("project", "sluice.io/project", "task_id", "rank", "team")
+
+
+def _varint(n: int) -> bytes:
+    out = b""
+    while True:
+        low, n = n & 0x7F, n >> 7
+        if not n:
+            return out + bytes([low])
+        out += bytes([low | 0x80])
+
+
+def _ld(field_no: int, payload: bytes) -> bytes:
+    return _varint(field_no << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _any_value_proto(c: Choices, depth: int = 0) -> bytes:  # noqa: PLR0911 - one case per AnyValue member
+    """An OTLP ``AnyValue``: a string, a bool, an int, a double, bytes, or an array or key-value list of them,
+    sometimes nested thousands deep (a few bytes a level)."""
+    kind = c.integer(0, 6 if depth < 3 else 4)
+    if kind == 0:
+        return _ld(1, text(c).encode("utf-8", "replace"))
+    if kind == 1:
+        return _varint(2 << 3) + _varint(c.integer(0, 1))
+    if kind == 2:
+        return _varint(3 << 3) + _varint(pick(c, LONG_EDGES) % (1 << 64))
+    if kind == 3:
+        return _varint(4 << 3 | 1) + struct.pack("<d", pick(c, (0.5, float("nan"), float("inf"), 1e308)))
+    if kind == 4:
+        return _ld(7, c.raw(20))
+    if kind == 5:
+        if c.integer(0, 3) == 0:  # deeper than any parser's stack
+            return _nested_arrays(pick(c, (100, 130, 5000, 20_000)))
+        return _ld(5, b"".join(_ld(1, _any_value_proto(c, depth + 1)) for _ in range(c.integer(0, 3))))
+    return _ld(6, b"".join(_ld(1, _key_value_proto(c, depth + 1)) for _ in range(c.integer(0, 3))))
+
+
+def _nested_arrays(levels: int) -> bytes:
+    """An ``AnyValue`` of ``levels`` arrays, each holding the next, around a string; built outside in, once."""
+    inner = _ld(1, b"x")
+    size, heads = len(inner), []
+    for _ in range(levels):
+        for field_no in (1, 5):  # ArrayValue.values[0], then AnyValue.array_value
+            head = _varint(field_no << 3 | 2) + _varint(size)
+            heads.append(head)
+            size += len(head)
+    return b"".join(reversed(heads)) + inner
+
+
+def _key_value_proto(c: Choices, depth: int = 0) -> bytes:
+    key = pick(c, ("k8s.pod.name", "host.name", "log.file.path", "log.file.record_offset", "log.iostream",
+                   "k8s.pod.labels.project", "k8s.pod.annotations.x", "other"))
+    return _ld(1, key.encode()) + _ld(2, _any_value_proto(c, depth))
+
+
+def otel_proto(c: Choices) -> bytes:
+    """The OpenTelemetry Collector's ``otlp_proto`` encoding of logs: resource_logs { resource, scope_logs {
+    log_records { time_unix_nano, body, attributes } } }, any AnyValue anywhere; sometimes cut short."""
+    def record() -> bytes:
+        out = _varint(1 << 3 | 1) + struct.pack("<Q", pick(c, LONG_EDGES) % (1 << 64))
+        out += _ld(5, _any_value_proto(c)) if c.integer(0, 5) else b""
+        return out + b"".join(_ld(6, _key_value_proto(c)) for _ in range(c.integer(0, 3)))
+
+    resource = _ld(1, b"".join(_ld(1, _key_value_proto(c)) for _ in range(c.integer(0, 2))))
+    scope = _ld(2, b"".join(_ld(2, record()) for _ in range(c.integer(0, 3))))
+    value = _ld(1, resource + scope)
+    if c.integer(0, 9) == 0:
+        value = value[:c.integer(1, len(value))]
+    return value
 
 
 def _avro_text(s: str) -> str:
@@ -346,6 +420,8 @@ def value_of(c: Choices) -> bytes:
     if kind == 3:
         return cri(c)
     if kind <= 6:
+        if c.integer(0, 5) == 0:
+            return otel_proto(c)
         obj = pick(c, ENVELOPES)(c)
         return json.dumps(obj, ensure_ascii=bool(c.integer(0, 1))).encode("utf-8", "surrogatepass")
     if kind <= 8:

@@ -2,7 +2,8 @@
 
 A file is a few lines drawn from a seeded random stream: real corpus lines with invalid UTF-8, NULs,
 control characters, ANSI escapes and bidi overrides spliced in; JSON with lone surrogates, duplicate
-keys, 100,000 levels of nesting, numbers past every float and integer (``1e999``, 5,000 digits);
+keys, 100,000 levels of nesting, numbers past every float and integer (``1e999``, 5,000 digits), an
+agent's labels of every JSON type, keys named as Sluice's own attributes, an OTLP boolean file offset;
 docker and CRI envelopes cut anywhere; times from year 0, year 99999 and before the epoch; UTF-16
 lines; megabyte tokens (``big=True``); random bytes. :func:`check` parses it as `sluice parse` does
 (the worker's Avro body writer as the encoder) and reports a finding for each of: an exception out
@@ -56,8 +57,8 @@ def _spliced(rng: random.Random, text: str) -> bytes:
     return data
 
 
-def _json_line(rng: random.Random) -> str:
-    kind = rng.randrange(6)
+def _json_line(rng: random.Random) -> str:  # noqa: PLR0911 - one case per kind
+    kind = rng.randrange(9)
     if kind == 0:
         return '{"log": "\\ud800 lone \\udfff surrogates\\n", "stream": "stderr", "time": "2024-05-01T10:00:00Z"}'
     if kind == 1:
@@ -70,7 +71,17 @@ def _json_line(rng: random.Random) -> str:
         return '{"log": "a\\n", "log": "b\\n", "stream": "stdout", "stream": 7, "time": 1, "time": "x"}'
     if kind == 4:
         return json.dumps({"log": _corpus(rng) + "\n", "stream": "stdout", "time": rng.choice(TIMES)})
-    return json.dumps({"message": _corpus(rng), "@timestamp": rng.choice(EPOCHS), "host": {"name": [1, {}]}})
+    if kind == 5:
+        return json.dumps({"message": _corpus(rng), "@timestamp": rng.choice(EPOCHS), "host": {"name": [1, {}]}})
+    if kind == 6:  # an agent's labels of every JSON type (a null or a list must name no project)
+        value = rng.choice((None, ["Team-A"], {"a": 1}, True, 7, "x" * 5000, "../../etc", "UPPER*.."))
+        return json.dumps({"message": _corpus(rng), "source_type": "file", "labels": {"project": value}})
+    if kind == 7:  # a record's keys named as Sluice's own attributes, and long keys alike in their first 128
+        return json.dumps({"msg": _corpus(rng), "format": "safetensors", "sluice.flags": "forged",
+                           "k" * 300: 1, "k" * 200: 2})
+    attr = {"key": "log.file.record_offset", "value": {rng.choice(("boolValue", "doubleValue")): True}}
+    return json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [
+        {"body": {"stringValue": _corpus(rng)}, "attributes": [attr]}]}]}]})
 
 
 def _envelope_cut(rng: random.Random) -> bytes:
@@ -108,7 +119,8 @@ def hostile_line(rng: random.Random, big: bool = False) -> bytes:  # noqa: PLR09
         token = "".join(rng.choice("ABCDEFabcdef0123456789+/") for _ in range(64)) * (size // 64)
         return (rng.choice(("Authorization: Bearer ", "token=", "", "password: ", '{"log": "')) + token).encode()
     if kind == 7:
-        unit = rng.choice(("Authorization: ", "apikey: ", "key: 'v', ", "--password x ", "\\u00e9", "[", "{\"a\":"))
+        unit = rng.choice(("Authorization: ", "apikey: ", "key: 'v', ", "--password x ", "\\u00e9", "[", "{\"a\":", "_",
+                           "a."))
         return (unit * ((1 << 20 if big else 40_000) // len(unit))).encode()
     if kind == 8:
         return ("\ufeff" + _corpus(rng)).encode(rng.choice(("utf-16-le", "utf-16-be", "utf-32-le")))
@@ -118,8 +130,12 @@ def hostile_line(rng: random.Random, big: bool = False) -> bytes:  # noqa: PLR09
 
 
 def hostile_file(rng: random.Random, big: bool = False, max_lines: int = 12) -> list[bytes]:
-    """The file's lines (a wide line whose characters hold a 0x0A byte is more than one)."""
-    return [piece for _ in range(rng.randint(1, max_lines)) for piece in hostile_line(rng, big).split(b"\n")]
+    """The file's lines (a wide line whose characters hold a 0x0A byte is more than one); sometimes a
+    traceback's head after a line, which makes the merger search the line before it for an announcement."""
+    lines = [piece for _ in range(rng.randint(1, max_lines)) for piece in hostile_line(rng, big).split(b"\n")]
+    if rng.random() < 0.3:
+        lines.insert(rng.randint(1, len(lines)), b"Traceback (most recent call last):")
+    return lines
 
 
 @dataclass

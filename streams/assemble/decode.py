@@ -86,11 +86,12 @@ def _clean(line: RawLine) -> RawLine:
         text = text.replace("\x00", "")
     if "\r" in text:
         text = final_redraw(text)
-    # An agent's numbers past what the contract holds (a time no date holds, an offset past a long)
-    # are not believed: the record's own time is used, and the line has no file offset.
+    # An agent's numbers past what the contract holds (a time no date holds, an offset past a long, a
+    # boolean or a float where an integer belongs) are not believed: the record's own time is used, and
+    # the line has no file offset.
     ts = agent_ms(line.ts_ms)
     offset = line.file_offset
-    if offset is not None and not 0 <= offset <= LONG_MAX:
+    if offset is not None and (offset.__class__ is not int or not 0 <= offset <= LONG_MAX):
         offset = None
     if text is line.text and ts is line.ts_ms and offset is line.file_offset:
         return line

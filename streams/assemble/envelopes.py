@@ -136,12 +136,21 @@ def kubernetes(src: dict, labels: dict, k8s: Any) -> None:
                 put_meta(labels, str(k), v)
 
 
-def put_meta(labels: dict, key: str, value: Any) -> None:
-    """A label or annotation into ``labels``: scalars up to MAX_META_VALUE characters, first one wins."""
+def meta_text(value: Any) -> str | None:
+    """A label's or annotation's value as text: a string or a number up to MAX_META_VALUE characters, else
+    None (a null, a list or an object is no label: its repr would name a project nobody named)."""
     if isinstance(value, str | int | float) and not isinstance(value, bool):
         text = str(value)
         if len(text) <= MAX_META_VALUE:
-            labels.setdefault(key, text)
+            return text
+    return None
+
+
+def put_meta(labels: dict, key: str, value: Any) -> None:
+    """A label or annotation into ``labels`` (:func:`meta_text`), first one wins."""
+    text = meta_text(value)
+    if text is not None:
+        labels.setdefault(key, text)
 
 
 def _strip_newline(text: str) -> tuple[str, bool]:
@@ -164,9 +173,11 @@ def _agent_fields(obj: dict) -> tuple[dict, dict]:
     src["file"] = first_str(obj, FILE_KEYS)
     src["host"] = src["host"] or first_str(obj, HOST_KEYS)
     extra = obj.get("labels")
-    if extra.__class__ is dict:  # Filebeat/ECS custom labels, Vector's labels
+    if extra.__class__ is dict:  # Filebeat/ECS custom labels, Vector's labels: read as Kubernetes labels are
         for k, v in extra.items():
-            labels[str(k)] = str(v)
+            text = meta_text(v)
+            if text is not None:
+                labels[str(k)] = text
     return src, labels
 
 

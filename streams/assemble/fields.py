@@ -44,6 +44,9 @@ MAX_TRACKED_SOURCES = 100_000  # bound on each per-source memory
 FLAGS_KEY = "sluice.flags"
 DROPPED_KEY = "sluice.attributes_dropped"
 MAX_KEY_CHARS = 128
+# A record's own key of a name Sluice writes in ``attributes`` is moved under this prefix: it must neither
+# overwrite Sluice's value nor pass for it (a forged ``sluice.flags``).
+RECORD_KEY_PREFIX = "record."
 DAY_MS = 86_400_000
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 TASK_FIELDS = ("task_id", "task_type", "model_name", "phase")
@@ -169,6 +172,8 @@ class EventBuilder:
             if level is None and cls.error_class and cls.error_class != "nccl_warn":
                 level = "ERROR"  # an unlabelled traceback / panic / frame dump is an error
         attrs = p.attributes
+        if FLAGS_KEY in attrs or DROPPED_KEY in attrs or (p.fmt and "format" in attrs):
+            _set_aside(attrs, ("format", FLAGS_KEY, DROPPED_KEY) if p.fmt else (FLAGS_KEY, DROPPED_KEY))
         if p.fmt:
             attrs["format"] = p.fmt
         # The figures of a failure message (an OOM's sizes, a watchdog's op and times, an Xid): the line's own keys win.
@@ -279,7 +284,31 @@ class EventBuilder:
                 if "attribute_truncated" not in flags:
                     flags.append("attribute_truncated")
             if len(k) > MAX_KEY_CHARS:
-                attrs[k[:MAX_KEY_CHARS]] = attrs.pop(k)
+                attrs[_free_key(attrs, k[:MAX_KEY_CHARS])] = attrs.pop(k)
+                if "attribute_truncated" not in flags:
+                    flags.append("attribute_truncated")
         if flags:
             have = attrs.get(FLAGS_KEY)
             attrs[FLAGS_KEY] = ",".join([have, *flags] if have else flags)
+
+
+def _set_aside(attrs: dict, names: tuple[str, ...]) -> None:
+    """A record's keys of ``names`` (Sluice's own) moved to ``record.<key>`` (a free one)."""
+    for name in names:
+        if name in attrs:
+            key = RECORD_KEY_PREFIX + name
+            while key in attrs:
+                key = RECORD_KEY_PREFIX + key
+            attrs[key] = attrs.pop(name)
+
+
+def _free_key(attrs: dict, key: str) -> str:
+    """``key`` (at most MAX_KEY_CHARS), or, when another attribute holds it, the same cut shorter with a
+    ``~N`` suffix: long keys that share their first characters keep their own values."""
+    n = 1
+    free = key
+    while free in attrs:
+        n += 1
+        suffix = f"~{n}"
+        free = key[:MAX_KEY_CHARS - len(suffix)] + suffix
+    return free

@@ -19,6 +19,7 @@ import struct
 from typing import Any
 
 from streams.assemble.envelopes import Inner, put_meta, with_inner
+from streams.assemble.jsonlimits import MAX_DEPTH
 from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.timefmt import unix_nano_ms
 from streams.errors import DecodeError
@@ -145,7 +146,11 @@ def _text(buf: bytes, span: tuple[int, int]) -> str:
     return buf[span[0]:span[1]].decode("utf-8", "replace")
 
 
-def _any_value(buf: bytes, span: tuple[int, int]) -> Any:  # noqa: PLR0911 - one case per AnyValue member
+def _any_value(buf: bytes, span: tuple[int, int], depth: int = 0) -> Any:  # noqa: PLR0911 - one case per member
+    # Arrays and key-value lists nest: a few bytes a level, so one record can hold more levels than Python's
+    # stack. Past JSON's limit (jsonlimits.MAX_DEPTH) the record is not read, as a JSON one would not be.
+    if depth > MAX_DEPTH:
+        raise _Bad(f"AnyValue nested more than {MAX_DEPTH} levels deep")
     for field, wire, v in _fields(buf, *span):
         if field == 1 and wire == 2:
             return _text(buf, v)
@@ -156,26 +161,26 @@ def _any_value(buf: bytes, span: tuple[int, int]) -> Any:  # noqa: PLR0911 - one
         if field == 4 and wire == 1:
             return struct.unpack("<d", struct.pack("<Q", v))[0]
         if field == 5 and wire == 2:
-            return [_any_value(buf, s) for f, w, s in _fields(buf, *v) if f == 1 and w == 2]
+            return [_any_value(buf, s, depth + 1) for f, w, s in _fields(buf, *v) if f == 1 and w == 2]
         if field == 6 and wire == 2:
-            return _kv_list(buf, v)
+            return _kv_list(buf, v, depth + 1)
         if field == 7 and wire == 2:
             return bytes(buf[v[0]:v[1]])
     return None
 
 
-def _key_value(buf: bytes, span: tuple[int, int]) -> tuple[str, Any]:
+def _key_value(buf: bytes, span: tuple[int, int], depth: int = 0) -> tuple[str, Any]:
     key, value = "", None
     for field, wire, v in _fields(buf, *span):
         if field == 1 and wire == 2:
             key = _text(buf, v)
         elif field == 2 and wire == 2:
-            value = _any_value(buf, v)
+            value = _any_value(buf, v, depth)
     return key, value
 
 
-def _kv_list(buf: bytes, span: tuple[int, int]) -> dict:
-    return dict(_key_value(buf, s) for f, w, s in _fields(buf, *span) if f == 1 and w == 2)
+def _kv_list(buf: bytes, span: tuple[int, int], depth: int) -> dict:
+    return dict(_key_value(buf, s, depth) for f, w, s in _fields(buf, *span) if f == 1 and w == 2)
 
 
 def _resource_attrs(buf: bytes, span: tuple[int, int]) -> dict:

@@ -406,8 +406,11 @@ ANNOUNCE_BODY_RE = re.compile(
     # writes "*** Check failure stack trace: ***" and the frames right after it, also where a copy dropped
     # the record's "F0303 10:32:18.867789 30760 file:line] " head
     r"|^Check failed: "
-    # a record whose message ends with the throwable's toString() (a layout that writes "%m %ex" on one line)
-    r"|(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?::|$))")
+    # a record whose message ends with the throwable's toString() (a layout that writes "%m %ex" on one line).
+    # The name's parts are bounded (80 characters, 16 packages; Java's are far shorter) and a part starts after
+    # no other part letter: a search over a long word or dotted run would otherwise scan to its end from each
+    # of its characters.
+    r"|(?<![a-z_$])(?:[a-z_$][\w$]{0,79}\.){1,16}[A-Z][\w$]{0,79}(?:Exception|Error|Throwable)(?::|$))")
 
 # -- 3. tokens -------------------------------------------------------------------------------------
 # (name, pattern[, gate]), first match wins. The comment names the printer. A gate is a literal the

@@ -15,7 +15,7 @@ _MS_FLOOR = 1e11
 
 def agent_ms(value: int | None) -> int | None:
     """An agent's time for a line, or None (the record's own time is used) when no date can hold it."""
-    if value is None or not 0 < value <= MAX_MS:
+    if value is None or value.__class__ is not int or not 0 < value <= MAX_MS:  # (True is an int to Python)
         return None
     return value
 

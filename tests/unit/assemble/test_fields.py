@@ -185,6 +185,26 @@ def test_attributes_are_bounded_in_count_and_length() -> None:
     encoded(out)
 
 
+def test_a_records_keys_named_as_sluices_own_attributes_are_kept_beside_them() -> None:
+    # A record's own "format" (a checkpoint's), "sluice.flags" or "sluice.attributes_dropped" must neither be
+    # overwritten by what Sluice writes under that name nor pass for what Sluice says about the event.
+    record = {"msg": "saving", "format": "safetensors", "sluice.flags": "attributes_dropped",
+              "sluice": {"attributes_dropped": "5"}}
+    (out,) = feed([json.dumps(record)])
+    attrs = encoded(out)["attributes"]
+    assert attrs["format"] == "json" and attrs["record.format"] == "safetensors"
+    assert "sluice.flags" not in attrs and attrs["record.sluice.flags"] == "attributes_dropped"
+    assert "sluice.attributes_dropped" not in attrs and attrs["record.sluice.attributes_dropped"] == "5"
+
+
+def test_keys_cut_to_the_same_length_keep_every_value() -> None:
+    record = {"msg": "wide", "a" * 300: "1", "a" * 299 + "b": "2", "a" * 200: "3", "a" * 128: "4"}
+    (out,) = feed([json.dumps(record)])
+    attrs = encoded(out)["attributes"]
+    assert sorted(v for k, v in attrs.items() if k.startswith("a")) == ["1", "2", "3", "4"]
+    assert all(len(k) <= 128 for k in attrs) and "attribute_truncated" in attrs["sluice.flags"]
+
+
 # -- source metadata ---------------------------------------------------------------------------------
 
 def block(texts: list[str], labels: dict | None = None, source: dict | None = None) -> Block:

@@ -14,6 +14,7 @@ from typing import Any
 
 from streams.assemble.classify import classify
 from streams.assemble.pipeline import Assembler, RawRecord
+from streams.assemble.rules import ANNOUNCE_BODY_RE
 
 HANG_S = 30.0
 T0 = 1_700_000_000_000
@@ -108,3 +109,17 @@ def test_a_boosting_round_cell_of_dashes_does_not_stall_the_pair_pattern() -> No
 def test_xgboost_cells_are_still_pairs() -> None:
     out = assembled([b"[3]\ttrain-rmse:0.25\teval-rmse:0.5+0.01"])
     assert [kind for kind, _m in out] == ["metric"]
+
+
+def test_a_long_word_before_a_traceback_does_not_stall_the_announcement_search() -> None:
+    # the open record's last line is searched for an announcement of the stack that follows (a throwable's
+    # dotted name among them): every start in a long word, or a long dotted run, used to scan to its end
+    for run in ("_" * 200_000, "a." * 100_000):
+        out = finishes(lambda run=run: assembled([run.encode(), b"Traceback (most recent call last):",  # type: ignore[misc]
+                                                  b"2024-05-01 10:00:01 INFO after"]))
+        assert [m[:1] for _k, m in out] == [run[:1], "T", "2"]
+    # still an announcement: a message that ends with a throwable's name, or names it before a colon
+    for body in ("failed: org.example.io.BadInputException", "x java.lang.IllegalStateException: y",
+                 "Foo.bar.BazError", "ABC.foo.BarError: x"):
+        assert ANNOUNCE_BODY_RE.search(body) is not None, body
+    assert ANNOUNCE_BODY_RE.search("org.example.BadInputException is retried") is None
