@@ -97,11 +97,17 @@ def stop_worker(proc: subprocess.Popen[bytes]) -> None:
 
 
 def es_count(settings: Settings, index: str, host: str) -> int:
-    from elasticsearch import NotFoundError
+    """Events of ``host`` in ``index``; 0 while the index does not exist yet, or while a shard the hot worker
+    has just created is not started (a busy node answers such a search with 503)."""
+    from elasticsearch import ApiError, NotFoundError
 
     try:
         resp = es_client(settings.elasticsearch).count(index=index, query={"term": {"source.host": host}})
     except NotFoundError:
+        return 0
+    except ApiError as exc:
+        if exc.meta.status != 503:
+            raise
         return 0
     return int(resp["count"])
 
