@@ -107,6 +107,7 @@ _family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_gr
         "grad_l2",  # nanoT5's "Grad_l2 --> 1.234": the gradients' L2 norm
         "gradients_l2",  # Trax's training loop logs the gradients' L2 norm as "gradients_l2"
         "grad_gnorm",
+        "gn",  # TensorFlow NMT's print_step_info: "... ppl %.2f gN %.2f" (the global norm of the gradients)
         # MindFormers' MFLossMonitor prints the gradients' global norm it clips by: "global_norm: [1.234]"
         "global_norm")  # RLlib's learner_stats: the global norm of the gradients ("grad_gnorm")
 # What a serving engine generates per second: vLLM's "Avg generation throughput" (its rule names it), SGLang's

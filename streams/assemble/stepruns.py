@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from streams.assemble.keys import SPELLED_KEYS, canonical, claimed, norm
+from streams.assemble.keys import SPELLED_KEYS, STEP_METRICS, canonical, claimed, family, norm
 from streams.assemble.lift import Parsed, lift_value
 
 # NaN and Inf as the frameworks print them; MSVC's printf writes "nan(ind)", "-nan(ind)", "nan(snan)".
@@ -144,6 +144,39 @@ def progress_heads(body: str, p: Parsed) -> bool:
     return found
 
 
+# Pairs one blank apart, as printers write them with a format of "{key} {value} " pieces and no separator: WeNet's
+# executor ("TRAIN Batch {}/{} loss {:.6f} " then "loss_att {:.6f} ", "loss_ctc {:.6f} ", "lr {:.8f} rank {}"),
+# TensorFlow NMT's print_step_info ("%sstep %d lr %g step-time %.2fs wps %.2fK ppl %.2f gN %.2f"). A key is one
+# word; a run is three or more pairs in a row, one of them a loss or a gradient norm (a settings echo, "lr 0.001
+# batch 32 epochs 10", measures nothing).
+_BLANK_PAIR = re.compile(rf"([A-Za-z][\w./-]*) ({NUMBER})({UNIT})?(?= |\Z)")
+_BLANK_RUN = 3
+
+
+def blank_runs(seg: str) -> list[tuple[str, str, str | None]]:
+    """The pairs of the runs of three or more one-blank ``key value`` pairs in ``seg``."""
+    out: list[tuple[str, str, str | None]] = []
+    run: list[tuple[str, str, str | None]] = []
+    end = -1
+    for m in _BLANK_PAIR.finditer(seg):
+        if m.start() != end + 1 or (m.start() and seg[m.start() - 1] != " "):
+            if len(run) >= _BLANK_RUN:
+                out += run
+            run = []
+        run.append((m.group(1), m.group(2), m.group(3)))
+        end = m.end()
+    if len(run) >= _BLANK_RUN:
+        out += run
+    if not any(_measured(key) for key, _value, _unit in out):
+        return []
+    return out
+
+
+def _measured(key: str) -> bool:
+    fam = family(canonical(norm(key)))
+    return fam is not None and (fam[0] in STEP_METRICS or fam[0].endswith("loss"))
+
+
 def _lift_pair(p: Parsed, key: str, value: str, unit: str | None) -> bool:
     nk = canonical(norm(SPELLED_KEYS.get(key.lower(), key)))
     known = claimed(nk)
@@ -166,6 +199,8 @@ def spaced_run(body: str, p: Parsed, counted: bool = False) -> bool:
         m = _SPACED.fullmatch(seg)
         if m is not None:
             pairs.append(m.groups())
+        elif seg.count(" ") >= 2 * _BLANK_RUN - 1 and (run := blank_runs(seg)):
+            pairs += run
         elif " " in seg and (m := _TAIL_PAIR.search(seg)) is not None and claimed(canonical(norm(m.group(1)))):
             pairs.append((m.group(1), m.group(2), None))
     if len(pairs) < (1 if counted else 2):

@@ -15,8 +15,7 @@ PROBE_DEV12 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" 
 # MMSR ancestors' "iter: 107,200" (thousands separators inside a comma-separated head) and two-digit-year time
 # "20-05-22 17:42:09.481", a lone "psnr:" after a "<...>" head, TF-Agents' "step = 1000: Average Return = 15.6" (one
 # pair of two words beside the step), flashlight's "dev-clean-loss" (a held-out set named by the user), Spinning Up /
-# improved-diffusion's "| step | 1e+03 |" (a step in %g), and TensorFlow NMT's "lr 1 ... gN 5.67" (pairs one blank
-# apart, the gradient norm as "gN").
+# and improved-diffusion's "| step | 1e+03 |" (a step in %g).
 
 
 def lifted(line: str):
@@ -99,7 +98,14 @@ def test_tegrastats_gpu_load() -> None:
     assert p.metrics["gpu_utilization_pct"] == 87.0
 
 
+def test_tensorflow_nmt_pairs_one_blank_apart() -> None:
+    # print_step_info: "%sstep %d lr %g step-time %.2fs wps %.2fK ppl %.2f gN %.2f %s, %s" (gN the gradients' norm)
+    p = lifted("  global step 200 lr 1 step-time 0.45s wps 12.34K ppl 1234.56 gN 5.67 bleu 0.00, Mon Jan  1 10:00:00 "
+               "2018")
+    assert p.step == 200 and p.metrics["learning_rate"] == 1.0 and p.metrics["grad_norm"] == 5.67
+
+
 def test_dev12_figures() -> None:
     s = score(load([str(PROBE_DEV12)]))
-    assert s["right"] >= 141
+    assert s["right"] >= 143
     assert s["absent"]["violated"] == 0
