@@ -57,6 +57,10 @@ PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
     # The epoch and its total in brackets after "Epoch:": DCGAN-tensorflow "Epoch: [%2d/%2d] [%4d/%4d] time: ...",
     # MindFormers' MFLossMonitor "{ Epoch:[%3d/%3d], step:[%5d/%5d], loss: ..." (its step counts within the epoch)
     ("epoch in brackets", "Epoch:", re.compile(r"\bEpoch:\s*\[\s*(?P<epoch>\d+)\s*/\s*\d+\s*\]")),
+    # Two bracketed counters and their totals with no key, at the start: the epoch, then the batch within it. PyTorch's
+    # DCGAN example print('[%d/%d][%d/%d]\tLoss_D: %.4f\tLoss_G: %.4f ...' % (epoch, opt.niter, i, len(dataloader),
+    # ...)), and the GAN scripts copied from it
+    ("epoch and batch in brackets", "][", re.compile(r"^\s*\[(?P<epoch>\d+)/\d+\]\s*\[\d+/\d+\]\s*[A-Za-z]")),
     # Swin Transformer's train_one_epoch: f"Train: [{epoch}/{EPOCHS}][{idx}/{num_steps}]" (the batch within the epoch)
     ("swin", "Train: [", re.compile(r"\bTrain: \[(?P<epoch>\d+)/\d+\]\[\d+/\d+\]")),
     # char-rnn's train.lua "%d/%d (epoch %.3f), train_loss = ..." and char-rnn-tensorflow's "{}/{} (epoch {}), ...":
