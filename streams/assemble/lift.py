@@ -11,6 +11,7 @@ read: a step that does not fit an Avro ``long`` or an epoch too large for a doub
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +108,12 @@ def text_of(value: Any) -> str:  # noqa: PLR0911 - one return per kind of value
     return str(value)
 
 
+# A counter printed with C's "%g" past its precision: OpenAI baselines' logger and its copies (Spinning Up,
+# improved-diffusion, guided-diffusion) write every value "%-8.3g", so step 1000 reads "1e+03" and 107234 "1.07e+05"
+# (the figure as printed). "%g" always signs its exponent and gives it two digits or more.
+_G_COUNTER = re.compile(r"[1-9](?:\.\d{1,16})?e\+\d{2,3}")
+
+
 def _counter(value: Any) -> tuple[int | None, int | None]:
     """A step counter and its total: ``1500``, ``1500.0``, ``"1500"``, ``"1/94"``, ``"10/ 100"``."""
     if isinstance(value, bool):
@@ -122,6 +129,8 @@ def _counter(value: Any) -> tuple[int | None, int | None]:
     whole, dot, zeros = a.partition(".")
     if dot and zeros and not zeros.strip("0"):  # "794.0": Lightning and verl print counters as floats
         a = whole
+    elif "e+" in a and _G_COUNTER.fullmatch(a):
+        a = str(int(float(a)))
     if not (a.isascii() and a.isdigit()):
         return None, None
     return int(a), int(b) if sep and b.isascii() and b.isdigit() else None
