@@ -137,8 +137,11 @@ _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 # word. A total after a step is max_steps; after an epoch it is the number of epochs, not kept.
 # Tianshou's bar counts "Epoch #1:"; nanoT5's logger writes the total in words, "Step 100 out of 65536".
 # ("STEP 6053.0" is an id, and so is "step 0xdeadbeef"; "step: 2(factor)" is qualified, as for _SEP_VALUE)
-_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*[\[#]?(\d++)(?!\.\d|[A-Za-z_]|\([A-Za-z])"
-                         r"(?:\s*(?:/|out of)\s*(\d+))?", re.I)
+# A count may be grouped by thousands, as str.format's "{:,d}" writes it: MMSR's (BasicSR's ancestor) logger
+# "<epoch:{:3d}, iter:{:8,d}, lr:{:.3e}>" prints "iter: 107,200" (groups of three only; "1,2" is a list).
+_GROUPED = r"\d{1,3}(?:,\d{3})+(?!\d|,\d)"
+_COUNTER_AT = re.compile(rf"(epoch|step|iteration|iter)\b\s*:?\s*[\[#]?({_GROUPED}|\d++)(?!\.\d|[A-Za-z_]|\([A-Za-z])"
+                         rf"(?:\s*(?:/|out of)\s*({_GROUPED}|\d+))?", re.I)
 _COUNTER_WORDS = ("epoch", "step", "iter")
 MAX_STEP_LINE = 4096  # a longer line is a dump, not a step line: its head is all that is looked at
 MAX_SETTING_LINE = 160  # a line of one setting is short
@@ -437,13 +440,14 @@ def _counter_words(body: str, low: str, p: Parsed) -> bool:
             before = low[i - 1] if i else " "
             m = None if before.isalnum() or before == "_" else _COUNTER_AT.match(body, i)
             if m is not None:
+                count = m.group(2).replace(",", "")
                 if word == "epoch":
-                    lift_value(p, m.group(1), "epoch", m.group(2))
+                    lift_value(p, m.group(1), "epoch", count)
                 else:
-                    total = m.group(3)
-                    if total is not None and p.step is not None and p.step != int(m.group(2)):
+                    total = m.group(3) and m.group(3).replace(",", "")
+                    if total is not None and p.step is not None and p.step != int(count):
                         total = None  # the total of another count: Coqui's "STEP: 24/406 -- GLOBAL_STEP: 25"
-                    lift_value(p, m.group(1), "step", m.group(2) if total is None else f"{m.group(2)}/{total}")
+                    lift_value(p, m.group(1), "step", count if total is None else f"{count}/{total}")
                 found = True
             i = low.find(word, i + 1)
     return found

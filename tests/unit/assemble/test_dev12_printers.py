@@ -12,9 +12,9 @@ from tests.fields_probe import load, score
 READ = calendar.timegm((2024, 6, 1, 12, 0, 0)) * 1000
 PROBE_DEV12 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" / "dev12.yaml"
 # What dev12 still misses, left alone: BasicSR's losses "l_pix", "l_g_pix" (no family claims an "l_" prefix), its
-# MMSR ancestors' "iter: 107,200" (thousands separators inside a comma-separated head) and two-digit-year time
-# "20-05-22 17:42:09.481", a lone "psnr:" after a "<...>" head, TF-Agents' "step = 1000: Average Return = 15.6" (one
-# pair of two words beside the step) and flashlight's "dev-clean-loss" (a held-out set named by the user).
+# MMSR ancestors' two-digit-year time "20-05-22 17:42:09.481", a lone "psnr:" after a "<...>" head, TF-Agents'
+# "step = 1000: Average Return = 15.6" (one pair of two words beside the step) and flashlight's "dev-clean-loss" (a
+# held-out set named by the user).
 
 
 def lifted(line: str):
@@ -111,7 +111,16 @@ def test_a_counter_in_percent_g() -> None:
     assert lifted("| step          | 1e-03    |").step is None  # no count
 
 
+def test_a_count_grouped_by_thousands() -> None:
+    # MMSR's logger: '<epoch:{:3d}, iter:{:8,d}, lr:{:.3e}>'
+    p = lifted("19-08-09 08:25:25.996 - INFO: <epoch: 86, iter: 107,200, lr:2.500e-05> l_g_pix: 1.4819e-03")
+    assert (p.step, p.epoch) == (107200, 86.0)
+    assert (lifted("Step 1,000/10,000 | loss 0.5").step, lifted("Step 1,000/10,000 | loss 0.5").max_steps) == (
+        1000, 10000)
+    assert lifted("step 1,2,3 loss 0.5").step == 1  # a list, not one count
+
+
 def test_dev12_figures() -> None:
     s = score(load([str(PROBE_DEV12)]))
-    assert s["right"] >= 144
+    assert s["right"] >= 146
     assert s["absent"]["violated"] == 0
