@@ -145,6 +145,7 @@ _COUNTER_AT = re.compile(rf"(epoch|step|iteration|iter)\b\s*:?\s*[\[#]?({_GROUPE
 _COUNTER_WORDS = ("epoch", "step", "iter")
 MAX_STEP_LINE = 4096  # a longer line is a dump, not a step line: its head is all that is looked at
 MAX_SETTING_LINE = 160  # a line of one setting is short
+MAX_HEAD_CHARS = 64  # a counter that heads a line's figures stands near its start
 _TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"']?([\w./:@+-]+)")
 # The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
 _GATE = ("step", "epoch", "iter", "loss", "mem", "util", "throughput", "max_ca", "task_", "model_name",
@@ -415,14 +416,23 @@ def _run_step_first(pairs: list[tuple[str, str, str]], p: Parsed) -> list[tuple[
 def _loose_pairs(body: str, p: Parsed) -> bool:
     """``key = number`` pairs: two or more in the line, or one beside the line's step or epoch, or one
     that is a loss (a setting is never named loss); a lone ``lr = 0.01`` is a configuration line."""
-    pairs = [pair for pair in _LOOSE.findall(body) if _loose_key(pair[0])]
+    found = list(_LOOSE.finditer(body))
+    pairs = [m.groups("") for m in found if _loose_key(m.group(1))]
     if not pairs:
         return False
     if len(pairs) == 1 and p.step is None and p.epoch is None:
-        fam = family(canonical(norm(pairs[0][0])))
-        if fam is None or not fam[0].endswith("loss"):
+        nk = canonical(norm(pairs[0][0]))
+        fam = family(nk)
+        if (fam is None or not fam[0].endswith("loss")) and not _counter_heads(found, nk, body):
             return False
     return _lift_pairs(pairs, p)
+
+
+def _counter_heads(found: list[re.Match], nk: str, body: str) -> bool:
+    """Whether a lone ``counter = N`` heads the line's figures: a colon after it, then a pair of any name. TF-Agents'
+    tutorials print "step = {0}: Average Return = {1}" (as they print "step = {0}: loss = {1}")."""
+    return ((nk in STEP_KEYS or nk in EPOCH_KEYS) and len(found) >= 2 and found[0].start(1) < MAX_HEAD_CHARS
+            and body.startswith(":", found[0].end()))
 
 
 def _loose_key(key: str) -> bool:
