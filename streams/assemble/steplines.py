@@ -417,7 +417,7 @@ def _loose_pairs(body: str, p: Parsed) -> bool:
     """``key = number`` pairs: two or more in the line, or one beside the line's step or epoch, or one
     that is a loss (a setting is never named loss); a lone ``lr = 0.01`` is a configuration line."""
     found = list(_LOOSE.finditer(body))
-    pairs = [m.groups("") for m in found if _loose_key(m.group(1))]
+    pairs = [(m.group(1), m.group(2), m.group(3) or "") for m in found if _loose_key(m.group(1))]
     if not pairs:
         return False
     if len(pairs) == 1 and p.step is None and p.epoch is None:
