@@ -31,9 +31,10 @@ from streams.assemble.lift import Parsed, lift_value
 NON_FINITE = r"nan(?:\(ind\)|\(snan\))?|NaN|NAN|inf(?:inity)?|Inf(?:inity)?|INF"
 NUMBER = rf"[-+]?(?:{NON_FINITE}|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
 UNIT = r"%|[KMGTkmgt]i?B|[KMGT](?![a-z])|ms|s(?![a-z])"
-# An unknown key is lifted only when it names a training quantity.
+# An unknown key is lifted only when it names a training quantity. BasicSR's losses (and MMSR's before it) are named
+# "l_" and the term: "l_pix", "l_percep", "l_g_gan", "l_d_real"; image restoration is measured in PSNR and SSIM.
 METRICISH = re.compile(r"loss|acc|norm|lr|rate|mem|util|throughput|token|sample|speed|ppl|perplexity|reward|"
-                       r"score|kl|entropy|tflop|mfu|time|seconds")
+                       r"score|kl|entropy|tflop|mfu|time|seconds|psnr|ssim|^l_[a-z]")
 
 # (printer, regex with named groups epoch / step / max_steps), tried where the line holds the needle.
 PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
