@@ -172,6 +172,9 @@ def _lift_unknown(p: Parsed, nk: str, f: float, unit: str | None) -> None:
     p.metrics.setdefault(name, f)
 
 
+_SETTLED_LATER = frozenset(("memory_mb", "bare_norm"))
+
+
 def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool = True) -> bool:
     """Counters and metric families. True when ``value`` was used (or kept as flagged text)."""
     nk = canonical(nk)
@@ -198,8 +201,9 @@ def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool =
             p.epoch = f
     elif name not in p.metrics and len(p.metrics) < MAX_METRICS:
         p.metrics[name] = f * memory_scale(unit, scale) if name in _MEMORY_METRICS else f
-    # A bare memory figure may not be the GPU's (keys.settle_memory): its key keeps its text too.
-    return name != "memory_mb"
+    # A bare memory figure may not be the GPU's (keys.settle_memory), nor a bare norm the gradients' (settle_norm): its
+    # key keeps its text too.
+    return name not in _SETTLED_LATER
 
 
 def _time(p: Parsed, value: Any) -> bool:

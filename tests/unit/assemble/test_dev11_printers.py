@@ -16,8 +16,7 @@ PROBE_DEV11 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" 
 # "Train loss 1200 0.51 Grad Norm 0.82", HiFi-GAN's "Gen Loss Total : 45.1" (a three-word key no family claims),
 # Acme's "Learner Steps = 1000" (a counter of two words, which banners write too), Coqui's
 # lone "current_lr" row (no gate word), YOLOv5 v5.0's "total" column, a spaCy row as a step metric (its losses are
-# per component), Flair's "DEV : loss 0.31" (one pair), scikit-learn SGD's "Norm:" (the weights', read as a gradient
-# norm) and Chainer's argument echo "# epoch: 20".
+# per component), Flair's "DEV : loss 0.31" (one pair) and Chainer's argument echo "# epoch: 20".
 
 
 def lifted(line: str):
@@ -158,7 +157,15 @@ def test_epoch_and_batch_in_brackets_without_keys() -> None:
     assert lifted("[1/2][3/4]").epoch is None  # no figures behind them
 
 
+def test_a_bare_norm_is_the_gradients_only_on_a_counted_line() -> None:
+    # scikit-learn's SGD (verbose): the weights' norm after each "-- Epoch 1"; llm.c's step line prints no other norm
+    p = lifted("Norm: 12.34, NNZs: 100, Bias: 0.123456, T: 1000, Avg. loss: 0.456789")
+    assert "grad_norm" not in p.metrics and p.attributes["Norm"] == "12.34"
+    p = lifted("step    1/74 | train loss 11.010 | norm 15.4102 | lr 6.00e-06 | (1234.56 ms | 42000 tok/s)")
+    assert p.metrics["grad_norm"] == 15.4102
+
+
 def test_dev11_figures() -> None:
     s = score(load([str(PROBE_DEV11)]))
     assert s["right"] >= 163
-    assert s["absent"]["violated"] <= 2
+    assert s["absent"]["violated"] <= 1
