@@ -31,7 +31,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from streams.assemble.keys import EPOCH_KEYS, MAX_STEP_KEYS, STEP_KEYS, TASK_KEYS, canonical, claimed, family, norm
+from streams.assemble.keys import (
+    EPOCH_KEYS,
+    MAX_STEP_KEYS,
+    STEP_KEYS,
+    STEP_METRICS,
+    TASK_KEYS,
+    canonical,
+    claimed,
+    family,
+    norm,
+)
 from streams.assemble.lift import MAX_TASK_CHARS, Parsed, lift_value
 from streams.assemble.phrases import evaluation_losses, lift_phrases
 from streams.assemble.stepruns import METRICISH, NUMBER, progress_heads, spaced_run, table_row, without_config
@@ -111,6 +121,10 @@ _LOOSE = re.compile(rf"(?:^|(?<=[,;|:])|(?<=\s\s)|(?<=\] ))\s*([A-Za-z_][\w./-]*
 # its namespace, "optim/learning_rate_group0=0.0003", and stays a figure); a loss alone is not (a setting is never
 # named loss).
 _LONE_PAIR = re.compile(rf"\s*([A-Za-z_][\w.]*)\s*[:=]\s*({NUMBER})\s*,?\s*")
+# A script's echo of its arguments behind a "#", one per line: Chainer's examples print('# epoch: {}'.format(
+# args.epoch)), '# Minibatch-size: {}', '# unit: {}' before training. A setting, whatever its key counts (a figure
+# that is measured, a loss, is no argument and stays one).
+_ARGUMENT_ECHO = re.compile(rf"\s*#\s*([A-Za-z_][\w.-]*)\s*:\s*({NUMBER})\s*")
 # nvidia-smi's default table: per GPU a row of three cells under "| Fan  Temp  Perf  Pwr:Usage/Cap|  Memory-Usage |
 # GPU-Util  Compute M. |", "| N/A   61C    P0   175W / 400W |  33717MiB / 81252MiB |     84%      Default |" (fan,
 # perf and power may read N/A): the memory in use (MiB) of the total, and the GPU's utilisation.
@@ -227,8 +241,7 @@ def lift_step_line(body: str, p: Parsed) -> bool:
         # (nvidia-smi's and gpustat's rows name no training word, nor do Darknet's before AlexeyAB's "avg loss")
         return (("MiB /" in body and _smi_row(body, p)) or (" MB |" in body and _gpustat_row(body, p))
                 or (" rate, " in body and _darknet_line(body, p)))
-    if (" rate, " in body and _darknet_line(body, p)) or (
-            len(body) <= MAX_SETTING_LINE and (m := _LONE_PAIR.fullmatch(body)) is not None and _setting(m, p)):
+    if (" rate, " in body and _darknet_line(body, p)) or (len(body) <= MAX_SETTING_LINE and _one_setting(body, p)):
         return True
     if "(" in body:
         settings: list[str] = []
@@ -297,6 +310,25 @@ def _setting(m: re.Match, p: Parsed) -> bool:
     fam = family(nk)
     if nk not in MAX_STEP_KEYS and (fam is None or fam[0] != "learning_rate"):
         return False
+    p.attributes.setdefault(key, value)
+    p.wide = True
+    return True
+
+
+def _one_setting(body: str, p: Parsed) -> bool:
+    """A line of one setting: a lone learning rate or step budget, or an argument a script echoed."""
+    if (m := _LONE_PAIR.fullmatch(body)) is not None:
+        return _setting(m, p)
+    return "#" in body[:8] and (m := _ARGUMENT_ECHO.fullmatch(body)) is not None and _argument(m, p)
+
+
+def _argument(m: re.Match, p: Parsed) -> bool:
+    """An argument a script echoed (:data:`_ARGUMENT_ECHO`): kept as text in ``attributes``, never a field; a
+    measured figure (a loss, a norm) is read as a pair."""
+    key, value = m.group(1), m.group(2)
+    fam = family(canonical(norm(key)))
+    if fam is not None and (fam[0] in STEP_METRICS or fam[0].endswith("loss")):
+        return _lift_pairs([(key, value, "")], p)
     p.attributes.setdefault(key, value)
     p.wide = True
     return True
