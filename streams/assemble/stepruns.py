@@ -8,7 +8,9 @@ pairs, one-pair table rows, and configuration reprs that are not training state.
   summary ``| loss 6.326 | gnorm 1.201 |``, llm.c ``step 1/74 | train loss 11.01 | norm 15.41 | lr 6e-06``,
   nanoGPT ``iter 100: loss 4.1234, time 123.45ms``, the PyTorch ImageNet example's ``Loss 6.9e+00
   (6.9e+00)`` (value, then its running average in brackets), NeMo Automodel ``mem 24.06 GiB``. A key is
-  one to four words; a run needs two pairs, so a sentence with one number in it is not one.
+  one to four words; a run needs two pairs, so a sentence with one number in it is not one. Pairs one blank
+  apart (WeNet's ``loss 12.3 loss_att 11.2 loss_ctc 14.5 lr 0.000008 rank 0``) make a run of three or more
+  one-word keys, one of them a loss or a gradient norm.
 - **Table rows**: a whole line that is one key and one number, the key a single word: HF
   ``log_metrics`` ``  train_loss   =   1.9876``, stable-baselines3 ``|    loss    | 0.0123  |``, wandb's run
   summary ``wandb:   train/loss 1.2345``, Ray Train's result table ``│ loss     0.4123 │``. A banner's key
