@@ -100,15 +100,19 @@ _family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "
 # "current_lr", icefall's and many scripts' "cur_lr".
 _family("learning_rate", "learning_rate", "lr", "train_learning_rate", "train_lr", "current_lr", "cur_lr",
         "current_learning_rate")
-# fairseq ``gnorm``, llm.c ``norm`` (its step line prints no other norm), torch's clip_grad_norm_ ``total_norm``.
-# OLMo's ``optim/total_grad_norm``.
-_family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_grad_norm", "gnorm", "norm", "total_norm",
+# fairseq ``gnorm``, torch's clip_grad_norm_ ``total_norm``. OLMo's ``optim/total_grad_norm``.
+_family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_grad_norm", "gnorm", "total_norm",
         "grad_l2_norm", "total_grad_norm",
         "grad_l2",  # nanoT5's "Grad_l2 --> 1.234": the gradients' L2 norm
         "gradients_l2",  # Trax's training loop logs the gradients' L2 norm as "gradients_l2"
         "grad_gnorm",
+        "gn",  # TensorFlow NMT's print_step_info: "... ppl %.2f gN %.2f" (the global norm of the gradients)
         # MindFormers' MFLossMonitor prints the gradients' global norm it clips by: "global_norm: [1.234]"
         "global_norm")  # RLlib's learner_stats: the global norm of the gradients ("grad_gnorm")
+# A bare ``norm`` is the gradients' on a step line (one that names its step or epoch): llm.c's "step 1/74 | train loss
+# 11.01 | norm 15.41 | lr 6e-06" prints no other norm. Elsewhere it is not known whose it is: scikit-learn's SGD
+# prints its weights' "Norm: 12.34, NNZs: 100, Bias: ..., T: 1000, Avg. loss: ..." after each "-- Epoch 1" line.
+_family("bare_norm", "norm")
 # What a serving engine generates per second: vLLM's "Avg generation throughput" (its rule names it), SGLang's
 # scheduler "gen throughput (token/s)".
 _family("generation_throughput_tokens_s", "gen_throughput_token_s", "gen_throughput_tokens_s",
@@ -194,6 +198,14 @@ def settle_memory(metrics: dict, counted: bool) -> None:
     if value is not None and "gpu_memory_mb" not in metrics and (
             counted or not STEP_METRICS.isdisjoint(metrics) or any(k.endswith("loss") for k in metrics)):
         metrics["gpu_memory_mb"] = value
+
+
+def settle_norm(metrics: dict, counted: bool) -> None:
+    """A bare ``norm`` becomes ``grad_norm`` on a line that names its step or epoch (``counted``) when no key named
+    the gradients' norm itself; elsewhere it is dropped (its key's text stays in the attributes)."""
+    value = metrics.pop("bare_norm", None)
+    if value is not None and counted and "grad_norm" not in metrics:
+        metrics["grad_norm"] = value
 
 
 def settle_loss(metrics: dict) -> None:

@@ -11,6 +11,7 @@ read: a step that does not fit an Avro ``long`` or an epoch too large for a doub
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +108,12 @@ def text_of(value: Any) -> str:  # noqa: PLR0911 - one return per kind of value
     return str(value)
 
 
+# A counter printed with C's "%g" past its precision: OpenAI baselines' logger and its copies (Spinning Up,
+# improved-diffusion, guided-diffusion) write every value "%-8.3g", so step 1000 reads "1e+03" and 107234 "1.07e+05"
+# (the figure as printed). "%g" always signs its exponent and gives it two digits or more.
+_G_COUNTER = re.compile(r"[1-9](?:\.\d{1,16})?e\+\d{2,3}")
+
+
 def _counter(value: Any) -> tuple[int | None, int | None]:
     """A step counter and its total: ``1500``, ``1500.0``, ``"1500"``, ``"1/94"``, ``"10/ 100"``."""
     if isinstance(value, bool):
@@ -122,6 +129,8 @@ def _counter(value: Any) -> tuple[int | None, int | None]:
     whole, dot, zeros = a.partition(".")
     if dot and zeros and not zeros.strip("0"):  # "794.0": Lightning and verl print counters as floats
         a = whole
+    elif "e+" in a and _G_COUNTER.fullmatch(a):
+        a = str(int(float(a)))
     if not (a.isascii() and a.isdigit()):
         return None, None
     return int(a), int(b) if sep and b.isascii() and b.isdigit() else None
@@ -163,6 +172,9 @@ def _lift_unknown(p: Parsed, nk: str, f: float, unit: str | None) -> None:
     p.metrics.setdefault(name, f)
 
 
+_SETTLED_LATER = frozenset(("memory_mb", "bare_norm"))
+
+
 def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool = True) -> bool:
     """Counters and metric families. True when ``value`` was used (or kept as flagged text)."""
     nk = canonical(nk)
@@ -189,8 +201,9 @@ def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool =
             p.epoch = f
     elif name not in p.metrics and len(p.metrics) < MAX_METRICS:
         p.metrics[name] = f * memory_scale(unit, scale) if name in _MEMORY_METRICS else f
-    # A bare memory figure may not be the GPU's (keys.settle_memory): its key keeps its text too.
-    return name != "memory_mb"
+    # A bare memory figure may not be the GPU's (keys.settle_memory), nor a bare norm the gradients' (settle_norm): its
+    # key keeps its text too.
+    return name not in _SETTLED_LATER
 
 
 def _time(p: Parsed, value: Any) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import time
 
-from streams.assemble.keys import norm, number, settle_loss, settle_memory
+from streams.assemble.keys import norm, number, settle_loss, settle_memory, settle_norm
 from streams.assemble.lift import LEVELS, Parsed, lift_record, lift_value, settle_settings
 from streams.assemble.records import find_record, logfmt
 from streams.assemble.rounds import lift_round
@@ -173,6 +173,8 @@ def _prometheus(m: re.Match, p: Parsed) -> bool:
 def _settled(p: Parsed) -> Parsed:
     if "running_loss" in p.metrics:
         settle_loss(p.metrics)
+    if "bare_norm" in p.metrics:
+        settle_norm(p.metrics, p.step is not None or p.epoch is not None)
     if "memory_mb" in p.metrics:
         settle_memory(p.metrics, p.step is not None or p.epoch is not None)
     return p

@@ -78,13 +78,16 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
 # (end2end-asr-pytorch's trainer logs each validation set's result as "VALID SET 0 LOSS:0.1780 CER:5.78%")
 # Ignite's examples write "Validation Results - Epoch: 1  Avg accuracy: ... Avg loss: 0.13"; OpenNMT-tf "Evaluation
 # result for step 5000: loss = 3.12 ; ..."; a split in brackets tags the line: PaddleClas "[Eval][Epoch 1][Avg]...",
-# Flax's NNX examples "[test] step: 1199, loss: ...", Marian's validation logger "[valid] Ep. 2 : Up. 25000 : ...".
+# Flax's NNX examples "[test] step: 1199, loss: ...", Marian's validation logger "[valid] Ep. 2 : Up. 25000 : ...";
+# a split in capitals before the counter, as WeNet's executor writes its cross-validation batches ("CV Batch {}/{} loss
+# {:.6f} ", its training ones "TRAIN Batch ...").
 _EVAL_HEAD = re.compile(r"\s*(?:(?:Test|Validation|Valid|Val|Eval|Evaluation)(?: set| [Rr]esults?)?(?::(?!\S)| - )|"
                         r"(?:Evaluation|Validation|Test) results? (?:for|at|after) (?:step|epoch|iteration) \d+:|"
                         r"\[(?i:eval|evaluation|test|val|valid|validation)\]|"
                         r"Saving dict for global step \d+:|eval metrics after step: \d+,|"
-                        r"(?:VALID|TEST) SET \d+ (?=[A-Z]+:))")
-_EVAL_WORDS = ("Test", "Val", "Eval", "Saving dict", "eval metric", "VALID", "TEST", "[")
+                        r"(?:VALID|TEST) SET \d+ (?=[A-Z]+:)|"
+                        r"(?:CV|DEV|VALID|VAL|TEST|EVAL) (?=(?:Batch|Step|Epoch|Iter|Iteration) \d))")
+_EVAL_WORDS = ("Test", "Val", "Eval", "Saving dict", "eval metric", "VALID", "VAL", "TEST", "[", "CV ", "DEV ", "EVAL ")
 # icefall's train.py names the split after the epoch it heads: f"Epoch {params.cur_epoch}, validation: {valid_info}"
 # (a split word after a figure's comma is a figure's name elsewhere: PyG's "Loss: 1.94, Train: 0.30, Val: 0.23").
 _SPLIT_AFTER_EPOCH = re.compile(r"\b[Ee]poch \d+, (?:validation|valid|eval|test): ")

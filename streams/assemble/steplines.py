@@ -31,7 +31,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from streams.assemble.keys import EPOCH_KEYS, MAX_STEP_KEYS, STEP_KEYS, TASK_KEYS, canonical, claimed, family, norm
+from streams.assemble.keys import (
+    EPOCH_KEYS,
+    MAX_STEP_KEYS,
+    STEP_KEYS,
+    STEP_METRICS,
+    TASK_KEYS,
+    canonical,
+    claimed,
+    family,
+    norm,
+)
 from streams.assemble.lift import MAX_TASK_CHARS, Parsed, lift_value
 from streams.assemble.phrases import evaluation_losses, lift_phrases
 from streams.assemble.stepruns import METRICISH, NUMBER, progress_heads, spaced_run, table_row, without_config
@@ -111,6 +121,10 @@ _LOOSE = re.compile(rf"(?:^|(?<=[,;|:])|(?<=\s\s)|(?<=\] ))\s*([A-Za-z_][\w./-]*
 # its namespace, "optim/learning_rate_group0=0.0003", and stays a figure); a loss alone is not (a setting is never
 # named loss).
 _LONE_PAIR = re.compile(rf"\s*([A-Za-z_][\w.]*)\s*[:=]\s*({NUMBER})\s*,?\s*")
+# A script's echo of its arguments behind a "#", one per line: Chainer's examples print('# epoch: {}'.format(
+# args.epoch)), '# Minibatch-size: {}', '# unit: {}' before training. A setting, whatever its key counts (a figure
+# that is measured, a loss, is no argument and stays one).
+_ARGUMENT_ECHO = re.compile(rf"\s*#\s*([A-Za-z_][\w.-]*)\s*:\s*({NUMBER})\s*")
 # nvidia-smi's default table: per GPU a row of three cells under "| Fan  Temp  Perf  Pwr:Usage/Cap|  Memory-Usage |
 # GPU-Util  Compute M. |", "| N/A   61C    P0   175W / 400W |  33717MiB / 81252MiB |     84%      Default |" (fan,
 # perf and power may read N/A): the memory in use (MiB) of the total, and the GPU's utilisation.
@@ -137,11 +151,15 @@ _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 # word. A total after a step is max_steps; after an epoch it is the number of epochs, not kept.
 # Tianshou's bar counts "Epoch #1:"; nanoT5's logger writes the total in words, "Step 100 out of 65536".
 # ("STEP 6053.0" is an id, and so is "step 0xdeadbeef"; "step: 2(factor)" is qualified, as for _SEP_VALUE)
-_COUNTER_AT = re.compile(r"(epoch|step|iteration|iter)\b\s*:?\s*[\[#]?(\d++)(?!\.\d|[A-Za-z_]|\([A-Za-z])"
-                         r"(?:\s*(?:/|out of)\s*(\d+))?", re.I)
+# A count may be grouped by thousands, as str.format's "{:,d}" writes it: MMSR's (BasicSR's ancestor) logger
+# "<epoch:{:3d}, iter:{:8,d}, lr:{:.3e}>" prints "iter: 107,200" (groups of three only; "1,2" is a list).
+_GROUPED = r"\d{1,3}(?:,\d{3})+(?!\d|,\d)"
+_COUNTER_AT = re.compile(rf"(epoch|step|iteration|iter)\b\s*:?\s*[\[#]?({_GROUPED}|\d++)(?!\.\d|[A-Za-z_]|\([A-Za-z])"
+                         rf"(?:\s*(?:/|out of)\s*({_GROUPED}|\d+))?", re.I)
 _COUNTER_WORDS = ("epoch", "step", "iter")
 MAX_STEP_LINE = 4096  # a longer line is a dump, not a step line: its head is all that is looked at
 MAX_SETTING_LINE = 160  # a line of one setting is short
+MAX_HEAD_CHARS = 64  # a counter that heads a line's figures stands near its start
 _TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"']?([\w./:@+-]+)")
 # The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
 _GATE = ("step", "epoch", "iter", "loss", "mem", "util", "throughput", "max_ca", "task_", "model_name",
@@ -223,8 +241,7 @@ def lift_step_line(body: str, p: Parsed) -> bool:
         # (nvidia-smi's and gpustat's rows name no training word, nor do Darknet's before AlexeyAB's "avg loss")
         return (("MiB /" in body and _smi_row(body, p)) or (" MB |" in body and _gpustat_row(body, p))
                 or (" rate, " in body and _darknet_line(body, p)))
-    if (" rate, " in body and _darknet_line(body, p)) or (
-            len(body) <= MAX_SETTING_LINE and (m := _LONE_PAIR.fullmatch(body)) is not None and _setting(m, p)):
+    if (" rate, " in body and _darknet_line(body, p)) or (len(body) <= MAX_SETTING_LINE and _one_setting(body, p)):
         return True
     if "(" in body:
         settings: list[str] = []
@@ -293,6 +310,25 @@ def _setting(m: re.Match, p: Parsed) -> bool:
     fam = family(nk)
     if nk not in MAX_STEP_KEYS and (fam is None or fam[0] != "learning_rate"):
         return False
+    p.attributes.setdefault(key, value)
+    p.wide = True
+    return True
+
+
+def _one_setting(body: str, p: Parsed) -> bool:
+    """A line of one setting: a lone learning rate or step budget, or an argument a script echoed."""
+    if (m := _LONE_PAIR.fullmatch(body)) is not None:
+        return _setting(m, p)
+    return "#" in body[:8] and (m := _ARGUMENT_ECHO.fullmatch(body)) is not None and _argument(m, p)
+
+
+def _argument(m: re.Match, p: Parsed) -> bool:
+    """An argument a script echoed (:data:`_ARGUMENT_ECHO`): kept as text in ``attributes``, never a field; a
+    measured figure (a loss, a norm) is read as a pair."""
+    key, value = m.group(1), m.group(2)
+    fam = family(canonical(norm(key)))
+    if fam is not None and (fam[0] in STEP_METRICS or fam[0].endswith("loss")):
+        return _lift_pairs([(key, value, "")], p)
     p.attributes.setdefault(key, value)
     p.wide = True
     return True
@@ -412,14 +448,23 @@ def _run_step_first(pairs: list[tuple[str, str, str]], p: Parsed) -> list[tuple[
 def _loose_pairs(body: str, p: Parsed) -> bool:
     """``key = number`` pairs: two or more in the line, or one beside the line's step or epoch, or one
     that is a loss (a setting is never named loss); a lone ``lr = 0.01`` is a configuration line."""
-    pairs = [pair for pair in _LOOSE.findall(body) if _loose_key(pair[0])]
+    found = list(_LOOSE.finditer(body))
+    pairs = [(m.group(1), m.group(2), m.group(3) or "") for m in found if _loose_key(m.group(1))]
     if not pairs:
         return False
     if len(pairs) == 1 and p.step is None and p.epoch is None:
-        fam = family(canonical(norm(pairs[0][0])))
-        if fam is None or not fam[0].endswith("loss"):
+        nk = canonical(norm(pairs[0][0]))
+        fam = family(nk)
+        if (fam is None or not fam[0].endswith("loss")) and not _counter_heads(found, nk, body):
             return False
     return _lift_pairs(pairs, p)
+
+
+def _counter_heads(found: list[re.Match], nk: str, body: str) -> bool:
+    """Whether a lone ``counter = N`` heads the line's figures: a colon after it, then a pair of any name. TF-Agents'
+    tutorials print "step = {0}: Average Return = {1}" (as they print "step = {0}: loss = {1}")."""
+    return ((nk in STEP_KEYS or nk in EPOCH_KEYS) and len(found) >= 2 and found[0].start(1) < MAX_HEAD_CHARS
+            and body.startswith(":", found[0].end()))
 
 
 def _loose_key(key: str) -> bool:
@@ -437,13 +482,14 @@ def _counter_words(body: str, low: str, p: Parsed) -> bool:
             before = low[i - 1] if i else " "
             m = None if before.isalnum() or before == "_" else _COUNTER_AT.match(body, i)
             if m is not None:
+                count = m.group(2).replace(",", "")
                 if word == "epoch":
-                    lift_value(p, m.group(1), "epoch", m.group(2))
+                    lift_value(p, m.group(1), "epoch", count)
                 else:
-                    total = m.group(3)
-                    if total is not None and p.step is not None and p.step != int(m.group(2)):
+                    total = m.group(3) and m.group(3).replace(",", "")
+                    if total is not None and p.step is not None and p.step != int(count):
                         total = None  # the total of another count: Coqui's "STEP: 24/406 -- GLOBAL_STEP: 25"
-                    lift_value(p, m.group(1), "step", m.group(2) if total is None else f"{m.group(2)}/{total}")
+                    lift_value(p, m.group(1), "step", count if total is None else f"{count}/{total}")
                 found = True
             i = low.find(word, i + 1)
     return found

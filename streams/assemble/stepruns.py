@@ -8,7 +8,9 @@ pairs, one-pair table rows, and configuration reprs that are not training state.
   summary ``| loss 6.326 | gnorm 1.201 |``, llm.c ``step 1/74 | train loss 11.01 | norm 15.41 | lr 6e-06``,
   nanoGPT ``iter 100: loss 4.1234, time 123.45ms``, the PyTorch ImageNet example's ``Loss 6.9e+00
   (6.9e+00)`` (value, then its running average in brackets), NeMo Automodel ``mem 24.06 GiB``. A key is
-  one to four words; a run needs two pairs, so a sentence with one number in it is not one.
+  one to four words; a run needs two pairs, so a sentence with one number in it is not one. Pairs one blank
+  apart (WeNet's ``loss 12.3 loss_att 11.2 loss_ctc 14.5 lr 0.000008 rank 0``) make a run of three or more
+  one-word keys, one of them a loss or a gradient norm.
 - **Table rows**: a whole line that is one key and one number, the key a single word: HF
   ``log_metrics`` ``  train_loss   =   1.9876``, stable-baselines3 ``|    loss    | 0.0123  |``, wandb's run
   summary ``wandb:   train/loss 1.2345``, Ray Train's result table ``│ loss     0.4123 │``. A banner's key
@@ -24,16 +26,17 @@ from __future__ import annotations
 
 import re
 
-from streams.assemble.keys import SPELLED_KEYS, canonical, claimed, norm
+from streams.assemble.keys import SPELLED_KEYS, STEP_METRICS, canonical, claimed, family, norm
 from streams.assemble.lift import Parsed, lift_value
 
 # NaN and Inf as the frameworks print them; MSVC's printf writes "nan(ind)", "-nan(ind)", "nan(snan)".
 NON_FINITE = r"nan(?:\(ind\)|\(snan\))?|NaN|NAN|inf(?:inity)?|Inf(?:inity)?|INF"
 NUMBER = rf"[-+]?(?:{NON_FINITE}|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
 UNIT = r"%|[KMGTkmgt]i?B|[KMGT](?![a-z])|ms|s(?![a-z])"
-# An unknown key is lifted only when it names a training quantity.
+# An unknown key is lifted only when it names a training quantity. BasicSR's losses (and MMSR's before it) are named
+# "l_" and the term: "l_pix", "l_percep", "l_g_gan", "l_d_real"; image restoration is measured in PSNR and SSIM.
 METRICISH = re.compile(r"loss|acc|norm|lr|rate|mem|util|throughput|token|sample|speed|ppl|perplexity|reward|"
-                       r"score|kl|entropy|tflop|mfu|time|seconds")
+                       r"score|kl|entropy|tflop|mfu|time|seconds|psnr|ssim|^l_[a-z]")
 
 # (printer, regex with named groups epoch / step / max_steps), tried where the line holds the needle.
 PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
@@ -57,6 +60,10 @@ PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
     # The epoch and its total in brackets after "Epoch:": DCGAN-tensorflow "Epoch: [%2d/%2d] [%4d/%4d] time: ...",
     # MindFormers' MFLossMonitor "{ Epoch:[%3d/%3d], step:[%5d/%5d], loss: ..." (its step counts within the epoch)
     ("epoch in brackets", "Epoch:", re.compile(r"\bEpoch:\s*\[\s*(?P<epoch>\d+)\s*/\s*\d+\s*\]")),
+    # Two bracketed counters and their totals with no key, at the start: the epoch, then the batch within it. PyTorch's
+    # DCGAN example print('[%d/%d][%d/%d]\tLoss_D: %.4f\tLoss_G: %.4f ...' % (epoch, opt.niter, i, len(dataloader),
+    # ...)), and the GAN scripts copied from it
+    ("epoch and batch in brackets", "][", re.compile(r"^\s*\[(?P<epoch>\d+)/\d+\]\s*\[\d+/\d+\]\s*[A-Za-z]")),
     # Swin Transformer's train_one_epoch: f"Train: [{epoch}/{EPOCHS}][{idx}/{num_steps}]" (the batch within the epoch)
     ("swin", "Train: [", re.compile(r"\bTrain: \[(?P<epoch>\d+)/\d+\]\[\d+/\d+\]")),
     # char-rnn's train.lua "%d/%d (epoch %.3f), train_loss = ..." and char-rnn-tensorflow's "{}/{} (epoch {}), ...":
@@ -144,6 +151,39 @@ def progress_heads(body: str, p: Parsed) -> bool:
     return found
 
 
+# Pairs one blank apart, as printers write them with a format of "{key} {value} " pieces and no separator: WeNet's
+# executor ("TRAIN Batch {}/{} loss {:.6f} " then "loss_att {:.6f} ", "loss_ctc {:.6f} ", "lr {:.8f} rank {}"),
+# TensorFlow NMT's print_step_info ("%sstep %d lr %g step-time %.2fs wps %.2fK ppl %.2f gN %.2f"). A key is one
+# word; a run is three or more pairs in a row, one of them a loss or a gradient norm (a settings echo, "lr 0.001
+# batch 32 epochs 10", measures nothing).
+_BLANK_PAIR = re.compile(rf"([A-Za-z][\w./-]*) ({NUMBER})({UNIT})?(?= |\Z)")
+_BLANK_RUN = 3
+
+
+def blank_runs(seg: str) -> list[tuple[str, str, str | None]]:
+    """The pairs of the runs of three or more one-blank ``key value`` pairs in ``seg``."""
+    out: list[tuple[str, str, str | None]] = []
+    run: list[tuple[str, str, str | None]] = []
+    end = -1
+    for m in _BLANK_PAIR.finditer(seg):
+        if m.start() != end + 1 or (m.start() and seg[m.start() - 1] != " "):
+            if len(run) >= _BLANK_RUN:
+                out += run
+            run = []
+        run.append((m.group(1), m.group(2), m.group(3)))
+        end = m.end()
+    if len(run) >= _BLANK_RUN:
+        out += run
+    if not any(_measured(key) for key, _value, _unit in out):
+        return []
+    return out
+
+
+def _measured(key: str) -> bool:
+    fam = family(canonical(norm(key)))
+    return fam is not None and (fam[0] in STEP_METRICS or fam[0].endswith("loss"))
+
+
 def _lift_pair(p: Parsed, key: str, value: str, unit: str | None) -> bool:
     nk = canonical(norm(SPELLED_KEYS.get(key.lower(), key)))
     known = claimed(nk)
@@ -166,6 +206,8 @@ def spaced_run(body: str, p: Parsed, counted: bool = False) -> bool:
         m = _SPACED.fullmatch(seg)
         if m is not None:
             pairs.append(m.groups())
+        elif seg.count(" ") >= 2 * _BLANK_RUN - 1 and (run := blank_runs(seg)):
+            pairs += run
         elif " " in seg and (m := _TAIL_PAIR.search(seg)) is not None and claimed(canonical(norm(m.group(1)))):
             pairs.append((m.group(1), m.group(2), None))
     if len(pairs) < (1 if counted else 2):

@@ -56,6 +56,7 @@ from streams.assemble.keys import (
     claimed,
     norm,
     settle_memory,
+    settle_norm,
 )
 from streams.assemble.lift import Parsed, lift_record, lift_value
 
@@ -252,6 +253,8 @@ def _row(header: Header, text: str, p: Parsed) -> bool:
     if times:
         lift_record(_dated(times, date), p)
     p.fmt, p.wide = p.fmt or "table", True
+    if "bare_norm" in p.metrics:
+        settle_norm(p.metrics, p.step is not None or p.epoch is not None)
     if "memory_mb" in p.metrics:
         settle_memory(p.metrics, p.step is not None or p.epoch is not None)
     return True

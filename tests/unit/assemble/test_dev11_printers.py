@@ -12,13 +12,12 @@ from tests.unit.assemble.corpus_helpers import parsed_lines
 
 READ = calendar.timegm((2024, 6, 1, 12, 0, 0)) * 1000
 PROBE_DEV11 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" / "dev11.yaml"
-# What dev11 still misses, left alone: runs of "key value" pairs one blank apart (WeNet's "TRAIN Batch 0/100 loss 12.3
-# loss_att ... lr 0.0000080 rank 0", whose first count is the epoch), Tacotron 2's
-# "Train loss 1200 0.51 Grad Norm 0.82", HiFi-GAN's "Gen Loss Total : 45.1" (a three-word key no family claims),
-# Acme's "Learner Steps = 1000" (a counter of two words, which banners write too), DCGAN's "[3/25][100/782]", Coqui's
-# lone "current_lr" row (no gate word), YOLOv5 v5.0's "total" column, a spaCy row as a step metric (its losses are
-# per component), Flair's "DEV : loss 0.31" (one pair), scikit-learn SGD's "Norm:" (the weights', read as a gradient
-# norm) and Chainer's argument echo "# epoch: 20".
+# What dev11 still misses, left alone: WeNet's "TRAIN Batch 0/100 ..." whose first count is the epoch (elsewhere the
+# count before a batch's total is the batch), Tacotron 2's "Train loss 1200 0.51 Grad Norm 0.82" (the step between a
+# key and its value), HiFi-GAN's "Gen Loss Total : 45.1" (a three-word key no family claims), Acme's "Learner Steps =
+# 1000" (a counter of two words, which banners write too), Coqui's lone "current_lr" row (no gate word), YOLOv5 v5.0's
+# "total" column, a spaCy row as a step metric (its losses are per component) and Flair's "DEV : loss 0.31" (one
+# pair).
 
 
 def lifted(line: str):
@@ -136,7 +135,46 @@ def test_nanot5_arrow_pairs_and_a_total_in_words() -> None:
     assert p.metrics["eval_loss"] == 1.987 and "loss" not in p.metrics
 
 
+def test_pairs_one_blank_apart() -> None:
+    # WeNet's executor: "TRAIN Batch {}/{} loss {:.6f} " + "loss_att {:.6f} " + ... + "lr {:.8f} rank {}"
+    p = lifted("2021-03-10 12:41:07,991 DEBUG TRAIN Batch 7/2300 loss 3.215008 loss_att 2.871122 loss_ctc 4.017414 "
+               "lr 0.00071234 rank 0")
+    assert p.metrics["loss"] == 3.215008 and p.metrics["learning_rate"] == 0.00071234
+    assert p.metrics["loss_ctc"] == 4.017414 and p.max_steps is None
+    # its cross-validation batches: the split in capitals before the counter
+    p = lifted("2021-03-10 10:30:00,456 DEBUG CV Batch 0/100 loss 8.123456 loss_att 7.123456 loss_ctc 10.123456 "
+               "history loss 8.345678")
+    assert p.metrics["eval_loss"] == 8.123456 and "loss" not in p.metrics
+    # a settings echo measures nothing; two pairs are no run
+    assert not lifted("Using lr 0.001 batch 32 epochs 10 seed 42").metrics
+    assert not lifted("Using lr 0.001 batch 32").metrics
+
+
+def test_epoch_and_batch_in_brackets_without_keys() -> None:
+    # PyTorch's DCGAN example: '[%d/%d][%d/%d]\tLoss_D: %.4f\tLoss_G: %.4f ...' % (epoch, niter, i, len(dataloader))
+    p = lifted("[0/5][50/1583]\tLoss_D: 1.6513\tLoss_G: 5.4321\tD(x): 0.4567\tD(G(z)): 0.4012 / 0.0061")
+    assert p.epoch == 0.0 and p.step is None and p.metrics["loss_d"] == 1.6513
+    assert lifted("[3/25][100/782] Loss_D: 0.4536 Loss_G: 4.1234").epoch == 3.0
+    assert lifted("[1/2][3/4]").epoch is None  # no figures behind them
+
+
+def test_a_bare_norm_is_the_gradients_only_on_a_counted_line() -> None:
+    # scikit-learn's SGD (verbose): the weights' norm after each "-- Epoch 1"; llm.c's step line prints no other norm
+    p = lifted("Norm: 12.34, NNZs: 100, Bias: 0.123456, T: 1000, Avg. loss: 0.456789")
+    assert "grad_norm" not in p.metrics and p.attributes["Norm"] == "12.34"
+    p = lifted("step    1/74 | train loss 11.010 | norm 15.4102 | lr 6.00e-06 | (1234.56 ms | 42000 tok/s)")
+    assert p.metrics["grad_norm"] == 15.4102
+
+
+def test_an_argument_echo_is_a_setting() -> None:
+    # Chainer's examples: print('# epoch: {}'.format(args.epoch)) before training
+    p = lifted("# epoch: 20")
+    assert p.epoch is None and p.attributes["epoch"] == "20"
+    assert lifted("epoch: 20").epoch == 20.0
+    assert lifted("# loss: 0.5").metrics == {"loss": 0.5}  # a measured figure is no argument
+
+
 def test_dev11_figures() -> None:
     s = score(load([str(PROBE_DEV11)]))
-    assert s["right"] >= 156
-    assert s["absent"]["violated"] <= 2
+    assert s["right"] >= 163
+    assert s["absent"]["violated"] == 0

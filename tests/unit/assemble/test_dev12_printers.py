@@ -11,12 +11,9 @@ from tests.fields_probe import load, score
 
 READ = calendar.timegm((2024, 6, 1, 12, 0, 0)) * 1000
 PROBE_DEV12 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" / "dev12.yaml"
-# What dev12 still misses, left alone: BasicSR's losses "l_pix", "l_g_pix" (no family claims an "l_" prefix), its
-# MMSR ancestors' "iter: 107,200" (thousands separators inside a comma-separated head) and two-digit-year time
-# "20-05-22 17:42:09.481", a lone "psnr:" after a "<...>" head, TF-Agents' "step = 1000: Average Return = 15.6" (one
-# pair of two words beside the step), flashlight's "dev-clean-loss" (a held-out set named by the user), Spinning Up /
-# improved-diffusion's "| step | 1e+03 |" (a step in %g), and TensorFlow NMT's "lr 1 ... gN 5.67" (pairs one blank
-# apart, the gradient norm as "gN").
+# What dev12 still misses, left alone: MMSR's two-digit-year time "20-05-22 17:42:09.481" (BasicSR's ancestor: a
+# year of two digits first cannot be told from a day by the line alone) and flashlight's "dev-clean-loss" (a held-out
+# set named by the user).
 
 
 def lifted(line: str):
@@ -78,10 +75,27 @@ def test_a_colon_may_end_a_spaced_pair() -> None:
     assert lifted("time = 10:20:30, loss = 0.5").metrics.get("time") is None  # a clock is no figure
 
 
+def test_a_counter_heads_the_pair_after_its_colon() -> None:
+    # TF-Agents' tutorials: print('step = {0}: Average Return = {1}'.format(step, avg_return))
+    assert lifted("step = 1000: Average Return = 15.600000381469727").step == 1000
+    # a banner's counters of two words head nothing
+    p = lifted("Total steps = 60: Num Epochs = 3")
+    assert p.step is None and p.epoch is None and p.max_steps is None
+
+
 def test_basicsr_rate_tuple() -> None:
     p = lifted("2022-06-01 10:20:30,123 INFO: [train..][epoch:  0, iter:     100, lr:(2.000e-04,)] "
                "[eta: 1 day, 2:03:04, time (data): 0.512 (0.003)] l_pix: 3.1234e-02 ")
     assert (p.step, p.epoch) == (100, 0.0) and p.metrics["learning_rate"] == 0.0002
+
+
+def test_basicsr_loss_terms_and_image_quality() -> None:
+    # MessageLogger: f"{k}: {v:.4e} " per logged loss, named "l_" and the term; MMSR's validation "psnr: {:.4e}"
+    p = lifted("19-08-09 08:25:25.996 - INFO: <epoch: 86, iter: 107,200, lr:2.500e-05> l_g_pix: 1.4819e-03 "
+               "l_g_fea: 1.0389e+00 l_g_gan: 7.2056e-02 l_d_real: 1.4378e-05 l_d_fake: 4.0903e-06 D_real: -2.5625e+01")
+    assert p.metrics["l_g_pix"] == 0.0014819 and p.metrics["l_d_fake"] == 4.0903e-06 and "d_real" not in p.metrics
+    assert lifted("19-08-09 08:23:24.709 - INFO: <epoch: 86, iter: 107,000> psnr: 1.3831e+01").metrics == {
+        "psnr": 13.831}
 
 
 def test_deepspeech_validation_bar_is_an_evaluation() -> None:
@@ -99,7 +113,30 @@ def test_tegrastats_gpu_load() -> None:
     assert p.metrics["gpu_utilization_pct"] == 87.0
 
 
+def test_tensorflow_nmt_pairs_one_blank_apart() -> None:
+    # print_step_info: "%sstep %d lr %g step-time %.2fs wps %.2fK ppl %.2f gN %.2f %s, %s" (gN the gradients' norm)
+    p = lifted("  global step 200 lr 1 step-time 0.45s wps 12.34K ppl 1234.56 gN 5.67 bleu 0.00, Mon Jan  1 10:00:00 "
+               "2018")
+    assert p.step == 200 and p.metrics["learning_rate"] == 1.0 and p.metrics["grad_norm"] == 5.67
+
+
+def test_a_counter_in_percent_g() -> None:
+    # improved-diffusion's HumanOutputFormat (OpenAI baselines' logger): every value "%-8.3g", the step too
+    assert lifted("| step          | 1e+03    |").step == 1000
+    assert lifted("| step          | 1.07e+05 |").step == 107000
+    assert lifted("| step          | 1e-03    |").step is None  # no count
+
+
+def test_a_count_grouped_by_thousands() -> None:
+    # MMSR's logger: '<epoch:{:3d}, iter:{:8,d}, lr:{:.3e}>'
+    p = lifted("19-08-09 08:25:25.996 - INFO: <epoch: 86, iter: 107,200, lr:2.500e-05> l_g_pix: 1.4819e-03")
+    assert (p.step, p.epoch) == (107200, 86.0)
+    assert (lifted("Step 1,000/10,000 | loss 0.5").step, lifted("Step 1,000/10,000 | loss 0.5").max_steps) == (
+        1000, 10000)
+    assert lifted("step 1,2,3 loss 0.5").step == 1  # a list, not one count
+
+
 def test_dev12_figures() -> None:
     s = score(load([str(PROBE_DEV12)]))
-    assert s["right"] >= 141
+    assert s["right"] >= 151
     assert s["absent"]["violated"] == 0
