@@ -1070,6 +1070,17 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("hf_weights_more", r"- This IS expected if |- \S.*: found shape "),
     ("hf_weights_end", r"You should probably TRAIN this model |- This IS NOT expected if |If your task is similar to "
                        r"the task the model of the checkpoint was trained on"),
+    # huggingface/tokenizers' fork warning (bindings/python/src/utils/parallelism.rs child_after_fork, run in the
+    # child by pthread_atfork): three eprintln! calls, "huggingface/tokenizers: The current process just got forked,
+    # after parallelism has already been used. Disabling parallelism to avoid deadlocks...", "To disable this
+    # warning, you can either:", then two tab-led bullets, "- Avoid using `tokenizers` before the fork if possible"
+    # and "- Explicitly set the environment variable TOKENIZERS_PARALLELISM=(true | false)". A forked DataLoader
+    # worker writes it while the parent's tqdm bar holds the line: its first line may come glued after the bar
+    ("tok_fork", r".*huggingface/tokenizers: The current process just got forked, after parallelism has already been"
+                 r" used\.", "huggingface/tokenizers: "),
+    ("tok_fork_more", r"To disable this warning, you can either:\s*$"),
+    ("tok_fork_avoid", r"\s+- Avoid using `?tokenizers`? before the fork if possible"),
+    ("tok_fork_end", r"\s+- Explicitly set the environment variable TOKENIZERS_PARALLELISM="),
     ("hf_report", r"(?:\x1b\[1m)?[\w.]+ LOAD REPORT(?:\x1b\[0m)? from: ", " LOAD REPORT"),
     ("hf_row", r"[^\s|][^|]* \| ", " | "),
     ("hf_rule", r"-+(?:\+-+)+\s*$"),
@@ -1307,6 +1318,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "py_ext_cut": ("py_ext_more", "python_fatal"),
     "hf_report": ("hf_report", None),
     "hf_weights": ("hf_weights", None),
+    "tok_fork": ("tok_fork", None),
     "usage_head": ("usage", "usage_error"),
     "fire_error": ("fire_error", None),
     "hydra_compact": ("hydra_compact", None),
@@ -1579,6 +1591,9 @@ MODES: dict[str, dict] = {
     # transformers' weights report (TOKENS "hf_weights"): its fixed further lines, to the one it ends with
     "hf_weights": {"kind": "other_multiline", "on": {"hf_weights_more": (_S, None), "hf_weights_end": (_L, None)}},
     "accel_defaults": {"kind": None, "on": {"indent": (_S, None), "accel_defaults_end": (_L, None)}},
+    # tokenizers' fork warning (TOKENS "tok_fork"): its fixed further lines, to the bullet it ends with
+    "tok_fork": {"kind": "other_multiline", "on": {"tok_fork_more": (_S, None), "tok_fork_avoid": (_S, None),
+                                                   "tok_fork_end": (_L, None)}},
 
     # -- CPython traceback.py ----------------------------------------------------------------------
     # "Traceback (most recent call last):", frames ("  File ..." + source + carets), the exception
