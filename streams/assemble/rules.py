@@ -1850,6 +1850,10 @@ MODES: dict[str, dict] = {
                          # (a dotted Python exception line, "torch.AcceleratorError: CUDA error: ...", and c10's
                          # hint lines: the message goes on as after a traceback's exception line)
                          "cuda_hint": (_C, "py_msg_more"), "cuda_dsa": (_C, "py_cuda_end"),
+                         # (and an inner error the message names on its next line: torch's NCCL errors,
+                         # C10D_NCCL_CHECK's "NCCL error in: ..." + getNcclErrorDetailStr's
+                         # "ncclUnhandledCudaError: ...", "Last error:", NCCL's last error)
+                         "exc_named": (_C, "py_msg_more"),
                          "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None)},
                   # (an exception line whose traceback was cut above it: traceback.py chains the next
                   # exception after a blank line, "The above exception was the direct cause ...")
