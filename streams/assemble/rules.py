@@ -1119,6 +1119,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # write_sep("_", "test_x" or "ERROR at setup of test_x"), then the report's longrepr and its captured sections)
     ("pt_title", r"_{3,} \S.* _{3,}\s*$", "___ "),
     ("py_def", r"(?:class \w+\([\w., ]*\)|def \w+\(.*\)(?: -> .+)?):\s*$", ":"),
+    # the source line of a traceback's last frame where an excerpt starts below its "  File" line: traceback.py
+    # writes the statement stripped, 4 blanks in (a copy may drop them): an assignment from a call, a call, a
+    # raise or return. Held until the exception line under it confirms it (MODES "py_src_cut")
+    ("py_stmt", r"[ \t]{0,8}(?:[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:, ?[A-Za-z_][\w.]*)* ?[-+*/%@|&^]?= ?(?:await )?"
+                r"[A-Za-z_][\w.]*(?:\[[^\]]*\])*\(.*|(?:raise [A-Z]\w*|return [A-Za-z_][\w.]*)(?:\(.*)?$"
+                r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\(.*\)$)"),
     ("yaml_key", r"[A-Za-z_][\w.-]*:(?: \S.*)?$"),
 )
 
@@ -1317,6 +1323,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "unsloth_top": ("unsloth", None),
     "wandb_sync": ("wandb_sync", None),
     "py_def": ("py_def", "python_source"),
+    "py_stmt": ("py_src_cut", None),  # a frame's source line whose "  File" line was cut above it
     "pt_title": ("pt_report", "pytest_report"),
     # an elision mark at column 0 where no stack is open: the frames after it are the rest of the stack a
     # reporter cut above them ("elided_lead"); without them it is a line of its own
@@ -1331,7 +1338,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
 SOFT_STARTS = frozenset(("cuda_hint", "cuda_dsa", "tsan_frame", "eg_line", "hash_bare", "ipy_frame", "ipy_num",
                          "json_member",
                          "tsl_frame", "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def",
-                         "box_field", "elided"))
+                         "box_field", "elided", "py_stmt"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -2177,6 +2184,12 @@ HEAD_REPEATS = {f"h_{name}": repeats for name, _p, repeats in HEADS}
 TOKEN_GATES = {t[0]: t[2] for t in TOKENS if len(t) > 2}
 RECORD_GATED = tuple((lit, re.compile(pattern)) for _n, pattern, lit in RECORDS if lit is not None)
 RANK_RE = re.compile(r"(?:rank|default)=?(\d+)")
+
+# a statement at the start of an excerpt (TOKENS "py_stmt"): the source line of the last frame when the exception
+# line follows it (traceback.py writes nothing else between them); else a line as "plain" reads it
+MODES["py_src_cut"] = {"kind": "python_traceback",
+                       "on": {**MODES["plain"]["on"], "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
+                       "after_blank": MODES["plain"]["after_blank"]}
 
 
 # Tokens read on every line: those that start blocks and those the single-line modes use. The other

@@ -91,6 +91,24 @@ def test_traceback_message_lines_continue_but_an_nccl_line_ends_it():
     assert spans(texts) == [(0, 6), (7, 7)]
 
 
+def test_excerpt_starting_at_the_last_frames_source_line_keeps_it_with_the_exception():
+    # rules: TOKENS "py_stmt", STARTS "py_stmt" -> MODES "py_src_cut" -- traceback.py writes the last frame's
+    # source line right above the exception line; an excerpt cut below the frame's "  File" line starts there
+    # (its 4 blanks kept or lost)
+    assert spans(["What is the reason for the error?", "",
+                  "_x = self.transformer.drop(tok_emb + pos_emb)",
+                  "RuntimeError: CUDA error: device-side assert triggered",
+                  "For debugging consider passing CUDA_LAUNCH_BLOCKING=1."]) == [(0, 0), (2, 4)]
+    assert spans(["  raise OSError(",
+                  "OSError: We couldn't connect to 'https://huggingface.co' to load the files."]) == [(0, 1)]
+    assert spans(["output = ray.get(output)",
+                  "ray.exceptions.RayTaskError(RuntimeError): ray::Actor.forward() (pid=693359, ip=192.168.2.4)",
+                  '  File "/tmp/ray/worker.py", line 98, in forward']) == [(0, 2)]
+    # (prose, or a statement that no exception line follows, stays a line of its own)
+    assert spans(["I got this error(s) today", "RuntimeError: CUDA error: out of memory"]) == [(0, 0), (1, 1)]
+    assert spans(["model = build(cfg)", "Loading checkpoint shards"]) == [(0, 0), (1, 1)]
+
+
 def test_go_panic_does_not_swallow_the_line_after_the_dump():
     # rule: go_stack "text" -> end (a goroutine section is func/file pairs; anything else ends it)
     texts = ["panic: runtime error: index out of range [1] with length 1",
