@@ -393,6 +393,10 @@ NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: |^\{\s*\".*
                             # its error_handler.py logs where the child's error file went (logger.error/info)
                             r"|no error file defined for parent, to copy child error file \("
                             r"|dumped error file to parent's ")
+# A line without a head that speaks in the first person ("I get this error:", "When I run it, I see:", "my
+# command ... and error:") is a person's prose around a paste, not a program's message: it announces nothing,
+# whatever it ends with (a logger, a runtime or a library does not write "I" or "my" of itself)
+PROSE_RE = re.compile(r"(?:^|[\s,(])(?:I(?:'m|'ve|'d)?|[Mm]y) [a-z]+[\s,.!?:]")
 # Message text that announces a traceback or a stack (the record's last line).
 ANNOUNCE_BODY_RE = re.compile(
     r"(?:[Ee]xception in |Exception ignored in|Error in |task failed|Logging error|:\s*$"
@@ -1144,7 +1148,10 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # Keras' Progbar (verbose=1 written to a file): "  12/1875 [>.....] - ETA: 5:23 - loss: 2.30"
     ("keras_progbar", r"\d+/\d+ \[[=>.]*\] - ", "] - "),
     ("ds_chat_step", r"epoch: \d+\|step: \d+\|", None),  # DeepSpeed-Chat's step print
-    ("prompt", r"[\w.-]+@[\w.-]+:\S*[$#] |\((?:gdb|lldb|Pdb)\) |>>> ", None),  # shells and debuggers
+    # shells and debuggers (bash's "user@host:dir$ "; zsh's default PROMPT "%n@%m %1~ %# ", macOS's default shell:
+    # "user@host dir % ", after a virtualenv's "(venv) ")
+    ("prompt", r"[\w.-]+@[\w.-]+:\S*[$#] |\((?:gdb|lldb|Pdb)\) |>>> |(?:\([\w.-]+\) )?[\w.-]+@[\w.-]+ [^\s%#$]+ [%#] ",
+     None),
     # a shell's prompt without user@host: the working directory and "$" (zsh's and fish's "dir $", a
     # virtualenv's "(venv) "), PowerShell's "PS C:\dir> "; alone, or before the command typed after it
     ("prompt_dir", r"(?:\([\w.-]+\) )?(?:[~\w.-]*[/~][\w./~-]*|[\w.-]+) ?\$(?: \S|\s*$)"

@@ -109,6 +109,24 @@ def test_excerpt_starting_at_the_last_frames_source_line_keeps_it_with_the_excep
     assert spans(["model = build(cfg)", "Loading checkpoint shards"]) == [(0, 0), (1, 1)]
 
 
+def test_first_person_prose_above_a_paste_announces_nothing():
+    # rule: PROSE_RE in merger._announces -- "I ... this error:" is the reporter's sentence, not a logger's message
+    tb = ["Traceback (most recent call last):", '  File "/u/test2.py", line 7, in <module>',
+          "    torch._dynamo.config.output_code = True", "AttributeError: output_code does not exist"]
+    assert spans(["I add the snippet after my existing imports and get this error: ", *tb]) == [(0, 0), (1, 4)]
+    assert spans(["When I hit an error during compilation, I see a message like:",
+                  "torch._dynamo.exc.TorchRuntimeError: "]) == [(0, 0), (1, 1)]
+    # (a program's own message that ends with ':' still announces the traceback under it)
+    assert spans(["Run xwd3nq6z errored:", *tb]) == [(0, 4)]
+
+
+def test_zsh_default_prompt_ends_an_exception_message():
+    # rule: RECORDS "prompt" -- zsh's default PROMPT "%n@%m %1~ %# " ("user@host dir % "), after a conda env's name
+    assert spans(["Traceback (most recent call last):", '  File "/u/test2.py", line 7, in <module>',
+                  "    main()", "AttributeError: output_code does not exist",
+                  "(base) david@Davids-MBP-2 pytorch % python test/test2.py"]) == [(0, 3), (4, 4)]
+
+
 def test_go_panic_does_not_swallow_the_line_after_the_dump():
     # rule: go_stack "text" -> end (a goroutine section is func/file pairs; anything else ends it)
     texts = ["panic: runtime error: index out of range [1] with length 1",
