@@ -1102,6 +1102,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("box_field", r"  (?:time      |host      |rank      |exitcode  |error_file|traceback ): "),
     # (the title under its border: "{name} FAILED")
     ("box_title", r"\S.* FAILED\s*$"),
+    # (the other failures' section under the box's first '-' rule: "Failures:", then "[N]:" and the fields)
+    ("box_failures", r"Failures:\s*$", "Failures:"),
     # an error named inside an exception's message, by the naming convention of exception classes
     # ("ncclUnhandledCudaError: Call to CUDA function failed.")
     ("exc_named", r"[A-Za-z_][\w.]*(?:Error|Exception|Failure|Interrupt|Exit)\w*: "),
@@ -2140,6 +2142,9 @@ MODES: dict[str, dict] = {
                           "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"), "jax_note": (_S, "py_msg_more"),
                           # (the section rule of torchrun's box whose '=' border and title were cut)
                           "box_root": (_S, "py_box_cut"),
+                          # (the rule's other section: the failures other than the root cause, then the rule
+                          # above "Root Cause" and the closing '=' rule)
+                          "box_failures": (_S, "py_box"),
                           # (traceback.py writes a chain marker only after an exception's message: the
                           # rule held before it is the message's; JAX's UnfilteredStackTrace ends so)
                           "py_chain": (_S, "py_chain"),

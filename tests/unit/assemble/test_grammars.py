@@ -127,6 +127,15 @@ def test_zsh_default_prompt_ends_an_exception_message():
                   "(base) david@Davids-MBP-2 pytorch % python test/test2.py"]) == [(0, 3), (4, 4)]
 
 
+def test_childfailed_box_cut_above_its_failures_section_is_one_event():
+    # rules: TOKENS "box_failures", MODES "table_dash" -> "py_box" -- torchrun's _MSG_FORMAT_TEMPLATE writes its
+    # '-' section rule, then "Failures:" and the other failures' "[N]:" entries with their fields
+    rule = "-" * 60
+    assert spans(["I got this failure", "", rule, "Failures:", "[1]:", "  time      : 2023-08-05_13:59:34",
+                  "  rank      : 5 (local_rank: 1)", "[2]:", "  time      : 2023-08-05_13:59:34",
+                  "  exitcode  : 1 (pid: 22641)"]) == [(0, 0), (2, 9)]
+
+
 def test_go_panic_does_not_swallow_the_line_after_the_dump():
     # rule: go_stack "text" -> end (a goroutine section is func/file pairs; anything else ends it)
     texts = ["panic: runtime error: index out of range [1] with length 1",
