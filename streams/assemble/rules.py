@@ -1142,6 +1142,10 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # NCCL src/debug.cc: "host:pid:tid [dev] NCCL INFO ..." (newer: "... [dev] file.cc:N NCCL WARN ...")
     ("nccl", r"[\w.-]+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)", None),
     ("megatron_iteration", r"iteration\s+\d+/\s*\d+ \|", None),  # Megatron training_log
+    # ctest's status lines (cmCTestRunTest: "Start" right-aligned before the test's number, then
+    # "N/M Test #N: name .....   Passed   0.01 sec"): each is a line of its own, never an indented line of the
+    # "test N" line -V writes above it
+    ("ctest", r"Start +\d+: \S+\s*$|\d+/\d+ Test +#\d+: \S+ \.+", None),
     # cargo's status lines (a verb right-aligned to column 12): "    Finished `dev` profile [...]",
     # "     Running `target/debug/x`", "   Compiling serde v1.0.1 (...)"
     # (before cargo 1.77 the profile is named bare: "Finished release [optimized] target(s) in 4.33s")

@@ -136,6 +136,12 @@ def test_childfailed_box_cut_above_its_failures_section_is_one_event():
                   "  exitcode  : 1 (pid: 22641)"]) == [(0, 0), (2, 9)]
 
 
+def test_ctest_status_lines_are_lines_of_their_own():
+    # rule: RECORDS "ctest" -- ctest -V writes "test N", then its "Start N: name" status right-aligned under it
+    assert spans(["test 67", "        Start  67: test_lssr_5", "--"]) == [(0, 0), (1, 1), (2, 2)]
+    assert spans(["test 3", "    3/12 Test  #3: test_io ..........   Passed    0.02 sec"]) == [(0, 0), (1, 1)]
+
+
 def test_go_panic_does_not_swallow_the_line_after_the_dump():
     # rule: go_stack "text" -> end (a goroutine section is func/file pairs; anything else ends it)
     texts = ["panic: runtime error: index out of range [1] with length 1",
