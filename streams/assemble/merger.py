@@ -810,6 +810,8 @@ class MultilineMerger:
             return False
         if R.NO_EXC_BODY_RE.search(ob.last_body):
             return False
+        if not ob.head0 and R.PROSE_RE.search(ob.block.texts[0]):
+            return False  # (a person's prose above a paste)
         if ob.head0 and R.ANNOUNCE_HEAD_RE.search(ob.head0):
             return True
         return R.ANNOUNCE_BODY_RE.search(ob.last_body) is not None

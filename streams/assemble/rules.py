@@ -393,6 +393,10 @@ NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: |^\{\s*\".*
                             # its error_handler.py logs where the child's error file went (logger.error/info)
                             r"|no error file defined for parent, to copy child error file \("
                             r"|dumped error file to parent's ")
+# A line without a head that speaks in the first person ("I get this error:", "When I run it, I see:", "my
+# command ... and error:") is a person's prose around a paste, not a program's message: it announces nothing,
+# whatever it ends with (a logger, a runtime or a library does not write "I" or "my" of itself)
+PROSE_RE = re.compile(r"(?:^|[\s,(])(?:I(?:'m|'ve|'d)?|[Mm]y) [a-z]+[\s,.!?:]")
 # Message text that announces a traceback or a stack (the record's last line).
 ANNOUNCE_BODY_RE = re.compile(
     r"(?:[Ee]xception in |Exception ignored in|Error in |task failed|Logging error|:\s*$"
@@ -1117,6 +1121,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("box_field", r"  (?:time      |host      |rank      |exitcode  |error_file|traceback ): "),
     # (the title under its border: "{name} FAILED")
     ("box_title", r"\S.* FAILED\s*$"),
+    # (the other failures' section under the box's first '-' rule: "Failures:", then "[N]:" and the fields)
+    ("box_failures", r"Failures:\s*$", "Failures:"),
     # an error named inside an exception's message, by the naming convention of exception classes
     # ("ncclUnhandledCudaError: Call to CUDA function failed.")
     ("exc_named", r"[A-Za-z_][\w.]*(?:Error|Exception|Failure|Interrupt|Exit)\w*: "),
@@ -1138,6 +1144,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # write_sep("_", "test_x" or "ERROR at setup of test_x"), then the report's longrepr and its captured sections)
     ("pt_title", r"_{3,} \S.* _{3,}\s*$", "___ "),
     ("py_def", r"(?:class \w+\([\w., ]*\)|def \w+\(.*\)(?: -> .+)?):\s*$", ":"),
+    # the source line of a traceback's last frame where an excerpt starts below its "  File" line: traceback.py
+    # writes the statement stripped, 4 blanks in (a copy may drop them): an assignment from a call, a call, a
+    # raise or return. Held until the exception line under it confirms it (MODES "py_src_cut")
+    ("py_stmt", r"[ \t]{0,8}(?:[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:, ?[A-Za-z_][\w.]*)* ?[-+*/%@|&^]?= ?(?:await )?"
+                r"[A-Za-z_][\w.]*(?:\[[^\]]*\])*\(.*|(?:raise [A-Z]\w*|return [A-Za-z_][\w.]*)(?:\(.*)?$"
+                r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\(.*\)$)"),
     ("yaml_key", r"[A-Za-z_][\w.-]*:(?: \S.*)?$"),
 )
 
@@ -1149,6 +1161,10 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # NCCL src/debug.cc: "host:pid:tid [dev] NCCL INFO ..." (newer: "... [dev] file.cc:N NCCL WARN ...")
     ("nccl", r"[\w.-]+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)", None),
     ("megatron_iteration", r"iteration\s+\d+/\s*\d+ \|", None),  # Megatron training_log
+    # ctest's status lines (cmCTestRunTest: "Start" right-aligned before the test's number, then
+    # "N/M Test #N: name .....   Passed   0.01 sec"): each is a line of its own, never an indented line of the
+    # "test N" line -V writes above it
+    ("ctest", r"Start +\d+: \S+\s*$|\d+/\d+ Test +#\d+: \S+ \.+", None),
     # cargo's status lines (a verb right-aligned to column 12): "    Finished `dev` profile [...]",
     # "     Running `target/debug/x`", "   Compiling serde v1.0.1 (...)"
     # (before cargo 1.77 the profile is named bare: "Finished release [optimized] target(s) in 4.33s")
@@ -1157,7 +1173,10 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # Keras' Progbar (verbose=1 written to a file): "  12/1875 [>.....] - ETA: 5:23 - loss: 2.30"
     ("keras_progbar", r"\d+/\d+ \[[=>.]*\] - ", "] - "),
     ("ds_chat_step", r"epoch: \d+\|step: \d+\|", None),  # DeepSpeed-Chat's step print
-    ("prompt", r"[\w.-]+@[\w.-]+:\S*[$#] |\((?:gdb|lldb|Pdb)\) |>>> ", None),  # shells and debuggers
+    # shells and debuggers (bash's "user@host:dir$ "; zsh's default PROMPT "%n@%m %1~ %# ", macOS's default shell:
+    # "user@host dir % ", after a virtualenv's "(venv) ")
+    ("prompt", r"[\w.-]+@[\w.-]+:\S*[$#] |\((?:gdb|lldb|Pdb)\) |>>> |(?:\([\w.-]+\) )?[\w.-]+@[\w.-]+ [^\s%#$]+ [%#] ",
+     None),
     # a shell's prompt without user@host: the working directory and "$" (zsh's and fish's "dir $", a
     # virtualenv's "(venv) "), PowerShell's "PS C:\dir> "; alone, or before the command typed after it
     ("prompt_dir", r"(?:\([\w.-]+\) )?(?:[~\w.-]*[/~][\w./~-]*|[\w.-]+) ?\$(?: \S|\s*$)"
@@ -1337,6 +1356,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "unsloth_top": ("unsloth", None),
     "wandb_sync": ("wandb_sync", None),
     "py_def": ("py_def", "python_source"),
+    "py_stmt": ("py_src_cut", None),  # a frame's source line whose "  File" line was cut above it
     "pt_title": ("pt_report", "pytest_report"),
     # an elision mark at column 0 where no stack is open: the frames after it are the rest of the stack a
     # reporter cut above them ("elided_lead"); without them it is a line of its own
@@ -1351,7 +1371,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
 SOFT_STARTS = frozenset(("cuda_hint", "cuda_dsa", "tsan_frame", "eg_line", "hash_bare", "ipy_frame", "ipy_num",
                          "json_member",
                          "tsl_frame", "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def",
-                         "box_field", "elided"))
+                         "box_field", "elided", "py_stmt"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -2153,6 +2173,9 @@ MODES: dict[str, dict] = {
                           "ipy_tb": (_S, "ipy"), "paddle_head": (_S, "paddle"), "jax_note": (_S, "py_msg_more"),
                           # (the section rule of torchrun's box whose '=' border and title were cut)
                           "box_root": (_S, "py_box_cut"),
+                          # (the rule's other section: the failures other than the root cause, then the rule
+                          # above "Root Cause" and the closing '=' rule)
+                          "box_failures": (_S, "py_box"),
                           # (traceback.py writes a chain marker only after an exception's message: the
                           # rule held before it is the message's; JAX's UnfilteredStackTrace ends so)
                           "py_chain": (_S, "py_chain"),
@@ -2204,6 +2227,12 @@ HEAD_REPEATS = {f"h_{name}": repeats for name, _p, repeats in HEADS}
 TOKEN_GATES = {t[0]: t[2] for t in TOKENS if len(t) > 2}
 RECORD_GATED = tuple((lit, re.compile(pattern)) for _n, pattern, lit in RECORDS if lit is not None)
 RANK_RE = re.compile(r"(?:rank|default)=?(\d+)")
+
+# a statement at the start of an excerpt (TOKENS "py_stmt"): the source line of the last frame when the exception
+# line follows it (traceback.py writes nothing else between them); else a line as "plain" reads it
+MODES["py_src_cut"] = {"kind": "python_traceback",
+                       "on": {**MODES["plain"]["on"], "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
+                       "after_blank": MODES["plain"]["after_blank"]}
 
 
 # Tokens read on every line: those that start blocks and those the single-line modes use. The other

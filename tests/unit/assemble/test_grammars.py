@@ -91,6 +91,57 @@ def test_traceback_message_lines_continue_but_an_nccl_line_ends_it():
     assert spans(texts) == [(0, 6), (7, 7)]
 
 
+def test_excerpt_starting_at_the_last_frames_source_line_keeps_it_with_the_exception():
+    # rules: TOKENS "py_stmt", STARTS "py_stmt" -> MODES "py_src_cut" -- traceback.py writes the last frame's
+    # source line right above the exception line; an excerpt cut below the frame's "  File" line starts there
+    # (its 4 blanks kept or lost)
+    assert spans(["What is the reason for the error?", "",
+                  "_x = self.transformer.drop(tok_emb + pos_emb)",
+                  "RuntimeError: CUDA error: device-side assert triggered",
+                  "For debugging consider passing CUDA_LAUNCH_BLOCKING=1."]) == [(0, 0), (2, 4)]
+    assert spans(["  raise OSError(",
+                  "OSError: We couldn't connect to 'https://huggingface.co' to load the files."]) == [(0, 1)]
+    assert spans(["output = ray.get(output)",
+                  "ray.exceptions.RayTaskError(RuntimeError): ray::Actor.forward() (pid=693359, ip=192.168.2.4)",
+                  '  File "/tmp/ray/worker.py", line 98, in forward']) == [(0, 2)]
+    # (prose, or a statement that no exception line follows, stays a line of its own)
+    assert spans(["I got this error(s) today", "RuntimeError: CUDA error: out of memory"]) == [(0, 0), (1, 1)]
+    assert spans(["model = build(cfg)", "Loading checkpoint shards"]) == [(0, 0), (1, 1)]
+
+
+def test_first_person_prose_above_a_paste_announces_nothing():
+    # rule: PROSE_RE in merger._announces -- "I ... this error:" is the reporter's sentence, not a logger's message
+    tb = ["Traceback (most recent call last):", '  File "/u/test2.py", line 7, in <module>',
+          "    torch._dynamo.config.output_code = True", "AttributeError: output_code does not exist"]
+    assert spans(["I add the snippet after my existing imports and get this error: ", *tb]) == [(0, 0), (1, 4)]
+    assert spans(["When I hit an error during compilation, I see a message like:",
+                  "torch._dynamo.exc.TorchRuntimeError: "]) == [(0, 0), (1, 1)]
+    # (a program's own message that ends with ':' still announces the traceback under it)
+    assert spans(["Run xwd3nq6z errored:", *tb]) == [(0, 4)]
+
+
+def test_zsh_default_prompt_ends_an_exception_message():
+    # rule: RECORDS "prompt" -- zsh's default PROMPT "%n@%m %1~ %# " ("user@host dir % "), after a conda env's name
+    assert spans(["Traceback (most recent call last):", '  File "/u/test2.py", line 7, in <module>',
+                  "    main()", "AttributeError: output_code does not exist",
+                  "(base) david@Davids-MBP-2 pytorch % python test/test2.py"]) == [(0, 3), (4, 4)]
+
+
+def test_childfailed_box_cut_above_its_failures_section_is_one_event():
+    # rules: TOKENS "box_failures", MODES "table_dash" -> "py_box" -- torchrun's _MSG_FORMAT_TEMPLATE writes its
+    # '-' section rule, then "Failures:" and the other failures' "[N]:" entries with their fields
+    rule = "-" * 60
+    assert spans(["I got this failure", "", rule, "Failures:", "[1]:", "  time      : 2023-08-05_13:59:34",
+                  "  rank      : 5 (local_rank: 1)", "[2]:", "  time      : 2023-08-05_13:59:34",
+                  "  exitcode  : 1 (pid: 22641)"]) == [(0, 0), (2, 9)]
+
+
+def test_ctest_status_lines_are_lines_of_their_own():
+    # rule: RECORDS "ctest" -- ctest -V writes "test N", then its "Start N: name" status right-aligned under it
+    assert spans(["test 67", "        Start  67: test_lssr_5", "--"]) == [(0, 0), (1, 1), (2, 2)]
+    assert spans(["test 3", "    3/12 Test  #3: test_io ..........   Passed    0.02 sec"]) == [(0, 0), (1, 1)]
+
+
 def test_go_panic_does_not_swallow_the_line_after_the_dump():
     # rule: go_stack "text" -> end (a goroutine section is func/file pairs; anything else ends it)
     texts = ["panic: runtime error: index out of range [1] with length 1",
