@@ -450,12 +450,13 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                source="kubernetes.io/dockerconfigjson (base64 of {\"auths\": ...}); trufflehog Docker"),
     SecretRule("go_mysql_dsn", ("@tcp(", "@unix(", "@udp("),
                r"(?<![\w.\-:/])[\w.\-]{1,64}:(?P<s>[^\s:@/()'\"]{1,256})@(?:tcp6?|udp|unix)\(",
-               check="not_placeholder",
+               check="not_placeholder", gate=r":[^\s:@/()'\"]{1,256}@(tcp6?|udp|unix)\(",
                source="go-sql-driver/mysql's DSN: user:password@tcp(host:port)/dbname, no scheme before it"),
     SecretRule("ldap_bind_password", ("cn=", "uid="),
                r"(?P<q>['\"])(?i:cn|uid)=[^'\"\r\n,]{1,100},[^'\"\r\n]{0,300}(?P=q)[ \t]*,[ \t]*"
                r"(?P<vq>['\"])(?!\()(?P<s>[^'\"\r\n]{1,256})(?P=vq)",
                check="not_placeholder",
+               gate=r"['\"](cn|uid)=[^'\"\r\n,]{1,100},[^'\"\r\n]{0,300}['\"][ \t]*,[ \t]*['\"][^(]",
                source="python-ldap's simple_bind_s(who, cred) and bind(who, cred) as its trace and a traceback print "
                       "the call: a string right after a quoted bind DN is its password (a search's filter, which "
                       "RFC 4515 puts in parentheses, stays)"),
