@@ -192,6 +192,10 @@ _add("private_key_base64", base64.b64encode(PEM.encode()).decode(), "  tls.key: 
 _add("docker_config_auth",
      base64.b64encode(json.dumps({"auths": {"reg.internal": {"auth": BASIC}}}).encode()).decode(),
      "  .dockerconfigjson: {s}")
+_add("go_mysql_dsn", "My" + rand(14), "level=info dsn=root:{s}@tcp(mysql:3306)/runs?parseTime=true",
+     "sql.Open(mysql, ml:{s}@unix(/run/mysqld/mysqld.sock)/meta)")
+_add("ldap_bind_password", "Ld" + rand(14),
+     "SimpleLDAPObject.simple_bind_s(('cn=hub,ou=svc,dc=acme,dc=io', '{s}'), {})")
 _add("oracle_credentials", "Or" + rand(12), "url=jdbc:oracle:thin:scott/{s}@db:1521/orcl",
      "+ sqlplus -s app/{s}@//db/x")
 

@@ -77,7 +77,7 @@ def _body_before(text: str, i: int) -> int:
 
 # -- key = value ----------------------------------------------------------------------------------------
 _KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|creds|psk|cookie|session_?id|sessid|key"
-                      r"|(?<![a-z])pat(?![a-z])|bindpw|rootpw")
+                      r"|(?<![a-z])pat(?![a-z])|bindpw|rootpw|device_?code|code_?verifier|samlresponse")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _ASSIGN = re.compile(r"""
     (?P<kq>\\?["'`]\]?|\])?                           # the quote closing a quoted key (environ['KEY'], `key`);
@@ -399,6 +399,7 @@ _NAME_VALUE = re.compile(r"""(?i)
                                                                            # keyvault secret show's "tags": {})
     (?:[ \t]*(?:,[ \t]*\r?\n|,|\r?\n)[ \t]*|[ \t]+)                        # then, on the same or the next line
                                                                            # (XML attributes: a space between),
+    (?:[+~\-][ \t]+)?                                                       # (terraform plan's action marker)
     ["']?value["']?[ \t]*[:=][ \t]*                                         # "value":
     (?:"(?P<dq>(?:\\.|[^"\\\r\n])*)"|'(?P<sq>[^'\r\n]*)'|(?P<bv>[^\s,}'"]+))""", re.VERBOSE)
 
@@ -427,9 +428,21 @@ _ERLANG_PAIR = re.compile(r"""\{[ \t]*(?P<k>[a-z][A-Za-z0-9_@]{0,100}),[ \t]*(?:
                           r""""(?P<v>(?:\\.|[^"\\\r\n]){1,4096})"(?:>>)?[ \t]*\}""")
 
 
+# Pairs config printers write unquoted, one a line: spark-submit --verbose's "Spark properties used" list
+# (SparkSubmitArguments: "(spark.hadoop.fs.s3a.secret.key,VALUE)"), and Flink's GlobalConfiguration ("Loading
+# configuration property: s3.secret-key, VALUE").
+_PRINTED_PAIR = re.compile(r"(?m)^[ \t]*\((?P<k>[A-Za-z0-9_.\-]{1,200}),(?P<v>[^\s()]{1,4096})\)[ \t]*\r?$"
+                           r"|Loading configuration property: (?P<fk>[A-Za-z0-9_.\-]{1,200}), (?P<fv>\S{1,4096})")
+
+
 def name_value_pair(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
     """The value of a (name, value) pair whose name is a secret's; a header's credential after its scheme."""
     spans: Spans = []
+    for p in _PRINTED_PAIR.finditer(text):
+        kg, vg = ("k", "v") if p.group("k") is not None else ("fk", "fv")
+        strength = strength_of(p.group(kg))
+        if strength not in (None, "header") and is_secret_value(strength, p.group(vg), p.group(kg)):
+            spans.append(p.span(vg))
     for m in itertools.chain(_PAIR.finditer(text), _ERLANG_PAIR.finditer(text)):
         key, value = m.group("k"), m.group("v")
         strength = strength_of(key)

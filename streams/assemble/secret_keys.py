@@ -46,7 +46,15 @@ STRONG_ENDINGS = frozenset({
     "psk",  # a pre-shared key: wpa_supplicant.conf(5) psk=, hostapd's wpa_psk
     "secretkeybase",  # Rails' secret_key_base (rails credentials:show)
     "honeycombteam",  # Honeycomb's API key header, X-Honeycomb-Team
+    "clickhousekey",  # ClickHouse's HTTP interface takes the user's password in X-ClickHouse-Key
+    # OAuth's device flow (RFC 8628 3.2: device_code, polled for the tokens) and PKCE (RFC 7636 4.1: code_verifier,
+    # which redeems the code); SAML 2.0's HTTP-POST binding (SAMLResponse: base64 of the signed assertion, a bearer
+    # credential at the service provider)
+    "devicecode", "codeverifier", "samlresponse",
 })
+# Keys that end in a secret's word but name where the secret is kept: Helm charts' existingSecret (Bitnami's
+# convention) names a Kubernetes Secret object whose keys hold the values.
+REFERENCE_ENDINGS = frozenset({"existingsecret"})
 # Dotted keys whose secret word is followed by what it is for (an account, a container), so that the key ends in a
 # host name: hadoop-azure's ``fs.azure.account.key.ACCOUNT.blob.core.windows.net`` (and Spark's ``spark.hadoop.``
 # copy), its OAuth client secret and SAS keys.
@@ -111,6 +119,8 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
         return None
     strong = STRONG_ENDINGS.union(extra_strong) if extra_strong else STRONG_ENDINGS
     endings = {"".join(words[-n:]) for n in (1, 2, 3) if n <= len(words)}
+    if endings & REFERENCE_ENDINGS:
+        return None
     last = words[-1]
     generated = (endings & GENERATED_ENDINGS or any(last.endswith(w) for w in GENERATED_ENDINGS)
                  or PARENT_SECRET_WORDS.intersection(words[:-1])

@@ -40,9 +40,10 @@ class SecretRule:
 _T = r"[A-Za-z0-9_\-]"
 # A secret-naming word inside a key, then a separator (= : := =>), or a --flag followed by a value.
 _KW = (r"(pass|pwd|secret|token|auth|credential|creds|psk|cookie|sessionid|session_id|sessid|key|[_.\-]pat|bindpw"
-       r"|rootpw)")
+       r"|rootpw|device_?code|code_?verifier|samlresponse)")
 _KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "creds", "psk", "cookie", "session",
-               "sessid", "_pat", "-pat", ".pat", "bindpw", "rootpw")
+               "sessid", "_pat", "-pat", ".pat", "bindpw", "rootpw", "device_code", "devicecode", "code_verifier",
+               "codeverifier", "samlresponse")
 _ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?|\])?[ \t]*(:=|=>|[:=])|{_KW}[ \t]+[0-9]{{1,3}}[ \t]*[:=]"
                     rf"|{_KW}( [A-Za-z][A-Za-z0-9]*){{1,2}}[ \t]*[:=]"
                     rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]"
@@ -74,14 +75,17 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                source="detect-secrets KeywordDetector; gitleaks generic-api-key; env dumps, CLI flags, headers"),
     SecretRule("name_value_pair", _KW_NEEDLES, finder="name_value_pair",
                gate=rf"[(\[][ \t]*\"?b?[\"'][A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']\"?[ \t]*,[ \t]*\"?b?[\"']"
-                    rf"|\{{[ \t]*[A-Za-z0-9_@]*{_KW}[A-Za-z0-9_@]*,[ \t]*(<<)?\"",
+                    rf"|\{{[ \t]*[A-Za-z0-9_@]*{_KW}[A-Za-z0-9_@]*,[ \t]*(<<)?\""
+                    rf"|\([A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*,[^\s()]"
+                    rf"|configuration property: [A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*, ",
                source="detect-secrets KeywordDetector over (name, value) pairs: raw headers of ASGI, h11 and httpx, "
                       "query parameters before urlencode"),
     SecretRule("name_value", ("value",), finder="name_value",
                gate=rf"(name|key)[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']?[ \t]*(,|\n| )"
-                    r"([ \t]*,?[ \t]*\r?\n[ \t]*\"[A-Za-z]+\"[ \t]*:[^\r\n]*){0,3}[ \t\r\n,]*[\"']?value",
-               source="detect-secrets KeywordDetector over name/value records (k8s env, ECS, SSM); gitleaks "
-                      "nuget-config-password (XML <add key=... value=...>)"),
+                    r"([ \t]*,?[ \t]*\r?\n[ \t]*\"[A-Za-z]+\"[ \t]*:[^\r\n]*){0,3}[ \t\r\n,]*([+~\-][ \t]+)?"
+                    r"[\"']?value",
+               source="detect-secrets KeywordDetector over name/value records (k8s env, ECS, SSM, terraform plan's "
+                      "set and env blocks); gitleaks nuget-config-password (XML <add key=... value=...>)"),
     SecretRule("record_value", ('"value"', '"key"', '"encoded"'), finder="record_value",
                gate=r"\"(value|key|encoded)\"[ \t]*:[ \t]*\"",
                source="detect-secrets KeywordDetector over records that name their value: aws ssm get-parameter, "
@@ -444,6 +448,18 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                check="b64_private_key", source="gitleaks private-key (base64 of the PEM block: k8s tls.key)"),
     SecretRule("docker_config_auth", ("eyjhdxrocyi6",), r"\beyJhdXRocyI6[A-Za-z0-9+/]{20,}={0,2}",
                source="kubernetes.io/dockerconfigjson (base64 of {\"auths\": ...}); trufflehog Docker"),
+    SecretRule("go_mysql_dsn", ("@tcp(", "@unix(", "@udp("),
+               r"(?<![\w.\-:/])[\w.\-]{1,64}:(?P<s>[^\s:@/()'\"]{1,256})@(?:tcp6?|udp|unix)\(",
+               check="not_placeholder", gate=r":[^\s:@/()'\"]{1,256}@(tcp6?|udp|unix)\(",
+               source="go-sql-driver/mysql's DSN: user:password@tcp(host:port)/dbname, no scheme before it"),
+    SecretRule("ldap_bind_password", ("cn=", "uid="),
+               r"(?P<q>['\"])(?i:cn|uid)=[^'\"\r\n,]{1,100},[^'\"\r\n]{0,300}(?P=q)[ \t]*,[ \t]*"
+               r"(?P<vq>['\"])(?!\()(?P<s>[^'\"\r\n]{1,256})(?P=vq)",
+               check="not_placeholder",
+               gate=r"['\"](cn|uid)=[^'\"\r\n,]{1,100},[^'\"\r\n]{0,300}['\"][ \t]*,[ \t]*['\"][^(]",
+               source="python-ldap's simple_bind_s(who, cred) and bind(who, cred) as its trace and a traceback print "
+                      "the call: a string right after a quoted bind DN is its password (a search's filter, which "
+                      "RFC 4515 puts in parentheses, stays)"),
     SecretRule("oracle_credentials", ("jdbc:oracle", "sqlplus"),
                r"(?:\bjdbc:oracle:\w+:|\bsqlplus\s+(?:-[sSLM]\s+)*)[\w$#]+/(?P<s>[^@\s/'\"]+)@",
                source="gitleaks generic (user/password@db of Oracle JDBC and sqlplus)"),
