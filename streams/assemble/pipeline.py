@@ -130,6 +130,7 @@ class Assembler:
         self.on_new_source = on_new_source
         self._keyless_sids: set[str] = set()
         self.dirty: set[str] = set()  # sources whose state changed since take_dirty() (see state.py)
+        self.flushed_sources = 0  # sources flushed because their state was too large to save (never reset)
 
     # -- feeding ---------------------------------------------------------------------------
     def feed(self, record) -> list[Output]:
@@ -193,6 +194,17 @@ class Assembler:
         blocks = self.merger.flush_idle(now_ms)
         self.dirty.update(b.source_id for b in blocks)
         out += [self._output(b) for b in blocks]
+        return out
+
+    def flush_source(self, sid: str) -> list[Output]:
+        """Emit everything ``sid`` holds: its held partial line as a whole line, then its open blocks.
+        What the worker does with a source whose saved state would not fit in one Kafka record
+        (:func:`streams.assemble.state.fitting_state`); counted in ``flushed_sources``."""
+        self.flushed_sources += 1
+        self.dirty.add(sid)
+        partial = self.joiner.held.pop(sid, None)
+        out = self._release([(sid, partial.line(), partial.offset, partial.seen_ms)]) if partial is not None else []
+        out += [self._output(b) for b in self.merger.flush_source(sid)]
         return out
 
     def take_dirty(self) -> set[str]:
