@@ -13,6 +13,8 @@ confirmed are read again on their own, so a guess never swallows a line.
 Limits: ``max_lines`` and ``max_bytes`` per block (the block is emitted with ``truncated=True``).
 Blank and held lines count towards both: reaching a limit with them ends the block without them
 (they are read again), so no source can grow the merger's memory without bound.
+``max_open_per_source`` open blocks (prefixes) per source: past it the block written to longest ago is
+emitted (``evicted`` counts them; see docs/reliability.md).
 ``idle_timeout_ms``: ``flush_idle(now_ms)`` emits blocks whose last line arrived that long ago --
 this is what emits the last traceback of a job that died.
 
@@ -44,6 +46,11 @@ _TOKEN_TABLE, _TOKEN_OTHER = _TOKENS.table, _TOKENS.other
 _TOKEN_GATED = tuple((t[2], R.TOKEN_ORDER[t[0]], t[0], re.compile(t[1]).match)
                      for t in R.TOKENS if t[0] in R.COMMON_TOKENS and len(t) > 2)
 _MAX_PREFIXES = 4  # stream prefixes read before a line's body
+# Open blocks one source may hold at once, one per stream prefix. A line under another prefix looks at every
+# block of its source, so a source writing under 100,000 prefixes ("[rank N]:", "(pid=N)") cost 12 ms a line
+# (quadratic), and its state grew past any Kafka record. At the cap, the block written to longest ago is
+# emitted as it stands (counted in ``evicted``); a node's log holds a few dozen ranks or workers.
+MAX_OPEN_PER_SOURCE = 1024
 # A copy indented as a whole (a paste under a Markdown list, cargo's "--- stderr" of a build script) is read
 # with the indent taken off: at most this many blanks, first seen before a record head (see _unshift)
 MAX_SHIFT = 4
@@ -373,10 +380,13 @@ def _cover(b: Block, offset: int) -> None:
 class MultilineMerger:
     """Per-source, per-key multiline merging; see the module docstring."""
 
-    def __init__(self, max_lines: int = 1000, max_bytes: int = 512 * 1024, idle_timeout_ms: int = 5000) -> None:
+    def __init__(self, max_lines: int = 1000, max_bytes: int = 512 * 1024, idle_timeout_ms: int = 5000,
+                 max_open_per_source: int = MAX_OPEN_PER_SOURCE) -> None:
         self.max_lines = max_lines
         self.max_bytes = max_bytes
         self.idle_timeout_ms = idle_timeout_ms
+        self.max_open_per_source = max_open_per_source
+        self.evicted = 0  # blocks emitted early because their source held max_open_per_source (the worker resets it)
         self._src: dict[str, dict[str, _Open]] = {}
         self._last_key: dict[str, str] = {}
         # sources whose lines all come indented: (blanks, arrival of the last such line)
@@ -386,6 +396,9 @@ class MultilineMerger:
         self._wide: dict[str, tuple[int, int, bool]] = {}
         # the mode whose block the lines being read again may not open (see _close); only set while they are
         self._no_open: str | None = None
+        # No open block's last line arrived before this (a lower bound, exact after each scan of flush_idle): a
+        # turn's end finds nothing quiet without looking at every block (a scan of 200,000 open blocks took 0.2 s)
+        self._floor = -(1 << 62)
 
     # -- public API -------------------------------------------------------------------------
     def push(self, sid: str, line: RawLine, offset: int, arrival_ms: int) -> list[Block]:
@@ -408,13 +421,21 @@ class MultilineMerger:
     def flush_idle(self, now_ms: int) -> list[Block]:
         """Emit every block whose last line arrived ``idle_timeout_ms`` or more before ``now_ms``."""
         out: list[Block] = []
+        idle = self.idle_timeout_ms
+        if now_ms < self._floor + idle:
+            return out
         while True:
             due = []
+            floor = 1 << 62
             for sid, opened in self._src.items():
                 for key, ob in opened.items():
-                    if ob.block.last_ts_ms + self.idle_timeout_ms <= now_ms:
+                    last = ob.block.last_ts_ms
+                    if last + idle <= now_ms:
                         due.append((ob.block.first_offset, ob.block.first_index, sid, key))
+                    elif last < floor:
+                        floor = last
             if not due:
+                self._floor = floor
                 for sid in [s for s, (_n, ms) in self._shift.items()
                             if s not in self._src and ms + self.idle_timeout_ms <= now_ms]:
                     del self._shift[sid]  # (a source with nothing open costs no memory)
@@ -426,6 +447,14 @@ class MultilineMerger:
                 still = self._src.get(sid)
                 if still is not None and key in still:
                     self._close(sid, still, key, out, final=True)
+
+    def flush_source(self, sid: str) -> list[Block]:
+        """Emit every open block of ``sid``, oldest first (its state grew too large to be saved)."""
+        out: list[Block] = []
+        while opened := self._src.get(sid):
+            key = min(opened, key=lambda k: (opened[k].block.first_offset, opened[k].block.first_index))
+            self._close(sid, opened, key, out, final=True)
+        return out
 
     def flush_all(self) -> list[Block]:
         """Emit every open block (end of input, or before a planned shutdown)."""
@@ -454,6 +483,7 @@ class MultilineMerger:
     def restore_source(self, sid: str, doc: dict[str, Any]) -> None:
         """Put back the part of a state that :meth:`source_state` wrote (``doc``: the whole state)."""
         self._src[sid] = {k: _Open.from_dict(d) for k, d in doc["open"].items()}
+        self._floor = -(1 << 62)  # (the restored blocks' times are read at the next flush)
         if doc.get("last_key") is not None:
             self._last_key[sid] = doc["last_key"]
         if doc.get("shift"):
@@ -513,6 +543,7 @@ class MultilineMerger:
         return True
 
     def _feed(self, sid: str, line: RawLine, offset: int, ms: int, out: list[Block]) -> None:  # noqa: PLR0911, PLR0912, PLR0915 - the per-line hot path: one pass over the layers of a line
+        self._floor = min(self._floor, ms)
         text = line.text
         if "\x1b" in text or "[0m" in text:
             text = terminal_text(text)
@@ -669,12 +700,24 @@ class MultilineMerger:
                 ob.every = every
             self._last_key[sid] = key
             return
+        if len(opened) >= self.max_open_per_source:
+            opened = self._evict(sid, opened, out)
         self._last_key[sid] = key
         self._start(sid, opened, key, line, offset, ms, body, tok, head, rhead, rank, out, hname)
         if every:
             opened[key].every = True
         if spaced:
             opened[key].spaced = spaced
+
+    def _evict(self, sid: str, opened: dict[str, _Open], out: list[Block]) -> dict[str, _Open]:
+        """Emit the source's blocks written to longest ago until it holds fewer than ``max_open_per_source``;
+        returns the source's blocks as they are then (lines a block held back are read again)."""
+        while len(opened) >= self.max_open_per_source:
+            key = min(opened, key=lambda k: (opened[k].block.last_offset, opened[k].block.first_index))
+            self._close(sid, opened, key, out, False, final=True)
+            self.evicted += 1
+            opened = self._src.get(sid) or opened
+        return opened
 
     def _unshift(self, sid: str, text: str, ms: int) -> str:
         """``text`` without the indent a copy put before every line of the source. The indent is taken as
@@ -828,6 +871,7 @@ class MultilineMerger:
                tok: str, head: str | None, rhead: str | None, rank: int | None, out: list[Block],
                hname: str = "") -> None:
         text = line.text
+        self._floor = min(self._floor, ms)
         mode, kind = _start_mode(tok, body, head, hname)
         if mode == self._no_open:
             mode, kind = (R.RECORD_MODES.get(hname, "record") if head is not None else "plain"), None
@@ -940,6 +984,7 @@ class MultilineMerger:
     def _hold(self, sid: str, opened: dict[str, _Open], key: str, ob: _Open, line: RawLine, offset: int, ms: int,
               visible: bool, out: list[Block]) -> None:
         """Held lines count towards the block's limits; reaching one ends the block without them."""
+        self._floor = min(self._floor, ms)
         ob.held.append((line, offset, ms, visible))
         ob.held_bytes += utf8_len(line.text) + 1
         b = ob.block

@@ -35,6 +35,7 @@ Timestamps come from the records, never from a clock, so a replay is determinist
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import heapq
 import os
 import sys
@@ -57,6 +58,9 @@ from streams.errors import DecodeError, DependencyFailure, SluiceError
 __all__ = ["DLQ_TOPIC", "METRICS_TOPIC", "Assembler", "Output", "RawRecord", "parse_files"]
 
 DLQ_TOPIC = "logs.dlq"
+# A record stamped this far past the newest before it moved stream time by more than any pause of a partition
+# that is being written to: its blocks open then are flushed at once (docs/reliability.md), and it is counted.
+CLOCK_JUMP_MS = 86_400_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,12 +128,16 @@ class Assembler:
         self.topic = topic
         self.partition = partition
         self._last_offset: int | None = None
+        # The newest record time read (None until the first record): a record stamped before it arrives at it
+        self._stream_ms: int | None = None
+        self.clock_jumps = 0  # records that moved stream time ahead by over CLOCK_JUMP_MS (the worker resets it)
         self._sid_of_key: dict[bytes, str] = {}
         # Called with (source id, partition) the first time this assembler sees a source: the worker
         # notices a source that arrives on several partitions (streams/assemble/spread.py).
         self.on_new_source = on_new_source
         self._keyless_sids: set[str] = set()
         self.dirty: set[str] = set()  # sources whose state changed since take_dirty() (see state.py)
+        self.flushed_sources = 0  # sources flushed because their state was too large to save (never reset)
 
     # -- feeding ---------------------------------------------------------------------------
     def feed(self, record) -> list[Output]:
@@ -144,7 +152,7 @@ class Assembler:
         except Exception as exc:  # noqa: BLE001 - never let one record stop the partition: it goes to the DLQ
             return [self._record_letter(record, F.internal(exc, "decode"))]
         out: list[Output] = []
-        ts = record.timestamp_ms
+        arrived, lines = self._arrival(record.timestamp_ms, lines)
         key = record.key
         for decoded in lines:
             if key and key.__class__ is bytes:  # the key names the source: decode it once per key
@@ -157,17 +165,34 @@ class Assembler:
             line, offset = decoded, record.offset
             try:
                 if decoded.partial or self.joiner.held:  # a dict: no call per line
-                    joined = self.joiner.push(sid, decoded, record.offset, ts)
+                    joined = self.joiner.push(sid, decoded, record.offset, arrived)
                     if joined is None:
                         continue
                     line, offset = joined
-                blocks = self.merger.push(sid, line, offset, ts)
+                blocks = self.merger.push(sid, line, offset, arrived)
             except Exception as exc:  # noqa: BLE001 - the source's state may be half updated: drop it, letter it
                 out.append(self._source_letter(sid, line, offset, record, len(lines), F.internal(exc, "merge")))
                 continue
             for b in blocks:
                 out.append(self._output(b))
         return out
+
+    def _arrival(self, ts: int, lines: list[RawLine]) -> tuple[int, list[RawLine]]:
+        """When a record's lines arrive in stream time (the newest record time read), and its lines.
+
+        A record stamped before one already read (a source whose agent stamps records with old times)
+        arrives now, at the stream's time: at its own, each turn's end would find its open block long quiet
+        and cut it (a year-old source's tracebacks came out cut at every turn). Its lines keep the record's
+        time as theirs. A record stamped far ahead moves stream time there for good: blocks open then are
+        flushed at that turn's end, and later ones only when they end or the partition goes quiet."""
+        if self._stream_ms is None:  # (first record since a restore: the restored blocks' newest time)
+            self._stream_ms = self.newest_ts()
+        if ts >= self._stream_ms:
+            if ts - self._stream_ms > CLOCK_JUMP_MS and self._stream_ms:
+                self.clock_jumps += 1
+            self._stream_ms = ts
+            return ts, lines
+        return self._stream_ms, [dataclasses.replace(ln, ts_ms=ts) if ln.ts_ms is None else ln for ln in lines]
 
     def _new_key(self, key: bytes, partition: int) -> str:
         sid = key_source_id(key)
@@ -193,6 +218,17 @@ class Assembler:
         blocks = self.merger.flush_idle(now_ms)
         self.dirty.update(b.source_id for b in blocks)
         out += [self._output(b) for b in blocks]
+        return out
+
+    def flush_source(self, sid: str) -> list[Output]:
+        """Emit everything ``sid`` holds: its held partial line as a whole line, then its open blocks.
+        What the worker does with a source whose saved state would not fit in one Kafka record
+        (:func:`streams.assemble.state.fitting_state`); counted in ``flushed_sources``."""
+        self.flushed_sources += 1
+        self.dirty.add(sid)
+        partial = self.joiner.held.pop(sid, None)
+        out = self._release([(sid, partial.line(), partial.offset, partial.seen_ms)]) if partial is not None else []
+        out += [self._output(b) for b in self.merger.flush_source(sid)]
         return out
 
     def take_dirty(self) -> set[str]:

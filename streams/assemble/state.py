@@ -19,7 +19,7 @@ import dataclasses
 import json
 from typing import Any
 
-from streams.assemble.lines import RawLine
+from streams.assemble.lines import Output, RawLine
 from streams.assemble.partials import HeldLine
 from streams.assemble.pipeline import Assembler
 from streams.assemble.tables import Header
@@ -50,6 +50,20 @@ def source_state(asm: Assembler, sid: str) -> bytes | None:
         doc["partial"] = {"parts": partial.parts, "first": dataclasses.asdict(partial.first), "offset": partial.offset,
                           "size": partial.size, "seen": partial.seen_ms}
     return json.dumps(doc, separators=(",", ":")).encode()
+
+
+def fitting_state(asm: Assembler, sid: str, limit: int) -> tuple[bytes | None, list[Output]]:
+    """The state of ``sid`` as :func:`source_state` writes it, at most ``limit`` bytes, and the outputs
+    it took to get there. A state over the limit (blocks open under a thousand prefixes, a partial line
+    of a million escaped characters, a label map of megabytes on every held line) is one record the
+    state topic refuses on every retry: the partition would stop for good. Such a source's open blocks
+    and partial line are emitted as they stand instead (``Assembler.flush_source``), and what is left
+    (its times, task and table header) is saved."""
+    value = source_state(asm, sid)
+    if value is None or len(value) <= limit:
+        return value, []
+    out = asm.flush_source(sid)
+    return source_state(asm, sid), out
 
 
 def restore_source(asm: Assembler, value: bytes) -> str:

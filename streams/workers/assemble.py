@@ -45,7 +45,7 @@ from streams.assemble.pipeline import Assembler, Output, RawRecord
 from streams.assemble.redact import redactor_from
 from streams.assemble.route import ProjectRouter
 from streams.assemble.spread import SourcePartitions
-from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
+from streams.assemble.state import fitting_state, forget_source, restore_source, sid_of_key, state_key
 from streams.assemble.trust import LabelTrust
 from streams.config import Settings
 from streams.errors import DependencyFailure, SluiceError
@@ -63,6 +63,8 @@ log = logging.getLogger(__name__)
 # Room left in a message for the key, the wire-format header and the record's own framing (an event id
 # is a few hundred bytes at most; a dead letter's key is its source's).
 OUTPUT_FRAMING_BYTES = 16 * 1024
+# The same room in a state record, whose key (partition and source id) is counted apart.
+STATE_FRAMING_BYTES = 1024
 MAX_UNROUTED_LABELS = 100
 KIND_WORDS = {"event": "events", "metric": "metric points", "dead_letter": "dead letters"}
 
@@ -153,6 +155,7 @@ class AssembleStage:
         # (blocking) a partition's committed state entries {key: value or None} and committed raw offset
         self.load_state: Callable[[int], tuple[dict[bytes, bytes | None], int | None]] | None = None
         self.state_topic = self.conf.state_topic_name()
+        self.state_limit = state_max_message_bytes(settings)
         self.assigned: set[int] | None = None  # raw partitions this worker owns (None: not tracked)
         self.internal_seen: dict[tuple[str, str], int] = {}  # internal errors by (step, exception), for the log
         self.lock = asyncio.Lock()  # the agent and the idle timer both touch the assemblers
@@ -185,16 +188,15 @@ class AssembleStage:
     async def commit(self, outputs: list[Output], partitions: set[int]) -> None:
         """One transaction: ``outputs``, the partitions' changed source states and read offsets."""
         raw = self.settings.topics.raw
+        outputs, states = self._states(outputs, partitions)
         outputs, encoded = self.routes.encode_all(outputs)
         messages: list[tuple[str, bytes | None, bytes | None, int]] = [(*e, -1) for e in encoded]
+        messages += states
         offsets: dict[tuple[str, int], int] = {}
         for p in sorted(partitions):
             state = self.states.get(p)
             if state is None:
                 continue
-            asm = state.assembler
-            for sid in sorted(asm.take_dirty()):
-                messages.append((self.state_topic, state_key(p, sid), source_state(asm, sid), p))
             # Always the group's offset, even unchanged (an idle flush): the broker then checks this
             # worker's generation on every turn, and a worker that has lost the partition (its turn
             # racing a rebalance) is fenced instead of committing blocks the new owner restores too.
@@ -226,6 +228,33 @@ class AssembleStage:
         for (_t, p), offset in offsets.items():
             self.states[p].committed = offset
         self._observe(outputs)
+
+    def _states(self, outputs: list[Output], partitions: set[int]) -> tuple[
+            list[Output], list[tuple[str, bytes | None, bytes | None, int]]]:
+        """The state records of the sources the turn changed, each within the state topic's record limit,
+        and the turn's outputs with what a source too large to save emitted to get there."""
+        states: list[tuple[str, bytes | None, bytes | None, int]] = []
+        for p in sorted(partitions):
+            state = self.states.get(p)
+            if state is None:
+                continue
+            asm = state.assembler
+            for sid in sorted(asm.take_dirty()):
+                key = state_key(p, sid)
+                value, flushed = fitting_state(asm, sid, self.state_limit - len(key) - STATE_FRAMING_BYTES)
+                if flushed:
+                    obs.SOURCES_FLUSHED.labels("assemble").inc()
+                    log.warning("the saved state of source %r (%s [%d]) would be over the state topic's %d-byte "
+                                "record limit: %d events were emitted from its open blocks and partial line as they "
+                                "stood (a multiline event may be cut there). A source writing under very many "
+                                "prefixes or with very large labels does this; give each writer a source of its "
+                                "own, or raise kafka.max_message_bytes",
+                                sid[:200], self.settings.topics.raw, p, self.state_limit, len(flushed))
+                    outputs = [*outputs, *flushed]
+                states.append((self.state_topic, key, value, p))
+            asm.take_dirty()  # (the sources flushed above: their state is the one just taken)
+        return outputs, states
+
 
     async def _not_a_member(self, partitions: set[int]) -> None:
         """The consumer is between generations (its session expired: a broker restart, a worker frozen
@@ -321,7 +350,23 @@ class AssembleStage:
                         log.error("%s [%s] (%d so far of this kind)", letter["error"], headers.get("traceback", ""),
                                   seen)
         for partition, state in self.states.items():
-            obs.OPEN_BLOCKS.labels(str(partition)).set(state.assembler.merger.open_count())
+            merger = state.assembler.merger
+            obs.OPEN_BLOCKS.labels(str(partition)).set(merger.open_count())
+            if state.assembler.clock_jumps:
+                obs.CLOCK_JUMPS.labels("assemble").inc(state.assembler.clock_jumps)
+                log.warning("%d records of %s [%d] moved stream time ahead by over a day at once: the blocks open "
+                            "then were flushed (a multiline event may be cut there), and stream time stays there. "
+                            "An agent's clock is wrong, or its records carry their lines' times; set the topic's "
+                            "message.timestamp.type to LogAppendTime where agents' clocks cannot be trusted",
+                            state.assembler.clock_jumps, self.settings.topics.raw, partition)
+                state.assembler.clock_jumps = 0
+            if merger.evicted:
+                obs.BLOCKS_EVICTED.labels("assemble").inc(merger.evicted)
+                log.warning("%d open blocks of %s [%d] emitted early: their source held %d open blocks, one per "
+                            "stream prefix (a multiline event may be cut there); a source writing under that many "
+                            "prefixes is one file or stream shared by that many writers", merger.evicted,
+                            self.settings.topics.raw, partition, merger.max_open_per_source)
+                merger.evicted = 0
 
     async def encoder_ready(self) -> None:
         """The output schema ids looked up once, waiting with backoff while the registry does not answer.
