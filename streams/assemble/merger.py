@@ -84,6 +84,15 @@ OLD_TABLE_MODES = {"=": "table_eq", "-": "table_dash", "*": "table_star"}
 OLD_PANIC_MODES = ("rust_panic", "go_stack")
 
 
+def _loop_record(ob: _Open, body: str) -> bool:
+    """Whether a line under the same repeated head is the open one-line record again with other numbers
+    (a loop logging one record per item in the same tick, rules.LOOP_RECORD_NUMBER_RE), not its next line."""
+    if len(ob.block.texts) != 1 or body[:1] in " \t" or not R.LOOP_RECORD_NUMBER_RE.search(body):
+        return False
+    sub = R.LOOP_RECORD_NUMBER_RE.sub
+    return sub("0", body.rstrip()) == sub("0", ob.last_body.rstrip())
+
+
 class _Open:
     """An open block and the merger's state about it."""
 
@@ -748,7 +757,7 @@ class MultilineMerger:
             else:
                 entry = table.get("indent" if body[:1] in (" ", "\t") else "text", _END)
         act, nxt = entry
-        if rhead is not None and rhead == ob.rhead and body != ob.last_body:
+        if rhead is not None and rhead == ob.rhead and body != ob.last_body and not _loop_record(ob, body):
             # the same head repeated: the formatter wrote these lines as one record (the same line
             # twice is two records written in the same second)
             if act not in _KEEPS:

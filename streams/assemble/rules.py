@@ -383,6 +383,13 @@ QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|[Tt]hrowable|[Ss]
 # before backtrace_symbols_fd. It stays open while other processes' lines (other stream prefixes) come
 # between; its own next line decides as ever.
 ANNOUNCE_ENDINGS = (":", ": ")
+# A repeated head continues a record (HEADS' ``repeats``), but a loop that logs one record per item
+# repeats it too when two records fall in the same tick: torch.distributed.elastic's api.py logs
+# "Sending process 2448006 closing signal SIGTERM" once per worker through torch._logging's glog-shaped
+# formatter, whose fraction is the record's milliseconds (".837000"), so the workers' records share one
+# head. A body that is the record's one line again with only its numbers changed is such a record of
+# its own; a continuation line of a multi-line message is not the message's first line again.
+LOOP_RECORD_NUMBER_RE = re.compile(r"\d+")
 # Records known never to carry the traceback that follows them: torch elastic's api.py logs a
 # worker's death with logger.error (no exc_info), error_handler.py the child's error file it could not
 # copy; the launcher's own uncaught traceback comes next.
