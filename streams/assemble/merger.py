@@ -494,7 +494,7 @@ class MultilineMerger:
         return sorted(out, key=lambda b: (b.first_offset, b.first_index))
 
     # -- one line -----------------------------------------------------------------------------
-    def _wraps(self, sid: str, key: str, ob: _Open, text: str, prev: str) -> bool:
+    def _wraps(self, sid: str, key: str, ob: _Open, text: str, prev: str, relayed: bool = False) -> bool:
         """Whether ``text`` (no head, not a record) is the rest of ``prev``, the line before it, which a terminal
         or a fixed-width console cut at its width. Both come without a stream prefix (a relay's prefix on each
         line says its writer wrote them apart). ``prev`` is as long as the longest line of the source so far (no
@@ -504,7 +504,7 @@ class MultilineMerger:
         cuts at a column, not between words). A table's rows and a console's columns (Rich's) are as wide as
         each other on purpose: lines with a gap of blanks at the same column are not a cut line's pieces."""
         wide = self._wide.get(sid)
-        if wide is None or key or ob.held or self._last_key.get(sid) != key:
+        if wide is None or (key and not relayed) or ob.held or self._last_key.get(sid) != key:
             return False
         if "\x1b" in prev:
             prev = terminal_text(prev)
@@ -513,8 +513,10 @@ class MultilineMerger:
             return False
         # (a blank at the end is a cut between words, which a line that simply ended has too; a capital after
         # it starts a sentence of its own more often than it goes on a word)
+        # (behind a relay's prefix, rules.WRAP_AT_BLANK: the cut fell on the blank before a word)
+        first = text[1:2] if relayed and R.WRAP_AT_BLANK_RE.match(text) else text[:1]
         if wide[1] != n and (not (ob.head0 and len(ob.block.texts) == 1 and wide[2] and prev[-1:].isalnum()
-                                  and (text[:1].islower() or text[:1].isdigit())) or _spliced(text)):
+                                  and (first.islower() or first.isdigit())) or _spliced(text)):
             return False
         if _is_record(text):
             return False
@@ -589,6 +591,13 @@ class MultilineMerger:
                 if act in _KEEPS:
                     self._append(sid, opened, last, other, act, nxt, line, offset, ms, body, None, out)
                     return
+            if (other is not None and not other.tent and tok not in _STARTS and text.startswith(body)
+                    and self._wraps(sid, last, other, body, other.block.texts[-1], relayed=True)):
+                # the rest of a relayed line a terminal cut at its width: the relay's prefix is on the line it
+                # wrote, not on the rest the terminal put below it (held until the next line opens a record)
+                self._append(sid, opened, last, other, "tent", None, line, offset, ms, body, None, out)
+                other.wrap_tent = True
+                return
         if last is not None and last != key:
             # (a record whose formatter writes its head on every line, vLLM's, goes on under that head: the
             # head says which lines are its own, so another writer's lines between them do not end it)

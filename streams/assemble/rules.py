@@ -1421,6 +1421,11 @@ SPACED_AFTER = 2
 # rest at column 0 without a head. Terminals are at least 80 columns wide; narrower lines are not taken for
 # cut ones (merger._wraps).
 WRAP_MIN_WIDTH = 80
+# A relay's prefix (horovodrun's "[0]<stderr>:", mpirun's tags) is written on the line its writer wrote; a
+# terminal that cuts that line puts the rest below it without one. Where the cut falls on the blank between
+# two words the rest begins with that one blank ("...opened dynamic library" / " libcudart.so.11.0"):
+# the word after it is what must look like the middle of a line.
+WRAP_AT_BLANK_RE = re.compile(r" \S")
 JSON_OPEN = "{["  # a line ending with one of these opens a JSON dump until the brackets balance
 
 # -- 5. modes --------------------------------------------------------------------------------------
