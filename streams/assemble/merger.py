@@ -91,6 +91,15 @@ OLD_TABLE_MODES = {"=": "table_eq", "-": "table_dash", "*": "table_star"}
 OLD_PANIC_MODES = ("rust_panic", "go_stack")
 
 
+def _loop_record(ob: _Open, body: str) -> bool:
+    """Whether a line under the same repeated head is the open one-line record again with other numbers
+    (a loop logging one record per item in the same tick, rules.LOOP_RECORD_NUMBER_RE), not its next line."""
+    if len(ob.block.texts) != 1 or body[:1] in " \t" or not R.LOOP_RECORD_NUMBER_RE.search(body):
+        return False
+    sub = R.LOOP_RECORD_NUMBER_RE.sub
+    return sub("0", body.rstrip()) == sub("0", ob.last_body.rstrip())
+
+
 class _Open:
     """An open block and the merger's state about it."""
 
@@ -515,7 +524,7 @@ class MultilineMerger:
         return sorted(out, key=lambda b: (b.first_offset, b.first_index))
 
     # -- one line -----------------------------------------------------------------------------
-    def _wraps(self, sid: str, key: str, ob: _Open, text: str, prev: str) -> bool:
+    def _wraps(self, sid: str, key: str, ob: _Open, text: str, prev: str, relayed: bool = False) -> bool:
         """Whether ``text`` (no head, not a record) is the rest of ``prev``, the line before it, which a terminal
         or a fixed-width console cut at its width. Both come without a stream prefix (a relay's prefix on each
         line says its writer wrote them apart). ``prev`` is as long as the longest line of the source so far (no
@@ -525,7 +534,7 @@ class MultilineMerger:
         cuts at a column, not between words). A table's rows and a console's columns (Rich's) are as wide as
         each other on purpose: lines with a gap of blanks at the same column are not a cut line's pieces."""
         wide = self._wide.get(sid)
-        if wide is None or key or ob.held or self._last_key.get(sid) != key:
+        if wide is None or (key and not relayed) or ob.held or self._last_key.get(sid) != key:
             return False
         if "\x1b" in prev:
             prev = terminal_text(prev)
@@ -534,8 +543,10 @@ class MultilineMerger:
             return False
         # (a blank at the end is a cut between words, which a line that simply ended has too; a capital after
         # it starts a sentence of its own more often than it goes on a word)
+        # (behind a relay's prefix, rules.WRAP_AT_BLANK: the cut fell on the blank before a word)
+        first = text[1:2] if relayed and R.WRAP_AT_BLANK_RE.match(text) else text[:1]
         if wide[1] != n and (not (ob.head0 and len(ob.block.texts) == 1 and wide[2] and prev[-1:].isalnum()
-                                  and (text[:1].islower() or text[:1].isdigit())) or _spliced(text)):
+                                  and (first.islower() or first.isdigit())) or _spliced(text)):
             return False
         if _is_record(text):
             return False
@@ -611,6 +622,13 @@ class MultilineMerger:
                 if act in _KEEPS:
                     self._append(sid, opened, last, other, act, nxt, line, offset, ms, body, None, out)
                     return
+            if (other is not None and not other.tent and tok not in _STARTS and text.startswith(body)
+                    and self._wraps(sid, last, other, body, other.block.texts[-1], relayed=True)):
+                # the rest of a relayed line a terminal cut at its width: the relay's prefix is on the line it
+                # wrote, not on the rest the terminal put below it (held until the next line opens a record)
+                self._append(sid, opened, last, other, "tent", None, line, offset, ms, body, None, out)
+                other.wrap_tent = True
+                return
         if last is not None and last != key:
             # (a record whose formatter writes its head on every line, vLLM's, goes on under that head: the
             # head says which lines are its own, so another writer's lines between them do not end it)
@@ -791,7 +809,7 @@ class MultilineMerger:
             else:
                 entry = table.get("indent" if body[:1] in (" ", "\t") else "text", _END)
         act, nxt = entry
-        if rhead is not None and rhead == ob.rhead and body != ob.last_body:
+        if rhead is not None and rhead == ob.rhead and body != ob.last_body and not _loop_record(ob, body):
             # the same head repeated: the formatter wrote these lines as one record (the same line
             # twice is two records written in the same second)
             if act not in _KEEPS:

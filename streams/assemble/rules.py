@@ -383,6 +383,13 @@ QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|[Tt]hrowable|[Ss]
 # before backtrace_symbols_fd. It stays open while other processes' lines (other stream prefixes) come
 # between; its own next line decides as ever.
 ANNOUNCE_ENDINGS = (":", ": ")
+# A repeated head continues a record (HEADS' ``repeats``), but a loop that logs one record per item
+# repeats it too when two records fall in the same tick: torch.distributed.elastic's api.py logs
+# "Sending process 2448006 closing signal SIGTERM" once per worker through torch._logging's glog-shaped
+# formatter, whose fraction is the record's milliseconds (".837000"), so the workers' records share one
+# head. A body that is the record's one line again with only its numbers changed is such a record of
+# its own; a continuation line of a multi-line message is not the message's first line again.
+LOOP_RECORD_NUMBER_RE = re.compile(r"\d+")
 # Records known never to carry the traceback that follows them: torch elastic's api.py logs a
 # worker's death with logger.error (no exc_info), error_handler.py the child's error file it could not
 # copy; the launcher's own uncaught traceback comes next.
@@ -1414,6 +1421,11 @@ SPACED_AFTER = 2
 # rest at column 0 without a head. Terminals are at least 80 columns wide; narrower lines are not taken for
 # cut ones (merger._wraps).
 WRAP_MIN_WIDTH = 80
+# A relay's prefix (horovodrun's "[0]<stderr>:", mpirun's tags) is written on the line its writer wrote; a
+# terminal that cuts that line puts the rest below it without one. Where the cut falls on the blank between
+# two words the rest begins with that one blank ("...opened dynamic library" / " libcudart.so.11.0"):
+# the word after it is what must look like the middle of a line.
+WRAP_AT_BLANK_RE = re.compile(r" \S")
 JSON_OPEN = "{["  # a line ending with one of these opens a JSON dump until the brackets balance
 
 # -- 5. modes --------------------------------------------------------------------------------------
