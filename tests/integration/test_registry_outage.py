@@ -97,8 +97,8 @@ def test_the_assemble_stage_waits_for_the_registry(stack: Settings, registry_lin
     proxy, registry_url = registry_link
     register_all(stack)
     batch = {"source": default_source(Path("train.log"), "node-9"), "labels": {}, "sent_ts": 1_764_400_000_000,
-             "lines": [{"line": f"[2025-11-29 10:00:0{i}] INFO step {i} loss 2.{i}", "file_offset": 40 * i,
-                        "ts": 1_764_400_000_000} for i in range(3)]}
+             "lines": [{"line": f"[2025-11-29 10:00:0{i}] INFO saving checkpoint {i} to /ckpt/run-9",
+                        "file_offset": 40 * i, "ts": 1_764_400_000_000} for i in range(3)]}
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     value = avro_serializer(stack, "raw_batch")(batch, SerializationContext(stack.topics.raw, MessageField.VALUE))

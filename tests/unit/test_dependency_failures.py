@@ -124,7 +124,9 @@ def test_the_assemble_stage_waits_for_the_registry_and_dead_letters_nothing() ->
         outputs.extend(out)
 
     stage.commit = commit  # type: ignore[method-assign]
-    lines = ["[2025-11-29 10:00:00] INFO step 1 loss 2.5", "[2025-11-29 10:00:01] INFO step 2 loss 2.4"]
+    # (records that are events: a step line would become a metric point)
+    lines = ["[2025-11-29 10:00:00] INFO saving checkpoint to /ckpt/run-1",
+             "[2025-11-29 10:00:01] INFO checkpoint saved"]
     event = Message(topic="logs.raw", partition=0, offset=5, value=raw_batch(lines), key=b"node-1/train.log",
                     timestamp=1_764_400_000.0, headers=None, generation_id=0)
     asyncio.run(asyncio.wait_for(stage.on_batch([event]), 30))
@@ -248,8 +250,8 @@ def a_wire_log_event() -> bytes:
     from streams.assemble.route import ProjectRouter
 
     asm = Assembler(registry_schema_lookup(FlakyRegistry(0, RuntimeError())), ProjectRouter("default"))
-    asm.feed(RawRecord("logs.raw", 0, 3, raw_batch(["[2025-11-29 10:00:00] INFO step 1 loss 2.5"]), b"k",
-                       1_764_400_000_000))
+    line = "[2025-11-29 10:00:00] INFO saving checkpoint to /ckpt/run-1"  # an event (a step line is a metric)
+    asm.feed(RawRecord("logs.raw", 0, 3, raw_batch([line]), b"k", 1_764_400_000_000))
     event = next(o for o in asm.flush_all() if o.kind == "event")
     return b"\x00" + (3).to_bytes(4, "big") + encode_body(event, "python")
 
