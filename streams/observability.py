@@ -35,9 +35,6 @@ SOURCES_FLUSHED = Counter("sluice_assemble_states_flushed_total",
 BLOCKS_EVICTED = Counter("sluice_assemble_blocks_evicted_total",
                          "blocks emitted early because their source held as many open blocks as it may",
                          ["stage"], registry=REGISTRY)
-CLOCK_JUMPS = Counter("sluice_assemble_clock_jumps_total",
-                      "raw records that moved a partition's stream time ahead by over a day at once",
-                      ["stage"], registry=REGISTRY)
 LINES_IN = Counter("sluice_lines_in_total", "raw log lines read by assemble", ["stage"], registry=REGISTRY)
 OUTPUTS = Counter("sluice_outputs_total", "records written by a stage, by kind (event, metric, dead_letter)",
                   ["stage", "kind"], registry=REGISTRY)

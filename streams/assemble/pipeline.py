@@ -58,9 +58,6 @@ from streams.errors import DecodeError, DependencyFailure, SluiceError
 __all__ = ["DLQ_TOPIC", "METRICS_TOPIC", "Assembler", "Output", "RawRecord", "parse_files"]
 
 DLQ_TOPIC = "logs.dlq"
-# A record stamped this far past the newest before it moved stream time by more than any pause of a partition
-# that is being written to: its blocks open then are flushed at once (docs/reliability.md), and it is counted.
-CLOCK_JUMP_MS = 86_400_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +127,6 @@ class Assembler:
         self._last_offset: int | None = None
         # The newest record time read (None until the first record): a record stamped before it arrives at it
         self._stream_ms: int | None = None
-        self.clock_jumps = 0  # records that moved stream time ahead by over CLOCK_JUMP_MS (the worker resets it)
         self._sid_of_key: dict[bytes, str] = {}
         # Called with (source id, partition) the first time this assembler sees a source: the worker
         # notices a source that arrives on several partitions (streams/assemble/spread.py).
@@ -188,8 +184,6 @@ class Assembler:
         if self._stream_ms is None:  # (first record since a restore: the restored blocks' newest time)
             self._stream_ms = self.newest_ts()
         if ts >= self._stream_ms:
-            if ts - self._stream_ms > CLOCK_JUMP_MS and self._stream_ms:
-                self.clock_jumps += 1
             self._stream_ms = ts
             return ts, lines
         return self._stream_ms, [dataclasses.replace(ln, ts_ms=ts) if ln.ts_ms is None else ln for ln in lines]

@@ -352,14 +352,6 @@ class AssembleStage:
         for partition, state in self.states.items():
             merger = state.assembler.merger
             obs.OPEN_BLOCKS.labels(str(partition)).set(merger.open_count())
-            if state.assembler.clock_jumps:
-                obs.CLOCK_JUMPS.labels("assemble").inc(state.assembler.clock_jumps)
-                log.warning("%d records of %s [%d] moved stream time ahead by over a day at once: the blocks open "
-                            "then were flushed (a multiline event may be cut there), and stream time stays there. "
-                            "An agent's clock is wrong, or its records carry their lines' times; set the topic's "
-                            "message.timestamp.type to LogAppendTime where agents' clocks cannot be trusted",
-                            state.assembler.clock_jumps, self.settings.topics.raw, partition)
-                state.assembler.clock_jumps = 0
             if merger.evicted:
                 obs.BLOCKS_EVICTED.labels("assemble").inc(merger.evicted)
                 log.warning("%d open blocks of %s [%d] emitted early: their source held %d open blocks, one per "

@@ -186,11 +186,3 @@ def test_a_line_arriving_before_the_quiet_blocks_is_still_flushed_in_time():
     merger.push("b", RawLine(HEAD), 1, TS - 60_000)  # (read again, or pushed by a caller with its own times)
     assert [b.source_id for b in merger.flush_idle(TS - 60_000 + merger.idle_timeout_ms)] == ["b"]
     assert [b.source_id for b in merger.flush_idle(TS + merger.idle_timeout_ms)] == ["a"]
-
-
-def test_a_record_stamped_a_century_ahead_is_counted():
-    asm = Assembler()
-    asm.feed(raw(0, HEAD))
-    asm.feed(RawRecord("logs.raw", 0, 1, b"hello", b"node-9/clock.log", TS + 100 * YEAR_MS))
-    asm.feed(raw(2, '  File "/a.py", line 1, in f'))
-    assert asm.clock_jumps == 1
