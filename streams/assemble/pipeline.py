@@ -35,7 +35,6 @@ Timestamps come from the records, never from a clock, so a replay is determinist
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import heapq
 import os
 import sys
@@ -125,8 +124,6 @@ class Assembler:
         self.topic = topic
         self.partition = partition
         self._last_offset: int | None = None
-        # The newest record time read (None until the first record): a record stamped before it arrives at it
-        self._stream_ms: int | None = None
         self._sid_of_key: dict[bytes, str] = {}
         # Called with (source id, partition) the first time this assembler sees a source: the worker
         # notices a source that arrives on several partitions (streams/assemble/spread.py).
@@ -148,7 +145,7 @@ class Assembler:
         except Exception as exc:  # noqa: BLE001 - never let one record stop the partition: it goes to the DLQ
             return [self._record_letter(record, F.internal(exc, "decode"))]
         out: list[Output] = []
-        arrived, lines = self._arrival(record.timestamp_ms, lines)
+        ts = record.timestamp_ms
         key = record.key
         for decoded in lines:
             if key and key.__class__ is bytes:  # the key names the source: decode it once per key
@@ -161,32 +158,17 @@ class Assembler:
             line, offset = decoded, record.offset
             try:
                 if decoded.partial or self.joiner.held:  # a dict: no call per line
-                    joined = self.joiner.push(sid, decoded, record.offset, arrived)
+                    joined = self.joiner.push(sid, decoded, record.offset, ts)
                     if joined is None:
                         continue
                     line, offset = joined
-                blocks = self.merger.push(sid, line, offset, arrived)
+                blocks = self.merger.push(sid, line, offset, ts)
             except Exception as exc:  # noqa: BLE001 - the source's state may be half updated: drop it, letter it
                 out.append(self._source_letter(sid, line, offset, record, len(lines), F.internal(exc, "merge")))
                 continue
             for b in blocks:
                 out.append(self._output(b))
         return out
-
-    def _arrival(self, ts: int, lines: list[RawLine]) -> tuple[int, list[RawLine]]:
-        """When a record's lines arrive in stream time (the newest record time read), and its lines.
-
-        A record stamped before one already read (a source whose agent stamps records with old times)
-        arrives now, at the stream's time: at its own, each turn's end would find its open block long quiet
-        and cut it (a year-old source's tracebacks came out cut at every turn). Its lines keep the record's
-        time as theirs. A record stamped far ahead moves stream time there for good: blocks open then are
-        flushed at that turn's end, and later ones only when they end or the partition goes quiet."""
-        if self._stream_ms is None:  # (first record since a restore: the restored blocks' newest time)
-            self._stream_ms = self.newest_ts()
-        if ts >= self._stream_ms:
-            self._stream_ms = ts
-            return ts, lines
-        return self._stream_ms, [dataclasses.replace(ln, ts_ms=ts) if ln.ts_ms is None else ln for ln in lines]
 
     def _new_key(self, key: bytes, partition: int) -> str:
         sid = key_source_id(key)

@@ -124,47 +124,6 @@ def test_fitting_state_releases_a_held_partial_line_too():
     assert small == value and none == []
 
 
-YEAR_MS = 365 * 86_400_000
-
-
-def test_a_source_whose_records_are_stamped_a_year_back_is_not_cut_at_every_turn():
-    """A source whose records carry an old time (an agent catching up a backlog with each record stamped with
-    its line's time) shares a partition with current ones. At each turn's end the worker flushes what has
-    been quiet in stream time (the newest record's time): the old source's open traceback was always a year
-    quiet, so it came out cut at every turn. A record read after a newer one arrives at the newer one's
-    time; its event keeps the record's own time."""
-    old = TS - YEAR_MS
-    asm = Assembler()
-    out = asm.feed(raw(0, "step 1 done", b"node-1/now.log"))
-    out += asm.feed(RawRecord("logs.raw", 0, 1, HEAD.encode(), b"node-2/old.log", old))
-    out += asm.flush_idle(TS)  # the end of a turn
-    out += asm.feed(RawRecord("logs.raw", 0, 2, b'  File "/a.py", line 1, in f', b"node-2/old.log", old))
-    out += asm.flush_idle(TS)
-    out += asm.feed(RawRecord("logs.raw", 0, 3, b"ValueError: x", b"node-2/old.log", old))
-    out += asm.flush_all()
-    events = {o.value["message"]: o.value for o in out}
-    assert sorted(events) == sorted(["step 1 done", f'{HEAD}\n  File "/a.py", line 1, in f\nValueError: x'])
-    assert events[f'{HEAD}\n  File "/a.py", line 1, in f\nValueError: x']["timestamp"] == old
-
-
-def test_a_restored_source_stamped_back_is_not_cut_either():
-    old = TS - YEAR_MS
-    asm = Assembler()
-    asm.feed(raw(0, "step 1 done", b"node-1/now.log"))
-    asm.feed(RawRecord("logs.raw", 0, 1, HEAD.encode(), b"node-2/old.log", old))
-    again = Assembler()
-    for sid in asm.take_dirty():
-        value = S.source_state(asm, sid)
-        if value is not None:
-            S.restore_source(again, value)
-    out = again.feed(RawRecord("logs.raw", 0, 2, b'  File "/a.py", line 1, in f', b"node-2/old.log", old))
-    out += again.flush_idle(again.newest_ts())  # what a worker that took the partition over does at a turn's end
-    out += again.feed(RawRecord("logs.raw", 0, 3, b"ValueError: x", b"node-2/old.log", old))
-    out += again.flush_all()
-    assert sorted(o.value["message"] for o in out) == sorted(
-        ["step 1 done", f'{HEAD}\n  File "/a.py", line 1, in f\nValueError: x'])
-
-
 def test_a_turns_end_with_many_sources_open_does_not_look_at_each_of_them():
     """Each turn's end asks for the blocks gone quiet; with 100,000 sources open (each the head of a
     traceback) that was a scan of every block, 0.1 s a turn, however few were due."""
