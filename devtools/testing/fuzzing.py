@@ -303,7 +303,8 @@ ENVELOPES: tuple[Callable[[Choices], dict[str, Any]], ...] = (docker_json, fluen
 LABEL_NAMES = ("project", "sluice.io/project", "task_id", "rank", "team")
 
 
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
+    """``n`` as a protobuf base-128 varint (the OTLP records' wire encoding)."""
     out = b""
     while True:
         low, n = n & 0x7F, n >> 7
@@ -312,8 +313,9 @@ def _varint(n: int) -> bytes:
         out += bytes([low | 0x80])
 
 
-def _ld(field_no: int, payload: bytes) -> bytes:
-    return _varint(field_no << 3 | 2) + _varint(len(payload)) + payload
+def pb_bytes(field_no: int, payload: bytes) -> bytes:
+    """A protobuf length-delimited field: its tag, its length, ``payload``."""
+    return varint(field_no << 3 | 2) + varint(len(payload)) + payload
 
 
 def _any_value_proto(c: Choices, depth: int = 0) -> bytes:  # noqa: PLR0911 - one case per AnyValue member
@@ -321,29 +323,29 @@ def _any_value_proto(c: Choices, depth: int = 0) -> bytes:  # noqa: PLR0911 - on
     sometimes nested thousands deep (a few bytes a level)."""
     kind = c.integer(0, 6 if depth < 3 else 4)
     if kind == 0:
-        return _ld(1, text(c).encode("utf-8", "replace"))
+        return pb_bytes(1, text(c).encode("utf-8", "replace"))
     if kind == 1:
-        return _varint(2 << 3) + _varint(c.integer(0, 1))
+        return varint(2 << 3) + varint(c.integer(0, 1))
     if kind == 2:
-        return _varint(3 << 3) + _varint(pick(c, LONG_EDGES) % (1 << 64))
+        return varint(3 << 3) + varint(pick(c, LONG_EDGES) % (1 << 64))
     if kind == 3:
-        return _varint(4 << 3 | 1) + struct.pack("<d", pick(c, (0.5, float("nan"), float("inf"), 1e308)))
+        return varint(4 << 3 | 1) + struct.pack("<d", pick(c, (0.5, float("nan"), float("inf"), 1e308)))
     if kind == 4:
-        return _ld(7, c.raw(20))
+        return pb_bytes(7, c.raw(20))
     if kind == 5:
         if c.integer(0, 3) == 0:  # deeper than any parser's stack
             return _nested_arrays(pick(c, (100, 130, 5000, 20_000)))
-        return _ld(5, b"".join(_ld(1, _any_value_proto(c, depth + 1)) for _ in range(c.integer(0, 3))))
-    return _ld(6, b"".join(_ld(1, _key_value_proto(c, depth + 1)) for _ in range(c.integer(0, 3))))
+        return pb_bytes(5, b"".join(pb_bytes(1, _any_value_proto(c, depth + 1)) for _ in range(c.integer(0, 3))))
+    return pb_bytes(6, b"".join(pb_bytes(1, _key_value_proto(c, depth + 1)) for _ in range(c.integer(0, 3))))
 
 
 def _nested_arrays(levels: int) -> bytes:
     """An ``AnyValue`` of ``levels`` arrays, each holding the next, around a string; built outside in, once."""
-    inner = _ld(1, b"x")
+    inner = pb_bytes(1, b"x")
     size, heads = len(inner), []
     for _ in range(levels):
         for field_no in (1, 5):  # ArrayValue.values[0], then AnyValue.array_value
-            head = _varint(field_no << 3 | 2) + _varint(size)
+            head = varint(field_no << 3 | 2) + varint(size)
             heads.append(head)
             size += len(head)
     return b"".join(reversed(heads)) + inner
@@ -352,20 +354,20 @@ def _nested_arrays(levels: int) -> bytes:
 def _key_value_proto(c: Choices, depth: int = 0) -> bytes:
     key = pick(c, ("k8s.pod.name", "host.name", "log.file.path", "log.file.record_offset", "log.iostream",
                    "k8s.pod.labels.project", "k8s.pod.annotations.x", "other"))
-    return _ld(1, key.encode()) + _ld(2, _any_value_proto(c, depth))
+    return pb_bytes(1, key.encode()) + pb_bytes(2, _any_value_proto(c, depth))
 
 
 def otel_proto(c: Choices) -> bytes:
     """The OpenTelemetry Collector's ``otlp_proto`` encoding of logs: resource_logs { resource, scope_logs {
     log_records { time_unix_nano, body, attributes } } }, any AnyValue anywhere; sometimes cut short."""
     def record() -> bytes:
-        out = _varint(1 << 3 | 1) + struct.pack("<Q", pick(c, LONG_EDGES) % (1 << 64))
-        out += _ld(5, _any_value_proto(c)) if c.integer(0, 5) else b""
-        return out + b"".join(_ld(6, _key_value_proto(c)) for _ in range(c.integer(0, 3)))
+        out = varint(1 << 3 | 1) + struct.pack("<Q", pick(c, LONG_EDGES) % (1 << 64))
+        out += pb_bytes(5, _any_value_proto(c)) if c.integer(0, 5) else b""
+        return out + b"".join(pb_bytes(6, _key_value_proto(c)) for _ in range(c.integer(0, 3)))
 
-    resource = _ld(1, b"".join(_ld(1, _key_value_proto(c)) for _ in range(c.integer(0, 2))))
-    scope = _ld(2, b"".join(_ld(2, record()) for _ in range(c.integer(0, 3))))
-    value = _ld(1, resource + scope)
+    resource = pb_bytes(1, b"".join(pb_bytes(1, _key_value_proto(c)) for _ in range(c.integer(0, 2))))
+    scope = pb_bytes(2, b"".join(pb_bytes(2, record()) for _ in range(c.integer(0, 3))))
+    value = pb_bytes(1, resource + scope)
     if c.integer(0, 9) == 0:
         value = value[:c.integer(1, len(value))]
     return value

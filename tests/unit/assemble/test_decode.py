@@ -9,6 +9,7 @@ import fastavro
 import pytest
 from corpus_helpers import TRAINING, lines
 
+from devtools.testing.fuzzing import pb_bytes, varint
 from streams.assemble.decode import decode_record, final_redraw
 from streams.assemble.partials import PartialJoiner
 from streams.errors import DecodeError
@@ -234,42 +235,29 @@ def test_a_json_logger_record_with_message_is_the_line_itself():
     assert plain.text == " at a.B(C.java:1)"
 
 
-def _varint(n: int) -> bytes:
-    out = b""
-    while True:
-        low, n = n & 0x7F, n >> 7
-        if not n:
-            return out + bytes([low])
-        out += bytes([low | 0x80])
-
-
-def _ld(field: int, payload: bytes) -> bytes:
-    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
-
-
 def _otlp_proto(body: bytes, attrs: bytes = b"") -> bytes:
     """resource_logs { scope_logs { log_records { body: body, attributes... } } }"""
-    return _ld(1, _ld(2, _ld(2, _ld(5, body) + attrs)))
+    return pb_bytes(1, pb_bytes(2, pb_bytes(2, pb_bytes(5, body) + attrs)))
 
 
 @pytest.mark.parametrize("member", [5, 6])  # ArrayValue, KeyValueList
 def test_otlp_protobuf_nested_past_the_depth_limit_is_a_dead_letter_not_a_recursion_error(member: int) -> None:
-    value = _ld(1, b"x")
+    value = pb_bytes(1, b"x")
     for _ in range(20_000):  # about 100 KB: far below the message limit
-        value = _ld(member, _ld(1, value if member == 5 else _ld(1, b"a") + _ld(2, value)))
+        value = pb_bytes(member, pb_bytes(1, value if member == 5 else pb_bytes(1, b"a") + pb_bytes(2, value)))
     with pytest.raises(DecodeError) as ei:
         decode_record(_otlp_proto(value))
     assert ei.value.error_type == "corrupt_otlp" and "nested" in str(ei.value)
-    shallow = _ld(1, b"x")
+    shallow = pb_bytes(1, b"x")
     for _ in range(20):
-        shallow = _ld(5, _ld(1, shallow))
+        shallow = pb_bytes(5, pb_bytes(1, shallow))
     assert decode_record(_otlp_proto(shallow))[0].text == "[" * 20 + '"x"' + "]" * 20
 
 
 def test_an_offset_or_time_of_another_type_than_an_integer_is_not_believed() -> None:
     # log.file.record_offset as a boolValue: True is an int to Python, not to the Avro writer
-    flag = _ld(6, _ld(1, b"log.file.record_offset") + _ld(2, _varint(2 << 3) + _varint(1)))
-    (ln,) = decode_record(_otlp_proto(_ld(1, b"hello"), flag))
+    flag = pb_bytes(6, pb_bytes(1, b"log.file.record_offset") + pb_bytes(2, varint(2 << 3) + varint(1)))
+    (ln,) = decode_record(_otlp_proto(pb_bytes(1, b"hello"), flag))
     assert ln.text == "hello" and ln.file_offset is None
     attr = {"key": "log.file.record_offset", "value": {"boolValue": True}}
     rec = {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"stringValue": "hi"}, "attributes": [attr]}]}]}]}
