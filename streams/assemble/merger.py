@@ -226,7 +226,7 @@ def split_prefix(text: str, m: re.Match[str] | None = None,  # noqa: PLR0912 - o
         how = R.PREFIX_KEY.get(g)
         rest = body[m.end():]
         if how == "splice":
-            if not rest or rest[0] not in R.SPLICE_NEXT:
+            if not rest or (rest[0] not in R.SPLICE_NEXT and not R.SPLICE_REST_RE.match(rest)):
                 break  # a progress bar alone, or followed by more bars, is a line of its own
         elif how == "all":
             part = m.group(g).strip()

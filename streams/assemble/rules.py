@@ -148,7 +148,11 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # is alphanumeric, RFC 3164 4.1.3: c10's "frame #3: ..." behind moreutils' ts is no "host tag: "; a host
     # before a tag without a pid is written as the machine names itself, in lower case as clusters name
     # them: a tqdm bar's description "Epoch 0: ", Lightning's "Total params: 161" behind ts are no "host tag: ")
-    ("syslog", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? "
+    # journalctl's short formats write the month with strftime's "%b" in the reader's LC_TIME locale: "Dez",
+    # "окт", "nov.", "7月" (format_timestamp in journalctl's output-mode code), so the month is any short word
+    # of letters (with the abbreviation's dot) or a number with CJK's month sign; the writer's tag after it
+    # still says it is such a line
+    ("syslog", r"(?:[^\W\d_]{3,5}\.?|\d{1,2}[月월]) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? "
                r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|[a-z0-9][\w.-]* [^\s:\[#][^\s:\[]*): ", "k", None),
     # the same time alone, as test runners and relays without a host write it before every line
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
@@ -329,6 +333,10 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("level_word", rf"{_LVL} +", False),
 )
 SPLICE_NEXT = frozenset("[(")
+# What else a bar's splice may come before: warnings.showwarning's "file:line: Category: message"
+# (warnings.py _formatwarnmsg_impl writes it to stderr while tqdm's bar on the same terminal has no newline
+# yet), whose source line must then follow it
+SPLICE_REST_RE = re.compile(r"(?:[A-Za-z]:)?[^:\s]+\.pyx?:\d+: [A-Z]\w*Warning: ")
 # "host prog: " after a syslog time is also the shape of two-word lines printers write after a
 # relay's time (Java's "Caused by: ", the Go runtime's "fatal error: " and "runtime stack:", Rust's
 # "stack backtrace:", glog's "Check failed: ", faulthandler's "Extension modules: "): such a
