@@ -73,8 +73,9 @@ FLOORS = {
     "wild/dev16": (1.0, 1.0),
     # wild/dev17 (Python tracebacks and warnings in training and serving logs: chains, exception groups, SyntaxError
     # carets, multi-line messages, rank/pdsh/Ray/vLLM prefixes, journald in other locales, a bar before a warning)
-    # was scored blind at 30/38 and 40/48; its floor is the level its rules reached
-    "wild/dev17": (0.86, 1.0),
+    # was scored blind at 30/38 and 40/48 (28 files), a second round of 5 files at 7/7 and 13/13; its floor is the
+    # level its rules reached
+    "wild/dev17": (0.88, 1.0),
 }
 
 
