@@ -51,9 +51,9 @@ STRONG_ENDINGS = frozenset({
     # which redeems the code); SAML 2.0's HTTP-POST binding (SAMLResponse: base64 of the signed assertion, a bearer
     # credential at the service provider)
     "devicecode", "codeverifier", "samlresponse",
-    # the password's word in the languages configs are often written in: German Passwort, Dutch wachtwoord, French
-    # mot de passe, Portuguese senha
-    "passwort", "wachtwoord", "motdepasse", "senha",
+    # the password's word of other languages configs are written in, where it holds "pass" (the keyword the
+    # finders look for): German Passwort, French mot de passe
+    "passwort", "motdepasse",
 })
 # Keys that end in a secret's word but name where the secret is kept: Helm charts' existingSecret (Bitnami's
 # convention) names a Kubernetes Secret object whose keys hold the values.
