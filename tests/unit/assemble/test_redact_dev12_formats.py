@@ -60,8 +60,8 @@ def test_credentials_in_dev12_formats_are_redacted(redact: Redactor, text: str, 
     "WANDB_API_KEY=op://ml-infra/wandb/credential",
     "DB_PASSWORD=@Microsoft.KeyVault(SecretUri=https://ml-kv.vault.azure.net/secrets/db/)",
     "        - name: PGPASSWORD\n          value: {{ .Values.postgresql.auth.password }}",
-    "db:\n  password: ENC[AES256_GCM,data:kOaf5vUwJ0DIJbWtPRWV9RmsJSS8mOwS,iv:B1r7UJnLS4xoaFEEqYAmDhoFJv27dVjDUJkxTeF7Xls="
-    ",tag:mGDsDxL+nshF5kJXwobO4w==,type:str]",
+    "db:\n  password: ENC[AES256_GCM,data:kOaf5vUwJ0DIJbWtPRWV9RmsJSS8mOwS,"
+    "iv:B1r7UJnLS4xoaFEEqYAmDhoFJv27dVjDUJkxTeF7Xls=,tag:mGDsDxL+nshF5kJXwobO4w==,type:str]",
     "kind: SealedSecret\nspec:\n  encryptedData:\n    password: AgBBkpDH0ReDgUPwJiRp7hNa36yBts2JY+q9ZaFqCKofhUICdkrK"
     "KdeAPlIbWVoyt3YKND0HtvcfNQRLW0aUS5leqvt2cCJ0hv62JRAAonXhvuENom8SW2gGN+DNJ7siHxNtBMqfPs0FKWd",
     "< Set-Cookie: AWSALB=yOidvSnwCMTcSHSvt2prcQCkk11YI8lbhyX+f0sJ4YgcBV6eJH6VwFHUwud4HTNYfK61nSCBfNR6LuNjSG8W7y8A=; "
