@@ -170,9 +170,9 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
             continue  # the next flag, not a value; or a word the program does not take as the option's
         if (not is_secret_value(strength, value, key) or (value.isdigit() and _SIZE_IN_BYTES.match(text, end))
                 or (value == "ENC" and text.startswith(_SOPS_TAIL, end)) or _sealed(text, ke - len(key))):
-            if end - start > LONG_VALUE or is_placeholder(value):
-                # a long run that is no secret (a blob, a dump), or a reference (an ARN holds ":secret:"): its
-                # words are not keys
+            if end - start > LONG_VALUE or (is_placeholder(value) and not any(c.isspace() for c in value)):
+                # a long run that is no secret (a blob, a dump), or a reference of one word (an ARN holds
+                # ":secret:"): its words are not keys (a template's text between its braces still is read)
                 done = max(done, end)
             continue
         if strength == "header":
