@@ -539,8 +539,10 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"(?P<s>[^\s]{1,256})[ \t]*\r?$", check="not_placeholder",
                source="redis-cli's interactive prompt (HOST:PORT[DB]>) echoing AUTH [username] password"),
     SecretRule("curl_config_user", ("user",),
-               r"(?m)^[ \t]*(?:--)?(?:proxy-)?user[ \t]*[=:]?[ \t]*\"[^\"\s:]{1,100}:(?P<s>[^\"\r\n]{1,256})\"",
+               r"(?m)^[ \t]*(?:--)?(?:proxy-)?user(?:[ \t]*=[ \t]*|[ \t]+)\"[^\"\s:]{1,100}:"
+               r"(?P<s>(?![0-9]+\")[^\"\r\n]{1,256})\"",
                check="not_placeholder",
+               # (not after a colon, nor a number: compose's and a Dockerfile's user: "1000:1000" is a uid and gid)
                source="curl(1)'s config file (-K, ~/.curlrc): user = \"name:password\", proxy-user likewise"),
     SecretRule("psql_variable", ("\\set",),
                r"(?m)^[ \t]*\\set[ \t]+[A-Za-z0-9_]{0,40}(?i:pw|pwd|pass|passwd|password|secret|token)[ \t]+"

@@ -70,6 +70,7 @@ def test_credentials_in_dev12_formats_are_redacted(redact: Redactor, text: str, 
     "wandb: Run summary: login 3 steps",
     "+ http -a admin POST https://grafana.acme.io/api/dashboards/db",
     '<entry key="db.user">ml</entry>',
+    'services:\n  trainer:\n    user: "1000:1000"', 'user = "1000:1000"',
     "127.0.0.1:6379> GET session:42",
     "OPTIONS (url 'jdbc:postgresql://pg/ml', dbtable 'runs', user 'ml')",
 ])
