@@ -2,7 +2,7 @@
 
     python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds
     python -m devtools.secret_probe generate-shapes   # (re)write dev2 and holdout6 from secret_probe_shapes
-    python -m devtools.secret_probe leaks [dev|dev2|...|dev11|holdout|holdout6] [-v]
+    python -m devtools.secret_probe leaks [dev|dev2|...|dev12|holdout|holdout6] [-v]
     python -m devtools.secret_probe corpus [-v]       # redactions in the real corpora (false positives)
     python -m devtools.secret_probe decoys [-v]       # redactions in random-looking lines with no secret
 
@@ -31,7 +31,9 @@ hold no credential, hashes, ids and masks as look-alikes) and ``dev10`` (credent
 signed URLs, registries, webhooks and secret stores print them; with revisions, digests, run ids, image previews,
 tokenizer lines and masks as look-alikes) and ``dev11`` (credentials as debug and verbose modes print them: cloud CLIs,
 kubectl, HTTP and grpc traces, JVM config dumps, IaC output, connection strings, LDAP, OAuth, HashiCorp, CI; with ids,
-ETags, object keys, hashes, uids and masks as look-alikes) have such rows.
+ETags, object keys, hashes, uids and masks as look-alikes) and ``dev12`` (vendors' token formats, key names in many
+notations, CLI arguments, URLs and webhooks, split PEM keys, cookies, SQL; with references, ciphertext, hashes, ids and
+masks as look-alikes) have such rows.
 
 The holdout fixture holds a random third of the kinds; score it only once the rules are done. ``dev2`` and
 ``holdout6`` are the third round (:mod:`devtools.secret_probe_shapes`: shapes taken from the programs that print

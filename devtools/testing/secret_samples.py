@@ -391,6 +391,20 @@ _add("stdin_secret", "Ds" + rand(14), "+ printf '%s' '{s}' | docker secret creat
      "+ echo -n {s} | gcloud secrets versions add mistral --data-file=-")
 _add("secret_store_command", "Vk" + rand(14), "+ vault kv put -mount=secret llm/providers mistral={s} region=eu",
      "+ fly secrets set MISTRAL={s} -a rag-api", "+ databricks secrets put-secret llm mistral --string-value {s}")
+# The thirteenth round's formats (dev12): vendors' prefixes, webhooks whose path is the key, prompts and config files.
+_add("service_api_key", "pcsk_" + rand(5) + "_" + rand(63), "pinecone client initialised with {s} env=us-east-1-aws",
+     "neonctl: using napi_" + rand(64, string.ascii_lowercase + string.digits) + " and {s}")
+_add("bedrock_api_key", "ABSK" + rand(128, ALNUM + "+/"), 'declare -x AWS_BEARER_TOKEN_BEDROCK="{s}"',
+     "bedrock: calling converse with {s}")
+_add("bitwarden_access_token", f"0.{rand(8, HEX)}-{rand(4, HEX)}-4{rand(3, HEX)}-a{rand(3, HEX)}-{rand(12, HEX)}."
+     + rand(30) + ":" + rand(22, ALNUM + "+/") + "==", "+ bws secret list --access-token {s}")
+_add("webhook_path", rand(26, string.ascii_lowercase + string.digits),
+     "notify: POST https://chat.acme.io/hooks/{s} -> 200",
+     "rocketchat: https://chat.acme.io/hooks/" + rand(24) + "/{s}")
+_add("ifttt_webhook", rand(22, URLSAFE), "POST https://maker.ifttt.com/trigger/train_done/with/key/{s} 200")
+_add("redis_cli_auth", "Rc" + rand(12) + "!" + rand(2), "127.0.0.1:6379> AUTH default {s}",
+     "redis-master:6380[2]> auth {s}")
+_add("curl_config_user", "Cu" + rand(12) + "^" + rand(2), '# ~/.curlrc\nuser = "ci:{s}"', '--proxy-user "svc:{s}"')
 
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [
@@ -478,4 +492,16 @@ NOT_SECRETS: list[str] = [
     '1714557600.5 [0 10.0.0.5:51234] "GET" "emb:' + rand(40, HEX) + '"', "\\set ON_ERROR_STOP 'on'",
     "--http-restricted-api=model-repository:admin-key=${TRITON_ADMIN_KEY}",
     "llama_print_timings:        eval time =    1967.31 ms /   128 tokens (   65.06 tokens per second)",
+    # and the thirteenth round's: references to where a secret is kept, ciphertext meant to be committed, a load
+    # balancer's stickiness cookie, webhook paths that hold no key
+    "fetched SecretId=arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/ml/db-Ab3dEf",
+    "WANDB_API_KEY=op://ml-infra/wandb/credential",
+    "        - name: PGPASSWORD\n          value: {{ .Values.pg.password }}",
+    "db:\n  password: ENC[AES256_GCM,data:" + rand(24, ALNUM + "+/") + ",iv:" + rand(43, ALNUM + "+/")
+    + "=,tag:" + rand(22, ALNUM + "+/") + "==,type:str]",
+    "spec:\n  encryptedData:\n    password: AgB" + rand(200, ALNUM + "+/") + "==",
+    "< Set-Cookie: AWSALB=" + rand(80, ALNUM + "+/") + "=; Expires=Fri, 08 May 2026 10:14:22 GMT; Path=/",
+    "see https://github.com/acme/trainer/settings/hooks/48213 and https://docs.acme.io/webhooks/incoming-setup",
+    "+ wandb login --relogin", "+ http -a admin POST https://grafana.acme.io/api/dashboards/db",
+    '<entry key="db.user">ml</entry>', "127.0.0.1:6379> GET session:42",
 ]

@@ -129,6 +129,10 @@ COMMAND_SECRETS: tuple[CommandSecret, ...] = (
                   source="cloudflared service install TOKEN (Cloudflare Tunnel docs: the tunnel token)"),
     CommandSecret("vastai", (), "positional", sub="api-key", index=1,
                   source="vastai set api-key KEY (vast.ai CLI docs)"),
+    CommandSecret("wandb", (), "positional", sub="login", index=1, skip=("--host",),
+                  source="wandb login [OPTIONS] [KEY] (W&B CLI reference: the API key as its argument)"),
+    CommandSecret("http|https", ("-a", "--auth"), after="^[^:]*:",
+                  source="HTTPie (httpie.io/docs/cli): --auth, -a USERNAME[:PASSWORD]; without the colon it prompts"),
     CommandSecret("az", ("--value",), sub="secret",
                   source="az keyvault secret set --name NAME --value VALUE (learn.microsoft.com)"),
     CommandSecret("aws", ("--value",), sub="put-parameter",
@@ -159,7 +163,9 @@ for _row in COMMAND_SECRETS:
         _BY_PROGRAM.setdefault(_p, []).append(_row)
 PROGRAMS: tuple[str, ...] = tuple(sorted(_BY_PROGRAM, key=lambda p: (-len(p), p)))
 
-_PROGRAM = re.compile(r"(?<![\w\-.])(?P<p>" + "|".join(map(re.escape, PROGRAMS)) + r")(?:\.exe)?(?![\w\-.])")
+# (a program's name before a colon is a logger's or a prompt's prefix, "wandb: ...", "mysql: [Warning] ...": no
+# command, as the gate in secret_rules says too)
+_PROGRAM = re.compile(r"(?<![\w\-.])(?P<p>" + "|".join(map(re.escape, PROGRAMS)) + r")(?:\.exe)?(?![\w\-.:])")
 # A shell word: quoted parts, escaped characters and plain characters, up to a blank or an operator.
 _SHELL_WORD = re.compile(r"""(?:'[^'\n]*'|"(?:\\.|[^"\\\n])*"|\\.|[^\s'"|;&<>()`\\])+""")
 _BLANKS = re.compile(r"[ \t]*")

@@ -115,8 +115,9 @@ _ASSIGN = re.compile(r"""
 _HEADER_STOP = re.compile(r"[\r\n\"'\\]")
 HEADER_MAX = 4096
 # Schemes whose credentials are a list of quoted parameters (RFC 7616 Digest, OAuth 1.0's ``oauth_signature="..."``,
-# HOBA, Mutual): their header runs to the end of its line, quotes and all.
-_QUOTED_PARAM_SCHEME = re.compile(r"(?i)(?:digest|oauth|hoba|mutual)[ \t]+[\w\-]+=\"")
+# HOBA, Mutual, Rails' token authentication ``Token token="...", email="..."``): their header runs to the end of its
+# line, quotes and all.
+_QUOTED_PARAM_SCHEME = re.compile(r"(?i)(?:digest|oauth|hoba|mutual|token)[ \t]+[\w\-]+=\"")
 _HEADER_LINE = re.compile(r"[^\r\n]{0,4096}")
 # A value this long that is no secret is not read again for keys inside it: "token:token:..." would make
 # every keyword measure and judge the rest of the line (quadratic in the line's length).
@@ -124,6 +125,11 @@ LONG_VALUE = 256
 _LITERAL = re.compile(r"""["']((?:\\.|[^"'\\\r\n])*)["']""")
 # kubectl describe secret prints each data key with its size ("password:  24 bytes"), never the value.
 _SIZE_IN_BYTES = re.compile(r"[ \t]+bytes[ \t]*\r?(?:\n|$)")
+# SOPS writes each encrypted value as ENC[AES256_GCM,data:...,iv:...,tag:...,type:str]: ciphertext, not the secret.
+_SOPS_TAIL = "[AES256_GCM,"
+# Bitnami's SealedSecret holds its values under spec.encryptedData, sealed to the controller's key (ciphertext that
+# is meant to be committed); a key nested under that parent holds no secret.
+CIPHERTEXT_PARENTS = frozenset({"encryptedData"})
 _AMP_TAIL = re.compile(r"&(?![&\s])(?![A-Za-z_][\w.\-]*=)[^\s,;'\"<>(){}\[\]\\]+")
 
 
@@ -162,9 +168,12 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
         value = text[start:end] if m.group("pp") is None else "".join(_LITERAL.findall(text, start, end))
         if bare_sep and (value.startswith("-") or takes_no_next_word(text, ke - len(key))):
             continue  # the next flag, not a value; or a word the program does not take as the option's
-        if not is_secret_value(strength, value, key) or (value.isdigit() and _SIZE_IN_BYTES.match(text, end)):
-            if end - start > LONG_VALUE:
-                done = max(done, end)  # a long run that is no secret (a blob, a dump): its words are not keys
+        if (not is_secret_value(strength, value, key) or (value.isdigit() and _SIZE_IN_BYTES.match(text, end))
+                or (value == "ENC" and text.startswith(_SOPS_TAIL, end)) or _sealed(text, ke - len(key))):
+            if end - start > LONG_VALUE or (is_placeholder(value) and not any(c.isspace() for c in value)):
+                # a long run that is no secret (a blob, a dump), or a reference of one word (an ARN holds
+                # ":secret:"): its words are not keys (a template's text between its braces still is read)
+                done = max(done, end)
             continue
         if strength == "header":
             a, b = header_secret_span(key, value)
@@ -389,6 +398,26 @@ def _value_span(text: str, m: re.Match[str], strength: str, ks: int, stop: _Next
     return start, end
 
 
+def _sealed(text: str, ks: int) -> bool:
+    """The key starts an indented YAML line under a parent of :data:`CIPHERTEXT_PARENTS`."""
+    line_start = text.rfind("\n", max(0, ks - LINE_HEAD), ks) + 1
+    indent = ks - line_start
+    if not indent or text[line_start:ks].strip(" \t"):
+        return False
+    pos = line_start
+    for _ in range(PARENT_LINES):
+        if pos == 0:
+            return False
+        above = text.rfind("\n", 0, pos - 1) + 1
+        line = text[above:min(pos - 1, above + LINE_HEAD)]
+        depth = len(line) - len(line.lstrip(" \t"))
+        if line.strip() and depth < indent:
+            m = _YAML_PARENT.fullmatch(line)
+            return m is not None and m.group(1) in CIPHERTEXT_PARENTS
+        pos = above
+    return False
+
+
 # -- {"name": "DB_PASSWORD", "value": "..."} ---------------------------------------------------------------
 # Environment lists of Kubernetes pod specs and ECS task definitions, SSM parameters and similar name/value
 # records: the key name is one field, the secret another.
@@ -401,7 +430,8 @@ _NAME_VALUE = re.compile(r"""(?i)
                                                                            # (XML attributes: a space between),
     (?:[+~\-][ \t]+)?                                                       # (terraform plan's action marker)
     ["']?value["']?[ \t]*[:=][ \t]*                                         # "value":
-    (?:"(?P<dq>(?:\\.|[^"\\\r\n])*)"|'(?P<sq>[^'\r\n]*)'|(?P<bv>[^\s,}'"]+))""", re.VERBOSE)
+    (?:"(?P<dq>(?:\\.|[^"\\\r\n])*)"|'(?P<sq>[^'\r\n]*)'|(?!\{\{)(?P<bv>[^\s,}'"]+))""", re.VERBOSE)
+# (a bare value that opens a Go template, Helm's {{ .Values.x.password }}, is the reference, not a secret)
 
 
 # A (name, value) pair of a list of pairs: raw headers as ASGI, h11 and httpx keep them
@@ -527,6 +557,10 @@ def k8s_secret(text: str) -> Spans:
 
 # -- <password>...</password> and `config set KEY VALUE` ------------------------------------------------
 _XML_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z_][\w:.\-]*)(?:\s[^<>]*)?>(?P<v>[^<\r\n]{1,512})</(?P=tag)>")
+# An element whose key or name attribute names what its text is: Java's Properties.storeToXML (<entry
+# key="db.password">...</entry>), Spring's <entry key=...> and <prop key=...>, Ant's and Log4j's <param name=...>.
+_XML_KEYED_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z_][\w:.\-]*)\s[^<>]{0,200}?(?<![\w\-])(?:key|name)=[\"']"
+                                r"(?P<k>[^\"'<>\s]{1,200})[\"'][^<>]{0,200}>(?P<v>[^<\r\n]{1,512})</(?P=tag)>")
 # Hadoop's configuration files (core-site.xml): <property><name>fs.s3a.secret.key</name><value>...</value>.
 _XML_NAME_VALUE = re.compile(r"<name>(?P<k>[^<\s]{1,200})</name>\s{0,200}<value>(?P<v>[^<\r\n]{1,512})</value>")
 _CONFIG_SET = re.compile(r"\bconfig(?:ure)?(?::set)?\s+set\s+(?:--?[\w\-]+\s+)*(?P<k>[\w.:/@\-]+)\s+"
@@ -553,9 +587,10 @@ def keyed_value(text: str, strength_of: Callable[[str], str | None] = _strength)
     yarn, pip, git), the input a validation error echoes under the field's name (pydantic), and the value under
     an entry's desc (W&B's config.yaml)."""
     spans: Spans = []
-    for rx in (_XML_ELEMENT, _XML_NAME_VALUE, _CONFIG_SET, _INPUT_VALUE, _PROTO_WRAPPER, _DESC_VALUE):
+    for rx in (_XML_ELEMENT, _XML_KEYED_ELEMENT, _XML_NAME_VALUE, _CONFIG_SET, _INPUT_VALUE, _PROTO_WRAPPER,
+               _DESC_VALUE):
         for m in rx.finditer(text):
-            key = m.group(1).rsplit(":", 1)[-1].rsplit("/", 1)[-1]
+            key = m.group("k" if rx is _XML_KEYED_ELEMENT else 1).rsplit(":", 1)[-1].rsplit("/", 1)[-1]
             strength = strength_of(key)
             if strength is not None and strength != "header" and is_secret_value(strength, m.group("v"), key):
                 spans.append(m.span("v"))

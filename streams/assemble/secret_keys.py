@@ -51,6 +51,9 @@ STRONG_ENDINGS = frozenset({
     # which redeems the code); SAML 2.0's HTTP-POST binding (SAMLResponse: base64 of the signed assertion, a bearer
     # credential at the service provider)
     "devicecode", "codeverifier", "samlresponse",
+    # the password's word of other languages configs are written in, where it holds "pass" (the keyword the
+    # finders look for): German Passwort, French mot de passe
+    "passwort", "motdepasse",
 })
 # Keys that end in a secret's word but name where the secret is kept: Helm charts' existingSecret (Bitnami's
 # convention) names a Kubernetes Secret object whose keys hold the values.
@@ -98,6 +101,9 @@ _PLACEHOLDER = re.compile(
     # printers' own masks: httpx's Headers repr ('[secure]'), Ansible's no_log module arguments
     r"|\[(?:secure|hidden|masked|filtered)\]|value_specified_in_no_log_parameter"
     r"|redacted"  # azcopy's scrubbed SAS (sig=REDACTED)
+    # where a secret is kept, not the secret: an AWS ARN (Secrets Manager's SecretId, an SSM parameter), a 1Password
+    # secret reference (op://vault/item/field), an App Service Key Vault reference (@Microsoft.KeyVault(...))
+    r"|arn:aws[\w\-]*:[\w\-]+:[\w\-]*:[0-9]{12}:\S+|op://\S+|@Microsoft\.KeyVault\(.*\)"
     r"|yes|no)")  # MySQL's "Access denied ... (using password: YES)" says whether one was given
 _SCHEME = re.compile(r"(?i)(?:bearer|basic|token|apikey|api-key|digest|negotiate|ntlm|hoba|mutual|"
                      r"aws4-hmac-sha256|sharedaccesssignature|sharedkey|splunk|dsn|key)\s+")
@@ -292,6 +298,9 @@ _TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-.+/=~]{16,}")
 # much a credential as a long one (PHPSESSID, JSESSIONID, connect.sid, sessionid, remember_token, XSRF-TOKEN).
 _SESSION_COOKIE = re.compile(r"sess|sid|auth|token|login|remember|jwt|xsrf|csrf|sso", re.IGNORECASE)
 SESSION_COOKIE_MIN_CHARS = 6
+# Cookies that hold no credential however random they look: the AWS load balancers' stickiness cookies (AWSALB,
+# AWSALBCORS, AWSALBTG, AWSALBTGCORS, AWSELB; their value names the chosen target, encrypted).
+NOT_CREDENTIAL_COOKIES = frozenset({"awsalb", "awsalbcors", "awsalbtg", "awsalbtgcors", "awselb", "awselbcors"})
 
 
 def _cookie_holds_secret(value: str) -> bool:
@@ -302,6 +311,8 @@ def _cookie_holds_secret(value: str) -> bool:
     if not pairs:
         return bool(value.strip())
     for name, v in pairs:
+        if name.lower() in NOT_CREDENTIAL_COOKIES:
+            continue
         if len(v) >= SESSION_COOKIE_MIN_CHARS and _SESSION_COOKIE.search(name):
             return True
         if any(generated_like(run) for run in _TOKEN_RUN.findall(v.replace("%", " "))):

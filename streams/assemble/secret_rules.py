@@ -96,10 +96,12 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("keyed_value", ("</", "config", "input_value=", "value:"), finder="keyed_value",
                gate=rf"<[A-Za-z0-9_:.\-]*{_KW}[A-Za-z0-9_:.\-]*[^<>]*>[^<]+</|config[a-z:]*[ \t]+set[ \t]"
                     rf"|<name>[^<]*{_KW}[^<]*</name>"
+                    rf"|<[A-Za-z_][A-Za-z0-9_:.\-]*[ \t][^<>]*(key|name)=[\"'][^\"'<>]*{_KW}[^<>]*>[^<]+</"
                     rf"|{_KW}[A-Za-z0-9_]*[ \t]*\{{([ \t]*\r?\n)?[ \t]*value:[ \t]*\""
                     r"|input_value="
                     rf"|{_KW}[A-Za-z0-9_.\-]*:[ \t]*\r?\n[ \t]+desc:",
-               source="detect-secrets KeywordDetector (XML elements); aws/npm/yarn/pip/git config set; "
+               source="detect-secrets KeywordDetector (XML elements, and elements named by a key or name attribute: "
+                      "Java's Properties.storeToXML, Spring's <entry key>); aws/npm/yarn/pip/git config set; "
                       "pydantic ValidationError's input_value under the field's name; protobuf text format's "
                       "wrapper messages (name { value: \"...\" }); W&B's config.yaml (name:, desc:, value:)"),
     SecretRule("table_row", _KW_NEEDLES, finder="table_row",
@@ -320,6 +322,17 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"|sk\.eyJ[A-Za-z0-9_\-]{50,}\.[A-Za-z0-9_\-]{20,})",
                source="gitleaks figma, prefect, supabase, planetscale, flyio, 1password, sendinblue, "
                       "mapbox secret token"),
+    SecretRule("service_api_key", ("pcsk_", "napi_", "bkua_", "absk"),
+               r"\b(?:pcsk_[A-Za-z0-9]{5}_[A-Za-z0-9]{50,}|napi_[a-z0-9]{64}|bkua_[a-f0-9]{40}"
+               r"|ABSK[A-Za-z0-9+/]{60,}={0,2})(?![A-Za-z0-9_])",
+               source="GitHub secret scanning pinecone_api_key (pcsk_), neon_api_key (napi_); Buildkite's API access "
+                      "tokens (bkua_); Amazon Bedrock API keys (AWS_BEARER_TOKEN_BEDROCK: ABSK and base64)"),
+    SecretRule("bitwarden_access_token",
+               gate=r"0\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[A-Za-z0-9]{30}:",
+               pattern=r"(?<![\w.])0\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[A-Za-z0-9]{30}:"
+                       r"[A-Za-z0-9+/]{22}={0,2}",
+               source="Bitwarden Secrets Manager machine-account access tokens (BWS_ACCESS_TOKEN: "
+                      "0.<access token id>.<client secret>:<encryption key>)"),
     SecretRule("airtable_token", ("pat",), r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b",
                source="gitleaks airtable-personnal-access-token"),
     SecretRule("facebook_token", ("eaa",), r"\bEAA[MC][A-Za-z0-9]{100,}", source="gitleaks facebook-access-token"),
@@ -343,6 +356,14 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"|fio-u-[\w=\-]{64}|tfp_[\w.=\-]{59}|FLWSECK(?:_TEST)?-[a-h0-9]{32}-X|FLWSECK(?:_TEST)?-[a-h0-9]{12})",
                source="gitleaks easypost-api-token, shippo-api-token, duffel-api-token, frameio-api-token, "
                       "typeform-api-token, flutterwave-secret-key and -encryption-key"),
+    SecretRule("webhook_path", ("/hook", "/webhook"),
+               r"\bhttps?://[^\s/?#@]{1,253}/(?:[^\s?#]{0,200}?/)?(?:web)?hooks?/"
+               r"(?P<s>(?:catch/)?[A-Za-z0-9_\-]{6,}(?:/[A-Za-z0-9_\-]{6,}){0,3})", check="generated_with_digits",
+               source="incoming webhooks whose path is the credential: Mattermost's /hooks/<key>, Rocket.Chat's "
+                      "/hooks/<id>/<token>, Feishu's and Lark's /open-apis/bot/v2/hook/<uuid>, Zapier's "
+                      "/hooks/catch/<id>/<key>/ (gitleaks slack-webhook-url, discord-webhook for the same shape)"),
+    SecretRule("webhook_path", ("/with/key/",), r"/trigger/[^\s/?#]{1,100}/with/key/(?P<s>[A-Za-z0-9_\-]{16,})",
+               source="IFTTT's Webhooks service: maker.ifttt.com/trigger/<event>/with/key/<key>"),
     SecretRule("teams_webhook", ("webhook.office.com",),
                r"webhook\.office\.com/webhookb2/[^\s/]{1,200}/IncomingWebhook/(?P<s>[A-Za-z0-9]{32}/[A-Za-z0-9\-]{36})",
                source="gitleaks microsoft-teams-webhook"),
@@ -513,6 +534,16 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"\] \"(?i:hello)\" \"[23]\" \"(?i:auth)\" \"(?:\\.|[^\"\\\r\n]){0,256}\" "
                r"\"(?P<s>(?:\\.|[^\"\\\r\n]){1,256})\"", check="not_placeholder",
                source="redis MONITOR of RESP3's HELLO protover AUTH username password (redis-py, Ray's GCS client)"),
+    SecretRule("redis_cli_auth", ("> auth",),
+               r"(?m)^[^\s>]{0,100}:[0-9]{1,5}(?:\[[0-9]{1,2}\])?> (?i:auth)[ \t]+(?:[^\s]{1,256}[ \t]+)?"
+               r"(?P<s>[^\s]{1,256})[ \t]*\r?$", check="not_placeholder",
+               source="redis-cli's interactive prompt (HOST:PORT[DB]>) echoing AUTH [username] password"),
+    SecretRule("curl_config_user", ("user",),
+               r"(?m)^[ \t]*(?:--)?(?:proxy-)?user(?:[ \t]*=[ \t]*|[ \t]+)\"[^\"\s:]{1,100}:"
+               r"(?P<s>(?![0-9]+\")[^\"\r\n]{1,256})\"",
+               check="not_placeholder",
+               # (not after a colon, nor a number: compose's and a Dockerfile's user: "1000:1000" is a uid and gid)
+               source="curl(1)'s config file (-K, ~/.curlrc): user = \"name:password\", proxy-user likewise"),
     SecretRule("psql_variable", ("\\set",),
                r"(?m)^[ \t]*\\set[ \t]+[A-Za-z0-9_]{0,40}(?i:pw|pwd|pass|passwd|password|secret|token)[ \t]+"
                r"'(?P<s>(?:''|[^'\r\n]){1,256})'", check="not_placeholder",
@@ -558,15 +589,18 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                       "(https://<token>@github.com, x-access-token)"),
     SecretRule("sql_password", ("password", "identified"),
                gate=r"(create|alter)[ \t]+(user|role|login)[^;\r\n]{0,200}[ \t]password[ \t]+['\"]"
+                    r"|options[ \t]*\([^)\r\n]{0,400}password[ \t]+['\"]"
                     r"|identified([ \t]+with[ \t]+\w{1,64})?[ \t]+by[ \t]+['\"]|set[ \t]+password[^=;\r\n]{0,200}=",
                pattern=r"(?i)(?:\b(?:create|alter)[ \t]+(?:user|role|login)\b[^;\r\n]{0,200}?[ \t]password[ \t]+"
                        r"|\bidentified(?:[ \t]+with[ \t]+\w{1,64})?[ \t]+by[ \t]+"
+                       r"|\boptions[ \t]*\([^)\r\n]{0,400}?[(, \t]password[ \t]+"
                        r"|\bset[ \t]+password\b[^=;\r\n]{0,200}?=[ \t]*(?:password\([ \t]*)?)"
                        r"(?P<q>['\"])(?P<s>[^'\"\r\n]{1,256})(?P=q)",
                check="not_placeholder",
                source="gitleaks generic (passwords in SQL: CREATE/ALTER USER|ROLE|LOGIN ... PASSWORD '...', "
                       "MySQL's IDENTIFIED [WITH plugin] BY '...' and SET PASSWORD [FOR user] = '...', as its general "
-                      "log records)"),
+                      "log records); a data source's OPTIONS (..., password '...') (Spark SQL, PostgreSQL's "
+                      "foreign servers and user mappings)"),
     SecretRule("cli_secret_argument", ("http-basic.",),
                r"\bpoetry[ \t]+config[ \t]+(?:--\S+[ \t]+)*http-basic\.\S+[ \t]+\S+[ \t]+['\"]?(?P<s>[^\s'\"]+)",
                source="Poetry's documented credential command: poetry config http-basic.REPO USER PASSWORD"),

@@ -15,7 +15,10 @@ env listings, SQL and admin tools, vendors' admin tokens; with cookies, hashes, 
 keys and config dumps; with revisions, digests, run ids, image previews, tokenizer lines and masks that must stay),
 ``dev11`` the twelfth (what debug and verbose modes print: cloud CLIs' and kubectl's debug dumps, HTTP client and curl
 traces, grpc metadata, JVM config dumps, IaC and Ansible output, connection strings, LDAP, SMTP, OAuth and SAML,
-HashiCorp tokens, CI variables; with request and trace ids, ETags, object keys, hashes, uids and masks that must stay).
+HashiCorp tokens, CI variables; with request and trace ids, ETags, object keys, hashes, uids and masks that must stay),
+``dev12`` the thirteenth (vendors' token formats, key names in XML, INI, YAML and reprs, CLI arguments, URLs and
+webhooks, PEM keys split over lines, cookies and SQL credentials; with references to where a secret is kept, ciphertext,
+hashes, ids, masks and cookies that hold no credential).
 The holdout fixtures are scored by hand (``python -m devtools.secret_probe leaks holdout|holdout6``), not here."""
 
 from __future__ import annotations
@@ -186,6 +189,17 @@ def test_no_dev11_probe_secret_survives_but_the_known_one_and_its_look_alikes_st
     assert leaks == DEV11_KNOWN_LEAKS
     assert [c["context"] for n, c in enumerate(kept) if lost(c, run_text(c["text"], tmp_path, 400 + n))] == []
     assert len(secrets) >= 100 and len(kept) >= 40 and all(c["source"] for c in cases)
+
+
+# (named so that its tmp_path, which the outputs carry as their source, does not hold "_secret_", a run of Supabase's
+# sb_secret_ keys)
+def test_no_dev12_probe_credential_survives_and_its_look_alikes_stay(tmp_path: Path) -> None:
+    """Credentials in vendors' token formats (Slack, GitHub, GitLab, registries, LLM and data vendors, observability
+    and cloud services) away from any key that names them; under key names in XML, INI, TOML, YAML, reprs and env
+    dumps; as CLI arguments, URL userinfo, query tokens and webhook paths; PEM keys split over lines; session cookies
+    and JWTs; SQL credentials; and what must stay: ARNs, op:// and Helm references, SOPS and SealedSecret
+    ciphertext, hashes, digests, ids, masks, public keys and a load balancer's cookie."""
+    holds_with_look_alikes("dev12", tmp_path, min_secrets=200, min_kept=45)
 
 
 def test_random_looking_lines_without_secrets_are_not_redacted(tmp_path: Path) -> None:
