@@ -247,9 +247,11 @@ def family(nkey: str) -> tuple[str, float] | None:
 # Chainer's Reporter names a figure by the link that reported it, the trained model being ``main`` by convention
 # (PrintReport's ``main/loss``, and its Evaluator's ``validation/main/loss``). A cross-validation set is a held-out
 # one: WeNet's and ESPnet's ``cv_loss``; so is a development set: Flair's and spaCy's ``dev_loss``.
+# The Time-Series-Library (Informer, Autoformer, TimesNet and their forks) names its validation split "Vali":
+# "Epoch: 9, Steps: 569 | Train Loss: 0.138 Vali Loss: 0.123 Test Loss: 0.144".
 _NAMESPACES = {"train": "", "training": "", "trainer": "", "actor": "", "policy": "", "perf": "", "optim": "",
                "ppo": "", "optimizer": "", "metrics": "", "system": "", "main": "", "eval": "eval_", "val": "eval_",
-               "valid": "eval_", "validation": "eval_", "test": "eval_", "cv": "eval_", "dev": "eval_"}
+               "valid": "eval_", "validation": "eval_", "vali": "eval_", "test": "eval_", "cv": "eval_", "dev": "eval_"}
 _KNOWN = frozenset(_FAMILIES) | STEP_KEYS | MAX_STEP_KEYS | EPOCH_KEYS
 
 
@@ -289,6 +291,20 @@ def _known(nkey: str) -> str | None:
     return None
 
 
+# A held-out split named after the figure rather than before it: mmcv's EvalHook merged into the training
+# log as ``loss_val`` (mmsegmentation's "..., loss: 0.1675, ..., loss_val: 0.1805"), scripts' ``loss_valid``,
+# ``loss_test``. Only a loss: ``acc_seg_val`` is no key a family knows either way.
+_SPLIT_SUFFIXES = ("_val", "_valid", "_validation", "_eval", "_test")
+
+
+def _split_suffix(nkey: str) -> str | None:
+    """The evaluation key ``loss_val`` stands for (``eval_loss``), or None."""
+    if not nkey.endswith(_SPLIT_SUFFIXES):
+        return None
+    base = nkey[:nkey.rindex("_")]
+    return _known("eval_" + base) if base.endswith("loss") else None
+
+
 def canonical(nkey: str) -> str:
     """The known key a namespaced one stands for (``actor_perf_max_memory_reserved_gb`` ->
     ``max_memory_reserved_gb``, ``test_loss`` -> ``eval_loss``, ``optim0_lr0`` -> ``lr``), else the key
@@ -311,6 +327,8 @@ def canonical(nkey: str) -> str:
             if known is not None:
                 out = known
                 break
+        if out is nkey and (split := _split_suffix(nkey)) is not None:
+            out = split
     if len(_CANONICAL_CACHE) < 8192:
         _CANONICAL_CACHE[nkey] = out
     return out
