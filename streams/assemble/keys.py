@@ -97,9 +97,10 @@ _family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "
         "eval_epoch_loss",
         "eval_weighted_category_cross_entropy")  # Trax's eval stream logs its loss layer by name
 # The rate a scheduler set for the step, by the names its printers give it: Coqui TTS's console logger
-# "current_lr", icefall's and many scripts' "cur_lr".
+# "current_lr", icefall's and many scripts' "cur_lr"; OpenRLHF's PPO bar the actor's, "act_lr" (the policy trained;
+# its critic's "cri_lr" is another model's).
 _family("learning_rate", "learning_rate", "lr", "train_learning_rate", "train_lr", "current_lr", "cur_lr",
-        "current_learning_rate")
+        "current_learning_rate", "act_lr")
 # fairseq ``gnorm``, torch's clip_grad_norm_ ``total_norm``. OLMo's ``optim/total_grad_norm``.
 _family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_grad_norm", "gnorm", "total_norm",
         "grad_l2_norm", "total_grad_norm",

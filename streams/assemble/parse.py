@@ -86,6 +86,9 @@ _LEVEL_WORD = re.compile(rf"\b({_LVL}|Info|Warning|Error|Debug|Critical)\b")
 # The level first, bare or in brackets: XLM's LogFormatter "INFO - 10/04/19 14:41:25 - ...", and the
 # "[%(levelname)s] %(asctime)s %(module)s: %(message)s" format torch's elastic agent logs its launch with.
 _LEVEL_FIRST = re.compile(rf"\[?({_LVL}|Info|Warning|Error|Debug|Critical)\b")
+# A level in capitals and brackets alone at the head of a line with no time: scripts' own loggers and prints,
+# "[WARNING] OBSERVATION TOO LONG, ..." (Search-R1's rollout, behind Ray's "(main_task pid=N) "), "[INFO] ...".
+_LEVEL_ALONE = re.compile(rf"\[({_LVL})\] ")
 # A settings listing's leader: DeepSpeedConfig.print writes "  {} {} {}".format(arg, "." * (29 - len(arg)), value)
 # and Megatron's _print_args '.' * (48 - len(arg)); a dict after it is that setting's value
 # ("optimizer_params ............. {'lr': 1e-06, ...}"), not a record of training state.
@@ -292,6 +295,9 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         if body.startswith(": ", m.end()):  # nnU-Net's print_to_log_file writes "%s:" % datetime.now() before its text
             return m.end() + 1
         return m.end()
+    if c == "[" and (lm := _LEVEL_ALONE.match(body)) is not None:
+        p.level, p.fmt = norm_level(lm.group(1)), "level"
+        return lm.end()
     return 0
 
 
