@@ -97,9 +97,10 @@ _family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "
         "eval_epoch_loss",
         "eval_weighted_category_cross_entropy")  # Trax's eval stream logs its loss layer by name
 # The rate a scheduler set for the step, by the names its printers give it: Coqui TTS's console logger
-# "current_lr", icefall's and many scripts' "cur_lr".
+# "current_lr", icefall's and many scripts' "cur_lr"; OpenRLHF's PPO bar the actor's, "act_lr" (the policy trained;
+# its critic's "cri_lr" is another model's).
 _family("learning_rate", "learning_rate", "lr", "train_learning_rate", "train_lr", "current_lr", "cur_lr",
-        "current_learning_rate")
+        "current_learning_rate", "act_lr")
 # fairseq ``gnorm``, torch's clip_grad_norm_ ``total_norm``. OLMo's ``optim/total_grad_norm``.
 _family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_grad_norm", "gnorm", "total_norm",
         "grad_l2_norm", "total_grad_norm",
@@ -247,9 +248,11 @@ def family(nkey: str) -> tuple[str, float] | None:
 # Chainer's Reporter names a figure by the link that reported it, the trained model being ``main`` by convention
 # (PrintReport's ``main/loss``, and its Evaluator's ``validation/main/loss``). A cross-validation set is a held-out
 # one: WeNet's and ESPnet's ``cv_loss``; so is a development set: Flair's and spaCy's ``dev_loss``.
+# The Time-Series-Library (Informer, Autoformer, TimesNet and their forks) names its validation split "Vali":
+# "Epoch: 9, Steps: 569 | Train Loss: 0.138 Vali Loss: 0.123 Test Loss: 0.144".
 _NAMESPACES = {"train": "", "training": "", "trainer": "", "actor": "", "policy": "", "perf": "", "optim": "",
                "ppo": "", "optimizer": "", "metrics": "", "system": "", "main": "", "eval": "eval_", "val": "eval_",
-               "valid": "eval_", "validation": "eval_", "test": "eval_", "cv": "eval_", "dev": "eval_"}
+               "valid": "eval_", "validation": "eval_", "vali": "eval_", "test": "eval_", "cv": "eval_", "dev": "eval_"}
 _KNOWN = frozenset(_FAMILIES) | STEP_KEYS | MAX_STEP_KEYS | EPOCH_KEYS
 
 
@@ -289,6 +292,20 @@ def _known(nkey: str) -> str | None:
     return None
 
 
+# A held-out split named after the figure rather than before it: mmcv's EvalHook merged into the training
+# log as ``loss_val`` (mmsegmentation's "..., loss: 0.1675, ..., loss_val: 0.1805"), scripts' ``loss_valid``,
+# ``loss_test``. Only a loss: ``acc_seg_val`` is no key a family knows either way.
+_SPLIT_SUFFIXES = ("_val", "_valid", "_validation", "_eval", "_test")
+
+
+def _split_suffix(nkey: str) -> str | None:
+    """The evaluation key ``loss_val`` stands for (``eval_loss``), or None."""
+    if not nkey.endswith(_SPLIT_SUFFIXES):
+        return None
+    base = nkey[:nkey.rindex("_")]
+    return _known("eval_" + base) if base.endswith("loss") else None
+
+
 def canonical(nkey: str) -> str:
     """The known key a namespaced one stands for (``actor_perf_max_memory_reserved_gb`` ->
     ``max_memory_reserved_gb``, ``test_loss`` -> ``eval_loss``, ``optim0_lr0`` -> ``lr``), else the key
@@ -311,6 +328,8 @@ def canonical(nkey: str) -> str:
             if known is not None:
                 out = known
                 break
+        if out is nkey and (split := _split_suffix(nkey)) is not None:
+            out = split
     if len(_CANONICAL_CACHE) < 8192:
         _CANONICAL_CACHE[nkey] = out
     return out

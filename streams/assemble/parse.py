@@ -43,6 +43,13 @@ _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun",
 _LVL = r"TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|SEVERE"
 _DAY_MS = 86_400_000
 
+# A date and time written without separators at the line's start, as a logging datefmt of "%Y%m%d_%H%M%S" (or with
+# "-"/"T" between them) prints it: GDR-Net's and other detectron2-based projects' loggers, "20231023_095643|core...".
+_COMPACT = re.compile(r"(\d{4})(\d\d)(\d\d)[_T-](\d\d)(\d\d)(\d\d)(?=[|\s\]:]| - )")
+# C's ctime/asctime layout ("%a %b %d %H:%M:%S %Y", the day padded with a blank), zone-less: nvidia-smi's table
+# and its -q report ("Timestamp : Sun Apr 14 18:55:20 2019"), Python's time.ctime(), date(1) without a zone.
+_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+                    r" ?(\d{1,2}) (\d\d:\d\d:\d\d) (\d{4})\b")
 _PROC_PREFIX = re.compile(r"(?:\[(?:rank|default)\d+\]: ?|\(\w+ pid=\d+(?:, ip=[\d.]+)?\) ?)+")
 _DS = re.compile(rf"\[(\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[,.](\d+))?\] \[({_LVL})\] \[([^\]]+)\]")
 _HF = re.compile(rf"\[({_LVL})\|([\w.]+:\d+)\] (\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[,.](\d+))?")
@@ -79,6 +86,9 @@ _LEVEL_WORD = re.compile(rf"\b({_LVL}|Info|Warning|Error|Debug|Critical)\b")
 # The level first, bare or in brackets: XLM's LogFormatter "INFO - 10/04/19 14:41:25 - ...", and the
 # "[%(levelname)s] %(asctime)s %(module)s: %(message)s" format torch's elastic agent logs its launch with.
 _LEVEL_FIRST = re.compile(rf"\[?({_LVL}|Info|Warning|Error|Debug|Critical)\b")
+# A level in capitals and brackets alone at the head of a line with no time: scripts' own loggers and prints,
+# "[WARNING] OBSERVATION TOO LONG, ..." (Search-R1's rollout, behind Ray's "(main_task pid=N) "), "[INFO] ...".
+_LEVEL_ALONE = re.compile(rf"\[({_LVL})\] ")
 # A settings listing's leader: DeepSpeedConfig.print writes "  {} {} {}".format(arg, "." * (29 - len(arg)), value)
 # and Megatron's _print_args '.' * (48 - len(arg)); a dict after it is that setting's value
 # ("optimizer_params ............. {'lr': 1e-06, ...}"), not a record of training state.
@@ -245,6 +255,11 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
             p.ts_ms = _yearless(producer_ts_ms, int(m.group(1)), int(m.group(2)), m.group(3), m.group(4))
             p.level, p.fmt = norm_level(m.group(5)), "android"
             return m.end()
+        m = _COMPACT.match(body)
+        if m:
+            g = m.groups()
+            p.ts_ms, p.fmt = _ms(int(g[0]), int(g[1]), int(g[2]), f"{g[3]}:{g[4]}:{g[5]}", None), "compact"
+            return m.end()
     m = _NCCL.search(body, 0, 160) if "NCCL" in body else None
     if m:
         p.level, p.logger, p.fmt = norm_level(m.group(5)), "nccl", "nccl"
@@ -260,6 +275,11 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         m = _SLASHED.search(body, 0, 40)
         if m:
             p.ts_ms, p.fmt = _slashed(m), "slashed"
+    if m is None and ":" in body[:80]:
+        m = _CTIME.search(body, 0, 80)
+        if m:
+            p.ts_ms = _ms(int(m.group(4)), _MONTHS[m.group(1)], int(m.group(2)), m.group(3), None)
+            p.fmt = "ctime"
     if m:
         at = m.start()
         if 2 <= at <= 40 and body[at - 1] == " " and body[at - 2] in "DIWEF" and not body[at - 3:at - 2].isalnum():
@@ -275,6 +295,9 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         if body.startswith(": ", m.end()):  # nnU-Net's print_to_log_file writes "%s:" % datetime.now() before its text
             return m.end() + 1
         return m.end()
+    if c == "[" and (lm := _LEVEL_ALONE.match(body)) is not None:
+        p.level, p.fmt = norm_level(lm.group(1)), "level"
+        return lm.end()
     return 0
 
 

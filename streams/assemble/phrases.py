@@ -6,7 +6,8 @@ the figure (its key named by the rule, or by the sentence itself):
 
 - Keras' ``ReduceLROnPlateau`` ("Epoch 5: ReduceLROnPlateau reducing learning rate to 1e-04."), torch's
   ``ReduceLROnPlateau`` ("reducing learning rate of group 0 to 1.0000e-04.") and ``LRScheduler`` verbose
-  ("Adjusting learning rate of group 0 to 1.0000e-03."): the new learning rate;
+  ("Adjusting learning rate of group 0 to 1.0000e-03."), the Time-Series-Library's ``adjust_learning_rate``
+  ("Updating learning rate to 0.0005"): the new learning rate;
 - Keras' ``ModelCheckpoint`` ("val_loss improved from 0.14000 to 0.12345, saving model to ..."): the
   monitored key's new value;
 - sentence-transformers' evaluators ("Evaluating the model on sts-dev dataset in epoch 0 after 1000
@@ -33,8 +34,8 @@ from streams.assemble.stepruns import NUMBER
 
 # (printer, needle in the lowered line, regex with a "value" group and maybe a "key" group, key when none)
 PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
-    ("keras/torch lr scheduler", "learning rate",
-     re.compile(rf"(?i:reducing|adjusting) learning rate (?:of group \d+ )?to (?P<value>{NUMBER})"), "lr"),
+    ("keras/torch/time-series-library lr scheduler", "learning rate",
+     re.compile(rf"(?i:reducing|adjusting|updating) learning rate (?:of group \d+ )?to (?P<value>{NUMBER})"), "lr"),
     ("keras ModelCheckpoint", " improved from ",
      re.compile(rf"(?P<key>[A-Za-z_][\w/.]*) improved from \S+ to (?P<value>{NUMBER})"), None),
     # (its own words: "evaluate after 500 steps" in a banner is a setting)

@@ -136,8 +136,9 @@ _SMI_ROW = re.compile(r"\|\s*(?:N/A|\d+%)\s+(?:N/A|\d+C)\s+(?:N/A|P\d+)\s+(?:N/A
 _GPUSTAT_ROW = re.compile(r"\s*\[\d+\] [^|]+\|\s*(?:\?\?|-?\d+)(?:°C|'C), *(?:\?\?|(\d+)) %[^|]*"
                           r"\|\s*(\d+) / +(\d+) MB \|")
 # The split words a printer may name after its metric: litgpt's "loss train: 1.062, val: 1.057"; or before it:
-# SpeechBrain's FileTrainLogger prefixes each stat with its split, "train loss: 9.45e-01 - valid loss: 1.23".
-_SPLITS = frozenset(("train", "val", "valid", "validation", "eval", "test"))
+# SpeechBrain's FileTrainLogger prefixes each stat with its split, "train loss: 9.45e-01 - valid loss: 1.23"; the
+# Time-Series-Library spells its validation split "Vali" ("Train Loss: 0.138 Vali Loss: 0.123 Test Loss: 0.144").
+_SPLITS = frozenset(("train", "val", "vali", "valid", "validation", "eval", "test"))
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z_]*) \Z")
 # Words that make the counter after them a setting: build-nanogpt's "=> calculated gradient accumulation steps: 16"
 # (how many micro-batches one optimizer step sums), as HF's banner "Gradient Accumulation steps = 8".
@@ -170,10 +171,11 @@ _GATE = ("step", "epoch", "iter", "loss", "mem", "util", "throughput", "max_ca",
 _GATE_BESIDE = (("lr", "/s - "),)
 
 
-def _pairs(body: str) -> list[tuple[str, str, str]]:
+def _pairs(body: str, counted: bool = False) -> list[tuple[str, str, str]]:
     """(key, number, unit) of every tight ``key: number`` / ``key=number`` pair. A key that is only a
     split word takes the metric word written before it, or else the one the last such key took:
-    ``loss train: 1.06, val: 1.05`` -> ``train loss``, ``val loss``."""
+    ``loss train: 1.06, val: 1.05`` -> ``train loss``, ``val loss``. On a line that names a counter
+    (``counted``), a key of two words a family claims is read whole (:func:`_named_by_two`)."""
     out = []
     metric_word = None
     for m in _SEP_VALUE.finditer(body):
@@ -197,17 +199,33 @@ def _pairs(body: str) -> list[tuple[str, str, str]]:
         if start < end and body[start - 1:start] == "(" and body[end - 1] == ")":
             start = _named_unit(body, start - 1)  # SGLang's "gen throughput (token/s): 186.64"
         if start < end and end - start <= 64:
-            key = _unqualified(body[start:end])
-            w = _WORD_BEFORE.search(body, max(0, start - 40), start) if body[start - 1:start] == " " else None
-            if key.lower() in _SPLITS:
-                if w is not None and w.group(1).lower() not in _SPLITS:
-                    metric_word = w.group(1)
-                if metric_word is not None:
-                    key = f"{key} {metric_word}"
-            elif w is not None and w.group(1).lower() in _WORDS_BEFORE_KEY:
-                key = f"{w.group(1)} {key}"  # "train loss", and "accumulation steps" (a setting, no step)
+            key, metric_word = _with_word_before(body, start, _unqualified(body[start:end]), metric_word, counted)
             out.append((key, m.group(1), (m.group(2) or "").lstrip()))
     return out
+
+
+def _with_word_before(body: str, start: int, key: str, metric_word: str | None,
+                      counted: bool) -> tuple[str, str | None]:
+    """The key a pair's key and the word written before it make, and the metric word later split keys take."""
+    w = _WORD_BEFORE.search(body, max(0, start - 40), start) if body[start - 1:start] == " " else None
+    if key.lower() in _SPLITS:
+        if w is not None and w.group(1).lower() not in _SPLITS:
+            metric_word = w.group(1)
+        if metric_word is not None:
+            key = f"{key} {metric_word}"
+    elif w is not None and w.group(1).lower() in _WORDS_BEFORE_KEY:
+        key = f"{w.group(1)} {key}"  # "train loss", and "accumulation steps" (a setting, no step)
+    elif counted and w is not None and _named_by_two(w.group(1), key):
+        key = f"{w.group(1)} {key}"  # PaddleNLP's "..., learning rate: 4.00000e-07, ..."
+    return key, metric_word
+
+
+def _named_by_two(word: str, key: str) -> bool:
+    """Whether ``word key`` is a name a family claims while ``key`` alone is none: ERNIE's pretraining scripts in
+    PaddleNLP print "global step %d, loss: %f, ..., learning rate: %.5e, loss_scaling: %.2f" (a tight pair whose
+    key is two words; "rate" alone names nothing). Only beside a counter: Darknet's banner "Learning Rate: 0.001,
+    Momentum: 0.9, Decay: 0.0005" is its configuration."""
+    return not claimed(canonical(norm(key))) and claimed(canonical(norm(f"{word} {key}")))
 
 
 def _unqualified(key: str) -> str:
@@ -255,7 +273,7 @@ def lift_step_line(body: str, p: Parsed) -> bool:
                 _counter_words(body, low, p)  # NeMo: "Training epoch 0, iteration 120/149 | ..."
             return True
     found = progress_heads(body, p)
-    found = (_generic_pairs(body, p) if ":" in body or "=" in body else False) or found
+    found = (_generic_pairs(body, p, counters) if ":" in body or "=" in body else False) or found
     run = body.replace(" --> ", " ") if " --> " in body else body  # nanoT5's "Loss --> 5.234 | Lr --> 0.010 | "
     found = spaced_run(run, p, counters and _COUNTER_AT.search(body) is not None) or found
     if not found:
@@ -401,8 +419,31 @@ def _printer_line(rule: StepRule, body: str, p: Parsed) -> bool:
     return True
 
 
-def _generic_pairs(body: str, p: Parsed) -> bool:
-    pairs = _pairs(body)
+# Mozilla DeepSpeech's run-set bar ("Epoch   0 |   Training | ... | Steps: 120 | Loss: ...") and the
+# Time-Series-Library's epoch line ("Epoch: 9, Steps: 569 | Train Loss: ...") count in a title-case "Steps" after the
+# epoch the batches of that epoch, no step of the run (SpeechBrain's "epoch: 3, lr: ..., steps: 5391" is one).
+_EPOCH_BATCHES_KEY = "Steps"
+
+
+def _epoch_batches(body: str, pairs: list[tuple[str, str, str]], p: Parsed) -> list[tuple[str, str, str]]:
+    """The pairs without an epoch's count of batches (:data:`_EPOCH_BATCHES_KEY`), which is kept as text."""
+    at = body.find(_EPOCH_BATCHES_KEY + ":")
+    if at < 0 or "Epoch" not in body[:at]:
+        return pairs
+    kept = []
+    for key, value, unit in pairs:
+        if key == _EPOCH_BATCHES_KEY:
+            p.attributes.setdefault(key, value)
+            p.wide = True
+        else:
+            kept.append((key, value, unit))
+    return kept
+
+
+def _generic_pairs(body: str, p: Parsed, counted: bool = False) -> bool:
+    pairs = _pairs(body, counted)
+    if counted and _EPOCH_BATCHES_KEY in body:
+        pairs = _epoch_batches(body, pairs, p)
     if "lobal_step" in body or "LOBAL_STEP" in body:
         pairs = _run_step_first(pairs, p)
     return _lift_pairs(pairs, p)
