@@ -73,8 +73,8 @@ FLOORS = {
     "wild/dev16": (1.0, 1.0),
     # wild/dev18 (non-Python printers around GPU clusters: JVM stacks under log4j heads, Go panics and goroutine
     # dumps, Rust panics, glog/dmlc/c10 dumps, NCCL, gdb, compute-sanitizer, Node.js, .NET) was scored blind at
-    # 28/37 and 102/103; its floor is the level its rules reached
-    "wild/dev18": (0.97, 0.99),
+    # 28/37 and 102/103 (34 files), a second round of 4 files at 4/4 and 1/3; its floor is the level its rules reached
+    "wild/dev18": (0.97, 0.97),
 }
 
 
