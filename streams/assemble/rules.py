@@ -262,6 +262,8 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     # Ray's C++ RAY_LOG (src/ray/util/logging.cc): "[%Y-%m-%d %H:%M:%S,%e %L %P %t] (component) file.cc:N: "
     # (spdlog's %L is the level's letter: T, D, I, W, E, and C for the critical level RAY_LOG(FATAL) maps to)
     ("ray_cpp", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [TDIWEFC] \d+ \d+\] (?:\([\w-]+\) )?[^\s:]+:\d+: ?", False),
+    # dmlc-core's LogMessage (dmlc/logging.h; XGBoost's, MXNet's, TVM's C++ records): "[hh:mm:ss] file:line: "
+    ("dmlc", r"\[\d\d:\d\d:\d\d\] [^\s:\]]+:\d+: ", False),
     # DeepSpeed's logger: "[ts] [LEVEL] [file.py:N:func] "
     ("deepspeed", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[[A-Z]+\] \[[^\]]+\] ?", False),
     # transformers: "[LEVEL|file.py:N] ts >> "
@@ -650,12 +652,16 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # throw's "file:line", its source line, a caret line, a blank line, the error as util.inspect prints it,
     # a blank line, "Node.js vX.Y.Z". util.inspect writes an error's own properties after its last frame
     # ("    at f (x.js:1:2) {", indented members, "}" at column 0) and folds frames a cause shares
-    ("node_src", r"\S+\.(?:[cm]?[jt]s|[jt]sx):\d+\s*$", ":"),
+    # (Node 16 and later name its builtin modules "node:internal/modules/cjs/loader", without an extension)
+    ("node_src", r"(?:\S+\.(?:[cm]?[jt]s|[jt]sx)|node:[\w/.-]+):\d+\s*$", ":"),
     ("node_caret", r"[ \t]*\^+\s*$"),
     ("node_version", r"Node\.js v\d+\.\d+\.\d+\s*$"),
     ("node_at_open", r"[ \t]+at \S.* \{\s*$"),
     ("node_more", r"[ \t]*\.\.\. \d+ lines? matching cause stack trace \.\.\."),
     ("node_close", r"\}\s*$"),
+    # cmd.exe's message for a command it cannot find (its message 9009: one string with a line break in it)
+    ("cmd_not_found", r"'[^']*' is not recognized as an internal or external command,\s*$"),
+    ("cmd_not_found_end", r"operable program or batch file\.\s*$"),
     # Open MPI's signal handler (opal/util/stacktrace.c show_stackframe): every line behind "[host:pid] ",
     # from "*** Process received signal ***" through the signal, its code, the address and the "[ N] "
     # frames of opal_backtrace_print to "*** End of error message ***" (under mpirun --tag-output each
@@ -882,8 +888,14 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("absl_sig", r"[ \t]*\*\*\* (?:SIG[A-Z]+ received|Aborted at \d+|Check failure stack trace: \*\*\*)"),
     ("glog_sig", r"[ \t]*\*\*\* SIG[A-Z]+ \(@"),
     # (glog's DumpStackTrace writes each pc with "%p": glibc prints a null one, the last frame of many
-    # unwinds, as "(nil)": "    @              (nil)  (unknown)")
-    ("absl_frame", r"[ \t]*(?:PC: )?@ +(?:0x[0-9a-fA-F]+|\(nil\)|\.\.\. and at least \d+ more frames)"),
+    # unwinds, as "(nil)": "    @              (nil)  (unknown)"; the MSVC runtime prints the pointer's
+    # hex digits without "0x", in capitals and zero-padded: "    @   00007FF7E2D9712B  google::LogMessage::Fail")
+    ("absl_frame", r"[ \t]*(?:PC: )?@ +(?:0x[0-9a-fA-F]+|[0-9A-F]{8}(?:[0-9A-F]{8})? |\(nil\)"
+                   r"|\.\.\. and at least \d+ more frames)"),
+    # dmlc-core's LogMessageFatal (dmlc/logging.h, as in XGBoost, MXNet, TVM): the record "[hh:mm:ss] file:line: "
+    # + the message, then "Stack trace:" and StackTrace()'s frames, "  [bt] (N) " + backtrace_symbols' line
+    ("dmlc_bt_head", r"Stack trace:\s*$"),
+    ("dmlc_bt", r"[ \t]+\[bt\] \(\d+\) "),
     # caffe2's and c10's fatal signal handler (caffe2/utils/signal_handler.cc, c10/util/signal_handler.cpp
     # stacktraceSignalHandler): per thread "SIGSEGV(11), [PID: N, ]Thread N: ", then the thread's frames --
     # caffe2's printStacktrace "[i] name[+0xoff](pc)[ in lib]" (name "???" without a symbol, a null pc "0"),
@@ -1044,11 +1056,14 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # (the hook writes to stderr: after a line stdout left unterminated (a model's streamed text) the header
     # continues that line; Rust 1.73+ ends it with the location and ':', the message on the lines below)
     ("rust_panic_glued", r".*thread '[^']*'(?: \(\d+\))? panicked at [^\s:]+:\d+:\d+:\s*$", "' panicked at "),
+    # (before Rust 1.73 the hook quoted the message: "thread 'main' panicked at '{msg}', {file}:{line}:{col}"; a
+    # message over several lines leaves its end and the location on a line of their own: "', src/build.rs:207:13")
+    ("rust_msg_tail", r"[ \t]*', [^\s']+:\d+:\d+\s*$"),
     # (std's panicking.rs closes a panic that cannot unwind, in a destructor or a nounwind function, with
     # "thread caused non-unwinding panic. aborting.")
     ("rust_note", r"note: (?:run with `RUST_BACKTRACE=|Some details are omitted)"
                   r"|thread caused non-unwinding panic\. aborting\."),
-    ("rust_bt_head", r"stack backtrace:"),
+    ("rust_bt_head", r"[ \t]*stack backtrace:"),
     ("rust_frame", r"[ \t]+\d+:\s+(?:0x[0-9a-fA-F]+ - |\S*::)"),
     # pip closes a failed build's subprocess output box (indented like the traceback inside it)
     ("pip_box_end", r"[ \t]*\[end of output\]"),
@@ -1332,6 +1347,11 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rust_frame": ("rust_bt", "rust_panic"),
     "at_path": ("rust_bt", "rust_panic"),
     "cs_open": ("cs_report", "sanitizer_report"),
+    "cs_cont": ("cs_report", "sanitizer_report"),  # a report cut above: its detail lines, Host Frames
+    "dmlc_bt_head": ("dmlc_bt", "cpp_frames"),
+    "dmlc_bt": ("dmlc_bt", "cpp_frames"),  # (its header cut)
+    "rust_msg_tail": ("rust_panic", "rust_panic"),  # (the panic line cut above its message's end)
+    "cmd_not_found": ("cmd_not_found", "shell_error"),
     "kern_start": ("kernel", "kernel_report"),
     "rule_eq": ("table_eq", "table"), "rule_eq_t": ("table_eq", "table"),
     "rule_dash": ("table_dash", "table"), "rule_dash_t": ("table_dash", "table"),
@@ -1386,7 +1406,9 @@ STARTS: dict[str, tuple[str, str | None]] = {
 SOFT_STARTS = frozenset(("cuda_hint", "cuda_dsa", "tsan_frame", "eg_line", "hash_bare", "ipy_frame", "ipy_num",
                          "json_member",
                          "tsl_frame", "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def",
-                         "box_field", "elided", "py_stmt"))
+                         "box_field", "elided", "py_stmt",
+                         # (XGBoostError's message carries dmlc-core's whole fatal record, its stack too)
+                         "dmlc_bt_head", "dmlc_bt"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -1403,7 +1425,7 @@ HEAD_STARTS: dict[str, tuple[str, str | None]] = {
 RECORD_MODES: dict[str, str] = {f"h_{name}": "record_native" for name in (
     "vllm", "torch_logging", "glog", "c10_error", "c10", "c10_short_error", "c10_short", "ray_cpp", "deepspeed",
     "hf", "nemo", "tornado", "trtexec", "swift", "asctime_dash", "asctime_pipe", "loguru", "rich", "rich_same_time",
-    "py_basic", "uvicorn", "logrus")}
+    "py_basic", "uvicorn", "logrus", "dmlc")}
 # A JVM's records: log4j's "%ex" writes a Java throwable under a record, never a Python traceback. In
 # PySpark the driver's Python traceback comes right after the JVM's last record on the same stderr
 # ("ERROR TaskSetManager: Task 0 in stage 0.0 failed 1 times; aborting job"): it is its own event.
@@ -1486,6 +1508,7 @@ _ATTACH = {
     "j_suppressed": (_S, "java_frames"),
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
     "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sigdump"),
+    "dmlc_bt_head": ("announce", "dmlc_bt"), "dmlc_bt": (_S, "dmlc_bt"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
     # (TensorFlow's cpu_feature_guard record: its message's second line)
     "tf_cpu_hint": (_S, None),
@@ -1577,9 +1600,13 @@ MODES: dict[str, dict] = {
                                          "j_exc": (_T, None), "j_at": ("announce", "java_frames"),
                                          "j_more": ("announce", "java_frames"), "j_caused": ("announce", "java_head"),
                                          # zap's stacktrace under an error record: function, then "\tfile:N"
-                                         "go_file": ("announce", "go_stack")},
+                                         "go_file": ("announce", "go_stack"),
+                                         # glog's fatal record writes its whole message (a CHECK's streamed
+                                         # text may span lines), then LogMessage::Fail's stack; dmlc-core's
+                                         # likewise its "Stack trace:"
+                                         "absl_sig": ("announce", "sigdump"), "dmlc_bt_head": ("announce", "dmlc_bt")},
                     "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": ("announce", "java_frames")},
-                    "max_tent": 12, "quiet_ends": True, "tent_heads": True},
+                    "max_tent": 24, "quiet_ends": True, "tent_heads": True},
     # a record whose message ends with ':' or is empty: the lines below are its body until a record
     # (a logger writes a message's further lines as they are, without its head: what ends the body is
     # the next line that is a record of its own; the ':' that announced the body is the evidence that
@@ -2050,6 +2077,10 @@ MODES: dict[str, dict] = {
                 "after_blank": {"indent": (_C, None), "text": (_C, None)}},
     # compute-sanitizer: "========= Report" + "=========     detail" lines + a bare "========="
     "cs_report": {"kind": "sanitizer_report", "on": {"cs_cont": (_S, None), "cs_end": (_L, None)}},
+    # dmlc-core's fatal record's stack: "Stack trace:" and its "  [bt] (N) " frames
+    "dmlc_bt": {"kind": "cpp_frames", "on": {"dmlc_bt": (_S, None)}},
+    # cmd.exe's two-line message for a command it cannot find
+    "cmd_not_found": {"kind": "shell_error", "on": {"cmd_not_found_end": (_L, None)}},
 
     # -- Spark on YARN ----------------------------------------------------------------------------
     # yarn/Client.scala's application report: one record, fields in a fixed order to "user"; the
