@@ -57,6 +57,22 @@ from streams.errors import DecodeError, DependencyFailure, SluiceError
 __all__ = ["DLQ_TOPIC", "METRICS_TOPIC", "Assembler", "Output", "RawRecord", "parse_files"]
 
 DLQ_TOPIC = "logs.dlq"
+# Lines one record may bring (assemble.max_record_lines). Each line costs tens of microseconds of
+# merging, parsing and redaction, so a record of a million tiny lines (or of binary cut into lines at
+# every 0x0A) would hold its partition up for tens of seconds; the shipper sends 5,000 at most
+# (ship.max_batch_lines) and the OpenTelemetry Collector's batch processor 8,192 by default.
+MAX_RECORD_LINES = 10_000
+
+
+# First bytes of the formats whose line count is not the count of their 0x0A bytes (Avro, JSON, protobuf):
+# any other record is text, lines at least as many as its line breaks, counted before it is decoded.
+NOT_COUNTED_BY_NEWLINES = frozenset(b"\x00{\n")
+
+
+def too_many_lines(n: int, limit: int) -> F.Failure:
+    return F.known("decode", f"a record of {n:,} lines or more, over assemble.max_record_lines={limit:,}: not read "
+                   "(its per-line work would hold up the partition); split the producer's records (sluice ship: "
+                   "ship.max_batch_lines) or raise the limit, then re-drive this letter", "too_many_lines")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +125,10 @@ class Assembler:
                  encode: Callable[[Output], bytes] | None = None, max_output_bytes: int = 1 << 62,
                  topic: str = "", partition: int = 0,
                  limits: FieldLimits | None = None, metadata: SourceMetadata | None = None,
-                 on_new_source: Callable[[str, int], None] | None = None, engine: str | None = None) -> None:
+                 on_new_source: Callable[[str, int], None] | None = None, engine: str | None = None,
+                 max_record_lines: int = MAX_RECORD_LINES) -> None:
         self.schema_lookup = schema_lookup
+        self.max_record_lines = max_record_lines
         self.decode = decoder(engine)  # native where built (streams/assemble/engine.py)
         self.router = router or ProjectRouter()
         self.redact = redactor or Redactor()
@@ -136,14 +154,9 @@ class Assembler:
     def feed(self, record) -> list[Output]:
         self.topic, self.partition = record.topic, record.partition
         self._last_offset = record.offset
-        try:
-            lines = self.decode(record.value, record.key, self.schema_lookup)
-        except DecodeError as exc:
-            return [self._record_letter(record, F.known("decode", str(exc), exc.error_type))]
-        except DependencyFailure:  # the registry, not the record: the worker waits and feeds it again
-            raise
-        except Exception as exc:  # noqa: BLE001 - never let one record stop the partition: it goes to the DLQ
-            return [self._record_letter(record, F.internal(exc, "decode"))]
+        lines = self._read(record)
+        if isinstance(lines, Output):
+            return [lines]
         out: list[Output] = []
         ts = record.timestamp_ms
         key = record.key
@@ -169,6 +182,23 @@ class Assembler:
             for b in blocks:
                 out.append(self._output(b))
         return out
+
+    def _read(self, record) -> list[RawLine] | Output:
+        """The record's lines, or its dead letter."""
+        value = record.value
+        if value and value[0] not in NOT_COUNTED_BY_NEWLINES and value.count(b"\n") > self.max_record_lines:
+            return self._record_letter(record, too_many_lines(value.count(b"\n"), self.max_record_lines))
+        try:
+            lines = self.decode(value, record.key, self.schema_lookup)
+        except DecodeError as exc:
+            return self._record_letter(record, F.known("decode", str(exc), exc.error_type))
+        except DependencyFailure:  # the registry, not the record: the worker waits and feeds it again
+            raise
+        except Exception as exc:  # noqa: BLE001 - never let one record stop the partition: it goes to the DLQ
+            return self._record_letter(record, F.internal(exc, "decode"))
+        if len(lines) > self.max_record_lines:
+            return self._record_letter(record, too_many_lines(len(lines), self.max_record_lines))
+        return lines
 
     def _new_key(self, key: bytes, partition: int) -> str:
         sid = key_source_id(key)

@@ -165,7 +165,8 @@ class AssembleStage:
                          partition=partition, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
                          idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits, metadata=self.metadata,
                          on_new_source=self.new_source, encode=self.encode, engine=self.conf.engine,
-                         max_output_bytes=self.settings.kafka.max_message_bytes - OUTPUT_FRAMING_BYTES)
+                         max_output_bytes=self.settings.kafka.max_message_bytes - OUTPUT_FRAMING_BYTES,
+                         max_record_lines=self.conf.max_record_lines)
 
     def new_source(self, sid: str, partition: int) -> None:
         """Count and warn (once per source) about a source that a second raw partition brings."""

@@ -1,0 +1,71 @@
+"""One hostile record costs its partition a bounded amount of work and comes out as one dead letter.
+
+Each case is a record someone could write onto ``logs.raw`` (or into a job's stdout), fed through the
+Assembler as the worker feeds it, between two ordinary records that must still come out as events.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from devtools.testing import fuzzing
+from streams.assemble.outputs import encode_body
+from streams.assemble.pipeline import MAX_RECORD_LINES, Assembler, Output, RawRecord
+from streams.native import NATIVE
+
+T0 = 1_700_000_000_000
+ENGINES = ["python"] + (["native"] if NATIVE is not None else [])
+
+
+def _feed(values: list[bytes], engine: str, **opts: int) -> list[Output]:
+    asm = Assembler(fuzzing.lookup, encode=encode_body, engine=engine, topic="logs.raw", **opts)
+    out: list[Output] = []
+    for offset, value in enumerate(values):
+        out += asm.feed(RawRecord("logs.raw", 0, offset, value, b"node-1/train.log", T0 + offset))
+    return out + asm.flush_all()
+
+
+def _between(value: bytes, engine: str, **opts: int) -> tuple[list[dict], list[dict]]:
+    """The dead letters and events of ``value`` fed between two ordinary lines."""
+    out = _feed([b"before\n", value, b"after\n"], engine, **opts)
+    letters = [o.value for o in out if o.kind == "dead_letter"]
+    events = [o.value for o in out if o.kind == "event"]
+    assert [e["message"] for e in events if e["raw"]["first_offset"] != 1] == ["before", "after"]
+    return letters, events
+
+
+def cut_deep_protobuf() -> bytes:
+    """What the fuzzer found: an OTLP protobuf record nested 20,000 arrays deep, cut short by one byte. Its
+    length no longer fits, so it is read as text: 0x0A is both protobuf's field-1 tag and a newline, and
+    the record falls apart into some 20,000 lines of a few bytes each (over 2 CPU-seconds of events)."""
+    return fuzzing.pb_bytes(1, fuzzing._nested_arrays(20_000))[:-1]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("name", "value"), [
+    ("tiny lines", b"x\n" * (MAX_RECORD_LINES + 1)),
+    ("blank lines", b"\r\n" * (MAX_RECORD_LINES + 1)),
+    ("CRI partial fragments", b"2024-05-01T10:00:00Z stdout P x\n" * (MAX_RECORD_LINES + 1)),
+    ("UTF-16 lines", b"\xff\xfe" + "x\n".encode("utf-16-le") * (MAX_RECORD_LINES + 1)),
+    ("binary cut at each 0x0A", cut_deep_protobuf()),
+])
+def test_a_record_of_too_many_lines_is_one_letter_and_no_events(engine: str, name: str, value: bytes) -> None:
+    letters, events = _between(value, engine)
+    assert [(d["offset"], d["error_type"]) for d in letters] == [(1, "too_many_lines")], name
+    assert "assemble.max_record_lines=10,000" in letters[0]["error"] and "logs.raw/0@1" in letters[0]["error"]
+    assert letters[0]["original"] == value
+    assert len(events) == 2
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_record_at_the_line_limit_is_read(engine: str) -> None:
+    letters, events = _between(b"x\n" * 50, engine, max_record_lines=50)
+    assert not letters and len(events) == 52
+    letters, events = _between(b"x\n" * 51, engine, max_record_lines=50)
+    assert [d["error_type"] for d in letters] == ["too_many_lines"] and len(events) == 2
+
+
+def test_the_fuzzed_record_holds_through_the_whole_per_record_path() -> None:
+    run = [RawRecord(fuzzing.TOPIC, fuzzing.PARTITION, 0, cut_deep_protobuf(), b"node-1/train.log", fuzzing.T0)]
+    assert fuzzing.check(run, restart_at=0) == []
+    assert [o.value["error_type"] for o in fuzzing.run_input(run)] == ["too_many_lines"]
