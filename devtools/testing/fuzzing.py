@@ -440,7 +440,8 @@ def items(c: Choices, max_records: int = 8) -> list[Item]:
     ts = T0
     for offset in range(c.integer(1, max_records)):
         ts += pick(c, (0, 1, 10, 500, IDLE_MS, 10 * IDLE_MS, -5))
-        out.append(RawRecord(TOPIC, PARTITION, offset, value_of(c), pick(c, KEYS), ts))
+        stamp = ts if c.integer(0, 19) else pick(c, LONG_EDGES)  # a producer may stamp a record with any long
+        out.append(RawRecord(TOPIC, PARTITION, offset, value_of(c), pick(c, KEYS), stamp))
         if c.integer(0, 4) == 0:
             out.append(Tick(ts + pick(c, (0, IDLE_MS - 1, IDLE_MS, 100 * IDLE_MS))))
     return out

@@ -52,6 +52,7 @@ from streams.assemble.metadata import SourceMetadata
 from streams.assemble.partials import PartialJoiner
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
+from streams.assemble.times import MAX_MS
 from streams.errors import DecodeError, DependencyFailure, SluiceError
 
 __all__ = ["DLQ_TOPIC", "METRICS_TOPIC", "Assembler", "Output", "RawRecord", "parse_files"]
@@ -73,6 +74,15 @@ def too_many_lines(n: int, limit: int) -> F.Failure:
     return F.known("decode", f"a record of {n:,} lines or more, over assemble.max_record_lines={limit:,}: not read "
                    "(its per-line work would hold up the partition); split the producer's records (sluice ship: "
                    "ship.max_batch_lines) or raise the limit, then re-drive this letter", "too_many_lines")
+
+
+def record_time(ts_ms: int) -> int:
+    """A record's Kafka timestamp as the time its lines arrive: clamped between the epoch and the last
+    millisecond of year 9999. A producer may stamp any long; past 9999 no event body reads back as a
+    date, and a block stamped near 2**62 is never quiet long enough for any idle flush, flush_all included."""
+    if ts_ms.__class__ is not int:
+        return 0
+    return 0 if ts_ms < 0 else MAX_MS if ts_ms > MAX_MS else ts_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +168,7 @@ class Assembler:
         if isinstance(lines, Output):
             return [lines]
         out: list[Output] = []
-        ts = record.timestamp_ms
+        ts = record_time(record.timestamp_ms)
         key = record.key
         for decoded in lines:
             if key and key.__class__ is bytes:  # the key names the source: decode it once per key

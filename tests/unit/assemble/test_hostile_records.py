@@ -69,3 +69,15 @@ def test_the_fuzzed_record_holds_through_the_whole_per_record_path() -> None:
     run = [RawRecord(fuzzing.TOPIC, fuzzing.PARTITION, 0, cut_deep_protobuf(), b"node-1/train.log", fuzzing.T0)]
     assert fuzzing.check(run, restart_at=0) == []
     assert [o.value["error_type"] for o in fuzzing.run_input(run)] == ["too_many_lines"]
+
+
+@pytest.mark.parametrize("stamp", [2**62, 2**63 - 1, 253_402_300_800_000, -1, -(2**63)])
+def test_a_record_stamped_with_any_long_comes_out_readable(stamp: int) -> None:
+    """Kafka keeps whatever timestamp a producer sets. A block stamped past year 9999 was never quiet long
+    enough for flush_all (the record was lost), and an event stamped before year 1 did not read back."""
+    run = [RawRecord(fuzzing.TOPIC, fuzzing.PARTITION, 0, b"x\n", b"node-1/train.log", stamp),
+           RawRecord(fuzzing.TOPIC, fuzzing.PARTITION, 1, b"y\n", b"node-1/train.log", fuzzing.T0)]
+    assert fuzzing.check(run, restart_at=1) == []
+    events = [o.value for o in fuzzing.run_input(run) if o.kind == "event"]
+    assert [e["message"] for e in events] == ["x", "y"]
+    assert 0 <= events[0]["timestamp"] <= 253_402_300_799_999
