@@ -35,6 +35,7 @@ Timestamps come from the records, never from a clock, so a replay is determinist
 from __future__ import annotations
 
 import bisect
+import hashlib
 import heapq
 import os
 import sys
@@ -97,9 +98,26 @@ class RawRecord:
     timestamp_ms: int = 0
 
 
+# A source id longer than this keeps its start and a hash of the whole. A producer may send a key of a
+# megabyte: as it stood, the id would be held once per source in every per-source table (tens of GB over
+# the key cache's 10,000 sources), and the saved state would be over the state topic's record limit, its
+# id being both the record's key and in its body, JSON-escaped.
+MAX_SID_CHARS = 512
+
+
+def bounded_sid(sid: str) -> str:
+    if len(sid) <= MAX_SID_CHARS:
+        return sid
+    digest = hashlib.blake2b(sid.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    return f"{sid[:MAX_SID_CHARS - 17]}~{digest}"
+
+
 def key_source_id(key: bytes) -> str:
     """A record key as a source id. A key that is not UTF-8 (the collector's 16-byte resource hash)
     keeps its bytes as escapes: replacing them would make different keys one source."""
+    if len(key) > MAX_SID_CHARS:  # its start, and a hash of all its bytes
+        head = key[:MAX_SID_CHARS].decode("utf-8", "backslashreplace")[:MAX_SID_CHARS - 17]
+        return f"{head}~{hashlib.blake2b(key, digest_size=8).hexdigest()}"
     return key.decode("utf-8", "backslashreplace")
 
 
@@ -111,7 +129,7 @@ def source_id(key: bytes | None, line: RawLine) -> str:
     sid = "|".join(str(s.get(k) or "") for k in ("host", "namespace", "pod", "container", "file", "stream"))
     if not sid.isascii():  # a JSON envelope's "\ud800" is a lone surrogate: no key or id can hold one
         sid = sid.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return sid
+    return bounded_sid(sid)
 
 
 class Assembler:
@@ -212,6 +230,9 @@ class Assembler:
 
     def _new_key(self, key: bytes, partition: int) -> str:
         sid = key_source_id(key)
+        if len(key) > MAX_SID_CHARS:  # not cached: the cache would hold the whole key; hashed again each time
+            self._seen(sid, partition)
+            return sid
         if len(self._sid_of_key) < 10000:
             self._sid_of_key[key] = sid
         if self.on_new_source is not None:
@@ -220,12 +241,16 @@ class Assembler:
 
     def _keyless_sid(self, key: bytes | None, line: RawLine, partition: int) -> str:
         sid = source_id(key, line)
+        self._seen(sid, partition)
+        return sid
+
+    def _seen(self, sid: str, partition: int) -> None:
+        """``on_new_source`` for a source that no key cache remembers."""
         if self.on_new_source is not None and sid not in self._keyless_sids:
             if len(self._keyless_sids) >= 10000:
                 self._keyless_sids.clear()
             self._keyless_sids.add(sid)
             self.on_new_source(sid, partition)
-        return sid
 
     def flush_idle(self, now_ms: int) -> list[Output]:
         """Blocks quiet for ``idle_timeout_ms``, and held partial lines as quiet (a container that died

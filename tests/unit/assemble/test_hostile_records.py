@@ -81,3 +81,21 @@ def test_a_record_stamped_with_any_long_comes_out_readable(stamp: int) -> None:
     events = [o.value for o in fuzzing.run_input(run) if o.kind == "event"]
     assert [e["message"] for e in events] == ["x", "y"]
     assert 0 <= events[0]["timestamp"] <= 253_402_300_799_999
+
+
+def test_a_megabyte_key_is_a_source_of_a_bounded_id_and_state() -> None:
+    """A key is the source id: held per source in every table and written twice into its saved state."""
+    from streams.assemble.pipeline import MAX_SID_CHARS
+    from streams.assemble.state import source_state
+
+    asm = fuzzing.new_assembler()
+    keys = [bytes([i]) * (1 << 20) for i in (1, 2)] + [b"\x01" * (1 << 20) + b"x"]
+    for offset, key in enumerate(keys):
+        asm.feed(RawRecord("logs.raw", 0, offset, b"Traceback (most recent call last):\n", key, T0))
+    sids = list(asm.merger._src)
+    assert len(sids) == 3, "keys that differ anywhere are different sources"
+    assert all(len(sid) <= MAX_SID_CHARS for sid in sids)
+    assert all(len(source_state(asm, sid) or b"") < 16 * 1024 for sid in sids)
+    assert not asm._sid_of_key
+    outs = asm.flush_all()
+    assert [o.kind for o in outs] == ["event"] * 3
