@@ -38,7 +38,7 @@ from devtools import CORPUS_DIR
 from streams.assemble.decode import decode_record
 from streams.assemble.merger import MAX_SHIFT, split_prefix, terminal_text
 from streams.assemble.outputs import CONTRACT_OF_KIND, encode_body
-from streams.assemble.pipeline import Assembler, Output, RawRecord, source_id
+from streams.assemble.pipeline import MAX_RECORD_LINES, Assembler, Output, RawRecord, source_id
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
 from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
@@ -412,6 +412,8 @@ def cri(c: Choices) -> bytes:
 
 def plain(c: Choices) -> bytes:
     lines = [text(c) for _ in range(c.integer(1, 4))]
+    if c.integer(0, 49) == 0:  # a flood: one line again and again, under the lines a record may bring or past them
+        lines *= pick(c, (300, MAX_RECORD_LINES // len(lines) + 1))
     return ("\n".join(lines) + pick(c, ("\n", "", "\r\n"))).encode("utf-8", "surrogatepass")
 
 
@@ -431,7 +433,8 @@ def value_of(c: Choices) -> bytes:
     return c.raw(120)
 
 
-KEYS = (b"node-1/train.log", b"node-2/train.log", b"\xff\xfe odd key", None)
+KEYS = (b"node-1/train.log", b"node-2/train.log", b"\xff\xfe odd key", None,
+        b"node-3/" + b"\x01\xff" * 600)  # (a key past the longest source id)
 
 
 def items(c: Choices, max_records: int = 8) -> list[Item]:
