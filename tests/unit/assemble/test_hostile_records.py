@@ -99,3 +99,31 @@ def test_a_megabyte_key_is_a_source_of_a_bounded_id_and_state() -> None:
     assert not asm._sid_of_key
     outs = asm.flush_all()
     assert [o.kind for o in outs] == ["event"] * 3
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_labels_are_bounded_in_number_and_name_length(engine: str) -> None:
+    """Every event of a line carries its labels, each redacted: 100,000 of them cost seconds an event."""
+    import io
+    import json
+    import struct
+
+    import fastavro
+
+    from streams.assemble.pipeline import LABELS_DROPPED, MAX_LABELS
+    from streams.contracts import parsed_schema
+
+    many = {f"l{i}": "v" for i in range(100_000)}
+    envelope = json.dumps({"log": "x\n", "kubernetes": {"labels": {"project": "p", **many}}}).encode()
+    buf = io.BytesIO()
+    buf.write(struct.pack(">bI", 0, fuzzing.RAW_SCHEMA_ID))
+    fastavro.schemaless_writer(buf, parsed_schema("raw_batch"), {
+        "source": {"host": "h"}, "labels": {"n" * 400: "long name", "team": "a"}, "sent_ts": None,
+        "lines": [{"line": f"line {i}", "file_offset": i, "ts": None} for i in range(3)]})
+    letters, events = _between(envelope, engine)
+    assert not letters
+    labels = events[1]["labels"]
+    assert len(labels) == MAX_LABELS and labels["project"] == "p" and events[1]["project"] == "p"
+    assert labels[LABELS_DROPPED] == str(100_001 - (MAX_LABELS - 1))
+    out = _feed([buf.getvalue()], engine)
+    assert [o.value["labels"] for o in out] == [{"team": "a", LABELS_DROPPED: "1"}] * 3
