@@ -245,7 +245,13 @@ def _k8s_fluentbit(c: Choices) -> Any:
     return field(c, lambda: _maybe(c, {
         "pod_name": field(c, lambda: text(c)[:40]), "namespace_name": field(c, lambda: text(c)[:40]),
         "container_name": field(c, lambda: text(c)[:40]), "host": field(c, lambda: text(c)[:40]),
-        "labels": field(c, lambda: {text(c)[:20]: text(c)[:20] for _ in range(c.integer(0, 2))})}))
+        "labels": field(c, lambda: {text(c)[:20]: text(c)[:20] for _ in range(c.integer(0, 2))}
+                        if c.integer(0, 19) else _many_labels(c))}))
+
+
+def _many_labels(c: Choices) -> dict[str, str]:
+    """More labels than a line keeps, some named longer than any Kubernetes label."""
+    return {f"l{i}" * (1 if i % 50 else 100): text(c)[:10] if i < 3 else "v" for i in range(300)}
 
 
 def _k8s_filebeat(c: Choices) -> Any:
