@@ -525,6 +525,11 @@ class AssembleSettings(Section):
         description="A multiline block whose source has been quiet this long is emitted: that is how the last "
                     "traceback of a job that died comes out.")
     max_lines: int = Field(default=1000, description="A block longer than this is cut and flagged truncated.")
+    max_record_lines: int = Field(
+        default=10_000, gt=0,
+        description="A record of more lines than this is one dead letter (too_many_lines), not read: its per-line "
+                    "work would hold up its partition. Above the shipper's ship.max_batch_lines and the "
+                    "OpenTelemetry Collector's default batch of 8,192 log records.")
     max_bytes: int = Field(
         default=512 * 1024,
         description="A block bigger than this many bytes of UTF-8 is cut and flagged truncated; with its "

@@ -38,7 +38,7 @@ from devtools import CORPUS_DIR
 from streams.assemble.decode import decode_record
 from streams.assemble.merger import MAX_SHIFT, split_prefix, terminal_text
 from streams.assemble.outputs import CONTRACT_OF_KIND, encode_body
-from streams.assemble.pipeline import Assembler, Output, RawRecord, source_id
+from streams.assemble.pipeline import MAX_RECORD_LINES, Assembler, Output, RawRecord, source_id
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
 from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
@@ -245,7 +245,13 @@ def _k8s_fluentbit(c: Choices) -> Any:
     return field(c, lambda: _maybe(c, {
         "pod_name": field(c, lambda: text(c)[:40]), "namespace_name": field(c, lambda: text(c)[:40]),
         "container_name": field(c, lambda: text(c)[:40]), "host": field(c, lambda: text(c)[:40]),
-        "labels": field(c, lambda: {text(c)[:20]: text(c)[:20] for _ in range(c.integer(0, 2))})}))
+        "labels": field(c, lambda: {text(c)[:20]: text(c)[:20] for _ in range(c.integer(0, 2))}
+                        if c.integer(0, 19) else _many_labels(c))}))
+
+
+def _many_labels(c: Choices) -> dict[str, str]:
+    """More labels than a line keeps, some named longer than any Kubernetes label."""
+    return {f"l{i}" * (1 if i % 50 else 100): text(c)[:10] if i < 3 else "v" for i in range(300)}
 
 
 def _k8s_filebeat(c: Choices) -> Any:
@@ -412,6 +418,8 @@ def cri(c: Choices) -> bytes:
 
 def plain(c: Choices) -> bytes:
     lines = [text(c) for _ in range(c.integer(1, 4))]
+    if c.integer(0, 49) == 0:  # a flood: one line again and again, under the lines a record may bring or past them
+        lines *= pick(c, (300, MAX_RECORD_LINES // len(lines) + 1))
     return ("\n".join(lines) + pick(c, ("\n", "", "\r\n"))).encode("utf-8", "surrogatepass")
 
 
@@ -431,7 +439,8 @@ def value_of(c: Choices) -> bytes:
     return c.raw(120)
 
 
-KEYS = (b"node-1/train.log", b"node-2/train.log", b"\xff\xfe odd key", None)
+KEYS = (b"node-1/train.log", b"node-2/train.log", b"\xff\xfe odd key", None,
+        b"node-3/" + b"\x01\xff" * 600)  # (a key past the longest source id)
 
 
 def items(c: Choices, max_records: int = 8) -> list[Item]:
@@ -440,7 +449,8 @@ def items(c: Choices, max_records: int = 8) -> list[Item]:
     ts = T0
     for offset in range(c.integer(1, max_records)):
         ts += pick(c, (0, 1, 10, 500, IDLE_MS, 10 * IDLE_MS, -5))
-        out.append(RawRecord(TOPIC, PARTITION, offset, value_of(c), pick(c, KEYS), ts))
+        stamp = ts if c.integer(0, 19) else pick(c, LONG_EDGES)  # a producer may stamp a record with any long
+        out.append(RawRecord(TOPIC, PARTITION, offset, value_of(c), pick(c, KEYS), stamp))
         if c.integer(0, 4) == 0:
             out.append(Tick(ts + pick(c, (0, IDLE_MS - 1, IDLE_MS, 100 * IDLE_MS))))
     return out

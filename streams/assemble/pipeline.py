@@ -35,11 +35,13 @@ Timestamps come from the records, never from a clock, so a replay is determinist
 from __future__ import annotations
 
 import bisect
+import hashlib
 import heapq
+import itertools
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from streams.assemble import failures as F
@@ -52,11 +54,73 @@ from streams.assemble.metadata import SourceMetadata
 from streams.assemble.partials import PartialJoiner
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
+from streams.assemble.times import MAX_MS
 from streams.errors import DecodeError, DependencyFailure, SluiceError
 
 __all__ = ["DLQ_TOPIC", "METRICS_TOPIC", "Assembler", "Output", "RawRecord", "parse_files"]
 
 DLQ_TOPIC = "logs.dlq"
+# Lines one record may bring (assemble.max_record_lines). Each line costs tens of microseconds of
+# merging, parsing and redaction, so a record of a million tiny lines (or of binary cut into lines at
+# every 0x0A) would hold its partition up for tens of seconds; the shipper sends 5,000 at most
+# (ship.max_batch_lines) and the OpenTelemetry Collector's batch processor 8,192 by default.
+MAX_RECORD_LINES = 10_000
+
+
+# First bytes of the formats whose line count is not the count of their 0x0A bytes (Avro, JSON, protobuf):
+# any other record is text, lines at least as many as its line breaks, counted before it is decoded.
+NOT_COUNTED_BY_NEWLINES = frozenset(b"\x00{\n")
+
+
+def too_many_lines(n: int, limit: int) -> F.Failure:
+    return F.known("decode", f"a record of {n:,} lines or more, over assemble.max_record_lines={limit:,}: not read "
+                   "(its per-line work would hold up the partition); split the producer's records (sluice ship: "
+                   "ship.max_batch_lines) or raise the limit, then re-drive this letter", "too_many_lines")
+
+
+def record_time(ts_ms: int) -> int:
+    """A record's Kafka timestamp as the time its lines arrive: clamped between the epoch and the last
+    millisecond of year 9999. A producer may stamp any long; past 9999 no event body reads back as a
+    date, and a block stamped near 2**62 is never quiet long enough for any idle flush, flush_all included."""
+    if ts_ms.__class__ is not int:
+        return 0
+    return 0 if ts_ms < 0 else MAX_MS if ts_ms > MAX_MS else ts_ms
+
+
+# Labels a line may carry, and the longest label name (Kubernetes': a 253-character prefix, "/", 63
+# characters). Every event of the line carries them and each is redacted, tens of microseconds a label:
+# an agent's envelope with 100,000 labels cost 1.8 CPU-seconds an event, its body near a megabyte.
+MAX_LABELS = 128
+MAX_LABEL_NAME = 317
+LABELS_DROPPED = "sluice.labels_dropped"  # how many a line had past the bounds (names too long, or too many)
+
+
+def bounded_labels(lines: list[RawLine]) -> list[RawLine]:
+    """``lines`` with at most ``MAX_LABELS`` labels each (the first ones), none named longer than
+    ``MAX_LABEL_NAME``; a line that had more says how many it lost under ``LABELS_DROPPED``."""
+    out = lines
+    done: dict[int, dict] = {}  # the lines of a batch share one labels dict: bound it once
+    for i, ln in enumerate(lines):
+        labels = ln.labels
+        if not labels:
+            continue
+        bounded = done.get(id(labels))
+        if bounded is None:
+            bounded = done[id(labels)] = _bounded(labels)
+        if bounded is not labels:
+            if out is lines:
+                out = list(lines)
+            out[i] = replace(ln, labels=bounded)
+    return out
+
+
+def _bounded(labels: dict) -> dict:
+    if len(labels) <= MAX_LABELS and max(map(len, labels)) <= MAX_LABEL_NAME:
+        return labels
+    kept = {k: v for k, v in labels.items() if len(k) <= MAX_LABEL_NAME and k != LABELS_DROPPED}
+    kept = dict(itertools.islice(kept.items(), MAX_LABELS - 1))
+    kept[LABELS_DROPPED] = str(len(labels) - len(kept))
+    return kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +135,26 @@ class RawRecord:
     timestamp_ms: int = 0
 
 
+# A source id longer than this keeps its start and a hash of the whole. A producer may send a key of a
+# megabyte: as it stood, the id would be held once per source in every per-source table (tens of GB over
+# the key cache's 10,000 sources), and the saved state would be over the state topic's record limit, its
+# id being both the record's key and in its body, JSON-escaped.
+MAX_SID_CHARS = 512
+
+
+def bounded_sid(sid: str) -> str:
+    if len(sid) <= MAX_SID_CHARS:
+        return sid
+    digest = hashlib.blake2b(sid.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    return f"{sid[:MAX_SID_CHARS - 17]}~{digest}"
+
+
 def key_source_id(key: bytes) -> str:
     """A record key as a source id. A key that is not UTF-8 (the collector's 16-byte resource hash)
     keeps its bytes as escapes: replacing them would make different keys one source."""
+    if len(key) > MAX_SID_CHARS:  # its start, and a hash of all its bytes
+        head = key[:MAX_SID_CHARS].decode("utf-8", "backslashreplace")[:MAX_SID_CHARS - 17]
+        return f"{head}~{hashlib.blake2b(key, digest_size=8).hexdigest()}"
     return key.decode("utf-8", "backslashreplace")
 
 
@@ -85,7 +166,7 @@ def source_id(key: bytes | None, line: RawLine) -> str:
     sid = "|".join(str(s.get(k) or "") for k in ("host", "namespace", "pod", "container", "file", "stream"))
     if not sid.isascii():  # a JSON envelope's "\ud800" is a lone surrogate: no key or id can hold one
         sid = sid.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return sid
+    return bounded_sid(sid)
 
 
 class Assembler:
@@ -109,8 +190,10 @@ class Assembler:
                  encode: Callable[[Output], bytes] | None = None, max_output_bytes: int = 1 << 62,
                  topic: str = "", partition: int = 0,
                  limits: FieldLimits | None = None, metadata: SourceMetadata | None = None,
-                 on_new_source: Callable[[str, int], None] | None = None, engine: str | None = None) -> None:
+                 on_new_source: Callable[[str, int], None] | None = None, engine: str | None = None,
+                 max_record_lines: int = MAX_RECORD_LINES) -> None:
         self.schema_lookup = schema_lookup
+        self.max_record_lines = max_record_lines
         self.decode = decoder(engine)  # native where built (streams/assemble/engine.py)
         self.router = router or ProjectRouter()
         self.redact = redactor or Redactor()
@@ -136,16 +219,11 @@ class Assembler:
     def feed(self, record) -> list[Output]:
         self.topic, self.partition = record.topic, record.partition
         self._last_offset = record.offset
-        try:
-            lines = self.decode(record.value, record.key, self.schema_lookup)
-        except DecodeError as exc:
-            return [self._record_letter(record, F.known("decode", str(exc), exc.error_type))]
-        except DependencyFailure:  # the registry, not the record: the worker waits and feeds it again
-            raise
-        except Exception as exc:  # noqa: BLE001 - never let one record stop the partition: it goes to the DLQ
-            return [self._record_letter(record, F.internal(exc, "decode"))]
+        lines = self._read(record)
+        if isinstance(lines, Output):
+            return [lines]
         out: list[Output] = []
-        ts = record.timestamp_ms
+        ts = record_time(record.timestamp_ms)
         key = record.key
         for decoded in lines:
             if key and key.__class__ is bytes:  # the key names the source: decode it once per key
@@ -170,8 +248,28 @@ class Assembler:
                 out.append(self._output(b))
         return out
 
+    def _read(self, record) -> list[RawLine] | Output:
+        """The record's lines, or its dead letter."""
+        value = record.value
+        if value and value[0] not in NOT_COUNTED_BY_NEWLINES and value.count(b"\n") > self.max_record_lines:
+            return self._record_letter(record, too_many_lines(value.count(b"\n"), self.max_record_lines))
+        try:
+            lines = self.decode(value, record.key, self.schema_lookup)
+        except DecodeError as exc:
+            return self._record_letter(record, F.known("decode", str(exc), exc.error_type))
+        except DependencyFailure:  # the registry, not the record: the worker waits and feeds it again
+            raise
+        except Exception as exc:  # noqa: BLE001 - never let one record stop the partition: it goes to the DLQ
+            return self._record_letter(record, F.internal(exc, "decode"))
+        if len(lines) > self.max_record_lines:
+            return self._record_letter(record, too_many_lines(len(lines), self.max_record_lines))
+        return bounded_labels(lines)
+
     def _new_key(self, key: bytes, partition: int) -> str:
         sid = key_source_id(key)
+        if len(key) > MAX_SID_CHARS:  # not cached: the cache would hold the whole key; hashed again each time
+            self._seen(sid, partition)
+            return sid
         if len(self._sid_of_key) < 10000:
             self._sid_of_key[key] = sid
         if self.on_new_source is not None:
@@ -180,12 +278,16 @@ class Assembler:
 
     def _keyless_sid(self, key: bytes | None, line: RawLine, partition: int) -> str:
         sid = source_id(key, line)
+        self._seen(sid, partition)
+        return sid
+
+    def _seen(self, sid: str, partition: int) -> None:
+        """``on_new_source`` for a source that no key cache remembers."""
         if self.on_new_source is not None and sid not in self._keyless_sids:
             if len(self._keyless_sids) >= 10000:
                 self._keyless_sids.clear()
             self._keyless_sids.add(sid)
             self.on_new_source(sid, partition)
-        return sid
 
     def flush_idle(self, now_ms: int) -> list[Output]:
         """Blocks quiet for ``idle_timeout_ms``, and held partial lines as quiet (a container that died

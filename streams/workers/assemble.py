@@ -41,7 +41,7 @@ import faust
 from streams import observability as obs
 from streams.assemble.metadata import SourceMetadata
 from streams.assemble.outputs import OutputEncoder, registry_schema_lookup
-from streams.assemble.pipeline import Assembler, Output, RawRecord
+from streams.assemble.pipeline import Assembler, Output, RawRecord, record_time
 from streams.assemble.redact import redactor_from
 from streams.assemble.route import ProjectRouter
 from streams.assemble.spread import SourcePartitions
@@ -165,7 +165,8 @@ class AssembleStage:
                          partition=partition, max_lines=self.conf.max_lines, max_bytes=self.conf.max_bytes,
                          idle_timeout_ms=self.conf.idle_timeout_ms, limits=self.limits, metadata=self.metadata,
                          on_new_source=self.new_source, encode=self.encode, engine=self.conf.engine,
-                         max_output_bytes=self.settings.kafka.max_message_bytes - OUTPUT_FRAMING_BYTES)
+                         max_output_bytes=self.settings.kafka.max_message_bytes - OUTPUT_FRAMING_BYTES,
+                         max_record_lines=self.conf.max_record_lines)
 
     def new_source(self, sid: str, partition: int) -> None:
         """Count and warn (once per source) about a source that a second raw partition brings."""
@@ -413,7 +414,7 @@ class AssembleStage:
                 state = self.state_of(msg.partition)
                 if not state.admits(msg.offset):
                     continue  # also what follows a transaction rolled back below: read again from the commit
-                ts_ms = int((msg.timestamp or 0) * 1000)
+                ts_ms = record_time(int((msg.timestamp or 0) * 1000))  # also the partition's stream time
                 record = RawRecord(msg.topic, msg.partition, msg.offset, msg.value, msg.key, ts_ms)
                 fed = state.assembler.feed(record)
                 headers = msg.headers

@@ -22,7 +22,11 @@ UNKNOWN = "unknown"
 DAY_SECONDS = 86_400
 DAY_MS = DAY_SECONDS * 1000
 OFFSET_WIDTH = 20
-_UNSAFE = re.compile(r"[/\\\x00-\x1f\x7f]+")
+# Path separators, control characters (C0 and C1), and the invisible format characters (bidi overrides and
+# isolates, zero-width characters, soft hyphen, BOM, line and paragraph separators): a task id of
+# "run\u202e1" would list as another name than it is, "a\u200bb" look like "ab".
+_UNSAFE = re.compile("[/\\\\\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f"
+                     "\ufeff\ufff9-\ufffb]+")
 
 
 @dataclass(frozen=True, slots=True, order=True)

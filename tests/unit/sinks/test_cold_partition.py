@@ -72,3 +72,14 @@ def test_a_long_component_keeps_its_start_and_a_hash_of_the_whole() -> None:
     wide = "任务" * 100  # 600 bytes, cut on a character boundary
     assert len(path_part(wide).encode()) <= MAX_PART_BYTES and path_part(wide).startswith("任务")
     assert path_part("run-42") == "run-42"
+
+
+def test_invisible_and_control_characters_cannot_disguise_a_key() -> None:
+    """A label value is any text a node sent: a bidi override or a zero-width space in a task id would make
+    its key list as another name than it is; a backslash or a C1 control is no part of a path either."""
+    from streams.sinks.objectstore.partition import path_part
+
+    assert path_part("../../\u202e\u200bx") == ".._.._x"
+    assert path_part("run\u20661\u2069\ufeff-\u00ad2") == "run_1_-_2"
+    assert path_part("a\\b\x85c\u2028d") == "a_b_c_d"
+    assert path_part("任务-\U0001f600") == "任务-\U0001f600", "visible text stays as it is"

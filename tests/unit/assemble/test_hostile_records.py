@@ -1,0 +1,129 @@
+"""One hostile record costs its partition a bounded amount of work and comes out as one dead letter.
+
+Each case is a record someone could write onto ``logs.raw`` (or into a job's stdout), fed through the
+Assembler as the worker feeds it, between two ordinary records that must still come out as events.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from devtools.testing import fuzzing
+from streams.assemble.outputs import encode_body
+from streams.assemble.pipeline import MAX_RECORD_LINES, Assembler, Output, RawRecord
+from streams.native import NATIVE
+
+T0 = 1_700_000_000_000
+ENGINES = ["python"] + (["native"] if NATIVE is not None else [])
+
+
+def _feed(values: list[bytes], engine: str, **opts: int) -> list[Output]:
+    asm = Assembler(fuzzing.lookup, encode=encode_body, engine=engine, topic="logs.raw", **opts)
+    out: list[Output] = []
+    for offset, value in enumerate(values):
+        out += asm.feed(RawRecord("logs.raw", 0, offset, value, b"node-1/train.log", T0 + offset))
+    return out + asm.flush_all()
+
+
+def _between(value: bytes, engine: str, **opts: int) -> tuple[list[dict], list[dict]]:
+    """The dead letters and events of ``value`` fed between two ordinary lines."""
+    out = _feed([b"before\n", value, b"after\n"], engine, **opts)
+    letters = [o.value for o in out if o.kind == "dead_letter"]
+    events = [o.value for o in out if o.kind == "event"]
+    assert [e["message"] for e in events if e["raw"]["first_offset"] != 1] == ["before", "after"]
+    return letters, events
+
+
+def cut_deep_protobuf() -> bytes:
+    """What the fuzzer found: an OTLP protobuf record nested 20,000 arrays deep, cut short by one byte. Its
+    length no longer fits, so it is read as text: 0x0A is both protobuf's field-1 tag and a newline, and
+    the record falls apart into some 20,000 lines of a few bytes each (over 2 CPU-seconds of events)."""
+    return fuzzing.pb_bytes(1, fuzzing._nested_arrays(20_000))[:-1]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("name", "value"), [
+    ("tiny lines", b"x\n" * (MAX_RECORD_LINES + 1)),
+    ("blank lines", b"\r\n" * (MAX_RECORD_LINES + 1)),
+    ("CRI partial fragments", b"2024-05-01T10:00:00Z stdout P x\n" * (MAX_RECORD_LINES + 1)),
+    ("UTF-16 lines", b"\xff\xfe" + "x\n".encode("utf-16-le") * (MAX_RECORD_LINES + 1)),
+    ("binary cut at each 0x0A", cut_deep_protobuf()),
+])
+def test_a_record_of_too_many_lines_is_one_letter_and_no_events(engine: str, name: str, value: bytes) -> None:
+    letters, events = _between(value, engine)
+    assert [(d["offset"], d["error_type"]) for d in letters] == [(1, "too_many_lines")], name
+    assert "assemble.max_record_lines=10,000" in letters[0]["error"] and "logs.raw/0@1" in letters[0]["error"]
+    assert letters[0]["original"] == value
+    assert len(events) == 2
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_record_at_the_line_limit_is_read(engine: str) -> None:
+    letters, events = _between(b"x\n" * 50, engine, max_record_lines=50)
+    assert not letters and len(events) == 52
+    letters, events = _between(b"x\n" * 51, engine, max_record_lines=50)
+    assert [d["error_type"] for d in letters] == ["too_many_lines"] and len(events) == 2
+
+
+def test_the_fuzzed_record_holds_through_the_whole_per_record_path() -> None:
+    run = [RawRecord(fuzzing.TOPIC, fuzzing.PARTITION, 0, cut_deep_protobuf(), b"node-1/train.log", fuzzing.T0)]
+    assert fuzzing.check(run, restart_at=0) == []
+    assert [o.value["error_type"] for o in fuzzing.run_input(run)] == ["too_many_lines"]
+
+
+@pytest.mark.parametrize("stamp", [2**62, 2**63 - 1, 253_402_300_800_000, -1, -(2**63)])
+def test_a_record_stamped_with_any_long_comes_out_readable(stamp: int) -> None:
+    """Kafka keeps whatever timestamp a producer sets. A block stamped past year 9999 was never quiet long
+    enough for flush_all (the record was lost), and an event stamped before year 1 did not read back."""
+    run = [RawRecord(fuzzing.TOPIC, fuzzing.PARTITION, 0, b"x\n", b"node-1/train.log", stamp),
+           RawRecord(fuzzing.TOPIC, fuzzing.PARTITION, 1, b"y\n", b"node-1/train.log", fuzzing.T0)]
+    assert fuzzing.check(run, restart_at=1) == []
+    events = [o.value for o in fuzzing.run_input(run) if o.kind == "event"]
+    assert [e["message"] for e in events] == ["x", "y"]
+    assert 0 <= events[0]["timestamp"] <= 253_402_300_799_999
+
+
+def test_a_megabyte_key_is_a_source_of_a_bounded_id_and_state() -> None:
+    """A key is the source id: held per source in every table and written twice into its saved state."""
+    from streams.assemble.pipeline import MAX_SID_CHARS
+    from streams.assemble.state import source_state
+
+    asm = fuzzing.new_assembler()
+    keys = [bytes([i]) * (1 << 20) for i in (1, 2)] + [b"\x01" * (1 << 20) + b"x"]
+    for offset, key in enumerate(keys):
+        asm.feed(RawRecord("logs.raw", 0, offset, b"Traceback (most recent call last):\n", key, T0))
+    sids = list(asm.merger._src)
+    assert len(sids) == 3, "keys that differ anywhere are different sources"
+    assert all(len(sid) <= MAX_SID_CHARS for sid in sids)
+    assert all(len(source_state(asm, sid) or b"") < 16 * 1024 for sid in sids)
+    assert not asm._sid_of_key
+    outs = asm.flush_all()
+    assert [o.kind for o in outs] == ["event"] * 3
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_labels_are_bounded_in_number_and_name_length(engine: str) -> None:
+    """Every event of a line carries its labels, each redacted: 100,000 of them cost seconds an event."""
+    import io
+    import json
+    import struct
+
+    import fastavro
+
+    from streams.assemble.pipeline import LABELS_DROPPED, MAX_LABELS
+    from streams.contracts import parsed_schema
+
+    many = {f"l{i}": "v" for i in range(100_000)}
+    envelope = json.dumps({"log": "x\n", "kubernetes": {"labels": {"project": "p", **many}}}).encode()
+    buf = io.BytesIO()
+    buf.write(struct.pack(">bI", 0, fuzzing.RAW_SCHEMA_ID))
+    fastavro.schemaless_writer(buf, parsed_schema("raw_batch"), {
+        "source": {"host": "h"}, "labels": {"n" * 400: "long name", "team": "a"}, "sent_ts": None,
+        "lines": [{"line": f"line {i}", "file_offset": i, "ts": None} for i in range(3)]})
+    letters, events = _between(envelope, engine)
+    assert not letters
+    labels = events[1]["labels"]
+    assert len(labels) == MAX_LABELS and labels["project"] == "p" and events[1]["project"] == "p"
+    assert labels[LABELS_DROPPED] == str(100_001 - (MAX_LABELS - 1))
+    out = _feed([buf.getvalue()], engine)
+    assert [o.value["labels"] for o in out] == [{"team": "a", LABELS_DROPPED: "1"}] * 3
