@@ -77,9 +77,9 @@ FLOORS = {
     # level its rules reached
     "wild/dev17": (0.88, 1.0),
     # wild/dev19 (output behind relay and viewer prefixes: compose, kubectl, CRI, Heroku, Cloud Foundry, Ray, pdsh,
-    # journald, a stream logger; records of one second that stay apart) was scored blind at 9/13 and 70/72; its
-    # floor is the level its rules reached
-    "wild/dev19": (0.92, 1.0),
+    # journald, a stream logger; records of one second that stay apart) was scored blind at 9/13 and 70/72, a second
+    # round of 3 files (Celery's redirected stdout) at 2/3; its floor is the level its rules reached
+    "wild/dev19": (0.87, 1.0),
 }
 
 
