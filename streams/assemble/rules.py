@@ -134,6 +134,22 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # is as often the line's own text ("ERROR shard-manager: ", "Check failed: ")
     ("syslog_iso", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) "
                    r"(?P<k_syslog_iso>\w[\w.-]* (?:[^\s:\[]+\[\d+\]|kernel)): ", "k", None),
+    # Heroku's logplex (heroku logs, a log drain): "{RFC 3339 time} {source}[{dyno}]: " before every line of a
+    # dyno's output ("app[web.1]: ", "heroku[router]: "); the time is volatile, source and dyno are the writer
+    ("heroku", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) "
+               r"(?P<k_heroku>(?:app|heroku)\[[\w.-]+\]): ", "k", None),
+    # Cloud Foundry's cf logs: three blanks, the time with hundredths and a zone without colon, the source in
+    # brackets ("[APP/PROC/WEB/0]", "[RTR/1]", "[STG/0]") and the stream (OUT, ERR) before every line; the
+    # source and stream are the writer
+    ("cf_logs", r" {0,3}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+[+-]\d{4} "
+                r"(?P<k_cf_logs>\[[A-Z]+(?:/[\w.-]+)*\] (?:OUT|ERR)) ", "k", None),
+    # a logger that stands in for a stream: FastChat's StreamToLogger (fastchat/utils.py build_logger) sets
+    # sys.stdout and sys.stderr to loggers named "stdout" and "stderr", so every line a program prints comes
+    # out as a record "%(asctime)s | %(levelname)s | %(name)s | %(message)s" (datefmt "%Y-%m-%d %H:%M:%S"):
+    # a relay's prefix whose writer is the stream, not a record head (a traceback printed to stderr is one
+    # event; prints of the same second stay apart by their own grammar)
+    ("stream_logger", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| "
+                      r"(?P<k_stream_logger>[A-Z]+ \| std(?:out|err)) \| ", "k", None),
     # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps)
     ("rfc3339", r"\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]? ", "none", None),
     # Go's log package with its standard flags (log.LstdFlags: Ldate|Ltime, Lmicroseconds adds ".uuuuuu") writes
