@@ -127,3 +127,66 @@ def test_labels_are_bounded_in_number_and_name_length(engine: str) -> None:
     assert labels[LABELS_DROPPED] == str(100_001 - (MAX_LABELS - 1))
     out = _feed([buf.getvalue()], engine)
     assert [o.value["labels"] for o in out] == [{"team": "a", LABELS_DROPPED: "1"}] * 3
+
+
+def _otel(pod: str) -> dict:
+    return {"resourceLogs": [{"resource": {"attributes": [
+        {"key": "k8s.pod.name", "value": {"stringValue": pod}},
+        {"key": "k8s.namespace.name", "value": {"stringValue": "ns"}}]},
+        "scopeLogs": [{"logRecords": [{"body": {"stringValue": "x"}}]}]}]}
+
+
+BIG = "p" * 900_000
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("agent", "envelope", "field"), [
+    ("Fluent Bit", lambda v: {"log": "x\n", "stream": "stdout", "time": "2024-05-01T10:00:00Z",
+                              "kubernetes": {"pod_name": v, "namespace_name": "ns"}}, "pod"),
+    ("Vector", lambda v: {"message": "x", "file": "/var/log/" + v, "source_type": "kubernetes_logs"}, "file"),
+    ("Filebeat", lambda v: {"message": "x", "host": {"name": v}, "agent": {"type": "filebeat"}}, "host"),
+    ("Filebeat container", lambda v: {"message": "x", "agent": {}, "kubernetes": {"container": {"name": v}}},
+     "container"),
+    ("OpenTelemetry", _otel, "pod"),
+])
+def test_a_megabyte_source_field_is_cut_to_its_start_and_a_hash(engine: str, agent: str, envelope, field: str) -> None:
+    """An agent's source field is held per source and written into every event of it: a 900 KB pod name
+    made 900 KB events. Cut, it keeps its start and a hash of the whole: two such pods stay two sources."""
+    import json
+
+    from streams.assemble.pipeline import MAX_SOURCE_VALUE
+
+    values = [json.dumps(envelope(BIG + tail)).encode() for tail in ("a", "b")]
+    out = _feed(values, engine)
+    assert [o.kind for o in out] == ["event", "event"], agent
+    kept = [o.value["source"][field] for o in out]
+    assert all(len(v) == MAX_SOURCE_VALUE and v.startswith(("ppp", "/var/log/ppp")) for v in kept)
+    assert kept[0] != kept[1], "pods that differ past the cut are still told apart"
+    assert all(len(o.body or b"") < 8 * 1024 for o in out)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_megabyte_batch_source_field_or_label_value_is_bounded(engine: str) -> None:
+    """The same for a sluice.v1.RawBatch (read natively), and for label values, which no agent map bounds
+    (an Avro batch's labels, a Kubernetes container image)."""
+    import io
+    import json
+    import struct
+
+    import fastavro
+
+    from streams.assemble.pipeline import MAX_SOURCE_VALUE
+    from streams.contracts import parsed_schema
+
+    buf = io.BytesIO()
+    buf.write(struct.pack(">bI", 0, fuzzing.RAW_SCHEMA_ID))
+    fastavro.schemaless_writer(buf, parsed_schema("raw_batch"), {
+        "source": {"host": BIG, "file": "/f"}, "labels": {"team": BIG}, "sent_ts": None,
+        "lines": [{"line": f"line {i}", "file_offset": i, "ts": None} for i in range(3)]})
+    image = json.dumps({"log": "x\n", "kubernetes": {"container_image": BIG, "pod_name": "p"}}).encode()
+    out = _feed([buf.getvalue(), image], engine)
+    assert [o.kind for o in out] == ["event"] * 4
+    assert {len(o.value["source"]["host"]) for o in out[:3]} == {MAX_SOURCE_VALUE}
+    assert {len(o.value["labels"]["team"]) for o in out[:3]} == {MAX_SOURCE_VALUE}
+    assert len(out[3].value["labels"]["k8s.container.image"]) == MAX_SOURCE_VALUE
+    assert all(len(o.body or b"") < 8 * 1024 for o in out)
