@@ -51,7 +51,7 @@ from streams.assemble.fields import METRICS_TOPIC, EventBuilder, FieldLimits
 from streams.assemble.lines import Block, Output, RawLine, utf8_len, utf8_prefix
 from streams.assemble.merger import MultilineMerger
 from streams.assemble.metadata import SourceMetadata
-from streams.assemble.partials import PartialJoiner
+from streams.assemble.partials import PartialJoiner, starts_cut
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
 from streams.assemble.times import MAX_MS
@@ -261,7 +261,7 @@ class Assembler:
             self.dirty.add(sid)
             line, offset = decoded, record.offset
             try:
-                if decoded.partial or self.joiner.held:  # a dict: no call per line
+                if decoded.partial or self.joiner.held or starts_cut(decoded.text):  # a dict: no call per line
                     joined = self.joiner.push(sid, decoded, record.offset, ts)
                     if joined is None:
                         continue
@@ -634,7 +634,7 @@ class FileParse:
                            decoded.partial, 0)
             off = no
             try:
-                if line.partial or self.joiner.held:
+                if line.partial or self.joiner.held or starts_cut(line.text):
                     j = self.joiner.push(self.sid, line, no, self.ts)
                     if j is None:
                         continue

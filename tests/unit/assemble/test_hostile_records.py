@@ -190,3 +190,60 @@ def test_a_megabyte_batch_source_field_or_label_value_is_bounded(engine: str) ->
     assert {len(o.value["labels"]["team"]) for o in out[:3]} == {MAX_SOURCE_VALUE}
     assert len(out[3].value["labels"]["k8s.container.image"]) == MAX_SOURCE_VALUE
     assert all(len(o.body or b"") < 8 * 1024 for o in out)
+
+
+SPLIT = "a中😀éb".encode()
+
+
+def _cri(tag: str, body: bytes) -> bytes:
+    return b"2024-05-01T10:00:00Z stdout " + tag.encode() + b" " + body + b"\n"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("cut", range(2, len(SPLIT) - 1))
+def test_a_character_cut_between_cri_fragments_is_joined_whole(engine: str, cut: int) -> None:
+    """A runtime splits a long line by bytes: a character across its P and F fragments was two U+FFFD,
+    one from each fragment decoded alone. Kept as bytes for the join, it is the character again."""
+    out = _feed([_cri("P", SPLIT[:cut]), _cri("F", SPLIT[cut:])], engine)
+    assert [(o.kind, o.value["message"]) for o in out] == [("event", "a中😀éb")]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("cut", [2, 3, 5, 7])
+def test_a_character_cut_between_fragments_is_joined_after_a_restart(engine: str, cut: int) -> None:
+    """The P fragment is in the source's saved state when the worker stops: its cut bytes are kept there."""
+    from streams.assemble.state import restore_source, source_state
+
+    first = Assembler(fuzzing.lookup, encode=encode_body, engine=engine, topic="logs.raw")
+    assert first.feed(RawRecord("logs.raw", 0, 0, _cri("P", SPLIT[:cut]), b"k", T0)) == []
+    (sid,) = first.joiner.held
+    state = source_state(first, sid)
+    assert state is not None and state.isascii()
+    second = Assembler(fuzzing.lookup, encode=encode_body, engine=engine, topic="logs.raw")
+    restore_source(second, state)
+    out = second.feed(RawRecord("logs.raw", 0, 1, _cri("F", SPLIT[cut:]), b"k", T0 + 1)) + second.flush_all()
+    assert [(o.kind, o.value["message"]) for o in out] == [("event", "a中😀éb")]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("records", "message"), [
+    ([_cri("P", b"x\xe4\xb8")], "x\ufffd"),  # the rest never came: as a lone fragment decodes
+    ([_cri("F", b"\xb8\xadx")], "\ufffd\ufffdx"),  # stray continuation bytes, nothing before them
+    ([_cri("P", b"x\xe4\xb8"), _cri("F", b"y")], "x\ufffdy"),  # the next fragment does not finish it
+    ([_cri("P", b"x\xe4"), _cri("F", b"\xb8\xb8\xb8y")], "x\u4e38\ufffdy"),  # bytes as one decoding reads them
+    ([_cri("P", b"x\xc0"), _cri("F", b"\x80y")], "x\ufffd\ufffdy"),  # no character starts with C0
+])
+def test_bytes_that_join_no_character_stay_replacement_characters(engine: str, records: list[bytes],
+                                                                   message: str) -> None:
+    out = _feed(records, engine)
+    assert [(o.kind, o.value["message"]) for o in out] == [("event", message)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_sluice_parse_joins_a_character_cut_between_fragments(engine: str, tmp_path) -> None:
+    from streams.assemble.pipeline import parse_files
+
+    path = tmp_path / "container.log"
+    path.write_bytes(_cri("P", SPLIT[:2]) + _cri("F", SPLIT[2:]) + _cri("F", b"\xadz"))
+    events = [e for e in parse_files([path], default_ts_ms=T0, engine=engine) if e.get("kind") != "dead_letter"]
+    assert [e["message"] for e in events] == ["a中😀éb", "\ufffdz"]
