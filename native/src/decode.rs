@@ -398,6 +398,9 @@ impl LineDecoder {
         if first.is_ascii_digit() {
             match cri(&text, self.max_ms) {
                 Err(Defer) => return Ok(None),
+                // Invalid UTF-8 in a CRI line may be half a character that the runtime split between
+                // a `P` fragment and the next: the Python decoder keeps those bytes for the join.
+                Ok(Some(_)) if matches!(decoded, std::borrow::Cow::Owned(_)) => return Ok(None),
                 Ok(Some(c)) => {
                     let src = self.empty_source(py)?;
                     src.set_item(self.fields[5].bind(py), c.stream)?;

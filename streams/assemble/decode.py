@@ -24,6 +24,7 @@ decoding those records gives the same events as ``sluice parse`` of the file the
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 import struct
@@ -143,6 +144,43 @@ def _cri(text: str) -> RawLine | None:
     return RawLine(final_redraw(body), None, rfc3339_ms(m.group(1)), src, {}, m.group(3) == "P")
 
 
+def _escaped(raw: bytes) -> str:
+    return "".join(chr(0xDC00 + b) for b in raw)
+
+
+def split_char_edges(line: RawLine, value: bytes) -> RawLine:
+    """A CRI line whose body starts with stray UTF-8 continuation bytes, or a ``P`` fragment whose body
+    ends in the first bytes of a character: the runtime cut a line inside a character. Those bytes are
+    kept as surrogate escapes (U+DC80..U+DCFF, which no decoded text holds otherwise: JSON's lone
+    surrogates are replaced) for :mod:`streams.assemble.partials` to decode once the fragments are
+    joined; a line that is not joined gets U+FFFD for them, as it did before."""
+    if b"\x00" in value or b"\r" in value:  # NULs removed or a redraw collapsed: the text is not the bytes
+        return line
+    fields = (value[:-1] if value.endswith(b"\n") else value).split(b" ", 3)
+    if len(fields) < 3 or fields[2] not in (b"P", b"F"):  # a tag with no space after it: not the bytes' shape
+        return line
+    body = fields[3] if len(fields) == 4 else b""
+    lead = 0
+    while lead < min(3, len(body)) and 0x80 <= body[lead] <= 0xBF:
+        lead += 1
+    tail = b""
+    if line.partial:
+        for k in range(1, min(3, len(body) - lead) + 1):
+            b = body[-k]
+            if b >= 0xC0:  # a lead byte: a character's start, whole or cut short
+                if codecs.getincrementaldecoder("utf-8")("replace").decode(body[-k:]) == "":
+                    tail = body[-k:]
+                break
+            if b < 0x80:
+                break
+    text = line.text
+    end = len(text) - (1 if tail else 0)
+    if not (lead or tail) or text[:lead] != "\ufffd" * lead or end < lead or text[end:] != "\ufffd" * (len(text) - end):
+        return line
+    return RawLine(_escaped(body[:lead]) + text[lead:end] + _escaped(tail), line.file_offset, line.ts_ms,
+                   line.source, line.labels, line.partial, line.index)
+
+
 def _some(lines: list[RawLine], what: str) -> list[RawLine]:
     """A batch record with no log record in it is a dead letter, not a record that vanishes."""
     if not lines:
@@ -237,7 +275,7 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
     if 0x30 <= first <= 0x39:
         cri = _cri(text)
         if cri is not None:
-            return [cri]
+            return [split_char_edges(cri, value) if "\ufffd" in cri.text else cri]
     if text.endswith("\n"):
         text = text[:-1]
     if "\n" not in text:  # one line per record (Filebeat-style producers): the common case, kept short

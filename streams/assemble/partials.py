@@ -8,9 +8,33 @@ stands, like the merger's idle flush does for an open block.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 from streams.assemble.lines import RawLine
+
+# The bytes of a character a runtime cut between two fragments, as the decoder keeps them
+# (``decode.split_char_edges``): one surrogate escape a byte.
+_ESCAPED = re.compile("[\udc80-\udcff]+")
+
+
+def starts_cut(text: str) -> bool:
+    """Whether ``text`` starts with the escaped end of a character cut from the fragment before it."""
+    return "\udc80" <= text[:1] <= "\udcbf"
+
+
+def _cut(text: str) -> bool:
+    return "\udc80" <= text[:1] <= "\udcbf" or "\udc80" <= text[-1:] <= "\udcff"
+
+
+def _decoded(m: re.Match[str]) -> str:
+    return bytes(ord(c) - 0xDC00 for c in m.group()).decode("utf-8", "replace")
+
+
+def whole_text(text: str) -> str:
+    """``text`` with its escaped bytes decoded: a character cut between fragments joined again, a byte
+    that has no character to join U+FFFD."""
+    return _ESCAPED.sub(_decoded, text)
 
 
 @dataclass(slots=True)
@@ -25,14 +49,18 @@ class HeldLine:
 
     def line(self) -> RawLine:
         f = self.first
-        return RawLine("".join(self.parts), f.file_offset, f.ts_ms, f.source, f.labels, False, f.index)
+        text = "".join(self.parts)
+        if any(_cut(p) for p in self.parts):
+            text = whole_text(text)
+        return RawLine(text, f.file_offset, f.ts_ms, f.source, f.labels, False, f.index)
 
 
 class PartialJoiner:
     """Joins fragments per source, bounded in characters.
 
     ``push`` returns the completed line, or None while the line is still partial. A line longer than
-    ``max_bytes`` is released as it is rather than growing without bound.
+    ``max_bytes`` is released as it is rather than growing without bound. A line that starts with the
+    end of a cut character (:func:`starts_cut`) goes through ``push`` even with no fragment held.
     """
 
     def __init__(self, max_bytes: int = 1 << 20) -> None:
@@ -46,7 +74,7 @@ class PartialJoiner:
         held = self.held.get(sid)
         if held is None:
             if not line.partial:
-                return line, offset
+                return (replace(line, text=whole_text(line.text)) if starts_cut(line.text) else line), offset
             held = HeldLine([], line, offset, 0)
         held.parts.append(line.text)
         held.size += len(line.text)

@@ -51,7 +51,7 @@ from streams.assemble.fields import METRICS_TOPIC, EventBuilder, FieldLimits
 from streams.assemble.lines import Block, Output, RawLine, utf8_len, utf8_prefix
 from streams.assemble.merger import MultilineMerger
 from streams.assemble.metadata import SourceMetadata
-from streams.assemble.partials import PartialJoiner
+from streams.assemble.partials import PartialJoiner, starts_cut
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
 from streams.assemble.times import MAX_MS
@@ -93,34 +93,63 @@ def record_time(ts_ms: int) -> int:
 MAX_LABELS = 128
 MAX_LABEL_NAME = 317
 LABELS_DROPPED = "sluice.labels_dropped"  # how many a line had past the bounds (names too long, or too many)
+# The longest source field (host, namespace, pod, container, file, ...) or label value a line keeps whole;
+# a longer one keeps its start and a hash of the whole (:func:`bounded_text`), so two sources that differ
+# only past the cut stay two. Kubernetes' names are 253 characters at most and a real path is rarely
+# near this; an envelope's megabyte pod name was a megabyte in every event of its source.
+MAX_SOURCE_VALUE = 1024
+
+
+def bounded_text(text: str, limit: int) -> str:
+    """``text``, or when it is longer than ``limit`` characters its start and a hash of the whole,
+    ``limit`` characters in all."""
+    if len(text) <= limit:
+        return text
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    return f"{text[:limit - 17]}~{digest}"
 
 
 def bounded_labels(lines: list[RawLine]) -> list[RawLine]:
     """``lines`` with at most ``MAX_LABELS`` labels each (the first ones), none named longer than
-    ``MAX_LABEL_NAME``; a line that had more says how many it lost under ``LABELS_DROPPED``."""
+    ``MAX_LABEL_NAME``, and no source field or label value longer than ``MAX_SOURCE_VALUE``; a line that
+    had too many labels says how many it lost under ``LABELS_DROPPED``."""
     out = lines
-    done: dict[int, dict] = {}  # the lines of a batch share one labels dict: bound it once
+    done: dict[int, dict] = {}  # the lines of a batch share one labels dict and one source dict: bound each once
     for i, ln in enumerate(lines):
-        labels = ln.labels
-        if not labels:
-            continue
-        bounded = done.get(id(labels))
-        if bounded is None:
-            bounded = done[id(labels)] = _bounded(labels)
-        if bounded is not labels:
+        labels, source = ln.labels, ln.source
+        if labels:
+            bounded = done.get(id(labels))
+            if bounded is None:
+                bounded = done[id(labels)] = _bounded(labels)
+        else:
+            bounded = labels
+        src = done.get(id(source))
+        if src is None:
+            src = done[id(source)] = _bounded_values(source)
+        if bounded is not labels or src is not source:
             if out is lines:
                 out = list(lines)
-            out[i] = replace(ln, labels=bounded)
+            out[i] = replace(ln, labels=bounded, source=src)
     return out
 
 
 def _bounded(labels: dict) -> dict:
     if len(labels) <= MAX_LABELS and max(map(len, labels)) <= MAX_LABEL_NAME:
-        return labels
+        return _bounded_values(labels)
     kept = {k: v for k, v in labels.items() if len(k) <= MAX_LABEL_NAME and k != LABELS_DROPPED}
     kept = dict(itertools.islice(kept.items(), MAX_LABELS - 1))
     kept[LABELS_DROPPED] = str(len(labels) - len(kept))
-    return kept
+    return _bounded_values(kept)
+
+
+def _bounded_values(fields: dict) -> dict:
+    """``fields`` (a source or labels), each string value at most ``MAX_SOURCE_VALUE`` characters."""
+    for v in fields.values():
+        if v.__class__ is str and len(v) > MAX_SOURCE_VALUE:
+            break
+    else:
+        return fields
+    return {k: bounded_text(v, MAX_SOURCE_VALUE) if v.__class__ is str else v for k, v in fields.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,10 +172,7 @@ MAX_SID_CHARS = 512
 
 
 def bounded_sid(sid: str) -> str:
-    if len(sid) <= MAX_SID_CHARS:
-        return sid
-    digest = hashlib.blake2b(sid.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-    return f"{sid[:MAX_SID_CHARS - 17]}~{digest}"
+    return bounded_text(sid, MAX_SID_CHARS)
 
 
 def key_source_id(key: bytes) -> str:
@@ -235,7 +261,7 @@ class Assembler:
             self.dirty.add(sid)
             line, offset = decoded, record.offset
             try:
-                if decoded.partial or self.joiner.held:  # a dict: no call per line
+                if decoded.partial or self.joiner.held or starts_cut(decoded.text):  # a dict: no call per line
                     joined = self.joiner.push(sid, decoded, record.offset, ts)
                     if joined is None:
                         continue
@@ -608,7 +634,7 @@ class FileParse:
                            decoded.partial, 0)
             off = no
             try:
-                if line.partial or self.joiner.held:
+                if line.partial or self.joiner.held or starts_cut(line.text):
                     j = self.joiner.push(self.sid, line, no, self.ts)
                     if j is None:
                         continue

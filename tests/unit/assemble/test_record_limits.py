@@ -127,3 +127,123 @@ def test_labels_are_bounded_in_number_and_name_length(engine: str) -> None:
     assert labels[LABELS_DROPPED] == str(100_001 - (MAX_LABELS - 1))
     out = _feed([buf.getvalue()], engine)
     assert [o.value["labels"] for o in out] == [{"team": "a", LABELS_DROPPED: "1"}] * 3
+
+
+def _otel(pod: str) -> dict:
+    return {"resourceLogs": [{"resource": {"attributes": [
+        {"key": "k8s.pod.name", "value": {"stringValue": pod}},
+        {"key": "k8s.namespace.name", "value": {"stringValue": "ns"}}]},
+        "scopeLogs": [{"logRecords": [{"body": {"stringValue": "x"}}]}]}]}
+
+
+BIG = "p" * 900_000
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("agent", "envelope", "field"), [
+    ("Fluent Bit", lambda v: {"log": "x\n", "stream": "stdout", "time": "2024-05-01T10:00:00Z",
+                              "kubernetes": {"pod_name": v, "namespace_name": "ns"}}, "pod"),
+    ("Vector", lambda v: {"message": "x", "file": "/var/log/" + v, "source_type": "kubernetes_logs"}, "file"),
+    ("Filebeat", lambda v: {"message": "x", "host": {"name": v}, "agent": {"type": "filebeat"}}, "host"),
+    ("Filebeat container", lambda v: {"message": "x", "agent": {}, "kubernetes": {"container": {"name": v}}},
+     "container"),
+    ("OpenTelemetry", _otel, "pod"),
+])
+def test_a_megabyte_source_field_is_cut_to_its_start_and_a_hash(engine: str, agent: str, envelope, field: str) -> None:
+    """An agent's source field is held per source and written into every event of it: a 900 KB pod name
+    made 900 KB events. Cut, it keeps its start and a hash of the whole: two such pods stay two sources."""
+    import json
+
+    from streams.assemble.pipeline import MAX_SOURCE_VALUE
+
+    values = [json.dumps(envelope(BIG + tail)).encode() for tail in ("a", "b")]
+    out = _feed(values, engine)
+    assert [o.kind for o in out] == ["event", "event"], agent
+    kept = [o.value["source"][field] for o in out]
+    assert all(len(v) == MAX_SOURCE_VALUE and v.startswith(("ppp", "/var/log/ppp")) for v in kept)
+    assert kept[0] != kept[1], "pods that differ past the cut are still told apart"
+    assert all(len(o.body or b"") < 8 * 1024 for o in out)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_megabyte_batch_source_field_or_label_value_is_bounded(engine: str) -> None:
+    """The same for a sluice.v1.RawBatch (read natively), and for label values, which no agent map bounds
+    (an Avro batch's labels, a Kubernetes container image)."""
+    import io
+    import json
+    import struct
+
+    import fastavro
+
+    from streams.assemble.pipeline import MAX_SOURCE_VALUE
+    from streams.contracts import parsed_schema
+
+    buf = io.BytesIO()
+    buf.write(struct.pack(">bI", 0, fuzzing.RAW_SCHEMA_ID))
+    fastavro.schemaless_writer(buf, parsed_schema("raw_batch"), {
+        "source": {"host": BIG, "file": "/f"}, "labels": {"team": BIG}, "sent_ts": None,
+        "lines": [{"line": f"line {i}", "file_offset": i, "ts": None} for i in range(3)]})
+    image = json.dumps({"log": "x\n", "kubernetes": {"container_image": BIG, "pod_name": "p"}}).encode()
+    out = _feed([buf.getvalue(), image], engine)
+    assert [o.kind for o in out] == ["event"] * 4
+    assert {len(o.value["source"]["host"]) for o in out[:3]} == {MAX_SOURCE_VALUE}
+    assert {len(o.value["labels"]["team"]) for o in out[:3]} == {MAX_SOURCE_VALUE}
+    assert len(out[3].value["labels"]["k8s.container.image"]) == MAX_SOURCE_VALUE
+    assert all(len(o.body or b"") < 8 * 1024 for o in out)
+
+
+SPLIT = "a中😀éb".encode()
+
+
+def _cri(tag: str, body: bytes) -> bytes:
+    return b"2024-05-01T10:00:00Z stdout " + tag.encode() + b" " + body + b"\n"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("cut", range(2, len(SPLIT) - 1))
+def test_a_character_cut_between_cri_fragments_is_joined_whole(engine: str, cut: int) -> None:
+    """A runtime splits a long line by bytes: a character across its P and F fragments was two U+FFFD,
+    one from each fragment decoded alone. Kept as bytes for the join, it is the character again."""
+    out = _feed([_cri("P", SPLIT[:cut]), _cri("F", SPLIT[cut:])], engine)
+    assert [(o.kind, o.value["message"]) for o in out] == [("event", "a中😀éb")]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("cut", [2, 3, 5, 7])
+def test_a_character_cut_between_fragments_is_joined_after_a_restart(engine: str, cut: int) -> None:
+    """The P fragment is in the source's saved state when the worker stops: its cut bytes are kept there."""
+    from streams.assemble.state import restore_source, source_state
+
+    first = Assembler(fuzzing.lookup, encode=encode_body, engine=engine, topic="logs.raw")
+    assert first.feed(RawRecord("logs.raw", 0, 0, _cri("P", SPLIT[:cut]), b"k", T0)) == []
+    (sid,) = first.joiner.held
+    state = source_state(first, sid)
+    assert state is not None and state.isascii()
+    second = Assembler(fuzzing.lookup, encode=encode_body, engine=engine, topic="logs.raw")
+    restore_source(second, state)
+    out = second.feed(RawRecord("logs.raw", 0, 1, _cri("F", SPLIT[cut:]), b"k", T0 + 1)) + second.flush_all()
+    assert [(o.kind, o.value["message"]) for o in out] == [("event", "a中😀éb")]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("records", "message"), [
+    ([_cri("P", b"x\xe4\xb8")], "x\ufffd"),  # the rest never came: as a lone fragment decodes
+    ([_cri("F", b"\xb8\xadx")], "\ufffd\ufffdx"),  # stray continuation bytes, nothing before them
+    ([_cri("P", b"x\xe4\xb8"), _cri("F", b"y")], "x\ufffdy"),  # the next fragment does not finish it
+    ([_cri("P", b"x\xe4"), _cri("F", b"\xb8\xb8\xb8y")], "x\u4e38\ufffdy"),  # bytes as one decoding reads them
+    ([_cri("P", b"x\xc0"), _cri("F", b"\x80y")], "x\ufffd\ufffdy"),  # no character starts with C0
+])
+def test_bytes_that_join_no_character_stay_replacement_characters(engine: str, records: list[bytes],
+                                                                   message: str) -> None:
+    out = _feed(records, engine)
+    assert [(o.kind, o.value["message"]) for o in out] == [("event", message)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_sluice_parse_joins_a_character_cut_between_fragments(engine: str, tmp_path) -> None:
+    from streams.assemble.pipeline import parse_files
+
+    path = tmp_path / "container.log"
+    path.write_bytes(_cri("P", SPLIT[:2]) + _cri("F", SPLIT[2:]) + _cri("F", b"\xadz"))
+    events = [e for e in parse_files([path], default_ts_ms=T0, engine=engine) if e.get("kind") != "dead_letter"]
+    assert [e["message"] for e in events] == ["a中😀éb", "\ufffdz"]
