@@ -14,7 +14,7 @@ from tests.fields_probe import load, parse_one, score
 READ = calendar.timegm((2024, 6, 1, 12, 0, 0)) * 1000
 PROBE_DEV14 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" / "dev14.yaml"
 # What dev14 still misses, left alone: an OTLP logRecord alone on its line (timeUnixNano, attributes as a key/value
-# list) and an nvidia-smi CSV query whose values carry no units under a header that names them.
+# list), whose step and loss stay unread.
 
 LOGBACK = ('{"@timestamp":"2024-06-01T12:00:00.000+00:00","@version":1,"message":"epoch 3 done",'
            '"logger_name":"ai.djl.training.listener.LoggingTrainingListener","thread_name":"main","level":"INFO",'
@@ -67,7 +67,7 @@ def test_logfmt_s_bare_numbers_are_numbers() -> None:
 
 def test_dev14_figures() -> None:
     s = score(load([str(PROBE_DEV14)]))
-    assert s["right"] >= 135
+    assert s["right"] >= 137
     assert s["absent"]["violated"] == 0
 
 
@@ -78,3 +78,13 @@ def test_zerolog_s_console_head() -> None:
     assert lifted("3:04PM WRN loss is nan, skipping").level == "WARN"
     # a time and a word that is no level of zerolog's
     assert lifted("16:21:48 ABC basic.go:133 > text").level is None
+
+
+def test_a_two_column_nvidia_smi_query() -> None:
+    # nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,nounits: the header names both units
+    with tempfile.TemporaryDirectory() as d:
+        out = parse_one("97, 71234", Path(d), ["utilization.gpu [%], memory.used [MiB]"])
+        assert out is not None and out["metrics"] == {"gpu_utilization_pct": 97.0, "gpu_memory_mb": 71234.0}
+        # two bare names are no header
+        out = parse_one("97, 71234", Path(d), ["utilization, memory"])
+        assert out is not None and "metrics" not in out
