@@ -176,9 +176,11 @@ TIME_KEYS = frozenset(("timestamp", "time", "ts", "asctime", "created", "datetim
                        "timestamp_millis"))
 # The parts of a time written as a dict (protobuf's Timestamp in JSON, Java's Instant): (seconds, nanoseconds).
 TIME_PARTS = (("seconds", "nanos"), ("epochSecond", "nanoOfSecond"), ("epoch_second", "nano_of_second"))
+# zap's development encoder config names its keys by one capital ("T", "L", "C", "M"), and so do zerolog set-ups
+# that copy it: "l" and "m" are a level and a message only when their value is one (a level word, a text).
 LEVEL_KEYS = frozenset(("level", "levelname", "severity", "lvl", "log_level", "loglevel", "level_name",
-                        "severity_text", "level_value"))
-MESSAGE_KEYS = frozenset(("message", "msg", "event"))
+                        "severity_text", "level_value", "l"))
+MESSAGE_KEYS = frozenset(("message", "msg", "event", "m"))
 # Where loggers put the exception beside the message (python-json-logger, structlog, ECS, pino).
 EXCEPTION_KEYS = frozenset(("exc_info", "exc_text", "exception", "stack_trace", "stacktrace", "traceback",
                             "error_stack_trace", "err_stack", "error_stack", "stack"))

@@ -67,7 +67,7 @@ def test_logfmt_s_bare_numbers_are_numbers() -> None:
 
 def test_dev14_figures() -> None:
     s = score(load([str(PROBE_DEV14)]))
-    assert s["right"] >= 137
+    assert s["right"] >= 138
     assert s["absent"]["violated"] == 0
 
 
@@ -88,3 +88,12 @@ def test_a_two_column_nvidia_smi_query() -> None:
         # two bare names are no header
         out = parse_one("97, 71234", Path(d), ["utilization, memory"])
         assert out is not None and "metrics" not in out
+
+
+def test_zap_s_one_letter_keys() -> None:
+    # zap's development encoder config: "T", "L", "C", "M"
+    p = lifted('{"L":"WARN","T":"2024-06-01T12:00:00.000Z","C":"trainer/loop.go:150","M":"loss is nan, skipping",'
+               '"step":77}')
+    assert p.level == "WARN" and p.message == "loss is nan, skipping" and p.step == 77
+    # a figure under "m" stays a figure
+    assert lifted('{"m": 0.9, "step": 3, "loss": 1.0}').metrics["m"] == 0.9
