@@ -41,6 +41,10 @@ AGENT_ONLY_KEYS = frozenset(("agent", "@metadata", "ecs", "input", "source_type"
 # multiline test files do, stays an envelope: its lines are joined like a file's.)
 LOGGER_RECORD_KEYS = frozenset(("level", "levelname", "levelno", "severity", "log.level", "lvl", "loglevel",
                                 "log_level", "asctime", "lineno", "funcName"))
+# Keys only a logging library's encoder writes, which make the object the application's record even beside
+# an agent's key: logstash-logback-encoder writes ``level_value`` (the level's number) with Logstash's own
+# ``@version`` in every record a JVM trainer or launcher prints.
+ENCODER_ONLY_KEYS = frozenset(("level_value",))
 
 # Where the source fields are, first match wins; a tuple is a path into nested objects.
 TIME_KEYS = ("time", "@timestamp", "timestamp", "timereported", "date")
@@ -228,6 +232,8 @@ def _rsyslog_jsonmesg(obj: dict, inner: Inner | None) -> RawLine:
 def _application_record(obj: dict) -> bool:
     """An object with ``message`` that an application wrote (see the module note), not an agent."""
     keys = obj.keys()
+    if not keys.isdisjoint(ENCODER_ONLY_KEYS):
+        return True
     return not keys.isdisjoint(LOGGER_RECORD_KEYS) and keys.isdisjoint(AGENT_ONLY_KEYS)
 
 

@@ -176,9 +176,11 @@ TIME_KEYS = frozenset(("timestamp", "time", "ts", "asctime", "created", "datetim
                        "timestamp_millis"))
 # The parts of a time written as a dict (protobuf's Timestamp in JSON, Java's Instant): (seconds, nanoseconds).
 TIME_PARTS = (("seconds", "nanos"), ("epochSecond", "nanoOfSecond"), ("epoch_second", "nano_of_second"))
+# zap's development encoder config names its keys by one capital ("T", "L", "C", "M"), and so do zerolog set-ups
+# that copy it: "l" and "m" are a level and a message only when their value is one (a level word, a text).
 LEVEL_KEYS = frozenset(("level", "levelname", "severity", "lvl", "log_level", "loglevel", "level_name",
-                        "severity_text"))
-MESSAGE_KEYS = frozenset(("message", "msg", "event"))
+                        "severity_text", "level_value", "l"))
+MESSAGE_KEYS = frozenset(("message", "msg", "event", "m"))
 # Where loggers put the exception beside the message (python-json-logger, structlog, ECS, pino).
 EXCEPTION_KEYS = frozenset(("exc_info", "exc_text", "exception", "stack_trace", "stacktrace", "traceback",
                             "error_stack_trace", "err_stack", "error_stack", "stack"))
@@ -186,6 +188,14 @@ LOGGER_KEYS = frozenset(("logger", "name", "logger_name", "log_logger"))
 # Numbers a logger gives its levels: pino and bunyan (level); Python's logging (levelno).
 _NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}
 _PYTHON_LEVELNO = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"}
+# logback's Level.toInt, which logstash-logback-encoder writes as ``level_value`` beside the level's name.
+_LOGBACK_LEVELS = {5000: "TRACE", 10000: "DEBUG", 20000: "INFO", 30000: "WARN", 40000: "ERROR"}
+_LEVEL_NUMBERS = {"levelno": _PYTHON_LEVELNO, "level_value": _LOGBACK_LEVELS}
+# A record's own bookkeeping, which a logger writes in every record and is no training state: the process id
+# (bunyan, pino, python-json-logger's %(process)d), bunyan's format version ``v``, Logstash's ``@version``, the
+# source line, and loguru's serialize=True record ids (``record.process.id``, ``record.thread.id``, ``record.line``).
+RECORD_META_KEYS = frozenset(("pid", "v", "@version", "lineno", "process", "thread", "record.process.id",
+                              "record.thread.id", "record.line"))
 
 # The metrics that make a line a step line (with a step or epoch), as metrics.is_step_metric reads them.
 STEP_METRICS = frozenset(("loss", "grad_norm", "eval_loss", "gpu_utilization_pct", "generation_throughput_tokens_s"))
@@ -396,6 +406,6 @@ def level_of(value: Any, key: str, words: dict[str, str]) -> str | None:
     if isinstance(value, str):
         return words.get(value.strip().upper())
     if isinstance(value, int) and not isinstance(value, bool):
-        table = _PYTHON_LEVELNO if key == "levelno" else _NUMERIC_LEVELS
+        table = _LEVEL_NUMBERS.get(key, _NUMERIC_LEVELS)
         return table.get(value)
     return None

@@ -23,6 +23,7 @@ from streams.assemble.keys import (
     LOGGER_KEYS,
     MAX_STEP_KEYS,
     MESSAGE_KEYS,
+    RECORD_META_KEYS,
     STEP_KEYS,
     TASK_KEYS,
     TIME_KEYS,
@@ -40,6 +41,9 @@ from streams.assemble.times import record_time
 
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 EPOCH_FAMILY = ("epoch", 1.0)
+# A bare decimal number as logfmt printers write one (slog's TextHandler, logrus, go-kit: ``eval_accuracy=0.731``);
+# a leading zero (``0042``) is an identifier's text, not a figure.
+_LOGFMT_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 MAX_METRICS = 64  # per line: a record with thousands of numbers is not a step line
 MAX_DEPTH = 6  # nested dicts deeper than this are kept as JSON text
 MAX_TASK_CHARS = 256
@@ -284,6 +288,9 @@ def lift_record(obj: dict, p: Parsed) -> None:
     for path, leaf, value, depth in _walk(obj, "", 0):
         if value is None:
             continue
+        if path in RECORD_META_KEYS:
+            p.attributes[path] = text_of(value)  # kept as text, never a metric of the step line
+            continue
         nk = norm(path)
         if _lift_named(p, nk, value, depth, own) or lift_value(p, path, nk, value, keep_unknown=False):
             continue
@@ -296,6 +303,8 @@ def lift_record(obj: dict, p: Parsed) -> None:
             continue  # {"logging.googleapis.com/labels": {"task_id": ...}}
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             lift_value(p, path, nk, value)  # an unknown number: a metric of the step line, and text
+        elif p.fmt == "logfmt" and isinstance(value, str) and _LOGFMT_NUMBER.fullmatch(value):
+            lift_value(p, path, nk, value)  # slog, logrus and go-kit print a number bare: the same
         p.attributes[path] = text_of(value)
     message, exception = own.get("message"), own.get("exception")
     if exception:

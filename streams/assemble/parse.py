@@ -63,6 +63,13 @@ _GLOG = re.compile(r"\[?([IWEF])(?:(\d{4})?(\d\d?)(\d\d) (\d\d:\d\d:\d\d)|0000 0
 _NCCL = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?:[\w.]+:\d+ )?NCCL (INFO|WARN|ERROR|TRACE)")
 # LightGBM's C++ Log (include/LightGBM/utils/log.h): "[LightGBM] [Info] ", "[Warning]", "[Fatal]", "[Debug]".
 _LIGHTGBM = re.compile(r"\[LightGBM\] \[(Info|Warning|Fatal|Debug)\] ")
+# zerolog's ConsoleWriter: a time with no date (its TimeFormat, "15:04:05" or the default time.Kitchen "3:04PM"),
+# a three-letter level, then the caller and ">" when it is shown: "16:21:46 ERR basic.go:113 > test ERROR".
+# Its date is not written, so the line keeps the time it was read at.
+_ZEROLOG_CONSOLE = re.compile(r"(?:\d\d:\d\d:\d\d|\d{1,2}:\d\d[AP]M) (TRC|DBG|INF|WRN|ERR|FTL|PNC) "
+                              r"(?:[\w./-]+:\d+ > )?")
+_ZEROLOG_LEVELS = {"TRC": "TRACE", "DBG": "DEBUG", "INF": "INFO", "WRN": "WARN", "ERR": "ERROR", "FTL": "FATAL",
+                   "PNC": "FATAL"}
 _HDFS = re.compile(r"(\d\d)(\d\d)(\d\d) (\d\d)(\d\d)(\d\d) \d+ ([A-Z]+) ")
 _ANDROID = re.compile(r"(\d\d)-(\d\d) (\d\d:\d\d:\d\d)\.(\d+)\s+\d+\s+\d+ ([VDIWEFA]) ")
 _APACHE = re.compile(r"\[\w{3} (\w{3}) +(\d+) (\d\d:\d\d:\d\d) (\d{4})\] \[(\w+)\]")
@@ -243,6 +250,10 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         if m and norm_level(m.group(2)):
             p.ts_ms = int(float(m.group(1)) * 1000)
             p.level, p.logger, p.fmt = norm_level(m.group(2)), m.group(3), "zap"
+            return m.end()
+        m = _ZEROLOG_CONSOLE.match(body)
+        if m:
+            p.level, p.fmt = _ZEROLOG_LEVELS[m.group(1)], "zerolog_console"
             return m.end()
         m = _HDFS.match(body)
         if m:

@@ -114,7 +114,8 @@ def find_record(text: str) -> tuple[dict, int, str] | None:
     return None
 
 
-_LOGFMT_HEAD = re.compile(r"(?:time|ts|timestamp|level|lvl|msg|caller)=")
+# The keys a logfmt line starts with (log15 and Grafana write ``t=`` first: ``t=2024-... lvl=info msg=...``).
+_LOGFMT_HEAD = re.compile(r"(?:time|ts|t|timestamp|level|lvl|msg|caller)=")
 _LOGFMT_PAIR = re.compile(r"([A-Za-z_@][\w.@/-]*)=(\"(?:[^\"\\]|\\.)*\"|[^\s\"]*)(?:[ \t]+|\Z)")
 
 

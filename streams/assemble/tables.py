@@ -62,6 +62,9 @@ from streams.assemble.lift import Parsed, lift_record, lift_value
 
 MAX_TABLE_LINE = 512
 MAX_TRACKED_SOURCES = 100_000
+# nvidia-smi's query CSV names each column's unit in brackets ("utilization.gpu [%], memory.used [MiB]"): a header
+# of two such columns is no sentence, where two bare names could be.
+_UNITED_CSV_NAMES = 2
 _CSV_NAME = re.compile(r"([A-Za-z][\w.]*)(?: \[([^\]]{1,8})\])?")
 # An aligned header's name may carry its unit glued on ("GPU%", "VRAM%": rocm-smi's concise table) or a
 # qualifier in brackets ("Temp (DieEdge)"), a reporter's namespaces (Chainer's PrintReport: ``main/loss``,
@@ -146,7 +149,7 @@ def header_of(text: str) -> Header | None:
         return None
     if monitor and "gpu" in names:
         names = [MONITOR_COLUMNS.get(n, n) for n in names]
-    if len(names) < 3 or not any(_claimed(n) for n in names):
+    if len(names) < (_UNITED_CSV_NAMES if csv and all(units) else 3) or not any(_claimed(n) for n in names):
         return None
     return Header(names, units, csv)
 
