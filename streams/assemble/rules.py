@@ -349,6 +349,9 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("apache", r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] ", False),
     # Python logging.BASIC_FORMAT "LEVEL:name:" ("WARNING:torch.distributed.run:")
     ("py_basic", rf"{_LVL}:[\w.<>-]+:", False),
+    # Python logging "%(name)s - %(levelname)s - " without a time: Dask distributed's default logging-format
+    # (distributed.yaml), so its records and tornado's under it ("tornado.application - ERROR - ")
+    ("name_level", rf"[\w.<>-]+ - {_LVL} - ", False),
     # uvicorn's "%(levelprefix)s " (the level and ':' padded to 9 columns, then a space)
     ("uvicorn", r"(?:TRACE:    |DEBUG:    |INFO:     |WARNING:  |ERROR:    |CRITICAL: )", False),
     # logrus text "INFO[0000] ", maven "[INFO] ", and a bare level word
@@ -1451,7 +1454,7 @@ HEAD_STARTS: dict[str, tuple[str, str | None]] = {
 RECORD_MODES: dict[str, str] = {f"h_{name}": "record_native" for name in (
     "vllm", "torch_logging", "glog", "c10_error", "c10", "c10_short_error", "c10_short", "ray_cpp", "deepspeed",
     "hf", "nemo", "tornado", "trtexec", "swift", "asctime_dash", "asctime_pipe", "loguru", "rich", "rich_same_time",
-    "py_basic", "uvicorn", "logrus", "dmlc")}
+    "py_basic", "name_level", "uvicorn", "logrus", "dmlc")}
 # A JVM's records: log4j's "%ex" writes a Java throwable under a record, never a Python traceback. In
 # PySpark the driver's Python traceback comes right after the JVM's last record on the same stderr
 # ("ERROR TaskSetManager: Task 0 in stage 0.0 failed 1 times; aborting job"): it is its own event.

@@ -67,3 +67,19 @@ def test_java_frames_after_the_python_workers_traceback_stay_with_the_exception(
              "\tat org.apache.spark.api.python.PythonRunner.compute(PythonRDD.scala:234)",
              "17/10/20 16:01:55 INFO TaskSetManager: Starting task 3.0 in stage 1.0 (TID 4)"]
     assert groups(texts) == [[0, 1, 2, 3, 4, 5, 6, 7], [8]]
+
+
+# -- Python logging "%(name)s - %(levelname)s - " without a time (Dask distributed's default) ---------------
+
+
+def test_records_without_a_time_start_their_tracebacks_and_end_the_one_before():
+    # rule: HEADS "name_level" (distributed.yaml's logging-format '%(name)s - %(levelname)s - %(message)s'):
+    # each record is a line of its own, and tornado's second error record under it starts its own event
+    tb = ["Traceback (most recent call last):",
+          '  File "/opt/conda/lib/python3.10/site-packages/tornado/ioloop.py", line 905, in _run',
+          "    return self.callback()",
+          "AttributeError: 'NoneType' object has no attribute 'process'"]
+    head = "tornado.application - ERROR - Exception in callback <bound method Nanny.memory_monitor>"
+    texts = ["distributed.nanny - WARNING - Restarting worker", head, *tb, head, *tb,
+             "distributed.nanny - WARNING - Restarting worker"]
+    assert groups(texts) == [[0], [1, 2, 3, 4, 5], [6, 7, 8, 9, 10], [11]]
