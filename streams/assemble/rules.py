@@ -121,6 +121,10 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # ("Fri Sep 25 16:52:57 2020") with --prefix-output-with-timestamp, else nothing; the index is the writer
     ("horovod", r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
                 r"\d\d:\d\d:\d\d \d{4})?(?P<k_horovod>\[\d+\]<(?:stdout|stderr)>:)", "k", None),
+    # pm2 logs: the app's id and name, padded to the widest name, then "| " before every line of its output
+    # ("0|MINER  | "; lib/API/Log.js writes `${id}|${name} | `). Read as a relay's stamp, not as a writer:
+    # pastes from it often take a line's text from after the prefix, the rest of the event with it
+    ("pm2", r"\d+\|[^\s|]+ *\| ", "none", "|"),
     # docker compose: "web-1  | ", "elasticsearch_1  | ", "elk_elasticsearch | " (names hold '_' or '-'),
     # and any name padded to the column of the longest one ("tests               | ")
     # (the part before the first '_' or '-' holds neither: else each '_' of a long word was tried as the first)
@@ -150,6 +154,12 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # event; prints of the same second stay apart by their own grammar)
     ("stream_logger", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| "
                       r"(?P<k_stream_logger>[A-Z]+ \| std(?:out|err)) \| ", "k", None),
+    # Airflow's task runner relays each line of the task's subprocess as an INFO record of its own logger
+    # (base_task_runner.py _read_task_logs: "Job %s: Subtask %s %s"; Airflow 1.9 "Subtask: %s") under the
+    # record format "[%(asctime)s] {%(filename)s:%(lineno)d} %(levelname)s - %(message)s": the time is
+    # volatile, the job and task are the writer, so a traceback the task printed is one event
+    ("airflow_subtask", r"\[\d{4}-\d\d-\d\d[^\]]{0,32}\] \{\{?base_task_runner\.py:\d+\}\}? INFO - "
+                        r"(?P<k_airflow_subtask>Job \d+: Subtask [\w.-]+|Subtask:) ", "k", "Subtask"),
     # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps)
     ("rfc3339", r"\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]? ", "none", None),
     # Go's log package with its standard flags (log.LstdFlags: Ldate|Ltime, Lmicroseconds adds ".uuuuuu") writes
@@ -339,6 +349,9 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("apache", r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] ", False),
     # Python logging.BASIC_FORMAT "LEVEL:name:" ("WARNING:torch.distributed.run:")
     ("py_basic", rf"{_LVL}:[\w.<>-]+:", False),
+    # Python logging "%(name)s - %(levelname)s - " without a time: Dask distributed's default logging-format
+    # (distributed.yaml), so its records and tornado's under it ("tornado.application - ERROR - ")
+    ("name_level", rf"[\w.<>-]+ - {_LVL} - ", False),
     # uvicorn's "%(levelprefix)s " (the level and ':' padded to 9 columns, then a space)
     ("uvicorn", r"(?:TRACE:    |DEBUG:    |INFO:     |WARNING:  |ERROR:    |CRITICAL: )", False),
     # logrus text "INFO[0000] ", maven "[INFO] ", and a bare level word
@@ -1441,7 +1454,7 @@ HEAD_STARTS: dict[str, tuple[str, str | None]] = {
 RECORD_MODES: dict[str, str] = {f"h_{name}": "record_native" for name in (
     "vllm", "torch_logging", "glog", "c10_error", "c10", "c10_short_error", "c10_short", "ray_cpp", "deepspeed",
     "hf", "nemo", "tornado", "trtexec", "swift", "asctime_dash", "asctime_pipe", "loguru", "rich", "rich_same_time",
-    "py_basic", "uvicorn", "logrus", "dmlc")}
+    "py_basic", "name_level", "uvicorn", "logrus", "dmlc")}
 # A JVM's records: log4j's "%ex" writes a Java throwable under a record, never a Python traceback. In
 # PySpark the driver's Python traceback comes right after the JVM's last record on the same stderr
 # ("ERROR TaskSetManager: Task 0 in stage 0.0 failed 1 times; aborting job"): it is its own event.
@@ -1760,7 +1773,11 @@ MODES: dict[str, dict] = {
                                "onmt_ignored": (_S, "onmt_ignored"), "indent": (_C, "py_msg_more"),
                                "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, "py_msg_more"),
-                               "tf_detected": (_S, "tf_node"), "tf1_caused_by_op": (_S, "py_msg_more")}},
+                               "tf_detected": (_S, "tf_node"), "tf1_caused_by_op": (_S, "py_msg_more"),
+                               # the JVM's frames after a Python worker's traceback that a Java exception
+                               # quotes (Spark's PythonException: its message is the traceback, which ends
+                               # with a newline, then printStackTrace's "\tat" lines)
+                               "j_at": (_C, "py_msg_more")}},
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
                     "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
