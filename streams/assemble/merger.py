@@ -408,6 +408,8 @@ class MultilineMerger:
         # No open block's last line arrived before this (a lower bound, exact after each scan of flush_idle): a
         # turn's end finds nothing quiet without looking at every block (a scan of 200,000 open blocks took 0.2 s)
         self._floor = -(1 << 62)
+        # sources whose remembered widths or indent were forgotten by flush_idle: their saved state changes too
+        self.forgotten: set[str] = set()
 
     # -- public API -------------------------------------------------------------------------
     def push(self, sid: str, line: RawLine, offset: int, arrival_ms: int) -> list[Block]:
@@ -448,8 +450,10 @@ class MultilineMerger:
                 for sid in [s for s, (_n, ms) in self._shift.items()
                             if s not in self._src and ms + self.idle_timeout_ms <= now_ms]:
                     del self._shift[sid]  # (a source with nothing open costs no memory)
+                    self.forgotten.add(sid)
                 for sid in [s for s in self._wide if s not in self._src]:
                     del self._wide[sid]
+                    self.forgotten.add(sid)
                 return out
             due.sort()
             for _o, _i, sid, key in due:
@@ -488,6 +492,11 @@ class MultilineMerger:
         its open blocks by prefix, the prefix it last wrote under, the indent a copy put before its lines."""
         return {"open": {k: ob.to_dict() for k, ob in self._src.get(sid, {}).items()},
                 "last_key": self._last_key.get(sid), "shift": self._shift.get(sid), "wide": self._wide.get(sid)}
+
+    def remembers(self, sid: str) -> bool:
+        """Whether ``sid`` has widths or an indent remembered with nothing open: its lines to come are read by
+        them, so they are saved with its state (a restart must read those lines as the running worker would)."""
+        return sid in self._wide or sid in self._shift
 
     def restore_source(self, sid: str, doc: dict[str, Any]) -> None:
         """Put back the part of a state that :meth:`source_state` wrote (``doc``: the whole state)."""

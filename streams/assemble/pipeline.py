@@ -321,6 +321,9 @@ class Assembler:
         out = self._release(self.joiner.due(now_ms, self.merger.idle_timeout_ms)) if self.joiner.held else []
         blocks = self.merger.flush_idle(now_ms)
         self.dirty.update(b.source_id for b in blocks)
+        if self.merger.forgotten:
+            self.dirty |= self.merger.forgotten
+            self.merger.forgotten = set()
         out += [self._output(b) for b in blocks]
         return out
 

@@ -32,14 +32,16 @@ def source_state(asm: Assembler, sid: str) -> bytes | None:
     """The state of ``sid`` as bytes, or None when it holds nothing (then the key is deleted).
 
     The source's timed lines and its task are state too: an untimed block after a restart (a bare
-    traceback) takes their time and task, so a source that has either keeps its key with nothing open.
+    traceback) takes their time and task, so a source that has either keeps its key with nothing open; so
+    does one whose merger remembers its widths or indent (``MultilineMerger.remembers``).
     ``last_ts`` (the time furthest into the source) is what a worker that keeps no ``times`` reads."""
     opened = asm.merger._src.get(sid)
     partial = asm.joiner.held.get(sid)
     times = asm.builder.times.get(sid)
     task = asm.builder.last_task.get(sid)
     table = asm.builder.tables.headers.get(sid)
-    if not opened and partial is None and times is None and not task and table is None:
+    if not opened and partial is None and times is None and not task and table is None \
+            and not asm.merger.remembers(sid):
         return None
     doc: dict[str, Any] = {"v": VERSION, "sid": sid, **asm.merger.source_state(sid),
                            "last_ts": times.latest() if times is not None else None,
