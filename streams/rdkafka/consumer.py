@@ -203,7 +203,7 @@ class Consumer(faust_consumer.Consumer):
         return {TP(t, p) for t, p in self.client.assigned}
 
     async def seek_to_committed(self) -> Mapping[TP, int | None]:  # type: ignore[override]  # perform_seek reads None
-        from confluent_kafka import TopicPartition
+        from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
         client = self.client
         assigned = sorted(client.assigned)
@@ -216,7 +216,17 @@ class Consumer(faust_consumer.Consumer):
         def seek_all() -> None:
             for where in committed:
                 if (where.topic, where.partition) in client.assigned:
-                    client.seek(where.topic, where.partition, where.offset if where.offset >= 0 else reset, hold=True)
+                    offset = where.offset if where.offset >= 0 else reset
+                    try:
+                        client.seek(where.topic, where.partition, offset, hold=True)
+                    except KafkaException as exc:
+                        # librdkafka refuses a seek of a partition a rebalance is taking away (_STATE): the
+                        # partition's next owner reads it from its commit, so recovery goes on with the others
+                        if exc.args[0].code() != KafkaError._STATE:
+                            raise
+                        log.warning("seek of %s [%d] to its committed offset %d failed (%s); the partition is "
+                                    "being revoked and its next owner reads it from there", where.topic,
+                                    where.partition, offset, exc.args[0].str())
 
         await self._on_client(client.call(seek_all))
         # None where the group has no commit: Faust takes any other number for a committed offset, and

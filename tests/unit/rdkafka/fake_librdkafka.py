@@ -15,7 +15,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
-from confluent_kafka import KafkaError, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 TopicPart = tuple[str, int]
 MARKER = object()  # a transaction marker in a partition's log: takes an offset, is never returned
@@ -63,6 +63,7 @@ class FakeLibrdkafka:
         self.logs: dict[TopicPart, list[Any]] = defaultdict(list)
         self.committed_offsets: dict[TopicPart, int] = {}
         self.assignment: set[TopicPart] = set()
+        self.refuse_seek: set[TopicPart] = set()
         self.paused: set[TopicPart] = set()
         self.positions: dict[TopicPart, int] = {}
         self.generation = 0
@@ -170,6 +171,8 @@ class FakeLibrdkafka:
 
     def seek(self, where: TopicPartition) -> None:
         key = (where.topic, where.partition)
+        if key in self.refuse_seek:  # librdkafka's answer for a partition a rebalance is taking away
+            raise KafkaException(KafkaError(KafkaError._STATE, f"Failed to seek to offset {where.offset}"))
         with self.lock:
             self.seeks.append(key)
             end = len(self.logs[key])

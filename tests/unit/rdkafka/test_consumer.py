@@ -167,6 +167,21 @@ def test_a_marker_only_batch_stands_at_the_marker() -> None:
 
 
 # -- recovery holds, offsets -------------------------------------------------------------------------
+def test_a_seek_refused_for_a_partition_being_revoked_does_not_stop_recovery() -> None:
+    async def test() -> None:
+        async with on_fake(consumer_auto_offset_reset="earliest") as f:
+            f.fake.committed_offsets[(T, 0)] = 2
+            f.fake.committed_offsets[(T, 1)] = 1
+            f.fake.produce(T, 1, b"w0", b"w1")
+            await f.assign(TP0, TP1)
+            f.consumer.stop_flow()
+            f.fake.refuse_seek.add((T, 0))
+            assert await f.consumer.seek_to_committed() == {TP0: 2, TP1: 1}, "raises nothing"
+            assert (T, 1) in f.fake.seeks, "the other partitions are sought"
+
+    run(test)
+
+
 def test_partitions_sought_to_their_commits_are_held_until_flow_resumes() -> None:
     async def test() -> None:
         async with on_fake(consumer_auto_offset_reset="earliest") as f:
