@@ -105,8 +105,12 @@ def bounded_text(text: str, limit: int) -> str:
     ``limit`` characters in all."""
     if len(text) <= limit:
         return text
-    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-    return f"{text[:limit - 17]}~{digest}"
+    return _cut(text, text.encode("utf-8", "surrogatepass"), limit)
+
+
+def _cut(head: str, whole: bytes, limit: int) -> str:
+    """The start of ``head`` and a hash of ``whole``, ``limit`` characters in all."""
+    return f"{head[:limit - 17]}~{hashlib.blake2b(whole, digest_size=8).hexdigest()}"
 
 
 def bounded_labels(lines: list[RawLine]) -> list[RawLine]:
@@ -179,8 +183,7 @@ def key_source_id(key: bytes) -> str:
     """A record key as a source id. A key that is not UTF-8 (the collector's 16-byte resource hash)
     keeps its bytes as escapes: replacing them would make different keys one source."""
     if len(key) > MAX_SID_CHARS:  # its start, and a hash of all its bytes
-        head = key[:MAX_SID_CHARS].decode("utf-8", "backslashreplace")[:MAX_SID_CHARS - 17]
-        return f"{head}~{hashlib.blake2b(key, digest_size=8).hexdigest()}"
+        return _cut(key[:MAX_SID_CHARS].decode("utf-8", "backslashreplace"), key, MAX_SID_CHARS)
     return key.decode("utf-8", "backslashreplace")
 
 
@@ -277,8 +280,10 @@ class Assembler:
     def _read(self, record) -> list[RawLine] | Output:
         """The record's lines, or its dead letter."""
         value = record.value
-        if value and value[0] not in NOT_COUNTED_BY_NEWLINES and value.count(b"\n") > self.max_record_lines:
-            return self._record_letter(record, too_many_lines(value.count(b"\n"), self.max_record_lines))
+        if value and value[0] not in NOT_COUNTED_BY_NEWLINES:
+            newlines = value.count(b"\n")
+            if newlines > self.max_record_lines:
+                return self._record_letter(record, too_many_lines(newlines, self.max_record_lines))
         try:
             lines = self.decode(value, record.key, self.schema_lookup)
         except DecodeError as exc:
