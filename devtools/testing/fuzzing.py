@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import fastavro
+import msgpack
 
 from devtools import CORPUS_DIR
 from streams.assemble.decode import decode_record
@@ -305,7 +306,22 @@ def otel(c: Choices) -> dict[str, Any]:
         "scopeLogs": field(c, lambda: [{"scope": {}, "logRecords": field(c, lambda: [record])}])}])}
 
 
-ENVELOPES: tuple[Callable[[Choices], dict[str, Any]], ...] = (docker_json, fluent_bit, vector, filebeat, otel)
+def gelf(c: Choices) -> dict[str, Any]:
+    """GELF as Fluent Bit's flb_msgpack_to_gelf and Docker's gelf driver write it."""
+    return {"version": field(c, lambda: "1.1"), "short_message": field(c, lambda: text(c)),
+            **_maybe(c, {"full_message": field(c, lambda: "\n".join(text(c) for _ in range(c.integer(0, 4)))),
+                         "host": field(c, lambda: text(c)[:30]), "timestamp": field(c, lambda: pick(c, LONG_EDGES)),
+                         "_kubernetes_pod_name": field(c, lambda: text(c)[:30]),
+                         "_kubernetes_labels_project": any_json(c, 1), "_container_name": any_json(c, 1)})}
+
+
+def vector_native(c: Choices) -> dict[str, Any]:
+    """Vector's native_json codec: the event under ``log``."""
+    return {"log": vector(c)}
+
+
+ENVELOPES: tuple[Callable[[Choices], dict[str, Any]], ...] = (docker_json, fluent_bit, vector, filebeat, otel, gelf,
+                                                              vector_native)
 LABEL_NAMES = ("project", "sluice.io/project", "task_id", "rank", "team")
 
 
@@ -423,7 +439,7 @@ def plain(c: Choices) -> bytes:
     return ("\n".join(lines) + pick(c, ("\n", "", "\r\n"))).encode("utf-8", "surrogatepass")
 
 
-def value_of(c: Choices) -> bytes:
+def value_of(c: Choices) -> bytes:  # noqa: PLR0911 - one return per kind of record
     kind = c.integer(0, 9)
     if kind <= 2:
         return plain(c)
@@ -433,6 +449,11 @@ def value_of(c: Choices) -> bytes:
         if c.integer(0, 5) == 0:
             return otel_proto(c)
         obj = pick(c, ENVELOPES)(c)
+        if c.integer(0, 4) == 0:  # Fluent Bit's format msgpack (a text with a lone surrogate packs as JSON)
+            try:
+                return msgpack.packb(obj)
+            except (TypeError, ValueError, OverflowError):
+                pass
         return json.dumps(obj, ensure_ascii=bool(c.integer(0, 1))).encode("utf-8", "surrogatepass")
     if kind <= 8:
         return raw_batch(c)

@@ -391,6 +391,7 @@ impl LineDecoder {
                 return Ok(Some(out));
             }
             b'{' | b'"' | b'<' | b'\n' => return Ok(None), // envelopes, syslog, OTLP: the Python decoder
+            0x80..=0x8f | 0xde | 0xdf => return Ok(None), // a MessagePack map (Fluent Bit's msgpack format)
             _ => {}
         }
         let decoded = String::from_utf8_lossy(value);

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import codecs
 import io
+import json
 import re
 import struct
 from collections.abc import Callable
 
 import fastavro
 
-from streams.assemble import jsonlimits, jsontext, otlp
+from streams.assemble import jsonlimits, jsontext, msgpack_records, otlp
 from streams.assemble.envelopes import json_envelope, with_inner
 from streams.assemble.lift import LONG_MAX
 from streams.assemble.lines import RawLine, empty_source
@@ -199,6 +200,15 @@ def _from_json(obj: dict, raw: bytes) -> list[RawLine]:
     return [RawLine(_text(raw).rstrip("\r\n"), None, None, empty_source(), {})]
 
 
+def _from_msgpack(obj: dict) -> list[RawLine]:
+    line = json_envelope(obj, _inner_line)
+    if line is not None:
+        return _finish([line])
+    # the application's own record, packed: its JSON is the line, as the json format would have sent it
+    return _finish([RawLine(json.dumps(obj, ensure_ascii=False, separators=(",", ":")), None, None,
+                            empty_source(), {})])
+
+
 def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine]:
     (schema_id,) = struct.unpack(">I", value[1:5])
     try:
@@ -265,6 +275,10 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
         if isinstance(body, str):
             text = body[:-1] if body.endswith("\n") else body
             return _finish([with_inner(RawLine(text[:-1] if text.endswith("\r") else text), _inner_line)])
+    elif msgpack_records.opens_map(first):
+        packed = msgpack_records.record_map(value)
+        if packed is not None:
+            return _from_msgpack(packed)
     elif first == 0x0A and otlp.looks_like_proto(value):
         return _finish(_some(otlp.proto_lines(value, _inner_line), "OTLP protobuf"))
     elif first == 0x3C:  # '<'

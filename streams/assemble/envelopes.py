@@ -15,6 +15,9 @@ envelope is recognised by its shape, the set of keys it has and their types:
   and none that only an agent writes (``agent``, ``source_type``, ...) is the application's record, the
   log line itself, whose other keys (``step``, ``loss``) are fields;
 - rsyslog's ``jsonmesg``: ``rawmsg`` (the line as read) beside ``msg``, ``inputname`` ...;
+- GELF 1.1 (Fluent Bit's and Vector's kafka outputs with their ``gelf`` format, Docker's gelf driver):
+  ``version`` and ``short_message``, every field of the sender's own ``_``-prefixed;
+- Vector's ``native_json`` codec: the event under ``log``, an object;
 - OTLP JSON (``resourceLogs``): see ``otlp.py``.
 
 A JSON object that is none of these is itself the log line (ms-swift ``logging.jsonl``). An agent
@@ -75,6 +78,22 @@ K8S_EXTRA: dict[str, tuple[str | tuple[str, ...], ...]] = {
 # (routing.metadata, docs/fields.md).
 K8S_MAPS = ("labels", "pod_labels", "annotations", "pod_annotations")
 MAX_META_VALUE = 256  # an annotation longer than this (kubectl's last-applied-configuration) is not metadata
+
+# GELF 1.1 (the format Graylog defines; Fluent Bit's flb_msgpack_to_gelf, Vector's gelf codec, Docker's gelf
+# driver): ``short_message`` is the line and ``full_message``, when a sender has one, the whole text (a
+# traceback); ``host``; ``timestamp`` in epoch seconds; every other field ``_``-prefixed, Fluent Bit's nested
+# maps flattened with ``_`` (``kubernetes.pod_name`` is ``_kubernetes_pod_name``), Docker's container fields
+# as ``_container_name`` ...
+GELF_SOURCE: dict[str, tuple[str, ...]] = {
+    "namespace": ("_kubernetes_namespace_name",),
+    "pod": ("_kubernetes_pod_name",),
+    "container": ("_kubernetes_container_name", "_container_name"),
+    "host": ("host", "_kubernetes_host"),
+    "stream": ("_stream",),
+    "file": ("_path", "_file", "_filename"),
+}
+# Flattened Kubernetes labels, then annotations: the rest of the key is the label's name.
+GELF_LABEL_PREFIXES = ("_kubernetes_labels_", "_kubernetes_annotations_")
 
 Inner = Callable[[str], "RawLine | None"]
 
@@ -237,11 +256,29 @@ def _application_record(obj: dict) -> bool:
     return not keys.isdisjoint(LOGGER_RECORD_KEYS) and keys.isdisjoint(AGENT_ONLY_KEYS)
 
 
-def json_envelope(obj: dict, inner: Inner | None) -> RawLine | None:
+def _gelf(obj: dict, inner: Inner | None) -> RawLine:
+    full = obj.get("full_message")
+    text, _ = _strip_newline(full if isinstance(full, str) and full else obj["short_message"])
+    src = empty_source()
+    for field, keys in GELF_SOURCE.items():
+        src[field] = first_str(obj, keys)
+    labels: dict = {}
+    for prefix in GELF_LABEL_PREFIXES:
+        for k, v in obj.items():
+            if k.startswith(prefix) and len(k) > len(prefix):
+                put_meta(labels, k[len(prefix):], v)
+    return with_inner(RawLine(text, None, _time_ms(obj), src, labels), inner)
+
+
+def json_envelope(obj: dict, inner: Inner | None) -> RawLine | None:  # noqa: PLR0911 - one return per shape
     """The line an agent's JSON record carries, or None when the object is the log line itself."""
     log = obj.get("log")
     if isinstance(log, str):
         return _log_line(obj, log, inner)
+    if log.__class__ is dict and len(obj) == 1:  # Vector's native_json: {"log": {<the event's fields>}}
+        return json_envelope(log, inner)
+    if isinstance(obj.get("short_message"), str) and isinstance(obj.get("version"), str):
+        return _gelf(obj, inner)
     msg = obj.get("message")
     if msg is None and "logtag" in obj and isinstance(obj.get("stream"), str):
         msg = ""  # Fluent Bit's regex parsers leave an empty capture out: an empty CRI line
