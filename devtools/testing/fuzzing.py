@@ -320,8 +320,17 @@ def vector_native(c: Choices) -> dict[str, Any]:
     return {"log": vector(c)}
 
 
+def journal(c: Choices) -> dict[str, Any]:
+    """systemd-journald's JSON export (``MESSAGE`` may be a list of byte values)."""
+    return {"MESSAGE": field(c, lambda: text(c) if c.integer(0, 3) else [c.integer(0, 300) for _ in range(9)]),
+            **_maybe(c, {"__REALTIME_TIMESTAMP": field(c, lambda: str(pick(c, LONG_EDGES))),
+                         "_HOSTNAME": field(c, lambda: text(c)[:30]), "SYSLOG_IDENTIFIER": any_json(c, 1),
+                         "_SYSTEMD_UNIT": field(c, lambda: text(c)[:30]),
+                         "CONTAINER_PARTIAL_MESSAGE": field(c, lambda: "true")})}
+
+
 ENVELOPES: tuple[Callable[[Choices], dict[str, Any]], ...] = (docker_json, fluent_bit, vector, filebeat, otel, gelf,
-                                                              vector_native)
+                                                              vector_native, journal)
 LABEL_NAMES = ("project", "sluice.io/project", "task_id", "rank", "team")
 
 

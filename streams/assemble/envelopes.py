@@ -18,6 +18,8 @@ envelope is recognised by its shape, the set of keys it has and their types:
 - GELF 1.1 (Fluent Bit's and Vector's kafka outputs with their ``gelf`` format, Docker's gelf driver):
   ``version`` and ``short_message``, every field of the sender's own ``_``-prefixed;
 - Vector's ``native_json`` codec: the event under ``log``, an object;
+- systemd-journald's fields (``journalctl -o json``, Fluent Bit's ``systemd`` input, Docker's journald
+  driver, syslog-ng's ``format-json``): ``MESSAGE`` beside ``_HOSTNAME``, ``SYSLOG_IDENTIFIER`` ...;
 - OTLP JSON (``resourceLogs``): see ``otlp.py``.
 
 A JSON object that is none of these is itself the log line (ms-swift ``logging.jsonl``). An agent
@@ -94,6 +96,18 @@ GELF_SOURCE: dict[str, tuple[str, ...]] = {
 }
 # Flattened Kubernetes labels, then annotations: the rest of the key is the label's name.
 GELF_LABEL_PREFIXES = ("_kubernetes_labels_", "_kubernetes_annotations_")
+
+# systemd-journald's fields (systemd.journal-fields(7)) as ``journalctl -o json`` and Fluent Bit's systemd
+# input write them (``Strip_Underscores On`` drops the leading ``_``), Docker's journald driver adds, and
+# syslog-ng's ``format-json --scope rfc5424`` names them: with ``MESSAGE``, one of these says which it is.
+JOURNAL_KEYS = frozenset(("_HOSTNAME", "HOSTNAME", "__REALTIME_TIMESTAMP", "REALTIME_TIMESTAMP", "_SYSTEMD_UNIT",
+                          "SYSTEMD_UNIT", "SYSLOG_IDENTIFIER", "_TRANSPORT", "TRANSPORT", "PRIORITY", "_PID",
+                          "CONTAINER_NAME", "PROGRAM", "HOST", "ISODATE"))
+# What names the writer, a source of its own: the unit, else the syslog tag or program (a host's journal
+# interleaves kubelet, the kernel's NVRM lines and every service; read as one source, none would merge).
+JOURNAL_WRITER = ("_SYSTEMD_UNIT", "SYSTEMD_UNIT", "SYSLOG_IDENTIFIER", "PROGRAM", "_COMM", "COMM")
+JOURNAL_MICROS = ("_SOURCE_REALTIME_TIMESTAMP", "SOURCE_REALTIME_TIMESTAMP", "__REALTIME_TIMESTAMP",
+                  "REALTIME_TIMESTAMP")
 
 Inner = Callable[[str], "RawLine | None"]
 
@@ -270,6 +284,30 @@ def _gelf(obj: dict, inner: Inner | None) -> RawLine:
     return with_inner(RawLine(text, None, _time_ms(obj), src, labels), inner)
 
 
+def _journal_time(obj: dict) -> int | None:
+    for k in JOURNAL_MICROS:
+        v = obj.get(k)
+        if v.__class__ is str and v.isdigit() and len(v) <= 19:  # microseconds since the epoch, as text
+            return epoch_ms(int(v) // 1000)
+    iso = obj.get("ISODATE")
+    return rfc3339_ms(iso) if iso.__class__ is str else _time_ms(obj)
+
+
+def _journal(obj: dict, inner: Inner | None) -> RawLine:
+    msg = obj["MESSAGE"]
+    if msg.__class__ is list:  # journalctl writes a message that is not UTF-8 as its bytes, a list of numbers
+        msg = bytes(b for b in msg if b.__class__ is int and 0 <= b <= 255).decode("utf-8", "replace")
+    text, _ = _strip_newline(msg)
+    src = empty_source()
+    src["host"] = first_str(obj, ("_HOSTNAME", "HOSTNAME", "HOST", "host"))
+    src["container"] = first_str(obj, ("CONTAINER_NAME",))
+    writer = first_str(obj, JOURNAL_WRITER)
+    src["file"] = first_str(obj, FILE_KEYS) or (f"journal:{writer}" if writer else None)
+    # Docker's journald driver marks each piece of a line it split but the last
+    partial = obj.get("CONTAINER_PARTIAL_MESSAGE") == "true"
+    return with_inner(RawLine(text, None, _journal_time(obj), src, {}, partial), inner)
+
+
 def json_envelope(obj: dict, inner: Inner | None) -> RawLine | None:  # noqa: PLR0911 - one return per shape
     """The line an agent's JSON record carries, or None when the object is the log line itself."""
     log = obj.get("log")
@@ -290,4 +328,6 @@ def json_envelope(obj: dict, inner: Inner | None) -> RawLine | None:  # noqa: PL
         return with_inner(RawLine(text, _offset(obj), _time_ms(obj), src, labels), inner)
     if isinstance(obj.get("msg") or obj.get("rawmsg"), str) and "inputname" in obj:
         return _rsyslog_jsonmesg(obj, inner)
+    if obj.get("MESSAGE").__class__ in (str, list) and not obj.keys().isdisjoint(JOURNAL_KEYS):
+        return _journal(obj, inner)
     return None

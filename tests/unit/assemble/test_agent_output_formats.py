@@ -145,3 +145,47 @@ def test_vector_native_json_gives_what_its_json_codec_gives() -> None:
 ])
 def test_both_engines_read_these_records_alike(value: bytes) -> None:
     assert decoder("python")(value) == decoder(None)(value)
+
+
+# journalctl -o json of a kernel line (the NVIDIA driver's Xid) and of a unit's line; the journal's own time
+# is microseconds since the epoch, as text.
+JOURNAL_KERNEL = {"__REALTIME_TIMESTAMP": "1796123248340123", "_TRANSPORT": "kernel", "PRIORITY": "4",
+                  "SYSLOG_IDENTIFIER": "kernel", "_HOSTNAME": "gpu-node-7",
+                  "MESSAGE": "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."}
+JOURNAL_UNIT = {"__REALTIME_TIMESTAMP": "1796123249000000", "_TRANSPORT": "stdout", "_SYSTEMD_UNIT": "trainer.service",
+                "SYSLOG_IDENTIFIER": "python3", "_HOSTNAME": "gpu-node-7", "_PID": "4242",
+                "MESSAGE": "Traceback (most recent call last):"}
+
+
+def test_journald_records_give_the_message_host_time_and_a_source_per_writer() -> None:
+    (kernel,) = decode_record(json.dumps(JOURNAL_KERNEL).encode())
+    (unit,) = decode_record(json.dumps(JOURNAL_UNIT).encode())
+    assert kernel.text == JOURNAL_KERNEL["MESSAGE"] and kernel.ts_ms == 1796123248340
+    assert kernel.source["host"] == unit.source["host"] == "gpu-node-7"
+    # the kernel and the unit are two sources: their lines must not be merged into one another's events
+    assert (kernel.source["file"], unit.source["file"]) == ("journal:kernel", "journal:trainer.service")
+
+
+def test_journald_fields_as_fluent_bits_systemd_input_strips_them_and_a_message_that_is_bytes() -> None:
+    stripped = {"@timestamp": TS, "HOSTNAME": "gpu-node-7", "SYSTEMD_UNIT": "kubelet.service",
+                "MESSAGE": list("caf\xe9 \xff".encode("latin-1"))}
+    (line,) = decode_record(json.dumps(stripped).encode())
+    assert line.text == "caf\ufffd \ufffd" and line.ts_ms == 1796123248340
+    assert (line.source["host"], line.source["file"]) == ("gpu-node-7", "journal:kubelet.service")
+
+
+def test_dockers_journald_driver_marks_the_pieces_of_a_split_line_partial() -> None:
+    piece = {"__REALTIME_TIMESTAMP": "1796123249000000", "_HOSTNAME": "h", "CONTAINER_NAME": "trainer",
+             "CONTAINER_TAG": "abc", "SYSLOG_IDENTIFIER": "abc", "MESSAGE": "x" * 100,
+             "CONTAINER_PARTIAL_MESSAGE": "true"}
+    last = {k: v for k, v in piece.items() if k != "CONTAINER_PARTIAL_MESSAGE"}
+    (first,) = decode_record(json.dumps(piece).encode())
+    (end,) = decode_record(json.dumps(last).encode())
+    assert first.partial and not end.partial and first.source["container"] == "trainer"
+
+
+def test_a_record_with_a_message_key_of_its_own_is_not_taken_for_the_journal() -> None:
+    """``MESSAGE`` alone, with none of the journal's fields: an application's record, kept whole."""
+    value = json.dumps({"MESSAGE": "hello", "step": 3}).encode()
+    (line,) = decode_record(value)
+    assert line.text == value.decode()
