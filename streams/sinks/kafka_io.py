@@ -145,14 +145,30 @@ class KafkaRecordSource:
         self._newest_ms: dict[tuple[str, int], int] = {}  # per partition: time of the newest record read
         self.holds: dict[tuple[str, int], Hold] = {}
         self._paused_by_runner: set[tuple[str, int]] = set()
+        self._fresh: set[tuple[str, int]] = set()  # assigned since the last poll (see _on_assign)
         self.consumer.subscribe(topics, on_assign=self._on_assign, on_revoke=self._on_revoke,
                                 on_lost=self._on_revoke)
 
     # Cooperative rebalancing: a revocation is always followed by an assignment (possibly empty), which
     # ends the rebalance as far as readiness goes.
     def _on_assign(self, _consumer: Any, partitions: list[Any]) -> None:
-        self._assigned.update((p.topic, p.partition) for p in partitions)
+        got = {(p.topic, p.partition) for p in partitions}
+        self._assigned.update(got)
+        # librdkafka keeps a partition's pause through its revocation and reassignment (the pause is the
+        # partition's, not the assignment's), while the runner forgot it at the revocation: one paused when
+        # it was taken away would come back paused and never be read again. Resumed at the next poll, once
+        # the assignment is in place.
+        self._fresh.update(got)
         obs.HEALTH.assignment(len(self._assigned))
+
+    def _resume_fresh(self) -> None:
+        from confluent_kafka import TopicPartition
+
+        fresh = [TopicPartition(t, p) for t, p in self._fresh
+                 if (t, p) in self._assigned and (t, p) not in self._paused_by_runner and (t, p) not in self.holds]
+        self._fresh = set()
+        if fresh:
+            self.consumer.resume(fresh)
 
     def _on_error(self, err: Any) -> None:
         if kafka_failure(err) is Failure.REFUSED:
@@ -176,6 +192,7 @@ class KafkaRecordSource:
             self._newest_ms.pop(tp, None)
             self.holds.pop(tp, None)
             self._paused_by_runner.discard(tp)
+            self._fresh.discard(tp)
         obs.HEALTH.revoked()
 
     def take_revoked(self) -> list[tuple[str, int]]:
@@ -186,6 +203,8 @@ class KafkaRecordSource:
         from confluent_kafka.serialization import MessageField, SerializationContext
 
         self._check_refused()
+        if self._fresh:
+            self._resume_fresh()
         self._release_holds()
         out = []
         held_now: set[tuple[str, int]] = set()
