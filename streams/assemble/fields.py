@@ -35,7 +35,7 @@ from streams.assemble.parse import Parsed, parse_line
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
 from streams.assemble.stepruns import metrics_report
-from streams.assemble.tables import ColumnTables
+from streams.assemble.tables import MAX_TABLE_BLOCK, ColumnTables
 from streams.assemble.timebase import SourceTimes
 from streams.assemble.times import MAX_MS
 
@@ -126,6 +126,8 @@ class EventBuilder:
             self.tables.read(sid, b.texts[0], p)  # (it leaves a line another rule read alone)
         elif metrics_report(b.texts, p):  # (HF's log_metrics: a banner and its rows, one event)
             p.wide = True
+        elif len(b.texts) <= MAX_TABLE_BLOCK:
+            self.tables.read_block(sid, b.texts, p)
         ts = p.ts_ms
         read = b.first_ts_ms
         if ts is not None and not (

@@ -26,6 +26,7 @@ import time
 
 from streams.assemble.keys import norm, number, settle_loss, settle_memory, settle_norm
 from streams.assemble.lift import LEVELS, Parsed, lift_record, lift_value, settle_settings
+from streams.assemble.phrases import evaluation_losses
 from streams.assemble.records import find_record, logfmt
 from streams.assemble.rounds import lift_round
 from streams.assemble.steplines import lift_counters, lift_step_line
@@ -141,6 +142,8 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:
         lift_record(obj, p)
         if head.strip() and ("poch" in head or "tep" in head or "ter" in head):
             lift_counters(head[end:], p)  # accelerate's "epoch 0: {'accuracy': ...}": the record wins
+        if "loss" in p.metrics and head.strip():
+            evaluation_losses(body[end:], p)  # ParlAI's "valid:{'exs': 1000, ..., 'loss': 28.08}": the split's
         settle_settings(p)
         return _settled(p)
     if c.isalpha() and _whole_line_record(body, c, p):
