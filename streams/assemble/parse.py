@@ -140,10 +140,8 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:
         else:
             p.fmt = fmt
         lift_record(obj, p)
-        if head.strip() and ("poch" in head or "tep" in head or "ter" in head):
-            lift_counters(head[end:], p)  # accelerate's "epoch 0: {'accuracy': ...}": the record wins
-        if "loss" in p.metrics and head.strip():
-            evaluation_losses(body[end:], p)  # ParlAI's "valid:{'exs': 1000, ..., 'loss': 28.08}": the split's
+        if head.strip():
+            _record_head(head[end:], body[end:], p)
         settle_settings(p)
         return _settled(p)
     if c.isalpha() and _whole_line_record(body, c, p):
@@ -152,6 +150,16 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:
     if p.fmt != "nccl":  # NCCL's own debug lines print no step fields
         _step_fields(body[at:] if at else body, p)
     return _settled(p)
+
+
+def _record_head(head: str, rest: str, p: Parsed) -> None:
+    """What the text before a record says of it (``rest``: from there to the line's end): accelerate's "epoch 0:
+    {'accuracy': ...}" its epoch (the record's own wins); ParlAI's "valid:{'exs': 1000, ..., 'loss': 28.08}" its
+    split."""
+    if "poch" in head or "tep" in head or "ter" in head:
+        lift_counters(head, p)
+    if "loss" in p.metrics:
+        evaluation_losses(rest, p)
 
 
 def _step_fields(body: str, p: Parsed) -> None:

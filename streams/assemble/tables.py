@@ -139,19 +139,10 @@ def header_of(text: str) -> Header | None:
     if monitor:
         s = s[1:].lstrip()
     if ", " in s or ("," in s and " " not in s):  # csv.writer's own rows have no blank after the comma
-        names, units = [], []
-        worded = False
-        for cell in s.split(","):
-            m = _CSV_NAME.fullmatch(cell.strip())
-            if m is None:
-                m = _CSV_WORDS.fullmatch(cell.strip())
-                if m is None:
-                    return None
-                worded = True
-            names.append(m.group(1))
-            units.append(m.group(2) or "")
-        if worded and sum(1 for u in units if u) < _UNITED_CSV_NAMES:
+        parsed = _csv_names(s)
+        if parsed is None:
             return None
+        names, units = parsed
         csv = True
     elif "  " in s or "\t" in s:
         names = s.split() if monitor else _WIDE_GAP.split(s)
@@ -166,10 +157,26 @@ def header_of(text: str) -> Header | None:
         names = [MONITOR_COLUMNS.get(n, n) for n in names]
     if len(names) < (_UNITED_CSV_NAMES if csv and all(units) else 3) or not any(_claimed(n) for n in names):
         return None
-    if csv or monitor:
-        return Header(names, units, csv)
-    spans = _spans(text, names)
+    spans = None if csv or monitor else _spans(text, names)
     return Header(names, units, csv, *spans) if spans else Header(names, units, csv)
+
+
+def _csv_names(s: str) -> tuple[list[str], list[str]] | None:
+    """The names of a csv header and their units."""
+    names, units = [], []
+    worded = False
+    for cell in s.split(","):
+        m = _CSV_NAME.fullmatch(cell.strip())
+        if m is None:
+            m = _CSV_WORDS.fullmatch(cell.strip())
+            if m is None:
+                return None
+            worded = True
+        names.append(m.group(1))
+        units.append(m.group(2) or "")
+    if worded and sum(1 for u in units if u) < _UNITED_CSV_NAMES:
+        return None
+    return names, units
 
 
 def _spans(text: str, names: list[str]) -> tuple[list[int], list[int]] | None:

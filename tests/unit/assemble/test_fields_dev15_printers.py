@@ -1,5 +1,6 @@
 """Training and telemetry printers of dev15 of the field probe (tests/fixtures/fields_probe/dev15.yaml), one test per
-rule, each line as its printer writes it; and the part's own figures. (test_dev15_printers.py is corpus/wild/dev15's.)"""
+rule, each line as its printer writes it; and the part's own figures. (test_dev15_printers.py is corpus/wild/dev15's.)
+"""
 
 from __future__ import annotations
 
