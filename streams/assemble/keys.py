@@ -70,6 +70,8 @@ _family("gpu_memory_mb", "gpu_memory_gb", "gpu_memory_gib", "gpu_mem_gb", "gpu_m
         # OLMo-core's GPUMemoryMonitorCallback: "gpu_memory/GPU active mem (GiB)" (max_memory_active; its "GPU reserved
         # mem (GiB)" stays a metric of its own)
         "gpu_memory_gpu_active_mem_gib", scale=GIB_TO_MB)
+# Slurm's gres/gpumem TRES: "21794M" as sstat and sacct print it (the unit on the value wins), bytes under --noconvert
+_family("gpu_memory_mb", "gres_gpumem", scale=1 / 1048576)
 _family("gpu_memory_mb", "gpu_memory_bytes", "gpu_mem_bytes", "gpu_memory_used_bytes", scale=1 / 1048576)
 _family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utilization", "gpu_util",
         "utilization_gpu", "gpu_usage_pct", "gpu_util_percent", "gpu_utilization_percent",

@@ -52,7 +52,8 @@ PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
     # Catalyst's ConsoleLogger: f"{loader_key} ({epoch_step}/{num_epochs}) " then "key: value | ..." sorted by key, and
     # f"* Epoch ({epoch_step}/{num_epochs}) " for the epoch's own; its TqdmCallback names the bar
     # f"{epoch_step}/{num_epochs} * Epoch ({loader_key})"
-    ("catalyst", ") ", re.compile(r"^\s*(?:\*\s)?[A-Za-z_]\w* \((?P<epoch>\d+)/\d+\) (?:[A-Za-z_][\w/]*: |\Z)")),
+    ("catalyst", ") ",
+     re.compile(r"^\s*(?:\*\s)?[A-Za-z_]\w* \((?P<epoch>\d+)/\d+\) (?:[A-Za-z_][\w/]*: [^|]*\| |\Z)")),
     ("catalyst bar", " * Epoch (", re.compile(r"^\s*(?P<epoch>\d+)/\d+ \* Epoch \(\w+\): ")),
     # Composer ConsoleLogger: "[epoch=1][batch=10/4800]:" (batch counts optimizer steps over the run)
     ("composer", "[batch=", re.compile(r"\[batch=(?P<step>\d+)/(?P<max_steps>\d+)\]")),

@@ -235,7 +235,8 @@ class ColumnTables:
         merger starts a new event where the row is less deep than the header)."""
         for i in range(len(texts) - 1, 0, -1):
             text = texts[i]
-            if len(text) > MAX_TABLE_LINE or "  " not in text or (header := header_of(text)) is None or header.csv:
+            if len(text) > MAX_TABLE_LINE or "  " not in text or text.lstrip()[:1] in _BARS \
+                    or (header := header_of(text)) is None or header.csv:
                 continue
             if i == len(texts) - 1:
                 if len(self.headers) >= MAX_TRACKED_SOURCES:

@@ -220,3 +220,8 @@ def test_an_event_column_s_plus() -> None:
     p = lifted("          3        0.2875       0.8806        0.3201     +  0.0214")
     tables.read("s", "          3        0.2875       0.8806        0.3201     +  0.0214", p)
     assert p.epoch == 3 and p.metrics["loss"] == 0.2875 and "cp" not in p.metrics and "cp" not in p.attributes
+
+
+def test_slurm_s_gpumem_without_its_unit() -> None:
+    # sacct --noconvert prints the TRES' memory in bytes
+    assert lifted("4242.0|gres/gpumem=22852935680,gres/gpuutil=99").metrics["gpu_memory_mb"] == 22852935680 / 1048576
