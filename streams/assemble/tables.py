@@ -227,12 +227,11 @@ class ColumnTables:
                     self.headers.clear()
                 self.headers[sid] = new
 
-
     def read_block(self, sid: str, texts: list[str], p: Parsed) -> None:
         """A table inside a block of lines: ParlAI's train_model logs "time:12s total_exs:4000 ..." and its report's
         table (a header, a row of values) in one message. The rows under the block's last header are read into
-        ``p``; a header that ends the block is remembered for the rows after it (the
-        merger starts a new event where the row is less deep than the header)."""
+        ``p``; a header that ends the block is remembered for the rows after it (the merger starts a new event where
+        the row is less deep than the header)."""
         for i in range(len(texts) - 1, 0, -1):
             text = texts[i]
             if len(text) > MAX_TABLE_LINE or "  " not in text or text.lstrip()[:1] in _BARS \
