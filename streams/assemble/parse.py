@@ -152,6 +152,21 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:
     return _settled(p)
 
 
+def record_over_lines(texts: list[str], producer_ts_ms: int, p: Parsed) -> None:
+    """A dict repr printed over a block's lines into ``p`` (its figures; what the first line's head said stays): the
+    TensorFlow Object Detection API's model_lib_v2 logs tf.logging.info(pprint.pformat(logged_dict_np, width=40)),
+    one "'Loss/total_loss': 0.57955," a line behind absl's head."""
+    if "{" not in texts[0] or texts[-1].rstrip()[-1:] != "}":
+        return
+    q = parse_line(" ".join([texts[0].rstrip(), *(t.strip() for t in texts[1:])]), producer_ts_ms)
+    for name, value in q.metrics.items():
+        p.metrics.setdefault(name, value)
+    if p.step is None:
+        p.step, p.max_steps = q.step, p.max_steps if p.max_steps is not None else q.max_steps
+    if p.epoch is None:
+        p.epoch = q.epoch
+
+
 def _record_head(head: str, rest: str, p: Parsed) -> None:
     """What the text before a record says of it (``rest``: from there to the line's end): accelerate's "epoch 0:
     {'accuracy': ...}" its epoch (the record's own wins); ParlAI's "valid:{'exs': 1000, ..., 'loss': 28.08}" its
