@@ -522,6 +522,9 @@ def _counter_words(body: str, low: str, p: Parsed) -> bool:
         i = low.find(word)
         while i >= 0:
             before = low[i - 1] if i else " "
+            if before == "_" and word == "step" and low.endswith("global_", 0, i) and (
+                    i == 7 or not (low[i - 8].isalnum() or low[i - 8] == "_")):
+                before = " "  # tensorpack's "Epoch {} (global_step {}) finished, time:{}.": the run's step, in words
             m = None if before.isalnum() or before == "_" else _COUNTER_AT.match(body, i)
             if m is not None:
                 count = m.group(2).replace(",", "")
