@@ -64,6 +64,9 @@ _GLOG = re.compile(r"\[?([IWEF])(?:(\d{4})?(\d\d?)(\d\d) (\d\d:\d\d:\d\d)|0000 0
 _NCCL = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?:[\w.]+:\d+ )?NCCL (INFO|WARN|ERROR|TRACE)")
 # LightGBM's C++ Log (include/LightGBM/utils/log.h): "[LightGBM] [Info] ", "[Warning]", "[Fatal]", "[Debug]".
 _LIGHTGBM = re.compile(r"\[LightGBM\] \[(Info|Warning|Fatal|Debug)\] ")
+# tensorpack's logger (utils/logger.py _MyFormatter): "[%(asctime)s @%(filename)s:%(lineno)d]" with datefmt "%m%d
+# %H:%M:%S", then "WRN", "ERR" or "DBG" before the message (none for INFO)
+_TENSORPACK = re.compile(r"\[(\d\d)(\d\d) (\d\d:\d\d:\d\d) @[\w.-]+:\d+\](?: (WRN|ERR|DBG)(?= ))? ")
 # zerolog's ConsoleWriter: a time with no date (its TimeFormat, "15:04:05" or the default time.Kitchen "3:04PM"),
 # a three-letter level, then the caller and ">" when it is shown: "16:21:46 ERR basic.go:113 > test ERROR".
 # Its date is not written, so the line keeps the time it was read at.
@@ -250,6 +253,11 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         m = _LIGHTGBM.match(body) if body.startswith("[LightGBM]") else None
         if m:
             p.level, p.logger, p.fmt = norm_level(m.group(1)), "LightGBM", "lightgbm"
+            return m.end()
+        m = _TENSORPACK.match(body) if body[1:5].isdigit() else None
+        if m:
+            p.ts_ms = _yearless(producer_ts_ms, int(m.group(1)), int(m.group(2)), m.group(3), None)
+            p.level, p.fmt = _ZEROLOG_LEVELS[m.group(4)] if m.group(4) else "INFO", "tensorpack"
             return m.end()
     elif c in "IWEF" and c:
         m = _GLOG.match(body)

@@ -17,9 +17,9 @@ PROBE_DEV15 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" 
 # What dev15 still misses, left alone: ParlAI's "epochs:0.4" and "total_steps:125" (elsewhere a budget: HF's banner,
 # trlx's config) and its "total_train_updates" beside "updates" (the first counter wins); a table row the merger joins
 # to the rule above it (skorch's "+" row); Nerfstudio's "7710 (25.70%)" step cell; npu-smi's two-row table; Ludwig's
-# transposed table (a row per metric, a column per split); tensorpack's "WRN" after the
-# head; Scenic's figure with no training word ("train_accuracy = 0.4512"); OLMo-core's, ParlAI's and the TF Object
-# Detection API's blocks are events (a block of lines is never a metric point).
+# transposed table (a row per metric, a column per split); Scenic's figure with no training word ("train_accuracy =
+# 0.4512"); OLMo-core's, ParlAI's and the TF Object Detection API's blocks are events (a block of lines is never a
+# metric point).
 
 
 def lifted(line: str):
@@ -208,7 +208,7 @@ def test_a_coloured_row() -> None:
 
 def test_dev15_figures() -> None:
     s = score(load([str(PROBE_DEV15)]))
-    assert s["right"] >= 201
+    assert s["right"] >= 202
     assert s["absent"]["violated"] == 0
     assert s["metric"]["right"] >= 112
 
@@ -241,3 +241,11 @@ def test_tensorpack_s_global_step_in_words() -> None:
     p = lifted("[0717 08:10:12 @base.py:282] Epoch 3 (global_step 15000) finished, time:1 minute 2 seconds.")
     assert p.step == 15000 and p.epoch == 3
     assert lifted("max_global_step 1000 reached").step is None  # a budget's name
+
+
+def test_tensorpack_s_head() -> None:
+    # utils/logger.py: "[%m%d %H:%M:%S @file:line]", then WRN / ERR / DBG (coloured) or nothing for INFO
+    p = lifted("[0717 08:09:30 @monitor.py:359] \x1b[5m\x1b[31mWRN\x1b[0m Found existing JSON inside train_log/mnist, "
+               "will append to it.")
+    assert p.level == "WARN" and p.ts_ms == calendar.timegm((2024, 7, 17, 8, 9, 30)) * 1000
+    assert lifted("[0717 08:09:01 @base.py:241] Graph Finalized.").level == "INFO"
