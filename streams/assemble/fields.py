@@ -31,11 +31,11 @@ from streams.assemble.failfields import failure_fields
 from streams.assemble.lines import Block, Output, empty_source
 from streams.assemble.metadata import SourceMetadata
 from streams.assemble.metrics import is_step_metric, metric_point
-from streams.assemble.parse import Parsed, parse_line
+from streams.assemble.parse import Parsed, parse_line, record_over_lines
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
 from streams.assemble.stepruns import metrics_report
-from streams.assemble.tables import ColumnTables
+from streams.assemble.tables import MAX_TABLE_BLOCK, ColumnTables
 from streams.assemble.timebase import SourceTimes
 from streams.assemble.times import MAX_MS
 
@@ -126,6 +126,10 @@ class EventBuilder:
             self.tables.read(sid, b.texts[0], p)  # (it leaves a line another rule read alone)
         elif metrics_report(b.texts, p):  # (HF's log_metrics: a banner and its rows, one event)
             p.wide = True
+        elif len(b.texts) <= MAX_TABLE_BLOCK:
+            self.tables.read_block(sid, b.texts, p)
+            if not p.metrics:
+                record_over_lines(b.texts, b.first_ts_ms, p)
         ts = p.ts_ms
         read = b.first_ts_ms
         if ts is not None and not (

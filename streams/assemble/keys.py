@@ -45,7 +45,9 @@ _family("gpu_memory_mb", "gpu_memory", "gpu_mem", "gpu_memory_used", "gpu_memory
         # torch's / Paddle's max_memory_reserved() by name (PaddleOCR "max_mem_reserved: 6177 MB")
         "max_memory_reserved", "max_mem_reserved",
         # DeepSpeed's ThroughputTimer "MaxMemAllocated=19.52GB" (max_memory_allocated() in GiB, its only GPU figure)
-        "max_mem_allocated")
+        "max_mem_allocated",
+        # nvidia-smi --query-compute-apps: the memory a process holds, "used_gpu_memory [MiB]"
+        "used_gpu_memory", "used_gpu_memory_mib")
 # A bare memory figure is a metric ``memory_mb`` (MB unless the value says otherwise); on a step line or
 # beside a GPU utilisation it is the GPU's (see settle_memory): mmcv/mmengine ``memory: 2103``
 # (torch.cuda.max_memory_allocated in MB), detectron2 ``max_mem: 1962M``, maskrcnn-benchmark ``max mem: 4358``,
@@ -64,7 +66,12 @@ _family("gpu_memory_mb", "gpu_memory_gb", "gpu_memory_gib", "gpu_mem_gb", "gpu_m
         "peak_alloc_mem_gb",
         # NVlabs' GAN training loops (StyleGAN2-ADA, StyleGAN3, EDM) print their tick's "gpumem 5.39"
         # (torch.cuda.max_memory_allocated(device) / 2**30); the "reserved" beside it stays unread
-        "gpumem", scale=GIB_TO_MB)
+        "gpumem",
+        # OLMo-core's GPUMemoryMonitorCallback: "gpu_memory/GPU active mem (GiB)" (max_memory_active; its "GPU reserved
+        # mem (GiB)" stays a metric of its own)
+        "gpu_memory_gpu_active_mem_gib", scale=GIB_TO_MB)
+# Slurm's gres/gpumem TRES: "21794M" as sstat and sacct print it (the unit on the value wins), bytes under --noconvert
+_family("gpu_memory_mb", "gres_gpumem", scale=1 / 1048576)
 _family("gpu_memory_mb", "gpu_memory_bytes", "gpu_mem_bytes", "gpu_memory_used_bytes", scale=1 / 1048576)
 _family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utilization", "gpu_util",
         "utilization_gpu", "gpu_usage_pct", "gpu_util_percent", "gpu_utilization_percent",
@@ -72,7 +79,12 @@ _family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utili
         "gputl",  # ... and the short name dcgmi dmon heads its column with (field 203)
         # rocm-smi: --showuse's "GPU use (%)", the concise table's "GPU%"; amd-smi monitor's GFX_UTIL (the graphics
         # engine's busy %, the GPU's utilisation)
-        "gpu_use", "gpu_pct", "gfx_util")
+        "gpu_use", "gpu_pct", "gfx_util",
+        # Habana's hl-smi query CSV names its accelerator the AIP: "utilization.aip [%]"
+        "utilization_aip",
+        # Slurm's NVML GPU plugin accounts a job's GPU use as the TRES gres/gpuutil (sstat/sacct TRESUsageIn*); its
+        # gres/gpumem is the memory the job's processes hold ("21794M", the unit on the value)
+        "gpuutil")
 _family("gpu_memory_mb", "fbusd")  # dcgmi dmon's short name of DCGM_FI_DEV_FB_USED (field 252), MiB
 _family("gpu_memory_mb", "vram_used")  # amd-smi monitor's VRAM_USED ("30123 MB")
 # rocm-smi --showmeminfo vram: "GPU[0]\t\t: VRAM Total Used Memory (B): 1234567890", bytes
@@ -89,10 +101,16 @@ _family("loss", "loss", "train_loss", "training_loss", "lm_loss", "train_lm_loss
         # Trax's default loss layer, logged by its name: "Step 100: train WeightedCategoryCrossEntropy |  2.30"
         "weighted_category_cross_entropy",
         # GluonNLP's word language model: "[Epoch 0 Batch 200/2983] current loss 6.89, ppl 982.31, ..."
-        "current_loss")
+        "current_loss",
+        # tensorpack's ImageNet examples name the cross-entropy "xentropy-loss" (ScalarPrinter: "xentropy-loss: 4.3052")
+        "xentropy_loss",
+        # The TensorFlow Object Detection API's model_lib_v2 logs its losses as "Loss/total_loss" (the sum of the
+        # classification, localization and regularization losses beside it)
+        "loss_total_loss")
 # The running mean of the loss, which some printers show as their only loss: fastText's "avg.loss", kohya
 # sd-scripts' bar "avr_loss". Beside a loss of the step it stays a metric of its own (settle_loss).
-_family("running_loss", "avg_loss", "avr_loss", "average_loss")
+_family("running_loss", "avg_loss", "avr_loss", "average_loss",
+        "mean_loss")  # ParlAI's ranking agents report the interval's "mean_loss"
 _family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "eval_lm_loss", "lm_loss_value",
         "eval_epoch_loss",
         "eval_weighted_category_cross_entropy")  # Trax's eval stream logs its loss layer by name
@@ -140,7 +158,9 @@ STEP_KEYS = frozenset(("step", "global_step", "global_steps", "steps", "iteratio
                        # Sockeye's "Updates=1000"; Marian's "Up. 500" (see ABBREVIATIONS)
                        "updates",
                        # flashlight (wav2letter) Train's log string: "epoch:        1 | nupdates:         1000 | ..."
-                       "nupdates"))
+                       "nupdates",
+                       # Pax (paxml) logs "step_i: %d, training loss: %s"
+                       "step_i"))
 MAX_STEP_KEYS = frozenset(("max_steps", "total_steps", "train_iters", "max_iters", "num_training_steps"))
 EPOCH_KEYS = frozenset(("epoch", "train_epoch", "trainer_epoch", "cur_epoch", "current_epoch"))
 # Keys a printer writes in words of its own, read as the keys they stand for when one is the whole key of a
@@ -260,8 +280,11 @@ def family(nkey: str) -> tuple[str, float] | None:
 # one: WeNet's and ESPnet's ``cv_loss``; so is a development set: Flair's and spaCy's ``dev_loss``.
 # The Time-Series-Library (Informer, Autoformer, TimesNet and their forks) names its validation split "Vali":
 # "Epoch: 9, Steps: 569 | Train Loss: 0.138 Vali Loss: 0.123 Test Loss: 0.144".
+# trlx groups its losses as ``losses/total_loss`` (PPO) and ``losses/loss`` (ILQL); Slurm names a GPU's accounted
+# figures as generic resources, ``gres/gpumem`` and ``gres/gpuutil``.
 _NAMESPACES = {"train": "", "training": "", "trainer": "", "actor": "", "policy": "", "perf": "", "optim": "",
-               "ppo": "", "optimizer": "", "metrics": "", "system": "", "main": "", "eval": "eval_", "val": "eval_",
+               "ppo": "", "optimizer": "", "metrics": "", "system": "", "main": "", "losses": "", "gres": "",
+               "eval": "eval_", "val": "eval_",
                "valid": "eval_", "validation": "eval_", "vali": "eval_", "test": "eval_", "cv": "eval_", "dev": "eval_"}
 _KNOWN = frozenset(_FAMILIES) | STEP_KEYS | MAX_STEP_KEYS | EPOCH_KEYS
 

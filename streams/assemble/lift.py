@@ -194,7 +194,10 @@ def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool =
             _lift_unknown(p, nk, f, unit)
         return False  # an unknown key keeps its text in attributes too
     name, scale = fam
-    if unit == "%" and name in _MEMORY_METRICS:  # nvidia-smi dmon's "mem" column: the memory bus's busy %
+    # nvidia-smi dmon's "mem" column: the memory bus's busy %; ParlAI's report table prints its "gpu_mem" (the share of
+    # the GPU's memory allocated) with float_formatter, a fraction's leading zero dropped (".1003"): a share, no amount
+    if name in _MEMORY_METRICS and (unit == "%" or (unit is None and isinstance(value, str)
+                                                    and value.lstrip()[:1] == ".")):
         if keep_unknown and f is not None:
             _lift_unknown(p, nk, f, unit)
         return False

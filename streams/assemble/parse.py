@@ -26,6 +26,7 @@ import time
 
 from streams.assemble.keys import norm, number, settle_loss, settle_memory, settle_norm
 from streams.assemble.lift import LEVELS, Parsed, lift_record, lift_value, settle_settings
+from streams.assemble.phrases import evaluation_losses
 from streams.assemble.records import find_record, logfmt
 from streams.assemble.rounds import lift_round
 from streams.assemble.steplines import lift_counters, lift_step_line
@@ -63,6 +64,9 @@ _GLOG = re.compile(r"\[?([IWEF])(?:(\d{4})?(\d\d?)(\d\d) (\d\d:\d\d:\d\d)|0000 0
 _NCCL = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?:[\w.]+:\d+ )?NCCL (INFO|WARN|ERROR|TRACE)")
 # LightGBM's C++ Log (include/LightGBM/utils/log.h): "[LightGBM] [Info] ", "[Warning]", "[Fatal]", "[Debug]".
 _LIGHTGBM = re.compile(r"\[LightGBM\] \[(Info|Warning|Fatal|Debug)\] ")
+# tensorpack's logger (utils/logger.py _MyFormatter): "[%(asctime)s @%(filename)s:%(lineno)d]" with datefmt "%m%d
+# %H:%M:%S", then "WRN", "ERR" or "DBG" before the message (none for INFO)
+_TENSORPACK = re.compile(r"\[(\d\d)(\d\d) (\d\d:\d\d:\d\d) @[\w.-]+:\d+\](?: (WRN|ERR|DBG)(?= ))? ")
 # zerolog's ConsoleWriter: a time with no date (its TimeFormat, "15:04:05" or the default time.Kitchen "3:04PM"),
 # a three-letter level, then the caller and ">" when it is shown: "16:21:46 ERR basic.go:113 > test ERROR".
 # Its date is not written, so the line keeps the time it was read at.
@@ -139,8 +143,8 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:
         else:
             p.fmt = fmt
         lift_record(obj, p)
-        if head.strip() and ("poch" in head or "tep" in head or "ter" in head):
-            lift_counters(head[end:], p)  # accelerate's "epoch 0: {'accuracy': ...}": the record wins
+        if head.strip():
+            _record_head(head[end:], body[end:], p)
         settle_settings(p)
         return _settled(p)
     if c.isalpha() and _whole_line_record(body, c, p):
@@ -149,6 +153,31 @@ def parse_line(text: str, producer_ts_ms: int) -> Parsed:
     if p.fmt != "nccl":  # NCCL's own debug lines print no step fields
         _step_fields(body[at:] if at else body, p)
     return _settled(p)
+
+
+def record_over_lines(texts: list[str], producer_ts_ms: int, p: Parsed) -> None:
+    """A dict repr printed over a block's lines into ``p`` (its figures; what the first line's head said stays): the
+    TensorFlow Object Detection API's model_lib_v2 logs tf.logging.info(pprint.pformat(logged_dict_np, width=40)),
+    one "'Loss/total_loss': 0.57955," a line behind absl's head."""
+    if "{" not in texts[0] or texts[-1].rstrip()[-1:] != "}":
+        return
+    q = parse_line(" ".join([texts[0].rstrip(), *(t.strip() for t in texts[1:])]), producer_ts_ms)
+    for name, value in q.metrics.items():
+        p.metrics.setdefault(name, value)
+    if p.step is None:
+        p.step, p.max_steps = q.step, p.max_steps if p.max_steps is not None else q.max_steps
+    if p.epoch is None:
+        p.epoch = q.epoch
+
+
+def _record_head(head: str, rest: str, p: Parsed) -> None:
+    """What the text before a record says of it (``rest``: from there to the line's end): accelerate's "epoch 0:
+    {'accuracy': ...}" its epoch (the record's own wins); ParlAI's "valid:{'exs': 1000, ..., 'loss': 28.08}" its
+    split."""
+    if "poch" in head or "tep" in head or "ter" in head:
+        lift_counters(head, p)
+    if "loss" in p.metrics:
+        evaluation_losses(rest, p)
 
 
 def _step_fields(body: str, p: Parsed) -> None:
@@ -224,6 +253,11 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         m = _LIGHTGBM.match(body) if body.startswith("[LightGBM]") else None
         if m:
             p.level, p.logger, p.fmt = norm_level(m.group(1)), "LightGBM", "lightgbm"
+            return m.end()
+        m = _TENSORPACK.match(body) if body[1:5].isdigit() else None
+        if m:
+            p.ts_ms = _yearless(producer_ts_ms, int(m.group(1)), int(m.group(2)), m.group(3), None)
+            p.level, p.fmt = _ZEROLOG_LEVELS[m.group(4)] if m.group(4) else "INFO", "tensorpack"
             return m.end()
     elif c in "IWEF" and c:
         m = _GLOG.match(body)

@@ -82,13 +82,20 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
 # Flax's NNX examples "[test] step: 1199, loss: ...", Marian's validation logger "[valid] Ep. 2 : Up. 25000 : ...";
 # a split in capitals before the counter, as WeNet's executor writes its cross-validation batches ("CV Batch {}/{} loss
 # {:.6f} ", its training ones "TRAIN Batch ...").
+# fairseq2's LogMetricRecorder titles a validation's figures "Validation Metrics (step {n}) - " (an evaluation's
+# "Evaluation Metrics"); ParlAI's train_model logs the validation report as f"{datatype}:{report}", "valid:{'exs': ...";
+# Catalyst's ConsoleLogger heads a loader's figures by its name and epoch, "valid (1/3) accuracy: ... | loss: ...";
+# Levanter's eval_loss_loop names its tqdm bar "eval" or f"eval {name}" ("eval:  40%|... [..., loss=3.05]").
 _EVAL_HEAD = re.compile(r"\s*(?:(?:Test|Validation|Valid|Val|Eval|Evaluation)(?: set| [Rr]esults?)?(?::(?!\S)| - )|"
+                        r"(?:Validation|Evaluation) Metrics(?: \(step \d+\))? - |(?:valid|test):(?=\{)|"
+                        r"(?:valid|val|test|eval)\w* \(\d+/\d+\) (?=[\w/]+: )|eval(?: [\w/.-]+)?: +\d+%\||"
                         r"(?:Evaluation|Validation|Test) results? (?:for|at|after) (?:step|epoch|iteration) \d+:|"
                         r"\[(?i:eval|evaluation|test|val|valid|validation)\]|"
                         r"Saving dict for global step \d+:|eval metrics after step: \d+,|"
                         r"(?:VALID|TEST) SET \d+ (?=[A-Z]+:)|"
                         r"(?:CV|DEV|VALID|VAL|TEST|EVAL) (?=(?:Batch|Step|Epoch|Iter|Iteration) \d))")
-_EVAL_WORDS = ("Test", "Val", "Eval", "Saving dict", "eval metric", "VALID", "VAL", "TEST", "[", "CV ", "DEV ", "EVAL ")
+_EVAL_WORDS = ("Test", "Val", "Eval", "Saving dict", "eval", "VALID", "VAL", "TEST", "[", "CV ", "DEV ", "EVAL ", "val",
+               "test")
 # icefall's train.py names the split after the epoch it heads: f"Epoch {params.cur_epoch}, validation: {valid_info}"
 # (a split word after a figure's comma is a figure's name elsewhere: PyG's "Loss: 1.94, Train: 0.30, Val: 0.23").
 _SPLIT_AFTER_EPOCH = re.compile(r"\b[Ee]poch \d+, (?:validation|valid|eval|test): ")
@@ -96,8 +103,11 @@ _SPLIT_WORDS = ("validation: ", "valid: ", "eval: ", "test: ")
 # Mozilla DeepSpeech's run_set progress bar: "Epoch {:>3d} | {:>10} | ... | Loss: {:.6f}", the set's name right-aligned
 # ("  Training", "Validation", "      Test")
 _SPLIT_BAR = re.compile(r"\bEpoch +\d+ \| +(?:Validation|Test) \|")
+# Catalyst's TqdmCallback names its bar f"{epoch}/{num_epochs} * Epoch ({loader})": "2/3 * Epoch (valid): 100%|..."
+_LOADER_BAR = re.compile(r"\d+/\d+ \* Epoch \((?:valid|val|test|eval)\w*\): ")
 _HEAD_SEPARATORS = " \t-|"
-_HEAD_END = re.compile(r"[:\]] ")
+# (fairseq2's "%(asctime)s %(levelname)s %(name)s - %(message)s" ends its head in " - ")
+_HEAD_END = re.compile(r"[:\]] | - ")
 MAX_HEAD = 96
 
 
@@ -128,5 +138,6 @@ def evaluation_losses(body: str, p: Parsed) -> None:
             p.metrics["eval_loss"] = p.metrics.pop("loss")
             return
     if (any(w in body for w in _SPLIT_WORDS) and _SPLIT_AFTER_EPOCH.search(body, 0, MAX_HEAD) is not None) or (
-            "| " in body and _SPLIT_BAR.search(body, 0, MAX_HEAD) is not None):
+            "| " in body and _SPLIT_BAR.search(body, 0, MAX_HEAD) is not None) or (
+            "* Epoch (" in body and _LOADER_BAR.match(body) is not None):
         p.metrics["eval_loss"] = p.metrics.pop("loss")

@@ -164,7 +164,8 @@ MAX_HEAD_CHARS = 64  # a counter that heads a line's figures stands near its sta
 _TASK = re.compile(r"(?<![\w.])(task_id|task_type|model_name|phase)\s*[:=]\s*[\"']?([\w./:@+-]+)")
 # The cheap gate: most lines name no training quantity. Every rule's needle holds one of these.
 _GATE = ("step", "epoch", "iter", "loss", "mem", "util", "throughput", "max_ca", "task_", "model_name",
-         "learning_rate", "learning rate", "train:", "[batch=", "_norm", "gpu use", "cost ", "ep. ", "gr3d_freq")
+         "learning_rate", "learning rate", "train:", "[batch=", "_norm", "gpu use", "cost ", "ep. ", "gr3d_freq",
+         "optim/lr")  # OLMo-core's console logger: "    optim/LR (group 0)=3.00E-04"
 # A learning rate alone is configuration (config dumps print "lr: 0.001"), but not beside a speed that the
 # step measured: XLM's Trainer.print_stats (and its forks UnsupervisedMT, SymbolicMathematics) logs
 # "%7i - " iterations, "{:7.2f} sent/s - {:8.2f} words/s - ", its losses and " - %s LR: {:.4e}" per optimizer.
@@ -521,6 +522,9 @@ def _counter_words(body: str, low: str, p: Parsed) -> bool:
         i = low.find(word)
         while i >= 0:
             before = low[i - 1] if i else " "
+            if before == "_" and word == "step" and low.endswith("global_", 0, i) and (
+                    i == 7 or not (low[i - 8].isalnum() or low[i - 8] == "_")):
+                before = " "  # tensorpack's "Epoch {} (global_step {}) finished, time:{}.": the run's step, in words
             m = None if before.isalnum() or before == "_" else _COUNTER_AT.match(body, i)
             if m is not None:
                 count = m.group(2).replace(",", "")

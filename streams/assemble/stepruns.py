@@ -46,8 +46,15 @@ PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
     ("mmengine", "Iter(", re.compile(r"\bIter\((?:train|val|test)\)\s*\[\s*(?P<step>\d+)\s*/\s*(?P<max_steps>\d+)\]")),
     # timm train.py: "Train: 3 [ 100/1251 (  8%)]"; OpenPCDet's timm style "Train:    1/3 ( 33%) [  49/323 ..."
     ("timm", "Train:", re.compile(r"\bTrain:\s+(?P<epoch>\d+)(?:/\d+)?\s+(?:\(\s*\d+%\)\s+)?\[")),
-    # CommonLoopUtils LoggingWriter.write_scalars: "[100] learning_rate=0.001, train_loss=2.3"
-    ("clu", "] ", re.compile(r"^\s*\[(?P<step>\d+)\] [A-Za-z_][\w/.]*=")),
+    # CommonLoopUtils LoggingWriter.write_scalars: "[100] learning_rate=0.001, train_loss=2.3"; Scenic's
+    # log_train_summary one figure a line, f"\u001b[35m[{step}]\u001b[0m {name} = {value:.4f}" (the colour gone)
+    ("clu", "] ", re.compile(r"^\s*\[(?P<step>\d+)\] [A-Za-z_][\w/.]*(?:=| = )")),
+    # Catalyst's ConsoleLogger: f"{loader_key} ({epoch_step}/{num_epochs}) " then "key: value | ..." sorted by key, and
+    # f"* Epoch ({epoch_step}/{num_epochs}) " for the epoch's own; its TqdmCallback names the bar
+    # f"{epoch_step}/{num_epochs} * Epoch ({loader_key})"
+    ("catalyst", ") ",
+     re.compile(r"^\s*(?:\*\s)?[A-Za-z_]\w* \((?P<epoch>\d+)/\d+\) (?:[A-Za-z_][\w/]*: [^|]*\| |\Z)")),
+    ("catalyst bar", " * Epoch (", re.compile(r"^\s*(?P<epoch>\d+)/\d+ \* Epoch \(\w+\): ")),
     # Composer ConsoleLogger: "[epoch=1][batch=10/4800]:" (batch counts optimizer steps over the run)
     ("composer", "[batch=", re.compile(r"\[batch=(?P<step>\d+)/(?P<max_steps>\d+)\]")),
     # ESPnet2 Reporter.log_message: f"{epoch}epoch:train:{start}-{end}batch: ..."; its trainer "2/200epoch started"
@@ -237,12 +244,21 @@ _REPORT_HEAD = re.compile(r"\*{5} [\w -]{1,64} metrics \*{5}\s*$")
 MAX_REPORT_ROWS = 256
 
 
+# OLMo-core's ConsoleLoggerCallback logs f"[step={step}/{max_steps},epoch={epoch},eta={eta}]" and one
+# f"    {name}={format_float(value)}" row per metric in one message ("    train/CE loss=3.213", "    optim/LR (group
+# 0)=3.00E-04"), the rows deeper than the marker.
+_STEP_MARKER = re.compile(r"\[step=\d+/(?:\d+|\?\?\?),epoch=\d+(?:,eta=[^\]]{0,64})?\]\s*$")
+
+
 def metrics_report(texts: list[str], p: Parsed) -> bool:
     """Lift the rows of a metrics report (``texts``: the banner line, then its rows); True when any was read."""
     head = texts[0]
-    if "metrics *****" not in head or (m := _REPORT_HEAD.search(head)) is None:
+    if "metrics *****" in head and (m := _REPORT_HEAD.search(head)) is not None:
+        prefix = head[:m.start()]
+    elif "[step=" in head and _STEP_MARKER.search(head) is not None:
+        prefix = ""
+    else:
         return False
-    prefix = head[:m.start()]
     found = False
     for text in texts[1:MAX_REPORT_ROWS]:
         row = text[len(prefix):] if prefix and text.startswith(prefix) else text

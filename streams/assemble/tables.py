@@ -47,7 +47,7 @@ parse`` of a file's tail): those rows stay plain lines until the printer repeats
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from streams.assemble.keys import (
     EPOCH_KEYS,
@@ -61,11 +61,15 @@ from streams.assemble.keys import (
 from streams.assemble.lift import Parsed, lift_record, lift_value
 
 MAX_TABLE_LINE = 512
+MAX_TABLE_BLOCK = 16  # a block with a table in it is a report's few lines, not a dump
 MAX_TRACKED_SOURCES = 100_000
 # nvidia-smi's query CSV names each column's unit in brackets ("utilization.gpu [%], memory.used [MiB]"): a header
 # of two such columns is no sentence, where two bare names could be.
 _UNITED_CSV_NAMES = 2
 _CSV_NAME = re.compile(r"([A-Za-z][\w.]*)(?: \[([^\]]{1,8})\])?")
+# Intel's xpu-smi dump names its columns in words with the unit in parentheses: "Timestamp, DeviceId, GPU Utilization
+# (%), GPU Power (W), GPU Memory Used (MiB)". A name of words is taken only in a header of two or more such units.
+_CSV_WORDS = re.compile(r"([A-Za-z][\w.]*(?: [A-Za-z][\w.]*){0,4})(?: \(([^)]{1,16})\))?")
 # An aligned header's name may carry its unit glued on ("GPU%", "VRAM%": rocm-smi's concise table) or a
 # qualifier in brackets ("Temp (DieEdge)"), a reporter's namespaces (Chainer's PrintReport: ``main/loss``,
 # ``validation/main/loss``), or be two or three words one blank apart (scikit-learn's gradient boosting:
@@ -80,7 +84,8 @@ _VALUE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?:/\d+)?(?:\s?°
                     r"\d\d?:\d\d(?::\d\d)?|#na#|None")
 # Cells that say a value was not measured: nvidia-smi's, fastai v1's Recorder ('#na#': no validation that
 # epoch) and v2's ProgressCallback (str(None)).
-_NO_VALUE = frozenset(("-", "N/A", "[N/A]", "", "#na#", "None"))
+# skorch's PrintLog writes an event column's True as "+" and its False as nothing (a cell left blank).
+_NO_VALUE = frozenset(("-", "N/A", "[N/A]", "", "#na#", "None", "+"))
 _COUNT_OF = re.compile(r"(\d+)/\d+")
 # The entity kinds dcgmi dmon names its rows by (DCGM's entity groups), each followed by its id.
 _ENTITY = re.compile(r"GPU|GPU-I|GPU-CI|CPU|CPU_CORE|NvSwitch|NVSWITCH|LINK|VGPU")
@@ -109,6 +114,10 @@ class Header:
     names: list[str]
     units: list[str]  # nvidia-smi's "[MiB]", "[%]"; empty where the column has none
     csv: bool
+    # Where each name of an aligned header starts and ends on its line, to place the cells of a row that left one
+    # blank (empty in states saved before they were kept)
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
 
 
 def _key(name: str) -> str:
@@ -130,13 +139,10 @@ def header_of(text: str) -> Header | None:
     if monitor:
         s = s[1:].lstrip()
     if ", " in s or ("," in s and " " not in s):  # csv.writer's own rows have no blank after the comma
-        names, units = [], []
-        for cell in s.split(","):
-            m = _CSV_NAME.fullmatch(cell.strip())
-            if m is None:
-                return None
-            names.append(m.group(1))
-            units.append(m.group(2) or "")
+        parsed = _csv_names(s)
+        if parsed is None:
+            return None
+        names, units = parsed
         csv = True
     elif "  " in s or "\t" in s:
         names = s.split() if monitor else _WIDE_GAP.split(s)
@@ -151,7 +157,39 @@ def header_of(text: str) -> Header | None:
         names = [MONITOR_COLUMNS.get(n, n) for n in names]
     if len(names) < (_UNITED_CSV_NAMES if csv and all(units) else 3) or not any(_claimed(n) for n in names):
         return None
-    return Header(names, units, csv)
+    spans = None if csv or monitor else _spans(text, names)
+    return Header(names, units, csv, *spans) if spans else Header(names, units, csv)
+
+
+def _csv_names(s: str) -> tuple[list[str], list[str]] | None:
+    """The names of a csv header and their units."""
+    names, units = [], []
+    worded = False
+    for cell in s.split(","):
+        m = _CSV_NAME.fullmatch(cell.strip())
+        if m is None:
+            m = _CSV_WORDS.fullmatch(cell.strip())
+            if m is None:
+                return None
+            worded = True
+        names.append(m.group(1))
+        units.append(m.group(2) or "")
+    if worded and sum(1 for u in units if u) < _UNITED_CSV_NAMES:
+        return None
+    return names, units
+
+
+def _spans(text: str, names: list[str]) -> tuple[list[int], list[int]] | None:
+    """Where each of an aligned header's names starts and ends on its line."""
+    starts, ends, at = [], [], 0
+    for name in names:
+        at = text.find(name, at)
+        if at < 0:
+            return None
+        starts.append(at)
+        at += len(name)
+        ends.append(at)
+    return starts, ends
 
 
 def _bar_cells(s: str) -> list[str]:
@@ -176,6 +214,8 @@ class ColumnTables:
         (it has metrics or a step) is left alone."""
         if len(text) > MAX_TABLE_LINE or p.metrics or p.step is not None or p.epoch is not None:
             return
+        if "\x1b" in text:  # skorch's PrintLog colours the best value of each score
+            text = _ANSI.sub("", text)
         header = self.headers.get(sid) if self.headers else None
         if header is not None and _row(header, text, p):
             return
@@ -186,6 +226,25 @@ class ColumnTables:
                 if len(self.headers) >= MAX_TRACKED_SOURCES:
                     self.headers.clear()
                 self.headers[sid] = new
+
+    def read_block(self, sid: str, texts: list[str], p: Parsed) -> None:
+        """A table inside a block of lines: ParlAI's train_model logs "time:12s total_exs:4000 ..." and its report's
+        table (a header, a row of values) in one message. The rows under the block's last header are read into
+        ``p``; a header that ends the block is remembered for the rows after it (the merger starts a new event where
+        the row is less deep than the header)."""
+        for i in range(len(texts) - 1, 0, -1):
+            text = texts[i]
+            if len(text) > MAX_TABLE_LINE or "  " not in text or text.lstrip()[:1] in _BARS \
+                    or (header := header_of(text)) is None or header.csv:
+                continue
+            if i == len(texts) - 1:
+                if len(self.headers) >= MAX_TRACKED_SOURCES:
+                    self.headers.clear()
+                self.headers[sid] = header
+            else:  # (a figure the block's first line named already keeps its value)
+                for row in texts[i + 1:]:
+                    _row(header, row, p)
+            return
 
 
 def _cells(header: Header, text: str) -> list[str] | None:
@@ -207,14 +266,36 @@ def _cells(header: Header, text: str) -> list[str] | None:
     if len(cells) == n + 1 and _ENTITY.fullmatch(cells[0]) and cells[1].isdigit():
         cells = [f"{cells[0]} {cells[1]}", *cells[2:]]  # dcgmi dmon's "GPU 0": the entity a row is about
         first = 1
+    if len(cells) < n and header.ends:
+        cells = _placed(header, text) or cells
     if len(cells) != n:
         return None
     # every cell a value, but for one word of state in a row of five or more after its first cell (rocm-smi's Perf
     # column: "auto")
     words = [c for name, c in zip(header.names[first:], cells[first:], strict=True)
-             if name not in _TEXT_COLUMNS and not _VALUE.fullmatch(c)]
+             if name not in _TEXT_COLUMNS and c not in _NO_VALUE and not _VALUE.fullmatch(c)]
     if words and (len(words) > 1 or n < 5 or not _WORD_CELL.fullmatch(words[0]) or words[0] == cells[0]):
         return None
+    return cells
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_TOKEN = re.compile(r"\S+")
+
+
+def _placed(header: Header, text: str) -> list[str] | None:
+    """The cells of a row of an aligned table that left some blank (skorch's PrintLog writes an event column's False
+    as nothing), each under the name it is aligned with (its last character under the name's, as tabulate and pandas
+    right-align figures, or its first, as fastprogress left-aligns them); None when a cell is under no name."""
+    cells = [""] * len(header.names)
+    col = 0
+    for m in _TOKEN.finditer(text):
+        while col < len(header.names) and m.end() != header.ends[col] and m.start() != header.starts[col]:
+            col += 1
+        if col == len(header.names):
+            return None
+        cells[col] = m.group()
+        col += 1
     return cells
 
 
