@@ -641,6 +641,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("argparse_error", r"\S[^:]*: error: "),
     ("click_try", r"Try '[^']+' for help\.\s*$"),
     ("click_error", r"Error: "),
+    # pytest's UsageError (config/__init__.py main: tw.line(f"ERROR: {msg}\n") for the error's message, which
+    # its argument parser builds as the usage, "prog: error: message" and its config hints, "  inifile: ..."
+    # and "  rootdir: ...", indented): one write
+    ("pytest_usage", r"ERROR: usage: \S"),
     ("fire_error", r"ERROR: "),
     ("fire_detail", r"For detailed information on this command, run:\s*$"),
     # Hydra's run_and_report (hydra/_internal/utils.py) writes a CompactHydraException's message and its
@@ -1426,6 +1430,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "hf_weights": ("hf_weights", None),
     "tok_fork": ("tok_fork", None),
     "usage_head": ("usage", "usage_error"),
+    "pytest_usage": ("pytest_usage", "usage_error"),
     "fire_error": ("fire_error", None),
     "hydra_compact": ("hydra_compact", None),
     "pl_summary": ("pl_summary", "model_summary"),
@@ -2237,6 +2242,9 @@ MODES: dict[str, dict] = {
                      "click_error": (_L, None), "fire_detail": (_S, "usage_help")},
               "after_blank": {"click_error": (_L, None), "fire_detail": (_S, "usage_help")}},
     "usage_help": {"kind": "usage_error", "on": {"indent": (_L, None)}},
+    # pytest's: the usage's lines, the parser's error line, then the indented config hints under it
+    "pytest_usage": {"kind": "usage_error", "on": {"indent": (_S, None), "argparse_error": (_S, "pytest_hints")}},
+    "pytest_hints": {"kind": "usage_error", "on": {"indent": (_S, None)}},
     "fire_error": {"kind": None, "on": {"usage_head": (_S, "usage")}},
     # Hydra's compact error: its message's lines held until its hint ends the report
     # (the hint is a write of its own after it: a line of its own, as after a traceback)

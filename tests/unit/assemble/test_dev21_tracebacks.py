@@ -79,3 +79,18 @@ def test_ray_tunes_status_report_under_a_traceback_is_its_own_print():
              " But your machine only has: []",
              "== Status =="]
     assert groups(texts) == [[0, 1, 2, 3, 4], [5]]
+
+
+def test_pytests_usage_error_is_one_write_with_its_config_hints():
+    # rule: TOKENS/STARTS/MODES "pytest_usage" (pytest's main prints a UsageError as "ERROR: " + its message: the
+    # parser's usage, "prog: error: message", then the indented "  inifile: ..." / "  rootdir: ..." hints)
+    texts = ["ERROR: usage: test_ops.py [options] [file_or_dir] [file_or_dir] [...]",
+             "test_ops.py: error: unrecognized arguments: -n=4 --reruns=2",
+             "  inifile: /opt/pytorch/pytorch/pytest.ini",
+             "  rootdir: /opt/pytorch/pytorch",
+             "",
+             "Traceback (most recent call last):",
+             '  File "test_ops.py", line 1835, in <module>',
+             "    run_tests()",
+             "FileNotFoundError: test-reports/python-pytest/test_ops/test_ops.xml"]
+    assert groups(texts) == [[0, 1, 2, 3], [5, 6, 7, 8]]
