@@ -251,7 +251,10 @@ _FIELD = (rf"(?:\[[^\]]{{1,80}}\]|\{{[^}}]{{1,80}}\}}|{_LVLW}(?:/[\w.-]+)?[:\]]?
 _LOGGER = r"(?:\[[^\]]{0,40}\]|[\w.$<>/-])[\w.$<>/-]*(?:\[[^\]]{0,40}\][\w.$<>/-]*)* *(?:-{1,2}|:|\|)"
 # fields are separated by blanks, " - " or " | ", bracketed ones also by nothing ("[ts][ERROR][x] ")
 _SEP = r"[ \t]+(?:[-|][ \t]+)?"
-_GENERIC = rf"\[?{_DATE_TIME}(?:\]|:)?(?:{_SEP}{_FIELD}|\[[^\]]{{1,80}}\])*(?:{_SEP}{_LOGGER})?{_SEP}"
+# (Python logging's "%(asctime)s:%(levelname)s: " glues the level to the time's colon: slurm-mail's
+# "2022/06/20 17:28:01:ERROR: ")
+_GENERIC = (rf"\[?{_DATE_TIME}(?:\]|:(?:{_LVLW}:)?)?(?:{_SEP}{_FIELD}|\[[^\]]{{1,80}}\])*(?:{_SEP}{_LOGGER})?"
+            rf"{_SEP}")
 # the same after a time of day alone, where a level must follow (logback's default
 # "%d{HH:mm:ss.SSS} [%thread] %-5level %logger{36} - ", log4j's "%d{HH:mm:ss} %-5p ")
 _TIME_LEVEL = (rf"\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?(?:[ \t]+\[[^\]]{{1,80}}\])?[ \t]+(?:\[ *{_LVLW} *\]|{_LVLW}:?)"
@@ -260,8 +263,10 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     # vLLM's and SkyPilot's NewLineFormatter write "%(levelname)s %(asctime)s %(filename)s:%(lineno)d] "
     # (SkyPilot: the level's first letter; newer vLLM: "[file.py:N]") on every line of a record
     ("vllm", rf"(?:{_LVL}|[DIWEFC]) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[\w.-]+:\d+\]|[\w.-]+:\d+\]) ?", True),
-    # torch._logging repeats "[ts] logger: [LEVEL] " on every line of a multi-line message
-    ("torch_logging", rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}}\] [\w.]+: \[{_LVL}\] ?", True),
+    # torch._logging repeats "[ts] logger: [LEVEL] " on every line of a multi-line message (its
+    # TorchLogsFormatter writes the compile's trace id after the time where one is current: "[ts] [0/0] logger: ")
+    ("torch_logging", rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}}\](?: \[[\w/.]{{1,20}}\])? [\w.]+: \[{_LVL}\] ?",
+     True),
     # VS Code's Jupyter extension writes what a kernel writes to stderr and stdout into its output log, one log
     # line per chunk read: "Warn 12:06:22: StdErr from Kernel Process " (the level, the time, the stream)
     ("vscode_kernel", r"(?:Info|Warn|Error|Debug|Trace|Verbose) \d\d:\d\d:\d\d(?:\.\d+)?: "
@@ -436,6 +441,9 @@ LOOP_RECORD_NUMBER_RE = re.compile(r"\d+")
 # object (PySpark's JSONFormatter "exception": {...}, python-json-logger's "exc_info", loguru's serialize),
 # so a traceback after it is another writer's (PySpark's driver after SQLQueryContextLogger's ERROR record).
 NO_EXC_BODY_RE = re.compile(r"failed \(exitcode: -?\d+\) local_rank: |^\{\s*\".*\}\s*$"
+                            # its agent's shutdown warnings (api.py logger.warning "Sending process %s closing
+                            # signal %s", "Received %s death signal, shutting down workers"), also without exc_info
+                            r"|Sending process \d+ closing signal SIG[A-Z]+|Received \d+ death signal, shutting down"
                             # its error_handler.py logs where the child's error file went (logger.error/info)
                             r"|no error file defined for parent, to copy child error file \("
                             r"|dumped error file to parent's ")
@@ -633,6 +641,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("argparse_error", r"\S[^:]*: error: "),
     ("click_try", r"Try '[^']+' for help\.\s*$"),
     ("click_error", r"Error: "),
+    # pytest's UsageError (config/__init__.py main: tw.line(f"ERROR: {msg}\n") for the error's message, which
+    # its argument parser builds as the usage, "prog: error: message" and its config hints, "  inifile: ..."
+    # and "  rootdir: ...", indented): one write
+    ("pytest_usage", r"ERROR: usage: \S"),
     ("fire_error", r"ERROR: "),
     ("fire_detail", r"For detailed information on this command, run:\s*$"),
     # Hydra's run_and_report (hydra/_internal/utils.py) writes a CompactHydraException's message and its
@@ -776,7 +788,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                  # _make_data_dependent_error, _get_stack_summary, _blame_user_code) and torch.export's pointer to
                  # draft_export (export/__init__.py)
                  r"|consider using data-dependent friendly APIs |For C\+\+ stack trace, run with TORCHDYNAMO_"
-                 r"|The following call raised this error:\s*$|The error above occurred when calling torch\.export\.)"),
+                 r"|The following call raised this error:\s*$|The error above occurred when calling torch\.export\."
+                 # Ray's RayGetError (ray 0.5/0.6 worker.py: "... created by remote function f which failed
+                 # with:\n\n" + str(RayTaskError)), whose own message is "Remote function f failed with:\n\n" and
+                 # the remote traceback
+                 r"|Remote function \S+ failed with:$)"),
     # TensorFlow's graph execution error (python/framework/error_interpolation.py): after "Graph execution
     # error:" and a blank line, "Detected at node N defined at (most recent call last):", the frames where the
     # op was built (TF 2.11+: "  File ..." each followed by an empty line; before: indented with their source),
@@ -1232,6 +1248,9 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # Keras' Progbar (verbose=1 written to a file): "  12/1875 [>.....] - ETA: 5:23 - loss: 2.30"
     ("keras_progbar", r"\d+/\d+ \[[=>.]*\] - ", "] - "),
     ("ds_chat_step", r"epoch: \d+\|step: \d+\|", None),  # DeepSpeed-Chat's step print
+    # Ray Tune's progress report (tune/progress_reporter.py _get_trial_progress_str / CLIReporter.report): a
+    # print of its own whose first line is "== Status ==", also right under a trial's traceback
+    ("tune_status", r"== Status ==\s*$", "== Status"),
     # shells and debuggers (bash's "user@host:dir$ "; zsh's default PROMPT "%n@%m %1~ %# ", macOS's default shell:
     # "user@host dir % ", after a virtualenv's "(venv) ")
     ("prompt", r"[\w.-]+@[\w.-]+:\S*[$#] |\((?:gdb|lldb|Pdb)\) |>>> |(?:\([\w.-]+\) )?[\w.-]+@[\w.-]+ [^\s%#$]+ [%#] ",
@@ -1411,6 +1430,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "hf_weights": ("hf_weights", None),
     "tok_fork": ("tok_fork", None),
     "usage_head": ("usage", "usage_error"),
+    "pytest_usage": ("pytest_usage", "usage_error"),
     "fire_error": ("fire_error", None),
     "hydra_compact": ("hydra_compact", None),
     "pl_summary": ("pl_summary", "model_summary"),
@@ -1791,6 +1811,9 @@ MODES: dict[str, dict] = {
                            "tf_detected": (_S, "tf_node")},
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
+                                    # a paragraph ending with ':' and the traceback it quotes after a blank
+                                    # line (Ray's "Remote function f failed with:\n\n" + the traceback)
+                                    "py_tb": ("after_colon", None),
                                     "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, None),
                                     "spark_driver": (_C, None), "tf_detected": (_S, "tf_node"),
                                     "tf1_caused_by_op": (_S, None), "tf1_original_op": (_S, None),
@@ -2219,6 +2242,9 @@ MODES: dict[str, dict] = {
                      "click_error": (_L, None), "fire_detail": (_S, "usage_help")},
               "after_blank": {"click_error": (_L, None), "fire_detail": (_S, "usage_help")}},
     "usage_help": {"kind": "usage_error", "on": {"indent": (_L, None)}},
+    # pytest's: the usage's lines, the parser's error line, then the indented config hints under it
+    "pytest_usage": {"kind": "usage_error", "on": {"indent": (_S, None), "argparse_error": (_S, "pytest_hints")}},
+    "pytest_hints": {"kind": "usage_error", "on": {"indent": (_S, None)}},
     "fire_error": {"kind": None, "on": {"usage_head": (_S, "usage")}},
     # Hydra's compact error: its message's lines held until its hint ends the report
     # (the hint is a write of its own after it: a line of its own, as after a traceback)
