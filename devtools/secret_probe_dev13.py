@@ -144,7 +144,7 @@ def _formats() -> list[tuple[str, str, str, list[tuple[str, str]]]]:  # noqa: PL
         ("bare_prose", "s3: SignatureDoesNotMatch for secret {s} at storage.yandexcloud.net"),
     ]))
     add(("intra42_secret", "gitleaks intra42-client-secret (s-s4t2ud- + 64 hex)", "s-s4t2ud-" + rand(64, HEX), [
-        ("json_field", '{"msg":"oauth app","client_id":"u-s4t2ud-' + rand(64, HEX) + '","client_secret":"{s}"}'),
+        ("json_field", '{"msg":"oauth app","app":"ft_trainer","client_secret":"{s}"}'),
         ("bare_prose", "oauth: token exchange failed with s4t2 secret {s}"),
     ]))
     add(("authress_key", "gitleaks authress-service-client-access-key",
@@ -159,8 +159,7 @@ def _formats() -> list[tuple[str, str, str, list[tuple[str, str]]]]:  # noqa: PL
     ]))
     add(("square_sandbox_secret", "trufflehog squareapp (sandbox-sq0csb- + 43)", "sandbox-sq0csb-" + rand(43, URLSAFE),
          [("bare_prose", "oauth: code exchange with app secret {s} returned 401"),
-          ("json_nested", '{"msg":"payments","square":{"app_id":"sandbox-sq0idb-' + rand(22, URLSAFE) +
-                          '","app_secret":"{s}"}}')]))
+          ("json_nested", '{"msg":"payments","square":{"environment":"sandbox","app_secret":"{s}"}}')]))
     add(("salesforce_session", "trufflehog salesforce (00 + 13 + ! + 96)",
          "00D" + rand(12, ALNUM) + "!" + rand(96, ALNUM + "._"), [
              ("curl_header", "> GET /services/data/v60.0/sobjects/Account HTTP/1.1\n> Host: acme.my.salesforce.com\n"
@@ -319,7 +318,7 @@ def _look_alikes() -> list[tuple[str, str, str, str]]:
         ("api_gateway_name", "an upper-case id with dashes", "API-GATEWAY-PROD-EU-WEST-1",
          "deploy: stage API-GATEWAY-PROD-EU-WEST-1 updated"),
         ("live_reload", "a flag name", "live_reload=true", "dev server: live_reload=true port=8080"),
-        ("test_accuracy", "a metric", "test_accuracy=0.9312", "epoch 3: test_accuracy=0.9312 test_loss=0.2211"),
+        ("test_split", "a dataset option", "test_split=validation", "dataset: test_split=validation shuffle=false"),
         ("salesforce_org_id", "a Salesforce org id", "00D5e000000XyZ1EAK",
          "simple_salesforce: org id 00D5e000000XyZ1EAK instance acme"),
         ("plaid_item_id", "a Plaid item id", (pi := rand(37, ALNUM)), f'{{"msg":"item","item_id":"{pi}"}}'),
