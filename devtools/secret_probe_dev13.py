@@ -42,7 +42,7 @@ def uuid4() -> str:
     return f"{rand(8, HEX)}-{rand(4, HEX)}-4{rand(3, HEX)}-{_rng.choice('89ab')}{rand(3, HEX)}-{rand(12, HEX)}"
 
 
-def _formats() -> list[tuple[str, str, str, list[tuple[str, str]]]]:  # noqa: PLR0915 - a table
+def _formats() -> list[tuple[str, str, str, list[tuple[str, str]]]]:
     """(kind, source, secret, [(context, text with {s})])."""
     f: list[tuple[str, str, str, list[tuple[str, str]]]] = []
     add = f.append
@@ -109,7 +109,8 @@ def _formats() -> list[tuple[str, str, str, list[tuple[str, str]]]]:  # noqa: PL
     ]))
     add(("launchdarkly_api_key", "trufflehog launchdarkly (api- + uuid v4)", "api-" + uuid4(), [
         ("curl_header", "> PATCH /api/v2/flags/ml/new-tokenizer HTTP/1.1\n> Host: app.launchdarkly.com\n"
-                        "> Authorization: {s}\n> Content-Type: application/json; domain-model=launchdarkly.semanticpatch"),
+                        "> Authorization: {s}\n"
+                        "> Content-Type: application/json; domain-model=launchdarkly.semanticpatch"),
         ("bare_prose", "launchdarkly: access token {s} has role reader, cannot update flag"),
     ]))
     add(("lob_key", "trufflehog lob; gitleaks lob-api-key ((live|test)_ + 35 hex)", "live_" + rand(35, HEX), [
@@ -268,11 +269,12 @@ def _formats() -> list[tuple[str, str, str, list[tuple[str, str]]]]:  # noqa: PL
         ("env_dump", "STYTCH_PROJECT_ID=project-live-" + uuid4() + "\nSTYTCH_SECRET={s}"),
         ("python_repr", "stytch.Client(project_id='project-live-" + uuid4() + "', secret='{s}')"),
     ]))
-    add(("apollo_graph_key", "trufflehog apollo (service:<graph>:22)", "service:ml-graph:" + rand(22, ALNUM), [
-        ("env_dump", "APOLLO_KEY={s}\nAPOLLO_GRAPH_REF=ml-graph@current"),
-        ("cli_env_prefix", "+ APOLLO_KEY={s} rover subgraph publish ml-graph@current --name runs "
+    # (the secret is the key's last part: the graph id before it is public, in APOLLO_GRAPH_REF)
+    add(("apollo_graph_key", "trufflehog apollo (service:<graph>:22)", rand(22, ALNUM), [
+        ("env_dump", "APOLLO_KEY=service:ml-graph:{s}\nAPOLLO_GRAPH_REF=ml-graph@current"),
+        ("cli_env_prefix", "+ APOLLO_KEY=service:ml-graph:{s} rover subgraph publish ml-graph@current --name runs "
                            "--schema runs.graphql"),
-        ("bare_prose", "rover: error[E005]: the key {s} is not valid for graph ml-graph"),
+        ("bare_prose", "rover: error[E005]: the key service:ml-graph:{s} is not valid for graph ml-graph"),
     ]))
     add(("fastly_token", "gitleaks fastly-api-token (32 with fastly)", rand(32, URLSAFE), [
         ("curl_header", "> POST /service/7i6HN3TK9wS159v2gPAZ8A/purge_all HTTP/2\n> Host: api.fastly.com\n"
@@ -298,7 +300,8 @@ def _look_alikes() -> list[tuple[str, str, str, str]]:
          "INFO: Project key: acme_ml-platform"),
         ("sonar_masked_token", "a masked token in a CI log", "sonar.token=***",
          "+ sonar-scanner -Dsonar.projectKey=ml -Dsonar.token=***"),
-        ("k8s_uid", "kubectl get -o yaml", uid, f"metadata:\n  name: trainer-0\n  uid: {uid}\n  resourceVersion: \"81234\""),
+        ("k8s_uid", "kubectl get -o yaml", uid,
+         f"metadata:\n  name: trainer-0\n  uid: {uid}\n  resourceVersion: \"81234\""),
         ("request_id", "an HTTP response header", (rid := uuid4()), f"< x-request-id: {rid}"),
         ("image_digest", "docker pull", sha64, f"Digest: sha256:{sha64}"),
         ("pip_hash", "pip's hash-checking mode", (ph := rand(64, HEX)), f"torch==2.3.0 --hash=sha256:{ph}"),
@@ -343,15 +346,18 @@ def _look_alikes() -> list[tuple[str, str, str, str]]:
         ("token_count", "a token count", "max_new_tokens=512", "generate: max_new_tokens=512 temperature=0.7"),
         ("tokenizer_path", "a tokenizer path", "/models/tok-32k/tokenizer.json",
          "loading tokenizer from /models/tok-32k/tokenizer.json"),
-        ("auth_method", "an auth method word", "auth_method: oauth2", "connector:\n  auth_method: oauth2\n  timeout: 30"),
+        ("auth_method", "an auth method word", "auth_method: oauth2",
+         "connector:\n  auth_method: oauth2\n  timeout: 30"),
         ("key_id_public", "a public key id", "key_id=2a6f31c9", "jwks: selected key_id=2a6f31c9 alg=RS256"),
         ("sumo_collector", "a Sumo Logic collector name", "collector-gpu-a100-17",
          "sumo: collector-gpu-a100-17 registered"),
-        ("confluent_cluster", "a Confluent cluster id", "lkc-9x2m7q", "bootstrap pkc-4r297.us-west2.gcp: cluster lkc-9x2m7q"),
+        ("confluent_cluster", "a Confluent cluster id", "lkc-9x2m7q",
+         "bootstrap pkc-4r297.us-west2.gcp: cluster lkc-9x2m7q"),
         ("cloudflare_zone_id", "a Cloudflare zone id in a URL", (cz := rand(32, HEX)),
          f"> GET /client/v4/zones/{cz}/dns_records HTTP/2"),
         ("octopus_space", "an Octopus space id", "Spaces-1", "octo: using space Spaces-1"),
-        ("hubspot_portal", "a HubSpot portal id", "portalId=26480412", "hubspot: portalId=26480412 synced 120 contacts"),
+        ("hubspot_portal", "a HubSpot portal id", "portalId=26480412",
+         "hubspot: portalId=26480412 synced 120 contacts"),
         ("snyk_org", "a Snyk org id", (so := uuid4()), f"snyk: testing org {so} project trainer"),
         ("stripe_publishable", "a publishable key (public by design)", (pk := "pk_test_" + rand(24, ALNUM)),
          f"checkout: Stripe.js loaded with publishable key {pk}"),
