@@ -385,10 +385,10 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                check="generated",
                source="gitleaks square-access-token (EAAA), lob-api-key, gocardless-api-token (live_); trufflehog "
                       "squareapp (sq0c.., sandbox-sq0c..), lob"),
-    SecretRule("vendor_access_token", ("!", "sl.", "sk_"),
-               r"\b(?:00[A-Za-z0-9]{13}![A-Za-z0-9_.]{90,}|sl\.(?:u\.)?[\w\-]{130,}|sk_[a-f0-9]{48}(?![\w\-]))",
-               source="trufflehog salesforce (a session id: 00 and the org id, !, 96 more), dropbox (sl., sl.u.), "
-                      "elevenlabs v2 (sk_ and 48 hex)"),
+    SecretRule("vendor_access_token", ("00d", "sl.", "sk_"),
+               r"\b(?:00D[A-Za-z0-9]{12}![A-Za-z0-9_.]{90,}|sl\.(?:u\.)?[\w\-]{130,}|sk_[a-f0-9]{48}(?![\w\-]))",
+               source="trufflehog salesforce (a session id: the org id, which starts 00D, then !, 96 more), dropbox "
+                      "(sl., sl.u.), elevenlabs v2 (sk_ and 48 hex)"),
     SecretRule("yandex_cloud_key", ("aqvn", "yc", "t1."),
                r"\b(?:AQVN[\w\-]{35,38}|YC(?=[\w\-]{0,37}[0-9])[\w\-]{38}|t1\.[\w\-]+={0,2}\.[\w\-]{86}={0,2})"
                r"(?![\w\-])",
