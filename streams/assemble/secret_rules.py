@@ -402,7 +402,7 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                source="gitleaks sidekiq-secret: BUNDLE_ENTERPRISE__CONTRIBSYS__COM=user:pass, as bundler's variable "
                       "and `bundle config enterprise.contribsys.com user:pass` hold it"),
     SecretRule("sidekiq_credentials", ("contribsys",),
-               r"\b[0-9a-f]{8}:[0-9a-f]{8}(?=@(?:gems|enterprise)\.contribsys\.com\b)",
+               r"\b(?P<s>[0-9a-f]{8}:[0-9a-f]{8})@(?:gems|enterprise)\.contribsys\.com\b",
                source="gitleaks sidekiq-sensitive-url: both halves of https://user:pass@enterprise.contribsys.com"),
     SecretRule("cli_secret_argument", ("snyk auth",),
                r"\bsnyk[ \t]+auth[ \t]+['\"]?(?P<s>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
