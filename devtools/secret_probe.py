@@ -1,8 +1,9 @@
 """Secrets probe: does any part of a secret survive the assemble path, and what else gets redacted?
 
-    python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds
+    python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds and dev13
+    python -m devtools.secret_probe generate dev13    # (re)write only dev13 (secret_probe_dev13)
     python -m devtools.secret_probe generate-shapes   # (re)write dev2 and holdout6 from secret_probe_shapes
-    python -m devtools.secret_probe leaks [dev|dev2|...|dev12|holdout|holdout6] [-v]
+    python -m devtools.secret_probe leaks [dev|dev2|...|dev13|holdout|holdout6] [-v]
     python -m devtools.secret_probe corpus [-v]       # redactions in the real corpora (false positives)
     python -m devtools.secret_probe decoys [-v]       # redactions in random-looking lines with no secret
 
@@ -33,7 +34,9 @@ tokenizer lines and masks as look-alikes) and ``dev11`` (credentials as debug an
 kubectl, HTTP and grpc traces, JVM config dumps, IaC output, connection strings, LDAP, OAuth, HashiCorp, CI; with ids,
 ETags, object keys, hashes, uids and masks as look-alikes) and ``dev12`` (vendors' token formats, key names in many
 notations, CLI arguments, URLs and webhooks, split PEM keys, cookies, SQL; with references, ciphertext, hashes, ids and
-masks as look-alikes) have such rows.
+masks as look-alikes) and ``dev13`` (:mod:`devtools.secret_probe_dev13`: vendors' token formats of gitleaks' rules and
+trufflehog's detectors in JSON fields, env dumps, HTTP headers, command lines, URLs, config prints and reprs; with ids,
+hashes, digests, masks, instance types and base64 of plain data as look-alikes) have such rows.
 
 The holdout fixture holds a random third of the kinds; score it only once the rules are done. ``dev2`` and
 ``holdout6`` are the third round (:mod:`devtools.secret_probe_shapes`: shapes taken from the programs that print
@@ -51,7 +54,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from devtools import CORPUS_DIR, secret_probe_shapes
+from devtools import CORPUS_DIR, secret_probe_dev13, secret_probe_shapes
 from devtools.secret_probe_kinds import cases, decoys, split
 from streams.assemble.pipeline import parse_files
 
@@ -61,9 +64,12 @@ CORPORA = ("training", "wild/dev", "loghub")
 _MARK = re.compile(r"\[REDACTED:(\w+)\]")
 
 
-def generate() -> None:
-    dev, holdout = split()
+def generate(only: str = "") -> None:
     FIXTURES.mkdir(parents=True, exist_ok=True)
+    print(f"dev13: {secret_probe_dev13.write(FIXTURES / 'dev13.jsonl')} cases")
+    if only == "dev13":
+        return
+    dev, holdout = split()
     for name, kinds in (("dev", dev), ("holdout", holdout)):
         with (FIXTURES / f"{name}.jsonl").open("w") as f:
             for kd in kinds:
@@ -197,7 +203,7 @@ def main(argv: list[str]) -> int:
     cmd = argv[1] if len(argv) > 1 else "leaks"
     verbose = "-v" in argv
     if cmd == "generate":
-        generate()
+        generate(next((a for a in argv[2:] if not a.startswith("-")), ""))
         return 0
     if cmd == "generate-shapes":
         generate_shapes()

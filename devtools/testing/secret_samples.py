@@ -405,6 +405,24 @@ _add("ifttt_webhook", rand(22, URLSAFE), "POST https://maker.ifttt.com/trigger/t
 _add("redis_cli_auth", "Rc" + rand(12) + "!" + rand(2), "127.0.0.1:6379> AUTH default {s}",
      "redis-master:6380[2]> auth {s}")
 _add("curl_config_user", "Cu" + rand(12) + "^" + rand(2), '# ~/.curlrc\nuser = "ci:{s}"', '--proxy-user "svc:{s}"')
+# the fourteenth round's vendor formats (gitleaks' rules, trufflehog's detectors), each family's rule row with one
+_add("ci_service_token", "squ_" + rand(40, "0123456789abcdef"), "ci: uploading report with {s}",
+     "+ sonar-scanner -Dsonar.token={s}")
+_add("ci_service_token_octopus", "API-" + rand(26, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
+     "Octopus: the API key {s} you provided was not valid")
+_add("saas_app_token", "pat-na1-" + f"{rand(8, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(12, HEX)}",
+     "hubspot sync: token {s} lacks scope crm.objects.contacts.read")
+_add("saas_app_token_ngrok", "2" + rand(26) + "_4" + rand(20), "+ ngrok config add-authtoken {s}")
+_add("saas_app_token_asana", "2/" + rand(16, "0123456789") + "/" + rand(16, "0123456789") + ":" + rand(32, HEX),
+     "ASANA_ACCESS_TOKEN={s}")
+_add("payment_token", "EAAA" + rand(60, URLSAFE), "square: UNAUTHORIZED for {s}")
+_add("vendor_access_token", "sl.u." + rand(140, URLSAFE), "dropbox: expired_access_token {s}")
+_add("yandex_cloud_key", "AQVN" + rand(36, URLSAFE), "yc: api key {s} is not allowed for folder b1g0abc")
+_add("oauth_client_secret", "s-s4t2ud-" + rand(64, HEX), "oauth: token exchange failed with {s}")
+_add("sidekiq_credentials", rand(8, HEX) + ":" + rand(8, HEX), "BUNDLE_ENTERPRISE__CONTRIBSYS__COM={s}",
+     "Fetching source index from https://{s}@enterprise.contribsys.com/")
+_add("cli_secret_argument_snyk", f"{rand(8, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(12, HEX)}",
+     "+ snyk auth {s}")
 
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [

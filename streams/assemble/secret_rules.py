@@ -356,6 +356,57 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"|fio-u-[\w=\-]{64}|tfp_[\w.=\-]{59}|FLWSECK(?:_TEST)?-[a-h0-9]{32}-X|FLWSECK(?:_TEST)?-[a-h0-9]{12})",
                source="gitleaks easypost-api-token, shippo-api-token, duffel-api-token, frameio-api-token, "
                       "typeform-api-token, flutterwave-secret-key and -encryption-key"),
+    # -- formats of gitleaks' config/gitleaks.toml and trufflehog's pkg/detectors that name no key: the prefix
+    # (or the punctuation of its parts) is the vendor's, the rest its published length and alphabet ------------
+    SecretRule("ci_service_token", ("squ_", "sqp_", "sqa_", "sqco_", "ddp_", "ddw_", "nfp_", "ccipat_", "cfpat-",
+                                    "atbb", "phx_", "api-"),
+               r"\b(?:sq[upa]_[a-f0-9]{40}|sqco_[A-Za-z0-9]{59}|dd[pw]_[A-Za-z0-9]{36}|nfp_[A-Za-z0-9_]{36}"
+               r"|CCIPAT_[A-Za-z0-9]{22}_[a-fA-F0-9]{40}|CFPAT-[\w\-]{43}|ATBB[A-Za-z0-9_=.\-]{28,64}"
+               r"|phx_[A-Za-z0-9_]{43,48}|API-(?=[A-Z]{0,25}[0-9])[A-Z0-9]{26})(?![\w\-])",
+               source="gitleaks sonar-api-token (squ_, sqp_, sqa_), octopus-deploy-api-key (API-); trufflehog "
+                      "sonarcloud (sqco_), deno (ddp_, ddw_), netlify v2 (nfp_), circleci v2 (CCIPAT_), "
+                      "contentfulpersonalaccesstoken (CFPAT-), bitbucketapppassword (ATBB), posthog (phx_)"),
+    SecretRule("saas_app_token", ("pat-na1-", "pat-eu1-", "pk_", "api-", "sdk-", "access-sandbox-",
+                                  "access-development-", "access-production-", "service:", "user:gh."),
+               r"\b(?:pat-(?:na|eu)1-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+               r"|pk_[0-9]{7,9}_[0-9A-Z]{32}"
+               r"|(?:api|sdk)-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+               r"|access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+               r"|(?:service:[\w\-]{1,64}|user:gh\.[\w\-]{1,64}):(?=[A-Za-z]{0,21}[0-9])[A-Za-z0-9]{22})(?![\w\-])",
+               source="trufflehog hubspot_apikey v2 (pat-na1-), clickuppersonaltoken (pk_), launchdarkly (api-, sdk- "
+                      "and a v4 UUID), apollo (service:GRAPH:key); gitleaks plaid-api-token (access-ENV-UUID)"),
+    SecretRule("saas_app_token", ("ngrok", "authtoken"), r"\b2[A-Za-z0-9]{26}_[0-9][A-Za-z0-9]{20}\b",
+               source="trufflehog ngrok (2, 26 characters, _, a digit and 20 more; its keyword ngrok or authtoken)"),
+    SecretRule("saas_app_token", ("asana",), r"\b[0-9]{1,2}/[0-9]{16,}(?:/[0-9]{16,})?:[A-Za-z0-9]{32,}\b",
+               source="trufflehog asanapersonalaccesstoken (N/USER:32, N/WORKSPACE/USER:32; its keyword asana)"),
+    SecretRule("payment_token", ("eaaa", "sq0c", "live_", "test_"),
+               r"\b(?:EAAA(?=[\w\-]{0,59}[0-9])[\w\-]{22,60}|(?:sandbox-)?sq0c[a-z]{2}-[\w\-]{40,50}"
+               r"|(?:live|test)_[a-f0-9]{35}|live_(?=[\w\-]{0,39}[0-9])[\w\-]{40})(?![\w\-])",
+               check="generated",
+               source="gitleaks square-access-token (EAAA), lob-api-key, gocardless-api-token (live_); trufflehog "
+                      "squareapp (sq0c.., sandbox-sq0c..), lob"),
+    SecretRule("vendor_access_token", ("00d", "sl.", "sk_"),
+               r"\b(?:00D[A-Za-z0-9]{12}![A-Za-z0-9_.]{90,}|sl\.(?:u\.)?[\w\-]{130,}|sk_[a-f0-9]{48}(?![\w\-]))",
+               source="trufflehog salesforce (a session id: the org id, which starts 00D, then !, 96 more), dropbox "
+                      "(sl., sl.u.), elevenlabs v2 (sk_ and 48 hex)"),
+    SecretRule("yandex_cloud_key", ("aqvn", "yc", "t1."),
+               r"\b(?:AQVN[\w\-]{35,38}|YC(?=[\w\-]{0,37}[0-9])[\w\-]{38}|t1\.[\w\-]+={0,2}\.[\w\-]{86}={0,2})"
+               r"(?![\w\-])",
+               source="gitleaks yandex-api-key (AQVN), yandex-aws-access-token (YC), yandex-access-token (t1.)"),
+    SecretRule("oauth_client_secret", ("s-s4t2", "sc_", "ext_", "scauth_", "authress_"),
+               r"\b(?:s-s4t2(?:ud|af)-[a-f0-9]{64}|(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[a-z0-9]{4,6}"
+               r"\.acc[_\-][a-z0-9\-]{10,32}\.[\w+/=\-]{30,120})(?![\w+/=\-])",
+               source="gitleaks intra42-client-secret (s-s4t2ud-), authress-service-client-access-key"),
+    SecretRule("sidekiq_credentials", ("contribsys",),
+               r"(?i:contribsys(?:__|\.)com)[\"']?(?:[ \t]*[=:][ \t\"']*|[ \t]+)(?P<s>[0-9a-f]{8}:[0-9a-f]{8})\b",
+               source="gitleaks sidekiq-secret: BUNDLE_ENTERPRISE__CONTRIBSYS__COM=user:pass, as bundler's variable "
+                      "and `bundle config enterprise.contribsys.com user:pass` hold it"),
+    SecretRule("sidekiq_credentials", ("contribsys",),
+               r"\b(?P<s>[0-9a-f]{8}:[0-9a-f]{8})@(?:gems|enterprise)\.contribsys\.com\b",
+               source="gitleaks sidekiq-sensitive-url: both halves of https://user:pass@enterprise.contribsys.com"),
+    SecretRule("cli_secret_argument", ("snyk auth",),
+               r"\bsnyk[ \t]+auth[ \t]+['\"]?(?P<s>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+               source="Snyk CLI: snyk auth <API_TOKEN> (gitleaks snyk-api-token: the token is a UUID)"),
     SecretRule("webhook_path", ("/hook", "/webhook"),
                r"\bhttps?://[^\s/?#@]{1,253}/(?:[^\s?#]{0,200}?/)?(?:web)?hooks?/"
                r"(?P<s>(?:catch/)?[A-Za-z0-9_\-]{6,}(?:/[A-Za-z0-9_\-]{6,}){0,3})", check="generated_with_digits",
