@@ -89,6 +89,11 @@ FLOORS = {
     # and 37/37, a second round of 5 files (Dask's and tornado's records without a time, gunicorn around mlflow) at
     # 2/6 and 26/26; its floor is the level its rules reached
     "wild/dev20": (0.96, 1.0),
+    # wild/dev22 (non-Python printers around GPU clusters: sanitizers and valgrind, Rust panics and anyhow/eyre
+    # reports, Java stacks under log4j heads, gdb thread dumps, glog/absl CHECK failures, UCX and Open MPI signal
+    # reports, nvidia-smi, JSON and config dumps) was scored blind at 36/50 and 86/87; after its rules 43/50 and
+    # 86/87; its floor is the level its rules reached
+    "wild/dev22": (0.85, 0.98),
 }
 
 
