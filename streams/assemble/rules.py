@@ -113,7 +113,8 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # valgrind writes "==PID== " before every line of its own output (m_libcassert/m_debuglog vmessage): the
     # prefix alone closes a message (a blank line of that writer); each message is then read by its shape
     # (an error's header and its stacks indented under it). (The sanitizers' "==PID==ERROR:" has no blank.)
-    ("valgrind", r"==\d+== ", "all", None),
+    # The prefix alone may come without its blank: copies and editors trim a line's trailing blanks.
+    ("valgrind", r"==\d+==(?: |\Z)", "all", None),
     # OpenMPI mpirun --tag-output: "[1,0]<stdout>:"
     ("mpi", r"\[\d+,\d+\]<(?:stdout|stderr)>: ?", "all", None),
     # horovodrun's own relay (Gloo, horovod.run's function mode, horovod.spark; runner/common/util/
@@ -706,15 +707,20 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # Open MPI's signal handler (opal/util/stacktrace.c show_stackframe): every line behind "[host:pid] ",
     # from "*** Process received signal ***" through the signal, its code, the address and the "[ N] "
     # frames of opal_backtrace_print to "*** End of error message ***" (under mpirun --tag-output each
-    # write of a frame is tagged, so "[1,1]<stderr>:" also comes inside a frame's line)
-    ("ompi_sig", r"\[[\w.-]+:\d+\] \*\*\* Process received signal \*\*\*", "*** Process received"),
-    ("ompi_sig_line", r"\[[\w.-]+:\d+\] (?:Signal: |Signal code: |Failing at address: |Associated errno: "
+    # write of a frame is tagged, so "[1,1]<stderr>:" also comes inside a frame's line). The "[host:pid] " is
+    # optional: a logger's head can take it as one of its fields (a date before it), and copies drop it
+    ("ompi_sig", r"(?:\[[\w.-]+:\d+\] )?\*\*\* Process received signal \*\*\*", "*** Process received"),
+    ("ompi_sig_line", r"(?:\[[\w.-]+:\d+\] )?(?:Signal: |Signal code: |Failing at address: |Associated errno: "
                       r"|\[ *\d+\] |\[\d+,\d+\]<std(?:err|out)>:)"),
-    ("ompi_sig_end", r"\[[\w.-]+:\d+\] \*\*\* End of error message \*\*\*"),
+    ("ompi_sig_end", r"(?:\[[\w.-]+:\d+\] )?\*\*\* End of error message \*\*\*"),
     # valgrind's preamble (coregrind/m_main.c print_preamble): the tool and its description, the copyright,
     # the version, the command (with -v more lines: the parent's pid, the options)
     ("vg_banner", r"(?:Memcheck|Helgrind|DRD|Cachegrind|Callgrind|Massif|DHAT|Lackey|Nulgrind), a ", ", a "),
     ("vg_banner_line", r"(?:Copyright \(C\) |Using Valgrind-|Command: |Parent PID: )"),
+    # valgrind's stack lines (coregrind/m_stacktrace.c VG_(apply_StackTrace) printing "at 0x..: fn (file)" for the
+    # first ip, "by 0x..: " for the callers), indented under the error's first line; copies that collapse the
+    # indentation after the "==PID==" prefix leave them at the body's start, still under that line
+    ("vg_frame", r"[ \t]*(?:at|by) 0x[0-9A-Fa-f]+: "),
     # Java Throwable.printStackTrace (and logback/log4j %throwable, V8 Error.stack "    at ...")
     ("j_uncaught", r"Exception in thread \"[^\"]*\" "),
     # (a Java frame is one also where a paste or a viewer stripped its indentation)
@@ -1559,6 +1565,7 @@ _ATTACH = {
     "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sigdump"),
     "dmlc_bt_head": ("announce", "dmlc_bt"), "dmlc_bt": (_S, "dmlc_bt"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
+    "vg_frame": (_S, "vg_frames"),
     # (TensorFlow's cpu_feature_guard record: its message's second line)
     "tf_cpu_hint": (_S, None),
     # (logging writes the stack with the record; asyncio the creation point with its handler's message)
@@ -2006,6 +2013,8 @@ MODES: dict[str, dict] = {
     "ompi_fatal": {"kind": "mpi_error", "on": {"ompi_fatal_line": (_S, None), "ompi_fatal_end": (_L, None)}},
     # valgrind's preamble: its fixed lines, to the prefix alone that closes it
     "vg_banner": {"kind": "valgrind", "on": {"vg_banner_line": (_S, None)}},
+    # valgrind's stack under an error's line or a description's ("Address 0x.. is ...", "Block was alloc'd at")
+    "vg_frames": {"kind": "valgrind", "on": {"vg_frame": (_S, None), "indent": (_S, None)}},
     # -- Node.js's uncaught exception report ------------------------------------------------------
     # the throw's location, its source line (any text: held until the caret confirms it), the caret,
     # after a blank line the error's first line, its message's further lines, its frames; then
@@ -2200,7 +2209,14 @@ MODES: dict[str, dict] = {
     # line that ends with ':'; the note or the backtrace is the printer's own end)
     "rust_panic": {"kind": "rust_panic",
                    "on": {"text": ("after_colon", None), "indent": (_C, None), "rust_note": (_L, None),
-                          "rust_bt_head": (_S, "rust_bt")}},
+                          "rust_bt_head": (_S, "rust_bt")},
+                   # (a payload that is an anyhow or eyre error's Debug, as `unwrap()` on an Err prints it: its
+                   # message, a blank line, "Caused by:" and the causes indented under it (anyhow's fmt.rs
+                   # debug); before Rust 1.73 the quote and the location close the last cause's line)
+                   "after_blank": {"rust_caused": (_S, "rust_panic_causes")}},
+    "rust_panic_causes": {"kind": "rust_panic",
+                          "on": {"indent": (_S, None), "rust_note": (_L, None), "rust_bt_head": (_S, "rust_bt"),
+                                 "rust_msg_tail": (_S, "rust_panic")}},
     # tracing-subscriber's Pretty event: its message's further lines (written as they are) held until
     # the "    at file:line" line (or a span's "    in" line, without locations) confirms them
     "tracing_pretty": {"kind": "rust_log", "on": {"at_path": (_S, None), "tracing_in": (_S, None), "text": (_T, None),
