@@ -1,8 +1,9 @@
 """Secrets probe: does any part of a secret survive the assemble path, and what else gets redacted?
 
-    python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds
+    python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds and dev14
+    python -m devtools.secret_probe generate dev14    # (re)write only dev14 (secret_probe_dev14)
     python -m devtools.secret_probe generate-shapes   # (re)write dev2 and holdout6 from secret_probe_shapes
-    python -m devtools.secret_probe leaks [dev|dev2|...|dev12|holdout|holdout6] [-v]
+    python -m devtools.secret_probe leaks [dev|dev2|...|dev14|holdout|holdout6] [-v]
     python -m devtools.secret_probe corpus [-v]       # redactions in the real corpora (false positives)
     python -m devtools.secret_probe decoys [-v]       # redactions in random-looking lines with no secret
 
@@ -33,7 +34,10 @@ tokenizer lines and masks as look-alikes) and ``dev11`` (credentials as debug an
 kubectl, HTTP and grpc traces, JVM config dumps, IaC output, connection strings, LDAP, OAuth, HashiCorp, CI; with ids,
 ETags, object keys, hashes, uids and masks as look-alikes) and ``dev12`` (vendors' token formats, key names in many
 notations, CLI arguments, URLs and webhooks, split PEM keys, cookies, SQL; with references, ciphertext, hashes, ids and
-masks as look-alikes) have such rows.
+masks as look-alikes) and ``dev14`` (:mod:`devtools.secret_probe_dev14`: credentials inside structured and encoded
+data: nested JSON, JSON in JSON strings, reprs, logfmt, form bodies, Basic auth, Kubernetes Secrets, env dumps, config
+prints, connection URLs, wrapped JWTs, SigV4, .netrc, registry configs, escaped PEM keys; with hashes, ids, masks, key
+names, paths and token counts as look-alikes) have such rows.
 
 The holdout fixture holds a random third of the kinds; score it only once the rules are done. ``dev2`` and
 ``holdout6`` are the third round (:mod:`devtools.secret_probe_shapes`: shapes taken from the programs that print
@@ -51,7 +55,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from devtools import CORPUS_DIR, secret_probe_shapes
+from devtools import CORPUS_DIR, secret_probe_dev14, secret_probe_shapes
 from devtools.secret_probe_kinds import cases, decoys, split
 from streams.assemble.pipeline import parse_files
 
@@ -61,9 +65,12 @@ CORPORA = ("training", "wild/dev", "loghub")
 _MARK = re.compile(r"\[REDACTED:(\w+)\]")
 
 
-def generate() -> None:
-    dev, holdout = split()
+def generate(only: str = "") -> None:
     FIXTURES.mkdir(parents=True, exist_ok=True)
+    print(f"dev14: {secret_probe_dev14.write(FIXTURES / 'dev14.jsonl')} cases")
+    if only == "dev14":
+        return
+    dev, holdout = split()
     for name, kinds in (("dev", dev), ("holdout", holdout)):
         with (FIXTURES / f"{name}.jsonl").open("w") as f:
             for kd in kinds:
@@ -197,7 +204,7 @@ def main(argv: list[str]) -> int:
     cmd = argv[1] if len(argv) > 1 else "leaks"
     verbose = "-v" in argv
     if cmd == "generate":
-        generate()
+        generate(next((a for a in argv[2:] if not a.startswith("-")), ""))
         return 0
     if cmd == "generate-shapes":
         generate_shapes()
