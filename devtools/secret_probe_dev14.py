@@ -34,7 +34,7 @@ _rng = random.Random(14014)
 _TS = "2026-05-01 10:14:22,481"
 _ISO = "2026-05-01T10:14:22.481Z"
 
-K8S_SECRET = "https://kubernetes.io/docs/concepts/configuration/secret/"
+K8S_SECRETS = "https://kubernetes.io/docs/concepts/configuration/secret/"
 KUBECTL_DESCRIBE = "https://kubernetes.io/docs/reference/kubectl/generated/kubectl_describe/"
 GO_FMT = "https://pkg.go.dev/fmt#hdr-Printing"
 LOGFMT = "https://brandur.org/logfmt"
@@ -84,6 +84,11 @@ def jwt() -> str:
 
 def pem_body(lines: int = 6) -> list[str]:
     return [rand(70, B64) for _ in range(lines)] + [rand(24, B64) + "=="]
+
+
+def fold(line: str, width: int) -> list[str]:
+    """``line`` cut every ``width`` characters, as a terminal or fold(1) wraps it."""
+    return [line[i:i + width] for i in range(0, len(line), width)]
 
 
 Case = tuple[str, str, str, list[tuple[str, str]]]
@@ -322,12 +327,12 @@ def _kubernetes() -> list[Case]:
     f: list[Case] = []
     add = f.append
     pw = b64(password(20))
-    add(("k8s_secret_data", "kubectl get secret -o yaml, data values base64 (" + K8S_SECRET + ")", pw, [
+    add(("k8s_secret_data", "kubectl get secret -o yaml, data values base64 (" + K8S_SECRETS + ")", pw, [
         ("get_yaml", "apiVersion: v1\ndata:\n  password: {s}\n  username: " + b64("trainer") + "\nkind: Secret\n"
                      "metadata:\n  name: pg-creds\n  namespace: ml\ntype: Opaque"),
     ]))
     tok = b64(rand(40, ALNUM))
-    add(("k8s_secret_data", "kubectl get secret -o json (" + K8S_SECRET + ")", tok, [
+    add(("k8s_secret_data", "kubectl get secret -o json (" + K8S_SECRETS + ")", tok, [
         ("get_json", '{\n    "apiVersion": "v1",\n    "data": {\n        "api-token": "{s}"\n    },\n'
                      '    "kind": "Secret",\n    "metadata": {\n        "name": "wandb",\n        "namespace": "ml"'
                      '\n    },\n    "type": "Opaque"\n}'),
@@ -341,13 +346,13 @@ def _kubernetes() -> list[Case]:
     ]))
     key = rand(40, B64)
     add(("k8s_secret_stringdata", "a Secret manifest with stringData printed by kubectl apply --dry-run=client "
-         "-o yaml (" + K8S_SECRET + ")", key, [
+         "-o yaml (" + K8S_SECRETS + ")", key, [
         ("string_data", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s3-creds\nstringData:\n"
                         "  AWS_ACCESS_KEY_ID: AKIA" + rand(16, UPPER_DIGITS) + "\n  AWS_SECRET_ACCESS_KEY: {s}\n"
                         "type: Opaque"),
     ]))
     t = jwt()
-    add(("k8s_sa_token_data", "a service-account token Secret: data.token base64 of a JWT (" + K8S_SECRET + ")",
+    add(("k8s_sa_token_data", "a service-account token Secret: data.token base64 of a JWT (" + K8S_SECRETS + ")",
          b64(t)[:200], [
         ("sa_token", "apiVersion: v1\ndata:\n  ca.crt: " + b64("-----BEGIN CERTIFICATE-----\nMIIB")
                      + "\n  namespace: " + b64("ml") + "\n  token: " + b64(t) + "\nkind: Secret\ntype: "
@@ -520,17 +525,17 @@ def _wrapped_and_signed() -> list[Case]:
     f: list[Case] = []
     add = f.append
     t = jwt()
-    cut = 70
-    wrapped = t[:cut] + "\n" + t[cut:]
+    lines = fold("token:      " + t, 80)
     add(("jwt_wrapped", "a JWT wrapped by the terminal at 80 columns (kubectl describe secret, token line; "
-         + KUBECTL_DESCRIBE + ")", wrapped, [
-        ("describe_wrapped", "Data\n====\nca.crt:     1099 bytes\nnamespace:  2 bytes\ntoken:      " + wrapped),
+         + KUBECTL_DESCRIBE + ")", "\n".join([lines[0][len("token:      "):], *lines[1:]]), [
+        ("describe_wrapped", "Data\n====\nca.crt:     1099 bytes\nnamespace:  2 bytes\n" + "\n".join(lines)),
     ]))
     t2 = jwt()
-    cut2 = 100
-    add(("jwt_wrapped", "a JWT in an Authorization header wrapped over two lines by fold -w 120 "
-         "(https://www.rfc-editor.org/rfc/rfc7519)", t2[:cut2] + "\n" + t2[cut2:], [
-        ("header_wrapped", "> Authorization: Bearer " + t2[:cut2] + "\n" + t2[cut2:]),
+    lines = fold("> Authorization: Bearer " + t2, 120)
+    add(("jwt_wrapped", "a JWT in an Authorization header folded by fold -w 120 "
+         "(https://www.gnu.org/software/coreutils/manual/html_node/fold-invocation.html)",
+         "\n".join([lines[0][len("> Authorization: Bearer "):], *lines[1:]]), [
+        ("header_wrapped", "\n".join(lines)),
     ]))
     sig = rand(64, HEX)
     add(("sigv4_signature", "an AWS SigV4 Authorization header (" + SIGV4 + "), botocore debug", sig, [
@@ -574,8 +579,9 @@ def _look_alikes() -> list[tuple[str, str, str, str]]:
     plain_b64 = b64("training-config-v3")
     ns_b64 = b64("ml-prod")
     pub = "AAAAC3NzaC1lZDI1NTE5AAAAI" + rand(43, B64)
-    rows = [
-        ("sha256_digest", "docker inspect RepoDigests", sha64, f'"RepoDigests": ["ghcr.io/acme/trainer@sha256:{sha64}"]'),
+    return [
+        ("sha256_digest", "docker inspect RepoDigests", sha64,
+         f'"RepoDigests": ["ghcr.io/acme/trainer@sha256:{sha64}"]'),
         ("k8s_uid_json", "kubectl get -o json", uid, '{"metadata":{"name":"trainer-0","uid":"' + uid + '"}}'),
         ("request_id_json", "a JSON access log", (rq := uuid4()),
          '{"level":30,"req":{"id":"' + rq + '","headers":{"x-request-id":"' + rq + '"}},"msg":"ok"}'),
@@ -627,7 +633,8 @@ def _look_alikes() -> list[tuple[str, str, str, str]]:
          "Authorization scope: SignedHeaders=host;x-amz-content-sha256 region=us-east-1"),
         ("amz_content_sha", "x-amz-content-sha256 (a payload hash)", (ph := rand(64, HEX)),
          f"> x-amz-content-sha256: {ph}"),
-        ("amz_unsigned", "x-amz-content-sha256 unsigned", "UNSIGNED-PAYLOAD", "> x-amz-content-sha256: UNSIGNED-PAYLOAD"),
+        ("amz_unsigned", "x-amz-content-sha256 unsigned", "UNSIGNED-PAYLOAD",
+         "> x-amz-content-sha256: UNSIGNED-PAYLOAD"),
         ("go_struct_no_secret", "Go %+v of a struct without secrets", "{Host:pg.internal Port:5432 User:trainer}",
          "2026/05/01 10:14:22 config: {Host:pg.internal Port:5432 User:trainer}"),
         ("go_map_no_secret", "Go map without secrets", "map[addr:redis:6379 db:0]",
@@ -653,8 +660,8 @@ def _look_alikes() -> list[tuple[str, str, str, str]]:
          '{"model":{"id":"meta-llama/Llama-3-8B","revision":"' + rv + '"}}'),
         ("token_count_json", "token counts in a JSON usage", '"prompt_tokens":"812"',
          '{"usage":{"prompt_tokens":"812","completion_tokens":"97"}}'),
-        ("tokens_per_sec", "a throughput logfmt", "tokens_per_sec=1523.4",
-         "level=info step=100 tokens_per_sec=1523.4 loss=2.31"),
+        ("batched_tokens", "vLLM's engine arguments", "max_num_batched_tokens=8192",
+         "INFO llm_engine.py:161 Initializing an LLM engine with config: max_num_batched_tokens=8192, seed=0"),
         ("tokenizer_key", "a tokenizer option", "pad_token=<|endoftext|>",
          "tokenizer: pad_token=<|endoftext|> eos_token=<|endoftext|>"),
         ("basic_auth_word", "an auth scheme name", "auth_type: basic", "registry:\n  auth_type: basic\n  url: x"),
@@ -666,9 +673,9 @@ def _look_alikes() -> list[tuple[str, str, str, str]]:
         ("sha1_etag_json", "an ETag in JSON", (et := rand(32, HEX)), '{"headers":{"etag":"\\"' + et + '\\""}}'),
         ("base64_json_config", "base64 of a plain JSON config in a log", (bc := b64('{"lr": 0.001, "bs": 32}')),
          f"INFO launcher: config_b64={bc}"),
-        ("env_ref_placeholder", "a placeholder", "${DB_PASSWORD}", "DATABASE_URL=postgresql://ml:${DB_PASSWORD}@pg/runs"),
+        ("env_ref_placeholder", "a placeholder", "${DB_PASSWORD}",
+         "DATABASE_URL=postgresql://ml:${DB_PASSWORD}@pg/runs"),
     ]
-    return rows
 
 
 def rows() -> list[dict[str, str]]:

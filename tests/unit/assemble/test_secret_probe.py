@@ -18,7 +18,10 @@ traces, grpc metadata, JVM config dumps, IaC and Ansible output, connection stri
 HashiCorp tokens, CI variables; with request and trace ids, ETags, object keys, hashes, uids and masks that must stay),
 ``dev12`` the thirteenth (vendors' token formats, key names in XML, INI, YAML and reprs, CLI arguments, URLs and
 webhooks, PEM keys split over lines, cookies and SQL credentials; with references to where a secret is kept, ciphertext,
-hashes, ids, masks and cookies that hold no credential).
+hashes, ids, masks and cookies that hold no credential), ``dev14`` the fifteenth (credentials inside structured and
+encoded data: nested JSON, JSON in JSON strings, reprs, logfmt, form bodies, Basic auth, Kubernetes Secrets, env dumps,
+ML tools' configs, database URLs, wrapped JWTs, SigV4, .netrc, registry configs, escaped PEM keys; with hashes, ids,
+masks, key names, paths and token counts that must stay).
 The holdout fixtures are scored by hand (``python -m devtools.secret_probe leaks holdout|holdout6``), not here."""
 
 from __future__ import annotations
@@ -200,6 +203,16 @@ def test_no_dev12_probe_credential_survives_and_its_look_alikes_stay(tmp_path: P
     and JWTs; SQL credentials; and what must stay: ARNs, op:// and Helm references, SOPS and SealedSecret
     ciphertext, hashes, digests, ids, masks, public keys and a load balancer's cookie."""
     holds_with_look_alikes("dev12", tmp_path, min_secrets=200, min_kept=45)
+
+
+def test_no_dev14_probe_credential_survives_and_its_look_alikes_stay(tmp_path: Path) -> None:
+    """Credentials inside structured and encoded data (:mod:`devtools.secret_probe_dev14`): JSON records with the
+    secret at depth, JSON serialized inside a JSON string, Python, Ruby and Go reprs, logfmt, URL-encoded bodies and
+    query strings, HTTP Basic auth, Kubernetes Secret manifests, docker inspect and kubectl describe environments,
+    env dumps, ML tools' YAML and TOML, database URLs, JWTs wrapped at a terminal's width, SigV4 headers, .netrc,
+    npm, pip and git credentials, JSON-escaped private keys; and what must stay: digests, ids, base64 of plain data,
+    public keys, masks, token counts, key names without values and paths to key files."""
+    holds_with_look_alikes("dev14", tmp_path, min_secrets=80, min_kept=50)
 
 
 def test_random_looking_lines_without_secrets_are_not_redacted(tmp_path: Path) -> None:
