@@ -678,6 +678,200 @@ def _look_alikes() -> list[tuple[str, str, str, str]]:
     ]
 
 
+def _more_reprs_and_encodings() -> list[Case]:  # noqa: PLR0915 - one statement per case: a table
+    """A second batch, written and scored blind after the first: other languages' reprs, more encodings and
+    launchers' argument forms."""
+    f: list[Case] = []
+    add = f.append
+    pw = password(18)
+    add(("java_tostring", "a Java record / Lombok @ToString repr (https://projectlombok.org/features/ToString)", pw, [
+        ("lombok", "INFO  c.a.m.DbConfig - DataSourceProperties(url=jdbc:postgresql://pg/ml, username=ml, "
+                   "password={s}, driverClassName=org.postgresql.Driver)"),
+        ("java_record", "DEBUG ConnectionSpec[host=pg.internal, user=ml, password={s}]"),
+    ]))
+    key = rand(40, URLSAFE)
+    add(("rust_debug", "Rust #[derive(Debug)] output, flat and pretty {:#?} "
+         "(https://doc.rust-lang.org/std/fmt/trait.Debug.html)", key, [
+        ("rust_debug_flat", 'DEBUG client: Config { endpoint: "https://api.acme.io", api_key: "{s}", retries: 3 }'),
+        ("rust_debug_pretty", 'Config {\n    endpoint: "https://api.acme.io",\n    api_key: "{s}",\n    retries: 3,'
+                              '\n}'),
+    ]))
+    pw = password(16)
+    add(("kotlin_data_class", "Kotlin data class toString (https://kotlinlang.org/docs/data-classes.html)", pw, [
+        ("kotlin", "I/Auth: Credentials(user=svc-train, password={s}, realm=ml)"),
+    ]))
+    pw = rand(20, ALNUM)
+    add(("elixir_map", "Elixir inspect of a keyword list and a map (https://hexdocs.pm/elixir/Inspect.html)", pw, [
+        ("elixir_keyword", '[debug] Repo config: [hostname: "pg.internal", username: "ml", password: "{s}", '
+                           'database: "runs"]'),
+        ("elixir_map", '[info] %{"password" => "{s}", "user" => "ml"}'),
+    ]))
+    pw = rand(20, ALNUM)
+    add(("php_print_r", "PHP print_r and var_dump of an array (https://www.php.net/manual/en/function.print-r.php)",
+         pw, [
+        ("print_r", "Array\n(\n    [host] => db.internal\n    [password] => {s}\n    [port] => 3306\n)"),
+        ("var_dump", 'array(2) {\n  ["user"]=>\n  string(2) "ml"\n  ["password"]=>\n  string(20) "{s}"\n}'),
+    ]))
+    pw = rand(20, ALNUM)
+    add(("go_nested_struct", "Go fmt %+v of a nested struct and %#v of a map (" + GO_FMT + ")", pw, [
+        ("go_nested_plusv", "2026/05/01 10:14:22 cfg: {Server:{Port:8080} DB:{User:ml Password:{s} Host:pg} "
+                            "Debug:true}"),
+        ("go_sharpv_map", '2026/05/01 10:14:22 map[string]string{"password":"{s}", "user":"ml"}'),
+    ]))
+    pw = rand(18, ALNUM)
+    add(("dotnet_anonymous", ".NET anonymous type ToString (https://learn.microsoft.com/en-us/dotnet/csharp/"
+         "fundamentals/types/anonymous-types)", pw, [
+        ("dotnet", "info: Worker[0] settings { Host = pg.internal, User = ml, Password = {s} }"),
+    ]))
+    pw = password(18)
+    add(("json_unicode_escaped", "a JSON string whose quotes are \\u0022 escapes (Go encoding/json with "
+         "SetEscapeHTML; https://pkg.go.dev/encoding/json#Marshal)", pw, [
+        ("u0022", '{"level":"info","msg":"payload","body":"{\\u0022user\\u0022:\\u0022ml\\u0022,'
+                  '\\u0022password\\u0022:\\u0022{s}\\u0022}"}'),
+    ]))
+    tok = rand(40, URLSAFE)
+    add(("python_bytes_json", "a Python bytes repr of a JSON body (httpx/requests debug; "
+         "https://docs.python.org/3/library/stdtypes.html#bytes)", tok, [
+        ("bytes_body", _TS + ' DEBUG httpcore: send_request_body.started body=b\'{"refresh_token": "{s}", '
+                             '"grant_type": "refresh_token"}\''),
+    ]))
+    auth = b64url(json.dumps({"username": "ci-bot", "password": rand(24, ALNUM),
+                              "serveraddress": "harbor.acme.io"}).encode())
+    add(("docker_registry_auth_header", "the Docker Engine API's X-Registry-Auth header, base64url JSON "
+         "(https://docs.docker.com/reference/api/engine/version/v1.45/#section/Authentication)", auth, [
+        ("x_registry_auth", "> POST /v1.45/images/create?fromImage=harbor.acme.io%2Fml%2Ftrainer HTTP/1.1\n"
+                            "> X-Registry-Auth: {s}"),
+    ]))
+    key = b64(f"{rand(20, ALNUM)}:{rand(22, ALNUM)}")
+    add(("elastic_apikey_header", "Elasticsearch's Authorization: ApiKey base64(id:key) "
+         "(https://www.elastic.co/guide/en/elasticsearch/reference/current/security-api-create-api-key.html)", key, [
+        ("apikey_header", "> GET /_cluster/health HTTP/1.1\n> Authorization: ApiKey {s}"),
+    ]))
+    tok = rand(40, HEX)
+    add(("token_scheme_header", "Authorization: Token (Django REST framework TokenAuthentication; "
+         "https://www.django-rest-framework.org/api-guide/authentication/#tokenauthentication)", tok, [
+        ("drf_token", "send: b'GET /api/runs/ HTTP/1.1\r\nAuthorization: Token {s}\r\n\r\n'"),
+        ("httpx_headers", "DEBUG httpx: Headers({'host': 'label.acme.io', 'authorization': 'Token {s}'})"),
+    ]))
+    pw = password(16)
+    add(("helm_set", "helm install --set with a password among other values (https://helm.sh/docs/helm/helm_install/)",
+         pw.replace(",", "x"), [
+        ("helm_set", "+ helm upgrade --install mlflow ./chart --set auth.username=ml,auth.password={s},replicas=2"),
+    ]))
+    key = rand(40, HEX)
+    add(("systemd_environment", "systemctl cat's Environment= line (https://www.freedesktop.org/software/systemd/man/"
+         "latest/systemd.exec.html#Environment=)", key, [
+        ("systemd_env", '# /etc/systemd/system/trainer.service\n[Service]\nEnvironment="NCCL_DEBUG=INFO" '
+                        '"WANDB_API_KEY={s}"\nExecStart=/usr/bin/python train.py'),
+    ]))
+    tok = "hf_" + rand(34, ALNUM)
+    add(("docker_history_env", "docker history --no-trunc of an image built with a token in ENV "
+         "(https://docs.docker.com/reference/cli/docker/image/history/)", tok, [
+        ("history", "<missing>   3 days ago   /bin/sh -c #(nop)  ENV HF_TOKEN={s}   0B"),
+    ]))
+    tok = "hf_" + rand(34, ALNUM)
+    add(("ray_runtime_env_json", "ray job submit --runtime-env-json (https://docs.ray.io/en/latest/cluster/"
+         "running-applications/job-submission/cli.html)", tok, [
+        ("runtime_env", "+ ray job submit --address http://head:8265 --runtime-env-json='{\"env_vars\": "
+                        "{\"HF_TOKEN\": \"{s}\"}, \"working_dir\": \".\"}' -- python train.py"),
+    ]))
+    key = rand(40, HEX)
+    add(("slurm_export", "sbatch/srun --export with a value (https://slurm.schedmd.com/sbatch.html#OPT_export)", key, [
+        ("sbatch_export", "+ sbatch --export=ALL,WANDB_API_KEY={s},NCCL_DEBUG=INFO job.sh"),
+    ]))
+    pw = rand(20, ALNUM)
+    add(("toml_inline_table", "a TOML inline table (https://toml.io/en/v1.0.0#inline-table)", pw, [
+        ("inline_table", 'database = { host = "pg.internal", user = "ml", password = "{s}" }'),
+    ]))
+    pw = rand(20, ALNUM)
+    add(("terraform_plan_attr", "terraform plan of an attribute not marked sensitive "
+         "(https://developer.hashicorp.com/terraform/cli/commands/plan)", pw, [
+        ("tf_plan", '  + resource "aws_db_instance" "runs" {\n      + engine          = "postgres"\n'
+                    '      + master_password = "{s}"\n      + username        = "ml"'),
+    ]))
+    pw = rand(20, ALNUM)
+    add(("mongo_create_user", "mongosh db.createUser with pwd (https://www.mongodb.com/docs/manual/reference/method/"
+         "db.createUser/)", pw, [
+        ("create_user", 'test> db.createUser({ user: "ml", pwd: "{s}", roles: [ "readWrite" ] })'),
+    ]))
+    pw = rand(20, ALNUM)
+    add(("redis_monitor_auth", "redis-cli MONITOR showing an AUTH command (https://redis.io/docs/latest/commands/"
+         "monitor/)", pw, [
+        ("monitor", '1777630462.481234 [0 10.0.3.7:51234] "AUTH" "default" "{s}"'),
+    ]))
+    tok = "tk-" + rand(40, LOWER_DIGITS)
+    add(("anaconda_url_token", "an anaconda.org channel URL with a token in its path (/t/<token>/) "
+         "(https://docs.anaconda.com/anacondaorg/user-guide/tasks/work-with-tokens/)", tok, [
+        ("condarc", "channels:\n  - https://conda.anaconda.org/t/{s}/acme-ml\n  - conda-forge"),
+    ]))
+    sig = quote(rand(43, B64) + "=", safe="")
+    add(("azure_sas_sig", "an Azure SAS URL whose sig is percent-encoded (https://learn.microsoft.com/en-us/rest/api/"
+         "storageservices/create-service-sas)", sig, [
+        ("sas_url", "azcopy: copying https://acmeml.blob.core.windows.net/ckpt/step-100.pt?sv=2022-11-02&ss=b&srt=o"
+                    "&sp=r&se=2026-05-02T00:00:00Z&sig={s}"),
+    ]))
+    st = quote("IQoJb3JpZ2luX2Vj" + rand(200, B64), safe="")
+    add(("s3_presigned_token", "an S3 presigned URL's X-Amz-Security-Token, percent-encoded (" + SIGV4 + ")", st, [
+        ("presigned", "GET https://ckpt.s3.amazonaws.com/step-100.pt?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+                      "&X-Amz-Security-Token={s}&X-Amz-Expires=3600"),
+    ]))
+    body = pem_body(5)
+    add(("pem_crlf_escaped", "a private key JSON-escaped with \\r\\n (a Windows-made key in a JSON config)",
+         "\n".join(body), [
+        ("crlf_json", '{"sftp":{"host":"sftp.acme.io","private_key":"-----BEGIN RSA PRIVATE KEY-----\\r\\n'
+                      + "\\r\\n".join(body) + '\\r\\n-----END RSA PRIVATE KEY-----"}}'),
+    ]))
+    body = pem_body(5)
+    add(("pem_one_line_env", "a private key in an env var with its newlines turned to spaces "
+         "(docker run -e of a key file read with $(cat ...) | tr)", " ".join(body), [
+        ("env_spaces", "SSH_PRIVATE_KEY=-----BEGIN OPENSSH PRIVATE KEY----- " + " ".join(body)
+                       + " -----END OPENSSH PRIVATE KEY-----"),
+    ]))
+    return f
+
+
+def _more_look_alikes() -> list[tuple[str, str, str, str]]:
+    """(context, source, keep, text): the second batch's look-alikes."""
+    return [
+        ("pwd_working_dir", "a shell's working directory", "PWD=/workspace/llm", "HOME=/root\nPWD=/workspace/llm"),
+        ("pwd_yaml", "a working directory in YAML", "pwd: /home/ml/project", "job:\n  pwd: /home/ml/project"),
+        ("nsswitch_passwd", "nsswitch.conf", "passwd:         files systemd", "passwd:         files systemd"),
+        ("tf_sensitive", "terraform's sensitive mask", "(sensitive value)",
+         "      + master_password = (sensitive value)"),
+        ("tf_known_after", "terraform's unknown value", "(known after apply)",
+         "      + password = (known after apply)"),
+        ("lombok_masked", "a masked Java toString", "password=****",
+         "DataSourceProperties(username=ml, password=****)"),
+        ("rust_redacted", "a Rust Debug that hides its key", '"<redacted>"', 'Config { api_key: "<redacted>" }'),
+        ("api_key_env_name", "a config naming the env var that holds a key", "api_key_env: OPENAI_API_KEY",
+         "llm:\n  api_key_env: OPENAI_API_KEY"),
+        ("password_file", "a path to a password file", "--password-file=/run/secrets/pg",
+         "+ pg_dump --password-file=/run/secrets/pg runs"),
+        ("password_stdin", "docker login --password-stdin", "--password-stdin",
+         "+ docker login -u ci --password-stdin ghcr.io"),
+        ("token_budget", "a context length", "max_model_len=128000", "vllm: max_model_len=128000 dtype=bfloat16"),
+        ("credential_source", "an AWS config credential source", "credential_source = Ec2InstanceMetadata",
+         "[profile ml]\ncredential_source = Ec2InstanceMetadata"),
+        ("role_arn", "an AWS role ARN", "arn:aws:iam::123456789012:role/ml-trainer",
+         "role_arn = arn:aws:iam::123456789012:role/ml-trainer"),
+        ("go_values_only", "Go %v of a struct without secrets", "{pg.internal 5432 runs}",
+         "2026/05/01 10:14:22 target: {pg.internal 5432 runs}"),
+        ("x_amz_signed_headers", "presigned URL's public parameters", "X-Amz-SignedHeaders=host",
+         "GET /o?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-SignedHeaders=host&X-Amz-Expires=3600"),
+        ("sas_permissions", "a SAS URL's public parameters", "sp=r&se=2026-05-02",
+         "azcopy: list https://acmeml.blob.core.windows.net/ckpt?sp=r&se=2026-05-02"),
+        ("print_r_plain", "PHP print_r without secrets", "[host] => db.internal",
+         "Array\n(\n    [host] => db.internal\n    [port] => 3306\n)"),
+        ("elixir_plain", "Elixir keyword list without secrets", 'hostname: "pg.internal"',
+         '[debug] Repo config: [hostname: "pg.internal", database: "runs"]'),
+        ("auth_mechanism", "an auth mechanism name", "authMechanism=SCRAM-SHA-256",
+         "mongodb://ml@mongo.internal/?authMechanism=SCRAM-SHA-256"),
+        ("key_vault_ref", "a Key Vault reference",
+         "@Microsoft.KeyVault(SecretUri=https://kv.vault.azure.net/secrets/pg/)",
+         "DB_PASSWORD=@Microsoft.KeyVault(SecretUri=https://kv.vault.azure.net/secrets/pg/)"),
+    ]
+
+
 def rows() -> list[dict[str, str]]:
     _rng.seed(14014)
     out: list[dict[str, str]] = []
@@ -689,6 +883,12 @@ def rows() -> list[dict[str, str]]:
                 out.append({"kind": kind, "source": source, "context": ctx, "secret": secret,
                             "text": text.replace("{s}", secret)})
     for ctx, source, keep, text in _look_alikes():
+        out.append({"kind": "not_a_secret", "source": source, "context": ctx, "keep": keep, "text": text})
+    for kind, source, secret, contexts in _more_reprs_and_encodings():
+        for ctx, text in contexts:
+            out.append({"kind": kind, "source": source, "context": ctx, "secret": secret,
+                        "text": text.replace("{s}", secret)})
+    for ctx, source, keep, text in _more_look_alikes():
         out.append({"kind": "not_a_secret", "source": source, "context": ctx, "keep": keep, "text": text})
     return out
 
