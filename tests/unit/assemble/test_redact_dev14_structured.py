@@ -1,7 +1,7 @@
 """Credentials of the fifteenth probe round (dev14, structured and encoded data) that the rules missed: a JWT that a
 terminal or fold(1) wrapped at its width, its lines left as events of their own (kubectl describe secret's token,
 curl -v's Authorization header, a bare token in prose); and what must stay: a line after a whole JWT, a word after a
-cut one, narrow lines."""
+cut one, narrow lines, and nsswitch.conf's ``passwd:`` line (the services that look the database up)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
+
 from streams.assemble.pipeline import parse_files
+from streams.assemble.redact import Redactor
 
 SIGNATURE = "Qm9xT2Z3cE1hY2hpbmVfbWFkZS1zaWduYXR1cmUtYnl0ZXM" * 7
 
@@ -76,3 +79,20 @@ def test_lines_after_a_whole_token_and_words_after_a_cut_one_stay(tmp_path: Path
     assert "c0d3f5a8b1e94d7f" in messages
     assert "Mounts" in messages
     assert "k7Zp2vR4xTL9wdQm" in messages
+
+
+@pytest.mark.parametrize("line", [
+    "passwd:         files systemd",
+    "passwd:     compat",
+    "passwd:         files [NOTFOUND=return] sss",
+])
+def test_nsswitch_conf_passwd_line_names_services_not_a_password(line: str) -> None:
+    assert Redactor()(line) == line
+
+
+@pytest.mark.parametrize(("line", "secret"), [
+    ("passwd: Xy7kP2mQ9wLd", "Xy7kP2mQ9wLd"),
+    ("db_passwd: files", "files"),  # not nsswitch's database name: a password that is a word
+])
+def test_a_password_under_passwd_is_still_redacted(line: str, secret: str) -> None:
+    assert secret not in Redactor()(line)
