@@ -72,8 +72,8 @@ _REDACTED_MARK = re.compile(r"\[REDACTED:\w+\]")
 # next lines, each as wide as the first but the last. The head is the last word of a line; it is cut when it has no
 # signature yet or one shorter than HS256's 43 characters.
 _JWT_LINE_HEAD = re.compile(r"(?<![A-Za-z0-9_\-.])eyJ[A-Za-z0-9_\-.]{8,}(?=[ \t]*\r?$)")
-_JWT_LINE_TAIL = re.compile(r"[ \t]*(?P<t>[A-Za-z0-9_\-.]+)[ \t]*\r?")
-_JWT_PART = re.compile(r"[A-Za-z0-9_\-]*")
+_JWT_LINE_TAIL = re.compile(r"[A-Za-z0-9_\-.]+")  # the whole line, its blanks stripped
+_JWT_PART = re.compile(r"[A-Za-z0-9_\-]+")
 JWT_SIGNATURE_MIN = 43
 JWT_WRAP_MIN = 40  # narrower lines are no terminal's width
 JWT_TEXTS = 256
@@ -665,11 +665,12 @@ def _jwt_line(state: tuple[str, int] | None, line: str) -> tuple[tuple[str, int]
     text = line.rstrip("\r")
     if state is not None:
         head, width = state
-        tail = _JWT_LINE_TAIL.fullmatch(line)
-        if tail is not None and (len(tail["t"]) >= JWT_WRAP_MIN // 2 or not tail["t"].isalpha()) \
-                and _jwt_prefix(head + tail["t"]):
-            return ((head + tail["t"], width) if len(text) >= width else None,
-                    line[:tail.start("t")] + "[REDACTED:jwt]" + line[tail.end("t"):])
+        word = text.strip(" \t")
+        if _JWT_LINE_TAIL.fullmatch(word) and (len(word) >= JWT_WRAP_MIN // 2 or not word.isalpha()) \
+                and _jwt_prefix(head + word):
+            start = text.index(word)
+            return ((head + word, width) if len(text) >= width else None,
+                    line[:start] + "[REDACTED:jwt]" + line[start + len(word):])
     cut = _JWT_LINE_HEAD.search(text)
     if cut is None or len(text) < JWT_WRAP_MIN or not _jwt_prefix(cut.group()):
         return None, None
@@ -684,7 +685,7 @@ def _jwt_line(state: tuple[str, int] | None, line: str) -> tuple[tuple[str, int]
 def _jwt_prefix(text: str) -> bool:
     """``text`` is the start of a JWT: up to three base64url parts, the head and the claims each JSON (``eyJ``)."""
     parts = text.split(".")
-    return (len(parts) <= 3 and all(_JWT_PART.fullmatch(p) for p in parts) and text.startswith("eyJ")
+    return (len(parts) <= 3 and all(not p or _JWT_PART.fullmatch(p) for p in parts) and text.startswith("eyJ")
             and (len(parts) == 1 or parts[1].startswith("eyJ"[:len(parts[1])])))
 
 
