@@ -67,6 +67,16 @@ _MANIFEST_HEAD = re.compile(r"apiVersion:[ \t]*[\w./\-]+[ \t]*")
 _BASE64_VALUE = re.compile(r"[\"']?(?P<b>[A-Za-z0-9+/]{6,}={0,2})[\"']?")
 MANIFEST_EVENTS = 16  # top-level keys of one manifest: a Secret's data follows its kind within these
 _REDACTED_MARK = re.compile(r"\[REDACTED:\w+\]")
+# A terminal or fold(1) wraps a long word at its width without indenting the rest: a JWT that ends a line (kubectl
+# describe secret's token at 80 columns, a curl -v Authorization header through fold -w) goes on at the start of the
+# next lines, each as wide as the first but the last. The head is the last word of a line; it is cut when it has no
+# signature yet or one shorter than HS256's 43 characters.
+_JWT_LINE_HEAD = re.compile(r"(?<![A-Za-z0-9_\-.])eyJ[A-Za-z0-9_\-.]{8,}(?=[ \t]*\r?$)")
+_JWT_LINE_TAIL = re.compile(r"[A-Za-z0-9_\-.]+")  # the whole line, its blanks stripped
+_JWT_PART = re.compile(r"[A-Za-z0-9_\-]+")
+JWT_SIGNATURE_MIN = 43
+JWT_WRAP_MIN = 40  # narrower lines are no terminal's width
+JWT_TEXTS = 256
 # A line that says a password, secret or token was just set, whose value the tool prints next.
 _ANNOUNCED = re.compile(r"(?i)\b(?:password|passphrase|secret|token)\b[^\r\n]{0,80}\b(?:successfully )?"
                         r"(?:reset|generated|created|changed|rotated)\b[.!]?[ \t]*$")
@@ -248,6 +258,8 @@ class Redactor:
         self._record_keys: dict[tuple[Any, ...], bool] = {}  # key sets of maps: may they hold a named value?
         self._last: str | None = None  # the last text returned redacted: not looked at twice
         self._pem_open: dict[tuple[Any, ...], bool] = {}  # sources inside a private key split across events
+        self._jwt_open: dict[tuple[Any, ...], tuple[str, int]] = {}  # sources whose last line ends in a cut JWT
+        self._jwt_texts: dict[str, str] = {}  # redacted texts that held a JWT's start: what they were before
         self._manifest_open: dict[tuple[Any, ...], int] = {}  # sources inside a Secret manifest: events left
         self._manifest_head: dict[tuple[Any, ...], bool] = {}  # sources whose last event began a manifest
         self._reply_name: dict[tuple[Any, ...], tuple[int, str]] = {}  # sources whose last event named a secret
@@ -332,6 +344,10 @@ class Redactor:
         parts.append(text[pos:])
         out = "".join(parts)
         self._last = out
+        if "eyJ" in text:  # the message's builder redacts it before output() looks for a JWT cut at its end
+            if len(self._jwt_texts) >= JWT_TEXTS:
+                self._jwt_texts.clear()
+            self._jwt_texts[out] = text
         return out
 
     def _mapped_spans(self, text: str) -> list[tuple[int, int, str]]:
@@ -451,11 +467,14 @@ class Redactor:
         if msg and (self._columns or any(t in msg for t in _SECRET_TITLES)):
             # (before the other rules, whose marks would move the row's cells off their headings)
             value["message"] = self._column_rows(value, msg)
+        raw = self._jwt_texts.pop(msg, msg) if msg and self._jwt_texts else msg
         for k in strings:
             v = value.get(k)
             if v:
                 value[k] = self(v) if k == "message" else self.short(v)
         msg = value.get("message")
+        if msg and raw and (self._jwt_open or "eyJ" in raw):
+            value["message"] = msg = self._wrapped_jwt(value, raw, msg)
         if msg and (self._pem_open or "PRIVATE KEY" in msg):
             value["message"] = msg = self._pem_lines(value, msg)
         if msg and (self._manifest_open or self._manifest_head or "Secret" in msg or msg.startswith("apiVersion:")):
@@ -471,6 +490,28 @@ class Redactor:
             if v:
                 value[k] = self.mapping(v)
         return out
+
+    def _wrapped_jwt(self, value: dict[str, Any], raw: str, msg: str) -> str:
+        """A JWT a terminal wrapped onto the start of the next lines, within the event or over the source's next
+        events (``raw``: the message as it came; redaction keeps its lines): after a line that ends in a cut JWT, the
+        lines that are each one word going on with it (the last one narrower than the first)."""
+        key = _source_key(value)
+        state = self._jwt_open.pop(key, None)
+        raw_lines = raw.split("\n")
+        msg_lines = msg.split("\n")
+        same = len(raw_lines) == len(msg_lines)
+        changed = False
+        for i, line in enumerate(raw_lines):
+            tail = state is not None
+            state, new = _jwt_line(state, line)
+            if new is not None and same and (tail or msg_lines[i] == line):
+                msg_lines[i] = new
+                changed = True
+        if state is not None:
+            if len(self._jwt_open) >= MEMO_ENTRIES:
+                self._jwt_open.clear()
+            self._jwt_open[key] = state
+        return "\n".join(msg_lines) if changed else msg
 
     def _pem_lines(self, value: dict[str, Any], msg: str) -> str:
         """A private key whose lines a source's merger left as events of their own: after an event that opens
@@ -616,6 +657,36 @@ class Redactor:
         """A dead letter's error and readable text redacted (the text made from the original bytes); the
         original bytes are sealed where the letter is written, which has the key (:mod:`streams.deadletter`)."""
         return protect_letter(value, self, None)
+
+
+def _jwt_line(state: tuple[str, int] | None, line: str) -> tuple[tuple[str, int] | None, str | None]:
+    """One line read for a wrapped JWT (``state``: the cut token so far and the first line's width): the state after
+    it and the line redacted, where it goes on with the token or begins its claims (None: left as it is)."""
+    text = line.rstrip("\r")
+    if state is not None:
+        head, width = state
+        word = text.strip(" \t")
+        if _JWT_LINE_TAIL.fullmatch(word) and (len(word) >= JWT_WRAP_MIN // 2 or not word.isalpha()) \
+                and _jwt_prefix(head + word):
+            start = text.index(word)
+            return ((head + word, width) if len(text) >= width else None,
+                    line[:start] + "[REDACTED:jwt]" + line[start + len(word):])
+    cut = _JWT_LINE_HEAD.search(text)
+    if cut is None or len(text) < JWT_WRAP_MIN or not _jwt_prefix(cut.group()):
+        return None, None
+    parts = cut.group().split(".")
+    if len(parts) == 3 and len(parts[2]) >= JWT_SIGNATURE_MIN:
+        return None, None
+    # its claims begun, it is no JWT rule's whole token: the head is redacted here
+    begun = len(parts) > 1 and parts[1].startswith("eyJ")
+    return (cut.group(), len(text)), line[:cut.start()] + "[REDACTED:jwt]" + line[cut.end():] if begun else None
+
+
+def _jwt_prefix(text: str) -> bool:
+    """``text`` is the start of a JWT: up to three base64url parts, the head and the claims each JSON (``eyJ``)."""
+    parts = text.split(".")
+    return (len(parts) <= 3 and all(not p or _JWT_PART.fullmatch(p) for p in parts) and text.startswith("eyJ")
+            and (len(parts) == 1 or parts[1].startswith("eyJ"[:len(parts[1])])))
 
 
 def _merged(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

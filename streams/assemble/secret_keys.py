@@ -218,9 +218,24 @@ _PUBLISHABLE = re.compile(r"pk\.eyJ[\w\-]+\.[\w\-]+|pk_(?:live|test)_[A-Za-z0-9]
 _USER_PASSWORD = re.compile(r"[^\s:/@]{1,64}:[^\s/]{1,256}")
 
 
+# nsswitch.conf(5) (https://man7.org/linux/man-pages/man5/nsswitch.conf.5.html): a "passwd:" line names the services
+# that look up the password database (getent, sssd and container entrypoints print it), not a password.
+NSS_SERVICES = frozenset({"files", "compat", "db", "dns", "nis", "nisplus", "ldap", "sss", "systemd", "winbind",
+                          "hesiod", "extrausers", "mymachines", "myhostname", "resolve", "cache", "altfiles",
+                          "usrfiles", "wins", "mdns4_minimal", "mdns4", "mdns"})
+
+
+def _nss_services(value: str, key: str) -> bool:
+    words = value.split()
+    return key == "passwd" and bool(words) and all(
+        w in NSS_SERVICES or (w.startswith("[") and w.endswith("]") and "=" in w) for w in words)
+
+
 def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
     """Is ``value``, held under a key of this strength, a secret?"""
     if strength is None or is_placeholder(value, key) or _PUBLISHABLE.fullmatch(value.strip()):
+        return False
+    if _nss_services(value, key):
         return False
     if strength == "weak":
         # A key that ends in pass or pwd holds a password, which may hold any punctuation (smtp_pass='x%y',
