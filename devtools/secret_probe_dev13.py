@@ -18,11 +18,7 @@ import random
 import string
 from pathlib import Path
 
-ALNUM = string.ascii_letters + string.digits
-UPPER_DIGITS = string.ascii_uppercase + string.digits
-LOWER_DIGITS = string.ascii_lowercase + string.digits
-HEX = "0123456789abcdef"
-URLSAFE = ALNUM + "_-"
+from devtools.secret_probe_kinds import ALNUM, HEX, LOWER_DIGITS, UPPER_DIGITS, URLSAFE
 
 _rng = random.Random(13013)
 _TS = "2026-05-01 10:14:22,481"

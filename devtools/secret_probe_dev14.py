@@ -18,16 +18,11 @@ from __future__ import annotations
 import base64
 import json
 import random
-import string
 from pathlib import Path
 from urllib.parse import quote
 
-ALNUM = string.ascii_letters + string.digits
-UPPER_DIGITS = string.ascii_uppercase + string.digits
-LOWER_DIGITS = string.ascii_lowercase + string.digits
-HEX = "0123456789abcdef"
-URLSAFE = ALNUM + "_-"
-B64 = ALNUM + "+/"
+from devtools.secret_probe_kinds import ALNUM, B64, HEX, LOWER_DIGITS, UPPER_DIGITS, URLSAFE
+
 PUNCT = "!@#$%^&*/+=?"
 
 _rng = random.Random(14014)
