@@ -13,34 +13,20 @@ digests, UUIDs, masks, base64 of plain data, instance types) and must come out a
 from __future__ import annotations
 
 import base64
-import json
-import random
 import string
 from pathlib import Path
 
+from devtools.secret_probe_draws import Case, Draws, LookAlike, case_rows, keep_rows, write_rows
 from devtools.secret_probe_kinds import ALNUM, HEX, LOWER_DIGITS, UPPER_DIGITS, URLSAFE
 
-_rng = random.Random(13013)
+_draws = Draws(13013)
+rand, uuid4 = _draws.rand, _draws.uuid4
 _TS = "2026-05-01 10:14:22,481"
 
 
-def rand(n: int, alphabet: str = ALNUM) -> str:
-    """``n`` characters of ``alphabet``, with letters and digits both where the alphabet has them."""
-    while True:
-        s = "".join(_rng.choice(alphabet) for _ in range(n))
-        letters = any(c.isalpha() for c in alphabet)
-        digits = any(c.isdigit() for c in alphabet)
-        if n < 8 or not (letters and digits) or (any(c.isdigit() for c in s) and any(c.isalpha() for c in s)):
-            return s
-
-
-def uuid4() -> str:
-    return f"{rand(8, HEX)}-{rand(4, HEX)}-4{rand(3, HEX)}-{_rng.choice('89ab')}{rand(3, HEX)}-{rand(12, HEX)}"
-
-
-def _formats() -> list[tuple[str, str, str, list[tuple[str, str]]]]:
+def _formats() -> list[Case]:
     """(kind, source, secret, [(context, text with {s})])."""
-    f: list[tuple[str, str, str, list[tuple[str, str]]]] = []
+    f: list[Case] = []
     add = f.append
     add(("sonarqube_token", "gitleaks sonar-api-token (squ_/sqp_/sqa_ + 40)", "squ_" + rand(40, HEX), [
         ("scanner_cli_arg", "+ sonar-scanner -Dsonar.projectKey=ml-platform -Dsonar.host.url=https://sonar.acme.io "
@@ -284,7 +270,7 @@ def _formats() -> list[tuple[str, str, str, list[tuple[str, str]]]]:
     return f
 
 
-def _look_alikes() -> list[tuple[str, str, str, str]]:
+def _look_alikes() -> list[LookAlike]:
     """(context, source, keep, text): values in the places above that hold no secret."""
     sha40, sha64, uid = rand(40, HEX), rand(64, HEX), uuid4()
     b64_plain = base64.b64encode(b"model: llama-7b\nprecision: bf16\nbatch: 64\n").decode()
@@ -370,18 +356,9 @@ def _look_alikes() -> list[tuple[str, str, str, str]]:
 
 
 def rows() -> list[dict[str, str]]:
-    _rng.seed(13013)
-    out: list[dict[str, str]] = []
-    for kind, source, secret, contexts in _formats():
-        for ctx, text in contexts:
-            out.append({"kind": kind, "source": source, "context": ctx, "secret": secret,
-                        "text": text.replace("{s}", secret)})
-    for ctx, source, keep, text in _look_alikes():
-        out.append({"kind": "not_a_secret", "source": source, "context": ctx, "keep": keep, "text": text})
-    return out
+    _draws.reset()
+    return case_rows(_formats()) + keep_rows(_look_alikes())
 
 
 def write(path: Path) -> int:
-    data = rows()
-    path.write_text("".join(json.dumps(r) + "\n" for r in data))
-    return len(data)
+    return write_rows(path, rows())

@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import base64
 import json
-import random
 from pathlib import Path
 from urllib.parse import quote
 
-from devtools.secret_probe_kinds import ALNUM, B64, HEX, LOWER_DIGITS, UPPER_DIGITS, URLSAFE
+from devtools.secret_probe_draws import Case, Draws, LookAlike, case_rows, keep_rows, write_rows
+from devtools.secret_probe_kinds import ALNUM, B64, HEX, LOWER_DIGITS, UPPER_DIGITS, URLSAFE, b64url
 
 PUNCT = "!@#$%^&*/+=?"
 
-_rng = random.Random(14014)
+_draws = Draws(14014)
+rand, uuid4 = _draws.rand, _draws.uuid4
 _TS = "2026-05-01 10:14:22,481"
 _ISO = "2026-05-01T10:14:22.481Z"
 
@@ -40,16 +41,6 @@ NETRC = "https://www.gnu.org/software/inetutils/manual/html_node/The-_002enetrc-
 SIGV4 = "https://docs.aws.amazon.com/IAM/latest/UserGuide/create-signed-request.html"
 
 
-def rand(n: int, alphabet: str = ALNUM) -> str:
-    """``n`` characters of ``alphabet``, with letters and digits both where the alphabet has them."""
-    while True:
-        s = "".join(_rng.choice(alphabet) for _ in range(n))
-        letters = any(c.isalpha() for c in alphabet)
-        digits = any(c.isdigit() for c in alphabet)
-        if n < 8 or not (letters and digits) or (any(c.isdigit() for c in s) and any(c.isalpha() for c in s)):
-            return s
-
-
 def password(n: int = 20) -> str:
     """A password with punctuation in it, as password managers make them."""
     while True:
@@ -58,16 +49,8 @@ def password(n: int = 20) -> str:
             return s
 
 
-def uuid4() -> str:
-    return f"{rand(8, HEX)}-{rand(4, HEX)}-4{rand(3, HEX)}-{_rng.choice('89ab')}{rand(3, HEX)}-{rand(12, HEX)}"
-
-
 def b64(s: str) -> str:
     return base64.b64encode(s.encode()).decode()
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
 def jwt() -> str:
@@ -84,9 +67,6 @@ def pem_body(lines: int = 6) -> list[str]:
 def fold(line: str, width: int) -> list[str]:
     """``line`` cut every ``width`` characters, as a terminal or fold(1) wraps it."""
     return [line[i:i + width] for i in range(0, len(line), width)]
-
-
-Case = tuple[str, str, str, list[tuple[str, str]]]
 
 
 def _nested_json() -> list[Case]:
@@ -568,7 +548,7 @@ def _wrapped_and_signed() -> list[Case]:
     return f
 
 
-def _look_alikes() -> list[tuple[str, str, str, str]]:
+def _look_alikes() -> list[LookAlike]:
     """(context, source, keep, text): values in the places above that hold no secret."""
     sha64, uid = rand(64, HEX), uuid4()
     plain_b64 = b64("training-config-v3")
@@ -825,7 +805,7 @@ def _more_reprs_and_encodings() -> list[Case]:  # noqa: PLR0915 - one statement 
     return f
 
 
-def _more_look_alikes() -> list[tuple[str, str, str, str]]:
+def _more_look_alikes() -> list[LookAlike]:
     """(context, source, keep, text): the second batch's look-alikes."""
     return [
         ("pwd_working_dir", "a shell's working directory", "PWD=/workspace/llm", "HOME=/root\nPWD=/workspace/llm"),
@@ -868,27 +848,12 @@ def _more_look_alikes() -> list[tuple[str, str, str, str]]:
 
 
 def rows() -> list[dict[str, str]]:
-    _rng.seed(14014)
-    out: list[dict[str, str]] = []
+    _draws.reset()
     groups = (_nested_json, _json_in_json, _reprs, _logfmt_and_forms, _basic_auth, _kubernetes,
               _env_dumps_and_configs, _connection_strings, _wrapped_and_signed)
-    for group in groups:
-        for kind, source, secret, contexts in group():
-            for ctx, text in contexts:
-                out.append({"kind": kind, "source": source, "context": ctx, "secret": secret,
-                            "text": text.replace("{s}", secret)})
-    for ctx, source, keep, text in _look_alikes():
-        out.append({"kind": "not_a_secret", "source": source, "context": ctx, "keep": keep, "text": text})
-    for kind, source, secret, contexts in _more_reprs_and_encodings():
-        for ctx, text in contexts:
-            out.append({"kind": kind, "source": source, "context": ctx, "secret": secret,
-                        "text": text.replace("{s}", secret)})
-    for ctx, source, keep, text in _more_look_alikes():
-        out.append({"kind": "not_a_secret", "source": source, "context": ctx, "keep": keep, "text": text})
-    return out
+    return (case_rows(case for group in groups for case in group()) + keep_rows(_look_alikes())
+            + case_rows(_more_reprs_and_encodings()) + keep_rows(_more_look_alikes()))
 
 
 def write(path: Path) -> int:
-    data = rows()
-    path.write_text("".join(json.dumps(r) + "\n" for r in data))
-    return len(data)
+    return write_rows(path, rows())
