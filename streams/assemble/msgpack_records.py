@@ -35,8 +35,7 @@ def record_map(value: bytes) -> dict[str, Any] | None:
     try:
         obj = msgpack.unpackb(value, raw=False, unicode_errors="replace", strict_map_key=True)
     except msgpack.StackError:
-        raise DecodeError(f"MessagePack map nested past the limit of {MAX_DEPTH} levels: not read",
-                          "msgpack_limits") from None
+        raise _too_deep() from None
     except Exception:  # noqa: BLE001 - not MessagePack (or not one value of it): the value is plain text
         return None
     if not isinstance(obj, dict) or not all(k.__class__ is str for k in obj):
@@ -47,8 +46,7 @@ def record_map(value: bytes) -> dict[str, Any] | None:
 def _plain(obj: Any, depth: int) -> Any:
     """``obj`` with only JSON's types in it."""
     if depth > MAX_DEPTH:
-        raise DecodeError(f"MessagePack map nested past the limit of {MAX_DEPTH} levels: not read",
-                          "msgpack_limits")
+        raise _too_deep()
     if isinstance(obj, dict):
         return {str(k): _plain(v, depth + 1) for k, v in obj.items()}
     if isinstance(obj, list):
@@ -61,3 +59,7 @@ def _plain(obj: Any, depth: int) -> Any:
             return sec + nsec / 1e9
         return None
     return obj
+
+
+def _too_deep() -> DecodeError:
+    return DecodeError(f"MessagePack map nested past the limit of {MAX_DEPTH} levels: not read", "msgpack_limits")
