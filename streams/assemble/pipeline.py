@@ -391,7 +391,7 @@ class Assembler:
             if b.nbytes > self.merger.max_bytes or utf8_len(b.texts[-1]) > self.merger.max_bytes:
                 b.texts = self.redact(b.message).split("\n")  # before the cut: a cut token matches no rule
                 cap_block(b, self.merger.max_bytes)
-            out = self.redact.output(self.builder.build(b, self.topic, self.partition))
+            out = self.redact.output(self.builder.build(b, self.topic, self.partition), b.source_id)
         except Exception as exc:  # noqa: BLE001 - one block's failure is that block's dead letter
             return self._block_letter(b, F.internal(exc, "build"))
         if self.encode is None:
@@ -696,7 +696,7 @@ class FileParse:
             if b.nbytes > self.merger.max_bytes or utf8_len(b.texts[-1]) > self.merger.max_bytes:
                 b.texts = self.builder.redact(b.message).split("\n")  # before the cut, as in the Assembler
                 cap_block(b, self.merger.max_bytes)
-            out = self.builder.redact.output(self.builder.build(b, "file", 0))
+            out = self.builder.redact.output(self.builder.build(b, "file", 0), b.source_id)
             if self.encode is not None:
                 step = "encode"
                 self.encode(out)

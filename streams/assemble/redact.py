@@ -109,11 +109,14 @@ _LEADS_SECRET_TABLES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (re.compile(r"^=+ Data =+[ \t]*\r?$"),
      re.compile(r"(?:Key[ \t]+Value|-{3}[ \t]+-{5}|[^\s=][^\s]*[ \t]{2,}(?P<v>\S[^\r\n]*?))[ \t]*\r?")),
 )
+_LEAD_LINE_PATTERNS = {p.pattern: p for p in (*(line for _a, _n, line in _LEADS_SECRET_LINES),
+                                                *(row for _h, row in _LEADS_SECRET_TABLES))}
 _LEAD_NEEDLES = ("UGFzc3dvcmQ6", "Private-Lines:", "NKEY SEED", "to proceed to installation", " Data =",
                  *SECRET_PRINTING_NEEDLES)
 _XTRACE_LINE = re.compile(r"\++[ \t]")
 # Column headings that name a secret, as a table's heading line holds them (after two spaces or a tab).
 _SECRET_TITLES = ("  Secret", "  SECRET", "\tSecret", "\tSECRET", "  Token", "  TOKEN", "  Password", "  PASSWORD")
+_SECRET_FIRST_TITLES = tuple(dict.fromkeys(t.lstrip() for t in _SECRET_TITLES))  # a first column (kubeadm token list)
 _LABELLED_VALUE = re.compile(r"[ \t]*[A-Za-z][A-Za-z ]{0,40}:[ \t]+(?P<v>\S+)[ \t]*\r?")
 # A line of a key's base64: a full line, or a shorter tail that shows base64's digits, '+', '/' or padding
 # (a short word such as "done" ends the block instead).
@@ -263,10 +266,58 @@ class Redactor:
         self._manifest_open: dict[tuple[Any, ...], int] = {}  # sources inside a Secret manifest: events left
         self._manifest_head: dict[tuple[Any, ...], bool] = {}  # sources whose last event began a manifest
         self._reply_name: dict[tuple[Any, ...], tuple[int, str]] = {}  # sources whose last event named a secret
-        self._announced: set[tuple[Any, ...]] = set()  # sources whose last event announced a new password
+        self._announced: dict[tuple[Any, ...], bool] = {}  # sources whose last event announced a new password
         # sources: secret lines to come (how many, what they look like, whether blank and traced lines come between)
         self._lead: dict[tuple[Any, ...], tuple[int, re.Pattern[str], bool]] = {}
         self._columns: dict[tuple[Any, ...], tuple[Heading, int]] = {}  # sources under a table's heading
+        self._by_sid: dict[str, list[tuple[Any, str, Any]]] | None = None  # the memories above by source (a cache)
+
+    def _memories(self) -> tuple[tuple[str, dict[tuple[Any, ...], Any]], ...]:
+        return (("pem", self._pem_open), ("jwt", self._jwt_open), ("manifest", self._manifest_open),
+                ("manifest_head", self._manifest_head), ("reply", self._reply_name), ("announced", self._announced),
+                ("lead", self._lead), ("columns", self._columns))
+
+    def source_state(self, sid: str) -> list[list[Any]] | None:
+        """What the source ``sid`` has open over its events (a private key's lines, a Secret manifest, the rows of
+        a table that names a secret ...) as JSON-able ``[rank, memory, value]`` rows, or None: saved with the
+        assembler's state of the source, so that a restarted worker redacts the events to come as the running one
+        would have (:mod:`streams.assemble.state`). Only memories kept by ``sid`` (``output(out, sid)``)."""
+        if self._by_sid is None:  # one pass over the memories for all the sources a turn saves
+            by_sid: dict[str, list[tuple[Any, str, Any]]] = {}
+            for name, memory in self._memories():
+                for key, v in memory.items():
+                    if len(key) == 2 and key[0].__class__ is str:
+                        by_sid.setdefault(key[0], []).append((key[1], name, v))
+            self._by_sid = by_sid
+        rows = self._by_sid.get(sid)
+        if not rows:
+            return None
+        return [[rank, name, [v[0], v[1].pattern, v[2]] if name == "lead" else v] for rank, name, v in rows]
+
+    def restore_source(self, sid: str, rows: list[list[Any]] | None) -> None:
+        """Put back what :meth:`source_state` saved for ``sid`` (a line pattern no rule has any longer is dropped)."""
+        self.forget_source(sid)
+        memories = dict(self._memories())
+        for rank, name, saved in rows or ():
+            value = saved
+            if name == "lead":
+                pattern = _LEAD_LINE_PATTERNS.get(saved[1])
+                if pattern is None:
+                    continue
+                value = (saved[0], pattern, saved[2])
+            elif name == "columns":
+                value = ((saved[0][0], [tuple(c) for c in saved[0][1]]), saved[1])
+            elif saved.__class__ is list:
+                value = tuple(saved)
+            if name in memories:
+                memories[name][(sid, rank)] = value
+
+    def forget_source(self, sid: str) -> None:
+        """Drop what ``sid`` has open (its state was deleted, or is being put back)."""
+        self._by_sid = None
+        for _name, memory in self._memories():
+            for key in [k for k in memory if len(k) == 2 and k[0] == sid]:
+                del memory[key]
 
     def _finder(self, rule: SecretRule) -> Callable[[str], list[tuple[int, int, str]]]:
         kind = rule.kind
@@ -456,17 +507,23 @@ class Redactor:
             return new_key, value if all(a is b for a, b in zip(items, value, strict=True)) else items
         return new_key, value
 
-    def output(self, out: Any) -> Any:
-        """Redact an assemble output (``.kind`` event, metric or dead_letter; ``.value`` its dict) in place."""
+    def output(self, out: Any, sid: str | None = None) -> Any:
+        """Redact an assemble output (``.kind`` event, metric or dead_letter; ``.value`` its dict) in place.
+
+        ``sid``: the source the output came from, as the assembler names it. The memories a secret over several
+        events needs are then kept by it (and its rank: interleaved ranks are apart) and saved with its state
+        (:meth:`source_state`); without it they are kept by the output's source fields."""
         value = out.value
         if out.kind == "dead_letter":
             self.letter(value)
             return out
         strings, maps = TEXT_FIELDS[out.kind]
+        key = _source_key(value) if sid is None else (sid, (value.get("source") or {}).get("rank"))
+        self._by_sid = None
         msg = value.get("message")
-        if msg and (self._columns or any(t in msg for t in _SECRET_TITLES)):
+        if msg and (self._columns or any(t in msg for t in _SECRET_TITLES) or msg.startswith(_SECRET_FIRST_TITLES)):
             # (before the other rules, whose marks would move the row's cells off their headings)
-            value["message"] = self._column_rows(value, msg)
+            value["message"] = self._column_rows(key, msg)
         raw = self._jwt_texts.pop(msg, msg) if msg and self._jwt_texts else msg
         for k in strings:
             v = value.get(k)
@@ -474,28 +531,27 @@ class Redactor:
                 value[k] = self(v) if k == "message" else self.short(v)
         msg = value.get("message")
         if msg and raw and (self._jwt_open or "eyJ" in raw):
-            value["message"] = msg = self._wrapped_jwt(value, raw, msg)
+            value["message"] = msg = self._wrapped_jwt(key, raw, msg)
         if msg and (self._pem_open or "PRIVATE KEY" in msg):
-            value["message"] = msg = self._pem_lines(value, msg)
+            value["message"] = msg = self._pem_lines(key, msg)
         if msg and (self._manifest_open or self._manifest_head or "Secret" in msg or msg.startswith("apiVersion:")):
-            value["message"] = self._secret_manifest(value, msg)
+            value["message"] = self._secret_manifest(key, msg)
         if msg and (self._reply_name or (") \"" in msg and msg.lstrip()[:1].isdigit())):
-            value["message"] = self._numbered_reply(value, msg)
+            value["message"] = self._numbered_reply(key, msg)
         if msg and (self._announced or msg.rstrip(" \t.!")[-9:].lower().endswith(_ANNOUNCING_WORDS)):
-            value["message"] = msg = self._announced_value(value, msg)
+            value["message"] = msg = self._announced_value(key, msg)
         if msg and (self._lead or any(n in msg for n in _LEAD_NEEDLES)):
-            value["message"] = self._led_lines(value, msg)
+            value["message"] = self._led_lines(key, msg)
         for k in maps:
             v = value.get(k)
             if v:
                 value[k] = self.mapping(v)
         return out
 
-    def _wrapped_jwt(self, value: dict[str, Any], raw: str, msg: str) -> str:
+    def _wrapped_jwt(self, key: tuple[Any, ...], raw: str, msg: str) -> str:
         """A JWT a terminal wrapped onto the start of the next lines, within the event or over the source's next
         events (``raw``: the message as it came; redaction keeps its lines): after a line that ends in a cut JWT, the
         lines that are each one word going on with it (the last one narrower than the first)."""
-        key = _source_key(value)
         state = self._jwt_open.pop(key, None)
         raw_lines = raw.split("\n")
         msg_lines = msg.split("\n")
@@ -513,11 +569,10 @@ class Redactor:
             self._jwt_open[key] = state
         return "\n".join(msg_lines) if changed else msg
 
-    def _pem_lines(self, value: dict[str, Any], msg: str) -> str:
+    def _pem_lines(self, key: tuple[Any, ...], msg: str) -> str:
         """A private key whose lines a source's merger left as events of their own: after an event that opens
         a block and does not close it, the source's base64 lines are redacted whole until its END line
         (also redacted by the ``pem`` finder) or the first line that is not base64 or a PEM header."""
-        key = _source_key(value)
         if key in self._pem_open:
             stripped = _REDACTED_MARK.sub("", msg).strip()
             if _PEM_BODY_LINE.fullmatch(stripped) and not PEM_END.search(msg):
@@ -535,10 +590,9 @@ class Redactor:
             self._pem_open[key] = True
         return msg
 
-    def _secret_manifest(self, value: dict[str, Any], msg: str) -> str:
+    def _secret_manifest(self, key: tuple[Any, ...], msg: str) -> str:
         """A Kubernetes Secret in YAML whose top-level keys a source's merger left as events of their own: the
         ``data:`` or ``stringData:`` event after ``kind: Secret`` (within the same manifest) is redacted."""
-        key = _source_key(value)
         left = self._manifest_open.pop(key, 0)
         after_head = self._manifest_head.pop(key, False)
         if _MANIFEST_HEAD.fullmatch(msg):
@@ -566,10 +620,9 @@ class Redactor:
             self._manifest_open[key] = left - 1
         return msg
 
-    def _numbered_reply(self, value: dict[str, Any], msg: str) -> str:
+    def _numbered_reply(self, key: tuple[Any, ...], msg: str) -> str:
         """redis-cli's numbered reply whose items a source's merger left as events of their own: the value after a
         secret's name (``1) "requirepass"``, then ``2) "x"``)."""
-        key = _source_key(value)
         named = self._reply_name.pop(key, None)
         item = NUMBERED_ITEM.fullmatch(msg)
         if item is None:
@@ -586,27 +639,24 @@ class Redactor:
             self._reply_name[key] = (n, v)
         return msg
 
-    def _announced_value(self, value: dict[str, Any], msg: str) -> str:
+    def _announced_value(self, key: tuple[Any, ...], msg: str) -> str:
         """A password that a tool announces in one line and prints in the next (Elasticsearch's reset-password tool:
         "Password for the [elastic] user successfully reset." then "New value: <password>"), the two lines left as
         events of their own: the next event of the source, when it is a label and one value."""
-        key = _source_key(value)
-        if key in self._announced:
-            self._announced.discard(key)
+        if self._announced.pop(key, False):
             m = _LABELLED_VALUE.fullmatch(msg)
             if m is not None and CHECKS["heading_value"](m.group("v")):
                 return msg[:m.start("v")] + "[REDACTED:secret]" + msg[m.end("v"):]
         if _ANNOUNCED.search(msg):
             if len(self._announced) >= MEMO_ENTRIES:
                 self._announced.clear()
-            self._announced.add(key)
+            self._announced[key] = True
         return msg
 
-    def _led_lines(self, value: dict[str, Any], msg: str) -> str:
+    def _led_lines(self, key: tuple[Any, ...], msg: str) -> str:
         """The secret lines a printer writes after a line that announces them (see ``_LEADS_SECRET_LINES`` and
         ``_LEADS_SECRET_TABLES``), the lines left as events of their own: the source's next events, while they look
         like the secret's lines."""
-        key = _source_key(value)
         lead = self._lead.pop(key, None)
         if lead is not None:
             left, line, through = lead
@@ -635,10 +685,9 @@ class Redactor:
             self._lead[key] = found
         return msg
 
-    def _column_rows(self, value: dict[str, Any], msg: str) -> str:
+    def _column_rows(self, key: tuple[Any, ...], msg: str) -> str:
         """A column table whose heading and rows a source's merger left as events of their own: the machine-made
         cell under a heading that names a secret, in the rows after it (see ``secret_finders.column_table``)."""
-        key = _source_key(value)
         state = self._columns.pop(key, None)
         if state is not None and msg.strip() and "\n" not in msg:
             heading, left = state

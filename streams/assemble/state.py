@@ -3,8 +3,9 @@
 Per source: its open multiline blocks (one per prefix, with the merger's mode), the prefix it last
 wrote under, the indent a copy put before all its lines, a held partial line (CRI ``P`` / docker
 partial) with the arrival of its newest fragment, its timed lines that an untimed block may take the
-time of (:mod:`streams.assemble.timebase`), the task fields its last records named, and the
-column-table header its next rows are read against (:mod:`streams.assemble.tables`).
+time of (:mod:`streams.assemble.timebase`), the task fields its last records named, the
+column-table header its next rows are read against (:mod:`streams.assemble.tables`), and what the
+redactor has open over its events (a private key's lines to come: ``Redactor.source_state``).
 The assemble worker writes the state of every source a turn touched to a compacted topic, in the
 same Kafka transaction as the turn's outputs and raw offsets, and restores it when it takes over a
 partition: a restarted or rebalanced worker resumes exactly where the last committed turn ended, so
@@ -40,7 +41,8 @@ def source_state(asm: Assembler, sid: str) -> bytes | None:
     times = asm.builder.times.get(sid)
     task = asm.builder.last_task.get(sid)
     table = asm.builder.tables.headers.get(sid)
-    if not opened and partial is None and times is None and not task and table is None \
+    secrets = asm.redact.source_state(sid)
+    if not opened and partial is None and times is None and not task and table is None and secrets is None \
             and not asm.merger.remembers(sid):
         return None
     doc: dict[str, Any] = {"v": VERSION, "sid": sid, **asm.merger.source_state(sid),
@@ -48,6 +50,8 @@ def source_state(asm: Assembler, sid: str) -> bytes | None:
                            "times": times.to_dict() if times is not None else None, "last_task": task}
     if table is not None:
         doc["table"] = dataclasses.asdict(table)
+    if secrets is not None:
+        doc["redact"] = secrets
     if partial is not None:
         doc["partial"] = {"parts": partial.parts, "first": dataclasses.asdict(partial.first), "offset": partial.offset,
                           "size": partial.size, "seen": partial.seen_ms}
@@ -83,6 +87,7 @@ def restore_source(asm: Assembler, value: bytes) -> str:
         asm.builder.last_task[sid] = doc["last_task"]
     if doc.get("table"):
         asm.builder.tables.headers[sid] = Header(**doc["table"])
+    asm.redact.restore_source(sid, doc.get("redact"))
     if "partial" in doc:
         p = doc["partial"]
         # "seen" (the newest fragment's arrival, for the idle release) is absent from older states:
@@ -102,6 +107,7 @@ def forget_source(asm: Assembler, sid: str) -> None:
     asm.builder.times.pop(sid, None)
     asm.builder.last_task.pop(sid, None)
     asm.builder.tables.headers.pop(sid, None)
+    asm.redact.forget_source(sid)
 
 
 def state_key(partition: int, sid: str) -> bytes:

@@ -176,6 +176,19 @@ def test_a_column_tables_rows_are_read_under_the_heading_event_of_their_source()
     assert "IQsGWd04" not in out and out.endswith("GMT+0000  [REDACTED:secret]"), out
 
 
+def test_a_heading_whose_first_column_names_the_secret_is_read_too() -> None:
+    redact = Redactor()  # (nothing open: the heading alone must be noticed)
+
+    def event(message: str) -> str:
+        out = SimpleNamespace(kind="event", value={"message": message, "source": {"file": "b.log"}})
+        return str(redact.output(out).value["message"])
+
+    heading = "TOKEN                     TTL         EXPIRES                USAGES"  # kubeadm token list
+    assert event(heading) == heading
+    out = event("q7rk2m.8bw3v0c9x1zt4hpl   23h         2024-05-02T10:00:00Z   authentication,signing")
+    assert "8bw3v0c9" not in out and out.startswith("[REDACTED:secret]   23h"), out
+
+
 def test_json_records_lifted_into_attributes_keep_composer_tokens_and_a_random_password_out() -> None:
     redact = Redactor()
     auth = redact.mapping({"gitlab-token.gitlab.internal": "1ljknb1YIU7dXtiv3yxZ", "http-basic.x.username": "ci"})
