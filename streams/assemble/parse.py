@@ -61,7 +61,9 @@ _VLLM = re.compile(rf"({_LVL}) (\d\d)-(\d\d) (\d\d:\d\d:\d\d) \[?([\w.]+:\d+)\]"
 # torch._logging writes the file's path, "W0110 10:00:00.123000 140245 torch/distributed/run.py:779]")
 _GLOG = re.compile(r"\[?([IWEF])(?:(\d{4})?(\d\d?)(\d\d) (\d\d:\d\d:\d\d)|0000 00:00:(\d{9,11}))(?:\.(\d+))?"
                    r"\s+(\d+)?\s*([\w./-]+:\d+)\]")
-_NCCL = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?:[\w.]+:\d+ )?NCCL (INFO|WARN|ERROR|TRACE)")
+# NCCL's ncclDebugLog (src/debug.cc): "%s:%d:%d [%d] " (host, pid, tid, device), for a WARN "%s:%d " (__FILE__, as the
+# build names it: "enqueue.cc", "misc/nvmlwrap.cc", "transport/net_ib.cc"), then "NCCL INFO " / "NCCL WARN ".
+_NCCL = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?:[\w./-]+:\d+ )?NCCL (INFO|WARN|ERROR|TRACE)")
 # LightGBM's C++ Log (include/LightGBM/utils/log.h): "[LightGBM] [Info] ", "[Warning]", "[Fatal]", "[Debug]".
 _LIGHTGBM = re.compile(r"\[LightGBM\] \[(Info|Warning|Fatal|Debug)\] ")
 # tensorpack's logger (utils/logger.py _MyFormatter): "[%(asctime)s @%(filename)s:%(lineno)d]" with datefmt "%m%d
@@ -100,6 +102,14 @@ _LEVEL_FIRST = re.compile(rf"\[?({_LVL}|Info|Warning|Error|Debug|Critical)\b")
 # A level in capitals and brackets alone at the head of a line with no time: scripts' own loggers and prints,
 # "[WARNING] OBSERVATION TOO LONG, ..." (Search-R1's rollout, behind Ray's "(main_task pid=N) "), "[INFO] ...".
 _LEVEL_ALONE = re.compile(rf"\[({_LVL})\] ")
+# Other heads that give a level and no time, from the formatters that print them: uvicorn's "%(levelprefix)s
+# %(message)s" (the level and its colon padded to nine, "INFO:     Started server process", the API servers of vLLM,
+# SGLang, FastChat) and a program's own "ERROR: ..." print; ms-swift's "[%(levelname)s:%(name)s] %(message)s"
+# (swift/utils/logger.py, "[INFO:swift] ...") and the "[%(name)s:%(levelname)s]" order; wandb's termwarn and
+# termerror ("wandb: WARNING ...", "wandb: ERROR ...": its plain termlog lines carry no level word).
+_TIMELESS_HEAD = re.compile(rf"(?P<a>{_LVL}):[ \t]+(?=\S)"
+                            rf"|\[(?:(?P<b>{_LVL})[:|](?P<bn>[\w.-]+)|(?P<cn>[\w.-]+)[:|](?P<c>{_LVL}))\][ \t]"
+                            rf"|(?P<dn>[a-z][\w.-]{{0,30}}): (?P<d>WARNING|ERROR|CRITICAL)[ :]")
 # A settings listing's leader: DeepSpeedConfig.print writes "  {} {} {}".format(arg, "." * (29 - len(arg)), value)
 # and Megatron's _print_args '.' * (48 - len(arg)); a dict after it is that setting's value
 # ("optimizer_params ............. {'lr': 1e-06, ...}"), not a record of training state.
@@ -342,6 +352,10 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         return m.end()
     if c == "[" and (lm := _LEVEL_ALONE.match(body)) is not None:
         p.level, p.fmt = norm_level(lm.group(1)), "level"
+        return lm.end()
+    if (c == "[" or c.isalpha()) and (lm := _TIMELESS_HEAD.match(body)) is not None:
+        word = lm.group("a") or lm.group("b") or lm.group("c") or lm.group("d")
+        p.level, p.logger, p.fmt = norm_level(word), lm.group("bn") or lm.group("cn") or lm.group("dn"), "level"
         return lm.end()
     return 0
 

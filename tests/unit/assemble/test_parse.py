@@ -51,6 +51,27 @@ def test_nccl_info_and_warn():
     assert w.level == "WARN" and w.ts_ms == utc(2025, 6, 20, 10, 15, 41)
 
 
+def test_nccl_warn_with_the_source_files_directory():
+    text = next(t for t in lines("vllm_ray_pp_nccl_info_warn_init_failure.log", 1, 400) if "misc/nvmlwrap.cc" in t)
+    p = parse_line(text, P2024)
+    assert p.level == "WARN" and p.logger == "nccl" and p.attributes["device"] == "0"
+
+
+def test_level_heads_without_a_time():
+    swift = parse_line("[INFO:swift] Saving model checkpoint to /out/checkpoint-93", P2024)
+    assert (swift.level, swift.logger) == ("INFO", "swift")
+    assert parse_line("[swift:WARNING] other order", P2024).level == "WARN"
+    uvicorn = parse_line('INFO:     172.19.0.4:53840 - "POST /v1/chat/completions HTTP/1.1" 500', P2024)
+    assert uvicorn.level == "INFO" and uvicorn.ts_ms is None
+    assert parse_line("WARNING:  Invalid HTTP request received.", P2024).level == "WARN"
+    assert parse_line("ERROR: Unexpected bus error encountered in worker.", P2024).level == "ERROR"
+    wandb = parse_line("wandb: WARNING The `run_name` is currently set to the same value", P2024)
+    assert (wandb.level, wandb.logger) == ("WARN", "wandb")
+    # no level word: wandb's plain termlog, a capitalised word that is the message's own
+    assert parse_line("wandb: Tracking run with wandb version 0.16.0", P2024).level is None
+    assert parse_line("Error: the config file is missing", P2024).level is None
+
+
 def test_ms_swift_jsonl_typed():
     # {"loss": 5.04565144, "acc": 0.125, "grad_norm": 484.0, ..., "epoch": 0.0, "global_step": 1}
     p = parse_line(lines("ms_swift_logging_jsonl_internvl2_duplicated_by_2_ranks_head.log", 1, 1)[0], P2024)
