@@ -43,6 +43,7 @@ _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                         "Nov", "Dec"), 1)}
 _LVL = r"TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|SEVERE"
 _DAY_MS = 86_400_000
+_CLOCK_SKEW_MS = 300_000  # how far ahead of its reader a writer's clock may be
 
 # A date and time written without separators at the line's start, as a logging datefmt of "%Y%m%d_%H%M%S" (or with
 # "-"/"T" between them) prints it: GDR-Net's and other detectron2-based projects' loggers, "20231023_095643|core...".
@@ -107,9 +108,22 @@ _LEVEL_ALONE = re.compile(rf"\[({_LVL})\] ")
 # SGLang, FastChat) and a program's own "ERROR: ..." print; ms-swift's "[%(levelname)s:%(name)s] %(message)s"
 # (swift/utils/logger.py, "[INFO:swift] ...") and the "[%(name)s:%(levelname)s]" order; wandb's termwarn and
 # termerror ("wandb: WARNING ...", "wandb: ERROR ...": its plain termlog lines carry no level word).
+# Also Dask's and other "%(name)s - %(levelname)s - %(message)s" formats ("distributed.nanny - WARNING - ...");
+# TensorRT-LLM's logger, "[TensorRT-LLM][WARNING] "; log4j 1.x's LogLog, "log4j:WARN "; the sanitizers' Report
+# (compiler-rt sanitizer_common), "==623==ERROR: AddressSanitizer: ..."; logback's StatusPrinter, "ERROR in <origin> -".
 _TIMELESS_HEAD = re.compile(rf"(?P<a>{_LVL}):[ \t]+(?=\S)"
                             rf"|\[(?:(?P<b>{_LVL})[:|](?P<bn>[\w.-]+)|(?P<cn>[\w.-]+)[:|](?P<c>{_LVL}))\][ \t]"
-                            rf"|(?P<dn>[a-z][\w.-]{{0,30}}): (?P<d>WARNING|ERROR|CRITICAL)[ :]")
+                            rf"|(?P<dn>[a-z][\w.-]{{0,30}}): (?P<d>WARNING|ERROR|CRITICAL)[ :]"
+                            rf"|(?P<en>[A-Za-z_][\w.]{{0,60}}) - (?P<e>{_LVL}) - "
+                            rf"|\[(?P<fn>[\w.-]{{1,40}})\]\[(?P<f>{_LVL})\] ?"
+                            r"|(?P<gn>log4j):(?P<g>WARN|ERROR|INFO|DEBUG) "
+                            r"|==\d+==(?P<h>ERROR|WARNING): "
+                            r"|(?P<i>INFO|WARN|ERROR) in \S")
+_TIMELESS_GROUPS = (("a", None), ("b", "bn"), ("c", "cn"), ("d", "dn"), ("e", "en"), ("f", "fn"), ("g", "gn"),
+                    ("h", None), ("i", None))
+# A time of day with no date before a level word: log4j's "%d{HH:mm:ss,SSS} %-5p %c - %m%n" (Flink's, Spark's and
+# Hadoop's consoles). Without the level word a time of day may be an elapsed time, and is not read.
+_CLOCK = re.compile(rf"(\d\d:\d\d:\d\d)(?:[,.](\d{{1,9}}))? +(?=(?:{_LVL})\b)")
 # A settings listing's leader: DeepSpeedConfig.print writes "  {} {} {}".format(arg, "." * (29 - len(arg)), value)
 # and Megatron's _print_args '.' * (48 - len(arg)); a dict after it is that setting's value
 # ("optimizer_params ............. {'lr': 1e-06, ...}"), not a record of training state.
@@ -315,6 +329,12 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
             g = m.groups()
             p.ts_ms, p.fmt = _ms(int(g[0]), int(g[1]), int(g[2]), f"{g[3]}:{g[4]}:{g[5]}", None), "compact"
             return m.end()
+        m = _CLOCK.match(body) if body[2:3] == ":" else None
+        if m:
+            p.ts_ms, p.fmt = _clock(producer_ts_ms, m.group(1), m.group(2)), "clock"
+            lm = _LEVEL_WORD.match(body, m.end())
+            p.level = norm_level(lm.group(1)) if lm else None
+            return lm.end() if lm else m.end()
     m = _NCCL.search(body, 0, 160) if "NCCL" in body else None
     if m:
         p.level, p.logger, p.fmt = norm_level(m.group(5)), "nccl", "nccl"
@@ -344,7 +364,7 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         if lm:
             p.level = norm_level(lm.group(1))
             return lm.end()
-        lm = _LEVEL_FIRST.match(body)
+        lm = _LEVEL_FIRST.match(body) or _LEVEL_WORD.search(body, 0, m.start())  # (Paddle's "LAUNCH INFO <time>")
         if lm:
             p.level = norm_level(lm.group(1))
         if body.startswith(": ", m.end()):  # nnU-Net's print_to_log_file writes "%s:" % datetime.now() before its text
@@ -353,9 +373,9 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
     if c == "[" and (lm := _LEVEL_ALONE.match(body)) is not None:
         p.level, p.fmt = norm_level(lm.group(1)), "level"
         return lm.end()
-    if (c == "[" or c.isalpha()) and (lm := _TIMELESS_HEAD.match(body)) is not None:
-        word = lm.group("a") or lm.group("b") or lm.group("c") or lm.group("d")
-        p.level, p.logger, p.fmt = norm_level(word), lm.group("bn") or lm.group("cn") or lm.group("dn"), "level"
+    if (c in "[=" or c.isalpha()) and (lm := _TIMELESS_HEAD.match(body)) is not None:
+        level, name = next((g, n) for g, n in _TIMELESS_GROUPS if lm.group(g))
+        p.level, p.logger, p.fmt = norm_level(lm.group(level)), lm.group(name) if name else None, "level"
         return lm.end()
     return 0
 
@@ -378,6 +398,17 @@ def _yearless(producer_ts_ms: int, mo: int, d: int, hms: str, frac: str | None) 
     """A time printed without its year takes the producer's year. (A December line read in January
     lands a year ahead: the time window flags it and the event keeps its source's last good time.)"""
     return _ms(_year(producer_ts_ms), mo, d, hms, frac)
+
+
+def _clock(producer_ts_ms: int, hms: str, frac: str | None) -> int | None:
+    """A time of day with no date: the latest such time not after the producer's time (a few minutes of clock skew
+    allowed), so a line written just before midnight and read after it keeps its day."""
+    day = producer_ts_ms - producer_ts_ms % _DAY_MS
+    ts = _ms(1970, 1, 1, hms, frac)
+    if ts is None:
+        return None
+    ts += day
+    return ts - _DAY_MS if ts > producer_ts_ms + _CLOCK_SKEW_MS else ts
 
 
 def _ymd(s: str) -> tuple[int, int, int]:

@@ -17,8 +17,9 @@ MIN_EPOCH_S = 1_000_000_000
 MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 MAX_OFFSET_H = 18  # the widest UTC offset ISO 8601 tools accept (java.time.ZoneOffset's bound)
 
-# (open_clip's logger writes its date and time with a comma between them: datefmt "%Y-%m-%d,%H:%M:%S")
-ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T,](\d\d):(\d\d):(\d\d)(?:[,.](\d+))?(Z|[+-]\d\d:?\d\d)?")
+# (open_clip's logger writes its date and time with a comma between them: datefmt "%Y-%m-%d,%H:%M:%S"; Airflow's task
+# log a comma and a blank, "[2022-01-20, 15:57:20 UTC]")
+ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)(?:[ T,]|, )(\d\d):(\d\d):(\d\d)(?:[,.](\d+))?(Z|[+-]\d\d:?\d\d)?")
 
 # Dates written with slashes, zone-less: year first ("2022/10/10 14:37:01", PaddleOCR's logger, nvidia-smi's
 # csv "timestamp"), or month first as strftime's ``%x`` and ``%m/%d/%Y`` write them ("10/17/2025 16:31:56"

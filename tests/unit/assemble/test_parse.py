@@ -70,6 +70,30 @@ def test_level_heads_without_a_time():
     # no level word: wandb's plain termlog, a capitalised word that is the message's own
     assert parse_line("wandb: Tracking run with wandb version 0.16.0", P2024).level is None
     assert parse_line("Error: the config file is missing", P2024).level is None
+    dask = parse_line("distributed.nanny - WARNING - Worker process 83572 exited with status 1", P2024)
+    assert (dask.level, dask.logger) == ("WARN", "distributed.nanny")
+    trt = parse_line("[TensorRT-LLM][WARNING] cancellation_check_period_ms is not specified", P2024)
+    assert (trt.level, trt.logger) == ("WARN", "TensorRT-LLM")
+    assert parse_line("log4j:WARN Please initialize the log4j system properly.", P2024).level == "WARN"
+    assert parse_line("==1640574==ERROR: AddressSanitizer: heap-buffer-overflow on address", P2024).level == "ERROR"
+    assert parse_line("ERROR in ch.qos.logback.core.joran.spi.Interpreter@21:41 - no applicable action",
+                      P2024).level == "ERROR"
+
+
+def test_a_level_word_before_the_time_and_airflows_comma_before_the_time():
+    paddle = parse_line("LAUNCH INFO 2023-06-02 09:57:50,115 elastic_timeout: 30", P2024)
+    assert paddle.level == "INFO" and paddle.ts_ms == utc(2023, 6, 2, 9, 57, 50) + 115
+    airflow = parse_line("[2022-01-20, 15:57:20 UTC] {base_task_runner.py:121} INFO - Job 129997: Subtask", P2024)
+    assert airflow.level == "INFO" and airflow.ts_ms == utc(2022, 1, 20, 15, 57, 20)
+
+
+def test_a_time_of_day_before_a_level_word_takes_the_latest_such_day():
+    read = utc(2024, 3, 5, 16, 9, 3)
+    flink = parse_line("14:04:55,763 INFO  org.apache.flink.mesos.scheduler.FlinkScheduler$  -  Current user", read)
+    assert flink.level == "INFO" and flink.ts_ms == utc(2024, 3, 5, 14, 4, 55) + 763
+    spark = parse_line("23:11:34 WARN  org.apache.spark.metrics.MetricsSystem  - Stopping a MetricsSystem", read)
+    assert spark.level == "WARN" and spark.ts_ms == utc(2024, 3, 4, 23, 11, 34)  # the day before: not yet 23:11
+    assert parse_line("00:00:05 Epoch 1 loss 0.5", read).ts_ms is None  # no level word: maybe an elapsed time
 
 
 def test_ms_swift_jsonl_typed():
