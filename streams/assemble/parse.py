@@ -26,6 +26,7 @@ import time
 
 from streams.assemble.keys import norm, number, settle_loss, settle_memory, settle_norm
 from streams.assemble.lift import LEVELS, Parsed, lift_record, lift_value, settle_settings
+from streams.assemble.merger import split_prefix
 from streams.assemble.phrases import evaluation_losses
 from streams.assemble.records import find_record, logfmt
 from streams.assemble.rounds import lift_round
@@ -135,7 +136,24 @@ def norm_level(word: str | None) -> str | None:
 
 
 def parse_line(text: str, producer_ts_ms: int) -> Parsed:
-    """Parse one head line; unknown formats give an empty ``Parsed`` (timestamp left to the caller)."""
+    """Parse one head line; unknown formats give an empty ``Parsed`` (timestamp left to the caller).
+
+    A line behind a stream prefix the merger knows (docker compose's ``web-1  | ``, vLLM's ``(VllmWorker rank=1
+    pid=N) ``, pm2's, kubectl's, horovodrun's; :func:`streams.assemble.merger.split_prefix`) whose head gave no level
+    is read again without it: the program's own head is behind it."""
+    p = _parse_line(text, producer_ts_ms)
+    if p.level is None and text:
+        _key, body, _rank, _relay = split_prefix(text)
+        if 0 < len(body) < len(text):
+            q = _parse_line(body, producer_ts_ms)
+            if p.ts_ms is None and p.fmt is None and (q.level is not None or q.ts_ms is not None):
+                return q  # nothing read through the prefix: the body is the line
+            if q.level is not None:
+                p.level, p.logger = q.level, p.logger or q.logger
+    return p
+
+
+def _parse_line(text: str, producer_ts_ms: int) -> Parsed:
     p = Parsed()
     body = text
     c = body[:1]

@@ -91,8 +91,9 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # Ray's log monitor prefixes each worker line "(Name pid=N, ip=A)"; vLLM V1 "(VllmWorker rank=1 pid=N)";
     # SkyPilot names its Ray tasks "task," / "worker1, rank=1," (cloud_vm_ray_backend.py name_str) and its
     # own streaming prefix is f"({task_name}, pid={pid}) " (log_lib run_with_log): "(task, pid=N)",
-    # "(worker1, rank=1, pid=N, ip=A)"
-    ("ray", r"\((?:[\w.-]+,? )?(?:(?:pid|rank|ip|node_id|actor_id)=[\w.:-]+,? ?)+\) ?", "all", None),
+    # "(worker1, rank=1, pid=N, ip=A)"; vLLM's _add_prefix writes f"({worker_name} pid={pid}) " whatever the name
+    # is, of more than one word too: "(VllmWorker TP1 pid=N)", "(EngineCore_DP0 pid=N)"
+    ("ray", r"\((?:[\w.-]+,? ){0,3}(?:(?:pid|rank|ip|node_id|actor_id)=[\w.:-]+,? ?)+\) ?", "all", None),
     ("raylet", r"\((?:raylet|gcs_server)(?:, ip=[\d.]+)?\) ?", "all", None),
     # Slurm srun --label: the task id before every line, right-aligned to the widest id (slurm's
     # _build_label "%*d: ", "P%u %*d: " in a heterogeneous job): "0: ", " 3: ", "12: ". A padded id

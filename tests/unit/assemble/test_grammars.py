@@ -535,6 +535,18 @@ def test_logger_exception_with_the_same_repeated_head_is_one_record():
     assert spans(texts) == [(0, 5), (6, 6), (7, 7)]
 
 
+def test_two_workers_of_many_word_names_interleave_their_tracebacks_apart():
+    # rule: STREAM_PREFIXES "ray" (vLLM's _add_prefix writes any worker name: "VllmWorker TP1", "EngineCore_DP0")
+    a, b = "(VllmWorker TP0 pid=437) ", "(VllmWorker TP1 pid=438) "
+    texts = [a + "Traceback (most recent call last):",
+             b + "Traceback (most recent call last):",
+             a + '  File "/vllm/v1/worker/gpu_worker.py", line 10, in init_device',
+             b + '  File "/vllm/v1/worker/gpu_worker.py", line 10, in init_device',
+             a + "RuntimeError: CUDA error: out of memory",
+             b + "RuntimeError: CUDA error: out of memory"]
+    assert groups(texts) == [[0, 2, 4], [1, 3, 5]]
+
+
 def test_the_same_record_twice_is_two_records():
     # rule: identical head and identical body -> a new record
     texts = ["INFO 10-17 22:24:13 multiproc_worker_utils.py:137] Killing local vLLM worker processes",

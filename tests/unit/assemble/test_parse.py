@@ -80,6 +80,17 @@ def test_level_heads_without_a_time():
                       P2024).level == "ERROR"
 
 
+def test_the_programs_own_head_behind_a_stream_prefix():
+    compose = parse_line("vllm_server  | ERROR 04-15 02:01:15 [core.py:387] EngineCore hit an exception", P2024)
+    assert (compose.level, compose.logger) == ("ERROR", "core.py:387") and compose.ts_ms == utc(2024, 4, 15, 2, 1, 15)
+    worker = parse_line("(VllmWorker TP1 pid=438) ERROR 08-28 07:32:18 [multiproc_executor.py:559] failed", P2024)
+    assert worker.level == "ERROR" and worker.ts_ms == utc(2024, 8, 28, 7, 32, 18)
+    assert parse_line('0|MINER  | INFO:     3.138.134.210:40490 - "POST /PerfInfo HTTP/1.1" 500', P2024).level == "INFO"
+    # a relay's time stays when the program's line has only a level
+    syslog = parse_line("Jul 09 14:15:08 host backup[2718]: ERROR: disk quota exceeded", P2024)
+    assert syslog.level == "ERROR" and syslog.ts_ms == utc(2024, 7, 9, 14, 15, 8)
+
+
 def test_a_level_word_before_the_time_and_airflows_comma_before_the_time():
     paddle = parse_line("LAUNCH INFO 2023-06-02 09:57:50,115 elastic_timeout: 30", P2024)
     assert paddle.level == "INFO" and paddle.ts_ms == utc(2023, 6, 2, 9, 57, 50) + 115
