@@ -1118,6 +1118,23 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("rust_frame", r"[ \t]+\d+:\s+(?:0x[0-9a-fA-F]+ - |\S*::)"),
     # pip closes a failed build's subprocess output box (indented like the traceback inside it)
     ("pip_box_end", r"[ \t]*\[end of output\]"),
+    # pip's own records: its IndentingFormatter (pip/_internal/utils/logging.py) writes every logger call
+    # behind the indentation indent_log() has reached, so the steps of one requirement come indented under
+    # its "Collecting X" without being part of it: "Requirement already satisfied: ", the download
+    # (network/download.py _log_download: "Downloading X (1.9 MB)", "Using cached X") and rich's bar under it
+    # ("━━━━━ 1.9/1.9 MB 371.5 kB/s eta 0:00:00"), the non-interactive spinner's "<step>: started" and
+    # "<step>: finished with status 'error'" (cli/spinners.py), and the first line of a DiagnosticPipError
+    # ("error: subprocess-exited-with-error", exceptions.py __rich_console__: "{kind}: {reference}", the
+    # reference kebab-case); the install's own steps (commands/install.py, req/req_install.py, req_uninstall.py:
+    # "Installing collected packages: ", "Attempting uninstall: X", "Found existing installation: X 1.0",
+    # "Uninstalling :", "Successfully uninstalled X-1.0", indented one level further each)
+    ("pip_status", r"[ \t]*(?:Collecting \S|Requirement already satisfied: |Downloading \S+ \(|Using cached \S"
+                   r"|Installing collected packages: |Attempting uninstall: |Found existing installation: "
+                   r"|Uninstalling \S+:\s*$|Successfully uninstalled \S"
+                   r"|[\u2501\u2578\u257a]+ [\d.]+/[\d.]+ [kMGT]?B "
+                   r"|(?:Preparing metadata|Building wheel|Getting requirements to build wheel"
+                   r"|Installing build dependencies)[^:]*: (?:started|finished with status)"
+                   r"|(?:error|warning): [a-z]+(?:-[a-z]+)+\s*$)"),
     # NVIDIA compute-sanitizer: every line starts with "========= "
     ("cs_end", r"=========\s*$"),
     ("cs_cont", r"=========\s{2,}\S"),
@@ -1325,6 +1342,7 @@ LEADING_BLANK_RE = re.compile(r".*NCCL WARN|Run (?:history|summary):\s*$")
 # -- 4. what a token starts: (mode, multiline kind) ------------------------------------------------
 STARTS: dict[str, tuple[str, str | None]] = {
     "pip_box_end": ("plain", None),  # a line of its own whatever it follows
+    "pip_status": ("plain", None),  # (so is each of pip's own records)
     "empty_head": ("await", None),  # a record head with nothing after it: the message is on the next line
     "empty_prefix": ("lead", None),  # a writer's prefix with nothing after it (see LEADING_BLANK_RE)
     "py_tb": ("py_head", "python_traceback"),

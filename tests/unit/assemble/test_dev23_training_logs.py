@@ -1,0 +1,26 @@
+"""Lines met in corpus/wild/dev23 (Python tracebacks in GPU training framework logs and the lines around them:
+pip's build output, rich's boxes, torch's launchers). Inputs follow the printers' own code; each test names the
+rule it guards, and removing that rule makes it fail.
+"""
+
+from __future__ import annotations
+
+from devtools.testing.merger import groups
+
+
+def test_pip_records_indented_under_a_requirement_are_records_of_their_own():
+    # rule: TOKENS "pip_status" (pip's IndentingFormatter indents each record by indent_log()'s level; none of
+    # them continues the record above it)
+    texts = ["Collecting flash-attn",
+             "  Downloading flash_attn-1.0.1.tar.gz (1.9 MB)",
+             "     \u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501 1.9/1.9 MB 371.5 kB/s eta 0:00:00",
+             "  Preparing metadata (setup.py): started",
+             "  Preparing metadata (setup.py): finished with status 'error'",
+             "  error: subprocess-exited-with-error",
+             "Requirement already satisfied: torch in ./venv/lib/python3.10/site-packages (2.1.0)",
+             "  Using cached einops-0.7.0-py3-none-any.whl (44 kB)",
+             "Installing collected packages: pip",
+             "  Found existing installation: pip 19.3.1",
+             "    Uninstalling pip-19.3.1:",
+             "      Successfully uninstalled pip-19.3.1"]
+    assert groups(texts) == [[i] for i in range(12)]
