@@ -545,13 +545,15 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # "╭─ Traceback (most recent call last) ─╮", "│" rows, "╰─╯" (RichHandler indents all of it to its
     # message column), then "Type: message". A panel narrower than its title crops it ("╭─ Traceback (most
     # recent call last─╮" in RichHandler's column at 80). A copy that starts at the title drops the edge's
-    # left half ("Traceback (most recent call last) ─────╮": a selection from a notebook's output)
-    ("rich_tb", r"[ \t]*(?:\u256d\u2500+ Traceback(?: \(most[^\u256e]*)?"
-                r"|Traceback \(most recent call last\) \u2500+)\u256e", "\u256e"),
+    # left half ("Traceback (most recent call last) ─────╮": a selection from a notebook's output). A console
+    # whose encoding lacks the rounded corners (a GBK or cp936 terminal; Python's stream writes errors as '?')
+    # draws "?─── Traceback (most recent call last) ───?" and "?───?" (its "│" and "─" are in the code page)
+    ("rich_tb", r"[ \t]*(?:[\u256d?]\u2500+ Traceback(?: \(most[^\u256e?]*)?"
+                r"|Traceback \(most recent call last\) \u2500+)[\u256e?]", "Traceback"),
     # (read only inside a Rich traceback: its rows, its bottom edge, the untitled SyntaxError panel and the
     # "Sub-exception #N" panels of an exception group, and the exception line after the panel)
     ("rich_row", r"[ \t]*\u2502"),
-    ("rich_end", r"[ \t]*\u2570\u2500+\u256f\s*$"),
+    ("rich_end", r"[ \t]*[\u2570?]\u2500+[\u256f?]\s*$"),
     ("rich_panel", r"[ \t]*\u256d\u2500+(?: Sub-exception #\d+ \u2500+)?\u256e\s*$"),
     ("rich_exc", r"[ \t]*[A-Za-z_][\w.]*(?::(?: |\s*$)|\s*$)"),
     # Rich wraps the chain marker to the console's width (RichHandler's message column is narrow): its

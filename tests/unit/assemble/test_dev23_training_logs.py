@@ -24,3 +24,16 @@ def test_pip_records_indented_under_a_requirement_are_records_of_their_own():
              "    Uninstalling pip-19.3.1:",
              "      Successfully uninstalled pip-19.3.1"]
     assert groups(texts) == [[i] for i in range(12)]
+
+
+def test_a_rich_traceback_whose_corners_the_consoles_code_page_lacks():
+    # rule: TOKENS "rich_tb" and "rich_end" ('?' for the rounded corners: the console's encoding has the box's
+    # lines but not its corners, and the stream writes what it cannot encode as '?')
+    texts = ["trainable params: 16,706,477,656 || all params: 16,713,162,328 || trainable%: 99.96",
+             "?\u2500\u2500\u2500\u2500 Traceback (most recent call last) \u2500\u2500\u2500\u2500?",
+             "\u2502 /root/infer_lora_finetuning.py:56 in <module>          \u2502",
+             "\u2502   56 \u2502   \u2502   response = gen_core.chat(query)         \u2502",
+             "?\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500?",
+             "AttributeError: 'NoneType' object has no attribute 'chat'",
+             "INFO:aigc_zoo:done"]
+    assert groups(texts) == [[0], [1, 2, 3, 4, 5], [6]]
