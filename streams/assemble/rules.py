@@ -772,6 +772,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # libstdc++ __gnu_cxx::__verbose_terminate_handler
     ("terminate", r"[ \t]*terminate called (?:after throwing|without an active|recursively)"),
     ("what", r"[ \t]+what\(\):  "),
+    # mmcv's and mmengine's load_state_dict report logged (logger.warning) or printed when not strict: its first
+    # line, then after a blank line each list of keys (runner/checkpoint.py; the keys are the "msg_para" below)
+    ("mm_sd_head", r"The model and loaded state dict do not match exactly\s*$"),
     # paragraphs libraries write into an exception's message after a blank line: torch._dynamo's
     # augment_exc_message (torch/_dynamo/exc.py: the user frames, the replay file, the verbosity hint, the
     # minifier script, the fallback to eager), torch.load's pointer to its documentation, PySpark's
@@ -782,6 +785,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                  r"|Minifier script written to |(?:Revision|Entry|Repository) Not Found for url: "
                  r"|Cannot access (?:gated repo|repository) for url |Bad request(?: for \S+ endpoint)?:$"
                  r"|\d{3} Forbidden: "
+                 # mmcv's and mmengine's load_state_dict (runner/checkpoint.py): "The model and loaded state dict do
+                 # not match exactly\n" and its "unexpected key ..." / "missing keys ..." lines, each ending with a
+                 # newline, joined by newlines (raised as a RuntimeError when strict, else logged or printed)
+                 r"|(?:unexpected key|missing keys) in source state_dict: "
                  # torch.load's weights-only refusal (torch/serialization.py: "\n\nCheck the documentation ...")
                  r"|Check the documentation of torch\.load to learn more "
                  # PySpark's CapturedException.__str__ with spark.sql.pyspark.jvmStacktrace.enabled: the JVM's
@@ -1455,6 +1462,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "hf_report": ("hf_report", None),
     "hf_weights": ("hf_weights", None),
     "tok_fork": ("tok_fork", None),
+    "mm_sd_head": ("mm_sd", "other_multiline"),
     "usage_head": ("usage", "usage_error"),
     "pytest_usage": ("pytest_usage", "usage_error"),
     "fire_error": ("fire_error", None),
@@ -1741,6 +1749,8 @@ MODES: dict[str, dict] = {
     "accel_state": {"kind": "other_multiline", "on": {"accel_field": (_S, None)}},
     # transformers' weights report (TOKENS "hf_weights"): its fixed further lines, to the one it ends with
     "hf_weights": {"kind": "other_multiline", "on": {"hf_weights_more": (_S, None), "hf_weights_end": (_L, None)}},
+    # mmcv's load_state_dict report (TOKENS "mm_sd_head"): its lists of keys, each after a blank line
+    "mm_sd": {"kind": "other_multiline", "on": {"msg_para": (_S, None)}, "after_blank": {"msg_para": (_S, None)}},
     "accel_defaults": {"kind": None, "on": {"indent": (_S, None), "accel_defaults_end": (_L, None)}},
     # tokenizers' fork warning (TOKENS "tok_fork"): its fixed further lines, to the bullet it ends with
     "tok_fork": {"kind": "other_multiline", "on": {"tok_fork_more": (_S, None), "tok_fork_avoid": (_S, None),

@@ -37,3 +37,22 @@ def test_a_rich_traceback_whose_corners_the_consoles_code_page_lacks():
              "AttributeError: 'NoneType' object has no attribute 'chat'",
              "INFO:aigc_zoo:done"]
     assert groups(texts) == [[0], [1, 2, 3, 4, 5], [6]]
+
+
+def test_mmcvs_state_dict_mismatch_report_keeps_its_key_lists_after_blank_lines():
+    # rule: TOKENS "mm_sd_head" and the keys among "msg_para" (mmcv's load_state_dict joins "The model and loaded
+    # state dict do not match exactly\n" and each "... in source state_dict: ...\n" with newlines, then logs it
+    # with logger.warning, prints it, or raises it as a RuntimeError when strict)
+    head = "2021-03-16 11:48:19,698 - mmdet - WARNING - "
+    texts = [head + "The model and loaded state dict do not match exactly", "",
+             "unexpected key in source state_dict: fc.weight, fc.bias", "",
+             "missing keys in source state_dict: neck.lateral_convs.0.conv.weight", "",
+             "2021-03-16 11:48:24,285 - mmdet - INFO - Start running, host: u@h, work_dir: /w"]
+    assert groups(texts) == [[0, 1, 2, 3, 4], [6]]
+    raised = ["Traceback (most recent call last):",
+              '  File "tools/train.py", line 180, in main',
+              "    load_checkpoint(model, args.load_from, strict=True)",
+              "RuntimeError: The model and loaded state dict do not match exactly", "",
+              "missing keys in source state_dict: backbone.conv1.weight", "",
+              "2021-03-16 11:48:24,285 - mmdet - INFO - done"]
+    assert groups(raised) == [[0, 1, 2, 3, 4, 5], [7]]
