@@ -1334,8 +1334,13 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # thread NAME:"; Java's names its thread in quotes), logging.Handler.handleError ("--- Logging error ---"),
     # asyncio's default exception handler ("Exception in callback ...", "Task/Future exception was never
     # retrieved"). Each is a new report, never the next line of the exception message above it (atexit and
-    # unraisablehook write them back to back at shutdown).
-    ("py_report", r"Exception ignored in: |Error in (?:atexit\._run_exitfuncs|sys\.exitfunc):\s*$"
+    # unraisablehook write them back to back at shutdown). Since 3.13 CPython reports most unraisable errors
+    # with PyErr_FormatUnraisable's own message, which the default hook writes with ":" after it
+    # (Python/errors.c write_unraisable_exc_file): "Exception ignored while calling deallocator <function
+    # X.__del__ at 0x..>:", "... while calling weakref callback ...:", "... on calling ctypes callback function
+    # ...:", "Exception ignored in sys.unraisablehook:"
+    ("py_report", r"Exception ignored in: |Exception ignored \S.*:\s*$"
+                  r"|Error in (?:atexit\._run_exitfuncs|sys\.exitfunc):\s*$"
                   r"|Exception in thread [^\"\s].*:\s*$|--- Logging error ---\s*$"
                   r"|(?:Task|Future) exception was never retrieved\s*$|Exception in callback ", None),
 )

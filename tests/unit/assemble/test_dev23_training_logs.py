@@ -56,3 +56,14 @@ def test_mmcvs_state_dict_mismatch_report_keeps_its_key_lists_after_blank_lines(
               "missing keys in source state_dict: backbone.conv1.weight", "",
               "2021-03-16 11:48:24,285 - mmdet - INFO - done"]
     assert groups(raised) == [[0, 1, 2, 3, 4, 5], [7]]
+
+
+def test_python_313_unraisable_reports_back_to_back_stay_apart():
+    # rule: RECORDS "py_report" (3.13+ PyErr_FormatUnraisable: the default hook writes the message and ":" before
+    # the traceback, Python/errors.c write_unraisable_exc_file; a DataLoader's __del__ at shutdown writes several)
+    report = ["Exception ignored while calling deallocator <function _MultiProcessingDataLoaderIter.__del__ at 0x7f>:",
+              "Traceback (most recent call last):",
+              '  File "/usr/lib/python3.13/multiprocessing/process.py", line 160, in is_alive',
+              "    assert self._parent_pid == os.getpid(), 'can only test a child process'",
+              "AssertionError: can only test a child process"]
+    assert groups(report + report) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
