@@ -1132,7 +1132,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # its "Collecting X" without being part of it: "Requirement already satisfied: ", the download
     # (network/download.py _log_download: "Downloading X (1.9 MB)", "Using cached X") and rich's bar under it
     # ("━━━━━ 1.9/1.9 MB 371.5 kB/s eta 0:00:00"), the non-interactive spinner's "<step>: started" and
-    # "<step>: finished with status 'error'" (cli/spinners.py), and the first line of a DiagnosticPipError
+    # "<step>: finished with status 'error'" (cli/spinners.py; on a terminal "<step> ... done"), the wheel
+    # builder's (wheel_builder.py: "Created wheel for X: filename=...", "Stored in directory: ..."), and the first
+    # line of a DiagnosticPipError
     # ("error: subprocess-exited-with-error", exceptions.py __rich_console__: "{kind}: {reference}", the
     # reference kebab-case); the install's own steps (commands/install.py, req/req_install.py, req_uninstall.py:
     # "Installing collected packages: ", "Attempting uninstall: X", "Found existing installation: X 1.0",
@@ -1142,7 +1144,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                    r"|Uninstalling \S+:\s*$|Successfully uninstalled \S"
                    r"|[\u2501\u2578\u257a]+ [\d.]+/[\d.]+ [kMGT]?B "
                    r"|(?:Preparing metadata|Building wheel|Getting requirements to build wheel"
-                   r"|Installing build dependencies)[^:]*: (?:started|finished with status)"
+                   r"|Installing build dependencies|Running setup\.py \w+ for )[^:]*"
+                   r"(?:: (?:started|finished with status)| \.\.\. (?:done|error|canceled)\s*$)"
+                   r"|Building wheels for collected packages: |Created wheel for \S+: |Stored in directory: "
                    r"|(?:error|warning): [a-z]+(?:-[a-z]+)+\s*$)"),
     # NVIDIA compute-sanitizer: every line starts with "========= "
     ("cs_end", r"=========\s*$"),

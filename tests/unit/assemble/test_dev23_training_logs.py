@@ -22,8 +22,14 @@ def test_pip_records_indented_under_a_requirement_are_records_of_their_own():
              "Installing collected packages: pip",
              "  Found existing installation: pip 19.3.1",
              "    Uninstalling pip-19.3.1:",
-             "      Successfully uninstalled pip-19.3.1"]
-    assert groups(texts) == [[i] for i in range(12)]
+             "      Successfully uninstalled pip-19.3.1",
+             "Collecting apex",
+             "  Preparing metadata (setup.py) ... done",
+             "Building wheels for collected packages: apex",
+             "  Building wheel for apex (setup.py) ... done",
+             "  Created wheel for apex: filename=apex-0.1-py3-none-any.whl size=406181 sha256=3c2f",
+             "  Stored in directory: /tmp/pip-ephem-wheel-cache-1/wheels/2f/0c"]
+    assert groups(texts) == [[i] for i in range(18)]
 
 
 def test_a_rich_traceback_whose_corners_the_consoles_code_page_lacks():
