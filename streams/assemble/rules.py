@@ -546,13 +546,15 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # "╭─ Traceback (most recent call last) ─╮", "│" rows, "╰─╯" (RichHandler indents all of it to its
     # message column), then "Type: message". A panel narrower than its title crops it ("╭─ Traceback (most
     # recent call last─╮" in RichHandler's column at 80). A copy that starts at the title drops the edge's
-    # left half ("Traceback (most recent call last) ─────╮": a selection from a notebook's output)
-    ("rich_tb", r"[ \t]*(?:\u256d\u2500+ Traceback(?: \(most[^\u256e]*)?"
-                r"|Traceback \(most recent call last\) \u2500+)\u256e", "\u256e"),
+    # left half ("Traceback (most recent call last) ─────╮": a selection from a notebook's output). A console
+    # whose encoding lacks the rounded corners (a GBK or cp936 terminal; Python's stream writes errors as '?')
+    # draws "?─── Traceback (most recent call last) ───?" and "?───?" (its "│" and "─" are in the code page)
+    ("rich_tb", r"[ \t]*(?:[\u256d?]\u2500+ Traceback(?: \(most[^\u256e?]*)?"
+                r"|Traceback \(most recent call last\) \u2500+)[\u256e?]", "Traceback"),
     # (read only inside a Rich traceback: its rows, its bottom edge, the untitled SyntaxError panel and the
     # "Sub-exception #N" panels of an exception group, and the exception line after the panel)
     ("rich_row", r"[ \t]*\u2502"),
-    ("rich_end", r"[ \t]*\u2570\u2500+\u256f\s*$"),
+    ("rich_end", r"[ \t]*[\u2570?]\u2500+[\u256f?]\s*$"),
     ("rich_panel", r"[ \t]*\u256d\u2500+(?: Sub-exception #\d+ \u2500+)?\u256e\s*$"),
     ("rich_exc", r"[ \t]*[A-Za-z_][\w.]*(?::(?: |\s*$)|\s*$)"),
     # Rich wraps the chain marker to the console's width (RichHandler's message column is narrow): its
@@ -771,6 +773,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # libstdc++ __gnu_cxx::__verbose_terminate_handler
     ("terminate", r"[ \t]*terminate called (?:after throwing|without an active|recursively)"),
     ("what", r"[ \t]+what\(\):  "),
+    # mmcv's and mmengine's load_state_dict report logged (logger.warning) or printed when not strict: its first
+    # line, then after a blank line each list of keys (runner/checkpoint.py; the keys are the "msg_para" below)
+    ("mm_sd_head", r"The model and loaded state dict do not match exactly\s*$"),
     # paragraphs libraries write into an exception's message after a blank line: torch._dynamo's
     # augment_exc_message (torch/_dynamo/exc.py: the user frames, the replay file, the verbosity hint, the
     # minifier script, the fallback to eager), torch.load's pointer to its documentation, PySpark's
@@ -781,6 +786,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                  r"|Minifier script written to |(?:Revision|Entry|Repository) Not Found for url: "
                  r"|Cannot access (?:gated repo|repository) for url |Bad request(?: for \S+ endpoint)?:$"
                  r"|\d{3} Forbidden: "
+                 # mmcv's and mmengine's load_state_dict (runner/checkpoint.py): "The model and loaded state dict do
+                 # not match exactly\n" and its "unexpected key ..." / "missing keys ..." lines, each ending with a
+                 # newline, joined by newlines (raised as a RuntimeError when strict, else logged or printed)
+                 r"|(?:unexpected key|missing keys) in source state_dict: "
                  # torch.load's weights-only refusal (torch/serialization.py: "\n\nCheck the documentation ...")
                  r"|Check the documentation of torch\.load to learn more "
                  # PySpark's CapturedException.__str__ with spark.sql.pyspark.jvmStacktrace.enabled: the JVM's
@@ -1119,6 +1128,27 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("rust_frame", r"[ \t]+\d+:\s+(?:0x[0-9a-fA-F]+ - |\S*::)"),
     # pip closes a failed build's subprocess output box (indented like the traceback inside it)
     ("pip_box_end", r"[ \t]*\[end of output\]"),
+    # pip's own records: its IndentingFormatter (pip/_internal/utils/logging.py) writes every logger call
+    # behind the indentation indent_log() has reached, so the steps of one requirement come indented under
+    # its "Collecting X" without being part of it: "Requirement already satisfied: ", the download
+    # (network/download.py _log_download: "Downloading X (1.9 MB)", "Using cached X") and rich's bar under it
+    # ("━━━━━ 1.9/1.9 MB 371.5 kB/s eta 0:00:00"), the non-interactive spinner's "<step>: started" and
+    # "<step>: finished with status 'error'" (cli/spinners.py; on a terminal "<step> ... done"), the wheel
+    # builder's (wheel_builder.py: "Created wheel for X: filename=...", "Stored in directory: ..."), and the first
+    # line of a DiagnosticPipError
+    # ("error: subprocess-exited-with-error", exceptions.py __rich_console__: "{kind}: {reference}", the
+    # reference kebab-case); the install's own steps (commands/install.py, req/req_install.py, req_uninstall.py:
+    # "Installing collected packages: ", "Attempting uninstall: X", "Found existing installation: X 1.0",
+    # "Uninstalling X-1.0:", "Successfully uninstalled X-1.0", indented one level further each)
+    ("pip_status", r"[ \t]*(?:Collecting \S|Requirement already satisfied: |Downloading \S+ \(|Using cached \S"
+                   r"|Installing collected packages: |Attempting uninstall: |Found existing installation: "
+                   r"|Uninstalling \S+:\s*$|Successfully uninstalled \S"
+                   r"|[\u2501\u2578\u257a]+ [\d.]+/[\d.]+ [kMGT]?B "
+                   r"|(?:Preparing metadata|Building wheel|Getting requirements to build wheel"
+                   r"|Installing build dependencies|Running setup\.py \w+ for )[^:]*"
+                   r"(?:: (?:started|finished with status)| \.\.\. (?:done|error|canceled)\s*$)"
+                   r"|Building wheels for collected packages: |Created wheel for \S+: |Stored in directory: "
+                   r"|(?:error|warning): [a-z]+(?:-[a-z]+)+\s*$)"),
     # NVIDIA compute-sanitizer: every line starts with "========= "
     ("cs_end", r"=========\s*$"),
     ("cs_cont", r"=========\s{2,}\S"),
@@ -1309,8 +1339,13 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # thread NAME:"; Java's names its thread in quotes), logging.Handler.handleError ("--- Logging error ---"),
     # asyncio's default exception handler ("Exception in callback ...", "Task/Future exception was never
     # retrieved"). Each is a new report, never the next line of the exception message above it (atexit and
-    # unraisablehook write them back to back at shutdown).
-    ("py_report", r"Exception ignored in: |Error in (?:atexit\._run_exitfuncs|sys\.exitfunc):\s*$"
+    # unraisablehook write them back to back at shutdown). Since 3.13 CPython reports most unraisable errors
+    # with PyErr_FormatUnraisable's own message, which the default hook writes with ":" after it
+    # (Python/errors.c write_unraisable_exc_file): "Exception ignored while calling deallocator <function
+    # X.__del__ at 0x..>:", "... while calling weakref callback ...:", "... on calling ctypes callback function
+    # ...:", "Exception ignored in sys.unraisablehook:"
+    ("py_report", r"Exception ignored in: |Exception ignored \S.*:\s*$"
+                  r"|Error in (?:atexit\._run_exitfuncs|sys\.exitfunc):\s*$"
                   r"|Exception in thread [^\"\s].*:\s*$|--- Logging error ---\s*$"
                   r"|(?:Task|Future) exception was never retrieved\s*$|Exception in callback ", None),
 )
@@ -1326,6 +1361,7 @@ LEADING_BLANK_RE = re.compile(r".*NCCL WARN|Run (?:history|summary):\s*$")
 # -- 4. what a token starts: (mode, multiline kind) ------------------------------------------------
 STARTS: dict[str, tuple[str, str | None]] = {
     "pip_box_end": ("plain", None),  # a line of its own whatever it follows
+    "pip_status": ("plain", None),  # (so is each of pip's own records)
     "empty_head": ("await", None),  # a record head with nothing after it: the message is on the next line
     "empty_prefix": ("lead", None),  # a writer's prefix with nothing after it (see LEADING_BLANK_RE)
     "py_tb": ("py_head", "python_traceback"),
@@ -1436,6 +1472,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "hf_report": ("hf_report", None),
     "hf_weights": ("hf_weights", None),
     "tok_fork": ("tok_fork", None),
+    "mm_sd_head": ("mm_sd", "other_multiline"),
     "usage_head": ("usage", "usage_error"),
     "pytest_usage": ("pytest_usage", "usage_error"),
     "fire_error": ("fire_error", None),
@@ -1722,6 +1759,8 @@ MODES: dict[str, dict] = {
     "accel_state": {"kind": "other_multiline", "on": {"accel_field": (_S, None)}},
     # transformers' weights report (TOKENS "hf_weights"): its fixed further lines, to the one it ends with
     "hf_weights": {"kind": "other_multiline", "on": {"hf_weights_more": (_S, None), "hf_weights_end": (_L, None)}},
+    # mmcv's load_state_dict report (TOKENS "mm_sd_head"): its lists of keys, each after a blank line
+    "mm_sd": {"kind": "other_multiline", "on": {"msg_para": (_S, None)}, "after_blank": {"msg_para": (_S, None)}},
     "accel_defaults": {"kind": None, "on": {"indent": (_S, None), "accel_defaults_end": (_L, None)}},
     # tokenizers' fork warning (TOKENS "tok_fork"): its fixed further lines, to the bullet it ends with
     "tok_fork": {"kind": "other_multiline", "on": {"tok_fork_more": (_S, None), "tok_fork_avoid": (_S, None),
