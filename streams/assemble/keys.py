@@ -216,9 +216,10 @@ _LOGBACK_LEVELS = {5000: "TRACE", 10000: "DEBUG", 20000: "INFO", 30000: "WARN", 
 _LEVEL_NUMBERS = {"levelno": _PYTHON_LEVELNO, "level_value": _LOGBACK_LEVELS}
 # A record's own bookkeeping, which a logger writes in every record and is no training state: the process id
 # (bunyan, pino, python-json-logger's %(process)d), bunyan's format version ``v``, Logstash's ``@version``, the
-# source line, and loguru's serialize=True record ids (``record.process.id``, ``record.thread.id``, ``record.line``).
+# source line, and loguru's serialize=True record ids (``record.process.id``, ``record.thread.id``, ``record.line``);
+# MLPerf's mllog writes its caller's line in the record's metadata (``metadata.lineno``).
 RECORD_META_KEYS = frozenset(("pid", "v", "@version", "lineno", "process", "thread", "record.process.id",
-                              "record.thread.id", "record.line"))
+                              "record.thread.id", "record.line", "metadata.lineno"))
 
 # The metrics that make a line a step line (with a step or epoch), as metrics.is_step_metric reads them.
 STEP_METRICS = frozenset(("loss", "grad_norm", "eval_loss", "gpu_utilization_pct", "generation_throughput_tokens_s"))

@@ -96,6 +96,7 @@ def test_mllog_s_epoch_in_its_metadata() -> None:
     p = lifted(':::MLLOG {"namespace": "", "time_ms": 1678901234567, "event_type": "POINT_IN_TIME", "key": '
                '"eval_accuracy", "value": 0.7231, "metadata": {"file": "train.py", "lineno": 412, "epoch_num": 12}}')
     assert p.epoch == 12 and p.ts_ms == 1678901234567
+    assert "metadata_lineno" not in p.metrics and p.attributes["metadata.lineno"] == "412"  # its caller's line
     assert lifted('{"epoch_num": 500, "lr": 0.001}').epoch is None  # PaddleOCR's configured epochs
 
 
