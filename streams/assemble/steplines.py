@@ -492,7 +492,26 @@ def _generic_pairs(body: str, p: Parsed, counted: bool = False) -> bool:
         pairs = _epoch_batches(body, pairs, p)
     if "lobal_step" in body or "LOBAL_STEP" in body:
         pairs = _run_step_first(pairs, p)
+    if "eward" in body:
+        pairs = _episode_steps(pairs, p)
     return _lift_pairs(pairs, p)
+
+
+def _episode_steps(pairs: list[tuple[str, str, str]], p: Parsed) -> list[tuple[str, str, str]]:
+    """``pairs`` without the "steps" an episode's reward is reported with: rl_games' player prints print("reward:",
+    cur_rewards / done_count, "steps:", cur_steps / done_count) (and "av reward: ... av steps: ..."), the episodes'
+    mean length, no step of the training (its text kept). A singular "Step:" before a reward stays the run's step
+    (ML-Agents' "Step: 40000. ... Mean Reward: 0.993")."""
+    kept, rewarded = [], False
+    for pair in pairs:
+        nk = norm(pair[0])
+        if rewarded and nk == "steps":
+            p.attributes.setdefault(pair[0], pair[1])
+            p.wide = True
+            continue
+        rewarded = rewarded or "reward" in nk
+        kept.append(pair)
+    return kept
 
 
 def _lift_pairs(pairs: list[tuple[str, str, str]], p: Parsed) -> bool:
