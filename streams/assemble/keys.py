@@ -127,7 +127,8 @@ _family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_gr
         "grad_gnorm",
         "gn",  # TensorFlow NMT's print_step_info: "... ppl %.2f gN %.2f" (the global norm of the gradients)
         # MindFormers' MFLossMonitor prints the gradients' global norm it clips by: "global_norm: [1.234]"
-        "global_norm")  # RLlib's learner_stats: the global norm of the gradients ("grad_gnorm")
+        "global_norm",  # RLlib's learner_stats: the global norm of the gradients ("grad_gnorm")
+        "l2_grads")  # big_vision's train.py measures the gradients' global L2 norm as "l2_grads"
 # A bare ``norm`` is the gradients' on a step line (one that names its step or epoch): llm.c's "step 1/74 | train loss
 # 11.01 | norm 15.41 | lr 6e-06" prints no other norm. Elsewhere it is not known whose it is: scikit-learn's SGD
 # prints its weights' "Norm: 12.34, NNZs: 100, Bias: ..., T: 1000, Avg. loss: ..." after each "-- Epoch 1" line.
@@ -162,7 +163,9 @@ STEP_KEYS = frozenset(("step", "global_step", "global_steps", "steps", "iteratio
                        # Pax (paxml) logs "step_i: %d, training loss: %s"
                        "step_i"))
 MAX_STEP_KEYS = frozenset(("max_steps", "total_steps", "train_iters", "max_iters", "num_training_steps"))
-EPOCH_KEYS = frozenset(("epoch", "train_epoch", "trainer_epoch", "cur_epoch", "current_epoch"))
+# MLPerf's mllog puts the epoch a record belongs to in its metadata: ":::MLLOG {..., "metadata": {"file": ..., "lineno":
+# ..., "epoch_num": 12}}" (read whole: a bare "epoch_num: 500" is PaddleOCR's configured number of epochs).
+EPOCH_KEYS = frozenset(("epoch", "train_epoch", "trainer_epoch", "cur_epoch", "current_epoch", "metadata_epoch_num"))
 # Keys a printer writes in words of its own, read as the keys they stand for when one is the whole key of a
 # ``key value`` run's pair: abbreviations with dots (the dot tells one from a word: a bare "ep" may be an episode)
 # and the training objective called a cost ("Time cost=4.6" is no loss: there the key is two words). Marian's
@@ -213,9 +216,10 @@ _LOGBACK_LEVELS = {5000: "TRACE", 10000: "DEBUG", 20000: "INFO", 30000: "WARN", 
 _LEVEL_NUMBERS = {"levelno": _PYTHON_LEVELNO, "level_value": _LOGBACK_LEVELS}
 # A record's own bookkeeping, which a logger writes in every record and is no training state: the process id
 # (bunyan, pino, python-json-logger's %(process)d), bunyan's format version ``v``, Logstash's ``@version``, the
-# source line, and loguru's serialize=True record ids (``record.process.id``, ``record.thread.id``, ``record.line``).
+# source line, and loguru's serialize=True record ids (``record.process.id``, ``record.thread.id``, ``record.line``);
+# MLPerf's mllog writes its caller's line in the record's metadata (``metadata.lineno``).
 RECORD_META_KEYS = frozenset(("pid", "v", "@version", "lineno", "process", "thread", "record.process.id",
-                              "record.thread.id", "record.line"))
+                              "record.thread.id", "record.line", "metadata.lineno"))
 
 # The metrics that make a line a step line (with a step or epoch), as metrics.is_step_metric reads them.
 STEP_METRICS = frozenset(("loss", "grad_norm", "eval_loss", "gpu_utilization_pct", "generation_throughput_tokens_s"))

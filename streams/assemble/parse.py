@@ -85,6 +85,9 @@ _SYSLOG = re.compile(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(\d+) 
 # zap's console encoder (controller-runtime, Kubeflow's training-operator): epoch seconds as a float
 # ("1.7085078124461591e+09" or "1708507812.446"), tab, level, tab, an optional logger name, tab.
 _ZAP = re.compile(r"(\d\.\d+e\+09|\d{10}\.\d+)\t([A-Za-z]+)\t(?:([\w.-]+)\t)?")
+# radeontop's dump (dump.c dumpdata): fprintf(f, "%llu.%llu: ", tv_sec, tv_usec) before "bus %02x, gpu %.2f%%, ...":
+# the microseconds are an integer printed unpadded ("1578054183.5012" is 5012 us past the second).
+_RADEONTOP_TIME = re.compile(r"(\d{10})\.(\d{1,6}): (?=bus [0-9a-f]{2}, |gpu \d)")
 # A sample in the Prometheus text exposition format, as dcgm-exporter's /metrics prints it (and a scrape
 # dumped into a log): name{label="value",...} value [timestamp ms]. The name goes through the key families;
 # the labels stay attributes (DCGM's modelName is the GPU's product, not a model).
@@ -326,6 +329,10 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         if m and norm_level(m.group(2)):
             p.ts_ms = int(float(m.group(1)) * 1000)
             p.level, p.logger, p.fmt = norm_level(m.group(2)), m.group(3), "zap"
+            return m.end()
+        m = _RADEONTOP_TIME.match(body)
+        if m:
+            p.ts_ms, p.fmt = int(m.group(1)) * 1000 + int(m.group(2)) // 1000, "radeontop"
             return m.end()
         m = _ZEROLOG_CONSOLE.match(body)
         if m:

@@ -86,10 +86,16 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
 # "Evaluation Metrics"); ParlAI's train_model logs the validation report as f"{datatype}:{report}", "valid:{'exs': ...";
 # Catalyst's ConsoleLogger heads a loader's figures by its name and epoch, "valid (1/3) accuracy: ... | loss: ...";
 # Levanter's eval_loss_loop names its tqdm bar "eval" or f"eval {name}" ("eval:  40%|... [..., loss=3.05]").
+# JoeyNMT's _validate names its decoding in brackets: "Validation result (greedy) at epoch   1, step     1000: ...,
+# loss: ..." (v1), "Evaluation result (beam search) loss:   3.21, ppl: ..." (v2); DLRM's dlrm_s_pytorch.py heads its
+# test "Testing at - {j + 1}/{nbatches} of epoch {k}, loss ..."; ggml-opt's progress bar names the split before its
+# bar, "train: [" or "val:   [" then "] data=... loss=...".
 _EVAL_HEAD = re.compile(r"\s*(?:(?:Test|Validation|Valid|Val|Eval|Evaluation)(?: set| [Rr]esults?)?(?::(?!\S)| - )|"
                         r"(?:Validation|Evaluation) Metrics(?: \(step \d+\))? - |(?:valid|test):(?=\{)|"
                         r"(?:valid|val|test|eval)\w* \(\d+/\d+\) (?=[\w/]+: )|eval(?: [\w/.-]+)?: +\d+%\||"
                         r"(?:Evaluation|Validation|Test) results? (?:for|at|after) (?:step|epoch|iteration) \d+:|"
+                        r"(?:Evaluation|Validation|Test) results? \((?:greedy|beam search)\) |Testing at - \d+/\d+ |"
+                        r"(?:val|eval|test): +\[|"
                         r"\[(?i:eval|evaluation|test|val|valid|validation)\]|"
                         r"Saving dict for global step \d+:|eval metrics after step: \d+,|"
                         r"(?:VALID|TEST) SET \d+ (?=[A-Z]+:)|"

@@ -5,8 +5,8 @@
   Python's ``json`` writes NaN and Infinity bare, and reads them back.
 - Python dict reprs, as HF Trainer and ms-swift print their logs (``print(logs)``,
   ``tqdm.write(str(logs))``): read with ``ast.literal_eval`` (no code runs) once the numbers it cannot
-  read are replaced: ``nan``, ``inf``, ``-inf`` (``repr(float)``), NumPy 2's ``np.float64(0.5)`` and
-  torch's ``tensor(1.2, device='cuda:0')``.
+  read are replaced: ``nan``, ``inf``, ``-inf`` (``repr(float)``), NumPy 2's ``np.float64(0.5)``, a 0-d
+  ``array(0.5, dtype=float32)`` and torch's ``tensor(1.2, device='cuda:0')``.
 - logfmt, as Go's ``log/slog`` text handler, logrus and go-kit write it: ``time=... level=INFO msg="..."``,
   recognised only when the whole line is ``key=value`` pairs and its first key is a time, level or message.
 
@@ -32,7 +32,9 @@ _PY_FIX = re.compile(
     r"""('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""  # a string: left alone
     r"|(?<![\w.])(-?)(nan|inf)(?![\w.(])"  # repr(float('nan')), repr(float('-inf'))
     r"|\b(?:np|numpy|torch)\.\w+\(\s*(-?)(nan|inf|[-+\d.eE]+)\s*\)"  # np.float64(0.5)
-    r"|\btensor\(\s*(-?)(nan|inf|[-+\d.eE]+)\s*(?:,[^()]*)?\)"  # tensor(1.2, device='cuda:0')
+    # tensor(1.2, device='cuda:0'); a 0-d NumPy array, array(2.3456, dtype=float32), and JAX's Array(...), as
+    # EasyLM's train loops print jax.device_get(metrics) with pprint.pformat
+    r"|\b(?:tensor|array|Array)\(\s*(-?)(nan|inf|[-+\d.eE]+)\s*(?:,[^()]*)?\)"
 )
 
 

@@ -107,6 +107,7 @@ def forget_source(asm: Assembler, sid: str) -> None:
     asm.builder.times.pop(sid, None)
     asm.builder.last_task.pop(sid, None)
     asm.builder.tables.headers.pop(sid, None)
+    asm.builder.tables.upper.pop(sid, None)
     asm.redact.forget_source(sid)
 
 

@@ -44,7 +44,16 @@ from streams.assemble.keys import (
 )
 from streams.assemble.lift import MAX_TASK_CHARS, Parsed, lift_value
 from streams.assemble.phrases import evaluation_losses, lift_phrases
-from streams.assemble.stepruns import METRICISH, NUMBER, progress_heads, spaced_run, table_row, without_config
+from streams.assemble.stepruns import (
+    METRICISH,
+    NUMBER,
+    SLASHED_PAIRS,
+    STEP_TAG,
+    progress_heads,
+    spaced_run,
+    table_row,
+    without_config,
+)
 
 _NUMBER = rf"(?:tensor\()?{NUMBER}"
 # "| name: value |"; Megatron-LM's first train loop wrote "| lm loss {:.6E} |" with a blank for the colon, so a
@@ -141,8 +150,11 @@ _GPUSTAT_ROW = re.compile(r"\s*\[\d+\] [^|]+\|\s*(?:\?\?|-?\d+)(?:°C|'C), *(?:\
 _SPLITS = frozenset(("train", "val", "vali", "valid", "validation", "eval", "test"))
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z_]*) \Z")
 # Words that make the counter after them a setting: build-nanogpt's "=> calculated gradient accumulation steps: 16"
-# (how many micro-batches one optimizer step sums), as HF's banner "Gradient Accumulation steps = 8".
-_WORDS_BEFORE_KEY = _SPLITS | frozenset(("accumulation",))
+# (how many micro-batches one optimizer step sums), as HF's banner "Gradient Accumulation steps = 8". And the words that
+# name one term of PPO's objective, not the loss: rsl_rl's OnPolicyRunner.log prints f"{'Value function loss:':>35}
+# {mean_value_loss:.4f}", "Surrogate loss:" (later "Mean value_function loss:", "Mean surrogate loss:", "Mean entropy
+# loss:").
+_WORDS_BEFORE_KEY = _SPLITS | frozenset(("accumulation", "function", "value_function", "surrogate", "entropy"))
 # A hyphenated metric name, read back from its last part: MXNet's metrics print "cross-entropy=2.35"
 # (Speedometer's "\t%s=%f", fit's "Train-cross-entropy=..."). Only a name a family claims is taken whole;
 # other hyphenated keys are timer names ("optimizer-inner-step: 46.00") or run names ("epoch=2-step=1000").
@@ -256,10 +268,12 @@ def lift_step_line(body: str, p: Parsed) -> bool:
     body = body[:MAX_STEP_LINE]  # (a shorter line is not copied)
     low = body.lower()
     counters = "step" in low or "epoch" in low or "iter" in low
-    if not (counters or any(w in low for w in _GATE) or any(a in low and b in low for a, b in _GATE_BESIDE)):
-        # (nvidia-smi's and gpustat's rows name no training word, nor do Darknet's before AlexeyAB's "avg loss")
+    if not (counters or any(w in low for w in _GATE) or any(a in low and b in low for a, b in _GATE_BESIDE)
+            or ("] " in body and STEP_TAG.match(body) is not None)):
+        # (nvidia-smi's, gpustat's and radeontop's rows name no training word, nor do Darknet's before AlexeyAB's "avg
+        # loss")
         return (("MiB /" in body and _smi_row(body, p)) or (" MB |" in body and _gpustat_row(body, p))
-                or (" rate, " in body and _darknet_line(body, p)))
+                or (" rate, " in body and _darknet_line(body, p)) or (", ee " in body and _radeontop_row(body, p)))
     if (" rate, " in body and _darknet_line(body, p)) or (len(body) <= MAX_SETTING_LINE and _one_setting(body, p)):
         return True
     if "(" in body:
@@ -275,8 +289,7 @@ def lift_step_line(body: str, p: Parsed) -> bool:
             return True
     found = progress_heads(body, p)
     found = (_generic_pairs(body, p, counters) if ":" in body or "=" in body else False) or found
-    run = body.replace(" --> ", " ") if " --> " in body else body  # nanoT5's "Loss --> 5.234 | Lr --> 0.010 | "
-    found = spaced_run(run, p, counters and _COUNTER_AT.search(body) is not None) or found
+    found = spaced_run(_run_text(body), p, counters and _COUNTER_AT.search(body) is not None) or found
     if not found:
         found = table_row(body, p)
     if counters:
@@ -289,6 +302,15 @@ def lift_step_line(body: str, p: Parsed) -> bool:
     if found:
         _settle_line(body, p)
     return found
+
+
+def _run_text(body: str) -> str:
+    """The line as :func:`spaced_run` reads it: nanoT5's "Loss --> 5.234 | Lr --> 0.010 | " without its arrows,
+    Dreamer's "[55000] kl_loss 1.02 / image_loss 8.1e3 / ..." with its slashes as bars."""
+    run = body.replace(" --> ", " ") if " --> " in body else body
+    if " / " in run and SLASHED_PAIRS.match(run) is not None:
+        run = run.replace(" / ", " | ")
+    return run
 
 
 # Darknet's training loop (pjreddie's examples/detector.c and classifier.c, AlexeyAB's src/detector.c): printf("%ld:
@@ -369,6 +391,29 @@ def _gpustat_row(body: str, p: Parsed) -> bool:
     return _gpu_row(p, "gpustat", ("memory.used", used), total, ("utilization.gpu", util))
 
 
+# radeontop's dump (dump.c dumpdata): "bus %02x, " then "gpu %.2f%%, " (the graphics pipe busy: the GPU's
+# utilisation), "ee", "vgt", "ta", ... the blocks' busy shares, and ", vram %.2f%% %.2fmb" (the share and the MiB of
+# VRAM in use; later releases add the total, "%.2fmb"), ", gtt ...", ", mclk %.2f%% %.3fghz" (a clock's share of its
+# maximum).
+_RADEONTOP_ROW = re.compile(r"(?:bus [0-9a-f]{2}, )?gpu (\d+(?:\.\d+)?)%, ee [\d.]+%, vgt [\d.]+%")
+_RADEONTOP_VRAM = re.compile(r", vram [\d.]+% (\d+(?:\.\d+)?)mb(?: (\d+(?:\.\d+)?)mb)?")
+
+
+def _radeontop_row(body: str, p: Parsed) -> bool:
+    m = _RADEONTOP_ROW.match(body)
+    if m is None:
+        return False
+    lift_value(p, "gpu", "gpu_util", m.group(1))
+    vram = _RADEONTOP_VRAM.search(body, m.end())
+    if vram is not None:
+        lift_value(p, "vram", "gpu_memory_used_mib", vram.group(1))
+        if vram.group(2) is not None:
+            p.attributes["memory_total_mib"] = vram.group(2)
+    p.fmt = p.fmt or "radeontop"
+    p.wide = True
+    return True
+
+
 def _gpu_row(p: Parsed, fmt: str, used: tuple[str, str], total: str, util: tuple[str, str | None]) -> bool:
     """A GPU's row of a console table: (the column's name as printed, its value) for memory and utilisation."""
     lift_value(p, used[0], "gpu_memory_used_mib", used[1])
@@ -447,7 +492,26 @@ def _generic_pairs(body: str, p: Parsed, counted: bool = False) -> bool:
         pairs = _epoch_batches(body, pairs, p)
     if "lobal_step" in body or "LOBAL_STEP" in body:
         pairs = _run_step_first(pairs, p)
+    if "eward" in body:
+        pairs = _episode_steps(pairs, p)
     return _lift_pairs(pairs, p)
+
+
+def _episode_steps(pairs: list[tuple[str, str, str]], p: Parsed) -> list[tuple[str, str, str]]:
+    """``pairs`` without the "steps" an episode's reward is reported with: rl_games' player prints print("reward:",
+    cur_rewards / done_count, "steps:", cur_steps / done_count) (and "av reward: ... av steps: ..."), the episodes'
+    mean length, no step of the training (its text kept). A singular "Step:" before a reward stays the run's step
+    (ML-Agents' "Step: 40000. ... Mean Reward: 0.993")."""
+    kept, rewarded = [], False
+    for pair in pairs:
+        nk = norm(pair[0])
+        if rewarded and nk == "steps":
+            p.attributes.setdefault(pair[0], pair[1])
+            p.wide = True
+            continue
+        rewarded = rewarded or "reward" in nk
+        kept.append(pair)
+    return kept
 
 
 def _lift_pairs(pairs: list[tuple[str, str, str]], p: Parsed) -> bool:

@@ -38,6 +38,9 @@ UNIT = r"%|[KMGTkmgt]i?B|[KMGT](?![a-z])|ms|s(?![a-z])"
 METRICISH = re.compile(r"loss|acc|norm|lr|rate|mem|util|throughput|token|sample|speed|ppl|perplexity|reward|"
                        r"score|kl|entropy|tflop|mfu|time|seconds|psnr|ssim|^l_[a-z]")
 
+# A step in brackets, then a figure's name and "=", " = " or a blank and its number: CLU's, Scenic's, big_vision's and
+# Dreamer's writers (below). Such a line may name no training word ("[1000] l2_grads = 1.23").
+STEP_TAG = re.compile(rf"^\s*\[(?P<step>\d+)\] [A-Za-z_][\w/.]*(?:=| = | {NUMBER}(?= / |\s*\Z))")
 # (printer, regex with named groups epoch / step / max_steps), tried where the line holds the needle.
 PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
     # mmengine LogProcessor: "Epoch(train) [1][10/90]" (epoch, then the iteration within it)
@@ -47,8 +50,9 @@ PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
     # timm train.py: "Train: 3 [ 100/1251 (  8%)]"; OpenPCDet's timm style "Train:    1/3 ( 33%) [  49/323 ..."
     ("timm", "Train:", re.compile(r"\bTrain:\s+(?P<epoch>\d+)(?:/\d+)?\s+(?:\(\s*\d+%\)\s+)?\[")),
     # CommonLoopUtils LoggingWriter.write_scalars: "[100] learning_rate=0.001, train_loss=2.3"; Scenic's
-    # log_train_summary one figure a line, f"\u001b[35m[{step}]\u001b[0m {name} = {value:.4f}" (the colour gone)
-    ("clu", "] ", re.compile(r"^\s*\[(?P<step>\d+)\] [A-Za-z_][\w/.]*(?:=| = )")),
+    # log_train_summary one figure a line, f"\u001b[35m[{step}]\u001b[0m {name} = {value:.4f}" (the colour gone), as
+    # big_vision's BigVisionMetricWriter.measure; Dreamer's TerminalOutput print(f"[{step}]", " / ".join(f"{k} {v}"))
+    ("clu", "] ", STEP_TAG),
     # Catalyst's ConsoleLogger: f"{loader_key} ({epoch_step}/{num_epochs}) " then "key: value | ..." sorted by key, and
     # f"* Epoch ({epoch_step}/{num_epochs}) " for the epoch's own; its TqdmCallback names the bar
     # f"{epoch_step}/{num_epochs} * Epoch ({loader_key})"
@@ -80,7 +84,14 @@ PROGRESS_HEADS: tuple[tuple[str, str, re.Pattern], ...] = (
     ("gpt-2", "] loss=", re.compile(r"^\s*\[(?P<step>\d+) \| [\d.]+\] loss=")),
     # llama2.c train.py: f"{iter_num} | loss {lossf:.4f} | lr {lr:e} | {dt*1000:.2f}ms | mfu ..."
     ("llama2.c", " | loss ", re.compile(r"^\s*(?P<step>\d+) \| loss ")),
+    # DLRM's dlrm_s_pytorch.py: "Finished {training|inference} it {j + 1}/{nbatches} of epoch {k}, {gT:.2f} ms/it, loss
+    # ..." and its test "Testing at - {j + 1}/{nbatches} of epoch {k}, loss ..." (the batch, of the epoch's batches)
+    ("dlrm", " of epoch ", re.compile(r"\b(?:Finished (?:training|inference) it|Testing at -) (?P<step>\d+)/"
+                                     r"(?P<max_steps>\d+) of epoch (?P<epoch>\d+),")),
 )
+# Dreamer's TerminalOutput joins its "{key} {value}" pairs with " / " (a slash no separator elsewhere: "33717MiB /
+# 81252MiB" is one figure of a total); after its step tag they are read as if "|" stood there.
+SLASHED_PAIRS = re.compile(rf"\s*\[\d+\] [A-Za-z_][\w/.]* {NUMBER} / [A-Za-z_]")
 # The words a counter is printed after ("iter 77 step 39 | loss ..."): steplines reads them, with "step"
 # before "iter"; a run counts them as pairs but leaves them to it.
 COUNTER_KEYS = frozenset(("epoch", "step", "iteration", "iter"))

@@ -25,6 +25,8 @@ The printers that lay their figures out this way:
   two names: ``GPU%`` the utilisation, ``VRAM%`` the share of memory in use, no amount), then a row per GPU with
   one word of state (``auto``); ``amd-smi monitor``: ``GPU  POWER  GPU_TEMP ... GFX_UTIL ... VRAM_USED`` over rows
   whose values carry their unit a blank apart (``171 W``, ``99 %``, ``30123 MB``).
+- Vowpal Wabbit's progress table, its header over two rows (``average  since  example ...`` over ``loss  last
+  counter ...``): each column named by its words in both rows, ``average loss`` the progressive loss.
 
 A header is a line of three or more names separated by ``, `` (or ``,`` in a line without blanks) or by
 two or more blanks (aligned columns; prose has single blanks), maybe behind a ``#`` (a monitor's header,
@@ -41,7 +43,8 @@ must agree and, in aligned columns, every cell must be a value), and a header is
 one. A restart loses nothing: the header is part of the source's saved state (:mod:`streams.assemble.state`,
 written in the same transaction as the outputs), like its times and task. What it cannot know is a table
 whose header was printed before the source was first read (a replay that starts mid-table, ``sluice
-parse`` of a file's tail): those rows stay plain lines until the printer repeats its header.
+parse`` of a file's tail): those rows stay plain lines until the printer repeats its header. The upper row of a
+two-row header is held for the source's next line only and not saved.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from streams.assemble.keys import (
     canonical,
     claimed,
     norm,
+    settle_loss,
     settle_memory,
     settle_norm,
 )
@@ -203,15 +207,37 @@ def _bar_header(s: str) -> Header | None:
     return Header(names, [""] * len(names), False)
 
 
+# A header printed over two rows, each column's name a word of each: Vowpal Wabbit's print_update_header writes
+# "average  since         example        example  current  current  current" over "loss     last          counter
+# weight    label  predict features" (the second row's last names one blank apart). Neither row alone names a column
+# ("average loss" is the progressive loss); the upper row is held for the line after it only.
+def _upper_row(text: str) -> list[str] | None:
+    s = text.strip()
+    if s[:1] == "#" or "  " not in s:
+        return None
+    words = _WIDE_GAP.split(s)
+    return words if len(words) >= 3 and all(_WORD_CELL.fullmatch(w) for w in words) else None
+
+
+def _stacked(upper: list[str], text: str) -> Header | None:
+    lower = text.split()
+    if len(lower) != len(upper) or not all(_WORD_CELL.fullmatch(w) for w in lower):
+        return None
+    names = [f"{u} {w}" for u, w in zip(upper, lower, strict=True)]
+    return Header(names, [""] * len(names), False) if any(_claimed(n) for n in names) else None
+
+
 class ColumnTables:
     """The last header of each source, and the rows read against it."""
 
     def __init__(self) -> None:
         self.headers: dict[str, Header] = {}
+        self.upper: dict[str, list[str]] = {}  # a two-row header's first row, for the source's next line
 
     def read(self, sid: str, text: str, p: Parsed) -> None:
         """A row of the source's table into ``p``, or a new header remembered. A line another rule read
         (it has metrics or a step) is left alone."""
+        upper = self.upper.pop(sid, None) if self.upper else None
         if len(text) > MAX_TABLE_LINE or p.metrics or p.step is not None or p.epoch is not None:
             return
         if "\x1b" in text:  # skorch's PrintLog colours the best value of each score
@@ -221,11 +247,17 @@ class ColumnTables:
             return
         if p.fmt is None and p.level is None and ("  " in text or "," in text or text.lstrip()[:1] in _BARS):
             # (a header has no head)
-            new = header_of(text)
+            new = _stacked(upper, text) if upper is not None else None
+            if new is None:
+                new = header_of(text)
             if new is not None:
                 if len(self.headers) >= MAX_TRACKED_SOURCES:
                     self.headers.clear()
                 self.headers[sid] = new
+            elif (words := _upper_row(text)) is not None:
+                if len(self.upper) >= MAX_TRACKED_SOURCES:
+                    self.upper.clear()
+                self.upper[sid] = words
 
     def read_block(self, sid: str, texts: list[str], p: Parsed) -> None:
         """A table inside a block of lines: ParlAI's train_model logs "time:12s total_exs:4000 ..." and its report's
@@ -337,8 +369,15 @@ def _row(header: Header, text: str, p: Parsed) -> bool:
     if times:
         lift_record(_dated(times, date), p)
     p.fmt, p.wide = p.fmt or "table", True
+    _settle(p)
+    return True
+
+
+def _settle(p: Parsed) -> None:
+    """A row's figures whose meaning the others settle (keys.settle_norm, settle_memory, settle_loss)."""
     if "bare_norm" in p.metrics:
         settle_norm(p.metrics, p.step is not None or p.epoch is not None)
     if "memory_mb" in p.metrics:
         settle_memory(p.metrics, p.step is not None or p.epoch is not None)
-    return True
+    if "running_loss" in p.metrics:
+        settle_loss(p.metrics)  # Vowpal Wabbit's "average loss" column is the only loss it prints
