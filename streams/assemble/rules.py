@@ -1369,7 +1369,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "bwd_frame": ("backward", "cpp_frames"),
     "gdb_frame0": ("gdb", "gdb_bt"),
     "gdb_thread": ("gdb_thread", "gdb_bt"),
-    "absl_sig": ("sigdump", "cpp_frames"),
+    "absl_sig": ("sig_head", "cpp_frames"),
     # (Paddle's section heads open its error string also where a paste lost the dashed rules around them:
     # Markdown renders unfenced "-----" lines as a horizontal rule)
     "paddle_head": ("paddle", "cpp_frames"),
@@ -1562,7 +1562,7 @@ _ATTACH = {
     "j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head"),
     "j_suppressed": (_S, "java_frames"),
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
-    "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sigdump"),
+    "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sig_head"),
     "dmlc_bt_head": ("announce", "dmlc_bt"), "dmlc_bt": (_S, "dmlc_bt"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
     "vg_frame": (_S, "vg_frames"),
@@ -1660,7 +1660,7 @@ MODES: dict[str, dict] = {
                                          # glog's fatal record writes its whole message (a CHECK's streamed
                                          # text may span lines), then LogMessage::Fail's stack; dmlc-core's
                                          # likewise its "Stack trace:"
-                                         "absl_sig": ("announce", "sigdump"), "dmlc_bt_head": ("announce", "dmlc_bt")},
+                                         "absl_sig": ("announce", "sig_head"), "dmlc_bt_head": ("announce", "dmlc_bt")},
                     "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": ("announce", "java_frames")},
                     "max_tent": 24, "quiet_ends": True, "tent_heads": True},
     # a record whose message ends with ':' or is empty: the lines below are its body until a record
@@ -2043,7 +2043,7 @@ MODES: dict[str, dict] = {
     "c10_msg": {"kind": "cpp_frames", "cross": True,
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None),
                        "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"),
-                       "absl_sig": (_S, "sigdump"), "absl_frame": (_S, "sigdump")},
+                       "absl_sig": (_S, "sig_head"), "absl_frame": (_S, "sigdump")},
                 "after_blank": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames")}},
     # frames end with ')' ("(0x.. in lib.so)"); a line after one that does not is its hard wrap
     "c10_frames": {"kind": "cpp_frames", "cross": True, "wrap_end": ")",
@@ -2055,6 +2055,13 @@ MODES: dict[str, dict] = {
     # libstdc++: "terminate called after throwing an instance of 'T'" then "  what():  <what()>"
     "terminate": {"kind": "cpp_frames", "cross": True, "on": {"what": (_S, "c10_msg")}},
     # absl failure signal handler / glog: "*** SIGSEGV received ... ***", "PC: @ ...", "    @ ..."
+    # (right under such a header, before any frame, another one continues it: glog's LogMessage::Fail writes
+    # "*** Check failure stack trace: ***" and then calls g_logging_fail_func, which where glog has no
+    # stack unwinder is logging_fail, a bare abort(); its frames then come from the failure signal handler
+    # (signalhandler.cc: "*** Aborted at N (unix time) ...", "PC: @ ..", "*** SIGABRT (@0x..) received by
+    # PID ..; stack trace: ***" and the frames) -- absl's handler likewise after an empty check trace)
+    "sig_head": {"kind": "cpp_frames", "cross": True,
+                 "on": {"absl_frame": (_S, "sigdump"), "glog_sig": (_S, "sigdump"), "absl_sig": (_S, None)}},
     "sigdump": {"kind": "cpp_frames", "cross": True,
                 "on": {"absl_frame": (_S, None), "glog_sig": (_S, None)}},
     # caffe2's / c10's fatal signal handler: one thread's header and frames; the empty line after them ends
@@ -2165,9 +2172,13 @@ MODES: dict[str, dict] = {
     # -- Go runtime --------------------------------------------------------------------------------
     # "panic: v [recovered]" (nested panics on "\tpanic: " lines), "[signal ...]", a blank line,
     # goroutine sections ("goroutine N [status]:", func line + "\tfile:line +0x.." pairs,
-    # "created by F in goroutine N") separated by blank lines
+    # "created by F in goroutine N") separated by blank lines. (panic.go printpanics prints the chain oldest
+    # first, each later panic behind a tab but none after a Goexit's; a relay or viewer that drops a line's
+    # leading tab (journald, Rancher) leaves them all at column 0: a "panic: " line right under the head is
+    # the chain's next, since a process prints one chain and then its goroutines)
     "go_head": {"kind": "go_panic",
-                "on": {"go_nested": (_S, None), "go_signal": (_S, None), "go_sig_pc": (_S, None),
+                "on": {"go_nested": (_S, None), "go_panic": (_S, None), "go_signal": (_S, None),
+                       "go_sig_pc": (_S, None),
                        "go_goroutine": (_S, "go_stack"),
                        "go_runtime_stack": (_S, "go_stack"), "text": (_T, None), "indent": (_T, None)},
                 "after_blank": {"go_goroutine": (_S, "go_stack"), "go_runtime_stack": (_S, "go_stack"),
