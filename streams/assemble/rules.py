@@ -421,8 +421,11 @@ ANNOUNCE_HEAD_RE = re.compile(r"(?:^|[^\w.])(?:WARN(?:ING)?|ERROR?|SEVERE|FATAL?
 # mention it is, far more often, another writer's printStackTrace between the records).
 QUIET_HEAD_RE = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE|CONFIG|FINE|FINER|FINEST)\b|^\[?[ID](?:\d{4})?\d{4} ")
 # what a quiet record's message says when it does carry a stack (Elasticsearch's "[DEBUG][bootstrap] Exception",
-# Flink's "INFO ... Triggering Checkpoint 1 ... failed due to {}")
-QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|[Tt]hrowable|[Ss]tack ?trace|[Cc]rash|[Aa]bort")
+# Flink's "INFO ... Triggering Checkpoint 1 ... failed due to {}"; a state machine's enum name in capitals:
+# Flink's Execution.transitionState logs "{} ({}) switched from {} to {} on {}." at INFO with the failure's
+# throwable, the state FAILED, and the job's "switched from state RUNNING to FAILING.")
+QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|FAIL(?:ED|ING|URE)\b|[Tt]hrowable|[Ss]tack ?trace"
+                               r"|[Cc]rash|[Aa]bort")
 # A line without a head that ends like this announces what its writer prints next, in another write:
 # threading's "Exception in thread loader-0:" before print_exception, a crash handler's "..., backtrace:"
 # before backtrace_symbols_fd. It stays open while other processes' lines (other stream prefixes) come
@@ -1068,7 +1071,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # (its next line: print("PC=", hex(pc), " m=", mp.id, " sigcode=", code), " addr=" hex where the signal
     # has an address; Go 1.4 wrote "PC=0x.. m=N"), then every goroutine and, after a blank line, dumpregs'
     # registers, one a line: "rax    0x0", "rflags 0x246", arm64's "r0      0x0", "lr ..."
-    ("go_sig_pc", r"PC=0x[0-9a-fA-F]+ m=-?\d+(?: sigcode=-?\d+)?(?: addr=0x[0-9a-fA-F]+)?\s*$"),
+    # (on Windows, signal_windows.go winthrow: "Exception " and the exception's code, its first two
+    # parameters and the pc, each in hex, then "PC=0x.." without the m, a blank line and the faulting
+    # goroutine's frames without a header (tracebacktrap), then the other goroutines and the registers)
+    ("go_win_exc", r"Exception 0x[0-9a-fA-F]+ 0x[0-9a-fA-F]+ 0x[0-9a-fA-F]+ 0x[0-9a-fA-F]+\s*$"),
+    ("go_sig_pc", r"PC=0x[0-9a-fA-F]+(?: m=-?\d+(?: sigcode=-?\d+)?(?: addr=0x[0-9a-fA-F]+)?)?\s*$"),
     ("go_signal", r"\[signal [A-Z]+"),
     ("go_reg", r"[a-z][a-z0-9]{1,6} +0x[0-9a-fA-F]+\s*$"),
     ("go_goroutine", r"goroutine \d+ (?:gp=\S+ m=\S+ (?:mp=\S+ )?)?\["),
@@ -1385,6 +1392,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "lldb_thread": ("lldb_bt", "lldb_bt"),
     "go_panic": ("go_head", "go_panic"),
     "go_sig": ("go_head", "go_panic"),
+    "go_win_exc": ("go_head", "go_panic"),
     "go_runtime_note": ("go_runtime", "go_panic"),
     "go_goroutine": ("go_stack", "go_panic"),
     "go_dump_begin": ("go_stack", "go_panic"),
@@ -2181,8 +2189,9 @@ MODES: dict[str, dict] = {
                        "go_sig_pc": (_S, None),
                        "go_goroutine": (_S, "go_stack"),
                        "go_runtime_stack": (_S, "go_stack"), "text": (_T, None), "indent": (_T, None)},
+                # (a function's line right after the blank: winthrow's tracebacktrap, no goroutine header)
                 "after_blank": {"go_goroutine": (_S, "go_stack"), "go_runtime_stack": (_S, "go_stack"),
-                                "text": (_T, None), "indent": (_T, None)},
+                                "go_func": (_S, "go_stack"), "text": (_T, None), "indent": (_T, None)},
                 "max_tent": 12},
     # the runtime's "runtime: ..." lines, then the throw's "fatal error: ..." (alone they are records)
     "go_runtime": {"kind": "go_panic", "on": {"go_runtime_note": (_T, None), "go_panic": (_S, "go_head")}},

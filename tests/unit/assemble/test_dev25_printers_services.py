@@ -25,6 +25,23 @@ def test_go_nested_panic_whose_tab_a_viewer_dropped_stays_in_the_chain():
     assert spans(texts) == [(0, 5), (6, 6)]
 
 
+def test_go_windows_exception_report_keeps_its_headerless_frames_after_the_blank():
+    # rules: TOKENS "go_win_exc", "go_sig_pc" without m=, MODES "go_head" after_blank "go_func" (winthrow)
+    texts = ["API server listening at: 127.0.0.1:56626",
+             "Exception 0xc0000008 0x0 0x0 0x7ffafab27bfa",
+             "PC=0x7ffafab27bfa",
+             "",
+             "runtime.cgocall(0x81b1c0, 0xc0004c02c0)",
+             "        D:/go/sdk/go1.20.4/src/runtime/cgocall.go:157 +0x4a fp=0xc0002b1848 sp=0xc0002b1810 pc=0x7a54ca",
+             "syscall.CloseHandle(0x27d150e7ec0)",
+             "        D:/go/sdk/go1.20.4/src/syscall/zsyscall_windows.go:482 +0x65 fp=0xc0002b19a8 sp=0xc0002b1918",
+             "",
+             "goroutine 2 [force gc (idle)]:",
+             "runtime.gopark(0x0?, 0x0?, 0x0?, 0x0?, 0x0?)",
+             "        D:/go/sdk/go1.20.4/src/runtime/proc.go:381 +0xd6 fp=0xc000055fb0 sp=0xc000055f90 pc=0x7d4fb6"]
+    assert spans(texts) == [(0, 0), (1, 11)]
+
+
 # -- glog ------------------------------------------------------------------------------------------------
 
 def test_glog_check_failure_header_whose_frames_come_from_the_failure_signal_handler_is_one_event():
@@ -50,3 +67,21 @@ def test_a_second_signal_header_after_frames_is_a_report_of_its_own():
              "*** SIGABRT received at time=1700000001 on cpu 3 ***",
              "PC: @     0x7f0e2365c579  (unknown)"]
     assert spans(texts) == [(0, 2), (3, 4)]
+
+
+# -- log4j records -----------------------------------------------------------------------------------------
+
+def test_flink_info_state_transition_to_failed_keeps_the_throwable_it_was_logged_with():
+    # rule: QUIET_ANNOUNCE_RE "FAIL(?:ED|ING|URE)" (Execution.transitionState logs at INFO with the error)
+    texts = ["2019-12-07 05:04:43,264 INFO  org.apache.flink.runtime.executiongraph.ExecutionGraph        - "
+             "KeyedProcess -> Sink: Unnamed (1/1) (52bd0b7c29cdcf040448660e7c52a03d) switched from RUNNING to FAILED "
+             "on container_e07_1575407974804_0477_01_000002 @ host-a (dataPort=35719).",
+             "org.apache.flink.util.FlinkException: The assigned slot container_e07_0477_01_000002_0 was removed.",
+             "\tat org.apache.flink.runtime.resourcemanager.slotmanager.SlotManager.removeSlot(SlotManager.java:893)",
+             "\tat org.apache.flink.runtime.resourcemanager.slotmanager.SlotManager.removeSlots(SlotManager.java:863)",
+             "2019-12-07 05:04:43,270 INFO  org.apache.flink.runtime.executiongraph.ExecutionGraph        - "
+             "KeyedProcess -> Sink: Unnamed (1/1) (52bd0b7c29cdcf040448660e7c52a03d) switched from RUNNING to "
+             "FINISHED.",
+             "java.lang.IllegalStateException: printed by another writer",
+             "\tat com.example.Other.run(Other.java:10)"]
+    assert spans(texts) == [(0, 3), (4, 4), (5, 6)]
