@@ -42,6 +42,19 @@ def test_go_windows_exception_report_keeps_its_headerless_frames_after_the_blank
     assert spans(texts) == [(0, 0), (1, 11)]
 
 
+def test_compose_prefix_alone_without_its_trailing_blank_is_the_writers_empty_line():
+    # rule: STREAM_PREFIXES "compose" (the prefix alone, its trailing blank trimmed by a copy)
+    texts = ["loki-1  | created by github.com/grafana/loki/v3/pkg/querier/worker.(*schedulerProcessor).querierLoop",
+             "loki-1  |       /src/loki/pkg/querier/worker/scheduler_processor.go:144 +0x16f",
+             "loki-1  |",
+             "loki-1  | goroutine 1 [select]:",
+             "loki-1  | main.main()",
+             "loki-1  |       /src/loki/cmd/loki/main.go:129 +0x1305",
+             "loki-1  |",
+             "minio-1  | API: SYSTEM()"]
+    assert spans(texts) == [(0, 6), (7, 7)]
+
+
 # -- glog ------------------------------------------------------------------------------------------------
 
 def test_glog_check_failure_header_whose_frames_come_from_the_failure_signal_handler_is_one_event():
