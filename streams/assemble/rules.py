@@ -217,6 +217,11 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
 # (a Markdown code block indented by four) put them before every line of the source, as before a record head.
 COLUMN0_STARTS_RE = re.compile(r"panic: |fatal error: |goroutine \d+ \[|Traceback \(most recent call last\):"
                                r"|Exception in thread \"")
+# The same, behind a Markdown inline code's or code fence's backticks that a paste glued to its first line
+# ("`panic: runtime error: ..", "`[2018-12-19 01:11:50,998] ERROR .."): left unpaired on the line (a line
+# that opens and closes inline code, "`fa3F@0.0.0` is not supported because:", is its program's own text),
+# and only where a record head or such a first line follows them
+GLUED_TICKS_RE = re.compile(r"`{1,3}(?=[^`\s])")
 
 # Writers whose prefix alone closes each of their messages, a one-line message too (valgrind's vmessage ends
 # every message with "==PID== " and nothing after it): there the prefix alone is the message's last line. A

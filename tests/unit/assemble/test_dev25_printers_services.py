@@ -98,3 +98,23 @@ def test_flink_info_state_transition_to_failed_keeps_the_throwable_it_was_logged
              "java.lang.IllegalStateException: printed by another writer",
              "\tat com.example.Other.run(Other.java:10)"]
     assert spans(texts) == [(0, 3), (4, 4), (5, 6)]
+
+
+# -- a paste's glued backticks -------------------------------------------------------------------------------
+
+def test_backtick_glued_before_a_go_panic_or_a_log4j_head_is_not_the_lines():
+    # rules: GLUED_TICKS_RE, merger._untick (an unpaired backtick before a record head or a column-0 start)
+    panic = ["additionally we're getting errors:",
+             "`panic: runtime error: invalid memory address or nil pointer dereference",
+             "[signal SIGSEGV: segmentation violation code=0x1 addr=0x60 pc=0x1d6ae00]",
+             "",
+             "goroutine 1 [running]:",
+             "main.main()",
+             "       /src/loki/cmd/loki/main.go:129 +0x1305"]
+    assert spans(panic) == [(0, 0), (1, 6)]
+    log4j = ["`[2018-12-19 01:11:50,998] ERROR WorkerSinkTask{id=hdfs-sink-0} Task threw an uncaught and "
+             "unrecoverable exception (org.apache.kafka.connect.runtime.WorkerTask:177)",
+             "java.lang.NullPointerException",
+             "        at io.confluent.connect.hdfs.HdfsSinkTask.open(HdfsSinkTask.java:133)"]
+    assert spans(log4j) == [(0, 2)]
+
