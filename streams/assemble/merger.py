@@ -195,6 +195,17 @@ def terminal_text(text: str) -> str:
     return R.BARE_SGR_RE.sub("", text) if "[0m" in text else text
 
 
+def _untick(text: str) -> str:
+    """``text`` without the backticks a paste glued before a record head or a report's first line
+    (``rules.GLUED_TICKS_RE``)."""
+    m = R.GLUED_TICKS_RE.match(text)
+    if m is None or text.count("`") % 2 == 0:
+        return text
+    rest = text[m.end():]
+    headed = rest[:1] in _HEAD_FIRST and _HEAD_TABLE[rest[0]](rest) is not None
+    return rest if headed or R.COLUMN0_STARTS_RE.match(rest) else text
+
+
 def split_prefix(text: str, m: re.Match[str] | None = None,  # noqa: PLR0912 - one pass over a line's prefixes
                  most: int = 4) -> tuple[str, str, int | None, str | None]:
     """(key, body, rank, relay): the stream prefixes' stable part, the rest of the line (a relay's
@@ -567,6 +578,8 @@ class MultilineMerger:
         text = line.text
         if "\x1b" in text or "[0m" in text:
             text = terminal_text(text)
+        if text[:1] == "`":
+            text = _untick(text)
         if text[:1] == " " or sid in self._shift:
             text = self._unshift(sid, text, ms)
         c = text[:1]

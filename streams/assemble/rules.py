@@ -130,7 +130,9 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # docker compose: "web-1  | ", "elasticsearch_1  | ", "elk_elasticsearch | " (names hold '_' or '-'),
     # and any name padded to the column of the longest one ("tests               | ")
     # (the part before the first '_' or '-' holds neither: else each '_' of a long word was tried as the first)
-    ("compose", r"(?P<k_compose>(?:[^\W_]|\.)*[_-][\w.-]*|[\w.-]+ ) +\| ", "k", " | "),
+    # (compose writes the prefix before an empty line too, "loki-1  | ", whose blank at the end a copy or an
+    # editor trims: the prefix alone is that writer's empty line)
+    ("compose", r"(?P<k_compose>(?:[^\W_]|\.)*[_-][\w.-]*|[\w.-]+ ) +\|(?: |\s*$)", "k", " |"),
     # kubectl logs --prefix: "[pod/name/container] "
     ("kubectl", r"\[pod/[\w.-]+/[\w.-]+\] ", "all", None),
     # SerenityOS's kernel dbgln: "[#cpu Process(pid:tid)]: " (AK/Format.cpp vdbg)
@@ -216,6 +218,11 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
 # (a Markdown code block indented by four) put them before every line of the source, as before a record head.
 COLUMN0_STARTS_RE = re.compile(r"panic: |fatal error: |goroutine \d+ \[|Traceback \(most recent call last\):"
                                r"|Exception in thread \"")
+# The same, behind a Markdown inline code's or code fence's backticks that a paste glued to its first line
+# ("`panic: runtime error: ..", "`[2018-12-19 01:11:50,998] ERROR .."): left unpaired on the line (a line
+# that opens and closes inline code, "`fa3F@0.0.0` is not supported because:", is its program's own text),
+# and only where a record head or such a first line follows them
+GLUED_TICKS_RE = re.compile(r"`{1,3}(?=[^`\s])")
 
 # Writers whose prefix alone closes each of their messages, a one-line message too (valgrind's vmessage ends
 # every message with "==PID== " and nothing after it): there the prefix alone is the message's last line. A
@@ -422,8 +429,11 @@ ANNOUNCE_HEAD_RE = re.compile(r"(?:^|[^\w.])(?:WARN(?:ING)?|ERROR?|SEVERE|FATAL?
 # mention it is, far more often, another writer's printStackTrace between the records).
 QUIET_HEAD_RE = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE|CONFIG|FINE|FINER|FINEST)\b|^\[?[ID](?:\d{4})?\d{4} ")
 # what a quiet record's message says when it does carry a stack (Elasticsearch's "[DEBUG][bootstrap] Exception",
-# Flink's "INFO ... Triggering Checkpoint 1 ... failed due to {}")
-QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|[Tt]hrowable|[Ss]tack ?trace|[Cc]rash|[Aa]bort")
+# Flink's "INFO ... Triggering Checkpoint 1 ... failed due to {}"; a state machine's enum name in capitals:
+# Flink's Execution.transitionState logs "{} ({}) switched from {} to {} on {}." at INFO with the failure's
+# throwable, the state FAILED, and the job's "switched from state RUNNING to FAILING.")
+QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|FAIL(?:ED|ING|URE)\b|[Tt]hrowable|[Ss]tack ?trace"
+                               r"|[Cc]rash|[Aa]bort")
 # A line without a head that ends like this announces what its writer prints next, in another write:
 # threading's "Exception in thread loader-0:" before print_exception, a crash handler's "..., backtrace:"
 # before backtrace_symbols_fd. It stays open while other processes' lines (other stream prefixes) come
@@ -1078,7 +1088,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # (its next line: print("PC=", hex(pc), " m=", mp.id, " sigcode=", code), " addr=" hex where the signal
     # has an address; Go 1.4 wrote "PC=0x.. m=N"), then every goroutine and, after a blank line, dumpregs'
     # registers, one a line: "rax    0x0", "rflags 0x246", arm64's "r0      0x0", "lr ..."
-    ("go_sig_pc", r"PC=0x[0-9a-fA-F]+ m=-?\d+(?: sigcode=-?\d+)?(?: addr=0x[0-9a-fA-F]+)?\s*$"),
+    # (on Windows, signal_windows.go winthrow: "Exception " and the exception's code, its first two
+    # parameters and the pc, each in hex, then "PC=0x.." without the m, a blank line and the faulting
+    # goroutine's frames without a header (tracebacktrap), then the other goroutines and the registers)
+    ("go_win_exc", r"Exception 0x[0-9a-fA-F]+ 0x[0-9a-fA-F]+ 0x[0-9a-fA-F]+ 0x[0-9a-fA-F]+\s*$"),
+    ("go_sig_pc", r"PC=0x[0-9a-fA-F]+(?: m=-?\d+(?: sigcode=-?\d+)?(?: addr=0x[0-9a-fA-F]+)?)?\s*$"),
     ("go_signal", r"\[signal [A-Z]+"),
     ("go_reg", r"[a-z][a-z0-9]{1,6} +0x[0-9a-fA-F]+\s*$"),
     ("go_goroutine", r"goroutine \d+ (?:gp=\S+ m=\S+ (?:mp=\S+ )?)?\["),
@@ -1406,7 +1420,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "bwd_frame": ("backward", "cpp_frames"),
     "gdb_frame0": ("gdb", "gdb_bt"),
     "gdb_thread": ("gdb_thread", "gdb_bt"),
-    "absl_sig": ("sigdump", "cpp_frames"),
+    "absl_sig": ("sig_head", "cpp_frames"),
     # (Paddle's section heads open its error string also where a paste lost the dashed rules around them:
     # Markdown renders unfenced "-----" lines as a horizontal rule)
     "paddle_head": ("paddle", "cpp_frames"),
@@ -1422,6 +1436,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "lldb_thread": ("lldb_bt", "lldb_bt"),
     "go_panic": ("go_head", "go_panic"),
     "go_sig": ("go_head", "go_panic"),
+    "go_win_exc": ("go_head", "go_panic"),
     "go_runtime_note": ("go_runtime", "go_panic"),
     "go_goroutine": ("go_stack", "go_panic"),
     "go_dump_begin": ("go_stack", "go_panic"),
@@ -1600,7 +1615,7 @@ _ATTACH = {
     "j_at": (_S, "java_frames"), "j_more": (_S, "java_frames"), "j_caused": (_S, "java_head"),
     "j_suppressed": (_S, "java_frames"),
     "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"), "what": (_S, "c10_msg"),
-    "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sigdump"),
+    "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sig_head"),
     "dmlc_bt_head": ("announce", "dmlc_bt"), "dmlc_bt": (_S, "dmlc_bt"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
     "vg_frame": (_S, "vg_frames"),
@@ -1698,7 +1713,7 @@ MODES: dict[str, dict] = {
                                          # glog's fatal record writes its whole message (a CHECK's streamed
                                          # text may span lines), then LogMessage::Fail's stack; dmlc-core's
                                          # likewise its "Stack trace:"
-                                         "absl_sig": ("announce", "sigdump"), "dmlc_bt_head": ("announce", "dmlc_bt")},
+                                         "absl_sig": ("announce", "sig_head"), "dmlc_bt_head": ("announce", "dmlc_bt")},
                     "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": ("announce", "java_frames")},
                     "max_tent": 24, "quiet_ends": True, "tent_heads": True},
     # a record whose message ends with ':' or is empty: the lines below are its body until a record
@@ -2083,7 +2098,7 @@ MODES: dict[str, dict] = {
     "c10_msg": {"kind": "cpp_frames", "cross": True,
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None),
                        "c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames"),
-                       "absl_sig": (_S, "sigdump"), "absl_frame": (_S, "sigdump")},
+                       "absl_sig": (_S, "sig_head"), "absl_frame": (_S, "sigdump")},
                 "after_blank": {"c10_raised": (_S, "c10_frames"), "frame": (_S, "c10_frames")}},
     # frames end with ')' ("(0x.. in lib.so)"); a line after one that does not is its hard wrap
     "c10_frames": {"kind": "cpp_frames", "cross": True, "wrap_end": ")",
@@ -2095,6 +2110,13 @@ MODES: dict[str, dict] = {
     # libstdc++: "terminate called after throwing an instance of 'T'" then "  what():  <what()>"
     "terminate": {"kind": "cpp_frames", "cross": True, "on": {"what": (_S, "c10_msg")}},
     # absl failure signal handler / glog: "*** SIGSEGV received ... ***", "PC: @ ...", "    @ ..."
+    # (right under such a header, before any frame, another one continues it: glog's LogMessage::Fail writes
+    # "*** Check failure stack trace: ***" and then calls g_logging_fail_func, which where glog has no
+    # stack unwinder is logging_fail, a bare abort(); its frames then come from the failure signal handler
+    # (signalhandler.cc: "*** Aborted at N (unix time) ...", "PC: @ ..", "*** SIGABRT (@0x..) received by
+    # PID ..; stack trace: ***" and the frames) -- absl's handler likewise after an empty check trace)
+    "sig_head": {"kind": "cpp_frames", "cross": True,
+                 "on": {"absl_frame": (_S, "sigdump"), "glog_sig": (_S, "sigdump"), "absl_sig": (_S, None)}},
     "sigdump": {"kind": "cpp_frames", "cross": True,
                 "on": {"absl_frame": (_S, None), "glog_sig": (_S, None)}},
     # caffe2's / c10's fatal signal handler: one thread's header and frames; the empty line after them ends
@@ -2205,13 +2227,18 @@ MODES: dict[str, dict] = {
     # -- Go runtime --------------------------------------------------------------------------------
     # "panic: v [recovered]" (nested panics on "\tpanic: " lines), "[signal ...]", a blank line,
     # goroutine sections ("goroutine N [status]:", func line + "\tfile:line +0x.." pairs,
-    # "created by F in goroutine N") separated by blank lines
+    # "created by F in goroutine N") separated by blank lines. (panic.go printpanics prints the chain oldest
+    # first, each later panic behind a tab but none after a Goexit's; a relay or viewer that drops a line's
+    # leading tab (journald, Rancher) leaves them all at column 0: a "panic: " line right under the head is
+    # the chain's next, since a process prints one chain and then its goroutines)
     "go_head": {"kind": "go_panic",
-                "on": {"go_nested": (_S, None), "go_signal": (_S, None), "go_sig_pc": (_S, None),
+                "on": {"go_nested": (_S, None), "go_panic": (_S, None), "go_signal": (_S, None),
+                       "go_sig_pc": (_S, None),
                        "go_goroutine": (_S, "go_stack"),
                        "go_runtime_stack": (_S, "go_stack"), "text": (_T, None), "indent": (_T, None)},
+                # (a function's line right after the blank: winthrow's tracebacktrap, no goroutine header)
                 "after_blank": {"go_goroutine": (_S, "go_stack"), "go_runtime_stack": (_S, "go_stack"),
-                                "text": (_T, None), "indent": (_T, None)},
+                                "go_func": (_S, "go_stack"), "text": (_T, None), "indent": (_T, None)},
                 "max_tent": 12},
     # the runtime's "runtime: ..." lines, then the throw's "fatal error: ..." (alone they are records)
     "go_runtime": {"kind": "go_panic", "on": {"go_runtime_note": (_T, None), "go_panic": (_S, "go_head")}},
