@@ -81,7 +81,7 @@ _ZEROLOG_LEVELS = {"TRC": "TRACE", "DBG": "DEBUG", "INF": "INFO", "WRN": "WARN",
 _HDFS = re.compile(r"(\d\d)(\d\d)(\d\d) (\d\d)(\d\d)(\d\d) \d+ ([A-Z]+) ")
 _ANDROID = re.compile(r"(\d\d)-(\d\d) (\d\d:\d\d:\d\d)\.(\d+)\s+\d+\s+\d+ ([VDIWEFA]) ")
 _APACHE = re.compile(r"\[\w{3} (\w{3}) +(\d+) (\d\d:\d\d:\d\d) (\d{4})\] \[(\w+)\]")
-_SYSLOG = re.compile(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(\d+) (\d\d:\d\d:\d\d) ")
+_SYSLOG = re.compile(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(\d+) (\d\d:\d\d:\d\d)(?:\.(\d+))? +")
 # zap's console encoder (controller-runtime, Kubeflow's training-operator): epoch seconds as a float
 # ("1.7085078124461591e+09" or "1708507812.446"), tab, level, tab, an optional logger name, tab.
 _ZAP = re.compile(r"(\d\.\d+e\+09|\d{10}\.\d+)\t([A-Za-z]+)\t(?:([\w.-]+)\t)?")
@@ -106,7 +106,7 @@ _LEVEL_WORD = re.compile(rf"\b({_LVL}|Info|Warning|Error|Debug|Critical)\b")
 _LEVEL_FIRST = re.compile(rf"\[?({_LVL}|Info|Warning|Error|Debug|Critical)\b")
 # A level in capitals and brackets alone at the head of a line with no time: scripts' own loggers and prints,
 # "[WARNING] OBSERVATION TOO LONG, ..." (Search-R1's rollout, behind Ray's "(main_task pid=N) "), "[INFO] ...".
-_LEVEL_ALONE = re.compile(rf"\[({_LVL})\] ")
+_LEVEL_ALONE = re.compile(rf"\[({_LVL})\] ?")
 # Other heads that give a level and no time, from the formatters that print them: uvicorn's "%(levelprefix)s
 # %(message)s" (the level and its colon padded to nine, "INFO:     Started server process", the API servers of vLLM,
 # SGLang, FastChat) and a program's own "ERROR: ..." print; ms-swift's "[%(levelname)s:%(name)s] %(message)s"
@@ -115,16 +115,26 @@ _LEVEL_ALONE = re.compile(rf"\[({_LVL})\] ")
 # Also Dask's and other "%(name)s - %(levelname)s - %(message)s" formats ("distributed.nanny - WARNING - ...");
 # TensorRT-LLM's logger, "[TensorRT-LLM][WARNING] "; log4j 1.x's LogLog, "log4j:WARN "; the sanitizers' Report
 # (compiler-rt sanitizer_common), "==623==ERROR: AddressSanitizer: ..."; logback's StatusPrinter, "ERROR in <origin> -".
-_TIMELESS_HEAD = re.compile(rf"(?P<a>{_LVL}):[ \t]+(?=\S)"
+_TIMELESS_HEAD = re.compile(rf"[ \t]*(?P<a>{_LVL}):[ \t]+(?=\S)"
                             rf"|\[(?:(?P<b>{_LVL})[:|](?P<bn>[\w.-]+)|(?P<cn>[\w.-]+)[:|](?P<c>{_LVL}))\][ \t]"
                             rf"|(?P<dn>[a-z][\w.-]{{0,30}}): (?P<d>WARNING|ERROR|CRITICAL)[ :]"
                             rf"|(?P<en>[A-Za-z_][\w.]{{0,60}}) - (?P<e>{_LVL}) - "
                             rf"|\[(?P<fn>[\w.-]{{1,40}})\]\[(?P<f>{_LVL})\] ?"
                             r"|(?P<gn>log4j):(?P<g>WARN|ERROR|INFO|DEBUG) "
                             r"|==\d+==(?P<h>ERROR|WARNING): "
-                            r"|(?P<i>INFO|WARN|ERROR) in \S")
+                            r"|(?P<i>INFO|WARN|ERROR) in \S"
+                            r"|[ \t]*(?P<k>TRACE|DEBUG|INFO|WARN|ERROR) (?P<kn>[a-z_]\w*(?:::\w+)+): "
+                            r"|[ \t]*(?P<j>DEBUG|INFO|WARNING|ERROR|CRITICAL) +(?=\S)")
 _TIMELESS_GROUPS = (("a", None), ("b", "bn"), ("c", "cn"), ("d", "dn"), ("e", "en"), ("f", "fn"), ("g", "gn"),
-                    ("h", None), ("i", None))
+                    ("h", None), ("i", None), ("j", None), ("k", "kn"))
+# Rust's tracing-subscriber writes "{level:>5} {target}: " after its time (Vector, text-embeddings-inference, candle),
+# the time left out or taken by a relay: " INFO vector::topology: ...".
+# rich's RichHandler pads the level to eight and a column's blank (LogRender: level_width=8), and leaves the time
+# column blank when a record has the time of the one before: "                    INFO     enable LoRA ...".
+_RICH_LEVEL_COLUMN = 9
+# A month and day with no year before a level word: loguru formats such as nonebot's
+# "{time:MM-DD HH:mm:ss} [{level}] {name} | {message}".
+_MONTH_DAY = re.compile(rf"(\d\d)-(\d\d) (\d\d:\d\d:\d\d)(?:[,.](\d{{1,9}}))? +(?=\[?(?:{_LVL})\b)")
 # A time of day with no date before a level word: log4j's "%d{HH:mm:ss,SSS} %-5p %c - %m%n" (Flink's, Spark's and
 # Hadoop's consoles). Without the level word a time of day may be an elapsed time, and is not read.
 _CLOCK = re.compile(rf"(\d\d:\d\d:\d\d)(?:[,.](\d{{1,9}}))? +(?=(?:{_LVL})\b)")
@@ -321,8 +331,12 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
             return m.end()
         m = _SYSLOG.match(body)
         if m:
-            p.ts_ms = _yearless(producer_ts_ms, _MONTHS[m.group(1)], int(m.group(2)), m.group(3), None)
+            p.ts_ms = _yearless(producer_ts_ms, _MONTHS[m.group(1)], int(m.group(2)), m.group(3), m.group(4))
             p.fmt = "syslog"
+            lm = _LEVEL_WORD.match(body, m.end())  # a program's own head in that layout (Rust tracing's " INFO")
+            if lm:
+                p.level = norm_level(lm.group(1))
+                return lm.end()
             return m.end()
     elif c.isdigit():
         m = _ZAP.match(body)
@@ -354,6 +368,13 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
             g = m.groups()
             p.ts_ms, p.fmt = _ms(int(g[0]), int(g[1]), int(g[2]), f"{g[3]}:{g[4]}:{g[5]}", None), "compact"
             return m.end()
+        m = _MONTH_DAY.match(body) if body[2:3] == "-" else None
+        if m:
+            p.ts_ms = _yearless(producer_ts_ms, int(m.group(1)), int(m.group(2)), m.group(3), m.group(4))
+            p.fmt = "month_day"
+            lm = _LEVEL_FIRST.match(body, m.end())
+            p.level = norm_level(lm.group(1)) if lm else None
+            return lm.end() if lm else m.end()
         m = _CLOCK.match(body) if body[2:3] == ":" else None
         if m:
             p.ts_ms, p.fmt = _clock(producer_ts_ms, m.group(1), m.group(2)), "clock"
@@ -400,6 +421,8 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         return lm.end()
     if (c in "[=" or c.isalpha()) and (lm := _TIMELESS_HEAD.match(body)) is not None:
         level, name = next((g, n) for g, n in _TIMELESS_GROUPS if lm.group(g))
+        if level == "j" and lm.end() - lm.start("j") != _RICH_LEVEL_COLUMN:
+            return 0
         p.level, p.logger, p.fmt = norm_level(lm.group(level)), lm.group(name) if name else None, "level"
         return lm.end()
     return 0

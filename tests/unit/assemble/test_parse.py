@@ -91,6 +91,21 @@ def test_the_programs_own_head_behind_a_stream_prefix():
     assert syslog.level == "ERROR" and syslog.ts_ms == utc(2024, 7, 9, 14, 15, 8)
 
 
+def test_rich_records_that_left_their_time_blank_and_other_timeless_columns():
+    rich = parse_line("                    INFO     enable LoRA for U-Net                          lora.py:12", P2024)
+    assert rich.level == "INFO" and rich.ts_ms is None
+    assert parse_line(" WARNING  Sending process 14 closing signal SIGTERM         api.py:699", P2024).level == "WARN"
+    assert parse_line("ERROR happened somewhere", P2024).level is None  # not rich's column: a sentence
+    assert parse_line("[ERROR][CPU 0][     0.395791] kernel::panic: cpu panicked at", P2024).level == "ERROR"
+    assert parse_line("[91169.504856] [DEBUG]optirun version 3.2.1 starting...", P2024).level == "DEBUG"
+    assert parse_line("    ERROR: Failed building wheel for flash-attn", P2024).level == "ERROR"
+    rust = parse_line("May 11 10:06:46 vector[2718]: May 11 10:06:46.440  INFO vector::topology: Removing", P2024)
+    assert (rust.level, rust.logger) == ("INFO", "vector::topology") and rust.ts_ms == utc(2024, 5, 11, 10, 6, 46)
+    nonebot = parse_line("10-08 22:25:00 [ERROR] uvicorn | Traceback (most recent call last):", P2024)
+    assert nonebot.level == "ERROR" and nonebot.ts_ms == utc(2024, 10, 8, 22, 25, 0)
+    assert parse_line("10-08 22:25:00 done", P2024).ts_ms is None  # no level word: not read as a time
+
+
 def test_a_level_word_before_the_time_and_airflows_comma_before_the_time():
     paddle = parse_line("LAUNCH INFO 2023-06-02 09:57:50,115 elastic_timeout: 30", P2024)
     assert paddle.level == "INFO" and paddle.ts_ms == utc(2023, 6, 2, 9, 57, 50) + 115
