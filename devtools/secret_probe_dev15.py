@@ -316,9 +316,9 @@ def _look_alikes() -> list[LookAlike]:
     sha40, sha64, run = rand(40, HEX), rand(64, HEX), rand(32, HEX)
     exp = rand(32, HEX)
     return [
-        ("tokens_per_s", "vLLM's throughput line", "Avg generation throughput: 1234.5 tokens/s",
-         "INFO 05-02 08:41:09 [loggers.py:118] Avg prompt throughput: 312.4 tokens/s, "
-         "Avg generation throughput: 1234.5 tokens/s, Running: 8 reqs"),
+        ("tokens_too_long", "transformers' tokenizer warning on token counts", "(5123 > 4096)",
+         "Token indices sequence length is longer than the specified maximum sequence length for this model "
+         "(5123 > 4096). Running this sequence through the model will result in indexing errors"),
         ("max_tokens_kw", "an OpenAI client call's kwargs", "'max_tokens': 4096",
          "DEBUG openai._base_client: Request options: {'method': 'post', 'url': '/chat/completions', "
          "'json_data': {'model': 'llama-3', 'max_tokens': 4096}}"),
@@ -338,8 +338,8 @@ def _look_alikes() -> list[LookAlike]:
          '{"usage":{"prompt_tokens":1201,"completion_tokens":322,"total_tokens":1523}}'),
         ("logprob_token", "an OpenAI logprobs entry", '"token":"Hello"',
          '{"logprobs":{"content":[{"token":"Hello","logprob":-0.0123,"bytes":[72,101,108,108,111]}]}}'),
-        ("tokens_per_sec_metric", "a trainer's throughput metric", "tokens_per_sec=18234.7",
-         "step=1200 loss=1.873 lr=2.0e-05 tokens_per_sec=18234.7 mfu=0.41"),
+        ("tokens_per_sec_target", "a throughput monitor's dataclass repr", "tokens_per_sec_target=18000",
+         "INFO callbacks: ThroughputMonitor(window_size=100, tokens_per_sec_target=18000, log_every='step')"),
         ("pass_at_k", "an eval harness metric", "pass@1: 0.6707", "humaneval | pass@1: 0.6707 | pass@10: 0.8512"),
         ("commit_sha", "git rev-parse in a job header", sha40, f"+ git rev-parse HEAD\n{sha40}"),
         ("revision_sha", "a model revision", f"revision='{sha40}'",

@@ -149,13 +149,14 @@ def _nfkc(text: str) -> str:
 # matched as the characters they stand for.
 # A URL's percent-escapes of the separators (``access_token%3D...``, ``https%3A%2F%2Fuser%3Apw%40host``, a
 # redirect URL inside another's query) likewise: ``= : @ / & ? " ' ; , #`` (RFC 3986's reserved characters that
-# rules read as separators; letters, spaces and '+' are left as they are).
+# rules read as separators; letters, spaces and '+' are left as they are), and their escapes escaped again
+# (``%253D``: a URL in the query of a URL in a query).
 # ECMA-48 colour codes (SGR: "\x1b[36m", "\x1b[0m"; also JSON-escaped, "\u001b[36m") that structlog, rich, colorlog
 # and loguru put around keys and values are read as nothing, so that "\x1b[36mapi_key\x1b[0m=\x1b[35mv" is an
 # assignment and a token right after a code keeps its word boundary.
 _JSON_ESCAPE = re.compile(r"(?:\x1b|\\u001[bB])\[[0-9;]*m"
                           r"|\\u(?:[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})|\\/"
-                          r"|%(?:2[2367cCfF]|3[aAbBdDfF]|40)"
+                          r"|%(?:25)?(?:2[2367cCfF]|3[aAbBdDfF]|40)"  # (%25: encoded twice, see PERCENT_ESCAPES)
                           r"|\\[nrt](?=[A-Za-z0-9]{1,11}[_\-][A-Za-z0-9_\-]{16})"  # see secret_gate.ESCAPED_BREAK
                           r"|\\x2[27]")  # see secret_gate.HEX_QUOTE
 
@@ -167,7 +168,7 @@ def _unescape(escape: str) -> str:
     if escape[-1] == "m" and escape[0] in "\x1b\\":
         return ""
     if escape[0] == "%":
-        return chr(int(escape[1:], 16))
+        return chr(int(escape[-2:], 16))
     if escape[1] == "x":
         return chr(int(escape[2:], 16))
     try:

@@ -331,6 +331,8 @@ def _key_around(text: str, ks: int, ke: int, strength_of: Callable[[str], str | 
 _ENV_PREFIX = re.compile(r"[ \t+]*(?:export |declare -x |set |setenv )?")
 _NEXT_ASSIGNMENT = re.compile(r"\s[A-Za-z_][\w.\-]*=")
 _NON_SPACE = re.compile(r"\S*")
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*=")
+_LINE_VALUE = re.compile(r"[^\r\n]*[^\s]")  # to the line's last non-blank
 
 
 def _env_line(text: str, ks: int, value_end: int) -> bool:
@@ -389,7 +391,12 @@ def _value_span(text: str, m: re.Match[str], strength: str, ks: int, stop: _Next
             (close := text.find(text[ks - 1], end)) > 0 and "\n" not in text[end:close]):
         end = close  # 'NAME=value with spaces': a shell word quoted whole (bash xtrace, docker run -e)
     elif strength == "strong" and group == "bv" and m.group("sep").strip() == "=" and _env_line(text, ks, end):
-        end = _NON_SPACE.match(text, end).end()  # type: ignore[union-attr]
+        if _ENV_NAME.match(text, ks) and (line := _LINE_VALUE.match(text, end)) is not None:
+            # env(1) and printenv print a variable's value as it is, to the end of its line: a passphrase's words
+            # after its first (the upper-case name is the environment's convention, not a setting's in prose)
+            end = line.end()
+        else:
+            end = _NON_SPACE.match(text, end).end()  # type: ignore[union-attr]
     elif strength == "strong" and group == "bv":
         # A password may hold '&' (DB_PASSWORD=Tr0ub4dor&3): it ends the value only before the next
         # "name=" of a query string or a command's "&&".

@@ -46,7 +46,8 @@ _KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "c
                "codeverifier", "samlresponse")
 _ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?|\])?[ \t]*(:=|=>|[:=])|{_KW}[ \t]+[0-9]{{1,3}}[ \t]*[:=]"
                     rf"|{_KW}( [A-Za-z][A-Za-z0-9]*){{1,2}}[ \t]*[:=]"
-                    rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]"
+                    # (a flag and its value as the items of an argv list: a repr's "', '", JSON.stringify's '","')
+                    rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,[ \t]*|[ \t]+)[^ \t\-]"
                     rf"|(^|\n)[ \t]*[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[ \t]+[^ \t\r\n]+[ \t]*\r?(\n|$)")
 
 # An environment variable's name that names a secret (as key_strength judges a key, in one regex).
@@ -695,6 +696,10 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("cli_user_password", ("-u ", "-u=", "--user", "--proxy-user"),
                r"(?:^|\s)(?:-u|--user|--proxy-user)[\s=]+['\"]?[^\s:'\"@]+:(?P<s>[^\s'\"@]+)",
                source="gitleaks curl-auth-user; curl(1) --proxy-user USER:PASSWORD"),
+    SecretRule("cli_user_password", ("curl",),
+               r"\bcurl\b[^\r\n|;&]{0,400}?[ \t]-[A-Za-z0-9#:]+u[ \t]*['\"]?[^\s:'\"@]+:(?P<s>[^\s'\"@]+)",
+               source="curl(1): -u, --user <user:password>; short options that take no value may go before it in "
+                      "one word, as scripts write curl -fsSLu or -su"),
 )
 
 KINDS: tuple[str, ...] = tuple(r.kind for r in DEFAULT_RULES)

@@ -1,0 +1,68 @@
+"""Credentials of the sixteenth probe round (dev15, as GPU-cluster jobs print them) that the rules missed, one test
+per rule: a passphrase with spaces in an env dump, a ``*_PASSCODE`` variable, a ``--password`` flag and its value as
+the items of a JSON argv list, curl's ``-u`` behind other short options, a presigned URL's signature encoded twice
+inside another URL's query; and what must stay: Comet's experiment key, a sanitizer's ``***REDACTED***`` mask and the
+``EMPTY`` key an OpenAI-compatible client is given."""
+
+from __future__ import annotations
+
+import pytest
+
+from streams.assemble.redact import Redactor
+
+PASSPHRASE = "orchestra29 lighthouse18 velocity66 porcupine41"
+
+
+@pytest.fixture(scope="module")
+def redact() -> Redactor:
+    return Redactor()
+
+
+@pytest.mark.parametrize("name", ["SMTP_PASSWORD", "GPG_PASSPHRASE", "REGISTRY_SECRET"])
+def test_an_env_dump_line_s_value_runs_to_the_end_of_its_line(redact: Redactor, name: str) -> None:
+    """env(1) prints ``NAME=value`` with the value as it is: every word of a passphrase is the secret."""
+    out = redact(f"SMTP_USER=alerts@acme.io\n{name}={PASSPHRASE}\nSMTP_PORT=587")
+    assert not any(w in out for w in PASSPHRASE.split())
+    assert out.splitlines()[0] == "SMTP_USER=alerts@acme.io" and out.splitlines()[2] == "SMTP_PORT=587"
+
+
+def test_a_lower_case_setting_in_prose_keeps_its_next_words(redact: Redactor) -> None:
+    assert redact("password=Xk9aaZZ77qq and then retried").endswith(" and then retried")
+
+
+def test_a_passcode_variable_holds_a_secret(redact: Redactor) -> None:
+    assert "CQJVbxSPM1TitNSwGc" not in redact("VPN_USER=ml-bot\nVPN_PASSCODE=CQJVbxSPM1TitNSwGc\nVPN_GATEWAY=vpn")
+
+
+def test_a_password_flag_in_a_json_argv_list_without_blanks(redact: Redactor) -> None:
+    """JSON.stringify (and json.dumps with compact separators) writes a launcher's argv list with no blank after
+    its commas: the item after ``--db-password`` is the password."""
+    out = redact('SM_USER_ARGS=["--db-password","$=*NO?m$@XoX4=7m!5","--epochs","3"]')
+    assert "XoX4=7m" not in out and '"--epochs","3"' in out
+
+
+@pytest.mark.parametrize("flags", ["-fsSLu", "-su", "-vu"])
+def test_curl_user_behind_other_short_options(redact: Redactor, flags: str) -> None:
+    out = redact(f"+ curl {flags} ml-bot:2kXYFLgB4bx2vG2Re23V -o model.tar https://artifacts.acme.io/m.tar")
+    assert "2kXYFLgB4bx2vG2Re23V" not in out and "-o model.tar" in out
+
+
+def test_curl_options_without_a_user_stay(redact: Redactor) -> None:
+    text = "+ curl -fsSL https://artifacts.acme.io/m.tar -o out:tar"
+    assert redact(text) == text
+
+
+def test_a_signature_encoded_twice_in_a_redirect(redact: Redactor) -> None:
+    sig = "2cf5c6bd3b778d9cf39966946bccbecdf2ccece0f15a64cac15019cef67d5757"
+    out = redact('"GET /dl?next=https%253A%252F%252Fckpt.s3.amazonaws.com%252Fstep.pt%253FX-Amz-Expires%253D3600'
+                 f'%2526X-Amz-SignedHeaders%253Dhost%2526X-Amz-Signature%253D{sig} HTTP/1.1" 302 0')
+    assert sig[:8] not in out and "X-Amz-SignedHeaders%253Dhost" in out
+
+
+@pytest.mark.parametrize("text", [
+    "COMET INFO: Experiment(project='llm', workspace='acme', experiment_key='5d41402abc4b2a76b9719d911017c592')",
+    "wandb_login.py:_login():68] setting login settings: {'api_key': '***REDACTED***'}",
+    "client = OpenAI(base_url='http://localhost:8000/v1', api_key='EMPTY')",
+])
+def test_ids_and_masks_stay(redact: Redactor, text: str) -> None:
+    assert redact(text) == text
