@@ -227,6 +227,10 @@ _PUBLISHABLE = re.compile(r"pk\.eyJ[\w\-]+\.[\w\-]+|pk_(?:live|test)_[A-Za-z0-9]
 
 
 _USER_PASSWORD = re.compile(r"[^\s:/@]{1,64}:[^\s/]{1,256}")
+# A (user, password) tuple's repr: requests, httpx and aiohttp take auth=(user, password), elasticsearch-py
+# basic_auth=(user, password) (https://requests.readthedocs.io/en/latest/user/authentication/#basic-authentication).
+_AUTH_TUPLE = re.compile(r"""\([ \t]*b?(["'])[^"'\\]{0,256}\1[ \t]*,[ \t]*"""
+                         r"""b?(["'])(?P<pw>(?:\\.|[^"'\\]){1,256})\2[ \t]*\)""")
 
 
 # nsswitch.conf(5) (https://man7.org/linux/man-pages/man5/nsswitch.conf.5.html): a "passwd:" line names the services
@@ -255,8 +259,10 @@ def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
         last = key_words(key)[-1:]
         return credential_like(v) or (last in (["pass"], ["pwd"]) and _heading_value(v)
                                       and not any(c.isspace() for c in v)) or (
-            # an auth key's user:password pair (celery flower --basic_auth=, --auth USER:PASS)
-            last == ["auth"] and _USER_PASSWORD.fullmatch(v) is not None and _heading_value(v.partition(":")[2]))
+            # an auth key's user:password pair (celery flower --basic_auth=, --auth USER:PASS), or its (user, password)
+            # tuple as a kwargs repr lifted into attributes prints it (requests' and elasticsearch-py's auth=)
+            last == ["auth"] and ((_USER_PASSWORD.fullmatch(v) is not None and _heading_value(v.partition(":")[2]))
+                                  or ((t := _AUTH_TUPLE.fullmatch(v)) is not None and not is_placeholder(t["pw"]))))
     if strength == "generated":
         # (a "base64:" head says how the key is written: Laravel's APP_KEY=base64:...)
         return generated_like(value.strip().removeprefix("base64:"))

@@ -420,8 +420,11 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"webhook\.office\.com/webhookb2/[^\s/]{1,200}/IncomingWebhook/(?P<s>[A-Za-z0-9]{32}/[A-Za-z0-9\-]{36})",
                source="gitleaks microsoft-teams-webhook"),
     SecretRule("auth_tuple", ("auth", "credentials"),
-               gate=r"(auth|credentials)[ \t]*(=[ \t]*\(?|\()[ \t]*b?['\"][^'\"\n]{0,256}['\"][ \t]*,[ \t]*b?['\"]",
-               pattern=r"(?i:\b[a-z_]{0,40}auth|\bcredentials)[ \t]*(?:=[ \t]*\(?|\()[ \t]*"
+               gate=r"(auth|credentials)['\"]?[ \t]*([=:][ \t]*\(?|\()[ \t]*b?['\"][^'\"\n]{0,256}['\"][ \t]*,[ \t]*"
+                    r"b?['\"]",
+               # (also a dict repr's 'auth': (user, password), as a logged kwargs dict prints it)
+               pattern=r"(?i:\b[a-z_]{0,40}auth|\bcredentials)['\"]?"
+                       r"[ \t]*(?:=[ \t]*\(?|:[ \t]*\(|\()[ \t]*"
                        r"b?(?P<q1>['\"])[^'\"\n]{0,256}(?P=q1)[ \t]*,[ \t]*b?(?P<q2>['\"])(?P<s>[^'\"\n]+)(?P=q2)",
                check="not_placeholder",
                source="gitleaks generic (user and password as a pair): requests' auth=(user, password), "

@@ -66,3 +66,18 @@ def test_a_signature_encoded_twice_in_a_redirect(redact: Redactor) -> None:
 ])
 def test_ids_and_masks_stay(redact: Redactor, text: str) -> None:
     assert redact(text) == text
+
+
+def test_an_auth_tuple_in_a_kwargs_repr(redact: Redactor) -> None:
+    """requests' auth=(user, password) in a logged kwargs dict: the second string is the password, in the text and
+    in the attributes a dict repr is lifted into."""
+    out = redact("DEBUG upload: request kwargs {'url': 'https://artifacts.acme.io/upload', "
+                 "'auth': ('ml-bot', 'Tr0ub4dor&3x'), 'timeout': 30}")
+    assert "Tr0ub4dor" not in out and "'ml-bot'" in out and "'timeout': 30" in out
+    assert "Tr0ub4dor" not in str(redact.mapping({"auth": "('ml-bot', 'Tr0ub4dor&3x')", "timeout": "30"}))
+
+
+def test_a_pair_under_another_name_or_without_a_password_stays(redact: Redactor) -> None:
+    for text in ("x = dict(pair=('ml-bot', 'Tr0ub4dor&3x'))", "request kwargs {'auth': ('ml-bot', None)}"):
+        assert redact(text) == text
+    assert redact.mapping({"auth": "('ml-bot', '')"}) == {"auth": "('ml-bot', '')"}
