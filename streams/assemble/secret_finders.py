@@ -5,6 +5,7 @@ Each finder takes a text and returns ``(start, end)`` spans of secret characters
 
 from __future__ import annotations
 
+import base64
 import bisect
 import itertools
 import re
@@ -776,6 +777,46 @@ def column_table(text: str, strength_of: Callable[[str], str | None] = _strength
     return spans
 
 
+# -- base64 of a text that holds a secret ----------------------------------------------------------------------
+# A config or an env file shipped base64 in one variable (KUBE_CONFIG_DATA, the kubeconfig GitHub Actions' kubectl
+# actions take; a Job's env file its entrypoint decodes, echoed by a traced script): the blob is as much a credential
+# as what it holds. It is found by the base64 of a secret's key word, which reads the same whichever of the three
+# byte offsets the word starts at, once its first characters (mixed with the bytes before) and its last (mixed with
+# the bytes after) are left off; the blob is then decoded and judged by the assignment rules and the PEM header.
+B64_WORDS = ("token", "Token", "TOKEN", "password", "Password", "PASSWORD", "secret", "Secret", "SECRET", "_key",
+             "_KEY", "auth", "AUTH")
+
+
+def _b64_word(word: str) -> list[str]:
+    out = []
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + word.encode()).decode()
+        out.append(encoded[(0, 2, 3)[offset]:(offset + len(word)) * 8 // 6])
+    return out
+
+
+B64_WORD_NEEDLES = tuple(sorted({n for w in B64_WORDS for n in _b64_word(w)}))
+_B64_RUN = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])")
+B64_TEXT_MAX = 65536  # a longer blob is a file's content (an image, an archive), not a config
+
+
+def b64_text(text: str) -> Spans:
+    """Base64 runs whose decoded text holds a secret (see ``B64_WORDS``)."""
+    spans: Spans = []
+    for m in _B64_RUN.finditer(text):
+        run = m.group()
+        if len(run) > B64_TEXT_MAX or not any(n in run for n in B64_WORD_NEEDLES):
+            continue
+        try:
+            decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True).decode("utf-8")
+        except ValueError:  # binascii.Error and UnicodeDecodeError both are
+            continue
+        text_like = all(c.isprintable() or c in "\r\n\t" for c in decoded)
+        if text_like and (assignment(decoded) or PEM_BEGIN.search(decoded)):
+            spans.append(m.span())
+    return spans
+
+
 FINDERS: dict[str, Callable[[str], Spans]] = {"folded_jwt": folded_jwt, "column_table": column_table,
                                                "table_row": table_row,
                                                "pem": pem, "assignment": assignment, "name_value": name_value,
@@ -783,4 +824,5 @@ FINDERS: dict[str, Callable[[str], Spans]] = {"folded_jwt": folded_jwt, "column_
                                                "diagnosed": diagnosed, "name_value_pair": name_value_pair,
                                                "record_value": record_value,
                                                "command_secrets": command_secrets,
-                                               "numbered_reply": numbered_reply, "jwk_private": jwk_private}
+                                               "numbered_reply": numbered_reply, "jwk_private": jwk_private,
+                                               "b64_text": b64_text}

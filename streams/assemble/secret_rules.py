@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from streams.assemble.secret_commands import PROGRAMS
+from streams.assemble.secret_finders import B64_WORD_NEEDLES
 
 
 @dataclass(frozen=True, slots=True)
@@ -539,6 +540,9 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("oracle_credentials", ("jdbc:oracle", "sqlplus"),
                r"(?:\bjdbc:oracle:\w+:|\bsqlplus\s+(?:-[sSLM]\s+)*)[\w$#]+/(?P<s>[^@\s/'\"]+)@",
                source="gitleaks generic (user/password@db of Oracle JDBC and sqlplus)"),
+    SecretRule("base64_secret_text", tuple(n.lower() for n in B64_WORD_NEEDLES), finder="b64_text",
+               source="base64 of a kubeconfig (KUBE_CONFIG_DATA of the kubectl GitHub actions) or of an env file, "
+                      "its decoded text judged by the assignment rules"),
     SecretRule("jwt_base64", ("zxlk",), r"\bZXlK[A-Za-z0-9+/]{60,}={0,2}", check="b64_jwt",
                source="base64 of a JWT (a service-account token Secret's data.token, kubectl get secret -o "
                       "jsonpath='{.data.token}'): base64 of 'eyJ' is 'ZXlK'"),

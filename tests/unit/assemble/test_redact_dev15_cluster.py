@@ -6,6 +6,8 @@ inside another URL's query; and what must stay: Comet's experiment key, a saniti
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from streams.assemble.redact import Redactor
@@ -81,3 +83,33 @@ def test_a_pair_under_another_name_or_without_a_password_stays(redact: Redactor)
     for text in ("x = dict(pair=('ml-bot', 'Tr0ub4dor&3x'))", "request kwargs {'auth': ('ml-bot', None)}"):
         assert redact(text) == text
     assert redact.mapping({"auth": "('ml-bot', '')"}) == {"auth": "('ml-bot', '')"}
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+KUBECONFIG = ("apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://k8s.acme.io:6443\n  name: ml\n"
+              "users:\n- name: ci\n  user:\n    token: 9Rbk7NjZkwhzBjEWrqldEQjbtt5YsiFujfvmxqQfaqsrjmXy\n")
+
+
+@pytest.mark.parametrize("text", [
+    f"KUBE_CONFIG_DATA={_b64(KUBECONFIG)}\nKUBE_NAMESPACE=ml",
+    f"+ echo {_b64('HF_TOKEN=hf_BtRRm3Utf9iBRPRNTSLH0T4Fs6lXowmwaP' + chr(10))}\n+ base64 -d",
+    # the word at each of base64's three byte offsets
+    f"ENV_B64={_b64('x=1' + chr(10) + 'DB_PASSWORD=Tr0ub4dor3xQ9' + chr(10))}",
+    f"ENV_B64={_b64('xy=1' + chr(10) + 'DB_PASSWORD=Tr0ub4dor3xQ9' + chr(10))}",
+])
+def test_base64_of_a_text_that_holds_a_secret(redact: Redactor, text: str) -> None:
+    """A kubeconfig or an env file shipped base64 in one variable: the blob is redacted whole."""
+    blob = next(w.partition("=")[2] or w for w in text.split() if len(w) > 40)
+    out = redact(text)
+    assert blob[:40] not in out and "[REDACTED:base64_secret_text]" in out
+
+
+@pytest.mark.parametrize("text", [
+    f"CONFIG_B64={_b64('model: llama-3-8b' + chr(10) + 'max_tokens: 4096' + chr(10) + 'pad_token: <pad>' + chr(10))}",
+    f"BLOB={base64.b64encode(bytes(range(200, 256)) + b'token' + bytes(range(40))).decode()}",
+])
+def test_base64_of_a_text_without_a_secret_stays(redact: Redactor, text: str) -> None:
+    assert redact(text) == text
