@@ -41,6 +41,7 @@ from streams.assemble.secret_finders import (
     name_value,
     name_value_pair,
     numbered_reply,
+    raw_headers,
     record_value,
     table_row,
 )
@@ -283,7 +284,7 @@ class Redactor:
                 return lambda text: [(a, b, kind) for a, b in command_secrets(text, strength)]
             # judged by key name, with the configured names too
             if fn in (assignment, name_value, name_value_pair, keyed_value, diagnosed, record_value, numbered_reply,
-                      table_row, column_table):
+                      table_row, column_table, raw_headers):
                 strength = self.strength
                 return lambda text: [(a, b, "secret") for a, b in fn(text, strength)]
             return lambda text: [(a, b, kind) for a, b in fn(text)]

@@ -540,6 +540,8 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("oracle_credentials", ("jdbc:oracle", "sqlplus"),
                r"(?:\bjdbc:oracle:\w+:|\bsqlplus\s+(?:-[sSLM]\s+)*)[\w$#]+/(?P<s>[^@\s/'\"]+)@",
                source="gitleaks generic (user/password@db of Oracle JDBC and sqlplus)"),
+    SecretRule("raw_headers", ("rawheaders", "rawtrailers"), finder="raw_headers",
+               source="Node's IncomingMessage.rawHeaders: a flat list of header names and values"),
     SecretRule("base64_secret_text", tuple(n.lower() for n in B64_WORD_NEEDLES), finder="b64_text",
                source="base64 of a kubeconfig (KUBE_CONFIG_DATA of the kubectl GitHub actions) or of an env file, "
                       "its decoded text judged by the assignment rules"),

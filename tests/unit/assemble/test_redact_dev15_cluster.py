@@ -113,3 +113,35 @@ def test_base64_of_a_text_that_holds_a_secret(redact: Redactor, text: str) -> No
 ])
 def test_base64_of_a_text_without_a_secret_stays(redact: Redactor, text: str) -> None:
     assert redact(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    "rawHeaders: [ 'Host', 'api.acme.io', 'X-Api-Key', 'iAJrnQiJu1ogRBHXVtjvHZPrudDaV86kfTgCuaJm', 'Accept', '*/*' ]",
+    "rawHeaders: [\n  'Host',\n  'api.acme.io',\n  'X-Api-Key',\n  'iAJrnQiJu1ogRBHXVtjvHZPrudDaV86kfTgCuaJm',\n"
+    "  'Accept',\n  '*/*'\n]",
+    '{"req":{"rawHeaders":["Host","api.acme.io","X-Api-Key","iAJrnQiJu1ogRBHXVtjvHZPrudDaV86kfTgCuaJm"]}}',
+])
+def test_a_secret_header_in_node_s_raw_headers(redact: Redactor, text: str) -> None:
+    """Node's rawHeaders: each header's name, then its value, as items of one list."""
+    out = redact(text)
+    assert "iAJrnQiJu1og" not in out and "api.acme.io" in out
+
+
+@pytest.mark.parametrize("text", [
+    "rawHeaders: [ 'Host', 'api.acme.io', 'Cookie', 'theme=dark', 'X-Request-Id', 'r-7f3a9c2e41b8' ]",
+    "cors: { allowedHeaders: [ 'X-Api-Key', 'Authorization', 'Content-Type', 'Accept' ] }",
+])
+def test_raw_headers_without_a_secret_and_a_list_of_names_stay(redact: Redactor, text: str) -> None:
+    assert redact(text) == text
+
+
+def test_an_env_line_s_value_ends_at_a_shell_operator(redact: Redactor) -> None:
+    assert redact("PASSWORD=hunter2x && ./run.sh") == "PASSWORD=[REDACTED:secret] && ./run.sh"
+    assert "3x" not in redact("DB_PASSWORD=Tr0ub4dor&3x")
+
+
+def test_a_program_s_name_in_a_path_is_no_command(redact: Redactor) -> None:
+    """``wandb`` as a directory of a path is no ``wandb login KEY``: the word after a later "login" stays (the
+    Hyperscan gate, which wants a blank after the program, and the plain one agree)."""
+    text = "wandb: Find logs at: out/wandb/offline-run-5xxdv345/logs machine ftp.internal login trainer account ml"
+    assert redact(text) == text == Redactor(prefer_hyperscan=False)(text)
