@@ -321,18 +321,25 @@ class Redactor:
             found = [s for s in found if not any(a.fullmatch(text[s[0]:s[1]]) for a in self.allow)]
         return _merged(found)
 
-    def __call__(self, text: str) -> str:
-        if not text or text is self._last:
-            return text
+    def _text_spans(self, text: str) -> list[tuple[int, int, str]]:
         # Most texts are ASCII: one scan. Others are scanned NFKC-normalised; a text whose normalised form
         # differs, or that holds format characters or JSON escapes of letters (FOLD), is matched character by
         # character through _char_map, so that the replacements land on its own characters.
         norm = text if text.isascii() else _nfkc(text)
         hits = self.gate(norm)
         if FOLD in hits or (hits and norm is not text and norm != text):
-            spans = self._mapped_spans(text)
-        else:
-            spans = self.spans(text, hits) if hits else []
+            return self._mapped_spans(text)
+        return self.spans(text, hits) if hits else []
+
+    def __call__(self, text: str) -> str:
+        if not text or text is self._last:
+            return text
+        view = _rich_view(text) if text[:1] in "[ " and "\n" in text else None
+        if view is None:
+            spans = self._text_spans(text)
+        else:  # a RichHandler row: the message as the record wrote it, its spans mapped back onto the lines
+            joined, index = view
+            spans = [(a, b, kind) for va, vb, kind in self._text_spans(joined) for a, b in _runs(index[va:vb])]
         if not spans:
             self._last = text
             return text
@@ -659,6 +666,67 @@ class Redactor:
         """A dead letter's error and readable text redacted (the text made from the original bytes); the
         original bytes are sealed where the letter is written, which has the key (:mod:`streams.deadletter`)."""
         return protect_letter(value, self, None)
+
+
+# rich.logging.RichHandler's row (rich/_log_render.py LogRender; rules.CONT_INDENT): the time column ("[MM/DD/YY
+# HH:MM:SS]", blank when the time repeats) and the level column, 29 columns in all, the message column the console
+# wraps the message into, and the path column ("client.py:88") on the first line only. A long word that does not fit
+# what is left of a line goes to the next; one longer than the column is cut at its width.
+_RICH_HEAD = re.compile(r"(?:\[\d\d/\d\d/\d\d \d\d:\d\d:\d\d\]| {19}) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL|NOTSET) +")
+_RICH_PATH = re.compile(r"(?<=\S)( +)[\w.\-]{1,100}\.py:\d{1,6}[ \t]*\r?$")
+RICH_INDENT = 29
+
+
+def _rich_view(text: str) -> tuple[str, list[int]] | None:
+    """A RichHandler row's message as the record wrote it, for the rules to read (a key on one line, its value
+    moved to the next): the path column left out, the wrapped lines joined again (with the blank the wrap took,
+    or with none after a line as wide as the column, where a word was cut), and the index in ``text`` of each of
+    its characters (-1: a blank put back); None when ``text`` is no wrapped row."""
+    first_end = text.find("\n")
+    head = _RICH_HEAD.match(text, 0, first_end)
+    if head is None or head.end() != RICH_INDENT:
+        return None
+    path = _RICH_PATH.search(text, RICH_INDENT, first_end)
+    if path is None:
+        return None
+    width = path.end(1) - 1 - RICH_INDENT
+    indent = " " * RICH_INDENT
+    out = [text[:path.start(1)]]
+    index = list(range(path.start(1)))
+    last = path.start(1) - RICH_INDENT
+    pos = first_end + 1
+    while text.startswith(indent, pos) and not text[pos + RICH_INDENT:pos + RICH_INDENT + 1].isspace():
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        part_end = pos + len(text[pos:end].rstrip())
+        if last < width:
+            out.append(" ")
+            index.append(-1)
+        out.append(text[pos + RICH_INDENT:part_end])
+        index.extend(range(pos + RICH_INDENT, part_end))
+        last = part_end - pos - RICH_INDENT
+        pos = end + 1
+    if len(out) == 1:
+        return None
+    if pos < len(text):
+        out.append(text[pos - 1:])
+        index.extend(range(pos - 1, len(text)))
+    index.append(len(text))
+    return "".join(out), index
+
+
+def _runs(index: list[int]) -> list[tuple[int, int]]:
+    """The spans of ``text`` a run of a view's characters stands on (see ``_rich_view``): one per stretch of
+    consecutive characters, put-back blanks left out."""
+    runs: list[tuple[int, int]] = []
+    for i in index:
+        if i < 0:
+            continue
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
 
 
 def _jwt_line(state: tuple[str, int] | None, line: str) -> tuple[tuple[str, int] | None, str | None]:

@@ -145,3 +145,34 @@ def test_a_program_s_name_in_a_path_is_no_command(redact: Redactor) -> None:
     Hyperscan gate, which wants a blank after the program, and the plain one agree)."""
     text = "wandb: Find logs at: out/wandb/offline-run-5xxdv345/logs machine ftp.internal login trainer account ml"
     assert redact(text) == text == Redactor(prefer_hyperscan=False)(text)
+
+
+RICH_TOKEN = "3tpKa_VH11R-Cs0CfepTgZO1mMWwca-T8o1WoU2hHCdvJkqI913oGe4QXzjaMtpK"
+RICH_INDENT = " " * 29
+
+
+def _rich_row(level: str, parts: list[str], path: str, width: int = 50) -> str:
+    """A RichHandler row as rich/_log_render.py lays it out: time and level columns, the message's lines padded to
+    the column's width, a blank, the path on the first line only."""
+    first = f"[05/02/26 08:41:09] {level:<8} {parts[0]:<{width}} {path}"
+    return "\n".join([first] + [RICH_INDENT + p for p in parts[1:]])
+
+
+@pytest.mark.parametrize("text", [
+    # a word that does not fit the rest of the line goes to the next
+    _rich_row("INFO", ["request headers: {'Authorization': 'Bearer", RICH_TOKEN + "'}"], "client.py:88", 70),
+    _rich_row("DEBUG", ["tracker settings: api_key=", RICH_TOKEN], "tracker.py:41"),
+    # one longer than the column is cut at its width
+    _rich_row("DEBUG", ["tracker settings:", ("api_key=" + RICH_TOKEN)[:50], ("api_key=" + RICH_TOKEN)[50:]],
+              "tracker.py:41"),
+])
+def test_a_secret_rich_s_log_handler_wrapped(redact: Redactor, text: str) -> None:
+    out = redact(text)
+    assert not any(RICH_TOKEN[i:i + 8] in out for i in range(len(RICH_TOKEN) - 7))
+    assert out.splitlines()[0].endswith(".py:88") or out.splitlines()[0].endswith(".py:41")
+
+
+def test_a_rich_row_without_a_secret_stays(redact: Redactor) -> None:
+    text = _rich_row("INFO", ["loading the model from /models/llama-3-8b with a", "max_tokens=4096 and a pad_token"],
+                     "train.py:12") + "\nnext line"
+    assert redact(text) == text
