@@ -337,9 +337,16 @@ class Redactor:
         view = _rich_view(text) if text[:1] in "[ " and "\n" in text else None
         if view is None:
             spans = self._text_spans(text)
-        else:  # a RichHandler row: the message as the record wrote it, its spans mapped back onto the lines
-            joined, index = view
+        else:
+            # a RichHandler row: the message as the record wrote it, its spans mapped back onto the lines, and the
+            # row's own (a token the rules find as wrapped there), the path column, the printer's, left out
+            joined, index, (column, path_end) = view
             spans = [(a, b, kind) for va, vb, kind in self._text_spans(joined) for a, b in _runs(index[va:vb])]
+            for a, b, kind in self._text_spans(text):
+                end = column if column < b <= path_end else b  # a value read up to or into the path column: cut
+                if a < end:
+                    spans.append((a, end, kind))
+            spans = _merged(spans)
         if not spans:
             self._last = text
             return text
@@ -677,11 +684,12 @@ _RICH_PATH = re.compile(r"(?<=\S)( +)[\w.\-]{1,100}\.py:\d{1,6}[ \t]*\r?$")
 RICH_INDENT = 29
 
 
-def _rich_view(text: str) -> tuple[str, list[int]] | None:
+def _rich_view(text: str) -> tuple[str, list[int], tuple[int, int]] | None:
     """A RichHandler row's message as the record wrote it, for the rules to read (a key on one line, its value
     moved to the next): the path column left out, the wrapped lines joined again (with the blank the wrap took,
     or with none after a line as wide as the column, where a word was cut), and the index in ``text`` of each of
-    its characters (-1: a blank put back); None when ``text`` is no wrapped row."""
+    its characters (-1: a blank put back), and where the path column (its padding first) is; None when ``text`` is
+    no wrapped row."""
     first_end = text.find("\n")
     head = _RICH_HEAD.match(text, 0, first_end)
     if head is None or head.end() != RICH_INDENT:
@@ -712,7 +720,7 @@ def _rich_view(text: str) -> tuple[str, list[int]] | None:
         out.append(text[pos - 1:])
         index.extend(range(pos - 1, len(text)))
     index.append(len(text))
-    return "".join(out), index
+    return "".join(out), index, (path.start(1), path.end())
 
 
 def _runs(index: list[int]) -> list[tuple[int, int]]:
