@@ -528,10 +528,10 @@ NOT_SECRETS: list[str] = [
     "see https://github.com/acme/trainer/settings/hooks/48213 and https://docs.acme.io/webhooks/incoming-setup",
     "+ wandb login --relogin", "+ http -a admin POST https://grafana.acme.io/api/dashboards/db",
     '<entry key="db.user">ml</entry>', "127.0.0.1:6379> GET session:42",
-    # and the sixteenth round's: Comet's experiment key (an id), a sanitizer's mask, the key a client gives a server
-    # that checks none, a CORS list of header names, base64 of a config without a secret
+    # and the sixteenth round's: Comet's experiment key (an id), a sanitizer's mask, a CORS list of header names,
+    # base64 of a config without a secret
     "COMET INFO: Experiment(project='llm', experiment_key='" + rand(32, HEX) + "')",
-    "setting login settings: {'api_key': '***REDACTED***'}", "OpenAI(base_url='http://vllm:8000/v1', api_key='EMPTY')",
+    "setting login settings: {'api_key': '***REDACTED***'}",
     "cors: { allowedHeaders: [ 'X-Api-Key', 'Authorization', 'Accept' ] }",
     "CONFIG_B64=" + base64.b64encode(b"model: llama-3-8b\nmax_tokens: 4096\npad_token: <pad>\n").decode(),
 ]
