@@ -1,9 +1,9 @@
 """Secrets probe: does any part of a secret survive the assemble path, and what else gets redacted?
 
-    python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds, dev13, dev14
-    python -m devtools.secret_probe generate dev13    # (re)write only dev13 (secret_probe_dev13); likewise dev14
+    python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds, dev13-dev15
+    python -m devtools.secret_probe generate dev13    # (re)write only dev13 (secret_probe_dev13); likewise dev14, dev15
     python -m devtools.secret_probe generate-shapes   # (re)write dev2 and holdout6 from secret_probe_shapes
-    python -m devtools.secret_probe leaks [dev|dev2|...|dev14|holdout|holdout6] [-v]
+    python -m devtools.secret_probe leaks [dev|dev2|...|dev15|holdout|holdout6] [-v]
     python -m devtools.secret_probe corpus [-v]       # redactions in the real corpora (false positives)
     python -m devtools.secret_probe decoys [-v]       # redactions in random-looking lines with no secret
 
@@ -40,7 +40,12 @@ hashes, digests, masks, instance types and base64 of plain data as look-alikes),
 and ``dev14`` (:mod:`devtools.secret_probe_dev14`: credentials inside structured and encoded
 data: nested JSON, JSON in JSON strings, reprs, logfmt, form bodies, Basic auth, Kubernetes Secrets, env dumps, config
 prints, connection URLs, wrapped JWTs, SigV4, .netrc, registry configs, escaped PEM keys; with hashes, ids, masks, key
-names, paths and token counts as look-alikes) have such rows.
+names, paths and token counts as look-alikes) and ``dev15`` (:mod:`devtools.secret_probe_dev15`: credentials as
+GPU-cluster jobs print them: dataclass, pydantic and argparse reprs, DeepSpeed's and vLLM's config prints, auth tuples,
+launcher and scheduler env dumps with unusual variable names, container launch lines, curl -u, git and pip URLs,
+percent-encoded userinfo, header lists, service-account JSON escaped once and twice, base64 kubeconfigs and env files, a
+token a log handler wrapped; with LLM token counts, tokenizer tokens, hashes, run ids, NCCL settings and masks as
+look-alikes) have such rows.
 
 The holdout fixture holds a random third of the kinds; score it only once the rules are done. ``dev2`` and
 ``holdout6`` are the third round (:mod:`devtools.secret_probe_shapes`: shapes taken from the programs that print
@@ -58,7 +63,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from devtools import CORPUS_DIR, secret_probe_dev13, secret_probe_dev14, secret_probe_shapes
+from devtools import CORPUS_DIR, secret_probe_dev13, secret_probe_dev14, secret_probe_dev15, secret_probe_shapes
 from devtools.secret_probe_kinds import cases, decoys, split
 from streams.assemble.pipeline import parse_files
 
@@ -70,7 +75,7 @@ _MARK = re.compile(r"\[REDACTED:(\w+)\]")
 
 def generate(only: str = "") -> None:
     FIXTURES.mkdir(parents=True, exist_ok=True)
-    written = {"dev13": secret_probe_dev13.write, "dev14": secret_probe_dev14.write}
+    written = {"dev13": secret_probe_dev13.write, "dev14": secret_probe_dev14.write, "dev15": secret_probe_dev15.write}
     for name, write in written.items():
         if only in ("", name):
             print(f"{name}: {write(FIXTURES / f'{name}.jsonl')} cases")

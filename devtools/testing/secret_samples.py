@@ -423,6 +423,12 @@ _add("sidekiq_credentials", rand(8, HEX) + ":" + rand(8, HEX), "BUNDLE_ENTERPRIS
      "Fetching source index from https://{s}@enterprise.contribsys.com/")
 _add("cli_secret_argument_snyk", f"{rand(8, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(12, HEX)}",
      "+ snyk auth {s}")
+# GPU-cluster jobs' printers (the sixteenth probe round): curl's -u behind other short options, Node's rawHeaders, a
+# kubeconfig shipped base64.
+_add("cli_user_password_clustered", "Cu" + rand(18), "+ curl -fsSLu ml-bot:{s} -o model.tar https://artifacts.acme.io/m")
+_add("raw_headers", rand(40), "rawHeaders: [ 'Host', 'api.acme.io', 'X-Api-Key', '{s}', 'Accept', '*/*' ]")
+_add("base64_secret_text", base64.b64encode(("apiVersion: v1\nkind: Config\nusers:\n- name: ci\n  user:\n    token: "
+                                             + rand(48) + "\n").encode()).decode(), "KUBE_CONFIG_DATA={s}")
 
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [
@@ -522,4 +528,10 @@ NOT_SECRETS: list[str] = [
     "see https://github.com/acme/trainer/settings/hooks/48213 and https://docs.acme.io/webhooks/incoming-setup",
     "+ wandb login --relogin", "+ http -a admin POST https://grafana.acme.io/api/dashboards/db",
     '<entry key="db.user">ml</entry>', "127.0.0.1:6379> GET session:42",
+    # and the sixteenth round's: Comet's experiment key (an id), a sanitizer's mask, a CORS list of header names,
+    # base64 of a config without a secret
+    "COMET INFO: Experiment(project='llm', experiment_key='" + rand(32, HEX) + "')",
+    "setting login settings: {'api_key': '***REDACTED***'}",
+    "cors: { allowedHeaders: [ 'X-Api-Key', 'Authorization', 'Accept' ] }",
+    "CONFIG_B64=" + base64.b64encode(b"model: llama-3-8b\nmax_tokens: 4096\npad_token: <pad>\n").decode(),
 ]

@@ -41,6 +41,7 @@ from streams.assemble.secret_finders import (
     name_value,
     name_value_pair,
     numbered_reply,
+    raw_headers,
     record_value,
     table_row,
 )
@@ -152,13 +153,14 @@ def _nfkc(text: str) -> str:
 # matched as the characters they stand for.
 # A URL's percent-escapes of the separators (``access_token%3D...``, ``https%3A%2F%2Fuser%3Apw%40host``, a
 # redirect URL inside another's query) likewise: ``= : @ / & ? " ' ; , #`` (RFC 3986's reserved characters that
-# rules read as separators; letters, spaces and '+' are left as they are).
+# rules read as separators; letters, spaces and '+' are left as they are), and their escapes escaped again
+# (``%253D``: a URL in the query of a URL in a query).
 # ECMA-48 colour codes (SGR: "\x1b[36m", "\x1b[0m"; also JSON-escaped, "\u001b[36m") that structlog, rich, colorlog
 # and loguru put around keys and values are read as nothing, so that "\x1b[36mapi_key\x1b[0m=\x1b[35mv" is an
 # assignment and a token right after a code keeps its word boundary.
 _JSON_ESCAPE = re.compile(r"(?:\x1b|\\u001[bB])\[[0-9;]*m"
                           r"|\\u(?:[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})|\\/"
-                          r"|%(?:2[2367cCfF]|3[aAbBdDfF]|40)"
+                          r"|%(?:25)?(?:2[2367cCfF]|3[aAbBdDfF]|40)"  # (%25: encoded twice, see PERCENT_ESCAPES)
                           r"|\\[nrt](?=[A-Za-z0-9]{1,11}[_\-][A-Za-z0-9_\-]{16})"  # see secret_gate.ESCAPED_BREAK
                           r"|\\x2[27]")  # see secret_gate.HEX_QUOTE
 
@@ -170,7 +172,7 @@ def _unescape(escape: str) -> str:
     if escape[-1] == "m" and escape[0] in "\x1b\\":
         return ""
     if escape[0] == "%":
-        return chr(int(escape[1:], 16))
+        return chr(int(escape[-2:], 16))
     if escape[1] == "x":
         return chr(int(escape[2:], 16))
     try:
@@ -333,7 +335,7 @@ class Redactor:
                 return lambda text: [(a, b, kind) for a, b in command_secrets(text, strength)]
             # judged by key name, with the configured names too
             if fn in (assignment, name_value, name_value_pair, keyed_value, diagnosed, record_value, numbered_reply,
-                      table_row, column_table):
+                      table_row, column_table, raw_headers):
                 strength = self.strength
                 return lambda text: [(a, b, "secret") for a, b in fn(text, strength)]
             return lambda text: [(a, b, kind) for a, b in fn(text)]
@@ -370,18 +372,32 @@ class Redactor:
             found = [s for s in found if not any(a.fullmatch(text[s[0]:s[1]]) for a in self.allow)]
         return _merged(found)
 
-    def __call__(self, text: str) -> str:
-        if not text or text is self._last:
-            return text
+    def _text_spans(self, text: str) -> list[tuple[int, int, str]]:
         # Most texts are ASCII: one scan. Others are scanned NFKC-normalised; a text whose normalised form
         # differs, or that holds format characters or JSON escapes of letters (FOLD), is matched character by
         # character through _char_map, so that the replacements land on its own characters.
         norm = text if text.isascii() else _nfkc(text)
         hits = self.gate(norm)
         if FOLD in hits or (hits and norm is not text and norm != text):
-            spans = self._mapped_spans(text)
+            return self._mapped_spans(text)
+        return self.spans(text, hits) if hits else []
+
+    def __call__(self, text: str) -> str:
+        if not text or text is self._last:
+            return text
+        view = _rich_view(text) if text[:1] in "[ " and "\n" in text else None
+        if view is None:
+            spans = self._text_spans(text)
         else:
-            spans = self.spans(text, hits) if hits else []
+            # a RichHandler row: the message as the record wrote it, its spans mapped back onto the lines, and the
+            # row's own (a token the rules find as wrapped there), the path column, the printer's, left out
+            joined, index, (column, path_end) = view
+            spans = [(a, b, kind) for va, vb, kind in self._text_spans(joined) for a, b in _runs(index[va:vb])]
+            for a, b, kind in self._text_spans(text):
+                end = column if column < b <= path_end else b  # a value read up to or into the path column: cut
+                if a < end:
+                    spans.append((a, end, kind))
+            spans = _merged(spans)
         if not spans:
             self._last = text
             return text
@@ -706,6 +722,68 @@ class Redactor:
         """A dead letter's error and readable text redacted (the text made from the original bytes); the
         original bytes are sealed where the letter is written, which has the key (:mod:`streams.deadletter`)."""
         return protect_letter(value, self, None)
+
+
+# rich.logging.RichHandler's row (rich/_log_render.py LogRender; rules.CONT_INDENT): the time column ("[MM/DD/YY
+# HH:MM:SS]", blank when the time repeats) and the level column, 29 columns in all, the message column the console
+# wraps the message into, and the path column ("client.py:88") on the first line only. A long word that does not fit
+# what is left of a line goes to the next; one longer than the column is cut at its width.
+_RICH_HEAD = re.compile(r"(?:\[\d\d/\d\d/\d\d \d\d:\d\d:\d\d\]| {19}) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL|NOTSET) +")
+_RICH_PATH = re.compile(r"(?<=\S)( +)[\w.\-]{1,100}\.py:\d{1,6}[ \t]*\r?$")
+RICH_INDENT = 29
+
+
+def _rich_view(text: str) -> tuple[str, list[int], tuple[int, int]] | None:
+    """A RichHandler row's message as the record wrote it, for the rules to read (a key on one line, its value
+    moved to the next): the path column left out, the wrapped lines joined again (with the blank the wrap took,
+    or with none after a line as wide as the column, where a word was cut), and the index in ``text`` of each of
+    its characters (-1: a blank put back), and where the path column (its padding first) is; None when ``text`` is
+    no wrapped row."""
+    first_end = text.find("\n")
+    head = _RICH_HEAD.match(text, 0, first_end)
+    if head is None or head.end() != RICH_INDENT:
+        return None
+    path = _RICH_PATH.search(text, RICH_INDENT, first_end)
+    if path is None:
+        return None
+    width = path.end(1) - 1 - RICH_INDENT
+    indent = " " * RICH_INDENT
+    out = [text[:path.start(1)]]
+    index = list(range(path.start(1)))
+    last = path.start(1) - RICH_INDENT
+    pos = first_end + 1
+    while text.startswith(indent, pos) and not text[pos + RICH_INDENT:pos + RICH_INDENT + 1].isspace():
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        part_end = pos + len(text[pos:end].rstrip())
+        if last < width:
+            out.append(" ")
+            index.append(-1)
+        out.append(text[pos + RICH_INDENT:part_end])
+        index.extend(range(pos + RICH_INDENT, part_end))
+        last = part_end - pos - RICH_INDENT
+        pos = end + 1
+    if len(out) == 1:
+        return None
+    if pos < len(text):
+        out.append(text[pos - 1:])
+        index.extend(range(pos - 1, len(text)))
+    index.append(len(text))
+    return "".join(out), index, (path.start(1), path.end())
+
+
+def _runs(index: list[int]) -> list[tuple[int, int]]:
+    """The spans of ``text`` a run of a view's characters stands on (see ``_rich_view``): one per stretch of
+    consecutive characters, put-back blanks left out."""
+    runs: list[tuple[int, int]] = []
+    for i in index:
+        if i < 0:
+            continue
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
 
 
 def _jwt_line(state: tuple[str, int] | None, line: str) -> tuple[tuple[str, int] | None, str | None]:

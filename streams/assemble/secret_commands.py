@@ -164,8 +164,9 @@ for _row in COMMAND_SECRETS:
 PROGRAMS: tuple[str, ...] = tuple(sorted(_BY_PROGRAM, key=lambda p: (-len(p), p)))
 
 # (a program's name before a colon is a logger's or a prompt's prefix, "wandb: ...", "mysql: [Warning] ...": no
-# command, as the gate in secret_rules says too)
-_PROGRAM = re.compile(r"(?<![\w\-.])(?P<p>" + "|".join(map(re.escape, PROGRAMS)) + r")(?:\.exe)?(?![\w\-.:])")
+# command, as the gate in secret_rules says too; so is one before a '/', a directory of a path, "out/wandb/run-1":
+# its arguments follow after a blank, or as the next item of an argv list, as the gate has it)
+_PROGRAM = re.compile(r"(?<![\w\-.])(?P<p>" + "|".join(map(re.escape, PROGRAMS)) + r")(?:\.exe)?(?=['\"]?,?[ \t])")
 # A shell word: quoted parts, escaped characters and plain characters, up to a blank or an operator.
 _SHELL_WORD = re.compile(r"""(?:'[^'\n]*'|"(?:\\.|[^"\\\n])*"|\\.|[^\s'"|;&<>()`\\])+""")
 _BLANKS = re.compile(r"[ \t]*")

@@ -5,6 +5,7 @@ Each finder takes a text and returns ``(start, end)`` spans of secret characters
 
 from __future__ import annotations
 
+import base64
 import bisect
 import itertools
 import re
@@ -331,6 +332,9 @@ def _key_around(text: str, ks: int, ke: int, strength_of: Callable[[str], str | 
 _ENV_PREFIX = re.compile(r"[ \t+]*(?:export |declare -x |set |setenv )?")
 _NEXT_ASSIGNMENT = re.compile(r"\s[A-Za-z_][\w.\-]*=")
 _NON_SPACE = re.compile(r"\S*")
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*=")
+# to the line's last non-blank before a shell's operator ("PASSWORD=x && ./run.sh" is a command line, not env's)
+_LINE_VALUE = re.compile(r"[^\r\n&|;<>]*[^\s&|;<>]")
 
 
 def _env_line(text: str, ks: int, value_end: int) -> bool:
@@ -389,7 +393,11 @@ def _value_span(text: str, m: re.Match[str], strength: str, ks: int, stop: _Next
             (close := text.find(text[ks - 1], end)) > 0 and "\n" not in text[end:close]):
         end = close  # 'NAME=value with spaces': a shell word quoted whole (bash xtrace, docker run -e)
     elif strength == "strong" and group == "bv" and m.group("sep").strip() == "=" and _env_line(text, ks, end):
-        end = _NON_SPACE.match(text, end).end()  # type: ignore[union-attr]
+        word_end = _NON_SPACE.match(text, end).end()  # type: ignore[union-attr]
+        # env(1) and printenv print a variable's value as it is, to the end of its line: a passphrase's words
+        # after its first (the upper-case name is the environment's convention, not a setting's in prose)
+        line = _LINE_VALUE.match(text, end) if _ENV_NAME.match(text, ks) else None
+        end = max(word_end, line.end()) if line is not None else word_end
     elif strength == "strong" and group == "bv":
         # A password may hold '&' (DB_PASSWORD=Tr0ub4dor&3): it ends the value only before the next
         # "name=" of a query string or a command's "&&".
@@ -769,6 +777,81 @@ def column_table(text: str, strength_of: Callable[[str], str | None] = _strength
     return spans
 
 
+# -- Node's rawHeaders ------------------------------------------------------------------------------------
+# http.IncomingMessage's rawHeaders and rawTrailers (https://nodejs.org/api/http.html#messagerawheaders): the header
+# lines as one flat list, each name followed by its value, as util.inspect ([ 'Host', 'x', ... ], an item a line once
+# it is long) and JSON print a logged request.
+_RAW_HEADERS = re.compile(r"""\braw(?:Headers|Trailers)["']?[ \t]*[:=][ \t]*\[""")
+_RAW_ITEM = re.compile(r"""[ \t\r\n]*(["'])((?:\\.|[^"'\\\r\n])*)\1[ \t\r\n]*([,\]])""")
+RAW_HEADER_ITEMS = 256  # items read in one list
+
+
+def raw_headers(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
+    """The values of the secret-named headers of a rawHeaders list."""
+    spans: Spans = []
+    for m in _RAW_HEADERS.finditer(text):
+        pos = m.end()
+        name: str | None = None
+        for _ in range(RAW_HEADER_ITEMS):
+            item = _RAW_ITEM.match(text, pos)
+            if item is None:
+                break
+            if name is None:
+                name = item.group(2)
+            else:
+                value = item.group(2)
+                strength = strength_of(name)
+                if strength is not None and is_secret_value(strength, value, name):
+                    a, b = header_secret_span(name, value) if strength == "header" else (0, len(value))
+                    if a < b:
+                        spans.append((item.start(2) + a, item.start(2) + b))
+                name = None
+            pos = item.end()
+            if item.group(3) == "]":
+                break
+    return spans
+
+
+# -- base64 of a text that holds a secret ----------------------------------------------------------------------
+# A config or an env file shipped base64 in one variable (KUBE_CONFIG_DATA, the kubeconfig GitHub Actions' kubectl
+# actions take; a Job's env file its entrypoint decodes, echoed by a traced script): the blob is as much a credential
+# as what it holds. It is found by the base64 of a secret's key word, which reads the same whichever of the three
+# byte offsets the word starts at, once its first characters (mixed with the bytes before) and its last (mixed with
+# the bytes after) are left off; the blob is then decoded and judged by the assignment rules and the PEM header.
+B64_WORDS = ("token", "Token", "TOKEN", "password", "Password", "PASSWORD", "secret", "Secret", "SECRET", "_key",
+             "_KEY", "auth", "AUTH")
+
+
+def _b64_word(word: str) -> list[str]:
+    out = []
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + word.encode()).decode()
+        out.append(encoded[(0, 2, 3)[offset]:(offset + len(word)) * 8 // 6])
+    return out
+
+
+B64_WORD_NEEDLES = tuple(sorted({n for w in B64_WORDS for n in _b64_word(w)}))
+_B64_RUN = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])")
+B64_TEXT_MAX = 65536  # a longer blob is a file's content (an image, an archive), not a config
+
+
+def b64_text(text: str) -> Spans:
+    """Base64 runs whose decoded text holds a secret (see ``B64_WORDS``)."""
+    spans: Spans = []
+    for m in _B64_RUN.finditer(text):
+        run = m.group()
+        if len(run) > B64_TEXT_MAX or not any(n in run for n in B64_WORD_NEEDLES):
+            continue
+        try:
+            decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True).decode("utf-8")
+        except ValueError:  # binascii.Error and UnicodeDecodeError both are
+            continue
+        text_like = all(c.isprintable() or c in "\r\n\t" for c in decoded)
+        if text_like and (assignment(decoded) or PEM_BEGIN.search(decoded)):
+            spans.append(m.span())
+    return spans
+
+
 FINDERS: dict[str, Callable[[str], Spans]] = {"folded_jwt": folded_jwt, "column_table": column_table,
                                                "table_row": table_row,
                                                "pem": pem, "assignment": assignment, "name_value": name_value,
@@ -776,4 +859,5 @@ FINDERS: dict[str, Callable[[str], Spans]] = {"folded_jwt": folded_jwt, "column_
                                                "diagnosed": diagnosed, "name_value_pair": name_value_pair,
                                                "record_value": record_value,
                                                "command_secrets": command_secrets,
-                                               "numbered_reply": numbered_reply, "jwk_private": jwk_private}
+                                               "numbered_reply": numbered_reply, "jwk_private": jwk_private,
+                                               "b64_text": b64_text, "raw_headers": raw_headers}

@@ -35,7 +35,9 @@ _ESCAPED = sorted({*range(0x80), *range(0xFF01, 0xFF5F), *(cp for cp in _TO_FOLD
 ESCAPES = r"\\u(" + "|".join(f"{cp:04x}" for cp in _ESCAPED) + r"|d[89ab][0-9a-f][0-9a-f])"
 # A URL's percent-escapes of '=', ':' and '@', which hide a key's assignment or a URL's password (the redactor
 # then decodes the reserved characters: see redact._JSON_ESCAPE).
-PERCENT_ESCAPES = r"%(3d|3a|40)"
+# A URL inside another's query encoded twice (a presigned URL behind a download proxy's redirect) writes them
+# %253D, %253A, %2540.
+PERCENT_ESCAPES = r"%(25)?(3d|3a|40)"
 # A colour code (ECMA-48 SGR), which splits a key from its value or a token from its word boundary.
 SGR = r"\x1b\["
 # JSON's escaped solidus, which PHP's json_encode writes for every '/' by default: "https:\/\/hooks.slack.com\/..."

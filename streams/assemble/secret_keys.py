@@ -54,6 +54,9 @@ STRONG_ENDINGS = frozenset({
     # the password's word of other languages configs are written in, where it holds "pass" (the keyword the
     # finders look for): German Passwort, French mot de passe
     "passwort", "motdepasse",
+    # a one-time or fixed passcode that logs in (RSA SecurID's and Duo's "passcode" a VPN or SSH login script takes,
+    # openconnect's --passwd-on-stdin reads it; Cisco's anyconnect profile calls it so)
+    "passcode",
 })
 # Keys that end in a secret's word but name where the secret is kept: Helm charts' existingSecret (Bitnami's
 # convention) names a Kubernetes Secret object whose keys hold the values.
@@ -82,6 +85,9 @@ NOT_SECRET_KEY_QUALIFIERS = frozenset({
     "order", "range", "hot", "host", "node", "pod", "run", "trace", "span", "request", "id",
     "socket",  # RFC 6455's Sec-WebSocket-Key: a random nonce of the handshake, no credential
     "name", "type", "prefix", "path", "search", "cluster", "topic", "stream", "queue", "schema", "table", "item",
+    # Comet ML's experiment key: the experiment's id (32 hex digits, Experiment.get_key(), shown in its URL and in
+    # every "COMET INFO: Experiment is live" line), no credential
+    "experiment",
 })
 PARENT_SECRET_WORDS = frozenset({"cookie", "cookies"})
 # Words after the secret word that still name its value: ``password_value``, ``api_key_b64``, kubeconfig's
@@ -101,6 +107,11 @@ _PLACEHOLDER = re.compile(
     # printers' own masks: httpx's Headers repr ('[secure]'), Ansible's no_log module arguments
     r"|\[(?:secure|hidden|masked|filtered)\]|value_specified_in_no_log_parameter"
     r"|redacted"  # azcopy's scrubbed SAS (sig=REDACTED)
+    # a mask word between stars, as sanitizers write it ('***REDACTED***', '**MASKED**')
+    r"|\*+(?:redacted|masked|hidden|filtered|removed)\*+"
+    # the key an OpenAI-compatible client is given for a server that checks none (vLLM's and SGLang's docs:
+    # api_key="EMPTY")
+    r"|empty"
     # where a secret is kept, not the secret: an AWS ARN (Secrets Manager's SecretId, an SSM parameter), a 1Password
     # secret reference (op://vault/item/field), an App Service Key Vault reference (@Microsoft.KeyVault(...))
     r"|arn:aws[\w\-]*:[\w\-]+:[\w\-]*:[0-9]{12}:\S+|op://\S+|@Microsoft\.KeyVault\(.*\)"
@@ -216,6 +227,10 @@ _PUBLISHABLE = re.compile(r"pk\.eyJ[\w\-]+\.[\w\-]+|pk_(?:live|test)_[A-Za-z0-9]
 
 
 _USER_PASSWORD = re.compile(r"[^\s:/@]{1,64}:[^\s/]{1,256}")
+# A (user, password) tuple's repr: requests, httpx and aiohttp take auth=(user, password), elasticsearch-py
+# basic_auth=(user, password) (https://requests.readthedocs.io/en/latest/user/authentication/#basic-authentication).
+_AUTH_TUPLE = re.compile(r"""\([ \t]*b?(["'])[^"'\\]{0,256}\1[ \t]*,[ \t]*"""
+                         r"""b?(["'])(?P<pw>(?:\\.|[^"'\\]){1,256})\2[ \t]*\)""")
 
 
 # nsswitch.conf(5) (https://man7.org/linux/man-pages/man5/nsswitch.conf.5.html): a "passwd:" line names the services
@@ -244,8 +259,10 @@ def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
         last = key_words(key)[-1:]
         return credential_like(v) or (last in (["pass"], ["pwd"]) and _heading_value(v)
                                       and not any(c.isspace() for c in v)) or (
-            # an auth key's user:password pair (celery flower --basic_auth=, --auth USER:PASS)
-            last == ["auth"] and _USER_PASSWORD.fullmatch(v) is not None and _heading_value(v.partition(":")[2]))
+            # an auth key's user:password pair (celery flower --basic_auth=, --auth USER:PASS), or its (user, password)
+            # tuple as a kwargs repr lifted into attributes prints it (requests' and elasticsearch-py's auth=)
+            last == ["auth"] and ((_USER_PASSWORD.fullmatch(v) is not None and _heading_value(v.partition(":")[2]))
+                                  or ((t := _AUTH_TUPLE.fullmatch(v)) is not None and not is_placeholder(t["pw"]))))
     if strength == "generated":
         # (a "base64:" head says how the key is written: Laravel's APP_KEY=base64:...)
         return generated_like(value.strip().removeprefix("base64:"))

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from streams.assemble.secret_commands import PROGRAMS
+from streams.assemble.secret_finders import B64_WORD_NEEDLES
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +47,8 @@ _KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "c
                "codeverifier", "samlresponse")
 _ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?|\])?[ \t]*(:=|=>|[:=])|{_KW}[ \t]+[0-9]{{1,3}}[ \t]*[:=]"
                     rf"|{_KW}( [A-Za-z][A-Za-z0-9]*){{1,2}}[ \t]*[:=]"
-                    rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,)?[ \t]+[^ \t\-]"
+                    # (a flag and its value as the items of an argv list: a repr's "', '", JSON.stringify's '","')
+                    rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,[ \t]*|[ \t]+)[^ \t\-]"
                     rf"|(^|\n)[ \t]*[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[ \t]+[^ \t\r\n]+[ \t]*\r?(\n|$)")
 
 # An environment variable's name that names a secret (as key_strength judges a key, in one regex).
@@ -419,8 +421,11 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                r"webhook\.office\.com/webhookb2/[^\s/]{1,200}/IncomingWebhook/(?P<s>[A-Za-z0-9]{32}/[A-Za-z0-9\-]{36})",
                source="gitleaks microsoft-teams-webhook"),
     SecretRule("auth_tuple", ("auth", "credentials"),
-               gate=r"(auth|credentials)[ \t]*(=[ \t]*\(?|\()[ \t]*b?['\"][^'\"\n]{0,256}['\"][ \t]*,[ \t]*b?['\"]",
-               pattern=r"(?i:\b[a-z_]{0,40}auth|\bcredentials)[ \t]*(?:=[ \t]*\(?|\()[ \t]*"
+               gate=r"(auth|credentials)['\"]?[ \t]*([=:][ \t]*\(?|\()[ \t]*b?['\"][^'\"\n]{0,256}['\"][ \t]*,[ \t]*"
+                    r"b?['\"]",
+               # (also a dict repr's 'auth': (user, password), as a logged kwargs dict prints it)
+               pattern=r"(?i:\b[a-z_]{0,40}auth|\bcredentials)['\"]?"
+                       r"[ \t]*(?:=[ \t]*\(?|:[ \t]*\(|\()[ \t]*"
                        r"b?(?P<q1>['\"])[^'\"\n]{0,256}(?P=q1)[ \t]*,[ \t]*b?(?P<q2>['\"])(?P<s>[^'\"\n]+)(?P=q2)",
                check="not_placeholder",
                source="gitleaks generic (user and password as a pair): requests' auth=(user, password), "
@@ -535,6 +540,11 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("oracle_credentials", ("jdbc:oracle", "sqlplus"),
                r"(?:\bjdbc:oracle:\w+:|\bsqlplus\s+(?:-[sSLM]\s+)*)[\w$#]+/(?P<s>[^@\s/'\"]+)@",
                source="gitleaks generic (user/password@db of Oracle JDBC and sqlplus)"),
+    SecretRule("raw_headers", ("rawheaders", "rawtrailers"), finder="raw_headers",
+               source="Node's IncomingMessage.rawHeaders: a flat list of header names and values"),
+    SecretRule("base64_secret_text", tuple(n.lower() for n in B64_WORD_NEEDLES), finder="b64_text",
+               source="base64 of a kubeconfig (KUBE_CONFIG_DATA of the kubectl GitHub actions) or of an env file, "
+                      "its decoded text judged by the assignment rules"),
     SecretRule("jwt_base64", ("zxlk",), r"\bZXlK[A-Za-z0-9+/]{60,}={0,2}", check="b64_jwt",
                source="base64 of a JWT (a service-account token Secret's data.token, kubectl get secret -o "
                       "jsonpath='{.data.token}'): base64 of 'eyJ' is 'ZXlK'"),
@@ -695,6 +705,10 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("cli_user_password", ("-u ", "-u=", "--user", "--proxy-user"),
                r"(?:^|\s)(?:-u|--user|--proxy-user)[\s=]+['\"]?[^\s:'\"@]+:(?P<s>[^\s'\"@]+)",
                source="gitleaks curl-auth-user; curl(1) --proxy-user USER:PASSWORD"),
+    SecretRule("cli_user_password", ("curl",),
+               r"\bcurl\b[^\r\n|;&]{0,400}?[ \t]-[A-Za-z0-9#:]+u[ \t]*['\"]?[^\s:'\"@]+:(?P<s>[^\s'\"@]+)",
+               source="curl(1): -u, --user <user:password>; short options that take no value may go before it in "
+                      "one word, as scripts write curl -fsSLu or -su"),
 )
 
 KINDS: tuple[str, ...] = tuple(r.kind for r in DEFAULT_RULES)
