@@ -41,15 +41,18 @@ def source_state(asm: Assembler, sid: str) -> bytes | None:
     times = asm.builder.times.get(sid)
     task = asm.builder.last_task.get(sid)
     table = asm.builder.tables.headers.get(sid)
+    upper = asm.builder.tables.upper.get(sid)
     secrets = asm.redact.source_state(sid)
-    if not opened and partial is None and times is None and not task and table is None and secrets is None \
-            and not asm.merger.remembers(sid):
+    if not opened and partial is None and times is None and not task and table is None and upper is None \
+            and secrets is None and not asm.merger.remembers(sid):
         return None
     doc: dict[str, Any] = {"v": VERSION, "sid": sid, **asm.merger.source_state(sid),
                            "last_ts": times.latest() if times is not None else None,
                            "times": times.to_dict() if times is not None else None, "last_task": task}
     if table is not None:
         doc["table"] = dataclasses.asdict(table)
+    if upper is not None:
+        doc["upper"] = upper
     if secrets is not None:
         doc["redact"] = secrets
     if partial is not None:
@@ -87,6 +90,8 @@ def restore_source(asm: Assembler, value: bytes) -> str:
         asm.builder.last_task[sid] = doc["last_task"]
     if doc.get("table"):
         asm.builder.tables.headers[sid] = Header(**doc["table"])
+    if doc.get("upper"):
+        asm.builder.tables.upper[sid] = doc["upper"]
     asm.redact.restore_source(sid, doc.get("redact"))
     if "partial" in doc:
         p = doc["partial"]

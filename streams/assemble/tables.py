@@ -44,7 +44,7 @@ one. A restart loses nothing: the header is part of the source's saved state (:m
 written in the same transaction as the outputs), like its times and task. What it cannot know is a table
 whose header was printed before the source was first read (a replay that starts mid-table, ``sluice
 parse`` of a file's tail): those rows stay plain lines until the printer repeats its header. The upper row of a
-two-row header is held for the source's next line only and not saved.
+two-row header is held for the source's next line only, and saved with the state too.
 """
 
 from __future__ import annotations

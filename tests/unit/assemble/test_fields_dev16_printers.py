@@ -159,3 +159,24 @@ def test_dev16_figures() -> None:
     assert s["right"] >= 82
     assert s["absent"]["violated"] == 0
     assert s["metric"]["right"] >= 29
+
+
+def test_a_restart_between_the_two_header_rows_keeps_the_upper_one() -> None:
+    # the upper row is part of the source's saved state: a worker restored between the rows reads the table
+    from streams.assemble.pipeline import Assembler, RawRecord
+    from streams.assemble.state import restore_source, source_state
+
+    def record(i: int, line: str) -> RawRecord:
+        return RawRecord("logs.raw", 0, i, line.encode(), b"vw", 1_700_000_000_000 + i)
+
+    row = "0.674230 0.655313            2            2.0  -1.0000   0.0513       15"
+    first = Assembler()
+    first.feed(record(0, VW_HEADER[0]))
+    saved = [source_state(first, sid) for sid in first.take_dirty()]
+    second = Assembler()
+    for value in saved:
+        if value is not None:
+            restore_source(second, value)
+    out = second.feed(record(1, VW_HEADER[1])) + second.feed(record(2, row)) + second.flush_all()
+    losses = [o.value.get("loss", o.value.get("metrics", {}).get("loss")) for o in out]
+    assert 0.67423 in losses, [o.value for o in out]
