@@ -306,8 +306,13 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     # severity letter (F, E, W, I, V), and "[TRT] " before what the TensorRT library itself logged
     ("trtexec", r"\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] \[[FEWIV]\] (?:\[TRT\] )?", False),
     # tornado.log.LogFormatter, whose format NeMo's copies: "[E 240501 12:00:00 web:2246] " (and Jupyter
-    # Server's "[I 2024-05-01 12:00:00.123 ServerApp] " through the same formatter)
-    ("tornado", r"\[[DIWEC] (?:\d{6}|\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d(?:\.\d{3})? [\w.-]+(?::\d+)?\] ?", False),
+    # Server's "[I 2024-05-01 12:00:00.123 ServerApp] " through the same formatter). JupyterHub's format
+    # (jupyterhub/app.py _log_format_default) names the logger and the module: "[%(levelname)1.1s
+    # %(asctime)s.%(msecs).03d %(name)s %(module)s:%(lineno)d]" ("[E 2018-12-11 10:07:53.170 JupyterHub
+    # web:1670] "); optuna's colorlog format (optuna/logging.py create_default_formatter) names neither and
+    # keeps logging's default asctime, milliseconds after a comma: "[%(levelname)1.1s %(asctime)s]"
+    ("tornado", r"\[[DIWEC] (?:\d{6}|\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d(?:[.,]\d{3})?(?: [\w.-]+(?::\d+)?){0,2}\] ?",
+     False),
     # ms-swift: "[INFO:swift] "
     ("swift", rf"\[{_LVL}:[\w.-]+\] ?", False),
     # Elasticsearch's log4j pattern "[%d][%-5p][%-25c] "
@@ -414,7 +419,10 @@ CONT_INDENT: dict[str, str] = {"h_nemo": "    ", "h_tornado": "    ", "h_rich": 
 # "uvicorn.error", "error_handler"), whose INFO records carry no traceback.
 ANNOUNCE_HEAD_RE = re.compile(r"(?:^|[^\w.])(?:WARN(?:ING)?|ERROR?|SEVERE|FATAL?|CRITICAL|EXCEPTION|[Ww]arn(?:ing)?"
                               r"|[Ee]rror|[Ff]atal|[Cc]ritical)(?:[^\w.]|$)"
-                              r"|\[[EWF]\d|^[EWF]\d|^[EWF] \d| [EF] \d|: [EF] ")
+                              r"|\[[EWF]\d|^[EWF]\d|^[EWF] \d| [EF] \d|: [EF] "
+                              # tornado's LogFormatter (and the formats that copy it: Jupyter's, optuna's) writes
+                              # the level's first letter: "[W 240501 ...", "[E 2018-12-11 ...", "[C ..." (CRITICAL)
+                              r"|^\[[EWC] \d")
 # A record at a quiet level (log4j/logback/logging INFO and below, JUL CONFIG and FINE*, glog I): a
 # stack or exception line after it is taken as its own only when its message announces one (a
 # "%m%n%ex" layout prints the stack of any level, but a stack under a quiet record that does not
@@ -461,6 +469,10 @@ ANNOUNCE_BODY_RE = re.compile(
     r"|[Pp]anic"
     # Hydra's JobReturn.return_value writes this line, then raises the job's exception (its traceback next)
     r"|Error executing job with overrides: "
+    # Django's log_response (django/utils/log.py) logs a request's uncaught exception as "%s: %s" % (reason
+    # phrase, path) with exc_info; its default console handler has no formatter, so the record is that line
+    # and the traceback: "Internal Server Error: /api/x"
+    r"|^Internal Server Error: /"
     # glog's CHECK message (logging.h: "Check failed: " #condition " "), a fatal record's text: LogMessage::Fail
     # writes "*** Check failure stack trace: ***" and the frames right after it, also where a copy dropped
     # the record's "F0303 10:32:18.867789 30760 file:line] " head
