@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / 'corpus' / 'wild'
-SPLITS = ('dev', 'dev13', 'dev14', 'dev15', 'dev16', 'dev17', 'dev18', 'dev19', 'dev20', 'dev21', 'dev22', 'dev24', 'test',
-          'holdout', 'holdout2', 'holdout3', 'holdout4', 'holdout5', 'holdout6')
+SPLITS = ('dev', 'dev13', 'dev14', 'dev15', 'dev16', 'dev17', 'dev18', 'dev19', 'dev20', 'dev21', 'dev22', 'dev24',
+          'test', 'holdout', 'holdout2', 'holdout3', 'holdout4', 'holdout5', 'holdout6')
 SPLIT_OVERRIDE = None
 
 

@@ -577,6 +577,11 @@ class MultilineMerger:
                     pm = match(text)
                     if pm is not None:
                         break
+        if pm is not None and pm.lastgroup == "p_gutter":
+            src = self._src.get(sid)
+            own = src.get("") if src else None
+            if own is not None and _MODES[own.mode].get("own_gutter"):
+                pm = None  # the open box's own bar (pip's "  │ exit code: 1" under "× ..."), no child's gutter
         if pm is not None:
             key, body, rank, head = split_prefix(text, pm)
             if key and " | " in text and sid in self._src:  # (compose's separator: most lines have none)
@@ -837,6 +842,8 @@ class MultilineMerger:
             return _END  # (an exception line is written bare: "ERROR: ...", "srun: error: ..." are records)
         if act == "deeper":
             return ("cont", nxt) if _indent(body) > ob.indent0 else _END
+        if act == "deeper!":  # (what a printer indents under its block, whatever it holds: pip's context)
+            return ("cont!", nxt) if _indent(body) > ob.indent0 else _END
         if act == "after_colon":
             return ("cont", nxt) if ob.last_body.rstrip().endswith(":") else _END
         if act == "src_above":

@@ -1130,6 +1130,17 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("rust_frame", r"[ \t]+\d+:\s+(?:0x[0-9a-fA-F]+ - |\S*::)"),
     # pip closes a failed build's subprocess output box (indented like the traceback inside it)
     ("pip_box_end", r"[ \t]*\[end of output\]"),
+    # pip's DiagnosticPipError as its logger writes it (pip/_internal/exceptions.py __rich_console__): one record,
+    # "error: <reference>" (kebab-case), a blank line, "× <message>" with "│ " before the message's further
+    # lines, "╰─> <context>" with the context's further lines indented 4 under it (a failed subprocess's
+    # "[N lines of output]", its output, "[end of output]"), a blank line, "note: ...", "hint: ...", "Link: ...";
+    # the whole indented by pip's indent_log when a build step logs it (MODES "pip_box")
+    ("pip_err", r"[ \t]*(?:error|warning): [a-z]+(?:-[a-z]+)+\s*$"),
+    ("pip_x", r"[ \t]*\u00d7 \S"),
+    ("pip_bar", r"[ \t]*\u2502 "),
+    ("pip_ctx", r"[ \t]*\u2570\u2500> "),
+    ("pip_note", r"[ \t]*(?:note|hint): \S"),
+    ("pip_link", r"[ \t]*Link: \S"),
     # NVIDIA compute-sanitizer: every line starts with "========= "
     ("cs_end", r"=========\s*$"),
     ("cs_cont", r"=========\s{2,}\S"),
@@ -1291,6 +1302,14 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # bash's job status after a child dies: "./run.sh: line 8: 30182 Aborted (core dumped) cmd"
     ("bash_status", r"\S+: line \d+: +\d+ (?:Aborted|Killed|Segmentation fault|Bus error|Illegal instruction"
                     r"|Floating point exception)", None),
+    # pip's progress lines, each logged on its own and indented by indent_log under the requirement it works on
+    # (operations/prepare.py "Collecting %s", "Using cached %s", "Downloading %s"; the spinners' "Preparing
+    # metadata (setup.py) ... done"; rich's download bar "━━━ 6.0/6.0 MB 164.7 kB/s eta 0:00:00"): never an
+    # indented line of the one above
+    ("pip_status", r"(?:Collecting|Using cached|Downloading|Requirement already satisfied:|Obtaining) \S"
+                   r"|(?:Installing build dependencies|Getting requirements to build wheel|Preparing metadata \(\S+\)"
+                   r"|Building wheel for \S+ \(\S+\)) \.\.\. "
+                   r"|\u2501+ [\d.]+/[\d.]+ [kMGT]?i?B ", None),
     ("json", r"\{\s*\"", None),
     # HF Trainer's metrics, a dict printed whole by its progress callback
     ("hf_metrics", r"\{'(?:loss|eval_\w+|train_\w+|epoch|learning_rate|grad_norm)'", None),
@@ -1337,6 +1356,7 @@ LEADING_BLANK_RE = re.compile(r".*NCCL WARN|Run (?:history|summary):\s*$")
 # -- 4. what a token starts: (mode, multiline kind) ------------------------------------------------
 STARTS: dict[str, tuple[str, str | None]] = {
     "pip_box_end": ("plain", None),  # a line of its own whatever it follows
+    "pip_err": ("pip_box", "pip_error"),
     "empty_head": ("await", None),  # a record head with nothing after it: the message is on the next line
     "empty_prefix": ("lead", None),  # a writer's prefix with nothing after it (see LEADING_BLANK_RE)
     "py_tb": ("py_head", "python_traceback"),
@@ -1614,6 +1634,19 @@ MODES: dict[str, dict] = {
     # (traceback.py writes a frame as "  File ..." and its source line 4 blanks in: an indented line
     # right above a "  File" line, less indented than it, is the source line of a frame cut above it,
     # where an excerpt starts in the middle of a traceback)
+    # pip's error box (TOKENS "pip_err"): the message's "× " and "│ " lines (the bar is the box's own, not a
+    # child's gutter: "own_gutter"), the context from "╰─> ", then after a blank line the note and the hint.
+    # The next box ("error: metadata-generation-failed" after the subprocess's) is another record
+    "pip_box": {"kind": "pip_error", "on": {"pip_x": (_S, None), "pip_bar": (_S, None), "pip_ctx": (_S, "pip_ctx"),
+                                            "pip_note": (_S, "pip_note")},
+                "after_blank": {"pip_x": (_S, None), "pip_ctx": (_S, "pip_ctx"), "pip_note": (_S, "pip_note")},
+                "own_gutter": True},
+    # the context's further lines, indented under the box (the subprocess's output whatever it holds, its
+    # blank lines, "[end of output]"), then the note at the box's own indentation
+    "pip_ctx": {"kind": "pip_error", "on": {"pip_note": (_S, "pip_note")}, "any": ("deeper!", None),
+                "after_blank": "on"},
+    "pip_note": {"kind": "pip_error", "on": {"pip_note": (_S, None), "indent": ("deeper", None)},
+                 "after_blank": {"pip_link": (_S, None)}},
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
                                    "boost_frame": ("own", "boost_bt"),

@@ -49,3 +49,49 @@ def test_djangos_internal_server_error_line_announces_its_traceback():
              "    response = get_response(request)",
              "KeyError: 'label'"]
     assert groups(texts) == [[0, 1, 2, 3, 4]]
+
+
+_PIP_BOXES = ["  Preparing metadata (setup.py) ... error",
+              "  error: subprocess-exited-with-error",
+              "",
+              "  \u00d7 python setup.py egg_info did not run successfully.",
+              "  \u2502 exit code: 1",
+              "  \u2570\u2500> [6 lines of output]",
+              "      Traceback (most recent call last):",
+              '        File "<string>", line 2, in <module>',
+              '        File "/tmp/pip-install-go0vfrk9/flash-attn/setup.py", line 22, in <module>',
+              "          import torch",
+              "      ModuleNotFoundError: No module named 'torch'",
+              "      [end of output]",
+              "",
+              "  note: This error originates from a subprocess, and is likely not a problem with pip.",
+              "error: metadata-generation-failed",
+              "",
+              "\u00d7 Encountered error while generating package metadata.",
+              "\u2570\u2500> See above for output.",
+              "",
+              "note: This is an issue with the package mentioned above, not pip.",
+              "hint: See above for details.",
+              "$ pip list"]
+
+
+def test_pips_error_box_is_one_record_with_the_subprocess_output_inside_it():
+    # rules: TOKENS pip_err/pip_x/pip_bar/pip_ctx/pip_note, MODES pip_box/pip_ctx/pip_note (pip/_internal/exceptions.py
+    # DiagnosticPipError.__rich_console__, logged as one record; utils/subprocess.py call_subprocess logs the
+    # subprocess's box indented by indent_log, then the command's handler logs the outer one); "own_gutter": the
+    # nested box's "  \u2502 " line is its own bar, not a child's gutter
+    assert groups(_PIP_BOXES) == [[0], list(range(1, 14)), list(range(14, 21)), [21]]
+
+
+def test_pips_progress_lines_are_records_of_their_own_under_the_requirement():
+    # rule: RECORDS pip_status (operations/prepare.py logs "Collecting %s", then under indent_log "Using cached
+    # %s", "Downloading %s" and rich's download bar, each a record of its own)
+    texts = ["Collecting accelerate==1.6.0 (from -r requirements.txt (line 1))",
+             "  Using cached accelerate-1.6.0-py3-none-any.whl.metadata (19 kB)",
+             "Collecting flash_attn==2.7.4.post1 (from -r requirements.txt (line 3))",
+             "  Downloading flash_attn-2.7.4.post1.tar.gz (6.0 MB)",
+             "     \u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501 6.0/6.0 MB 164.7 kB/s eta 0:00:00",
+             "  Installing build dependencies ... done"]
+    assert groups(texts) == [[0], [1], [2], [3], [4], [5]]
+    # a message's own indented line under it still joins it
+    assert groups(["Namespace(lr=0.1,", "  batch_size=8)"]) == [[0, 1]]
