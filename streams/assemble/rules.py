@@ -473,6 +473,10 @@ ANNOUNCE_BODY_RE = re.compile(
     # phrase, path) with exc_info; its default console handler has no formatter, so the record is that line
     # and the traceback: "Internal Server Error: /api/x"
     r"|^Internal Server Error: /"
+    # what logger.exception is called with where a failure is caught and logged, under logging's default
+    # "%(message)s" (Formatter.format writes the message, then the traceback): "Failed to transform operator
+    # %s" (NVIDIA Merlin's executors.py LOG.exception)
+    r"|^Failed to [a-z]"
     # glog's CHECK message (logging.h: "Check failed: " #condition " "), a fatal record's text: LogMessage::Fail
     # writes "*** Check failure stack trace: ***" and the frames right after it, also where a copy dropped
     # the record's "F0303 10:32:18.867789 30760 file:line] " head

@@ -95,3 +95,16 @@ def test_pips_progress_lines_are_records_of_their_own_under_the_requirement():
     assert groups(texts) == [[0], [1], [2], [3], [4], [5]]
     # a message's own indented line under it still joins it
     assert groups(["Namespace(lr=0.1,", "  batch_size=8)"]) == [[0, 1]]
+
+
+def test_a_failed_to_line_without_a_head_announces_the_traceback_logged_with_it():
+    # rule: ANNOUNCE_BODY_RE "Failed to " (logger.exception("Failed to transform operator %s", op) under logging's
+    # default "%(message)s": the message, then the traceback, in one write)
+    texts = ["Failed to transform operator <merlin.systems.PredictPyTorchTriton object at 0x7f017f6129d0>",
+             "Traceback (most recent call last):",
+             '  File "/workspace/merlin/systems/triton/conversions.py", line 160, in triton_response_to_tensor_table',
+             '    values = _array_from_triton_tensor(response, f"{out_col_name}__values")',
+             "ValueError: Column output__values not found"]
+    assert groups(texts) == [[0, 1, 2, 3, 4]]
+    # a line that says nothing of a failure stays apart from the traceback an uncaught exception prints after it
+    assert groups(["Loading model weights", *texts[1:]]) == [[0], [1, 2, 3, 4]]
