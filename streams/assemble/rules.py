@@ -1145,6 +1145,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("pip_ctx", r"[ \t]*\u2570\u2500> "),
     ("pip_note", r"[ \t]*(?:note|hint): \S"),
     ("pip_link", r"[ \t]*Link: \S"),
+    # the fields of Dask's "Compute Failed" warning (MODES "dask_compute")
+    ("dask_field", r"(?:Key|State|Function|args|kwargs|Exception|Traceback): +\S"),
     # NVIDIA compute-sanitizer: every line starts with "========= "
     ("cs_end", r"=========\s*$"),
     ("cs_cont", r"=========\s{2,}\S"),
@@ -1532,6 +1534,10 @@ BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     ("lines of error files:", "ray_err_files", "ray_error_files"),
     # klog/v2's "key=<": a string value over lines follows (MODES "klog_value")
     ("=<", "klog_value", "klog_record"),
+    # Dask's worker logs a failed task with logger.warning("Compute Failed\nKey:       %s\nState:     %s\nFunction:  %s\n"
+    # "args:      %s\nkwargs:    %s\nException: %r\nTraceback: %r\n", ...) (distributed/worker.py; older releases
+    # without Key, State and Traceback): one record, its fields on the lines below (MODES "dask_compute")
+    ("Compute Failed", "dask_compute", "dask_compute_failed"),
 )
 # A source whose last lines came each followed by one blank line (a copy or a relay that doubled every
 # newline) is read as if those blank lines were not there: after this many such lines in a row, one
@@ -2247,6 +2253,8 @@ MODES: dict[str, dict] = {
     # where a copy expanded it), to the " >" that closes it (which may open the next value). The value
     # is free text (a probe's output, a stack): a line there that is a record of its own ends it, as
     # where the closing line never comes (a value cut, lines of a log view in reverse order)
+    # Dask's "Compute Failed" record (BODY_SUFFIX_STARTS): its field lines, to the blank line its message ends with
+    "dask_compute": {"kind": "dask_compute_failed", "on": {"dask_field": (_S, None)}},
     "klog_value": {"kind": "klog_record", "on": {"klog_reopen": (_S, None), "klog_close": (_L, None)},
                    "any": (_C, None), "any_lead": ("\t", " ")},
 

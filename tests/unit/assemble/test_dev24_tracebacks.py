@@ -108,3 +108,30 @@ def test_a_failed_to_line_without_a_head_announces_the_traceback_logged_with_it(
     assert groups(texts) == [[0, 1, 2, 3, 4]]
     # a line that says nothing of a failure stays apart from the traceback an uncaught exception prints after it
     assert groups(["Loading model weights", *texts[1:]]) == [[0], [1, 2, 3, 4]]
+
+
+def test_dasks_compute_failed_warning_keeps_its_fields():
+    # rules: BODY_SUFFIX_STARTS "Compute Failed", MODES dask_compute (distributed/worker.py logs a failed task with
+    # logger.warning("Compute Failed\nKey: ...\nFunction: ...\nargs: ...\nkwargs: ...\nException: %r\n..."), also
+    # right after pytest's unterminated progress line ("test_x.py ")
+    texts = ["2024-01-01 10:00:00,000 - distributed.worker - WARNING - Compute Failed",
+             "Key:       raise_exception-9d1f",
+             "State:     executing",
+             "Function:  raise_exception",
+             "args:      ()",
+             "kwargs:    {}",
+             "Exception: \"ValueError('foo')\"",
+             "Traceback: '  File \"test_x.py\", line 26, in raise_exception\\n'",
+             "",
+             "2024-01-01 10:00:00,100 - distributed.worker - INFO - next"]
+    assert groups(texts) == [list(range(8)), [9]]
+    texts = ["test_x.py distributed.worker - WARNING - Compute Failed",
+             "Function:  raise_exception",
+             "args:      ()",
+             "kwargs:    {}",
+             "Exception: ValueError('foo')",
+             "",
+             "F"]
+    assert groups(texts) == [[0, 1, 2, 3, 4], [6]]
+    # the same words in another line do not open it
+    assert groups(["Compute Failed", "Function is slow"]) == [[0], [1]]
