@@ -515,6 +515,18 @@ _ELISION = (r"(?:" + _DOTS + r"|[\[(<]" + _DOTS + r"[\])>]"
             r"|[\[(<] ?" + _ELIDED_COUNT + r" ?[\])>])")
 
 TOKENS: tuple[tuple[str, ...], ...] = (
+    # pip's DiagnosticPipError as its logger writes it (pip/_internal/exceptions.py __rich_console__): one record,
+    # "error: <reference>" (kebab-case), a blank line, "× <message>" with "│ " before the message's further
+    # lines, "╰─> <context>" with the context's further lines indented 4 under it (a failed subprocess's
+    # "[N lines of output]", its output, "[end of output]"), a blank line, "note: ...", "hint: ...", "Link: ...";
+    # the whole indented by pip's indent_log when a build step logs it (MODES "pip_box"). First in the table: inside
+    # the box its bar is the box's own, not the left edge of Rich's panel (rich_box)
+    ("pip_err", r"[ \t]*(?:error|warning): [a-z]+(?:-[a-z]+)+\s*$"),
+    ("pip_x", r"[ \t]*\u00d7 \S"),
+    ("pip_bar", r"[ \t]*\u2502 "),
+    ("pip_ctx", r"[ \t]*\u2570\u2500> "),
+    ("pip_note", r"[ \t]*(?:note|hint): \S"),
+    ("pip_link", r"[ \t]*Link: \S"),
     # CPython Lib/traceback.py (TracebackException.format)
     ("py_tb", r"[ \t]*Traceback \(most recent call last\):"),
     # torch's ExceptionWrapper.reraise (torch/_utils.py): the message is "Caught {type} in DataLoader worker
@@ -1134,17 +1146,6 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("rust_frame", r"[ \t]+\d+:\s+(?:0x[0-9a-fA-F]+ - |\S*::)"),
     # pip closes a failed build's subprocess output box (indented like the traceback inside it)
     ("pip_box_end", r"[ \t]*\[end of output\]"),
-    # pip's DiagnosticPipError as its logger writes it (pip/_internal/exceptions.py __rich_console__): one record,
-    # "error: <reference>" (kebab-case), a blank line, "× <message>" with "│ " before the message's further
-    # lines, "╰─> <context>" with the context's further lines indented 4 under it (a failed subprocess's
-    # "[N lines of output]", its output, "[end of output]"), a blank line, "note: ...", "hint: ...", "Link: ...";
-    # the whole indented by pip's indent_log when a build step logs it (MODES "pip_box")
-    ("pip_err", r"[ \t]*(?:error|warning): [a-z]+(?:-[a-z]+)+\s*$"),
-    ("pip_x", r"[ \t]*\u00d7 \S"),
-    ("pip_bar", r"[ \t]*\u2502 "),
-    ("pip_ctx", r"[ \t]*\u2570\u2500> "),
-    ("pip_note", r"[ \t]*(?:note|hint): \S"),
-    ("pip_link", r"[ \t]*Link: \S"),
     # the fields of Dask's "Compute Failed" warning (MODES "dask_compute")
     ("dask_field", r"(?:Key|State|Function|args|kwargs|Exception|Traceback): +\S"),
     # NVIDIA compute-sanitizer: every line starts with "========= "
@@ -1534,9 +1535,9 @@ BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     ("lines of error files:", "ray_err_files", "ray_error_files"),
     # klog/v2's "key=<": a string value over lines follows (MODES "klog_value")
     ("=<", "klog_value", "klog_record"),
-    # Dask's worker logs a failed task with logger.warning("Compute Failed\nKey:       %s\nState:     %s\nFunction:  %s\n"
-    # "args:      %s\nkwargs:    %s\nException: %r\nTraceback: %r\n", ...) (distributed/worker.py; older releases
-    # without Key, State and Traceback): one record, its fields on the lines below (MODES "dask_compute")
+    # Dask's worker logs a failed task with logger.warning("Compute Failed\nKey:       %s\nState:     %s\n"
+    # "Function:  %s\nargs:      %s\nkwargs:    %s\nException: %r\nTraceback: %r\n", ...) (distributed/worker.py;
+    # older releases without Key, State and Traceback): one record, its fields on the lines below (MODES "dask_compute")
     ("Compute Failed", "dask_compute", "dask_compute_failed"),
 )
 # A source whose last lines came each followed by one blank line (a copy or a relay that doubled every

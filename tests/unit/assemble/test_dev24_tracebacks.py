@@ -135,3 +135,21 @@ def test_dasks_compute_failed_warning_keeps_its_fields():
     assert groups(texts) == [[0, 1, 2, 3, 4], [6]]
     # the same words in another line do not open it
     assert groups(["Compute Failed", "Function is slow"]) == [[0], [1]]
+
+
+def test_pips_error_box_behind_buildkits_prefix_keeps_its_bar():
+    # rule: "own_gutter" (merger: the gutter behind a relay's prefix, BuildKit's "#25 55.31 ", is the open box's
+    # own bar), TOKENS pip_* first in the table (the bar at the body's start is not Rich's panel edge there)
+    step = "#25 55.31 "
+    texts = [step + "  Building wheel for unicodecsv (setup.py): finished with status 'error'",
+             step + "  error: subprocess-exited-with-error",
+             step + "  ",
+             step + "  \u00d7 python setup.py bdist_wheel did not run successfully.",
+             step + "  \u2502 exit code: 1",
+             step + "  \u2570\u2500> [2 lines of output]",
+             step + "      error: invalid command 'bdist_wheel'",
+             step + "      [end of output]",
+             step + "  ",
+             step + "  note: This error originates from a subprocess, and is likely not a problem with pip.",
+             step + "  ERROR: Failed building wheel for unicodecsv"]
+    assert groups(texts) == [[0], list(range(1, 10)), [10]]
