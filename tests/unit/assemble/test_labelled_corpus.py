@@ -100,9 +100,9 @@ FLOORS = {
     "wild/dev22": (0.85, 0.98),
     # wild/dev24 (Python tracebacks and the lines around them on the ops side of ML clusters: KServe, BentoML, MLflow
     # under gunicorn, JupyterHub's tornado records, Django, Flask, Celery, Dask in pytest, Prefect, optuna, wandb,
-    # Katib, pip's build-error boxes) was scored blind at 18/32 and 93/103; after its rules 28/32 and 103/103; its
-    # floor is that level
-    "wild/dev24": (0.87, 1.0),
+    # Katib, pip's build-error boxes) was scored blind at 18/32 and 93/103, after its rules 29/32 and 103/103; a
+    # second round of 4 files (pip's boxes, Dask's Compute Failed) at 3/4 and 4/4; its floor is the level reached
+    "wild/dev24": (0.88, 1.0),
 }
 
 
