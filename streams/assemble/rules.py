@@ -527,6 +527,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("pip_ctx", r"[ \t]*\u2570\u2500> "),
     ("pip_note", r"[ \t]*(?:note|hint): \S"),
     ("pip_link", r"[ \t]*Link: \S"),
+    # pip 20 and 21 logged a failed subprocess as one ERROR record (utils/subprocess.py make_subprocess_output_error:
+    # "Command errored out with exit status {}:\n command: ...\n     cwd: ...\nComplete output ({} lines):\n" + the
+    # output + LOG_DIVIDER, forty '-'), every line indented by indent_log (MODES "pip_legacy")
+    ("pip_legacy", r"[ \t]*ERROR: Command errored out with exit status -?\d+:\s*$"),
+    ("pip_divider", r"[ \t]*-{40}\s*$"),
     # CPython Lib/traceback.py (TracebackException.format)
     ("py_tb", r"[ \t]*Traceback \(most recent call last\):"),
     # torch's ExceptionWrapper.reraise (torch/_utils.py): the message is "Caught {type} in DataLoader worker
@@ -1364,6 +1369,7 @@ LEADING_BLANK_RE = re.compile(r".*NCCL WARN|Run (?:history|summary):\s*$")
 STARTS: dict[str, tuple[str, str | None]] = {
     "pip_box_end": ("plain", None),  # a line of its own whatever it follows
     "pip_err": ("pip_box", "pip_error"),
+    "pip_legacy": ("pip_legacy", "pip_error"),
     "empty_head": ("await", None),  # a record head with nothing after it: the message is on the next line
     "empty_prefix": ("lead", None),  # a writer's prefix with nothing after it (see LEADING_BLANK_RE)
     "py_tb": ("py_head", "python_traceback"),
@@ -1658,6 +1664,10 @@ MODES: dict[str, dict] = {
                 "after_blank": "on"},
     "pip_note": {"kind": "pip_error", "on": {"pip_note": (_S, None), "indent": ("deeper", None)},
                  "after_blank": {"pip_link": (_S, None)}},
+    # pip 20-21's record of a failed subprocess (TOKENS "pip_legacy"): its fields and the output, whatever it holds
+    # (blank lines too), to the divider that closes it; a line that is a record of its own ends it where the
+    # divider was cut
+    "pip_legacy": {"kind": "pip_error", "on": {"pip_divider": (_L, None)}, "any": (_C, None), "after_blank": "on"},
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
                                    "boost_frame": ("own", "boost_bt"),

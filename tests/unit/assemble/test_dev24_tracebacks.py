@@ -153,3 +153,21 @@ def test_pips_error_box_behind_buildkits_prefix_keeps_its_bar():
              step + "  note: This error originates from a subprocess, and is likely not a problem with pip.",
              step + "  ERROR: Failed building wheel for unicodecsv"]
     assert groups(texts) == [[0], list(range(1, 10)), [10]]
+
+
+def test_pips_older_command_errored_out_record_runs_to_its_divider():
+    # rules: TOKENS pip_legacy/pip_divider, MODES pip_legacy (pip 20-21 utils/subprocess.py
+    # make_subprocess_output_error, logged as one ERROR record indented by indent_log, closed by LOG_DIVIDER)
+    texts = ["  Building wheel for horovod (setup.py) ... error",
+             "  ERROR: Command errored out with exit status 1:",
+             "   command: /usr/bin/python3 -u -c 'import sys, setuptools' bdist_wheel -d /tmp/pip-wheel-x",
+             "       cwd: /tmp/pip-install-abc/horovod/",
+             "  Complete output (6 lines):",
+             "  running bdist_wheel",
+             "",
+             "  Traceback (most recent call last):",
+             '    File "<string>", line 1, in <module>',
+             "  ModuleNotFoundError: No module named 'torch'",
+             "  ----------------------------------------",
+             "  ERROR: Failed building wheel for horovod"]
+    assert groups(texts) == [[0], list(range(1, 11)), [11]]
