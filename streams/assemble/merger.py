@@ -592,6 +592,13 @@ class MultilineMerger:
                         break
         if pm is not None:
             key, body, rank, head = split_prefix(text, pm)
+            if key[-1:] == "\u2502" and (len(key) == 1 or key[-2:-1] == "|"):
+                # the open box's own bar (pip's "  │ exit code: 1" under "× ...", also behind a relay's prefix:
+                # BuildKit's "#25 55.31   │ ..."), no child's gutter: the line is the box's, under the box's writer
+                src = self._src.get(sid)
+                own = src.get(key[:-2]) if src else None
+                if own is not None and _MODES[own.mode].get("own_gutter"):
+                    key, body = key[:-2], "\u2502 " + body
             if key and " | " in text and sid in self._src:  # (compose's separator: most lines have none)
                 key, body, rank, head = _table_row(self._src[sid], text, (key, body, rank, head))
         else:
@@ -850,6 +857,8 @@ class MultilineMerger:
             return _END  # (an exception line is written bare: "ERROR: ...", "srun: error: ..." are records)
         if act == "deeper":
             return ("cont", nxt) if _indent(body) > ob.indent0 else _END
+        if act == "deeper!":  # (what a printer indents under its block, whatever it holds: pip's context)
+            return ("cont!", nxt) if _indent(body) > ob.indent0 else _END
         if act == "after_colon":
             return ("cont", nxt) if ob.last_body.rstrip().endswith(":") else _END
         if act == "src_above":

@@ -314,8 +314,13 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     # severity letter (F, E, W, I, V), and "[TRT] " before what the TensorRT library itself logged
     ("trtexec", r"\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] \[[FEWIV]\] (?:\[TRT\] )?", False),
     # tornado.log.LogFormatter, whose format NeMo's copies: "[E 240501 12:00:00 web:2246] " (and Jupyter
-    # Server's "[I 2024-05-01 12:00:00.123 ServerApp] " through the same formatter)
-    ("tornado", r"\[[DIWEC] (?:\d{6}|\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d(?:\.\d{3})? [\w.-]+(?::\d+)?\] ?", False),
+    # Server's "[I 2024-05-01 12:00:00.123 ServerApp] " through the same formatter). JupyterHub's format
+    # (jupyterhub/app.py _log_format_default) names the logger and the module: "[%(levelname)1.1s
+    # %(asctime)s.%(msecs).03d %(name)s %(module)s:%(lineno)d]" ("[E 2018-12-11 10:07:53.170 JupyterHub
+    # web:1670] "); optuna's colorlog format (optuna/logging.py create_default_formatter) names neither and
+    # keeps logging's default asctime, milliseconds after a comma: "[%(levelname)1.1s %(asctime)s]"
+    ("tornado", r"\[[DIWEC] (?:\d{6}|\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d(?:[.,]\d{3})?(?: [\w.-]+(?::\d+)?){0,2}\] ?",
+     False),
     # ms-swift: "[INFO:swift] "
     ("swift", rf"\[{_LVL}:[\w.-]+\] ?", False),
     # Elasticsearch's log4j pattern "[%d][%-5p][%-25c] "
@@ -422,7 +427,10 @@ CONT_INDENT: dict[str, str] = {"h_nemo": "    ", "h_tornado": "    ", "h_rich": 
 # "uvicorn.error", "error_handler"), whose INFO records carry no traceback.
 ANNOUNCE_HEAD_RE = re.compile(r"(?:^|[^\w.])(?:WARN(?:ING)?|ERROR?|SEVERE|FATAL?|CRITICAL|EXCEPTION|[Ww]arn(?:ing)?"
                               r"|[Ee]rror|[Ff]atal|[Cc]ritical)(?:[^\w.]|$)"
-                              r"|\[[EWF]\d|^[EWF]\d|^[EWF] \d| [EF] \d|: [EF] ")
+                              r"|\[[EWF]\d|^[EWF]\d|^[EWF] \d| [EF] \d|: [EF] "
+                              # tornado's LogFormatter (and the formats that copy it: Jupyter's, optuna's) writes
+                              # the level's first letter: "[W 240501 ...", "[E 2018-12-11 ...", "[C ..." (CRITICAL)
+                              r"|^\[[EWC] \d")
 # A record at a quiet level (log4j/logback/logging INFO and below, JUL CONFIG and FINE*, glog I): a
 # stack or exception line after it is taken as its own only when its message announces one (a
 # "%m%n%ex" layout prints the stack of any level, but a stack under a quiet record that does not
@@ -472,6 +480,14 @@ ANNOUNCE_BODY_RE = re.compile(
     r"|[Pp]anic"
     # Hydra's JobReturn.return_value writes this line, then raises the job's exception (its traceback next)
     r"|Error executing job with overrides: "
+    # Django's log_response (django/utils/log.py) logs a request's uncaught exception as "%s: %s" % (reason
+    # phrase, path) with exc_info; its default console handler has no formatter, so the record is that line
+    # and the traceback: "Internal Server Error: /api/x"
+    r"|^Internal Server Error: /"
+    # what logger.exception is called with where a failure is caught and logged, under logging's default
+    # "%(message)s" (Formatter.format writes the message, then the traceback): "Failed to transform operator
+    # %s" (NVIDIA Merlin's executors.py LOG.exception)
+    r"|^Failed to [a-z]"
     # glog's CHECK message (logging.h: "Check failed: " #condition " "), a fatal record's text: LogMessage::Fail
     # writes "*** Check failure stack trace: ***" and the frames right after it, also where a copy dropped
     # the record's "F0303 10:32:18.867789 30760 file:line] " head
@@ -510,6 +526,23 @@ _ELISION = (r"(?:" + _DOTS + r"|[\[(<]" + _DOTS + r"[\])>]"
             r"|[\[(<] ?" + _ELIDED_COUNT + r" ?[\])>])")
 
 TOKENS: tuple[tuple[str, ...], ...] = (
+    # pip's DiagnosticPipError as its logger writes it (pip/_internal/exceptions.py __rich_console__): one record,
+    # "error: <reference>" (kebab-case), a blank line, "× <message>" with "│ " before the message's further
+    # lines, "╰─> <context>" with the context's further lines indented 4 under it (a failed subprocess's
+    # "[N lines of output]", its output, "[end of output]"), a blank line, "note: ...", "hint: ...", "Link: ...";
+    # the whole indented by pip's indent_log when a build step logs it (MODES "pip_box"). First in the table: inside
+    # the box its bar is the box's own, not the left edge of Rich's panel (rich_box)
+    ("pip_err", r"[ \t]*(?:error|warning): [a-z]+(?:-[a-z]+)+\s*$"),
+    ("pip_x", r"[ \t]*\u00d7 \S"),
+    ("pip_bar", r"[ \t]*\u2502 "),
+    ("pip_ctx", r"[ \t]*\u2570\u2500> "),
+    ("pip_note", r"[ \t]*(?:note|hint): \S"),
+    ("pip_link", r"[ \t]*Link: \S"),
+    # pip 20 and 21 logged a failed subprocess as one ERROR record (utils/subprocess.py make_subprocess_output_error:
+    # "Command errored out with exit status {}:\n command: ...\n     cwd: ...\nComplete output ({} lines):\n" + the
+    # output + LOG_DIVIDER, forty '-'), every line indented by indent_log (MODES "pip_legacy")
+    ("pip_legacy", r"[ \t]*ERROR: Command errored out with exit status -?\d+:\s*$"),
+    ("pip_divider", r"[ \t]*-{40}\s*$"),
     # CPython Lib/traceback.py (TracebackException.format)
     ("py_tb", r"[ \t]*Traceback \(most recent call last\):"),
     # torch's ExceptionWrapper.reraise (torch/_utils.py): the message is "Caught {type} in DataLoader worker
@@ -1148,12 +1181,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # (network/download.py _log_download: "Downloading X (1.9 MB)", "Using cached X") and rich's bar under it
     # ("━━━━━ 1.9/1.9 MB 371.5 kB/s eta 0:00:00"), the non-interactive spinner's "<step>: started" and
     # "<step>: finished with status 'error'" (cli/spinners.py; on a terminal "<step> ... done"), the wheel
-    # builder's (wheel_builder.py: "Created wheel for X: filename=...", "Stored in directory: ..."), and the first
-    # line of a DiagnosticPipError
-    # ("error: subprocess-exited-with-error", exceptions.py __rich_console__: "{kind}: {reference}", the
-    # reference kebab-case); the install's own steps (commands/install.py, req/req_install.py, req_uninstall.py:
-    # "Installing collected packages: ", "Attempting uninstall: X", "Found existing installation: X 1.0",
-    # "Uninstalling X-1.0:", "Successfully uninstalled X-1.0", indented one level further each)
+    # builder's (wheel_builder.py: "Created wheel for X: filename=...", "Stored in directory: ..."; a
+    # DiagnosticPipError's box is "pip_err"); the install's own steps (commands/install.py, req/req_install.py,
+    # req_uninstall.py: "Installing collected packages: ", "Attempting uninstall: X", "Found existing installation:
+    # X 1.0", "Uninstalling X-1.0:", "Successfully uninstalled X-1.0", indented one level further each)
     ("pip_status", r"[ \t]*(?:Collecting \S|Requirement already satisfied: |Downloading \S+ \(|Using cached \S"
                    r"|Installing collected packages: |Attempting uninstall: |Found existing installation: "
                    r"|Uninstalling \S+:\s*$|Successfully uninstalled \S"
@@ -1161,8 +1192,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                    r"|(?:Preparing metadata|Building wheel|Getting requirements to build wheel"
                    r"|Installing build dependencies|Running setup\.py \w+ for )[^:]*"
                    r"(?:: (?:started|finished with status)| \.\.\. (?:done|error|canceled)\s*$)"
-                   r"|Building wheels for collected packages: |Created wheel for \S+: |Stored in directory: "
-                   r"|(?:error|warning): [a-z]+(?:-[a-z]+)+\s*$)"),
+                   r"|Building wheels for collected packages: |Created wheel for \S+: |Stored in directory: )"),
+    # the fields of Dask's "Compute Failed" warning (MODES "dask_compute")
+    ("dask_field", r"(?:Key|State|Function|args|kwargs|Exception|Traceback): +\S"),
     # NVIDIA compute-sanitizer: every line starts with "========= "
     ("cs_end", r"=========\s*$"),
     ("cs_cont", r"=========\s{2,}\S"),
@@ -1324,6 +1356,14 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # bash's job status after a child dies: "./run.sh: line 8: 30182 Aborted (core dumped) cmd"
     ("bash_status", r"\S+: line \d+: +\d+ (?:Aborted|Killed|Segmentation fault|Bus error|Illegal instruction"
                     r"|Floating point exception)", None),
+    # pip's progress lines, each logged on its own and indented by indent_log under the requirement it works on
+    # (operations/prepare.py "Collecting %s", "Using cached %s", "Downloading %s"; the spinners' "Preparing
+    # metadata (setup.py) ... done"; rich's download bar "━━━ 6.0/6.0 MB 164.7 kB/s eta 0:00:00"): never an
+    # indented line of the one above
+    ("pip_status", r"(?:Collecting|Using cached|Downloading|Requirement already satisfied:|Obtaining) \S"
+                   r"|(?:Installing build dependencies|Getting requirements to build wheel|Preparing metadata \(\S+\)"
+                   r"|Building wheel for \S+ \(\S+\)) \.\.\. "
+                   r"|\u2501+ [\d.]+/[\d.]+ [kMGT]?i?B ", None),
     ("json", r"\{\s*\"", None),
     # HF Trainer's metrics, a dict printed whole by its progress callback
     ("hf_metrics", r"\{'(?:loss|eval_\w+|train_\w+|epoch|learning_rate|grad_norm)'", None),
@@ -1376,6 +1416,8 @@ LEADING_BLANK_RE = re.compile(r".*NCCL WARN|Run (?:history|summary):\s*$")
 STARTS: dict[str, tuple[str, str | None]] = {
     "pip_box_end": ("plain", None),  # a line of its own whatever it follows
     "pip_status": ("plain", None),  # (so is each of pip's own records)
+    "pip_err": ("pip_box", "pip_error"),
+    "pip_legacy": ("pip_legacy", "pip_error"),
     "empty_head": ("await", None),  # a record head with nothing after it: the message is on the next line
     "empty_prefix": ("lead", None),  # a writer's prefix with nothing after it (see LEADING_BLANK_RE)
     "py_tb": ("py_head", "python_traceback"),
@@ -1549,6 +1591,10 @@ BODY_SUFFIX_STARTS: tuple[tuple[str, str, str], ...] = (
     ("lines of error files:", "ray_err_files", "ray_error_files"),
     # klog/v2's "key=<": a string value over lines follows (MODES "klog_value")
     ("=<", "klog_value", "klog_record"),
+    # Dask's worker logs a failed task with logger.warning("Compute Failed\nKey:       %s\nState:     %s\n"
+    # "Function:  %s\nargs:      %s\nkwargs:    %s\nException: %r\nTraceback: %r\n", ...) (distributed/worker.py;
+    # older releases without Key, State and Traceback): one record, its fields on the lines below (MODES "dask_compute")
+    ("Compute Failed", "dask_compute", "dask_compute_failed"),
 )
 # A source whose last lines came each followed by one blank line (a copy or a relay that doubled every
 # newline) is read as if those blank lines were not there: after this many such lines in a row, one
@@ -1655,6 +1701,23 @@ MODES: dict[str, dict] = {
     # (traceback.py writes a frame as "  File ..." and its source line 4 blanks in: an indented line
     # right above a "  File" line, less indented than it, is the source line of a frame cut above it,
     # where an excerpt starts in the middle of a traceback)
+    # pip's error box (TOKENS "pip_err"): the message's "× " and "│ " lines (the bar is the box's own, not a
+    # child's gutter: "own_gutter"), the context from "╰─> ", then after a blank line the note and the hint.
+    # The next box ("error: metadata-generation-failed" after the subprocess's) is another record
+    "pip_box": {"kind": "pip_error", "on": {"pip_x": (_S, None), "pip_bar": (_S, None), "pip_ctx": (_S, "pip_ctx"),
+                                            "pip_note": (_S, "pip_note")},
+                "after_blank": {"pip_x": (_S, None), "pip_ctx": (_S, "pip_ctx"), "pip_note": (_S, "pip_note")},
+                "own_gutter": True},
+    # the context's further lines, indented under the box (the subprocess's output whatever it holds, its
+    # blank lines, "[end of output]"), then the note at the box's own indentation
+    "pip_ctx": {"kind": "pip_error", "on": {"pip_note": (_S, "pip_note")}, "any": ("deeper!", None),
+                "after_blank": "on"},
+    "pip_note": {"kind": "pip_error", "on": {"pip_note": (_S, None), "indent": ("deeper", None)},
+                 "after_blank": {"pip_link": (_S, None)}},
+    # pip 20-21's record of a failed subprocess (TOKENS "pip_legacy"): its fields and the output, whatever it holds
+    # (blank lines too), to the divider that closes it; a line that is a record of its own ends it where the
+    # divider was cut
+    "pip_legacy": {"kind": "pip_error", "on": {"pip_divider": (_L, None)}, "any": (_C, None), "after_blank": "on"},
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
                                    "boost_frame": ("own", "boost_bt"),
@@ -2265,6 +2328,8 @@ MODES: dict[str, dict] = {
     # where a copy expanded it), to the " >" that closes it (which may open the next value). The value
     # is free text (a probe's output, a stack): a line there that is a record of its own ends it, as
     # where the closing line never comes (a value cut, lines of a log view in reverse order)
+    # Dask's "Compute Failed" record (BODY_SUFFIX_STARTS): its field lines, to the blank line its message ends with
+    "dask_compute": {"kind": "dask_compute_failed", "on": {"dask_field": (_S, None)}},
     "klog_value": {"kind": "klog_record", "on": {"klog_reopen": (_S, None), "klog_close": (_L, None)},
                    "any": (_C, None), "any_lead": ("\t", " ")},
 

@@ -104,6 +104,12 @@ FLOORS = {
     # after its rules 33/39 and 83/85; a second round of 3 files at 3/3 and 22/22 against those rules; its floor is
     # the level reached with both (36/42 and 105/107)
     "wild/dev23": (0.85, 0.98),
+    # wild/dev24 (Python tracebacks and the lines around them on the ops side of ML clusters: KServe, BentoML, MLflow
+    # under gunicorn, JupyterHub's tornado records, Django, Flask, Celery, Dask in pytest, Prefect, optuna, wandb,
+    # Katib, pip's build-error boxes) was scored blind at 18/32 and 93/103, after its rules 29/32 and 103/103; a
+    # second round of 4 files (pip's boxes, Dask's Compute Failed) at 3/4 and 4/4, a third of 2 (pip 20-21's
+    # "Command errored out" record) blind at 0/2 and 7/7; its floor is the level reached, 34/38 and 114/114
+    "wild/dev24": (0.89, 1.0),
     # wild/dev25 (Go panics and goroutine dumps of k8s components, device plugins and exporters, log4j Java stacks
     # of Kafka Connect, Spark on YARN and Flink, Elasticsearch's and Logstash's layouts, Rust panics, glog/absl,
     # Node) was scored blind at 23/32 and 79/81, a second round of 11 files at 6/14 and 21/22; its floor is the
