@@ -57,6 +57,14 @@ def parse_one(line: str, tmp: Path, before: list[str] | None = None) -> dict | N
     return outs[-1] if before else outs[0]
 
 
+def parse_alone(line: str, before: list[str] | None = None) -> dict:
+    """:func:`parse_one` in a directory of its own, which must give an output (the probe tests' reader)."""
+    with tempfile.TemporaryDirectory() as d:
+        out = parse_one(line, Path(d), before)
+    assert out is not None, line
+    return out
+
+
 def field_value(out: dict, name: str):
     """What the output says for ``name``: a top-level field, else a metric point's metric, else the
     number an event kept in its attributes (``attributes.<key>``: its text)."""

@@ -5,12 +5,12 @@ rule, each line as its printer writes it; and the part's own figures. (test_dev1
 from __future__ import annotations
 
 import calendar
-import tempfile
 from pathlib import Path
 
 from streams.assemble.parse import parse_line
 from streams.assemble.tables import ColumnTables
-from tests.fields_probe import load, parse_one, score
+from tests.fields_probe import load, score
+from tests.fields_probe import parse_alone as read
 
 READ = calendar.timegm((2024, 6, 1, 12, 0, 0)) * 1000
 PROBE_DEV15 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" / "dev15.yaml"
@@ -24,13 +24,6 @@ PROBE_DEV15 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" 
 
 def lifted(line: str):
     return parse_line(line, READ)
-
-
-def read(line: str, before: list[str] | None = None) -> dict:
-    with tempfile.TemporaryDirectory() as d:
-        out = parse_one(line, Path(d), before)
-    assert out is not None
-    return out
 
 
 def test_fairseq2_s_validation_metrics() -> None:
