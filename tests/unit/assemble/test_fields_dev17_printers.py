@@ -58,8 +58,24 @@ def test_colossal_ai_s_test_epoch_head() -> None:
     assert p.metrics.get("loss") == 1.8765 and "eval_loss" not in p.metrics
 
 
+def test_nvidia_smi_query_memory_without_a_utilisation_beside_it() -> None:
+    # nvidia-smi --query-gpu --format=csv: "[N/A]" where the GPU cannot say (utilization.gpu under MIG), and a query
+    # whose only busy share is the memory's: memory.used is still the GPU's
+    out = read("0, NVIDIA A100-SXM4-40GB, [N/A], 4925 MiB, 40960 MiB",
+               ["index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB]"])
+    assert figure(out, "gpu_memory_mb") == 4925.0 and figure(out, "gpu_utilization_pct") is None
+    out = read("1, 85 %, 30123 MiB", ["index, utilization.memory [%], memory.used [MiB]"])
+    assert figure(out, "gpu_memory_mb") == 30123.0 and figure(out, "gpu_utilization_pct") is None
+
+
+def test_a_memory_column_without_an_smi_s_units_stays_no_gpu_s() -> None:
+    # a csv of hosts (no bracketed units: no SMI query) keeps its bare memory unread
+    out = read("node01, 512, 12", ["host, memory.used, cpus"])
+    assert figure(out, "gpu_memory_mb") is None
+
+
 def test_dev17_figures() -> None:
     s = score(load([str(PROBE_DEV17)]))
-    assert s["right"] >= 51
+    assert s["right"] >= 53
     assert s["absent"]["violated"] == 0
     assert s["metric"]["right"] >= 19
