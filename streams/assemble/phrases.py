@@ -65,6 +65,11 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
      re.compile(r"\bMaximum memory allocated so far is (?P<value>\d+ ?MB)\b"), "gpu_memory"),
     ("modded-nanogpt memory sentence", "peak memory consumption",
      re.compile(r"\bpeak memory consumption: (?P<value>\d+ ?MiB)\b"), "gpu_memory"),
+    # Colossal-AI's examples and ColossalChat's training scripts: coordinator.print_on_master(f"Booster init max CUDA
+    # memory: {max_memory_allocated()/1024**2:.2f} MB") after booster.boost, and the benchmark's f"Max CUDA memory
+    # usage: ... MB" at its end (their "max CPU memory" is the process's resident memory, no GPU's)
+    ("colossal-ai cuda memory print", "cuda memory",
+     re.compile(r"\b(?:Booster init max|Max) CUDA memory(?: usage)?: (?P<value>\d+(?:\.\d+)? ?MB)\b"), "gpu_memory"),
     # axolotl's log_gpu_memory_usage: "GPU memory usage after model load: 13.524GB (+0.136GB cache, ...)"
     ("gpu memory sentence", "gpu memory usage",
      re.compile(r"\bGPU memory usage\b[^:=]{0,48}[:=] ?(?P<value>\d+(?:\.\d+)? ?(?:[KMGT]i?B|MB|GB))\b"), "gpu_memory"),
@@ -89,13 +94,14 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
 # JoeyNMT's _validate names its decoding in brackets: "Validation result (greedy) at epoch   1, step     1000: ...,
 # loss: ..." (v1), "Evaluation result (beam search) loss:   3.21, ppl: ..." (v2); DLRM's dlrm_s_pytorch.py heads its
 # test "Testing at - {j + 1}/{nbatches} of epoch {k}, loss ..."; ggml-opt's progress bar names the split before its
-# bar, "train: [" or "val:   [" then "] data=... loss=...".
+# bar, "train: [" or "val:   [" then "] data=... loss=...". Colossal-AI's legacy LogMetricByEpochHook heads an epoch's
+# figures by its mode: f"[Epoch {cur_epoch} / Train]: {msg}", f"[Epoch {cur_epoch} / Test]: {msg}".
 _EVAL_HEAD = re.compile(r"\s*(?:(?:Test|Validation|Valid|Val|Eval|Evaluation)(?: set| [Rr]esults?)?(?::(?!\S)| - )|"
                         r"(?:Validation|Evaluation) Metrics(?: \(step \d+\))? - |(?:valid|test):(?=\{)|"
                         r"(?:valid|val|test|eval)\w* \(\d+/\d+\) (?=[\w/]+: )|eval(?: [\w/.-]+)?: +\d+%\||"
                         r"(?:Evaluation|Validation|Test) results? (?:for|at|after) (?:step|epoch|iteration) \d+:|"
                         r"(?:Evaluation|Validation|Test) results? \((?:greedy|beam search)\) |Testing at - \d+/\d+ |"
-                        r"(?:val|eval|test): +\[|"
+                        r"(?:val|eval|test): +\[|\[Epoch \d+ / Test\]: |"
                         r"\[(?i:eval|evaluation|test|val|valid|validation)\]|"
                         r"Saving dict for global step \d+:|eval metrics after step: \d+,|"
                         r"(?:VALID|TEST) SET \d+ (?=[A-Z]+:)|"

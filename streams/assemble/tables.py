@@ -99,6 +99,10 @@ _ENTITY = re.compile(r"GPU|GPU-I|GPU-CI|CPU|CPU_CORE|NvSwitch|NVSWITCH|LINK|VGPU
 # ``gpu`` column: ``nvidia-smi dmon``, and ``nvidia-smi pmon`` (per process: its ``sm`` the share of the GPU the
 # process used, its ``fb`` the memory it holds).
 MONITOR_COLUMNS = {"sm": "gpu_utilization_pct", "fb": "gpu_memory_mb", "mem": "memory_busy_pct"}
+# A device SMI's query CSV (nvidia-smi --query-gpu, hl-smi -Q: names of its properties with their units in brackets,
+# "memory.used [MiB]") reports one device a row: its memory.used is that device's memory even where no utilisation
+# stands beside it (a "[N/A]" under MIG, a query of memory alone).
+_DEVICE_QUERY_MEMORY = frozenset(("memory.used",))
 # Columns whose cells are names, kept as text: pmon's process id, its type (``C``, ``G``, ``C+G``) and command.
 _TEXT_COLUMNS = frozenset(("pid", "type", "command"))
 # ``nvidia-smi dmon -o DT`` puts the local date and time in front: ``#Date  Time  gpu ...`` over
@@ -369,15 +373,21 @@ def _row(header: Header, text: str, p: Parsed) -> bool:
     if times:
         lift_record(_dated(times, date), p)
     p.fmt, p.wide = p.fmt or "table", True
-    _settle(p)
+    _settle(p, _device_query(header))
     return True
 
 
-def _settle(p: Parsed) -> None:
-    """A row's figures whose meaning the others settle (keys.settle_norm, settle_memory, settle_loss)."""
+def _device_query(header: Header) -> bool:
+    """Whether the header is a device SMI's query CSV naming the device's memory in use (its unit in brackets)."""
+    return header.csv and any(n in _DEVICE_QUERY_MEMORY and u for n, u in zip(header.names, header.units, strict=True))
+
+
+def _settle(p: Parsed, device: bool = False) -> None:
+    """A row's figures whose meaning the others settle (keys.settle_norm, settle_memory, settle_loss); ``device``: the
+    row is one device's, so a bare memory is the device's."""
     if "bare_norm" in p.metrics:
         settle_norm(p.metrics, p.step is not None or p.epoch is not None)
     if "memory_mb" in p.metrics:
-        settle_memory(p.metrics, p.step is not None or p.epoch is not None)
+        settle_memory(p.metrics, device or p.step is not None or p.epoch is not None)
     if "running_loss" in p.metrics:
         settle_loss(p.metrics)  # Vowpal Wabbit's "average loss" column is the only loss it prints
