@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import calendar
 import json
-import tempfile
 from pathlib import Path
 
 from streams.assemble.parse import parse_line
-from tests.fields_probe import load, parse_one, score
+from tests.fields_probe import load, score
+from tests.fields_probe import parse_alone as read
 
 READ = calendar.timegm((2024, 6, 1, 12, 0, 0)) * 1000
 PROBE_DEV17 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" / "dev17.yaml"
@@ -18,13 +18,6 @@ PROBE_DEV17 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" 
 
 def lifted(line: str):
     return parse_line(line, READ)
-
-
-def read(line: str, before: list[str] | None = None) -> dict:
-    with tempfile.TemporaryDirectory() as d:
-        out = parse_one(line, Path(d), before)
-    assert out is not None
-    return out
 
 
 def figure(out: dict, name: str):
