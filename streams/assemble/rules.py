@@ -1712,7 +1712,8 @@ MODES: dict[str, dict] = {
     # blank lines, "[end of output]"), then the note at the box's own indentation
     "pip_ctx": {"kind": "pip_error", "on": {"pip_note": (_S, "pip_note")}, "any": ("deeper!", None),
                 "after_blank": "on"},
-    "pip_note": {"kind": "pip_error", "on": {"pip_note": (_S, None), "indent": ("deeper", None)},
+    "pip_note": {"kind": "pip_error", "on": {"pip_note": (_S, None), "pip_link": (_S, None),
+                                             "indent": ("deeper", None)},
                  "after_blank": {"pip_link": (_S, None)}},
     # pip 20-21's record of a failed subprocess (TOKENS "pip_legacy"): its fields and the output, whatever it holds
     # (blank lines too), to the divider that closes it; a line that is a record of its own ends it where the
