@@ -107,14 +107,20 @@ class WideNewlines:
             return False
         width = self.width
         at = length - (len(head) - len(body)) - 1  # where the 0x0A is in the line's units
+        # Where a 0x0A is in its unit tells a character for sure: not the first byte of a little-endian unit (U+0AXX),
+        # the last of a big-endian one whose others are not NUL (U+XX0A). A whole newline unit ends the line.
         if self.little:
-            newline = at % width == 0 and not after[:width - 1].strip(b"\x00")
-        else:
-            newline = at % width == width - 1 and not tail[-width:-1].strip(b"\x00")
-        if newline or after.startswith((b"\xff\xfe", b"\xfe\xff")):
+            if at % width:
+                return True
+            if not after[:width - 1].strip(b"\x00"):
+                return False
+        elif at % width == width - 1:
+            return bool(tail[-width:-1].strip(b"\x00"))
+        if after.startswith((b"\xff\xfe", b"\xfe\xff")):
             return False
-        # A 0x0A that is no wide newline goes on into wide text (its ASCII, or its own newline, written wide), not
-        # into a line of UTF-8 or one with its own mark: a writer that ends wide text with a byte 0x0A.
+        # Else (U+XX0A little-endian, or a 0x0A between units) the line goes on into wide text (its ASCII, or its own
+        # newline, written wide), not into a line of UTF-8 or one with its own mark: a writer may end wide text with a
+        # byte 0x0A.
         low = 0 if self.little else width - 1
         return _has_wide_ascii(after[(width - (at + 1) % width) % width:], width, low, 1)
 
