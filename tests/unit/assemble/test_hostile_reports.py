@@ -93,3 +93,18 @@ def test_a_step_line_with_an_old_time_stays_a_metric_point() -> None:
     outs = asm.feed(RawRecord("logs.raw", 0, 0, b'{"time": "2001-01-01T00:00:00Z", "step": 3, "loss": 0.5}',
                               b"node-1/train.log", 1_700_000_000_000)) + asm.flush_all()
     assert [o.kind for o in outs] == ["metric"]
+
+
+@pytest.mark.parametrize("value", [
+    # a json-file log with a zero-filled region after an unclean stop (moby/moby#53631), and the NULs a tail read
+    # before a line (fluent/fluent-bit#9771)
+    b"\x00" * 8192 + b'{"log":"after\\n","stream":"stdout","time":"2024-01-01T00:00:01Z"}',
+    b"\x00" * 100,
+])
+def test_a_record_of_a_files_nul_hole_is_a_dead_letter_that_says_so(value: bytes) -> None:
+    before, hole, after = b"2024-12-27 | Count: 1 | x", value, b"2024-12-27 | Count: 2 | x"
+    outs = _worker([before, hole, after])
+    letters = [o for o in outs if o.kind == "dead_letter"]
+    assert len(letters) == 1 and letters[0].value["original"] == hole
+    assert "NUL bytes" in letters[0].value["error"] and "hole" in letters[0].value["error"]
+    assert [o.value["message"] for o in outs if o.kind == "event"] == [before.decode(), after.decode()]
