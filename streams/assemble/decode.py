@@ -40,8 +40,8 @@ from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.merger import split_prefix, terminal_text
 from streams.assemble.syslog import rfc5424_line
 from streams.assemble.timefmt import agent_ms, rfc3339_ms
-from streams.assemble.widetext import wide_text
 from streams.errors import DecodeError, DependencyFailure
+from streams.widetext import wide_text
 
 __all__ = ["SchemaLookup", "decode_record", "final_redraw", "rfc3339_ms"]
 
@@ -260,7 +260,7 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
     if value is None or len(value) == 0:
         raise DecodeError("empty record value (tombstone?)", "empty_record")
     wide = wide_text(value)
-    if wide is not None:  # UTF-16 or UTF-32 (streams/assemble/widetext.py): read on as the UTF-8 of its text
+    if wide is not None:  # UTF-16 or UTF-32 (streams/widetext.py): read on as the UTF-8 of its text
         if not wide:
             return [RawLine("", None, None, empty_source(), {})]
         value = wide.encode("utf-8", "surrogatepass")

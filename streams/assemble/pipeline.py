@@ -55,8 +55,8 @@ from streams.assemble.partials import PartialJoiner, starts_cut
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
 from streams.assemble.times import MAX_MS
-from streams.assemble.widetext import HEAD, HEAD_BYTES, WideNewlines
 from streams.errors import DecodeError, DependencyFailure, SluiceError
+from streams.widetext import HEAD, HEAD_BYTES, WideNewlines
 
 __all__ = ["DLQ_TOPIC", "METRICS_TOPIC", "Assembler", "Output", "RawRecord", "parse_files"]
 

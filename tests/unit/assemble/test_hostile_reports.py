@@ -11,8 +11,8 @@ import pytest
 from streams.assemble.outputs import encode_body
 from streams.assemble.pipeline import Assembler, RawRecord, parse_files
 from streams.assemble.route import ProjectRouter
-from streams.assemble.widetext import WideNewlines
 from streams.native import NATIVE
+from streams.widetext import WideNewlines
 
 ENGINES = ["python"] + (["native"] if NATIVE is not None else [])
 
