@@ -147,6 +147,11 @@ ODD_TEXT = (
     "Authorization: Bearer abcdefghijklmnop", "sk-" + "x" * 48,
     '{"msg": "saving", "format": "safetensors", "sluice.flags": "forged", "sluice": {"attributes_dropped": 9}}',
     '{"msg": "wide", "' + "k" * 300 + '": 1, "' + "k" * 200 + '": 2, "' + "k" * 128 + '": 3}',
+    # characters that hold a 0x0A byte in UTF-16 and UTF-32 (U+4E0A, U+010A, U+0A0A); a terminal hyperlink (OSC 8),
+    # a title (OSC 0) and a C1 CSI; Windows-1252 text read as Latin-1 (fluent/fluent-bit#5035)
+    "上传失败 Ċ ਊ", "\x1b]8;;http://example.com/\x1b\\link\x1b]8;;\x1b\\", "\x1b]0;title\x07", "\x9b31mred\x9b0m",
+    "Estagi\xe1rio \x93quoted\x94 \x80",
+    '{"global_step": 18446744073709551616, "loss": 0.5, "learning_rate": 1e-400}',
 )
 NUMBER_TEXT = ("0", "-0", "-1", "2147483648", "9223372036854775807", "9223372036854775808", "-9223372036854775809",
                "99999999999999999999999", "1e308", "1e309", "-1e309", "NaN", "Infinity", "-Infinity", "1.5e-400",
@@ -441,6 +446,23 @@ def cri(c: Choices) -> bytes:
         "utf-8", "surrogatepass")
 
 
+WIDE_CODECS = ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+
+
+def wide(c: Choices) -> bytes:
+    """A line of a UTF-16 or UTF-32 file as an agent that cuts at each 0x0A byte sends it (grafana/alloy#217,
+    elastic/beats#2500): with or without its mark, the last newline's NULs before it (little-endian) or its own
+    after it (big-endian), sometimes cut inside a character that holds a 0x0A byte."""
+    codec = pick(c, WIDE_CODECS)
+    value = (pick(c, ("\ufeff", "")) + text(c)).encode(codec, "surrogatepass")
+    width = 4 if "32" in codec else 2
+    if c.integer(0, 1):
+        value = b"\x00" * (width - 1) + value if codec.endswith("le") else value + b"\x00" * (width - 1)
+    if c.integer(0, 4) == 0:
+        value = value[:c.integer(0, len(value))]
+    return value or b"\x00"
+
+
 def plain(c: Choices) -> bytes:
     lines = [text(c) for _ in range(c.integer(1, 4))]
     if c.integer(0, 49) == 0:  # a flood: one line again and again, under the lines a record may bring or past them
@@ -451,7 +473,7 @@ def plain(c: Choices) -> bytes:
 def value_of(c: Choices) -> bytes:  # noqa: PLR0911 - one return per kind of record
     kind = c.integer(0, 9)
     if kind <= 2:
-        return plain(c)
+        return plain(c) if c.integer(0, 15) else wide(c)
     if kind == 3:
         return cri(c)
     if kind <= 6:

@@ -30,7 +30,7 @@ from streams.assemble.decode import decode_record
 from streams.assemble.lines import RawLine
 from streams.assemble.merger import split_prefix, terminal_text
 from streams.assemble.outputs import CONTRACT_OF_KIND, encode_body
-from streams.assemble.pipeline import TEXT_IN_FILES, parse_files
+from streams.assemble.pipeline import TEXT_IN_FILES, _file_lines, parse_files
 from streams.contracts import parsed_schema
 from streams.errors import DecodeError
 
@@ -129,9 +129,31 @@ def hostile_line(rng: random.Random, big: bool = False) -> bytes:  # noqa: PLR09
     return _corpus(rng).encode()
 
 
+# Characters that hold a 0x0A byte in UTF-16 or UTF-32 (上 U+4E0A, Ċ U+010A, ਊ U+0A0A, 伊 U+4F0A): a reader that
+# cuts a wide file at each 0x0A byte ends a line inside them.
+WIDE_0A = ("上", "Ċ", "ਊ", "伊", "上传失败", "ĊĊ")
+
+
+def wide_file(rng: random.Random, max_lines: int = 12) -> list[bytes]:
+    """A whole file in UTF-16 or UTF-32 (Windows' services, PowerShell's ">"; with or without its mark, CRLF or
+    LF), its lines corpus lines with characters that hold a 0x0A byte; sometimes UTF-8 lines appended after it.
+    As pieces cut at each 0x0A byte, the way :func:`check` joins them back."""
+    codec = rng.choice(("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"))
+    eol = rng.choice(("\n", "\r\n"))
+    texts = [_corpus(rng).rstrip("\r") + " " + rng.choice(WIDE_0A) + rng.choice(("", " x", " " + _corpus(rng)[:40]))
+             for _ in range(rng.randint(1, max_lines))]
+    data = (rng.choice(("\ufeff", "")) + eol.join(texts) + eol).encode(codec, "surrogatepass")
+    if rng.random() < 0.3:
+        data += "".join(f"{_corpus(rng)} {rng.choice(WIDE_0A)}\n" for _ in range(rng.randint(1, 3))).encode()
+    return data[:-1].split(b"\n") if data.endswith(b"\n") else data.split(b"\n")
+
+
 def hostile_file(rng: random.Random, big: bool = False, max_lines: int = 12) -> list[bytes]:
     """The file's lines (a wide line whose characters hold a 0x0A byte is more than one); sometimes a
-    traceback's head after a line, which makes the merger search the line before it for an announcement."""
+    traceback's head after a line, which makes the merger search the line before it for an announcement;
+    sometimes a whole wide file (:func:`wide_file`)."""
+    if rng.random() < 0.08:
+        return wide_file(rng, max_lines)
     lines = [piece for _ in range(rng.randint(1, max_lines)) for piece in hostile_line(rng, big).split(b"\n")]
     if rng.random() < 0.3:
         lines.insert(rng.randint(1, len(lines)), b"Traceback (most recent call last):")
@@ -156,18 +178,33 @@ def _decoded(raw: bytes) -> list[Any] | None:
         return None
 
 
-def _must_be_held(lines: list[bytes]) -> list[bool]:
+def _must_be_held(lines: list[bytes], goes_on: set[int]) -> list[bool]:
     """Per line: whether some output must hold it. Blank lines need not (terminal escapes alone, or a relay's
     prefix alone: a time, a rank); nor a partial fragment and the line that completes it (the next one that
-    decodes), held together under the fragment's number."""
+    decodes), held together under the fragment's number; nor the rest of a wide line past a 0x0A inside a
+    character (numbers in ``goes_on``), held under the line's first number."""
     out = []
     after_partial = False
-    for raw in lines:
+    for no, raw in enumerate(lines, 1):
+        if no in goes_on:
+            out.append(False)
+            continue
         decoded = _decoded(raw)
         blank = decoded is not None and all(not terminal_text(split_prefix(ln.text)[1]).strip() for ln in decoded)
         out.append(not blank and not after_partial and not (decoded and decoded[-1].partial))
         if decoded is not None:  # (a line that does not decode is a dead letter: the fragment waits on)
             after_partial = bool(decoded and decoded[-1].partial)
+    return out
+
+
+def _goes_on(path: Path) -> set[int]:
+    """The numbers of the pieces (lines as cut at each 0x0A byte) that `sluice parse` reads as the rest of the
+    wide line before them (``widetext.WideNewlines``)."""
+    out: set[int] = set()
+    no = 0
+    for _raw, _cut, pieces in _file_lines(path, 1 << 30):
+        out.update(range(no + 2, no + pieces + 1))
+        no += pieces
     return out
 
 
@@ -197,6 +234,7 @@ def check(lines: list[bytes], engine: str | None = None) -> Report:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "hostile.log"
         path.write_bytes(b"\n".join(lines) + b"\n")
+        goes_on = _goes_on(path)
         held: set[int] = set()
         outputs = parse_files([path], default_ts_ms=1_700_000_000_000, engine=engine,
                               encode=lambda out: encode_body(out, engine))
@@ -219,7 +257,7 @@ def check(lines: list[bytes], engine: str | None = None) -> Report:
                 report.findings.append(f"internal dead letter at line {out['offset']}: {out.get('error')}")
             if (problem := _contract_problem(out)) is not None:
                 report.findings.append(problem)
-    for no, (raw, must) in enumerate(zip(lines, _must_be_held(lines), strict=True), 1):
+    for no, (raw, must) in enumerate(zip(lines, _must_be_held(lines, goes_on), strict=True), 1):
         if must and no not in held:
             report.findings.append(f"lost: line {no} ({raw[:80]!r}) is in no output")
     return report

@@ -40,8 +40,8 @@ from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.merger import split_prefix, terminal_text
 from streams.assemble.syslog import rfc5424_line
 from streams.assemble.timefmt import agent_ms, rfc3339_ms
-from streams.assemble.widetext import wide_text
 from streams.errors import DecodeError, DependencyFailure
+from streams.widetext import wide_text
 
 __all__ = ["SchemaLookup", "decode_record", "final_redraw", "rfc3339_ms"]
 
@@ -209,6 +209,19 @@ def _from_msgpack(obj: dict) -> list[RawLine]:
                             empty_source(), {})])
 
 
+def _nul_hole(value: bytes) -> str:
+    """What a value that opens with NULs, Avro's magic byte and a schema id of 0, may be instead: a file's
+    NUL-filled hole (space a crash left allocated before the data reached the disk: moby/moby#53631,
+    fluent/fluent-bit#9771) read by an agent, with or without the line after it."""
+    rest = value.lstrip(b"\x00")
+    nuls = len(value) - len(rest)
+    if nuls < 5:
+        return ""
+    what = f"{nuls:,} NUL bytes" + (f" and then {len(rest):,} bytes of text" if rest else "")
+    return (f": the value is {what}, no Avro: a file's NUL-filled hole (a crash before its data reached the disk) "
+            "read by the agent; the bytes are this letter's original")
+
+
 def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine]:
     (schema_id,) = struct.unpack(">I", value[1:5])
     try:
@@ -218,7 +231,7 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine
     except Exception as exc:  # any other failure of the lookup: the id is not one we can read
         raise DecodeError(f"schema id {schema_id}: lookup failed: {exc}", "schema_not_found") from exc
     if schema is None:
-        raise DecodeError(f"schema id {schema_id} is not in the registry", "schema_not_found")
+        raise DecodeError(f"schema id {schema_id} is not in the registry{_nul_hole(value)}", "schema_not_found")
     buf = io.BytesIO(value[5:])
     try:
         batch = fastavro.schemaless_reader(buf, schema)  # type: ignore[arg-type]
@@ -247,7 +260,7 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
     if value is None or len(value) == 0:
         raise DecodeError("empty record value (tombstone?)", "empty_record")
     wide = wide_text(value)
-    if wide is not None:  # UTF-16 or UTF-32 (streams/assemble/widetext.py): read on as the UTF-8 of its text
+    if wide is not None:  # UTF-16 or UTF-32 (streams/widetext.py): read on as the UTF-8 of its text
         if not wide:
             return [RawLine("", None, None, empty_source(), {})]
         value = wide.encode("utf-8", "surrogatepass")

@@ -20,8 +20,8 @@ from streams.assemble.lines import SOURCE_FIELDS, RawLine
 from streams.assemble.merger import OLD_MODES, OLD_PANIC_MODES, OLD_TABLE_MODES
 from streams.assemble.rust_regex import Untranslatable, translate
 from streams.assemble.times import MAX_MS
-from streams.assemble.widetext import wide_text
 from streams.native import NATIVE, load_native
+from streams.widetext import wide_text
 
 Decode = Callable[[bytes | None, bytes | None, SchemaLookup | None], list[RawLine]]
 

@@ -154,6 +154,7 @@ class EventBuilder:
         project = self.router.project(labels, source)
         meta = self.metadata.resolve(labels) if labels else None
         task = self._task(sid, p, meta) if meta or p.task or self.last_task else _NO_TASK
+        kept_text = _keeps_text(p.flags)  # (the line's own values: a source's rank is the agent's, not the line's)
         if meta or source != EMPTY_SOURCE:
             source = self._source(source, meta, p)
         raw = {"topic": topic, "partition": partition, "first_offset": b.first_offset, "last_offset": b.last_offset,
@@ -161,9 +162,12 @@ class EventBuilder:
         n = len(b.texts)
         metrics = p.metrics
         # A line logged as an error (TensorFlow's "Model diverged with loss = NaN.") stays an event, its loss a
-        # typed field: the error is what an alert and a search look for.
-        if metrics and p.level not in _LOUD and (is_step_metric(metrics, n, p.step is not None or p.epoch is not None)
-                                                 or (p.report and n == 1)):
+        # typed field: the error is what an alert and a search look for. So does a line with a value of its own kept
+        # as flagged text (a step past a long, a loss no double holds): a point has no attributes to keep it in, and
+        # the value would vanish. (A time out of the window is no such value: a point takes the reading time, as any
+        # line without a time of its own does.)
+        if metrics and p.level not in _LOUD and not kept_text and (
+                is_step_metric(metrics, n, p.step is not None or p.epoch is not None) or (p.report and n == 1)):
             point = metric_point(eid, ts, project, p, task=task, source=source, labels=labels, raw=raw)
             return Output("metric", METRICS_TOPIC, eid.encode(), point)
         # One line: a record's own message (its exception text appended), else the line; a block: all of it.
@@ -294,6 +298,11 @@ class EventBuilder:
         if flags:
             have = attrs.get(FLAGS_KEY)
             attrs[FLAGS_KEY] = ",".join([have, *flags] if have else flags)
+
+
+def _keeps_text(flags: list | None) -> bool:
+    """Whether a value of the line is kept as text (``Parsed.keep_as_text``), its time out of the window aside."""
+    return bool(flags) and any(f != "timestamp_out_of_window" for f in flags)  # type: ignore[union-attr]
 
 
 def _set_aside(attrs: dict, names: tuple[str, ...]) -> None:

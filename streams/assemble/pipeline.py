@@ -56,6 +56,7 @@ from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
 from streams.assemble.times import MAX_MS
 from streams.errors import DecodeError, DependencyFailure, SluiceError
+from streams.widetext import HEAD, HEAD_BYTES, WideNewlines
 
 __all__ = ["DLQ_TOPIC", "METRICS_TOPIC", "Assembler", "Output", "RawRecord", "parse_files"]
 
@@ -491,26 +492,79 @@ TEXT_IN_FILES = frozenset(("empty_record", "schema_not_found", "corrupt_avro", "
 READ_BYTES = 1 << 20  # bytes read at a time while skipping the rest of an over-long line
 
 
-def _file_lines(path: Path, max_line_bytes: int) -> Iterator[tuple[bytes, bool]]:
-    """The file's lines and whether each was cut; ``-`` is standard input. The file is read a line at a
-    time, so memory stays bounded by ``max_line_bytes`` whatever the file or its longest line."""
+def _file_lines(path: Path, max_line_bytes: int) -> Iterator[tuple[bytes, bool, int]]:
+    """The file's lines, whether each was cut, and how many 0x0A bytes it ends at (one, but in a UTF-16 or UTF-32
+    file, where a character may hold a 0x0A byte: ``widetext.WideNewlines``); ``-`` is standard input. The file is
+    read a line at a time, so memory stays bounded by ``max_line_bytes`` whatever the file or its longest line."""
+    limit = max_line_bytes + 1
     try:
         stream = sys.stdin.buffer if str(path) == "-" else path.open("rb")
+        wide = WideNewlines(_head(stream))
     except OSError as exc:
         raise SluiceError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
-        while raw := stream.readline(max_line_bytes + 1):
+        if wide.width:
+            yield from _wide_lines(stream, wide, max_line_bytes)
+            return
+        while raw := stream.readline(limit):
             if raw.endswith(b"\n"):
-                yield raw[:-1], False
+                yield raw[:-1], False, 1
             elif len(raw) <= max_line_bytes:
-                yield raw, False  # the last line, without its newline
+                yield raw, False, 1  # the last line, without its newline
             else:
-                yield _cut_line(stream, raw, max_line_bytes)
+                yield (*_cut_line(stream, raw, max_line_bytes), 1)
     except OSError as exc:
         raise SluiceError(f"cannot read {path}: {exc.strerror or exc}") from exc
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
+
+
+def _wide_lines(stream, wide: WideNewlines, max_line_bytes: int) -> Iterator[tuple[bytes, bool, int]]:
+    """A UTF-16 or UTF-32 file's lines as :func:`_file_lines` gives them, decoded where they read as wide text:
+    a line goes on past a 0x0A inside a character; one longer than ``max_line_bytes`` keeps its head, its rest
+    read and dropped."""
+    limit = max_line_bytes + 1
+    kept, length, tail = _piece(stream, limit)
+    while length:
+        line, cut, pieces = kept, len(kept) < length, 1
+        after = _piece(stream, limit) if tail.endswith(b"\n") else (b"", 0, b"")
+        while after[1] and wide.goes_on(line[:HEAD_BYTES], length, tail, after[0]):
+            room = limit - len(line)
+            line += after[0][:max(room, 0)]
+            cut = cut or len(after[0]) > room or after[1] > len(after[0])
+            length, tail, pieces = length + after[1], (tail + after[2])[-4:], pieces + 1
+            after = _piece(stream, limit) if tail.endswith(b"\n") else (b"", 0, b"")
+        ended = tail.endswith(b"\n")
+        cut = cut or len(line) > limit
+        line = line[:max_line_bytes] if cut else line[:-1] if ended else line
+        yield wide.line(line, ended, not cut), cut, pieces
+        kept, length, tail = after
+
+
+def _piece(stream, limit: int) -> tuple[bytes, int, bytes]:
+    """The next piece of a file cut at each 0x0A: its first ``limit`` bytes, its length, its last bytes (the rest of
+    a longer one read and dropped)."""
+    kept = stream.readline(limit)
+    length, tail = len(kept), kept[-4:]
+    if len(kept) == limit and not kept.endswith(b"\n"):
+        while chunk := stream.readline(READ_BYTES):
+            length, tail = length + len(chunk), (tail + chunk)[-4:]
+            if chunk.endswith(b"\n"):
+                break
+    return kept, length, tail
+
+
+def _head(stream) -> bytes:
+    """The first bytes of ``stream``, left to be read (none where it can neither peek nor seek)."""
+    if hasattr(stream, "peek"):
+        return stream.peek(HEAD)[:HEAD]
+    if stream.seekable():
+        at = stream.tell()
+        head = stream.read(HEAD)
+        stream.seek(at)
+        return head
+    return b""
 
 
 def _cut_line(stream, raw: bytes, limit: int) -> tuple[bytes, bool]:
@@ -600,7 +654,9 @@ class FileParse:
         self.cut: list[int] = []  # numbers of the lines cut as read, in order: their events are truncated
 
     def outputs(self) -> Iterator[dict]:
-        for no, (raw, cut) in enumerate(_file_lines(self.path, self.max_line_bytes), 1):
+        no = 0
+        for raw, cut, pieces in _file_lines(self.path, self.max_line_bytes):
+            no += 1
             if cut:
                 self.cut.append(no)
             self._line(no, raw)
@@ -609,6 +665,7 @@ class FileParse:
                 oldest = partial if blocks is None else blocks if partial is None else min(blocks, partial)
                 while self.held and (oldest is None or self.held[0][0] < oldest):
                     yield from self._emit(heapq.heappop(self.held)[3])
+            no += pieces - 1  # (a wide line past a 0x0A inside a character: the file's next line keeps its number)
         for _sid, line, off in self.joiner.drain():
             self._merge(line, off)
         for b in self.merger.flush_all():

@@ -181,23 +181,57 @@ def _unescape(escape: str) -> str:
         return escape
 
 
+@lru_cache(maxsize=4096)
+def _folded(ch: str) -> str:
+    """A character past ASCII (or an escape's text) as the rules read it: NFKC, format characters out."""
+    return unicodedata.normalize("NFKC", ch).translate(_FOLDS)
+
+
+_PAST_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
 def _char_map(text: str) -> tuple[str, list[int]]:
     """Normalised text character by character (JSON escapes decoded), with the original index of each
-    of its characters."""
+    of its characters. A run of ASCII between escapes is taken whole: a progress bar's line is thousands of
+    characters, and one Python step per character would cost seconds on a megabyte of them."""
     out: list[str] = []
     index: list[int] = []
-    escapes = ({m.start(): m.end() for m in _JSON_ESCAPE.finditer(text)}
-               if "\\" in text or "%" in text or "\x1b" in text else {})
-    i = 0
-    while i < len(text):
-        end = escapes.get(i)
-        ch, nxt = (_unescape(text[i:end]), end) if end else (text[i], i + 1)
-        n = ch if ch < "\x80" else unicodedata.normalize("NFKC", ch).translate(_FOLDS)
-        out.append(n)
-        index.extend([i] * len(n))
-        i = nxt
+    escapes = ([(m.start(), m.end()) for m in _JSON_ESCAPE.finditer(text)]
+               if "\\" in text or "%" in text or "\x1b" in text else [])
+    pos = 0
+    for start, end in (*escapes, (len(text), len(text))):
+        if pos < start:
+            _plain_map(text, pos, start, out, index)
+        if end > start:
+            ch = _unescape(text[start:end])
+            n = ch if ch < "\x80" else _folded(ch)
+            out.append(n)
+            index.extend([start] * len(n))
+        pos = end
     index.append(len(text))
     return "".join(out), index
+
+
+def _plain_map(text: str, a: int, b: int, out: list[str], index: list[int]) -> None:
+    """``text[a:b]`` (no escape in it) into ``out`` and ``index``, ASCII runs at once."""
+    piece = text[a:b]
+    if piece.isascii():
+        out.append(piece)
+        index.extend(range(a, b))
+        return
+    at = 0
+    for m in _PAST_ASCII.finditer(piece):
+        i = m.start()
+        if at < i:
+            out.append(piece[at:i])
+            index.extend(range(a + at, a + i))
+        n = _folded(piece[i])
+        out.append(n)
+        index.extend([a + i] * len(n))
+        at = i + 1
+    if at < len(piece):
+        out.append(piece[at:])
+        index.extend(range(a + at, b))
 
 
 def _source_key(value: dict[str, Any]) -> tuple[Any, ...]:

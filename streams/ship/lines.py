@@ -8,8 +8,11 @@ Lines longer than ``max_line_bytes`` are cut into pieces, each a line with its o
 
 from __future__ import annotations
 
+from streams.widetext import wide_text
+
 # (byte offset of the line, byte offset just past it including its newline, text).
-# Text has its newline and one trailing CR removed; invalid UTF-8 is replaced by U+FFFD.
+# Text has its newline and one trailing CR removed; invalid UTF-8 is replaced by U+FFFD; a line of UTF-16 or
+# UTF-32 is decoded as such.
 Line = tuple[int, int, str]
 
 
@@ -73,6 +76,12 @@ class LineSplitter:
 
 
 def _text(raw: bytes) -> str:
+    # A line of a UTF-16 or UTF-32 file (Windows' services, PowerShell's ">"), cut at its 0x0A byte with the
+    # newline's NULs beside it, is decoded in its own encoding: read as UTF-8 its mark and every character past
+    # ASCII would turn to U+FFFD before the worker could tell (streams/widetext.py).
+    wide = wide_text(raw)
+    if wide is not None:
+        return wide[:-1] if wide.endswith("\r") else wide
     if raw.endswith(b"\r"):
         raw = raw[:-1]
     return raw.decode("utf-8", errors="replace")

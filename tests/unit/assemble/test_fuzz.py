@@ -23,8 +23,8 @@ from devtools.testing import fuzzing
 from streams.assemble.merger import terminal_text
 from streams.assemble.pipeline import Assembler, RawRecord
 from streams.assemble.redact import Redactor
-from streams.assemble.widetext import wide_text
 from streams.contracts import parsed_schema
+from streams.widetext import wide_text
 
 SCHEMAS = {"event": "log_event", "metric": "metric_point", "dead_letter": "dead_letter"}
 RAW_SCHEMA_ID = 7

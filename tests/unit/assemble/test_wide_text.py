@@ -13,8 +13,8 @@ import pytest
 
 from streams.assemble.decode import decode_record
 from streams.assemble.pipeline import Assembler, RawRecord, parse_files
-from streams.assemble.widetext import wide_text
 from streams.native import NATIVE
+from streams.widetext import wide_text
 
 TEXT = ("2024-01-01 10:00:00 INFO start step 1\r\n"
         "Traceback (most recent call last):\r\n"
