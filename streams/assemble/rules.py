@@ -132,7 +132,7 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # (the part before the first '_' or '-' holds neither: else each '_' of a long word was tried as the first)
     # (compose writes the prefix before an empty line too, "loki-1  | ", whose blank at the end a copy or an
     # editor trims: the prefix alone is that writer's empty line)
-    ("compose", r"(?P<k_compose>(?:[^\W_]|\.)*[_-][\w.-]*|[\w.-]+ ) +\|(?: |\s*$)", "k", " |"),
+    ("compose", r"(?P<k_compose>(?:[^\W_]|\.)*[_-][\w.-]*|[\w.-]+ ) +\|(?: |\s*\Z)", "k", " |"),
     # kubectl logs --prefix: "[pod/name/container] "
     ("kubectl", r"\[pod/[\w.-]+/[\w.-]+\] ", "all", None),
     # SerenityOS's kernel dbgln: "[#cpu Process(pid:tid)]: " (AK/Format.cpp vdbg)
