@@ -604,8 +604,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                   r"|\[(?:<ipython-input-[\w-]+>|[^\s\]]+\.pyx?)\]\([^\s)]*\) in \S)"),
     # (VerboseTB numbers a frame's source lines right-aligned to 7 columns, "    682 x = f(", marks the
     # current one "--> 603 ", elides with "   (...)": the shape a cut excerpt starts with; inside a
-    # traceback any numbered line is read as one, a relay may have shifted them)
-    ("ipy_num", r"(?: {4}\d{3}| {5}\d\d| {6}\d| {3}\d{4}| {2}\d{5}|-*-> (?:\d+|\[\d+\]\([^\s)]*\))) "
+    # traceback any numbered line is read as one, a relay may have shifted them; VS Code links the number of
+    # every source line of a file's frame, its padding kept (tracebackFormatter.ts LineNumberMatchRegex), which a
+    # copy writes "     [24](file:///...:24) from x import (")
+    ("ipy_num", r"(?: {4}\d{3}| {5}\d\d| {6}\d| {3}\d{4}| {2}\d{5}| {2,6}\[\d{1,5}\]\([^\s)]*\)"
+                r"|-*-> (?:\d+|\[\d+\]\([^\s)]*\))) "
                 r"|   \(\.\.\.\)\s*$"),
     ("ipy_src", r"[ \t]*-*> \d+ |[ \t]+\d+ |[ \t]+\(\.\.\.\)"),
     # (frames hidden by __tracebackhide__ are counted on a line of their own between the blank lines that

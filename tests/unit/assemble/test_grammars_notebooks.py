@@ -106,3 +106,21 @@ def test_comfyui_dialog_header_without_frames_after_its_message_ends_there():
              "",
              "Prompt executed in 3.20 seconds"]
     assert spans(texts) == [(0, 3), (5, 5)]
+
+
+def test_vscode_copy_with_every_source_line_number_linked_is_one_frame():
+    # rule: TOKENS ipy_num "     [24](file:///...) src" (VS Code's Jupyter extension links the number of each
+    # source line of a file's frame, keeping its padding), after a module-level frame "File c:\\...:33"
+    uri = "file:///C:/env/Lib/site-packages/transformers/utils/__init__.py"
+    texts = ["File c:\\env\\Lib\\site-packages\\transformers\\utils\\__init__.py:33",
+             f"     [24]({uri}:24) from .constants import IMAGENET_DEFAULT_MEAN",
+             f"     [25]({uri}:25) from .doc import (",
+             "   (...)",
+             f"     [32]({uri}:32) )",
+             f"---> [33]({uri}:33) from .generic import (",
+             f"     [34]({uri}:34)     ContextManagers,",
+             "",
+             "ImportError: cannot import name 'ContextManagers'",
+             "",
+             "In [3]: "]
+    assert spans(texts) == [(0, 8), (10, 10)]
