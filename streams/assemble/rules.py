@@ -558,9 +558,14 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # (loguru's backtrace marks the frame where the exception was caught with '>' in the first column)
     ("py_file", r"(?:[ \t]+|> )File \"[^\"]*\", line \d+"),
     # (a traceback copied from a page or a viewer that strips leading blanks: traceback.py's frame line
-    # '  File "{}", line {}, in {}' at column 0, its source line and its position markers too)
-    ("py_file_bare", r"File \"[^\"]*\", line \d+, in \S"),
+    # '  File "{}", line {}, in {}' at column 0, its source line and its position markers too; a SyntaxError's
+    # report names no function: TracebackException._format_syntax_error writes '  File "{}", line {}')
+    ("py_file_bare", r"File \"[^\"]*\", line \d+(?:, in \S|\s*$)"),
     ("py_marker", r"[ \t]*[~^][~^ ]*$"),
+    # ComfyUI's error dialog, as a copy of it reads (web/scripts/app.js #formatExecutionError):
+    # `Error occurred when executing ${nodeType}:\n\n${exception_message}\n\n${traceback}`, the traceback
+    # traceback.format_tb's frames without the exception line (the page may have dropped their indentation)
+    ("comfy_exec", r"Error occurred when executing \S.*:\s*$"),
     # (torch.multiprocessing.spawn's ProcessRaisedException carries the child's traceback in its message,
     # "\n\n-- Process N terminated with the following error:\n" + the traceback: a chain of the same shape)
     ("py_chain", r"[ \t]*(?:During handling of the above exception, another exception occurred:"
@@ -622,14 +627,21 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # (older IPython: "<ipython-input-N-..> in <module>()" / "/path/x.py in f(...)"; Colab folds "16 frames"
     # and, copied from its page, writes each file as a link: "[/path/x.py](https://localhost:8080/#) in f(...)";
     # VS Code's Jupyter extension (src/notebooks/outputs/tracebackFormatter.ts) links a cell frame's line and
-    # the current line's number, which a copy writes "Cell In[3], [line 1](vscode-notebook-cell:..)", "----> [1](..)")
-    ("ipy_frame", r"(?:Cell In\[\d+\], (?:line \d+|\[line \d+\]\([^\s)]*\))|File \S.*:\d+, in |Input In \[\d+\], in "
-                  r"|<ipython-input-[\w-]+> in |[^\s:]+\.pyx? in \S|\d+ frames$"
+    # the current line's number, which a copy writes "Cell In[3], [line 1](vscode-notebook-cell:..)", "----> [1](..)").
+    # VerboseTB.format_record writes f'{link}{", " if call else ""}{call}': a module-level frame has no ", in f(...)"
+    # ("File /path/x.py:8" alone); JupyterLab links the path of a copied traceback ("File [~/x.py:37](http://..),
+    # in f(...)"); IPython 7 writes the file as it is, a Windows drive too ("d:\\src\\load.py in f(...)")
+    ("ipy_frame", r"(?:Cell In\[\d+\], (?:line \d+|\[line \d+\]\([^\s)]*\))|File \S.*:\d+(?:, in |\s*$)"
+                  r"|File \[\S[^\]]*:\d+\]\([^\s)]*\)(?:, in |\s*$)|Input In \[\d+\], in "
+                  r"|<ipython-input-[\w-]+> in |(?:[A-Za-z]:)?[^\s:]+\.pyx? in \S|\d+ frames$"
                   r"|\[(?:<ipython-input-[\w-]+>|[^\s\]]+\.pyx?)\]\([^\s)]*\) in \S)"),
     # (VerboseTB numbers a frame's source lines right-aligned to 7 columns, "    682 x = f(", marks the
     # current one "--> 603 ", elides with "   (...)": the shape a cut excerpt starts with; inside a
-    # traceback any numbered line is read as one, a relay may have shifted them)
-    ("ipy_num", r"(?: {4}\d{3}| {5}\d\d| {6}\d| {3}\d{4}| {2}\d{5}|-*-> (?:\d+|\[\d+\]\([^\s)]*\))) "
+    # traceback any numbered line is read as one, a relay may have shifted them; VS Code links the number of
+    # every source line of a file's frame, its padding kept (tracebackFormatter.ts LineNumberMatchRegex), which a
+    # copy writes "     [24](file:///...:24) from x import (")
+    ("ipy_num", r"(?: {4}\d{3}| {5}\d\d| {6}\d| {3}\d{4}| {2}\d{5}| {2,6}\[\d{1,5}\]\([^\s)]*\)"
+                r"|-*-> (?:\d+|\[\d+\]\([^\s)]*\))) "
                 r"|   \(\.\.\.\)\s*$"),
     ("ipy_src", r"[ \t]*-*> \d+ |[ \t]+\d+ |[ \t]+\(\.\.\.\)"),
     # (frames hidden by __tracebackhide__ are counted on a line of their own between the blank lines that
@@ -1426,6 +1438,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "eg_line": ("py_eg", "python_traceback"),  # an exception group whose head was cut
     "py_file": ("py_frames", "python_traceback"),  # a traceback whose head was cut
     "py_file_bare": ("py_bare_frame", "python_traceback"),  # (its indentation stripped)
+    "comfy_exec": ("comfy_head", "python_traceback"),
     "fh_file": ("fatal_frames", "python_fatal"),  # a thread dump whose head was cut
     "py_fatal": ("py_fatal", "python_fatal"),
     "py_timeout": ("py_timeout", "python_fatal"),
@@ -1876,6 +1889,13 @@ MODES: dict[str, dict] = {
                       "on": {"py_file_bare": (_S, None), "py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"),
                              "py_tb": (_E, None)},
                       "any": (_C, "py_bare_src")},
+    # ComfyUI's dialog (TOKENS comfy_exec): its header, the exception's message (its lines), then after a blank
+    # line the frames; a blank line not followed by a frame ends it
+    "comfy_head": {"kind": "python_traceback", "on": {}, "after_blank": {}, "any": (_C, "comfy_msg")},
+    "comfy_msg": {"kind": "python_traceback",
+                  "on": {"py_file": (_S, "py_frames"), "py_file_bare": (_S, "py_bare_frame"), "text": (_C, None),
+                         "indent": (_C, None)},
+                  "after_blank": {"py_file": (_S, "py_frames"), "py_file_bare": (_S, "py_bare_frame")}},
     "py_bare_src": {"kind": "python_traceback",
                     "on": {"py_marker": (_S, None), "node_caret": (_S, None), "py_file_bare": (_S, "py_bare_frame"),
                            "py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"),
