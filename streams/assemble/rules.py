@@ -1880,7 +1880,8 @@ MODES: dict[str, dict] = {
                   "after_blank": {"indent": (_S, None), "tsl_frame": (_S, None), "bt_end": (_C, "py_msg_more")}},
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
-                    "on": {"text": (_C, None), "bt_begin": (_C, "py_msg_bt"), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
+                    "on": {"text": (_C, None), "bt_begin": (_C, "py_msg_bt"), "indent": (_C, None), "j_exc": (_C, None),
+                           "py_file": (_C, None),
                            "cuda_dsa": (_C, "py_cuda_end"), "ts_failed": (_C, "ts_failed"),
                            "fh_file": (_C, None), "py_file_bare": (_C, None),
                            "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
