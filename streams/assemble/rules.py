@@ -181,9 +181,11 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # journalctl's short formats write the month with strftime's "%b" in the reader's LC_TIME locale: "Dez",
     # "окт", "nov.", "7月" (format_timestamp in journalctl's output-mode code), so the month is any short word
     # of letters (with the abbreviation's dot) or a number with CJK's month sign; the writer's tag after it
-    # still says it is such a line
+    # still says it is such a line; the kernel's tag is also taken without its host (a copy of journalctl -k
+    # with the machine's name cut out)
     ("syslog", r"(?:[^\W\d_]{3,5}\.?|\d{1,2}[月월]) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? "
-               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|[a-z0-9][\w.-]* [^\s:\[#][^\s:\[]*): ", "k", None),
+               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|[a-z0-9][\w.-]* [^\s:\[#][^\s:\[]*|kernel): ",
+     "k", None),
     # the same time alone, as test runners and relays without a host write it before every line
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
      None),
@@ -409,7 +411,7 @@ RELAY_RECORDS = frozenset(("p_syslog", "p_syslog_iso", "p_dmesg"))
 # Among syslog's writers only the kernel writes one record per line (printk; a continuation arrives
 # already joined). A program's output that journald or a syslog relay split at each newline is the
 # program's own stream again: its printer's grammar joins it (journalctl -u trainer, rsyslog files).
-RELAY_RECORD_WRITERS_RE = re.compile(r"\S+ kernel(?:\[\d+\])?$")
+RELAY_RECORD_WRITERS_RE = re.compile(r"(?:\S+ )?kernel(?:\[\d+\])?$")
 EVERY_LINE = frozenset(("h_vllm", "h_torch_logging"))
 # Heads of formatters that write every further line of a record behind an indent of their own:
 # tornado's LogFormatter (and NeMo's BaseFormatter, a copy of it) end with
@@ -1221,7 +1223,14 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                   r"|Kernel Offset:|Rebooting in|Allocated by task|Freed by task|The buggy address|Memory state around"
                   r"|Dumping ftrace|Not tainted|Tainted:|task:\S+ +state:|>?[0-9a-f]{16}: |\"echo 0 > /proc|Workqueue: "
                   r"|irq event stamp:|hardirqs |softirqs |Showing all locks|\d+ locks? held by|#\d+: |pc : |lr : |sp : "
-                  r"|x\d+: |Read of size|Write of size|page:|flags: |raw: |page dumped because)"),
+                  r"|x\d+: |Read of size|Write of size|page:|flags: |raw: |page dumped because"
+                  # x86's page fault report (arch/x86/mm/fault.c show_fault_oops, dump_pagetable): "IP: [<addr>]
+                  # sym" (before 4.x, "RIP: " since), "#PF: ..." (since 5.x), one page table level a line
+                  r"|IP: |#PF: |(?:PGD|P4D|PUD|PMD|PTE) [0-9a-f]+ ?)"),
+    # a call trace's frame (arch/x86/kernel/dumpstack.c printk_stack_address: "%s %s%pBb\n", "? " before
+    # an unreliable address; arm64's dump_backtrace the same without it): "sym+0xoff/0xsize [module]", a
+    # record of its own in dmesg but the report's line; a trace whose header was cut opens the report with it
+    ("kern_frame", r"[ \t]+(?:\? )?[A-Za-z_.$][\w.$]*\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[[\w-]+(?: [0-9a-f]+)?\])?\s*$"),
     ("kern_task", r"\S+ +[RSDTtZXIK]\s*\d+ +\d+ +\d+ 0x"),  # sched_show_task: "comm  D21856  8442  4763 0x..."
     # framed tables and boxes: a rule of 10+ '=', '-' or '*' (bare, or with a title)
     # pytest's section rules (_pytest/terminal.py write_sep("=", title): the fill shrinks to one "=" each side of a
@@ -1514,6 +1523,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "rust_msg_tail": ("rust_panic", "rust_panic"),  # (the panic line cut above its message's end)
     "cmd_not_found": ("cmd_not_found", "shell_error"),
     "kern_start": ("kernel", "kernel_report"),
+    "kern_frame": ("kernel", "kernel_report"),  # (a call trace whose header was cut)
     "rule_eq": ("table_eq", "table"), "rule_eq_t": ("table_eq", "table"),
     "rule_dash": ("table_dash", "table"), "rule_dash_t": ("table_dash", "table"),
     "rule_star": ("table_star", "table"), "rule_star_t": ("table_star", "table"),
@@ -1932,7 +1942,10 @@ MODES: dict[str, dict] = {
                       # a message that quotes another process's traceback after a ':' (PySpark's
                       # PythonException, pyspark/errors/exceptions/captured.py: "An exception was thrown
                       # from the Python worker:" and the worker's traceback)
-                      "py_tb": ("after_colon", "py_msg_more"), "tf_detected": (_S, "tf_node")},
+                      "py_tb": ("after_colon", "py_msg_more"), "tf_detected": (_S, "tf_node"),
+                      # TSL's CurrentStackTrace inside the message: XLA's statuses and torch_xla's XLA_CHECK
+                      # (tf_logging.cpp: the check's text, then "*** Begin stack trace ***" and the frames)
+                      "bt_begin": (_C, "py_msg_bt")},
                # chained exceptions, the thread dump of a fatal error that printed the exception, and the
                # paragraphs libraries write into their messages
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
@@ -1944,9 +1957,15 @@ MODES: dict[str, dict] = {
                                # quotes (Spark's PythonException: its message is the traceback, which ends
                                # with a newline, then printStackTrace's "\tat" lines)
                                "j_at": (_C, "py_msg_more")}},
+    # (CurrentStackTrace's section in a message: an indented symbol a line, a frame whose symbol is unknown
+    # as a blank line, to "*** End stack trace ***", after which the message may go on)
+    "py_msg_bt": {"kind": "python_traceback",
+                  "on": {"indent": (_S, None), "tsl_frame": (_S, None), "bt_end": (_C, "py_msg_more")},
+                  "after_blank": {"indent": (_S, None), "tsl_frame": (_S, None), "bt_end": (_C, "py_msg_more")}},
     # a message known to span lines: its text runs until a line that is a record of its own
     "py_msg_more": {"kind": "python_traceback",
-                    "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_file": (_C, None),
+                    "on": {"text": (_C, None), "bt_begin": (_C, "py_msg_bt"), "indent": (_C, None), "j_exc": (_C, None),
+                           "py_file": (_C, None),
                            "cuda_dsa": (_C, "py_cuda_end"), "ts_failed": (_C, "ts_failed"),
                            "fh_file": (_C, None), "py_file_bare": (_C, None),
                            "j_at": (_C, None), "j_caused": (_C, None), "frame": (_C, None),
@@ -2392,7 +2411,8 @@ MODES: dict[str, dict] = {
     # -- Linux kernel reports (each printk line is a record; the report is one event) --------------
     # other subsystems' printk lines can land inside a report: they are emitted on their own
     "kernel": {"kind": "kernel_report", "max_side": 24,
-               "on": {"kern_line": (_S, None), "kern_task": (_S, None), "indent": (_S, None), "kern_end": (_L, None),
+               "on": {"kern_line": (_S, None), "kern_task": (_S, None), "kern_frame": (_S, None), "indent": (_S, None),
+                      "kern_end": (_L, None),
                       "rule_eq": (_L, None),
                       "kern_start": (_S, None), "text": ("side", None)},
                "after_blank": "on"},
