@@ -11,9 +11,9 @@ envelope is recognised by its shape, the set of keys it has and their types:
 - Fluent Bit ``tail`` with no parser: ``log`` is the whole line, newline already stripped;
 - ``message`` (Filebeat, Vector, rsyslog's JSON templates, Logstash): the whole line. Python's JSON
   loggers write ``message`` too (python-json-logger, Ray's JSON logs, ECS loggers): an object with a key
-  that a logging library writes in every record and no agent does (its level, ``asctime``, ``lineno``)
-  and none that only an agent writes (``agent``, ``source_type``, ...) is the application's record, the
-  log line itself, whose other keys (``step``, ``loss``) are fields;
+  that a logging library writes in every record and no agent does (its level, ``asctime``, ``lineno``),
+  or training state (``step``, ``loss``), and none that only an agent writes (``agent``, ``source_type``, ...)
+  is the application's record, the log line itself, whose other keys (``step``, ``loss``) are fields;
 - rsyslog's ``jsonmesg``: ``rawmsg`` (the line as read) beside ``msg``, ``inputname`` ...;
 - GELF 1.1 (Fluent Bit's and Vector's kafka outputs with their ``gelf`` format, Docker's gelf driver):
   ``version`` and ``short_message``, every field of the sender's own ``_``-prefixed;
@@ -46,6 +46,12 @@ AGENT_ONLY_KEYS = frozenset(("agent", "@metadata", "ecs", "input", "source_type"
 # multiline test files do, stays an envelope: its lines are joined like a file's.)
 LOGGER_RECORD_KEYS = frozenset(("level", "levelname", "levelno", "severity", "log.level", "lvl", "loglevel",
                                 "log_level", "asctime", "lineno", "funcName"))
+# Training state an agent never writes into its envelope: an object with ``message`` and one of these is the
+# application's record (python-json-logger with ``extra=``: ``{"message": "saved", "step": 500, "loss": 0.31}``),
+# its keys fields of the line.
+TRAINING_RECORD_KEYS = frozenset(("step", "global_step", "iteration", "epoch", "loss", "train_loss", "eval_loss",
+                                  "learning_rate", "lr", "grad_norm", "max_steps", "task_id", "task_type",
+                                  "model_name", "gpu_memory_mb", "gpu_utilization_pct"))
 # Keys only a logging library's encoder writes, which make the object the application's record even beside
 # an agent's key: logstash-logback-encoder writes ``level_value`` (the level's number) with Logstash's own
 # ``@version`` in every record a JVM trainer or launcher prints.
@@ -267,7 +273,8 @@ def _application_record(obj: dict) -> bool:
     keys = obj.keys()
     if not keys.isdisjoint(ENCODER_ONLY_KEYS):
         return True
-    return not keys.isdisjoint(LOGGER_RECORD_KEYS) and keys.isdisjoint(AGENT_ONLY_KEYS)
+    return (not keys.isdisjoint(LOGGER_RECORD_KEYS) or not keys.isdisjoint(TRAINING_RECORD_KEYS)) \
+        and keys.isdisjoint(AGENT_ONLY_KEYS)
 
 
 def _gelf(obj: dict, inner: Inner | None) -> RawLine:

@@ -233,6 +233,9 @@ def test_a_json_logger_record_with_message_is_the_line_itself():
     plain = decode_record(json.dumps({"key1": 12345, "time": "2006-07-28T13:22:04Z", "message": " at a.B(C.java:1)"})
                           .encode())[0]
     assert plain.text == " at a.B(C.java:1)"
+    # "message" and training state (python-json-logger with extra= and no level in its format): the record itself
+    step = json.dumps({"message": "checkpoint saved", "step": 500, "loss": 0.31, "run": "r1"})
+    assert decode_record(step.encode())[0].text == step
 
 
 def _otlp_proto(body: bytes, attrs: bytes = b"") -> bytes:
