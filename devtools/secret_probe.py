@@ -1,9 +1,9 @@
 """Secrets probe: does any part of a secret survive the assemble path, and what else gets redacted?
 
-    python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds, dev13-dev15
-    python -m devtools.secret_probe generate dev13    # (re)write only dev13 (secret_probe_dev13); likewise dev14, dev15
+    python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds, dev13-dev16
+    python -m devtools.secret_probe generate dev13    # (re)write only dev13 (secret_probe_dev13); likewise dev14-dev16
     python -m devtools.secret_probe generate-shapes   # (re)write dev2 and holdout6 from secret_probe_shapes
-    python -m devtools.secret_probe leaks [dev|dev2|...|dev15|holdout|holdout6] [-v]
+    python -m devtools.secret_probe leaks [dev|dev2|...|dev16|holdout|holdout6] [-v]
     python -m devtools.secret_probe corpus [-v]       # redactions in the real corpora (false positives)
     python -m devtools.secret_probe decoys [-v]       # redactions in random-looking lines with no secret
 
@@ -45,7 +45,11 @@ GPU-cluster jobs print them: dataclass, pydantic and argparse reprs, DeepSpeed's
 launcher and scheduler env dumps with unusual variable names, container launch lines, curl -u, git and pip URLs,
 percent-encoded userinfo, header lists, service-account JSON escaped once and twice, base64 kubeconfigs and env files, a
 token a log handler wrapped; with LLM token counts, tokenizer tokens, hashes, run ids, NCCL settings and masks as
-look-alikes) have such rows.
+look-alikes) and ``dev16`` (:mod:`devtools.secret_probe_dev16`: credentials inside JSON log records of application
+loggers (structlog, python-json-logger, pino, bunyan, zap, zerolog, logrus, slog, logstash-logback-encoder, Serilog,
+ECS, Cloud Logging, OpenTelemetry) and of agents' envelopes around them (docker json-file, Fluent Bit, Vector,
+Filebeat), under unusual key names, in JSON text, URLs, query strings, header pairs and attribute lists; with ids,
+hashes, token counts, token_type, expires_in, key names and masks as look-alikes) have such rows.
 
 The holdout fixture holds a random third of the kinds; score it only once the rules are done. ``dev2`` and
 ``holdout6`` are the third round (:mod:`devtools.secret_probe_shapes`: shapes taken from the programs that print
@@ -63,7 +67,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from devtools import CORPUS_DIR, secret_probe_dev13, secret_probe_dev14, secret_probe_dev15, secret_probe_shapes
+from devtools import (
+    CORPUS_DIR,
+    secret_probe_dev13,
+    secret_probe_dev14,
+    secret_probe_dev15,
+    secret_probe_dev16,
+    secret_probe_shapes,
+)
 from devtools.secret_probe_kinds import cases, decoys, split
 from streams.assemble.pipeline import parse_files
 
@@ -75,7 +86,8 @@ _MARK = re.compile(r"\[REDACTED:(\w+)\]")
 
 def generate(only: str = "") -> None:
     FIXTURES.mkdir(parents=True, exist_ok=True)
-    written = {"dev13": secret_probe_dev13.write, "dev14": secret_probe_dev14.write, "dev15": secret_probe_dev15.write}
+    written = {"dev13": secret_probe_dev13.write, "dev14": secret_probe_dev14.write, "dev15": secret_probe_dev15.write,
+               "dev16": secret_probe_dev16.write}
     for name, write in written.items():
         if only in ("", name):
             print(f"{name}: {write(FIXTURES / f'{name}.jsonl')} cases")

@@ -134,6 +134,19 @@ MEMO_ENTRIES = 50_000
 # from its own vocabularies; a metric point's ``gpu`` record is always null here (only the GPU sampler of
 # `sluice ship` fills it, from the driver, never from a log line). A unit test holds these lists to the
 # Avro contracts: a new text field fails it.
+# A JSON logger's message may name what a field of its record holds: python-json-logger's
+# logger.info("using deploy token", extra={"value": tok}) prints {"message": "using deploy token", "value": "..."}
+# (https://github.com/nhairs/python-json-logger/blob/main/src/pythonjsonlogger/core.py: extra's keys beside message).
+# A short one-line message is then the name of the record's value field, as a key above it would be.
+NAMING_MESSAGE_MAX_CHARS = 80
+
+
+def _naming_message(msg: Any) -> str | None:
+    if msg.__class__ is not str or len(msg) > NAMING_MESSAGE_MAX_CHARS or "\n" in msg:
+        return None
+    return msg
+
+
 TEXT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "event": (("message", "logger", "task_id", "model_name", "task_type", "phase", "error_type", "root_cause"),
               ("source", "labels", "attributes")),
@@ -592,10 +605,11 @@ class Redactor:
             value["message"] = msg = self._announced_value(key, msg)
         if msg and (self._lead or any(n in msg for n in _LEAD_NEEDLES)):
             value["message"] = self._led_lines(key, msg)
+        named = _naming_message(raw)
         for k in maps:
             v = value.get(k)
             if v:
-                value[k] = self.mapping(v)
+                value[k] = self.mapping(v, named if k == "attributes" else None)
         return out
 
     def _wrapped_jwt(self, key: tuple[Any, ...], raw: str, msg: str) -> str:

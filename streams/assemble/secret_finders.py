@@ -78,7 +78,9 @@ def _body_before(text: str, i: int) -> int:
 
 # -- key = value ----------------------------------------------------------------------------------------
 _KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|creds|psk|cookie|session_?id|sessid|key"
-                      r"|(?<![a-z])pat(?![a-z])|bindpw|rootpw|device_?code|code_?verifier|samlresponse")
+                      r"|(?<![a-z])pat(?![a-z])|bindpw|rootpw|device_?code|code_?verifier|samlresponse"
+                      # JSON loggers' quoted keys, too common as words elsewhere (secret_rules._QUOTED_KEY_NEEDLES)
+                      r"|(?<=[\"'])(?:sig|refresh|access|[th]?otp|mfa_?code)(?=\\?[\"'])")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _ASSIGN = re.compile(r"""
     (?P<kq>\\?["'`]\]?|\])?                           # the quote closing a quoted key (environ['KEY'], `key`);

@@ -8,6 +8,7 @@ not secrets. Three strengths:
 - ``strong``: any value but a placeholder is a secret (passwords, secrets, API and access keys);
 - ``weak``: the value must also look like a credential (``token``: ``pad_token: <pad>`` and
   ``tokens: 512`` are training configuration, ``hf_token: x7Yq...`` is not);
+- ``code``: a one-time code (``otp``, ``totp``): the value must be 6 to 10 digits;
 - ``header``: the value runs to the end of the line (``Authorization``, ``Cookie``), its scheme word kept;
 - ``generated``: the value must look machine-generated (16+ characters of a token alphabet, high entropy):
   keys that end in ``key`` after another word (``DD_APP_KEY``, ``AZURE_STORAGE_KEY``), in ``session id``,
@@ -73,7 +74,20 @@ COMPOUND_WEAK_ENDINGS = ("token", "passwd", "apitoken", "storepass", "keypass")
 HEADER_ENDINGS = frozenset({"authorization", "cookie"})
 # A header value shorter than this carries no credential (a cookie is name=value, a scheme a token).
 HEADER_MIN_CHARS = 4
-GENERATED_ENDINGS = frozenset({"sessionid", "sessid"})
+GENERATED_ENDINGS = frozenset({
+    "sessionid", "sessid",
+    # an Azure SAS token's signature (its sig= field, the HMAC that grants the access; loggers print the token's
+    # fields as keys of their own: https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas)
+    "sig",
+    # djangorestframework-simplejwt's token pair is {"refresh": ..., "access": ...} (TokenObtainPairView's response,
+    # https://django-rest-framework-simplejwt.readthedocs.io/en/latest/getting_started.html#usage): a token under a
+    # bare refresh or access key; "refresh": "30s" and "access": "read-only" are settings, not machine-made
+    "refresh", "access",
+})
+# A one-time code: 6 to 10 digits (RFC 4226 5.3 HOTP and RFC 6238 TOTP values; an SMS or e-mail login code), which
+# logs in while it lasts. ``otp: 26`` (an Erlang/OTP release) is too short to be one.
+CODE_ENDINGS = frozenset({"otp", "totp", "hotp", "otpcode", "mfacode"})
+_ONE_TIME_CODE = re.compile(r"[0-9]{6,10}")
 # "<word> key" is a secret's name unless the word says what kind of key it is and that kind is public or an
 # index: gitleaks' generic-api-key keyword "key" with these qualifiers left out.
 NOT_SECRET_KEY_QUALIFIERS = frozenset({
@@ -143,7 +157,8 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
                  or PARENT_SECRET_WORDS.intersection(words[:-1])
                  or (last == "key" and len(words) > 1 and words[-2] not in NOT_SECRET_KEY_QUALIFIERS))
     # The last two: one word that is a compound without humps or separators ("mypassword", "hftoken").
-    for strength, found in (("header", endings & HEADER_ENDINGS), ("strong", endings & strong),
+    for strength, found in (("header", endings & HEADER_ENDINGS), ("code", endings & CODE_ENDINGS),
+                            ("strong", endings & strong),
                             ("weak", endings & WEAK_ENDINGS), ("strong", any(last.endswith(w) for w in strong)),
                             ("weak", any(last.endswith(w) for w in COMPOUND_WEAK_ENDINGS)),
                             ("generated", generated)):
@@ -263,9 +278,11 @@ def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
             # tuple as a kwargs repr lifted into attributes prints it (requests' and elasticsearch-py's auth=)
             last == ["auth"] and ((_USER_PASSWORD.fullmatch(v) is not None and _heading_value(v.partition(":")[2]))
                                   or ((t := _AUTH_TUPLE.fullmatch(v)) is not None and not is_placeholder(t["pw"]))))
-    if strength == "generated":
+    if strength in ("generated", "code"):
         # (a "base64:" head says how the key is written: Laravel's APP_KEY=base64:...)
-        return generated_like(value.strip().removeprefix("base64:"))
+        v = value.strip()
+        return generated_like(v.removeprefix("base64:")) if strength == "generated" else (
+            _ONE_TIME_CODE.fullmatch(v) is not None)
     # ("Array cookie:  ac" in AddressSanitizer's shadow-byte legend names no credential)
     if strength != "header":
         return True

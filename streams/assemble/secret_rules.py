@@ -41,10 +41,15 @@ class SecretRule:
 _T = r"[A-Za-z0-9_\-]"
 # A secret-naming word inside a key, then a separator (= : := =>), or a --flag followed by a value.
 _KW = (r"(pass|pwd|secret|token|auth|credential|creds|psk|cookie|sessionid|session_id|sessid|key|[_.\-]pat|bindpw"
-       r"|rootpw|device_?code|code_?verifier|samlresponse)")
+       r"|rootpw|device_?code|code_?verifier|samlresponse|[\"'](?:sig|refresh|access|[th]?otp|mfa_?code))")
+# JSON loggers' quoted keys too short or common as words to look for elsewhere (secret_keys.GENERATED_ENDINGS and
+# CODE_ENDINGS: a SAS signature, a token pair's refresh and access, a one-time code)
+_QUOTED_KEY_NEEDLES = ('"sig"', '"refresh"', '"access"', '"otp"', '"totp"', '"hotp"', '"mfa',
+                       "'sig'", "'refresh'", "'access'", "'otp'", '\\"sig\\"', '\\"refresh\\"',
+                       '\\"access\\"', '\\"otp\\"')
 _KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "creds", "psk", "cookie", "session",
                "sessid", "_pat", "-pat", ".pat", "bindpw", "rootpw", "device_code", "devicecode", "code_verifier",
-               "codeverifier", "samlresponse")
+               "codeverifier", "samlresponse", *_QUOTED_KEY_NEEDLES)
 _ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?|\])?[ \t]*(:=|=>|[:=])|{_KW}[ \t]+[0-9]{{1,3}}[ \t]*[:=]"
                     rf"|{_KW}( [A-Za-z][A-Za-z0-9]*){{1,2}}[ \t]*[:=]"
                     # (a flag and its value as the items of an argv list: a repr's "', '", JSON.stringify's '","')
