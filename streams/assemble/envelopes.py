@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from streams.assemble.keys import canonical, claimed, norm
 from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.timefmt import epoch_ms, rfc3339_ms
 
@@ -263,11 +264,16 @@ def _rsyslog_jsonmesg(obj: dict, inner: Inner | None) -> RawLine:
 
 
 def _application_record(obj: dict) -> bool:
-    """An object with ``message`` that an application wrote (see the module note), not an agent."""
+    """An object with ``message`` that an application wrote (see the module note), not an agent. python-json-logger's
+    JsonFormatter with no format (logging's default "%(message)s") writes only ``message`` and the record's extra=
+    keys: one a training family claims (``step``, ``loss``, ``gpu_mem_gb``) is no agent's either."""
     keys = obj.keys()
     if not keys.isdisjoint(ENCODER_ONLY_KEYS):
         return True
-    return not keys.isdisjoint(LOGGER_RECORD_KEYS) and keys.isdisjoint(AGENT_ONLY_KEYS)
+    if not keys.isdisjoint(AGENT_ONLY_KEYS):
+        return False
+    return not keys.isdisjoint(LOGGER_RECORD_KEYS) or any(
+        k.__class__ is str and claimed(canonical(norm(k))) for k in keys)
 
 
 def _gelf(obj: dict, inner: Inner | None) -> RawLine:
