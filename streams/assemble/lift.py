@@ -382,14 +382,18 @@ def _lift_named_value(p: Parsed, obj: dict) -> tuple[str, ...]:
     if number(value)[0] is None:
         return ()
     if not any(lift_value(p, name, norm(name), value, keep_unknown=False) for name in names):
-        lift_value(p, names[-1], norm(names[-1]), value)
+        title = names[-1] if len(names) == 1 else f"{names[-1]}/{names[1]}"  # ClearML's title, then its series
+        lift_value(p, title, norm(title), value)
     return used
 
 
 def _lift_named_list(p: Parsed, items: list) -> bool:
     """A list of named values (MLflow's LogBatch and GetMetricHistory ``metrics``): each one's metric, and the
-    step and time they all share. False when it is no such list."""
+    step and time they all share. False when it is no such list, or the points of a history (their steps differ:
+    no one of them is the record's)."""
     if not items or len(items) > MAX_METRICS or not all(isinstance(i, dict) and _named_value(i) for i in items):
+        return False
+    if any(i.get("step") != items[0].get("step") for i in items):
         return False
     used: set[str] = set()
     for item in items:

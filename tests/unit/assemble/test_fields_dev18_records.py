@@ -44,12 +44,20 @@ def test_mlflow_s_metric_bodies_name_their_metric() -> None:
     assert out.get("max_steps") is None
 
 
-def test_a_named_value_whose_items_disagree_on_their_step_names_none() -> None:
+def test_a_history_of_named_values_is_no_one_point() -> None:
+    # GetMetricHistory: the points of one metric at several steps; none of them is the record's loss
     history = {"metrics": [{"key": "loss", "value": 1.5, "timestamp": 1717243200000, "step": 100},
-                           {"key": "loss_scale", "value": 65536.0, "timestamp": 1717243260000, "step": 200}]}
+                           {"key": "loss", "value": 1.25, "timestamp": 1717243260000, "step": 200}]}
     out = read(json.dumps(history))
-    assert figure(out, "loss") == 1.5
+    assert figure(out, "loss") is None
     assert out.get("step") is None
+
+
+def test_an_unknown_named_value_keeps_its_name() -> None:
+    event = {"task": "4f2b", "type": "training_stats_scalar", "timestamp": 1717243260000, "iter": 360,
+             "metric": ":monitor:machine", "variant": "cpu_usage", "value": 12.5}
+    out = read(json.dumps(event))
+    assert out["attributes"]["monitor_machine_cpu_usage"] == "12.5"  # ClearML's title, then its series
 
 
 def test_clearml_s_scalar_event_and_its_series() -> None:
