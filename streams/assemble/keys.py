@@ -235,6 +235,9 @@ RECORD_META_KEYS = frozenset(("pid", "v", "@version", "lineno", "process", "thre
 # "data.params" (`mlflow runs describe`), W&B's and Lightning's "hparams"/"hyperparameters". A learning rate or a step
 # budget under one is a setting, never the step's state: its leaves stay text in the attributes.
 CONFIG_KEYS = frozenset(("config", "train_loop_config", "params", "hparams", "hyperparameters", "hyper_parameters"))
+# A tracker's own count of its log calls, which yields to the trainer's step in the same record: W&B's "_step" (0, 1, 2
+# per wandb.log call) beside transformers' WandbCallback "train/global_step".
+TRACKER_COUNTERS = frozenset(("_step",))
 # Records that name their one metric in a field and carry its value in another: (name key, value key). MLflow's
 # Metric (mlflow/protos/service.proto: key, value, timestamp, step), a list of them in LogBatch and GetMetricHistory
 # bodies; ClearML's MetricsScalarEvent (metric = the title, variant = the series, value, iter); Comet's MetricRest

@@ -31,6 +31,7 @@ from streams.assemble.keys import (
     TASK_KEYS,
     TIME_KEYS,
     TIME_PARTS,
+    TRACKER_COUNTERS,
     as_float,
     canonical,
     family,
@@ -291,7 +292,7 @@ def lift_record(obj: dict, p: Parsed) -> None:
     for key, value in obj.items():
         if isinstance(value, dict) and isinstance(key, str) and _ROLE.get(norm(key)) == "time":
             _time_parts(p, value)
-    named = _lift_named_value(p, obj)
+    named = _lift_named_value(p, obj) + _yielding_counters(obj)
     for path, leaf, value, depth in _walk(obj, "", 0):
         if value is None:
             continue
@@ -349,6 +350,15 @@ def _set_aside(p: Parsed, path: str, leaf: str, value: Any, depth: int, named: t
         p.attributes[path] = text_of(value)
         return True
     return False
+
+
+def _yielding_counters(obj: dict) -> tuple[str, ...]:
+    """A tracker's counter (:data:`TRACKER_COUNTERS`) in a record that names the trainer's step too."""
+    if TRACKER_COUNTERS.isdisjoint(obj):
+        return ()
+    if not any(k not in TRACKER_COUNTERS and isinstance(k, str) and canonical(norm(k)) in STEP_KEYS for k in obj):
+        return ()
+    return tuple(k for k in obj if k in TRACKER_COUNTERS)
 
 
 def _in_config(path: str) -> bool:

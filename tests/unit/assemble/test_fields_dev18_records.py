@@ -93,6 +93,14 @@ def test_wandb_s_gpu_monitor_by_index() -> None:
     assert figure(out, "gpu_memory_mb") is None
 
 
+def test_w_and_b_s_own_counter_yields_to_the_trainer_s_step() -> None:
+    # wandb-summary.json: "_step" counts wandb.log calls; WandbCallback logs the Trainer's "train/global_step"
+    out = read(json.dumps({"_runtime": 3605.2, "_step": 1499, "_timestamp": 1717246800.5, "train/global_step": 1500,
+                           "train/loss": 0.9123}))
+    assert out["step"] == 1500
+    assert read(json.dumps({"loss": 2.3456, "_step": 7, "_timestamp": 1700000100.5}))["step"] == 7
+
+
 def test_torch_s_reserved_memory_in_bytes() -> None:
     out = read(json.dumps({"levelname": "INFO", "message": "cuda memory", "step": 1800,
                            "memory_allocated_bytes": 42949672960, "memory_reserved_bytes": 47244640256}))
