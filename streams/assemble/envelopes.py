@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from streams.assemble.keys import canonical, claimed, norm
 from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.timefmt import epoch_ms, rfc3339_ms
 
@@ -46,12 +47,6 @@ AGENT_ONLY_KEYS = frozenset(("agent", "@metadata", "ecs", "input", "source_type"
 # multiline test files do, stays an envelope: its lines are joined like a file's.)
 LOGGER_RECORD_KEYS = frozenset(("level", "levelname", "levelno", "severity", "log.level", "lvl", "loglevel",
                                 "log_level", "asctime", "lineno", "funcName"))
-# Training state an agent never writes into its envelope: an object with ``message`` and one of these is the
-# application's record (python-json-logger with ``extra=``: ``{"message": "saved", "step": 500, "loss": 0.31}``),
-# its keys fields of the line.
-TRAINING_RECORD_KEYS = frozenset(("step", "global_step", "iteration", "epoch", "loss", "train_loss", "eval_loss",
-                                  "learning_rate", "lr", "grad_norm", "max_steps", "task_id", "task_type",
-                                  "model_name", "gpu_memory_mb", "gpu_utilization_pct"))
 # Keys only a logging library's encoder writes, which make the object the application's record even beside
 # an agent's key: logstash-logback-encoder writes ``level_value`` (the level's number) with Logstash's own
 # ``@version`` in every record a JVM trainer or launcher prints.
@@ -269,12 +264,16 @@ def _rsyslog_jsonmesg(obj: dict, inner: Inner | None) -> RawLine:
 
 
 def _application_record(obj: dict) -> bool:
-    """An object with ``message`` that an application wrote (see the module note), not an agent."""
+    """An object with ``message`` that an application wrote (see the module note), not an agent. python-json-logger's
+    JsonFormatter with no format (logging's default "%(message)s") writes only ``message`` and the record's extra=
+    keys: one a training family claims (``step``, ``loss``, ``gpu_mem_gb``) is no agent's either."""
     keys = obj.keys()
     if not keys.isdisjoint(ENCODER_ONLY_KEYS):
         return True
-    return (not keys.isdisjoint(LOGGER_RECORD_KEYS) or not keys.isdisjoint(TRAINING_RECORD_KEYS)) \
-        and keys.isdisjoint(AGENT_ONLY_KEYS)
+    if not keys.isdisjoint(AGENT_ONLY_KEYS):
+        return False
+    return not keys.isdisjoint(LOGGER_RECORD_KEYS) or any(
+        k.__class__ is str and claimed(canonical(norm(k))) for k in keys)
 
 
 def _gelf(obj: dict, inner: Inner | None) -> RawLine:

@@ -76,6 +76,10 @@ _family("gpu_memory_mb", "gpu_memory_gb", "gpu_memory_gib", "gpu_mem_gb", "gpu_m
 # Slurm's gres/gpumem TRES: "21794M" as sstat and sacct print it (the unit on the value wins), bytes under --noconvert
 _family("gpu_memory_mb", "gres_gpumem", scale=1 / 1048576)
 _family("gpu_memory_mb", "gpu_memory_bytes", "gpu_mem_bytes", "gpu_memory_used_bytes", scale=1 / 1048576)
+# torch.cuda.memory_reserved() / max_memory_reserved() logged in bytes under their own names (the caching allocator's
+# hold on the GPU, the figure the GiB families above read); memory_allocated() beside them stays a metric of its own
+_family("gpu_memory_mb", "memory_reserved_bytes", "max_memory_reserved_bytes", "cuda_memory_reserved_bytes",
+        "cuda_max_memory_reserved_bytes", scale=1 / 1048576)
 _family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utilization", "gpu_util",
         "utilization_gpu", "gpu_usage_pct", "gpu_util_percent", "gpu_utilization_percent",
         "dcgm_fi_dev_gpu_util",  # DCGM field names as exporters key them
@@ -101,6 +105,8 @@ _family("gpu_memory_mb", "vram_total_used_memory_b", scale=1 / 1048576)
 _family("loss", "loss", "train_loss", "training_loss", "lm_loss", "train_lm_loss", "train_loss_step", "total_loss",
         "reduced_train_loss", "loss_train_total", "loss_total", "xent", "cross_entropy", "step_loss",
         "cross_entropy_loss", "ce_loss", "epoch_loss",
+        # Lightning's self.log(..., on_step=True, on_epoch=True) logs "{name}_step" and "{name}_epoch" (its mean)
+        "loss_step", "loss_epoch", "train_loss_epoch",
         # Trax's default loss layer, logged by its name: "Step 100: train WeightedCategoryCrossEntropy |  2.30"
         "weighted_category_cross_entropy",
         # GluonNLP's word language model: "[Epoch 0 Batch 200/2983] current loss 6.89, ppl 982.31, ..."
@@ -224,6 +230,23 @@ _LEVEL_NUMBERS = {"levelno": _PYTHON_LEVELNO, "level_value": _LOGBACK_LEVELS}
 RECORD_META_KEYS = frozenset(("pid", "v", "@version", "lineno", "process", "thread", "record.process.id",
                               "record.thread.id", "record.line", "metadata.lineno"))
 
+# Where a record nests its run's configuration: Ray Tune's result.json "config" (Ray Train's
+# {"train_loop_config": {...}} inside it; ray/tune/logger/json.py JsonLoggerCallback), MLflow's Run.to_dictionary
+# "data.params" (`mlflow runs describe`), W&B's and Lightning's "hparams"/"hyperparameters". A learning rate or a step
+# budget under one is a setting, never the step's state: its leaves stay text in the attributes.
+CONFIG_KEYS = frozenset(("config", "train_loop_config", "params", "hparams", "hyperparameters", "hyper_parameters"))
+# A tracker's own count of its log calls, which yields to the trainer's step in the same record: W&B's "_step" (0, 1, 2
+# per wandb.log call) beside transformers' WandbCallback "train/global_step".
+TRACKER_COUNTERS = frozenset(("_step",))
+# Records that name their one metric in a field and carry its value in another: (name key, value key). MLflow's
+# Metric (mlflow/protos/service.proto: key, value, timestamp, step), a list of them in LogBatch and GetMetricHistory
+# bodies; ClearML's MetricsScalarEvent (metric = the title, variant = the series, value, iter); Comet's MetricRest
+# (metricName, metricValue as a string, step, epoch); TensorBoard's scalars as a frame of run, tag, step, value.
+NAMED_VALUE_KEYS = (("key", "value"), ("metric", "value"), ("metricName", "metricValue"),
+                    ("metric_name", "metric_value"), ("tag", "value"))
+# The key that qualifies a named value's name (ClearML's series: "train", "validation", "gpu_0_utilization").
+NAMED_VALUE_QUALIFIERS = ("variant",)
+
 # The metrics that make a line a step line (with a step or epoch), as metrics.is_step_metric reads them.
 STEP_METRICS = frozenset(("loss", "grad_norm", "eval_loss", "gpu_utilization_pct", "generation_throughput_tokens_s"))
 
@@ -308,7 +331,11 @@ _CANONICAL_CACHE: dict[str, str] = {}
 # ``lr_group0``, ``lr_pg1``. Group 0 is the one printed first, and the first value of a family wins.
 # A bare ``lr0`` is a setting (ultralytics' initial learning rate), not the rate of a step.
 # OLMo's ``optim/learning_rate_group0`` is the same, spelt out.
-_INDEXED_LR = re.compile(r"optim(?:izer)?_?\d+_lr_?\d+|(?:lr|learning_rate)_(?:group_?|pg_?)?\d+")
+# Lightning's LearningRateMonitor names the rate by its optimizer's class ("lr-AdamW", "lr-SGD", "lr-Adam/pg1" per
+# parameter group; its "lr-AdamW-momentum" is no rate).
+_INDEXED_LR = re.compile(r"optim(?:izer)?_?\d+_lr_?\d+|(?:lr|learning_rate)_(?:group_?|pg_?)?\d+|lr_(?:sgd|adam|adamw|"
+                         r"adagrad|adadelta|adamax|asgd|lbfgs|nadam|radam|rmsprop|rprop|sparseadam|adafactor|lamb|lion|"
+                         r"fusedadam|fusedlamb)(?:_pg_?\d+)?")
 # A GPU's memory however a script spells it: ``peak_gpu_memory``, ``max_gpu_mem_allocated_gb``,
 # ``gpu_memory_reserved_mib`` (OLMo's "Peak GPU Memory (MB)"). The unit on the key or the value says the scale
 # (memory_scale); none means MB.
@@ -317,10 +344,29 @@ _GPU_MEMORY = re.compile(r"(?:(?:peak|max)_)?gpu_mem(?:ory)?(?:_(?:peak|max))?(?
 _GPU_MEMORY_SCALE = {None: 1.0, "mb": 1.0, "mib": 1.0, "gb": GIB_TO_MB, "gib": GIB_TO_MB}
 
 
+# One GPU's figure keyed by its index, as trackers' system monitors name them (after a ``system`` namespace):
+# W&B's GPU monitor (wandb core/pkg/monitor) "gpu.{i}.gpu" (utilisation %) and "gpu.{i}.memoryAllocatedBytes",
+# repeated as "gpu.process.{i}.*" for the run's own GPU; ClearML's ResourceMonitor._get_gpu_stats
+# "gpu_{i}_utilization" and "gpu_{i}_mem_used_gb" (memory.used MiB / 1024). Their "gpu.{i}.memory" and
+# "gpu_{i}_mem_usage" are shares of the memory (busy or used, %), no amount, and stay metrics of their own.
+_INDEXED_GPU: tuple[tuple[re.Pattern[str], tuple[str, float]], ...] = (
+    (re.compile(r"gpu_(?:process_)?\d+_(?:gpu|utilization)"), ("gpu_utilization_pct", 1.0)),
+    (re.compile(r"gpu_(?:process_)?\d+_memory_allocated_bytes"), ("gpu_memory_mb", 1 / 1048576)),
+    (re.compile(r"gpu_\d+_mem_used_gb"), ("gpu_memory_mb", GIB_TO_MB)),
+)
+
+
 def _known(nkey: str) -> str | None:
-    """The known key ``nkey`` is, directly or as one group's learning rate or a GPU memory spelling."""
+    """The known key ``nkey`` is, directly or as one group's learning rate, a GPU memory spelling or one GPU's
+    figure by its index."""
     if nkey in _KNOWN:
         return nkey
+    if (nkey.startswith("gpu_") and nkey[4:5].isdigit()) or nkey.startswith("gpu_process_"):
+        for pattern, fam in _INDEXED_GPU:
+            if pattern.fullmatch(nkey):
+                _FAMILIES.setdefault(nkey, fam)
+                return nkey
+        return None
     if "lr" in nkey or "learning_rate" in nkey:
         if _INDEXED_LR.fullmatch(nkey):
             return "lr"

@@ -17,17 +17,21 @@ from typing import Any
 
 from streams.assemble.keys import (
     CANONICAL_METRICS,
+    CONFIG_KEYS,
     EPOCH_KEYS,
     EXCEPTION_KEYS,
     LEVEL_KEYS,
     LOGGER_KEYS,
     MAX_STEP_KEYS,
     MESSAGE_KEYS,
+    NAMED_VALUE_KEYS,
+    NAMED_VALUE_QUALIFIERS,
     RECORD_META_KEYS,
     STEP_KEYS,
     TASK_KEYS,
     TIME_KEYS,
     TIME_PARTS,
+    TRACKER_COUNTERS,
     as_float,
     canonical,
     family,
@@ -288,11 +292,11 @@ def lift_record(obj: dict, p: Parsed) -> None:
     for key, value in obj.items():
         if isinstance(value, dict) and isinstance(key, str) and _ROLE.get(norm(key)) == "time":
             _time_parts(p, value)
+    named = _lift_named_value(p, obj) + _yielding_counters(obj)
     for path, leaf, value, depth in _walk(obj, "", 0):
         if value is None:
             continue
-        if path in RECORD_META_KEYS:
-            p.attributes[path] = text_of(value)  # kept as text, never a metric of the step line
+        if _set_aside(p, path, leaf, value, depth, named):
             continue
         nk = norm(path)
         if _lift_named(p, nk, value, depth, own) or lift_value(p, path, nk, value, keep_unknown=False):
@@ -336,6 +340,84 @@ def settle_settings(p: Parsed) -> None:
     if p.max_steps is not None:
         p.attributes.setdefault("max_steps", str(p.max_steps))
         p.max_steps = None
+
+
+def _set_aside(p: Parsed, path: str, leaf: str, value: Any, depth: int, named: tuple[str, ...]) -> bool:
+    """A leaf read apart, its text kept: the record's own bookkeeping (never a metric of the step line), a named
+    value's parts, a setting of the run's configuration, a list of named values."""
+    if path in RECORD_META_KEYS or path in named or (depth and _in_config(path)) or (
+            isinstance(value, list) and norm(leaf) not in CONFIG_KEYS and _lift_named_list(p, value)):
+        p.attributes[path] = text_of(value)
+        return True
+    return False
+
+
+def _yielding_counters(obj: dict) -> tuple[str, ...]:
+    """A tracker's counter (:data:`TRACKER_COUNTERS`) in a record that names the trainer's step too."""
+    if TRACKER_COUNTERS.isdisjoint(obj):
+        return ()
+    if not any(k not in TRACKER_COUNTERS and isinstance(k, str) and canonical(norm(k)) in STEP_KEYS for k in obj):
+        return ()
+    return tuple(k for k in obj if k in TRACKER_COUNTERS)
+
+
+def _in_config(path: str) -> bool:
+    """Whether a nested leaf lies under a configuration key (:data:`CONFIG_KEYS`)."""
+    return any(norm(part) in CONFIG_KEYS for part in path.split(".")[:-1])
+
+
+def _named_value(obj: dict) -> tuple[list[str], Any, tuple[str, ...]] | None:
+    """(the names to try, the value, the keys used) of a record that names its one metric in a field
+    (:data:`NAMED_VALUE_KEYS`); a qualifier (ClearML's series) is tried first in front of the name, then alone."""
+    for name_key, value_key in NAMED_VALUE_KEYS:
+        name, value = obj.get(name_key), obj.get(value_key)
+        if not isinstance(name, str) or not name or value is None or isinstance(value, (bool, dict, list)):
+            continue
+        names: list[str] = [name]
+        used: tuple[str, ...] = (name_key, value_key)
+        for qualifier_key in NAMED_VALUE_QUALIFIERS:
+            qualifier = obj.get(qualifier_key)
+            if isinstance(qualifier, str) and qualifier:
+                names, used = [f"{qualifier}/{name}", qualifier, name], (*used, qualifier_key)
+        return names, value, used
+    return None
+
+
+def _lift_named_value(p: Parsed, obj: dict) -> tuple[str, ...]:
+    """A record's named value as the metric it names (an unknown name stays a metric by that name); the keys used."""
+    found = _named_value(obj)
+    if found is None:
+        return ()
+    names, value, used = found
+    if number(value)[0] is None:
+        return ()
+    if not any(lift_value(p, name, norm(name), value, keep_unknown=False) for name in names):
+        title = names[-1] if len(names) == 1 else f"{names[-1]}/{names[1]}"  # ClearML's title, then its series
+        lift_value(p, title, norm(title), value)
+    return used
+
+
+def _lift_named_list(p: Parsed, items: list) -> bool:
+    """A list of named values (MLflow's LogBatch and GetMetricHistory ``metrics``): each one's metric, and the
+    step and time they all share. False when it is no such list, or the points of a history (their steps differ:
+    no one of them is the record's)."""
+    if not items or len(items) > MAX_METRICS or not all(isinstance(i, dict) and _named_value(i) for i in items):
+        return False
+    if any(i.get("step") != items[0].get("step") for i in items):
+        return False
+    used: set[str] = set()
+    for item in items:
+        used.update(_lift_named_value(p, item))
+    first = items[0]
+    for key, value in first.items():
+        if key in used or value is None or isinstance(value, (dict, list)) or any(i.get(key) != value for i in items):
+            continue
+        nk = norm(key)
+        if _ROLE.get(nk) == "time":
+            _time(p, value)
+        elif canonical(nk) in STEP_KEYS or canonical(nk) in EPOCH_KEYS:
+            lift_value(p, key, nk, value, keep_unknown=False)
+    return True
 
 
 def _time_parts(p: Parsed, value: dict) -> None:

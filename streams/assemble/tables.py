@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 
 from streams.assemble.keys import (
     EPOCH_KEYS,
+    STEP_KEYS,
     TIME_KEYS,
     canonical,
     claimed,
@@ -70,7 +71,9 @@ MAX_TRACKED_SOURCES = 100_000
 # nvidia-smi's query CSV names each column's unit in brackets ("utilization.gpu [%], memory.used [MiB]"): a header
 # of two such columns is no sentence, where two bare names could be.
 _UNITED_CSV_NAMES = 2
-_CSV_NAME = re.compile(r"([A-Za-z][\w.]*)(?: \[([^\]]{1,8})\])?")
+# Lightning's CSVLogger writes the keys as logged: LearningRateMonitor's "lr-AdamW", "lr-Adam/pg1", a namespaced
+# "train/loss".
+_CSV_NAME = re.compile(r"([A-Za-z][\w.]*(?:[-/][\w.]+)*)(?: \[([^\]]{1,8})\])?")
 # Intel's xpu-smi dump names its columns in words with the unit in parentheses: "Timestamp, DeviceId, GPU Utilization
 # (%), GPU Power (W), GPU Memory Used (MiB)". A name of words is taken only in a header of two or more such units.
 _CSV_WORDS = re.compile(r"([A-Za-z][\w.]*(?: [A-Za-z][\w.]*){0,4})(?: \(([^)]{1,16})\))?")
@@ -163,10 +166,17 @@ def header_of(text: str) -> Header | None:
         return None
     if monitor and "gpu" in names:
         names = [MONITOR_COLUMNS.get(n, n) for n in names]
-    if len(names) < (_UNITED_CSV_NAMES if csv and all(units) else 3) or not any(_claimed(n) for n in names):
+    if len(names) < (_UNITED_CSV_NAMES if csv and (all(units) or _counted_pair(names)) else 3) or not any(
+            _claimed(n) for n in names):
         return None
     spans = None if csv or monitor else _spans(text, names)
     return Header(names, units, csv, *spans) if spans else Header(names, units, csv)
+
+
+def _counted_pair(names: list[str]) -> bool:
+    """A csv header of a step and one figure: DeepSpeed's csvMonitor.write_events (deepspeed/monitor/csv_monitor.py)
+    heads each event's file with ["step", the event name's last part], "step,train_loss", "step,lr"."""
+    return len(names) == _UNITED_CSV_NAMES and _key(names[0]) in STEP_KEYS and _claimed(names[1])
 
 
 def _csv_names(s: str) -> tuple[list[str], list[str]] | None:
