@@ -114,7 +114,9 @@ _LEVEL_ALONE = re.compile(rf"\[({_LVL})\] ?")
 # termerror ("wandb: WARNING ...", "wandb: ERROR ...": its plain termlog lines carry no level word).
 # Also Dask's and other "%(name)s - %(levelname)s - %(message)s" formats ("distributed.nanny - WARNING - ...");
 # TensorRT-LLM's logger, "[TensorRT-LLM][WARNING] "; log4j 1.x's LogLog, "log4j:WARN "; the sanitizers' Report
-# (compiler-rt sanitizer_common), "==623==ERROR: AddressSanitizer: ..."; logback's StatusPrinter, "ERROR in <origin> -".
+# (compiler-rt sanitizer_common), "==623==ERROR: AddressSanitizer: ..."; logback's StatusPrinter, "ERROR in <origin> -";
+# Rust's tracing-subscriber, "{level:>5} {target}: " after a time a relay took or the format left out (Vector,
+# text-embeddings-inference, candle: " INFO vector::topology: ..."); rich's records with their time column blank.
 _TIMELESS_HEAD = re.compile(rf"[ \t]*(?P<a>{_LVL}):[ \t]+(?=\S)"
                             rf"|\[(?:(?P<b>{_LVL})[:|](?P<bn>[\w.-]+)|(?P<cn>[\w.-]+)[:|](?P<c>{_LVL}))\][ \t]"
                             rf"|(?P<dn>[a-z][\w.-]{{0,30}}): (?P<d>WARNING|ERROR|CRITICAL)[ :]"
@@ -127,8 +129,6 @@ _TIMELESS_HEAD = re.compile(rf"[ \t]*(?P<a>{_LVL}):[ \t]+(?=\S)"
                             r"|[ \t]*(?P<j>DEBUG|INFO|WARNING|ERROR|CRITICAL) +(?=\S)")
 _TIMELESS_GROUPS = (("a", None), ("b", "bn"), ("c", "cn"), ("d", "dn"), ("e", "en"), ("f", "fn"), ("g", "gn"),
                     ("h", None), ("i", None), ("j", None), ("k", "kn"))
-# Rust's tracing-subscriber writes "{level:>5} {target}: " after its time (Vector, text-embeddings-inference, candle),
-# the time left out or taken by a relay: " INFO vector::topology: ...".
 # rich's RichHandler pads the level to eight and a column's blank (LogRender: level_width=8), and leaves the time
 # column blank when a record has the time of the one before: "                    INFO     enable LoRA ...".
 _RICH_LEVEL_COLUMN = 9
