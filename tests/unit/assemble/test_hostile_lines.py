@@ -66,7 +66,7 @@ def test_a_long_hostile_line_costs_linear_time(name: str) -> None:
 
 def _redact_cpu(unit: str, size: int) -> float:
     best = float("inf")
-    for _ in range(3):
+    for _ in range(5):
         line = unit * (size // len(unit))  # a new string each time: the redactor remembers its last answer
         t = time.process_time()
         _REDACTOR(line)
@@ -78,11 +78,12 @@ def _redact_cpu(unit: str, size: int) -> float:
 @pytest.mark.parametrize("header", ["Authorization: ", "Proxy-Authorization: "])
 def test_a_line_of_repeated_headers_costs_what_a_line_of_repeated_keys_does(header: str) -> None:
     # Each header read its value up to 4 KiB ahead, to the end of the line, and the next header, a few
-    # characters on, read the same 4 KiB again: two and a half times the cost of any other key per byte.
+    # characters on, read the same 4 KiB again: two and a half times the cost of any other key per byte. (The bound
+    # sits between that and a loaded machine's noise, which has reached 1.7 times on one best-of-three.)
     size = 128 * 1024
     base = _redact_cpu("password: ", size)
     took = _redact_cpu(header, size)
-    assert took < 1.6 * max(base, 0.005), f"{header!r}: {took:.3f} s against {base:.3f} s for 'password: '"
+    assert took < 2.1 * max(base, 0.005), f"{header!r}: {took:.3f} s against {base:.3f} s for 'password: '"
 
 
 @pytest.mark.timeout(120)
@@ -91,7 +92,7 @@ def test_a_long_line_met_again_costs_what_it_did_the_first_time() -> None:
     # logged twice) was compared whole on every flag: three times the cost at 1 MiB, growing with the line.
     unit, n = "--password x ", 512 * 1024 // 13
     again, alone = float("inf"), float("inf")
-    for _ in range(2):
+    for _ in range(4):
         _REDACTOR("--password y " * 8)  # nothing equal to the line is remembered
         t = time.process_time()
         _REDACTOR(unit * n)
@@ -99,4 +100,4 @@ def test_a_long_line_met_again_costs_what_it_did_the_first_time() -> None:
         t = time.process_time()
         _REDACTOR(unit * n)  # an equal line, a new string
         again = min(again, time.process_time() - t)
-    assert again < 1.5 * max(alone, 0.005), f"{again:.3f} s met again against {alone:.3f} s the first time"
+    assert again < 2.1 * max(alone, 0.005), f"{again:.3f} s met again against {alone:.3f} s the first time"

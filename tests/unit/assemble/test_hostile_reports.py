@@ -140,9 +140,12 @@ def test_the_redactors_character_map_takes_ascii_runs_at_once() -> None:
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
         assert _char_map(text) == _char_map_by_character(text), text
     line = "\r 45%|█" + " " * (2 << 20) + "| 450/1000 [00:10<00:12, 45.0it/s]"
-    t = time.process_time()
-    _ = list(range(len(line)))  # the least any map of the line's indexes costs
-    floor = time.process_time() - t
-    t = time.process_time()
-    _char_map(line)
-    assert time.process_time() - t < 4 * floor + 0.05  # (one step a character: about 9 times the floor)
+    floor = took = float("inf")
+    for _ in range(3):  # (the best of three of each: a scheduler's hiccup is no cost of the map)
+        t = time.process_time()
+        _ = list(range(len(line)))  # the least any map of the line's indexes costs
+        floor = min(floor, time.process_time() - t)
+        t = time.process_time()
+        _char_map(line)
+        took = min(took, time.process_time() - t)
+    assert took < 4 * floor + 0.05  # (one step a character: about 9 times the floor)
