@@ -331,22 +331,28 @@ class Redactor:
         a table that names a secret ...) as JSON-able ``[rank, memory, value]`` rows, or None: saved with the
         assembler's state of the source, so that a restarted worker redacts the events to come as the running one
         would have (:mod:`streams.assemble.state`). Only memories kept by ``sid`` (``output(out, sid)``)."""
-        if self._by_sid is None:  # one pass over the memories for all the sources a turn saves
+        rows = self._index().get(sid)
+        if not rows:
+            return None
+        return [[rank, name, [v[0], v[1].pattern, v[2]] if name == "lead" else v] for rank, name, v in rows]
+
+    def _index(self) -> dict[str, list[tuple[Any, str, Any]]]:
+        """The memories kept by source id, ``(rank, memory, value)`` each: built in one pass over them for all the
+        sources a turn saves or a take-over restores, and dropped when an output may change them."""
+        if self._by_sid is None:
             by_sid: dict[str, list[tuple[Any, str, Any]]] = {}
             for name, memory in self._memories():
                 for key, v in memory.items():
                     if len(key) == 2 and key[0].__class__ is str:
                         by_sid.setdefault(key[0], []).append((key[1], name, v))
             self._by_sid = by_sid
-        rows = self._by_sid.get(sid)
-        if not rows:
-            return None
-        return [[rank, name, [v[0], v[1].pattern, v[2]] if name == "lead" else v] for rank, name, v in rows]
+        return self._by_sid
 
     def restore_source(self, sid: str, rows: list[list[Any]] | None) -> None:
         """Put back what :meth:`source_state` saved for ``sid`` (a line pattern no rule has any longer is dropped)."""
         self.forget_source(sid)
         memories = dict(self._memories())
+        restored = []
         for rank, name, saved in rows or ():
             value = saved
             if name == "lead":
@@ -360,13 +366,16 @@ class Redactor:
                 value = tuple(saved)
             if name in memories:
                 memories[name][(sid, rank)] = value
+                restored.append((rank, name, value))
+        if restored:
+            self._index()[sid] = restored
 
     def forget_source(self, sid: str) -> None:
-        """Drop what ``sid`` has open (its state was deleted, or is being put back)."""
-        self._by_sid = None
-        for _name, memory in self._memories():
-            for key in [k for k in memory if len(k) == 2 and k[0] == sid]:
-                del memory[key]
+        """Drop what ``sid`` has open (its state was deleted, or is being put back): its rows of the index, not a scan
+        of every source's memories for each source a take-over restores."""
+        memories = dict(self._memories())
+        for rank, name, _v in self._index().pop(sid, ()):
+            memories[name].pop((sid, rank), None)
 
     def _finder(self, rule: SecretRule) -> Callable[[str], list[tuple[int, int, str]]]:
         kind = rule.kind
