@@ -45,11 +45,11 @@ def test_a_source_under_many_prefixes_holds_a_bounded_number_of_blocks_and_loses
     n = MAX_OPEN_PER_SOURCE * 3
     lines = [f"[rank{i}]: {HEAD}" for i in range(n)]
     out: list[Any] = []
-    started = time.perf_counter()
+    started = time.process_time()
     for i, line in enumerate(lines):
         out += asm.feed(raw(i, line))
         assert asm.merger.open_count() <= MAX_OPEN_PER_SOURCE
-    per_line = (time.perf_counter() - started) / n
+    per_line = (time.process_time() - started) / n
     assert asm.merger.evicted == n - MAX_OPEN_PER_SOURCE
     # each block emitted early is whole so far: its line, once; the rest come out at the end
     out += asm.flush_all()
@@ -131,10 +131,10 @@ def test_a_turns_end_with_many_sources_open_does_not_look_at_each_of_them():
     for i in range(100_000):
         merger.push(f"pod-{i}", RawLine(HEAD), i, TS)
     assert merger.flush_idle(TS) == []  # (one scan: what is open, and since when)
-    started = time.perf_counter()
+    started = time.process_time()
     for turn in range(200):
         assert merger.flush_idle(TS + turn) == []
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert len(merger.flush_idle(TS + merger.idle_timeout_ms)) == 100_000
 
 
