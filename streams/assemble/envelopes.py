@@ -29,9 +29,11 @@ that inner line is decoded like a line of the file, once, so the events match th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
+from streams.assemble.jsonlimits import violation
 from streams.assemble.keys import canonical, claimed, norm
 from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.timefmt import epoch_ms, rfc3339_ms
@@ -201,6 +203,49 @@ def _strip_newline(text: str) -> tuple[str, bool]:
     return text, had
 
 
+# Keys of an envelope that are read above or are the agents' own bookkeeping. Any other key with a text or number
+# value is one the operator had the agent add (Fluent Bit's record_modifier or modify filters, Vector's remap, a
+# Logstash mutate: ``cluster``, ``env``, ``project``) and is kept as a label, as Filebeat's ``fields`` are. Keys of
+# the application's own record that an agent merged in beside the line (Fluent Bit's ``Merge_Log``: its level, step,
+# loss, or any key the line's own JSON has) are not: the line still holds them, and its parse lifts them.
+ENVELOPE_OWN_KEYS = frozenset((
+    *DOCKER_KEYS, *AGENT_ONLY_KEYS, *TIME_KEYS, *(k for k in FILE_KEYS if k.__class__ is str),
+    *(k for k in HOST_KEYS if k.__class__ is str), "message", "labels", "fields", "offset", "tags",
+    "timestamp_end", "container", "event", "source", "container_id", "container_name", "partial_message",
+    "partial_id", "partial_ordinal", "partial_last", "log.offset", "fields_under_root"))
+FIELDS_KEY = "fields"  # Filebeat's custom fields (``fields:`` in an input) when not ``fields_under_root``
+
+
+def _merged_keys(obj: dict) -> frozenset:
+    """The keys of the line itself when it is a JSON object an agent also merged into its record."""
+    line = obj.get("log")
+    if line.__class__ is not str:
+        line = obj.get("message")
+    if line.__class__ is not str or not line.startswith("{") or violation(line) is not None:
+        return frozenset()
+    try:
+        parsed = json.loads(line)
+    except ValueError:
+        return frozenset()
+    return frozenset(parsed) if parsed.__class__ is dict else frozenset()
+
+
+def _custom_labels(obj: dict, labels: dict) -> None:
+    """The keys an operator had the agent add: Filebeat's ``fields`` map, then other top-level keys."""
+    custom = obj.get(FIELDS_KEY)
+    if custom.__class__ is dict:
+        for k, v in custom.items():
+            put_meta(labels, str(k), v)
+    extra = [k for k in obj if k.__class__ is str and k not in ENVELOPE_OWN_KEYS and k not in LOGGER_RECORD_KEYS
+             and not claimed(canonical(norm(k)))]
+    if not extra:
+        return
+    merged = _merged_keys(obj)
+    for k in extra:
+        if k not in merged:
+            put_meta(labels, k, obj[k])
+
+
 def _agent_fields(obj: dict) -> tuple[dict, dict]:
     src = empty_source()
     labels: dict = {}
@@ -216,6 +261,7 @@ def _agent_fields(obj: dict) -> tuple[dict, dict]:
             text = meta_text(v)
             if text is not None:
                 labels[str(k)] = text
+    _custom_labels(obj, labels)
     return src, labels
 
 

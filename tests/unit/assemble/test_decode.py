@@ -275,3 +275,29 @@ def test_an_agents_labels_of_another_type_than_text_name_no_project() -> None:
               "big": "x" * 10_000, "ok": True}
     (ln,) = decode_record(json.dumps({"message": "hi", "source_type": "file", "labels": labels}).encode())
     assert ln.labels == {"rank": "3", "team": "nlp"}
+
+
+def test_keys_an_operator_had_the_agent_add_are_labels() -> None:
+    # Fluent Bit's record_modifier (beside its tail's log and path), Vector's remap (beside its file source's keys)
+    # and Filebeat's custom ``fields`` name the cluster or the environment: kept, where they were dropped
+    rec = {"log": "step 1\n", "path": "/var/log/train.log", "cluster": "a100-pool", "gpus": 8, "tags": ["x"]}
+    (ln,) = decode_record(json.dumps(rec).encode())
+    assert ln.labels == {"cluster": "a100-pool", "gpus": "8"}
+    rec = {"message": "hi", "source_type": "file", "file": "/f", "host": "h", "timestamp": "2024-01-01T00:00:00Z",
+           "env": "prod"}
+    (ln,) = decode_record(json.dumps(rec).encode())
+    assert ln.labels == {"env": "prod"} and ln.source["host"] == "h"
+    rec = {"@timestamp": "2024-01-01T00:00:00Z", "message": "hi", "agent": {"type": "filebeat"}, "input": {},
+           "ecs": {"version": "8.0.0"}, "fields": {"project": "llm", "team": "nlp"}}
+    (ln,) = decode_record(json.dumps(rec).encode())
+    assert ln.labels == {"project": "llm", "team": "nlp"}
+
+
+def test_an_application_record_an_agent_merged_beside_its_line_gives_no_labels() -> None:
+    # Fluent Bit's kubernetes filter with Merge_Log copies the line's JSON keys into the record: they are the
+    # line's (its parse lifts them), not the operator's; an added key beside them still is
+    line = '{"level": "info", "msg": "saved", "step": 5, "loss": 1.2, "run": "r1"}'
+    rec = {"log": line, "stream": "stdout", "time": "2024-01-01T00:00:00Z", "kubernetes": {"pod_name": "p"},
+           "level": "info", "msg": "saved", "step": 5, "loss": 1.2, "run": "r1", "cluster": "c"}
+    (ln,) = decode_record(json.dumps(rec).encode())
+    assert ln.text == line and ln.labels == {"cluster": "c"}
