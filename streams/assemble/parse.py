@@ -33,7 +33,7 @@ from streams.assemble.rounds import lift_round
 from streams.assemble.steplines import lift_counters, lift_step_line
 from streams.assemble.times import ISO as _ISO
 from streams.assemble.times import SLASHED as _SLASHED
-from streams.assemble.times import epoch_ms
+from streams.assemble.times import epoch_ms, zone_after_ms
 from streams.assemble.times import iso_ms as _iso
 from streams.assemble.times import ms_of as _ms
 from streams.assemble.times import slashed_ms as _slashed
@@ -392,6 +392,8 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
     m = _ISO.search(body, 0, 80)
     if m:
         p.ts_ms, p.fmt = _iso(m), "iso"
+        if p.ts_ms is not None and m.group(8) is None and body.startswith(" ", m.end()):
+            p.ts_ms -= zone_after_ms(body, m.end())
     elif "/" in body[:40]:  # a slashed date heads its line (behind a level word at most)
         m = _SLASHED.search(body, 0, 40)
         if m:

@@ -27,6 +27,33 @@ ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)(?:[ T,]|, )(\d\d):(\d\d):(\d\d)(?:[,.](
 SLASHED = re.compile(r"(?<!\d)(?:(\d{4})/(\d\d)/(\d\d)|(\d\d)/(\d\d)/(\d{4}|\d\d))[ T](\d\d:\d\d:\d\d)(?:[,.](\d+))?"
                      r"(?![\d/])")
 
+# A zone written after a zone-less time, behind a blank: ``date``'s default and Java's ``z`` pattern write an
+# abbreviation ("10:00:00 PST"), ``%z`` an offset ("10:00:00 +0900"). Only the abbreviations that name one offset
+# are read (CST is China's and the US's, IST India's, Ireland's and Israel's): the others stay UTC.
+ZONE_AFTER = re.compile(r" ([A-Z]{2,5}|[+-]\d\d:?\d\d)(?![\w:])")
+ZONE_MINUTES = {
+    "UTC": 0, "GMT": 0, "UT": 0, "WET": 0, "WEST": 60, "CET": 60, "CEST": 120, "MET": 60, "MEST": 120,
+    "EET": 120, "EEST": 180, "MSK": 180, "JST": 540, "KST": 540, "HKT": 480, "SGT": 480, "AWST": 480,
+    "ACST": 570, "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780, "HST": -600, "AKST": -540, "AKDT": -480,
+    "PST": -480, "PDT": -420, "MST": -420, "MDT": -360, "CDT": -300, "EST": -300, "EDT": -240,
+}
+
+
+def zone_after_ms(text: str, end: int) -> int:
+    """Milliseconds to subtract from a zone-less time that ends at ``end`` for the zone written after it (0: none)."""
+    m = ZONE_AFTER.match(text, end)
+    if m is None:
+        return 0
+    zone = m.group(1)
+    if zone[0] in "+-":
+        digits = zone[1:].replace(":", "")
+        if int(digits[:2]) > MAX_OFFSET_H or int(digits[2:]) > 59:
+            return 0
+        minutes = int(digits[:2]) * 60 + int(digits[2:])
+        return (minutes if zone[0] == "+" else -minutes) * 60000
+    return ZONE_MINUTES.get(zone, 0) * 60000
+
+
 _DAY_CACHE: dict[tuple[int, int, int], int] = {}
 
 

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import calendar
+from datetime import UTC, datetime
 
+import pytest
 from corpus_helpers import lines
 
 from streams.assemble.parse import parse_line
@@ -172,3 +174,17 @@ def test_slashed_dates_year_first_and_month_first():
     assert x.ts_ms == utc(2019, 10, 4, 14, 41, 25) and x.level == "INFO"
     # a first number above 12 can only be the day
     assert parse_line("25/12/2024 08:00:00 WARNING disk almost full", P2024).ts_ms == utc(2024, 12, 25, 8, 0, 0)
+
+
+@pytest.mark.parametrize(("line", "utc"), [
+    ("2024-03-05 10:00:00 PST INFO training started", "2024-03-05T18:00:00"),  # date(1) and Java's "z"
+    ("2024-03-05 10:00:00 CET [INFO] hello", "2024-03-05T09:00:00"),
+    ("[2024-03-05 10:00:00 +0900] INFO hi", "2024-03-05T01:00:00"),  # strftime's %z behind a blank
+    ("2024-03-05 10:00:00 -07:00 WARN y", "2024-03-05T17:00:00"),
+    ("2024-03-05 10:00:00 UTC INFO x", "2024-03-05T10:00:00"),
+    ("2024-03-05 10:00:00 CST INFO x", "2024-03-05T10:00:00"),  # China's or the US's: not guessed
+    ("2024-03-05 10:00:00 INFO -0700 y", "2024-03-05T10:00:00"),  # not behind the time
+])
+def test_a_zone_written_after_a_zoneless_time_is_applied(line: str, utc: str) -> None:
+    want = int(datetime.fromisoformat(utc).replace(tzinfo=UTC).timestamp() * 1000)
+    assert parse_line(line, 0).ts_ms == want
