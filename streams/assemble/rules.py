@@ -1359,6 +1359,14 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                 r"[A-Za-z_][\w.]*(?:\[[^\]]*\])*\(.*|(?:raise [A-Z]\w*|return [A-Za-z_][\w.]*)(?:\(.*)?$"
                 r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\(.*\)$)"),
     ("yaml_key", r"[A-Za-z_][\w.-]*:(?: \S.*)?$"),
+    # a dict a record announced ("...:", a blank line) as pprint.pformat writes it: "{" then its first key's
+    # repr ("{'lr': 0.1,", with indent= "{ 'agent0': {"; RLlib's summarize pformats a sample batch into its
+    # "Trajectory fragment after postprocess_trajectory():\n\n{}" record), or json.dumps(indent=...)'s "{" alone
+    ("dump_open", r"\{ ?(?:['\"]|\s*$)"),
+    # an item of a list a line announced ("...:" and the items "- " at column 0, one write: Ray Train's controller
+    # logs "Started training worker group of size 4: \n" + "\n".join of "- (ip=.., pid=..) world_rank=.." lines,
+    # worker_group.py _start_impl), as YAML writes a sequence under its key
+    ("bullet", r"- \S"),
 )
 
 # Lines that are records of their own (ending a free-text part of a block) without a head:
@@ -1786,8 +1794,11 @@ MODES: dict[str, dict] = {
                                    "py_orig_tb": (_C, "py_head"),
                                    # Hydra's "Error executing job with overrides: [...]" (ANNOUNCE_BODY_RE), then
                                    # run_and_report's write of the job's compact error
-                                   "hydra_compact": ("announce", "hydra_compact")},
+                                   "hydra_compact": ("announce", "hydra_compact"),
+                                   "bullet": ("after_colon", "bullets")},
               "after_blank": {"py_chain": (_S, "py_chain"), **_RUST_SECTIONS}},
+    # the items of a list a line without a head announced (TOKENS "bullet"), to the first line of another shape
+    "bullets": {"kind": None, "on": {"bullet": (_C, None)}},
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception). Evidence that ends it: any line that is neither a stack
     # start nor deeper-indented; a line of text is held (record_tent) and kept only when a stack the
@@ -1845,6 +1856,7 @@ MODES: dict[str, dict] = {
              # keeps it after a blank line: a relay that doubles every newline writes one between them before
              # the doubling shows)
              "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml"),
+                             "dump_open": (_C, None),
                              "py_tb": (_S, "py_head"), **_RUST_SECTIONS}},
     # a YAML dump a record announced ("...:", a blank line): its keys at column 0 and everything indented
     # under them, to a line of another shape or a blank line (the dump holds none)

@@ -99,3 +99,39 @@ def test_a_bracket_indented_under_a_record_stays_its_line():
     # the same rule takes one blank only, before a writer's prefix: deeper indentation is the block's own
     texts = ["ValueError: bad shapes:", "    [rank3]: (4, 8) vs (4, 9)"]
     assert groups(texts) == [[0, 1]]
+
+
+_RLLIB = "2019-10-08 12:54:40,669\tINFO sample_batch_builder.py:161 -- "
+
+
+def test_a_dict_a_record_announced_after_a_blank_line_is_its_body():
+    # rule: TOKENS "dump_open" in MODES "body" after_blank (RLlib's record "...postprocess_trajectory():\n\n{}" with
+    # a pformat'ed batch): behind Ray's (pid=N) too, whose prefix alone is that writer's empty line
+    body = ["{ 'agent0': { 'data': { 'action_logp': np.ndarray((19,), dtype=float32, min=-0.695, max=-0.691),",
+            "                        'actions': np.ndarray((19,), dtype=int64, min=0.0, max=1.0, mean=0.368),"]
+    texts = [_RLLIB + "Trajectory fragment after postprocess_trajectory():", "", *body,
+             "2019-10-08 12:54:41,002\tINFO rollout_worker.py:700 -- Completed sample batch"]
+    assert groups(texts) == [[0, 1, 2, 3], [4]]
+    texts = [f"(pid=7832) {t}" if t else "(pid=7832)" for t in texts[:4]]
+    assert groups(texts) == [[0, 1, 2, 3]]
+
+
+def test_a_dict_after_a_record_that_announced_nothing_stays_apart():
+    # the same rule: only a record whose message ends with ':' announces a body
+    assert groups([_RLLIB + "Built policy map.", "", "{'default_policy': 1}"]) == [[0], [2]]
+
+
+def test_the_list_a_line_announced_is_its_own():
+    # rule: TOKENS "bullet" with MODES "plain" and "bullets" (Ray Train's controller logs the worker group's
+    # members as one message under "...: ", a "- " line each), behind Ray's prefix too
+    group = ["Started training worker group of size 2: ",
+             "- (ip=127.0.0.1, pid=55616) world_rank=0, local_rank=0, node_rank=0",
+             "- (ip=127.0.0.1, pid=55617) world_rank=1, local_rank=1, node_rank=0"]
+    texts = [*group, "Attempting to shut down the worker group."]
+    assert groups(texts) == [[0, 1, 2], [3]]
+    assert groups([f"(TrainController pid=55606) {t}" for t in texts]) == [[0, 1, 2], [3]]
+
+
+def test_dashed_lines_after_a_line_that_announced_nothing_stay_apart():
+    # the same rule: only a line ending with ':' announces its list
+    assert groups(["Started the worker group.", "- rank 0 ready", "- rank 1 ready"]) == [[0], [1], [2]]
