@@ -748,6 +748,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                       # not locate or call, then "full_key: ..." on the next line)
                       r"|Error locating target '|Error in call to target '|Error instantiating ')"),
     ("hydra_hint", r"Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\."),
+    # MPICH's mpiexec (hydra, ui/mpich/mpiexec.c) on leaving after a process died of a signal: three printf's, the
+    # signal's string and number, then two fixed lines (the "BAD TERMINATION" banner above them is another write)
+    ("mpich_exit", r"YOUR APPLICATION TERMINATED WITH THE EXIT STRING: "),
+    ("mpich_exit_more", r"(?:This typically refers to a problem with your application\."
+                        r"|Please see the FAQ page for debugging suggestions)\s*$"),
     # Unsloth's banners (unsloth/models/_utils.py, llama.py, save.py): one print or logger call of five lines,
     # the sloth drawn down their first 14 columns: "==((====))==  " + the title, then the lines led by
     # "   \\   /|    " (f"{chr(92)}{chr(92)}"; one backslash in older versions), "O^O/ \_/ \    ",
@@ -1594,6 +1599,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "pytest_usage": ("pytest_usage", "usage_error"),
     "fire_error": ("fire_error", None),
     "hydra_compact": ("hydra_compact", None),
+    "mpich_exit": ("mpich_exit", None),
     "pl_summary": ("pl_summary", "model_summary"),
     "pl_grid": ("pl_grid", "model_summary"),
     "wandb_sync_info": ("wandb_header", None),
@@ -2480,6 +2486,8 @@ MODES: dict[str, dict] = {
     # (the hint is a write of its own after it: a line of its own, as after a traceback)
     "hydra_compact": {"kind": "hydra_error", "on": {"hydra_hint": ("confirm", None)}, "any": (_T, None),
                       "after_blank": "on", "max_tent": 40},
+    # MPICH's exit-string message (TOKENS "mpich_exit"): its two fixed lines
+    "mpich_exit": {"kind": None, "on": {"mpich_exit_more": (_S, None)}},
     # Lightning's model summaries (their tokens)
     "pl_summary": {"kind": "model_summary", "rows": True,
                    "on": {"rule_dash": (_S, None), "pl_row": (_S, None), "pl_total": (_S, None)}},

@@ -135,3 +135,13 @@ def test_the_list_a_line_announced_is_its_own():
 def test_dashed_lines_after_a_line_that_announced_nothing_stay_apart():
     # the same rule: only a line ending with ':' announces its list
     assert groups(["Started the worker group.", "- rank 0 ready", "- rank 1 ready"]) == [[0], [1], [2]]
+
+
+def test_mpich_exit_string_message_is_one_event():
+    # rule: TOKENS "mpich_exit" and MODES "mpich_exit" (hydra's mpiexec.c prints the signal's string, then two fixed
+    # lines, on leaving); the prompt after it is the next line of its own
+    texts = ["YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation fault (signal 11)",
+             "This typically refers to a problem with your application.",
+             "Please see the FAQ page for debugging suggestions",
+             "/project $ mpiexec -np 10 ./main"]
+    assert groups(texts) == [[0, 1, 2], [3]]
