@@ -206,6 +206,15 @@ def _untick(text: str) -> str:
     return rest if headed or R.COLUMN0_STARTS_RE.match(rest) else text
 
 
+def unlead(text: str) -> str:
+    """``text`` without the blank a copy put before a writer's bracketed prefix (``rules.BLANK_LED_PREFIX_FIRST``)."""
+    if text[1:2] in R.BLANK_LED_PREFIX_FIRST and text[2:3] != " ":
+        led = _PFX_TABLE.get(text[1], _PFX_OTHER)(text[1:])
+        if led is not None and R.PREFIX_KEY.get(led.lastgroup or "") in ("all", "k"):
+            return text[1:]
+    return text
+
+
 def split_prefix(text: str, m: re.Match[str] | None = None,  # noqa: PLR0912 - one pass over a line's prefixes
                  most: int = 4) -> tuple[str, str, int | None, str | None]:
     """(key, body, rank, relay): the stream prefixes' stable part, the rest of the line (a relay's
@@ -216,6 +225,8 @@ def split_prefix(text: str, m: re.Match[str] | None = None,  # noqa: PLR0912 - o
     rank = None
     relay = None
     escaped = False
+    if m is None and text[:1] == " ":
+        text = unlead(text)
     body = text
     for _ in range(most):
         if not body:
@@ -582,6 +593,8 @@ class MultilineMerger:
             text = _untick(text)
         if text[:1] == " " or sid in self._shift:
             text = self._unshift(sid, text, ms)
+            if text[:1] == " ":
+                text = unlead(text)
         c = text[:1]
         pm = _PFX_TABLE.get(c, _PFX_OTHER)(text) if c and (c in _PFX_FIRST or c > "\x7f") else None
         if pm is None:  # most lines have no stream prefix: one try, and a look for the gated ones' literal

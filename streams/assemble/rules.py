@@ -85,9 +85,15 @@ import re
 # Prefixes in ``RELAY_RECORDS`` are written by relays (syslog, the kernel's printk); where the writer
 # makes every line a record of its own (``RELAY_RECORD_WRITERS_RE``) only a printer's grammar joins
 # such lines, never indentation.
+# C's ctime() without its newline, as launchers stamp a child's lines with it: "Thu Aug 29 21:45:09 2019"
+_CTIME = (r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
+          r"\d\d:\d\d:\d\d \d{4}")
 STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
-    # torchrun/accelerate with --tee or local_ranks_filter prefix every line: "[rank3]:", "[default3]:"
-    ("rank", r"\[(?:rank|default)\d+\]: ?", "all", None),
+    # torchrun/accelerate with --tee or local_ranks_filter prefix every line: "[rank3]:", "[default3]:". The
+    # elastic agent writes log_line_prefix_template, by default "[${role_name}${local_rank}]:" (local_elastic_agent.py
+    # LocalElasticAgent's docstring: "[trainer0]: foobar"): the role is whatever --role or a launcher names it
+    # ("default", "rank", "trainer", "worker"), a word before the rank
+    ("rank", r"\[[A-Za-z][A-Za-z_-]*\d+\]: ?", "all", None),
     # Ray's log monitor prefixes each worker line "(Name pid=N, ip=A)"; vLLM V1 "(VllmWorker rank=1 pid=N)";
     # SkyPilot names its Ray tasks "task," / "worker1, rank=1," (cloud_vm_ray_backend.py name_str) and its
     # own streaming prefix is f"({task_name}, pid={pid}) " (log_lib run_with_log): "(task, pid=N)",
@@ -95,6 +101,10 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # is, of more than one word too: "(VllmWorker TP1 pid=N)", "(EngineCore_DP0 pid=N)"
     ("ray", r"\((?:[\w.-]+,? ){0,3}(?:(?:pid|rank|ip|node_id|actor_id)=[\w.:-]+,? ?)+\) ?", "all", None),
     ("raylet", r"\((?:raylet|gcs_server)(?:, ip=[\d.]+)?\) ?", "all", None),
+    # Ray's driver prints the autoscaler's events as f"({pid}) {line}" with pid "autoscaler +{time_string()}"
+    # (_private/worker.py print_worker_logs: "(autoscaler +11s) ", older releases "(scheduler +13s) "): the time since
+    # the driver started is volatile, the autoscaler is the writer
+    ("ray_events", r"\((?P<k_ray_events>autoscaler|scheduler) \+[\dhms.]+\) ", "k", None),
     # Slurm srun --label: the task id before every line, right-aligned to the widest id (slurm's
     # _build_label "%*d: ", "P%u %*d: " in a heterogeneous job): "0: ", " 3: ", "12: ". A padded id
     # is read to width 3 and only at the start of a line (``LINE_START_PREFIXES``): Rust's backtrace
@@ -116,13 +126,22 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # (an error's header and its stacks indented under it). (The sanitizers' "==PID==ERROR:" has no blank.)
     # The prefix alone may come without its blank: copies and editors trim a line's trailing blanks.
     ("valgrind", r"==\d+==(?: |\Z)", "all", None),
-    # OpenMPI mpirun --tag-output: "[1,0]<stdout>:"
-    ("mpi", r"\[\d+,\d+\]<(?:stdout|stderr)>: ?", "all", None),
+    # Open MPI's mpirun --tag-output: "[1,0]<stdout>:" (orte/mca/iof/base/iof_base_output.c, PRRTE 1-2 the same:
+    # "[%s,%s]<%s>:", local jobid and rank; with --timestamp-output ctime() glued before it, "%s[%s,%s]<%s>:"). Open MPI
+    # 5 writes it through PMIx (openpmix src/common/pmix_iof.c write_output_line): "[%s,%s]<%s>: " with the jobid after
+    # the nspace's '@' or the whole nspace ("[prterun-host-4242@1,0]<stdout>: "), "--output tag-detailed" adds
+    # "[host:pid]", and a timestamp is ctime() in brackets before the tag. The stream may be stddiag. The time is
+    # volatile; the tag is the writer
+    ("mpi", rf"(?:{_CTIME}|\[{_CTIME}\])?(?P<k_mpi>\[[^\s,\[\]]+,\d+\](?:\[[^\s:\[\]]+:\d+\])?"
+            r"<(?:stdout|stderr|stddiag)>:) ?", "k", None),
+    # the same launchers' --timestamp-output without a tag: ctime() and the stream ("%s<%s>:"; PMIx: "[%s]<%s>: "),
+    # every rank's lines under one stamp, the time volatile
+    ("mpi_time", rf"(?:{_CTIME}|\[{_CTIME}\])<(?:stdout|stderr|stddiag)>: ?", "none", None),
     # horovodrun's own relay (Gloo, horovod.run's function mode, horovod.spark; runner/common/util/
     # safe_shell_exec.py prefix_connection): "{time}[{index}]<{stream}>:", the time time.asctime() writes
     # ("Fri Sep 25 16:52:57 2020") with --prefix-output-with-timestamp, else nothing; the index is the writer
-    ("horovod", r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
-                r"\d\d:\d\d:\d\d \d{4})?(?P<k_horovod>\[\d+\]<(?:stdout|stderr)>:)", "k", None),
+    # (PMIx's "--output rank" writes the same shape, "[%s]<%s>: ", its timestamp ctime() in brackets before it)
+    ("horovod", rf"(?:{_CTIME}|\[{_CTIME}\])?(?P<k_horovod>\[\d+\]<(?:stdout|stderr|stddiag)>:) ?", "k", None),
     # pm2 logs: the app's id and name, padded to the widest name, then "| " before every line of its output
     # ("0|MINER  | "; lib/API/Log.js writes `${id}|${name} | `). Read as a relay's stamp, not as a writer:
     # pastes from it often take a line's text from after the prefix, the rest of the event with it
@@ -164,6 +183,11 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # volatile, the job and task are the writer, so a traceback the task printed is one event
     ("airflow_subtask", r"\[\d{4}-\d\d-\d\d[^\]]{0,32}\] \{\{?base_task_runner\.py:\d+\}\}? INFO - "
                         r"(?P<k_airflow_subtask>Job \d+: Subtask [\w.-]+|Subtask:) ", "k", "Subtask"),
+    # Determined's trial logs (det trial logs; master/internal/db/postgres_trial_logs.go TrialLogs): the time in
+    # brackets, then the container id's first 8 characters, " [rank=N]" where the rank is known, " || " and the
+    # line (a level and ": " where the record had one). The time is volatile (read as "rfc3339" before this);
+    # container and rank are the writer
+    ("determined", r"(?P<k_determined>[0-9a-f]{8}(?: \[[\w=]+\])?) \|\| ", "k", " || "),
     # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps)
     ("rfc3339", r"\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]? ", "none", None),
     # Go's log package with its standard flags (log.LstdFlags: Ldate|Ltime, Lmicroseconds adds ".uuuuuu") writes
@@ -399,6 +423,11 @@ NOT_SYSLOG_WRITERS = frozenset(("Caused by", "fatal error", "runtime stack", "st
 # a frame's leading tab arrives as "#011"
 RELAY_ESCAPES = (("#011", "\t"),)
 LINE_START_PREFIXES = frozenset(("p_srun_padded",))
+# A copy that leads every line but the first with a blank (Python's print(*chunks) puts its separator, a blank,
+# after each chunk's newline) moves a writer's bracketed prefix one column right: " [rank3]:[E227 ...]". A launcher
+# never writes a blank before its prefix, so a blank then a bracketed writer's prefix ("all" or "k" keyed) is that
+# prefix, not a line indented under the block before it.
+BLANK_LED_PREFIX_FIRST = frozenset("[(")
 # ECMA-48 control sequences terminals read (colours, erasing a line, moving the cursor: colorlog, loguru,
 # rich, Ray's coloured prefixes, tqdm) and operating-system commands (a terminal's title, links)
 # An OSC string (a hyperlink) counts as markup only once terminated: a line cut inside one keeps its
@@ -719,6 +748,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                       # not locate or call, then "full_key: ..." on the next line)
                       r"|Error locating target '|Error in call to target '|Error instantiating ')"),
     ("hydra_hint", r"Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\."),
+    # MPICH's mpiexec (hydra, ui/mpich/mpiexec.c) on leaving after a process died of a signal: three printf's, the
+    # signal's string and number, then two fixed lines (the "BAD TERMINATION" banner above them is another write)
+    ("mpich_exit", r"YOUR APPLICATION TERMINATED WITH THE EXIT STRING: "),
+    ("mpich_exit_more", r"(?:This typically refers to a problem with your application\."
+                        r"|Please see the FAQ page for debugging suggestions)\s*$"),
     # Unsloth's banners (unsloth/models/_utils.py, llama.py, save.py): one print or logger call of five lines,
     # the sloth drawn down their first 14 columns: "==((====))==  " + the title, then the lines led by
     # "   \\   /|    " (f"{chr(92)}{chr(92)}"; one backslash in older versions), "O^O/ \_/ \    ",
@@ -1330,6 +1364,14 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                 r"[A-Za-z_][\w.]*(?:\[[^\]]*\])*\(.*|(?:raise [A-Z]\w*|return [A-Za-z_][\w.]*)(?:\(.*)?$"
                 r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\(.*\)$)"),
     ("yaml_key", r"[A-Za-z_][\w.-]*:(?: \S.*)?$"),
+    # a dict a record announced ("...:", a blank line) as pprint.pformat writes it: "{" then its first key's
+    # repr ("{'lr': 0.1,", with indent= "{ 'agent0': {"; RLlib's summarize pformats a sample batch into its
+    # "Trajectory fragment after postprocess_trajectory():\n\n{}" record), or json.dumps(indent=...)'s "{" alone
+    ("dump_open", r"\{ ?(?:['\"]|\s*$)"),
+    # an item of a list a line announced ("...:" and the items "- " at column 0, one write: Ray Train's controller
+    # logs "Started training worker group of size 4: \n" + "\n".join of "- (ip=.., pid=..) world_rank=.." lines,
+    # worker_group.py _start_impl), as YAML writes a sequence under its key
+    ("bullet", r"- \S"),
 )
 
 # Lines that are records of their own (ending a free-text part of a block) without a head:
@@ -1557,6 +1599,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "pytest_usage": ("pytest_usage", "usage_error"),
     "fire_error": ("fire_error", None),
     "hydra_compact": ("hydra_compact", None),
+    "mpich_exit": ("mpich_exit", None),
     "pl_summary": ("pl_summary", "model_summary"),
     "pl_grid": ("pl_grid", "model_summary"),
     "wandb_sync_info": ("wandb_header", None),
@@ -1757,8 +1800,11 @@ MODES: dict[str, dict] = {
                                    "py_orig_tb": (_C, "py_head"),
                                    # Hydra's "Error executing job with overrides: [...]" (ANNOUNCE_BODY_RE), then
                                    # run_and_report's write of the job's compact error
-                                   "hydra_compact": ("announce", "hydra_compact")},
+                                   "hydra_compact": ("announce", "hydra_compact"),
+                                   "bullet": ("after_colon", "bullets")},
               "after_blank": {"py_chain": (_S, "py_chain"), **_RUST_SECTIONS}},
+    # the items of a list a line without a head announced (TOKENS "bullet"), to the first line of another shape
+    "bullets": {"kind": None, "on": {"bullet": (_C, None)}},
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception). Evidence that ends it: any line that is neither a stack
     # start nor deeper-indented; a line of text is held (record_tent) and kept only when a stack the
@@ -1816,6 +1862,7 @@ MODES: dict[str, dict] = {
              # keeps it after a blank line: a relay that doubles every newline writes one between them before
              # the doubling shows)
              "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml"),
+                             "dump_open": (_C, None),
                              "py_tb": (_S, "py_head"), **_RUST_SECTIONS}},
     # a YAML dump a record announced ("...:", a blank line): its keys at column 0 and everything indented
     # under them, to a line of another shape or a blank line (the dump holds none)
@@ -2439,6 +2486,8 @@ MODES: dict[str, dict] = {
     # (the hint is a write of its own after it: a line of its own, as after a traceback)
     "hydra_compact": {"kind": "hydra_error", "on": {"hydra_hint": ("confirm", None)}, "any": (_T, None),
                       "after_blank": "on", "max_tent": 40},
+    # MPICH's exit-string message (TOKENS "mpich_exit"): its two fixed lines
+    "mpich_exit": {"kind": None, "on": {"mpich_exit_more": (_S, None)}},
     # Lightning's model summaries (their tokens)
     "pl_summary": {"kind": "model_summary", "rows": True,
                    "on": {"rule_dash": (_S, None), "pl_row": (_S, None), "pl_total": (_S, None)}},
