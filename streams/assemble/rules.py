@@ -1632,7 +1632,9 @@ SOFT_STARTS = frozenset(("cuda_hint", "cuda_dsa", "tsan_frame", "eg_line", "hash
                          "tsl_frame", "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def",
                          "box_field", "elided", "py_stmt",
                          # (XGBoostError's message carries dmlc-core's whole fatal record, its stack too)
-                         "dmlc_bt_head", "dmlc_bt"))
+                         "dmlc_bt_head", "dmlc_bt",
+                         # (a table's numbered row, " 0 | encoder | Linear", is no compiler's cut locus)
+                         "cc_gutter_num"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes

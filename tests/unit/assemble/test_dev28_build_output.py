@@ -68,13 +68,19 @@ def test_clang_source_line_at_column_zero_is_held_until_its_caret_confirms_it():
 
 
 def test_gutter_line_of_a_diagnostic_cut_above_needs_its_caret_line():
-    # rules: STARTS "cc_gutter_num" -> MODES "cc_cut" ("cc_caret_gutter"), so a table's rows stay apart
+    # rules: STARTS "cc_gutter_num" -> MODES "cc_cut" ("cc_caret_gutter"), SOFT_STARTS "cc_gutter_num": a table's
+    # numbered rows (Lightning's model summary) stay apart
     texts = ["  138 | #error -- unsupported GNU version!",
              "      |  ^~~~~",
              "next",
-             "  1 | alpha",
-             "  2 | beta"]
-    assert spans(texts) == [(0, 1), (2, 2), (3, 3), (4, 4)]
+             "  | Name    | Type   | Params",
+             "-----------------------------",
+             "0 | encoder | Linear | 100   ",
+             "1 | decoder | Linear | 100   ",
+             "-----------------------------",
+             "200       Trainable params",
+             "200       Total params"]
+    assert spans(texts) == [(0, 1), (2, 2), (3, 9)]
 
 
 # -- ninja -----------------------------------------------------------------------------------------------------
