@@ -556,6 +556,10 @@ _ELISION = (r"(?:" + _DOTS + r"|[\[(<]" + _DOTS + r"[\])>]"
             r"|" + _DOTS + r" ?[\[(<]? ?" + _ELIDED_COUNT + r" ?[\])>]?(?: ?" + _DOTS + r")?"
             r"|[\[(<] ?" + _ELIDED_COUNT + r" ?[\])>])")
 
+# a compiler's "file:L[:C]: " (a path may hold blanks and a drive's colon, never ": ": so an exception's
+# "Type: message" is no location)
+_CC_LOC = r"[ \t]*[^\s:](?:[^:]|:[^ ])*?:\d+(?::\d+)?: "
+
 TOKENS: tuple[tuple[str, ...], ...] = (
     # pip's DiagnosticPipError as its logger writes it (pip/_internal/exceptions.py __rich_console__): one record,
     # "error: <reference>" (kebab-case), a blank line, "× <message>" with "│ " before the message's further
@@ -574,6 +578,44 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # output + LOG_DIVIDER, forty '-'), every line indented by indent_log (MODES "pip_legacy")
     ("pip_legacy", r"[ \t]*ERROR: Command errored out with exit status -?\d+:\s*$"),
     ("pip_divider", r"[ \t]*-{40}\s*$"),
+    # GCC's diagnostics (gcc/diagnostic.c): diagnostic_report_current_module writes the include stack of a
+    # diagnostic's location before it, "In file included from X:L[:C]" and ",\n                 from Y:L" per
+    # level, ':' after the last; the language's print_error_function writes "file: In function 'f':" (also
+    # "In member function", "In instantiation of", ...) when the function changes; diagnostic_build_prefix writes
+    # "file:L:C: " and the kind ("error: ", "fatal error: ", "warning: ", "note: "); default_diagnostic_finalizer
+    # then shows the locus (diagnostic_show_locus: the source line and a caret line of '^' and '~', since GCC 9
+    # behind a " N | " gutter); a template's instantiation context comes as "file:L:C:   required from ..." lines,
+    # a macro's as "file:L:C:   in expansion of macro"; a fatal error ends with "compilation terminated."
+    # (diagnostic_action_after_output). Clang's TextDiagnostic writes the same shapes ("In file included from"
+    # on every level, the caret line under the source, a fix-it line under the caret). A note belongs to the
+    # diagnostic above it (MODES "cc_body")
+    ("cc_incl", r"[ \t]*In file included from \S"),
+    ("cc_ctx", r"[ \t]*\S.*: In (?:static member function|member function|copy constructor|constructor|destructor"
+               r"|lambda function|function|instantiation of|substitution of) .*:\s*$", ": In "),
+    ("cc_diag", _CC_LOC + r"(?:fatal error|error|internal compiler error): ", "error: "),
+    ("cc_warn", _CC_LOC + r"warning: ", "warning: "),
+    ("cc_note", _CC_LOC + r"note: ", "note: "),
+    ("cc_req", _CC_LOC + r"  (?:(?:recursively )?required (?:from|by) |in (?:constexpr )?expansion of )", ":   "),
+    ("cc_from", r"[ \t]+from \S.*[,:]\s*$"),
+    ("cc_gutter", r"[ \t]*\d* ?\|(?: |\s*$)"),
+    ("cc_gutter_num", r"[ \t]*\d+ \| "),
+    ("cc_caret_gutter", r"[ \t]*\| +[\^~]"),
+    ("cc_caret", r"[ \t]*[\^~][\^~ ]*$"),
+    ("cc_term", r"[ \t]*compilation terminated\.\s*$"),
+    # ninja's report of a failed edge (src/status_printer.cc BuildEdgeFinished): "FAILED: " + the edge's outputs,
+    # then the edge's command on the next line (printed whatever the verbosity), then the command's own output
+    # (the compiler's diagnostics: events of their own)
+    ("ninja_failed", r"[ \t]*FAILED: \S", "FAILED: "),
+    # CMake's messages (Source/cmMessenger.cxx DisplayMessage): printMessagePreamble's "CMake Error" (also
+    # "CMake Warning", "CMake Warning (dev)", "CMake Deprecation Warning", ...), PrintBacktraceTitle's
+    # " at file:L (command)" or " in file", ':'; printMessageText's text indented by two blanks (its paragraphs
+    # between empty lines); PrintCallStack's "Call Stack (most recent call first):" and frames indented by two;
+    # for an author warning "This warning is for project developers.  Use -Wno-dev to suppress it."; then an
+    # empty line
+    ("cmake_msg", r"[ \t]*CMake (?:Error|Warning|Internal Error|Debug Log|Deprecation Error|Deprecation Warning)"
+                  r"(?: \([\w ]+\))?(?: (?:at|in) \S.*)?:\s*$", "CMake "),
+    ("cmake_stack", r"[ \t]*Call Stack \(most recent call first\):\s*$"),
+    ("cmake_dev", r"[ \t]*This (?:warning|error) is for project developers\."),
     # CPython Lib/traceback.py (TracebackException.format)
     ("py_tb", r"[ \t]*Traceback \(most recent call last\):"),
     # torch's ExceptionWrapper.reraise (torch/_utils.py): the message is "Caught {type} in DataLoader worker
@@ -1504,6 +1546,15 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "accel_defaults": ("accel_defaults", None),
     "py_remote": ("py_remote", "python_traceback"),
     "node_src": ("node_src", "node_error"),
+    "cc_incl": ("cc_head", "compiler_diagnostic"),
+    "cc_ctx": ("cc_head", "compiler_diagnostic"),
+    "cc_req": ("cc_head", "compiler_diagnostic"),
+    "cc_diag": ("cc_body", "compiler_diagnostic"),
+    "cc_warn": ("cc_body", "compiler_diagnostic"),
+    "cc_note": ("cc_body", "compiler_diagnostic"),  # (the notes of a diagnostic cut above)
+    "cc_gutter_num": ("cc_cut", None),  # (the locus of a diagnostic cut above its first line)
+    "ninja_failed": ("ninja_failed", "ninja_failed"),
+    "cmake_msg": ("cmake_msg", "cmake_message"),
     "vg_banner": ("vg_banner", "valgrind"),
     "ompi_sig": ("ompi_sig", "ompi_backtrace"),
     "ompi_fatal": ("ompi_fatal", "mpi_error"),
@@ -1624,7 +1675,9 @@ SOFT_STARTS = frozenset(("cuda_hint", "cuda_dsa", "tsan_frame", "eg_line", "hash
                          "tsl_frame", "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def",
                          "box_field", "elided", "py_stmt",
                          # (XGBoostError's message carries dmlc-core's whole fatal record, its stack too)
-                         "dmlc_bt_head", "dmlc_bt"))
+                         "dmlc_bt_head", "dmlc_bt",
+                         # (a table's numbered row, " 0 | encoder | Linear", is no compiler's cut locus)
+                         "cc_gutter_num"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -2242,6 +2295,33 @@ MODES: dict[str, dict] = {
     "node_props": {"kind": None, "on": {"node_close": (_S, "node_end")}, "any": (_S, None)},
     "node_end": {"kind": None, "on": {"node_version": (_L, None)}, "after_blank": {"node_version": (_L, None)}},
 
+    # -- build output: compilers, ninja, CMake (printers in TOKENS) ------------------------------------
+    # the include stack and function context a diagnostic starts with, then its first line
+    "cc_head": {"kind": "compiler_diagnostic",
+                "on": {"cc_incl": (_S, None), "cc_from": (_S, None), "cc_ctx": (_S, None), "cc_req": (_S, None),
+                       "cc_diag": (_S, "cc_body"), "cc_warn": (_S, "cc_body"), "cc_note": (_S, "cc_body")}},
+    # a diagnostic's locus (gutter, source and caret lines; a source line at column 0 held until its caret
+    # line confirms it; deeper lines: clang's wrapped message, a fix-it under the caret), its notes and
+    # instantiation context; an include stack after it is held: a note's confirms it, another diagnostic's
+    # (an error, a warning) releases it to start that one; a function context starts the next one
+    "cc_body": {"kind": "compiler_diagnostic",
+                "on": {"cc_gutter": (_S, None), "cc_caret": (_S, None), "cc_note": (_S, None), "cc_req": (_S, None),
+                       "cc_incl": (_T, None), "cc_from": (_T, None), "cc_term": (_L, None), "cc_ctx": (_E, None),
+                       "cc_diag": (_E, None), "cc_warn": (_E, None), "indent": ("deeper", None),
+                       "text": (_T, "cc_src")},
+                "max_tent": 40},
+    # (a source line at column 0: only its caret line confirms it)
+    "cc_src": {"kind": "compiler_diagnostic", "on": {"cc_caret": (_S, "cc_body")}},
+    # a gutter's numbered source line whose diagnostic was cut above: its caret line confirms it
+    "cc_cut": {"kind": None, "on": {"cc_caret_gutter": (_S, "cc_body")}},
+    # ninja: the failed edge's command, the line after "FAILED:"
+    "ninja_failed": {"kind": "ninja_failed", "on": {}, "any": (_S, "ninja_cmd")},
+    "ninja_cmd": {"kind": "ninja_failed", "on": {}},
+    # CMake: the indented text and its empty lines, the call stack, the author warning's last line
+    "cmake_msg": {"kind": "cmake_message",
+                  "on": {"indent": ("deeper", None), "cmake_stack": (_S, None), "cmake_dev": (_L, None)},
+                  "after_blank": {"indent": ("deeper", None), "cmake_stack": (_S, None), "cmake_dev": (_L, None)}},
+
     # -- C++ ---------------------------------------------------------------------------------------
     # a glog/c10 E/F record or a what(): free text (c10::Error::compute_what: message, context
     # lines), then "Exception raised from ..." with c10::get_backtrace frames, or absl's stack
@@ -2570,6 +2650,14 @@ MODES["rich_msg"] = {"kind": "python_traceback",
                                      "rich_chain": (_S, "rich_chain")}}
 
 # -- derived lookups (the merger compiles the patterns itself) -------------------------------------
+# A build tool's lines that an exception's message quotes (XLA's MLIR diagnostics "-:0:0: error: ...", the
+# compiler's output torch.utils.cpp_extension puts after "Error building extension 'x': ") are the message's:
+# wherever a Python message takes a line of text, it takes these as text
+for _spec in MODES.values():
+    _on = _spec["on"]
+    if _spec.get("kind") == "python_traceback" and _on.get("text", (None,))[0] == _C:
+        for _tok in ("cc_incl", "cc_ctx", "cc_diag", "cc_warn", "cc_note", "cc_req", "ninja_failed", "cmake_msg"):
+            _on.setdefault(_tok, _on["text"])
 PREFIX_KEY = {f"p_{name}": key for name, _p, key, _g in STREAM_PREFIXES}
 HEAD_REPEATS = {f"h_{name}": repeats for name, _p, repeats in HEADS}
 TOKEN_GATES = {t[0]: t[2] for t in TOKENS if len(t) > 2}
