@@ -50,9 +50,10 @@ _CLOCK_SKEW_MS = 300_000  # how far ahead of its reader a writer's clock may be
 # "-"/"T" between them) prints it: GDR-Net's and other detectron2-based projects' loggers, "20231023_095643|core...".
 _COMPACT = re.compile(r"(\d{4})(\d\d)(\d\d)[_T-](\d\d)(\d\d)(\d\d)(?=[|\s\]:]| - )")
 # C's ctime/asctime layout ("%a %b %d %H:%M:%S %Y", the day padded with a blank), zone-less: nvidia-smi's table
-# and its -q report ("Timestamp : Sun Apr 14 18:55:20 2019"), Python's time.ctime(), date(1) without a zone.
+# and its -q report ("Timestamp : Sun Apr 14 18:55:20 2019"), Python's time.ctime(); date(1)'s default output has its
+# zone's abbreviation before the year ("Tue Mar  5 10:00:00 PST 2024"), read as after an ISO time.
 _CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
-                    r" ?(\d{1,2}) (\d\d:\d\d:\d\d) (\d{4})\b")
+                    r" ?(\d{1,2}) (\d\d:\d\d:\d\d)( [A-Z]{2,5})? (\d{4})\b")
 _PROC_PREFIX = re.compile(r"(?:\[(?:rank|default)\d+\]: ?|\(\w+ pid=\d+(?:, ip=[\d.]+)?\) ?)+")
 _DS = re.compile(rf"\[(\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[,.](\d+))?\] \[({_LVL})\] \[([^\]]+)\]")
 _HF = re.compile(rf"\[({_LVL})\|([\w.]+:\d+)\] (\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[,.](\d+))?")
@@ -401,7 +402,9 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
     if m is None and ":" in body[:80]:
         m = _CTIME.search(body, 0, 80)
         if m:
-            p.ts_ms = _ms(int(m.group(4)), _MONTHS[m.group(1)], int(m.group(2)), m.group(3), None)
+            p.ts_ms = _ms(int(m.group(5)), _MONTHS[m.group(1)], int(m.group(2)), m.group(3), None)
+            if p.ts_ms is not None and m.group(4):
+                p.ts_ms -= zone_after_ms(m.group(4), 0)
             p.fmt = "ctime"
     if m:
         at = m.start()

@@ -184,6 +184,8 @@ def test_slashed_dates_year_first_and_month_first():
     ("2024-03-05 10:00:00 UTC INFO x", "2024-03-05T10:00:00"),
     ("2024-03-05 10:00:00 CST INFO x", "2024-03-05T10:00:00"),  # China's or the US's: not guessed
     ("2024-03-05 10:00:00 INFO -0700 y", "2024-03-05T10:00:00"),  # not behind the time
+    ("Tue Mar  5 10:00:00 PST 2024 job started", "2024-03-05T18:00:00"),  # date(1)'s default output
+    ("Tue Mar  5 10:00:00 CST 2024 job started", "2024-03-05T10:00:00"),
 ])
 def test_a_zone_written_after_a_zoneless_time_is_applied(line: str, utc: str) -> None:
     want = int(datetime.fromisoformat(utc).replace(tzinfo=UTC).timestamp() * 1000)
