@@ -1856,8 +1856,9 @@ MODES: dict[str, dict] = {
                                    "hydra_compact": ("announce", "hydra_compact"),
                                    "bullet": ("after_colon", "bullets")},
               "after_blank": {"py_chain": (_S, "py_chain"), **_RUST_SECTIONS}},
-    # the items of a list a line without a head announced (TOKENS "bullet"), to the first line of another shape
-    "bullets": {"kind": None, "on": {"bullet": (_C, None)}},
+    # the items of a list a line without a head announced (TOKENS "bullet") and the lines indented under them (a YAML
+    # sequence of mappings), to the first line of another shape
+    "bullets": {"kind": None, "on": {"bullet": (_C, None), "indent": (_C, None)}},
     # a logging record: a following line without a head may be the exception line of its stack
     # (log4j %throwable, logger.exception). Evidence that ends it: any line that is neither a stack
     # start nor deeper-indented; a line of text is held (record_tent) and kept only when a stack the

@@ -132,6 +132,14 @@ def test_the_list_a_line_announced_is_its_own():
     assert groups([f"(TrainController pid=55606) {t}" for t in texts]) == [[0, 1, 2], [3]]
 
 
+def test_a_yaml_sequence_of_mappings_keeps_the_lines_indented_under_its_items():
+    # the same rule: kubectl's List prints each item's keys indented under its "- " line (a Secret's data among them,
+    # which the redactor must see in one event with its kind)
+    texts = ["items:", "- apiVersion: v1", "  data:", "    dsn: c2VjcmV0", "  kind: Secret", "- apiVersion: v1",
+             "  kind: ConfigMap", "kind: List"]
+    assert groups(texts)[0] == [0, 1, 2, 3, 4, 5, 6]
+
+
 def test_dashed_lines_after_a_line_that_announced_nothing_stay_apart():
     # the same rule: only a line ending with ':' announces its list
     assert groups(["Started the worker group.", "- rank 0 ready", "- rank 1 ready"]) == [[0], [1], [2]]
