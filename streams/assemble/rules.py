@@ -635,7 +635,7 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # in f(...)"); IPython 7 writes the file as it is, a Windows drive too ("d:\\src\\load.py in f(...)")
     ("ipy_frame", r"(?:Cell In\[\d+\], (?:line \d+|\[line \d+\]\([^\s)]*\))|File \S.*:\d+(?:, in |\s*$)"
                   r"|File \[\S[^\]]*:\d+\]\([^\s)]*\)(?:, in |\s*$)|Input In \[\d+\], in "
-                  r"|<ipython-input-[\w-]+> in |(?:[A-Za-z]:)?[^\s:]+\.pyx? in \S|\d+ frames$"
+                  r"|<(?:ipython-input-[\w-]+|decorator-gen-\d+)> in |(?:[A-Za-z]:)?[^\s:]+\.pyx? in \S|\d+ frames$"
                   r"|\[(?:<ipython-input-[\w-]+>|[^\s\]]+\.pyx?)\]\([^\s)]*\) in \S)"),
     # (VerboseTB numbers a frame's source lines right-aligned to 7 columns, "    682 x = f(", marks the
     # current one "--> 603 ", elides with "   (...)": the shape a cut excerpt starts with; inside a
@@ -852,8 +852,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                  # PySpark's CapturedException.__str__ with spark.sql.pyspark.jvmStacktrace.enabled: the JVM's
                  # stack after a blank line (pyspark/errors/exceptions/captured.py)
                  r"|JVM stacktrace:\s*$"
-                 # JAX's UnfilteredStackTrace (jax/_src/traceback_util.py _jax_message_append)
-                 r"|The stack trace below excludes JAX-internal frames\.$"
+                 # JAX's UnfilteredStackTrace (jax/_src/traceback_util.py _jax_message_append); before its frames
+                 # were put first, jax/traceback_util.py's FilteredStackTrace note said "above" (its message:
+                 # the original exception's format_exception_only, a blank line, then this note)
+                 r"|The stack trace (?:below|above) excludes JAX-internal frames\.$"
                  # inductor's CppCompileError (torch/_inductor/exc.py: "C++ compile error\n\nCommand:\n<cmd>\n\n
                  # Output:\n<the compiler's diagnostics>")
                  r"|(?:Command|Output):\s*$"
@@ -882,12 +884,22 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # JAX's traceback filtering (jax/_src/traceback_util.py) adds a note to the exception: a rule of 20
     # dashes, then this line (the rule alone reads as a table's opening rule)
     ("jax_note", r"For simplicity, JAX has removed its internal frames from the traceback"),
+    # the exception line of JAX's own exception that carries the original one's message (traceback_util.py:
+    # FilteredStackTrace, later UnfilteredStackTrace(f"{format_exception_only(e)}\n\n{note}")): the last line
+    # of a traceback, also where a paste starts at it; its message (the original's, over lines) follows it
+    ("jax_stack_exc", r"(?:jax\.(?:_src\.)?traceback_util\.)?(?:Unfiltered|Filtered)StackTrace: ",
+     "StackTrace: "),
     # xFormers' dispatch error (xformers/ops/fmha/dispatch.py): "No operator found for `op` with inputs:",
     # the inputs 5 blanks in, then per operator "`name` is not supported because:" and its reasons 4 blanks
     # in, all one exception message
     ("xf_unsupported", r"`[^`\s]+` is not supported because:\s*$", "` is not supported because:"),
     # TensorFlow's cpu_feature_guard.cc: its INFO record's second line (TF 2.11+: "To enable the following
     # instructions: AVX2 FMA, in other operations, rebuild ..."; before: "To enable them in other operations, ...")
+    # the hint TensorFlow's runtime appends to a ResourceExhausted status's message, on a line of its own under
+    # the OOM text and its "[[node ...]]" line (TF 2 adds " This isn't available when running in Eager mode."):
+    # part of that message wherever it is printed (an exception's, a status record's)
+    ("tf_oom_hint", r"Hint: If you want to see a list of allocated tensors when OOM happens, add "
+                    r"report_tensor_allocations_upon_oom to RunOptions", "report_tensor_allocations_upon_oom"),
     ("tf_cpu_hint", r"To enable (?:them|the following instructions: .*,) in other operations, rebuild TensorFlow "
                     r"with the appropriate compiler flags\.", "rebuild TensorFlow"),
     # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message.
@@ -1456,6 +1468,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "ipy_tb": ("ipy", "python_traceback"),
     "ipy_num": ("ipy_cut", None),  # the middle of a traceback whose head was cut
     "ipy_frame": ("ipy_cut_frame", None),  # (cut at a frame's header)
+    "jax_stack_exc": ("py_msg", "python_traceback"),  # (a traceback's exception line, its frames cut above it)
     "rich_tb": ("rich_tb", "python_traceback"),
     "py_process": ("await", None),
     "accel_state": ("accel_state", None),
@@ -1579,7 +1592,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
 SOFT_STARTS = frozenset(("cuda_hint", "cuda_dsa", "tsan_frame", "eg_line", "hash_bare", "ipy_frame", "ipy_num",
                          "json_member",
                          "tsl_frame", "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def",
-                         "box_field", "elided", "py_stmt",
+                         "box_field", "elided", "py_stmt", "jax_stack_exc",
                          # (XGBoostError's message carries dmlc-core's whole fatal record, its stack too)
                          "dmlc_bt_head", "dmlc_bt"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
@@ -1689,7 +1702,7 @@ _ATTACH = {
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
     "vg_frame": (_S, "vg_frames"),
     # (TensorFlow's cpu_feature_guard record: its message's second line)
-    "tf_cpu_hint": (_S, None),
+    "tf_cpu_hint": (_S, None), "tf_oom_hint": (_S, None),
     # (logging writes the stack with the record; asyncio the creation point with its handler's message)
     "py_stack": (_S, "py_stack"), "py_remote": ("announce", "py_remote"),
     # (the same file line with its tab dropped by a viewer or relay: Rancher's, syslog's)
@@ -2006,7 +2019,7 @@ MODES: dict[str, dict] = {
                 "after_blank": {"py_file": (_S, None), "text": (_T, None), "exc_line": (_T, None),
                                 "exc_named": (_T, None), "j_exc": (_T, None), "tf_node_line": (_S, "tf_node_end")},
                 "max_tent": 20},
-    "tf_node_end": {"kind": "python_traceback", "on": {"tf_node_line": (_S, None)}},
+    "tf_node_end": {"kind": "python_traceback", "on": {"tf_node_line": (_S, None), "tf_oom_hint": (_S, None)}},
     # Rich's traceback: the panel's rows to its bottom edge, then the exception line ("Type: message",
     # "Type"; a SyntaxError's own panel comes first), then the message (free text, wrapped to the
     # console's width), its "[NOTE]" lines, and after a blank line the chain marker and the next panel
@@ -2036,15 +2049,22 @@ MODES: dict[str, dict] = {
     "ipy_cut": {"kind": None, "on": {"ipy_num": (_T, None), "ipy_src": (_T, None), "indent": (_T, None),
                                      "ipy_frame": (_S, "ipy"),
                                      "ipy_skip": (_S, "ipy")},
-                "after_blank": {"ipy_frame": (_S, "ipy"), "ipy_skip": (_S, "ipy")}, "max_tent": 40},
+                # (ultratb ends a frame with an empty line and writes the exception line after the last
+                # frame's: "Type: message" there confirms the held lines as the tail of a traceback)
+                "after_blank": {"ipy_frame": (_S, "ipy"), "ipy_skip": (_S, "ipy"), "exc_line": (_S, "ipy_msg"),
+                                "j_exc": (_S, "ipy_msg")}, "max_tent": 40},
     # (a frame's header, "File ~/x.py:603, in f(self)" / "Cell In[3], line 1", is ultratb's only when its
-    # numbered source lines follow)
-    "ipy_cut_frame": {"kind": None, "on": {"ipy_num": (_S, "ipy"), "ipy_src": (_S, "ipy")}},
+    # numbered source lines follow; a frame whose file has no source, "<decorator-gen-12> in f(x)", is its header
+    # alone, then the empty line ultratb ends every frame with, then the next frame's header)
+    "ipy_cut_frame": {"kind": None, "on": {"ipy_num": (_S, "ipy"), "ipy_src": (_S, "ipy")},
+                      "after_blank": {"ipy_frame": (_S, "ipy")}},
     # (ultratb ends each frame's lines with an empty line, so the exception line comes after one: that
     # blank line is the printer's, not a copy's doubled newline, and one blank line after the message ends it)
     "ipy_msg": {"kind": "python_traceback", "blank_own": True,
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
-                "after_blank": {"py_chain": (_S, "ipy_chain")}},
+                # (TensorFlow's graph execution error: "Graph execution error:", an empty line, the node's
+                # definition site, as after traceback.py's exception line: MODES "py_msg")
+                "after_blank": {"py_chain": (_S, "ipy_chain"), "tf_detected": (_S, "tf_node")}},
     "ipy_chain": {"kind": "python_traceback", "after_blank": {"ipy_tb": (_S, "ipy")}, "on": {"ipy_tb": (_S, "ipy")}},
     # PaddlePaddle: "-----" + "C++ Traceback (most recent call last):" + "-----", numbered frames, a
     # blank line, the "Error Message Summary:" section and its error line with indented details
