@@ -801,6 +801,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("elided_in", r"[ \t]+(?:at )?" + _ELISION + r"\s*$"),
     ("elided", r"(?:at )?" + _ELISION + r"\s*$"),
     ("j_more", r"[ \t]*\.\.\. \d+ (?:more|common frames omitted)"),
+    # .NET's Exception.ToString/StackTrace between the "   at " frames of one exception: where it was rethrown
+    # (SR.Exception_EndStackTraceFromPreviousThrow: "--- End of stack trace from previous location ---", before
+    # .NET Core 3 "... location where exception was thrown ---") and after an inner exception's frames
+    # ("   " + SR.Exception_EndOfInnerExceptionStack)
+    ("dotnet_marker", r"[ \t]*--- End of (?:stack trace from previous location(?: where exception was thrown)?"
+                      r"|inner exception stack trace) ---\s*$", "--- End of "),
     # anyhow's and eyre's Debug of an error (what `main` returning Err prints after "Error: "): the
     # message, then sections each after a blank line, their titles alone on a line: "Caused by:" (the
     # causes indented, numbered "    0: " when more than one), eyre's "Location:" (the place indented),
@@ -895,6 +901,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("xf_unsupported", r"`[^`\s]+` is not supported because:\s*$", "` is not supported because:"),
     # TensorFlow's cpu_feature_guard.cc: its INFO record's second line (TF 2.11+: "To enable the following
     # instructions: AVX2 FMA, in other operations, rebuild ..."; before: "To enable them in other operations, ...")
+    # gin-config's augment_exception_message_and_reraise appends where the error happened to the exception's
+    # message (gin/config.py: "\n  In call to configurable '{}' ({}){}", and for a config file the location,
+    # "  In file \"x.gin\", line N", with the line itself under it): part of that message, also where a paste
+    # starts at the exception line
+    ("gin_loc", r"  In (?:call to configurable '[^']*' \(|file [\"'][^\"']*[\"'], line \d+)", "  In "),
     # the hint TensorFlow's runtime appends to a ResourceExhausted status's message, on a line of its own under
     # the OOM text and its "[[node ...]]" line (TF 2 adds " This isn't available when running in Eager mode."):
     # part of that message wherever it is printed (an exception's, a status record's)
@@ -2164,7 +2175,7 @@ MODES: dict[str, dict] = {
                          # (and an inner error the message names on its next line: torch's NCCL errors,
                          # C10D_NCCL_CHECK's "NCCL error in: ..." + getNcclErrorDetailStr's
                          # "ncclUnhandledCudaError: ...", "Last error:", NCCL's last error)
-                         "exc_named": (_C, "py_msg_more"),
+                         "exc_named": (_C, "py_msg_more"), "gin_loc": (_C, "py_msg_more"),
                          "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None)},
                   # (an exception line whose traceback was cut above it: traceback.py chains the next
                   # exception after a blank line, "The above exception was the direct cause ...")
@@ -2181,7 +2192,8 @@ MODES: dict[str, dict] = {
                            # (V8's frames as util.inspect prints an error: console.error(err) in Node.js)
                            "node_more": (_S, None), "node_at_open": (_S, "node_props"),
                            "j_circular": (_S, None), "j_caused": (_S, "java_head"), "yarn_exited": (_L, None),
-                           "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)},
+                           "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None),
+                           "dotnet_marker": (_S, None)},
                     "after_blank": {"j_at": (_S, None), "j_more": (_S, None), "yarn_exited": (_L, None),
                                     "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)}},
 

@@ -138,3 +138,34 @@ def test_ipython_graph_execution_error_then_the_node_definition_site():
              "\t [[{{node while/MatMul}}]] [Op:__inference_predict_function_812]",
              NEXT]
     assert groups(texts) == [list(range(12)), [12]]
+
+
+# -- gin-config ------------------------------------------------------------------------------------------
+
+def test_gin_location_lines_stay_with_an_exception_line_pasted_alone():
+    # rule: TOKENS "gin_loc" in MODES "java_head" (augment_exception_message_and_reraise's lines under a dotted
+    # exception line, the traceback above it cut; under a bare one "plain" takes them as deeper lines)
+    texts = ["tensorflow.python.framework.errors_impl.InternalError: cudaSetDevice() on GPU:0 failed. Status: "
+             "CUDA-capable device(s) is/are busy or unavailable",
+             '  In file "/app/configs/runs/eval.gin", line 3',
+             "    import app.tasks",
+             NEXT,
+             "AttributeError: 'tuple' object has no attribute 'rank'",
+             "  In call to configurable 'DqnAgent' (<function DqnAgent.__init__ at 0x7f2c0e0b3e18>)",
+             NEXT]
+    assert groups(texts) == [[0, 1, 2], [3], [4, 5], [6]]
+
+
+# -- ONNX Runtime's .NET binding -------------------------------------------------------------------------
+
+def test_dotnet_rethrow_marker_between_frames_of_one_exception():
+    # rule: TOKENS "dotnet_marker" in MODES "java_frames" (.NET's "--- End of stack trace from previous
+    # location ---" where an async method rethrew, between the "   at " frames of one exception)
+    texts = ["Microsoft.ML.OnnxRuntime.OnnxRuntimeException: [ErrorCode:RuntimeException] Non-zero status code "
+             "returned while running Add node. Name:'Add_221'",
+             "   at Microsoft.ML.OnnxRuntime.NativeApiStatus.VerifySuccess(IntPtr nativeStatus)",
+             "   at Microsoft.ML.OnnxRuntime.InferenceSession.<RunAsync>b__0(IntPtr status)",
+             "--- End of stack trace from previous location ---",
+             "   at Microsoft.ML.OnnxRuntime.InferenceSession.<RunAsync>d__75.MoveNext()",
+             NEXT]
+    assert groups(texts) == [[0, 1, 2, 3, 4], [5]]
