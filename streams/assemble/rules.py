@@ -893,6 +893,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # the exception line of JAX's own exception that carries the original one's message (traceback_util.py:
     # FilteredStackTrace, later UnfilteredStackTrace(f"{format_exception_only(e)}\n\n{note}")): the last line
     # of a traceback, also where a paste starts at it; its message (the original's, over lines) follows it
+    # (the note's second line, _jax_message_append: "The following"/"The preceding is the original exception
+    # that occurred, unmodified.", an empty line, then its own rule of 20 dashes)
+    ("jax_orig", r"The (?:following|preceding) is the original exception that occurred, unmodified\.\s*$",
+     "original exception"),
     ("jax_stack_exc", r"(?:jax\.(?:_src\.)?traceback_util\.)?(?:Unfiltered|Filtered)StackTrace: ",
      "StackTrace: "),
     # xFormers' dispatch error (xformers/ops/fmha/dispatch.py): "No operator found for `op` with inputs:",
@@ -1997,7 +2001,7 @@ MODES: dict[str, dict] = {
                            "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                            "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
                            "py_stack": (_S, "py_stack"), "py_tb": ("after_colon", None),
-                           "tf_detected": (_S, "tf_node")},
+                           "tf_detected": (_S, "tf_node"), "jax_orig": (_S, "jax_orig")},
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                     # a paragraph ending with ':' and the traceback it quotes after a blank
@@ -2010,6 +2014,10 @@ MODES: dict[str, dict] = {
                                     # (a Java stack the message quotes, whose exception message ends with an
                                     # empty line: PySpark's "JVM stacktrace:" under an AnalysisException's plan)
                                     "j_at": (_C, None)}},
+    # JAX's note ends its message with an empty line and a rule of 20 dashes: the rule is the message's own, not
+    # a table's, also where a paste stops at it; then after an empty line the chain to the original exception
+    "jax_orig": {"kind": "python_traceback", "on": {}, "after_blank": {"rule_dash": (_S, "jax_rule")}},
+    "jax_rule": {"kind": "python_traceback", "on": {}, "after_blank": {"py_chain": (_S, "py_chain")}},
     # after TorchScript's "The above operation failed in interpreter." (TOKENS "ts_failed") the traced module's
     # traceback header is the message's, and its "path(line): fn" lines with it
     "ts_failed": {"kind": "python_traceback",
@@ -2075,7 +2083,9 @@ MODES: dict[str, dict] = {
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
                 # (TensorFlow's graph execution error: "Graph execution error:", an empty line, the node's
                 # definition site, as after traceback.py's exception line: MODES "py_msg")
-                "after_blank": {"py_chain": (_S, "ipy_chain"), "tf_detected": (_S, "tf_node")}},
+                # (and the paragraphs libraries write into a message, JAX's note under its UnfilteredStackTrace)
+                "after_blank": {"py_chain": (_S, "ipy_chain"), "tf_detected": (_S, "tf_node"),
+                                "msg_para": (_S, "py_msg_more")}},
     "ipy_chain": {"kind": "python_traceback", "after_blank": {"ipy_tb": (_S, "ipy")}, "on": {"ipy_tb": (_S, "ipy")}},
     # PaddlePaddle: "-----" + "C++ Traceback (most recent call last):" + "-----", numbered frames, a
     # blank line, the "Error Message Summary:" section and its error line with indented details

@@ -58,6 +58,43 @@ def test_jax_unfiltered_stack_trace_after_frames_is_still_the_exception_line():
     assert groups(texts) == [[0, 1, 2, 3], [4]]
 
 
+def test_jax_note_rule_is_the_message_s_own_where_a_paste_stops_at_it():
+    # rule: TOKENS "jax_orig" + MODES "jax_orig"/"jax_rule" (_jax_message_append ends with an empty line and 20
+    # dashes: the message's rule, not a table's opening one, also with nothing after it)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/step.py", line 23, in s_shape',
+             "    loss_fn(w, x)",
+             "jax._src.traceback_util.UnfilteredStackTrace: TypeError: dot_general requires contracting dimensions",
+             "",
+             "The stack trace below excludes JAX-internal frames.",
+             "The preceding is the original exception that occurred, unmodified.",
+             "",
+             "--------------------"]
+    assert groups(texts) == [list(range(9))]
+
+
+def test_ipython_exception_then_jax_note_after_the_blank():
+    # rule: MODES "ipy_msg" after_blank "msg_para" (ultratb prints the message whole: JAX's note is its paragraph)
+    texts = ["UnfilteredStackTrace                      Traceback (most recent call last)",
+             "<ipython-input-42-1daea13ed585> in <module>",
+             "----> 3 measure_number_dead_neurons(net_relu.bind(params))",
+             "",
+             "UnfilteredStackTrace: flax.errors.JaxTransformError: Jax transforms and Flax models cannot be mixed.",
+             "",
+             "The stack trace below excludes JAX-internal frames.",
+             "The preceding is the original exception that occurred, unmodified.",
+             "",
+             "--------------------",
+             "",
+             "The above exception was the direct cause of the following exception:",
+             "",
+             "Traceback (most recent call last):",
+             '  File "/app/step.py", line 3, in <module>',
+             "flax.errors.JaxTransformError: Jax transforms and Flax models cannot be mixed.",
+             NEXT]
+    assert groups(texts) == [list(range(16)), [16]]
+
+
 # -- TensorFlow ------------------------------------------------------------------------------------------
 
 def test_tensorflow_oom_hint_stays_with_the_status_message_it_ends():
