@@ -2016,8 +2016,10 @@ MODES: dict[str, dict] = {
                                     "j_at": (_C, None)}},
     # JAX's note ends its message with an empty line and a rule of 20 dashes: the rule is the message's own, not
     # a table's, also where a paste stops at it; then after an empty line the chain to the original exception
-    "jax_orig": {"kind": "python_traceback", "on": {}, "after_blank": {"rule_dash": (_S, "jax_rule")}},
-    "jax_rule": {"kind": "python_traceback", "on": {}, "after_blank": {"py_chain": (_S, "py_chain")}},
+    "jax_orig": {"kind": "python_traceback", "on": {"rule_dash": (_S, "jax_rule")},
+                 "after_blank": {"rule_dash": (_S, "jax_rule")}},
+    "jax_rule": {"kind": "python_traceback", "on": {"py_chain": (_S, "py_chain")},
+                 "after_blank": {"py_chain": (_S, "py_chain")}},
     # after TorchScript's "The above operation failed in interpreter." (TOKENS "ts_failed") the traced module's
     # traceback header is the message's, and its "path(line): fn" lines with it
     "ts_failed": {"kind": "python_traceback",
@@ -2067,7 +2069,7 @@ MODES: dict[str, dict] = {
     # "--> 603 ...", "   (...)") are held until a frame's header or a hidden-frames line confirms them
     "ipy_cut": {"kind": None, "on": {"ipy_num": (_T, None), "ipy_src": (_T, None), "indent": (_T, None),
                                      "ipy_frame": (_S, "ipy"),
-                                     "ipy_skip": (_S, "ipy")},
+                                     "ipy_skip": (_S, "ipy"), "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg")},
                 # (ultratb ends a frame with an empty line and writes the exception line after the last
                 # frame's: "Type: message" there confirms the held lines as the tail of a traceback)
                 "after_blank": {"ipy_frame": (_S, "ipy"), "ipy_skip": (_S, "ipy"), "exc_line": (_S, "ipy_msg"),
@@ -2075,7 +2077,7 @@ MODES: dict[str, dict] = {
     # (a frame's header, "File ~/x.py:603, in f(self)" / "Cell In[3], line 1", is ultratb's only when its
     # numbered source lines follow; a frame whose file has no source, "<decorator-gen-12> in f(x)", is its header
     # alone, then the empty line ultratb ends every frame with, then the next frame's header)
-    "ipy_cut_frame": {"kind": None, "on": {"ipy_num": (_S, "ipy"), "ipy_src": (_S, "ipy")},
+    "ipy_cut_frame": {"kind": None, "on": {"ipy_num": (_S, "ipy"), "ipy_src": (_S, "ipy"), "ipy_frame": (_S, "ipy")},
                       "after_blank": {"ipy_frame": (_S, "ipy")}},
     # (ultratb ends each frame's lines with an empty line, so the exception line comes after one: that
     # blank line is the printer's, not a copy's doubled newline, and one blank line after the message ends it)
