@@ -66,7 +66,8 @@ the rule its first line drew), ``cross``
 (an unprefixed line may continue it under another writer's prefix), ``headed`` (a line without a
 record head that this pattern finds ends it, but for what its ``after_blank`` table names: lines a
 message quotes from a log file), ``blank_own`` (the blank line before the line that enters it is the printer's own,
-no sign of a source that doubles newlines), ``kind_override``.
+no sign of a source that doubles newlines), ``prose_ends`` (a line of text in the first person, ``PROSE_RE``, ends it:
+a person's words under a paste, not its printer's), ``kind_override``.
 
 The patterns use no look-around and no back-references, so that a native engine (Rust ``regex``)
 can read the same tables.
@@ -1948,6 +1949,8 @@ MODES: dict[str, dict] = {
                 "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                                 "py_ext_cut": (_S, "py_ext_more"), "onmt_ignored": (_S, "onmt_ignored")}},
     # the exception line's message (str(exc), then __notes__) is free text with no end of its own.
+    # (A line of text in the first person, rules.PROSE_RE, is a person's words under a pasted traceback whose
+    # fence a copy removed, not the message's: "prose_ends".)
     # Evidence that it goes on: the exception line ends with ':' (the message's detail follows), or
     # the next line is indented, names an inner error ("ncclUnhandledCudaError: ..."), or is a shape
     # that messages embed (a Java stack, c10 frames, torchrun's box); then the message is open
@@ -1955,7 +1958,7 @@ MODES: dict[str, dict] = {
     # that evidence is taken too (a message's further lines and add_note()'s notes are free text that
     # traceback.py prints under the exception line; a print after traceback.print_exc() looks the same),
     # and the first record of its own ends it.
-    "py_msg": {"kind": "python_traceback",
+    "py_msg": {"kind": "python_traceback", "prose_ends": True,
                "on": {"text": (_C, "py_msg_more"), "indent": (_C, "py_msg_more"), "ts_failed": (_C, "ts_failed"),
                       "cuda_hint": (_C, "py_msg_more"), "cuda_dsa": (_C, "py_cuda_end"),
                       "exc_named": (_C, "py_msg_more"), "j_exc": (_C, "py_msg_more"), "py_file": (_C, "py_msg_more"),
@@ -1991,7 +1994,7 @@ MODES: dict[str, dict] = {
                   "on": {"indent": (_S, None), "tsl_frame": (_S, None), "bt_end": (_C, "py_msg_more")},
                   "after_blank": {"indent": (_S, None), "tsl_frame": (_S, None), "bt_end": (_C, "py_msg_more")}},
     # a message known to span lines: its text runs until a line that is a record of its own
-    "py_msg_more": {"kind": "python_traceback",
+    "py_msg_more": {"kind": "python_traceback", "prose_ends": True,
                     "on": {"text": (_C, None), "bt_begin": (_C, "py_msg_bt"), "indent": (_C, None), "j_exc": (_C, None),
                            "py_file": (_C, None),
                            "cuda_dsa": (_C, "py_cuda_end"), "ts_failed": (_C, "ts_failed"),
@@ -2081,7 +2084,7 @@ MODES: dict[str, dict] = {
                       "after_blank": {"ipy_frame": (_S, "ipy")}},
     # (ultratb ends each frame's lines with an empty line, so the exception line comes after one: that
     # blank line is the printer's, not a copy's doubled newline, and one blank line after the message ends it)
-    "ipy_msg": {"kind": "python_traceback", "blank_own": True,
+    "ipy_msg": {"kind": "python_traceback", "blank_own": True, "prose_ends": True,
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
                 # (TensorFlow's graph execution error: "Graph execution error:", an empty line, the node's
                 # definition site, as after traceback.py's exception line: MODES "py_msg")

@@ -48,6 +48,42 @@ def test_jax_unfiltered_stack_trace_line_where_a_paste_starts_takes_its_message(
     assert groups(texts) == [[0, 1, 2, 3, 4], [6]]
 
 
+def test_a_person_s_words_right_under_the_exception_line_are_not_its_message():
+    # rule: MODES "py_msg"/"ipy_msg" "prose_ends" (a copy that removed the paste's fence leaves the reporter's
+    # sentence right under the exception line; no runtime writes "I" or "my" of itself: rules.PROSE_RE)
+    texts = ["Traceback (most recent call last):",
+             '  File "./src/main.py", line 720, in <module>',
+             "    = update(params_flow, params_van, keys, data_acc)",
+             "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+             "3743729664 bytes.",
+             "It is clear that my gpu is out of memory, and I want to check which lines caused this.",
+             "Traceback (most recent call last):",
+             '  File "/app/step.py", line 23, in s_shape',
+             "    loss_fn(w, x)",
+             "jax._src.traceback_util.UnfilteredStackTrace: ValueError: not enough values to unpack",
+             "Does it give any hint as to what I've done wrong?"]
+    assert groups(texts) == [[0, 1, 2, 3], [4], [5, 6, 7, 8], [9]]
+
+
+def test_a_person_s_words_end_a_message_known_to_span_lines_and_ipython_s():
+    # rule: MODES "py_msg_more"/"ipy_msg" "prose_ends" (after a message's further line, and under ultratb's
+    # exception line)
+    texts = ["Traceback (most recent call last):",
+             '  File "/app/fit.py", line 43, in <module>',
+             "    model.fit(x, y)",
+             "tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:",
+             "  Matrix size-incompatible: In[0]: [1,3], In[1]: [4,2]",
+             "I tried a smaller batch but it fails the same way.",
+             "---------------------------------------------------------------------------",
+             "ValueError                                Traceback (most recent call last)",
+             "<ipython-input-3-1f2e> in <module>",
+             "----> 1 f()",
+             "",
+             "ValueError: shapes (1,3) and (4,2) not aligned",
+             "My guess is the reshape above."]
+    assert groups(texts) == [[0, 1, 2, 3, 4], [5], list(range(6, 12)), [12]]
+
+
 def test_jax_unfiltered_stack_trace_after_frames_is_still_the_exception_line():
     # rule: SOFT_STARTS "jax_stack_exc" (after a traceback's frames it is read as the exception line there)
     texts = ["Traceback (most recent call last):",
