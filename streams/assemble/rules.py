@@ -891,21 +891,19 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # JAX's traceback filtering (jax/_src/traceback_util.py) adds a note to the exception: a rule of 20
     # dashes, then this line (the rule alone reads as a table's opening rule)
     ("jax_note", r"For simplicity, JAX has removed its internal frames from the traceback"),
-    # the exception line of JAX's own exception that carries the original one's message (traceback_util.py:
-    # FilteredStackTrace, later UnfilteredStackTrace(f"{format_exception_only(e)}\n\n{note}")): the last line
-    # of a traceback, also where a paste starts at it; its message (the original's, over lines) follows it
     # (the note's second line, _jax_message_append: "The following"/"The preceding is the original exception
     # that occurred, unmodified.", an empty line, then its own rule of 20 dashes)
     ("jax_orig", r"The (?:following|preceding) is the original exception that occurred, unmodified\.\s*$",
      "original exception"),
+    # the exception line of JAX's own exception that carries the original one's message (traceback_util.py:
+    # FilteredStackTrace, later UnfilteredStackTrace(f"{format_exception_only(e)}\n\n{note}")): the last line
+    # of a traceback, also where a paste starts at it; its message (the original's, over lines) follows it
     ("jax_stack_exc", r"(?:jax\.(?:_src\.)?traceback_util\.)?(?:Unfiltered|Filtered)StackTrace: ",
      "StackTrace: "),
     # xFormers' dispatch error (xformers/ops/fmha/dispatch.py): "No operator found for `op` with inputs:",
     # the inputs 5 blanks in, then per operator "`name` is not supported because:" and its reasons 4 blanks
     # in, all one exception message
     ("xf_unsupported", r"`[^`\s]+` is not supported because:\s*$", "` is not supported because:"),
-    # TensorFlow's cpu_feature_guard.cc: its INFO record's second line (TF 2.11+: "To enable the following
-    # instructions: AVX2 FMA, in other operations, rebuild ..."; before: "To enable them in other operations, ...")
     # gin-config's augment_exception_message_and_reraise appends where the error happened to the exception's
     # message (gin/config.py: "\n  In call to configurable '{}' ({}){}", and for a config file the location,
     # "  In file \"x.gin\", line N", with the line itself under it): part of that message, also where a paste
@@ -916,6 +914,8 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # part of that message wherever it is printed (an exception's, a status record's)
     ("tf_oom_hint", r"Hint: If you want to see a list of allocated tensors when OOM happens, add "
                     r"report_tensor_allocations_upon_oom to RunOptions", "report_tensor_allocations_upon_oom"),
+    # TensorFlow's cpu_feature_guard.cc: its INFO record's second line (TF 2.11+: "To enable the following
+    # instructions: AVX2 FMA, in other operations, rebuild ..."; before: "To enable them in other operations, ...")
     ("tf_cpu_hint", r"To enable (?:them|the following instructions: .*,) in other operations, rebuild TensorFlow "
                     r"with the appropriate compiler flags\.", "rebuild TensorFlow"),
     # c10_cuda_check_implementation's fixed hint lines (c10/cuda/CUDAException.cpp): part of a c10 message.
