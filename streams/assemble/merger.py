@@ -825,6 +825,8 @@ class MultilineMerger:
             if mode == "plain" and (body[:1] in " \t" or body.rstrip().endswith(":")):
                 return "cont!", "body"  # the message's first line introduces the lines below it, or is a field of it
             return "cont!", _AWAIT_PLAIN.get(mode, mode)
+        if tok == "text" and spec.get("prose_ends") and R.PROSE_RE.search(body):
+            return _END  # (a person's words right under a pasted message: no runtime writes "I" or "my" of itself)
         table = spec["on"]
         entry = None
         headed = spec.get("headed")

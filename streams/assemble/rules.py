@@ -66,7 +66,8 @@ the rule its first line drew), ``cross``
 (an unprefixed line may continue it under another writer's prefix), ``headed`` (a line without a
 record head that this pattern finds ends it, but for what its ``after_blank`` table names: lines a
 message quotes from a log file), ``blank_own`` (the blank line before the line that enters it is the printer's own,
-no sign of a source that doubles newlines), ``kind_override``.
+no sign of a source that doubles newlines), ``prose_ends`` (a line of text in the first person, ``PROSE_RE``, ends it:
+a person's words under a paste, not its printer's), ``kind_override``.
 
 The patterns use no look-around and no back-references, so that a native engine (Rust ``regex``)
 can read the same tables.
@@ -706,7 +707,7 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # in f(...)"); IPython 7 writes the file as it is, a Windows drive too ("d:\\src\\load.py in f(...)")
     ("ipy_frame", r"(?:Cell In\[\d+\], (?:line \d+|\[line \d+\]\([^\s)]*\))|File \S.*:\d+(?:, in |\s*$)"
                   r"|File \[\S[^\]]*:\d+\]\([^\s)]*\)(?:, in |\s*$)|Input In \[\d+\], in "
-                  r"|<ipython-input-[\w-]+> in |(?:[A-Za-z]:)?[^\s:]+\.pyx? in \S|\d+ frames$"
+                  r"|<(?:ipython-input-[\w-]+|decorator-gen-\d+)> in |(?:[A-Za-z]:)?[^\s:]+\.pyx? in \S|\d+ frames$"
                   r"|\[(?:<ipython-input-[\w-]+>|[^\s\]]+\.pyx?)\]\([^\s)]*\) in \S)"),
     # (VerboseTB numbers a frame's source lines right-aligned to 7 columns, "    682 x = f(", marks the
     # current one "--> 603 ", elides with "   (...)": the shape a cut excerpt starts with; inside a
@@ -877,6 +878,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("elided_in", r"[ \t]+(?:at )?" + _ELISION + r"\s*$"),
     ("elided", r"(?:at )?" + _ELISION + r"\s*$"),
     ("j_more", r"[ \t]*\.\.\. \d+ (?:more|common frames omitted)"),
+    # .NET's Exception.ToString/StackTrace between the "   at " frames of one exception: where it was rethrown
+    # (SR.Exception_EndStackTraceFromPreviousThrow: "--- End of stack trace from previous location ---", before
+    # .NET Core 3 "... location where exception was thrown ---") and after an inner exception's frames
+    # ("   " + SR.Exception_EndOfInnerExceptionStack)
+    ("dotnet_marker", r"[ \t]*--- End of (?:stack trace from previous location(?: where exception was thrown)?"
+                      r"|inner exception stack trace) ---\s*$", "--- End of "),
     # anyhow's and eyre's Debug of an error (what `main` returning Err prints after "Error: "): the
     # message, then sections each after a blank line, their titles alone on a line: "Caused by:" (the
     # causes indented, numbered "    0: " when more than one), eyre's "Location:" (the place indented),
@@ -928,8 +935,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                  # PySpark's CapturedException.__str__ with spark.sql.pyspark.jvmStacktrace.enabled: the JVM's
                  # stack after a blank line (pyspark/errors/exceptions/captured.py)
                  r"|JVM stacktrace:\s*$"
-                 # JAX's UnfilteredStackTrace (jax/_src/traceback_util.py _jax_message_append)
-                 r"|The stack trace below excludes JAX-internal frames\.$"
+                 # JAX's UnfilteredStackTrace (jax/_src/traceback_util.py _jax_message_append); before its frames
+                 # were put first, jax/traceback_util.py's FilteredStackTrace note said "above" (its message:
+                 # the original exception's format_exception_only, a blank line, then this note)
+                 r"|The stack trace (?:below|above) excludes JAX-internal frames\.$"
                  # inductor's CppCompileError (torch/_inductor/exc.py: "C++ compile error\n\nCommand:\n<cmd>\n\n
                  # Output:\n<the compiler's diagnostics>")
                  r"|(?:Command|Output):\s*$"
@@ -958,10 +967,29 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # JAX's traceback filtering (jax/_src/traceback_util.py) adds a note to the exception: a rule of 20
     # dashes, then this line (the rule alone reads as a table's opening rule)
     ("jax_note", r"For simplicity, JAX has removed its internal frames from the traceback"),
+    # (the note's second line, _jax_message_append: "The following"/"The preceding is the original exception
+    # that occurred, unmodified.", an empty line, then its own rule of 20 dashes)
+    ("jax_orig", r"The (?:following|preceding) is the original exception that occurred, unmodified\.\s*$",
+     "original exception"),
+    # the exception line of JAX's own exception that carries the original one's message (traceback_util.py:
+    # FilteredStackTrace, later UnfilteredStackTrace(f"{format_exception_only(e)}\n\n{note}")): the last line
+    # of a traceback, also where a paste starts at it; its message (the original's, over lines) follows it
+    ("jax_stack_exc", r"(?:jax\.(?:_src\.)?traceback_util\.)?(?:Unfiltered|Filtered)StackTrace: ",
+     "StackTrace: "),
     # xFormers' dispatch error (xformers/ops/fmha/dispatch.py): "No operator found for `op` with inputs:",
     # the inputs 5 blanks in, then per operator "`name` is not supported because:" and its reasons 4 blanks
     # in, all one exception message
     ("xf_unsupported", r"`[^`\s]+` is not supported because:\s*$", "` is not supported because:"),
+    # gin-config's augment_exception_message_and_reraise appends where the error happened to the exception's
+    # message (gin/config.py: "\n  In call to configurable '{}' ({}){}", and for a config file the location,
+    # "  In file \"x.gin\", line N", with the line itself under it): part of that message, also where a paste
+    # starts at the exception line
+    ("gin_loc", r"  In (?:call to configurable '[^']*' \(|file [\"'][^\"']*[\"'], line \d+)", "  In "),
+    # the hint TensorFlow's runtime appends to a ResourceExhausted status's message, on a line of its own under
+    # the OOM text and its "[[node ...]]" line (TF 2 adds " This isn't available when running in Eager mode."):
+    # part of that message wherever it is printed (an exception's, a status record's)
+    ("tf_oom_hint", r"Hint: If you want to see a list of allocated tensors when OOM happens, add "
+                    r"report_tensor_allocations_upon_oom to RunOptions", "report_tensor_allocations_upon_oom"),
     # TensorFlow's cpu_feature_guard.cc: its INFO record's second line (TF 2.11+: "To enable the following
     # instructions: AVX2 FMA, in other operations, rebuild ..."; before: "To enable them in other operations, ...")
     ("tf_cpu_hint", r"To enable (?:them|the following instructions: .*,) in other operations, rebuild TensorFlow "
@@ -1540,6 +1568,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "ipy_tb": ("ipy", "python_traceback"),
     "ipy_num": ("ipy_cut", None),  # the middle of a traceback whose head was cut
     "ipy_frame": ("ipy_cut_frame", None),  # (cut at a frame's header)
+    "jax_stack_exc": ("py_msg", "python_traceback"),  # (a traceback's exception line, its frames cut above it)
     "rich_tb": ("rich_tb", "python_traceback"),
     "py_process": ("await", None),
     "accel_state": ("accel_state", None),
@@ -1673,7 +1702,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
 SOFT_STARTS = frozenset(("cuda_hint", "cuda_dsa", "tsan_frame", "eg_line", "hash_bare", "ipy_frame", "ipy_num",
                          "json_member",
                          "tsl_frame", "yarn_field", "yarn_diag", "usage_head", "fire_error", "hydra_compact", "py_def",
-                         "box_field", "elided", "py_stmt",
+                         "box_field", "elided", "py_stmt", "jax_stack_exc",
                          # (XGBoostError's message carries dmlc-core's whole fatal record, its stack too)
                          "dmlc_bt_head", "dmlc_bt",
                          # (a table's numbered row, " 0 | encoder | Linear", is no compiler's cut locus)
@@ -1785,7 +1814,7 @@ _ATTACH = {
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
     "vg_frame": (_S, "vg_frames"),
     # (TensorFlow's cpu_feature_guard record: its message's second line)
-    "tf_cpu_hint": (_S, None),
+    "tf_cpu_hint": (_S, None), "tf_oom_hint": (_S, None),
     # (logging writes the stack with the record; asyncio the creation point with its handler's message)
     "py_stack": (_S, "py_stack"), "py_remote": ("announce", "py_remote"),
     # (the same file line with its tab dropped by a viewer or relay: Rancher's, syslog's)
@@ -2021,6 +2050,8 @@ MODES: dict[str, dict] = {
                 "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                                 "py_ext_cut": (_S, "py_ext_more"), "onmt_ignored": (_S, "onmt_ignored")}},
     # the exception line's message (str(exc), then __notes__) is free text with no end of its own.
+    # (A line of text in the first person, rules.PROSE_RE, is a person's words under a pasted traceback whose
+    # fence a copy removed, not the message's: "prose_ends".)
     # Evidence that it goes on: the exception line ends with ':' (the message's detail follows), or
     # the next line is indented, names an inner error ("ncclUnhandledCudaError: ..."), or is a shape
     # that messages embed (a Java stack, c10 frames, torchrun's box); then the message is open
@@ -2028,7 +2059,7 @@ MODES: dict[str, dict] = {
     # that evidence is taken too (a message's further lines and add_note()'s notes are free text that
     # traceback.py prints under the exception line; a print after traceback.print_exc() looks the same),
     # and the first record of its own ends it.
-    "py_msg": {"kind": "python_traceback",
+    "py_msg": {"kind": "python_traceback", "prose_ends": True,
                "on": {"text": (_C, "py_msg_more"), "indent": (_C, "py_msg_more"), "ts_failed": (_C, "ts_failed"),
                       "cuda_hint": (_C, "py_msg_more"), "cuda_dsa": (_C, "py_cuda_end"),
                       "exc_named": (_C, "py_msg_more"), "j_exc": (_C, "py_msg_more"), "py_file": (_C, "py_msg_more"),
@@ -2064,7 +2095,7 @@ MODES: dict[str, dict] = {
                   "on": {"indent": (_S, None), "tsl_frame": (_S, None), "bt_end": (_C, "py_msg_more")},
                   "after_blank": {"indent": (_S, None), "tsl_frame": (_S, None), "bt_end": (_C, "py_msg_more")}},
     # a message known to span lines: its text runs until a line that is a record of its own
-    "py_msg_more": {"kind": "python_traceback",
+    "py_msg_more": {"kind": "python_traceback", "prose_ends": True,
                     "on": {"text": (_C, None), "bt_begin": (_C, "py_msg_bt"), "indent": (_C, None), "j_exc": (_C, None),
                            "py_file": (_C, None),
                            "cuda_dsa": (_C, "py_cuda_end"), "ts_failed": (_C, "ts_failed"),
@@ -2074,7 +2105,7 @@ MODES: dict[str, dict] = {
                            "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                            "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
                            "py_stack": (_S, "py_stack"), "py_tb": ("after_colon", None),
-                           "tf_detected": (_S, "tf_node")},
+                           "tf_detected": (_S, "tf_node"), "jax_orig": (_S, "jax_orig")},
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                     # a paragraph ending with ':' and the traceback it quotes after a blank
@@ -2087,6 +2118,12 @@ MODES: dict[str, dict] = {
                                     # (a Java stack the message quotes, whose exception message ends with an
                                     # empty line: PySpark's "JVM stacktrace:" under an AnalysisException's plan)
                                     "j_at": (_C, None)}},
+    # JAX's note ends its message with an empty line and a rule of 20 dashes: the rule is the message's own, not
+    # a table's, also where a paste stops at it; then after an empty line the chain to the original exception
+    "jax_orig": {"kind": "python_traceback", "on": {"rule_dash": (_S, "jax_rule")},
+                 "after_blank": {"rule_dash": (_S, "jax_rule")}},
+    "jax_rule": {"kind": "python_traceback", "on": {"py_chain": (_S, "py_chain")},
+                 "after_blank": {"py_chain": (_S, "py_chain")}},
     # after TorchScript's "The above operation failed in interpreter." (TOKENS "ts_failed") the traced module's
     # traceback header is the message's, and its "path(line): fn" lines with it
     "ts_failed": {"kind": "python_traceback",
@@ -2107,7 +2144,7 @@ MODES: dict[str, dict] = {
                 "after_blank": {"py_file": (_S, None), "text": (_T, None), "exc_line": (_T, None),
                                 "exc_named": (_T, None), "j_exc": (_T, None), "tf_node_line": (_S, "tf_node_end")},
                 "max_tent": 20},
-    "tf_node_end": {"kind": "python_traceback", "on": {"tf_node_line": (_S, None)}},
+    "tf_node_end": {"kind": "python_traceback", "on": {"tf_node_line": (_S, None), "tf_oom_hint": (_S, None)}},
     # Rich's traceback: the panel's rows to its bottom edge, then the exception line ("Type: message",
     # "Type"; a SyntaxError's own panel comes first), then the message (free text, wrapped to the
     # console's width), its "[NOTE]" lines, and after a blank line the chain marker and the next panel
@@ -2136,16 +2173,25 @@ MODES: dict[str, dict] = {
     # "--> 603 ...", "   (...)") are held until a frame's header or a hidden-frames line confirms them
     "ipy_cut": {"kind": None, "on": {"ipy_num": (_T, None), "ipy_src": (_T, None), "indent": (_T, None),
                                      "ipy_frame": (_S, "ipy"),
-                                     "ipy_skip": (_S, "ipy")},
-                "after_blank": {"ipy_frame": (_S, "ipy"), "ipy_skip": (_S, "ipy")}, "max_tent": 40},
+                                     "ipy_skip": (_S, "ipy"), "exc_line": (_S, "ipy_msg"), "j_exc": (_S, "ipy_msg")},
+                # (ultratb ends a frame with an empty line and writes the exception line after the last
+                # frame's: "Type: message" there confirms the held lines as the tail of a traceback)
+                "after_blank": {"ipy_frame": (_S, "ipy"), "ipy_skip": (_S, "ipy"), "exc_line": (_S, "ipy_msg"),
+                                "j_exc": (_S, "ipy_msg")}, "max_tent": 40},
     # (a frame's header, "File ~/x.py:603, in f(self)" / "Cell In[3], line 1", is ultratb's only when its
-    # numbered source lines follow)
-    "ipy_cut_frame": {"kind": None, "on": {"ipy_num": (_S, "ipy"), "ipy_src": (_S, "ipy")}},
+    # numbered source lines follow; a frame whose file has no source, "<decorator-gen-12> in f(x)", is its header
+    # alone, then the empty line ultratb ends every frame with, then the next frame's header)
+    "ipy_cut_frame": {"kind": None, "on": {"ipy_num": (_S, "ipy"), "ipy_src": (_S, "ipy"), "ipy_frame": (_S, "ipy")},
+                      "after_blank": {"ipy_frame": (_S, "ipy")}},
     # (ultratb ends each frame's lines with an empty line, so the exception line comes after one: that
     # blank line is the printer's, not a copy's doubled newline, and one blank line after the message ends it)
-    "ipy_msg": {"kind": "python_traceback", "blank_own": True,
+    "ipy_msg": {"kind": "python_traceback", "blank_own": True, "prose_ends": True,
                 "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
-                "after_blank": {"py_chain": (_S, "ipy_chain")}},
+                # (TensorFlow's graph execution error: "Graph execution error:", an empty line, the node's
+                # definition site, as after traceback.py's exception line: MODES "py_msg")
+                # (and the paragraphs libraries write into a message, JAX's note under its UnfilteredStackTrace)
+                "after_blank": {"py_chain": (_S, "ipy_chain"), "tf_detected": (_S, "tf_node"),
+                                "msg_para": (_S, "py_msg_more")}},
     "ipy_chain": {"kind": "python_traceback", "after_blank": {"ipy_tb": (_S, "ipy")}, "on": {"ipy_tb": (_S, "ipy")}},
     # PaddlePaddle: "-----" + "C++ Traceback (most recent call last):" + "-----", numbered frames, a
     # blank line, the "Error Message Summary:" section and its error line with indented details
@@ -2245,7 +2291,7 @@ MODES: dict[str, dict] = {
                          # (and an inner error the message names on its next line: torch's NCCL errors,
                          # C10D_NCCL_CHECK's "NCCL error in: ..." + getNcclErrorDetailStr's
                          # "ncclUnhandledCudaError: ...", "Last error:", NCCL's last error)
-                         "exc_named": (_C, "py_msg_more"),
+                         "exc_named": (_C, "py_msg_more"), "gin_loc": (_C, "py_msg_more"),
                          "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None)},
                   # (an exception line whose traceback was cut above it: traceback.py chains the next
                   # exception after a blank line, "The above exception was the direct cause ...")
@@ -2262,7 +2308,8 @@ MODES: dict[str, dict] = {
                            # (V8's frames as util.inspect prints an error: console.error(err) in Node.js)
                            "node_more": (_S, None), "node_at_open": (_S, "node_props"),
                            "j_circular": (_S, None), "j_caused": (_S, "java_head"), "yarn_exited": (_L, None),
-                           "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)},
+                           "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None),
+                           "dotnet_marker": (_S, None)},
                     "after_blank": {"j_at": (_S, None), "j_more": (_S, None), "yarn_exited": (_L, None),
                                     "yarn_exited_tail": (_S, "yarn_exit"), "spark_driver": (_S, None)}},
 
