@@ -184,9 +184,17 @@ def unquoted(value: str) -> str:
     return value
 
 
+# The name of an environment variable (upper case, words joined by '_'): when its own words name a secret
+# (``DB_PASSWORD``, ``HF_TOKEN``), it says which variable holds the secret, as a job's list of the secrets it
+# needs or a config's ``password: DB_PASSWORD`` does; a generated value has no such words.
+_VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
 def is_placeholder(value: str, key: str = "") -> bool:
     v = value.strip()
     if _PLACEHOLDER.fullmatch(v) or (_FILE_PATH.fullmatch(v) and "+" not in v):
+        return True
+    if _VARIABLE_NAME.fullmatch(v) and key_strength(v) is not None:
         return True
     # argparse prints its metavar in upper case: "--password PASSWORD" in a usage line.
     return bool(key) and v == key.lstrip("-").upper().replace("-", "_")

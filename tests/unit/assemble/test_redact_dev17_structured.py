@@ -1,0 +1,34 @@
+"""Credentials of the eighteenth probe round (dev17, inside structured records and dumps ML tooling prints) and the
+values beside them that must stay, one test per rule: the name of an environment variable that holds a secret is
+no secret (a job's list of the secrets it needs, ``password: DB_PASSWORD`` in a config)."""
+
+from __future__ import annotations
+
+import pytest
+
+from streams.assemble.redact import Redactor
+
+
+@pytest.fixture(scope="module")
+def redact() -> Redactor:
+    return Redactor()
+
+
+@pytest.mark.parametrize("line", [
+    "required secrets: ['HF_TOKEN', 'WANDB_API_KEY']",
+    "{'secrets': ['OPENAI_API_KEY', 'AWS_SECRET_ACCESS_KEY']}",
+    "password: DB_PASSWORD",
+    "api_key = 'OPENAI_API_KEY'",
+])
+def test_the_name_of_a_variable_that_holds_a_secret_stays(redact: Redactor, line: str) -> None:
+    """A value in upper case whose words name a secret says which variable holds it."""
+    assert redact(line) == line
+
+
+@pytest.mark.parametrize(("line", "value"), [
+    ("password: AB12_CD34_EF56", "AB12_CD34_EF56"),
+    ("HF_TOKEN=HF_TOKEN_X9Q2KD7W", "HF_TOKEN_X9Q2KD7W"),
+    ("secrets: ['Xk9pQ2mN4vL8']", "Xk9pQ2mN4vL8"),
+])
+def test_an_upper_case_value_whose_words_name_no_secret_is_still_one(redact: Redactor, line: str, value: str) -> None:
+    assert value not in redact(line)
