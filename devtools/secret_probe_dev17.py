@@ -88,6 +88,12 @@ def pwu(n: int = 16) -> str:
     return rand(n, ALNUM + "-_.~!*")
 
 
+# Labelled a secret when the round was written, found no secret after: a service-account key's private_key_id is the
+# key's id, which every JWT the key signs carries in its header (``kid``) and ``gcloud iam service-accounts keys list``
+# prints (https://google.aip.dev/auth/4112); it is a look-alike below.
+_NOT_SECRET_KEYS = frozenset({"private_key_id"})
+
+
 def _json_keys() -> list[Case]:
     """A secret as a JSON field's value, under key names in every notation, flat, deep and escaped in a string."""
     keys: list[tuple[str, str, str]] = [
@@ -134,6 +140,8 @@ def _json_keys() -> list[Case]:
     ]
     f: list[Case] = []
     for n, (key, value, source) in enumerate(keys):
+        if key in _NOT_SECRET_KEYS:  # drawn all the same, so that the values after it stay as they were
+            continue
         flat = {"ts": _ISO, "level": "debug", "msg": "client config", key: value, "timeout": 30}
         deep = {"level": "info", "event": "resolved config",
                 "config": {"services": [{"name": "primary", "auth": {key: value, "region": "eu-west-1"}}]}}
@@ -583,6 +591,8 @@ def _look_alikes() -> list[LookAlike]:
          "\tssl.truststore.location = /etc/kafka/ts.jks\n\tssl.truststore.password = [hidden]\n"),
         ("docker_image_digest", "docker inspect's image digest", "sha256:" + (dg := rand(64, HEX)),
          json.dumps({"Id": "sha256:" + dg, "Config": {"Env": ["PATH=/usr/bin", "LANG=C.UTF-8"]}}, indent=4)),
+        ("private_key_id", "a service-account key's id, the kid of the JWTs it signs (https://google.aip.dev/auth/4112)",
+         (kid := rand(40, HEX)), j({"type": "service_account", "project_id": "acme-ml", "private_key_id": kid})),
         ("total_tokens_usage", "an LLM usage block", '"total_tokens": 1523',
          '{"usage": {"prompt_tokens": 1201, "completion_tokens": 322, "total_tokens": 1523}}'),
     ]
