@@ -439,7 +439,8 @@ _NAME_VALUE = re.compile(r"""(?i)
     (?:[ \t]*(?:,[ \t]*\r?\n|,|\r?\n)[ \t]*|[ \t]+)                        # then, on the same or the next line
                                                                            # (XML attributes: a space between),
     (?:[+~\-][ \t]+)?                                                       # (terraform plan's action marker)
-    ["']?value["']?[ \t]*[:=][ \t]*                                         # "value":
+    ["']?(?:parameter)?value["']?[ \t]*[:=][ \t]*                            # "value": (CloudFormation's
+                                                                           # ParameterKey/ParameterValue)
     (?:"(?P<dq>(?:\\.|[^"\\\r\n])*)"|'(?P<sq>[^'\r\n]*)'|(?!\{\{)(?P<bv>[^\s,}'"]+))""", re.VERBOSE)
 # (a bare value that opens a Go template, Helm's {{ .Values.x.password }}, is the reference, not a secret)
 

@@ -117,6 +117,7 @@ _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _PLACEHOLDER = re.compile(
     r"(?i)(?:|none|null|nil|true|false|undefined|n/?a|-|[*•#]+|x{3,}|\.{3,}|\[redacted.*|<[^<>]*>|\$\{[^}]*\}|(?-i:\$[A-Z_][A-Z0-9_]*)|\$\(.*\)"
     r"|\{\{.*\}\}|%\(\w+\)s|%s|\?"
+    r"|\?\?\?"  # OmegaConf's MISSING: a mandatory value not given yet, as Hydra prints the config
     r"|os\.environ/[A-Za-z_][A-Za-z0-9_]*"  # LiteLLM's config reads a key from the environment: os.environ/NAME
     # printers' own masks: httpx's Headers repr ('[secure]'), Ansible's no_log module arguments
     r"|\[(?:secure|hidden|masked|filtered)\]|value_specified_in_no_log_parameter"

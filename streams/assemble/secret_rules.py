@@ -90,9 +90,11 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
     SecretRule("name_value", ("value",), finder="name_value",
                gate=rf"(name|key)[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']?[ \t]*(,|\n| )"
                     r"([ \t]*,?[ \t]*\r?\n[ \t]*\"[A-Za-z]+\"[ \t]*:[^\r\n]*){0,3}[ \t\r\n,]*([+~\-][ \t]+)?"
-                    r"[\"']?value",
+                    r"[\"']?(parameter)?value",
                source="detect-secrets KeywordDetector over name/value records (k8s env, ECS, SSM, terraform plan's "
-                      "set and env blocks); gitleaks nuget-config-password (XML <add key=... value=...>)"),
+                      "set and env blocks, CloudFormation's ParameterKey/ParameterValue as describe-stacks prints "
+                      "them and --parameters takes them: https://docs.aws.amazon.com/AWSCloudFormation/latest/"
+                      "APIReference/API_Parameter.html); gitleaks nuget-config-password (XML <add key=... value=...>)"),
     SecretRule("record_value", ('"value"', '"key"', '"encoded"'), finder="record_value",
                gate=r"\"(value|key|encoded)\"[ \t]*:[ \t]*\"",
                source="detect-secrets KeywordDetector over records that name their value: aws ssm get-parameter, "

@@ -32,3 +32,34 @@ def test_the_name_of_a_variable_that_holds_a_secret_stays(redact: Redactor, line
 ])
 def test_an_upper_case_value_whose_words_name_no_secret_is_still_one(redact: Redactor, line: str, value: str) -> None:
     assert value not in redact(line)
+
+
+@pytest.mark.parametrize("line", [
+    "password: ???",
+    "{'db': {'host': 'pg.internal', 'password': '???'}}",
+])
+def test_omegaconf_s_missing_value_stays(redact: Redactor, line: str) -> None:
+    """OmegaConf prints a mandatory value not given yet as ``???`` (``MISSING``); Hydra's config dump shows it."""
+    assert redact(line) == line
+
+
+PASSWORD = "Qm3xT9vLp2Wz"
+
+
+@pytest.mark.parametrize("text", [
+    f'{{"ParameterKey": "DbPassword", "ParameterValue": "{PASSWORD}"}}',
+    f'[\n    {{\n        "ParameterKey": "AdminPassword",\n        "ParameterValue": "{PASSWORD}"\n    }}\n]',
+    f"aws cloudformation create-stack --stack-name ml --parameters ParameterKey=DbPassword,ParameterValue={PASSWORD}"
+    " ParameterKey=Env,ParameterValue=prod",
+])
+def test_a_cloudformation_parameter_value_under_a_secret_s_key_is_redacted(redact: Redactor, text: str) -> None:
+    """CloudFormation names a stack parameter in ParameterKey and gives it in ParameterValue (describe-stacks'
+    output, create-stack's --parameters shorthand); the other parameters stay."""
+    out = redact(text)
+    assert PASSWORD not in out and out.replace("[REDACTED:secret]", PASSWORD) == text
+
+
+def test_a_cloudformation_parameter_that_is_no_secret_stays(redact: Redactor) -> None:
+    line = '[{"ParameterKey": "InstanceType", "ParameterValue": "p4d.24xlarge"}, {"ParameterKey": "Env", ' \
+           '"ParameterValue": "prod"}]'
+    assert redact(line) == line
