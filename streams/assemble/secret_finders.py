@@ -83,13 +83,15 @@ _KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|creds|psk|cook
                       r"|(?<=[\"'])(?:sig|refresh|access|[th]?otp|mfa_?code)(?=\\?[\"'])")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _ASSIGN = re.compile(r"""
-    (?P<kq>\\?["'`]\]?|\])?                           # the quote closing a quoted key (environ['KEY'], `key`);
+    (?P<kq>\\{0,7}["'`]\]?|\])?                       # the quote closing a quoted key (environ['KEY'], `key`),
+                                                      # escaped once or more (JSON in JSON in JSON, a repr of it);
                                                       # PHP print_r's [key] => value
     (?P<sep>[ \t]*(?::=|=>|::(?=[ \t])|[:=])[ \t]*|[ \t]*,[ \t]*|[ \t]+)  # = : := =>; LDIF's ":: " (RFC 2849:
                                                       # a base64 value); a space or an argv-list comma only after
                                                       # a --flag
     (?:
-        \\(?P<eq>["'])(?P<ev>.*?)\\(?P=eq)            # a value in escaped quotes (JSON in a JSON string)
+        \\{1,7}(?P<eq>["'])(?P<ev>.*?)\\{1,7}(?P=eq)    # a value in escaped quotes (JSON in a JSON string,
+                                                      # escaped again when that record is a string of another)
       | (?P<bs>[|>][+\-]?)(?=\r?\n)                   # a YAML block scalar's indicator: the value is below
       | (?P<tq>\'\'\'|\"\"\")(?P<tv>[^\r\n]{0,512}?)(?P=tq)      # a TOML multi-line string kept on one line
       | \{(?P<cv>[^{}\r\n]{1,512})\}(?=[;\s"']|$)        # ODBC/ADO's braced value (Pwd={...};)

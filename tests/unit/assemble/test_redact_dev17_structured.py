@@ -63,3 +63,14 @@ def test_a_cloudformation_parameter_that_is_no_secret_stays(redact: Redactor) ->
     line = '[{"ParameterKey": "InstanceType", "ParameterValue": "p4d.24xlarge"}, {"ParameterKey": "Env", ' \
            '"ParameterValue": "prod"}]'
     assert redact(line) == line
+
+
+@pytest.mark.parametrize("line", [
+    # json.dumps of a record whose field is json.dumps of a record holding the secret, printed as text
+    'cfg="{\\\\\\"password\\\\\\":\\\\\\"' + PASSWORD + '\\\\\\"}"',
+    # the repr of a JSON string holding escaped JSON ('{"a": "{\\"password\\": ...}"}')
+    "body: '{\"a\": \"{\\\\\"db_password\\\\\": \\\\\"" + PASSWORD + "\\\\\"}\"}'",
+])
+def test_a_secret_in_json_escaped_twice_is_redacted(redact: Redactor, line: str) -> None:
+    """A record held as a string in a record that is itself a string: its quotes carry two or three backslashes."""
+    assert "\\\\" in line and PASSWORD not in redact(line)
