@@ -255,6 +255,10 @@ _USER_PASSWORD = re.compile(r"[^\s:/@]{1,64}:[^\s/]{1,256}")
 # basic_auth=(user, password) (https://requests.readthedocs.io/en/latest/user/authentication/#basic-authentication).
 _AUTH_TUPLE = re.compile(r"""\([ \t]*b?(["'])[^"'\\]{0,256}\1[ \t]*,[ \t]*"""
                          r"""b?(["'])(?P<pw>(?:\\.|[^"'\\]){1,256})\2[ \t]*\)""")
+# The pair as a list (json.dumps writes a tuple as one; elasticsearch-py takes either): its second string must look
+# like a credential, as a list of two scheme names ("auth": ["basic", "bearer"]) is none.
+_AUTH_LIST = re.compile(r"""\[[ \t]*(["'])[^"'\\]{0,256}\1[ \t]*,[ \t]*"""
+                        r"""(["'])(?P<pw>(?:\\.|[^"'\\]){1,256})\2[ \t]*\]""")
 
 
 # nsswitch.conf(5) (https://man7.org/linux/man-pages/man5/nsswitch.conf.5.html): a "passwd:" line names the services
@@ -286,7 +290,8 @@ def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
             # an auth key's user:password pair (celery flower --basic_auth=, --auth USER:PASS), or its (user, password)
             # tuple as a kwargs repr lifted into attributes prints it (requests' and elasticsearch-py's auth=)
             last == ["auth"] and ((_USER_PASSWORD.fullmatch(v) is not None and _heading_value(v.partition(":")[2]))
-                                  or ((t := _AUTH_TUPLE.fullmatch(v)) is not None and not is_placeholder(t["pw"]))))
+                                  or ((t := _AUTH_TUPLE.fullmatch(v)) is not None and not is_placeholder(t["pw"]))
+                                  or ((t := _AUTH_LIST.fullmatch(v)) is not None and credential_like(t["pw"]))))
     if strength in ("generated", "code"):
         # (a "base64:" head says how the key is written: Laravel's APP_KEY=base64:...)
         v = value.strip()

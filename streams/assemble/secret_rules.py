@@ -438,6 +438,19 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                check="not_placeholder",
                source="gitleaks generic (user and password as a pair): requests' auth=(user, password), "
                       "HTTPBasicAuth(user, password), elasticsearch-py basic_auth=/http_auth="),
+    # The same pair after json.dumps (a tuple becomes a list), in a YAML flow sequence or a list repr: only a pair
+    # of two strings, and only a second one that looks like a credential ("auth": ["basic", "bearer"] lists schemes).
+    SecretRule("auth_pair_list", ("auth", "credentials"),
+               gate=r"(auth|credentials)\\?['\"]?[ \t]*[=:][ \t]*['\"]?\[[ \t]*\\?['\"]?[^'\"\\\n,\]]{0,256}\\?['\"]?"
+                    r"[ \t]*,",  # (also a list held as JSON text in a string: "[\"elastic\",\"...\"]")
+               pattern=r"(?:[A-Za-z_]{0,40}[Aa][Uu][Tt][Hh]|[Cc]redentials|CREDENTIALS)(?:\\?['\"])?"
+                       r"[ \t]*[=:][ \t]*['\"]?\[[ \t]*"
+                       r"(?:\\?['\"])?[^'\"\\\n,\[\]]{1,256}(?:\\?['\"])?[ \t]*,[ \t]*"
+                       r"(?:\\?['\"])?(?P<s>[^'\"\\\s,\[\]]+)(?:\\?['\"])?[ \t]*\]",
+               check="credential",
+               source="gitleaks generic (user and password as a pair): elasticsearch-py's basic_auth and http_auth "
+                      "and requests' auth given as a list, or a tuple json.dumps wrote as one "
+                      "(https://elasticsearch-py.readthedocs.io/en/stable/api/elasticsearch.html)"),
     SecretRule("cookie_repr", ("<cookie ",), r"<Cookie [^\s=<>]{1,256}=(?P<s>[^\s<>]+) for ",
                check="credential",
                source="gitleaks generic (session cookies); http.cookiejar.Cookie's repr in a RequestsCookieJar"),

@@ -74,3 +74,30 @@ def test_a_cloudformation_parameter_that_is_no_secret_stays(redact: Redactor) ->
 def test_a_secret_in_json_escaped_twice_is_redacted(redact: Redactor, line: str) -> None:
     """A record held as a string in a record that is itself a string: its quotes carry two or three backslashes."""
     assert "\\\\" in line and PASSWORD not in redact(line)
+
+
+ES_PASSWORD = "Lq8mZt2Rk7WnVp4s"
+
+
+@pytest.mark.parametrize("text", [
+    f'{{"level": "info", "msg": "es client", "basic_auth": ["elastic", "{ES_PASSWORD}"]}}',
+    f"es:\n  http_auth: [elastic, {ES_PASSWORD}]",
+    f"{{'hosts': ['https://es:9200'], 'http_auth': ['elastic', '{ES_PASSWORD}']}}",
+    f'{{"es.basic_auth": "[\\"elastic\\",\\"{ES_PASSWORD}\\"]"}}',
+])
+def test_a_user_and_password_pair_written_as_a_list_is_redacted(redact: Redactor, text: str) -> None:
+    """json.dumps writes requests' and elasticsearch-py's auth tuple as a list; YAML and a list repr print one."""
+    out = redact(text)
+    assert ES_PASSWORD not in out and "elastic" in out
+
+
+def test_a_lifted_auth_list_is_redacted(redact: Redactor) -> None:
+    out = redact.mapping({"es.basic_auth": f'["elastic","{ES_PASSWORD}"]', "es.hosts": '["https://es:9200"]'})
+    assert ES_PASSWORD not in out["es.basic_auth"] and out["es.hosts"] == '["https://es:9200"]'
+
+
+@pytest.mark.parametrize("text", ['{"auth": ["basic", "bearer"]}', "auth: [oauth2, jwt, session]",
+                                  "{'auth': ['token', 'session']}"])
+def test_a_list_of_auth_schemes_stays(redact: Redactor, text: str) -> None:
+    assert redact(text) == text
+    assert redact.mapping({"auth": text.partition(": ")[2]}) == {"auth": text.partition(": ")[2]}
