@@ -109,6 +109,13 @@ PARENT_SECRET_WORDS = frozenset({"cookie", "cookies"})
 VALUE_SUFFIXES = frozenset({"value", "b64", "base64", "str", "string", "raw", "plain", "plaintext", "encoded",
                             "data"})
 
+# Words a key names the copy of a secret by, after the secret's own words: a version (API_KEY_V2, whose digits are
+# dropped), a rotation (DB_PASSWORD_NEW, PASSWORD_OLD, password_current), a role (TOKEN_PRIMARY, KEY_BACKUP), a
+# deployment (API_KEY_PROD, DB_PASSWORD_STAGING) or an access level (HF_TOKEN_READ, HF_TOKEN_WRITE, as Hugging Face's
+# token roles are named): the key is judged without them, as without a value suffix.
+QUALIFIER_SUFFIXES = frozenset({"v", "new", "old", "current", "curr", "next", "prev", "previous", "primary",
+                                "secondary", "backup", "prod", "production", "staging", "read", "write", "ro", "rw"})
+
 # A label written as a sentence ("Your new secret key is: X", google-authenticator): the verb ends it.
 COPULAS = frozenset({"is", "was"})
 
@@ -145,7 +152,8 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
     if "." in key and QUALIFIED_SECRET_KEYS.search(key):
         return "strong"
     words = key_words(key)
-    while words and (words[-1] in VALUE_SUFFIXES or words[-1] in COPULAS) and len(words) > 1:
+    while words and (words[-1] in VALUE_SUFFIXES or words[-1] in COPULAS or words[-1] in QUALIFIER_SUFFIXES) and len(
+            words) > 1:
         words.pop()
     if not words:
         return None

@@ -101,3 +101,20 @@ def test_a_lifted_auth_list_is_redacted(redact: Redactor) -> None:
 def test_a_list_of_auth_schemes_stays(redact: Redactor, text: str) -> None:
     assert redact(text) == text
     assert redact.mapping({"auth": text.partition(": ")[2]}) == {"auth": text.partition(": ")[2]}
+
+
+TOKEN = "Xk29dLq8Pz3mWn7vRt5y"
+
+
+@pytest.mark.parametrize("key", ["API_KEY_V2", "ApiKeyV2", "secret_access_key_v2", "DB_PASSWORD_NEW", "PASSWORD_OLD",
+                                 "password_current", "TOKEN_PRIMARY", "OPENAI_API_KEY_BACKUP", "API_KEY_PROD",
+                                 "DB_PASSWORD_STAGING", "HF_TOKEN_READ", "hf_token_write"])
+def test_a_secret_s_key_with_a_version_rotation_role_or_scope_after_it_holds_one(redact: Redactor, key: str) -> None:
+    assert TOKEN not in redact(f"{key}={TOKEN}")
+    assert TOKEN not in redact.mapping({key: TOKEN})[key]
+
+
+@pytest.mark.parametrize("line", ["tokens_read: 123456", "token_write: 2048", "num_tokens_prev=4096",
+                                  "cache_key_v2=step-1000", "password_read_from_file: true"])
+def test_a_qualified_key_that_holds_no_secret_stays(redact: Redactor, line: str) -> None:
+    assert redact(line) == line
