@@ -83,9 +83,10 @@ _KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|creds|psk|cook
                       r"|(?<=[\"'])(?:sig|refresh|access|[th]?otp|mfa_?code)(?=\\?[\"'])")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _ASSIGN = re.compile(r"""
-    (?P<kq>\\{0,7}["'`]\]?|\])?                       # the quote closing a quoted key (environ['KEY'], `key`),
+    (?P<kq>\\{0,7}["'`]\]?|\]|\[[0-9]{1,4}\])?         # the quote closing a quoted key (environ['KEY'], `key`),
                                                       # escaped once or more (JSON in JSON in JSON, a repr of it);
-                                                      # PHP print_r's [key] => value
+                                                      # PHP print_r's [key] => value; a list's item by its index
+                                                      # (helm --set auth.apiKeys[0]=v, Spring's passwords[1]=v)
     (?P<sep>[ \t]*(?::=|=>|::(?=[ \t])|[:=])[ \t]*|[ \t]*,[ \t]*|[ \t]+)  # = : := =>; LDIF's ":: " (RFC 2849:
                                                       # a base64 value); a space or an argv-list comma only after
                                                       # a --flag
@@ -159,6 +160,9 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
             continue
         m = _ASSIGN.match(text, ke)
         if m is None:
+            items = _secret_items(text, ke, key, strength)
+            spans.extend(items)
+            done = max([done, *(b for _a, b in items)])
             continue
         sep = m.group("sep").strip()
         bare_sep = sep in ("", ",")
@@ -274,6 +278,43 @@ def _inline_key(text: str, ks: int, strength_of: Callable[[str], str | None]) ->
 _LINE_REST = re.compile(r"[ \t]*\r?(?:\n|$)")
 _PLAIN_WORDS = frozenset({"password", "passwd", "pass", "pwd", "secret", "secrets", "token", "key", "auth",
                           "credential", "credentials", "cookie", "authorization", "passphrase", "session"})
+
+
+# A YAML block sequence under a secret's key, as yaml.dump and OmegaConf.to_yaml print a list ("api_keys:" then "- v"
+# on the lines below, at the key's indent or deeper): each scalar item is judged as the key's value; an item that is
+# a mapping ("- name: x") is not.
+_SEQUENCE_HEAD = re.compile(r"""["']?[ \t]*:[ \t]*\r?\n""")
+_SEQUENCE_ITEM = re.compile(r"""([ \t]*)-[ \t]+(?:(["'])([^"'\r\n]{1,512})\2|([^\s"'#][^\r\n]{0,511}))"""
+                            r"""[ \t]*\r?(?:\n|\Z)""")
+SEQUENCE_ITEMS = 64  # a list of secrets is short; a longer one is read no further
+
+
+def _block_sequence(text: str, ks: int, pos: int) -> list[tuple[int, int]]:
+    """The spans of the scalar items of the block sequence starting at ``pos``, below a key starting at ``ks``."""
+    line_start = text.rfind("\n", 0, ks) + 1
+    if text[line_start:ks].strip(" \t\"'"):
+        return []  # the key does not start its line: no YAML mapping's key
+    key_indent = ks - line_start - (1 if text[ks - 1:ks] in ("'", '"') else 0)
+    spans: list[tuple[int, int]] = []
+    for _ in range(SEQUENCE_ITEMS):
+        item = _SEQUENCE_ITEM.match(text, pos)
+        if item is None or len(item.group(1)) < key_indent:
+            break
+        group = 3 if item.group(3) is not None else 4
+        value = item.group(group).rstrip()
+        if group == 3 or not (": " in value or value.endswith(":")):
+            spans.append((item.start(group), item.start(group) + len(value)))
+        pos = item.end()
+    return spans
+
+
+def _secret_items(text: str, ke: int, key: str, strength: str) -> list[tuple[int, int]]:
+    """The secret items of a block sequence under the key ending at ``ke``, if one follows it."""
+    head = _SEQUENCE_HEAD.match(text, ke)
+    if head is None:
+        return []
+    return [(a, b) for a, b in _block_sequence(text, ke - len(key), head.end())
+            if is_secret_value(strength, text[a:b], key)]
 
 
 def _spaced_line(text: str, ks: int, m: re.Match[str], key: str) -> bool:

@@ -193,10 +193,11 @@ def unquoted(value: str) -> str:
     return value
 
 
-# The name of an environment variable (upper case, words joined by '_'): when its own words name a secret
-# (``DB_PASSWORD``, ``HF_TOKEN``), it says which variable holds the secret, as a job's list of the secrets it
-# needs or a config's ``password: DB_PASSWORD`` does; a generated value has no such words.
-_VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+# The name of an environment variable (upper case, words joined by '_') or of a secret object (lower case, joined by
+# '_' or '-': a compose service's ``secrets: [db_password]``, a Kubernetes Secret's ``hf-token``): when its own words
+# name a secret (``DB_PASSWORD``, ``HF_TOKEN``), it says which variable or object holds the secret, as a job's list of
+# the secrets it needs or a config's ``password: DB_PASSWORD`` does; a generated value has no such words.
+_VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z]+(?:[_\-][a-z]+)+")
 
 
 def is_placeholder(value: str, key: str = "") -> bool:

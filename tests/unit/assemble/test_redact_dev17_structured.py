@@ -19,6 +19,9 @@ def redact() -> Redactor:
     "{'secrets': ['OPENAI_API_KEY', 'AWS_SECRET_ACCESS_KEY']}",
     "password: DB_PASSWORD",
     "api_key = 'OPENAI_API_KEY'",
+    # a compose service's secrets and a pod's Secret names: objects that hold a secret, by their names
+    "services:\n  db:\n    secrets:\n      - db_password\n      - source: db_root\n",
+    "secrets: ['db_password', 'hf-token']",
 ])
 def test_the_name_of_a_variable_that_holds_a_secret_stays(redact: Redactor, line: str) -> None:
     """A value in upper case whose words name a secret says which variable holds it."""
@@ -29,6 +32,7 @@ def test_the_name_of_a_variable_that_holds_a_secret_stays(redact: Redactor, line
     ("password: AB12_CD34_EF56", "AB12_CD34_EF56"),
     ("HF_TOKEN=HF_TOKEN_X9Q2KD7W", "HF_TOKEN_X9Q2KD7W"),
     ("secrets: ['Xk9pQ2mN4vL8']", "Xk9pQ2mN4vL8"),
+    ("DB_PASSWORD=s3cret-pass_2", "s3cret-pass_2"),
 ])
 def test_an_upper_case_value_whose_words_name_no_secret_is_still_one(redact: Redactor, line: str, value: str) -> None:
     assert value not in redact(line)
@@ -118,3 +122,35 @@ def test_a_secret_s_key_with_a_version_rotation_role_or_scope_after_it_holds_one
                                   "cache_key_v2=step-1000", "password_read_from_file: true"])
 def test_a_qualified_key_that_holds_no_secret_stays(redact: Redactor, line: str) -> None:
     assert redact(line) == line
+
+
+@pytest.mark.parametrize("line", [
+    f"helm upgrade --install gw ./chart --set auth.apiKeys[0]={TOKEN} --set replicas=2",
+    f"spring.datasource.password[0]={TOKEN}",
+    f"passwords[1]: {TOKEN}",
+])
+def test_a_list_item_of_a_secret_s_key_given_by_its_index_is_redacted(redact: Redactor, line: str) -> None:
+    """Helm's --set and Spring's properties name a list's item by its index after the key."""
+    assert TOKEN not in redact(line)
+
+
+@pytest.mark.parametrize("line", ["tokens[0]: 50256", "input_tokens[0] = 101", "keys[0]=model.layers.0.weight"])
+def test_an_indexed_key_that_holds_no_secret_stays(redact: Redactor, line: str) -> None:
+    assert redact(line) == line
+
+
+@pytest.mark.parametrize("text", [
+    f"api_keys:\n- {TOKEN}\n- Zq81mNx4Lp2Rw7Vt9k\n",
+    f"auth:\n  api_keys:\n  - {TOKEN}\n  - 'Zq81mNx4Lp2Rw7Vt9k'\n  timeout: 30\n",
+])
+def test_the_items_of_a_yaml_block_sequence_under_a_secret_s_key_are_redacted(redact: Redactor, text: str) -> None:
+    """yaml.dump and OmegaConf.to_yaml print a list under its key, one ``- item`` a line."""
+    out = redact(text)
+    assert TOKEN not in out and "Zq81mNx4Lp2Rw7Vt9k" not in out and out.count("- ") == 2
+
+
+@pytest.mark.parametrize("text", ["passwords:\n  - name: db\n    value: ${DB_PASSWORD}\n",
+                                  "secrets:\n- HF_TOKEN\n- WANDB_API_KEY\n", "tokens:\n- hello\n- world\n",
+                                  "special_tokens:\n  - <pad>\n  - </s>\n"])
+def test_a_block_sequence_that_holds_no_secret_stays(redact: Redactor, text: str) -> None:
+    assert redact(text) == text
