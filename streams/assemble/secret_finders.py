@@ -515,15 +515,20 @@ _ERLANG_PAIR = re.compile(r"""\{[ \t]*(?P<k>[a-z][A-Za-z0-9_@]{0,100}),[ \t]*(?:
 # Pairs config printers write unquoted, one a line: spark-submit --verbose's "Spark properties used" list
 # (SparkSubmitArguments: "(spark.hadoop.fs.s3a.secret.key,VALUE)"), and Flink's GlobalConfiguration ("Loading
 # configuration property: s3.secret-key, VALUE").
+# Also a variable set with a space between its name and its value: csh's and Environment Modules' ``setenv NAME
+# value`` (``module show`` prints a modulefile's), and a Dockerfile's ``ENV NAME value`` as docker build echoes its
+# steps (https://docs.docker.com/reference/dockerfile/#env: the form without '=').
 _PRINTED_PAIR = re.compile(r"(?m)^[ \t]*\((?P<k>[A-Za-z0-9_.\-]{1,200}),(?P<v>[^\s()]{1,4096})\)[ \t]*\r?$"
-                           r"|Loading configuration property: (?P<fk>[A-Za-z0-9_.\-]{1,200}), (?P<fv>\S{1,4096})")
+                           r"|Loading configuration property: (?P<fk>[A-Za-z0-9_.\-]{1,200}), (?P<fv>\S{1,4096})"
+                           r"|(?:^|[\s:\]])(?:setenv|ENV)[ \t]+(?P<ek>[A-Za-z_][A-Za-z0-9_]{0,200})[ \t]+"
+                           r"[\"']?(?P<ev>[^\s\"']{1,4096})")
 
 
 def name_value_pair(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
     """The value of a (name, value) pair whose name is a secret's; a header's credential after its scheme."""
     spans: Spans = []
     for p in _PRINTED_PAIR.finditer(text):
-        kg, vg = ("k", "v") if p.group("k") is not None else ("fk", "fv")
+        kg, vg = next((k, v) for k, v in (("k", "v"), ("fk", "fv"), ("ek", "ev")) if p.group(k) is not None)
         strength = strength_of(p.group(kg))
         if strength not in (None, "header") and is_secret_value(strength, p.group(vg), p.group(kg)):
             spans.append(p.span(vg))

@@ -85,9 +85,11 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                gate=rf"[(\[][ \t]*\"?b?[\"'][A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']\"?[ \t]*,[ \t]*\"?b?[\"']"
                     rf"|\{{[ \t]*[A-Za-z0-9_@]*{_KW}[A-Za-z0-9_@]*,[ \t]*(<<)?\""
                     rf"|\([A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*,[^\s()]"
-                    rf"|configuration property: [A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*, ",
+                    rf"|configuration property: [A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*, "
+                    rf"|(setenv|ENV)[ \t]+[A-Za-z0-9_]*{_KW}[A-Za-z0-9_]*[ \t]+[^\s]",
                source="detect-secrets KeywordDetector over (name, value) pairs: raw headers of ASGI, h11 and httpx, "
-                      "query parameters before urlencode"),
+                      "query parameters before urlencode; csh's and Environment Modules' setenv NAME value, a "
+                      "Dockerfile's ENV NAME value"),
     SecretRule("name_value", ("value",), finder="name_value",
                gate=rf"(name|key)[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']?[ \t]*(,|\n| )"
                     r"([ \t]*,?[ \t]*\r?\n[ \t]*\"[A-Za-z]+\"[ \t]*:[^\r\n]*){0,3}[ \t\r\n,]*([+~\-][ \t]+)?"

@@ -154,3 +154,21 @@ def test_the_items_of_a_yaml_block_sequence_under_a_secret_s_key_are_redacted(re
                                   "special_tokens:\n  - <pad>\n  - </s>\n"])
 def test_a_block_sequence_that_holds_no_secret_stays(redact: Redactor, text: str) -> None:
     assert redact(text) == text
+
+
+@pytest.mark.parametrize("line", [
+    f"setenv HF_TOKEN {TOKEN}",
+    f'setenv       DB_PASSWORD     "{TOKEN}"',
+    f"Step 5/10 : ENV HF_TOKEN {TOKEN}",
+    f"#7 [3/6] ENV WANDB_API_KEY {TOKEN}",
+])
+def test_a_variable_set_with_a_space_before_its_value_is_redacted(redact: Redactor, line: str) -> None:
+    """csh's and Environment Modules' ``setenv NAME value``; a Dockerfile's ``ENV NAME value`` in docker build's
+    echo of its steps."""
+    assert TOKEN not in redact(line)
+
+
+@pytest.mark.parametrize("line", ["setenv HF_HOME /scratch/hf", "ENV MAX_TOKENS 4096",
+                                  "setenv TOKENIZERS_PARALLELISM false", "ENV HF_TOKEN $HF_TOKEN"])
+def test_a_variable_set_with_a_space_that_holds_no_secret_stays(redact: Redactor, line: str) -> None:
+    assert redact(line) == line
