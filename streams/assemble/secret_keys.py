@@ -104,6 +104,10 @@ NOT_SECRET_KEY_QUALIFIERS = frozenset({
     "experiment",
 })
 PARENT_SECRET_WORDS = frozenset({"cookie", "cookies"})
+# A map of secrets keyed by what each opens, as a nested record's path is lifted (secrets.hf, credentials.huggingface,
+# api_keys.openai, passwords.db): a one-word key right under such a parent holds a machine-made value.
+# (credentials.project_id, two words, is a service-account file's field, not one of them)
+SECRET_MAP_PARENTS = frozenset({"secrets", "credentials", "passwords", "apikeys", "tokens"})
 # Words after the secret word that still name its value: ``password_value``, ``api_key_b64``, kubeconfig's
 # ``client-key-data``.
 VALUE_SUFFIXES = frozenset({"value", "b64", "base64", "str", "string", "raw", "plain", "plaintext", "encoded",
@@ -162,7 +166,10 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
     if endings & REFERENCE_ENDINGS:
         return None
     last = words[-1]
+    parent, _dot, child = key.rpartition(".")
     generated = (endings & GENERATED_ENDINGS or any(last.endswith(w) for w in GENERATED_ENDINGS)
+                 or (len(key_words(child)) == 1 and parent.rpartition(".")[2].lower().replace("_", "").replace(
+                     "-", "") in SECRET_MAP_PARENTS)
                  or PARENT_SECRET_WORDS.intersection(words[:-1])
                  or (last == "key" and len(words) > 1 and words[-2] not in NOT_SECRET_KEY_QUALIFIERS))
     # The last two: one word that is a compound without humps or separators ("mypassword", "hftoken").

@@ -172,3 +172,17 @@ def test_a_variable_set_with_a_space_before_its_value_is_redacted(redact: Redact
                                   "setenv TOKENIZERS_PARALLELISM false", "ENV HF_TOKEN $HF_TOKEN"])
 def test_a_variable_set_with_a_space_that_holds_no_secret_stays(redact: Redactor, line: str) -> None:
     assert redact(line) == line
+
+
+@pytest.mark.parametrize("key", ["secrets.hf", "credentials.huggingface", "cfg.api_keys.openai", "passwords.db",
+                                 "tokens.github"])
+def test_a_one_word_key_of_a_map_of_secrets_holds_one(redact: Redactor, key: str) -> None:
+    """A config's map of secrets keyed by what each opens, as a JSON record's nested map is lifted."""
+    assert TOKEN not in redact.mapping({"msg": "loaded", key: TOKEN})[key]
+
+
+def test_the_fields_of_a_map_of_secrets_that_hold_none_stay(redact: Redactor) -> None:
+    fields = {"credentials.type": "service_account", "credentials.project_id": "acme-ml-training-402113",
+              "credentials.client_id": "104857392013847561234", "credentials.private_key_id": "3335d2ccce9de140bb50a6",
+              "secrets.provider": "vault", "tokens.input": "1234", "tokens.model": "meta-llama/Llama-3-8B"}
+    assert redact.mapping(fields) == fields
