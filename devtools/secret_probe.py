@@ -1,9 +1,9 @@
 """Secrets probe: does any part of a secret survive the assemble path, and what else gets redacted?
 
-    python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds, dev13-dev16
-    python -m devtools.secret_probe generate dev13    # (re)write only dev13 (secret_probe_dev13); likewise dev14-dev16
+    python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds, dev13-dev17
+    python -m devtools.secret_probe generate dev13    # (re)write only dev13 (secret_probe_dev13); likewise dev14-dev17
     python -m devtools.secret_probe generate-shapes   # (re)write dev2 and holdout6 from secret_probe_shapes
-    python -m devtools.secret_probe leaks [dev|dev2|...|dev16|holdout|holdout6] [-v]
+    python -m devtools.secret_probe leaks [dev|dev2|...|dev17|holdout|holdout6] [-v]
     python -m devtools.secret_probe corpus [-v]       # redactions in the real corpora (false positives)
     python -m devtools.secret_probe decoys [-v]       # redactions in random-looking lines with no secret
 
@@ -49,7 +49,11 @@ look-alikes) and ``dev16`` (:mod:`devtools.secret_probe_dev16`: credentials insi
 loggers (structlog, python-json-logger, pino, bunyan, zap, zerolog, logrus, slog, logstash-logback-encoder, Serilog,
 ECS, Cloud Logging, OpenTelemetry) and of agents' envelopes around them (docker json-file, Fluent Bit, Vector,
 Filebeat), under unusual key names, in JSON text, URLs, query strings, header pairs and attribute lists; with ids,
-hashes, token counts, token_type, expires_in, key names and masks as look-alikes) have such rows.
+hashes, token counts, token_type, expires_in, key names and masks as look-alikes) and ``dev17``
+(:mod:`devtools.secret_probe_dev17`: credentials inside structured records and dumps ML tooling prints: JSON values
+under keys in every notation, JSON escaped in JSON, dict, Namespace, dataclass, OmegaConf and pydantic reprs, YAML,
+TOML and INI dumps, env dumps and pods' name/value env lists, logfmt, URLs, HTTP debug dumps and connection strings;
+with token counts, tokenizer paths, key names, masks, hashes, commit SHAs and ids as look-alikes) have such rows.
 
 The holdout fixture holds a random third of the kinds; score it only once the rules are done. ``dev2`` and
 ``holdout6`` are the third round (:mod:`devtools.secret_probe_shapes`: shapes taken from the programs that print
@@ -73,6 +77,7 @@ from devtools import (
     secret_probe_dev14,
     secret_probe_dev15,
     secret_probe_dev16,
+    secret_probe_dev17,
     secret_probe_shapes,
 )
 from devtools.secret_probe_kinds import cases, decoys, split
@@ -87,7 +92,7 @@ _MARK = re.compile(r"\[REDACTED:(\w+)\]")
 def generate(only: str = "") -> None:
     FIXTURES.mkdir(parents=True, exist_ok=True)
     written = {"dev13": secret_probe_dev13.write, "dev14": secret_probe_dev14.write, "dev15": secret_probe_dev15.write,
-               "dev16": secret_probe_dev16.write}
+               "dev16": secret_probe_dev16.write, "dev17": secret_probe_dev17.write}
     for name, write in written.items():
         if only in ("", name):
             print(f"{name}: {write(FIXTURES / f'{name}.jsonl')} cases")

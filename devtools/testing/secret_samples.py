@@ -229,6 +229,8 @@ _add("teams_webhook", rand(32, HEX) + "/" + f"{rand(8, HEX)}-{rand(4, HEX)}-{ran
 _add("cookie_repr", rand(32, HEX), "<RequestsCookieJar[<Cookie _gitlab_session={s} for gitlab.internal/>]>")
 _add("auth_tuple", "At" + rand(16), "requests.get(url, auth=('svc', '{s}'))", "basic_auth=(\"elastic\", \"{s}\")",
      "HTTPBasicAuth('svc', '{s}')")
+# (a literal, so that the samples drawn after it stay as they were)
+_add("auth_pair_list", "Lp4sVq8mZt2Rk7Wn", '{"basic_auth": ["elastic", "{s}"]}', "http_auth: ['elastic', '{s}']")
 _add("auth_scheme_word", rand(40, URLSAFE), "Authorization: SSWS {s}", "{'Authorization': 'Bot {s}'}")
 _add("xml_name_value_attributes", "Xv" + rand(16), '<add key="ClearTextPassword" value="{s}" />',
      '<property name="hibernate.connection.password" value="{s}"/>')

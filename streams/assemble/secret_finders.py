@@ -83,13 +83,16 @@ _KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|creds|psk|cook
                       r"|(?<=[\"'])(?:sig|refresh|access|[th]?otp|mfa_?code)(?=\\?[\"'])")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _ASSIGN = re.compile(r"""
-    (?P<kq>\\?["'`]\]?|\])?                           # the quote closing a quoted key (environ['KEY'], `key`);
-                                                      # PHP print_r's [key] => value
+    (?P<kq>\\{0,7}["'`]\]?|\]|\[[0-9]{1,4}\])?         # the quote closing a quoted key (environ['KEY'], `key`),
+                                                      # escaped once or more (JSON in JSON in JSON, a repr of it);
+                                                      # PHP print_r's [key] => value; a list's item by its index
+                                                      # (helm --set auth.apiKeys[0]=v, Spring's passwords[1]=v)
     (?P<sep>[ \t]*(?::=|=>|::(?=[ \t])|[:=])[ \t]*|[ \t]*,[ \t]*|[ \t]+)  # = : := =>; LDIF's ":: " (RFC 2849:
                                                       # a base64 value); a space or an argv-list comma only after
                                                       # a --flag
     (?:
-        \\(?P<eq>["'])(?P<ev>.*?)\\(?P=eq)            # a value in escaped quotes (JSON in a JSON string)
+        \\{1,7}(?P<eq>["'])(?P<ev>.*?)\\{1,7}(?P=eq)    # a value in escaped quotes (JSON in a JSON string,
+                                                      # escaped again when that record is a string of another)
       | (?P<bs>[|>][+\-]?)(?=\r?\n)                   # a YAML block scalar's indicator: the value is below
       | (?P<tq>\'\'\'|\"\"\")(?P<tv>[^\r\n]{0,512}?)(?P=tq)      # a TOML multi-line string kept on one line
       | \{(?P<cv>[^{}\r\n]{1,512})\}(?=[;\s"']|$)        # ODBC/ADO's braced value (Pwd={...};)
@@ -157,6 +160,9 @@ def assignment(text: str, strength_of: Callable[[str], str | None] = _strength,
             continue
         m = _ASSIGN.match(text, ke)
         if m is None:
+            items = _secret_items(text, ke, key, strength)
+            spans.extend(items)
+            done = max([done, *(b for _a, b in items)])
             continue
         sep = m.group("sep").strip()
         bare_sep = sep in ("", ",")
@@ -272,6 +278,43 @@ def _inline_key(text: str, ks: int, strength_of: Callable[[str], str | None]) ->
 _LINE_REST = re.compile(r"[ \t]*\r?(?:\n|$)")
 _PLAIN_WORDS = frozenset({"password", "passwd", "pass", "pwd", "secret", "secrets", "token", "key", "auth",
                           "credential", "credentials", "cookie", "authorization", "passphrase", "session"})
+
+
+# A YAML block sequence under a secret's key, as yaml.dump and OmegaConf.to_yaml print a list ("api_keys:" then "- v"
+# on the lines below, at the key's indent or deeper): each scalar item is judged as the key's value; an item that is
+# a mapping ("- name: x") is not.
+_SEQUENCE_HEAD = re.compile(r"""["']?[ \t]*:[ \t]*\r?\n""")
+_SEQUENCE_ITEM = re.compile(r"""([ \t]*)-[ \t]+(?:(["'])([^"'\r\n]{1,512})\2|([^\s"'#][^\r\n]{0,511}))"""
+                            r"""[ \t]*\r?(?:\n|\Z)""")
+SEQUENCE_ITEMS = 64  # a list of secrets is short; a longer one is read no further
+
+
+def _block_sequence(text: str, ks: int, pos: int) -> list[tuple[int, int]]:
+    """The spans of the scalar items of the block sequence starting at ``pos``, below a key starting at ``ks``."""
+    line_start = text.rfind("\n", 0, ks) + 1
+    if text[line_start:ks].strip(" \t\"'"):
+        return []  # the key does not start its line: no YAML mapping's key
+    key_indent = ks - line_start - (1 if text[ks - 1:ks] in ("'", '"') else 0)
+    spans: list[tuple[int, int]] = []
+    for _ in range(SEQUENCE_ITEMS):
+        item = _SEQUENCE_ITEM.match(text, pos)
+        if item is None or len(item.group(1)) < key_indent:
+            break
+        group = 3 if item.group(3) is not None else 4
+        value = item.group(group).rstrip()
+        if group == 3 or not (": " in value or value.endswith(":")):
+            spans.append((item.start(group), item.start(group) + len(value)))
+        pos = item.end()
+    return spans
+
+
+def _secret_items(text: str, ke: int, key: str, strength: str) -> list[tuple[int, int]]:
+    """The secret items of a block sequence under the key ending at ``ke``, if one follows it."""
+    head = _SEQUENCE_HEAD.match(text, ke)
+    if head is None:
+        return []
+    return [(a, b) for a, b in _block_sequence(text, ke - len(key), head.end())
+            if is_secret_value(strength, text[a:b], key)]
 
 
 def _spaced_line(text: str, ks: int, m: re.Match[str], key: str) -> bool:
@@ -439,7 +482,8 @@ _NAME_VALUE = re.compile(r"""(?i)
     (?:[ \t]*(?:,[ \t]*\r?\n|,|\r?\n)[ \t]*|[ \t]+)                        # then, on the same or the next line
                                                                            # (XML attributes: a space between),
     (?:[+~\-][ \t]+)?                                                       # (terraform plan's action marker)
-    ["']?value["']?[ \t]*[:=][ \t]*                                         # "value":
+    ["']?(?:parameter)?value["']?[ \t]*[:=][ \t]*                            # "value": (CloudFormation's
+                                                                           # ParameterKey/ParameterValue)
     (?:"(?P<dq>(?:\\.|[^"\\\r\n])*)"|'(?P<sq>[^'\r\n]*)'|(?!\{\{)(?P<bv>[^\s,}'"]+))""", re.VERBOSE)
 # (a bare value that opens a Go template, Helm's {{ .Values.x.password }}, is the reference, not a secret)
 
@@ -471,15 +515,20 @@ _ERLANG_PAIR = re.compile(r"""\{[ \t]*(?P<k>[a-z][A-Za-z0-9_@]{0,100}),[ \t]*(?:
 # Pairs config printers write unquoted, one a line: spark-submit --verbose's "Spark properties used" list
 # (SparkSubmitArguments: "(spark.hadoop.fs.s3a.secret.key,VALUE)"), and Flink's GlobalConfiguration ("Loading
 # configuration property: s3.secret-key, VALUE").
+# Also a variable set with a space between its name and its value: csh's and Environment Modules' ``setenv NAME
+# value`` (``module show`` prints a modulefile's), and a Dockerfile's ``ENV NAME value`` as docker build echoes its
+# steps (https://docs.docker.com/reference/dockerfile/#env: the form without '=').
 _PRINTED_PAIR = re.compile(r"(?m)^[ \t]*\((?P<k>[A-Za-z0-9_.\-]{1,200}),(?P<v>[^\s()]{1,4096})\)[ \t]*\r?$"
-                           r"|Loading configuration property: (?P<fk>[A-Za-z0-9_.\-]{1,200}), (?P<fv>\S{1,4096})")
+                           r"|Loading configuration property: (?P<fk>[A-Za-z0-9_.\-]{1,200}), (?P<fv>\S{1,4096})"
+                           r"|(?:^|[\s:\]])(?:setenv|ENV)[ \t]+(?P<ek>[A-Za-z_][A-Za-z0-9_]{0,200})[ \t]+"
+                           r"[\"']?(?P<ev>[^\s\"']{1,4096})")
 
 
 def name_value_pair(text: str, strength_of: Callable[[str], str | None] = _strength) -> Spans:
     """The value of a (name, value) pair whose name is a secret's; a header's credential after its scheme."""
     spans: Spans = []
     for p in _PRINTED_PAIR.finditer(text):
-        kg, vg = ("k", "v") if p.group("k") is not None else ("fk", "fv")
+        kg, vg = next((k, v) for k, v in (("k", "v"), ("fk", "fv"), ("ek", "ev")) if p.group(k) is not None)
         strength = strength_of(p.group(kg))
         if strength not in (None, "header") and is_secret_value(strength, p.group(vg), p.group(kg)):
             spans.append(p.span(vg))

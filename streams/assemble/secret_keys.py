@@ -104,10 +104,21 @@ NOT_SECRET_KEY_QUALIFIERS = frozenset({
     "experiment",
 })
 PARENT_SECRET_WORDS = frozenset({"cookie", "cookies"})
+# A map of secrets keyed by what each opens, as a nested record's path is lifted (secrets.hf, credentials.huggingface,
+# api_keys.openai, passwords.db): a one-word key right under such a parent holds a machine-made value.
+# (credentials.project_id, two words, is a service-account file's field, not one of them)
+SECRET_MAP_PARENTS = frozenset({"secrets", "credentials", "passwords", "apikeys", "tokens"})
 # Words after the secret word that still name its value: ``password_value``, ``api_key_b64``, kubeconfig's
 # ``client-key-data``.
 VALUE_SUFFIXES = frozenset({"value", "b64", "base64", "str", "string", "raw", "plain", "plaintext", "encoded",
                             "data"})
+
+# Words a key names the copy of a secret by, after the secret's own words: a version (API_KEY_V2, whose digits are
+# dropped), a rotation (DB_PASSWORD_NEW, PASSWORD_OLD, password_current), a role (TOKEN_PRIMARY, KEY_BACKUP), a
+# deployment (API_KEY_PROD, DB_PASSWORD_STAGING) or an access level (HF_TOKEN_READ, HF_TOKEN_WRITE, as Hugging Face's
+# token roles are named): the key is judged without them, as without a value suffix.
+QUALIFIER_SUFFIXES = frozenset({"v", "new", "old", "current", "curr", "next", "prev", "previous", "primary",
+                                "secondary", "backup", "prod", "production", "staging", "read", "write", "ro", "rw"})
 
 # A label written as a sentence ("Your new secret key is: X", google-authenticator): the verb ends it.
 COPULAS = frozenset({"is", "was"})
@@ -117,6 +128,7 @@ _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _PLACEHOLDER = re.compile(
     r"(?i)(?:|none|null|nil|true|false|undefined|n/?a|-|[*•#]+|x{3,}|\.{3,}|\[redacted.*|<[^<>]*>|\$\{[^}]*\}|(?-i:\$[A-Z_][A-Z0-9_]*)|\$\(.*\)"
     r"|\{\{.*\}\}|%\(\w+\)s|%s|\?"
+    r"|\?\?\?"  # OmegaConf's MISSING: a mandatory value not given yet, as Hydra prints the config
     r"|os\.environ/[A-Za-z_][A-Za-z0-9_]*"  # LiteLLM's config reads a key from the environment: os.environ/NAME
     # printers' own masks: httpx's Headers repr ('[secure]'), Ansible's no_log module arguments
     r"|\[(?:secure|hidden|masked|filtered)\]|value_specified_in_no_log_parameter"
@@ -144,7 +156,8 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
     if "." in key and QUALIFIED_SECRET_KEYS.search(key):
         return "strong"
     words = key_words(key)
-    while words and (words[-1] in VALUE_SUFFIXES or words[-1] in COPULAS) and len(words) > 1:
+    while words and (words[-1] in VALUE_SUFFIXES or words[-1] in COPULAS or words[-1] in QUALIFIER_SUFFIXES) and len(
+            words) > 1:
         words.pop()
     if not words:
         return None
@@ -153,7 +166,10 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
     if endings & REFERENCE_ENDINGS:
         return None
     last = words[-1]
+    parent, _dot, child = key.rpartition(".")
     generated = (endings & GENERATED_ENDINGS or any(last.endswith(w) for w in GENERATED_ENDINGS)
+                 or (len(key_words(child)) == 1 and parent.rpartition(".")[2].lower().replace("_", "").replace(
+                     "-", "") in SECRET_MAP_PARENTS)
                  or PARENT_SECRET_WORDS.intersection(words[:-1])
                  or (last == "key" and len(words) > 1 and words[-2] not in NOT_SECRET_KEY_QUALIFIERS))
     # The last two: one word that is a compound without humps or separators ("mypassword", "hftoken").
@@ -184,9 +200,18 @@ def unquoted(value: str) -> str:
     return value
 
 
+# The name of an environment variable (upper case, words joined by '_') or of a secret object (lower case, joined by
+# '_' or '-': a compose service's ``secrets: [db_password]``, a Kubernetes Secret's ``hf-token``): when its own words
+# name a secret (``DB_PASSWORD``, ``HF_TOKEN``), it says which variable or object holds the secret, as a job's list of
+# the secrets it needs or a config's ``password: DB_PASSWORD`` does; a generated value has no such words.
+_VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z]+(?:[_\-][a-z]+)+")
+
+
 def is_placeholder(value: str, key: str = "") -> bool:
     v = value.strip()
     if _PLACEHOLDER.fullmatch(v) or (_FILE_PATH.fullmatch(v) and "+" not in v):
+        return True
+    if _VARIABLE_NAME.fullmatch(v) and key_strength(v) is not None:
         return True
     # argparse prints its metavar in upper case: "--password PASSWORD" in a usage line.
     return bool(key) and v == key.lstrip("-").upper().replace("-", "_")
@@ -246,6 +271,10 @@ _USER_PASSWORD = re.compile(r"[^\s:/@]{1,64}:[^\s/]{1,256}")
 # basic_auth=(user, password) (https://requests.readthedocs.io/en/latest/user/authentication/#basic-authentication).
 _AUTH_TUPLE = re.compile(r"""\([ \t]*b?(["'])[^"'\\]{0,256}\1[ \t]*,[ \t]*"""
                          r"""b?(["'])(?P<pw>(?:\\.|[^"'\\]){1,256})\2[ \t]*\)""")
+# The pair as a list (json.dumps writes a tuple as one; elasticsearch-py takes either): its second string must look
+# like a credential, as a list of two scheme names ("auth": ["basic", "bearer"]) is none.
+_AUTH_LIST = re.compile(r"""\[[ \t]*(["'])[^"'\\]{0,256}\1[ \t]*,[ \t]*"""
+                        r"""(["'])(?P<pw>(?:\\.|[^"'\\]){1,256})\2[ \t]*\]""")
 
 
 # nsswitch.conf(5) (https://man7.org/linux/man-pages/man5/nsswitch.conf.5.html): a "passwd:" line names the services
@@ -277,7 +306,8 @@ def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
             # an auth key's user:password pair (celery flower --basic_auth=, --auth USER:PASS), or its (user, password)
             # tuple as a kwargs repr lifted into attributes prints it (requests' and elasticsearch-py's auth=)
             last == ["auth"] and ((_USER_PASSWORD.fullmatch(v) is not None and _heading_value(v.partition(":")[2]))
-                                  or ((t := _AUTH_TUPLE.fullmatch(v)) is not None and not is_placeholder(t["pw"]))))
+                                  or ((t := _AUTH_TUPLE.fullmatch(v)) is not None and not is_placeholder(t["pw"]))
+                                  or ((t := _AUTH_LIST.fullmatch(v)) is not None and credential_like(t["pw"]))))
     if strength in ("generated", "code"):
         # (a "base64:" head says how the key is written: Laravel's APP_KEY=base64:...)
         v = value.strip()

@@ -50,7 +50,8 @@ _QUOTED_KEY_NEEDLES = ('"sig"', '"refresh"', '"access"', '"otp"', '"totp"', '"ho
 _KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "creds", "psk", "cookie", "session",
                "sessid", "_pat", "-pat", ".pat", "bindpw", "rootpw", "device_code", "devicecode", "code_verifier",
                "codeverifier", "samlresponse", *_QUOTED_KEY_NEEDLES)
-_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\?[\"'`]\]?|\])?[ \t]*(:=|=>|[:=])|{_KW}[ \t]+[0-9]{{1,3}}[ \t]*[:=]"
+_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\{{0,7}}[\"'`]\]?|\]|\[[0-9]{{1,4}}\])?[ \t]*(:=|=>|[:=])"
+                    rf"|{_KW}[ \t]+[0-9]{{1,3}}[ \t]*[:=]"
                     rf"|{_KW}( [A-Za-z][A-Za-z0-9]*){{1,2}}[ \t]*[:=]"
                     # (a flag and its value as the items of an argv list: a repr's "', '", JSON.stringify's '","')
                     rf"|-[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*(\\?[\"'][ \t]*,[ \t]*|[ \t]+)[^ \t\-]"
@@ -84,15 +85,19 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                gate=rf"[(\[][ \t]*\"?b?[\"'][A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']\"?[ \t]*,[ \t]*\"?b?[\"']"
                     rf"|\{{[ \t]*[A-Za-z0-9_@]*{_KW}[A-Za-z0-9_@]*,[ \t]*(<<)?\""
                     rf"|\([A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*,[^\s()]"
-                    rf"|configuration property: [A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*, ",
+                    rf"|configuration property: [A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*, "
+                    rf"|(setenv|ENV)[ \t]+[A-Za-z0-9_]*{_KW}[A-Za-z0-9_]*[ \t]+[^\s]",
                source="detect-secrets KeywordDetector over (name, value) pairs: raw headers of ASGI, h11 and httpx, "
-                      "query parameters before urlencode"),
+                      "query parameters before urlencode; csh's and Environment Modules' setenv NAME value, a "
+                      "Dockerfile's ENV NAME value"),
     SecretRule("name_value", ("value",), finder="name_value",
                gate=rf"(name|key)[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']?[ \t]*(,|\n| )"
                     r"([ \t]*,?[ \t]*\r?\n[ \t]*\"[A-Za-z]+\"[ \t]*:[^\r\n]*){0,3}[ \t\r\n,]*([+~\-][ \t]+)?"
-                    r"[\"']?value",
+                    r"[\"']?(parameter)?value",
                source="detect-secrets KeywordDetector over name/value records (k8s env, ECS, SSM, terraform plan's "
-                      "set and env blocks); gitleaks nuget-config-password (XML <add key=... value=...>)"),
+                      "set and env blocks, CloudFormation's ParameterKey/ParameterValue as describe-stacks prints "
+                      "them and --parameters takes them: https://docs.aws.amazon.com/AWSCloudFormation/latest/"
+                      "APIReference/API_Parameter.html); gitleaks nuget-config-password (XML <add key=... value=...>)"),
     SecretRule("record_value", ('"value"', '"key"', '"encoded"'), finder="record_value",
                gate=r"\"(value|key|encoded)\"[ \t]*:[ \t]*\"",
                source="detect-secrets KeywordDetector over records that name their value: aws ssm get-parameter, "
@@ -435,6 +440,19 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                check="not_placeholder",
                source="gitleaks generic (user and password as a pair): requests' auth=(user, password), "
                       "HTTPBasicAuth(user, password), elasticsearch-py basic_auth=/http_auth="),
+    # The same pair after json.dumps (a tuple becomes a list), in a YAML flow sequence or a list repr: only a pair
+    # of two strings, and only a second one that looks like a credential ("auth": ["basic", "bearer"] lists schemes).
+    SecretRule("auth_pair_list", ("auth", "credentials"),
+               gate=r"(auth|credentials)\\?['\"]?[ \t]*[=:][ \t]*['\"]?\[[ \t]*\\?['\"]?[^'\"\\\n,\]]{0,256}\\?['\"]?"
+                    r"[ \t]*,",  # (also a list held as JSON text in a string: "[\"elastic\",\"...\"]")
+               pattern=r"(?:[A-Za-z_]{0,40}[Aa][Uu][Tt][Hh]|[Cc]redentials|CREDENTIALS)(?:\\?['\"])?"
+                       r"[ \t]*[=:][ \t]*['\"]?\[[ \t]*"
+                       r"(?:\\?['\"])?[^'\"\\\n,\[\]]{1,256}(?:\\?['\"])?[ \t]*,[ \t]*"
+                       r"(?:\\?['\"])?(?P<s>[^'\"\\\s,\[\]]+)(?:\\?['\"])?[ \t]*\]",
+               check="credential",
+               source="gitleaks generic (user and password as a pair): elasticsearch-py's basic_auth and http_auth "
+                      "and requests' auth given as a list, or a tuple json.dumps wrote as one "
+                      "(https://elasticsearch-py.readthedocs.io/en/stable/api/elasticsearch.html)"),
     SecretRule("cookie_repr", ("<cookie ",), r"<Cookie [^\s=<>]{1,256}=(?P<s>[^\s<>]+) for ",
                check="credential",
                source="gitleaks generic (session cookies); http.cookiejar.Cookie's repr in a RequestsCookieJar"),
