@@ -211,7 +211,7 @@ def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool =
         if p.epoch is None:
             p.epoch = f
     elif name not in p.metrics and len(p.metrics) < MAX_METRICS:
-        p.metrics[name] = f * memory_scale(unit, scale) if name in _MEMORY_METRICS else f
+        p.metrics[name] = f * memory_scale(unit, scale) if name in _MEMORY_METRICS else f * scale
     # A bare memory figure may not be the GPU's (keys.settle_memory), nor a bare norm the gradients' (settle_norm): its
     # key keeps its text too.
     return name not in _SETTLED_LATER
