@@ -100,7 +100,8 @@ _family("gpu_memory_mb", "nvidia_smi_memory_used_bytes", scale=1 / 1048576)
 _family("gpu_memory_mb", "fbusd")  # dcgmi dmon's short name of DCGM_FI_DEV_FB_USED (field 252), MiB
 _family("gpu_memory_mb", "vram_used")  # amd-smi monitor's VRAM_USED ("30123 MB")
 # rocm-smi --showmeminfo vram: "GPU[0]\t\t: VRAM Total Used Memory (B): 1234567890", bytes
-_family("gpu_memory_mb", "vram_total_used_memory_b", scale=1 / 1048576)
+# (--csv names the column "VRAM Total Used Memory (B)": the unit in parentheses goes onto the value)
+_family("gpu_memory_mb", "vram_total_used_memory_b", "vram_total_used_memory", scale=1 / 1048576)
 # detectron2 prints the sum of its losses as ``total_loss``; NeMo's Megatron models ``reduced_train_loss``.
 # Composer's console logger names it ``loss/train/total``.
 # Cross-entropy is the loss of the sequence models that print it by that name: OpenNMT-py's ``xent``
