@@ -98,6 +98,18 @@ _RADEONTOP_TIME = re.compile(r"(\d{10})\.(\d{1,6}): (?=bus [0-9a-f]{2}, |gpu \d)
 _PROM_LABELS = r'(?:\s*[A-Za-z_]\w*\s*=\s*"(?:[^"\\]|\\.)*"(?:\s*(?:,\s*)?[A-Za-z_]\w*\s*=\s*"(?:[^"\\]|\\.)*")*\s*,?)?'
 _PROM = re.compile(r"([A-Za-z_:][\w:]*)\{(" + _PROM_LABELS + r")\}\s+(\S+)(?:\s+(-?\d+))?\s*")
 _PROM_LABEL = re.compile(r'([A-Za-z_]\w*)\s*=\s*"((?:[^"\\]|\\.)*)"')
+# InfluxDB's line protocol, as Telegraf's influx serializer writes its inputs (plugins/inputs/nvidia_smi: "nvidia_smi,
+# index=0,name=NVIDIA\ H100,uuid=GPU-... memory_used=549i,utilization_gpu=100i,... 1523991122000000000"): the
+# measurement and its tags (commas, blanks and "=" escaped with "\"), a blank, the fields (an integer with an "i" or
+# "u", a string quoted, t/f a boolean), a blank, the time in ns. Each part's pieces exclude the separators around them:
+# one way to split a line, tried once.
+_INFLUX_PIECE = r'(?:[^\s,=\\]|\\.)+'
+_INFLUX_VALUE = r'(?:"(?:[^"\\]|\\.)*"|[^\s,"=\\]+)'
+_INFLUX = re.compile(rf"[A-Za-z_][\w.-]*((?:,{_INFLUX_PIECE}={_INFLUX_PIECE})*) "
+                     rf"({_INFLUX_PIECE}={_INFLUX_VALUE}(?:,{_INFLUX_PIECE}={_INFLUX_VALUE})*) (\d{{10,19}})")
+_INFLUX_PAIR = re.compile(rf"({_INFLUX_PIECE})=({_INFLUX_VALUE})")
+_INFLUX_INT = re.compile(r"-?\d+[iu]")
+_INFLUX_ESCAPE = re.compile(r"\\(.)")
 # ECMA-48 SGR sequences (colours): "\x1b[31m", "\x1b[1;32m", "\x1b[0m".
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LEVEL_WORD = re.compile(rf"\b({_LVL}|Info|Warning|Error|Debug|Critical)\b")
@@ -265,6 +277,9 @@ def _whole_line_record(body: str, c: str, p: Parsed) -> bool:
         m = _PROM.fullmatch(body)
         if m is not None and _prometheus(m, p):
             return True
+    if "=" in body and body[-1:].isdigit() and (m := _INFLUX.fullmatch(body)) is not None:
+        _influx(m, p)
+        return True
     if c.islower() and "=" in body[:12]:
         fields = logfmt(body)
         if fields is not None:
@@ -273,6 +288,23 @@ def _whole_line_record(body: str, c: str, p: Parsed) -> bool:
             settle_settings(p)
             return True
     return False
+
+
+def _influx(m: re.Match, p: Parsed) -> None:
+    """A line of InfluxDB's line protocol into ``p``: its fields as a record's keys, its tags into attributes."""
+    tags, fields, ts = m.groups()
+    record: dict = {}
+    for k, v in _INFLUX_PAIR.findall(fields):
+        if v[:1] == '"':
+            record[_INFLUX_ESCAPE.sub(r"\1", k)] = _INFLUX_ESCAPE.sub(r"\1", v[1:-1])
+        elif v not in ("t", "T", "true", "True", "TRUE", "f", "F", "false", "False", "FALSE"):
+            record[_INFLUX_ESCAPE.sub(r"\1", k)] = v[:-1] if _INFLUX_INT.fullmatch(v) else v
+    p.fmt = "influx"
+    lift_record(record, p)
+    for k, v in _INFLUX_PAIR.findall(tags):
+        p.attributes.setdefault(_INFLUX_ESCAPE.sub(r"\1", k), _INFLUX_ESCAPE.sub(r"\1", v))
+    p.ts_ms = epoch_ms(int(ts))
+    settle_settings(p)
 
 
 def _prometheus(m: re.Match, p: Parsed) -> bool:
