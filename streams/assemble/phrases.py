@@ -93,6 +93,12 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
      re.compile(rf"\bScore at iteration \d+ is (?P<value>{NUMBER})"), "loss"),
     ("dl4j PerformanceListener", "; score: ",
      re.compile(rf"\biteration \d+; iteration time: .*; score: (?P<value>{NUMBER});"), "loss"),
+    # candle's training examples (candle-examples/examples/mnist-training/main.rs and the crates copying its loop):
+    # println!("{epoch:4} train loss {:8.5} test acc: {:5.2}%", avg_loss, 100. * test_accuracy), the epoch first
+    ("candle training loop epoch", " train loss ",
+     re.compile(rf"\A *(?P<value>\d+) train loss +{NUMBER} test acc: "), "epoch"),
+    ("candle training loop loss", " train loss ",
+     re.compile(rf"\A *\d+ train loss +(?P<value>{NUMBER}) test acc: "), "loss"),
     # tegrastats (Jetson): "... EMC_FREQ 0% GR3D_FREQ 99%@921 ..." (Orin: "GR3D_FREQ 87%@[1300,1300]"), the GPU's load
     ("tegrastats", "gr3d_freq ",
      re.compile(r"\bGR3D_FREQ (?P<value>\d+)%(?=@|\s|\Z)"), "gpu_utilization_pct"),
