@@ -172,7 +172,7 @@ class EventBuilder:
             return Output("metric", METRICS_TOPIC, eid.encode(), point)
         # One line: a record's own message (its exception text appended), else the line; a block: all of it.
         msg = self.redact(b.message if n > 1 else b.texts[0] if p.message is None else p.message)
-        level = p.level
+        level = p.level or b.level  # the line's own level, else its envelope's
         if n == 1 and level in _QUIET:
             cls = None
         else:
