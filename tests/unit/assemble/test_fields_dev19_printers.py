@@ -133,6 +133,24 @@ def test_telegraf_s_line_protocol() -> None:
     assert figure(read("Saved step=100 loss=0.5 to disk 1717243200"), "loss") == 0.5  # prose stays prose
 
 
+def test_an_envelope_s_level_for_a_line_that_names_none() -> None:
+    # journalctl -o json: PRIORITY, the syslog severity as text; the kernel logs NVRM's Xid lines at 4 (warning)
+    out = read('{"__REALTIME_TIMESTAMP":"1717243260000000","PRIORITY":"4","SYSLOG_IDENTIFIER":"kernel",'
+               '"_TRANSPORT":"kernel","MESSAGE":"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."}')
+    assert (out["level"], out["timestamp"]) == ("WARN", utc(2024, 6, 1, 12, 1, 0))
+    # the line's own level wins over its envelope's
+    out = read('{"__REALTIME_TIMESTAMP":"1717243260000000","PRIORITY":"6","SYSLOG_IDENTIFIER":"python3",'
+               '"MESSAGE":"2024-06-01 12:01:00,000 - trainer - ERROR - Rank 3 failed"}')
+    assert out["level"] == "ERROR"
+    # GELF's level, a syslog severity, but for Docker's gelf driver, which derives it from the stream (stderr: 3)
+    out = read('{"version":"1.1","host":"gpu-node-1","short_message":"Checkpoint saved","timestamp":1717243200.5,'
+               '"level":4}')
+    assert out["level"] == "WARN"
+    out = read('{"version":"1.1","host":"h","short_message":"100%|####| 10/10","timestamp":1717243200.5,"level":3,'
+               '"_container_id":"3f2a9c1b7e4d"}')
+    assert out["level"] is None
+
+
 def test_dotnet_loggers_name_their_logger() -> None:
     # Microsoft.Extensions.Logging's JsonConsoleFormatter "Category"; Serilog's "SourceContext"
     out = read('{"EventId":7,"LogLevel":"Warning","Category":"Trainer.Checkpointing","Message":"Checkpoint upload took '
@@ -145,6 +163,6 @@ def test_dotnet_loggers_name_their_logger() -> None:
 
 def test_dev19_figures() -> None:
     s = score(load([str(PROBE_DEV19)]))
-    assert s["right"] >= 140
+    assert s["right"] >= 142
     assert s["absent"]["violated"] == 0
     assert s["metric"]["right"] >= 17
