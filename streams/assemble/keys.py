@@ -229,9 +229,11 @@ MESSAGE_KEYS = frozenset(("message", "msg", "event", "m"))
 # Where loggers put the exception beside the message (python-json-logger, structlog, ECS, pino).
 EXCEPTION_KEYS = frozenset(("exc_info", "exc_text", "exception", "stack_trace", "stacktrace", "traceback",
                             "error_stack_trace", "err_stack", "error_stack", "stack"))
-# Serilog names the logger "SourceContext" (ForContext<T>(), the compact JSON formatters write it as a property);
-# .NET's JsonConsoleFormatter writes the ILogger's category as "Category".
-LOGGER_KEYS = frozenset(("logger", "name", "logger_name", "log_logger", "source_context", "category"))
+# Serilog names the logger "SourceContext" (ForContext<T>(), the compact JSON formatters write it as a property).
+LOGGER_KEYS = frozenset(("logger", "name", "logger_name", "log_logger", "source_context"))
+# .NET's JsonConsoleFormatter writes the ILogger's category as "Category" beside "LogLevel" (a "category" elsewhere may
+# be a data set's class): (the logger's key, the key that must be beside it).
+CATEGORY_LOGGER = ("Category", "LogLevel")
 # Numbers a logger gives its levels: pino and bunyan (level); Python's logging (levelno).
 _NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}
 _PYTHON_LEVELNO = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"}

@@ -17,6 +17,7 @@ from typing import Any
 
 from streams.assemble.keys import (
     CANONICAL_METRICS,
+    CATEGORY_LOGGER,
     CONFIG_KEYS,
     EPOCH_KEYS,
     EXCEPTION_KEYS,
@@ -313,11 +314,19 @@ def lift_record(obj: dict, p: Parsed) -> None:
         elif p.fmt == "logfmt" and isinstance(value, str) and _LOGFMT_NUMBER.fullmatch(value):
             lift_value(p, path, nk, value)  # slog, logrus and go-kit print a number bare: the same
         p.attributes[path] = text_of(value)
+    _category_logger(obj, p)
     message, exception = own.get("message"), own.get("exception")
     if exception:
         message = f"{message}\n{exception}" if message else exception
     p.message = message
     p.wide = True
+
+
+def _category_logger(obj: dict, p: Parsed) -> None:
+    """.NET's JsonConsoleFormatter's "Category" beside its "LogLevel": the logger (keys.CATEGORY_LOGGER)."""
+    category = obj.get(CATEGORY_LOGGER[0])
+    if p.logger is None and category.__class__ is str and CATEGORY_LOGGER[1] in obj:
+        p.logger = category
 
 
 # What a record must measure, besides a learning rate, to be a step's state rather than its settings: a loss, a norm,

@@ -156,6 +156,7 @@ def test_dotnet_loggers_name_their_logger() -> None:
     out = read('{"EventId":7,"LogLevel":"Warning","Category":"Trainer.Checkpointing","Message":"Checkpoint upload took '
                '95 s","State":{"Message":"Checkpoint upload took 95 s","Seconds":95}}')
     assert (out["level"], out["logger"]) == ("WARN", "Trainer.Checkpointing")
+    assert read('{"level": "info", "message": "sample", "category": "cat", "count": 3}')["logger"] is None
     out = read('{"@t":"2024-06-01T12:00:06.5000000Z","@mt":"Unhandled exception","@l":"Error",'
                '"SourceContext":"Trainer.Loop"}')
     assert (out["level"], out["logger"], out["timestamp"]) == ("ERROR", "Trainer.Loop", utc(2024, 6, 1, 12, 0, 6, 500))
