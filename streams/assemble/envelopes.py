@@ -237,7 +237,7 @@ def with_inner(line: RawLine, inner: Inner | None) -> RawLine:
             src[k] = v
     labels = {**got.labels, **line.labels} if got.labels else line.labels
     return RawLine(got.text, line.file_offset, got.ts_ms if got.ts_ms is not None else line.ts_ms, src, labels,
-                   got.partial, line.index, got.level or line.level)
+                   got.partial, line.index, got.level or line.level, got.fields or line.fields)
 
 
 def _log_line(obj: dict, log: str, inner: Inner | None) -> RawLine:
@@ -296,7 +296,11 @@ def _gelf(obj: dict, inner: Inner | None) -> RawLine:
     # and 3 for stderr, where a progress bar or a warning is no error: its records (with _container_id) say no level
     sev = obj.get("level")
     level = SYSLOG_SEVERITIES.get(str(sev)) if sev.__class__ is int and "_container_id" not in obj else None
-    return with_inner(RawLine(text, None, _time_ms(obj), src, labels, level=level), inner)
+    # the sender's additional fields a training family claims: Fluent Bit's gelf output writes a parsed record's keys
+    # as "_step", "_loss" (Docker's "_container_*", "_image_*", "_command", "_created", "_tag" are none)
+    fields = {k[1:]: v for k, v in obj.items() if k[:1] == "_" and k.__class__ is str and v.__class__ in (int, float)
+              and claimed(canonical(norm(k[1:])))}
+    return with_inner(RawLine(text, None, _time_ms(obj), src, labels, level=level, fields=fields or None), inner)
 
 
 def _journal_time(obj: dict) -> int | None:

@@ -322,6 +322,13 @@ def lift_record(obj: dict, p: Parsed) -> None:
     p.wide = True
 
 
+def envelope_figures(fields: dict, p: Parsed) -> None:
+    """Figures an agent's envelope carries beside the line (GELF's additional fields, envelopes._gelf) into ``p``; what
+    the line itself says wins (a counter or metric already read is kept)."""
+    for key, value in fields.items():
+        lift_value(p, key, norm(key), value, keep_unknown=False)
+
+
 def _category_logger(obj: dict, p: Parsed) -> None:
     """.NET's JsonConsoleFormatter's "Category" beside its "LogLevel": the logger (keys.CATEGORY_LOGGER)."""
     category = obj.get(CATEGORY_LOGGER[0])

@@ -14,11 +14,12 @@ def empty_source() -> dict:
 
 
 def saved(line: RawLine | Block) -> dict:
-    """A line's or block's fields as the saved state holds them: without the envelope's level, which the state's format
-    (read and written by the native merger too) has no place for; a block restored after a restart keeps its lines'
-    own levels only."""
+    """A line's or block's fields as the saved state holds them: without the envelope's level and figures, which the
+    state's format (read and written by the native merger too) has no place for; a block restored after a restart
+    keeps what its lines' own text says only."""
     d = dataclasses.asdict(line)
     d.pop("level", None)
+    d.pop("fields", None)
     return d
 
 
@@ -29,7 +30,8 @@ class RawLine:
     ``partial`` marks a CRI ``P`` / docker json-file fragment that must be joined with the next
     line of the same source; ``index`` is the line's position inside its Kafka record (a batch
     can carry many lines), which keeps event ids unique and stable. ``level``: the one an agent's
-    envelope says the line was written at (journald's ``PRIORITY``), for a line whose text names none.
+    envelope says the line was written at (journald's ``PRIORITY``), for a line whose text names none;
+    ``fields``: training figures the envelope carries beside the line (GELF's additional fields).
     """
 
     text: str
@@ -40,6 +42,7 @@ class RawLine:
     partial: bool = False
     index: int = 0
     level: str | None = None
+    fields: dict | None = None
 
 
 def utf8_len(text: str) -> int:
@@ -77,6 +80,7 @@ class Block:
     nbytes: int = 0  # UTF-8 bytes of the texts and the newlines between them (about)
     prefix: str = ""
     level: str | None = None  # the first line's envelope's (RawLine.level)
+    fields: dict | None = None  # ... and its figures (RawLine.fields)
 
     @property
     def message(self) -> str:

@@ -925,7 +925,7 @@ class MultilineMerger:
             mode, kind = (R.RECORD_MODES.get(hname, "record") if head is not None else "plain"), None
         block = Block(sid, [text], offset, offset, line.index, line.file_offset, line.file_offset,
                       line.ts_ms if line.ts_ms is not None else ms, ms, line.source, line.labels, kind, False,
-                      utf8_len(text), key, line.level)
+                      utf8_len(text), key, line.level, line.fields)
         if rank is not None and block.source.get("rank") is None:
             block.source = {**block.source, "rank": rank}
         ob = _Open(block, mode, _indent(body) if body[:1] in (" ", "\t") else 0, head or "", rhead, body)
@@ -1125,4 +1125,4 @@ class MultilineMerger:
     def _single(sid: str, line: RawLine, offset: int, ms: int, key: str) -> Block:
         return Block(sid, [line.text], offset, offset, line.index, line.file_offset, line.file_offset,
                      line.ts_ms if line.ts_ms is not None else ms, ms, line.source, line.labels, None, False,
-                     utf8_len(line.text), key, line.level)
+                     utf8_len(line.text), key, line.level, line.fields)
