@@ -97,7 +97,7 @@ def _clean(line: RawLine) -> RawLine:
         offset = None
     if text is line.text and ts is line.ts_ms and offset is line.file_offset:
         return line
-    return RawLine(text, offset, ts, line.source, line.labels, line.partial, line.index)
+    return RawLine(text, offset, ts, line.source, line.labels, line.partial, line.index, line.level, line.fields)
 
 
 def _finish(lines: list[RawLine]) -> list[RawLine]:
@@ -115,7 +115,8 @@ def _finish(lines: list[RawLine]) -> list[RawLine]:
         for k, part in enumerate(parts):
             last = k == len(parts) - 1
             out.append(_clean(RawLine(part[:-1] if part.endswith("\r") else part, ln.file_offset, ln.ts_ms,
-                                      ln.source, ln.labels, ln.partial and last, len(out))))
+                                      ln.source, ln.labels, ln.partial and last, len(out), ln.level,
+                                      ln.fields)))
     return out
 
 
@@ -179,7 +180,7 @@ def split_char_edges(line: RawLine, value: bytes) -> RawLine:
     if not (lead or tail) or text[:lead] != "\ufffd" * lead or end < lead or text[end:] != "\ufffd" * (len(text) - end):
         return line
     return RawLine(_escaped(body[:lead]) + text[lead:end] + _escaped(tail), line.file_offset, line.ts_ms,
-                   line.source, line.labels, line.partial, line.index)
+                   line.source, line.labels, line.partial, line.index, line.level, line.fields)
 
 
 def _some(lines: list[RawLine], what: str) -> list[RawLine]:

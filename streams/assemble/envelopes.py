@@ -109,6 +109,11 @@ JOURNAL_KEYS = frozenset(("_HOSTNAME", "HOSTNAME", "__REALTIME_TIMESTAMP", "REAL
 # What names the writer, a source of its own: the unit, else the syslog tag or program (a host's journal
 # interleaves kubelet, the kernel's NVRM lines and every service; read as one source, none would merge).
 JOURNAL_WRITER = ("_SYSTEMD_UNIT", "SYSTEMD_UNIT", "SYSLOG_IDENTIFIER", "PROGRAM", "_COMM", "COMM")
+# journald's PRIORITY, syslog's severities (systemd.journal-fields(7): 0 "emerg" ... 7 "debug"), as text in the export;
+# the kernel's own (its NVRM Xid lines at 4, "warning") and a unit's (SyslogLevel=, "info" unless the program
+# prefixes its lines with "<N>")
+SYSLOG_SEVERITIES = {"0": "FATAL", "1": "FATAL", "2": "FATAL", "3": "ERROR", "4": "WARN", "5": "INFO", "6": "INFO",
+                     "7": "DEBUG"}
 JOURNAL_MICROS = ("_SOURCE_REALTIME_TIMESTAMP", "SOURCE_REALTIME_TIMESTAMP", "__REALTIME_TIMESTAMP",
                   "REALTIME_TIMESTAMP")
 
@@ -278,7 +283,7 @@ def with_inner(line: RawLine, inner: Inner | None) -> RawLine:
             src[k] = v
     labels = {**got.labels, **line.labels} if got.labels else line.labels
     return RawLine(got.text, line.file_offset, got.ts_ms if got.ts_ms is not None else line.ts_ms, src, labels,
-                   got.partial, line.index)
+                   got.partial, line.index, got.level or line.level, got.fields or line.fields)
 
 
 def _log_line(obj: dict, log: str, inner: Inner | None) -> RawLine:
@@ -333,7 +338,15 @@ def _gelf(obj: dict, inner: Inner | None) -> RawLine:
         for k, v in obj.items():
             if k.startswith(prefix) and len(k) > len(prefix):
                 put_meta(labels, k[len(prefix):], v)
-    return with_inner(RawLine(text, None, _time_ms(obj), src, labels), inner)
+    # GELF's level is a syslog severity; Docker's gelf driver (daemon/logger/gelf) sets it from the stream, 6 for stdout
+    # and 3 for stderr, where a progress bar or a warning is no error: its records (with _container_id) say no level
+    sev = obj.get("level")
+    level = SYSLOG_SEVERITIES.get(str(sev)) if sev.__class__ is int and "_container_id" not in obj else None
+    # the sender's additional fields a training family claims: Fluent Bit's gelf output writes a parsed record's keys
+    # as "_step", "_loss" (Docker's "_container_*", "_image_*", "_command", "_created", "_tag" are none)
+    fields = {k[1:]: v for k, v in obj.items() if k[:1] == "_" and k.__class__ is str and v.__class__ in (int, float)
+              and claimed(canonical(norm(k[1:])))}
+    return with_inner(RawLine(text, None, _time_ms(obj), src, labels, level=level, fields=fields or None), inner)
 
 
 def _journal_time(obj: dict) -> int | None:
@@ -357,7 +370,9 @@ def _journal(obj: dict, inner: Inner | None) -> RawLine:
     src["file"] = first_str(obj, FILE_KEYS) or (f"journal:{writer}" if writer else None)
     # Docker's journald driver marks each piece of a line it split but the last
     partial = obj.get("CONTAINER_PARTIAL_MESSAGE") == "true"
-    return with_inner(RawLine(text, None, _journal_time(obj), src, {}, partial), inner)
+    priority = obj.get("PRIORITY")
+    level = SYSLOG_SEVERITIES.get(priority) if priority.__class__ is str else None
+    return with_inner(RawLine(text, None, _journal_time(obj), src, {}, partial, level=level), inner)
 
 
 def json_envelope(obj: dict, inner: Inner | None) -> RawLine | None:  # noqa: PLR0911 - one return per shape

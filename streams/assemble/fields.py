@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from streams.assemble.classify import classify
 from streams.assemble.event_id import event_id
 from streams.assemble.failfields import failure_fields
+from streams.assemble.lift import envelope_figures
 from streams.assemble.lines import Block, Output, empty_source
 from streams.assemble.metadata import SourceMetadata
 from streams.assemble.metrics import is_step_metric, metric_point
@@ -121,6 +122,8 @@ class EventBuilder:
 
     def build(self, b: Block, topic: str, partition: int) -> Output:  # noqa: PLR0912, PLR0915 - one straight recipe
         p = parse_line(b.texts[0], b.first_ts_ms)
+        if b.fields:  # an envelope's figures beside the line (GELF's additional fields); the line's own win
+            envelope_figures(b.fields, p)
         sid = b.source_id
         if len(b.texts) == 1:
             self.tables.read(sid, b.texts[0], p)  # (it leaves a line another rule read alone)
@@ -172,7 +175,7 @@ class EventBuilder:
             return Output("metric", METRICS_TOPIC, eid.encode(), point)
         # One line: a record's own message (its exception text appended), else the line; a block: all of it.
         msg = self.redact(b.message if n > 1 else b.texts[0] if p.message is None else p.message)
-        level = p.level
+        level = p.level or b.level  # the line's own level, else its envelope's
         if n == 1 and level in _QUIET:
             cls = None
         else:

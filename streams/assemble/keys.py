@@ -92,10 +92,16 @@ _family("gpu_utilization_pct", "gpu_utilization_pct", "gpu_util_pct", "gpu_utili
         # Slurm's NVML GPU plugin accounts a job's GPU use as the TRES gres/gpuutil (sstat/sacct TRESUsageIn*); its
         # gres/gpumem is the memory the job's processes hold ("21794M", the unit on the value)
         "gpuutil")
+# nvidia_gpu_exporter (Prometheus): each nvidia-smi query field a gauge "nvidia_smi_<field>", a "[%]" field turned
+# into a ratio of 0-1 ("nvidia_smi_utilization_gpu_ratio 0.98"), a "[MiB]" one into bytes ("..._memory_used_bytes");
+# its utilization_memory_ratio (how busy the memory is) and memory_total/free_bytes are no such figure
+_family("gpu_utilization_pct", "nvidia_smi_utilization_gpu_ratio", scale=100.0)
+_family("gpu_memory_mb", "nvidia_smi_memory_used_bytes", scale=1 / 1048576)
 _family("gpu_memory_mb", "fbusd")  # dcgmi dmon's short name of DCGM_FI_DEV_FB_USED (field 252), MiB
 _family("gpu_memory_mb", "vram_used")  # amd-smi monitor's VRAM_USED ("30123 MB")
 # rocm-smi --showmeminfo vram: "GPU[0]\t\t: VRAM Total Used Memory (B): 1234567890", bytes
-_family("gpu_memory_mb", "vram_total_used_memory_b", scale=1 / 1048576)
+# (--csv names the column "VRAM Total Used Memory (B)": the unit in parentheses goes onto the value)
+_family("gpu_memory_mb", "vram_total_used_memory_b", "vram_total_used_memory", scale=1 / 1048576)
 # detectron2 prints the sum of its losses as ``total_loss``; NeMo's Megatron models ``reduced_train_loss``.
 # Composer's console logger names it ``loss/train/total``.
 # Cross-entropy is the loss of the sequence models that print it by that name: OpenNMT-py's ``xent``
@@ -115,13 +121,19 @@ _family("loss", "loss", "train_loss", "training_loss", "lm_loss", "train_lm_loss
         "xentropy_loss",
         # The TensorFlow Object Detection API's model_lib_v2 logs its losses as "Loss/total_loss" (the sum of the
         # classification, localization and regularization losses beside it)
-        "loss_total_loss")
+        "loss_total_loss",
+        # DJL's LoggingTrainingListener names a loss by its evaluator, the class's name: "Train: Accuracy: 0.93,
+        # SoftmaxCrossEntropyLoss: 0.24" (Loss.softmaxCrossEntropyLoss(), Loss.sigmoidBinaryCrossEntropyLoss())
+        "softmax_cross_entropy_loss", "sigmoid_binary_cross_entropy_loss")
 # The running mean of the loss, which some printers show as their only loss: fastText's "avg.loss", kohya
 # sd-scripts' bar "avr_loss". Beside a loss of the step it stays a metric of its own (settle_loss).
 _family("running_loss", "avg_loss", "avr_loss", "average_loss",
-        "mean_loss")  # ParlAI's ranking agents report the interval's "mean_loss"
+        "mean_loss",  # ParlAI's ranking agents report the interval's "mean_loss"
+        "avg_epoch_loss")  # GluonTS' trainer bar: the epoch's running mean so far, "avg_epoch_loss=5.43"
 _family("eval_loss", "eval_loss", "val_loss", "validation_loss", "valid_loss", "eval_lm_loss", "lm_loss_value",
         "eval_epoch_loss",
+        # GluonTS' trainer: "Epoch[3] Evaluation metric 'validation_epoch_loss'=5.612300" and its bar's running mean
+        "validation_epoch_loss", "validation_avg_epoch_loss",
         "eval_weighted_category_cross_entropy")  # Trax's eval stream logs its loss layer by name
 # The rate a scheduler set for the step, by the names its printers give it: Coqui TTS's console logger
 # "current_lr", icefall's and many scripts' "cur_lr"; OpenRLHF's PPO bar the actor's, "act_lr" (the policy trained;
@@ -141,7 +153,8 @@ _family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_gr
 # A bare ``norm`` is the gradients' on a step line (one that names its step or epoch): llm.c's "step 1/74 | train loss
 # 11.01 | norm 15.41 | lr 6e-06" prints no other norm. Elsewhere it is not known whose it is: scikit-learn's SGD
 # prints its weights' "Norm: 12.34, NNZs: 100, Bias: ..., T: 1000, Avg. loss: ..." after each "-- Epoch 1" line.
-_family("bare_norm", "norm")
+# Meta Lingua's train.py prints the clipped gradients' norm as "grad: 3.45e-01" beside its "step: 1000".
+_family("bare_norm", "norm", "grad")
 # What a serving engine generates per second: vLLM's "Avg generation throughput" (its rule names it), SGLang's
 # scheduler "gen throughput (token/s)".
 _family("generation_throughput_tokens_s", "gen_throughput_token_s", "gen_throughput_tokens_s",
@@ -216,7 +229,11 @@ MESSAGE_KEYS = frozenset(("message", "msg", "event", "m"))
 # Where loggers put the exception beside the message (python-json-logger, structlog, ECS, pino).
 EXCEPTION_KEYS = frozenset(("exc_info", "exc_text", "exception", "stack_trace", "stacktrace", "traceback",
                             "error_stack_trace", "err_stack", "error_stack", "stack"))
-LOGGER_KEYS = frozenset(("logger", "name", "logger_name", "log_logger"))
+# Serilog names the logger "SourceContext" (ForContext<T>(), the compact JSON formatters write it as a property).
+LOGGER_KEYS = frozenset(("logger", "name", "logger_name", "log_logger", "source_context"))
+# .NET's JsonConsoleFormatter writes the ILogger's category as "Category" beside "LogLevel" (a "category" elsewhere may
+# be a data set's class): (the logger's key, the key that must be beside it).
+CATEGORY_LOGGER = ("Category", "LogLevel")
 # Numbers a logger gives its levels: pino and bunyan (level); Python's logging (levelno).
 _NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}
 _PYTHON_LEVELNO = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"}

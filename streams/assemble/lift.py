@@ -17,6 +17,7 @@ from typing import Any
 
 from streams.assemble.keys import (
     CANONICAL_METRICS,
+    CATEGORY_LOGGER,
     CONFIG_KEYS,
     EPOCH_KEYS,
     EXCEPTION_KEYS,
@@ -211,7 +212,7 @@ def lift_value(p: Parsed, key: str, nk: str, value: Any, *, keep_unknown: bool =
         if p.epoch is None:
             p.epoch = f
     elif name not in p.metrics and len(p.metrics) < MAX_METRICS:
-        p.metrics[name] = f * memory_scale(unit, scale) if name in _MEMORY_METRICS else f
+        p.metrics[name] = f * memory_scale(unit, scale) if name in _MEMORY_METRICS else f * scale
     # A bare memory figure may not be the GPU's (keys.settle_memory), nor a bare norm the gradients' (settle_norm): its
     # key keeps its text too.
     return name not in _SETTLED_LATER
@@ -313,11 +314,26 @@ def lift_record(obj: dict, p: Parsed) -> None:
         elif p.fmt == "logfmt" and isinstance(value, str) and _LOGFMT_NUMBER.fullmatch(value):
             lift_value(p, path, nk, value)  # slog, logrus and go-kit print a number bare: the same
         p.attributes[path] = text_of(value)
+    _category_logger(obj, p)
     message, exception = own.get("message"), own.get("exception")
     if exception:
         message = f"{message}\n{exception}" if message else exception
     p.message = message
     p.wide = True
+
+
+def envelope_figures(fields: dict, p: Parsed) -> None:
+    """Figures an agent's envelope carries beside the line (GELF's additional fields, envelopes._gelf) into ``p``; what
+    the line itself says wins (a counter or metric already read is kept)."""
+    for key, value in fields.items():
+        lift_value(p, key, norm(key), value, keep_unknown=False)
+
+
+def _category_logger(obj: dict, p: Parsed) -> None:
+    """.NET's JsonConsoleFormatter's "Category" beside its "LogLevel": the logger (keys.CATEGORY_LOGGER)."""
+    category = obj.get(CATEGORY_LOGGER[0])
+    if p.logger is None and category.__class__ is str and CATEGORY_LOGGER[1] in obj:
+        p.logger = category
 
 
 # What a record must measure, besides a learning rate, to be a step's state rather than its settings: a loss, a norm,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 SOURCE_FIELDS = ("host", "namespace", "pod", "container", "file", "stream", "node_role", "rank")
@@ -12,13 +13,25 @@ def empty_source() -> dict:
     return dict.fromkeys(SOURCE_FIELDS)
 
 
+def saved(line: RawLine | Block) -> dict:
+    """A line's or block's fields as the saved state holds them: without the envelope's level and figures, which the
+    state's format (read and written by the native merger too) has no place for; a block restored after a restart
+    keeps what its lines' own text says only."""
+    d = dataclasses.asdict(line)
+    d.pop("level", None)
+    d.pop("fields", None)
+    return d
+
+
 @dataclass(frozen=True, slots=True)
 class RawLine:
     """One line as decoded from a raw record, before merging.
 
     ``partial`` marks a CRI ``P`` / docker json-file fragment that must be joined with the next
     line of the same source; ``index`` is the line's position inside its Kafka record (a batch
-    can carry many lines), which keeps event ids unique and stable.
+    can carry many lines), which keeps event ids unique and stable. ``level``: the one an agent's
+    envelope says the line was written at (journald's ``PRIORITY``), for a line whose text names none;
+    ``fields``: training figures the envelope carries beside the line (GELF's additional fields).
     """
 
     text: str
@@ -28,6 +41,8 @@ class RawLine:
     labels: dict = field(default_factory=dict)
     partial: bool = False
     index: int = 0
+    level: str | None = None
+    fields: dict | None = None
 
 
 def utf8_len(text: str) -> int:
@@ -64,6 +79,8 @@ class Block:
     truncated: bool = False
     nbytes: int = 0  # UTF-8 bytes of the texts and the newlines between them (about)
     prefix: str = ""
+    level: str | None = None  # the first line's envelope's (RawLine.level)
+    fields: dict | None = None  # ... and its figures (RawLine.fields)
 
     @property
     def message(self) -> str:

@@ -26,13 +26,12 @@ replay gives the same blocks.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
 from streams.assemble import rules as R
 from streams.assemble.firstchar import Dispatch
-from streams.assemble.lines import Block, RawLine, utf8_len
+from streams.assemble.lines import Block, RawLine, saved, utf8_len
 
 # the tables' alternations, dispatched on a line's first character (see firstchar.py)
 _PFX = Dispatch([(n, p) for n, p, _k, gate in R.STREAM_PREFIXES if gate is None], "p_")
@@ -130,12 +129,12 @@ class _Open:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able state (the assemble worker saves it with its offsets)."""
-        return {"block": dataclasses.asdict(self.block), "mode": self.mode, "indent0": self.indent0,
+        return {"block": saved(self.block), "mode": self.mode, "indent0": self.indent0,
                 "head0": self.head0, "rhead": self.rhead, "last_body": self.last_body, "depth": self.depth,
                 "side_run": self.side_run, "every": self.every, "spaced": self.spaced, "cindent": self.cindent,
                 "wrap_tent": self.wrap_tent,
-                "held": [[dataclasses.asdict(rl), o, ms, v] for rl, o, ms, v in self.held],
-                "tent": [[dataclasses.asdict(rl), o, ms] for rl, o, ms in self.tent]}
+                "held": [[saved(rl), o, ms, v] for rl, o, ms, v in self.held],
+                "tent": [[saved(rl), o, ms] for rl, o, ms in self.tent]}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> _Open:
@@ -941,7 +940,7 @@ class MultilineMerger:
             mode, kind = (R.RECORD_MODES.get(hname, "record") if head is not None else "plain"), None
         block = Block(sid, [text], offset, offset, line.index, line.file_offset, line.file_offset,
                       line.ts_ms if line.ts_ms is not None else ms, ms, line.source, line.labels, kind, False,
-                      utf8_len(text), key)
+                      utf8_len(text), key, line.level, line.fields)
         if rank is not None and block.source.get("rank") is None:
             block.source = {**block.source, "rank": rank}
         ob = _Open(block, mode, _indent(body) if body[:1] in (" ", "\t") else 0, head or "", rhead, body)
@@ -1141,4 +1140,4 @@ class MultilineMerger:
     def _single(sid: str, line: RawLine, offset: int, ms: int, key: str) -> Block:
         return Block(sid, [line.text], offset, offset, line.index, line.file_offset, line.file_offset,
                      line.ts_ms if line.ts_ms is not None else ms, ms, line.source, line.labels, None, False,
-                     utf8_len(line.text), key)
+                     utf8_len(line.text), key, line.level, line.fields)

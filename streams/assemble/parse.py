@@ -99,6 +99,18 @@ _RADEONTOP_TIME = re.compile(r"(\d{10})\.(\d{1,6}): (?=bus [0-9a-f]{2}, |gpu \d)
 _PROM_LABELS = r'(?:\s*[A-Za-z_]\w*\s*=\s*"(?:[^"\\]|\\.)*"(?:\s*(?:,\s*)?[A-Za-z_]\w*\s*=\s*"(?:[^"\\]|\\.)*")*\s*,?)?'
 _PROM = re.compile(r"([A-Za-z_:][\w:]*)\{(" + _PROM_LABELS + r")\}\s+(\S+)(?:\s+(-?\d+))?\s*")
 _PROM_LABEL = re.compile(r'([A-Za-z_]\w*)\s*=\s*"((?:[^"\\]|\\.)*)"')
+# InfluxDB's line protocol, as Telegraf's influx serializer writes its inputs (plugins/inputs/nvidia_smi: "nvidia_smi,
+# index=0,name=NVIDIA\ H100,uuid=GPU-... memory_used=549i,utilization_gpu=100i,... 1523991122000000000"): the
+# measurement and its tags (commas, blanks and "=" escaped with "\"), a blank, the fields (an integer with an "i" or
+# "u", a string quoted, t/f a boolean), a blank, the time in ns. Each part's pieces exclude the separators around them:
+# one way to split a line, tried once.
+_INFLUX_PIECE = r'(?:[^\s,=\\]|\\.)+'
+_INFLUX_VALUE = r'(?:"(?:[^"\\]|\\.)*"|[^\s,"=\\]+)'
+_INFLUX = re.compile(rf"[A-Za-z_][\w.-]*((?:,{_INFLUX_PIECE}={_INFLUX_PIECE})*) "
+                     rf"({_INFLUX_PIECE}={_INFLUX_VALUE}(?:,{_INFLUX_PIECE}={_INFLUX_VALUE})*) (\d{{10,19}})")
+_INFLUX_PAIR = re.compile(rf"({_INFLUX_PIECE})=({_INFLUX_VALUE})")
+_INFLUX_INT = re.compile(r"-?\d+[iu]")
+_INFLUX_ESCAPE = re.compile(r"\\(.)")
 # ECMA-48 SGR sequences (colours): "\x1b[31m", "\x1b[1;32m", "\x1b[0m".
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LEVEL_WORD = re.compile(rf"\b({_LVL}|Info|Warning|Error|Debug|Critical)\b")
@@ -107,7 +119,8 @@ _LEVEL_WORD = re.compile(rf"\b({_LVL}|Info|Warning|Error|Debug|Critical)\b")
 _LEVEL_FIRST = re.compile(rf"\[?({_LVL}|Info|Warning|Error|Debug|Critical)\b")
 # A level in capitals and brackets alone at the head of a line with no time: scripts' own loggers and prints,
 # "[WARNING] OBSERVATION TOO LONG, ..." (Search-R1's rollout, behind Ray's "(main_task pid=N) "), "[INFO] ...".
-_LEVEL_ALONE = re.compile(rf"\[({_LVL})\] ?")
+# log4j's "[%-5level] - %msg%n" (DJL's examples' log4j2.xml) pads the level inside its brackets: "[INFO ] - Train: ...".
+_LEVEL_ALONE = re.compile(rf"\[({_LVL}) ?\](?: - | ?)")
 # Other heads that give a level and no time, from the formatters that print them: uvicorn's "%(levelprefix)s
 # %(message)s" (the level and its colon padded to nine, "INFO:     Started server process", the API servers of vLLM,
 # SGLang, FastChat) and a program's own "ERROR: ..." print; ms-swift's "[%(levelname)s:%(name)s] %(message)s"
@@ -139,6 +152,23 @@ _MONTH_DAY = re.compile(rf"(\d\d)-(\d\d) (\d\d:\d\d:\d\d)(?:[,.](\d{{1,9}}))? +(
 # A time of day with no date before a level word: log4j's "%d{HH:mm:ss,SSS} %-5p %c - %m%n" (Flink's, Spark's and
 # Hadoop's consoles). Without the level word a time of day may be an elapsed time, and is not read.
 _CLOCK = re.compile(rf"(\d\d:\d\d:\d\d)(?:[,.](\d{{1,9}}))? +(?=(?:{_LVL})\b)")
+# log4j's console pattern in Spark's and Hadoop's templates (conf/log4j2.properties.template, log4j.properties):
+# "%d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n", a two-digit year first ("24/06/01 12:00:00 INFO SparkContext: ..."), which
+# a slashed date's month-first reading would take for the 24th of June 2001.
+_LOG4J_YY = re.compile(rf"(\d\d)/(\d\d)/(\d\d) (\d\d:\d\d:\d\d)(?:[,.](\d{{1,9}}))? ({_LVL}) ([\w$.-]+): ")
+# Heads with a time of day and a level that _CLOCK's "time, then the level word" does not cover: logback's default
+# pattern (BasicConfigurator, "%d{HH:mm:ss.SSS} [%thread] %-5level %logger{36} - %msg%n": DL4J's and other JVM
+# trainers' consoles) with its thread in brackets between them; Elixir's Logger console ("\n$time $metadata[$level]
+# $message\n": metadata as key=value pairs, the level in lower case in brackets); PhysicsNeMo's PythonLogger
+# ("[%(asctime)s - %(name)s - %(levelname)s] %(message)s" with datefmt "%H:%M:%S").
+_CLOCK_HEADS = re.compile(rf"(?P<t>\d\d:\d\d:\d\d)(?:[,.](?P<f>\d{{1,9}}))? "
+                          rf"(?:\[[^\]\s]{{1,60}}\] +(?P<a>{_LVL}) +(?P<an>[\w$.-]+) - "
+                          r"|(?:[a-z_]\w*=\S+ )*"
+                          r"\[(?P<b>debug|info|notice|warning|warn|error|critical|alert|emergency)\] )")
+# env_logger's default format (src/fmt/mod.rs DefaultFormat): "[" RFC 3339 time, the level padded to five, the
+# module path "] " (Rust trainers: burn, candle's examples): "[2024-06-01T12:00:00Z INFO  burn_train::learner] ...".
+_BRACKETED_TARGET = re.compile(r" +([A-Za-z_]\w*(?:::\w+)*)\] ")
+_NEMO_CLOCK = re.compile(rf"\[(\d\d:\d\d:\d\d) - ([\w.-]+) - ({_LVL})\] ")
 # A settings listing's leader: DeepSpeedConfig.print writes "  {} {} {}".format(arg, "." * (29 - len(arg)), value)
 # and Megatron's _print_args '.' * (48 - len(arg)); a dict after it is that setting's value
 # ("optimizer_params ............. {'lr': 1e-06, ...}"), not a record of training state.
@@ -248,6 +278,9 @@ def _whole_line_record(body: str, c: str, p: Parsed) -> bool:
         m = _PROM.fullmatch(body)
         if m is not None and _prometheus(m, p):
             return True
+    if "=" in body and body[-1:].isdigit() and (m := _INFLUX.fullmatch(body)) is not None:
+        _influx(m, p)
+        return True
     if c.islower() and "=" in body[:12]:
         fields = logfmt(body)
         if fields is not None:
@@ -256,6 +289,23 @@ def _whole_line_record(body: str, c: str, p: Parsed) -> bool:
             settle_settings(p)
             return True
     return False
+
+
+def _influx(m: re.Match, p: Parsed) -> None:
+    """A line of InfluxDB's line protocol into ``p``: its fields as a record's keys, its tags into attributes."""
+    tags, fields, ts = m.groups()
+    record: dict = {}
+    for k, v in _INFLUX_PAIR.findall(fields):
+        if v[:1] == '"':
+            record[_INFLUX_ESCAPE.sub(r"\1", k)] = _INFLUX_ESCAPE.sub(r"\1", v[1:-1])
+        elif v not in ("t", "T", "true", "True", "TRUE", "f", "F", "false", "False", "FALSE"):
+            record[_INFLUX_ESCAPE.sub(r"\1", k)] = v[:-1] if _INFLUX_INT.fullmatch(v) else v
+    p.fmt = "influx"
+    lift_record(record, p)
+    for k, v in _INFLUX_PAIR.findall(tags):
+        p.attributes.setdefault(_INFLUX_ESCAPE.sub(r"\1", k), _INFLUX_ESCAPE.sub(r"\1", v))
+    p.ts_ms = epoch_ms(int(ts))
+    settle_settings(p)
 
 
 def _prometheus(m: re.Match, p: Parsed) -> bool:
@@ -309,6 +359,11 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         m = _LIGHTGBM.match(body) if body.startswith("[LightGBM]") else None
         if m:
             p.level, p.logger, p.fmt = norm_level(m.group(1)), "LightGBM", "lightgbm"
+            return m.end()
+        m = _NEMO_CLOCK.match(body) if body[3:4] == ":" else None
+        if m:
+            p.ts_ms, p.fmt = _clock(producer_ts_ms, m.group(1), None), "clock"
+            p.level, p.logger = norm_level(m.group(3)), m.group(2)
             return m.end()
         m = _TENSORPACK.match(body) if body[1:5].isdigit() else None
         if m:
@@ -364,6 +419,11 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
             p.ts_ms = _yearless(producer_ts_ms, int(m.group(1)), int(m.group(2)), m.group(3), m.group(4))
             p.level, p.fmt = norm_level(m.group(5)), "android"
             return m.end()
+        m = _LOG4J_YY.match(body) if body[2:3] == "/" else None
+        if m:
+            p.ts_ms = _ms(2000 + int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(4), m.group(5))
+            p.level, p.logger, p.fmt = norm_level(m.group(6)), m.group(7), "log4j"
+            return m.end()
         m = _COMPACT.match(body)
         if m:
             g = m.groups()
@@ -382,6 +442,11 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
             lm = _LEVEL_WORD.match(body, m.end())
             p.level = norm_level(lm.group(1)) if lm else None
             return lm.end() if lm else m.end()
+        m = _CLOCK_HEADS.match(body) if body[2:3] == ":" else None
+        if m:
+            p.ts_ms, p.fmt = _clock(producer_ts_ms, m.group("t"), m.group("f")), "clock"
+            p.level, p.logger = norm_level(m.group("a") or m.group("b")), m.group("an")
+            return m.end()
     m = _NCCL.search(body, 0, 160) if "NCCL" in body else None
     if m:
         p.level, p.logger, p.fmt = norm_level(m.group(5)), "nccl", "nccl"
@@ -414,6 +479,9 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         lm = _LEVEL_WORD.search(body, m.end(), m.end() + 60)
         if lm:
             p.level = norm_level(lm.group(1))
+            if at == 1 and c == "[" and (tm := _BRACKETED_TARGET.match(body, lm.end())) is not None:
+                p.logger = tm.group(1)
+                return tm.end()
             return lm.end()
         lm = _LEVEL_FIRST.match(body) or _LEVEL_WORD.search(body, 0, m.start())  # (Paddle's "LAUNCH INFO <time>")
         if lm:

@@ -52,7 +52,7 @@ class HeldLine:
         text = "".join(self.parts)
         if any(_cut(p) for p in self.parts):
             text = whole_text(text)
-        return RawLine(text, f.file_offset, f.ts_ms, f.source, f.labels, False, f.index)
+        return RawLine(text, f.file_offset, f.ts_ms, f.source, f.labels, False, f.index, f.level, f.fields)
 
 
 class PartialJoiner:

@@ -77,6 +77,28 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
     # its poly schedule set for the epoch (a lone "lr: 0.01" stays a setting)
     ("nnU-Net epoch start", "current learning rate: ",
      re.compile(rf"\bCurrent learning rate: (?P<value>{NUMBER})\s*\Z"), "lr"),
+    # GluonTS' mx Trainer: logger.info(f"Epoch[{epoch_no}] Learning rate is {curr_lr}") as each epoch starts, and
+    # "Epoch[%d] Evaluation metric '%s'=%f" with "epoch_loss" or "validation_epoch_loss" as it ends
+    ("gluonts trainer learning rate", "learning rate is ",
+     re.compile(rf"\bEpoch\[\d+\] Learning rate is (?P<value>{NUMBER})"), "lr"),
+    ("gluonts trainer evaluation metric", "evaluation metric '",
+     re.compile(rf"\bEvaluation metric '(?P<key>[A-Za-z_]\w*)'=(?P<value>{NUMBER})"), None),
+    # Horovod's LearningRateWarmupCallback (verbose): "\nEpoch %d: finished gradual learning rate warmup to %g."
+    ("horovod warmup callback", "learning rate warmup to ",
+     re.compile(rf"\bfinished gradual learning rate warmup to (?P<value>{NUMBER})"), "lr"),
+    # Deeplearning4j's listeners: ScoreIterationListener log.info("Score at iteration {} is {}", ...) and
+    # PerformanceListener's "...; iteration {}; iteration time: {} ms; ...; score: {};", the score being the loss
+    # function's value on the minibatch
+    ("dl4j ScoreIterationListener", "score at iteration ",
+     re.compile(rf"\bScore at iteration \d+ is (?P<value>{NUMBER})"), "loss"),
+    ("dl4j PerformanceListener", "; score: ",
+     re.compile(rf"\biteration \d+; iteration time: .*; score: (?P<value>{NUMBER});"), "loss"),
+    # candle's training examples (candle-examples/examples/mnist-training/main.rs and the crates copying its loop):
+    # println!("{epoch:4} train loss {:8.5} test acc: {:5.2}%", avg_loss, 100. * test_accuracy), the epoch first
+    ("candle training loop epoch", " train loss ",
+     re.compile(rf"\A *(?P<value>\d+) train loss +{NUMBER} test acc: "), "epoch"),
+    ("candle training loop loss", " train loss ",
+     re.compile(rf"\A *\d+ train loss +(?P<value>{NUMBER}) test acc: "), "loss"),
     # tegrastats (Jetson): "... EMC_FREQ 0% GR3D_FREQ 99%@921 ..." (Orin: "GR3D_FREQ 87%@[1300,1300]"), the GPU's load
     ("tegrastats", "gr3d_freq ",
      re.compile(r"\bGR3D_FREQ (?P<value>\d+)%(?=@|\s|\Z)"), "gpu_utilization_pct"),
@@ -90,13 +112,15 @@ PHRASES: tuple[tuple[str, str, re.Pattern, str | None], ...] = (
 # fairseq2's LogMetricRecorder titles a validation's figures "Validation Metrics (step {n}) - " (an evaluation's
 # "Evaluation Metrics"); ParlAI's train_model logs the validation report as f"{datatype}:{report}", "valid:{'exs': ...";
 # Catalyst's ConsoleLogger heads a loader's figures by its name and epoch, "valid (1/3) accuracy: ... | loss: ...";
+# DJL's LoggingTrainingListener heads an epoch's validation figures "Validate: " ("Train: " its training ones).
 # Levanter's eval_loss_loop names its tqdm bar "eval" or f"eval {name}" ("eval:  40%|... [..., loss=3.05]").
 # JoeyNMT's _validate names its decoding in brackets: "Validation result (greedy) at epoch   1, step     1000: ...,
 # loss: ..." (v1), "Evaluation result (beam search) loss:   3.21, ppl: ..." (v2); DLRM's dlrm_s_pytorch.py heads its
 # test "Testing at - {j + 1}/{nbatches} of epoch {k}, loss ..."; ggml-opt's progress bar names the split before its
 # bar, "train: [" or "val:   [" then "] data=... loss=...". Colossal-AI's legacy LogMetricByEpochHook heads an epoch's
 # figures by its mode: f"[Epoch {cur_epoch} / Train]: {msg}", f"[Epoch {cur_epoch} / Test]: {msg}".
-_EVAL_HEAD = re.compile(r"\s*(?:(?:Test|Validation|Valid|Val|Eval|Evaluation)(?: set| [Rr]esults?)?(?::(?!\S)| - )|"
+_EVAL_HEAD = re.compile(r"\s*(?:(?:Test|Validation|Validate|Valid|Val|Eval|Evaluation)(?: set| [Rr]esults?)?"
+                        r"(?::(?!\S)| - )|"
                         r"(?:Validation|Evaluation) Metrics(?: \(step \d+\))? - |(?:valid|test):(?=\{)|"
                         r"(?:valid|val|test|eval)\w* \(\d+/\d+\) (?=[\w/]+: )|eval(?: [\w/.-]+)?: +\d+%\||"
                         r"(?:Evaluation|Validation|Test) results? (?:for|at|after) (?:step|epoch|iteration) \d+:|"

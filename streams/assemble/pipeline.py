@@ -696,7 +696,7 @@ class FileParse:
         for decoded in lines:
             line = RawLine(decoded.text, None, decoded.ts_ms, self.src if not any(decoded.source.values()) else
                            {**decoded.source, "file": str(self.path)}, {**self.labels, **decoded.labels},
-                           decoded.partial, 0)
+                           decoded.partial, 0, decoded.level, decoded.fields)
             off = no
             try:
                 if line.partial or self.joiner.held or starts_cut(line.text):

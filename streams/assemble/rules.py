@@ -1101,9 +1101,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # cell padded to its name's width plus two, floats "%.6f", format_time's mm:ss). Each row is a record of its
     # own, written when its interval or epoch ends: not a gdb source line, not a deeper line of the header
     # (the first gap is two blanks or more: the first column is padded, and a log line's "081109 203615 148 INFO"
-    # fails at once)
-    ("value_row", r"[ \t]*(?:" + _CELL + "|" + _UCELL + r")[ \t]{2,}(?:" + _CELL + "|" + _UCELL + r")(?:[ \t]+(?:"
-     + _CELL + "|" + _UCELL + "|" + _TAIL_CELL + r"))+[ \t]*$"),
+    # fails at once; or a tab, as csv.DictWriter(delimiter="\t") writes DVCLive's plots/metrics/*.tsv rows,
+    # "1717243200123\t100\t0.4321" under "timestamp\tstep\tloss")
+    ("value_row", r"[ \t]*(?:" + _CELL + "|" + _UCELL + r")(?:[ \t]{2,}|\t)(?:" + _CELL + "|" + _UCELL
+     + r")(?:[ \t]+(?:" + _CELL + "|" + _UCELL + "|" + _TAIL_CELL + r"))+[ \t]*$"),
     ("gdb_src", r"(?:warning: )?\d+(?:\t| {2,}\S)"),
     # absl failure_signal_handler ("*** SIGSEGV received at time=..."), glog's failure handler
     # ("*** Aborted at N (unix time) ..." then "*** SIGSEGV (@0x0) received by PID ..."), absl CHECK

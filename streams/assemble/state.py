@@ -20,7 +20,7 @@ import dataclasses
 import json
 from typing import Any
 
-from streams.assemble.lines import Output, RawLine
+from streams.assemble.lines import Output, RawLine, saved
 from streams.assemble.partials import HeldLine
 from streams.assemble.pipeline import Assembler
 from streams.assemble.tables import Header
@@ -56,7 +56,7 @@ def source_state(asm: Assembler, sid: str) -> bytes | None:
     if secrets is not None:
         doc["redact"] = secrets
     if partial is not None:
-        doc["partial"] = {"parts": partial.parts, "first": dataclasses.asdict(partial.first), "offset": partial.offset,
+        doc["partial"] = {"parts": partial.parts, "first": saved(partial.first), "offset": partial.offset,
                           "size": partial.size, "seen": partial.seen_ms}
     return json.dumps(doc, separators=(",", ":")).encode()
 

@@ -85,6 +85,7 @@ _NAME = re.compile(r"[A-Za-z][\w./]*(?: [A-Za-z][\w.]*){0,2}(?: \(\w+\))?%?")
 # spaCy's console logger heads its training table "E    #       LOSS TOK2VEC  LOSS NER  ENTS_F ... SCORE": the
 # epoch, the step, then the components' losses and the scores.
 _SPACY_HEAD = ["E", "#"]
+_DEVICE_CSV = "device,"  # rocm-smi --csv's first column (see _device_columns)
 _WORD_CELL = re.compile(r"[A-Za-z]+")
 _WIDE_GAP = re.compile(r"\s{2,}|\t")
 _VALUE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?:/\d+)?(?:\s?°?[A-Za-z%]{1,4})?|-|N/A|"
@@ -149,7 +150,7 @@ def header_of(text: str) -> Header | None:
     monitor = s[:1] == "#"  # a monitor's commented header: dcgmi dmon's "#Entity   GPUTL  FBUSD"
     if monitor:
         s = s[1:].lstrip()
-    if ", " in s or ("," in s and " " not in s):  # csv.writer's own rows have no blank after the comma
+    if ", " in s or ("," in s and (" " not in s or s.startswith(_DEVICE_CSV))):  # csv.writer's rows: no blank after ,
         parsed = _csv_names(s)
         if parsed is None:
             return None
@@ -166,11 +167,18 @@ def header_of(text: str) -> Header | None:
         return None
     if monitor and "gpu" in names:
         names = [MONITOR_COLUMNS.get(n, n) for n in names]
-    if len(names) < (_UNITED_CSV_NAMES if csv and (all(units) or _counted_pair(names)) else 3) or not any(
+    united = all(units) or _counted_pair(names) or _device_columns(names, units)
+    if len(names) < (_UNITED_CSV_NAMES if csv and united else 3) or not any(
             _claimed(n) for n in names):
         return None
     spans = None if csv or monitor else _spans(text, names)
     return Header(names, units, csv, *spans) if spans else Header(names, units, csv)
+
+
+def _device_columns(names: list[str], units: list[str]) -> bool:
+    """rocm-smi's --csv (python_smi_tools/rocm_smi.py): a "device" column, then each shown field named in words with
+    its unit in parentheses, "device,GPU use (%)", one row per card ("card0,98")."""
+    return names[0] == "device" and all(units[1:])
 
 
 def _counted_pair(names: list[str]) -> bool:
@@ -192,7 +200,7 @@ def _csv_names(s: str) -> tuple[list[str], list[str]] | None:
             worded = True
         names.append(m.group(1))
         units.append(m.group(2) or "")
-    if worded and sum(1 for u in units if u) < _UNITED_CSV_NAMES:
+    if worded and sum(1 for u in units if u) < _UNITED_CSV_NAMES and not _device_columns(names, units):
         return None
     return names, units
 
@@ -259,7 +267,8 @@ class ColumnTables:
         header = self.headers.get(sid) if self.headers else None
         if header is not None and _row(header, text, p):
             return
-        if p.fmt is None and p.level is None and ("  " in text or "," in text or text.lstrip()[:1] in _BARS):
+        if p.fmt is None and p.level is None and ("  " in text or "," in text or "\t" in text
+                                                   or text.lstrip()[:1] in _BARS):
             # (a header has no head)
             new = _stacked(upper, text) if upper is not None else None
             if new is None:
