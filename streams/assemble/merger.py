@@ -62,7 +62,8 @@ _HEAD_STARTS = R.HEAD_STARTS
 _DEPTH_MODES = frozenset(m for m, spec in R.MODES.items() if spec.get("depth"))
 _NOTHING: dict = {}
 _END = ("end", None)
-_WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "own", "src_above"))
+_WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "list_colon", "own",
+                   "src_above"))
 _KEEPS = frozenset(("cont", "cont!", "last"))
 _STRONG = frozenset(("cont!", "last"))
 _SPACED = R.SPACED_AFTER - 1
@@ -875,6 +876,9 @@ class MultilineMerger:
             return ("cont!", nxt) if _indent(body) > ob.indent0 else _END
         if act == "after_colon":
             return ("cont", nxt) if ob.last_body.rstrip().endswith(":") else _END
+        if act == "list_colon":  # (a "- " line is an item itself, or a record: BGL's alert flag)
+            last = ob.last_body.lstrip()
+            return ("cont", nxt) if last.rstrip().endswith(":") and not last.startswith("- ") else _END
         if act == "src_above":
             if len(ob.block.texts) == 1 and not ob.head0 and ob.indent0 > _indent(body):
                 return "cont!", nxt

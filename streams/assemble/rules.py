@@ -26,6 +26,8 @@ an action and the next state. Actions:
 - ``cont!``: the grammar says the line belongs here whatever it looks like (frames, ``Caused by:``);
 - ``deeper``: continue when indented deeper than the block's first line;
 - ``after_colon``: ``cont`` when the block's last line ends with ``:`` (it announces more), else ``end``;
+- ``list_colon``: as ``after_colon``, when that last line is not a ``- `` item itself (an item of another
+  list, or a record whose first field is ``-``, as BGL's alert flag);
 - ``announce``: continue when the block's first line announces what follows (level WARN and up,
   ``Exception in ...``, a trailing ``:``, the same repeated head), else start a new block;
 - ``own``: ``cont!`` when the block's line is not a record of its own (the printer's own message above
@@ -1884,7 +1886,7 @@ MODES: dict[str, dict] = {
                                    # Hydra's "Error executing job with overrides: [...]" (ANNOUNCE_BODY_RE), then
                                    # run_and_report's write of the job's compact error
                                    "hydra_compact": ("announce", "hydra_compact"),
-                                   "bullet": ("after_colon", "bullets")},
+                                   "bullet": ("list_colon", "bullets")},
               "after_blank": {"py_chain": (_S, "py_chain"), **_RUST_SECTIONS}},
     # the items of a list a line without a head announced (TOKENS "bullet") and the lines indented under them (a YAML
     # sequence of mappings), to the first line of another shape

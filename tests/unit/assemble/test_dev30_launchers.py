@@ -143,6 +143,10 @@ def test_a_yaml_sequence_of_mappings_keeps_the_lines_indented_under_its_items():
 def test_dashed_lines_after_a_line_that_announced_nothing_stay_apart():
     # the same rule: only a line ending with ':' announces its list
     assert groups(["Started the worker group.", "- rank 0 ready", "- rank 1 ready"]) == [[0], [1], [2]]
+    # and a line that is an item or a record led by "-" itself (BGL's alert flag) announces none
+    bgl = ["- 1118772810 2005.06.14 R27-M0-N9-C:J12-U01 RAS KERNEL FATAL special purpose registers:",
+           "- 1118772877 2005.06.14 R27-M1-N3-C:J04-U11 RAS KERNEL FATAL lr:00004ed0 cr:28244842"]
+    assert groups(bgl) == [[0], [1]]
 
 
 def test_mpich_exit_string_message_is_one_event():
