@@ -1022,7 +1022,8 @@ def test_what_continues_after_a_blank_line_continues_without_it():
     # after_blank continuations must also be continuations without the blank
     from streams.assemble import rules as R
 
-    keeps = {"cont", "cont!", "last", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "list_colon", "own"}
+    keeps = {"cont", "cont!", "last", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "list_colon",
+             "own"}
     missing = []
     for mode, spec in R.MODES.items():
         after = spec.get("after_blank")
