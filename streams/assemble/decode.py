@@ -40,7 +40,7 @@ from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.merger import split_prefix, terminal_text
 from streams.assemble.syslog import rfc5424_line
 from streams.assemble.timefmt import agent_ms, rfc3339_ms
-from streams.errors import DecodeError, DependencyFailure
+from streams.errors import DecodeError, DependencyFailure, TooManyLines
 from streams.widetext import wide_text
 
 __all__ = ["SchemaLookup", "decode_record", "final_redraw", "rfc3339_ms"]
@@ -100,15 +100,17 @@ def _clean(line: RawLine) -> RawLine:
     return RawLine(text, offset, ts, line.source, line.labels, line.partial, line.index)
 
 
-def _finish(lines: list[RawLine]) -> list[RawLine]:
+def _finish(lines: list[RawLine], max_lines: int | None = None) -> list[RawLine]:
     """One RawLine per line, cleaned. An agent that merged lines itself (Fluent Bit's multiline
     parsers, a collector recombine with a newline, Filebeat's multiline) sends them in one field:
     Sluice's merger gets the lines again, so the events follow Sluice's rules and match the file's.
-    Only the last piece can be partial."""
+    Only the last piece can be partial. More lines than ``max_lines`` are counted, not built: a JSON
+    string of a million ``\\n`` escapes is a million lines, and its record's bytes hold no newline."""
     if len(lines) == 1 and "\n" not in lines[0].text:  # one line per record: the common case
         return [_clean(lines[0])]
     if all("\n" not in ln.text for ln in lines):
         return [_clean(ln) for ln in lines]
+    _at_most(len(lines) + sum(ln.text.count("\n") for ln in lines), max_lines)
     out: list[RawLine] = []
     for ln in lines:
         parts = ln.text.split("\n")
@@ -117,6 +119,11 @@ def _finish(lines: list[RawLine]) -> list[RawLine]:
             out.append(_clean(RawLine(part[:-1] if part.endswith("\r") else part, ln.file_offset, ln.ts_ms,
                                       ln.source, ln.labels, ln.partial and last, len(out))))
     return out
+
+
+def _at_most(lines: int, max_lines: int | None) -> None:
+    if max_lines is not None and lines > max_lines:
+        raise TooManyLines(lines, max_lines)
 
 
 def _inner_line(text: str) -> RawLine | None:
@@ -190,20 +197,20 @@ def _some(lines: list[RawLine], what: str) -> list[RawLine]:
     return lines
 
 
-def _from_json(obj: dict, raw: bytes) -> list[RawLine]:
+def _from_json(obj: dict, raw: bytes, max_lines: int | None) -> list[RawLine]:
     if isinstance(obj.get("resourceLogs"), list):
-        return _finish(_some(otlp.json_lines(obj, _inner_line), "OTLP JSON"))
+        return _finish(_some(otlp.json_lines(obj, _inner_line, max_lines), "OTLP JSON"), max_lines)
     line = json_envelope(obj, _inner_line)
     if line is not None:
-        return _finish([line])
+        return _finish([line], max_lines)
     # a JSON log line written by the application itself (ms-swift logging.jsonl, ...)
     return [RawLine(_text(raw).rstrip("\r\n"), None, None, empty_source(), {})]
 
 
-def _from_msgpack(obj: dict) -> list[RawLine]:
+def _from_msgpack(obj: dict, max_lines: int | None) -> list[RawLine]:
     line = json_envelope(obj, _inner_line)
     if line is not None:
-        return _finish([line])
+        return _finish([line], max_lines)
     # the application's own record, packed: its JSON is the line, as the json format would have sent it
     return _finish([RawLine(json.dumps(obj, ensure_ascii=False, separators=(",", ":")), None, None,
                             empty_source(), {})])
@@ -222,7 +229,7 @@ def _nul_hole(value: bytes) -> str:
             "read by the agent; the bytes are this letter's original")
 
 
-def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine]:
+def _from_avro(value: bytes, schema_lookup: SchemaLookup | None, max_lines: int | None) -> list[RawLine]:
     (schema_id,) = struct.unpack(">I", value[1:5])
     try:
         schema = schema_lookup(schema_id) if schema_lookup else None
@@ -241,6 +248,7 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine
         raise DecodeError(f"{len(value) - 5 - buf.tell()} trailing bytes after the Avro body", "corrupt_avro")
     if not isinstance(batch, dict) or "lines" not in batch:
         raise DecodeError(f"schema id {schema_id} is not a sluice.v1.RawBatch", "corrupt_avro")
+    _at_most(len(batch["lines"]), max_lines)
     src = empty_source()
     src.update(batch.get("source") or {})
     labels = dict(batch.get("labels") or {})
@@ -255,8 +263,9 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine
 
 
 def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR0911, PLR0912 - first-byte dispatch, flat
-                  schema_lookup: SchemaLookup | None = None) -> list[RawLine]:
-    """Turn one record value into lines; raise ``DecodeError`` when it cannot be read at all."""
+                  schema_lookup: SchemaLookup | None = None, max_lines: int | None = None) -> list[RawLine]:
+    """Turn one record value into lines; raise ``DecodeError`` when it cannot be read at all, and
+    ``TooManyLines`` when it holds more than ``max_lines`` (None: any number)."""
     if value is None or len(value) == 0:
         raise DecodeError("empty record value (tombstone?)", "empty_record")
     wide = wide_text(value)
@@ -269,7 +278,7 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
         if len(value) < 5:
             raise DecodeError(f"{len(value)}-byte value starts with the Avro magic byte but has no schema id",
                               "corrupt_avro")
-        return _from_avro(value, schema_lookup)
+        return _from_avro(value, schema_lookup, max_lines)
     if first == 0x7B:  # '{'
         too_much = jsonlimits.violation(value)
         if too_much is not None:
@@ -279,7 +288,7 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
         except ValueError:
             obj = None  # a plain line that happens to start with '{'
         if isinstance(obj, dict):
-            return _from_json(obj, value)
+            return _from_json(obj, value, max_lines)
     elif first == 0x22:  # '"': the collector's raw encoding JSON-quotes a string body
         try:
             body = jsontext.loads(value)
@@ -287,17 +296,17 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
             body = None
         if isinstance(body, str):
             text = body[:-1] if body.endswith("\n") else body
-            return _finish([with_inner(RawLine(text[:-1] if text.endswith("\r") else text), _inner_line)])
+            return _finish([with_inner(RawLine(text[:-1] if text.endswith("\r") else text), _inner_line)], max_lines)
     elif msgpack_records.opens_map(first):
         packed = msgpack_records.record_map(value)
         if packed is not None:
-            return _from_msgpack(packed)
+            return _from_msgpack(packed, max_lines)
     elif first == 0x0A and otlp.looks_like_proto(value):
-        return _finish(_some(otlp.proto_lines(value, _inner_line), "OTLP protobuf"))
+        return _finish(_some(otlp.proto_lines(value, _inner_line, max_lines), "OTLP protobuf"), max_lines)
     elif first == 0x3C:  # '<'
         line = rfc5424_line(_text(value))
         if line is not None:
-            return _finish([with_inner(line, _inner_line)])
+            return _finish([with_inner(line, _inner_line)], max_lines)
     text = _text(value)
     if 0x30 <= first <= 0x39:
         cri = _cri(text)
@@ -309,6 +318,7 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
         if text.endswith("\r"):
             text = text[:-1]
         return [RawLine(final_redraw(text) if "\r" in text else text, None, None, empty_source(), {}, False, 0)]
+    _at_most(text.count("\n") + 1, max_lines)
     parts = text.split("\n")
     out = []
     for i, part in enumerate(parts):

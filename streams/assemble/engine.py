@@ -23,7 +23,8 @@ from streams.assemble.times import MAX_MS
 from streams.native import NATIVE, load_native
 from streams.widetext import wide_text
 
-Decode = Callable[[bytes | None, bytes | None, SchemaLookup | None], list[RawLine]]
+# (value, key, schema lookup, the most lines the record may hold or None: streams.errors.TooManyLines past it)
+Decode = Callable[[bytes | None, bytes | None, SchemaLookup | None, int | None], list[RawLine]]
 
 
 def engine_module(engine: str | None) -> ModuleType | None:
@@ -77,7 +78,7 @@ class NativeDecode:
         self._modes: dict[int, int] = {}
 
     def __call__(self, value: bytes | None, key: bytes | None = None,
-                 schema_lookup: SchemaLookup | None = None) -> list[RawLine]:
+                 schema_lookup: SchemaLookup | None = None, max_lines: int | None = None) -> list[RawLine]:
         if value:
             mode = 0
             if value[0] == 0 and len(value) >= 5 and schema_lookup is not None:
@@ -92,7 +93,7 @@ class NativeDecode:
             lines = self.decoder.decode(value, mode) if wide_text(value) is None else None
             if lines is not None:
                 return lines
-        return decode_record(value, key, schema_lookup)
+        return decode_record(value, key, schema_lookup, max_lines)
 
     def _mode(self, schema_id: int, schema_lookup: SchemaLookup) -> int:
         try:

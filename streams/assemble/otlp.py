@@ -22,7 +22,7 @@ from streams.assemble.envelopes import Inner, put_meta, with_inner
 from streams.assemble.jsonlimits import MAX_DEPTH
 from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.timefmt import unix_nano_ms
-from streams.errors import DecodeError
+from streams.errors import DecodeError, TooManyLines
 
 # Source fields: log record attribute first, then resource attribute, first name that is set wins.
 SOURCE_ATTRS: dict[str, tuple[str, ...]] = {
@@ -84,7 +84,8 @@ def _json_attrs(kvs: Any) -> dict:
             if isinstance(kv, dict) and isinstance(kv.get("key"), str)}
 
 
-def json_lines(obj: dict, inner: Inner | None) -> list[RawLine]:
+def json_lines(obj: dict, inner: Inner | None, max_lines: int | None = None) -> list[RawLine]:
+    """The record's log records as lines; past ``max_lines`` of them, TooManyLines (counted, not built)."""
     out: list[RawLine] = []
     for rl in _list(obj.get("resourceLogs")):
         res = _json_attrs(_dict(_dict(rl).get("resource")).get("attributes"))
@@ -92,6 +93,8 @@ def json_lines(obj: dict, inner: Inner | None) -> list[RawLine]:
             for lr in _list(_dict(sl).get("logRecords")):
                 if not isinstance(lr, dict):
                     continue
+                if max_lines is not None and len(out) >= max_lines:
+                    raise TooManyLines(len(out) + 1, max_lines)
                 t = unix_nano_ms(lr.get("timeUnixNano")) or unix_nano_ms(lr.get("observedTimeUnixNano"))
                 out.append(_line(_json_value(lr.get("body")), _json_attrs(lr.get("attributes")), res, t,
                                  len(out), inner))
@@ -213,8 +216,8 @@ def looks_like_proto(value: bytes) -> bool:
     return value[0] == 0x0A and pos + size <= len(value)
 
 
-def proto_lines(value: bytes, inner: Inner | None) -> list[RawLine]:
-    """An ``ExportLogsServiceRequest`` / ``LogsData`` message (same field 1) to lines."""
+def proto_lines(value: bytes, inner: Inner | None, max_lines: int | None = None) -> list[RawLine]:
+    """An ``ExportLogsServiceRequest`` / ``LogsData`` message (same field 1) to lines (as json_lines)."""
     out: list[RawLine] = []
     try:
         for f, w, rl in _fields(value, 0, len(value)):
@@ -230,6 +233,8 @@ def proto_lines(value: bytes, inner: Inner | None) -> list[RawLine]:
             for sl in scopes:
                 for f3, w3, v3 in _fields(value, *sl):
                     if f3 == 2 and w3 == 2:
+                        if max_lines is not None and len(out) >= max_lines:
+                            raise TooManyLines(len(out) + 1, max_lines)
                         body, attrs, t = _log_record(value, v3)
                         out.append(_line(body, attrs, res, t, len(out), inner))
     except (_Bad, struct.error, ValueError) as exc:

@@ -55,7 +55,7 @@ from streams.assemble.partials import PartialJoiner, starts_cut
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
 from streams.assemble.times import MAX_MS
-from streams.errors import DecodeError, DependencyFailure, SluiceError
+from streams.errors import DecodeError, DependencyFailure, SluiceError, TooManyLines
 from streams.widetext import HEAD, HEAD_BYTES, WideNewlines
 
 __all__ = ["DLQ_TOPIC", "METRICS_TOPIC", "Assembler", "Output", "RawRecord", "parse_files"]
@@ -286,7 +286,9 @@ class Assembler:
             if newlines > self.max_record_lines:
                 return self._record_letter(record, too_many_lines(newlines, self.max_record_lines))
         try:
-            lines = self.decode(value, record.key, self.schema_lookup)
+            lines = self.decode(value, record.key, self.schema_lookup, self.max_record_lines)
+        except TooManyLines as exc:  # counted while decoding (JSON escapes, OTLP log records, Avro items)
+            return self._record_letter(record, too_many_lines(exc.lines, self.max_record_lines))
         except DecodeError as exc:
             return self._record_letter(record, F.known("decode", str(exc), exc.error_type))
         except DependencyFailure:  # the registry, not the record: the worker waits and feeds it again
@@ -678,7 +680,7 @@ class FileParse:
             # (blanks kept as a record carries them: a formatter's indent alone is a line of its record)
             return [RawLine(raw.decode("ascii", "replace").rstrip("\r\n"))]
         try:
-            return self.decode_record(raw, None, None)
+            return self.decode_record(raw, None, None, None)
         except DecodeError as exc:
             if exc.error_type in TEXT_IN_FILES:  # NULs out, as from any text (decode.py)
                 return [RawLine(raw.decode("utf-8", "replace").replace("\x00", ""))]

@@ -57,6 +57,46 @@ def test_a_record_of_too_many_lines_is_one_letter_and_no_events(engine: str, nam
     assert len(events) == 2
 
 
+def _escaped_lines() -> dict[str, bytes]:
+    """Records whose lines are not their 0x0A bytes: JSON escapes them, OTLP and Avro count them as items."""
+    import json
+
+    n = 20_000
+    return {
+        "docker line of escaped newlines": json.dumps({"log": "\n" * n}).encode(),
+        "collector raw string": json.dumps("x\n" * n).encode(),
+        "OTLP JSON of empty log records":
+            json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [{}] * n}]}]}).encode(),
+        "OTLP protobuf of empty log records": fuzzing.pb_bytes(1, fuzzing.pb_bytes(2, b"\x12\x00" * n)),
+    }
+
+
+# What reading each costs in memory at most, per byte of the record, with a limit of 100 lines: the parse of
+# the JSON or protobuf itself (JSON's objects are large), not the 20,000 lines (each line built cost 45 to 260).
+ESCAPED_PEAK_PER_BYTE = {"docker line of escaped newlines": 20, "collector raw string": 20,
+                         "OTLP JSON of empty log records": 60, "OTLP protobuf of empty log records": 100}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", list(ESCAPED_PEAK_PER_BYTE))
+def test_lines_past_the_limit_are_counted_not_built(engine: str, name: str) -> None:
+    """A record's lines are counted from its bytes only for plain text: 4 MB of JSON escapes or empty OTLP log
+    records are over a million lines, built before the limit was checked (seconds, and hundreds of MB)."""
+    import tracemalloc
+
+    value = _escaped_lines()[name]
+    tracemalloc.start()
+    try:
+        letters, events = _between(value, engine, max_record_lines=100)  # (the two around it come out)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [(d["offset"], d["error_type"]) for d in letters] == [(1, "too_many_lines")], name
+    assert "assemble.max_record_lines=100:" in letters[0]["error"] and letters[0]["original"] == value
+    assert len(events) == 2
+    assert peak < ESCAPED_PEAK_PER_BYTE[name] * len(value), (name, peak / len(value))
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_record_at_the_line_limit_is_read(engine: str) -> None:
     letters, events = _between(b"x\n" * 50, engine, max_record_lines=50)
