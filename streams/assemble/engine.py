@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from streams.assemble import rules as R
-from streams.assemble.decode import SchemaLookup, decode_record
+from streams.assemble.decode import SchemaLookup, avro_lines_at_most, decode_record
 from streams.assemble.firstchar import first_chars
 from streams.assemble.lines import SOURCE_FIELDS, RawLine
 from streams.assemble.merger import OLD_MODES, OLD_PANIC_MODES, OLD_TABLE_MODES
@@ -89,6 +89,9 @@ class NativeDecode:
                     # it gets the same answer (a schema, None, or the failure: a registry outage included).
                     schema_lookup = _answered(schema_lookup, schema_id)
                     mode = self._mode(schema_id, schema_lookup)
+                if mode and max_lines is not None and len(value) - 5 > max_lines:
+                    # counted before the extension builds every line (the Python decoder counts the same)
+                    avro_lines_at_most(value, schema_lookup(schema_id), max_lines)
             # (UTF-16 and UTF-32 are decoded to text by the Python decoder alone)
             lines = self.decoder.decode(value, mode) if wide_text(value) is None else None
             if lines is not None:

@@ -102,6 +102,11 @@ def json_lines(obj: dict, inner: Inner | None, max_lines: int | None = None) -> 
 
 
 # -- OTLP protobuf --------------------------------------------------------------------------
+def varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    """A base-128 varint (protobuf's, and Avro's before its zigzag) at ``pos``: (value, the position after)."""
+    return _varint(buf, pos, end)
+
+
 def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     value = shift = 0
     while True:

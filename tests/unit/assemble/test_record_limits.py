@@ -97,6 +97,62 @@ def test_lines_past_the_limit_are_counted_not_built(engine: str, name: str) -> N
     assert peak < ESCAPED_PEAK_PER_BYTE[name] * len(value), (name, peak / len(value))
 
 
+PLAIN_ID = 11  # the RawBatch contract without logical types, as the worker reads it (and the extension with it)
+
+
+def _batch_lookup(schema_id: int) -> object:
+    import json
+
+    import fastavro
+
+    from streams.contracts import schema_text
+
+    def plain(schema: object) -> object:
+        if isinstance(schema, dict):
+            return {k: plain(v) for k, v in schema.items() if k != "logicalType"}
+        return [plain(v) for v in schema] if isinstance(schema, list) else schema
+
+    return fastavro.parse_schema(plain(json.loads(schema_text("raw_batch")))) if schema_id == PLAIN_ID else \
+        fuzzing.lookup(schema_id)
+
+
+def _avro_batch(schema_id: int, lines: int, text: str = "") -> bytes:
+    import io
+    import struct
+
+    import fastavro
+
+    buf = io.BytesIO()
+    buf.write(struct.pack(">bI", 0, schema_id))
+    fastavro.schemaless_writer(buf, _batch_lookup(schema_id), {  # type: ignore[arg-type]
+        "source": {}, "labels": {}, "sent_ts": None,
+        "lines": [{"line": text, "file_offset": None, "ts": None}] * lines})
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("schema_id", [PLAIN_ID, fuzzing.RAW_SCHEMA_ID])
+def test_an_avro_batch_of_too_many_lines_is_counted_before_it_is_read(engine: str, schema_id: int) -> None:
+    """Avro writes an empty line in 3 bytes: 60 KB are 20,000 lines, each decoded (by fastavro or the extension)
+    before the limit was checked. The lines array's block count says how many there are before any is read."""
+    import tracemalloc
+
+    value = _avro_batch(schema_id, 20_000)
+    asm = Assembler(_batch_lookup, encode=encode_body, engine=engine, topic="logs.raw", max_record_lines=100)
+    tracemalloc.start()
+    try:
+        out = asm.feed(RawRecord("logs.raw", 0, 1, value, b"node-1/train.log", T0))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [(o.kind, o.value["error_type"]) for o in out] == [("dead_letter", "too_many_lines")]
+    assert "a record of 20,000 lines or more, over assemble.max_record_lines=100:" in out[0].value["error"]
+    assert peak < 20 * len(value), peak / len(value)  # (each line decoded cost 85 to 105 a byte of the record)
+    at_limit = _avro_batch(schema_id, 100, "step 1 done")
+    outs = asm.feed(RawRecord("logs.raw", 0, 2, at_limit, b"node-1/train.log", T0)) + asm.flush_all()
+    assert [o.kind for o in outs] == ["event"] * 100
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_record_at_the_line_limit_is_read(engine: str) -> None:
     letters, events = _between(b"x\n" * 50, engine, max_record_lines=50)
