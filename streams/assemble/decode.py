@@ -289,7 +289,11 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None, max_lines: int 
     try:
         batch = fastavro.schemaless_reader(buf, schema)  # type: ignore[arg-type]
     except Exception as exc:
-        raise DecodeError(f"Avro body does not match schema id {schema_id}: {exc}", "corrupt_avro") from exc
+        # fastavro's EOFError says nothing: an array or map count past the bytes left, or a body cut short
+        why = str(exc) or ("it ends before the data it announces (an array, map or string longer than the bytes "
+                           "left: a body cut short or a corrupt count)" if isinstance(exc, EOFError)
+                           else type(exc).__name__)
+        raise DecodeError(f"Avro body does not match schema id {schema_id}: {why}", "corrupt_avro") from exc
     if buf.tell() != len(value) - 5:
         raise DecodeError(f"{len(value) - 5 - buf.tell()} trailing bytes after the Avro body", "corrupt_avro")
     if not isinstance(batch, dict) or "lines" not in batch:
