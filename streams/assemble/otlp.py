@@ -89,7 +89,7 @@ def json_lines(obj: dict, inner: Inner | None, max_lines: int | None = None) -> 
     out: list[RawLine] = []
     for rl in _list(obj.get("resourceLogs")):
         res = _json_attrs(_dict(_dict(rl).get("resource")).get("attributes"))
-        res_labels = resource_labels(res)
+        res_src, res_labels = resource_source(res), resource_labels(res)
         for sl in _list(_dict(rl).get("scopeLogs")):
             for lr in _list(_dict(sl).get("logRecords")):
                 if not isinstance(lr, dict):
@@ -97,8 +97,8 @@ def json_lines(obj: dict, inner: Inner | None, max_lines: int | None = None) -> 
                 if max_lines is not None and len(out) >= max_lines:
                     raise TooManyLines(len(out) + 1, max_lines)
                 t = unix_nano_ms(lr.get("timeUnixNano")) or unix_nano_ms(lr.get("observedTimeUnixNano"))
-                out.append(_line(_json_value(lr.get("body")), _json_attrs(lr.get("attributes")), res, res_labels,
-                                 t, len(out), inner))
+                out.append(_line(_json_value(lr.get("body")), _json_attrs(lr.get("attributes")), res, res_src,
+                                 res_labels, t, len(out), inner))
     return out
 
 
@@ -236,14 +236,14 @@ def proto_lines(value: bytes, inner: Inner | None, max_lines: int | None = None)
                     res = _resource_attrs(value, v2)
                 elif f2 == 2 and w2 == 2:
                     scopes.append(v2)
-            res_labels = resource_labels(res)
+            res_src, res_labels = resource_source(res), resource_labels(res)
             for sl in scopes:
                 for f3, w3, v3 in _fields(value, *sl):
                     if f3 == 2 and w3 == 2:
                         if max_lines is not None and len(out) >= max_lines:
                             raise TooManyLines(len(out) + 1, max_lines)
                         body, attrs, t = _log_record(value, v3)
-                        out.append(_line(body, attrs, res, res_labels, t, len(out), inner))
+                        out.append(_line(body, attrs, res, res_src, res_labels, t, len(out), inner))
     except (_Bad, struct.error, ValueError) as exc:
         raise DecodeError(f"OTLP protobuf record is malformed: {exc}", "corrupt_otlp") from exc
     return out
@@ -258,6 +258,19 @@ def _body_text(body: Any) -> str:
     if body is None:
         return ""
     return json.dumps(body, ensure_ascii=False, default=lambda b: b.decode("utf-8", "replace"))
+
+
+def resource_source(res: dict, attrs: dict | None = None) -> dict:
+    """The source fields of a resource's log records (of one whose own attributes name one, with ``attrs``),
+    made once a resource, as its labels are: a field of megabytes was cut and hashed again for each record."""
+    src = empty_source()
+    for field, names in SOURCE_ATTRS.items():
+        for name in names:
+            v = attrs.get(name, res.get(name)) if attrs else res.get(name)
+            if v is not None and v != "":
+                src[field] = str(v)
+                break
+    return src
 
 
 def resource_labels(res: dict, attrs: dict | None = None) -> dict:
@@ -276,15 +289,12 @@ def resource_labels(res: dict, attrs: dict | None = None) -> dict:
     return labels
 
 
-def _line(body: Any, attrs: dict, res: dict, res_labels: dict, ts_ms: int | None, index: int,
+_SOURCE_NAMES = frozenset(name for names in SOURCE_ATTRS.values() for name in names)
+
+
+def _line(body: Any, attrs: dict, res: dict, res_src: dict, res_labels: dict, ts_ms: int | None, index: int,
           inner: Inner | None) -> RawLine:
-    src = empty_source()
-    for field, names in SOURCE_ATTRS.items():
-        for name in names:
-            v = attrs.get(name, res.get(name))
-            if v is not None and v != "":
-                src[field] = str(v)
-                break
+    src = resource_source(res, attrs) if attrs and not attrs.keys().isdisjoint(_SOURCE_NAMES) else res_src
     labels = resource_labels(res, attrs) if attrs and not attrs.keys().isdisjoint(LABEL_ATTRS) else res_labels
     text = _body_text(body)
     had_newline = text.endswith("\n")
