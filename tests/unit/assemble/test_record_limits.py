@@ -161,6 +161,34 @@ RESOURCES = {
 }
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_line_s_labels_are_bounded_in_characters_in_all(engine: str) -> None:
+    """Every event of a line carries all its labels: 127 labels of a kilobyte on a batch of 8,000 short lines
+    (260 KB) made 960 MB of events and 7 CPU-seconds. The first that fit in MAX_LABEL_CHARS are kept, and a
+    short label after the long ones (the project's) still is."""
+    import io
+    import struct
+
+    import fastavro
+
+    from streams.assemble.pipeline import LABELS_DROPPED, MAX_LABEL_CHARS
+    from streams.contracts import parsed_schema
+
+    labels = {f"note{i}": "v" * 1000 for i in range(126)} | {"project": "p"}
+    buf = io.BytesIO()
+    buf.write(struct.pack(">bI", 0, fuzzing.RAW_SCHEMA_ID))
+    fastavro.schemaless_writer(buf, parsed_schema("raw_batch"), {
+        "source": {"host": "h"}, "labels": labels, "sent_ts": None,
+        "lines": [{"line": f"step {i} done", "file_offset": None, "ts": None} for i in range(500)]})
+    out = _feed([buf.getvalue()], engine)
+    assert [o.kind for o in out] == ["event"] * 500
+    kept = out[0].value["labels"]
+    assert sum(len(k) + len(v) for k, v in kept.items()) <= MAX_LABEL_CHARS
+    assert kept["project"] == "p" and out[0].value["project"] == "p"
+    assert int(kept[LABELS_DROPPED]) == len(labels) - (len(kept) - 1) > 100
+    assert sum(len(o.body or b"") for o in out) < 500 * (MAX_LABEL_CHARS + 2048)
+
+
 def _otel_resource(records: int, attrs: list[dict]) -> bytes:
     import json
 
