@@ -35,6 +35,16 @@ class DecodeError(SluiceError):
         self.error_type = error_type
 
 
+class TooManyLines(DecodeError):
+    """A record holds more lines than its reader's limit: found while decoding, before the lines are built
+    (a record's lines are told from its bytes only for plain text; an escaped ``\\n``, an OTLP log record or
+    an Avro array item is a line too)."""
+
+    def __init__(self, lines: int, limit: int) -> None:
+        super().__init__(f"a record of {lines:,} lines or more, over the limit of {limit:,}", "too_many_lines")
+        self.lines = lines
+
+
 class CommitFailed(SluiceError):
     """A transient failure to commit offsets (the broker restarting, the coordinator moving).
 

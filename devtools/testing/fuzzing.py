@@ -39,7 +39,7 @@ from devtools import CORPUS_DIR
 from streams.assemble.decode import decode_record
 from streams.assemble.merger import MAX_SHIFT, split_prefix, terminal_text
 from streams.assemble.outputs import CONTRACT_OF_KIND, encode_body
-from streams.assemble.pipeline import MAX_RECORD_LINES, Assembler, Output, RawRecord, source_id
+from streams.assemble.pipeline import MAX_RECORD_LINES, NOT_COUNTED_BY_NEWLINES, Assembler, Output, RawRecord, source_id
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
 from streams.assemble.state import forget_source, restore_source, sid_of_key, source_state, state_key
@@ -581,8 +581,12 @@ def _must_be_held(run: Sequence[Item]) -> set[int]:
     for item in run:
         if not isinstance(item, RawRecord):
             continue
+        value = item.value
+        if value and value[0] not in NOT_COUNTED_BY_NEWLINES and value.count(b"\n") > MAX_RECORD_LINES:
+            must.add(item.offset)  # lettered too_many_lines as the Assembler reads it: no line of it is joined
+            continue
         try:
-            lines = decode_record(item.value, item.key, lookup)
+            lines = decode_record(value, item.key, lookup, MAX_RECORD_LINES)
         except Exception:  # noqa: BLE001 - a record that does not decode must be a dead letter
             must.add(item.offset)
             continue

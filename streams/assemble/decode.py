@@ -40,7 +40,7 @@ from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.merger import split_prefix, terminal_text
 from streams.assemble.syslog import rfc5424_line
 from streams.assemble.timefmt import agent_ms, rfc3339_ms
-from streams.errors import DecodeError, DependencyFailure
+from streams.errors import DecodeError, DependencyFailure, TooManyLines
 from streams.widetext import wide_text
 
 __all__ = ["SchemaLookup", "decode_record", "final_redraw", "rfc3339_ms"]
@@ -100,15 +100,17 @@ def _clean(line: RawLine) -> RawLine:
     return RawLine(text, offset, ts, line.source, line.labels, line.partial, line.index, line.level, line.fields)
 
 
-def _finish(lines: list[RawLine]) -> list[RawLine]:
+def _finish(lines: list[RawLine], max_lines: int | None = None) -> list[RawLine]:
     """One RawLine per line, cleaned. An agent that merged lines itself (Fluent Bit's multiline
     parsers, a collector recombine with a newline, Filebeat's multiline) sends them in one field:
     Sluice's merger gets the lines again, so the events follow Sluice's rules and match the file's.
-    Only the last piece can be partial."""
+    Only the last piece can be partial. More lines than ``max_lines`` are counted, not built: a JSON
+    string of a million ``\\n`` escapes is a million lines, and its record's bytes hold no newline."""
     if len(lines) == 1 and "\n" not in lines[0].text:  # one line per record: the common case
         return [_clean(lines[0])]
     if all("\n" not in ln.text for ln in lines):
         return [_clean(ln) for ln in lines]
+    _at_most(len(lines) + sum(ln.text.count("\n") for ln in lines), max_lines)
     out: list[RawLine] = []
     for ln in lines:
         parts = ln.text.split("\n")
@@ -118,6 +120,11 @@ def _finish(lines: list[RawLine]) -> list[RawLine]:
                                       ln.source, ln.labels, ln.partial and last, len(out), ln.level,
                                       ln.fields)))
     return out
+
+
+def _at_most(lines: int, max_lines: int | None) -> None:
+    if max_lines is not None and lines > max_lines:
+        raise TooManyLines(lines, max_lines)
 
 
 def _inner_line(text: str) -> RawLine | None:
@@ -191,20 +198,20 @@ def _some(lines: list[RawLine], what: str) -> list[RawLine]:
     return lines
 
 
-def _from_json(obj: dict, raw: bytes) -> list[RawLine]:
+def _from_json(obj: dict, raw: bytes, max_lines: int | None) -> list[RawLine]:
     if isinstance(obj.get("resourceLogs"), list):
-        return _finish(_some(otlp.json_lines(obj, _inner_line), "OTLP JSON"))
+        return _finish(_some(otlp.json_lines(obj, _inner_line, max_lines), "OTLP JSON"), max_lines)
     line = json_envelope(obj, _inner_line)
     if line is not None:
-        return _finish([line])
+        return _finish([line], max_lines)
     # a JSON log line written by the application itself (ms-swift logging.jsonl, ...)
     return [RawLine(_text(raw).rstrip("\r\n"), None, None, empty_source(), {})]
 
 
-def _from_msgpack(obj: dict) -> list[RawLine]:
+def _from_msgpack(obj: dict, max_lines: int | None) -> list[RawLine]:
     line = json_envelope(obj, _inner_line)
     if line is not None:
-        return _finish([line])
+        return _finish([line], max_lines)
     # the application's own record, packed: its JSON is the line, as the json format would have sent it
     return _finish([RawLine(json.dumps(obj, ensure_ascii=False, separators=(",", ":")), None, None,
                             empty_source(), {})])
@@ -223,7 +230,52 @@ def _nul_hole(value: bytes) -> str:
             "read by the agent; the bytes are this letter's original")
 
 
-def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine]:
+_HEADS: dict[int, tuple[object, object]] = {}  # id(schema) -> (schema, the reader of its fields before ``lines``)
+
+
+def _lines_head(schema: object) -> object:
+    """A reader schema of the RawBatch's fields before ``lines`` (its source and labels), or None."""
+    got = _HEADS.get(id(schema))
+    if got is not None and got[0] is schema:
+        return got[1]
+    head = None
+    fields = schema.get("fields") if isinstance(schema, dict) else None
+    if not (isinstance(fields, list) and all(isinstance(f, dict) for f in fields)):
+        fields = []
+    names = [f.get("name") for f in fields]
+    if "lines" in names:
+        try:
+            head = fastavro.parse_schema({"type": "record", "name": "sluice.v1.RawBatchHead",
+                                          "fields": fields[:names.index("lines")]})
+        except Exception:  # noqa: BLE001 - a schema whose fields do not stand alone: not counted ahead
+            head = None
+    if len(_HEADS) >= 64:
+        _HEADS.clear()
+    _HEADS[id(schema)] = (schema, head)
+    return head
+
+
+def avro_lines_at_most(value: bytes, schema: object, max_lines: int | None) -> None:
+    """TooManyLines when a RawBatch's ``lines`` array opens with a block of more items than ``max_lines``,
+    read from the block's count before any item is: Avro spends 3 bytes on an empty line, and 4 MB of
+    them were over a million lines decoded (seconds, hundreds of MB) before the limit was checked."""
+    if max_lines is None or len(value) - 5 <= max_lines:  # every line takes a byte at least
+        return
+    head = _lines_head(schema)
+    if head is None:
+        return
+    buf = io.BytesIO(value)
+    buf.seek(5)
+    try:
+        fastavro.schemaless_reader(buf, head)  # type: ignore[arg-type]
+        count, _ = otlp.varint(value, buf.tell(), len(value))
+    except Exception:  # noqa: BLE001 - the full read reports what is wrong with the record
+        return
+    items = abs((count >> 1) ^ -(count & 1))  # zigzag; a negative count is a block with its size in bytes
+    _at_most(items, max_lines)
+
+
+def _from_avro(value: bytes, schema_lookup: SchemaLookup | None, max_lines: int | None) -> list[RawLine]:
     (schema_id,) = struct.unpack(">I", value[1:5])
     try:
         schema = schema_lookup(schema_id) if schema_lookup else None
@@ -233,15 +285,21 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine
         raise DecodeError(f"schema id {schema_id}: lookup failed: {exc}", "schema_not_found") from exc
     if schema is None:
         raise DecodeError(f"schema id {schema_id} is not in the registry{_nul_hole(value)}", "schema_not_found")
+    avro_lines_at_most(value, schema, max_lines)
     buf = io.BytesIO(value[5:])
     try:
         batch = fastavro.schemaless_reader(buf, schema)  # type: ignore[arg-type]
     except Exception as exc:
-        raise DecodeError(f"Avro body does not match schema id {schema_id}: {exc}", "corrupt_avro") from exc
+        # fastavro's EOFError says nothing: an array or map count past the bytes left, or a body cut short
+        why = str(exc) or ("it ends before the data it announces (an array, map or string longer than the bytes "
+                           "left: a body cut short or a corrupt count)" if isinstance(exc, EOFError)
+                           else type(exc).__name__)
+        raise DecodeError(f"Avro body does not match schema id {schema_id}: {why}", "corrupt_avro") from exc
     if buf.tell() != len(value) - 5:
         raise DecodeError(f"{len(value) - 5 - buf.tell()} trailing bytes after the Avro body", "corrupt_avro")
     if not isinstance(batch, dict) or "lines" not in batch:
         raise DecodeError(f"schema id {schema_id} is not a sluice.v1.RawBatch", "corrupt_avro")
+    _at_most(len(batch["lines"]), max_lines)
     src = empty_source()
     src.update(batch.get("source") or {})
     labels = dict(batch.get("labels") or {})
@@ -256,8 +314,9 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None) -> list[RawLine
 
 
 def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR0911, PLR0912 - first-byte dispatch, flat
-                  schema_lookup: SchemaLookup | None = None) -> list[RawLine]:
-    """Turn one record value into lines; raise ``DecodeError`` when it cannot be read at all."""
+                  schema_lookup: SchemaLookup | None = None, max_lines: int | None = None) -> list[RawLine]:
+    """Turn one record value into lines; raise ``DecodeError`` when it cannot be read at all, and
+    ``TooManyLines`` when it holds more than ``max_lines`` (None: any number)."""
     if value is None or len(value) == 0:
         raise DecodeError("empty record value (tombstone?)", "empty_record")
     wide = wide_text(value)
@@ -270,7 +329,7 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
         if len(value) < 5:
             raise DecodeError(f"{len(value)}-byte value starts with the Avro magic byte but has no schema id",
                               "corrupt_avro")
-        return _from_avro(value, schema_lookup)
+        return _from_avro(value, schema_lookup, max_lines)
     if first == 0x7B:  # '{'
         too_much = jsonlimits.violation(value)
         if too_much is not None:
@@ -280,7 +339,7 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
         except ValueError:
             obj = None  # a plain line that happens to start with '{'
         if isinstance(obj, dict):
-            return _from_json(obj, value)
+            return _from_json(obj, value, max_lines)
     elif first == 0x22:  # '"': the collector's raw encoding JSON-quotes a string body
         try:
             body = jsontext.loads(value)
@@ -288,17 +347,17 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
             body = None
         if isinstance(body, str):
             text = body[:-1] if body.endswith("\n") else body
-            return _finish([with_inner(RawLine(text[:-1] if text.endswith("\r") else text), _inner_line)])
+            return _finish([with_inner(RawLine(text[:-1] if text.endswith("\r") else text), _inner_line)], max_lines)
     elif msgpack_records.opens_map(first):
         packed = msgpack_records.record_map(value)
         if packed is not None:
-            return _from_msgpack(packed)
+            return _from_msgpack(packed, max_lines)
     elif first == 0x0A and otlp.looks_like_proto(value):
-        return _finish(_some(otlp.proto_lines(value, _inner_line), "OTLP protobuf"))
+        return _finish(_some(otlp.proto_lines(value, _inner_line, max_lines), "OTLP protobuf"), max_lines)
     elif first == 0x3C:  # '<'
         line = rfc5424_line(_text(value))
         if line is not None:
-            return _finish([with_inner(line, _inner_line)])
+            return _finish([with_inner(line, _inner_line)], max_lines)
     text = _text(value)
     if 0x30 <= first <= 0x39:
         cri = _cri(text)
@@ -310,6 +369,7 @@ def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR091
         if text.endswith("\r"):
             text = text[:-1]
         return [RawLine(final_redraw(text) if "\r" in text else text, None, None, empty_source(), {}, False, 0)]
+    _at_most(text.count("\n") + 1, max_lines)
     parts = text.split("\n")
     out = []
     for i, part in enumerate(parts):

@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from streams.assemble import rules as R
-from streams.assemble.decode import SchemaLookup, decode_record
+from streams.assemble.decode import SchemaLookup, avro_lines_at_most, decode_record
 from streams.assemble.firstchar import first_chars
 from streams.assemble.lines import SOURCE_FIELDS, RawLine
 from streams.assemble.merger import OLD_MODES, OLD_PANIC_MODES, OLD_TABLE_MODES
@@ -23,7 +23,8 @@ from streams.assemble.times import MAX_MS
 from streams.native import NATIVE, load_native
 from streams.widetext import wide_text
 
-Decode = Callable[[bytes | None, bytes | None, SchemaLookup | None], list[RawLine]]
+# (value, key, schema lookup, the most lines the record may hold or None: streams.errors.TooManyLines past it)
+Decode = Callable[[bytes | None, bytes | None, SchemaLookup | None, int | None], list[RawLine]]
 
 
 def engine_module(engine: str | None) -> ModuleType | None:
@@ -77,7 +78,7 @@ class NativeDecode:
         self._modes: dict[int, int] = {}
 
     def __call__(self, value: bytes | None, key: bytes | None = None,
-                 schema_lookup: SchemaLookup | None = None) -> list[RawLine]:
+                 schema_lookup: SchemaLookup | None = None, max_lines: int | None = None) -> list[RawLine]:
         if value:
             mode = 0
             if value[0] == 0 and len(value) >= 5 and schema_lookup is not None:
@@ -88,11 +89,14 @@ class NativeDecode:
                     # it gets the same answer (a schema, None, or the failure: a registry outage included).
                     schema_lookup = _answered(schema_lookup, schema_id)
                     mode = self._mode(schema_id, schema_lookup)
+                if mode and max_lines is not None and len(value) - 5 > max_lines:
+                    # counted before the extension builds every line (the Python decoder counts the same)
+                    avro_lines_at_most(value, schema_lookup(schema_id), max_lines)
             # (UTF-16 and UTF-32 are decoded to text by the Python decoder alone)
             lines = self.decoder.decode(value, mode) if wide_text(value) is None else None
             if lines is not None:
                 return lines
-        return decode_record(value, key, schema_lookup)
+        return decode_record(value, key, schema_lookup, max_lines)
 
     def _mode(self, schema_id: int, schema_lookup: SchemaLookup) -> int:
         try:

@@ -36,7 +36,7 @@ from typing import Any
 from streams.assemble.jsonlimits import violation
 from streams.assemble.keys import canonical, claimed, norm
 from streams.assemble.lines import RawLine, empty_source
-from streams.assemble.timefmt import epoch_ms, rfc3339_ms
+from streams.assemble.timefmt import digits, epoch_ms, rfc3339_ms
 
 DOCKER_KEYS = frozenset(("log", "stream", "time", "attrs"))
 # Keys only an agent writes around a line (Filebeat, Vector, Fluent Bit, Logstash): with one of them the
@@ -159,7 +159,7 @@ def _offset(obj: dict) -> int | None:
         v = dig(obj, p)
         if isinstance(v, int) and not isinstance(v, bool):
             return v
-        if isinstance(v, str) and v.isdigit() and len(v) <= 19:  # int() refuses past 4,300 digits
+        if isinstance(v, str) and digits(v):
             return int(v)
     return None
 
@@ -352,7 +352,7 @@ def _gelf(obj: dict, inner: Inner | None) -> RawLine:
 def _journal_time(obj: dict) -> int | None:
     for k in JOURNAL_MICROS:
         v = obj.get(k)
-        if v.__class__ is str and v.isdigit() and len(v) <= 19:  # microseconds since the epoch, as text
+        if v.__class__ is str and digits(v):  # microseconds since the epoch, as text
             return epoch_ms(int(v) // 1000)
     iso = obj.get("ISODATE")
     return rfc3339_ms(iso) if iso.__class__ is str else _time_ms(obj)

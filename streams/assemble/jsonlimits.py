@@ -17,8 +17,10 @@ from itertools import accumulate
 MAX_DEPTH = 128
 MAX_BYTES = 4 * 1024 * 1024  # an envelope past this holds a line far beyond the event size cap
 
-_STRING_B = re.compile(rb'"(?:[^"\\]|\\.)*"?', re.S)  # an unclosed string runs to the end
-_STRING_S = re.compile(r'"(?:[^"\\]|\\.)*"?', re.S)
+# A string's characters a run at a time (one at a time cost 85 ns a byte: 0.3 s for a 4 MB field); an
+# unclosed string runs to the end. The closing quote is optional, so a match never fails and never backtracks.
+_STRING_B = re.compile(rb'"(?:[^"\\]+|\\.)*"?', re.S)
+_STRING_S = re.compile(r'"(?:[^"\\]+|\\.)*"?', re.S)
 _NOT_BRACKET_S = re.compile(r"[^\[\]{}]+")
 _STEP = {ord("{"): 1, ord("["): 1, ord("}"): -1, ord("]"): -1}
 _BRACKETS = b"[]{}"

@@ -255,7 +255,8 @@ def split_prefix(text: str, m: re.Match[str] | None = None,  # noqa: PLR0912 - o
             key = key + "|" + part if key else part
             if rank is None and ("rank" in part or "default" in part):
                 rm = R.RANK_RE.search(part)
-                rank = int(rm.group(1)) if rm else None
+                # (digits past a long name no rank, and int() refuses past 4,300 of them: "[rank999...9]:")
+                rank = int(rm.group(1)) if rm and len(rm.group(1)) <= 19 else None
         elif how == "k":
             part = m.group("k_" + g[2:]).strip()
             if part in R.NOT_SYSLOG_WRITERS:  # a relay's time before "Caused by: ..."

@@ -33,7 +33,8 @@ def record_map(value: bytes) -> dict[str, Any] | None:
     is not exactly one MessagePack map with text keys. A map nested past the JSON depth limit is a
     :class:`DecodeError`: it is MessagePack, but no record of an agent's."""
     try:
-        obj = msgpack.unpackb(value, raw=False, unicode_errors="replace", strict_map_key=True)
+        # timestamp=1: MessagePack's own timestamp extension (-1) as epoch seconds, as an EventTime is read
+        obj = msgpack.unpackb(value, raw=False, unicode_errors="replace", strict_map_key=True, timestamp=1)
     except msgpack.StackError:
         raise _too_deep() from None
     except Exception:  # noqa: BLE001 - not MessagePack (or not one value of it): the value is plain text
@@ -47,18 +48,18 @@ def _plain(obj: Any, depth: int) -> Any:
     """``obj`` with only JSON's types in it."""
     if depth > MAX_DEPTH:
         raise _too_deep()
-    if isinstance(obj, dict):
-        return {str(k): _plain(v, depth + 1) for k, v in obj.items()}
+    if isinstance(obj, dict):  # (a nested key may be bin: bytes, read as text as a bin value is)
+        return {_plain(k, depth) if k.__class__ is bytes else str(k): _plain(v, depth + 1) for k, v in obj.items()}
     if isinstance(obj, list):
         return [_plain(v, depth + 1) for v in obj]
     if isinstance(obj, bytes):
         return obj.decode("utf-8", "replace")
-    if isinstance(obj, msgpack.ExtType):
-        if obj.code == _EVENT_TIME and len(obj.data) == 8:
-            sec, nsec = struct.unpack(">II", obj.data)
-            return sec + nsec / 1e9
-        return None
-    return obj
+    if isinstance(obj, msgpack.ExtType) and obj.code == _EVENT_TIME and len(obj.data) == 8:
+        sec, nsec = struct.unpack(">II", obj.data)
+        return sec + nsec / 1e9
+    if obj is None or isinstance(obj, str | int | float):  # (bool is an int)
+        return obj
+    return None  # a type JSON has no value of (no line may depend on it, and none may fail on it)
 
 
 def _too_deep() -> DecodeError:

@@ -22,7 +22,7 @@ from streams.assemble.envelopes import Inner, put_meta, with_inner
 from streams.assemble.jsonlimits import MAX_DEPTH
 from streams.assemble.lines import RawLine, empty_source
 from streams.assemble.timefmt import unix_nano_ms
-from streams.errors import DecodeError
+from streams.errors import DecodeError, TooManyLines
 
 # Source fields: log record attribute first, then resource attribute, first name that is set wins.
 SOURCE_ATTRS: dict[str, tuple[str, ...]] = {
@@ -84,21 +84,30 @@ def _json_attrs(kvs: Any) -> dict:
             if isinstance(kv, dict) and isinstance(kv.get("key"), str)}
 
 
-def json_lines(obj: dict, inner: Inner | None) -> list[RawLine]:
+def json_lines(obj: dict, inner: Inner | None, max_lines: int | None = None) -> list[RawLine]:
+    """The record's log records as lines; past ``max_lines`` of them, TooManyLines (counted, not built)."""
     out: list[RawLine] = []
     for rl in _list(obj.get("resourceLogs")):
         res = _json_attrs(_dict(_dict(rl).get("resource")).get("attributes"))
+        res_src, res_labels = resource_source(res), resource_labels(res)
         for sl in _list(_dict(rl).get("scopeLogs")):
             for lr in _list(_dict(sl).get("logRecords")):
                 if not isinstance(lr, dict):
                     continue
+                if max_lines is not None and len(out) >= max_lines:
+                    raise TooManyLines(len(out) + 1, max_lines)
                 t = unix_nano_ms(lr.get("timeUnixNano")) or unix_nano_ms(lr.get("observedTimeUnixNano"))
-                out.append(_line(_json_value(lr.get("body")), _json_attrs(lr.get("attributes")), res, t,
-                                 len(out), inner))
+                out.append(_line(_json_value(lr.get("body")), _json_attrs(lr.get("attributes")), res, res_src,
+                                 res_labels, t, len(out), inner))
     return out
 
 
 # -- OTLP protobuf --------------------------------------------------------------------------
+def varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    """A base-128 varint (protobuf's, and Avro's before its zigzag) at ``pos``: (value, the position after)."""
+    return _varint(buf, pos, end)
+
+
 def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     value = shift = 0
     while True:
@@ -213,8 +222,8 @@ def looks_like_proto(value: bytes) -> bool:
     return value[0] == 0x0A and pos + size <= len(value)
 
 
-def proto_lines(value: bytes, inner: Inner | None) -> list[RawLine]:
-    """An ``ExportLogsServiceRequest`` / ``LogsData`` message (same field 1) to lines."""
+def proto_lines(value: bytes, inner: Inner | None, max_lines: int | None = None) -> list[RawLine]:
+    """An ``ExportLogsServiceRequest`` / ``LogsData`` message (same field 1) to lines (as json_lines)."""
     out: list[RawLine] = []
     try:
         for f, w, rl in _fields(value, 0, len(value)):
@@ -227,11 +236,14 @@ def proto_lines(value: bytes, inner: Inner | None) -> list[RawLine]:
                     res = _resource_attrs(value, v2)
                 elif f2 == 2 and w2 == 2:
                     scopes.append(v2)
+            res_src, res_labels = resource_source(res), resource_labels(res)
             for sl in scopes:
                 for f3, w3, v3 in _fields(value, *sl):
                     if f3 == 2 and w3 == 2:
+                        if max_lines is not None and len(out) >= max_lines:
+                            raise TooManyLines(len(out) + 1, max_lines)
                         body, attrs, t = _log_record(value, v3)
-                        out.append(_line(body, attrs, res, t, len(out), inner))
+                        out.append(_line(body, attrs, res, res_src, res_labels, t, len(out), inner))
     except (_Bad, struct.error, ValueError) as exc:
         raise DecodeError(f"OTLP protobuf record is malformed: {exc}", "corrupt_otlp") from exc
     return out
@@ -248,23 +260,42 @@ def _body_text(body: Any) -> str:
     return json.dumps(body, ensure_ascii=False, default=lambda b: b.decode("utf-8", "replace"))
 
 
-def _line(body: Any, attrs: dict, res: dict, ts_ms: int | None, index: int, inner: Inner | None) -> RawLine:
+def resource_source(res: dict, attrs: dict | None = None) -> dict:
+    """The source fields of a resource's log records (of one whose own attributes name one, with ``attrs``),
+    made once a resource, as its labels are: a field of megabytes was cut and hashed again for each record."""
     src = empty_source()
     for field, names in SOURCE_ATTRS.items():
         for name in names:
-            v = attrs.get(name, res.get(name))
+            v = attrs.get(name, res.get(name)) if attrs else res.get(name)
             if v is not None and v != "":
                 src[field] = str(v)
                 break
+    return src
+
+
+def resource_labels(res: dict, attrs: dict | None = None) -> dict:
+    """The labels of a resource's log records (of one whose own attributes name a label of LABEL_ATTRS,
+    with ``attrs``). Made once a resource: its records share the dict (one resource of 60,000 pod labels
+    read again for each of its records cost seconds)."""
     labels: dict = {}
     for name in LABEL_ATTRS:
-        v = attrs.get(name, res.get(name))
+        v = attrs.get(name, res.get(name)) if attrs else res.get(name)
         if v is not None:
             labels[name] = str(v)
     for prefix in (POD_LABEL_PREFIX, ANNOTATION_PREFIX):  # labels first: a label wins over an annotation
         for k, v in res.items():
             if k.startswith(prefix):
                 put_meta(labels, k[len(prefix):], v)
+    return labels
+
+
+_SOURCE_NAMES = frozenset(name for names in SOURCE_ATTRS.values() for name in names)
+
+
+def _line(body: Any, attrs: dict, res: dict, res_src: dict, res_labels: dict, ts_ms: int | None, index: int,
+          inner: Inner | None) -> RawLine:
+    src = resource_source(res, attrs) if attrs and not attrs.keys().isdisjoint(_SOURCE_NAMES) else res_src
+    labels = resource_labels(res, attrs) if attrs and not attrs.keys().isdisjoint(LABEL_ATTRS) else res_labels
     text = _body_text(body)
     had_newline = text.endswith("\n")
     if had_newline:

@@ -42,15 +42,23 @@ def rfc3339_ms(value: str | None) -> int | None:
 
 def epoch_ms(value: float) -> int | None:
     """Epoch seconds (Fluent Bit's ``@timestamp`` double) or milliseconds -> epoch ms."""
+    if value.__class__ is int and not 0 < value <= MAX_MS:  # (an int past a float's range: isfinite raises)
+        return None
     if not math.isfinite(value) or value <= 0:
         return None
     return agent_ms(int(value) if value > _MS_FLOOR else int(value * 1000))
 
 
+def digits(text: str, most: int = 19) -> bool:
+    """Whether ``text`` is a number of ASCII digits ``int()`` reads, at most ``most`` of them. (``str.isdigit``
+    alone also takes superscripts and other digits ``int()`` refuses, such as "²".)"""
+    return text.isascii() and text.isdigit() and len(text) <= most
+
+
 def unix_nano_ms(value: object) -> int | None:
     """OTLP's ``time_unix_nano`` (an int, or a decimal string in OTLP JSON); 0 means unset."""
     if isinstance(value, str):
-        value = int(value) if value.isdigit() else 0
+        value = int(value) if digits(value, 20) else 0  # (a uint64: 20 digits at most)
     if not isinstance(value, int) or value <= 0:
         return None
     return agent_ms(value // 1_000_000)

@@ -66,6 +66,17 @@ def test_avro_corrupt_body():
     assert ei.value.error_type == "corrupt_avro"
 
 
+@pytest.mark.parametrize("cut", [
+    b"\x00" * 9 + varint(2**63),  # the lines array announces 2**62 items: fastavro's EOFError has no message
+    b"\x00" * 8 + varint(2**63),  # and so does a labels map of 2**62 entries
+])
+def test_avro_count_past_the_end_is_a_letter_that_says_so(cut: bytes) -> None:
+    with pytest.raises(DecodeError) as ei:
+        decode_record(b"\x00" + struct.pack(">I", 7) + cut, None, lambda sid: RAW_BATCH)
+    assert ei.value.error_type == "corrupt_avro"
+    assert str(ei.value).startswith("Avro body does not match schema id 7: it ends before the data it announces")
+
+
 def test_empty_value_is_undecodable():
     with pytest.raises(DecodeError) as ei:
         decode_record(b"", None)

@@ -57,6 +57,170 @@ def test_a_record_of_too_many_lines_is_one_letter_and_no_events(engine: str, nam
     assert len(events) == 2
 
 
+def _escaped_lines() -> dict[str, bytes]:
+    """Records whose lines are not their 0x0A bytes: JSON escapes them, OTLP and Avro count them as items."""
+    import json
+
+    n = 20_000
+    return {
+        "docker line of escaped newlines": json.dumps({"log": "\n" * n}).encode(),
+        "collector raw string": json.dumps("x\n" * n).encode(),
+        "OTLP JSON of empty log records":
+            json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [{}] * n}]}]}).encode(),
+        "OTLP protobuf of empty log records": fuzzing.pb_bytes(1, fuzzing.pb_bytes(2, b"\x12\x00" * n)),
+    }
+
+
+# What reading each costs in memory at most, per byte of the record, with a limit of 100 lines: the parse of
+# the JSON or protobuf itself (JSON's objects are large), not the 20,000 lines (each line built cost 45 to 260).
+ESCAPED_PEAK_PER_BYTE = {"docker line of escaped newlines": 20, "collector raw string": 20,
+                         "OTLP JSON of empty log records": 60, "OTLP protobuf of empty log records": 100}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", list(ESCAPED_PEAK_PER_BYTE))
+def test_lines_past_the_limit_are_counted_not_built(engine: str, name: str) -> None:
+    """A record's lines are counted from its bytes only for plain text: 4 MB of JSON escapes or empty OTLP log
+    records are over a million lines, built before the limit was checked (seconds, and hundreds of MB)."""
+    import tracemalloc
+
+    value = _escaped_lines()[name]
+    tracemalloc.start()
+    try:
+        letters, events = _between(value, engine, max_record_lines=100)  # (the two around it come out)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [(d["offset"], d["error_type"]) for d in letters] == [(1, "too_many_lines")], name
+    assert "assemble.max_record_lines=100:" in letters[0]["error"] and letters[0]["original"] == value
+    assert len(events) == 2
+    assert peak < ESCAPED_PEAK_PER_BYTE[name] * len(value), (name, peak / len(value))
+
+
+PLAIN_ID = 11  # the RawBatch contract without logical types, as the worker reads it (and the extension with it)
+
+
+def _batch_lookup(schema_id: int) -> object:
+    import json
+
+    import fastavro
+
+    from streams.contracts import schema_text
+
+    def plain(schema: object) -> object:
+        if isinstance(schema, dict):
+            return {k: plain(v) for k, v in schema.items() if k != "logicalType"}
+        return [plain(v) for v in schema] if isinstance(schema, list) else schema
+
+    return fastavro.parse_schema(plain(json.loads(schema_text("raw_batch")))) if schema_id == PLAIN_ID else \
+        fuzzing.lookup(schema_id)
+
+
+def _avro_batch(schema_id: int, lines: int, text: str = "") -> bytes:
+    import io
+    import struct
+
+    import fastavro
+
+    buf = io.BytesIO()
+    buf.write(struct.pack(">bI", 0, schema_id))
+    fastavro.schemaless_writer(buf, _batch_lookup(schema_id), {  # type: ignore[arg-type]
+        "source": {}, "labels": {}, "sent_ts": None,
+        "lines": [{"line": text, "file_offset": None, "ts": None}] * lines})
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("schema_id", [PLAIN_ID, fuzzing.RAW_SCHEMA_ID])
+def test_an_avro_batch_of_too_many_lines_is_counted_before_it_is_read(engine: str, schema_id: int) -> None:
+    """Avro writes an empty line in 3 bytes: 60 KB are 20,000 lines, each decoded (by fastavro or the extension)
+    before the limit was checked. The lines array's block count says how many there are before any is read."""
+    import tracemalloc
+
+    value = _avro_batch(schema_id, 20_000)
+    asm = Assembler(_batch_lookup, encode=encode_body, engine=engine, topic="logs.raw", max_record_lines=100)
+    tracemalloc.start()
+    try:
+        out = asm.feed(RawRecord("logs.raw", 0, 1, value, b"node-1/train.log", T0))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [(o.kind, o.value["error_type"]) for o in out] == [("dead_letter", "too_many_lines")]
+    assert "a record of 20,000 lines or more, over assemble.max_record_lines=100:" in out[0].value["error"]
+    assert peak < 20 * len(value), peak / len(value)  # (each line decoded cost 85 to 105 a byte of the record)
+    at_limit = _avro_batch(schema_id, 100, "step 1 done")
+    outs = asm.feed(RawRecord("logs.raw", 0, 2, at_limit, b"node-1/train.log", T0)) + asm.flush_all()
+    assert [o.kind for o in outs] == ["event"] * 100
+
+
+RESOURCES = {
+    "60,000 pod labels": [{"key": f"k8s.pod.labels.l{i}", "value": {"stringValue": "v"}} for i in range(20_000)],
+    # (brackets enough that the JSON's depth is scanned whatever the number of records: that scan is the bytes')
+    "a host name of 2 MB": [{"key": "host.name", "value": {"stringValue": "h" * 2_000_000}},
+                            {"key": "note", "value": {"stringValue": "[" * 200}}],
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_line_s_labels_are_bounded_in_characters_in_all(engine: str) -> None:
+    """Every event of a line carries all its labels: 127 labels of a kilobyte on a batch of 8,000 short lines
+    (260 KB) made 960 MB of events and 7 CPU-seconds. The first that fit in MAX_LABEL_CHARS are kept, and a
+    short label after the long ones (the project's) still is."""
+    import io
+    import struct
+
+    import fastavro
+
+    from streams.assemble.pipeline import LABELS_DROPPED, MAX_LABEL_CHARS
+    from streams.contracts import parsed_schema
+
+    labels = {f"note{i}": "v" * 1000 for i in range(126)} | {"project": "p"}
+    buf = io.BytesIO()
+    buf.write(struct.pack(">bI", 0, fuzzing.RAW_SCHEMA_ID))
+    fastavro.schemaless_writer(buf, parsed_schema("raw_batch"), {
+        "source": {"host": "h"}, "labels": labels, "sent_ts": None,
+        "lines": [{"line": f"step {i} done", "file_offset": None, "ts": None} for i in range(500)]})
+    out = _feed([buf.getvalue()], engine)
+    assert [o.kind for o in out] == ["event"] * 500
+    kept = out[0].value["labels"]
+    assert sum(len(k) + len(v) for k, v in kept.items()) <= MAX_LABEL_CHARS
+    assert kept["project"] == "p" and out[0].value["project"] == "p"
+    assert int(kept[LABELS_DROPPED]) == len(labels) - (len(kept) - 1) > 100
+    assert sum(len(o.body or b"") for o in out) < 500 * (MAX_LABEL_CHARS + 2048)
+
+
+def _otel_resource(records: int, attrs: list[dict]) -> bytes:
+    import json
+
+    return json.dumps({"resourceLogs": [{"resource": {"attributes": attrs}, "scopeLogs": [{"logRecords": [
+        {"body": {"stringValue": f"line {i}"}} for i in range(records)]}]}]}).encode()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("resource", list(RESOURCES))
+def test_a_large_resource_is_read_once_for_all_its_log_records(engine: str, resource: str) -> None:
+    """A resource's pod labels were read again, and its source fields cut and hashed again, for each of its
+    log records: 100 records of a resource of 60,000 labels (4 MB) cost 4.6 CPU-seconds, 1,000 records of a
+    3 MB host name 2.7. Eight times the records must not cost anywhere near eight times as much (it did)."""
+    import time
+
+    def cost(records: int) -> float:
+        value = _otel_resource(records, RESOURCES[resource])
+        asm = Assembler(fuzzing.lookup, encode=encode_body, engine=engine, topic="logs.raw")
+        best = float("inf")
+        for offset in range(3):
+            start = time.process_time()
+            out = asm.feed(RawRecord("logs.raw", 0, offset, value, b"node-%d" % offset, T0)) + asm.flush_all()
+            best = min(best, time.process_time() - start)
+        assert [o.kind for o in out] == ["event"] * records
+        assert len(out[0].value["labels"]) <= 128 and out[-1].value["labels"] == out[0].value["labels"]
+        assert out[-1].value["source"] == out[0].value["source"]
+        return best
+
+    few, many = cost(10), cost(80)
+    assert many < 4 * few, (few, many)
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_record_at_the_line_limit_is_read(engine: str) -> None:
     letters, events = _between(b"x\n" * 50, engine, max_record_lines=50)
