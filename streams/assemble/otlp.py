@@ -105,10 +105,6 @@ def json_lines(obj: dict, inner: Inner | None, max_lines: int | None = None) -> 
 # -- OTLP protobuf --------------------------------------------------------------------------
 def varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     """A base-128 varint (protobuf's, and Avro's before its zigzag) at ``pos``: (value, the position after)."""
-    return _varint(buf, pos, end)
-
-
-def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     value = shift = 0
     while True:
         if pos >= end or shift > 63:
@@ -124,10 +120,10 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
 def _fields(buf: bytes, pos: int, end: int):
     """(field number, wire type, value): an int for varint/fixed, a (start, end) span for bytes."""
     while pos < end:
-        tag, pos = _varint(buf, pos, end)
+        tag, pos = varint(buf, pos, end)
         field, wire = tag >> 3, tag & 7
         if wire == 0:
-            value, pos = _varint(buf, pos, end)
+            value, pos = varint(buf, pos, end)
             yield field, wire, value
         elif wire == 1:
             if pos + 8 > end:
@@ -135,7 +131,7 @@ def _fields(buf: bytes, pos: int, end: int):
             yield field, wire, struct.unpack_from("<Q", buf, pos)[0]
             pos += 8
         elif wire == 2:
-            size, pos = _varint(buf, pos, end)
+            size, pos = varint(buf, pos, end)
             if pos + size > end:
                 raise _Bad("length past the end")
             yield field, wire, (pos, pos + size)
@@ -216,7 +212,7 @@ def _log_record(buf: bytes, span: tuple[int, int]) -> tuple[Any, dict, int | Non
 def looks_like_proto(value: bytes) -> bool:
     """Field 1 (resource_logs) as bytes whose length fits the record: worth a full parse."""
     try:
-        size, pos = _varint(value, 1, len(value))
+        size, pos = varint(value, 1, len(value))
     except _Bad:
         return False
     return value[0] == 0x0A and pos + size <= len(value)
