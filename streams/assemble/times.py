@@ -46,12 +46,17 @@ def zone_after_ms(text: str, end: int) -> int:
         return 0
     zone = m.group(1)
     if zone[0] in "+-":
-        digits = zone[1:].replace(":", "")
-        if int(digits[:2]) > MAX_OFFSET_H or int(digits[2:]) > 59:
-            return 0
-        minutes = int(digits[:2]) * 60 + int(digits[2:])
-        return (minutes if zone[0] == "+" else -minutes) * 60000
+        return offset_ms(zone) or 0
     return ZONE_MINUTES.get(zone, 0) * 60000
+
+
+def offset_ms(tz: str) -> int | None:
+    """``+hh:mm``, ``+hhmm`` (or ``-``) -> milliseconds east of UTC; None for an offset no zone has."""
+    hhmm = tz[1:].replace(":", "")
+    if int(hhmm[:2]) > MAX_OFFSET_H or int(hhmm[2:]) > 59:
+        return None
+    minutes = int(hhmm[:2]) * 60 + int(hhmm[2:])
+    return (minutes if tz[0] == "+" else -minutes) * 60000
 
 
 _DAY_CACHE: dict[tuple[int, int, int], int] = {}
@@ -80,11 +85,10 @@ def iso_ms(m: re.Match) -> int | None:
     y, mo, d, h, mi, s, frac, tz = m.groups()
     ms = ms_of(int(y), int(mo), int(d), f"{h}:{mi}:{s}", frac)
     if ms is not None and tz and tz != "Z":
-        sign = 1 if tz[0] == "+" else -1
-        tz = tz[1:].replace(":", "")
-        if int(tz[:2]) > MAX_OFFSET_H or int(tz[2:]) > 59:  # not an offset any zone has: not a time
+        offset = offset_ms(tz)
+        if offset is None:  # not an offset any zone has: not a time
             return None
-        ms -= sign * (int(tz[:2]) * 60 + int(tz[2:])) * 60000
+        ms -= offset
     return ms
 
 
