@@ -20,6 +20,9 @@ pub struct Line {
     pub labels: Value,
     pub partial: bool,
     pub index: i64,
+    /// the envelope's level and figures (`RawLine.level`, `.fields`), written only where an agent gave them
+    pub level: Option<String>,
+    pub fields: Option<Value>,
 }
 
 /// An open block's lines so far, as `Block` holds them.
@@ -39,6 +42,8 @@ pub struct Block {
     pub truncated: bool,
     pub nbytes: i64,
     pub prefix: String,
+    pub level: Option<String>,
+    pub fields: Option<Value>,
 }
 
 /// A line held beside a block: (line, Kafka offset, arrival ms).
@@ -118,6 +123,27 @@ fn kept(v: &Value) -> Result<Value, Defer> {
     Ok(v.clone())
 }
 
+/// An optional kept value: null reads as absent.
+fn opt_kept(v: &Value) -> Result<Option<Value>, Defer> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    kept(v).map(Some)
+}
+
+/// The envelope's level and figures, after the other fields and only where present, as `lines.saved` writes them.
+fn write_envelope(out: &mut String, level: Option<&str>, fields: Option<&Value>) -> Result<(), Defer> {
+    if let Some(level) = level {
+        out.push_str(",\"level\":");
+        pyjson::write_str(out, level);
+    }
+    if let Some(fields) = fields {
+        out.push_str(",\"fields\":");
+        pyjson::write_value(out, fields)?;
+    }
+    Ok(())
+}
+
 /// `d.get(name)` with a default when absent; a present value must read.
 fn get_or<T>(d: &Map<String, Value>, name: &str, default: T, read: fn(&Value) -> Result<T, Defer>) -> Result<T, Defer> {
     d.get(name).map_or(Ok(default), read)
@@ -135,6 +161,8 @@ impl Line {
             labels: Value::Object(Map::new()),
             partial: false,
             index: 0,
+            level: None,
+            fields: None,
         };
         let mut text = None;
         for (k, v) in d {
@@ -146,6 +174,8 @@ impl Line {
                 "labels" => line.labels = kept(v)?,
                 "partial" => line.partial = boolean(v)?,
                 "index" => line.index = int(v)?,
+                "level" => line.level = opt_string(v)?,
+                "fields" => line.fields = opt_kept(v)?,
                 _ => return Err(Defer),
             }
         }
@@ -168,6 +198,7 @@ impl Line {
         pyjson::write_bool(out, self.partial);
         out.push_str(",\"index\":");
         pyjson::write_int(out, self.index);
+        write_envelope(out, self.level.as_deref(), self.fields.as_ref())?;
         out.push('}');
         Ok(())
     }
@@ -184,7 +215,7 @@ impl Block {
         let need = |name: &str| d.get(name).ok_or(Defer);
         let known = ["source_id", "texts", "first_offset", "last_offset", "first_index", "first_file_offset",
                      "last_file_offset", "first_ts_ms", "last_ts_ms", "source", "labels", "kind", "truncated",
-                     "nbytes", "prefix"];
+                     "nbytes", "prefix", "level", "fields"];
         if d.keys().any(|k| !known.contains(&k.as_str())) {
             return Err(Defer);
         }
@@ -205,6 +236,8 @@ impl Block {
             truncated: get_or(d, "truncated", false, boolean)?,
             nbytes: get_or(d, "nbytes", 0, int)?,
             prefix: get_or(d, "prefix", String::new(), string)?,
+            level: get_or(d, "level", None, opt_string)?,
+            fields: get_or(d, "fields", None, opt_kept)?,
         })
     }
 
@@ -244,6 +277,7 @@ impl Block {
         pyjson::write_int(out, self.nbytes);
         out.push_str(",\"prefix\":");
         pyjson::write_str(out, &self.prefix);
+        write_envelope(out, self.level.as_deref(), self.fields.as_ref())?;
         out.push('}');
         Ok(())
     }
@@ -295,6 +329,8 @@ impl Open {
                             labels: Value::Object(Map::new()),
                             partial: false,
                             index: 0,
+                            level: None,
+                            fields: None,
                         };
                         held.push(((line, int(o)?, block.last_ts_ms), visible));
                     }

@@ -14,12 +14,14 @@ def empty_source() -> dict:
 
 
 def saved(line: RawLine | Block) -> dict:
-    """A line's or block's fields as the saved state holds them: without the envelope's level and figures, which the
-    state's format (read and written by the native merger too) has no place for; a block restored after a restart
-    keeps what its lines' own text says only."""
+    """A line's or block's fields as the saved state holds them. The envelope's level and figures are written only
+    where an agent gave them: the native state reader knows the other fields and leaves a state that holds these to
+    the Python core, so the common state keeps its fast path and an event open over a restart keeps them."""
     d = dataclasses.asdict(line)
-    d.pop("level", None)
-    d.pop("fields", None)
+    if d["level"] is None:
+        del d["level"]
+    if d["fields"] is None:
+        del d["fields"]
     return d
 
 

@@ -8,6 +8,8 @@ fresh Assembler restored from them.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from corpus_helpers import TRAINING
 
@@ -114,3 +116,29 @@ def test_restored_blocks_flush_on_the_idle_timer_from_their_own_time() -> None:
     assert stream_time == max(r.timestamp_ms for r in records[:40])
     flushed = second.flush_idle(stream_time + second.merger.idle_timeout_ms)
     assert len(flushed) == first.merger.open_count() and second.merger.open_count() == 0
+
+
+def _journal(line: str, priority: str) -> bytes:
+    return json.dumps({"__REALTIME_TIMESTAMP": "1717243260000000", "PRIORITY": priority,
+                       "SYSLOG_IDENTIFIER": "python3", "MESSAGE": line}).encode()
+
+
+def test_an_envelope_s_level_and_figures_survive_a_restart_inside_the_event() -> None:
+    # journald's PRIORITY is the level of a line whose text names none, and GELF's additional fields are its
+    # figures: both belong to the open block's first line, so they are state like its text
+    lines = ["checkpoint upload slow:", "  shard 3 of 8 retried", "  shard 5 of 8 retried", "next"]
+    records = [RawRecord("logs.raw", 3, i, _journal(t, "4"), b"node-1", 1_700_000_000_000 + i)
+               for i, t in enumerate(lines)]
+    gelf = [b'{"version":"1.1","host":"n1","short_message":"step 10 done","timestamp":1717243260.5,"level":6,'
+            b'"_step":10,"_loss":0.25}', b'{"version":"1.1","host":"n1","short_message":"  more of it",'
+            b'"timestamp":1717243261.5,"level":6}']
+    records += [RawRecord("logs.raw", 3, len(records) + i, v, b"node-2", 1_700_000_000_100 + i)
+                for i, v in enumerate(gelf)]
+    whole = Assembler()
+    expected = [o for r in records for o in whole.feed(r)] + whole.flush_all()
+    events = [o.value for o in expected if o.kind == "event"]
+    assert [(e["line_count"], e["level"]) for e in events] == [(3, "WARN"), (1, "WARN"), (2, "INFO")]
+    assert events[2]["step"] == 10
+    for cut in range(1, len(records)):
+        got = _run_with_restart(records, cut)
+        assert [o.value for o in got] == [o.value for o in expected], f"restart after record {cut}"

@@ -81,6 +81,29 @@ def test_every_corpus_state_is_read_and_written_as_python_does() -> None:
     assert len(modes) > 40, sorted(modes)
 
 
+def test_an_envelope_s_level_and_figures_are_read_and_written_as_python_does() -> None:
+    # journald's PRIORITY and GELF's additional fields ride on a line (RawLine.level, .fields) and are state
+    # only where an agent gave them; figures that are floats are left to the Python core (None)
+    native = merger_state(native_or_skip())
+    answered = 0
+    for level, fields in (("WARN", None), (None, {"step": 10}), ("ERROR", {"step": 3, "rank": 1}),
+                          ("INFO", {"loss": 0.25})):
+        merger = M.MultilineMerger()
+        texts = ["Traceback (most recent call last):", '  File "/app/train.py", line 9, in <module>', "    main()"]
+        for i, t in enumerate(texts):
+            merger.push("s", RawLine(t, None, 1_700_000_000_000 + i, level=level, fields=fields), i, i)
+            doc = json.dumps({"v": 1, "sid": "s", **merger.source_state("s"), "last_ts": None},
+                             separators=(",", ":")).encode()
+            assert (b'"level":' in doc) == (level is not None)
+            got = native.reread(doc)
+            if fields is not None and any(isinstance(v, float) for v in fields.values()):
+                assert got is None
+                continue
+            assert got is not None and got == python_reread(doc), doc[:300]
+            answered += 1
+    assert answered == 9
+
+
 def _older(doc: dict[str, Any], how: int) -> dict[str, Any]:
     """``doc`` as older versions wrote it: the modes' old names, blank lines as texts, fields they lacked."""
     old = {v: k for k, v in M.OLD_MODES.items() if v != "plain"}
