@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
+from streams.assemble.hyperscan_cache import cache_dir, cached_database
 from streams.assemble.secret_rules import SecretRule
 
 log = logging.getLogger(__name__)
@@ -153,7 +154,8 @@ class HyperscanGate:
 
 @lru_cache(maxsize=16)
 def _database(expressions: tuple[bytes, ...], needles: tuple[tuple[str, ...], ...]) -> Any:
-    """Compiled once per rule set (a compile takes a tenth of a second); read-only, so shared."""
+    """Compiled once per rule set and process, and kept on disk for the next process (a compile takes seconds of
+    CPU: :mod:`streams.assemble.hyperscan_cache`); read-only, so shared."""
     import hyperscan
 
     flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
@@ -161,6 +163,14 @@ def _database(expressions: tuple[bytes, ...], needles: tuple[tuple[str, ...], ..
     fold = (b"|".join(re.escape(chr(cp).encode("utf-8")) for cp in sorted(_TO_FOLD)) + b"|" + ESCAPES.encode()
             + b"|" + PERCENT_ESCAPES.encode() + b"|" + SGR.encode() + b"|" + SOLIDUS.encode()
             + b"|" + ESCAPED_BREAK.encode() + b"|" + HEX_QUOTE.encode())
+    what = [str(flags).encode(), fold, *expressions,
+            *("\x00".join(n).encode("utf-8", "surrogatepass") for n in needles)]
+    return cached_database(hyperscan, what, lambda: _compiled(hyperscan, expressions, needles, fold, flags),
+                           cache_dir())
+
+
+def _compiled(hyperscan: Any, expressions: tuple[bytes, ...], needles: tuple[tuple[str, ...], ...], fold: bytes,
+              flags: int) -> Any:
     try:
         return _compile(hyperscan, [*expressions, fold], flags)
     except hyperscan.error:
