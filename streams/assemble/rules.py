@@ -2206,8 +2206,12 @@ MODES: dict[str, dict] = {
     "paddle_msg": {"kind": "cpp_frames", "on": {"indent": (_C, None), "paddle_info": (_C, None)}},
     # (libbfd's own warnings, "BFD: Dwarf Error: ...", come between the signal line and the backtrace:
     # held until its header confirms them)
+    # (ucs_handle_error calls ucs_debug_show_innermost_source_file before the backtrace: where it opens the
+    # innermost frame's source, ucs_debug_print_source_file writes "\n" before the quoted lines, so the header
+    # or, in a copy that lost it, the first frame comes after an empty line)
     "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, "ucx_frames"), "num_frame": (_S, "ucx_frames"),
-                                         "ucx_frame": (_S, "ucx_frames"), "rule_eq": (_L, None), "text": (_T, None)}},
+                                         "ucx_frame": (_S, "ucx_frames"), "rule_eq": (_L, None), "text": (_T, None)},
+            "after_blank": {"ucx_bt": (_S, "ucx_frames"), "ucx_frame": (_S, "ucx_frames")}},
     # LLVM's crash report: "Stack dump:", the pretty stack's entries, the frames; nothing else is the handler's
     "llvm_crash": {"kind": "cpp_frames", "on": {"llvm_stack_dump": (_S, None), "llvm_pst": (_S, None),
                                                 "llvm_frame": (_S, None), "san_frame": (_S, None)}},
