@@ -1886,7 +1886,11 @@ MODES: dict[str, dict] = {
                                    # Hydra's "Error executing job with overrides: [...]" (ANNOUNCE_BODY_RE), then
                                    # run_and_report's write of the job's compact error
                                    "hydra_compact": ("announce", "hydra_compact"),
-                                   "bullet": ("list_colon", "bullets")},
+                                   "bullet": ("list_colon", "bullets"),
+                                   # a dict a line announced as it prints it right below: NeMo-RL's run
+                                   # scripts print("Final config:") then pprint.pprint(config), whose first
+                                   # line is "{" and the first key (TOKENS "dump_open")
+                                   "dump_open": ("after_colon", None)},
               "after_blank": {"py_chain": (_S, "py_chain"), **_RUST_SECTIONS}},
     # the items of a list a line without a head announced (TOKENS "bullet") and the lines indented under them (a YAML
     # sequence of mappings), to the first line of another shape
