@@ -35,6 +35,8 @@ an action and the next state. Actions:
 - ``expect``: ``cont!`` when the block announces the line (as ``announce``), else ``tent`` (frames confirm it);
 - ``src_above``: ``cont!`` when the block is one line without a head indented deeper than this one (a
   frame's source line above the next frame), else as ``announce``;
+- ``exc_next``: ``cont`` when the block is one exception line whose message announces its next line
+  (``EXC_CAUSE_NEXT_RE``), else ``end``;
 - ``last``: append and close (the printer's known last line: ``Extension modules:``, a sanitizer's
   ``SUMMARY:``, the closing rule of a box);
 - ``tent``: hold the line tentatively: a later ``cont!``/``last`` confirms it, anything else
@@ -481,6 +483,11 @@ QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|FAIL(?:ED|ING|URE
 # before backtrace_symbols_fd. It stays open while other processes' lines (other stream prefixes) come
 # between; its own next line decides as ever.
 ANNOUNCE_ENDINGS = (":", ": ")
+# An exception line pasted without its traceback whose message ends by announcing its cause on the next line:
+# the lazy module of transformers (utils/import_utils.py _LazyModule._get_module, copied by diffusers, peft and
+# modelscope) raises RuntimeError(f"Failed to import {name}.{module} because of the following error (look up to
+# see its traceback):\n{e}"), so the import error's own message is the line below (MODES "plain", act "exc_next")
+EXC_CAUSE_NEXT_RE = re.compile(r"(?:Error|Exception)\w*: .*\(look up to see its traceback\):\s*$")
 # A repeated head continues a record (HEADS' ``repeats``), but a loop that logs one record per item
 # repeats it too when two records fall in the same tick: torch.distributed.elastic's api.py logs
 # "Sending process 2448006 closing signal SIGTERM" once per worker through torch._logging's glog-shaped
@@ -1870,7 +1877,7 @@ MODES: dict[str, dict] = {
     # (blank lines too), to the divider that closes it; a line that is a record of its own ends it where the
     # divider was cut
     "pip_legacy": {"kind": "pip_error", "on": {"pip_divider": (_L, None)}, "any": (_C, None), "after_blank": "on"},
-    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
+    "plain": {"kind": None, "on": {**_ATTACH, "text": ("exc_next", "py_msg_more"), "json_member": (_E, None),
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
                                    "boost_frame": ("own", "boost_bt"),
                                    "py_file": ("src_above", "py_frames"), "xf_unsupported": (_C, None),
