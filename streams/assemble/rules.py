@@ -35,6 +35,8 @@ an action and the next state. Actions:
 - ``expect``: ``cont!`` when the block announces the line (as ``announce``), else ``tent`` (frames confirm it);
 - ``src_above``: ``cont!`` when the block is one line without a head indented deeper than this one (a
   frame's source line above the next frame), else as ``announce``;
+- ``exc_next``: ``cont`` when the block is one exception line whose message announces its next line
+  (``EXC_CAUSE_NEXT_RE``), else ``end``;
 - ``last``: append and close (the printer's known last line: ``Extension modules:``, a sanitizer's
   ``SUMMARY:``, the closing rule of a box);
 - ``tent``: hold the line tentatively: a later ``cont!``/``last`` confirms it, anything else
@@ -481,6 +483,11 @@ QUIET_ANNOUNCE_RE = re.compile(r"[Ee]xception|[Ee]rror|[Ff]ail|FAIL(?:ED|ING|URE
 # before backtrace_symbols_fd. It stays open while other processes' lines (other stream prefixes) come
 # between; its own next line decides as ever.
 ANNOUNCE_ENDINGS = (":", ": ")
+# An exception line pasted without its traceback whose message ends by announcing its cause on the next line:
+# the lazy module of transformers (utils/import_utils.py _LazyModule._get_module, copied by diffusers, peft and
+# modelscope) raises RuntimeError(f"Failed to import {name}.{module} because of the following error (look up to
+# see its traceback):\n{e}"), so the import error's own message is the line below (MODES "plain", act "exc_next")
+EXC_CAUSE_NEXT_RE = re.compile(r"(?:Error|Exception)\w*: .*\(look up to see its traceback\):\s*$")
 # A repeated head continues a record (HEADS' ``repeats``), but a loop that logs one record per item
 # repeats it too when two records fall in the same tick: torch.distributed.elastic's api.py logs
 # "Sending process 2448006 closing signal SIGTERM" once per worker through torch._logging's glog-shaped
@@ -1870,7 +1877,7 @@ MODES: dict[str, dict] = {
     # (blank lines too), to the divider that closes it; a line that is a record of its own ends it where the
     # divider was cut
     "pip_legacy": {"kind": "pip_error", "on": {"pip_divider": (_L, None)}, "any": (_C, None), "after_blank": "on"},
-    "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
+    "plain": {"kind": None, "on": {**_ATTACH, "text": ("exc_next", "py_msg_more"), "json_member": (_E, None),
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
                                    "boost_frame": ("own", "boost_bt"),
                                    "py_file": ("src_above", "py_frames"), "xf_unsupported": (_C, None),
@@ -1886,7 +1893,11 @@ MODES: dict[str, dict] = {
                                    # Hydra's "Error executing job with overrides: [...]" (ANNOUNCE_BODY_RE), then
                                    # run_and_report's write of the job's compact error
                                    "hydra_compact": ("announce", "hydra_compact"),
-                                   "bullet": ("list_colon", "bullets")},
+                                   "bullet": ("list_colon", "bullets"),
+                                   # a dict a line announced as it prints it right below: NeMo-RL's run
+                                   # scripts print("Final config:") then pprint.pprint(config), whose first
+                                   # line is "{" and the first key (TOKENS "dump_open")
+                                   "dump_open": ("after_colon", None)},
               "after_blank": {"py_chain": (_S, "py_chain"), **_RUST_SECTIONS}},
     # the items of a list a line without a head announced (TOKENS "bullet") and the lines indented under them (a YAML
     # sequence of mappings), to the first line of another shape
@@ -2206,8 +2217,12 @@ MODES: dict[str, dict] = {
     "paddle_msg": {"kind": "cpp_frames", "on": {"indent": (_C, None), "paddle_info": (_C, None)}},
     # (libbfd's own warnings, "BFD: Dwarf Error: ...", come between the signal line and the backtrace:
     # held until its header confirms them)
+    # (ucs_handle_error calls ucs_debug_show_innermost_source_file before the backtrace: where it opens the
+    # innermost frame's source, ucs_debug_print_source_file writes "\n" before the quoted lines, so the header
+    # or, in a copy that lost it, the first frame comes after an empty line)
     "ucx": {"kind": "cpp_frames", "on": {"ucx_bt": (_S, "ucx_frames"), "num_frame": (_S, "ucx_frames"),
-                                         "ucx_frame": (_S, "ucx_frames"), "rule_eq": (_L, None), "text": (_T, None)}},
+                                         "ucx_frame": (_S, "ucx_frames"), "rule_eq": (_L, None), "text": (_T, None)},
+            "after_blank": {"ucx_bt": (_S, "ucx_frames"), "ucx_frame": (_S, "ucx_frames")}},
     # LLVM's crash report: "Stack dump:", the pretty stack's entries, the frames; nothing else is the handler's
     "llvm_crash": {"kind": "cpp_frames", "on": {"llvm_stack_dump": (_S, None), "llvm_pst": (_S, None),
                                                 "llvm_frame": (_S, None), "san_frame": (_S, None)}},

@@ -320,3 +320,13 @@ def test_go_log_message_of_several_lines_keeps_its_unstamped_lines() -> None:
              "\t/usr/local/go/src/runtime/panic.go:975 +0x47a",
              "2021/03/04 05:06:08 serving on :8080"]
     assert spans(texts) == [(0, 5), (6, 6)]
+
+
+def test_ucx_signal_line_then_an_empty_line_then_frames_is_one_event() -> None:
+    # rule: "ucx" after_blank (ucs_debug_print_source_file's "\n" between the signal line and the backtrace)
+    texts = ["[610867610e4b:2498 :0:2599] Caught signal 7 (Bus error: nonexistent physical address)", "",
+             *_ucx_backtrace(2599, 3)[1:], "", "Fatal Python error: Bus error"]
+    assert spans(texts) == [(0, 4), (6, 6)]
+    texts = ["[610867610e4b:2498 :0:2599] Caught signal 7 (Bus error: nonexistent physical address)", "",
+             *_ucx_backtrace(2599, 2), "next"]
+    assert spans(texts) == [(0, 4), (5, 5)]
