@@ -1,9 +1,9 @@
 """Secrets probe: does any part of a secret survive the assemble path, and what else gets redacted?
 
-    python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds, dev13-dev17
-    python -m devtools.secret_probe generate dev13    # (re)write only dev13 (secret_probe_dev13); likewise dev14-dev17
+    python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds, dev13-dev18
+    python -m devtools.secret_probe generate dev13    # (re)write only dev13 (secret_probe_dev13); likewise dev14-dev18
     python -m devtools.secret_probe generate-shapes   # (re)write dev2 and holdout6 from secret_probe_shapes
-    python -m devtools.secret_probe leaks [dev|dev2|...|dev17|holdout|holdout6] [-v]
+    python -m devtools.secret_probe leaks [dev|dev2|...|dev18|holdout|holdout6] [-v]
     python -m devtools.secret_probe corpus [-v]       # redactions in the real corpora (false positives)
     python -m devtools.secret_probe decoys [-v]       # redactions in random-looking lines with no secret
 
@@ -78,6 +78,7 @@ from devtools import (
     secret_probe_dev15,
     secret_probe_dev16,
     secret_probe_dev17,
+    secret_probe_dev18,
     secret_probe_shapes,
 )
 from devtools.secret_probe_kinds import cases, decoys, split
@@ -92,7 +93,8 @@ _MARK = re.compile(r"\[REDACTED:(\w+)\]")
 def generate(only: str = "") -> None:
     FIXTURES.mkdir(parents=True, exist_ok=True)
     written = {"dev13": secret_probe_dev13.write, "dev14": secret_probe_dev14.write, "dev15": secret_probe_dev15.write,
-               "dev16": secret_probe_dev16.write, "dev17": secret_probe_dev17.write}
+               "dev16": secret_probe_dev16.write, "dev17": secret_probe_dev17.write,
+               "dev18": secret_probe_dev18.write}
     for name, write in written.items():
         if only in ("", name):
             print(f"{name}: {write(FIXTURES / f'{name}.jsonl')} cases")
