@@ -15,6 +15,7 @@ from functools import lru_cache
 from streams.assemble.merger import split_prefix
 from streams.assemble.secret_commands import command_secrets, takes_no_next_word
 from streams.assemble.secret_keys import (
+    FOREIGN_PASSWORD_KEYWORDS,
     generated_like,
     header_secret_span,
     is_placeholder,
@@ -80,8 +81,16 @@ def _body_before(text: str, i: int) -> int:
 _KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|creds|psk|cookie|session_?id|sessid|key"
                       r"|(?<![a-z])pat(?![a-z])|bindpw|rootpw|device_?code|code_?verifier|samlresponse"
                       # JSON loggers' quoted keys, too common as words elsewhere (secret_rules._QUOTED_KEY_NEEDLES)
-                      r"|(?<=[\"'])(?:sig|refresh|access|[th]?otp|mfa_?code)(?=\\?[\"'])")
+                      r"|(?<=[\"'])(?:sig|refresh|access|[th]?otp|mfa_?code)(?=\\?[\"'])"
+                      # the password's word in other languages (secret_keys.FOREIGN_PASSWORD_WORDS)
+                      + "|" + FOREIGN_PASSWORD_KEYWORDS)
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _key_char(c: str) -> bool:
+    """A character of a key name: ASCII letters, digits and ``_.-``, or a letter of another script (``contraseña``,
+    ``пароль``, ``密码``)."""
+    return c in _KEY_CHARS or (c > "\x7f" and c.isalnum())
 _ASSIGN = re.compile(r"""
     (?P<kq>\\{0,7}["'`]\]?|\]|\[[0-9]{1,4}\])?         # the quote closing a quoted key (environ['KEY'], `key`),
                                                       # escaped once or more (JSON in JSON in JSON, a repr of it);
@@ -358,9 +367,9 @@ def _block_scalar(text: str, ks: int, value_end: int) -> tuple[int, int] | None:
 def _key_around(text: str, ks: int, ke: int, strength_of: Callable[[str], str | None]) -> tuple[str, int, str | None]:
     """The key a keyword is part of (``DB_PASSWORD`` around ``PASS``, or a label of words), where it ends, and
     its strength."""
-    while ks and text[ks - 1] in _KEY_CHARS:
+    while ks and _key_char(text[ks - 1]):
         ks -= 1
-    while ke < len(text) and text[ke] in _KEY_CHARS:
+    while ke < len(text) and _key_char(text[ke]):
         ke += 1
     key = text[ks:ke].rstrip(".-")
     ke = ks + len(key)
