@@ -175,8 +175,8 @@ def _foreign_keys() -> list[Case]:
                 "annotations": {"kubectl.kubernetes.io/last-applied-configuration": last + "\n"},
                 "name": "db-creds", "ownerReferences": [{"kind": "SealedSecret", "name": "db-creds"}]},
                 "type": "Opaque"}, indent=4)),
-            ("secret_last_applied_yaml", "metadata:\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration:"
-                                         f" |\n      {last}\n  name: db-creds\n"),
+            ("secret_last_applied_yaml", "metadata:\n  annotations:\n    kubectl.kubernetes.io/"
+                                         f"last-applied-configuration: |\n      {last}\n  name: db-creds\n"),
         ]))
     tok = rand(40, URLSAFE)
     add(("external_secret_target_template", "an ExternalSecret whose target template holds a literal token "
@@ -281,6 +281,12 @@ def _shapes() -> list[Case]:
         ("databricks_cli_debug", f"> GET /api/2.0/clusters/list\n> * Authorization: Bearer {tok}\n< HTTP/2.0 200 OK"),
         ("databricks_bare", f"cluster auth resolved with {tok}-2"),
     ]))
+    return f
+
+
+def _cloud_shapes() -> list[Case]:
+    f: list[Case] = []
+    add = f.append
     sig = rand(43, B64) + "="
     add(("azure_sas_sig", "an Azure account SAS (" + AZURE_SAS + ")", sig, [
         ("sas_url", "azcopy copy 'https://acmeml.blob.core.windows.net/ckpt?sv=2022-11-02&ss=b&srt=sco&sp=rwdlac"
@@ -434,7 +440,7 @@ def _look_alikes() -> list[LookAlike]:
 
 def rows() -> list[dict[str, str]]:
     _draws.reset()
-    groups = (_secret_maps, _foreign_keys, _shapes)
+    groups = (_secret_maps, _foreign_keys, _shapes, _cloud_shapes)
     return case_rows(case for group in groups for case in group()) + keep_rows(_look_alikes())
 
 
