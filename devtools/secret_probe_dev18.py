@@ -343,12 +343,12 @@ def _cloud_shapes() -> list[Case]:
     key_pem = "-----BEGIN RSA PRIVATE KEY-----\n" + pem_body(8) + "\n-----END RSA PRIVATE KEY-----\n"
     kd = b64(key_pem)
     add(("kubeconfig_client_key_data", "a kubeconfig's client-key-data (" + KUBECONFIG + ")", kd, [
-        ("kubectl_config_view_raw", "users:\n- name: admin\n  user:\n    client-certificate-data: "
-                                    f"{b64('-----BEGIN CERTIFICATE-----')}\n    client-key-data: {kd}\n"),
+        ("kubectl_config_view_raw", f"users:\n- name: admin\n  user:\n    client-key-data: {kd}\n"),
         ("kubeconfig_json", j({"users": [{"name": "admin", "user": {"client-key-data": kd}}]})),
     ]))
     header = base64.urlsafe_b64encode(b'{"alg":"RS256","typ":"JWT","kid":"k1"}').decode().rstrip("=")
-    payload = rand(180, URLSAFE)
+    claims = {"iss": "https://login.internal.example", "aud": "train", "nonce": rand(180, URLSAFE)}
+    payload = base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=")
     sig = rand(342, URLSAFE)
     jwt = f"{header}.{payload}.{sig}"
     add(("jwt_split_lines", "a JWT (" + JWT + ") a console wrapped at a fixed width", payload, [
@@ -386,7 +386,7 @@ def _look_alikes() -> list[LookAlike]:
     sealed = "AgB" + rand(400, B64) + "=="
     pub = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + rand(43, B64) + " ci@acme"
     return [
-        ("secrets_names_list", "a job spec's secret names", "secrets:\n  - hf-token\n  - wandb-key",
+        ("secrets_names_list", "a job spec's secret names", "secrets:\n    - hf-token\n    - wandb-key",
          "job:\n  secrets:\n    - hf-token\n    - wandb-key\n"),
         ("auth_type", "an auth block's type", "type: oauth2", "auth:\n  type: oauth2\n  enabled: true\n"),
         ("auth_ttl", "an auth block's lifetime", "ttl: 3600", "auth:\n  type: basic\n  ttl: 3600\n"),
