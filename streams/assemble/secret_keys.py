@@ -305,11 +305,23 @@ def _nss_services(value: str, key: str) -> bool:
         w in NSS_SERVICES or (w.startswith("[") and w.endswith("]") and "=" in w) for w in words)
 
 
+# A key naming secrets in the plural counts them when its value is a small number ("loaded credentials: 3",
+# "secrets: 2"): a list of secrets is printed as its items, not as one number.
+PLURAL_SECRET_WORDS = frozenset({"secrets", "credentials", "creds", "passwords", "tokens", "keys", "apikeys"})
+COUNT_MAX_DIGITS = 4
+
+
+def _count(value: str, key: str) -> bool:
+    v = value.strip()
+    return len(v) <= COUNT_MAX_DIGITS and v.isdigit() and key_words(key)[-1:] != [] and key_words(
+        key)[-1] in PLURAL_SECRET_WORDS
+
+
 def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
     """Is ``value``, held under a key of this strength, a secret?"""
     if strength is None or is_placeholder(value, key) or _PUBLISHABLE.fullmatch(value.strip()):
         return False
-    if _nss_services(value, key):
+    if _nss_services(value, key) or _count(value, key):
         return False
     if strength == "weak":
         # A key that ends in pass or pwd holds a password, which may hold any punctuation (smtp_pass='x%y',
@@ -481,6 +493,18 @@ def _heading_value(value: str) -> bool:
     and digits (a generated password may hold any punctuation), not a placeholder, a path or a URL."""
     return (len(value) >= 8 and not is_placeholder(value) and "://" not in value
             and any(c.isalpha() for c in value) and any(c.isdigit() for c in value))
+
+
+# A vendor's token shape filled with one character (hf_xxxx..., ghp_0000...) is a README's placeholder, and AWS's
+# documentation writes its example keys to end in EXAMPLE (AKIAIOSFODNN7EXAMPLE, wJalrXUtnFEMI/K7MDENG/bPxRfiCY
+# EXAMPLEKEY: https://docs.aws.amazon.com/IAM/latest/UserGuide/security-creds.html); gitleaks' rules allow the same.
+_FILLED = re.compile(r"(.)\1{11}\Z")
+_DOCUMENTED_EXAMPLE = re.compile(r"EXAMPLE(?:KEY)?\Z")
+
+
+def placeholder_token(value: str) -> bool:
+    """A token of a vendor's shape that stands for one: its last twelve characters one repeated, or AWS's example."""
+    return _FILLED.search(value) is not None or _DOCUMENTED_EXAMPLE.search(value) is not None
 
 
 CHECKS: dict[str, Callable[[str], bool]] = {"heading_value": _heading_value,

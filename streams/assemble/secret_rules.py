@@ -84,6 +84,12 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                needles=_KW_NEEDLES,
                finder="assignment",
                source="detect-secrets KeywordDetector; gitleaks generic-api-key; env dumps, CLI flags, headers"),
+    SecretRule("secret_map", ("secrets", "credentials", "creds", "passwords", "auth", "tokens", "apikeys",
+                              "api_keys", "api-keys"), finder="secret_map",
+               gate=r"(secrets|credentials|creds|passwords|auth|tokens|api[_\-]?keys)[\"']?[ \t]*"
+                    r"(:[ \t]*(\{|\r?\n)|\])",
+               source="detect-secrets KeywordDetector over a map of secrets: the values under a key that names "
+                      "secrets (yaml.dump, pprint, json.dumps(indent=...), a TOML table)"),
     SecretRule("name_value_pair", _KW_NEEDLES, finder="name_value_pair",
                gate=rf"[(\[][ \t]*\"?b?[\"'][A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']\"?[ \t]*,[ \t]*\"?b?[\"']"
                     rf"|\{{[ \t]*[A-Za-z0-9_@]*{_KW}[A-Za-z0-9_@]*,[ \t]*(<<)?\""
