@@ -53,7 +53,11 @@ hashes, token counts, token_type, expires_in, key names and masks as look-alikes
 (:mod:`devtools.secret_probe_dev17`: credentials inside structured records and dumps ML tooling prints: JSON values
 under keys in every notation, JSON escaped in JSON, dict, Namespace, dataclass, OmegaConf and pydantic reprs, YAML,
 TOML and INI dumps, env dumps and pods' name/value env lists, logfmt, URLs, HTTP debug dumps and connection strings;
-with token counts, tokenizer paths, key names, masks, hashes, commit SHAs and ids as look-alikes) have such rows.
+with token counts, tokenizer paths, key names, masks, hashes, commit SHAs and ids as look-alikes) and ``dev18``
+(:mod:`devtools.secret_probe_dev18`: maps of secrets under a secret-named parent key, password keys in other
+languages, SealedSecret and ExternalSecret output, and the newest vendors' credential shapes in debug dumps, env
+listings, config prints, traceback locals, curl -v transcripts and CLI output; with counts, masks, placeholders,
+ciphertext, public keys, hashes and ids as look-alikes) have such rows.
 
 The holdout fixture holds a random third of the kinds; score it only once the rules are done. ``dev2`` and
 ``holdout6`` are the third round (:mod:`devtools.secret_probe_shapes`: shapes taken from the programs that print

@@ -110,10 +110,18 @@ _LEADS_SECRET_TABLES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     # vault kv get: the secret's entries under "====== Data ======" as a Key/Value table, whatever the keys are named.
     (re.compile(r"^=+ Data =+[ \t]*\r?$"),
      re.compile(r"(?:Key[ \t]+Value|-{3}[ \t]+-{5}|[^\s=][^\s]*[ \t]{2,}(?P<v>\S[^\r\n]*?))[ \t]*\r?")),
+    # A TOML table that names secrets ([secrets], [tool.x.credentials]: https://toml.io/en/v1.0.0#table), as
+    # secret_finders.secret_map reads it in one event: under a key of one word that names no user, host or path,
+    # a value of letters and digits; any other key = value line is a row without one.
+    (re.compile(r"^[ \t]*\[(?:[A-Za-z0-9_\-]+\.)*(?:secrets|credentials|creds|passwords|tokens|api_?keys)\][ \t]*\r?$"),
+     re.compile(r"[ \t]*(?:(?!(?:user|username|login|email|host|url|endpoint|region|project|type|path|name|id|port)"
+                r"[ \t=])(?:[a-z]+|[A-Z]+)[ \t]*=[ \t]*(?P<q>[\"']?)(?P<v>(?=[^\s\"']*[0-9])(?=[^\s\"']*[A-Za-z])"
+                r"[^\s\"']{8,512})(?P=q)|[A-Za-z_][\w.\-]*[ \t]*=[^\r\n]*)[ \t]*\r?")),
 )
 _LEAD_LINE_PATTERNS = {p.pattern: p for p in (*(line for _a, _n, line in _LEADS_SECRET_LINES),
                                                 *(row for _h, row in _LEADS_SECRET_TABLES))}
 _LEAD_NEEDLES = ("UGFzc3dvcmQ6", "Private-Lines:", "NKEY SEED", "to proceed to installation", " Data =",
+                 "secrets]", "credentials]", "creds]", "passwords]", "tokens]", "keys]",
                  *SECRET_PRINTING_NEEDLES)
 _XTRACE_LINE = re.compile(r"\++[ \t]")
 # Column headings that name a secret, as a table's heading line holds them (after two spaces or a tab).

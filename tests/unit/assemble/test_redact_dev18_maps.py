@@ -160,3 +160,14 @@ def test_a_vendor_shaped_placeholder_stays(redact: Redactor, line: str) -> None:
 def test_a_vendor_token_that_merely_holds_a_repeated_run_is_still_one(redact: Redactor) -> None:
     token = "hf_aaaaaaaaaaaa" + "Q7zK2mX9pL4vB8nR3tY6wE1"
     assert token not in redact(f"token {token}") and "AKIAQ3EGRXK2LLD5WZ4T" not in redact("key AKIAQ3EGRXK2LLD5WZ4T")
+
+
+def test_a_toml_secrets_table_left_as_events_of_their_own_is_read_row_by_row(tmp_path: Path) -> None:
+    """A TOML ``[secrets]`` table whose lines the merger left as events of their own: each row's value of letters
+    and digits under a one-word key; a user, a plain word and the lines after the table stay."""
+    text = ('[secrets]\nprimary = "Xk9pQ2mN4vL8wR7t"\nuser = "svc2024ml"\nowner = "ml-platform"\n'
+            'backup = \'' + PASSWORD + '\'\n[server]\nport = 8080\nbuild = "abc12345def"\n')
+    out = _messages(tmp_path, text)
+    assert "Xk9pQ2mN4vL8wR7t" not in out and PASSWORD not in out
+    for plain in ('user = "svc2024ml"', 'owner = "ml-platform"', "[server]", "port = 8080", 'build = "abc12345def"'):
+        assert plain in out
