@@ -1015,7 +1015,7 @@ def secret_map(text: str) -> Spans:
             if not _map_parent(m.group("k")):
                 continue
             close = text.find("}", m.end(), m.end() + MAP_BRACE_MAX)
-            if close < 0 or "{" in text[m.end():close]:
+            if close < 0 or text.find("{", m.end(), close) >= 0:
                 continue  # no end in sight, or a map of maps
             for pair in _MAP_BRACE_PAIR.finditer(text, m.end(), close):
                 group = "dv" if pair.group("dv") is not None else "sv"
