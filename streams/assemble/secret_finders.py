@@ -937,6 +937,7 @@ MAP_PLAIN_CHILDREN = frozenset({
     "tenant", "scope", "scopes", "method", "mode", "enabled", "ttl", "expiry", "expires", "timeout", "version",
     "owner", "source", "backend", "store", "namespace", "database", "driver", "schema", "issuer", "audience",
     "scheme", "algorithm", "algo", "hash", "cipher", "format", "encoding", "level", "strategy", "policy", "realm",
+    "client", "app", "role", "group", "org", "team", "service", "image", "model", "bucket", "container",
 })
 MAP_LINES = 64  # a map of secrets is short; a longer one is read no further
 _MAP_YAML_PARENT = re.compile(r"^(?P<ind>[ \t]*)(?:-[ \t]+)?[\"']?(?P<k>[A-Za-z_][\w.\-]{0,100})[\"']?"

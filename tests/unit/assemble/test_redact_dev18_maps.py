@@ -77,6 +77,8 @@ def test_a_value_under_a_key_that_names_secrets_is_one_whatever_its_own_key(reda
     "auth:\n  issuer: https://login.internal/realms/ml2\n  audience: train-api\n",
     "{'auth': {'type': 'oauth2', 'scopes': 'read write'}}",
     "tokens:\n  max: 4096\n  pad: <pad>\n",
+    "auth:\n  provider: github\n  client: ml-bot-2024\n",
+    "credentials:\n  service: svc-train-01\n  image: acme/train:2.3.1\n",
 ])
 def test_a_map_of_secrets_plain_values_stay(redact: Redactor, text: str) -> None:
     assert redact(text) == text
