@@ -432,6 +432,10 @@ _add("raw_headers", rand(40), "rawHeaders: [ 'Host', 'api.acme.io', 'X-Api-Key',
 _add("base64_secret_text", base64.b64encode(("apiVersion: v1\nkind: Config\nusers:\n- name: ci\n  user:\n    token: "
                                              + rand(48) + "\n").encode()).decode(), "KUBE_CONFIG_DATA={s}")
 
+# a map of secrets: the values under a key that names secrets, whatever their own key (secret_finders.secret_map)
+_add("secret_map", "Pw" + rand(14), "job:\n  secrets:\n    db: {s}\n    region: us-east-1\n",
+     "{'credentials': {'primary': '{s}',\n                 'user': 'etl'}}")
+
 # Training and operations lines that look like secrets to a careless rule and must stay as they are.
 NOT_SECRETS: list[str] = [
     "      api_key: os.environ/AZURE_API_KEY", "  api_key: ${oc.env:WANDB_API_KEY}",

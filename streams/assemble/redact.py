@@ -51,6 +51,7 @@ from streams.assemble.secret_keys import (
     RECORD_VALUE_FIELDS,
     is_secret_value,
     key_strength,
+    placeholder_token,
     record_secret,
     unquoted,
 )
@@ -109,10 +110,18 @@ _LEADS_SECRET_TABLES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     # vault kv get: the secret's entries under "====== Data ======" as a Key/Value table, whatever the keys are named.
     (re.compile(r"^=+ Data =+[ \t]*\r?$"),
      re.compile(r"(?:Key[ \t]+Value|-{3}[ \t]+-{5}|[^\s=][^\s]*[ \t]{2,}(?P<v>\S[^\r\n]*?))[ \t]*\r?")),
+    # A TOML table that names secrets ([secrets], [tool.x.credentials]: https://toml.io/en/v1.0.0#table), as
+    # secret_finders.secret_map reads it in one event: under a key of one word that names no user, host or path,
+    # a value of letters and digits; any other key = value line is a row without one.
+    (re.compile(r"^[ \t]*\[(?:[A-Za-z0-9_\-]+\.)*(?:secrets|credentials|creds|passwords|tokens|api_?keys)\][ \t]*\r?$"),
+     re.compile(r"[ \t]*(?:(?!(?:user|username|login|email|host|url|endpoint|region|project|type|path|name|id|port)"
+                r"[ \t=])(?:[a-z]+|[A-Z]+)[ \t]*=[ \t]*(?P<q>[\"']?)(?P<v>(?=[^\s\"']*[0-9])(?=[^\s\"']*[A-Za-z])"
+                r"[^\s\"']{8,512})(?P=q)|[A-Za-z_][\w.\-]*[ \t]*=[^\r\n]*)[ \t]*\r?")),
 )
 _LEAD_LINE_PATTERNS = {p.pattern: p for p in (*(line for _a, _n, line in _LEADS_SECRET_LINES),
                                                 *(row for _h, row in _LEADS_SECRET_TABLES))}
 _LEAD_NEEDLES = ("UGFzc3dvcmQ6", "Private-Lines:", "NKEY SEED", "to proceed to installation", " Data =",
+                 "secrets]", "credentials]", "creds]", "passwords]", "tokens]", "keys]",
                  *SECRET_PRINTING_NEEDLES)
 _XTRACE_LINE = re.compile(r"\++[ \t]")
 # Column headings that name a secret, as a table's heading line holds them (after two spaces or a tab).
@@ -311,7 +320,8 @@ class Redactor:
         self._last: str | None = None  # the last text returned redacted: not looked at twice
         self._pem_open: dict[tuple[Any, ...], bool] = {}  # sources inside a private key split across events
         self._jwt_open: dict[tuple[Any, ...], tuple[str, int]] = {}  # sources whose last line ends in a cut JWT
-        self._jwt_texts: dict[str, str] = {}  # redacted texts that held a JWT's start: what they were before
+        # redacted texts that held a JWT's or a PEM block's start: what they were before
+        self._jwt_texts: dict[str, str] = {}
         self._manifest_open: dict[tuple[Any, ...], int] = {}  # sources inside a Secret manifest: events left
         self._manifest_head: dict[tuple[Any, ...], bool] = {}  # sources whose last event began a manifest
         self._reply_name: dict[tuple[Any, ...], tuple[int, str]] = {}  # sources whose last event named a secret
@@ -403,7 +413,7 @@ class Redactor:
             out = []
             for m in rx.finditer(text):
                 a, b = m.span(group)
-                if a < b and (check is None or check(text[a:b])):
+                if a < b and (check is None or check(text[a:b])) and not placeholder_token(text[a:b]):
                     out.append((a, b, kind))
             return out
 
@@ -467,7 +477,9 @@ class Redactor:
         parts.append(text[pos:])
         out = "".join(parts)
         self._last = out
-        if "eyJ" in text:  # the message's builder redacts it before output() looks for a JWT cut at its end
+        # the message's builder redacts it before output() looks for a JWT cut at its end, or a private key's
+        # block opened and left for the next events
+        if "eyJ" in text or "PRIVATE KEY" in text:
             if len(self._jwt_texts) >= JWT_TEXTS:
                 self._jwt_texts.clear()
             self._jwt_texts[out] = text
@@ -607,8 +619,8 @@ class Redactor:
         msg = value.get("message")
         if msg and raw and (self._jwt_open or "eyJ" in raw):
             value["message"] = msg = self._wrapped_jwt(key, raw, msg)
-        if msg and (self._pem_open or "PRIVATE KEY" in msg):
-            value["message"] = msg = self._pem_lines(key, msg)
+        if msg and (self._pem_open or "PRIVATE KEY" in msg or (raw and "PRIVATE KEY" in raw)):
+            value["message"] = msg = self._pem_lines(key, msg, raw or msg)
         if msg and (self._manifest_open or self._manifest_head or "Secret" in msg or msg.startswith("apiVersion:")):
             value["message"] = self._secret_manifest(key, msg)
         if msg and (self._reply_name or (") \"" in msg and msg.lstrip()[:1].isdigit())):
@@ -645,10 +657,12 @@ class Redactor:
             self._jwt_open[key] = state
         return "\n".join(msg_lines) if changed else msg
 
-    def _pem_lines(self, key: tuple[Any, ...], msg: str) -> str:
+    def _pem_lines(self, key: tuple[Any, ...], msg: str, raw: str) -> str:
         """A private key whose lines a source's merger left as events of their own: after an event that opens
         a block and does not close it, the source's base64 lines are redacted whole until its END line
-        (also redacted by the ``pem`` finder) or the first line that is not base64 or a PEM header."""
+        (also redacted by the ``pem`` finder) or the first line that is not base64 or a PEM header. The block's
+        opening is read in the event as it came (``raw``): an env dump's ``SSH_PRIVATE_KEY=-----BEGIN ...`` line
+        has had its value redacted, BEGIN line and all, by then."""
         if key in self._pem_open:
             stripped = _REDACTED_MARK.sub("", msg).strip()
             if _PEM_BODY_LINE.fullmatch(stripped) and not PEM_END.search(msg):
@@ -659,8 +673,8 @@ class Redactor:
                 return msg[:msg.rindex(prefixed.group(1))] + "[REDACTED:private_key]"
             if PEM_END.search(msg) or not (_PEM_HEADER.fullmatch(stripped) or not stripped):
                 self._pem_open.pop(key)
-        begins = list(PEM_BEGIN.finditer(msg))
-        if begins and not PEM_END.search(msg, begins[-1].end()):
+        begins = list(PEM_BEGIN.finditer(raw))
+        if begins and not PEM_END.search(raw, begins[-1].end()):
             if len(self._pem_open) >= MEMO_ENTRIES:
                 self._pem_open.clear()
             self._pem_open[key] = True
@@ -866,7 +880,10 @@ def _jwt_line(state: tuple[str, int] | None, line: str) -> tuple[tuple[str, int]
         return None, None
     # its claims begun, it is no JWT rule's whole token: the head is redacted here
     begun = len(parts) > 1 and parts[1].startswith("eyJ")
-    return (cut.group(), len(text)), line[:cut.start()] + "[REDACTED:jwt]" + line[cut.end():] if begun else None
+    # The width the next lines fill: the line's, or the token's where the token was folded on its own and its label
+    # put before it (fold -w 76 of the token, then "id_token: " and the first piece on one line).
+    width = min(len(text), max(JWT_WRAP_MIN, len(cut.group())))
+    return (cut.group(), width), line[:cut.start()] + "[REDACTED:jwt]" + line[cut.end():] if begun else None
 
 
 def _jwt_prefix(text: str) -> bool:

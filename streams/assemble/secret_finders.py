@@ -15,11 +15,13 @@ from functools import lru_cache
 from streams.assemble.merger import split_prefix
 from streams.assemble.secret_commands import command_secrets, takes_no_next_word
 from streams.assemble.secret_keys import (
+    FOREIGN_PASSWORD_KEYWORDS,
     generated_like,
     header_secret_span,
     is_placeholder,
     is_secret_value,
     key_strength,
+    key_words,
     record_secret,
     unquoted,
 )
@@ -80,8 +82,16 @@ def _body_before(text: str, i: int) -> int:
 _KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|creds|psk|cookie|session_?id|sessid|key"
                       r"|(?<![a-z])pat(?![a-z])|bindpw|rootpw|device_?code|code_?verifier|samlresponse"
                       # JSON loggers' quoted keys, too common as words elsewhere (secret_rules._QUOTED_KEY_NEEDLES)
-                      r"|(?<=[\"'])(?:sig|refresh|access|[th]?otp|mfa_?code)(?=\\?[\"'])")
+                      r"|(?<=[\"'])(?:sig|refresh|access|[th]?otp|mfa_?code)(?=\\?[\"'])"
+                      # the password's word in other languages (secret_keys.FOREIGN_PASSWORD_WORDS)
+                      + "|" + FOREIGN_PASSWORD_KEYWORDS)
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _key_char(c: str) -> bool:
+    """A character of a key name: ASCII letters, digits and ``_.-``, or a letter of another script (``contraseña``,
+    ``пароль``, ``密码``)."""
+    return c in _KEY_CHARS or (c > "\x7f" and c.isalnum())
 _ASSIGN = re.compile(r"""
     (?P<kq>\\{0,7}["'`]\]?|\]|\[[0-9]{1,4}\])?         # the quote closing a quoted key (environ['KEY'], `key`),
                                                       # escaped once or more (JSON in JSON in JSON, a repr of it);
@@ -255,6 +265,12 @@ INLINE_LOOK = 4096  # characters looked back for the object's opening brace
 
 
 def _inline_key(text: str, ks: int, strength_of: Callable[[str], str | None]) -> str | None:
+    parent = _held_under(text, ks)
+    return strength_of(parent + ".key") if parent is not None else None
+
+
+def _held_under(text: str, ks: int) -> str | None:
+    """The key the JSON object or dict around ``ks`` is held under (``"wandb": {... here``), if any."""
     depth = 0
     i = ks - 1
     stop = max(0, ks - INLINE_LOOK)
@@ -266,7 +282,7 @@ def _inline_key(text: str, ks: int, strength_of: Callable[[str], str | None]) ->
         elif c == "{":
             if not depth:
                 m = _HELD_UNDER.search(text, max(0, i - 128), i)
-                return strength_of(m.group(2) + ".key") if m is not None else None
+                return m.group(2) if m is not None else None
             depth -= 1
     return None
 
@@ -358,9 +374,9 @@ def _block_scalar(text: str, ks: int, value_end: int) -> tuple[int, int] | None:
 def _key_around(text: str, ks: int, ke: int, strength_of: Callable[[str], str | None]) -> tuple[str, int, str | None]:
     """The key a keyword is part of (``DB_PASSWORD`` around ``PASS``, or a label of words), where it ends, and
     its strength."""
-    while ks and text[ks - 1] in _KEY_CHARS:
+    while ks and _key_char(text[ks - 1]):
         ks -= 1
-    while ke < len(text) and text[ke] in _KEY_CHARS:
+    while ke < len(text) and _key_char(text[ke]):
         ke += 1
     key = text[ks:ke].rstrip(".-")
     ke = ks + len(key)
@@ -452,7 +468,10 @@ def _value_span(text: str, m: re.Match[str], strength: str, ks: int, stop: _Next
 
 
 def _sealed(text: str, ks: int) -> bool:
-    """The key starts an indented YAML line under a parent of :data:`CIPHERTEXT_PARENTS`."""
+    """The key starts an indented YAML line under a parent of :data:`CIPHERTEXT_PARENTS`, or is a quoted key of
+    the JSON object or dict held under one (kubectl get sealedsecret -o json, the last-applied annotation)."""
+    if ks and text[ks - 1] in "\"'" and "{" in text[max(0, ks - INLINE_LOOK):ks]:
+        return _held_under(text, ks) in CIPHERTEXT_PARENTS
     line_start = text.rfind("\n", max(0, ks - LINE_HEAD), ks) + 1
     indent = ks - line_start
     if not indent or text[line_start:ks].strip(" \t"):
@@ -903,7 +922,111 @@ def b64_text(text: str) -> Spans:
     return spans
 
 
-FINDERS: dict[str, Callable[[str], Spans]] = {"folded_jwt": folded_jwt, "column_table": column_table,
+# -- a map of secrets ---------------------------------------------------------------------------------------
+# A map whose key names secrets (``secrets:``, ``credentials:``, ``passwords:``, ``auth:``) holds one under each of
+# its keys, whatever the key says (``hf:``, ``db:``, ``primary:``): a job spec's or a Helm chart's secrets as yaml.dump
+# prints them, a config's dict as pprint or json.dumps(indent=...) spreads it over lines, a TOML [secrets] table
+# (https://pyyaml.org/wiki/PyYAMLDocumentation, https://github.com/python/cpython/blob/main/Lib/pprint.py,
+# https://toml.io/en/v1.0.0#table). The value must still look like a password or a token (a word of letters and
+# digits, or machine-made), so that ``auth: {type: oauth2, ttl: 3600}`` stays, and a key that says what else its
+# value is (a user, a host, a path, a hash's scheme) is not read.
+MAP_PARENT_WORDS = frozenset({"secrets", "credentials", "creds", "passwords", "auth", "tokens", "apikeys"})
+MAP_PLAIN_CHILDREN = frozenset({
+    "user", "username", "login", "email", "mail", "host", "hostname", "url", "uri", "endpoint", "server", "region",
+    "zone", "project", "type", "kind", "provider", "mount", "path", "file", "dir", "name", "id", "port", "account",
+    "tenant", "scope", "scopes", "method", "mode", "enabled", "ttl", "expiry", "expires", "timeout", "version",
+    "owner", "source", "backend", "store", "namespace", "database", "driver", "schema", "issuer", "audience",
+    "scheme", "algorithm", "algo", "hash", "cipher", "format", "encoding", "level", "strategy", "policy", "realm",
+    "client", "app", "role", "group", "org", "team", "service", "image", "model", "bucket", "container",
+})
+MAP_LINES = 64  # a map of secrets is short; a longer one is read no further
+_MAP_YAML_PARENT = re.compile(r"^(?P<ind>[ \t]*)(?:-[ \t]+)?[\"']?(?P<k>[A-Za-z_][\w.\-]{0,100})[\"']?"
+                              r"[ \t]*:[ \t]*\r?$", re.MULTILINE)
+_MAP_YAML_CHILD = re.compile(r"(?P<ind>[ \t]+)[\"']?(?P<k>[A-Za-z_][\w.\-]{0,100})[\"']?[ \t]*:[ \t]+"
+                             r"""(?:(?P<q>["'])(?P<qv>[^"'\r\n]{1,512})(?P=q)|(?P<bv>[^\s"'#{\[][^\s#]{0,511}))"""
+                             r"[ \t]*\r?$")
+_MAP_TOML_PARENT = re.compile(r"^[ \t]*\[(?P<k>[A-Za-z_][\w.\-]{0,100})\][ \t]*\r?$", re.MULTILINE)
+_MAP_TOML_CHILD = re.compile(r"""[ \t]*(?P<k>[A-Za-z_][\w.\-]{0,100})[ \t]*=[ \t]*"""
+                             r"""(?:(?P<q>["'])(?P<qv>[^"'\r\n]{1,512})(?P=q)|(?P<bv>[^\s"'#{\[][^\s#]{0,511}))"""
+                             r"[ \t]*\r?$")
+_MAP_BRACE_PARENT = re.compile(r"""(?P<kq>["'])(?P<k>[A-Za-z_][\w.\-]{0,100})(?P=kq)[ \t]*:[ \t]*\{""")
+_MAP_BRACE_PAIR = re.compile(r"""(?P<kq>["'])(?P<k>[A-Za-z_][\w.\-]{0,100})(?P=kq)[ \t]*:[ \t]*"""
+                             r"""(?:"(?P<dv>(?:\\.|[^"\\\r\n]){1,512})"|'(?P<sv>(?:\\.|[^'\\\r\n]){1,512})')""")
+MAP_BRACE_MAX = 4096  # characters of a map's braces read
+
+
+def _map_parent(key: str) -> bool:
+    words = key_words(key.rpartition(".")[2])
+    return bool(words) and (words[-1] in MAP_PARENT_WORDS or "".join(words[-2:]) in MAP_PARENT_WORDS)
+
+
+def _map_secret(key: str, value: str) -> bool:
+    """A value held under ``key`` in a map of secrets: a password-like word or a machine-made token. Only under a
+    key of one word (what the secret opens: ``hf``, ``db``, ``prod``); a key of more words says what its value is
+    (``password_hash_scheme``, and a secret's own name is judged by the key rules)."""
+    words = key_words(key)
+    if len(words) != 1 or words[-1] in MAP_PLAIN_CHILDREN or is_placeholder(value) or any(c.isspace() for c in value):
+        return False
+    if value[0] in "/~" or "://" in value:
+        return False  # a path or a URL (a URL's password is found by the URL rules)
+    return generated_like(value) or (len(value) >= 8 and any(c.isalpha() for c in value)
+                                     and any(c.isdigit() for c in value))
+
+
+def _map_lines(text: str, pos: int, parent_indent: int, child: re.Pattern[str], toml: bool) -> Spans:
+    spans: Spans = []
+    indent = -1
+    for _ in range(MAP_LINES):
+        if pos >= len(text):
+            break
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        line = text[pos:end]
+        if not line.strip():
+            pos = end + 1
+            continue
+        depth = len(line) - len(line.lstrip(" \t"))
+        if toml and line.lstrip().startswith("["):
+            break
+        if not toml and depth <= parent_indent:
+            break
+        m = child.match(text, pos, end)
+        if indent < 0:
+            indent = depth
+        if m is not None and depth == indent:
+            group = "qv" if m.group("qv") is not None else "bv"
+            if _map_secret(m.group("k"), m.group(group)):
+                spans.append(m.span(group))
+        pos = end + 1
+    return spans
+
+
+def secret_map(text: str) -> Spans:
+    """The values of maps whose key names secrets, over lines or in braces (see :data:`MAP_PARENT_WORDS`)."""
+    spans: Spans = []
+    for m in _MAP_YAML_PARENT.finditer(text):
+        if _map_parent(m.group("k")):
+            spans.extend(_map_lines(text, m.end() + 1, len(m.group("ind")), _MAP_YAML_CHILD, False))
+    if "[" in text:
+        for m in _MAP_TOML_PARENT.finditer(text):
+            if _map_parent(m.group("k")):
+                spans.extend(_map_lines(text, m.end() + 1, -1, _MAP_TOML_CHILD, True))
+    if "{" in text:
+        for m in _MAP_BRACE_PARENT.finditer(text):
+            if not _map_parent(m.group("k")):
+                continue
+            close = text.find("}", m.end(), m.end() + MAP_BRACE_MAX)
+            if close < 0 or text.find("{", m.end(), close) >= 0:
+                continue  # no end in sight, or a map of maps
+            for pair in _MAP_BRACE_PAIR.finditer(text, m.end(), close):
+                group = "dv" if pair.group("dv") is not None else "sv"
+                if _map_secret(pair.group("k"), pair.group(group)):
+                    spans.append(pair.span(group))
+    return spans
+
+
+FINDERS: dict[str, Callable[[str], Spans]] = {"secret_map": secret_map,
+                                               "folded_jwt": folded_jwt, "column_table": column_table,
                                                "table_row": table_row,
                                                "pem": pem, "assignment": assignment, "name_value": name_value,
                                                "k8s_secret": k8s_secret, "keyed_value": keyed_value,

@@ -59,6 +59,20 @@ STRONG_ENDINGS = frozenset({
     # openconnect's --passwd-on-stdin reads it; Cisco's anyconnect profile calls it so)
     "passcode",
 })
+# The password's word in the languages configs, forms and locale files are written in, matched as a whole word of
+# the key (``db_senha``, ``Kennwort``), never as the end of a longer one (``enclave`` is no ``clave``): Dutch,
+# Portuguese, Spanish (with and without its tilde), Turkish and Romanian, Polish (with and without its stroke),
+# Russian, Chinese (and its pinyin), Japanese, German, Czech, Slovak, Swedish, Norwegian and Danish, Finnish,
+# Hungarian, Estonian, Croatian and Serbian, Korean.
+FOREIGN_PASSWORD_WORDS = frozenset({
+    "wachtwoord", "senha", "contraseña", "contrasena", "parola", "hasło", "haslo", "пароль", "密码", "mima",
+    "パスワード", "kennwort", "clave", "heslo", "lösenord", "losenord", "passord", "adgangskode", "salasana",
+    "jelszó", "jelszo", "parool", "lozinka", "비밀번호", "şifre", "sifre",
+})
+# The same words as a regex's alternatives, in lower, capitalised and upper case (Hyperscan folds the case of ASCII
+# letters only), longest first.
+FOREIGN_PASSWORD_KEYWORDS = "|".join(sorted({v for w in FOREIGN_PASSWORD_WORDS for v in (w, w.capitalize(), w.upper())},
+                                            key=lambda v: (-len(v), v)))
 # Keys that end in a secret's word but name where the secret is kept: Helm charts' existingSecret (Bitnami's
 # convention) names a Kubernetes Secret object whose keys hold the values.
 REFERENCE_ENDINGS = frozenset({"existingsecret"})
@@ -123,7 +137,8 @@ QUALIFIER_SUFFIXES = frozenset({"v", "new", "old", "current", "curr", "next", "p
 # A label written as a sentence ("Your new secret key is: X", google-authenticator): the verb ends it.
 COPULAS = frozenset({"is", "was"})
 
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# (a letter that is no ASCII capital continues a word: contraseña, hasło, пароль, 密码 are one word each)
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[^\W\d_A-Z]+|[0-9]+")
 # Values that stand for a secret without being one: unset, masked, a reference to be filled in.
 _PLACEHOLDER = re.compile(
     r"(?i)(?:|none|null|nil|true|false|undefined|n/?a|-|[*•#]+|x{3,}|\.{3,}|\[redacted.*|<[^<>]*>|\$\{[^}]*\}|(?-i:\$[A-Z_][A-Z0-9_]*)|\$\(.*\)"
@@ -174,7 +189,7 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
                  or (last == "key" and len(words) > 1 and words[-2] not in NOT_SECRET_KEY_QUALIFIERS))
     # The last two: one word that is a compound without humps or separators ("mypassword", "hftoken").
     for strength, found in (("header", endings & HEADER_ENDINGS), ("code", endings & CODE_ENDINGS),
-                            ("strong", endings & strong),
+                            ("strong", endings & strong), ("strong", endings & FOREIGN_PASSWORD_WORDS),
                             ("weak", endings & WEAK_ENDINGS), ("strong", any(last.endswith(w) for w in strong)),
                             ("weak", any(last.endswith(w) for w in COMPOUND_WEAK_ENDINGS)),
                             ("generated", generated)):
@@ -290,11 +305,23 @@ def _nss_services(value: str, key: str) -> bool:
         w in NSS_SERVICES or (w.startswith("[") and w.endswith("]") and "=" in w) for w in words)
 
 
+# A key naming secrets in the plural counts them when its value is a small number ("loaded credentials: 3",
+# "secrets: 2"): a list of secrets is printed as its items, not as one number.
+PLURAL_SECRET_WORDS = frozenset({"secrets", "credentials", "creds", "passwords", "tokens", "keys", "apikeys"})
+COUNT_MAX_DIGITS = 4
+
+
+def _count(value: str, key: str) -> bool:
+    v = value.strip()
+    return len(v) <= COUNT_MAX_DIGITS and v.isdigit() and key_words(key)[-1:] != [] and key_words(
+        key)[-1] in PLURAL_SECRET_WORDS
+
+
 def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
     """Is ``value``, held under a key of this strength, a secret?"""
     if strength is None or is_placeholder(value, key) or _PUBLISHABLE.fullmatch(value.strip()):
         return False
-    if _nss_services(value, key):
+    if _nss_services(value, key) or _count(value, key):
         return False
     if strength == "weak":
         # A key that ends in pass or pwd holds a password, which may hold any punctuation (smtp_pass='x%y',
@@ -466,6 +493,18 @@ def _heading_value(value: str) -> bool:
     and digits (a generated password may hold any punctuation), not a placeholder, a path or a URL."""
     return (len(value) >= 8 and not is_placeholder(value) and "://" not in value
             and any(c.isalpha() for c in value) and any(c.isdigit() for c in value))
+
+
+# A vendor's token shape filled with one character (hf_xxxx..., ghp_0000...) is a README's placeholder, and AWS's
+# documentation writes its example keys to end in EXAMPLE (AKIAIOSFODNN7EXAMPLE, wJalrXUtnFEMI/K7MDENG/bPxRfiCY
+# EXAMPLEKEY: https://docs.aws.amazon.com/IAM/latest/UserGuide/security-creds.html); gitleaks' rules allow the same.
+_FILLED = re.compile(r"(.)\1{11}\Z")
+_DOCUMENTED_EXAMPLE = re.compile(r"EXAMPLE(?:KEY)?\Z")
+
+
+def placeholder_token(value: str) -> bool:
+    """A token of a vendor's shape that stands for one: its last twelve characters one repeated, or AWS's example."""
+    return _FILLED.search(value) is not None or _DOCUMENTED_EXAMPLE.search(value) is not None
 
 
 CHECKS: dict[str, Callable[[str], bool]] = {"heading_value": _heading_value,

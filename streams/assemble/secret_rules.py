@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from streams.assemble.secret_commands import PROGRAMS
 from streams.assemble.secret_finders import B64_WORD_NEEDLES
+from streams.assemble.secret_keys import FOREIGN_PASSWORD_KEYWORDS, FOREIGN_PASSWORD_WORDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,9 @@ class SecretRule:
 _T = r"[A-Za-z0-9_\-]"
 # A secret-naming word inside a key, then a separator (= : := =>), or a --flag followed by a value.
 _KW = (r"(pass|pwd|secret|token|auth|credential|creds|psk|cookie|sessionid|session_id|sessid|key|[_.\-]pat|bindpw"
-       r"|rootpw|device_?code|code_?verifier|samlresponse|[\"'](?:sig|refresh|access|[th]?otp|mfa_?code))")
+       r"|rootpw|device_?code|code_?verifier|samlresponse|[\"'](?:sig|refresh|access|[th]?otp|mfa_?code)"
+       # the password's word in other languages (secret_keys.FOREIGN_PASSWORD_WORDS)
+       + "|" + FOREIGN_PASSWORD_KEYWORDS + ")")
 # JSON loggers' quoted keys too short or common as words to look for elsewhere (secret_keys.GENERATED_ENDINGS and
 # CODE_ENDINGS: a SAS signature, a token pair's refresh and access, a one-time code)
 _QUOTED_KEY_NEEDLES = ('"sig"', '"refresh"', '"access"', '"otp"', '"totp"', '"hotp"', '"mfa',
@@ -49,7 +52,7 @@ _QUOTED_KEY_NEEDLES = ('"sig"', '"refresh"', '"access"', '"otp"', '"totp"', '"ho
                        '\\"access\\"', '\\"otp\\"')
 _KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "creds", "psk", "cookie", "session",
                "sessid", "_pat", "-pat", ".pat", "bindpw", "rootpw", "device_code", "devicecode", "code_verifier",
-               "codeverifier", "samlresponse", *_QUOTED_KEY_NEEDLES)
+               "codeverifier", "samlresponse", *_QUOTED_KEY_NEEDLES, *sorted(FOREIGN_PASSWORD_WORDS))
 _ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\{{0,7}}[\"'`]\]?|\]|\[[0-9]{{1,4}}\])?[ \t]*(:=|=>|[:=])"
                     rf"|{_KW}[ \t]+[0-9]{{1,3}}[ \t]*[:=]"
                     rf"|{_KW}( [A-Za-z][A-Za-z0-9]*){{1,2}}[ \t]*[:=]"
@@ -81,6 +84,12 @@ DEFAULT_RULES: tuple[SecretRule, ...] = (
                needles=_KW_NEEDLES,
                finder="assignment",
                source="detect-secrets KeywordDetector; gitleaks generic-api-key; env dumps, CLI flags, headers"),
+    SecretRule("secret_map", ("secrets", "credentials", "creds", "passwords", "auth", "tokens", "apikeys",
+                              "api_keys", "api-keys"), finder="secret_map",
+               gate=r"(secrets|credentials|creds|passwords|auth|tokens|api[_\-]?keys)[\"']?[ \t]*"
+                    r"(:[ \t]*(\{|\r?\n)|\])",
+               source="detect-secrets KeywordDetector over a map of secrets: the values under a key that names "
+                      "secrets (yaml.dump, pprint, json.dumps(indent=...), a TOML table)"),
     SecretRule("name_value_pair", _KW_NEEDLES, finder="name_value_pair",
                gate=rf"[(\[][ \t]*\"?b?[\"'][A-Za-z0-9_.\-]*{_KW}[A-Za-z0-9_.\-]*[\"']\"?[ \t]*,[ \t]*\"?b?[\"']"
                     rf"|\{{[ \t]*[A-Za-z0-9_@]*{_KW}[A-Za-z0-9_@]*,[ \t]*(<<)?\""
