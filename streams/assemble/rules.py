@@ -581,6 +581,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # output + LOG_DIVIDER, forty '-'), every line indented by indent_log (MODES "pip_legacy")
     ("pip_legacy", r"[ \t]*ERROR: Command errored out with exit status -?\d+:\s*$"),
     ("pip_divider", r"[ \t]*-{40}\s*$"),
+    # conda's report of an unexpected error (conda/exception_handler.py print_unexpected_error_report, one write
+    # to stderr): the banner, an empty line, the traceback with every line indented 4, then "`$ command`", the
+    # environment variables and `conda info`, to "An unexpected error has occurred. Conda has prepared the above
+    # report." (MODES "conda_report"). A Markdown copy can drop the banner's "# " as a heading's mark
+    ("conda_report", r"(?:# )?>{22} ERROR REPORT <{22}\s*$"),
+    ("conda_report_end", r"An unexpected error has occurred\. Conda has prepared the above report\."),
     # GCC's diagnostics (gcc/diagnostic.c): diagnostic_report_current_module writes the include stack of a
     # diagnostic's location before it, "In file included from X:L[:C]" and ",\n                 from Y:L" per
     # level, ':' after the last; the language's print_error_function writes "file: In function 'f':" (also
@@ -1554,6 +1560,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "pip_status": ("plain", None),  # (so is each of pip's own records)
     "pip_err": ("pip_box", "pip_error"),
     "pip_legacy": ("pip_legacy", "pip_error"),
+    "conda_report": ("conda_report", "python_traceback"),
     "empty_head": ("await", None),  # a record head with nothing after it: the message is on the next line
     "empty_prefix": ("lead", None),  # a writer's prefix with nothing after it (see LEADING_BLANK_RE)
     "py_tb": ("py_head", "python_traceback"),
@@ -1870,6 +1877,11 @@ MODES: dict[str, dict] = {
     # (blank lines too), to the divider that closes it; a line that is a record of its own ends it where the
     # divider was cut
     "pip_legacy": {"kind": "pip_error", "on": {"pip_divider": (_L, None)}, "any": (_C, None), "after_blank": "on"},
+    # conda's error report (TOKENS "conda_report"): the traceback, the command and the environment it reports, with
+    # the empty lines between them, to its closing sentence; a line that is a record of its own ends it where that
+    # sentence was cut
+    "conda_report": {"kind": "python_traceback", "on": {"conda_report_end": (_L, None)}, "any": (_C, None),
+                     "after_blank": "on"},
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
                                    "boost_frame": ("own", "boost_bt"),
