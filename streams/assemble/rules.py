@@ -1311,8 +1311,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # builder's (wheel_builder.py: "Created wheel for X: filename=...", "Stored in directory: ..."; a
     # DiagnosticPipError's box is "pip_err"); the install's own steps (commands/install.py, req/req_install.py,
     # req_uninstall.py: "Installing collected packages: ", "Attempting uninstall: X", "Found existing installation:
-    # X 1.0", "Uninstalling X-1.0:", "Successfully uninstalled X-1.0", indented one level further each)
-    ("pip_status", r"[ \t]*(?:Collecting \S|Requirement already satisfied: |Downloading \S+ \(|Using cached \S"
+    # X 1.0", "Uninstalling X-1.0:", "Successfully uninstalled X-1.0", indented one level further each); after a
+    # failed build's box, the two verbose records utils/subprocess.py call_subprocess logs on their own: "full
+    # command: <args>" and "cwd: <dir or [inherit]>"
+    ("pip_status", r"[ \t]*(?:Collecting \S|full command: \S|cwd: (?:/|[A-Za-z]:\\|\[inherit\])"
+                   r"|Requirement already satisfied: |Downloading \S+ \(|Using cached \S"
                    r"|Installing collected packages: |Attempting uninstall: |Found existing installation: "
                    r"|Uninstalling \S+:\s*$|Successfully uninstalled \S"
                    r"|[\u2501\u2578\u257a]+ [\d.]+/[\d.]+ [kMGT]?B "
@@ -1559,6 +1562,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "pip_box_end": ("plain", None),  # a line of its own whatever it follows
     "pip_status": ("plain", None),  # (so is each of pip's own records)
     "pip_err": ("pip_box", "pip_error"),
+    "pip_x": ("pip_box", "pip_error"),  # (a box cut above its "error: <reference>" line)
     "pip_legacy": ("pip_legacy", "pip_error"),
     "conda_report": ("conda_report", "python_traceback"),
     "empty_head": ("await", None),  # a record head with nothing after it: the message is on the next line

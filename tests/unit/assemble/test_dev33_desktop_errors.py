@@ -42,3 +42,33 @@ def test_condas_error_report_cut_after_its_traceback_ends_at_a_record_of_its_own
     # report's)
     texts = [*_CONDA_REPORT[3:9], "2024-05-01 12:00:00,123 INFO next job started"]
     assert groups(texts) == [[0, 1, 2, 3, 4, 5], [6]]
+
+
+def test_pips_verbose_full_command_and_cwd_records_after_a_box_are_lines_of_their_own():
+    # rule: TOKENS pip_status "full command: " / "cwd: " (pip/_internal/utils/subprocess.py call_subprocess logs
+    # the box, then subprocess_logger.verbose("full command: %s") and ("cwd: %s") as records of their own, all
+    # behind indent_log's indentation; a paste that cut a blank off the box's first line makes them look deeper)
+    texts = [" error: subprocess-exited-with-error",
+             "  ",
+             "  \u00d7 Getting requirements to build wheel did not run successfully.",
+             "  \u2502 exit code: 1",
+             "  \u2570\u2500> See above for output.",
+             "  ",
+             "  note: This error originates from a subprocess, and is likely not a problem with pip.",
+             "  full command: /usr/bin/python3.7 /usr/lib/pip/_in_process.py get_requires_for_build_wheel /tmp/x",
+             "  cwd: /tmp/pip-install-fbmefnq8/video2x_eddd2409a1c6472fafa0186672d5e031",
+             "  Getting requirements to build wheel ... error"]
+    assert groups(texts) == [list(range(7)), [7], [8], [9]]
+
+
+def test_pips_box_cut_above_its_reference_line_starts_at_its_message():
+    # rule: STARTS pip_x (pip/_internal/exceptions.py DiagnosticPipError.__rich_console__ writes "× <message>"
+    # right under "error: <reference>" and a blank; an excerpt that starts there still holds the whole box)
+    texts = ["  \u00d7 Building wheel for pysptk (pyproject.toml) did not run successfully.",
+             "  \u2502 exit code: 1",
+             "  \u2570\u2500> See above for output.",
+             "  ",
+             "  note: This error originates from a subprocess, and is likely not a problem with pip.",
+             "  Building wheel for pysptk (pyproject.toml) ... error",
+             "  ERROR: Failed building wheel for pysptk"]
+    assert groups(texts) == [[0, 1, 2, 3, 4], [5], [6]]
