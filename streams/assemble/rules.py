@@ -1490,6 +1490,13 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     ("shell_status", r"(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$",
      None),
     ("slurm", r"(?:srun|slurmstepd|sbatch|salloc): ", None),
+    # cmd.exe's COPY ("%1 file(s) copied.", the count right-aligned in 9 columns) and XCOPY ("N File(s) copied"):
+    # one line per command, never an indented line of the one above
+    ("win_copy", r"\d+ [Ff]ile\(s\) copied\.?\s*$", "copied"),
+    # PyInstaller's bootloader after PyErr_Print() has written the traceback (pyi_launch.c: "Failed to execute
+    # script '%s' due to unhandled exception!", older ones "Failed to execute script %s", behind "[PID] "): its
+    # own line, not a line of the exception's message
+    ("pyinstaller_failed", r"(?:\[\d+\] )?Failed to execute script \S", "Failed to execute script"),
     # The kernel's log as dmesg -t or a journal prints it, where a GPU job's own output may meet it: the NVIDIA
     # driver's error log (nvErrorLog_va: "NVRM: Xid (", one line each; NVRM's other messages may run over
     # several lines, each with the prefix again), its modules ("nvidia-uvm: ", "nvidia-nvswitch0: ") and

@@ -72,3 +72,25 @@ def test_pips_box_cut_above_its_reference_line_starts_at_its_message():
              "  Building wheel for pysptk (pyproject.toml) ... error",
              "  ERROR: Failed building wheel for pysptk"]
     assert groups(texts) == [[0, 1, 2, 3, 4], [5], [6]]
+
+
+def test_cmds_copy_counts_are_lines_of_their_own_not_indented_lines_of_the_one_above():
+    # rule: RECORDS win_copy (cmd.exe's COPY writes "%1 file(s) copied." with the count right-aligned in 9
+    # columns, once per command; XCOPY writes "N File(s) copied")
+    texts = ["493 File(s) copied",
+             "        1 file(s) copied.",
+             "        1 file(s) copied.",
+             "'conda' is not recognized as an internal or external command,",
+             "operable program or batch file."]
+    assert groups(texts) == [[0], [1], [2], [3, 4]]
+
+
+def test_pyinstallers_failed_to_execute_script_line_ends_the_exception_message():
+    # rule: RECORDS pyinstaller_failed (the bootloader's pyi_launch.c writes "Failed to execute script '%s' due to
+    # unhandled exception!" after PyErr_Print() has written the traceback; the frozen frames have no source)
+    texts = ["Traceback (most recent call last):",
+             '  File "app.py", line 25, in <module>',
+             '  File "llama_cpp\\_internals.py", line 50, in __init__',
+             "OSError: [WinError -1073741795] Windows Error 0xc000001d",
+             "[17724] Failed to execute script 'app' due to unhandled exception!"]
+    assert groups(texts) == [[0, 1, 2, 3], [4]]
