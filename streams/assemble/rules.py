@@ -587,6 +587,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # report." (MODES "conda_report"). A Markdown copy can drop the banner's "# " as a heading's mark
     ("conda_report", r"(?:# )?>{22} ERROR REPORT <{22}\s*$"),
     ("conda_report_end", r"An unexpected error has occurred\. Conda has prepared the above report\."),
+    # ComfyUI's error report, as its front end generates it for the clipboard (src/utils/errorReportUtil.ts
+    # generateErrorReport: one Markdown text): the title, "## Error Details" and its "- **Field:**" lines, "## Stack
+    # Trace" with the traceback (ComfyUI's list of frame strings joined, an empty line after each frame), then
+    # "## System Information", "## Devices", "## Logs" (MODES "comfy_report")
+    ("comfy_report", r"# ComfyUI Error Report\s*$"),
     # GCC's diagnostics (gcc/diagnostic.c): diagnostic_report_current_module writes the include stack of a
     # diagnostic's location before it, "In file included from X:L[:C]" and ",\n                 from Y:L" per
     # level, ':' after the last; the language's print_error_function writes "file: In function 'f':" (also
@@ -1572,6 +1577,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "pip_x": ("pip_box", "pip_error"),  # (a box cut above its "error: <reference>" line)
     "pip_legacy": ("pip_legacy", "pip_error"),
     "conda_report": ("conda_report", "python_traceback"),
+    "comfy_report": ("comfy_report", "python_traceback"),
     "empty_head": ("await", None),  # a record head with nothing after it: the message is on the next line
     "empty_prefix": ("lead", None),  # a writer's prefix with nothing after it (see LEADING_BLANK_RE)
     "py_tb": ("py_head", "python_traceback"),
@@ -1893,6 +1899,9 @@ MODES: dict[str, dict] = {
     # sentence was cut
     "conda_report": {"kind": "python_traceback", "on": {"conda_report_end": (_L, None)}, "any": (_C, None),
                      "after_blank": "on"},
+    # ComfyUI's error report (TOKENS "comfy_report"): its sections and the empty lines between them, whatever they
+    # hold; the server's log records its "## Logs" section quotes are records of their own and end it
+    "comfy_report": {"kind": "python_traceback", "on": {}, "any": (_C, None), "after_blank": "on"},
     "plain": {"kind": None, "on": {**_ATTACH, "text": (_E, None), "json_member": (_E, None),
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
                                    "boost_frame": ("own", "boost_bt"),

@@ -94,3 +94,25 @@ def test_pyinstallers_failed_to_execute_script_line_ends_the_exception_message()
              "OSError: [WinError -1073741795] Windows Error 0xc000001d",
              "[17724] Failed to execute script 'app' due to unhandled exception!"]
     assert groups(texts) == [[0, 1, 2, 3], [4]]
+
+
+def test_comfyuis_error_report_holds_its_sections_and_ends_at_a_log_record():
+    # rules: TOKENS comfy_report, MODES comfy_report (ComfyUI's front end, src/utils/errorReportUtil.ts
+    # generateErrorReport: one Markdown text, the traceback's frames each followed by an empty line; the server
+    # log it quotes under "## Logs" is made of records of their own)
+    texts = ["# ComfyUI Error Report",
+             "## Error Details",
+             "- **Node ID:** 7",
+             "- **Node Type:** KSampler",
+             "- **Exception Type:** RuntimeError",
+             "- **Exception Message:** MPS backend out of memory (MPS allocated: 8.72 GB, max allowed: 9.07 GB).",
+             "## Stack Trace",
+             "",
+             '  File "/Applications/ComfyUI.app/Contents/Resources/ComfyUI/execution.py", line 323, in execute',
+             "    output_data, output_ui, has_subgraph = get_output_data(obj, input_data_all)",
+             "",
+             "## System Information",
+             "- **OS:** posix",
+             "## Logs",
+             "2024-11-27T10:12:01.123456 - got prompt"]
+    assert groups(texts) == [list(range(14)), [14]]
