@@ -1975,13 +1975,18 @@ MODES: dict[str, dict] = {
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "ipy_num": (_C, None), "text": (_C, None),
                                   "tsl_frame": (_C, None), "value_row": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc"),
-                                  "boost_frame": (_S, "boost_bt")},
+                                  "boost_frame": (_S, "boost_bt"), "rule_dash": (_T, "body_rule")},
              # (a record that introduces a traceback, "[IPKernelApp] ERROR | Exception in message handler:",
              # keeps it after a blank line: a relay that doubles every newline writes one between them before
              # the doubling shows)
              "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml"),
                              "dump_open": (_C, None),
                              "py_tb": (_S, "py_head"), **_RUST_SECTIONS}},
+    # a dashed rule under a record that introduces what follows: IPython's ultratb traceback when its header comes
+    # next (ipykernel's ipkernel.py logs "Exception in execute request:\n%s" with the traceback's lines joined;
+    # ultratb opens it with a rule of dashes and "X   Traceback (most recent call last)"); else the rule is read
+    # again on its own
+    "body_rule": {"kind": None, "on": {"ipy_tb": (_S, "ipy")}},
     # a YAML dump a record announced ("...:", a blank line): its keys at column 0 and everything indented
     # under them, to a line of another shape or a blank line (the dump holds none)
     # Python source printed whole (TOKENS "py_def"): its body is indented, blank lines inside it are followed

@@ -116,3 +116,25 @@ def test_comfyuis_error_report_holds_its_sections_and_ends_at_a_log_record():
              "## Logs",
              "2024-11-27T10:12:01.123456 - got prompt"]
     assert groups(texts) == [list(range(14)), [14]]
+
+
+_IPYKERNEL = ["[2019-08-12 21:06:27.455384] INFO: ipykernel.inprocess.ipkernel: Exception in execute request:",
+              "---------------------------------------------------------------------------",
+              "NameError                                 Traceback (most recent call last)",
+              "<ipython-input-6-890ba7f62585> in <module>",
+              "----> 1 part",
+              "",
+              "NameError: name 'part' is not defined"]
+
+
+def test_ipykernels_exception_in_execute_request_record_keeps_the_ultratb_traceback_it_logs():
+    # rule: MODES body "rule_dash" -> body_rule (ipykernel/ipkernel.py do_execute logs "Exception in execute
+    # request:\n%s" with the traceback's lines joined; IPython's ultratb opens it with a rule of dashes and
+    # "NameError   Traceback (most recent call last)")
+    assert groups(_IPYKERNEL) == [list(range(7))]
+
+
+def test_a_dashed_rule_under_a_colon_record_without_a_traceback_header_is_not_the_records():
+    # rule: MODES body_rule (only ultratb's header confirms the rule; else it is read again on its own)
+    texts = [_IPYKERNEL[0], _IPYKERNEL[1], "Some other output", _IPYKERNEL[1]]
+    assert groups(texts)[0] == [0]
