@@ -852,6 +852,13 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("node_more", r"[ \t]*\.\.\. \d+ lines? matching cause stack trace \.\.\."),
     ("node_close", r"\}\s*$"),
     # cmd.exe's message for a command it cannot find (its message 9009: one string with a line break in it)
+    # the interpreters' banners under their first line ("Python 3.10.2 (main, ...) [GCC 9.3.0]"): IPython's
+    # (IPython/core/usage.py default_banner, one string of three lines: the copyright hint and "IPython 8.0.1 --
+    # An enhanced Interactive Python. Type '?' for help.") and CPython's REPL header (Modules/main.c pymain_header:
+    # "Python %s on %s" then the COPYRIGHT hint)
+    ("py_banner_more", r"(?:Type 'copyright', 'credits' or 'license' for more information"
+                       r"|Type \"help\", \"copyright\", \"credits\" or \"license\" for more information\.)\s*$"
+                       r"|IPython \S+ -- An enhanced Interactive Python\."),
     ("cmd_not_found", r"'[^']*' is not recognized as an internal or external command,\s*$"),
     ("cmd_not_found_end", r"operable program or batch file\.\s*$"),
     # Open MPI's signal handler (opal/util/stacktrace.c show_stackframe): every line behind "[host:pid] ",
@@ -1828,6 +1835,7 @@ _RUST_SECTIONS = {"rust_caused": (_S, "rust_causes"), "rust_location": (_S, "rus
 # tracebacks it may announce. Shared by the plain modes.
 _ATTACH = {
     "indent": ("deeper", None),
+    "py_banner_more": (_S, None),  # (an interpreter's banner: the lines under its "Python x.y.z (...)" line)
     # (IPython's numbered source lines are a frame's, not a deeper line of the line above: an excerpt that
     # starts in the middle of a traceback; a record whose message introduces them, "...:", keeps them:
     # MODES "body")
