@@ -776,7 +776,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # asyncio's default exception handler: the message ("Exception in callback ...", "Task exception was never
     # retrieved"), then the context's objects by key ("handle: <Handle ...>", "future: <Task ...>"), then
     # the traceback (base_events.py default_exception_handler)
+    # (the object's repr left open at the line's end: a repr that holds an exception's repr over lines, as
+    # "future: <Task finished ... exception=1 validation error for X\n...>" does, goes on to the line that closes
+    # it with '>'; MODES "asyncio_repr")
+    ("asyncio_handle_open", r"(?:asyncgen|future|handle|protocol|socket|task|transport): <.*[^>\s]\s*$"),
     ("asyncio_handle", r"(?:asyncgen|future|handle|protocol|socket|task|transport): <"),
+    ("asyncio_repr_end", r".*>\s*$"),
     # command-line parsers' usage errors, each printed in one go before the program exits: argparse's
     # ArgumentParser.error (print_usage: "usage: prog ..." wrapped at the terminal's width, the further lines
     # indented under the first option; then "prog: error: message"), click's UsageError.show (the command's
@@ -1847,6 +1852,7 @@ _ATTACH = {
     "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sig_head"),
     "dmlc_bt_head": ("announce", "dmlc_bt"), "dmlc_bt": (_S, "dmlc_bt"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
+    "asyncio_handle_open": (_S, "asyncio_repr"),
     "vg_frame": (_S, "vg_frames"),
     # (TensorFlow's cpu_feature_guard record: its message's second line)
     "tf_cpu_hint": (_S, None), "tf_oom_hint": (_S, None),
@@ -1995,6 +2001,13 @@ MODES: dict[str, dict] = {
     # ultratb opens it with a rule of dashes and "X   Traceback (most recent call last)"); else the rule is read
     # again on its own
     "body_rule": {"kind": None, "on": {"ipy_tb": (_S, "ipy")}},
+    # asyncio's context object whose repr runs over lines (TOKENS "asyncio_handle_open"): its lines are held until
+    # the one that closes it with '>'; then the further context objects and the traceback default_exception_handler
+    # logs with the message (exc_info)
+    "asyncio_repr": {"kind": None, "on": {"asyncio_repr_end": (_S, "asyncio_after"), "text": (_T, None),
+                                          "indent": (_T, None)}, "max_tent": 40},
+    "asyncio_after": {"kind": None, "on": {"asyncio_handle": (_S, None), "asyncio_handle_open": (_S, "asyncio_repr"),
+                                           "py_tb": (_S, "py_head")}},
     # a YAML dump a record announced ("...:", a blank line): its keys at column 0 and everything indented
     # under them, to a line of another shape or a blank line (the dump holds none)
     # Python source printed whole (TOKENS "py_def"): its body is indented, blank lines inside it are followed

@@ -153,3 +153,23 @@ def test_an_interpreters_banner_is_one_event_and_the_prompt_after_it_another():
               'Type "help", "copyright", "credits" or "license" for more information.',
               ">>> import torch"]
     assert groups(python) == [[0, 1], [2]]
+
+
+def test_asyncios_future_repr_over_lines_stays_with_its_record_and_traceback():
+    # rules: TOKENS asyncio_handle_open/asyncio_repr_end, MODES asyncio_repr/asyncio_after (asyncio's
+    # base_events.py default_exception_handler logs the message, "future: {task!r}" and the traceback in one
+    # record; a Task's repr holds its exception's repr, which pydantic's ValidationError writes over lines)
+    texts = ["ERROR | root | Task exception was never retrieved",
+             "future: <Task finished name='4f44_7' coro=<Queue.process_events() done, defined at "
+             "C:\\rvc\\gradio\\queueing.py:343> exception=1 validation error for PredictBody",
+             "event_id",
+             "  Field required [type=missing, input_value={'data': []}, input_type=dict]",
+             "    For further information visit https://errors.pydantic.dev/2.4/v/missing>",
+             "Traceback (most recent call last):",
+             '  File "C:\\rvc\\gradio\\queueing.py", line 347, in process_events',
+             "    client_awake = await self.gather_event_data(event)",
+             "pydantic_core._pydantic_core.ValidationError: 1 validation error for PredictBody",
+             "2024-01-01 12:00:00,000 INFO next"]
+    assert groups(texts) == [list(range(9)), [9]]
+    # a repr that never closes: its lines are read again on their own
+    assert groups([*texts[:3], texts[9]]) == [[0, 1], [2], [3]]
