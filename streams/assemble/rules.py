@@ -1471,6 +1471,17 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # logs "Started training worker group of size 4: \n" + "\n".join of "- (ip=.., pid=..) world_rank=.." lines,
     # worker_group.py _start_impl), as YAML writes a sequence under its key
     ("bullet", r"- \S"),
+    # PowerShell's error record as its console host writes it (the ErrorRecord's default view, "ErrorInstance" in
+    # PowerShellCore_format_ps1xml.cs, NormalView): "<command> : <message>" (the message hard-wrapped at the
+    # console's width), the InvocationInfo's PositionMessage ("At line:1 char:1" or "At <script>:12 char:5",
+    # localized as "所在位置 行:1 字符: 653"; then "+ " with the source and "+ " with the '~' carets under it), and the
+    # fields "    + CategoryInfo          : ..." and "    + FullyQualifiedErrorId : ...". The first line is held
+    # with the message's further lines until the position or a field confirms them (MODES "ps_msg"); the command is
+    # one word (a cmdlet, "python.exe") or a Windows path, which may hold blanks
+    ("ps_msg", r"(?:\S+|[A-Za-z]:\\[^:]*?|\.{1,2}\\[^:]*?) : \S"),
+    ("ps_pos", r"(?:At (?:line:\d+ char:\d+|\S.*:\d+ char:\d+)|所在位置 行:\d+ 字符: ?\d+)\s*$"),
+    ("ps_src", r"\+ "),
+    ("ps_field", r"[ \t]+\+ [A-Za-z]+ +: "),
 )
 
 # Lines that are records of their own (ending a free-text part of a block) without a head:
@@ -1683,6 +1694,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "dmlc_bt": ("dmlc_bt", "cpp_frames"),  # (its header cut)
     "rust_msg_tail": ("rust_panic", "rust_panic"),  # (the panic line cut above its message's end)
     "cmd_not_found": ("cmd_not_found", "shell_error"),
+    "ps_msg": ("ps_msg", None),
     "kern_start": ("kernel", "kernel_report"),
     "kern_frame": ("kernel", "kernel_report"),  # (a call trace whose header was cut)
     "rule_eq": ("table_eq", "table"), "rule_eq_t": ("table_eq", "table"),
@@ -1745,7 +1757,9 @@ SOFT_STARTS = frozenset(("cuda_hint", "cuda_dsa", "tsan_frame", "eg_line", "hash
                          # (XGBoostError's message carries dmlc-core's whole fatal record, its stack too)
                          "dmlc_bt_head", "dmlc_bt",
                          # (a table's numbered row, " 0 | encoder | Linear", is no compiler's cut locus)
-                         "cc_gutter_num"))
+                         "cc_gutter_num",
+                         # (a line "<command> : <message>" is text to every mode but PowerShell's own)
+                         "ps_msg"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -2736,6 +2750,15 @@ MODES: dict[str, dict] = {
     "json": {"kind": "json_dump", "depth": True,
              "on": {"json_line": (_C, None), "json_close": (_C, None), "indent": (_C, None)}, "after_blank": "on"},
 }
+# PowerShell's error record (TOKENS "ps_msg"): a line "<command> : <message>" is read as any line without a head,
+# but the lines of text under it are held as its message's until the position message or a field confirms them
+# (else they are read again on their own); then the "+ " source and caret lines, and the "    + Name : value" fields
+MODES["ps_msg"] = {"kind": None, "on": {**MODES["plain"]["on"], "text": (_T, None), "ps_pos": (_S, "ps_pos"),
+                                        "ps_field": (_S, "ps_fields")},
+                   "after_blank": MODES["plain"]["after_blank"], "max_tent": 8}
+MODES["ps_pos"] = {"kind": "shell_error", "kind_override": True,
+                   "on": {"ps_src": (_S, None), "ps_field": (_S, "ps_fields")}}
+MODES["ps_fields"] = {"kind": "shell_error", "kind_override": True, "on": {"ps_field": (_S, None)}}
 
 
 # a dashed rule inside an exception's message (a table the message holds, JAX's note under its

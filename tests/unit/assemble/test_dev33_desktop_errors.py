@@ -173,3 +173,30 @@ def test_asyncios_future_repr_over_lines_stays_with_its_record_and_traceback():
     assert groups(texts) == [list(range(9)), [9]]
     # a repr that never closes: its lines are read again on their own
     assert groups([*texts[:3], texts[9]]) == [[0, 1], [2], [3]]
+
+
+_PS_RECORD = [".\\venv\\Scripts\\activate : The term '.\\venv\\Scripts\\activate' is not recognized as the name of a "
+              "cmdlet, function,",
+              "script file, or operable program. Check the spelling of the name, or if a path was included, verify "
+              "that the path is",
+              "correct and try again.",
+              "At line:1 char:1",
+              "+ .\\venv\\Scripts\\activate",
+              "+ ~~~~~~~~~~~~~~~~~~~~~~~",
+              "    + CategoryInfo          : ObjectNotFound: (.\\venv\\Scripts\\activate:String) [], "
+              "CommandNotFoundException",
+              "    + FullyQualifiedErrorId : CommandNotFoundException",
+              "PS C:\\kohya_ss> .\\setup.bat"]
+
+
+def test_powershells_error_record_holds_its_wrapped_message_position_and_fields():
+    # rules: TOKENS ps_msg/ps_pos/ps_src/ps_field, MODES ps_msg/ps_pos/ps_fields (PowerShell's ErrorRecord view,
+    # PowerShellCore_format_ps1xml.cs "ErrorInstance": "<command> : <message>", the PositionMessage, the fields)
+    assert groups(_PS_RECORD) == [list(range(8)), [8]]
+
+
+def test_a_command_colon_line_without_a_position_lets_the_lines_under_it_go():
+    # rule: MODES ps_msg (the lines held under "<x> : <y>" are read again on their own when no position message
+    # or field confirms them)
+    texts = ["Device : cuda", "Loading model weights", "done"]
+    assert groups(texts) == [[0], [1], [2]]
