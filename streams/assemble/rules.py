@@ -864,6 +864,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("py_banner_more", r"(?:Type 'copyright', 'credits' or 'license' for more information"
                        r"|Type \"help\", \"copyright\", \"credits\" or \"license\" for more information\.)\s*$"
                        r"|IPython \S+ -- An enhanced Interactive Python\."),
+    # libmamba's solver error (MSolver::problems_to_str: "Encountered problems while solving.\n" and one "Problem: "
+    # line per libsolv problem, solver_problem2str; conda-libmamba-solver's LibMambaUnsatisfiableError writes the
+    # ":" form with "  - " items, which the indented lines under it already are), MODES "mamba_problems"
+    ("mamba_solve", r"(?:\w+Error: )?Encountered problems while solving\.\s*$"),
+    ("mamba_problem", r"Problem: \S"),
     ("cmd_not_found", r"'[^']*' is not recognized as an internal or external command,\s*$"),
     ("cmd_not_found_end", r"operable program or batch file\.\s*$"),
     # Open MPI's signal handler (opal/util/stacktrace.c show_stackframe): every line behind "[host:pid] ",
@@ -1694,6 +1699,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "dmlc_bt": ("dmlc_bt", "cpp_frames"),  # (its header cut)
     "rust_msg_tail": ("rust_panic", "rust_panic"),  # (the panic line cut above its message's end)
     "cmd_not_found": ("cmd_not_found", "shell_error"),
+    "mamba_solve": ("mamba_problems", "solver_error"),
     "ps_msg": ("ps_msg", None),
     "kern_start": ("kernel", "kernel_report"),
     "kern_frame": ("kernel", "kernel_report"),  # (a call trace whose header was cut)
@@ -2561,6 +2567,8 @@ MODES: dict[str, dict] = {
     "dmlc_bt": {"kind": "cpp_frames", "on": {"dmlc_bt": (_S, None)}},
     # cmd.exe's two-line message for a command it cannot find
     "cmd_not_found": {"kind": "shell_error", "on": {"cmd_not_found_end": (_L, None)}},
+    # libmamba's solver error (TOKENS "mamba_solve"): its "Problem: " lines and the lines indented under them
+    "mamba_problems": {"kind": "solver_error", "on": {"mamba_problem": (_S, None), "indent": (_C, None)}},
 
     # -- Spark on YARN ----------------------------------------------------------------------------
     # yarn/Client.scala's application report: one record, fields in a fixed order to "user"; the

@@ -200,3 +200,14 @@ def test_a_command_colon_line_without_a_position_lets_the_lines_under_it_go():
     # or field confirms them)
     texts = ["Device : cuda", "Loading model weights", "done"]
     assert groups(texts) == [[0], [1], [2]]
+
+
+def test_libmambas_solver_error_holds_its_problem_lines():
+    # rules: TOKENS mamba_solve/mamba_problem, MODES mamba_problems (libmamba's MSolver::problems_to_str:
+    # "Encountered problems while solving.\n" then a "Problem: " line per libsolv problem)
+    texts = ["Encountered problems while solving.",
+             "Problem: package kitchen-sink-0.1.1-0 requires yellowbrick >=1.1, but none of the providers can be "
+             "installed",
+             "Problem: nothing provides _python_rc needed by python-3.12.0rc3-rc3_h2628c8c_1_cpython",
+             "The error is nonsensical because the package does exist on conda-forge:"]
+    assert groups(texts) == [[0, 1, 2], [3]]
