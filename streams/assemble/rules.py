@@ -869,6 +869,10 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # ":" form with "  - " items, which the indented lines under it already are), MODES "mamba_problems"
     ("mamba_solve", r"(?:\w+Error: )?Encountered problems while solving\.\s*$"),
     ("mamba_problem", r"Problem: \S"),
+    # pydantic's ValidationError pasted without its traceback: its message always goes on under the exception line
+    # (v1 error_wrappers.py ValidationError.__str__ and v2 pydantic_core: "N validation error(s) for Model", then
+    # each error's location and its indented message), read as a message after a traceback's exception line
+    ("pyd_validation", r"(?:[\w.]+\.)?ValidationError: \d+ validation errors? for \S+\s*$"),
     ("cmd_not_found", r"'[^']*' is not recognized as an internal or external command,\s*$"),
     ("cmd_not_found_end", r"operable program or batch file\.\s*$"),
     # Open MPI's signal handler (opal/util/stacktrace.c show_stackframe): every line behind "[host:pid] ",
@@ -1699,6 +1703,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "dmlc_bt": ("dmlc_bt", "cpp_frames"),  # (its header cut)
     "rust_msg_tail": ("rust_panic", "rust_panic"),  # (the panic line cut above its message's end)
     "cmd_not_found": ("cmd_not_found", "shell_error"),
+    "pyd_validation": ("py_msg_more", "python_traceback"),
     "mamba_solve": ("mamba_problems", "solver_error"),
     "ps_msg": ("ps_msg", None),
     "kern_start": ("kernel", "kernel_report"),
@@ -1765,7 +1770,9 @@ SOFT_STARTS = frozenset(("cuda_hint", "cuda_dsa", "tsan_frame", "eg_line", "hash
                          # (a table's numbered row, " 0 | encoder | Linear", is no compiler's cut locus)
                          "cc_gutter_num",
                          # (a line "<command> : <message>" is text to every mode but PowerShell's own)
-                         "ps_msg"))
+                         "ps_msg",
+                         # (pydantic's exception line under a traceback is that traceback's)
+                         "pyd_validation"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes

@@ -211,3 +211,17 @@ def test_libmambas_solver_error_holds_its_problem_lines():
              "Problem: nothing provides _python_rc needed by python-3.12.0rc3-rc3_h2628c8c_1_cpython",
              "The error is nonsensical because the package does exist on conda-forge:"]
     assert groups(texts) == [[0, 1, 2], [3]]
+
+
+def test_pydantics_validation_error_pasted_without_its_traceback_keeps_its_errors():
+    # rule: TOKENS pyd_validation, a soft start (pydantic v1 error_wrappers.py ValidationError.__str__ and v2
+    # pydantic_core: "N validation error(s) for Model", then each error's location and indented message)
+    texts = ["ValidationError: 1 validation error for LlamaCpp",
+             "__root__",
+             "  Could not load Llama model from path: C:\\ggml-model-q4_0.bin. (type=value_error)",
+             "2024-01-01 12:00:00,000 INFO next"]
+    assert groups(texts) == [[0, 1, 2], [3]]
+    # under a traceback it is that traceback's exception line, as before
+    tb = ["Traceback (most recent call last):", '  File "a.py", line 1, in <module>', "    x()",
+          "pydantic.error_wrappers.ValidationError: 1 validation error for LlamaCpp", *texts[1:]]
+    assert groups(tb) == [[0, 1, 2, 3, 4, 5], [6]]
