@@ -1419,6 +1419,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("hf_rule", r"-+(?:\+-+)+\s*$"),
     ("hf_notes", r"Notes:\s*$"),
     ("hf_note", r"- (?:\x1b\[[\d;]*m)?[A-Z]+:(?:\x1b\[[\d;]*m)?\t"),
+    # a member whose string value is left open at the line's end: its text runs over lines, as VS Code copies a
+    # notebook's error output ({"name": ..., "message": ..., "stack": ...} with the stack's newlines written as they
+    # are, its quotes and backslashes escaped), to the line whose unescaped quote closes it (MODES "json_str")
+    ("json_str_open", r'[ \t]*"[^"]{1,200}": "(?:[^"\\]|\\.)*$'),
+    ("json_str_close", r'(?:[^"\\]|\\.)*"[ \t]*,?[ \t]*$'),
     # a JSON object's member or closing bracket on a line of its own (pretty-printed dumps)
     ("json_member", r"[ \t]+\"[^\"]{1,200}\": "),
     ("json_close", r"[ \t]*[}\]],?\s*$"),
@@ -2763,7 +2768,17 @@ MODES: dict[str, dict] = {
     # it; a line of text at column 0 is not part of the dump: the dump was cut, or its brackets are
     # miscounted, and the line is the next record)
     "json": {"kind": "json_dump", "depth": True,
-             "on": {"json_line": (_C, None), "json_close": (_C, None), "indent": (_C, None)}, "after_blank": "on"},
+             "on": {"json_str_open": (_C, "json_str"), "json_line": (_C, None), "json_close": (_C, None),
+                    "indent": (_C, None)}, "after_blank": "on"},
+    # a string value over lines (TOKENS "json_str_open"): whatever its lines hold (brackets in it are text, not the
+    # dump's) to the one that closes it; a line that is a record of its own ends it where that line was cut. The
+    # dump goes on inside the object that holds the member (the merger counts a depth mode's brackets from its
+    # entry: "json_in" starts one deep, as the flat object VS Code writes is)
+    "json_str": {"kind": "json_dump", "on": {"json_str_close": (_C, "json_in")}, "any": (_C, None),
+                 "after_blank": "on"},
+    "json_in": {"kind": "json_dump", "depth": True, "depth0": 1,
+                "on": {"json_str_open": (_C, "json_str"), "json_line": (_C, None), "json_close": (_C, None),
+                       "indent": (_C, None)}, "after_blank": "on"},
 }
 # PowerShell's error record (TOKENS "ps_msg"): a line "<command> : <message>" is read as any line without a head,
 # but the lines of text under it are held as its message's until the position message or a field confirms them

@@ -225,3 +225,22 @@ def test_pydantics_validation_error_pasted_without_its_traceback_keeps_its_error
     tb = ["Traceback (most recent call last):", '  File "a.py", line 1, in <module>', "    x()",
           "pydantic.error_wrappers.ValidationError: 1 validation error for LlamaCpp", *texts[1:]]
     assert groups(tb) == [[0, 1, 2, 3, 4, 5], [6]]
+
+
+def test_vscodes_copied_notebook_error_is_one_json_with_its_stack_string_over_lines():
+    # rules: TOKENS json_str_open/json_str_close, MODES json_str (VS Code copies a notebook cell's error output as
+    # {"name", "message", "stack"} with the stack's newlines as they are and its quotes and backslashes escaped;
+    # the brackets inside the string are text, the closing brace ends the dump)
+    texts = ["{",
+             '\t"name": "OSError",',
+             '\t"message": "[WinError 126] Error loading \\\\.venv\\\\Lib\\\\torch\\\\lib\\\\fbgemm.dll\\" or one",',
+             '\t"stack": "-------------------------------------------------------------------------',
+             "OSError                                   Traceback (most recent call last)",
+             "Cell In[3], line 3",
+             "      2 from datasets import load_dataset",
+             '----> 3 x = {\\"a\\": [1, 2]}',
+             "",
+             "OSError: [WinError 126] The specified module could not be found.\"",
+             "}",
+             "2024-01-01 12:00:00,000 INFO next"]
+    assert groups(texts) == [list(range(11)), [11]]
