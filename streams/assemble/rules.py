@@ -588,6 +588,17 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # output + LOG_DIVIDER, forty '-'), every line indented by indent_log (MODES "pip_legacy")
     ("pip_legacy", r"[ \t]*ERROR: Command errored out with exit status -?\d+:\s*$"),
     ("pip_divider", r"[ \t]*-{40}\s*$"),
+    # conda's report of an unexpected error (conda/exception_handler.py print_unexpected_error_report, one write
+    # to stderr): the banner, an empty line, the traceback with every line indented 4, then "`$ command`", the
+    # environment variables and `conda info`, to "An unexpected error has occurred. Conda has prepared the above
+    # report." (MODES "conda_report"). A Markdown copy can drop the banner's "# " as a heading's mark
+    ("conda_report", r"(?:# )?>{22} ERROR REPORT <{22}\s*$"),
+    ("conda_report_end", r"An unexpected error has occurred\. Conda has prepared the above report\."),
+    # ComfyUI's error report, as its front end generates it for the clipboard (src/utils/errorReportUtil.ts
+    # generateErrorReport: one Markdown text): the title, "## Error Details" and its "- **Field:**" lines, "## Stack
+    # Trace" with the traceback (ComfyUI's list of frame strings joined, an empty line after each frame), then
+    # "## System Information", "## Devices", "## Logs" (MODES "comfy_report")
+    ("comfy_report", r"# ComfyUI Error Report\s*$"),
     # GCC's diagnostics (gcc/diagnostic.c): diagnostic_report_current_module writes the include stack of a
     # diagnostic's location before it, "In file included from X:L[:C]" and ",\n                 from Y:L" per
     # level, ':' after the last; the language's print_error_function writes "file: In function 'f':" (also
@@ -772,7 +783,12 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # asyncio's default exception handler: the message ("Exception in callback ...", "Task exception was never
     # retrieved"), then the context's objects by key ("handle: <Handle ...>", "future: <Task ...>"), then
     # the traceback (base_events.py default_exception_handler)
+    # (the object's repr left open at the line's end: a repr that holds an exception's repr over lines, as
+    # "future: <Task finished ... exception=1 validation error for X\n...>" does, goes on to the line that closes
+    # it with '>'; MODES "asyncio_repr")
+    ("asyncio_handle_open", r"(?:asyncgen|future|handle|protocol|socket|task|transport): <.*[^>\s]\s*$"),
     ("asyncio_handle", r"(?:asyncgen|future|handle|protocol|socket|task|transport): <"),
+    ("asyncio_repr_end", r".*>\s*$"),
     # command-line parsers' usage errors, each printed in one go before the program exits: argparse's
     # ArgumentParser.error (print_usage: "usage: prog ..." wrapped at the terminal's width, the further lines
     # indented under the first option; then "prog: error: message"), click's UsageError.show (the command's
@@ -848,6 +864,22 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("node_more", r"[ \t]*\.\.\. \d+ lines? matching cause stack trace \.\.\."),
     ("node_close", r"\}\s*$"),
     # cmd.exe's message for a command it cannot find (its message 9009: one string with a line break in it)
+    # the interpreters' banners under their first line ("Python 3.10.2 (main, ...) [GCC 9.3.0]"): IPython's
+    # (IPython/core/usage.py default_banner, one string of three lines: the copyright hint and "IPython 8.0.1 --
+    # An enhanced Interactive Python. Type '?' for help.") and CPython's REPL header (Modules/main.c pymain_header:
+    # "Python %s on %s" then the COPYRIGHT hint)
+    ("py_banner_more", r"(?:Type 'copyright', 'credits' or 'license' for more information"
+                       r"|Type \"help\", \"copyright\", \"credits\" or \"license\" for more information\.)\s*$"
+                       r"|IPython \S+ -- An enhanced Interactive Python\."),
+    # libmamba's solver error (MSolver::problems_to_str: "Encountered problems while solving.\n" and one "Problem: "
+    # line per libsolv problem, solver_problem2str; conda-libmamba-solver's LibMambaUnsatisfiableError writes the
+    # ":" form with "  - " items, which the indented lines under it already are), MODES "mamba_problems"
+    ("mamba_solve", r"(?:\w+Error: )?Encountered problems while solving\.\s*$"),
+    ("mamba_problem", r"Problem: \S"),
+    # pydantic's ValidationError pasted without its traceback: its message always goes on under the exception line
+    # (v1 error_wrappers.py ValidationError.__str__ and v2 pydantic_core: "N validation error(s) for Model", then
+    # each error's location and its indented message), read as a message after a traceback's exception line
+    ("pyd_validation", r"(?:[\w.]+\.)?ValidationError: \d+ validation errors? for \S+\s*$"),
     ("cmd_not_found", r"'[^']*' is not recognized as an internal or external command,\s*$"),
     ("cmd_not_found_end", r"operable program or batch file\.\s*$"),
     # Open MPI's signal handler (opal/util/stacktrace.c show_stackframe): every line behind "[host:pid] ",
@@ -1312,8 +1344,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # builder's (wheel_builder.py: "Created wheel for X: filename=...", "Stored in directory: ..."; a
     # DiagnosticPipError's box is "pip_err"); the install's own steps (commands/install.py, req/req_install.py,
     # req_uninstall.py: "Installing collected packages: ", "Attempting uninstall: X", "Found existing installation:
-    # X 1.0", "Uninstalling X-1.0:", "Successfully uninstalled X-1.0", indented one level further each)
-    ("pip_status", r"[ \t]*(?:Collecting \S|Requirement already satisfied: |Downloading \S+ \(|Using cached \S"
+    # X 1.0", "Uninstalling X-1.0:", "Successfully uninstalled X-1.0", indented one level further each); after a
+    # failed build's box, the two verbose records utils/subprocess.py call_subprocess logs on their own: "full
+    # command: <args>" and "cwd: <dir or [inherit]>"
+    ("pip_status", r"[ \t]*(?:Collecting \S|full command: \S|cwd: (?:/|[A-Za-z]:\\|\[inherit\])"
+                   r"|Requirement already satisfied: |Downloading \S+ \(|Using cached \S"
                    r"|Installing collected packages: |Attempting uninstall: |Found existing installation: "
                    r"|Uninstalling \S+:\s*$|Successfully uninstalled \S"
                    r"|[\u2501\u2578\u257a]+ [\d.]+/[\d.]+ [kMGT]?B "
@@ -1391,6 +1426,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("hf_rule", r"-+(?:\+-+)+\s*$"),
     ("hf_notes", r"Notes:\s*$"),
     ("hf_note", r"- (?:\x1b\[[\d;]*m)?[A-Z]+:(?:\x1b\[[\d;]*m)?\t"),
+    # a member whose string value is left open at the line's end: its text runs over lines, as VS Code copies a
+    # notebook's error output ({"name": ..., "message": ..., "stack": ...} with the stack's newlines written as they
+    # are, its quotes and backslashes escaped), to the line whose unescaped quote closes it (MODES "json_str")
+    ("json_str_open", r'[ \t]*"[^"]{1,200}": "(?:[^"\\]|\\.)*$'),
+    ("json_str_close", r'(?:[^"\\]|\\.)*"[ \t]*,?[ \t]*$'),
     # a JSON object's member or closing bracket on a line of its own (pretty-printed dumps)
     ("json_member", r"[ \t]+\"[^\"]{1,200}\": "),
     ("json_close", r"[ \t]*[}\]],?\s*$"),
@@ -1452,6 +1492,17 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # logs "Started training worker group of size 4: \n" + "\n".join of "- (ip=.., pid=..) world_rank=.." lines,
     # worker_group.py _start_impl), as YAML writes a sequence under its key
     ("bullet", r"- \S"),
+    # PowerShell's error record as its console host writes it (the ErrorRecord's default view, "ErrorInstance" in
+    # PowerShellCore_format_ps1xml.cs, NormalView): "<command> : <message>" (the message hard-wrapped at the
+    # console's width), the InvocationInfo's PositionMessage ("At line:1 char:1" or "At <script>:12 char:5",
+    # localized as "所在位置 行:1 字符: 653"; then "+ " with the source and "+ " with the '~' carets under it), and the
+    # fields "    + CategoryInfo          : ..." and "    + FullyQualifiedErrorId : ...". The first line is held
+    # with the message's further lines until the position or a field confirms them (MODES "ps_msg"); the command is
+    # one word (a cmdlet, "python.exe") or a Windows path, which may hold blanks
+    ("ps_msg", r"(?:\S+|[A-Za-z]:\\[^:]*?|\.{1,2}\\[^:]*?) : \S"),
+    ("ps_pos", r"(?:At (?:line:\d+ char:\d+|\S.*:\d+ char:\d+)|所在位置 行:\d+ 字符: ?\d+)\s*$"),
+    ("ps_src", r"\+ "),
+    ("ps_field", r"[ \t]+\+ [A-Za-z]+ +: "),
 )
 
 # Lines that are records of their own (ending a free-text part of a block) without a head:
@@ -1488,6 +1539,13 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     ("shell_status", r"(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$",
      None),
     ("slurm", r"(?:srun|slurmstepd|sbatch|salloc): ", None),
+    # cmd.exe's COPY ("%1 file(s) copied.", the count right-aligned in 9 columns) and XCOPY ("N File(s) copied"):
+    # one line per command, never an indented line of the one above
+    ("win_copy", r"\d+ [Ff]ile\(s\) copied\.?\s*$", "copied"),
+    # PyInstaller's bootloader after PyErr_Print() has written the traceback (pyi_launch.c: "Failed to execute
+    # script '%s' due to unhandled exception!", older ones "Failed to execute script %s", behind "[PID] "): its
+    # own line, not a line of the exception's message
+    ("pyinstaller_failed", r"(?:\[\d+\] )?Failed to execute script \S", "Failed to execute script"),
     # The kernel's log as dmesg -t or a journal prints it, where a GPU job's own output may meet it: the NVIDIA
     # driver's error log (nvErrorLog_va: "NVRM: Xid (", one line each; NVRM's other messages may run over
     # several lines, each with the prefix again), its modules ("nvidia-uvm: ", "nvidia-nvswitch0: ") and
@@ -1560,7 +1618,10 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "pip_box_end": ("plain", None),  # a line of its own whatever it follows
     "pip_status": ("plain", None),  # (so is each of pip's own records)
     "pip_err": ("pip_box", "pip_error"),
+    "pip_x": ("pip_box", "pip_error"),  # (a box cut above its "error: <reference>" line)
     "pip_legacy": ("pip_legacy", "pip_error"),
+    "conda_report": ("conda_report", "python_traceback"),
+    "comfy_report": ("comfy_report", "python_traceback"),
     "empty_head": ("await", None),  # a record head with nothing after it: the message is on the next line
     "empty_prefix": ("lead", None),  # a writer's prefix with nothing after it (see LEADING_BLANK_RE)
     "py_tb": ("py_head", "python_traceback"),
@@ -1654,6 +1715,9 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "dmlc_bt": ("dmlc_bt", "cpp_frames"),  # (its header cut)
     "rust_msg_tail": ("rust_panic", "rust_panic"),  # (the panic line cut above its message's end)
     "cmd_not_found": ("cmd_not_found", "shell_error"),
+    "pyd_validation": ("py_msg_more", "python_traceback"),
+    "mamba_solve": ("mamba_problems", "solver_error"),
+    "ps_msg": ("ps_msg", None),
     "kern_start": ("kernel", "kernel_report"),
     "kern_frame": ("kernel", "kernel_report"),  # (a call trace whose header was cut)
     "rule_eq": ("table_eq", "table"), "rule_eq_t": ("table_eq", "table"),
@@ -1716,7 +1780,11 @@ SOFT_STARTS = frozenset(("cuda_hint", "cuda_dsa", "tsan_frame", "eg_line", "hash
                          # (XGBoostError's message carries dmlc-core's whole fatal record, its stack too)
                          "dmlc_bt_head", "dmlc_bt",
                          # (a table's numbered row, " 0 | encoder | Linear", is no compiler's cut locus)
-                         "cc_gutter_num"))
+                         "cc_gutter_num",
+                         # (a line "<command> : <message>" is text to every mode but PowerShell's own)
+                         "ps_msg",
+                         # (pydantic's exception line under a traceback is that traceback's)
+                         "pyd_validation"))
 # Heads whose record opens a mode of its own (by the name of the record's innermost head): torch's
 # c10 ERROR and FATAL records ("[E207 ...]", older "[E file.cpp:916] ") carry an exception's what()
 # (free text, then "Exception raised from ..." and frames); java.util.logging's SimpleFormatter writes
@@ -1811,6 +1879,7 @@ _RUST_SECTIONS = {"rust_caused": (_S, "rust_causes"), "rust_location": (_S, "rus
 # tracebacks it may announce. Shared by the plain modes.
 _ATTACH = {
     "indent": ("deeper", None),
+    "py_banner_more": (_S, None),  # (an interpreter's banner: the lines under its "Python x.y.z (...)" line)
     # (IPython's numbered source lines are a frame's, not a deeper line of the line above: an excerpt that
     # starts in the middle of a traceback; a record whose message introduces them, "...:", keeps them:
     # MODES "body")
@@ -1822,6 +1891,7 @@ _ATTACH = {
     "san_frame": (_S, "san_report"), "absl_frame": (_S, "sigdump"), "absl_sig": ("announce", "sig_head"),
     "dmlc_bt_head": ("announce", "dmlc_bt"), "dmlc_bt": (_S, "dmlc_bt"),
     "go_file": (_S, "go_stack"), "gdb_src": (_S, "gdb"), "asyncio_handle": (_S, None),
+    "asyncio_handle_open": (_S, "asyncio_repr"),
     "vg_frame": (_S, "vg_frames"),
     # (TensorFlow's cpu_feature_guard record: its message's second line)
     "tf_cpu_hint": (_S, None), "tf_oom_hint": (_S, None),
@@ -1877,6 +1947,14 @@ MODES: dict[str, dict] = {
     # (blank lines too), to the divider that closes it; a line that is a record of its own ends it where the
     # divider was cut
     "pip_legacy": {"kind": "pip_error", "on": {"pip_divider": (_L, None)}, "any": (_C, None), "after_blank": "on"},
+    # conda's error report (TOKENS "conda_report"): the traceback, the command and the environment it reports, with
+    # the empty lines between them, to its closing sentence; a line that is a record of its own ends it where that
+    # sentence was cut
+    "conda_report": {"kind": "python_traceback", "on": {"conda_report_end": (_L, None)}, "any": (_C, None),
+                     "after_blank": "on"},
+    # ComfyUI's error report (TOKENS "comfy_report"): its sections and the empty lines between them, whatever they
+    # hold; the server's log records its "## Logs" section quotes are records of their own and end it
+    "comfy_report": {"kind": "python_traceback", "on": {}, "any": (_C, None), "after_blank": "on"},
     "plain": {"kind": None, "on": {**_ATTACH, "text": ("exc_next", "py_msg_more"), "json_member": (_E, None),
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
                                    "boost_frame": ("own", "boost_bt"),
@@ -1954,13 +2032,25 @@ MODES: dict[str, dict] = {
     "body": {"kind": None, "on": {**_ATTACH, "indent": (_C, None), "ipy_num": (_C, None), "text": (_C, None),
                                   "tsl_frame": (_C, None), "value_row": (_C, None),
                                   "py_tb": (_S, "py_head"), "glibc_frame": (_S, "glibc"),
-                                  "boost_frame": (_S, "boost_bt")},
+                                  "boost_frame": (_S, "boost_bt"), "rule_dash": (_T, "body_rule")},
              # (a record that introduces a traceback, "[IPKernelApp] ERROR | Exception in message handler:",
              # keeps it after a blank line: a relay that doubles every newline writes one between them before
              # the doubling shows)
              "after_blank": {"indent": (_C, None), "j_exc": (_T, "record_tent"), "yaml_key": (_C, "yaml"),
                              "dump_open": (_C, None),
                              "py_tb": (_S, "py_head"), **_RUST_SECTIONS}},
+    # a dashed rule under a record that introduces what follows: IPython's ultratb traceback when its header comes
+    # next (ipykernel's ipkernel.py logs "Exception in execute request:\n%s" with the traceback's lines joined;
+    # ultratb opens it with a rule of dashes and "X   Traceback (most recent call last)"); else the rule is read
+    # again on its own
+    "body_rule": {"kind": None, "on": {"ipy_tb": (_S, "ipy")}},
+    # asyncio's context object whose repr runs over lines (TOKENS "asyncio_handle_open"): its lines are held until
+    # the one that closes it with '>'; then the further context objects and the traceback default_exception_handler
+    # logs with the message (exc_info)
+    "asyncio_repr": {"kind": None, "on": {"asyncio_repr_end": (_S, "asyncio_after"), "text": (_T, None),
+                                          "indent": (_T, None)}, "max_tent": 40},
+    "asyncio_after": {"kind": None, "on": {"asyncio_handle": (_S, None), "asyncio_handle_open": (_S, "asyncio_repr"),
+                                           "py_tb": (_S, "py_head")}},
     # a YAML dump a record announced ("...:", a blank line): its keys at column 0 and everything indented
     # under them, to a line of another shape or a blank line (the dump holds none)
     # Python source printed whole (TOKENS "py_def"): its body is indented, blank lines inside it are followed
@@ -2504,6 +2594,8 @@ MODES: dict[str, dict] = {
     "dmlc_bt": {"kind": "cpp_frames", "on": {"dmlc_bt": (_S, None)}},
     # cmd.exe's two-line message for a command it cannot find
     "cmd_not_found": {"kind": "shell_error", "on": {"cmd_not_found_end": (_L, None)}},
+    # libmamba's solver error (TOKENS "mamba_solve"): its "Problem: " lines and the lines indented under them
+    "mamba_problems": {"kind": "solver_error", "on": {"mamba_problem": (_S, None), "indent": (_C, None)}},
 
     # -- Spark on YARN ----------------------------------------------------------------------------
     # yarn/Client.scala's application report: one record, fields in a fixed order to "user"; the
@@ -2691,8 +2783,27 @@ MODES: dict[str, dict] = {
     # it; a line of text at column 0 is not part of the dump: the dump was cut, or its brackets are
     # miscounted, and the line is the next record)
     "json": {"kind": "json_dump", "depth": True,
-             "on": {"json_line": (_C, None), "json_close": (_C, None), "indent": (_C, None)}, "after_blank": "on"},
+             "on": {"json_str_open": (_C, "json_str"), "json_line": (_C, None), "json_close": (_C, None),
+                    "indent": (_C, None)}, "after_blank": "on"},
+    # a string value over lines (TOKENS "json_str_open"): whatever its lines hold (brackets in it are text, not the
+    # dump's) to the one that closes it; a line that is a record of its own ends it where that line was cut. The
+    # dump goes on inside the object that holds the member (the merger counts a depth mode's brackets from its
+    # entry: "json_in" starts one deep, as the flat object VS Code writes is)
+    "json_str": {"kind": "json_dump", "on": {"json_str_close": (_C, "json_in")}, "any": (_C, None),
+                 "after_blank": "on"},
+    "json_in": {"kind": "json_dump", "depth": True, "depth0": 1,
+                "on": {"json_str_open": (_C, "json_str"), "json_line": (_C, None), "json_close": (_C, None),
+                       "indent": (_C, None)}, "after_blank": "on"},
 }
+# PowerShell's error record (TOKENS "ps_msg"): a line "<command> : <message>" is read as any line without a head,
+# but the lines of text under it are held as its message's until the position message or a field confirms them
+# (else they are read again on their own); then the "+ " source and caret lines, and the "    + Name : value" fields
+MODES["ps_msg"] = {"kind": None, "on": {**MODES["plain"]["on"], "text": (_T, None), "ps_pos": (_S, "ps_pos"),
+                                        "ps_field": (_S, "ps_fields")},
+                   "after_blank": MODES["plain"]["after_blank"], "max_tent": 8}
+MODES["ps_pos"] = {"kind": "shell_error", "kind_override": True,
+                   "on": {"ps_src": (_S, None), "ps_field": (_S, "ps_fields")}}
+MODES["ps_fields"] = {"kind": "shell_error", "kind_override": True, "on": {"ps_field": (_S, None)}}
 
 
 # a dashed rule inside an exception's message (a table the message holds, JAX's note under its
