@@ -231,9 +231,11 @@ EXCEPTION_KEYS = frozenset(("exc_info", "exc_text", "exception", "stack_trace", 
                             "error_stack_trace", "err_stack", "error_stack", "stack"))
 # Serilog names the logger "SourceContext" (ForContext<T>(), the compact JSON formatters write it as a property).
 LOGGER_KEYS = frozenset(("logger", "name", "logger_name", "log_logger", "source_context"))
-# .NET's JsonConsoleFormatter writes the ILogger's category as "Category" beside "LogLevel" (a "category" elsewhere may
-# be a data set's class): (the logger's key, the key that must be beside it).
-CATEGORY_LOGGER = ("Category", "LogLevel")
+# Keys that name the logger only beside a key of the same printer (alone, each may mean something else): .NET's
+# JsonConsoleFormatter writes the ILogger's category as "Category" beside "LogLevel" (a "category" elsewhere may be a
+# data set's class); HashiCorp's go-hclog JSON writes the logger's name as "@module" beside "@level" (intlogger.go
+# jsonMapEntry; a "module" elsewhere is Python's source module). (the logger's key, the key that must be beside it)
+PAIRED_LOGGER_KEYS = (("Category", "LogLevel"), ("@module", "@level"))
 # Numbers a logger gives its levels: pino and bunyan (level); Python's logging (levelno).
 _NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}
 _PYTHON_LEVELNO = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"}

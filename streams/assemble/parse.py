@@ -168,6 +168,24 @@ _CLOCK_HEADS = re.compile(rf"(?P<t>\d\d:\d\d:\d\d)(?:[,.](?P<f>\d{{1,9}}))? "
 # env_logger's default format (src/fmt/mod.rs DefaultFormat): "[" RFC 3339 time, the level padded to five, the
 # module path "] " (Rust trainers: burn, candle's examples): "[2024-06-01T12:00:00Z INFO  burn_train::learner] ...".
 _BRACKETED_TARGET = re.compile(r" +([A-Za-z_]\w*(?:::\w+)*)\] ")
+# Layouts that write the level and the logger's name right after a date and time (the time read by _ISO), each from its
+# printer: Ruby's Logger::Formatter ("%s, [%s #%d] %5s -- %s: %s\n": the pid, the level right-aligned in five, the
+# progname, which may be empty); HashiCorp's go-hclog (intlogger.go logPlain: the time as
+# "2006-01-02T15:04:05.000Z0700", the level in brackets padded to seven, "[INFO] " and "[WARN] ", then a blank and
+# "name: "); NLog's default layout
+# ("${longdate}|${level:uppercase=true}|${logger}|${message}"); swift-log's StreamLogHandler ("\(timestamp) \(level)
+# \(label) :\(metadata) [\(source)] \(message)", the level in lower case); coloredlogs' DEFAULT_LOG_FORMAT
+# ("%(asctime)s %(hostname)s %(name)s[%(process)d] %(levelname)s %(message)s"); Monolog's LineFormatter
+# ("[%datetime%] %channel%.%level_name%: %message% %context% %extra%").
+_AFTER_TIME_HEADS = (
+    re.compile(r" #\d+\] +(?P<level>[A-Z]+) -- (?P<logger>[^\s:]*): "),
+    re.compile(r"(?:(?<=\.\d\d\dZ)|(?<=\.\d\d\d[+-]\d\d\d\d)) "
+               r"\[(?:(?P<level>INFO|WARN)\]  |(?P<level5>TRACE|DEBUG|ERROR)\] )(?P<logger>[A-Za-z][\w./-]*): "),
+    re.compile(r"\|(?P<level>TRACE|DEBUG|INFO|WARN|ERROR|FATAL)\|(?P<logger>[\w.`<>+-]+)\|"),
+    re.compile(r" (?P<level>trace|debug|info|notice|warning|error|critical) (?P<logger>\S+) :(?= )"),
+    re.compile(rf" [\w.-]+ (?P<logger>[\w.-]+)\[\d+\] (?P<level>{_LVL}) "),
+    re.compile(r"\] (?P<logger>[\w.-]+)\.(?P<level>DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY): "),
+)
 _NEMO_CLOCK = re.compile(rf"\[(\d\d:\d\d:\d\d) - ([\w.-]+) - ({_LVL})\] ")
 # A settings listing's leader: DeepSpeedConfig.print writes "  {} {} {}".format(arg, "." * (29 - len(arg)), value)
 # and Megatron's _print_args '.' * (48 - len(arg)); a dict after it is that setting's value
@@ -473,6 +491,12 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
             p.fmt = "ctime"
     if m:
         at = m.start()
+        for head in _AFTER_TIME_HEADS:
+            hm = head.match(body, m.end())
+            if hm is not None:
+                p.level = norm_level(hm.group("level") or hm.groupdict().get("level5"))
+                p.logger = hm.group("logger") or None
+                return hm.end()
         if 2 <= at <= 40 and body[at - 1] == " " and body[at - 2] in "DIWEF" and not body[at - 3:at - 2].isalnum():
             p.level = norm_level(body[at - 2])  # NeMo: "[NeMo I 2024-06-01 12:00:00 exp_manager:396]"
             return m.end()

@@ -1,0 +1,57 @@
+"""Printers of dev20 of the field probe (tests/fixtures/fields_probe/dev20.yaml), one test per rule, each line as its
+printer writes it; and the part's own figures.
+"""
+
+from __future__ import annotations
+
+import calendar
+from pathlib import Path
+
+from streams.assemble.parse import parse_line
+from tests.fields_probe import parse_alone as read
+
+PROBE_DEV20 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" / "dev20.yaml"
+READ = calendar.timegm((2024, 6, 1, 13, 0, 0)) * 1000
+
+
+def utc(*a) -> int:
+    return calendar.timegm(a[:6]) * 1000 + (a[6] if len(a) > 6 else 0)
+
+
+def figure(out: dict, name: str):
+    return out.get(name) if name in out and name != "metrics" else (out.get("metrics") or {}).get(name)
+
+
+def test_loggers_named_after_the_time_and_level() -> None:
+    # Ruby's Logger::Formatter: "%s, [%s #%d] %5s -- %s: %s\n"
+    p = parse_line("W, [2024-06-01T12:05:00.654321 #4242]  WARN -- trainer: loss spike detected", READ)
+    assert (p.level, p.logger, p.ts_ms) == ("WARN", "trainer", utc(2024, 6, 1, 12, 5, 0, 654))
+    assert parse_line("I, [2024-06-01T12:05:00.654321 #4242]  INFO -- : no progname", READ).logger is None
+    # go-hclog: "[INFO] " and "[WARN] " padded to seven, then "name: "
+    p = parse_line("2024-06-01T12:00:05.456+0200 [WARN]  nomad.gpu: device unhealthy: device=GPU-3f9a", READ)
+    assert (p.level, p.logger, p.ts_ms) == ("WARN", "nomad.gpu", utc(2024, 6, 1, 10, 0, 5, 456))
+    assert parse_line("2024-06-01T11:58:00.000Z [DEBUG] agent: plan", READ).logger == "agent"
+    # ... but another layout's "[INFO] word: value" keeps its words (no hclog stamp before it)
+    p = parse_line("2024-06-01 12:00:00 [INFO] loss: 0.5", READ)
+    assert (p.level, p.logger) == ("INFO", None)
+    # NLog's default layout, swift-log's StreamLogHandler, coloredlogs, Monolog
+    p = parse_line("2024-06-01 12:02:00.5000|ERROR|Trainer.Checkpoint|Save failed", READ)
+    assert (p.level, p.logger, p.ts_ms) == ("ERROR", "Trainer.Checkpoint", utc(2024, 6, 1, 12, 2, 0, 500))
+    p = parse_line("2024-06-01T12:05:00+0200 error scheduler : node=gpu-7 [TrainerKit] node unreachable", READ)
+    assert (p.level, p.logger, p.ts_ms) == ("ERROR", "scheduler", utc(2024, 6, 1, 10, 5, 0))
+    p = parse_line("2024-06-01 12:01:00 gpu-node-1 data.loader[4242] WARNING shard 17 missing", READ)
+    assert (p.level, p.logger) == ("WARN", "data.loader")
+    p = parse_line("[2024-06-01T12:01:00.000000+02:00] app.WARNING: queue backlog growing", READ)
+    assert (p.level, p.logger, p.ts_ms) == ("WARN", "app", utc(2024, 6, 1, 10, 1, 0))
+    assert parse_line("[2024-06-01T12:03:00+00:00] app.EMERGENCY: disk gone", READ).level == "FATAL"
+    # the step line after such a head is still read
+    out = read("I, [2024-06-01T12:00:00.123456 #4242]  INFO -- trainer: step=100 loss=0.5234 lr=0.0003")
+    assert (out["step"], figure(out, "loss")) == (100, 0.5234)
+
+
+def test_hclog_json_names_its_logger_module_beside_its_level() -> None:
+    out = read('{"@level":"error","@message":"failed to allocate device","@module":"nomad.client.device",'
+               '"@timestamp":"2024-06-01T12:00:00.000000Z","error":"no free GPUs"}')
+    assert (out["level"], out["logger"]) == ("ERROR", "nomad.client.device")
+    # python-json-logger's "module" is the source file's module, not the logger
+    assert read('{"levelname": "INFO", "module": "train", "message": "hello"}')["logger"] is None
