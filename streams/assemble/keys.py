@@ -149,7 +149,8 @@ _family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_gr
         "gn",  # TensorFlow NMT's print_step_info: "... ppl %.2f gN %.2f" (the global norm of the gradients)
         # MindFormers' MFLossMonitor prints the gradients' global norm it clips by: "global_norm: [1.234]"
         "global_norm",  # RLlib's learner_stats: the global norm of the gradients ("grad_gnorm")
-        "l2_grads")  # big_vision's train.py measures the gradients' global L2 norm as "l2_grads"
+        "l2_grads",  # big_vision's train.py measures the gradients' global L2 norm as "l2_grads"
+        "grdn")  # LeRobot's train.py meters the clipped gradients' norm as AverageMeter("grdn", ":.3f")
 # A bare ``norm`` is the gradients' on a step line (one that names its step or epoch): llm.c's "step 1/74 | train loss
 # 11.01 | norm 15.41 | lr 6e-06" prints no other norm. Elsewhere it is not known whose it is: scikit-learn's SGD
 # prints its weights' "Norm: 12.34, NNZs: 100, Bias: ..., T: 1000, Avg. loss: ..." after each "-- Epoch 1" line.
@@ -187,7 +188,9 @@ STEP_KEYS = frozenset(("step", "global_step", "global_steps", "steps", "iteratio
 MAX_STEP_KEYS = frozenset(("max_steps", "total_steps", "train_iters", "max_iters", "num_training_steps"))
 # MLPerf's mllog puts the epoch a record belongs to in its metadata: ":::MLLOG {..., "metadata": {"file": ..., "lineno":
 # ..., "epoch_num": 12}}" (read whole: a bare "epoch_num: 500" is PaddleOCR's configured number of epochs).
-EPOCH_KEYS = frozenset(("epoch", "train_epoch", "trainer_epoch", "cur_epoch", "current_epoch", "metadata_epoch_num"))
+# LeRobot's MetricsTracker prints the epochs seen as "epch:{:.2f}" (its "ep" counts episodes).
+EPOCH_KEYS = frozenset(("epoch", "train_epoch", "trainer_epoch", "cur_epoch", "current_epoch", "metadata_epoch_num",
+                        "epch"))
 # Keys a printer writes in words of its own, read as the keys they stand for when one is the whole key of a
 # ``key value`` run's pair: abbreviations with dots (the dot tells one from a word: a bare "ep" may be an episode)
 # and the training objective called a cost ("Time cost=4.6" is no loss: there the key is two words). Marian's

@@ -521,7 +521,7 @@ def _lift_pairs(pairs: list[tuple[str, str, str]], p: Parsed) -> bool:
     for key, value, unit in pairs:
         nk = canonical(norm(key))
         if nk in STEP_KEYS or nk in EPOCH_KEYS:
-            found = lift_value(p, key, nk, value) or found
+            found = lift_value(p, key, nk, _count(value, unit)) or found
         elif lift_value(p, key, nk, value + unit, keep_unknown=False):
             found = True
         elif METRICISH.search(nk):
@@ -529,6 +529,17 @@ def _lift_pairs(pairs: list[tuple[str, str, str]], p: Parsed) -> bool:
             p.attributes.setdefault(key, value + unit)
             p.wide = found = True
     return found
+
+
+# A count written with a letter for its thousands: LeRobot's MetricsTracker prints its step by format_big_number
+# (divided by 1000 per suffix, "", "K", "M", no decimals: "step:20K" is the 20,000th step).
+_COUNT_SUFFIX = {"K": 1000, "M": 1_000_000}
+
+
+def _count(value: str, unit: str) -> str:
+    """A counter's value with its thousands' letter applied (:data:`_COUNT_SUFFIX`)."""
+    scale = _COUNT_SUFFIX.get(unit)
+    return str(int(value) * scale) if scale is not None and value.isdigit() else value
 
 
 # The run's step, where a line also counts the step within its epoch: Coqui TTS's console logger prints

@@ -55,3 +55,14 @@ def test_hclog_json_names_its_logger_module_beside_its_level() -> None:
     assert (out["level"], out["logger"]) == ("ERROR", "nomad.client.device")
     # python-json-logger's "module" is the source file's module, not the logger
     assert read('{"levelname": "INFO", "module": "train", "message": "hello"}')["logger"] is None
+
+
+def test_lerobot_s_metrics_tracker() -> None:
+    # MetricsTracker.__str__: step and counts by format_big_number, "epch" the epochs, "ep" the episodes; "grdn"
+    out = read("INFO 2025-03-01 14:10:00 ts/train.py:232 step:20K smpl:640K ep:1K epch:12.50 loss:0.061 grdn:3.210 "
+               "lr:1.0e-04 updt_s:0.118 data_s:0.003")
+    assert (out["step"], figure(out, "epoch"), figure(out, "grad_norm")) == (20000, 12.5, 3.21)
+    assert (figure(out, "loss"), figure(out, "learning_rate")) == (0.061, 0.0001)
+    out = read("INFO 2025-03-01 12:00:00 ts/train.py:232 step:200 smpl:6K ep:12 epch:0.04 loss:0.523 grdn:12.345")
+    assert (out["step"], figure(out, "epoch")) == (200, 0.04)
+    assert read("step:3M loss:0.5")["step"] == 3_000_000
