@@ -47,8 +47,11 @@ _DAY_MS = 86_400_000
 _CLOCK_SKEW_MS = 300_000  # how far ahead of its reader a writer's clock may be
 
 # A date and time written without separators at the line's start, as a logging datefmt of "%Y%m%d_%H%M%S" (or with
-# "-"/"T" between them) prints it: GDR-Net's and other detectron2-based projects' loggers, "20231023_095643|core...".
-_COMPACT = re.compile(r"(\d{4})(\d\d)(\d\d)[_T-](\d\d)(\d\d)(\d\d)(?=[|\s\]:]| - )")
+# "-"/"T" between them) prints it: GDR-Net's and other detectron2-based projects' loggers, "20231023_095643|core...";
+# the time may keep its colons, and its milliseconds after it: ReaL-HF's and AReaL's logging ("%(asctime)s.%(msecs)03d
+# %(name)s %(levelname)s: %(message)s" with datefmt "%Y%m%d-%H:%M:%S", "20250601-12:00:00.123 StatsLogger INFO: ...").
+_NAME_LEVEL = re.compile(rf" ([\w.-]+) ({_LVL}): ")  # ... and AReaL's logger's name and level after it
+_COMPACT = re.compile(r"(\d{4})(\d\d)(\d\d)[_T-](\d\d)(:?)(\d\d)\5(\d\d)(?:[.,](\d{1,6}))?(?=[|\s\]:]| - )")
 # C's ctime/asctime layout ("%a %b %d %H:%M:%S %Y", the day padded with a blank), zone-less: nvidia-smi's table
 # and its -q report ("Timestamp : Sun Apr 14 18:55:20 2019"), Python's time.ctime(); date(1)'s default output has its
 # zone's abbreviation before the year ("Tue Mar  5 10:00:00 PST 2024"), read as after an ISO time.
@@ -445,7 +448,11 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         m = _COMPACT.match(body)
         if m:
             g = m.groups()
-            p.ts_ms, p.fmt = _ms(int(g[0]), int(g[1]), int(g[2]), f"{g[3]}:{g[4]}:{g[5]}", None), "compact"
+            p.ts_ms, p.fmt = _ms(int(g[0]), int(g[1]), int(g[2]), f"{g[3]}:{g[5]}:{g[6]}", g[7]), "compact"
+            lm = _NAME_LEVEL.match(body, m.end())
+            if lm is not None:
+                p.level, p.logger = norm_level(lm.group(2)), lm.group(1)
+                return lm.end()
             return m.end()
         m = _MONTH_DAY.match(body) if body[2:3] == "-" else None
         if m:

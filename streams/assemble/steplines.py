@@ -591,8 +591,20 @@ def _loose_key(key: str) -> bool:
     return family(nk) is not None and nk not in STEP_KEYS and nk not in EPOCH_KEYS and nk not in MAX_STEP_KEYS
 
 
+# A step the line names the run's beside the step within its epoch: AReaL's StatsLogger.commit logs f"Epoch {e}/{n} "
+# f"Step {s}/{steps_per_epoch} " f"Train step {global_step}/{total_train_steps} done." (the global step goes first).
+_RUN_STEP_WORD = re.compile(r"\b(?:train|global) (?=step\b)", re.I)
+
+
 def _counter_words(body: str, low: str, p: Parsed) -> bool:
     found = False
+    if p.step is None and "step" in low and (run := _RUN_STEP_WORD.search(body)) is not None:
+        m = _COUNTER_AT.match(body, run.end())
+        if m is not None:
+            total = m.group(3) and m.group(3).replace(",", "")
+            count = m.group(2).replace(",", "")
+            lift_value(p, m.group(1), "step", count if total is None else f"{count}/{total}")
+            found = True
     for word in _COUNTER_WORDS:
         i = low.find(word)
         while i >= 0:

@@ -66,3 +66,15 @@ def test_lerobot_s_metrics_tracker() -> None:
     out = read("INFO 2025-03-01 12:00:00 ts/train.py:232 step:200 smpl:6K ep:12 epch:0.04 loss:0.523 grdn:12.345")
     assert (out["step"], figure(out, "epoch")) == (200, 0.04)
     assert read("step:3M loss:0.5")["step"] == 3_000_000
+
+
+def test_areal_s_commit_line_and_its_compact_time() -> None:
+    # datefmt "%Y%m%d-%H:%M:%S" with the milliseconds after it; the global "Train step" is the run's step
+    line = "20250601-13:20:10.456 StatsLogger INFO: Epoch 2/3 Step 7/100 Train step 107/300 done."
+    p = parse_line(line, READ)
+    assert (p.ts_ms, p.level, p.logger) == (utc(2025, 6, 1, 13, 20, 10, 456), "INFO", "StatsLogger")
+    assert (p.step, p.max_steps, p.epoch) == (107, 300, 2)
+    assert parse_line("20231023_095643|core.utils|loss 0.5", READ).ts_ms == utc(2023, 10, 23, 9, 56, 43)
+    # without a run's step the epoch's step stays the step
+    assert (parse_line("Epoch 2/3 Step 7/100 done.", READ).step, parse_line("Epoch 2/3 Step 7/100", READ).max_steps) \
+        == (7, 100)
