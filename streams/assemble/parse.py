@@ -133,7 +133,8 @@ _LEVEL_ALONE = re.compile(rf"\[({_LVL}) ?\](?: - | ?)")
 # TensorRT-LLM's logger, "[TensorRT-LLM][WARNING] "; log4j 1.x's LogLog, "log4j:WARN "; the sanitizers' Report
 # (compiler-rt sanitizer_common), "==623==ERROR: AddressSanitizer: ..."; logback's StatusPrinter, "ERROR in <origin> -";
 # Rust's tracing-subscriber, "{level:>5} {target}: " after a time a relay took or the format left out (Vector,
-# text-embeddings-inference, candle: " INFO vector::topology: ..."); rich's records with their time column blank.
+# text-embeddings-inference, candle: " INFO vector::topology: ..."); rich's records with their time column blank;
+# neptune-client's logger, "[neptune] [info   ] " (the level in lower case, padded to seven in its brackets).
 _TIMELESS_HEAD = re.compile(rf"[ \t]*(?P<a>{_LVL}):[ \t]+(?=\S)"
                             rf"|\[(?:(?P<b>{_LVL})[:|](?P<bn>[\w.-]+)|(?P<cn>[\w.-]+)[:|](?P<c>{_LVL}))\][ \t]"
                             rf"|(?P<dn>[a-z][\w.-]{{0,30}}): (?P<d>WARNING|ERROR|CRITICAL)[ :]"
@@ -143,9 +144,10 @@ _TIMELESS_HEAD = re.compile(rf"[ \t]*(?P<a>{_LVL}):[ \t]+(?=\S)"
                             r"|==\d+==(?P<h>ERROR|WARNING): "
                             r"|(?P<i>INFO|WARN|ERROR) in \S"
                             r"|[ \t]*(?P<k>TRACE|DEBUG|INFO|WARN|ERROR) (?P<kn>[a-z_]\w*(?:::\w+)+): "
-                            r"|[ \t]*(?P<j>DEBUG|INFO|WARNING|ERROR|CRITICAL) +(?=\S)")
+                            r"|[ \t]*(?P<j>DEBUG|INFO|WARNING|ERROR|CRITICAL) +(?=\S)"
+                            r"|\[(?P<ln>[\w.-]{1,40})\] \[(?P<l>debug|info|warning|error|critical) *\] ")
 _TIMELESS_GROUPS = (("a", None), ("b", "bn"), ("c", "cn"), ("d", "dn"), ("e", "en"), ("f", "fn"), ("g", "gn"),
-                    ("h", None), ("i", None), ("j", None), ("k", "kn"))
+                    ("h", None), ("i", None), ("j", None), ("k", "kn"), ("l", "ln"))
 # rich's RichHandler pads the level to eight and a column's blank (LogRender: level_width=8), and leaves the time
 # column blank when a record has the time of the one before: "                    INFO     enable LoRA ...".
 _RICH_LEVEL_COLUMN = 9
@@ -189,6 +191,9 @@ _AFTER_TIME_HEADS = (
     re.compile(rf" [\w.-]+ (?P<logger>[\w.-]+)\[\d+\] (?P<level>{_LVL}) "),
     re.compile(r"\] (?P<logger>[\w.-]+)\.(?P<level>DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY): "),
 )
+# CodeCarbon's logger (codecarbon/external/logger.py): "[%(name)s %(levelname)s @ %(asctime)s] %(message)s" with
+# datefmt "%H:%M:%S", "[codecarbon INFO @ 06:14:27] Energy consumed for RAM : ...".
+_NAME_LEVEL_AT_CLOCK = re.compile(rf"\[([\w.-]+) ({_LVL}) @ (\d\d:\d\d:\d\d)\] ?")
 _NEMO_CLOCK = re.compile(rf"\[(\d\d:\d\d:\d\d) - ([\w.-]+) - ({_LVL})\] ")
 # A settings listing's leader: DeepSpeedConfig.print writes "  {} {} {}".format(arg, "." * (29 - len(arg)), value)
 # and Megatron's _print_args '.' * (48 - len(arg)); a dict after it is that setting's value
@@ -380,6 +385,11 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         m = _LIGHTGBM.match(body) if body.startswith("[LightGBM]") else None
         if m:
             p.level, p.logger, p.fmt = norm_level(m.group(1)), "LightGBM", "lightgbm"
+            return m.end()
+        m = _NAME_LEVEL_AT_CLOCK.match(body) if " @ " in body[:60] else None
+        if m:
+            p.ts_ms, p.fmt = _clock(producer_ts_ms, m.group(3), None), "clock"
+            p.level, p.logger = norm_level(m.group(2)), m.group(1)
             return m.end()
         m = _NEMO_CLOCK.match(body) if body[3:4] == ":" else None
         if m:

@@ -78,3 +78,13 @@ def test_areal_s_commit_line_and_its_compact_time() -> None:
     # without a run's step the epoch's step stays the step
     assert (parse_line("Epoch 2/3 Step 7/100 done.", READ).step, parse_line("Epoch 2/3 Step 7/100", READ).max_steps) \
         == (7, 100)
+
+
+def test_codecarbon_and_neptune_heads() -> None:
+    p = parse_line("[codecarbon WARNING @ 12:03:44] No CPU tracking mode found.", READ)
+    assert (p.level, p.logger, p.ts_ms) == ("WARN", "codecarbon", utc(2024, 6, 1, 12, 3, 44))
+    out = read("[codecarbon INFO @ 12:03:52] Energy consumed for all GPUs : 0.000008 kWh. Total GPU Power : 6.01 W")
+    assert (out["level"], out["gpu_memory_mb"], out["gpu_utilization_pct"]) == ("INFO", None, None)
+    p = parse_line("[neptune] [info   ] Neptune initialized. Open in the app: https://app.neptune.ai/t/p/e/P-20", READ)
+    assert (p.level, p.logger) == ("INFO", "neptune")
+    assert parse_line("[neptune] [warning] Neptune will be stopped in 30 seconds.", READ).level == "WARN"
