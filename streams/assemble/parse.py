@@ -198,6 +198,9 @@ _NEMO_CLOCK = re.compile(rf"\[(\d\d:\d\d:\d\d) - ([\w.-]+) - ({_LVL})\] ")
 # A settings listing's leader: DeepSpeedConfig.print writes "  {} {} {}".format(arg, "." * (29 - len(arg)), value)
 # and Megatron's _print_args '.' * (48 - len(arg)); a dict after it is that setting's value
 # ("optimizer_params ............. {'lr': 1e-06, ...}"), not a record of training state.
+# Monolog's LineFormatter ends a line with "%context% %extra%", an empty extra written as "[]": the record a line
+# ends with is the context before it ("... epoch finished {"epoch":3,"loss":0.4321} []").
+_EMPTY_EXTRA = " []"
 _LEADER = re.compile(r"([A-Za-z_]\w*) \.{2,} ?\Z")
 
 
@@ -237,10 +240,7 @@ def _parse_line(text: str, producer_ts_ms: int) -> Parsed:
     if "\x1b" in body:  # torchtitan, rich and colorlog colour their fields: the codes are no part of a value
         body = _ANSI.sub("", body)
         c = body[:1]
-    record = None
-    last = body[-1:]
-    if last == "}" or (last in (" ", "\t", "\r") and body.rstrip()[-1:] == "}"):
-        record = find_record(body)
+    record = _ending_record(body)
     if record is not None:
         obj, at, fmt = record
         head = body[:at]
@@ -265,6 +265,17 @@ def _parse_line(text: str, producer_ts_ms: int) -> Parsed:
     if p.fmt != "nccl":  # NCCL's own debug lines print no step fields
         _step_fields(body[at:] if at else body, p)
     return _settled(p)
+
+
+def _ending_record(body: str) -> tuple[dict, int, str] | None:
+    """The structured record the line ends with (:func:`streams.assemble.records.find_record`), Monolog's empty
+    extra after it aside."""
+    last = body[-1:]
+    if last == "}" or (last in (" ", "\t", "\r") and body.rstrip()[-1:] == "}"):
+        return find_record(body)
+    if last == "]" and body.endswith(_EMPTY_EXTRA) and body[:-len(_EMPTY_EXTRA)].rstrip()[-1:] == "}":
+        return find_record(body[:-len(_EMPTY_EXTRA)])
+    return None
 
 
 def record_over_lines(texts: list[str], producer_ts_ms: int, p: Parsed) -> None:

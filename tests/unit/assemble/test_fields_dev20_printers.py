@@ -88,3 +88,11 @@ def test_codecarbon_and_neptune_heads() -> None:
     p = parse_line("[neptune] [info   ] Neptune initialized. Open in the app: https://app.neptune.ai/t/p/e/P-20", READ)
     assert (p.level, p.logger) == ("INFO", "neptune")
     assert parse_line("[neptune] [warning] Neptune will be stopped in 30 seconds.", READ).level == "WARN"
+
+
+def test_monolog_s_context_before_an_empty_extra() -> None:
+    out = read('[2024-06-01T12:00:00.123456+00:00] training.INFO: epoch finished {"epoch":3,"loss":0.4321,'
+               '"val_loss":0.5123} []')
+    assert (figure(out, "epoch"), figure(out, "loss"), figure(out, "eval_loss")) == (3, 0.4321, 0.5123)
+    assert out["timestamp"] == utc(2024, 6, 1, 12, 0, 0, 123)
+    assert read("a list of losses [0.5, 0.4] []")["loss"] is None
