@@ -72,7 +72,10 @@ _family("gpu_memory_mb", "gpu_memory_gb", "gpu_memory_gib", "gpu_mem_gb", "gpu_m
         "gpu_memory_gpu_active_mem_gib",
         # LLaMA-Factory's LogCallback under RECORD_VRAM: trainer_log.jsonl's "vram_reserved" (get_peak_memory()'s
         # reserved bytes / 1024**3, rounded); its "vram_allocated" stays a metric of its own
-        "vram_reserved", scale=GIB_TO_MB)
+        "vram_reserved",
+        # nanoVLM's profiled step line: "peak alloc: {:.2f} GiB, peak reserved: {:.2f} GiB" (torch.cuda's
+        # max_memory_allocated / max_memory_reserved in GiB; the allocated peak stays unread)
+        "peak_reserved", scale=GIB_TO_MB)
 # Slurm's gres/gpumem TRES: "21794M" as sstat and sacct print it (the unit on the value wins), bytes under --noconvert
 _family("gpu_memory_mb", "gres_gpumem", scale=1 / 1048576)
 _family("gpu_memory_mb", "gpu_memory_bytes", "gpu_mem_bytes", "gpu_memory_used_bytes", scale=1 / 1048576)

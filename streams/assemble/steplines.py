@@ -86,6 +86,14 @@ RULES: tuple[StepRule, ...] = (
     StepRule("deepspeed_memory", "Max_CA", re.compile(r"\bMA \S+ GB"),
              re.compile(r"\b(MA|Max_MA|CA|Max_CA) ([\d.]+) GB"),
              {"MA": "memory_allocated_gb", "Max_MA": "memory_max_allocated_gb", "CA": "memory_reserved_gb"}),
+    # prime-rl's trainer and orchestrator (trainer/rl/train.py, trainer/sft/train.py, orchestrator/orchestrator.py):
+    # f"Step {progress.step} | Time: {step_time:.2f}s | Loss: {...:.4f} | Grad. Norm: {...:.4f} | LR: {...:.2e} |
+    # Throughput: {...:.0f} tokens/s | MFU: {mfu:.1f}% | Peak Mem.: {peak:.1f}/{max_memory:.1f} GiB ({pct:.1f}%)"
+    # (the peak of torch.cuda.max_memory_allocated() of the device's memory), the orchestrator's "| Reward: ... |
+    # Seq. Length: ... tokens/sample | ...": keys of words with dots, a figure and its unit after each.
+    StepRule("prime_rl", "Step ", re.compile(r"^Step (\d+) \| Time: [\d.]+s \|"),
+             re.compile(r"\|\s*([A-Za-z][\w.-]*(?: [A-Za-z][\w.-]*){0,3}):?\s+(-?[\d.]+(?:e[+-]?\d+)?)"),
+             {"Peak Mem.": "gpu_memory_gib", "Time": "step_time_s"}),
     StepRule("vllm_stats", "throughput: ", re.compile(r"Avg prompt throughput: "),
              re.compile(r"(Avg prompt throughput|Avg generation throughput|Running|Waiting|Swapped|Pending|"
                         r"GPU KV cache usage|CPU KV cache usage|Prefix cache hit rate): ([\d.]+)"),

@@ -96,3 +96,14 @@ def test_monolog_s_context_before_an_empty_extra() -> None:
     assert (figure(out, "epoch"), figure(out, "loss"), figure(out, "eval_loss")) == (3, 0.4321, 0.5123)
     assert out["timestamp"] == utc(2024, 6, 1, 12, 0, 0, 123)
     assert read("a list of losses [0.5, 0.4] []")["loss"] is None
+
+
+def test_prime_rl_s_step_line_and_nanovlm_s_peak_memory() -> None:
+    out = read("Step 250 | Time: 2.98s | Loss: 0.0873 | Grad. Norm: 0.1234 | LR: 3.00e-06 | Throughput: 15234 tokens/s"
+               " | MFU: 41.2% | Peak Mem.: 61.3/79.1 GiB (77.5%) | Max Vio: 0.0312")
+    assert (out["step"], figure(out, "loss"), figure(out, "grad_norm")) == (250, 0.0873, 0.1234)
+    assert (figure(out, "learning_rate"), figure(out, "gpu_memory_mb")) == (3.0e-06, 61.3 * 1024)
+    assert figure(out, "gpu_utilization_pct") is None  # the MFU is no utilisation
+    out = read("Step: 40, Loss: 2.3456, Tokens/s: 11876, fw_bw: 0.412s, data: 0.013s, peak alloc: 23.45 GiB, "
+               "peak reserved: 25.00 GiB")
+    assert (out["step"], figure(out, "gpu_memory_mb")) == (40, 25600.0)
