@@ -278,6 +278,29 @@ def _ending_record(body: str) -> tuple[dict, int, str] | None:
     return None
 
 
+# java.util.logging's SimpleFormatter (its default format "%1$tb %1$td, %1$tY %1$tl:%1$tM:%1$tS %1$Tp %2$s%n%4$s:
+# %5$s%6$s%n"): a header line with the time (a 12-hour clock, its hour unpadded) and the source's class and method,
+# then the level and the message on a line of their own ("INFO: Epoch 3 finished, loss=0.4321", "SEVERE: ...").
+_JUL_HEADER = re.compile(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d\d), (\d{4}) (\d{1,2}):(\d\d):(\d\d) "
+                         r"([AP]M) ([\w$.]+)(?: [\w$<>]+)?\s*")
+
+
+def head_over_lines(texts: list[str], producer_ts_ms: int) -> Parsed | None:
+    """A block whose head is spread over its first two lines (java.util.logging's :data:`_JUL_HEADER`): the second
+    line read as the head, with the first line's time and class; None for any other block."""
+    m = _JUL_HEADER.fullmatch(texts[0]) if texts[0][:1].isupper() and len(texts) > 1 else None
+    if m is None:
+        return None
+    p = parse_line(texts[1], producer_ts_ms)
+    if p.level is None:
+        return None
+    hour = int(m.group(4)) % 12 + (12 if m.group(7) == "PM" else 0)
+    p.ts_ms = _ms(int(m.group(3)), _MONTHS[m.group(1)], int(m.group(2)), f"{hour:02d}:{m.group(5)}:{m.group(6)}", None)
+    p.logger = p.logger or m.group(8)
+    p.fmt = "java_util_logging"
+    return p
+
+
 def record_over_lines(texts: list[str], producer_ts_ms: int, p: Parsed) -> None:
     """A dict repr printed over a block's lines into ``p`` (its figures; what the first line's head said stays): the
     TensorFlow Object Detection API's model_lib_v2 logs tf.logging.info(pprint.pformat(logged_dict_np, width=40)),

@@ -107,3 +107,13 @@ def test_prime_rl_s_step_line_and_nanovlm_s_peak_memory() -> None:
     out = read("Step: 40, Loss: 2.3456, Tokens/s: 11876, fw_bw: 0.412s, data: 0.013s, peak alloc: 23.45 GiB, "
                "peak reserved: 25.00 GiB")
     assert (out["step"], figure(out, "gpu_memory_mb")) == (40, 25600.0)
+
+
+def test_java_util_logging_s_two_line_record() -> None:
+    out = read("INFO: Epoch 3 finished, loss=0.4321", ["Jun 01, 2024 12:00:00 PM ai.example.train.Trainer runEpoch"])
+    assert (out["epoch"], out["loss"], out["timestamp"]) == (3, 0.4321, utc(2024, 6, 1, 12, 0, 0))
+    assert (out["level"], out["logger"]) == ("INFO", "ai.example.train.Trainer")
+    out = read("SEVERE: CUDA device lost", ["Jun 01, 2024 1:05:00 PM ai.example.train.Trainer step"])
+    assert (out["level"], out["timestamp"]) == ("ERROR", utc(2024, 6, 1, 13, 5, 0))
+    out = read("WARNING: slow", ["Jun 01, 2024 12:30:15 AM ai.example.train.Checkpointer save"])
+    assert (out["level"], out["timestamp"]) == ("WARN", utc(2024, 6, 1, 0, 30, 15))
