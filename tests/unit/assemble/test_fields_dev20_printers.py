@@ -8,6 +8,7 @@ import calendar
 from pathlib import Path
 
 from streams.assemble.parse import parse_line
+from tests.fields_probe import load, score
 from tests.fields_probe import parse_alone as read
 
 PROBE_DEV20 = Path(__file__).resolve().parents[2] / "fixtures" / "fields_probe" / "dev20.yaml"
@@ -117,3 +118,10 @@ def test_java_util_logging_s_two_line_record() -> None:
     assert (out["level"], out["timestamp"]) == ("ERROR", utc(2024, 6, 1, 13, 5, 0))
     out = read("WARNING: slow", ["Jun 01, 2024 12:30:15 AM ai.example.train.Checkpointer save"])
     assert (out["level"], out["timestamp"]) == ("WARN", utc(2024, 6, 1, 0, 30, 15))
+
+
+def test_dev20_figures() -> None:
+    s = score(load([str(PROBE_DEV20)]))
+    assert s["right"] >= 139
+    assert s["absent"]["violated"] == 0
+    assert s["metric"]["right"] >= 37
