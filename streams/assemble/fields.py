@@ -32,7 +32,7 @@ from streams.assemble.lift import envelope_figures
 from streams.assemble.lines import Block, Output, empty_source
 from streams.assemble.metadata import SourceMetadata
 from streams.assemble.metrics import is_step_metric, metric_point
-from streams.assemble.parse import Parsed, parse_line, record_over_lines
+from streams.assemble.parse import Parsed, head_over_lines, parse_line, record_over_lines
 from streams.assemble.redact import Redactor
 from streams.assemble.route import ProjectRouter
 from streams.assemble.stepruns import metrics_report
@@ -121,7 +121,7 @@ class EventBuilder:
         return (past is None or ts >= read_ms - past) and (future is None or ts <= read_ms + future)
 
     def build(self, b: Block, topic: str, partition: int) -> Output:  # noqa: PLR0912, PLR0915 - one straight recipe
-        p = parse_line(b.texts[0], b.first_ts_ms)
+        p = head_over_lines(b.texts, b.first_ts_ms) or parse_line(b.texts[0], b.first_ts_ms)
         if b.fields:  # an envelope's figures beside the line (GELF's additional fields); the line's own win
             envelope_figures(b.fields, p)
         sid = b.source_id

@@ -72,7 +72,10 @@ _family("gpu_memory_mb", "gpu_memory_gb", "gpu_memory_gib", "gpu_mem_gb", "gpu_m
         "gpu_memory_gpu_active_mem_gib",
         # LLaMA-Factory's LogCallback under RECORD_VRAM: trainer_log.jsonl's "vram_reserved" (get_peak_memory()'s
         # reserved bytes / 1024**3, rounded); its "vram_allocated" stays a metric of its own
-        "vram_reserved", scale=GIB_TO_MB)
+        "vram_reserved",
+        # nanoVLM's profiled step line: "peak alloc: {:.2f} GiB, peak reserved: {:.2f} GiB" (torch.cuda's
+        # max_memory_allocated / max_memory_reserved in GiB; the allocated peak stays unread)
+        "peak_reserved", scale=GIB_TO_MB)
 # Slurm's gres/gpumem TRES: "21794M" as sstat and sacct print it (the unit on the value wins), bytes under --noconvert
 _family("gpu_memory_mb", "gres_gpumem", scale=1 / 1048576)
 _family("gpu_memory_mb", "gpu_memory_bytes", "gpu_mem_bytes", "gpu_memory_used_bytes", scale=1 / 1048576)
@@ -149,7 +152,8 @@ _family("grad_norm", "grad_norm", "gradient_norm", "train_grad_norm", "global_gr
         "gn",  # TensorFlow NMT's print_step_info: "... ppl %.2f gN %.2f" (the global norm of the gradients)
         # MindFormers' MFLossMonitor prints the gradients' global norm it clips by: "global_norm: [1.234]"
         "global_norm",  # RLlib's learner_stats: the global norm of the gradients ("grad_gnorm")
-        "l2_grads")  # big_vision's train.py measures the gradients' global L2 norm as "l2_grads"
+        "l2_grads",  # big_vision's train.py measures the gradients' global L2 norm as "l2_grads"
+        "grdn")  # LeRobot's train.py meters the clipped gradients' norm as AverageMeter("grdn", ":.3f")
 # A bare ``norm`` is the gradients' on a step line (one that names its step or epoch): llm.c's "step 1/74 | train loss
 # 11.01 | norm 15.41 | lr 6e-06" prints no other norm. Elsewhere it is not known whose it is: scikit-learn's SGD
 # prints its weights' "Norm: 12.34, NNZs: 100, Bias: ..., T: 1000, Avg. loss: ..." after each "-- Epoch 1" line.
@@ -187,7 +191,9 @@ STEP_KEYS = frozenset(("step", "global_step", "global_steps", "steps", "iteratio
 MAX_STEP_KEYS = frozenset(("max_steps", "total_steps", "train_iters", "max_iters", "num_training_steps"))
 # MLPerf's mllog puts the epoch a record belongs to in its metadata: ":::MLLOG {..., "metadata": {"file": ..., "lineno":
 # ..., "epoch_num": 12}}" (read whole: a bare "epoch_num: 500" is PaddleOCR's configured number of epochs).
-EPOCH_KEYS = frozenset(("epoch", "train_epoch", "trainer_epoch", "cur_epoch", "current_epoch", "metadata_epoch_num"))
+# LeRobot's MetricsTracker prints the epochs seen as "epch:{:.2f}" (its "ep" counts episodes).
+EPOCH_KEYS = frozenset(("epoch", "train_epoch", "trainer_epoch", "cur_epoch", "current_epoch", "metadata_epoch_num",
+                        "epch"))
 # Keys a printer writes in words of its own, read as the keys they stand for when one is the whole key of a
 # ``key value`` run's pair: abbreviations with dots (the dot tells one from a word: a bare "ep" may be an episode)
 # and the training objective called a cost ("Time cost=4.6" is no loss: there the key is two words). Marian's
@@ -231,9 +237,11 @@ EXCEPTION_KEYS = frozenset(("exc_info", "exc_text", "exception", "stack_trace", 
                             "error_stack_trace", "err_stack", "error_stack", "stack"))
 # Serilog names the logger "SourceContext" (ForContext<T>(), the compact JSON formatters write it as a property).
 LOGGER_KEYS = frozenset(("logger", "name", "logger_name", "log_logger", "source_context"))
-# .NET's JsonConsoleFormatter writes the ILogger's category as "Category" beside "LogLevel" (a "category" elsewhere may
-# be a data set's class): (the logger's key, the key that must be beside it).
-CATEGORY_LOGGER = ("Category", "LogLevel")
+# Keys that name the logger only beside a key of the same printer (alone, each may mean something else): .NET's
+# JsonConsoleFormatter writes the ILogger's category as "Category" beside "LogLevel" (a "category" elsewhere may be a
+# data set's class); HashiCorp's go-hclog JSON writes the logger's name as "@module" beside "@level" (intlogger.go
+# jsonMapEntry; a "module" elsewhere is Python's source module). (the logger's key, the key that must be beside it)
+PAIRED_LOGGER_KEYS = (("Category", "LogLevel"), ("@module", "@level"))
 # Numbers a logger gives its levels: pino and bunyan (level); Python's logging (levelno).
 _NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}
 _PYTHON_LEVELNO = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"}

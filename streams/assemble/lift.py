@@ -17,7 +17,6 @@ from typing import Any
 
 from streams.assemble.keys import (
     CANONICAL_METRICS,
-    CATEGORY_LOGGER,
     CONFIG_KEYS,
     EPOCH_KEYS,
     EXCEPTION_KEYS,
@@ -27,6 +26,7 @@ from streams.assemble.keys import (
     MESSAGE_KEYS,
     NAMED_VALUE_KEYS,
     NAMED_VALUE_QUALIFIERS,
+    PAIRED_LOGGER_KEYS,
     RECORD_META_KEYS,
     STEP_KEYS,
     TASK_KEYS,
@@ -65,7 +65,7 @@ LEVELS = {
     "WARN": "WARN", "WARNING": "WARN", "W": "WARN",
     "ERROR": "ERROR", "E": "ERROR", "ERR": "ERROR", "SEVERE": "ERROR", "EXCEPTION": "ERROR",
     "CRITICAL": "FATAL", "CRIT": "FATAL", "FATAL": "FATAL", "F": "FATAL", "A": "FATAL", "EMERG": "FATAL",
-    "ALERT": "FATAL", "PANIC": "FATAL",
+    "ALERT": "FATAL", "PANIC": "FATAL", "EMERGENCY": "FATAL",
 }
 
 
@@ -314,7 +314,7 @@ def lift_record(obj: dict, p: Parsed) -> None:
         elif p.fmt == "logfmt" and isinstance(value, str) and _LOGFMT_NUMBER.fullmatch(value):
             lift_value(p, path, nk, value)  # slog, logrus and go-kit print a number bare: the same
         p.attributes[path] = text_of(value)
-    _category_logger(obj, p)
+    _paired_logger(obj, p)
     message, exception = own.get("message"), own.get("exception")
     if exception:
         message = f"{message}\n{exception}" if message else exception
@@ -329,11 +329,13 @@ def envelope_figures(fields: dict, p: Parsed) -> None:
         lift_value(p, key, norm(key), value, keep_unknown=False)
 
 
-def _category_logger(obj: dict, p: Parsed) -> None:
-    """.NET's JsonConsoleFormatter's "Category" beside its "LogLevel": the logger (keys.CATEGORY_LOGGER)."""
-    category = obj.get(CATEGORY_LOGGER[0])
-    if p.logger is None and category.__class__ is str and CATEGORY_LOGGER[1] in obj:
-        p.logger = category
+def _paired_logger(obj: dict, p: Parsed) -> None:
+    """A logger named by a key that says so only beside its printer's other key (keys.PAIRED_LOGGER_KEYS)."""
+    for key, beside in PAIRED_LOGGER_KEYS:
+        name = obj.get(key)
+        if p.logger is None and name.__class__ is str and name and beside in obj:
+            p.logger = name
+            return
 
 
 # What a record must measure, besides a learning rate, to be a step's state rather than its settings: a loss, a norm,

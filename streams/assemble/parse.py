@@ -47,8 +47,11 @@ _DAY_MS = 86_400_000
 _CLOCK_SKEW_MS = 300_000  # how far ahead of its reader a writer's clock may be
 
 # A date and time written without separators at the line's start, as a logging datefmt of "%Y%m%d_%H%M%S" (or with
-# "-"/"T" between them) prints it: GDR-Net's and other detectron2-based projects' loggers, "20231023_095643|core...".
-_COMPACT = re.compile(r"(\d{4})(\d\d)(\d\d)[_T-](\d\d)(\d\d)(\d\d)(?=[|\s\]:]| - )")
+# "-"/"T" between them) prints it: GDR-Net's and other detectron2-based projects' loggers, "20231023_095643|core...";
+# the time may keep its colons, and its milliseconds after it: ReaL-HF's and AReaL's logging ("%(asctime)s.%(msecs)03d
+# %(name)s %(levelname)s: %(message)s" with datefmt "%Y%m%d-%H:%M:%S", "20250601-12:00:00.123 StatsLogger INFO: ...").
+_NAME_LEVEL = re.compile(rf" ([\w.-]+) ({_LVL}): ")  # ... and AReaL's logger's name and level after it
+_COMPACT = re.compile(r"(\d{4})(\d\d)(\d\d)[_T-](\d\d)(:?)(\d\d)\5(\d\d)(?:[.,](\d{1,6}))?(?=[|\s\]:]| - )")
 # C's ctime/asctime layout ("%a %b %d %H:%M:%S %Y", the day padded with a blank), zone-less: nvidia-smi's table
 # and its -q report ("Timestamp : Sun Apr 14 18:55:20 2019"), Python's time.ctime(); date(1)'s default output has its
 # zone's abbreviation before the year ("Tue Mar  5 10:00:00 PST 2024"), read as after an ISO time.
@@ -130,7 +133,8 @@ _LEVEL_ALONE = re.compile(rf"\[({_LVL}) ?\](?: - | ?)")
 # TensorRT-LLM's logger, "[TensorRT-LLM][WARNING] "; log4j 1.x's LogLog, "log4j:WARN "; the sanitizers' Report
 # (compiler-rt sanitizer_common), "==623==ERROR: AddressSanitizer: ..."; logback's StatusPrinter, "ERROR in <origin> -";
 # Rust's tracing-subscriber, "{level:>5} {target}: " after a time a relay took or the format left out (Vector,
-# text-embeddings-inference, candle: " INFO vector::topology: ..."); rich's records with their time column blank.
+# text-embeddings-inference, candle: " INFO vector::topology: ..."); rich's records with their time column blank;
+# neptune-client's logger, "[neptune] [info   ] " (the level in lower case, padded to seven in its brackets).
 _TIMELESS_HEAD = re.compile(rf"[ \t]*(?P<a>{_LVL}):[ \t]+(?=\S)"
                             rf"|\[(?:(?P<b>{_LVL})[:|](?P<bn>[\w.-]+)|(?P<cn>[\w.-]+)[:|](?P<c>{_LVL}))\][ \t]"
                             rf"|(?P<dn>[a-z][\w.-]{{0,30}}): (?P<d>WARNING|ERROR|CRITICAL)[ :]"
@@ -140,9 +144,10 @@ _TIMELESS_HEAD = re.compile(rf"[ \t]*(?P<a>{_LVL}):[ \t]+(?=\S)"
                             r"|==\d+==(?P<h>ERROR|WARNING): "
                             r"|(?P<i>INFO|WARN|ERROR) in \S"
                             r"|[ \t]*(?P<k>TRACE|DEBUG|INFO|WARN|ERROR) (?P<kn>[a-z_]\w*(?:::\w+)+): "
-                            r"|[ \t]*(?P<j>DEBUG|INFO|WARNING|ERROR|CRITICAL) +(?=\S)")
+                            r"|[ \t]*(?P<j>DEBUG|INFO|WARNING|ERROR|CRITICAL) +(?=\S)"
+                            r"|\[(?P<ln>[\w.-]{1,40})\] \[(?P<l>debug|info|warning|error|critical) *\] ")
 _TIMELESS_GROUPS = (("a", None), ("b", "bn"), ("c", "cn"), ("d", "dn"), ("e", "en"), ("f", "fn"), ("g", "gn"),
-                    ("h", None), ("i", None), ("j", None), ("k", "kn"))
+                    ("h", None), ("i", None), ("j", None), ("k", "kn"), ("l", "ln"))
 # rich's RichHandler pads the level to eight and a column's blank (LogRender: level_width=8), and leaves the time
 # column blank when a record has the time of the one before: "                    INFO     enable LoRA ...".
 _RICH_LEVEL_COLUMN = 9
@@ -168,10 +173,34 @@ _CLOCK_HEADS = re.compile(rf"(?P<t>\d\d:\d\d:\d\d)(?:[,.](?P<f>\d{{1,9}}))? "
 # env_logger's default format (src/fmt/mod.rs DefaultFormat): "[" RFC 3339 time, the level padded to five, the
 # module path "] " (Rust trainers: burn, candle's examples): "[2024-06-01T12:00:00Z INFO  burn_train::learner] ...".
 _BRACKETED_TARGET = re.compile(r" +([A-Za-z_]\w*(?:::\w+)*)\] ")
+# Layouts that write the level and the logger's name right after a date and time (the time read by _ISO), each from its
+# printer: Ruby's Logger::Formatter ("%s, [%s #%d] %5s -- %s: %s\n": the pid, the level right-aligned in five, the
+# progname, which may be empty); HashiCorp's go-hclog (intlogger.go logPlain: the time as
+# "2006-01-02T15:04:05.000Z0700", the level in brackets padded to seven, "[INFO] " and "[WARN] ", then a blank and
+# "name: "); NLog's default layout
+# ("${longdate}|${level:uppercase=true}|${logger}|${message}"); swift-log's StreamLogHandler ("\(timestamp) \(level)
+# \(label) :\(metadata) [\(source)] \(message)", the level in lower case); coloredlogs' DEFAULT_LOG_FORMAT
+# ("%(asctime)s %(hostname)s %(name)s[%(process)d] %(levelname)s %(message)s"); Monolog's LineFormatter
+# ("[%datetime%] %channel%.%level_name%: %message% %context% %extra%").
+_AFTER_TIME_HEADS = (
+    re.compile(r" #\d+\] +(?P<level>[A-Z]+) -- (?P<logger>[^\s:]*): "),
+    re.compile(r"(?:(?<=\.\d\d\dZ)|(?<=\.\d\d\d[+-]\d\d\d\d)) "
+               r"\[(?:(?P<level>INFO|WARN)\]  |(?P<level5>TRACE|DEBUG|ERROR)\] )(?P<logger>[A-Za-z][\w./-]*): "),
+    re.compile(r"\|(?P<level>TRACE|DEBUG|INFO|WARN|ERROR|FATAL)\|(?P<logger>[\w.`<>+-]+)\|"),
+    re.compile(r" (?P<level>trace|debug|info|notice|warning|error|critical) (?P<logger>\S+) :(?= )"),
+    re.compile(rf" [\w.-]+ (?P<logger>[\w.-]+)\[\d+\] (?P<level>{_LVL}) "),
+    re.compile(r"\] (?P<logger>[\w.-]+)\.(?P<level>DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY): "),
+)
+# CodeCarbon's logger (codecarbon/external/logger.py): "[%(name)s %(levelname)s @ %(asctime)s] %(message)s" with
+# datefmt "%H:%M:%S", "[codecarbon INFO @ 06:14:27] Energy consumed for RAM : ...".
+_NAME_LEVEL_AT_CLOCK = re.compile(rf"\[([\w.-]+) ({_LVL}) @ (\d\d:\d\d:\d\d)\] ?")
 _NEMO_CLOCK = re.compile(rf"\[(\d\d:\d\d:\d\d) - ([\w.-]+) - ({_LVL})\] ")
 # A settings listing's leader: DeepSpeedConfig.print writes "  {} {} {}".format(arg, "." * (29 - len(arg)), value)
 # and Megatron's _print_args '.' * (48 - len(arg)); a dict after it is that setting's value
 # ("optimizer_params ............. {'lr': 1e-06, ...}"), not a record of training state.
+# Monolog's LineFormatter ends a line with "%context% %extra%", an empty extra written as "[]": the record a line
+# ends with is the context before it ("... epoch finished {"epoch":3,"loss":0.4321} []").
+_EMPTY_EXTRA = " []"
 _LEADER = re.compile(r"([A-Za-z_]\w*) \.{2,} ?\Z")
 
 
@@ -211,10 +240,7 @@ def _parse_line(text: str, producer_ts_ms: int) -> Parsed:
     if "\x1b" in body:  # torchtitan, rich and colorlog colour their fields: the codes are no part of a value
         body = _ANSI.sub("", body)
         c = body[:1]
-    record = None
-    last = body[-1:]
-    if last == "}" or (last in (" ", "\t", "\r") and body.rstrip()[-1:] == "}"):
-        record = find_record(body)
+    record = _ending_record(body)
     if record is not None:
         obj, at, fmt = record
         head = body[:at]
@@ -239,6 +265,40 @@ def _parse_line(text: str, producer_ts_ms: int) -> Parsed:
     if p.fmt != "nccl":  # NCCL's own debug lines print no step fields
         _step_fields(body[at:] if at else body, p)
     return _settled(p)
+
+
+def _ending_record(body: str) -> tuple[dict, int, str] | None:
+    """The structured record the line ends with (:func:`streams.assemble.records.find_record`), Monolog's empty
+    extra after it aside."""
+    last = body[-1:]
+    if last == "}" or (last in (" ", "\t", "\r") and body.rstrip()[-1:] == "}"):
+        return find_record(body)
+    if last == "]" and body.endswith(_EMPTY_EXTRA) and body[:-len(_EMPTY_EXTRA)].rstrip()[-1:] == "}":
+        return find_record(body[:-len(_EMPTY_EXTRA)])
+    return None
+
+
+# java.util.logging's SimpleFormatter (its default format "%1$tb %1$td, %1$tY %1$tl:%1$tM:%1$tS %1$Tp %2$s%n%4$s:
+# %5$s%6$s%n"): a header line with the time (a 12-hour clock, its hour unpadded) and the source's class and method,
+# then the level and the message on a line of their own ("INFO: Epoch 3 finished, loss=0.4321", "SEVERE: ...").
+_JUL_HEADER = re.compile(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d\d), (\d{4}) (\d{1,2}):(\d\d):(\d\d) "
+                         r"([AP]M) ([\w$.]+)(?: [\w$<>]+)?\s*")
+
+
+def head_over_lines(texts: list[str], producer_ts_ms: int) -> Parsed | None:
+    """A block whose head is spread over its first two lines (java.util.logging's :data:`_JUL_HEADER`): the second
+    line read as the head, with the first line's time and class; None for any other block."""
+    m = _JUL_HEADER.fullmatch(texts[0]) if texts[0][:1].isupper() and len(texts) > 1 else None
+    if m is None:
+        return None
+    p = parse_line(texts[1], producer_ts_ms)
+    if p.level is None:
+        return None
+    hour = int(m.group(4)) % 12 + (12 if m.group(7) == "PM" else 0)
+    p.ts_ms = _ms(int(m.group(3)), _MONTHS[m.group(1)], int(m.group(2)), f"{hour:02d}:{m.group(5)}:{m.group(6)}", None)
+    p.logger = p.logger or m.group(8)
+    p.fmt = "java_util_logging"
+    return p
 
 
 def record_over_lines(texts: list[str], producer_ts_ms: int, p: Parsed) -> None:
@@ -360,6 +420,11 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         if m:
             p.level, p.logger, p.fmt = norm_level(m.group(1)), "LightGBM", "lightgbm"
             return m.end()
+        m = _NAME_LEVEL_AT_CLOCK.match(body) if " @ " in body[:60] else None
+        if m:
+            p.ts_ms, p.fmt = _clock(producer_ts_ms, m.group(3), None), "clock"
+            p.level, p.logger = norm_level(m.group(2)), m.group(1)
+            return m.end()
         m = _NEMO_CLOCK.match(body) if body[3:4] == ":" else None
         if m:
             p.ts_ms, p.fmt = _clock(producer_ts_ms, m.group(1), None), "clock"
@@ -427,7 +492,11 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
         m = _COMPACT.match(body)
         if m:
             g = m.groups()
-            p.ts_ms, p.fmt = _ms(int(g[0]), int(g[1]), int(g[2]), f"{g[3]}:{g[4]}:{g[5]}", None), "compact"
+            p.ts_ms, p.fmt = _ms(int(g[0]), int(g[1]), int(g[2]), f"{g[3]}:{g[5]}:{g[6]}", g[7]), "compact"
+            lm = _NAME_LEVEL.match(body, m.end())
+            if lm is not None:
+                p.level, p.logger = norm_level(lm.group(2)), lm.group(1)
+                return lm.end()
             return m.end()
         m = _MONTH_DAY.match(body) if body[2:3] == "-" else None
         if m:
@@ -473,6 +542,12 @@ def _head(body: str, c: str, p: Parsed, producer_ts_ms: int) -> int:  # noqa: PL
             p.fmt = "ctime"
     if m:
         at = m.start()
+        for head in _AFTER_TIME_HEADS:
+            hm = head.match(body, m.end())
+            if hm is not None:
+                p.level = norm_level(hm.group("level") or hm.groupdict().get("level5"))
+                p.logger = hm.group("logger") or None
+                return hm.end()
         if 2 <= at <= 40 and body[at - 1] == " " and body[at - 2] in "DIWEF" and not body[at - 3:at - 2].isalnum():
             p.level = norm_level(body[at - 2])  # NeMo: "[NeMo I 2024-06-01 12:00:00 exp_manager:396]"
             return m.end()

@@ -86,6 +86,14 @@ RULES: tuple[StepRule, ...] = (
     StepRule("deepspeed_memory", "Max_CA", re.compile(r"\bMA \S+ GB"),
              re.compile(r"\b(MA|Max_MA|CA|Max_CA) ([\d.]+) GB"),
              {"MA": "memory_allocated_gb", "Max_MA": "memory_max_allocated_gb", "CA": "memory_reserved_gb"}),
+    # prime-rl's trainer and orchestrator (trainer/rl/train.py, trainer/sft/train.py, orchestrator/orchestrator.py):
+    # f"Step {progress.step} | Time: {step_time:.2f}s | Loss: {...:.4f} | Grad. Norm: {...:.4f} | LR: {...:.2e} |
+    # Throughput: {...:.0f} tokens/s | MFU: {mfu:.1f}% | Peak Mem.: {peak:.1f}/{max_memory:.1f} GiB ({pct:.1f}%)"
+    # (the peak of torch.cuda.max_memory_allocated() of the device's memory), the orchestrator's "| Reward: ... |
+    # Seq. Length: ... tokens/sample | ...": keys of words with dots, a figure and its unit after each.
+    StepRule("prime_rl", "Step ", re.compile(r"^Step (\d+) \| Time: [\d.]+s \|"),
+             re.compile(r"\|\s*([A-Za-z][\w.-]*(?: [A-Za-z][\w.-]*){0,3}):?\s+(-?[\d.]+(?:e[+-]?\d+)?)"),
+             {"Peak Mem.": "gpu_memory_gib", "Time": "step_time_s"}),
     StepRule("vllm_stats", "throughput: ", re.compile(r"Avg prompt throughput: "),
              re.compile(r"(Avg prompt throughput|Avg generation throughput|Running|Waiting|Swapped|Pending|"
                         r"GPU KV cache usage|CPU KV cache usage|Prefix cache hit rate): ([\d.]+)"),
@@ -521,7 +529,7 @@ def _lift_pairs(pairs: list[tuple[str, str, str]], p: Parsed) -> bool:
     for key, value, unit in pairs:
         nk = canonical(norm(key))
         if nk in STEP_KEYS or nk in EPOCH_KEYS:
-            found = lift_value(p, key, nk, value) or found
+            found = lift_value(p, key, nk, _count(value, unit)) or found
         elif lift_value(p, key, nk, value + unit, keep_unknown=False):
             found = True
         elif METRICISH.search(nk):
@@ -529,6 +537,17 @@ def _lift_pairs(pairs: list[tuple[str, str, str]], p: Parsed) -> bool:
             p.attributes.setdefault(key, value + unit)
             p.wide = found = True
     return found
+
+
+# A count written with a letter for its thousands: LeRobot's MetricsTracker prints its step by format_big_number
+# (divided by 1000 per suffix, "", "K", "M", no decimals: "step:20K" is the 20,000th step).
+_COUNT_SUFFIX = {"K": 1000, "M": 1_000_000}
+
+
+def _count(value: str, unit: str) -> str:
+    """A counter's value with its thousands' letter applied (:data:`_COUNT_SUFFIX`)."""
+    scale = _COUNT_SUFFIX.get(unit)
+    return str(int(value) * scale) if scale is not None and value.isdigit() else value
 
 
 # The run's step, where a line also counts the step within its epoch: Coqui TTS's console logger prints
@@ -580,8 +599,20 @@ def _loose_key(key: str) -> bool:
     return family(nk) is not None and nk not in STEP_KEYS and nk not in EPOCH_KEYS and nk not in MAX_STEP_KEYS
 
 
+# A step the line names the run's beside the step within its epoch: AReaL's StatsLogger.commit logs f"Epoch {e}/{n} "
+# f"Step {s}/{steps_per_epoch} " f"Train step {global_step}/{total_train_steps} done." (the global step goes first).
+_RUN_STEP_WORD = re.compile(r"\b(?:train|global) (?=step\b)", re.I)
+
+
 def _counter_words(body: str, low: str, p: Parsed) -> bool:
     found = False
+    if p.step is None and "step" in low and (run := _RUN_STEP_WORD.search(body)) is not None:
+        m = _COUNTER_AT.match(body, run.end())
+        if m is not None:
+            total = m.group(3) and m.group(3).replace(",", "")
+            count = m.group(2).replace(",", "")
+            lift_value(p, m.group(1), "step", count if total is None else f"{count}/{total}")
+            found = True
     for word in _COUNTER_WORDS:
         i = low.find(word)
         while i >= 0:
