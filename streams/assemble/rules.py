@@ -864,12 +864,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("node_more", r"[ \t]*\.\.\. \d+ lines? matching cause stack trace \.\.\."),
     ("node_close", r"\}\s*$"),
     # cmd.exe's message for a command it cannot find (its message 9009: one string with a line break in it)
-    # the interpreters' banners under their first line ("Python 3.10.2 (main, ...) [GCC 9.3.0]"): IPython's
-    # (IPython/core/usage.py default_banner, one string of three lines: the copyright hint and "IPython 8.0.1 --
-    # An enhanced Interactive Python. Type '?' for help.") and CPython's REPL header (Modules/main.c pymain_header:
-    # "Python %s on %s" then the COPYRIGHT hint)
-    ("py_banner_more", r"(?:Type 'copyright', 'credits' or 'license' for more information"
-                       r"|Type \"help\", \"copyright\", \"credits\" or \"license\" for more information\.)\s*$"
+    # IPython's banner under its first line ("Python 3.10.2 (main, ...) [GCC 9.3.0]"): IPython/core/usage.py
+    # default_banner is one string of three lines, the copyright hint and "IPython 8.0.1 -- An enhanced Interactive
+    # Python. Type '?' for help.". (CPython's REPL header is not: Modules/main.c pymain_header writes "Python %s on
+    # %s" and its COPYRIGHT hint with two fprintf calls, two lines of their own.)
+    ("py_banner_more", r"Type 'copyright', 'credits' or 'license' for more information\s*$"
                        r"|IPython \S+ -- An enhanced Interactive Python\."),
     # libmamba's solver error (MSolver::problems_to_str: "Encountered problems while solving.\n" and one "Problem: "
     # line per libsolv problem, solver_problem2str; conda-libmamba-solver's LibMambaUnsatisfiableError writes the
@@ -1879,7 +1878,7 @@ _RUST_SECTIONS = {"rust_caused": (_S, "rust_causes"), "rust_location": (_S, "rus
 # tracebacks it may announce. Shared by the plain modes.
 _ATTACH = {
     "indent": ("deeper", None),
-    "py_banner_more": (_S, None),  # (an interpreter's banner: the lines under its "Python x.y.z (...)" line)
+    "py_banner_more": (_S, None),  # (IPython's banner: the lines under its "Python x.y.z (...)" line)
     # (IPython's numbered source lines are a frame's, not a deeper line of the line above: an excerpt that
     # starts in the middle of a traceback; a record whose message introduces them, "...:", keeps them:
     # MODES "body")

@@ -140,19 +140,19 @@ def test_a_dashed_rule_under_a_colon_record_without_a_traceback_header_is_not_th
     assert groups(texts)[0] == [0]
 
 
-def test_an_interpreters_banner_is_one_event_and_the_prompt_after_it_another():
-    # rule: TOKENS py_banner_more in _ATTACH (IPython/core/usage.py default_banner: one string of three lines;
-    # CPython's Modules/main.c pymain_header: "Python %s on %s" and the COPYRIGHT hint under it)
+def test_ipythons_banner_is_one_event_and_the_prompt_after_it_another():
+    # rule: TOKENS py_banner_more in _ATTACH (IPython/core/usage.py default_banner: one string of three lines)
     ipython = ["Python 3.10.2 (main, Jan 15 2022, 18:02:07) [GCC 9.3.0]",
                "Type 'copyright', 'credits' or 'license' for more information",
                "IPython 8.0.1 -- An enhanced Interactive Python. Type '?' for help.",
                "",
                "In [1]: raise Exception"]
     assert groups(ipython) == [[0, 1, 2], [4]]
+    # CPython's REPL header is two writes (Modules/main.c pymain_header: two fprintf calls): two lines of their own
     python = ["Python 3.11.4 (main, Jun  7 2023, 10:13:09) [GCC 12.2.0] on linux",
               'Type "help", "copyright", "credits" or "license" for more information.',
               ">>> import torch"]
-    assert groups(python) == [[0, 1], [2]]
+    assert groups(python) == [[0], [1], [2]]
 
 
 def test_asyncios_future_repr_over_lines_stays_with_its_record_and_traceback():
