@@ -244,7 +244,9 @@ def _lines_head(schema: object) -> object:
     if not (isinstance(fields, list) and all(isinstance(f, dict) for f in fields)):
         fields = []
     names = [f.get("name") for f in fields]
-    if "lines" in names:
+    lines = fields[names.index("lines")].get("type") if "lines" in names else None
+    # (only an array's count is where its bytes start: a string's length is no count of lines)
+    if isinstance(lines, dict) and lines.get("type") == "array":
         try:
             head = fastavro.parse_schema({"type": "record", "name": "sluice.v1.RawBatchHead",
                                           "fields": fields[:names.index("lines")]})

@@ -109,6 +109,17 @@ def test_avro_schema_of_other_types_is_a_letter_that_names_the_field(where, avro
     assert f"schema id 9 is not a sluice.v1.RawBatch: {named}" in str(ei.value)
 
 
+def test_avro_lines_of_another_type_are_not_counted_as_lines() -> None:
+    """The count read ahead of a RawBatch's lines is an array's: a string's length read there was a too_many_lines
+    letter for a record that holds no lines at all."""
+    schema = _retyped(("lines",), "string")
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, schema, {"source": {}, "labels": {}, "sent_ts": None, "lines": "x" * 500})
+    with pytest.raises(DecodeError) as ei:
+        decode_record(b"\x00" + struct.pack(">I", 9) + buf.getvalue(), None, lambda sid: schema, 100)
+    assert ei.value.error_type == "corrupt_avro" and "lines is str, not an array" in str(ei.value)
+
+
 def test_avro_times_of_another_precision_still_read() -> None:
     schema = _retyped(("lines", "ts"), ["null", {"type": "long", "logicalType": "timestamp-micros"}])
     buf = io.BytesIO()
