@@ -293,7 +293,8 @@ def _unlike_raw_batch(batch: dict) -> str | None:
     """Where a record read with its registry schema differs from the RawBatch contract's types, or None. A
     registry serves every subject's schemas: an id of another subject's record with a ``lines`` field, or a
     producer's own RawBatch with ``line`` as bytes or ``ts`` as a double, reads without error into values
-    that no later step expects (a TypeError there was an ``internal`` letter that named no field)."""
+    that no later step expects (a TypeError there was an ``internal`` letter that named no field). Its lines are
+    checked as they are read (:func:`_unlike_line`)."""
     lines, source, labels = batch["lines"], batch.get("source") or {}, batch.get("labels") or {}
     found = (_off("lines", lines, (list,), "an array", null=False)
              or _off("source", source, (dict,), "a record") or _off("labels", labels, (dict,), "a map"))
@@ -302,14 +303,44 @@ def _unlike_raw_batch(batch: dict) -> str | None:
                               "an int" if name == "rank" else "a string")
     for v in labels.values() if not found else ():
         found = found or _off("a label's value", v, (str,), "a string", null=False)
-    for i, ln in enumerate(lines) if not found else ():
-        found = _off(f"lines[{i}]", ln, (dict,), "a record", null=False) or (
-            _off(f"lines[{i}].line", ln.get("line"), (str,), "a string", null=False)
-            or _off(f"lines[{i}].file_offset", ln.get("file_offset"), (int,), "a long")
-            or _off(f"lines[{i}].ts", ln.get("ts"), _LONG_TIME, "a long (timestamp-millis)"))
-        if found:
-            break
     return found
+
+
+def _unlike_line(i: int, ln: object) -> str:
+    """What makes the RawBatch's line ``i`` none of the contract's (its checks are made where each line is read)."""
+    if not isinstance(ln, dict):
+        return f"lines[{i}] is {'null' if ln is None else type(ln).__name__}, not a record"
+    get = ln.get
+    return (_off(f"lines[{i}].line", get("line"), (str,), "a string", null=False)
+            or _off(f"lines[{i}].file_offset", get("file_offset"), (int,), "a long")
+            or _off(f"lines[{i}].ts", get("ts"), _LONG_TIME, "a long (timestamp-millis)") or f"lines[{i}]")
+
+
+def _not_raw_batch(schema_id: int, unlike: str) -> DecodeError:
+    return DecodeError(f"schema id {schema_id} is not a sluice.v1.RawBatch: {unlike} (the producer's schema must "
+                       "read as schemas/raw_batch.avsc)", "corrupt_avro")
+
+
+def _batch_lines(batch: dict, schema_id: int) -> list[RawLine]:
+    src = empty_source()
+    src.update(batch.get("source") or {})
+    labels = dict(batch.get("labels") or {})
+    out = []
+    for i, ln in enumerate(batch["lines"]):
+        text = ln.get("line") if ln.__class__ is dict else None
+        if text.__class__ is not str:
+            raise _not_raw_batch(schema_id, _unlike_line(i, ln))
+        if "\x00" in text:
+            text = text.replace("\x00", "")
+        ts, offset = ln.get("ts"), ln.get("file_offset")
+        if ts is not None and ts.__class__ is not int:
+            if ts.__class__ is not datetime.datetime:  # fastavro returns a timestamp-millis long as a datetime
+                raise _not_raw_batch(schema_id, _unlike_line(i, ln))
+            ts = int(ts.timestamp() * 1000)
+        if offset is not None and offset.__class__ is not int:
+            raise _not_raw_batch(schema_id, _unlike_line(i, ln))
+        out.append(RawLine(final_redraw(text), offset, agent_ms(ts), src, labels, False, i))
+    return out
 
 
 def _from_avro(value: bytes, schema_lookup: SchemaLookup | None, max_lines: int | None) -> list[RawLine]:
@@ -340,19 +371,8 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None, max_lines: int 
         _at_most(len(batch["lines"]), max_lines)
     unlike = _unlike_raw_batch(batch)
     if unlike is not None:
-        raise DecodeError(f"schema id {schema_id} is not a sluice.v1.RawBatch: {unlike} (the producer's schema must "
-                          "read as schemas/raw_batch.avsc)", "corrupt_avro")
-    src = empty_source()
-    src.update(batch.get("source") or {})
-    labels = dict(batch.get("labels") or {})
-    out = []
-    for i, ln in enumerate(batch["lines"]):
-        text = ln["line"].replace("\x00", "") if "\x00" in ln["line"] else ln["line"]
-        ts = ln.get("ts")
-        if ts is not None and not isinstance(ts, int):  # fastavro may return datetimes
-            ts = int(ts.timestamp() * 1000)
-        out.append(RawLine(final_redraw(text), ln.get("file_offset"), agent_ms(ts), src, labels, False, i))
-    return out
+        raise _not_raw_batch(schema_id, unlike)
+    return _batch_lines(batch, schema_id)
 
 
 def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR0911, PLR0912 - first-byte dispatch, flat
