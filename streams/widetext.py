@@ -11,6 +11,8 @@ from other bytes and is read as UTF-8, as before.
 
 from __future__ import annotations
 
+import codecs
+
 __all__ = ["WideNewlines", "wide_text"]
 
 # (UTF-32BE's mark, 00 00 FE FF, is also Avro's magic byte and a schema id: its NULs must tell it too)
@@ -120,9 +122,11 @@ class WideNewlines:
             return False
         # Else (U+XX0A little-endian, or a 0x0A between units) the line goes on into wide text (its ASCII, or its own
         # newline, written wide), not into a line of UTF-8 or one with its own mark: a writer may end wide text with a
-        # byte 0x0A.
+        # byte 0x0A. It goes on too where the rest, with no ASCII, reads as no line of its own (wide from its first
+        # byte, or UTF-8): Chinese after U+4E0A '上' ('文件上传失败' broke into misread pieces, one event each).
         low = 0 if self.little else width - 1
-        return _has_wide_ascii(after[(width - (at + 1) % width) % width:], width, low, 1)
+        return _has_wide_ascii(after[(width - (at + 1) % width) % width:], width, low, 1) or not (
+            _has_wide_ascii(after, width, low, 1) or _utf8(after[:HEAD_BYTES]))
 
     def line(self, raw: bytes, ended: bool, whole: bool = True) -> bytes:
         """The line ``raw`` (its newline's 0x0A taken off; ``ended``: it had one; ``whole``: not cut) as UTF-8
@@ -142,6 +146,18 @@ class WideNewlines:
 JOIN_UNITS = 256  # units of a line's head judged
 HEAD_BYTES = 4 * JOIN_UNITS + 3  # the bytes of a line's head that hold them, after a newline's NULs
 JOIN_SHARE = 0.25  # of a piece's units that must be ASCII characters in the wide form to go on past a 0x0A
+
+
+def _utf8(head: bytes) -> bool:
+    """Whether ``head`` (the first bytes of a piece, maybe cut inside a character) reads as UTF-8 text: no NUL,
+    no invalid sequence."""
+    if 0 in head:
+        return False
+    try:
+        codecs.getincrementaldecoder("utf-8")("strict").decode(head)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _has_wide_ascii(body: bytes, width: int, low: int, least: int = 2) -> bool:

@@ -463,10 +463,14 @@ def wide(c: Choices) -> bytes:
     return value or b"\x00"
 
 
+FLOOD_LINE_CHARS = 256
+
+
 def plain(c: Choices) -> bytes:
     lines = [text(c) for _ in range(c.integer(1, 4))]
     if c.integer(0, 49) == 0:  # a flood: one line again and again, under the lines a record may bring or past them
-        lines *= pick(c, (300, MAX_RECORD_LINES // len(lines) + 1))
+        # (each line cut first: a flood counts lines, and 10,001 copies of a 140 KB corpus line were a 1.4 GB value)
+        lines = [ln[:FLOOD_LINE_CHARS] for ln in lines] * pick(c, (300, MAX_RECORD_LINES // len(lines) + 1))
     return ("\n".join(lines) + pick(c, ("\n", "", "\r\n"))).encode("utf-8", "surrogatepass")
 
 

@@ -25,6 +25,7 @@ decoding those records gives the same events as ``sluice parse`` of the file the
 from __future__ import annotations
 
 import codecs
+import datetime
 import io
 import json
 import re
@@ -36,7 +37,7 @@ import fastavro
 from streams.assemble import jsonlimits, jsontext, msgpack_records, otlp
 from streams.assemble.envelopes import json_envelope, with_inner
 from streams.assemble.lift import LONG_MAX
-from streams.assemble.lines import RawLine, empty_source
+from streams.assemble.lines import SOURCE_FIELDS, RawLine, empty_source
 from streams.assemble.merger import split_prefix, terminal_text
 from streams.assemble.syslog import rfc5424_line
 from streams.assemble.timefmt import agent_ms, rfc3339_ms
@@ -243,7 +244,9 @@ def _lines_head(schema: object) -> object:
     if not (isinstance(fields, list) and all(isinstance(f, dict) for f in fields)):
         fields = []
     names = [f.get("name") for f in fields]
-    if "lines" in names:
+    lines = fields[names.index("lines")].get("type") if "lines" in names else None
+    # (only an array's count is where its bytes start: a string's length is no count of lines)
+    if isinstance(lines, dict) and lines.get("type") == "array":
         try:
             head = fastavro.parse_schema({"type": "record", "name": "sluice.v1.RawBatchHead",
                                           "fields": fields[:names.index("lines")]})
@@ -275,6 +278,71 @@ def avro_lines_at_most(value: bytes, schema: object, max_lines: int | None) -> N
     _at_most(items, max_lines)
 
 
+def _off(name: str, value: object, types: tuple[type, ...], want: str, null: bool = True) -> str | None:
+    """What is wrong with ``value`` when it is of none of ``types`` (exactly: a bool is no int), nor null where
+    ``null`` allows it."""
+    if (null and value is None) or value.__class__ in types:
+        return None
+    return f"{name} is {'null' if value is None else type(value).__name__}, not {want}"
+
+
+_LONG_TIME = (int, datetime.datetime)  # fastavro gives a timestamp-millis (or -micros) long as a datetime
+
+
+def _unlike_raw_batch(batch: dict) -> str | None:
+    """Where a record read with its registry schema differs from the RawBatch contract's types, or None. A
+    registry serves every subject's schemas: an id of another subject's record with a ``lines`` field, or a
+    producer's own RawBatch with ``line`` as bytes or ``ts`` as a double, reads without error into values
+    that no later step expects (a TypeError there was an ``internal`` letter that named no field). Its lines are
+    checked as they are read (:func:`_unlike_line`)."""
+    lines, source, labels = batch["lines"], batch.get("source") or {}, batch.get("labels") or {}
+    found = (_off("lines", lines, (list,), "an array", null=False)
+             or _off("source", source, (dict,), "a record") or _off("labels", labels, (dict,), "a map"))
+    for name in SOURCE_FIELDS if not found else ():
+        found = found or _off(f"source.{name}", source.get(name), (int,) if name == "rank" else (str,),
+                              "an int" if name == "rank" else "a string")
+    for v in labels.values() if not found else ():
+        found = found or _off("a label's value", v, (str,), "a string", null=False)
+    return found
+
+
+def _unlike_line(i: int, ln: object) -> str:
+    """What makes the RawBatch's line ``i`` none of the contract's (its checks are made where each line is read)."""
+    if not isinstance(ln, dict):
+        return f"lines[{i}] is {'null' if ln is None else type(ln).__name__}, not a record"
+    get = ln.get
+    return (_off(f"lines[{i}].line", get("line"), (str,), "a string", null=False)
+            or _off(f"lines[{i}].file_offset", get("file_offset"), (int,), "a long")
+            or _off(f"lines[{i}].ts", get("ts"), _LONG_TIME, "a long (timestamp-millis)") or f"lines[{i}]")
+
+
+def _not_raw_batch(schema_id: int, unlike: str) -> DecodeError:
+    return DecodeError(f"schema id {schema_id} is not a sluice.v1.RawBatch: {unlike} (the producer's schema must "
+                       "read as schemas/raw_batch.avsc)", "corrupt_avro")
+
+
+def _batch_lines(batch: dict, schema_id: int) -> list[RawLine]:
+    src = empty_source()
+    src.update(batch.get("source") or {})
+    labels = dict(batch.get("labels") or {})
+    out = []
+    for i, ln in enumerate(batch["lines"]):
+        text = ln.get("line") if ln.__class__ is dict else None
+        if text.__class__ is not str:
+            raise _not_raw_batch(schema_id, _unlike_line(i, ln))
+        if "\x00" in text:
+            text = text.replace("\x00", "")
+        ts, offset = ln.get("ts"), ln.get("file_offset")
+        if ts is not None and ts.__class__ is not int:
+            if ts.__class__ is not datetime.datetime:  # fastavro returns a timestamp-millis long as a datetime
+                raise _not_raw_batch(schema_id, _unlike_line(i, ln))
+            ts = int(ts.timestamp() * 1000)
+        if offset is not None and offset.__class__ is not int:
+            raise _not_raw_batch(schema_id, _unlike_line(i, ln))
+        out.append(RawLine(final_redraw(text), offset, agent_ms(ts), src, labels, False, i))
+    return out
+
+
 def _from_avro(value: bytes, schema_lookup: SchemaLookup | None, max_lines: int | None) -> list[RawLine]:
     (schema_id,) = struct.unpack(">I", value[1:5])
     try:
@@ -299,18 +367,12 @@ def _from_avro(value: bytes, schema_lookup: SchemaLookup | None, max_lines: int 
         raise DecodeError(f"{len(value) - 5 - buf.tell()} trailing bytes after the Avro body", "corrupt_avro")
     if not isinstance(batch, dict) or "lines" not in batch:
         raise DecodeError(f"schema id {schema_id} is not a sluice.v1.RawBatch", "corrupt_avro")
-    _at_most(len(batch["lines"]), max_lines)
-    src = empty_source()
-    src.update(batch.get("source") or {})
-    labels = dict(batch.get("labels") or {})
-    out = []
-    for i, ln in enumerate(batch["lines"]):
-        text = ln["line"].replace("\x00", "") if "\x00" in ln["line"] else ln["line"]
-        ts = ln.get("ts")
-        if ts is not None and not isinstance(ts, int):  # fastavro may return datetimes
-            ts = int(ts.timestamp() * 1000)
-        out.append(RawLine(final_redraw(text), ln.get("file_offset"), agent_ms(ts), src, labels, False, i))
-    return out
+    if batch["lines"].__class__ is list:
+        _at_most(len(batch["lines"]), max_lines)
+    unlike = _unlike_raw_batch(batch)
+    if unlike is not None:
+        raise _not_raw_batch(schema_id, unlike)
+    return _batch_lines(batch, schema_id)
 
 
 def decode_record(value: bytes | None, key: bytes | None = None,  # noqa: PLR0911, PLR0912 - first-byte dispatch, flat

@@ -66,6 +66,69 @@ def test_avro_corrupt_body():
     assert ei.value.error_type == "corrupt_avro"
 
 
+def _retyped(where: tuple[str, ...], avro_type: object) -> dict:
+    """The RawBatch contract with one field of another type: another subject's schema, or a producer's own."""
+    schema = json.loads((SCHEMAS / "raw_batch.avsc").read_text())
+    fields = schema["fields"]
+    if where[0] in ("lines", "source") and len(where) == 2:
+        holder = next(f for f in fields if f["name"] == where[0])["type"]
+        fields = (holder["items"] if where[0] == "lines" else holder)["fields"]
+    field = next(f for f in fields if f["name"] == where[-1])
+    field["type"] = avro_type
+    field.pop("default", None)
+    return fastavro.parse_schema(schema)
+
+
+@pytest.mark.parametrize(("where", "avro_type", "value", "named"), [
+    (("lines", "line"), "bytes", b"step 1", "lines[0].line is bytes"),
+    (("lines", "ts"), "double", 1.7e12, "lines[0].ts is float"),
+    (("lines", "ts"), {"type": "int", "logicalType": "date"}, 19000, "lines[0].ts is date"),
+    (("lines", "file_offset"), "string", "12", "lines[0].file_offset is str"),
+    (("source", "rank"), "string", "3", "source.rank is str"),
+    (("source", "host"), "int", 7, "source.host is int"),
+    (("labels",), {"type": "array", "items": "string"}, ["llm"], "labels is list"),
+    (("labels",), {"type": "map", "values": "int"}, {"project": 1}, "a label's value is int"),
+    (("lines",), {"type": "array", "items": "string"}, ["step 1"], "lines[0] is str"),
+])
+def test_avro_schema_of_other_types_is_a_letter_that_names_the_field(where, avro_type, value, named) -> None:
+    """A registry id whose schema reads into values of other types than the contract's is a corrupt_avro letter
+    naming the field, not a TypeError in a later step (an internal letter that named nothing)."""
+    schema = _retyped(where, avro_type)
+    batch = {"source": {"host": "h", "rank": 3}, "labels": {"project": "llm"},
+             "lines": [{"line": "step 1", "file_offset": 12, "ts": 1_700_000_000_000}], "sent_ts": None}
+    if len(where) == 2:
+        batch[where[0]] = [{**batch["lines"][0], where[1]: value}] if where[0] == "lines" else {
+            **batch["source"], where[1]: value}
+    else:
+        batch[where[0]] = value
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, schema, batch)
+    with pytest.raises(DecodeError) as ei:
+        decode_record(b"\x00" + struct.pack(">I", 9) + buf.getvalue(), None, lambda sid: schema)
+    assert ei.value.error_type == "corrupt_avro"
+    assert f"schema id 9 is not a sluice.v1.RawBatch: {named}" in str(ei.value)
+
+
+def test_avro_lines_of_another_type_are_not_counted_as_lines() -> None:
+    """The count read ahead of a RawBatch's lines is an array's: a string's length read there was a too_many_lines
+    letter for a record that holds no lines at all."""
+    schema = _retyped(("lines",), "string")
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, schema, {"source": {}, "labels": {}, "sent_ts": None, "lines": "x" * 500})
+    with pytest.raises(DecodeError) as ei:
+        decode_record(b"\x00" + struct.pack(">I", 9) + buf.getvalue(), None, lambda sid: schema, 100)
+    assert ei.value.error_type == "corrupt_avro" and "lines is str, not an array" in str(ei.value)
+
+
+def test_avro_times_of_another_precision_still_read() -> None:
+    schema = _retyped(("lines", "ts"), ["null", {"type": "long", "logicalType": "timestamp-micros"}])
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, schema, {"source": {}, "labels": {}, "sent_ts": None,
+                                             "lines": [{"line": "x", "file_offset": 1, "ts": 1_700_000_000_000_000}]})
+    out = decode_record(b"\x00" + struct.pack(">I", 9) + buf.getvalue(), None, lambda sid: schema)
+    assert [(ln.text, ln.ts_ms) for ln in out] == [("x", 1_700_000_000_000)]
+
+
 @pytest.mark.parametrize("cut", [
     b"\x00" * 9 + varint(2**63),  # the lines array announces 2**62 items: fastavro's EOFError has no message
     b"\x00" * 8 + varint(2**63),  # and so does a labels map of 2**62 entries

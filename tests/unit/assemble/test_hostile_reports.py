@@ -46,6 +46,24 @@ def test_a_wide_file_is_read_line_by_line_in_its_own_encoding(tmp_path: Path, en
     assert [o["raw"]["first_offset"] for o in outs] == [1, 3, 6]
 
 
+# Text with no ASCII between a character that holds a 0x0A byte and the next: Chinese after 上 (U+4E0A, its 0x0A
+# first in UTF-16LE and UTF-32LE), Gujarati (U+0A80..U+0AFF, each a 0x0A first in UTF-16BE).
+NO_ASCII_LINES = ["2024-03-12 10:00:00 ERROR 文件上传失败，请检查网络连接",
+                  "2024-03-12 10:00:01 INFO 以上内容已上传到服务器",
+                  "2024-03-12 10:00:02 INFO ગુજરાતી લખાણ",
+                  "2024-03-12 10:00:03 INFO third"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+def test_a_wide_line_with_no_ascii_after_a_0x0a_in_a_character_is_one_line(tmp_path: Path, engine: str,
+                                                                             codec: str) -> None:
+    """The rest of such a line reads neither as a wide line of its own nor as UTF-8: it goes on (it broke into
+    pieces of misread bytes, one event each)."""
+    outs = _parse(tmp_path, ("\ufeff" + "\r\n".join(NO_ASCII_LINES) + "\r\n").encode(codec), engine)
+    assert [o["message"] for o in outs] == NO_ASCII_LINES
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_an_over_long_wide_line_is_cut_as_read_and_the_next_line_is_whole(tmp_path: Path, engine: str) -> None:
     data = ("\ufeff" + "step 上 " * 20_000 + "\nafter the long line\n").encode("utf-16-le")
