@@ -412,8 +412,6 @@ def _look_alikes() -> list[LookAlike]:
          "Incorrect API key provided: sk-proj-****...T3Bl."),
         ("hf_token_placeholder", "a README's placeholder", "hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
          "export HF_TOKEN=hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
-        ("aws_access_key_example", "AWS' documented example key id", "AKIAIOSFODNN7EXAMPLE",
-         "aws_access_key_id = AKIAIOSFODNN7EXAMPLE"),
         ("wandb_run_path", "a wandb run path", "acme/lm/3f9k2x7q", "wandb: 🚀 View run at https://wandb.ai/acme/lm/"
                                                                   "runs/3f9k2x7q -> acme/lm/3f9k2x7q"),
         ("stripe_publishable", "a Stripe publishable key (public by design)", "pk_test_TYooMQauvdEDq54NiTphI7jx",

@@ -495,16 +495,16 @@ def _heading_value(value: str) -> bool:
             and any(c.isalpha() for c in value) and any(c.isdigit() for c in value))
 
 
-# A vendor's token shape filled with one character (hf_xxxx..., ghp_0000...) is a README's placeholder, and AWS's
-# documentation writes its example keys to end in EXAMPLE (AKIAIOSFODNN7EXAMPLE, wJalrXUtnFEMI/K7MDENG/bPxRfiCY
-# EXAMPLEKEY: https://docs.aws.amazon.com/IAM/latest/UserGuide/security-creds.html); gitleaks' rules allow the same.
-_FILLED = re.compile(r"(.)\1{11}\Z")
-_DOCUMENTED_EXAMPLE = re.compile(r"EXAMPLE(?:KEY)?\Z")
+# A vendor's token shape filled with a placeholder's character (hf_xxxx..., ghp_XXXX..., sk-****...) is a README's
+# placeholder, as gitleaks' allow lists read it. Only those characters: a token filled with any other one
+# (ghp_AAAA..., sk-0000...) is how a test or a redacted copy writes a secret, and documented example keys
+# (AWS's ...EXAMPLE) are redacted too unless the operator lists them in ``redaction.allow``.
+_FILLED = re.compile(r"([xX*\u2022])\1{11}\Z")
 
 
 def placeholder_token(value: str) -> bool:
-    """A token of a vendor's shape that stands for one: its last twelve characters one repeated, or AWS's example."""
-    return _FILLED.search(value) is not None or _DOCUMENTED_EXAMPLE.search(value) is not None
+    """A token of a vendor's shape that stands for one: its last twelve characters one placeholder character."""
+    return _FILLED.search(value) is not None
 
 
 CHECKS: dict[str, Callable[[str], bool]] = {"heading_value": _heading_value,

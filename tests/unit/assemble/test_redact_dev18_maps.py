@@ -150,13 +150,22 @@ def test_a_password_in_a_json_object_under_another_key_is_still_one(redact: Reda
 
 @pytest.mark.parametrize("line", [
     "export HF_TOKEN=hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-    "token ghp_000000000000000000000000000000000000",
+    "token ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
     "see hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx in the README",
-    "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
 ])
 def test_a_vendor_shaped_placeholder_stays(redact: Redactor, line: str) -> None:
-    """A token's shape filled with one character, and AWS's documented example key id."""
+    """A token's shape filled with a placeholder's character."""
     assert redact(line) == line
+
+
+@pytest.mark.parametrize("secret", [
+    "ghp_" + "A" * 36,  # a test's or a redacted copy's secret: filled, but not with a placeholder's character
+    "ghp_" + "0" * 36,
+    "AKIAIOSFODNN7EXAMPLE",  # AWS's documented example key: redacted unless redaction.allow lists it
+])
+def test_a_token_filled_with_another_character_or_a_documented_example_is_redacted(redact: Redactor,
+                                                                                    secret: str) -> None:
+    assert secret not in redact(f"token {secret}") and secret not in redact(f"aws_access_key_id = {secret}")
 
 
 def test_a_vendor_token_that_merely_holds_a_repeated_run_is_still_one(redact: Redactor) -> None:
