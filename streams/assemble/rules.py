@@ -1379,6 +1379,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("tok_fork_more", r"To disable this warning, you can either:\s*$"),
     ("tok_fork_avoid", r"\s+- Avoid using `?tokenizers`? before the fork if possible"),
     ("tok_fork_end", r"\s+- Explicitly set the environment variable TOKENIZERS_PARALLELISM="),
+    # systemctl's failed job (src/shared/bus-wait-for-jobs.c log_job_error_with_service_result): one log_error
+    # call over two lines, "Job for <unit> failed[ because <explanation>]." then "See \"systemctl status <unit>\"
+    # and \"journalctl -xe[u <unit>]\" for details." (systemd 232-: one line with both, which needs no rule)
+    ("sd_job_failed", r"Job for \S+ failed(?: because .*)?\.\s*$"),
+    ("sd_job_see", r"See \"\S*systemctl [^\"]*status [^\"]*\" and \"\S*journalctl [^\"]*\" for details\.\s*$"),
     ("hf_report", r"(?:\x1b\[1m)?[\w.]+ LOAD REPORT(?:\x1b\[0m)? from: ", " LOAD REPORT"),
     ("hf_row", r"[^\s|][^|]* \| ", " | "),
     ("hf_rule", r"-+(?:\+-+)+\s*$"),
@@ -1677,6 +1682,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "hf_report": ("hf_report", None),
     "hf_weights": ("hf_weights", None),
     "tok_fork": ("tok_fork", None),
+    "sd_job_failed": ("sd_job", None),
     "mm_sd_head": ("mm_sd", "other_multiline"),
     "usage_head": ("usage", "usage_error"),
     "pytest_usage": ("pytest_usage", "usage_error"),
@@ -1997,6 +2003,8 @@ MODES: dict[str, dict] = {
     # mmcv's load_state_dict report (TOKENS "mm_sd_head"): its lists of keys, each after a blank line
     "mm_sd": {"kind": "other_multiline", "on": {"msg_para": (_S, None)}, "after_blank": {"msg_para": (_S, None)}},
     "accel_defaults": {"kind": None, "on": {"indent": (_S, None), "accel_defaults_end": (_L, None)}},
+    # systemctl's failed job (TOKENS "sd_job_failed"): the See line its message ends with
+    "sd_job": {"kind": "other_multiline", "on": {"sd_job_see": (_L, None)}},
     # tokenizers' fork warning (TOKENS "tok_fork"): its fixed further lines, to the bullet it ends with
     "tok_fork": {"kind": "other_multiline", "on": {"tok_fork_more": (_S, None), "tok_fork_avoid": (_S, None),
                                                    "tok_fork_end": (_L, None)}},

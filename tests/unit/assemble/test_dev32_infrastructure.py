@@ -27,3 +27,13 @@ def test_a_bar_line_of_another_width_under_an_ascii_table_is_still_held_for_a_ru
     # rule: MODES "table_plus" "grid" (only a row of the grid's own columns is taken at once)
     texts = _DCGMI[:3] + ["| a | b |", "next record"]
     assert spans(texts) == [(0, 2), (3, 3), (4, 4)]
+
+
+def test_systemctl_failed_job_message_and_its_see_line_are_one_event():
+    # rule: TOKENS "sd_job_failed", "sd_job_see", MODES "sd_job" (bus-wait-for-jobs.c: one log_error over two lines)
+    texts = ["Job for nvidia-fabricmanager.service failed because the control process exited with error code.",
+             'See "systemctl status nvidia-fabricmanager.service" and "journalctl -xeu nvidia-fabricmanager.service"'
+             " for details.",
+             "Job for slurmd.service failed.",
+             "Sep 18 03:19:01 node1 systemd[1]: slurmd.service: Failed with result 'exit-code'."]
+    assert spans(texts) == [(0, 1), (2, 2), (3, 3)]
