@@ -328,6 +328,11 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("c10", r"\[[IW]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", True),
     ("c10_short_error", r"\[[EF] [^\s\]:]+:\d+\] ?", False),
     ("c10_short", r"\[[IW] [^\s\]:]+:\d+\] ?", False),
+    # UCX's fatal-error message (ucs/debug/assert.c ucs_fatal_error_message): the message is split at its
+    # newlines and each line written by ucs_log_fatal_error as "[host:pid:thread:tid] file.c:line  <line>"
+    # (ib_mlx5_log.c's completion error: the syndrome line, then the QP and WQE line): an identical head is
+    # the same message (a FATAL level record opens UCX's report, TOKENS "ucx_fatal", and keeps its own token)
+    ("ucs_fatal_line", r"\[[\w.-]+:\d+ *:\d+:\d+\] +[\w.-]+\.(?:c|cc|h|inl):\d+(?! *(?:FATAL|Fatal error)) +", True),
     # Ray's C++ RAY_LOG (src/ray/util/logging.cc): "[%Y-%m-%d %H:%M:%S,%e %L %P %t] (component) file.cc:N: "
     # (spdlog's %L is the level's letter: T, D, I, W, E, and C for the critical level RAY_LOG(FATAL) maps to)
     ("ray_cpp", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [TDIWEFC] \d+ \d+\] (?:\([\w-]+\) )?[^\s:]+:\d+: ?", False),

@@ -37,3 +37,12 @@ def test_systemctl_failed_job_message_and_its_see_line_are_one_event():
              "Job for slurmd.service failed.",
              "Sep 18 03:19:01 node1 systemd[1]: slurmd.service: Failed with result 'exit-code'."]
     assert spans(texts) == [(0, 1), (2, 2), (3, 3)]
+
+
+def test_ucx_fatal_error_message_split_at_its_newlines_under_one_head_is_one_event():
+    # rule: HEADS "ucs_fatal_line" (ucs_fatal_error_message writes each line of the message behind the same
+    # "[host:pid:thread:tid] file.c:line" head; another head, or another thread's, starts another record)
+    texts = ["[a670n1:162239:0:162239] ib_mlx5_log.c:177  Local protection on mlx5_0:1/IB (synd 0x4 vend 0x51)",
+             "[a670n1:162239:0:162239] ib_mlx5_log.c:177  RC QP 0x169 wqe[3]: SEND s-- [inl len 10]",
+             "[a670n1:162240:0:162240] ib_mlx5_log.c:177  Local protection on mlx5_0:1/IB (synd 0x4 vend 0x51)"]
+    assert spans(texts) == [(0, 1), (2, 2)]
