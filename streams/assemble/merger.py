@@ -396,6 +396,17 @@ _ENDINGS = frozenset(" \t:" + R.JSON_OPEN) | {s[-1] for s, _m, _k in R.BODY_SUFF
 _SUFFIX_LASTS = frozenset(s[-1] for s, _m, _k in R.BODY_SUFFIX_STARTS)
 
 
+def _closes_brackets(first: str, rest: list[str]) -> bool:
+    """Whether the pieces ``rest`` close the brackets ``first`` left open, the last ending on a closing one:
+    a record whose fields are a JSON object (zap's console encoder, logrus' and klog's structured values) cut
+    by a terminal is whole again once its braces balance, whatever line comes after it."""
+    if not rest or rest[-1].rstrip()[-1:] not in ("}", "]"):
+        return False
+    opened = first.count("{") + first.count("[") - first.count("}") - first.count("]")
+    text = "".join(rest)
+    return opened > 0 and opened - text.count("}") - text.count("]") + text.count("{") + text.count("[") == 0
+
+
 def _same_rule(first: str, body: str) -> bool:
     """Whether ``body`` is the rule a table opened with (``same_rule``): the same run of the same
     character; a titled rule ("=== test session starts ===") is closed by any bare rule."""
@@ -711,6 +722,12 @@ class MultilineMerger:
                     self._append(sid, opened, key, ob, "tent", None, line, offset, ms, body, None, out)
                     self._last_key[sid] = key
                     return  # (its next width)
+                elif _closes_brackets(ob.block.texts[-1], [t[0].text for t in ob.tent]):
+                    ob.wrap_tent = False  # the pieces close what the cut line opened: they were its rest
+                    self._keep_tent(ob)
+                    self._close(sid, opened, key, out, False)
+                    opened = self._src.get(sid) or opened
+                    continue
                 else:
                     # a line the record does not take: what was held was not the rest of a cut line
                     ob.wrap_tent = False

@@ -191,8 +191,11 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # line (a level and ": " where the record had one). The time is volatile (read as "rfc3339" before this);
     # container and rank are the writer
     ("determined", r"(?P<k_determined>[0-9a-f]{8}(?: \[[\w=]+\])?) \|\| ", "k", " || "),
-    # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps)
-    ("rfc3339", r"\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]? ", "none", None),
+    # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps): one blank
+    # after it; a time padded by more blanks to a level word is a formatter's own head whose tabs a copy turned
+    # into blanks (zap's console encoder writes "<ISO8601 time>\t<LEVEL>\t<logger>\t<message>")
+    ("rfc3339", r"\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]? "
+                r"(?! +(?:DEBUG|INFO|WARN|WARNING|ERROR|DPANIC|PANIC|FATAL)\b)", "none", None),
     # Go's log package with its standard flags (log.LstdFlags: Ldate|Ltime, Lmicroseconds adds ".uuuuuu") writes
     # "2006/01/02 15:04:05 " before each message: launchers and job runners written in Go that relay a child's
     # output with log.Print put it before every line. A message of several lines has it on its first only,

@@ -46,3 +46,25 @@ def test_ucx_fatal_error_message_split_at_its_newlines_under_one_head_is_one_eve
              "[a670n1:162239:0:162239] ib_mlx5_log.c:177  RC QP 0x169 wqe[3]: SEND s-- [inl len 10]",
              "[a670n1:162240:0:162240] ib_mlx5_log.c:177  Local protection on mlx5_0:1/IB (synd 0x4 vend 0x51)"]
     assert spans(texts) == [(0, 1), (2, 2)]
+
+
+_ZAP_CUT = ['2020-06-18T10:04:48.756+0200    ERROR   controller-runtime.controller   Reconciler error        {"service.v'
+            'ersion": "1.2.0-be401266", "controller": "enterprisesearch-controller", "request": "e2e-mercury/test-en',
+            't-config-ref-jbgc", "error": "Operation cannot be fulfilled on enterprisesearches.enterprisesearch.k8s.e'
+            'lastic.co \\"test-ent-config-ref-jbgc\\": the object has been modified; please apply your changes to the lat',
+            'est version and try again"}']
+
+
+def test_zap_console_time_padded_by_blanks_to_its_level_is_the_records_head_not_a_collector_stamp():
+    # rule: STREAM_PREFIXES "rfc3339" (docker -t and kubectl --timestamps put one blank after their time; zap's
+    # console encoder puts a tab, which a copy turns into blanks, before the level): the head stays the record's
+    from streams.assemble.merger import split_head, split_prefix
+
+    key, body, _rank, _head = split_prefix(_ZAP_CUT[0])
+    assert split_head(body)[0] == "2020-06-18T10:04:48.756+0200    ERROR   "
+
+
+def test_record_cut_by_a_terminal_is_whole_once_its_pieces_close_its_json_fields_whatever_follows():
+    # rule: merger._closes_brackets (a cut line's pieces held for a wrap are its rest when they balance the
+    # braces it opened, though prose and not a record comes next)
+    assert spans(_ZAP_CUT + ["", "It would be nice for this log to include an identifier."]) == [(0, 2), (4, 4)]
