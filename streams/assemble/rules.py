@@ -212,9 +212,10 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # "окт", "nov.", "7月" (format_timestamp in journalctl's output-mode code), so the month is any short word
     # of letters (with the abbreviation's dot) or a number with CJK's month sign; the writer's tag after it
     # still says it is such a line; the kernel's tag is also taken without its host (a copy of journalctl -k
-    # with the machine's name cut out)
+    # with the machine's name cut out, and before it a host of any case: the tag alone says what the line is)
     ("syslog", r"(?:[^\W\d_]{3,5}\.?|\d{1,2}[月월]) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? "
-               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|[a-z0-9][\w.-]* [^\s:\[#][^\s:\[]*|kernel): ",
+               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|[a-z0-9][\w.-]* [^\s:\[#][^\s:\[]*"
+               r"|(?:\w[\w.-]* )?kernel): ",
      "k", None),
     # the same time alone, as test runners and relays without a host write it before every line
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
@@ -1333,6 +1334,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                    r"|general protection fault|Oops: |------------\[ cut here \]------------|Unable to handle kernel"
                    r"|watchdog: BUG: soft lockup|(?:rcu: )?INFO: rcu_(?:sched|preempt) detected stalls"),
     ("kern_end", r"---\[ end "),
+    # the x86 frame unwinder's dump of the stack it could not walk (arch/x86/kernel/unwind_frame.c unwind_dump,
+    # after "WARNING: kernel stack frame pointer at ... has bad value" and "unwind stack type:..."): one printk a
+    # word, "%p: %0*lx (%pB)", a run of zero words as "%p: %0*x ..."; a dump whose header was cut opens the
+    # report with it
+    ("kern_word", r">?[0-9a-f]{16}: [0-9a-f]{16} (?:\(\S+(?: \[[\w-]+(?: [0-9a-f]+)?\])?\)|\.\.\.)\s*$"),
     ("kern_line", r"(?:CPU: \d+ |Hardware name: |Call Trace:|Call trace:|RIP: |RSP: |R[A-Z0-9]{2}: |Code: "
                   r"|Modules linked in:"
                   r"|Kernel Offset:|Rebooting in|Allocated by task|Freed by task|The buggy address|Memory state around"
@@ -1662,6 +1668,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "cmd_not_found": ("cmd_not_found", "shell_error"),
     "kern_start": ("kernel", "kernel_report"),
     "kern_frame": ("kernel", "kernel_report"),  # (a call trace whose header was cut)
+    "kern_word": ("kernel", "kernel_report"),  # (an unwinder's stack dump whose header was cut)
     "rule_eq": ("table_eq", "table"), "rule_eq_t": ("table_eq", "table"),
     "rule_dash": ("table_dash", "table"), "rule_dash_t": ("table_dash", "table"),
     "rule_star": ("table_star", "table"), "rule_star_t": ("table_star", "table"),
@@ -2606,6 +2613,7 @@ MODES: dict[str, dict] = {
     # other subsystems' printk lines can land inside a report: they are emitted on their own
     "kernel": {"kind": "kernel_report", "max_side": 24,
                "on": {"kern_line": (_S, None), "kern_task": (_S, None), "kern_frame": (_S, None), "indent": (_S, None),
+                      "kern_word": (_S, None),
                       "kern_end": (_L, None),
                       "rule_eq": (_L, None),
                       "kern_start": (_S, None), "text": ("side", None)},

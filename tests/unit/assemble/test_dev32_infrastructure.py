@@ -20,12 +20,12 @@ _DCGMI = ["+---------------------------+----------------------------------------
 def test_dcgmi_diag_table_cut_before_its_closing_rule_keeps_its_rows():
     # rule: MODES "table_plus" "grid" (dcgmi prints its result table in one write; a row whose bars stand
     # under the first rule's joints is the table's without waiting for the next rule)
-    assert spans(_DCGMI + ["Successfully ran diagnostic for group."]) == [(0, 7), (8, 8)]
+    assert spans([*_DCGMI, "Successfully ran diagnostic for group."]) == [(0, 7), (8, 8)]
 
 
 def test_a_bar_line_of_another_width_under_an_ascii_table_is_still_held_for_a_rule():
     # rule: MODES "table_plus" "grid" (only a row of the grid's own columns is taken at once)
-    texts = _DCGMI[:3] + ["| a | b |", "next record"]
+    texts = [*_DCGMI[:3], "| a | b |", "next record"]
     assert spans(texts) == [(0, 2), (3, 3), (4, 4)]
 
 
@@ -48,10 +48,12 @@ def test_ucx_fatal_error_message_split_at_its_newlines_under_one_head_is_one_eve
     assert spans(texts) == [(0, 1), (2, 2)]
 
 
-_ZAP_CUT = ['2020-06-18T10:04:48.756+0200    ERROR   controller-runtime.controller   Reconciler error        {"service.v'
-            'ersion": "1.2.0-be401266", "controller": "enterprisesearch-controller", "request": "e2e-mercury/test-en',
-            't-config-ref-jbgc", "error": "Operation cannot be fulfilled on enterprisesearches.enterprisesearch.k8s.e'
-            'lastic.co \\"test-ent-config-ref-jbgc\\": the object has been modified; please apply your changes to the lat',
+_ZAP_CUT = ['2020-06-18T10:04:48.756+0200    ERROR   controller-runtime.controller   Reconciler error        '
+            '{"service.version": "1.2.0-be401266", "controller": "enterprisesearch-controller", '
+            '"request": "e2e-mercury/test-en',
+            't-config-ref-jbgc", "error": "Operation cannot be fulfilled on enterprisesearches.enterprisesearch.k8s.'
+            'elastic.co \\"test-ent-config-ref-jbgc\\": the object has been modified; please apply your changes '
+            'to the lat',
             'est version and try again"}']
 
 
@@ -60,11 +62,21 @@ def test_zap_console_time_padded_by_blanks_to_its_level_is_the_records_head_not_
     # console encoder puts a tab, which a copy turns into blanks, before the level): the head stays the record's
     from streams.assemble.merger import split_head, split_prefix
 
-    key, body, _rank, _head = split_prefix(_ZAP_CUT[0])
+    _key, body, _rank, _head = split_prefix(_ZAP_CUT[0])
     assert split_head(body)[0] == "2020-06-18T10:04:48.756+0200    ERROR   "
 
 
 def test_record_cut_by_a_terminal_is_whole_once_its_pieces_close_its_json_fields_whatever_follows():
     # rule: merger._closes_brackets (a cut line's pieces held for a wrap are its rest when they balance the
     # braces it opened, though prose and not a record comes next)
-    assert spans(_ZAP_CUT + ["", "It would be nice for this log to include an identifier."]) == [(0, 2), (4, 4)]
+    assert spans([*_ZAP_CUT, "", "It would be nice for this log to include an identifier."]) == [(0, 2), (4, 4)]
+
+
+def test_unwinder_stack_dump_cut_above_its_header_is_one_kernel_report_under_an_upper_case_host():
+    # rule: TOKENS "kern_word" (unwind_frame.c unwind_dump: "%p: %0*lx (%pB)" a word, "%p: %0*x ..." for zeros)
+    # and STREAM_PREFIXES "syslog" (the kernel's tag behind a host named in capitals)
+    texts = ["Apr 29 19:24:11 EVE kernel: 00000000d2f014e1: 0000000000000002 (0x2)",
+             "Apr 29 19:24:11 EVE kernel: 00000000f5595e2d: 0000000000000000 ...",
+             "Apr 29 19:24:11 EVE kernel: 000000000ee779df: ffffffffc0b44945 (_nv013207rm+0x2c5/0x5b0 [nvidia])",
+             "Apr 29 19:24:12 EVE systemd[1]: Started Session 4 of user root."]
+    assert spans(texts) == [(0, 2), (3, 3)]
