@@ -63,7 +63,7 @@ _DEPTH_MODES = frozenset(m for m, spec in R.MODES.items() if spec.get("depth"))
 _NOTHING: dict = {}
 _END = ("end", None)
 _WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "list_colon", "own",
-                   "src_above"))
+                   "src_above", "loud"))
 _KEEPS = frozenset(("cont", "cont!", "last"))
 _STRONG = frozenset(("cont!", "last"))
 _SPACED = R.SPACED_AFTER - 1
@@ -917,6 +917,8 @@ class MultilineMerger:
             return ("cont!", nxt) if self._announces(ob) else _END
         if act == "own":
             return _END if _is_record(ob.last_body.lstrip()) else ("cont!", nxt)
+        if act == "loud":  # (what only a record above a quiet level carries)
+            return _END if self._quiet(ob) and not self._announces(ob) else ("tent", nxt)
         if act == "expect":
             if self._announces(ob):
                 return "cont!", nxt

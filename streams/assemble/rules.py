@@ -1851,8 +1851,10 @@ _ATTACH = {
     "go_goroutine": ("announce", "go_stack"),
     # a function without arguments, then its "\tfile.go:N" line: the frames zap's stacktrace
     # (zap.takeStacktrace) and pkg/errors' "%+v" (errors.StackTrace.Format) write under the record or
-    # message they belong to, in the same write; held until its file line confirms it
-    "go_func_bare": (_T, "go_pair"),
+    # message they belong to, in the same write; held until its file line confirms it ("loud": zap adds the
+    # stack at its stacktrace level, Error in production and Warn in development (zap.AddStacktrace), so a
+    # record at a quiet level, klog's "I", never carries one: frames after it are a record whose head was lost)
+    "go_func_bare": ("loud", "go_pair"),
     **_RUST_SECTIONS,
     # an exception line after the line that announces it (surefire's "... <<< FAILURE!")
     "j_exc": ("announce", "java_head"),

@@ -80,3 +80,19 @@ def test_unwinder_stack_dump_cut_above_its_header_is_one_kernel_report_under_an_
              "Apr 29 19:24:11 EVE kernel: 000000000ee779df: ffffffffc0b44945 (_nv013207rm+0x2c5/0x5b0 [nvidia])",
              "Apr 29 19:24:12 EVE systemd[1]: Started Session 4 of user root."]
     assert spans(texts) == [(0, 2), (3, 3)]
+
+
+_ZAP_FRAMES = ["sigs.k8s.io/controller-runtime/pkg/internal/controller.(*Controller).processNextWorkItem",
+               "\t/go/pkg/mod/sigs.k8s.io/controller-runtime@v0.2.0/pkg/internal/controller/controller.go:192",
+               "sigs.k8s.io/controller-runtime/pkg/internal/controller.(*Controller).worker",
+               "\t/go/pkg/mod/sigs.k8s.io/controller-runtime@v0.2.0/pkg/internal/controller/controller.go:171"]
+
+
+def test_zap_frames_under_a_quiet_klog_record_are_not_its_own_but_stay_under_an_error_record():
+    # rule: _ATTACH "go_func_bare" "loud" (zap adds its stacktrace at Error, or Warn in development: an info
+    # record carries none, so frames after it belong to a record whose head was lost)
+    quiet = ["I0703 00:35:58.997176       1 main.go:242] Listening securely on 0.0.0.0:8443", *_ZAP_FRAMES]
+    assert spans(quiet) == [(0, 0), (1, 4)]
+    loud = ['1.6836474195594983e+09\tERROR\tReconciler error\t{"controller": "repository", "error": "401"}',
+            *_ZAP_FRAMES]
+    assert spans(loud) == [(0, 4)]
