@@ -595,10 +595,12 @@ class MultilineMerger:
         if n != wide[0] or _width(text) > n or _aligned(prev, text):
             return False
         # (a blank at the end is a cut between words, which a line that simply ended has too; a capital after
-        # it starts a sentence of its own more often than it goes on a word)
+        # it starts a sentence of its own more often than it goes on a word: after one blank that closes a word,
+        # a lower-case word is the sentence going on)
         # (behind a relay's prefix, rules.WRAP_AT_BLANK: the cut fell on the blank before a word)
         first = text[1:2] if relayed and R.WRAP_AT_BLANK_RE.match(text) else text[:1]
-        if wide[1] != n and (not (ob.head0 and len(ob.block.texts) == 1 and wide[2] and prev[-1:].isalnum()
+        cut = prev[-1:].isalnum() or (prev[-1:] == " " and prev[-2:-1].isalnum())
+        if wide[1] != n and (not (ob.head0 and len(ob.block.texts) == 1 and wide[2] and cut
                                   and (first.islower() or first.isdigit())) or _spliced(text)):
             return False
         if _is_record(text):

@@ -96,3 +96,16 @@ def test_zap_frames_under_a_quiet_klog_record_are_not_its_own_but_stay_under_an_
     loud = ['1.6836474195594983e+09\tERROR\tReconciler error\t{"controller": "repository", "error": "401"}',
             *_ZAP_FRAMES]
     assert spans(loud) == [(0, 4)]
+
+
+def test_record_a_terminal_cut_on_the_blank_after_a_word_goes_on_with_its_lower_case_rest():
+    # rule: merger._wraps (a cut that fell on the blank closing a word, the rest a lower-case word: the
+    # sentence going on; the same cut before a capital stays a line of its own)
+    head = "I0920 21:26:13.783984       1 queue_controller.go:133] "
+    texts = [head.replace("133]", "158]") + "Begin sync queue default",
+             head + 'Error syncing queues "default", retrying. Error: queue default has not been ',
+             "seen or deleted",
+             head.replace("133]", "158]") + "Begin sync queue default"]
+    assert spans(texts) == [(0, 0), (1, 2), (3, 3)]
+    texts[2] = "Seen or deleted"
+    assert spans(texts) == [(0, 0), (1, 1), (2, 2), (3, 3)]
