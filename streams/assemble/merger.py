@@ -243,7 +243,8 @@ def split_prefix(text: str, m: re.Match[str] | None = None,  # noqa: PLR0912 - o
             if m is None:
                 break
         g = m.lastgroup or ""
-        if g in R.LINE_START_PREFIXES and body is not text:
+        if (g in R.LINE_START_PREFIXES and body is not text) or (
+                g in R.PREFIX_NOT_BEFORE and R.PREFIX_NOT_BEFORE[g].match(body, m.end())):
             break
         how = R.PREFIX_KEY.get(g)
         rest = body[m.end():]
@@ -352,11 +353,13 @@ def _aligned(a: str, b: str) -> bool:
 
 
 def _grid_row(first: str, body: str) -> bool:
-    """Whether ``body`` is a row of the ASCII grid whose first line is ``first``: a bar (or a section line's
-    joint) under each of the first line's joints and bars, counted from the right edge, the two lines of one
-    width (a prefix before the table does not move its columns relative to that edge)."""
+    """Whether ``body`` is a row of the ASCII grid whose first line, ``first``, is its rule: a bar (or a section
+    line's joint) under each of the rule's joints, counted from the right edge, the two lines of one width (a
+    prefix before the table does not move its columns relative to that edge)."""
     a, b = terminal_text(first).rstrip(), body.rstrip()
-    joints = {len(a) - i for i, c in enumerate(a) if c in "+|"}
+    if a[-1:] != "+" or not set(a[a.find("+"):]) <= set("+-="):
+        return False  # (rows under a row whose rule was cut wait for a rule, as any)
+    joints = {len(a) - i for i, c in enumerate(a) if c == "+"}
     bars = {len(b) - i for i, c in enumerate(b) if c in "+|"}
     return len(joints) >= 2 and joints <= bars and max(joints) == max(bars)
 

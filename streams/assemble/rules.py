@@ -192,10 +192,8 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # container and rank are the writer
     ("determined", r"(?P<k_determined>[0-9a-f]{8}(?: \[[\w=]+\])?) \|\| ", "k", " || "),
     # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps): one blank
-    # after it; a time padded by more blanks to a level word is a formatter's own head whose tabs a copy turned
-    # into blanks (zap's console encoder writes "<ISO8601 time>\t<LEVEL>\t<logger>\t<message>")
-    ("rfc3339", r"\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]? "
-                r"(?! +(?:DEBUG|INFO|WARN|WARNING|ERROR|DPANIC|PANIC|FATAL)\b)", "none", None),
+    # after it (PREFIX_NOT_BEFORE: not a time padded by more blanks to a level word)
+    ("rfc3339", r"\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]? ", "none", None),
     # Go's log package with its standard flags (log.LstdFlags: Ldate|Ltime, Lmicroseconds adds ".uuuuuu") writes
     # "2006/01/02 15:04:05 " before each message: launchers and job runners written in Go that relay a child's
     # output with log.Print put it before every line. A message of several lines has it on its first only,
@@ -335,8 +333,8 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     # UCX's fatal-error message (ucs/debug/assert.c ucs_fatal_error_message): the message is split at its
     # newlines and each line written by ucs_log_fatal_error as "[host:pid:thread:tid] file.c:line  <line>"
     # (ib_mlx5_log.c's completion error: the syndrome line, then the QP and WQE line): an identical head is
-    # the same message (a FATAL level record opens UCX's report, TOKENS "ucx_fatal", and keeps its own token)
-    ("ucs_fatal_line", r"\[[\w.-]+:\d+ *:\d+:\d+\] +[\w.-]+\.(?:c|cc|h|inl):\d+(?! *(?:FATAL|Fatal error)) +", True),
+    # the same message; ucs_handle_error prints its backtrace after it (HEAD_STARTS, as TOKENS "ucx_fatal")
+    ("ucs_fatal_line", r"\[[\w.-]+:\d+ *:\d+:\d+\] +[\w.-]+\.(?:c|cc|h|inl):\d+ +", True),
     # Ray's C++ RAY_LOG (src/ray/util/logging.cc): "[%Y-%m-%d %H:%M:%S,%e %L %P %t] (component) file.cc:N: "
     # (spdlog's %L is the level's letter: T, D, I, W, E, and C for the critical level RAY_LOG(FATAL) maps to)
     ("ray_cpp", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [TDIWEFC] \d+ \d+\] (?:\([\w-]+\) )?[^\s:]+:\d+: ?", False),
@@ -429,6 +427,10 @@ SPLICE_REST_RE = re.compile(r"(?:[A-Za-z]:)?[^:\s]+\.pyx?:\d+: [A-Z]\w*Warning: 
 # relay's time (Java's "Caused by: ", the Go runtime's "fatal error: " and "runtime stack:", Rust's
 # "stack backtrace:", glog's "Check failed: ", faulthandler's "Extension modules: "): such a
 # "writer" is the line's own text
+# a stream prefix that is not one when the rest of the line starts so: a time padded by more blanks to a level
+# word is a formatter's own head whose tab a copy turned into blanks (zap's console encoder writes
+# "<ISO8601 time>\t<LEVEL>\t<logger>\t<message>"), not docker's or kubectl's stamp over the line
+PREFIX_NOT_BEFORE = {"p_rfc3339": re.compile(r" +(?:DEBUG|INFO|WARN|WARNING|ERROR|DPANIC|PANIC|FATAL)[ \t]")}
 NOT_SYSLOG_WRITERS = frozenset(("Caused by", "fatal error", "runtime stack", "stack backtrace", "Check failed",
                                 "Extension modules"))
 # rsyslog escapes control characters as '#' and three octal digits ($EscapeControlCharactersOnReceive):
@@ -1741,6 +1743,7 @@ HEAD_STARTS: dict[str, tuple[str, str | None]] = {
     "h_c10_short_error": ("c10_msg", "cpp_frames"),
     "h_jul": ("jul", None),
     "h_tracing_pretty": ("tracing_pretty", "rust_log"),
+    "h_ucs_fatal_line": ("ucx", "cpp_frames"),
 }
 # Heads of formatters that never write a Java throwable under a record (see MODES "record_native"):
 # their records open "record_native" where others open "record".
