@@ -352,18 +352,6 @@ def _aligned(a: str, b: str) -> bool:
     return False
 
 
-def _grid_row(first: str, body: str) -> bool:
-    """Whether ``body`` is a row of the ASCII grid whose first line, ``first``, is its rule: a bar (or a section
-    line's joint) under each of the rule's joints, counted from the right edge, the two lines of one width (a
-    prefix before the table does not move its columns relative to that edge)."""
-    a, b = terminal_text(first).rstrip(), body.rstrip()
-    if a[-1:] != "+" or not set(a[a.find("+"):]) <= set("+-="):
-        return False  # (rows under a row whose rule was cut wait for a rule, as any)
-    joints = {len(a) - i for i, c in enumerate(a) if c == "+"}
-    bars = {len(b) - i for i, c in enumerate(b) if c in "+|"}
-    return len(joints) >= 2 and joints <= bars and max(joints) == max(bars)
-
-
 def _indent(body: str) -> int:
     return len(body) - len(body.lstrip(" \t"))
 
@@ -886,8 +874,6 @@ class MultilineMerger:
             else:
                 entry = table.get("indent" if body[:1] in (" ", "\t") else "text", _END)
         act, nxt = entry
-        if act == "grid":
-            act = "cont" if _grid_row(ob.block.texts[0], body) else "tent"
         if rhead is not None and rhead == ob.rhead and body != ob.last_body and not _loop_record(ob, body):
             # the same head repeated: the formatter wrote these lines as one record (the same line
             # twice is two records written in the same second)

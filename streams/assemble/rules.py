@@ -2693,13 +2693,9 @@ MODES: dict[str, dict] = {
                    "on": {"rule_star": (_L, None), "text": (_T, None), "indent": (_T, None),
                           "rule_eq": (_T, None), "rule_dash": (_T, None)},
                    "after_blank": "on", "max_tent": 200},
-    # ASCII tables: rows are held until a rule confirms them (a grid repeats the rule between rows); "grid":
-    # a row whose bars stand under every joint of the table's first line is taken at once, so a table cut
-    # before its closing rule keeps its rows (dcgmi diag prints its result table in one write, DcgmiOutput.cpp:
-    # "+----+----+" rules, "| name | value |" rows, "|-----  Deployment  ----+----|" section lines, all one
-    # width; a "|" line of another shape is still held)
+    # ASCII tables: rows are held until a rule confirms them (a grid repeats the rule between rows)
     "table_plus": {"kind": "table", "one_write": True,
-                   "on": {"rule_plus": (_S, None), "pipe_row": ("grid", None)}, "max_tent": 200},
+                   "on": {"rule_plus": (_S, None), "pipe_row": (_T, None)}, "max_tent": 200},
     # the tail of a pretty-printed JSON dump whose opening line was cut: members and closing brackets
     # until the brackets close what was open before the first line
     "json_tail": {"kind": "json_dump", "depth": True, "depth0": 1,

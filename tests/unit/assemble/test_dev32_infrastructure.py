@@ -7,27 +7,6 @@ from __future__ import annotations
 
 from devtools.testing.merger import spans
 
-_DCGMI = ["+---------------------------+------------------------------------------------+",
-          "| Diagnostic                | Result                                         |",
-          "+===========================+================================================+",
-          "|-----  Metadata  ----------+------------------------------------------------|",
-          "| DCGM Version              | 3.3.5                                          |",
-          "|-----  Deployment  --------+------------------------------------------------|",
-          "| Denylist                  | Pass                                           |",
-          "| NVML Library              | Pass                                           |"]
-
-
-def test_dcgmi_diag_table_cut_before_its_closing_rule_keeps_its_rows():
-    # rule: MODES "table_plus" "grid" (dcgmi prints its result table in one write; a row whose bars stand
-    # under the first rule's joints is the table's without waiting for the next rule)
-    assert spans([*_DCGMI, "Successfully ran diagnostic for group."]) == [(0, 7), (8, 8)]
-
-
-def test_a_bar_line_of_another_width_under_an_ascii_table_is_still_held_for_a_rule():
-    # rule: MODES "table_plus" "grid" (only a row of the grid's own columns is taken at once)
-    texts = [*_DCGMI[:3], "| a | b |", "next record"]
-    assert spans(texts) == [(0, 2), (3, 3), (4, 4)]
-
 
 def test_systemctl_failed_job_message_and_its_see_line_are_one_event():
     # rule: TOKENS "sd_job_failed", "sd_job_see", MODES "sd_job" (bus-wait-for-jobs.c: one log_error over two lines)
