@@ -63,7 +63,7 @@ _DEPTH_MODES = frozenset(m for m, spec in R.MODES.items() if spec.get("depth"))
 _NOTHING: dict = {}
 _END = ("end", None)
 _WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "list_colon", "own",
-                   "src_above", "exc_next"))
+                   "src_above", "exc_next", "loud"))
 _KEEPS = frozenset(("cont", "cont!", "last"))
 _STRONG = frozenset(("cont!", "last"))
 _SPACED = R.SPACED_AFTER - 1
@@ -243,7 +243,8 @@ def split_prefix(text: str, m: re.Match[str] | None = None,  # noqa: PLR0912 - o
             if m is None:
                 break
         g = m.lastgroup or ""
-        if g in R.LINE_START_PREFIXES and body is not text:
+        if (g in R.LINE_START_PREFIXES and body is not text) or (
+                g in R.PREFIX_NOT_BEFORE and R.PREFIX_NOT_BEFORE[g].match(body, m.end())):
             break
         how = R.PREFIX_KEY.get(g)
         rest = body[m.end():]
@@ -384,6 +385,17 @@ def _start_mode(tok: str, body: str, head: str | None, hname: str = "") -> tuple
 
 _ENDINGS = frozenset(" \t:" + R.JSON_OPEN) | {s[-1] for s, _m, _k in R.BODY_SUFFIX_STARTS}
 _SUFFIX_LASTS = frozenset(s[-1] for s, _m, _k in R.BODY_SUFFIX_STARTS)
+
+
+def _closes_brackets(first: str, rest: list[str]) -> bool:
+    """Whether the pieces ``rest`` close the brackets ``first`` left open, the last ending on a closing one:
+    a record whose fields are a JSON object (zap's console encoder, logrus' and klog's structured values) cut
+    by a terminal is whole again once its braces balance, whatever line comes after it."""
+    if not rest or rest[-1].rstrip()[-1:] not in ("}", "]"):
+        return False
+    opened = first.count("{") + first.count("[") - first.count("}") - first.count("]")
+    text = "".join(rest)
+    return opened > 0 and opened - text.count("}") - text.count("]") + text.count("{") + text.count("[") == 0
 
 
 def _same_rule(first: str, body: str) -> bool:
@@ -574,10 +586,12 @@ class MultilineMerger:
         if n != wide[0] or _width(text) > n or _aligned(prev, text):
             return False
         # (a blank at the end is a cut between words, which a line that simply ended has too; a capital after
-        # it starts a sentence of its own more often than it goes on a word)
+        # it starts a sentence of its own more often than it goes on a word: after one blank that closes a word,
+        # a lower-case word is the sentence going on)
         # (behind a relay's prefix, rules.WRAP_AT_BLANK: the cut fell on the blank before a word)
         first = text[1:2] if relayed and R.WRAP_AT_BLANK_RE.match(text) else text[:1]
-        if wide[1] != n and (not (ob.head0 and len(ob.block.texts) == 1 and wide[2] and prev[-1:].isalnum()
+        cut = prev[-1:].isalnum() or (prev[-1:] == " " and prev[-2:-1].isalnum())
+        if wide[1] != n and (not (ob.head0 and len(ob.block.texts) == 1 and wide[2] and cut
                                   and (first.islower() or first.isdigit())) or _spliced(text)):
             return False
         if _is_record(text):
@@ -701,6 +715,12 @@ class MultilineMerger:
                     self._append(sid, opened, key, ob, "tent", None, line, offset, ms, body, None, out)
                     self._last_key[sid] = key
                     return  # (its next width)
+                elif _closes_brackets(ob.block.texts[-1], [t[0].text for t in ob.tent]):
+                    ob.wrap_tent = False  # the pieces close what the cut line opened: they were its rest
+                    self._keep_tent(ob)
+                    self._close(sid, opened, key, out, False)
+                    opened = self._src.get(sid) or opened
+                    continue
                 else:
                     # a line the record does not take: what was held was not the rest of a cut line
                     ob.wrap_tent = False
@@ -890,6 +910,8 @@ class MultilineMerger:
             return ("cont!", nxt) if self._announces(ob) else _END
         if act == "own":
             return _END if _is_record(ob.last_body.lstrip()) else ("cont!", nxt)
+        if act == "loud":  # (what only a record above a quiet level carries)
+            return _END if self._quiet(ob) and not self._announces(ob) else ("tent", nxt)
         if act == "expect":
             if self._announces(ob):
                 return "cont!", nxt

@@ -193,7 +193,8 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # line (a level and ": " where the record had one). The time is volatile (read as "rfc3339" before this);
     # container and rank are the writer
     ("determined", r"(?P<k_determined>[0-9a-f]{8}(?: \[[\w=]+\])?) \|\| ", "k", " || "),
-    # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps)
+    # a collector's or docker's RFC 3339 time before every line (docker logs -t, kubectl --timestamps): one blank
+    # after it (PREFIX_NOT_BEFORE: not a time padded by more blanks to a level word)
     ("rfc3339", r"\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]? ", "none", None),
     # Go's log package with its standard flags (log.LstdFlags: Ldate|Ltime, Lmicroseconds adds ".uuuuuu") writes
     # "2006/01/02 15:04:05 " before each message: launchers and job runners written in Go that relay a child's
@@ -211,9 +212,10 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # "окт", "nov.", "7月" (format_timestamp in journalctl's output-mode code), so the month is any short word
     # of letters (with the abbreviation's dot) or a number with CJK's month sign; the writer's tag after it
     # still says it is such a line; the kernel's tag is also taken without its host (a copy of journalctl -k
-    # with the machine's name cut out)
+    # with the machine's name cut out, and before it a host of any case: the tag alone says what the line is)
     ("syslog", r"(?:[^\W\d_]{3,5}\.?|\d{1,2}[月월]) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? "
-               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|[a-z0-9][\w.-]* [^\s:\[#][^\s:\[]*|kernel): ",
+               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|[a-z0-9][\w.-]* [^\s:\[#][^\s:\[]*"
+               r"|(?:\w[\w.-]* )?kernel): ",
      "k", None),
     # the same time alone, as test runners and relays without a host write it before every line
     ("month_time", r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? ", "none",
@@ -330,6 +332,11 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     ("c10", r"\[[IW]\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?[^\s\]:]+:\d+\] ?", True),
     ("c10_short_error", r"\[[EF] [^\s\]:]+:\d+\] ?", False),
     ("c10_short", r"\[[IW] [^\s\]:]+:\d+\] ?", False),
+    # UCX's fatal-error message (ucs/debug/assert.c ucs_fatal_error_message): the message is split at its
+    # newlines and each line written by ucs_log_fatal_error as "[host:pid:thread:tid] file.c:line  <line>"
+    # (ib_mlx5_log.c's completion error: the syndrome line, then the QP and WQE line): an identical head is
+    # the same message; ucs_handle_error prints its backtrace after it (HEAD_STARTS, as TOKENS "ucx_fatal")
+    ("ucs_fatal_line", r"\[[\w.-]+:\d+ *:\d+:\d+\] +[\w.-]+\.(?:c|cc|h|inl):\d+ +", True),
     # Ray's C++ RAY_LOG (src/ray/util/logging.cc): "[%Y-%m-%d %H:%M:%S,%e %L %P %t] (component) file.cc:N: "
     # (spdlog's %L is the level's letter: T, D, I, W, E, and C for the critical level RAY_LOG(FATAL) maps to)
     ("ray_cpp", r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [TDIWEFC] \d+ \d+\] (?:\([\w-]+\) )?[^\s:]+:\d+: ?", False),
@@ -422,6 +429,10 @@ SPLICE_REST_RE = re.compile(r"(?:[A-Za-z]:)?[^:\s]+\.pyx?:\d+: [A-Z]\w*Warning: 
 # relay's time (Java's "Caused by: ", the Go runtime's "fatal error: " and "runtime stack:", Rust's
 # "stack backtrace:", glog's "Check failed: ", faulthandler's "Extension modules: "): such a
 # "writer" is the line's own text
+# a stream prefix that is not one when the rest of the line starts so: a time padded by more blanks to a level
+# word is a formatter's own head whose tab a copy turned into blanks (zap's console encoder writes
+# "<ISO8601 time>\t<LEVEL>\t<logger>\t<message>"), not docker's or kubectl's stamp over the line
+PREFIX_NOT_BEFORE = {"p_rfc3339": re.compile(r" +(?:DEBUG|INFO|WARN|WARNING|ERROR|DPANIC|PANIC|FATAL)[ \t]")}
 NOT_SYSLOG_WRITERS = frozenset(("Caused by", "fatal error", "runtime stack", "stack backtrace", "Check failed",
                                 "Extension modules"))
 # rsyslog escapes control characters as '#' and three octal digits ($EscapeControlCharactersOnReceive):
@@ -1366,6 +1377,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
                    r"|general protection fault|Oops: |------------\[ cut here \]------------|Unable to handle kernel"
                    r"|watchdog: BUG: soft lockup|(?:rcu: )?INFO: rcu_(?:sched|preempt) detected stalls"),
     ("kern_end", r"---\[ end "),
+    # the x86 frame unwinder's dump of the stack it could not walk (arch/x86/kernel/unwind_frame.c unwind_dump,
+    # after "WARNING: kernel stack frame pointer at ... has bad value" and "unwind stack type:..."): one printk a
+    # word, "%p: %0*lx (%pB)", a run of zero words as "%p: %0*x ..."; a dump whose header was cut opens the
+    # report with it
+    ("kern_word", r">?[0-9a-f]{16}: [0-9a-f]{16} (?:\(\S+(?: \[[\w-]+(?: [0-9a-f]+)?\])?\)|\.\.\.)\s*$"),
     ("kern_line", r"(?:CPU: \d+ |Hardware name: |Call Trace:|Call trace:|RIP: |RSP: |R[A-Z0-9]{2}: |Code: "
                   r"|Modules linked in:"
                   r"|Kernel Offset:|Rebooting in|Allocated by task|Freed by task|The buggy address|Memory state around"
@@ -1420,6 +1436,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("tok_fork_more", r"To disable this warning, you can either:\s*$"),
     ("tok_fork_avoid", r"\s+- Avoid using `?tokenizers`? before the fork if possible"),
     ("tok_fork_end", r"\s+- Explicitly set the environment variable TOKENIZERS_PARALLELISM="),
+    # systemctl's failed job (src/shared/bus-wait-for-jobs.c log_job_error_with_service_result): one log_error
+    # call over two lines, "Job for <unit> failed[ because <explanation>]." then "See \"systemctl status <unit>\"
+    # and \"journalctl -xe[u <unit>]\" for details." (systemd 232-: one line with both, which needs no rule)
+    ("sd_job_failed", r"Job for \S+ failed(?: because .*)?\.\s*$"),
+    ("sd_job_see", r"See \"\S*systemctl [^\"]*status [^\"]*\" and \"\S*journalctl [^\"]*\" for details\.\s*$"),
     ("hf_report", r"(?:\x1b\[1m)?[\w.]+ LOAD REPORT(?:\x1b\[0m)? from: ", " LOAD REPORT"),
     ("hf_row", r"[^\s|][^|]* \| ", " | "),
     ("hf_rule", r"-+(?:\+-+)+\s*$"),
@@ -1719,6 +1740,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "ps_msg": ("ps_msg", None),
     "kern_start": ("kernel", "kernel_report"),
     "kern_frame": ("kernel", "kernel_report"),  # (a call trace whose header was cut)
+    "kern_word": ("kernel", "kernel_report"),  # (an unwinder's stack dump whose header was cut)
     "rule_eq": ("table_eq", "table"), "rule_eq_t": ("table_eq", "table"),
     "rule_dash": ("table_dash", "table"), "rule_dash_t": ("table_dash", "table"),
     "rule_star": ("table_star", "table"), "rule_star_t": ("table_star", "table"),
@@ -1747,6 +1769,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "hf_report": ("hf_report", None),
     "hf_weights": ("hf_weights", None),
     "tok_fork": ("tok_fork", None),
+    "sd_job_failed": ("sd_job", None),
     "mm_sd_head": ("mm_sd", "other_multiline"),
     "usage_head": ("usage", "usage_error"),
     "pytest_usage": ("pytest_usage", "usage_error"),
@@ -1794,6 +1817,7 @@ HEAD_STARTS: dict[str, tuple[str, str | None]] = {
     "h_c10_short_error": ("c10_msg", "cpp_frames"),
     "h_jul": ("jul", None),
     "h_tracing_pretty": ("tracing_pretty", "rust_log"),
+    "h_ucs_fatal_line": ("ucx", "cpp_frames"),
 }
 # Heads of formatters that never write a Java throwable under a record (see MODES "record_native"):
 # their records open "record_native" where others open "record".
@@ -1906,8 +1930,10 @@ _ATTACH = {
     "go_goroutine": ("announce", "go_stack"),
     # a function without arguments, then its "\tfile.go:N" line: the frames zap's stacktrace
     # (zap.takeStacktrace) and pkg/errors' "%+v" (errors.StackTrace.Format) write under the record or
-    # message they belong to, in the same write; held until its file line confirms it
-    "go_func_bare": (_T, "go_pair"),
+    # message they belong to, in the same write; held until its file line confirms it ("loud": zap adds the
+    # stack at its stacktrace level, Error in production and Warn in development (zap.AddStacktrace), so a
+    # record at a quiet level, klog's "I", never carries one: frames after it are a record whose head was lost)
+    "go_func_bare": ("loud", "go_pair"),
     **_RUST_SECTIONS,
     # an exception line after the line that announces it (surefire's "... <<< FAILURE!")
     "j_exc": ("announce", "java_head"),
@@ -2097,6 +2123,8 @@ MODES: dict[str, dict] = {
     # mmcv's load_state_dict report (TOKENS "mm_sd_head"): its lists of keys, each after a blank line
     "mm_sd": {"kind": "other_multiline", "on": {"msg_para": (_S, None)}, "after_blank": {"msg_para": (_S, None)}},
     "accel_defaults": {"kind": None, "on": {"indent": (_S, None), "accel_defaults_end": (_L, None)}},
+    # systemctl's failed job (TOKENS "sd_job_failed"): the See line its message ends with
+    "sd_job": {"kind": "other_multiline", "on": {"sd_job_see": (_L, None)}},
     # tokenizers' fork warning (TOKENS "tok_fork"): its fixed further lines, to the bullet it ends with
     "tok_fork": {"kind": "other_multiline", "on": {"tok_fork_more": (_S, None), "tok_fork_avoid": (_S, None),
                                                    "tok_fork_end": (_L, None)}},
@@ -2696,6 +2724,7 @@ MODES: dict[str, dict] = {
     # other subsystems' printk lines can land inside a report: they are emitted on their own
     "kernel": {"kind": "kernel_report", "max_side": 24,
                "on": {"kern_line": (_S, None), "kern_task": (_S, None), "kern_frame": (_S, None), "indent": (_S, None),
+                      "kern_word": (_S, None),
                       "kern_end": (_L, None),
                       "rule_eq": (_L, None),
                       "kern_start": (_S, None), "text": ("side", None)},
