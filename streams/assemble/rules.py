@@ -799,7 +799,6 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # it with '>'; MODES "asyncio_repr")
     ("asyncio_handle_open", r"(?:asyncgen|future|handle|protocol|socket|task|transport): <.*[^>\s]\s*$"),
     ("asyncio_handle", r"(?:asyncgen|future|handle|protocol|socket|task|transport): <"),
-    ("asyncio_repr_end", r".*>\s*$"),
     # command-line parsers' usage errors, each printed in one go before the program exits: argparse's
     # ArgumentParser.error (print_usage: "usage: prog ..." wrapped at the terminal's width, the further lines
     # indented under the first option; then "prog: error: message"), click's UsageError.show (the command's
@@ -928,6 +927,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # ("elided": held until a frame after it confirms it). Before "j_more", whose "... N more" is the JVM's own
     ("elided_in", r"[ \t]+(?:at )?" + _ELISION + r"\s*$"),
     ("elided", r"(?:at )?" + _ELISION + r"\s*$"),
+    # the line that closes an asyncio object's repr left open (MODES "asyncio_repr"; after the elision marks, which
+    # a line like "<snip>" is first)
+    ("asyncio_repr_end", r".*>\s*$"),
     ("j_more", r"[ \t]*\.\.\. \d+ (?:more|common frames omitted)"),
     # .NET's Exception.ToString/StackTrace between the "   at " frames of one exception: where it was rethrown
     # (SR.Exception_EndStackTraceFromPreviousThrow: "--- End of stack trace from previous location ---", before
