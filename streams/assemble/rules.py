@@ -103,8 +103,11 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # SkyPilot names its Ray tasks "task," / "worker1, rank=1," (cloud_vm_ray_backend.py name_str) and its
     # own streaming prefix is f"({task_name}, pid={pid}) " (log_lib run_with_log): "(task, pid=N)",
     # "(worker1, rank=1, pid=N, ip=A)"; vLLM's _add_prefix writes f"({worker_name} pid={pid}) " whatever the name
-    # is, of more than one word too: "(VllmWorker TP1 pid=N)", "(EngineCore_DP0 pid=N)"
-    ("ray", r"\((?:[\w.-]+,? ){0,3}(?:(?:pid|rank|ip|node_id|actor_id)=[\w.:-]+,? ?)+\) ?", "all", None),
+    # is, of more than one word too: "(VllmWorker TP1 pid=N)", "(EngineCore_DP0 pid=N)". Ray's print_worker_logs
+    # writes f"({task_name} pid=..)" with the task's name as Ray Data gives it: operators joined by "->", each
+    # with its function in parentheses ("(ReadRange->MapBatches(<lambda>) pid=N)", "(MapBatches(f) pid=N)")
+    ("ray", r"\((?:(?:[\w.<>-]|\([^()\s]*\))+,? ){0,3}(?:(?:pid|rank|ip|node_id|actor_id)=[\w.:-]+,? ?)+\) ?",
+     "all", None),
     ("raylet", r"\((?:raylet|gcs_server)(?:, ip=[\d.]+)?\) ?", "all", None),
     # Ray's driver prints the autoscaler's events as f"({pid}) {line}" with pid "autoscaler +{time_string()}"
     # (_private/worker.py print_worker_logs: "(autoscaler +11s) ", older releases "(scheduler +13s) "): the time since
@@ -188,6 +191,12 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # volatile, the job and task are the writer, so a traceback the task printed is one event
     ("airflow_subtask", r"\[\d{4}-\d\d-\d\d[^\]]{0,32}\] \{\{?base_task_runner\.py:\d+\}\}? INFO - "
                         r"(?P<k_airflow_subtask>Job \d+: Subtask [\w.-]+|Subtask:) ", "k", "Subtask"),
+    # Airflow's KubernetesPodOperator relays each line of a pod's container log as an INFO record of its pod
+    # manager, self.log.info("[%s] %s", container_name, message) (providers/cncf/kubernetes/utils/pod_manager.py
+    # fetch_container_logs), under the same record format: the time is volatile, the container is the writer,
+    # so a stack the container printed (a Spark driver's, a training script's traceback) is one event
+    ("airflow_pod", r"\[\d{4}-\d\d-\d\d[^\]]{0,32}\] \{\{?pod_manager\.py:\d+\}\}? INFO - "
+                    r"(?P<k_airflow_pod>\[[\w.-]+\]) ", "k", "pod_manager.py"),
     # Determined's trial logs (det trial logs; master/internal/db/postgres_trial_logs.go TrialLogs): the time in
     # brackets, then the container id's first 8 characters, " [rank=N]" where the rank is known, " || " and the
     # line (a level and ": " where the record had one). The time is volatile (read as "rfc3339" before this);
