@@ -665,6 +665,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("py_chain", r"[ \t]*(?:During handling of the above exception, another exception occurred:"
                  r"|The above exception was the direct cause of the following exception:"
                  r"|-- Process \d+ terminated with the following error:)"),
+    # trio's MultiError before exception groups (trio/_core/_multierror.py traceback_exception_format, trio
+    # 0.3-0.21) and anyio 1.x's MultiError.__str__ (anyio/exceptions.py): after the group's own traceback,
+    # per embedded exception "\nDetails of embedded exception {i}:\n\n" and that exception's formatted
+    # traceback with every line indented by two (textwrap.indent), nested groups deeper again
+    ("py_embedded", r"[ \t]*Details of embedded exception \d+:\s*$"),
     # OpenNMT-py's multi-GPU ErrorHandler (copied into fairseq's, PreSumm's, BertSum's train scripts) raises
     # Exception(msg) in the parent with msg = "\n\n-- Tracebacks above this line can probably\n" +
     # 17 blanks + "be ignored --\n\n" + the child's traceback: the exception line ("Exception: "), a blank
@@ -1626,6 +1631,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "empty_prefix": ("lead", None),  # a writer's prefix with nothing after it (see LEADING_BLANK_RE)
     "py_tb": ("py_head", "python_traceback"),
     "py_eg": ("py_eg", "python_traceback"),
+    "py_embedded": ("py_embedded", "python_traceback"),  # (a MultiError's report cut above its details)
     "ray_tb": ("py_head", "python_traceback"),
     "eg_line": ("py_eg", "python_traceback"),  # an exception group whose head was cut
     "py_file": ("py_frames", "python_traceback"),  # a traceback whose head was cut
@@ -2122,6 +2128,7 @@ MODES: dict[str, dict] = {
                   # loguru's diagnose (better_exceptions) writes a blank line before each frame of the
                   # user's code and before the exception line, and the values under the source line
                   "after_blank": {"py_file": (_S, None), "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"),
+                                  "py_embedded": (_S, "py_embedded"),
                                   "j_exc": (_S, "py_msg"), "tf1_original_op": (_S, None),
                                   "tf1_see_above": (_S, "py_msg_more")}},
     # a traceback whose lines lost their indentation (copied from a rendered page, or a viewer that strips
@@ -2150,9 +2157,10 @@ MODES: dict[str, dict] = {
     "py_done": {"kind": "python_traceback",
                 "on": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                        "py_ext_cut": (_S, "py_ext_more"), "rule_eq": (_C, "py_box"),
-                       "onmt_ignored": (_S, "onmt_ignored")},
+                       "onmt_ignored": (_S, "onmt_ignored"), "py_embedded": (_S, "py_embedded")},
                 "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                                "py_ext_cut": (_S, "py_ext_more"), "onmt_ignored": (_S, "onmt_ignored")}},
+                                "py_ext_cut": (_S, "py_ext_more"), "onmt_ignored": (_S, "onmt_ignored"),
+                                "py_embedded": (_S, "py_embedded")}},
     # the exception line's message (str(exc), then __notes__) is free text with no end of its own.
     # (A line of text in the first person, rules.PROSE_RE, is a person's words under a pasted traceback whose
     # fence a copy removed, not the message's: "prose_ends".)
@@ -2174,7 +2182,7 @@ MODES: dict[str, dict] = {
                       "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                       "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
                       # logging's stack_info after the record's traceback (exc_info and stack_info both)
-                      "py_stack": (_S, "py_stack"),
+                      "py_stack": (_S, "py_stack"), "py_embedded": (_S, "py_embedded"),
                       # a message that quotes another process's traceback after a ':' (PySpark's
                       # PythonException, pyspark/errors/exceptions/captured.py: "An exception was thrown
                       # from the Python worker:" and the worker's traceback)
@@ -2186,6 +2194,7 @@ MODES: dict[str, dict] = {
                # paragraphs libraries write into their messages
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                "onmt_ignored": (_S, "onmt_ignored"), "indent": (_C, "py_msg_more"),
+                               "py_embedded": (_S, "py_embedded"),
                                "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, "py_msg_more"),
                                "tf_detected": (_S, "tf_node"), "tf1_caused_by_op": (_S, "py_msg_more"),
@@ -2209,8 +2218,10 @@ MODES: dict[str, dict] = {
                            "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                            "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
                            "py_stack": (_S, "py_stack"), "py_tb": ("after_colon", None),
-                           "tf_detected": (_S, "tf_node"), "jax_orig": (_S, "jax_orig")},
+                           "tf_detected": (_S, "tf_node"), "jax_orig": (_S, "jax_orig"),
+                           "py_embedded": (_S, "py_embedded")},
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
+                                    "py_embedded": (_S, "py_embedded"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                     # a paragraph ending with ':' and the traceback it quotes after a blank
                                     # line (Ray's "Remote function f failed with:\n\n" + the traceback)
@@ -2322,6 +2333,13 @@ MODES: dict[str, dict] = {
                                                 "rule_eq": (_L, None)}},
     # OpenNMT's note between the parent's exception line and the child's traceback (TOKENS "onmt_ignored")
     "onmt_ignored": {"kind": "python_traceback", "on": {"onmt_ignored_end": (_S, "py_chain")}},
+    # a MultiError's "Details of embedded exception N:" (TOKENS "py_embedded"): what follows is the embedded
+    # exception's report indented under it (blank lines inside it), then the next one's details line or
+    # the chain to the exception the group caused or met; a line back at the block's margin ends it
+    "py_embedded": {"kind": "python_traceback", "kind_override": True,
+                    "on": {"py_embedded": (_S, None), "py_chain": (_S, "py_chain")},
+                    "after_blank": {"py_embedded": (_S, None), "py_chain": (_S, "py_chain")},
+                    "any": ("deeper!", None)},
     "py_chain": {"kind": "python_traceback", "kind_override": True,
                  "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb"),
                         "ray_tb": (_S, "py_head")},
