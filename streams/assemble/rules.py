@@ -2332,6 +2332,13 @@ MODES: dict[str, dict] = {
     "ucx_frames": {"kind": "cpp_frames", "on": {"num_frame": (_S, None), "ucx_frame": (_S, None),
                                                 "rule_eq": (_L, None)}},
     # OpenNMT's note between the parent's exception line and the child's traceback (TOKENS "onmt_ignored")
+    # a frame's source line and its position markers at the head of a cut traceback (MODES "py_src_cut"): CPython
+    # 3.11+'s traceback.py (StackSummary.format_frame_summary) writes "~~~^^^" markers under a frame's source
+    # line only, so the next frame line or the exception line goes on with them; anything else ends it
+    "py_src_marks": {"kind": "python_traceback",
+                     "on": {"py_marker": (_S, None), "py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"),
+                            "py_file_bare": (_S, "py_bare_frame"), "exc_bare": (_S, "py_done"),
+                            "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")}},
     "onmt_ignored": {"kind": "python_traceback", "on": {"onmt_ignored_end": (_S, "py_chain")}},
     # a MultiError's "Details of embedded exception N:" (TOKENS "py_embedded"): what follows is the embedded
     # exception's report indented under it (blank lines inside it), then the next one's details line or
@@ -2862,7 +2869,9 @@ RANK_RE = re.compile(r"(?:rank|default)=?(\d+)")
 # a statement at the start of an excerpt (TOKENS "py_stmt"): the source line of the last frame when the exception
 # line follows it (traceback.py writes nothing else between them); else a line as "plain" reads it
 MODES["py_src_cut"] = {"kind": "python_traceback",
-                       "on": {**MODES["plain"]["on"], "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
+                       "on": {**MODES["plain"]["on"], "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg"),
+                              # (its position markers, deeper than the statement: more frames may follow)
+                              "py_marker": ("deeper!", "py_src_marks")},
                        "after_blank": MODES["plain"]["after_blank"]}
 
 

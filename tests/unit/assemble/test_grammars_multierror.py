@@ -82,3 +82,17 @@ def test_details_cut_above_start_a_report_and_the_margin_ends_it():
              "Epoch 3/10"]
     assert groups(texts) == [[0, 1, 2, 3, 4, 5], [6]]
 
+
+def test_cut_traceback_starting_at_a_source_line_with_position_markers():
+    # rule: MODES py_src_cut "py_marker" + MODES "py_src_marks" (CPython 3.11+ writes "~~~^^^" markers under a
+    # frame's source line; a paste cut above its "  File" line keeps the frames and exception line below)
+    texts = ["    loss = criterion(model(batch), labels)",
+             "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+             '  File "/usr/lib/python3.12/site-packages/torch/nn/modules/module.py", line 1739, in _wrapped_call_impl',
+             "    return self._call_impl(*args, **kwargs)",
+             "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+             "RuntimeError: expected scalar type Float but found Half",
+             NEXT]
+    assert groups(texts) == [[0, 1, 2, 3, 4, 5], [6]]
+    # a statement with markers and nothing of a traceback after it is left as it was read before
+    assert groups(texts[:2] + ["Epoch 3/10"]) == [[0, 1], [2]]
