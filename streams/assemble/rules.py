@@ -1525,7 +1525,9 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # cargo's status lines (a verb right-aligned to column 12): "    Finished `dev` profile [...]",
     # "     Running `target/debug/x`", "   Compiling serde v1.0.1 (...)"
     # (before cargo 1.77 the profile is named bare: "Finished release [optimized] target(s) in 4.33s")
-    ("cargo_status", r"(?:Finished (?:`\w+` profile|[\w-]+ \[)|Running `"
+    # (cargo test's "Running" names the test target, src/cargo/ops/cargo_test.rs cmd_builds: "unittests src/lib.rs
+    # (target/debug/deps/x-hash)", "tests/it.rs (target/...)"; before cargo 1.56 the bare executable path)
+    ("cargo_status", r"(?:Finished (?:`\w+` profile|[\w-]+ \[)|Running (?:`|unittests |[\w./\\-]+\.rs \(|target[/\\])"
                      r"|(?:Compiling|Checking|Downloaded|Fresh|Documenting) [\w-]+ v\d)", None),
     # Keras' Progbar (verbose=1 written to a file): "  12/1875 [>.....] - ETA: 5:23 - loss: 2.30"
     ("keras_progbar", r"\d+/\d+ \[[=>.]*\] - ", "] - "),
