@@ -37,6 +37,8 @@ an action and the next state. Actions:
   frame's source line above the next frame), else as ``announce``;
 - ``exc_next``: ``cont`` when the block is one exception line whose message announces its next line
   (``EXC_CAUSE_NEXT_RE``), else ``end``;
+- ``under_exc``: ``cont!`` when the block is one exception line (``EXC_LINE_RE``): a line its printer writes
+  right under it (a MultiError's details), else ``end``;
 - ``last``: append and close (the printer's known last line: ``Extension modules:``, a sanitizer's
   ``SUMMARY:``, the closing rule of a box);
 - ``tent``: hold the line tentatively: a later ``cont!``/``last`` confirms it, anything else
@@ -1967,6 +1969,9 @@ MODES: dict[str, dict] = {
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
                                    "boost_frame": ("own", "boost_bt"),
                                    "py_file": ("src_above", "py_frames"), "xf_unsupported": (_C, None),
+                                   # (anyio 1.x's MultiError.__str__ writes its details right under the group's
+                                   # message line: a paste cut above that line's traceback keeps it with them)
+                                   "py_embedded": ("under_exc", "py_embedded"),
                                    # an exception line pasted without its traceback: c10's CUDA check appends
                                    # its hint lines to the message's "CUDA error: ..." line
                                    # (c10/cuda/CUDAException.cpp), transformers its offline-mode line; the
@@ -2865,6 +2870,9 @@ for _spec in MODES.values():
 PREFIX_KEY = {f"p_{name}": key for name, _p, key, _g in STREAM_PREFIXES}
 HEAD_REPEATS = {f"h_{name}": repeats for name, _p, repeats in HEADS}
 TOKEN_GATES = {t[0]: t[2] for t in TOKENS if len(t) > 2}
+# traceback.py's exception line ("Type" or "Type: message"), for the action "under_exc": a line that a printer
+# writes only under an exception line goes with the line above only when that line has this shape
+EXC_LINE_RE = re.compile(next(t[1] for t in TOKENS if t[0] == "exc_line"))
 RECORD_GATED = tuple((lit, re.compile(pattern)) for _n, pattern, lit in RECORDS if lit is not None)
 RANK_RE = re.compile(r"(?:rank|default)=?(\d+)")
 

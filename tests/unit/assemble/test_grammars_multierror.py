@@ -95,4 +95,18 @@ def test_cut_traceback_starting_at_a_source_line_with_position_markers():
              NEXT]
     assert groups(texts) == [[0, 1, 2, 3, 4, 5], [6]]
     # a statement with markers and nothing of a traceback after it is left as it was read before
-    assert groups(texts[:2] + ["Epoch 3/10"]) == [[0, 1], [2]]
+    assert groups([*texts[:2], "Epoch 3/10"]) == [[0, 1], [2]]
+
+
+def test_details_right_under_a_bare_group_line_keep_it_and_an_annotation_does_not():
+    # rule: MODES plain "py_embedded" with act "under_exc" (anyio 1.x's MultiError.__str__ writes the details
+    # right under the group's message: a paste cut above the traceback keeps that line with them)
+    details = ["Details of embedded exception 1:",
+               "",
+               "  Traceback (most recent call last):",
+               '    File "/app/worker.py", line 21, in pull',
+               "      raise ConnectionError('broker gone')",
+               "  ConnectionError: broker gone"]
+    assert groups(["anyio.exceptions.ExceptionGroup: 2 exceptions were raised in the task group:", *details,
+                   NEXT]) == [list(range(7)), [7]]
+    assert groups(["[... output elided ...]", *details, NEXT]) == [[0], list(range(1, 7)), [7]]
