@@ -658,6 +658,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # report names no function: TracebackException._format_syntax_error writes '  File "{}", line {}')
     ("py_file_bare", r"File \"[^\"]*\", line \d+(?:, in \S|\s*$)"),
     ("py_marker", r"[ \t]*[~^][~^ ]*$"),
+    # (traceback.py's StackSummary.format collapses a frame repeated more than _RECURSIVE_CUTOFF (3) times in a
+    # row: "  [Previous line repeated {count} more time(s)]" at the frame line's indent, after its source lines)
+    ("py_repeated", r"[ \t]*\[Previous line repeated \d+ more times?\]\s*$"),
     # ComfyUI's error dialog, as a copy of it reads (web/scripts/app.js #formatExecutionError):
     # `Error occurred when executing ${nodeType}:\n\n${exception_message}\n\n${traceback}`, the traceback
     # traceback.format_tb's frames without the exception line (the page may have dropped their indentation)
@@ -2145,7 +2148,7 @@ MODES: dict[str, dict] = {
     # next frame or the exception line. An indented frame line goes back to the indented grammar.
     "py_bare_frame": {"kind": "python_traceback",
                       "on": {"py_file_bare": (_S, None), "py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"),
-                             "py_tb": (_E, None)},
+                             "py_tb": (_E, None), "py_repeated": (_S, "py_bare_src")},
                       "any": (_C, "py_bare_src")},
     # ComfyUI's dialog (TOKENS comfy_exec): its header, the exception's message (its lines), then after a blank
     # line the frames; a blank line not followed by a frame ends it
@@ -2156,6 +2159,7 @@ MODES: dict[str, dict] = {
                   "after_blank": {"py_file": (_S, "py_frames"), "py_file_bare": (_S, "py_bare_frame")}},
     "py_bare_src": {"kind": "python_traceback",
                     "on": {"py_marker": (_S, None), "node_caret": (_S, None), "py_file_bare": (_S, "py_bare_frame"),
+                           "py_repeated": (_S, None),
                            "py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"),
                            "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")}},
     # after an exception line without a message: its notes (indented or "note"-like lines are not told
