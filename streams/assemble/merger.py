@@ -63,7 +63,7 @@ _DEPTH_MODES = frozenset(m for m, spec in R.MODES.items() if spec.get("depth"))
 _NOTHING: dict = {}
 _END = ("end", None)
 _WEAK = frozenset(("cont", "tent", "deeper", "announce", "expect", "wrap", "after_colon", "list_colon", "own",
-                   "src_above", "exc_next", "loud"))
+                   "src_above", "exc_next", "loud", "under_exc"))
 _KEEPS = frozenset(("cont", "cont!", "last"))
 _STRONG = frozenset(("cont!", "last"))
 _SPACED = R.SPACED_AFTER - 1
@@ -899,6 +899,8 @@ class MultilineMerger:
             return ("cont", nxt) if ob.last_body.rstrip().endswith(":") else _END
         if act == "exc_next":  # (an exception line whose message goes on below it: R.EXC_CAUSE_NEXT_RE)
             return ("cont", nxt) if len(ob.block.texts) == 1 and R.EXC_CAUSE_NEXT_RE.search(ob.last_body) else _END
+        if act == "under_exc":  # (a line its printer writes right under an exception line: R.EXC_LINE_RE)
+            return ("cont!", nxt) if len(ob.block.texts) == 1 and R.EXC_LINE_RE.match(ob.last_body) else _END
         if act == "list_colon":  # (a "- " line is an item itself, or a record: BGL's alert flag)
             last = ob.last_body.lstrip()
             return ("cont", nxt) if last.rstrip().endswith(":") and not last.startswith("- ") else _END

@@ -37,6 +37,8 @@ an action and the next state. Actions:
   frame's source line above the next frame), else as ``announce``;
 - ``exc_next``: ``cont`` when the block is one exception line whose message announces its next line
   (``EXC_CAUSE_NEXT_RE``), else ``end``;
+- ``under_exc``: ``cont!`` when the block is one exception line (``EXC_LINE_RE``): a line its printer writes
+  right under it (a MultiError's details), else ``end``;
 - ``last``: append and close (the printer's known last line: ``Extension modules:``, a sanitizer's
   ``SUMMARY:``, the closing rule of a box);
 - ``tent``: hold the line tentatively: a later ``cont!``/``last`` confirms it, anything else
@@ -676,6 +678,9 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     # report names no function: TracebackException._format_syntax_error writes '  File "{}", line {}')
     ("py_file_bare", r"File \"[^\"]*\", line \d+(?:, in \S|\s*$)"),
     ("py_marker", r"[ \t]*[~^][~^ ]*$"),
+    # (traceback.py's StackSummary.format collapses a frame repeated more than _RECURSIVE_CUTOFF (3) times in a
+    # row: "  [Previous line repeated {count} more time(s)]" at the frame line's indent, after its source lines)
+    ("py_repeated", r"[ \t]*\[Previous line repeated \d+ more times?\]\s*$"),
     # ComfyUI's error dialog, as a copy of it reads (web/scripts/app.js #formatExecutionError):
     # `Error occurred when executing ${nodeType}:\n\n${exception_message}\n\n${traceback}`, the traceback
     # traceback.format_tb's frames without the exception line (the page may have dropped their indentation)
@@ -685,6 +690,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("py_chain", r"[ \t]*(?:During handling of the above exception, another exception occurred:"
                  r"|The above exception was the direct cause of the following exception:"
                  r"|-- Process \d+ terminated with the following error:)"),
+    # trio's MultiError before exception groups (trio/_core/_multierror.py traceback_exception_format, trio
+    # 0.3-0.21) and anyio 1.x's MultiError.__str__ (anyio/exceptions.py): after the group's own traceback,
+    # per embedded exception "\nDetails of embedded exception {i}:\n\n" and that exception's formatted
+    # traceback with every line indented by two (textwrap.indent), nested groups deeper again
+    ("py_embedded", r"[ \t]*Details of embedded exception \d+:\s*$"),
     # OpenNMT-py's multi-GPU ErrorHandler (copied into fairseq's, PreSumm's, BertSum's train scripts) raises
     # Exception(msg) in the parent with msg = "\n\n-- Tracebacks above this line can probably\n" +
     # 17 blanks + "be ignored --\n\n" + the child's traceback: the exception line ("Exception: "), a blank
@@ -1551,7 +1561,9 @@ RECORDS: tuple[tuple[str, str, str | None], ...] = (
     # cargo's status lines (a verb right-aligned to column 12): "    Finished `dev` profile [...]",
     # "     Running `target/debug/x`", "   Compiling serde v1.0.1 (...)"
     # (before cargo 1.77 the profile is named bare: "Finished release [optimized] target(s) in 4.33s")
-    ("cargo_status", r"(?:Finished (?:`\w+` profile|[\w-]+ \[)|Running `"
+    # (cargo test's "Running" names the test target, src/cargo/ops/cargo_test.rs cmd_builds: "unittests src/lib.rs
+    # (target/debug/deps/x-hash)", "tests/it.rs (target/...)"; before cargo 1.56 the bare executable path)
+    ("cargo_status", r"(?:Finished (?:`\w+` profile|[\w-]+ \[)|Running (?:`|unittests |[\w./\\-]+\.rs \(|target[/\\])"
                      r"|(?:Compiling|Checking|Downloaded|Fresh|Documenting) [\w-]+ v\d)", None),
     # Keras' Progbar (verbose=1 written to a file): "  12/1875 [>.....] - ETA: 5:23 - loss: 2.30"
     ("keras_progbar", r"\d+/\d+ \[[=>.]*\] - ", "] - "),
@@ -1657,6 +1669,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "empty_prefix": ("lead", None),  # a writer's prefix with nothing after it (see LEADING_BLANK_RE)
     "py_tb": ("py_head", "python_traceback"),
     "py_eg": ("py_eg", "python_traceback"),
+    "py_embedded": ("py_embedded", "python_traceback"),  # (a MultiError's report cut above its details)
     "ray_tb": ("py_head", "python_traceback"),
     "eg_line": ("py_eg", "python_traceback"),  # an exception group whose head was cut
     "py_file": ("py_frames", "python_traceback"),  # a traceback whose head was cut
@@ -1995,6 +2008,9 @@ MODES: dict[str, dict] = {
                                    "py_chain": (_S, "py_chain"), "glibc_frame": ("own", "glibc"),
                                    "boost_frame": ("own", "boost_bt"),
                                    "py_file": ("src_above", "py_frames"), "xf_unsupported": (_C, None),
+                                   # (anyio 1.x's MultiError.__str__ writes its details right under the group's
+                                   # message line: a paste cut above that line's traceback keeps it with them)
+                                   "py_embedded": ("under_exc", "py_embedded"),
                                    # an exception line pasted without its traceback: c10's CUDA check appends
                                    # its hint lines to the message's "CUDA error: ..." line
                                    # (c10/cuda/CUDAException.cpp), transformers its offline-mode line; the
@@ -2160,6 +2176,7 @@ MODES: dict[str, dict] = {
                   # loguru's diagnose (better_exceptions) writes a blank line before each frame of the
                   # user's code and before the exception line, and the values under the source line
                   "after_blank": {"py_file": (_S, None), "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"),
+                                  "py_embedded": (_S, "py_embedded"),
                                   "j_exc": (_S, "py_msg"), "tf1_original_op": (_S, None),
                                   "tf1_see_above": (_S, "py_msg_more")}},
     # a traceback whose lines lost their indentation (copied from a rendered page, or a viewer that strips
@@ -2169,7 +2186,7 @@ MODES: dict[str, dict] = {
     # next frame or the exception line. An indented frame line goes back to the indented grammar.
     "py_bare_frame": {"kind": "python_traceback",
                       "on": {"py_file_bare": (_S, None), "py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"),
-                             "py_tb": (_E, None)},
+                             "py_tb": (_E, None), "py_repeated": (_S, "py_bare_src")},
                       "any": (_C, "py_bare_src")},
     # ComfyUI's dialog (TOKENS comfy_exec): its header, the exception's message (its lines), then after a blank
     # line the frames; a blank line not followed by a frame ends it
@@ -2180,6 +2197,7 @@ MODES: dict[str, dict] = {
                   "after_blank": {"py_file": (_S, "py_frames"), "py_file_bare": (_S, "py_bare_frame")}},
     "py_bare_src": {"kind": "python_traceback",
                     "on": {"py_marker": (_S, None), "node_caret": (_S, None), "py_file_bare": (_S, "py_bare_frame"),
+                           "py_repeated": (_S, None),
                            "py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"),
                            "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")}},
     # after an exception line without a message: its notes (indented or "note"-like lines are not told
@@ -2188,9 +2206,10 @@ MODES: dict[str, dict] = {
     "py_done": {"kind": "python_traceback",
                 "on": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                        "py_ext_cut": (_S, "py_ext_more"), "rule_eq": (_C, "py_box"),
-                       "onmt_ignored": (_S, "onmt_ignored")},
+                       "onmt_ignored": (_S, "onmt_ignored"), "py_embedded": (_S, "py_embedded")},
                 "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
-                                "py_ext_cut": (_S, "py_ext_more"), "onmt_ignored": (_S, "onmt_ignored")}},
+                                "py_ext_cut": (_S, "py_ext_more"), "onmt_ignored": (_S, "onmt_ignored"),
+                                "py_embedded": (_S, "py_embedded")}},
     # the exception line's message (str(exc), then __notes__) is free text with no end of its own.
     # (A line of text in the first person, rules.PROSE_RE, is a person's words under a pasted traceback whose
     # fence a copy removed, not the message's: "prose_ends".)
@@ -2212,7 +2231,7 @@ MODES: dict[str, dict] = {
                       "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                       "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
                       # logging's stack_info after the record's traceback (exc_info and stack_info both)
-                      "py_stack": (_S, "py_stack"),
+                      "py_stack": (_S, "py_stack"), "py_embedded": (_S, "py_embedded"),
                       # a message that quotes another process's traceback after a ':' (PySpark's
                       # PythonException, pyspark/errors/exceptions/captured.py: "An exception was thrown
                       # from the Python worker:" and the worker's traceback)
@@ -2224,6 +2243,7 @@ MODES: dict[str, dict] = {
                # paragraphs libraries write into their messages
                "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
                                "onmt_ignored": (_S, "onmt_ignored"), "indent": (_C, "py_msg_more"),
+                               "py_embedded": (_S, "py_embedded"),
                                "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                "rule_dash": (_T, "py_msg_rule"), "msg_para": (_S, "py_msg_more"),
                                "tf_detected": (_S, "tf_node"), "tf1_caused_by_op": (_S, "py_msg_more"),
@@ -2247,8 +2267,10 @@ MODES: dict[str, dict] = {
                            "py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"), "py_ext": (_L, None),
                            "py_ext_cut": (_S, "py_ext_more"), "rule_dash": (_T, "py_msg_rule"),
                            "py_stack": (_S, "py_stack"), "py_tb": ("after_colon", None),
-                           "tf_detected": (_S, "tf_node"), "jax_orig": (_S, "jax_orig")},
+                           "tf_detected": (_S, "tf_node"), "jax_orig": (_S, "jax_orig"),
+                           "py_embedded": (_S, "py_embedded")},
                     "after_blank": {"py_chain": (_S, "py_chain"), "py_thread": (_S, "fatal_frames"),
+                                    "py_embedded": (_S, "py_embedded"),
                                     "indent": (_C, None), "py_ext": (_L, None), "py_ext_cut": (_S, "py_ext_more"),
                                     # a paragraph ending with ':' and the traceback it quotes after a blank
                                     # line (Ray's "Remote function f failed with:\n\n" + the traceback)
@@ -2359,7 +2381,21 @@ MODES: dict[str, dict] = {
     "ucx_frames": {"kind": "cpp_frames", "on": {"num_frame": (_S, None), "ucx_frame": (_S, None),
                                                 "rule_eq": (_L, None)}},
     # OpenNMT's note between the parent's exception line and the child's traceback (TOKENS "onmt_ignored")
+    # a frame's source line and its position markers at the head of a cut traceback (MODES "py_src_cut"): CPython
+    # 3.11+'s traceback.py (StackSummary.format_frame_summary) writes "~~~^^^" markers under a frame's source
+    # line only, so the next frame line or the exception line goes on with them; anything else ends it
+    "py_src_marks": {"kind": "python_traceback",
+                     "on": {"py_marker": (_S, None), "py_file": (_S, "py_frames"), "fh_file": (_S, "py_frames"),
+                            "py_file_bare": (_S, "py_bare_frame"), "exc_bare": (_S, "py_done"),
+                            "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")}},
     "onmt_ignored": {"kind": "python_traceback", "on": {"onmt_ignored_end": (_S, "py_chain")}},
+    # a MultiError's "Details of embedded exception N:" (TOKENS "py_embedded"): what follows is the embedded
+    # exception's report indented under it (blank lines inside it), then the next one's details line or
+    # the chain to the exception the group caused or met; a line back at the block's margin ends it
+    "py_embedded": {"kind": "python_traceback", "kind_override": True,
+                    "on": {"py_embedded": (_S, None), "py_chain": (_S, "py_chain")},
+                    "after_blank": {"py_embedded": (_S, None), "py_chain": (_S, "py_chain")},
+                    "any": ("deeper!", None)},
     "py_chain": {"kind": "python_traceback", "kind_override": True,
                  "on": {"py_tb": (_S, "py_head"), "py_eg": (_S, "py_eg"), "rich_tb": (_S, "rich_tb"),
                         "ray_tb": (_S, "py_head")},
@@ -2877,13 +2913,18 @@ for _spec in MODES.values():
 PREFIX_KEY = {f"p_{name}": key for name, _p, key, _g in STREAM_PREFIXES}
 HEAD_REPEATS = {f"h_{name}": repeats for name, _p, repeats in HEADS}
 TOKEN_GATES = {t[0]: t[2] for t in TOKENS if len(t) > 2}
+# traceback.py's exception line ("Type" or "Type: message"), for the action "under_exc": a line that a printer
+# writes only under an exception line goes with the line above only when that line has this shape
+EXC_LINE_RE = re.compile(next(t[1] for t in TOKENS if t[0] == "exc_line"))
 RECORD_GATED = tuple((lit, re.compile(pattern)) for _n, pattern, lit in RECORDS if lit is not None)
 RANK_RE = re.compile(r"(?:rank|default)=?(\d+)")
 
 # a statement at the start of an excerpt (TOKENS "py_stmt"): the source line of the last frame when the exception
 # line follows it (traceback.py writes nothing else between them); else a line as "plain" reads it
 MODES["py_src_cut"] = {"kind": "python_traceback",
-                       "on": {**MODES["plain"]["on"], "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg")},
+                       "on": {**MODES["plain"]["on"], "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg"),
+                              # (its position markers, deeper than the statement: more frames may follow)
+                              "py_marker": ("deeper!", "py_src_marks")},
                        "after_blank": MODES["plain"]["after_blank"]}
 
 

@@ -203,6 +203,17 @@ def test_cargo_finished_line_with_a_bare_profile_is_a_record_of_its_own() -> Non
     assert spans(texts) == [(0, 0), (1, 1), (2, 2)]
 
 
+
+def test_cargo_test_running_line_naming_the_test_target_is_a_record_of_its_own() -> None:
+    # rule: RECORDS cargo_status reads cargo test's "Running <target> (<executable>)" (cargo_test.rs cmd_builds)
+    # and the bare executable of older cargo, which sit deeper than "Finished" and are not its continuation
+    for running in ("     Running unittests src/lib.rs (target/debug/deps/tokenizers-5c1e2a9d0b7f3e11)",
+                    "     Running tests/integration.rs (target/debug/deps/integration-0d6b3c2f4a1e9b87)",
+                    "     Running target/debug/deps/tokenizers-5c1e2a9d0b7f3e11"):
+        texts = ["    Finished `test` profile [unoptimized + debuginfo] target(s) in 0.93s", running]
+        assert spans(texts) == [(0, 0), (1, 1)], running
+
+
 # -- AddressSanitizer's report after a Python traceback (asan_report.cpp ScopedInErrorReport) ------------
 
 def test_sanitizer_rule_after_a_traceback_is_not_read_as_torchruns_box() -> None:

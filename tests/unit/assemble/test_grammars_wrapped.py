@@ -204,3 +204,27 @@ def test_skypilot_task_prefixes_key_each_node_and_end_at_a_record():
     b = traceback_under("(worker1, rank=1, pid=4200, ip=10.0.0.2) ")
     texts = [line for pair in zip(a, b, strict=True) for line in pair]
     assert groups(texts) == [[0, 2, 4, 6], [1, 3, 5, 7]]
+
+
+def _recursion_lines() -> list[str]:
+    def descend(depth: int) -> int:
+        if depth == 0:
+            raise RecursionError("maximum recursion depth exceeded")
+        return descend(depth - 1)
+
+    try:
+        descend(10)
+    except RecursionError as exc:
+        return "".join(traceback.format_exception(exc)).splitlines()
+    raise AssertionError("descend did not raise")
+
+
+def test_a_dedented_recursion_traceback_keeps_its_previous_line_repeated_line():
+    # rule: TOKENS "py_repeated" + MODES "py_bare_src"/"py_bare_frame" (traceback.py collapses a frame repeated
+    # more than three times into "  [Previous line repeated N more times]"; a copy that stripped the indent
+    # leaves it between the frames, which go on after it)
+    lines = _recursion_lines()
+    assert any(ln.strip().startswith("[Previous line repeated ") for ln in lines)
+    bare = [ln.lstrip() for ln in lines]
+    after = "2024-05-01 12:00:00,000 INFO step 3"
+    assert spans([*bare, after]) == [(0, len(bare) - 1), (len(bare), len(bare))]

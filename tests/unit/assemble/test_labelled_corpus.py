@@ -180,6 +180,12 @@ FLOORS = {
     # newline before its traceback, Dagster's comma-joined frames, Flyte's message over lines, a client-side Compute
     # Failed field no released Dask prints, prose ending in ':' before a traceback, Metaflow's indented echo)
     "wild/dev35": (0.80, 0.98),
+    # wild/dev36 (Python tracebacks in the shapes of CPython 3.11-3.14 and its ecosystem: position markers, the new
+    # REPL, exception groups and PEP 678 notes, trio's and anyio's MultiError details, RecursionError, SyntaxError
+    # hints, the free-threaded build's GIL warning, -X importtime, pytest's report styles) was scored blind at 22/31
+    # and 41/45; its floor is the level its rules reached (27/31 and 43/45; left: paste artifacts, a Markdown heading
+    # under an exception line, two pytest reports cut above their titles, a terminal's wrap of a warning)
+    "wild/dev36": (0.87, 0.95),
 }
 
 
