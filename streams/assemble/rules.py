@@ -2170,7 +2170,8 @@ MODES: dict[str, dict] = {
                          "tqdm_bar": (_E, None), "py_file_bare": (_S, "py_bare_frame"),
                          "elided_in": (_S, None), "elided": (_T, None),
                          "exc_bare": (_S, "py_done"), "exc_line": (_S, "py_msg"), "j_exc": (_S, "py_msg"),
-                         "tf1_original_op": (_S, None), "tf1_see_above": (_S, "py_msg_more")},
+                         "tf1_original_op": (_S, None), "tf1_see_above": (_S, "py_msg_more"),
+                         "py_embedded": (_S, "py_embedded")},
                   # (after the frames traceback.py writes the exception line, "Type" or "Type: message":
                   # a line of another shape is not this traceback's, whatever its own writer)
                   # loguru's diagnose (better_exceptions) writes a blank line before each frame of the
