@@ -164,6 +164,14 @@ FLOORS = {
     # a traceback copied with every newline doubled, an installer's echo lines under a line ending with ':'); a
     # second round of 4 files (PowerShell's records, VS Code's copy) at 4/4 and 7/7 against those rules
     "wild/dev33": (0.95, 0.95),
+    # wild/dev34 (LLM inference serving stacks: vLLM's engine-core and worker prefixes, Ray Serve's controller and
+    # RayTaskError, text-generation-inference's launcher, Triton's glog records and tables, TensorRT-LLM and Open
+    # MPI, llama.cpp's server and ggml's CUDA check, Ollama's journald Go stacks and GIN lines, LMDeploy, SGLang) was
+    # scored blind at 21/28 and 123/123; its floor is the level its rules reached (23/28 and 123/123; left: a
+    # framed table and an Open MPI help box cut before their closing rule, Open MPI frames of two ranks interleaved
+    # with their report's head cut, Triton records behind a log viewer's severity and time, a CI paste whose grep
+    # separator stands between two parts of one traceback)
+    "wild/dev34": (0.82, 0.99),
 }
 
 
