@@ -1640,6 +1640,9 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "ray_tb": ("py_head", "python_traceback"),
     "eg_line": ("py_eg", "python_traceback"),  # an exception group whose head was cut
     "py_file": ("py_frames", "python_traceback"),  # a traceback whose head was cut
+    # a chained traceback whose first part was cut or elided: traceback.py's TracebackException.format writes
+    # the chain's message, an empty line, then the next traceback, so the message opens that traceback
+    "py_chain": ("py_chain", "python_traceback"),
     "py_file_bare": ("py_bare_frame", "python_traceback"),  # (its indentation stripped)
     "comfy_exec": ("comfy_head", "python_traceback"),
     "fh_file": ("fatal_frames", "python_fatal"),  # a thread dump whose head was cut

@@ -207,6 +207,20 @@ def test_triton_iso8601_heads_keep_their_tables_and_stay_apart_within_a_second()
     assert spans(texts) == [(0, 5), (6, 6), (7, 7)]
 
 
+def test_a_chain_message_whose_first_traceback_was_cut_opens_the_next_traceback():
+    # rule: STARTS "py_chain" (traceback.py writes the chain's message, an empty line, then the next traceback)
+    texts = ["ERROR 08-29 02:12:22 async_llm_engine.py:658] Engine iteration timed out. This should never happen!",
+             "...",
+             "The above exception was the direct cause of the following exception:",
+             "",
+             "Traceback (most recent call last):",
+             '  File "/usr/lib/python3/dist-packages/uvicorn/protocols/http/httptools_impl.py", line 399, in run_asgi',
+             "    result = await app(  # type: ignore[func-returns-value]",
+             "vllm.engine.async_llm_engine.AsyncEngineDeadError: Task finished unexpectedly.",
+             "INFO:     127.0.0.1:41034 - \"POST /v1/chat/completions HTTP/1.1\" 500 Internal Server Error"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 7), (8, 8)]
+
+
 def test_pdsh_host_prefixes_keep_each_nodes_traceback_apart():
     # rule: STREAM_PREFIXES "pdsh" (DeepSpeed's multi-node runner: "host: " before every line)
     texts = ["worker-1: Traceback (most recent call last):",
