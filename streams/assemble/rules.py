@@ -2307,7 +2307,9 @@ MODES: dict[str, dict] = {
     # (ultratb ends each frame's lines with an empty line, so the exception line comes after one: that
     # blank line is the printer's, not a copy's doubled newline, and one blank line after the message ends it)
     "ipy_msg": {"kind": "python_traceback", "blank_own": True, "prose_ends": True,
-                "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
+                # (a chain's message right under it, no empty line between, goes on as text did before chain
+                # messages opened tracebacks of their own: STARTS "py_chain")
+                "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_chain": (_C, None)},
                 # (TensorFlow's graph execution error: "Graph execution error:", an empty line, the node's
                 # definition site, as after traceback.py's exception line: MODES "py_msg")
                 # (and the paragraphs libraries write into a message, JAX's note under its UnfilteredStackTrace)
@@ -2417,7 +2419,7 @@ MODES: dict[str, dict] = {
                          # C10D_NCCL_CHECK's "NCCL error in: ..." + getNcclErrorDetailStr's
                          # "ncclUnhandledCudaError: ...", "Last error:", NCCL's last error)
                          "exc_named": (_C, "py_msg_more"), "gin_loc": (_C, "py_msg_more"),
-                         "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None)},
+                         "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None), "py_chain": (_T, None)},
                   # (an exception line whose traceback was cut above it: traceback.py chains the next
                   # exception after a blank line, "The above exception was the direct cause ...")
                   "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames"),
