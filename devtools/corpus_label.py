@@ -22,8 +22,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / 'corpus' / 'wild'
 SPLITS = ('dev', 'dev13', 'dev14', 'dev15', 'dev16', 'dev17', 'dev18', 'dev19', 'dev20', 'dev21', 'dev22', 'dev23',
-          'dev24', 'dev25', 'dev26', 'dev27', 'dev28', 'dev29', 'dev30', 'dev31', 'dev32', 'dev33', 'dev35', 'dev36',
-          'test', 'holdout', 'holdout2', 'holdout3', 'holdout4', 'holdout5', 'holdout6', 'holdout7')
+          'dev24', 'dev25', 'dev26', 'dev27', 'dev28', 'dev29', 'dev30', 'dev31', 'dev32', 'dev33', 'dev34', 'dev35',
+          'dev36', 'test', 'holdout', 'holdout2', 'holdout3', 'holdout4', 'holdout5', 'holdout6', 'holdout7')
 SPLIT_OVERRIDE = None
 
 

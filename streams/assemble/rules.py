@@ -223,9 +223,12 @@ STREAM_PREFIXES: tuple[tuple[str, str, str, str | None], ...] = (
     # "окт", "nov.", "7月" (format_timestamp in journalctl's output-mode code), so the month is any short word
     # of letters (with the abbreviation's dot) or a number with CJK's month sign; the writer's tag after it
     # still says it is such a line; the kernel's tag is also taken without its host (a copy of journalctl -k
-    # with the machine's name cut out, and before it a host of any case: the tag alone says what the line is)
+    # with the machine's name cut out, and before it a host of any case: the tag alone says what the line is); a
+    # copy that blanks the host out of journalctl's "<time> <host> <ident>[<pid>]: " (output_short in systemd's
+    # logs-show.c writes the host between two blanks) keeps both blanks: "Nov 08 07:06:40  ollama[11902]: ", taken
+    # before a tag that has its pid
     ("syslog", r"(?:[^\W\d_]{3,5}\.?|\d{1,2}[月월]) [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? "
-               r"(?P<k_syslog>(?:\w[\w.-]* )?[^\s:\[]+\[\d+\]|[a-z0-9][\w.-]* [^\s:\[#][^\s:\[]*"
+               r"(?P<k_syslog>(?:\w[\w.-]* | )?[^\s:\[]+\[\d+\]|[a-z0-9][\w.-]* [^\s:\[#][^\s:\[]*"
                r"|(?:\w[\w.-]* )?kernel): ",
      "k", None),
     # the same time alone, as test runners and relays without a host write it before every line
@@ -334,6 +337,10 @@ HEADS: tuple[tuple[str, str, bool], ...] = (
     # traceback, RECORD_MODES; absl-py's Python records name a .py file)
     ("glog_cc", r"[IWEF](?:(?:\d{4})?\d{4} \d\d:\d\d:\d\d|0000 00:00:\d{9,11})\.\d{6} +\d+ "
                 r"[^\s\]:]+\.(?:cc|cpp|cxx|c|h|hpp|cu):\d+\] ?", True),
+    # Triton's logger with --log-format=ISO8601 (triton common's logging.cc LogMessage, Format::kISO8601):
+    # "YYYY-MM-DDThh:mm:ssZ L pid file:line] ", the time read first as a collector's (STREAM_PREFIXES "rfc3339"),
+    # what is left the glog head without its time; to the second only, so the same head twice is two records
+    ("triton_iso", r"[IWE] \d+ [^\s\]:]+\.(?:cc|cpp|h):\d+\] ?", False),
     # (torch._logging's TorchLogsFormatter, torch/_logging/_internal.py, writes the levels glog has not too: V for
     # DEBUG, the TORCH_LOGS artifacts' records "V1202 ... guards.py:N] [0/1] [__recompiles] ...", C for CRITICAL)
     ("glog", r"[VIWEFC](?:(?:\d{4})?\d{4} \d\d:\d\d:\d\d|0000 00:00:\d{9,11})\.\d{6} +\d+ [^\s\]:]+:\d+\] ?", True),
@@ -1073,6 +1080,11 @@ TOKENS: tuple[tuple[str, ...], ...] = (
     ("cuda_hint", r"(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing "
                   r"CUDA_LAUNCH_BLOCKING=1|Compile with `TORCH_USE_CUDA_DSA` to enable"
                   r"|Device-side assertion tracking)"),
+    # ggml's CUDA_CHECK and CUBLAS_CHECK before ggml_cuda_error (ggml-cuda.cu): fprintf(stderr, "\nCUDA error %d
+    # at %s:%d: %s\n", ...) (cuBLAS's alike), then fprintf(stderr, "current device: %d\n", id) and exit(1): two
+    # writes of one report, the device line always right under it
+    ("ggml_cuda_err", r"(?:CUDA|cuBLAS) error -?\d+ at \S+:\d+: \S", " error "),
+    ("ggml_cuda_dev", r"current device: \d+\s*$", "current device: "),
     # transformers' cached_file (utils/hub.py) ends its OSError's message with this second line, after
     # "We couldn't connect to '...' to load this file, couldn't find it in the cached files ...": the message's own
     ("hf_offline_hint", r"Checkout your internet connection or see how to run the library in offline mode at ",
@@ -1673,6 +1685,9 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "ray_tb": ("py_head", "python_traceback"),
     "eg_line": ("py_eg", "python_traceback"),  # an exception group whose head was cut
     "py_file": ("py_frames", "python_traceback"),  # a traceback whose head was cut
+    # a chained traceback whose first part was cut or elided: traceback.py's TracebackException.format writes
+    # the chain's message, an empty line, then the next traceback, so the message opens that traceback
+    "py_chain": ("py_chain", "python_traceback"),
     "py_file_bare": ("py_bare_frame", "python_traceback"),  # (its indentation stripped)
     "comfy_exec": ("comfy_head", "python_traceback"),
     "fh_file": ("fatal_frames", "python_fatal"),  # a thread dump whose head was cut
@@ -1792,6 +1807,7 @@ STARTS: dict[str, tuple[str, str | None]] = {
     "py_ext_cut": ("py_ext_more", "python_fatal"),
     "hf_report": ("hf_report", None),
     "hf_weights": ("hf_weights", None),
+    "ggml_cuda_err": ("ggml_cuda", "other_multiline"),
     "tok_fork": ("tok_fork", None),
     "sd_job_failed": ("sd_job", None),
     "mm_sd_head": ("mm_sd", "other_multiline"),
@@ -2145,6 +2161,8 @@ MODES: dict[str, dict] = {
     # accelerate's state repr: its field lines, nothing else (the blank line its trailing newline leaves
     # ends it)
     "accel_state": {"kind": "other_multiline", "on": {"accel_field": (_S, None)}},
+    # ggml's CUDA_CHECK report (TOKENS "ggml_cuda_err"): the device line it ends with, nothing else
+    "ggml_cuda": {"kind": "other_multiline", "on": {"ggml_cuda_dev": (_L, None)}},
     # transformers' weights report (TOKENS "hf_weights"): its fixed further lines, to the one it ends with
     "hf_weights": {"kind": "other_multiline", "on": {"hf_weights_more": (_S, None), "hf_weights_end": (_L, None)}},
     # mmcv's load_state_dict report (TOKENS "mm_sd_head"): its lists of keys, each after a blank line
@@ -2351,7 +2369,9 @@ MODES: dict[str, dict] = {
     # (ultratb ends each frame's lines with an empty line, so the exception line comes after one: that
     # blank line is the printer's, not a copy's doubled newline, and one blank line after the message ends it)
     "ipy_msg": {"kind": "python_traceback", "blank_own": True, "prose_ends": True,
-                "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None)},
+                # (a chain's message right under it, no empty line between, goes on as text did before chain
+                # messages opened tracebacks of their own: STARTS "py_chain")
+                "on": {"text": (_C, None), "indent": (_C, None), "j_exc": (_C, None), "py_chain": (_C, None)},
                 # (TensorFlow's graph execution error: "Graph execution error:", an empty line, the node's
                 # definition site, as after traceback.py's exception line: MODES "py_msg")
                 # (and the paragraphs libraries write into a message, JAX's note under its UnfilteredStackTrace)
@@ -2475,7 +2495,7 @@ MODES: dict[str, dict] = {
                          # C10D_NCCL_CHECK's "NCCL error in: ..." + getNcclErrorDetailStr's
                          # "ncclUnhandledCudaError: ...", "Last error:", NCCL's last error)
                          "exc_named": (_C, "py_msg_more"), "gin_loc": (_C, "py_msg_more"),
-                         "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None)},
+                         "text": (_T, None), "indent": (_T, None), "j_exc": (_T, None), "py_chain": (_T, None)},
                   # (an exception line whose traceback was cut above it: traceback.py chains the next
                   # exception after a blank line, "The above exception was the direct cause ...")
                   "after_blank": {"text": (_T, None), "indent": (_T, None), "j_at": (_S, "java_frames"),

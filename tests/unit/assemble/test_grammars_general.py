@@ -162,6 +162,65 @@ def test_rsyslog_escaped_tabs_are_read_as_tabs():
     assert spans(texts) == [(0, 2), (3, 3)]
 
 
+def test_journald_lines_with_the_host_blanked_out_keep_their_writer():
+    # rule: STREAM_PREFIXES "syslog" (a copy that deletes the host from journalctl's "<time> <host>
+    # <ident>[<pid>]: " leaves two blanks; the tag with its pid is still the writer)
+    p = "Nov 08 07:06:40  ollama[11902]: "
+    texts = [p + "        github.com/ollama/ollama/llama/runner/runner.go:424 +0x29e fp=0xc000065ed0 sp=0xc000065cc8",
+             p + "main.(*Server).run(0xc000128120, {0x5593132eea40, 0xc00007c0a0})",
+             p + "        github.com/ollama/ollama/llama/runner/runner.go:338 +0x1a5 fp=0xc000065fb8 sp=0xc000065ed0",
+             p + "created by main.main in goroutine 1",
+             p + "        github.com/ollama/ollama/llama/runner/runner.go:907 +0xcab",
+             "Nov 08 07:06:41  systemd[1]: ollama.service: Main process exited, code=exited, status=2/INVALIDARGUMENT"]
+    assert spans(texts) == [(0, 4), (5, 5)]
+
+
+def test_ggml_cuda_check_report_takes_its_device_line_and_nothing_more():
+    # rule: TOKENS "ggml_cuda_err"/"ggml_cuda_dev", MODES "ggml_cuda" (ggml-cuda.cu's CUDA_CHECK writes the error
+    # and then "current device: %d" before it exits)
+    texts = ["main: seed  = 1694805687",
+             "",
+             "CUDA error 2 at /data/llama.cpp/ggml-cuda.cu:5509: out of memory",
+             "current device: 0",
+             "(textgen) [root@pve0 bin]#"]
+    assert spans(texts) == [(0, 0), (2, 3), (4, 4)]
+    # cuBLAS's check writes the same two lines; a line of another printer under the error stays apart
+    texts = ["cuBLAS error 15 at ggml-cuda.cu:7048: the requested functionality is not supported",
+             "current device: 1",
+             "CUDA error 700 at ggml-cuda.cu:6951: an illegal memory access was encountered",
+             "llama_print_timings:        load time =  1234.56 ms"]
+    assert spans(texts) == [(0, 1), (2, 2), (3, 3)]
+
+
+def test_triton_iso8601_heads_keep_their_tables_and_stay_apart_within_a_second():
+    # rule: HEADS "triton_iso" (Triton's --log-format=ISO8601: "YYYY-MM-DDThh:mm:ssZ L pid file:line] ", its
+    # tables printed in the record under a head with no text; its time has no fraction)
+    rule = "+---------+---------------------------------------------------------+--------+"
+    texts = ["2024-03-20T12:09:36Z I 58 server.cc:634] ",
+             rule,
+             "| Backend | Path                                                    | Config |",
+             rule,
+             "| pytorch | /opt/tritonserver/backends/pytorch/libtriton_pytorch.so | {}     |",
+             rule,
+             '2024-03-20T12:09:37Z I 58 model_config_utils.cc:1904] "\\tModelConfig::version_policy::specific"',
+             '2024-03-20T12:09:37Z I 58 model_config_utils.cc:1904] "\\tModelConfig::sequence_batching::state"']
+    assert spans(texts) == [(0, 5), (6, 6), (7, 7)]
+
+
+def test_a_chain_message_whose_first_traceback_was_cut_opens_the_next_traceback():
+    # rule: STARTS "py_chain" (traceback.py writes the chain's message, an empty line, then the next traceback)
+    texts = ["ERROR 08-29 02:12:22 async_llm_engine.py:658] Engine iteration timed out. This should never happen!",
+             "...",
+             "The above exception was the direct cause of the following exception:",
+             "",
+             "Traceback (most recent call last):",
+             '  File "/usr/lib/python3/dist-packages/uvicorn/protocols/http/httptools_impl.py", line 399, in run_asgi',
+             "    result = await app(  # type: ignore[func-returns-value]",
+             "vllm.engine.async_llm_engine.AsyncEngineDeadError: Task finished unexpectedly.",
+             "INFO:     127.0.0.1:41034 - \"POST /v1/chat/completions HTTP/1.1\" 500 Internal Server Error"]
+    assert spans(texts) == [(0, 0), (1, 1), (2, 7), (8, 8)]
+
+
 def test_pdsh_host_prefixes_keep_each_nodes_traceback_apart():
     # rule: STREAM_PREFIXES "pdsh" (DeepSpeed's multi-node runner: "host: " before every line)
     texts = ["worker-1: Traceback (most recent call last):",

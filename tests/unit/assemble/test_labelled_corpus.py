@@ -173,6 +173,15 @@ FLOORS = {
     # a traceback copied with every newline doubled, an installer's echo lines under a line ending with ':'); a
     # second round of 4 files (PowerShell's records, VS Code's copy) at 4/4 and 7/7 against those rules
     "wild/dev33": (0.95, 0.95),
+    # wild/dev34 (LLM inference serving stacks: vLLM's engine-core and worker prefixes, Ray Serve's controller and
+    # RayTaskError, text-generation-inference's launcher, Triton's glog records and tables, TensorRT-LLM and Open
+    # MPI, llama.cpp's server and ggml's CUDA check, Ollama's journald Go stacks and GIN lines, LMDeploy, SGLang) was
+    # scored blind at 21/28 and 123/123, after its rules 23/28; a second round of 5 files at 2/4 and 24/24, 3/4
+    # after one more rule; its floor is the level reached (26/32 and 147/147; left: a framed table and an Open MPI
+    # help box cut before their closing rule, Open MPI frames of two ranks interleaved with their report's head cut,
+    # Triton records behind a log viewer's severity and time, Docker Desktop's time before a list under its
+    # header, a CI paste whose grep separator stands between two parts of one traceback)
+    "wild/dev34": (0.81, 0.99),
     # wild/dev35 (orchestration and data pipelines around training: Airflow's task, log-reader, Celery and pod
     # manager lines, Dask's records and Compute Failed fields, Ray Data's worker prefixes, Prefect, Dagster, Argo and
     # Kubeflow Pipelines, Flyte, Metaflow, MLflow Projects, Spark, Beam and Dataflow, datasets' map) was scored blind

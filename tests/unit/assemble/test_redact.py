@@ -29,7 +29,8 @@ HELD_OUT_PARTS = ("test", "holdout", "holdout2", "holdout3", "holdout4", "holdou
 # the parts of corpus/wild collected to develop rules on (read by these tests)
 DEV_PARTS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11", "dev12", "dev13",
              "dev14", "dev15", "dev16", "dev17", "dev18", "dev19", "dev20", "dev21", "dev22", "dev23", "dev24", "dev25",
-             "dev26", "dev27", "dev28", "dev29", "dev30", "dev31", "dev32", "dev33", "dev35", "dev36")
+             "dev26", "dev27", "dev28", "dev29", "dev30", "dev31", "dev32", "dev33", "dev34", "dev35",
+             "dev36")
 
 
 def corpus_logs(corpus: Path) -> list[Path]:
