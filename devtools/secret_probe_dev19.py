@@ -464,9 +464,11 @@ def _look_alikes() -> list[LookAlike]:
         ("uuid_job", "a job's uuid", (u := uuid4()), f"job_id={u} state=RUNNING"),
         ("model_id", "a model id", "meta-llama/Llama-3.1-8B-Instruct",
          "Loading checkpoint shards for meta-llama/Llama-3.1-8B-Instruct"),
-        ("token_counts", "a vLLM metrics line", "Avg prompt throughput: 1834.2 tokens/s",
-         "INFO 07-02 09:41:15 metrics.py:345] Avg prompt throughput: 1834.2 tokens/s, Avg generation throughput: "
-         "211.0 tokens/s"),
+        # (vLLM's metrics line, "Avg prompt throughput: 1834.2 tokens/s", is lifted into numbers and leaves no text to
+        # find: its engine config line holds the token counts as text)
+        ("token_counts", "vLLM's engine config line", "max_num_batched_tokens=8192",
+         "INFO 07-02 09:41:15 llm_engine.py:161] Initializing an LLM engine with config: model='meta-llama/"
+         "Llama-3.1-8B-Instruct', max_seq_len=8192, max_num_batched_tokens=8192, tokenizer_mode=auto"),
         ("max_tokens_arg", "a CLI's token limit", "--max-tokens 4096", "python serve.py --max-tokens 4096"),
         ("public_cert", "a public certificate in PEM", cert,
          f"-----BEGIN CERTIFICATE-----\n{cert}\n-----END CERTIFICATE-----"),

@@ -1,0 +1,60 @@
+"""Credentials of the twentieth probe round (dev19: secrets as other programs print them into a cluster's logs) and
+the values beside them that must stay, one test per rule."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from streams.assemble.redact import Redactor
+from streams.assemble.secret_keys import key_strength
+
+PASSWORD = "Qm3x!T9vLp2Wz"
+TOKEN = "Zq9xP2mK7vL4nR8tW3yB"
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["hyperscan", "python_gate"])
+def redact(request: pytest.FixtureRequest) -> Redactor:
+    return Redactor(prefer_hyperscan=request.param)
+
+
+@pytest.mark.parametrize(("word", "value"), [
+    ("секрет", PASSWORD), ("密钥", PASSWORD), ("口令", PASSWORD), ("암호", PASSWORD), ("シークレット", PASSWORD),
+    ("数据库密码", PASSWORD), ("管理员口令", PASSWORD), ("데이터베이스비밀번호", PASSWORD),
+    ("токен", TOKEN), ("令牌", TOKEN), ("访问令牌", TOKEN), ("アクセストークン", TOKEN), ("토큰", TOKEN),
+])
+@pytest.mark.parametrize("shape", ["settings:\n  host: db\n  {k}: {v}\n", '{{"host": "db", "{k}": "{v}"}}',
+                                   "{k}={v} host=db"])
+def test_a_secret_or_token_key_in_another_script_holds_one(redact: Redactor, word: str, value: str,
+                                                            shape: str) -> None:
+    """A secret key's and a token's word in Russian, Chinese, Japanese and Korean names a secret, also at the end of a
+    compound written without spaces (数据库密码: the database's password) and with json.dumps' escapes."""
+    assert value not in redact(shape.format(k=word, v=value))
+    escaped = json.dumps({"host": "db", word: value})
+    assert value not in redact(escaped) and '"host": "db"' in redact(escaped)
+
+
+@pytest.mark.parametrize("key", ["токены", "令牌数", "密码长度", "secret_name", "max_tokens"])
+def test_words_beside_a_foreign_secret_word_are_no_key_of_one(key: str) -> None:
+    """A plural, a count or a length after the word (令牌数: the number of tokens) names no secret, and the English
+    keys keep their judgement."""
+    assert key_strength(key) is None
+
+
+def test_a_token_word_in_another_script_is_weak_as_token_is(redact: Redactor) -> None:
+    """``токен`` is judged as ``token``: a count or a pad token under it stays."""
+    assert redact("токен: 512") == "токен: 512" and redact("토큰: <pad>") == "토큰: <pad>"
+
+
+@pytest.mark.parametrize("line", ["aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                                  "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+                                  '{"SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}'])
+def test_aws_documented_example_keys_stay_under_a_secret_key(redact: Redactor, line: str) -> None:
+    """AWS's documentation writes its example keys to end in EXAMPLE or EXAMPLEKEY: a README's or tutorial's value
+    under ``aws_secret_access_key`` is no credential, as its vendor-shape rule already holds."""
+    assert redact(line) == line
+
+
+def test_a_secret_key_s_real_value_is_still_redacted(redact: Redactor) -> None:
+    assert "K7MDENG" not in redact("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzXAMPLEKEY")
