@@ -58,3 +58,32 @@ def test_aws_documented_example_keys_stay_under_a_secret_key(redact: Redactor, l
 
 def test_a_secret_key_s_real_value_is_still_redacted(redact: Redactor) -> None:
     assert "K7MDENG" not in redact("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzXAMPLEKEY")
+
+
+TOKEN_HF = "hf_2VNls451GVgKnEvACxS8EQgHzPqrJ52hbk"
+
+
+@pytest.mark.parametrize("frame", ["│", "┃", "║"])
+def test_a_value_rich_cut_at_its_panel_edge_is_redacted_on_both_lines(redact: Redactor, frame: str) -> None:
+    """rich's show_locals table cuts a long repr at the panel's inner edge and carries it on the next framed line:
+    read unframed and joined, both halves of the token are found, and the frames and the other locals stay."""
+    v = frame
+    text = (f"{v} {v}    kwargs = {{                              {v} {v}\n"
+            f"{v} {v}       'repo_id': 'acme/lm-7b',             {v} {v}\n"
+            f"{v} {v}       'token': '{TOKEN_HF[:20]}   {v} {v}\n"
+            f"{v} {v} {TOKEN_HF[20:]}',                           {v} {v}\n"
+            f"{v} {v}    }}                                         {v} {v}")
+    out = redact(text)
+    assert TOKEN_HF[:12] not in out and TOKEN_HF[20:28] not in out
+    assert "'repo_id': 'acme/lm-7b'," in out and out.count("\n") == 4 and out.count(v) == 20
+
+
+def test_a_password_rich_cut_at_its_panel_edge_loses_its_tail_too(redact: Redactor) -> None:
+    out = redact("│ │ password = 'Qm3x!T9vLp2Wz                 │ │\n│ │ abcdEFGH1234'         │ │\n"
+                 "│ │     user = 'etl'                           │ │")
+    assert "Qm3x!T9v" not in out and "abcdEFGH" not in out and "user = 'etl'" in out
+
+
+def test_a_panel_whose_lines_close_their_quotes_is_left_as_it_was(redact: Redactor) -> None:
+    text = "│ │ ckpt_dir = '/mnt/ckpt/run-3f9k2x7q' │ │\n│ │     step = 1000                      │ │"
+    assert redact(text) == text
