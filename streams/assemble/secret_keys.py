@@ -83,6 +83,10 @@ def _unspaced(word: str) -> bool:
     return all("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af" for c in word)
 
 
+# Russian puts the noun a key names first and what it belongs to after it, inflected (пароль_бд: the database's
+# password; токен_доступа: the access token); the word heading a two-word key names its value, as the last does in
+# English. (A key where the word follows, inflected, names something else: длина_пароля is the password's length.)
+HEAD_FIRST_SECRET_WORDS = {"пароль": "strong", "секрет": "strong", "токен": "weak"}
 _UNSPACED_STRONG = tuple(w for w in FOREIGN_PASSWORD_WORDS | FOREIGN_SECRET_WORDS if _unspaced(w))
 _UNSPACED_WEAK = tuple(w for w in FOREIGN_TOKEN_WORDS if _unspaced(w))
 # The same words as a regex's alternatives, in lower, capitalised and upper case (Hyperscan folds the case of ASCII
@@ -213,6 +217,8 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
                             ("generated", generated)):
         if found:
             return strength
+    if len(words) == 2 and words[0] in HEAD_FIRST_SECRET_WORDS:
+        return HEAD_FIRST_SECRET_WORDS[words[0]]
     return None
 
 

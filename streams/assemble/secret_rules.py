@@ -53,7 +53,8 @@ _QUOTED_KEY_NEEDLES = ('"sig"', '"refresh"', '"access"', '"otp"', '"totp"', '"ho
 _KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "creds", "psk", "cookie", "session",
                "sessid", "_pat", "-pat", ".pat", "bindpw", "rootpw", "device_code", "devicecode", "code_verifier",
                "codeverifier", "samlresponse", *_QUOTED_KEY_NEEDLES, *sorted(FOREIGN_KEY_WORDS))
-_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\{{0,7}}[\"'`]\]?|\]|\[[0-9]{{1,4}}\])?[ \t]*(:=|=>|[:=])"
+# (Hyperscan scans UTF-8 bytes: \x80-\xff are a key's letters past ASCII, as in пароль_бд)
+_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-\x80-\xff]*(\\{{0,7}}[\"'`]\]?|\]|\[[0-9]{{1,4}}\])?[ \t]*(:=|=>|[:=])"
                     rf"|{_KW}[ \t]+[0-9]{{1,3}}[ \t]*[:=]"
                     rf"|{_KW}( [A-Za-z][A-Za-z0-9]*){{1,2}}[ \t]*[:=]"
                     # (a flag and its value as the items of an argv list: a repr's "', '", JSON.stringify's '","')

@@ -87,3 +87,19 @@ def test_a_password_rich_cut_at_its_panel_edge_loses_its_tail_too(redact: Redact
 def test_a_panel_whose_lines_close_their_quotes_is_left_as_it_was(redact: Redactor) -> None:
     text = "│ │ ckpt_dir = '/mnt/ckpt/run-3f9k2x7q' │ │\n│ │     step = 1000                      │ │"
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(("key", "value"), [("пароль_бд", PASSWORD), ("Пароль_БД", PASSWORD),
+                                            ("секрет_клиента", PASSWORD), ("токен_доступа", TOKEN)])
+def test_a_russian_key_headed_by_the_secret_word_holds_one(redact: Redactor, key: str, value: str) -> None:
+    """Russian names the noun first (пароль_бд: the database's password): the word heading a two-word key names
+    its value."""
+    assert value not in redact(f"настройки:\n  хост: db\n  {key}: {value}\n")
+    assert value not in redact(json.dumps({"host": "db", key: value}))
+
+
+@pytest.mark.parametrize("key", ["длина_пароля", "токены_всего", "пароль_мин_длина"])
+def test_a_russian_key_where_the_secret_word_does_not_head_names_none(key: str) -> None:
+    """The word inflected after another (длина_пароля: the password's length), a plural, or a longer key is not
+    taken for a secret's name."""
+    assert key_strength(key) is None
