@@ -74,7 +74,14 @@ FOREIGN_PASSWORD_WORDS = frozenset({
 # トークン, Korean 암호 (password), 비밀키 and 토큰. A token's word is weak, as ``token`` is.
 FOREIGN_SECRET_WORDS = frozenset({"секрет", "密钥", "秘钥", "口令", "シークレット", "秘密鍵", "암호", "비밀키"})
 FOREIGN_TOKEN_WORDS = frozenset({"токен", "令牌", "トークン", "토큰"})
-FOREIGN_KEY_WORDS = FOREIGN_PASSWORD_WORDS | FOREIGN_SECRET_WORDS | FOREIGN_TOKEN_WORDS
+# Russian puts the noun a key names first and what it belongs to after it, inflected (пароль_бд: the database's
+# password; токен_доступа: the access token); the word heading a two-word key names its value, as the last does in
+# English: such a key is judged as its English order (ключ_api as api_key, ключ_кэша as a cache key, which holds a
+# secret only when machine-made). (A key where the word follows, inflected, names something else: длина_пароля is the
+# password's length.)
+HEAD_FIRST_SECRET_WORDS = {"пароль": "password", "секрет": "secret", "токен": "token", "ключ": "key"}
+FOREIGN_KEY_WORDS = FOREIGN_PASSWORD_WORDS | FOREIGN_SECRET_WORDS | FOREIGN_TOKEN_WORDS | frozenset(
+    HEAD_FIRST_SECRET_WORDS)
 
 
 def _unspaced(word: str) -> bool:
@@ -83,10 +90,6 @@ def _unspaced(word: str) -> bool:
     return all("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af" for c in word)
 
 
-# Russian puts the noun a key names first and what it belongs to after it, inflected (пароль_бд: the database's
-# password; токен_доступа: the access token); the word heading a two-word key names its value, as the last does in
-# English. (A key where the word follows, inflected, names something else: длина_пароля is the password's length.)
-HEAD_FIRST_SECRET_WORDS = {"пароль": "strong", "секрет": "strong", "токен": "weak"}
 _UNSPACED_STRONG = tuple(w for w in FOREIGN_PASSWORD_WORDS | FOREIGN_SECRET_WORDS if _unspaced(w))
 _UNSPACED_WEAK = tuple(w for w in FOREIGN_TOKEN_WORDS if _unspaced(w))
 # The same words as a regex's alternatives, in lower, capitalised and upper case (Hyperscan folds the case of ASCII
@@ -218,7 +221,7 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
         if found:
             return strength
     if len(words) == 2 and words[0] in HEAD_FIRST_SECRET_WORDS:
-        return HEAD_FIRST_SECRET_WORDS[words[0]]
+        return key_strength(f"{words[1]}_{HEAD_FIRST_SECRET_WORDS[words[0]]}")
     return None
 
 

@@ -90,7 +90,8 @@ def test_a_panel_whose_lines_close_their_quotes_is_left_as_it_was(redact: Redact
 
 
 @pytest.mark.parametrize(("key", "value"), [("пароль_бд", PASSWORD), ("Пароль_БД", PASSWORD),
-                                            ("секрет_клиента", PASSWORD), ("токен_доступа", TOKEN)])
+                                            ("секрет_клиента", PASSWORD), ("токен_доступа", TOKEN),
+                                            ("ключ_api", PASSWORD), ("ключ_доступа", TOKEN)])
 def test_a_russian_key_headed_by_the_secret_word_holds_one(redact: Redactor, key: str, value: str) -> None:
     """Russian names the noun first (пароль_бд: the database's password): the word heading a two-word key names
     its value."""
@@ -98,8 +99,13 @@ def test_a_russian_key_headed_by_the_secret_word_holds_one(redact: Redactor, key
     assert value not in redact(json.dumps({"host": "db", key: value}))
 
 
-@pytest.mark.parametrize("key", ["длина_пароля", "токены_всего", "пароль_мин_длина"])
+@pytest.mark.parametrize("key", ["длина_пароля", "токены_всего", "пароль_мин_длина", "ключ_cache", "ключ"])
 def test_a_russian_key_where_the_secret_word_does_not_head_names_none(key: str) -> None:
     """The word inflected after another (длина_пароля: the password's length), a plural, or a longer key is not
     taken for a secret's name."""
     assert key_strength(key) is None
+
+
+def test_a_russian_cache_key_holds_a_secret_only_when_machine_made(redact: Redactor) -> None:
+    """ключ_кэша (the cache's key) is judged as a cache key is: a step name stays."""
+    assert redact("ключ_кэша: step-1000") == "ключ_кэша: step-1000"
