@@ -858,7 +858,17 @@ def _rich_view(text: str) -> tuple[str, list[int], tuple[int, int]] | None:
 # rich.traceback's show_locals nests a frame's locals table (rich/scope.py render_scope) in the frame's panel: every
 # line framed, and a repr too long for its column cut at the inner frame's edge and carried on to the next line.
 _FRAME_CHARS = "│┃║"
-_FRAMED_LINE = re.compile(r"[ \t]*(?:[│┃║][ \t]?)+(?P<body>.*?)[ \t]*(?:[│┃║][ \t]*)+\r?")
+_FRAME_LEFT = re.compile(r"[ \t]*(?:[│┃║][ \t]?)+")
+
+
+def _framed_body(line: str) -> tuple[int, int] | None:
+    """Where a framed line's body lies (its frames and their padding left out; found by stripping, so that a long
+    line of frames costs one pass), or None when the line is not framed on both sides."""
+    left = _FRAME_LEFT.match(line)
+    tail = line.rstrip(" \t\r")
+    if left is None or not tail or tail[-1] not in _FRAME_CHARS:
+        return None
+    return left.end(), max(left.end(), len(tail.rstrip(" \t" + _FRAME_CHARS)))
 
 
 def _panel_view(text: str) -> tuple[str, list[int]] | None:
@@ -871,8 +881,8 @@ def _panel_view(text: str) -> tuple[str, list[int]] | None:
     open_quote = False
     pos = 0
     for line in text.split("\n"):
-        m = _FRAMED_LINE.fullmatch(line)
-        a, b = (pos + m.start("body"), pos + m.end("body")) if m else (pos, pos + len(line))
+        m = _framed_body(line)
+        a, b = (pos + m[0], pos + m[1]) if m else (pos, pos + len(line))
         if open_quote and m:
             while a < b and text[a] in " \t":  # the continuation's own padding
                 a += 1
