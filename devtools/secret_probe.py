@@ -1,9 +1,9 @@
 """Secrets probe: does any part of a secret survive the assemble path, and what else gets redacted?
 
-    python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds, dev13-dev18
-    python -m devtools.secret_probe generate dev13    # (re)write only dev13 (secret_probe_dev13); likewise dev14-dev18
+    python -m devtools.secret_probe generate          # (re)write the fixtures from secret_probe_kinds, dev13-dev19
+    python -m devtools.secret_probe generate dev13    # (re)write only dev13 (secret_probe_dev13); likewise dev14-dev19
     python -m devtools.secret_probe generate-shapes   # (re)write dev2 and holdout6 from secret_probe_shapes
-    python -m devtools.secret_probe leaks [dev|dev2|...|dev18|holdout|holdout6] [-v]
+    python -m devtools.secret_probe leaks [dev|dev2|...|dev19|holdout|holdout6] [-v]
     python -m devtools.secret_probe corpus [-v]       # redactions in the real corpora (false positives)
     python -m devtools.secret_probe decoys [-v]       # redactions in random-looking lines with no secret
 
@@ -57,7 +57,11 @@ with token counts, tokenizer paths, key names, masks, hashes, commit SHAs and id
 (:mod:`devtools.secret_probe_dev18`: maps of secrets under a secret-named parent key, password keys in other
 languages, SealedSecret and ExternalSecret output, and the newest vendors' credential shapes in debug dumps, env
 listings, config prints, traceback locals, curl -v transcripts and CLI output; with counts, masks, placeholders,
-ciphertext, public keys, hashes and ids as look-alikes) have such rows.
+ciphertext, public keys, hashes and ids as look-alikes) and ``dev19`` (:mod:`devtools.secret_probe_dev19`: credentials
+as other programs print them into a cluster's logs: tracebacks' locals, process listings, HTTP and RPC client debug,
+connection strings, package and registry configs, IaC plans, trackers, webhooks, PEM keys one line per event, nested
+encodings and keys in other scripts; with the printers' own masks, hashes, digests, ids and counts as look-alikes)
+have such rows.
 
 The holdout fixture holds a random third of the kinds; score it only once the rules are done. ``dev2`` and
 ``holdout6`` are the third round (:mod:`devtools.secret_probe_shapes`: shapes taken from the programs that print
@@ -83,6 +87,7 @@ from devtools import (
     secret_probe_dev16,
     secret_probe_dev17,
     secret_probe_dev18,
+    secret_probe_dev19,
     secret_probe_shapes,
 )
 from devtools.secret_probe_kinds import cases, decoys, split
@@ -98,7 +103,7 @@ def generate(only: str = "") -> None:
     FIXTURES.mkdir(parents=True, exist_ok=True)
     written = {"dev13": secret_probe_dev13.write, "dev14": secret_probe_dev14.write, "dev15": secret_probe_dev15.write,
                "dev16": secret_probe_dev16.write, "dev17": secret_probe_dev17.write,
-               "dev18": secret_probe_dev18.write}
+               "dev18": secret_probe_dev18.write, "dev19": secret_probe_dev19.write}
     for name, write in written.items():
         if only in ("", name):
             print(f"{name}: {write(FIXTURES / f'{name}.jsonl')} cases")

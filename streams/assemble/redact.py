@@ -452,7 +452,15 @@ class Redactor:
         if not text or text is self._last:
             return text
         view = _rich_view(text) if text[:1] in "[ " and "\n" in text else None
-        if view is None:
+        panel = (_panel_view(text) if view is None and "\n" in text and any(c in text for c in _FRAME_CHARS)
+                 else None)
+        if panel is not None:
+            # a panel's lines: the rules read them unframed, a value cut at the frame's edge joined again, and the
+            # spans found there land on the lines as printed
+            joined, index = panel
+            spans = _merged([(a, b, kind) for va, vb, kind in self._text_spans(joined) for a, b in _runs(index[va:vb])]
+                            + self._text_spans(text))
+        elif view is None:
             spans = self._text_spans(text)
         else:
             # a RichHandler row: the message as the record wrote it, its spans mapped back onto the lines, and the
@@ -844,6 +852,53 @@ def _rich_view(text: str) -> tuple[str, list[int], tuple[int, int]] | None:
         index.extend(range(pos - 1, len(text)))
     index.append(len(text))
     return "".join(out), index, (path.start(1), path.end())
+
+
+# rich's panels and tables (rich/box.py: the verticals of its SQUARE, ROUNDED, HEAVY and DOUBLE boxes), as
+# rich.traceback's show_locals nests a frame's locals table (rich/scope.py render_scope) in the frame's panel: every
+# line framed, and a repr too long for its column cut at the inner frame's edge and carried on to the next line.
+_FRAME_CHARS = "│┃║"
+_FRAME_LEFT = re.compile(r"[ \t]*(?:[│┃║][ \t]?)+")
+
+
+def _framed_body(line: str) -> tuple[int, int] | None:
+    """Where a framed line's body lies (its frames and their padding left out; found by stripping, so that a long
+    line of frames costs one pass), or None when the line is not framed on both sides."""
+    left = _FRAME_LEFT.match(line)
+    tail = line.rstrip(" \t\r")
+    if left is None or not tail or tail[-1] not in _FRAME_CHARS:
+        return None
+    return left.end(), max(left.end(), len(tail.rstrip(" \t" + _FRAME_CHARS)))
+
+
+def _panel_view(text: str) -> tuple[str, list[int]] | None:
+    """A panel's text as the rules read it: each framed line's body without its frames, a line whose body leaves a
+    quote open (a string cut at the edge) joined to the next body with nothing between, and the index in ``text`` of
+    each character (-1: a line break put back); None when fewer than two lines are framed."""
+    out: list[str] = []
+    index: list[int] = []
+    framed = 0
+    open_quote = False
+    pos = 0
+    for line in text.split("\n"):
+        m = _framed_body(line)
+        a, b = (pos + m[0], pos + m[1]) if m else (pos, pos + len(line))
+        if open_quote and m:
+            while a < b and text[a] in " \t":  # the continuation's own padding
+                a += 1
+        elif out:
+            out.append("\n")
+            index.append(-1)
+        out.append(text[a:b])
+        index.extend(range(a, b))
+        framed += m is not None
+        body = text[a:b]
+        open_quote = m is not None and (open_quote + body.count("'") + body.count('"')) % 2 == 1
+        pos += len(line) + 1
+    if framed < 2:
+        return None
+    index.append(len(text))
+    return "".join(out), index
 
 
 def _runs(index: list[int]) -> list[tuple[int, int]]:

@@ -83,7 +83,7 @@ _KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|creds|psk|cook
                       r"|(?<![a-z])pat(?![a-z])|bindpw|rootpw|device_?code|code_?verifier|samlresponse"
                       # JSON loggers' quoted keys, too common as words elsewhere (secret_rules._QUOTED_KEY_NEEDLES)
                       r"|(?<=[\"'])(?:sig|refresh|access|[th]?otp|mfa_?code)(?=\\?[\"'])"
-                      # the password's word in other languages (secret_keys.FOREIGN_PASSWORD_WORDS)
+                      # the password's word in other languages (secret_keys.FOREIGN_KEY_WORDS)
                       + "|" + FOREIGN_PASSWORD_KEYWORDS)
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 

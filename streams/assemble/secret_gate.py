@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from streams.assemble.hyperscan_cache import cache_dir, cached_database
-from streams.assemble.secret_keys import FOREIGN_PASSWORD_WORDS
+from streams.assemble.secret_keys import FOREIGN_KEY_WORDS
 from streams.assemble.secret_rules import SecretRule
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ _TO_FOLD = frozenset([*FORMAT_CHARS, 0x130, 0x131])
 # the FOLD characters, the long s and the Kelvin sign, any surrogate pair, and the letters of the password's word in
 # other languages (json.dumps escapes every letter past ASCII: "\u043f\u0430\u0440\u043e\u043b\u044c" is пароль).
 _ESCAPED = sorted({*range(0x80), *range(0xFF01, 0xFF5F), *(cp for cp in _TO_FOLD if cp < 0x10000), 0x17F, 0x212A,
-                   *(ord(c) for w in FOREIGN_PASSWORD_WORDS for c in w + w.upper() if c > "\x7f")})
+                   *(ord(c) for w in FOREIGN_KEY_WORDS for c in w + w.upper() if c > "\x7f")})
 ESCAPES = r"\\u(" + "|".join(f"{cp:04x}" for cp in _ESCAPED) + r"|d[89ab][0-9a-f][0-9a-f])"
 # A URL's percent-escapes of '=', ':' and '@', which hide a key's assignment or a URL's password (the redactor
 # then decodes the reserved characters: see redact._JSON_ESCAPE).

@@ -69,9 +69,32 @@ FOREIGN_PASSWORD_WORDS = frozenset({
     "パスワード", "kennwort", "clave", "heslo", "lösenord", "losenord", "passord", "adgangskode", "salasana",
     "jelszó", "jelszo", "parool", "lozinka", "비밀번호", "şifre", "sifre",
 })
+# A secret key's and a token's word in the scripts configs and locale files are also written in: Russian секрет and
+# токен, Chinese 密钥 / 秘钥 (secret key), 口令 (passphrase) and 令牌 (token), Japanese シークレット, 秘密鍵 and
+# トークン, Korean 암호 (password), 비밀키 and 토큰. A token's word is weak, as ``token`` is.
+FOREIGN_SECRET_WORDS = frozenset({"секрет", "密钥", "秘钥", "口令", "シークレット", "秘密鍵", "암호", "비밀키"})
+FOREIGN_TOKEN_WORDS = frozenset({"токен", "令牌", "トークン", "토큰"})
+# Russian puts the noun a key names first and what it belongs to after it, inflected (пароль_бд: the database's
+# password; токен_доступа: the access token); the word heading a two-word key names its value, as the last does in
+# English: such a key is judged as its English order (ключ_api as api_key, ключ_кэша as a cache key, which holds a
+# secret only when machine-made). (A key where the word follows, inflected, names something else: длина_пароля is the
+# password's length.)
+HEAD_FIRST_SECRET_WORDS = {"пароль": "password", "секрет": "secret", "токен": "token", "ключ": "key"}
+FOREIGN_KEY_WORDS = FOREIGN_PASSWORD_WORDS | FOREIGN_SECRET_WORDS | FOREIGN_TOKEN_WORDS | frozenset(
+    HEAD_FIRST_SECRET_WORDS)
+
+
+def _unspaced(word: str) -> bool:
+    """A word of a script written without spaces between words (Han, kana, Hangul as keys join it): a key ending in
+    it is one compound word (数据库密码 is the database's password, アクセストークン an access token)."""
+    return all("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af" for c in word)
+
+
+_UNSPACED_STRONG = tuple(w for w in FOREIGN_PASSWORD_WORDS | FOREIGN_SECRET_WORDS if _unspaced(w))
+_UNSPACED_WEAK = tuple(w for w in FOREIGN_TOKEN_WORDS if _unspaced(w))
 # The same words as a regex's alternatives, in lower, capitalised and upper case (Hyperscan folds the case of ASCII
 # letters only), longest first.
-FOREIGN_PASSWORD_KEYWORDS = "|".join(sorted({v for w in FOREIGN_PASSWORD_WORDS for v in (w, w.capitalize(), w.upper())},
+FOREIGN_PASSWORD_KEYWORDS = "|".join(sorted({v for w in FOREIGN_KEY_WORDS for v in (w, w.capitalize(), w.upper())},
                                             key=lambda v: (-len(v), v)))
 # Keys that end in a secret's word but name where the secret is kept: Helm charts' existingSecret (Bitnami's
 # convention) names a Kubernetes Secret object whose keys hold the values.
@@ -190,11 +213,15 @@ def key_strength(key: str, extra_strong: Iterable[str] = ()) -> str | None:
     # The last two: one word that is a compound without humps or separators ("mypassword", "hftoken").
     for strength, found in (("header", endings & HEADER_ENDINGS), ("code", endings & CODE_ENDINGS),
                             ("strong", endings & strong), ("strong", endings & FOREIGN_PASSWORD_WORDS),
+                            ("strong", endings & FOREIGN_SECRET_WORDS), ("weak", endings & FOREIGN_TOKEN_WORDS),
                             ("weak", endings & WEAK_ENDINGS), ("strong", any(last.endswith(w) for w in strong)),
+                            ("strong", last.endswith(_UNSPACED_STRONG)), ("weak", last.endswith(_UNSPACED_WEAK)),
                             ("weak", any(last.endswith(w) for w in COMPOUND_WEAK_ENDINGS)),
                             ("generated", generated)):
         if found:
             return strength
+    if len(words) == 2 and words[0] in HEAD_FIRST_SECRET_WORDS:
+        return key_strength(f"{words[1]}_{HEAD_FIRST_SECRET_WORDS[words[0]]}")
     return None
 
 
@@ -225,6 +252,8 @@ _VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z]+(?:[_\-][a-z]+
 def is_placeholder(value: str, key: str = "") -> bool:
     v = value.strip()
     if _PLACEHOLDER.fullmatch(v) or (_FILE_PATH.fullmatch(v) and "+" not in v):
+        return True
+    if _DOCUMENTED_EXAMPLE.search(v):  # AWS's documented example keys (placeholder_token)
         return True
     if _VARIABLE_NAME.fullmatch(v) and key_strength(v) is not None:
         return True

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from streams.assemble.secret_commands import PROGRAMS
 from streams.assemble.secret_finders import B64_WORD_NEEDLES
-from streams.assemble.secret_keys import FOREIGN_PASSWORD_KEYWORDS, FOREIGN_PASSWORD_WORDS
+from streams.assemble.secret_keys import FOREIGN_KEY_WORDS, FOREIGN_PASSWORD_KEYWORDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,7 @@ _T = r"[A-Za-z0-9_\-]"
 # A secret-naming word inside a key, then a separator (= : := =>), or a --flag followed by a value.
 _KW = (r"(pass|pwd|secret|token|auth|credential|creds|psk|cookie|sessionid|session_id|sessid|key|[_.\-]pat|bindpw"
        r"|rootpw|device_?code|code_?verifier|samlresponse|[\"'](?:sig|refresh|access|[th]?otp|mfa_?code)"
-       # the password's word in other languages (secret_keys.FOREIGN_PASSWORD_WORDS)
+       # the password's, secret's and token's word in other languages (secret_keys.FOREIGN_KEY_WORDS)
        + "|" + FOREIGN_PASSWORD_KEYWORDS + ")")
 # JSON loggers' quoted keys too short or common as words to look for elsewhere (secret_keys.GENERATED_ENDINGS and
 # CODE_ENDINGS: a SAS signature, a token pair's refresh and access, a one-time code)
@@ -52,8 +52,9 @@ _QUOTED_KEY_NEEDLES = ('"sig"', '"refresh"', '"access"', '"otp"', '"totp"', '"ho
                        '\\"access\\"', '\\"otp\\"')
 _KW_NEEDLES = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "creds", "psk", "cookie", "session",
                "sessid", "_pat", "-pat", ".pat", "bindpw", "rootpw", "device_code", "devicecode", "code_verifier",
-               "codeverifier", "samlresponse", *_QUOTED_KEY_NEEDLES, *sorted(FOREIGN_PASSWORD_WORDS))
-_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-]*(\\{{0,7}}[\"'`]\]?|\]|\[[0-9]{{1,4}}\])?[ \t]*(:=|=>|[:=])"
+               "codeverifier", "samlresponse", *_QUOTED_KEY_NEEDLES, *sorted(FOREIGN_KEY_WORDS))
+# (Hyperscan scans UTF-8 bytes: \x80-\xff are a key's letters past ASCII, as in пароль_бд)
+_ASSIGNMENT_GATE = (rf"{_KW}[A-Za-z0-9_.\-\x80-\xff]*(\\{{0,7}}[\"'`]\]?|\]|\[[0-9]{{1,4}}\])?[ \t]*(:=|=>|[:=])"
                     rf"|{_KW}[ \t]+[0-9]{{1,3}}[ \t]*[:=]"
                     rf"|{_KW}( [A-Za-z][A-Za-z0-9]*){{1,2}}[ \t]*[:=]"
                     # (a flag and its value as the items of an argv list: a repr's "', '", JSON.stringify's '","')
