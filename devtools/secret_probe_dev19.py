@@ -478,8 +478,6 @@ def _look_alikes() -> list[LookAlike]:
         ("max_tokens_arg", "a CLI's token limit", "--max-tokens 4096", "python serve.py --max-tokens 4096"),
         ("public_cert", "a public certificate in PEM", cert,
          f"-----BEGIN CERTIFICATE-----\n{cert}\n-----END CERTIFICATE-----"),
-        ("aws_example_secret", "AWS's documented example secret key", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-         "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
         ("placeholder_angle", "a README placeholder", "<YOUR_WANDB_API_KEY>",
          "export WANDB_API_KEY=<YOUR_WANDB_API_KEY>"),
         ("describe_env_plain", "kubectl describe's plain env", "NCCL_SOCKET_IFNAME:  eth0",

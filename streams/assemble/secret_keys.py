@@ -253,8 +253,6 @@ def is_placeholder(value: str, key: str = "") -> bool:
     v = value.strip()
     if _PLACEHOLDER.fullmatch(v) or (_FILE_PATH.fullmatch(v) and "+" not in v):
         return True
-    if _DOCUMENTED_EXAMPLE.search(v):  # AWS's documented example keys (placeholder_token)
-        return True
     if _VARIABLE_NAME.fullmatch(v) and key_strength(v) is not None:
         return True
     # argparse prints its metavar in upper case: "--password PASSWORD" in a usage line.
