@@ -28,13 +28,14 @@ import base64
 import json
 from pathlib import Path
 
-from devtools.secret_probe_draws import Case, Draws, LookAlike, case_rows, keep_rows, write_rows
+from devtools.secret_probe_draws import Case, Draws, LookAlike, b64, case_rows, keep_rows, write_rows
+from devtools.secret_probe_draws import compact_json as j
 from devtools.secret_probe_kinds import ALNUM, B64, HEX, URLSAFE
 
 _draws = Draws(18018)
 rand, uuid4 = _draws.rand, _draws.uuid4
+pw, pwu, pem_body = _draws.password, _draws.url_password, _draws.pem_body
 _ISO = "2026-07-02T09:41:15.207Z"
-_PWCHARS = ALNUM + "!#%^*-_."
 _UPPER32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 _DIGITS = "0123456789"
 
@@ -67,27 +68,6 @@ KUBECONFIG = "https://kubernetes.io/docs/concepts/configuration/organize-cluster
 JWT = "https://datatracker.ietf.org/doc/html/rfc7519#section-3.1"
 LIBPQ = "https://www.postgresql.org/docs/16/libpq-connect.html#LIBPQ-CONNSTRING-URIS"
 SQLALCHEMY_URL = "https://docs.sqlalchemy.org/en/20/core/engines.html#database-urls"
-
-
-def j(obj: object) -> str:
-    return json.dumps(obj, separators=(",", ":"))
-
-
-def pw(n: int = 16) -> str:
-    return rand(n, _PWCHARS)
-
-
-def pwu(n: int = 16) -> str:
-    """A password a URL's userinfo holds unescaped."""
-    return rand(n, ALNUM + "-_.~")
-
-
-def b64(raw: str) -> str:
-    return base64.b64encode(raw.encode()).decode()
-
-
-def pem_body(lines: int = 6) -> str:
-    return "\n".join(rand(64, B64) for _ in range(lines)) + "\n" + rand(24, B64) + "=="
 
 
 def _secret_maps() -> list[Case]:

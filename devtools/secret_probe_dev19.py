@@ -31,17 +31,17 @@ punctuation in their value (``токен: QBOK^do2g.z9``), judged as ``token`` i
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 from urllib.parse import quote
 
-from devtools.secret_probe_draws import Case, Draws, LookAlike, case_rows, keep_rows, write_rows
+from devtools.secret_probe_draws import Case, Draws, LookAlike, b64, case_rows, keep_rows, write_rows
+from devtools.secret_probe_draws import compact_json as j
 from devtools.secret_probe_kinds import ALNUM, B64, HEX, URLSAFE
 
 _draws = Draws(19019)
 rand, uuid4 = _draws.rand, _draws.uuid4
-_PWCHARS = ALNUM + "!#%^*-_."
+pw, pwu = _draws.password, _draws.url_password
 _DIGITS = "0123456789"
 _EMPTY_SHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
@@ -86,23 +86,6 @@ PROM_RW = "https://prometheus.io/docs/prometheus/latest/configuration/configurat
 VMAGENT = "https://docs.victoriametrics.com/vmagent/#advanced-usage"
 DOCKER_JSON = "https://github.com/moby/moby/blob/master/daemon/logger/jsonfilelog/jsonfilelog.go"
 PYBYTES = "https://docs.python.org/3/library/stdtypes.html#bytes"
-
-
-def j(obj: object) -> str:
-    return json.dumps(obj, separators=(",", ":"))
-
-
-def pw(n: int = 16) -> str:
-    return rand(n, _PWCHARS)
-
-
-def pwu(n: int = 16) -> str:
-    """A password a URL's userinfo holds unescaped."""
-    return rand(n, ALNUM + "-_.~")
-
-
-def b64(raw: str) -> str:
-    return base64.b64encode(raw.encode()).decode()
 
 
 def _tracebacks() -> list[Case]:

@@ -3,12 +3,13 @@ draws of values in published shapes, and the fixture rows their cases become."""
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 from collections.abc import Iterable
 from pathlib import Path
 
-from devtools.secret_probe_kinds import ALNUM, HEX
+from devtools.secret_probe_kinds import ALNUM, B64, HEX
 
 # (kind, source, secret, [(context, text with {s})])
 Case = tuple[str, str, str, list[tuple[str, str]]]
@@ -35,6 +36,18 @@ class Draws:
             if n < 8 or not (letters and digits) or (any(c.isdigit() for c in s) and any(c.isalpha() for c in s)):
                 return s
 
+    def password(self, n: int = 16) -> str:
+        """A password as people choose them for services: letters, digits and a few symbols."""
+        return self.rand(n, ALNUM + "!#%^*-_.")
+
+    def url_password(self, n: int = 16) -> str:
+        """A password a URL's userinfo holds unescaped."""
+        return self.rand(n, ALNUM + "-_.~")
+
+    def pem_body(self, lines: int = 6) -> str:
+        """The base64 lines of a PEM block: full lines of 64 characters, then a short padded one."""
+        return "\n".join(self.rand(64, B64) for _ in range(lines)) + "\n" + self.rand(24, B64) + "=="
+
     def uuid4(self) -> str:
         rand = self.rand
         return f"{rand(8, HEX)}-{rand(4, HEX)}-4{rand(3, HEX)}-{self.rng.choice('89ab')}{rand(3, HEX)}-{rand(12, HEX)}"
@@ -55,3 +68,12 @@ def keep_rows(look_alikes: Iterable[LookAlike]) -> list[dict[str, str]]:
 def write_rows(path: Path, rows: list[dict[str, str]]) -> int:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return len(rows)
+
+
+def compact_json(obj: object) -> str:
+    """``json.dumps`` as a logger writes a record on one line."""
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def b64(raw: str) -> str:
+    return base64.b64encode(raw.encode()).decode()
