@@ -25,6 +25,14 @@ SHARE = 0.9  # of the units that must read as ASCII: NUL high bytes, a low byte 
 HEAD = 64  # bytes judged first: an Avro record or a UTF-8 line fails here, before the whole is read
 
 
+def marked_codec(head: bytes) -> str | None:
+    """The codec of a file whose first bytes are a UTF-16 or UTF-32 byte-order mark, else None."""
+    for bom, codec in (*BOMS, (b"\x00\x00\xfe\xff", "utf-32-be")):
+        if head.startswith(bom):
+            return codec
+    return None
+
+
 def wide_text(value: bytes) -> str | None:
     """The text of a UTF-16 or UTF-32 record (NULs dropped, as from any text), or None when it is none."""
     if not value or (value[0] not in (0, 0xFE, 0xFF) and 0 not in value[1:4]):

@@ -17,10 +17,18 @@ Line = tuple[int, int, str]
 
 
 class LineSplitter:
-    def __init__(self, offset: int, max_line_bytes: int) -> None:
+    """``codec``: a file that starts with a byte-order mark (:func:`streams.widetext.marked_codec`) is cut at its
+    newline's code unit only, at a whole unit's offset: in UTF-16 and UTF-32 a character's own bytes can hold 0x0A
+    (上 is U+4E0A), and a cut there would ship both halves garbled."""
+
+    def __init__(self, offset: int, max_line_bytes: int, codec: str | None = None) -> None:
         self.partial = b""
         self.partial_start = offset  # offset of the first byte not yet returned as a line
-        self.max_line_bytes = max_line_bytes
+        self.codec = codec
+        self.newline = "\n".encode(codec) if codec else b"\n"
+        self.width = len(self.newline)
+        # (pieces of a long line end on whole code units)
+        self.max_line_bytes = max(self.width, max_line_bytes - max_line_bytes % self.width)
 
     @property
     def next_offset(self) -> int:
@@ -29,17 +37,17 @@ class LineSplitter:
 
     def feed(self, chunk: bytes) -> list[Line]:
         data = self.partial + chunk if self.partial else chunk
-        pieces = data.split(b"\n")
+        pieces = data.split(b"\n") if self.codec is None else self._wide_pieces(data)
         tail = pieces.pop()
         off = self.partial_start
         out: list[Line] = []
         limit = self.max_line_bytes
         for raw in pieces:
-            end = off + len(raw) + 1
+            end = off + len(raw) + self.width
             if len(raw) > limit:
                 out += self._cut(raw, off, end)
             else:
-                out.append((off, end, _text(raw)))
+                out.append((off, end, self._text(raw, off)))
             off = end
         if len(tail) > limit:
             keep = len(tail) % limit or limit
@@ -58,7 +66,7 @@ class LineSplitter:
         raw, start = self.partial, self.partial_start
         self.partial = b""
         self.partial_start = start + len(raw)
-        return [(start, start + len(raw), _text(raw))]
+        return [(start, start + len(raw), self._text(raw, start))]
 
     def reset(self, offset: int) -> None:
         self.partial = b""
@@ -71,8 +79,32 @@ class LineSplitter:
             piece = raw[i: i + limit]
             start = off + i
             last = i + limit >= len(raw)
-            out.append((start, end if last else start + len(piece), _text(piece)))
+            out.append((start, end if last else start + len(piece), self._text(piece, start)))
         return out
+
+    def _wide_pieces(self, data: bytes) -> list[bytes]:
+        """``data`` split at the newlines that are whole code units (``partial_start`` is a unit's offset)."""
+        nl, width, base = self.newline, self.width, self.partial_start
+        pieces: list[bytes] = []
+        start = 0
+        at = data.find(nl)
+        while at >= 0:
+            if (base + at) % width:
+                at = data.find(nl, at + 1)
+                continue
+            pieces.append(data[start:at])
+            start = at + width
+            at = data.find(nl, start)
+        pieces.append(data[start:])
+        return pieces
+
+    def _text(self, raw: bytes, offset: int) -> str:
+        if self.codec is None:
+            return _text(raw)
+        if offset == 0:
+            raw = raw[self.width:] if raw.startswith("\ufeff".encode(self.codec)) else raw
+        text = raw.decode(self.codec, errors="replace")
+        return text[:-1] if text.endswith("\r") else text
 
 
 def _text(raw: bytes) -> str:

@@ -20,6 +20,7 @@ from streams.ship.checkpoint import Entry
 from streams.ship.identity import FINGERPRINT_BYTES, Fingerprint, Observation, generation_base
 from streams.ship.lines import LineSplitter
 from streams.ship.paths import GlobPattern, Refusal, inside
+from streams.widetext import marked_codec
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
@@ -184,7 +185,7 @@ class TailedFile:
         self.generation = generation
         self.base = generation_base(generation)
         self.read_pos = offset
-        self.splitter = LineSplitter(offset, max_line_bytes)
+        self.splitter = LineSplitter(offset, max_line_bytes, marked_codec(obs.head))
         self.acks = AckTracker(offset)
         self.attached = True
         self.at_eof = False
