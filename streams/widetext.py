@@ -26,7 +26,8 @@ HEAD = 64  # bytes judged first: an Avro record or a UTF-8 line fails here, befo
 
 
 def marked_codec(head: bytes) -> str | None:
-    """The codec of a file whose first bytes are a UTF-16 or UTF-32 byte-order mark, else None."""
+    """The codec of a file whose first bytes are a UTF-16 or UTF-32 byte-order mark, else None (a file of UTF-32BE
+    starts with its mark too, which a record cannot be told by)."""
     for bom, codec in (*BOMS, (b"\x00\x00\xfe\xff", "utf-32-be")):
         if head.startswith(bom):
             return codec
@@ -91,10 +92,9 @@ class WideNewlines:
 
     def __init__(self, head: bytes) -> None:
         self.width, self.little, self.codec = 0, False, ""
-        for bom, codec in (*BOMS, (b"\x00\x00\xfe\xff", "utf-32-be")):  # (a file of UTF-32BE starts with its mark)
-            if head.startswith(bom):
-                self.width, self.little, self.codec = (4 if "32" in codec else 2), codec.endswith("le"), codec
-                break
+        marked = marked_codec(head)
+        if marked is not None:
+            self.width, self.little, self.codec = (4 if "32" in marked else 2), marked.endswith("le"), marked
         else:
             for codec, width, low, leads in PATTERNS:
                 unit_head = head[:len(head) - len(head) % width]
