@@ -340,8 +340,10 @@ COUNT_MAX_DIGITS = 4
 
 def _count(value: str, key: str) -> bool:
     v = value.strip()
-    return len(v) <= COUNT_MAX_DIGITS and v.isdigit() and key_words(key)[-1:] != [] and key_words(
-        key)[-1] in PLURAL_SECRET_WORDS
+    if len(v) > COUNT_MAX_DIGITS or not v.isdigit():
+        return False
+    words = key_words(key)
+    return bool(words) and words[-1] in PLURAL_SECRET_WORDS
 
 
 def is_secret_value(strength: str | None, value: str, key: str = "") -> bool:
